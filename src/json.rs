@@ -1,0 +1,433 @@
+//! JSON text ⇄ [`Value`], for `json`-tagged rows (Python's legacy rows and everything
+//! LangGraphJS writes) and for reading JSON views.
+//!
+//! The parser accepts what Python's `json.loads` accepts — including the `NaN`,
+//! `Infinity` and `-Infinity` literals that `json.dumps` writes — and is iterative, so
+//! nesting costs heap bounded by the depth limit, never call stack. Objects become
+//! [`Value::Map`]s with string keys in document order (duplicates kept).
+
+use crate::error::JsonError;
+use crate::value::{Int, Value};
+
+enum Frame {
+    Array(Vec<Value>),
+    Object {
+        entries: Vec<(Value, Value)>,
+        key: Option<String>,
+    },
+}
+
+/// Parses one JSON document. Nesting deeper than `max_depth` is an error.
+pub fn parse(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
+    Parser {
+        text,
+        pos: 0,
+        max_depth,
+    }
+    .run()
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+}
+
+impl Parser<'_> {
+    fn err(&self, message: impl Into<String>) -> JsonError {
+        JsonError::new(message, self.pos)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect_byte(&mut self, b: u8, what: &str) -> Result<(), JsonError> {
+        self.skip_ws();
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.err(format!("expected {what}")))
+        }
+    }
+
+    fn run(mut self) -> Result<Value, JsonError> {
+        let mut stack: Vec<Frame> = Vec::new();
+        loop {
+            // Read the next value, or open a container.
+            self.skip_ws();
+            let mut value = match self.peek() {
+                Some(b'[') | Some(b'{') => {
+                    if stack.len() >= self.max_depth {
+                        return Err(
+                            self.err(format!("nesting deeper than {} levels", self.max_depth))
+                        );
+                    }
+                    let open = self.peek();
+                    self.pos += 1;
+                    self.skip_ws();
+                    if open == Some(b'[') {
+                        if self.peek() == Some(b']') {
+                            self.pos += 1;
+                            Value::Array(Vec::new())
+                        } else {
+                            stack.push(Frame::Array(Vec::new()));
+                            continue;
+                        }
+                    } else if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        Value::Map(Vec::new())
+                    } else {
+                        let key = self.read_key()?;
+                        stack.push(Frame::Object {
+                            entries: Vec::new(),
+                            key: Some(key),
+                        });
+                        continue;
+                    }
+                }
+                _ => self.read_scalar()?,
+            };
+            // Hand it to the open containers.
+            loop {
+                let Some(frame) = stack.pop() else {
+                    self.skip_ws();
+                    if self.pos != self.text.len() {
+                        return Err(self.err("trailing characters after the JSON value"));
+                    }
+                    return Ok(value);
+                };
+                self.skip_ws();
+                match frame {
+                    Frame::Array(mut items) => {
+                        items.push(value);
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                stack.push(Frame::Array(items));
+                                break;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                value = Value::Array(items);
+                            }
+                            _ => return Err(self.err("expected ',' or ']' in array")),
+                        }
+                    }
+                    Frame::Object { mut entries, key } => {
+                        let key = key.unwrap_or_default();
+                        entries.push((Value::Str(key), value));
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                let key = self.read_key()?;
+                                stack.push(Frame::Object {
+                                    entries,
+                                    key: Some(key),
+                                });
+                                break;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                value = Value::Map(entries);
+                            }
+                            _ => return Err(self.err("expected ',' or '}' in object")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads `"key" :`.
+    fn read_key(&mut self) -> Result<String, JsonError> {
+        self.skip_ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.err("expected a string key"));
+        }
+        let key = self.read_string()?;
+        self.expect_byte(b':', "':' after an object key")?;
+        Ok(key)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> bool {
+        if self.text.get(self.pos..self.pos + word.len()) == Some(word) {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn read_scalar(&mut self) -> Result<Value, JsonError> {
+        match self.peek() {
+            Some(b'"') => Ok(Value::Str(self.read_string()?)),
+            Some(b'n') if self.literal(b"null") => Ok(Value::Nil),
+            Some(b't') if self.literal(b"true") => Ok(Value::Bool(true)),
+            Some(b'f') if self.literal(b"false") => Ok(Value::Bool(false)),
+            Some(b'N') if self.literal(b"NaN") => Ok(Value::F64(f64::NAN)),
+            Some(b'I') if self.literal(b"Infinity") => Ok(Value::F64(f64::INFINITY)),
+            Some(b'-') if self.literal(b"-Infinity") => Ok(Value::F64(f64::NEG_INFINITY)),
+            Some(b'-' | b'0'..=b'9') => self.read_number(),
+            None => Err(self.err("unexpected end of JSON input")),
+            Some(_) => Err(self.err("expected a JSON value")),
+        }
+    }
+
+    fn read_number(&mut self) -> Result<Value, JsonError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        let digits = |p: &mut Self| {
+            let s = p.pos;
+            while let Some(b'0'..=b'9') = p.peek() {
+                p.pos += 1;
+            }
+            p.pos - s
+        };
+        let int_start = self.pos;
+        let n = digits(self);
+        if n == 0 {
+            return Err(self.err("expected digits"));
+        }
+        if n > 1 && self.text.get(int_start) == Some(&b'0') {
+            return Err(JsonError::new("leading zeros are not allowed", int_start));
+        }
+        let mut is_float = false;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            is_float = true;
+            if digits(self) == 0 {
+                return Err(self.err("expected digits after '.'"));
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            is_float = true;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.err("expected digits in the exponent"));
+            }
+        }
+        let s = std::str::from_utf8(self.text.get(start..self.pos).unwrap_or_default())
+            .map_err(|_| JsonError::new("invalid number", start))?;
+        if is_float {
+            s.parse::<f64>()
+                .map(Value::F64)
+                .map_err(|_| JsonError::new("invalid number", start))
+        } else {
+            s.parse::<i128>()
+                .ok()
+                .and_then(Int::from_i128)
+                .map(Value::Int)
+                .ok_or_else(|| {
+                    JsonError::new(
+                        format!("integer {s} is outside the range msgpack can hold (i64::MIN..=u64::MAX)"),
+                        start,
+                    )
+                })
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let digits = self
+            .text
+            .get(self.pos..self.pos + 4)
+            .and_then(|d| std::str::from_utf8(d).ok())
+            .and_then(|d| u32::from_str_radix(d, 16).ok())
+            .ok_or_else(|| self.err("expected four hex digits after \\u"))?;
+        self.pos += 4;
+        Ok(digits)
+    }
+
+    fn read_string(&mut self) -> Result<String, JsonError> {
+        // Opening quote.
+        self.pos += 1;
+        let mut out = String::new();
+        loop {
+            let run_start = self.pos;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            let run = self.text.get(run_start..self.pos).unwrap_or_default();
+            match std::str::from_utf8(run) {
+                Ok(s) => out.push_str(s),
+                Err(e) => {
+                    return Err(JsonError::new(
+                        "string is not valid UTF-8",
+                        run_start + e.valid_up_to(),
+                    ))
+                }
+            }
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let esc = self.peek().ok_or_else(|| self.err("unterminated string"))?;
+                    self.pos += 1;
+                    match esc {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let at = self.pos - 2;
+                            let hi = self.hex4()?;
+                            let code = if (0xd800..0xdc00).contains(&hi) {
+                                if !self.literal(b"\\u") {
+                                    return Err(JsonError::new(
+                                        "lone surrogate escape cannot be held in a UTF-8 string",
+                                        at,
+                                    ));
+                                }
+                                let lo = self.hex4()?;
+                                if !(0xdc00..0xe000).contains(&lo) {
+                                    return Err(JsonError::new(
+                                        "lone surrogate escape cannot be held in a UTF-8 string",
+                                        at,
+                                    ));
+                                }
+                                0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
+                            } else {
+                                hi
+                            };
+                            let c = char::from_u32(code).ok_or_else(|| {
+                                JsonError::new(
+                                    "lone surrogate escape cannot be held in a UTF-8 string",
+                                    at,
+                                )
+                            })?;
+                            out.push(c);
+                        }
+                        _ => return Err(JsonError::new("invalid escape", self.pos - 1)),
+                    }
+                }
+                Some(_) => return Err(self.err("control character in string")),
+                None => return Err(self.err("unterminated string")),
+            }
+        }
+    }
+}
+
+/// Writes a plain value as compact JSON (as LangGraphJS's `JSON.stringify` does; NaN and
+/// infinities as Python's `json.dumps` writes them). Only nil, bool, numbers, strings,
+/// arrays and maps with string keys have a JSON form; anything else is `Err` with the
+/// kind of the value that has none.
+pub fn write(value: &Value) -> Result<String, &'static str> {
+    let mut out = String::new();
+    write_into(value, &mut out)?;
+    Ok(out)
+}
+
+fn write_into(value: &Value, out: &mut String) -> Result<(), &'static str> {
+    match value {
+        Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::F64(f) => write_float(*f, out),
+        Value::F32(f) => write_float(f64::from(*f), out),
+        Value::Str(s) => write_str(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_into(item, out)?;
+            }
+            out.push(']');
+        }
+        Value::Map(entries) => {
+            out.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let Value::Str(k) = k else {
+                    return Err("map with a non-string key");
+                };
+                write_str(k, out);
+                out.push(':');
+                write_into(v, out)?;
+            }
+            out.push('}');
+        }
+        other => return Err(other.kind_name()),
+    }
+    Ok(())
+}
+
+fn write_float(f: f64, out: &mut String) {
+    if f.is_nan() {
+        out.push_str("NaN");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        // serde_json prints the shortest repr that reads back to the same f64, and
+        // always marks it as a float (`1.0`, `1e300`).
+        out.push_str(&serde_json::Value::from(f).to_string());
+    }
+}
+
+fn write_str(s: &str, out: &mut String) {
+    out.push_str(&serde_json::Value::from(s).to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_python_json_dialect() {
+        let v = parse(br#"{"a": [1, -2, 1.5, NaN, Infinity, -Infinity, null, true], "b": "\u00e9\ud83d\ude00"}"#, 16)
+            .expect("valid JSON");
+        let a = v.get("a").and_then(Value::as_array).expect("array under a");
+        assert_eq!(a.len(), 8);
+        assert_eq!(a[0], Value::from(1i64));
+        assert_eq!(a[1], Value::from(-2i64));
+        assert!(matches!(a[3], Value::F64(f) if f.is_nan()));
+        assert_eq!(v.get("b").and_then(Value::as_str), Some("é😀"));
+    }
+
+    #[test]
+    fn rejects_bad_json_with_offsets() {
+        assert_eq!(parse(b"[1,]", 8).map_err(|e| e.offset()), Err(3));
+        assert_eq!(parse(b"[1] x", 8).map_err(|e| e.offset()), Err(4));
+        assert!(parse(b"\"\\ud800\"", 8).is_err());
+        assert!(parse(b"18446744073709551616", 8).is_err());
+        assert!(parse(b"01", 8).is_err());
+        assert!(parse(&[b'['; 100_000], 1024).is_err());
+    }
+
+    #[test]
+    fn big_integers_keep_their_exact_value() {
+        assert_eq!(
+            parse(b"18446744073709551615", 8).ok(),
+            Some(Value::from(u64::MAX))
+        );
+        assert_eq!(
+            parse(b"-9223372036854775808", 8).ok(),
+            Some(Value::from(i64::MIN))
+        );
+    }
+}

@@ -1,0 +1,46 @@
+//! # langgraph-codec
+//!
+//! Read and write LangGraph checkpoints exactly as Python LangGraph
+//! (`langgraph-checkpoint==4.3.2`) does: the `(type, bytes)` serializer protocol with
+//! its msgpack extension codes, byte for byte.
+//!
+//! Layers, data flowing one way:
+//! - [`value`]: [`Value`], the lossless data model of everything Python writes.
+//! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
+//! - [`json`] and [`view`]: `json`-tagged rows, and the lossless JSON view for people.
+//! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
+//!
+//! ```
+//! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
+//!
+//! // A row Python wrote: ("msgpack", ormsgpack.packb({"step": 1})).
+//! let serde = JsonPlusSerializer::new();
+//! let value = serde.loads_typed("msgpack", b"\x81\xa4step\x01")?;
+//! assert_eq!(value.get("step"), Some(&Value::from(1i64)));
+//! assert_eq!(view::to_string(&value), r#"{"step":1}"#);
+//! // Writing it back gives the same bytes.
+//! assert_eq!(&serde.dumps_typed(&value)?.data[..], b"\x81\xa4step\x01");
+//! # Ok::<(), langgraph_codec::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
+pub mod error;
+pub mod json;
+pub mod msgpack;
+pub mod serializer;
+pub mod value;
+pub mod view;
+
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};

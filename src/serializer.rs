@@ -1,0 +1,280 @@
+//! The `(type, bytes)` protocol every checkpoint row goes through, and
+//! [`JsonPlusSerializer`], Python's default implementation of it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::msgpack::{self, DecodeOptions};
+use crate::value::Value;
+
+/// The type tags Python's `JsonPlusSerializer` and the savers use.
+pub mod tags {
+    /// `None`, with empty bytes.
+    pub const NULL: &str = "null";
+    /// Top-level `bytes`, stored as they are.
+    pub const BYTES: &str = "bytes";
+    /// Top-level `bytearray`, stored as they are.
+    pub const BYTEARRAY: &str = "bytearray";
+    /// Everything else: an ormsgpack document.
+    pub const MSGPACK: &str = "msgpack";
+    /// Legacy Python rows and everything LangGraphJS writes: JSON text.
+    pub const JSON: &str = "json";
+    /// Python's pickle fallback; unreadable outside Python.
+    pub const PICKLE: &str = "pickle";
+    /// Savers' marker for a channel that has no value (empty bytes).
+    pub const EMPTY: &str = "empty";
+}
+
+/// One serialized value: a type tag and the bytes, as a saver stores them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TypedBytes {
+    /// The type tag, e.g. `"msgpack"` or `"msgpack+aes"`.
+    pub type_tag: String,
+    /// The serialized bytes.
+    pub data: Bytes,
+}
+
+impl TypedBytes {
+    /// A new pair.
+    pub fn new(type_tag: impl Into<String>, data: impl Into<Bytes>) -> Self {
+        TypedBytes {
+            type_tag: type_tag.into(),
+            data: data.into(),
+        }
+    }
+}
+
+/// Python's `SerializerProtocol`: values to `(type, bytes)` pairs and back.
+///
+/// Object-safe and `Send + Sync`, so savers hold an `Arc<dyn Serializer>` and wrappers
+/// such as encryption compose around any implementation.
+pub trait Serializer: Send + Sync + fmt::Debug {
+    /// Serializes a value to a type tag and bytes.
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes>;
+
+    /// Reads a `(type, bytes)` pair back.
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
+}
+
+impl<S: Serializer + ?Sized> Serializer for Arc<S> {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        (**self).dumps_typed(value)
+    }
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        (**self).loads_typed(type_tag, data)
+    }
+}
+
+impl<S: Serializer + ?Sized> Serializer for Box<S> {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        (**self).dumps_typed(value)
+    }
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        (**self).loads_typed(type_tag, data)
+    }
+}
+
+impl<S: Serializer + ?Sized> Serializer for &S {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        (**self).dumps_typed(value)
+    }
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        (**self).loads_typed(type_tag, data)
+    }
+}
+
+/// Python's `JsonPlusSerializer`, byte for byte.
+///
+/// `dumps_typed`: [`Value::Nil`] → `("null", b"")`, a top-level [`Value::Bin`] →
+/// `("bytes", data)`, anything else → `("msgpack", ormsgpack bytes)`.
+/// `loads_typed` also reads `bytearray` and `json`; `pickle` and unknown tags are typed
+/// errors. Unlike Python, nothing it cannot rebuild becomes `None`: unknown classes stay
+/// [`Value::Object`] envelopes and unknown extensions stay raw.
+///
+/// ```
+/// use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
+///
+/// let serde = JsonPlusSerializer::new();
+/// let value = Value::map([("step", Value::from(3i64)), ("source", Value::from("loop"))]);
+/// let typed = serde.dumps_typed(&value)?;
+/// assert_eq!(typed.type_tag, "msgpack");
+/// assert_eq!(serde.loads_typed(&typed.type_tag, &typed.data)?, value);
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JsonPlusSerializer {
+    options: DecodeOptions,
+}
+
+impl JsonPlusSerializer {
+    /// A serializer with the default decode options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A serializer that decodes msgpack and JSON with these options (depth limit,
+    /// non-canonical forms).
+    pub fn with_decode_options(options: DecodeOptions) -> Self {
+        JsonPlusSerializer { options }
+    }
+
+    /// The decode options in force.
+    pub fn decode_options(&self) -> &DecodeOptions {
+        &self.options
+    }
+
+    /// Serializes `value` under a given tag: `null` (nil only), `bytes` / `bytearray`
+    /// (bin only), `msgpack`, or `json` (plain JSON values only). This is how a pair read
+    /// with [`loads_typed`](Serializer::loads_typed) is written back under its own tag.
+    pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
+        let mismatch = || Error::TagMismatch {
+            tag: type_tag.to_owned(),
+            found: value.kind_name(),
+        };
+        let data = match type_tag {
+            tags::NULL => match value {
+                Value::Nil => Bytes::new(),
+                _ => return Err(mismatch()),
+            },
+            tags::BYTES | tags::BYTEARRAY => match value {
+                Value::Bin(b) => b.clone(),
+                _ => return Err(mismatch()),
+            },
+            tags::MSGPACK => Bytes::from(msgpack::encode(value)?),
+            tags::JSON => {
+                Bytes::from(
+                    crate::json::write(value).map_err(|found| Error::TagMismatch {
+                        tag: type_tag.to_owned(),
+                        found,
+                    })?,
+                )
+            }
+            tags::PICKLE => return Err(Error::Pickle),
+            other => {
+                return Err(Error::UnknownType {
+                    tag: other.to_owned(),
+                })
+            }
+        };
+        Ok(TypedBytes::new(type_tag, data))
+    }
+
+    /// Like [`loads_typed`](Serializer::loads_typed), but bin payloads share `data`'s
+    /// buffer instead of being copied.
+    pub fn loads_typed_bytes(&self, type_tag: &str, data: &Bytes) -> Result<Value> {
+        match type_tag {
+            tags::MSGPACK => Ok(msgpack::decode_bytes_with(data, &self.options)?),
+            tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(data.clone())),
+            _ => self.loads_typed(type_tag, data),
+        }
+    }
+}
+
+impl Serializer for JsonPlusSerializer {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        match value {
+            Value::Nil => Ok(TypedBytes::new(tags::NULL, Bytes::new())),
+            Value::Bin(b) => Ok(TypedBytes::new(tags::BYTES, b.clone())),
+            other => Ok(TypedBytes::new(tags::MSGPACK, msgpack::encode(other)?)),
+        }
+    }
+
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        match type_tag {
+            tags::NULL => Ok(Value::Nil),
+            tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(Bytes::copy_from_slice(data))),
+            tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
+            tags::JSON => {
+                let value = crate::json::parse(data, self.options.depth_limit())?;
+                Ok(revive_undefined(value))
+            }
+            tags::PICKLE => Err(Error::Pickle),
+            other => Err(Error::UnknownType {
+                tag: other.to_owned(),
+            }),
+        }
+    }
+}
+
+/// LangGraphJS writes JavaScript `undefined` as `{"lc": 2, "type": "undefined"}`; Python
+/// reads it as `None`. Every other `lc` envelope stays as the map it is.
+fn revive_undefined(value: Value) -> Value {
+    match value {
+        Value::Map(entries) => {
+            let is_undefined = entries.len() == 2
+                && entries
+                    .iter()
+                    .any(|(k, v)| k.as_str() == Some("lc") && v.as_i64() == Some(2))
+                && entries
+                    .iter()
+                    .any(|(k, v)| k.as_str() == Some("type") && v.as_str() == Some("undefined"));
+            if is_undefined {
+                Value::Nil
+            } else {
+                Value::Map(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k, revive_undefined(v)))
+                        .collect(),
+                )
+            }
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(revive_undefined).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_follow_python() {
+        let s = JsonPlusSerializer::new();
+        assert_eq!(
+            s.dumps_typed(&Value::Nil).ok(),
+            Some(TypedBytes::new("null", Bytes::new()))
+        );
+        let bin = Value::Bin(Bytes::from_static(b"\x00\x01"));
+        assert_eq!(
+            s.dumps_typed(&bin).ok(),
+            Some(TypedBytes::new("bytes", Bytes::from_static(b"\x00\x01")))
+        );
+        assert_eq!(
+            s.dumps_typed(&Value::from(1i64)).ok(),
+            Some(TypedBytes::new("msgpack", vec![1u8]))
+        );
+    }
+
+    #[test]
+    fn pickle_and_unknown_tags_are_named_errors() {
+        let s = JsonPlusSerializer::new();
+        assert!(matches!(
+            s.loads_typed("pickle", b"\x80\x04"),
+            Err(Error::Pickle)
+        ));
+        match s.loads_typed("yaml", b"") {
+            Err(Error::UnknownType { tag }) => assert_eq!(tag, "yaml"),
+            other => panic!("expected UnknownType, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn json_undefined_becomes_nil_and_lc_envelopes_stay() {
+        let s = JsonPlusSerializer::new();
+        let v = s
+            .loads_typed(
+                "json",
+                br#"{"a": {"lc": 2, "type": "undefined"}, "b": {"lc": 1, "type": "constructor", "id": ["x"], "kwargs": {}}}"#,
+            )
+            .expect("valid json row");
+        assert_eq!(v.get("a"), Some(&Value::Nil));
+        assert_eq!(
+            v.get("b").and_then(|b| b.get("lc")),
+            Some(&Value::from(1i64))
+        );
+    }
+}

@@ -1,0 +1,543 @@
+//! The lossless data model: everything Python LangGraph can write, nothing dropped.
+//!
+//! A [`Value`] holds one msgpack document as Python's `JsonPlusSerializer` writes it.
+//! Extension values are kept structured when their payload is exactly the tuple Python
+//! writes ([`PyObject`], [`NdArray`], delta snapshots) and raw ([`RawExt`]) otherwise, so
+//! decoding never turns data into nothing and re-encoding gives back the same bytes.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use bytes::Bytes;
+
+/// One decoded value. See the [module docs](self).
+///
+/// Equality compares floats by their bit patterns, so a value is always equal to itself
+/// (also when it holds NaN) and `-0.0 != 0.0`: two values are equal exactly when they
+/// encode to the same bytes.
+#[derive(Clone, Debug, Default)]
+pub enum Value {
+    /// msgpack nil, Python `None`.
+    #[default]
+    Nil,
+    /// Python `bool`.
+    Bool(bool),
+    /// An integer in `i64::MIN ..= u64::MAX`.
+    Int(Int),
+    /// A msgpack float32. ormsgpack never writes one, but other writers may.
+    F32(f32),
+    /// A msgpack float64, Python `float`.
+    F64(f64),
+    /// A UTF-8 string.
+    Str(String),
+    /// msgpack bin: Python `bytes` / `bytearray` nested in a value.
+    Bin(Bytes),
+    /// msgpack array: Python `list` or `tuple`.
+    Array(Vec<Value>),
+    /// msgpack map in wire order; keys may be any value (Python writes int, float, bool,
+    /// `None` and tuple keys too). Duplicate keys are kept as they are.
+    Map(Vec<(Value, Value)>),
+    /// Ext codes 0–5: a Python object envelope.
+    Object(Box<PyObject>),
+    /// Ext code 6: a numpy array.
+    NdArray(Box<NdArray>),
+    /// Ext code 7: LangGraph's `_DeltaSnapshot(value)`.
+    DeltaSnapshot(Box<Value>),
+    /// Any other extension, or an ext 0–7 whose payload is not what Python writes.
+    Ext(RawExt),
+}
+
+/// An integer anywhere in `i64::MIN ..= u64::MAX`, the range msgpack can hold.
+///
+/// Normalised: a non-negative number is always stored as unsigned, so `Int::from(5i64)
+/// == Int::from(5u64)`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Int(IntRepr);
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum IntRepr {
+    /// Always `< 0`.
+    Neg(i64),
+    Pos(u64),
+}
+
+impl Int {
+    /// The value as `i64`, if it fits.
+    pub fn as_i64(self) -> Option<i64> {
+        match self.0 {
+            IntRepr::Neg(n) => Some(n),
+            IntRepr::Pos(p) => i64::try_from(p).ok(),
+        }
+    }
+
+    /// The value as `u64`, if it is non-negative.
+    pub fn as_u64(self) -> Option<u64> {
+        match self.0 {
+            IntRepr::Neg(_) => None,
+            IntRepr::Pos(p) => Some(p),
+        }
+    }
+
+    /// The value as `i128` (always fits).
+    pub fn as_i128(self) -> i128 {
+        match self.0 {
+            IntRepr::Neg(n) => i128::from(n),
+            IntRepr::Pos(p) => i128::from(p),
+        }
+    }
+
+    /// `true` for negative numbers.
+    pub fn is_negative(self) -> bool {
+        matches!(self.0, IntRepr::Neg(_))
+    }
+
+    /// The integer from an `i128`, if it lies in `i64::MIN ..= u64::MAX`.
+    pub fn from_i128(n: i128) -> Option<Int> {
+        if n < 0 {
+            i64::try_from(n).ok().map(Int::from)
+        } else {
+            u64::try_from(n).ok().map(Int::from)
+        }
+    }
+}
+
+impl From<i64> for Int {
+    fn from(n: i64) -> Self {
+        match u64::try_from(n) {
+            Ok(p) => Int(IntRepr::Pos(p)),
+            Err(_) => Int(IntRepr::Neg(n)),
+        }
+    }
+}
+
+impl From<u64> for Int {
+    fn from(n: u64) -> Self {
+        Int(IntRepr::Pos(n))
+    }
+}
+
+macro_rules! int_from_small {
+    ($($t:ty => $via:ty),*) => {$(
+        impl From<$t> for Int {
+            fn from(n: $t) -> Self { Int::from(<$via>::from(n)) }
+        }
+        impl From<$t> for Value {
+            fn from(n: $t) -> Self { Value::Int(Int::from(n)) }
+        }
+    )*};
+}
+int_from_small!(i8 => i64, i16 => i64, i32 => i64, u8 => u64, u16 => u64, u32 => u64);
+
+impl fmt::Debug for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IntRepr::Neg(n) => fmt::Display::fmt(&n, f),
+            IntRepr::Pos(p) => fmt::Display::fmt(&p, f),
+        }
+    }
+}
+
+/// How Python asked for an object to be rebuilt: the ext codes 0–5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ObjectKind {
+    /// Code 0, `cls(arg)`: UUID, Decimal, set, frozenset, deque, ip addresses, ZoneInfo,
+    /// Enum, SecretStr.
+    ConstructorSingleArg,
+    /// Code 1, `cls(*args)`: timedelta, date, timezone, Path, regex, `Send`.
+    ConstructorPosArgs,
+    /// Code 2, `cls(**kwargs)`: time, dataclasses, namedtuples, store `Item`.
+    ConstructorKwArgs,
+    /// Code 3, `cls.method(arg)`: datetime via `fromisoformat`.
+    MethodSingleArg,
+    /// Code 4: pydantic v1 model, payload `obj.dict()`.
+    PydanticV1,
+    /// Code 5: pydantic v2 model (every LangChain message), payload `obj.model_dump()`.
+    PydanticV2,
+}
+
+impl ObjectKind {
+    /// The msgpack ext type code.
+    pub fn code(self) -> i8 {
+        match self {
+            ObjectKind::ConstructorSingleArg => 0,
+            ObjectKind::ConstructorPosArgs => 1,
+            ObjectKind::ConstructorKwArgs => 2,
+            ObjectKind::MethodSingleArg => 3,
+            ObjectKind::PydanticV1 => 4,
+            ObjectKind::PydanticV2 => 5,
+        }
+    }
+
+    /// The kind for an ext code, if it is one of 0–5.
+    pub fn from_code(code: i8) -> Option<Self> {
+        Some(match code {
+            0 => ObjectKind::ConstructorSingleArg,
+            1 => ObjectKind::ConstructorPosArgs,
+            2 => ObjectKind::ConstructorKwArgs,
+            3 => ObjectKind::MethodSingleArg,
+            4 => ObjectKind::PydanticV1,
+            5 => ObjectKind::PydanticV2,
+            _ => return None,
+        })
+    }
+
+    /// A short stable name, used by the JSON view.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::ConstructorSingleArg => "constructor_single_arg",
+            ObjectKind::ConstructorPosArgs => "constructor_pos_args",
+            ObjectKind::ConstructorKwArgs => "constructor_kw_args",
+            ObjectKind::MethodSingleArg => "method_single_arg",
+            ObjectKind::PydanticV1 => "pydantic_v1",
+            ObjectKind::PydanticV2 => "pydantic_v2",
+        }
+    }
+
+    /// The kind named by [`ObjectKind::as_str`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        (0..=5)
+            .filter_map(ObjectKind::from_code)
+            .find(|k| k.as_str() == name)
+    }
+}
+
+/// A Python object envelope (ext codes 0–5): the payload tuple
+/// `(module, name, arg)` or `(module, name, arg, method)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PyObject {
+    /// Which ext code, i.e. how Python rebuilds it.
+    pub kind: ObjectKind,
+    /// `obj.__class__.__module__`, e.g. `"langchain_core.messages.ai"`.
+    pub module: String,
+    /// `obj.__class__.__name__`, e.g. `"AIMessage"`.
+    pub name: String,
+    /// The third tuple element: the single argument, the positional-argument array, the
+    /// keyword map or the model dump.
+    pub arg: Value,
+    /// The fourth tuple element when present (`"fromisoformat"`, `"model_validate_json"`).
+    pub method: Option<String>,
+}
+
+impl PyObject {
+    /// A new envelope without a method.
+    pub fn new(
+        kind: ObjectKind,
+        module: impl Into<String>,
+        name: impl Into<String>,
+        arg: Value,
+    ) -> Self {
+        PyObject {
+            kind,
+            module: module.into(),
+            name: name.into(),
+            arg,
+            method: None,
+        }
+    }
+
+    /// The same envelope with a fourth tuple element.
+    pub fn with_method(mut self, method: impl Into<String>) -> Self {
+        self.method = Some(method.into());
+        self
+    }
+
+    /// `true` if this is an instance of `module.name`.
+    pub fn is(&self, module: &str, name: &str) -> bool {
+        self.module == module && self.name == name
+    }
+}
+
+/// A numpy array (ext code 6): the payload tuple `(dtype.str, shape, order, buffer)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NdArray {
+    /// `dtype.str`, e.g. `"<f8"`.
+    pub dtype: String,
+    /// The shape; empty for a 0-d array.
+    pub shape: Vec<u64>,
+    /// `"C"` or `"F"`: the memory order of `buffer`.
+    pub order: String,
+    /// The raw element bytes.
+    pub buffer: Bytes,
+}
+
+/// An extension value kept as it was on the wire.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RawExt {
+    /// The ext type code (−128..=127; −1 is msgpack's timestamp).
+    pub code: i8,
+    /// The payload bytes.
+    pub data: Bytes,
+}
+
+impl Value {
+    /// A map from `(key, value)` pairs, in the given order.
+    pub fn map<K: Into<Value>, V: Into<Value>>(entries: impl IntoIterator<Item = (K, V)>) -> Self {
+        Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+
+    /// A Python object envelope value.
+    pub fn object(obj: PyObject) -> Self {
+        Value::Object(Box::new(obj))
+    }
+
+    /// `true` for [`Value::Nil`].
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// The string, if this is a [`Value::Str`].
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The integer as `i64`, if this is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => i.as_i64(),
+            _ => None,
+        }
+    }
+
+    /// The integer as `u64`, if this is a non-negative integer.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            Value::Int(i) => i.as_u64(),
+            _ => None,
+        }
+    }
+
+    /// The number as `f64`, for floats (and integers, possibly rounded).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::F64(f) => Some(*f),
+            Value::F32(f) => Some(f64::from(*f)),
+            Value::Int(i) => Some(i.as_i128() as f64),
+            _ => None,
+        }
+    }
+
+    /// The bool, if this is a [`Value::Bool`].
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The bytes, if this is a [`Value::Bin`].
+    pub fn as_bytes(&self) -> Option<&Bytes> {
+        match self {
+            Value::Bin(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is a [`Value::Array`].
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The entries, if this is a [`Value::Map`].
+    pub fn as_map(&self) -> Option<&[(Value, Value)]> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The object envelope, if this is a [`Value::Object`].
+    pub fn as_object(&self) -> Option<&PyObject> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// For a map: the value of the first entry whose key is the string `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// A short name of the variant, for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::F32(_) => "float32",
+            Value::F64(_) => "float64",
+            Value::Str(_) => "str",
+            Value::Bin(_) => "bin",
+            Value::Array(_) => "array",
+            Value::Map(_) => "map",
+            Value::Object(_) => "object",
+            Value::NdArray(_) => "ndarray",
+            Value::DeltaSnapshot(_) => "delta snapshot",
+            Value::Ext(_) => "ext",
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Nil, Nil) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
+            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
+            (Str(a), Str(b)) => a == b,
+            (Bin(a), Bin(b)) => a == b,
+            (Array(a), Array(b)) => a == b,
+            (Map(a), Map(b)) => a == b,
+            (Object(a), Object(b)) => a == b,
+            (NdArray(a), NdArray(b)) => a == b,
+            (DeltaSnapshot(a), DeltaSnapshot(b)) => a == b,
+            (Ext(a), Ext(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Nil => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::F32(f) => f.to_bits().hash(state),
+            Value::F64(f) => f.to_bits().hash(state),
+            Value::Str(s) => s.hash(state),
+            Value::Bin(b) => b.hash(state),
+            Value::Array(a) => a.hash(state),
+            Value::Map(m) => m.hash(state),
+            Value::Object(o) => o.hash(state),
+            Value::NdArray(n) => n.hash(state),
+            Value::DeltaSnapshot(v) => v.hash(state),
+            Value::Ext(e) => e.hash(state),
+        }
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(Int::from(n))
+    }
+}
+impl From<u64> for Value {
+    fn from(n: u64) -> Self {
+        Value::Int(Int::from(n))
+    }
+}
+impl From<Int> for Value {
+    fn from(n: Int) -> Self {
+        Value::Int(n)
+    }
+}
+impl From<f64> for Value {
+    fn from(f: f64) -> Self {
+        Value::F64(f)
+    }
+}
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Str(s.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Str(s)
+    }
+}
+impl From<Bytes> for Value {
+    fn from(b: Bytes) -> Self {
+        Value::Bin(b)
+    }
+}
+impl From<Vec<Value>> for Value {
+    fn from(a: Vec<Value>) -> Self {
+        Value::Array(a)
+    }
+}
+impl From<PyObject> for Value {
+    fn from(o: PyObject) -> Self {
+        Value::Object(Box::new(o))
+    }
+}
+impl From<NdArray> for Value {
+    fn from(a: NdArray) -> Self {
+        Value::NdArray(Box::new(a))
+    }
+}
+impl From<RawExt> for Value {
+    fn from(e: RawExt) -> Self {
+        Value::Ext(e)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(o: Option<T>) -> Self {
+        o.map_or(Value::Nil, Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_is_normalised_across_signedness() {
+        assert_eq!(Int::from(5i64), Int::from(5u64));
+        assert_eq!(Int::from(-1i64).as_u64(), None);
+        assert_eq!(Int::from(u64::MAX).as_i64(), None);
+        assert_eq!(Int::from_i128(-(1i128 << 63) - 1), None);
+        assert_eq!(Int::from_i128(1i128 << 64), None);
+        assert_eq!(Int::from_i128(u64::MAX as i128), Some(Int::from(u64::MAX)));
+    }
+
+    #[test]
+    fn floats_compare_by_bits() {
+        assert_eq!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+        assert_ne!(Value::F64(0.0), Value::F64(-0.0));
+        assert_ne!(Value::F64(1.0), Value::F32(1.0));
+    }
+
+    #[test]
+    fn object_kind_codes_and_names_are_inverse() {
+        for code in 0..=5 {
+            let kind = ObjectKind::from_code(code).expect("0..=5 are object kinds");
+            assert_eq!(kind.code(), code);
+            assert_eq!(ObjectKind::from_name(kind.as_str()), Some(kind));
+        }
+        assert_eq!(ObjectKind::from_code(6), None);
+    }
+}
