@@ -232,6 +232,9 @@ pub enum Error {
         /// The kind of value given.
         found: &'static str,
     },
+    /// Encryption, decryption, key configuration or compression failed.
+    #[error(transparent)]
+    Crypto(#[from] crate::crypto::CryptoError),
 }
 
 impl Error {
@@ -255,6 +258,7 @@ impl Error {
             Error::UnknownType { .. } => "unknown_type",
             Error::Pickle => "pickle",
             Error::TagMismatch { .. } => "tag_mismatch",
+            Error::Crypto(e) => e.kind_name(),
         }
     }
 }

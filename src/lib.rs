@@ -9,6 +9,8 @@
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
 //! - [`json`] and [`view`]: `json`-tagged rows, and the lossless JSON view for people.
 //! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
+//! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
+//!   associated data) and the `+zlib` compression wrapper.
 //!
 //! ```
 //! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
@@ -34,6 +36,7 @@
     )
 )]
 
+pub mod crypto;
 pub mod error;
 pub mod json;
 pub mod msgpack;
@@ -41,6 +44,7 @@ pub mod serializer;
 pub mod value;
 pub mod view;
 
+pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
 pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};

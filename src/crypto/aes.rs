@@ -1,0 +1,357 @@
+//! [`AesCipher`]: Python's `from_pycryptodome_aes()` cipher, byte for byte.
+//!
+//! Layout of every ciphertext: `nonce (16) | tag (16) | ciphertext`, cipher name
+//! `"aes"`. EAX (the default) and GCM (with a 16-byte nonce, whose counter block
+//! pycryptodome and RustCrypto both derive with GHASH) write the same layout, so the
+//! bytes do not say which mode was used: decryption tries the configured mode first,
+//! then the other. Both are authenticated with 128-bit tags, so a wrong guess fails
+//! authentication instead of returning garbage.
+
+use aes::{Aes128, Aes192, Aes256};
+use aes_gcm::aead::consts::U16;
+use aes_gcm::aead::{AeadCore, AeadInOut, KeyInit};
+use aes_gcm::AesGcm;
+use eax::Eax;
+use zeroize::Zeroizing;
+
+use super::key::{self, AesKey};
+use super::{Cipher, CryptoError};
+
+/// The cipher name Python's AES cipher writes into type tags.
+pub const AES_CIPHER_NAME: &str = "aes";
+/// Nonce length in bytes.
+pub const NONCE_LEN: usize = 16;
+/// Authentication tag length in bytes.
+pub const TAG_LEN: usize = 16;
+/// `nonce | tag`: the shortest valid ciphertext (empty plaintext, e.g. `None`).
+pub const HEADER_LEN: usize = NONCE_LEN + TAG_LEN;
+
+/// The AES mode used to encrypt. Decryption accepts both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AesMode {
+    /// EAX, Python's default (`AES.MODE_EAX`).
+    #[default]
+    Eax,
+    /// GCM with a 16-byte nonce (`mode=AES.MODE_GCM`).
+    Gcm,
+}
+
+impl AesMode {
+    fn other(self) -> Self {
+        match self {
+            AesMode::Eax => AesMode::Gcm,
+            AesMode::Gcm => AesMode::Eax,
+        }
+    }
+
+    /// The lowercase name, `"eax"` or `"gcm"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AesMode::Eax => "eax",
+            AesMode::Gcm => "gcm",
+        }
+    }
+
+    /// Parses `"eax"` or `"gcm"` (any case).
+    pub fn from_name(name: &str) -> Option<Self> {
+        if name.eq_ignore_ascii_case("eax") {
+            Some(AesMode::Eax)
+        } else if name.eq_ignore_ascii_case("gcm") {
+            Some(AesMode::Gcm)
+        } else {
+            None
+        }
+    }
+}
+
+/// Python's AES cipher: one key, name `"aes"`, a fresh OS-random nonce per call.
+///
+/// ```
+/// use langgraph_codec::crypto::{AesCipher, AesMode, Cipher};
+///
+/// let eax = AesCipher::from_key_bytes(b"0123456789abcdef", AesMode::Eax)?;
+/// let gcm = AesCipher::from_key_bytes(b"0123456789abcdef", AesMode::Gcm)?;
+/// let (_, blob) = gcm.encrypt(b"secret", b"")?;
+/// // The EAX cipher reads GCM blobs too: the mode is found by trying.
+/// assert_eq!(eax.decrypt("aes", &blob, b"")?, b"secret");
+/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct AesCipher {
+    key: AesKey,
+    mode: AesMode,
+}
+
+impl AesCipher {
+    /// A cipher with this key and mode.
+    pub fn new(key: AesKey, mode: AesMode) -> Self {
+        AesCipher { key, mode }
+    }
+
+    /// A cipher from raw key bytes (16, 24 or 32), like Python's `key=` argument.
+    pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
+        Ok(Self::new(AesKey::new(key)?, mode))
+    }
+
+    /// Python's `from_pycryptodome_aes()`: the key is the UTF-8 bytes of
+    /// `LANGGRAPH_AES_KEY`; EAX mode.
+    pub fn from_env() -> Result<Self, CryptoError> {
+        Self::from_env_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`from_env`](Self::from_env) with variables looked up through `lookup`
+    /// (for tests and configuration systems other than the process environment).
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        Ok(Self::new(key::primary_from_vars(&lookup)?, AesMode::Eax))
+    }
+
+    /// The same key with another mode for encryption.
+    pub fn with_mode(mut self, mode: AesMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The mode used to encrypt.
+    pub fn mode(&self) -> AesMode {
+        self.mode
+    }
+}
+
+impl Cipher for AesCipher {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+        let nonce = fresh_nonce()?;
+        let blob = seal(&self.key, self.mode, &nonce, plaintext, aad)?;
+        Ok((AES_CIPHER_NAME.to_owned(), blob))
+    }
+
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        check_name(name)?;
+        open_any(std::iter::once(&self.key), self.mode, ciphertext, aad)
+    }
+
+    fn accepts(&self, cipher_name: &str) -> bool {
+        cipher_name == AES_CIPHER_NAME
+    }
+}
+
+pub(crate) fn check_name(name: &str) -> Result<(), CryptoError> {
+    if name == AES_CIPHER_NAME {
+        Ok(())
+    } else {
+        Err(CryptoError::UnknownCipher {
+            name: name.to_owned(),
+        })
+    }
+}
+
+/// 16 fresh bytes from the operating system's random source.
+pub(crate) fn fresh_nonce() -> Result<[u8; NONCE_LEN], CryptoError> {
+    let mut nonce = [0u8; NONCE_LEN];
+    getrandom::fill(&mut nonce).map_err(|e| CryptoError::RandomSource {
+        message: e.to_string(),
+    })?;
+    Ok(nonce)
+}
+
+/// Encrypts to `nonce | tag | ciphertext`.
+pub(crate) fn seal(
+    key: &AesKey,
+    mode: AesMode,
+    nonce: &[u8; NONCE_LEN],
+    plaintext: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>, CryptoError> {
+    let k = key.as_bytes();
+    match (mode, k.len()) {
+        (AesMode::Eax, 16) => seal_with::<Eax<Aes128>>(k, nonce, plaintext, aad),
+        (AesMode::Eax, 24) => seal_with::<Eax<Aes192>>(k, nonce, plaintext, aad),
+        (AesMode::Eax, 32) => seal_with::<Eax<Aes256>>(k, nonce, plaintext, aad),
+        (AesMode::Gcm, 16) => seal_with::<AesGcm<Aes128, U16>>(k, nonce, plaintext, aad),
+        (AesMode::Gcm, 24) => seal_with::<AesGcm<Aes192, U16>>(k, nonce, plaintext, aad),
+        (AesMode::Gcm, 32) => seal_with::<AesGcm<Aes256, U16>>(k, nonce, plaintext, aad),
+        (_, len) => Err(invalid_len(len)),
+    }
+}
+
+/// Decrypts `nonce | tag | ciphertext` with one key in one mode; `None` when
+/// authentication fails. Never returns partial plaintext.
+fn open(
+    key: &AesKey,
+    mode: AesMode,
+    blob: &[u8],
+    aad: &[u8],
+) -> Result<Option<Vec<u8>>, CryptoError> {
+    let k = key.as_bytes();
+    match (mode, k.len()) {
+        (AesMode::Eax, 16) => open_with::<Eax<Aes128>>(k, blob, aad),
+        (AesMode::Eax, 24) => open_with::<Eax<Aes192>>(k, blob, aad),
+        (AesMode::Eax, 32) => open_with::<Eax<Aes256>>(k, blob, aad),
+        (AesMode::Gcm, 16) => open_with::<AesGcm<Aes128, U16>>(k, blob, aad),
+        (AesMode::Gcm, 24) => open_with::<AesGcm<Aes192, U16>>(k, blob, aad),
+        (AesMode::Gcm, 32) => open_with::<AesGcm<Aes256, U16>>(k, blob, aad),
+        (_, len) => Err(invalid_len(len)),
+    }
+}
+
+/// Tries every key, each in `preferred` mode then the other.
+pub(crate) fn open_any<'k>(
+    keys: impl Iterator<Item = &'k AesKey>,
+    preferred: AesMode,
+    blob: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>, CryptoError> {
+    if blob.len() < HEADER_LEN {
+        return Err(CryptoError::Truncated { len: blob.len() });
+    }
+    let mut keys_tried = 0usize;
+    for key in keys {
+        keys_tried = keys_tried.saturating_add(1);
+        for mode in [preferred, preferred.other()] {
+            if let Some(plaintext) = open(key, mode, blob, aad)? {
+                return Ok(plaintext);
+            }
+        }
+    }
+    Err(CryptoError::AuthenticationFailed { keys_tried })
+}
+
+fn invalid_len(len: usize) -> CryptoError {
+    CryptoError::InvalidKeyLength {
+        source_name: "AES key".to_owned(),
+        len,
+    }
+}
+
+fn seal_with<A>(
+    key: &[u8],
+    nonce: &[u8; NONCE_LEN],
+    plaintext: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>, CryptoError>
+where
+    A: KeyInit + AeadInOut + AeadCore<NonceSize = U16, TagSize = U16>,
+{
+    let cipher = A::new_from_slice(key).map_err(|_| invalid_len(key.len()))?;
+    let too_long = || CryptoError::TooLong {
+        what: "plaintext or associated data",
+        len: plaintext.len().max(aad.len()),
+    };
+    let mut out = Vec::with_capacity(
+        HEADER_LEN
+            .checked_add(plaintext.len())
+            .ok_or_else(too_long)?,
+    );
+    out.extend_from_slice(nonce);
+    out.extend_from_slice(&[0u8; TAG_LEN]);
+    out.extend_from_slice(plaintext);
+    let (head, body) = out.split_at_mut_checked(HEADER_LEN).ok_or_else(too_long)?;
+    let tag = cipher
+        .encrypt_inout_detached(&(*nonce).into(), aad, body.into())
+        .map_err(|_| too_long())?;
+    let tag_slot = head.get_mut(NONCE_LEN..).ok_or_else(too_long)?;
+    tag_slot.copy_from_slice(&tag);
+    Ok(out)
+}
+
+fn open_with<A>(key: &[u8], blob: &[u8], aad: &[u8]) -> Result<Option<Vec<u8>>, CryptoError>
+where
+    A: KeyInit + AeadInOut + AeadCore<NonceSize = U16, TagSize = U16>,
+{
+    let cipher = A::new_from_slice(key).map_err(|_| invalid_len(key.len()))?;
+    let truncated = || CryptoError::Truncated { len: blob.len() };
+    let (nonce, rest) = blob
+        .split_first_chunk::<NONCE_LEN>()
+        .ok_or_else(truncated)?;
+    let (tag, body) = rest.split_first_chunk::<TAG_LEN>().ok_or_else(truncated)?;
+    // On failure the buffer still holds ciphertext (both modes verify the tag before
+    // decrypting); wipe it anyway.
+    let mut buffer = Zeroizing::new(body.to_vec());
+    match cipher.decrypt_inout_detached(
+        &(*nonce).into(),
+        aad,
+        buffer.as_mut_slice().into(),
+        &(*tag).into(),
+    ) {
+        Ok(()) => Ok(Some(std::mem::take(&mut *buffer))),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    // Expected bytes produced by the pycryptodome 4.4.0 installed next to
+    // langgraph-checkpoint 4.3.2 (the reference venv) with:
+    //   from Crypto.Cipher import AES
+    //   key = b"0123456789abcdef"; nonce = bytes(range(16)); pt = b"hello world"
+    //   c = AES.new(key, mode, nonce=nonce); [c.update(b"aad")]
+    //   ct, tag = c.encrypt_and_digest(pt); (nonce + tag + ct).hex()
+    const KEY16: &[u8] = b"0123456789abcdef";
+    const PT: &[u8] = b"hello world";
+    const EAX16: &str =
+        "000102030405060708090a0b0c0d0e0fedc37f666641887c1779a6a7b4d341eb6721bd8ab3b6e0fb1ad720";
+    const EAX16_AAD: &str =
+        "000102030405060708090a0b0c0d0e0fb240123d935c7502919aebe215a3e3d76721bd8ab3b6e0fb1ad720";
+    const GCM16: &str =
+        "000102030405060708090a0b0c0d0e0f7cfd91c428b8117d29ccd4705f7cb215fd8de367f8044491d1bf6b";
+    const GCM16_AAD: &str =
+        "000102030405060708090a0b0c0d0e0fa9452aba0fc2e35022de26db11f520fefd8de367f8044491d1bf6b";
+
+    fn nonce() -> [u8; 16] {
+        core::array::from_fn(|i| i as u8)
+    }
+
+    #[test]
+    fn eax_and_gcm_match_pycryptodome_with_fixed_nonce() {
+        let key = AesKey::new(KEY16).expect("valid key");
+        let cases = [
+            (AesMode::Eax, &b""[..], EAX16),
+            (AesMode::Eax, &b"aad"[..], EAX16_AAD),
+            (AesMode::Gcm, &b""[..], GCM16),
+            (AesMode::Gcm, &b"aad"[..], GCM16_AAD),
+        ];
+        for (mode, aad, expected) in cases {
+            let blob = seal(&key, mode, &nonce(), PT, aad).expect("seal");
+            assert_eq!(hex(&blob), expected, "{mode:?} aad={aad:?}");
+            let back = open_any(std::iter::once(&key), AesMode::Eax, &blob, aad).expect("open");
+            assert_eq!(back, PT);
+        }
+    }
+
+    #[test]
+    fn other_key_sizes_match_pycryptodome() {
+        // pycryptodome, nonce = bytes(range(16)), pt = b"hello world", no AAD:
+        //   key24 = b"langgraph-codec-key-24by", key32 = b"langgraph-codec-golden-key-32byt"
+        let cases: [(&[u8], AesMode, &str); 4] = [
+            (b"langgraph-codec-key-24by", AesMode::Eax, "000102030405060708090a0b0c0d0e0fa2abab5ade540229b9258ce517298d681fcbeec30a488242f20aab"),
+            (b"langgraph-codec-key-24by", AesMode::Gcm, "000102030405060708090a0b0c0d0e0fcb5854b26a7e4cfdacb3714cb0293dc564d1545a9849a5a589cd77"),
+            (b"langgraph-codec-golden-key-32byt", AesMode::Eax, "000102030405060708090a0b0c0d0e0f2e7380546b4761e28dd9236bfa0c56f4a449a57f493b932b5f598d"),
+            (b"langgraph-codec-golden-key-32byt", AesMode::Gcm, "000102030405060708090a0b0c0d0e0f42ee13d8a7bdcd042386533dc17481658b8ce79c72dfd99b9771fc"),
+        ];
+        for (k, mode, expected) in cases {
+            let key = AesKey::new(k).expect("valid key");
+            let blob = seal(&key, mode, &nonce(), PT, b"").expect("seal");
+            assert_eq!(hex(&blob), expected, "{} bytes {mode:?}", k.len());
+        }
+    }
+
+    #[test]
+    fn truncated_is_distinct_from_authentication() {
+        let key = AesKey::new(KEY16).expect("valid key");
+        for len in 0..HEADER_LEN {
+            assert!(matches!(
+                open_any(std::iter::once(&key), AesMode::Eax, &vec![0u8; len], b""),
+                Err(CryptoError::Truncated { len: l }) if l == len
+            ));
+        }
+        assert!(matches!(
+            open_any(std::iter::once(&key), AesMode::Eax, &[0u8; HEADER_LEN], b""),
+            Err(CryptoError::AuthenticationFailed { keys_tried: 1 })
+        ));
+    }
+}

@@ -1,0 +1,202 @@
+//! [`CompressedSerializer`]: upstream LangGraph's `CompressedSerializer` (newer than
+//! 4.3.2): tag suffix `+zlib`, payload `b"LGZ\x01"` followed by a zlib stream.
+//! Decompression is bounded, so a small hostile row cannot expand into gigabytes.
+
+use std::io::{Read, Write};
+
+use flate2::read::ZlibDecoder;
+use flate2::write::ZlibEncoder;
+use flate2::Compression;
+
+use super::CryptoError;
+use crate::error::Result;
+use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
+use crate::value::Value;
+
+/// The tag suffix of compressed rows.
+pub const ZLIB_SUFFIX: &str = "+zlib";
+/// The 4-byte marker in front of every compressed payload.
+pub const ZLIB_MARKER: &[u8; 4] = b"LGZ\x01";
+/// The default limit on decompressed size: 256 MiB.
+pub const DEFAULT_MAX_DECOMPRESSED: usize = 256 << 20;
+
+/// Wraps any [`Serializer`] with zlib compression (tag `"<inner>+zlib"`), compatible
+/// with upstream LangGraph's `CompressedSerializer`. Tags without the suffix go to the
+/// inner serializer unchanged (rows written before compression was turned on).
+///
+/// Put it *inside* an [`EncryptedSerializer`](super::EncryptedSerializer) to compress
+/// before encrypting (`msgpack+zlib+aes`); Python 4.3.2 cannot read such rows.
+///
+/// ```
+/// use langgraph_codec::crypto::CompressedSerializer;
+/// use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
+///
+/// let serde = CompressedSerializer::new(JsonPlusSerializer::new());
+/// let value = Value::from("x".repeat(10_000));
+/// let typed = serde.dumps_typed(&value)?;
+/// assert_eq!(typed.type_tag, "msgpack+zlib");
+/// assert!(typed.data.starts_with(b"LGZ\x01") && typed.data.len() < 200);
+/// assert_eq!(serde.loads_typed(&typed.type_tag, &typed.data)?, value);
+/// // Refuses to inflate beyond its limit.
+/// let small = serde.with_max_decompressed_size(1_000);
+/// assert!(small.loads_typed(&typed.type_tag, &typed.data).is_err());
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CompressedSerializer<S = JsonPlusSerializer> {
+    inner: S,
+    level: u32,
+    max_decompressed: usize,
+}
+
+impl<S: Serializer> CompressedSerializer<S> {
+    /// Wraps `inner`; level 6 (Python's default), 256 MiB decompression limit.
+    pub fn new(inner: S) -> Self {
+        CompressedSerializer {
+            inner,
+            level: 6,
+            max_decompressed: DEFAULT_MAX_DECOMPRESSED,
+        }
+    }
+
+    /// The zlib level, 0 (store) to 9 (smallest); larger values are taken as 9.
+    pub fn with_level(mut self, level: u32) -> Self {
+        self.level = level.min(9);
+        self
+    }
+
+    /// The most bytes one payload may decompress to.
+    pub fn with_max_decompressed_size(mut self, limit: usize) -> Self {
+        self.max_decompressed = limit;
+        self
+    }
+
+    /// The wrapped serializer.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: Serializer> Serializer for CompressedSerializer<S> {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        let plain = self.inner.dumps_typed(value)?;
+        let data = compress(&plain.data, self.level)?;
+        Ok(TypedBytes::new(
+            format!("{}{ZLIB_SUFFIX}", plain.type_tag),
+            data,
+        ))
+    }
+
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        match type_tag.strip_suffix(ZLIB_SUFFIX) {
+            Some(inner_tag) => {
+                let plain = decompress(data, self.max_decompressed)?;
+                self.inner.loads_typed(inner_tag, &plain)
+            }
+            None => self.inner.loads_typed(type_tag, data),
+        }
+    }
+}
+
+/// `b"LGZ\x01" + zlib.compress(data, level)`.
+pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CryptoError> {
+    let mut out = Vec::with_capacity(data.len() / 2 + 16);
+    out.extend_from_slice(ZLIB_MARKER);
+    let mut encoder = ZlibEncoder::new(out, Compression::new(level.min(9)));
+    let io = |e: std::io::Error| CryptoError::InvalidCompressedData {
+        reason: format!("zlib compression failed: {e}"),
+    };
+    encoder.write_all(data).map_err(io)?;
+    encoder.finish().map_err(io)
+}
+
+/// Checks the marker and inflates the zlib stream after it, refusing output larger
+/// than `limit`, truncated streams and bytes after the end of the stream.
+pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CryptoError> {
+    let stream = payload
+        .strip_prefix(ZLIB_MARKER.as_slice())
+        .ok_or_else(|| CryptoError::InvalidCompressedData {
+            reason: "missing the b\"LGZ\\x01\" marker".to_owned(),
+        })?;
+    let mut decoder = ZlibDecoder::new(stream);
+    let mut out = Vec::new();
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    (&mut decoder)
+        .take(cap)
+        .read_to_end(&mut out)
+        .map_err(|e| CryptoError::InvalidCompressedData {
+            reason: format!("invalid zlib stream: {e}"),
+        })?;
+    if out.len() > limit {
+        return Err(CryptoError::DecompressionLimit { limit });
+    }
+    let consumed = decoder.total_in();
+    if consumed != u64::try_from(stream.len()).unwrap_or(u64::MAX) {
+        return Err(CryptoError::InvalidCompressedData {
+            reason: format!(
+                "{} byte(s) after the end of the zlib stream",
+                (stream.len() as u64).saturating_sub(consumed)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // `b"LGZ\x01" + zlib.compress(b"hello hello hello hello", 6)` from CPython's zlib
+    // (the payload upstream LangGraph's CompressedSerializer writes).
+    const PY_PAYLOAD: &str = "4c475a01789ccb48cdc9c957c8402701680308b1";
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    #[test]
+    fn reads_python_payload() {
+        let out = decompress(&unhex(PY_PAYLOAD), 1 << 20).expect("valid payload");
+        assert_eq!(out, b"hello hello hello hello");
+    }
+
+    #[test]
+    fn refuses_bad_payloads() {
+        let good = unhex(PY_PAYLOAD);
+        // no marker
+        assert!(matches!(
+            decompress(&good[4..], 1 << 20),
+            Err(CryptoError::InvalidCompressedData { .. })
+        ));
+        // every truncation
+        for cut in 4..good.len() {
+            assert!(
+                decompress(&good[..cut], 1 << 20).is_err(),
+                "truncated at {cut} accepted"
+            );
+        }
+        // trailing bytes
+        let mut long = good.clone();
+        long.push(0);
+        assert!(decompress(&long, 1 << 20).is_err());
+        // limit: 23 bytes of output
+        assert!(decompress(&good, 23).is_ok());
+        assert!(matches!(
+            decompress(&good, 22),
+            Err(CryptoError::DecompressionLimit { limit: 22 })
+        ));
+    }
+
+    #[test]
+    fn zip_bomb_is_bounded() {
+        let bomb = compress(&vec![0u8; 8 << 20], 9).expect("compress");
+        assert!(bomb.len() < 20_000);
+        assert!(matches!(
+            decompress(&bomb, 1 << 20),
+            Err(CryptoError::DecompressionLimit { .. })
+        ));
+    }
+}

@@ -1,0 +1,239 @@
+//! [`EncryptedSerializer`]: Python's `EncryptedSerializer`, plus strict mode,
+//! associated data and re-encryption.
+
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use super::aes::AesMode;
+use super::{Cipher, CryptoError, KeyRing};
+use crate::error::{Error, Result};
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+use crate::value::Value;
+
+/// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
+///
+/// - `dumps_typed`: inner `(typ, data)` → `(f"{typ}+{cipher name}", ciphertext)`,
+///   e.g. `msgpack+aes`, and `null+aes` for `None`.
+/// - `loads_typed`: the last `+` suffix of the tag, if the cipher
+///   [accepts](Cipher::accepts) it, is decrypted and the rest of the tag goes to the
+///   inner serializer. Wrappers compose by suffix, peeled from the right:
+///   `EncryptedSerializer` over [`CompressedSerializer`](super::CompressedSerializer)
+///   writes and reads `msgpack+zlib+aes`.
+/// - A tag the cipher does not own (`msgpack`, or `msgpack+zlib` from a compression
+///   wrapper) is an unencrypted row written before encryption was turned on: it goes to
+///   the inner serializer, unless [strict mode](Self::with_strict) refuses it.
+///
+/// With Python's default settings the bytes are identical to
+/// `EncryptedSerializer.from_pycryptodome_aes()` (EAX) or `mode=AES.MODE_GCM`, in
+/// both directions.
+///
+/// ```
+/// use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+/// use langgraph_codec::{Serializer, Value};
+///
+/// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
+/// let value = Value::map([("secret", Value::from(42i64))]);
+/// let typed = serde.dumps_typed(&value)?;
+/// assert_eq!(typed.type_tag, "msgpack+aes");
+/// assert_eq!(serde.loads_typed(&typed.type_tag, &typed.data)?, value);
+/// // Rows written before encryption was enabled are still readable...
+/// assert_eq!(serde.loads_typed("msgpack", b"\x01")?, Value::from(1i64));
+/// // ...unless strict mode is on.
+/// let strict = serde.with_strict(true);
+/// assert!(strict.loads_typed("msgpack", b"\x01").is_err());
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct EncryptedSerializer<S = JsonPlusSerializer> {
+    cipher: Arc<dyn Cipher>,
+    inner: S,
+    strict: bool,
+}
+
+impl EncryptedSerializer<JsonPlusSerializer> {
+    /// `from_pycryptodome_aes(key=key, mode=...)` over a default [`JsonPlusSerializer`].
+    pub fn from_aes_key(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
+        let ring = KeyRing::new(super::AesKey::new(key)?).with_mode(mode);
+        Ok(Self::new(ring, JsonPlusSerializer::new()))
+    }
+
+    /// `from_pycryptodome_aes()`: keys from `LANGGRAPH_AES_KEY` (and the optional
+    /// `LANGGRAPH_AES_KEY_PREVIOUS`, see [`KeyRing`]), EAX mode, over a default
+    /// [`JsonPlusSerializer`].
+    pub fn from_env() -> Result<Self, CryptoError> {
+        Ok(Self::new(KeyRing::from_env()?, JsonPlusSerializer::new()))
+    }
+
+    /// [`from_env`](Self::from_env) with variables looked up through `lookup`.
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        Ok(Self::new(
+            KeyRing::from_env_vars(lookup)?,
+            JsonPlusSerializer::new(),
+        ))
+    }
+}
+
+impl<S: Serializer> EncryptedSerializer<S> {
+    /// Wraps `inner` with `cipher`.
+    pub fn new(cipher: impl Cipher + 'static, inner: S) -> Self {
+        Self::with_shared_cipher(Arc::new(cipher), inner)
+    }
+
+    /// Wraps `inner` with a shared cipher.
+    pub fn with_shared_cipher(cipher: Arc<dyn Cipher>, inner: S) -> Self {
+        EncryptedSerializer {
+            cipher,
+            inner,
+            strict: false,
+        }
+    }
+
+    /// Strict mode: refuse rows that are not encrypted with
+    /// [`CryptoError::PlaintextRefused`] instead of reading them. Turn it on once every
+    /// row has been re-encrypted, so that nobody can slip in a plaintext row.
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether strict mode is on.
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The wrapped serializer.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The cipher.
+    pub fn cipher(&self) -> &Arc<dyn Cipher> {
+        &self.cipher
+    }
+
+    /// [`dumps_typed`](Serializer::dumps_typed) binding the ciphertext to `aad` (e.g.
+    /// from [`aad::checkpoint`](super::aad::checkpoint)); read it back with
+    /// [`loads_typed_with_aad`](Self::loads_typed_with_aad) and the same `aad`.
+    pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
+        let plain = self.inner.dumps_typed(value)?;
+        // The serialized plaintext is wiped once encrypted.
+        let data = Zeroizing::new(Vec::from(plain.data));
+        self.encrypt_pair(&plain.type_tag, &data, aad)
+    }
+
+    /// [`loads_typed`](Serializer::loads_typed) with the associated data the row was
+    /// encrypted with. Unencrypted rows ignore `aad`.
+    pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
+        match self.peel(type_tag) {
+            Some((inner_tag, name)) => {
+                let plaintext = Zeroizing::new(self.cipher.decrypt(name, data, aad)?);
+                self.inner.loads_typed(inner_tag, &plaintext)
+            }
+            None => self.load_unencrypted(type_tag, data),
+        }
+    }
+
+    /// Removes this serializer's encryption layer without decoding: the inner
+    /// `(type, bytes)` pair. An unencrypted row comes back as it is (strict mode:
+    /// refused).
+    pub fn decrypt_typed(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<TypedBytes> {
+        match self.peel(type_tag) {
+            Some((inner_tag, name)) => Ok(TypedBytes::new(
+                inner_tag,
+                self.cipher.decrypt(name, data, aad)?,
+            )),
+            None if self.strict => Err(refused(type_tag)),
+            None => Ok(TypedBytes::new(type_tag, data.to_vec())),
+        }
+    }
+
+    /// Encrypts an already serialized pair: `(typ, data)` → `(typ+name, ciphertext)`.
+    pub fn encrypt_typed(&self, plain: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        self.encrypt_pair(&plain.type_tag, &plain.data, aad)
+    }
+
+    /// Re-encrypts a stored pair under the cipher's current (primary) key: a row
+    /// encrypted under a previous key of a [`KeyRing`], or an unencrypted row (the
+    /// migration to encryption). The value is not decoded. The saver's `"empty"` marker
+    /// is returned unchanged (it is never passed through a serializer).
+    pub fn rekey(&self, typed: &TypedBytes) -> Result<TypedBytes> {
+        self.rekey_with_aad(typed, b"")
+    }
+
+    /// [`rekey`](Self::rekey) for a row bound to `aad`; the new ciphertext is bound to
+    /// the same `aad`.
+    pub fn rekey_with_aad(&self, typed: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        if typed.type_tag == tags::EMPTY {
+            return Ok(typed.clone());
+        }
+        match self.peel(&typed.type_tag) {
+            Some((inner_tag, name)) => {
+                let plaintext = Zeroizing::new(self.cipher.decrypt(name, &typed.data, aad)?);
+                self.encrypt_pair(inner_tag, &plaintext, aad)
+            }
+            None => {
+                // An unencrypted row. If its tag has a suffix, make sure the inner
+                // serializer owns it, so that an unknown cipher's row is not wrapped.
+                if typed.type_tag.contains('+') {
+                    self.load_inner(&typed.type_tag, &typed.data)?;
+                }
+                self.encrypt_pair(&typed.type_tag, &typed.data, aad)
+            }
+        }
+    }
+
+    fn encrypt_pair(&self, inner_tag: &str, data: &[u8], aad: &[u8]) -> Result<TypedBytes> {
+        let (name, ciphertext) = self.cipher.encrypt(data, aad)?;
+        if name.is_empty() || name.contains('+') {
+            return Err(CryptoError::InvalidCipherName { name }.into());
+        }
+        Ok(TypedBytes::new(format!("{inner_tag}+{name}"), ciphertext))
+    }
+
+    /// `(inner tag, cipher name)` when the tag's last suffix belongs to the cipher.
+    fn peel<'t>(&self, type_tag: &'t str) -> Option<(&'t str, &'t str)> {
+        type_tag
+            .rsplit_once('+')
+            .filter(|(_, name)| self.cipher.accepts(name))
+    }
+
+    fn load_unencrypted(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        if self.strict {
+            return Err(refused(type_tag));
+        }
+        self.load_inner(type_tag, data)
+    }
+
+    /// The inner serializer; a suffix nobody in the stack knows becomes
+    /// [`CryptoError::UnknownCipher`].
+    fn load_inner(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        match self.inner.loads_typed(type_tag, data) {
+            Err(Error::UnknownType { tag }) if tag == type_tag => match tag.rsplit_once('+') {
+                Some((_, name)) => Err(CryptoError::UnknownCipher {
+                    name: name.to_owned(),
+                }
+                .into()),
+                None => Err(Error::UnknownType { tag }),
+            },
+            other => other,
+        }
+    }
+}
+
+fn refused(type_tag: &str) -> Error {
+    CryptoError::PlaintextRefused {
+        type_tag: type_tag.to_owned(),
+    }
+    .into()
+}
+
+impl<S: Serializer> Serializer for EncryptedSerializer<S> {
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        self.dumps_typed_with_aad(value, b"")
+    }
+
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        self.loads_typed_with_aad(type_tag, data, b"")
+    }
+}

@@ -1,0 +1,124 @@
+//! [`CryptoError`]: everything that can go wrong with keys, ciphers and wrappers.
+//!
+//! No variant ever holds key material or plaintext: only names, lengths and limits.
+
+/// An error of the at-rest encryption layer. Converts into the crate's
+/// [`Error::Crypto`](crate::Error::Crypto).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CryptoError {
+    /// No key was configured: the environment variable is unset.
+    #[error("{var} environment variable is not set")]
+    MissingKey {
+        /// The variable that was looked up, e.g. `LANGGRAPH_AES_KEY`.
+        var: String,
+    },
+    /// A key does not have an AES key length.
+    #[error("{source_name} must be 16, 24, or 32 bytes long (it is {len} bytes)")]
+    InvalidKeyLength {
+        /// Where the key came from, e.g. `LANGGRAPH_AES_KEY` or
+        /// `LANGGRAPH_AES_KEY_PREVIOUS entry 2`.
+        source_name: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// A `base64:` key entry is not valid base64.
+    #[error("{source_name}: the text after \"base64:\" is not valid standard base64")]
+    InvalidKeyEncoding {
+        /// Where the key came from.
+        source_name: String,
+    },
+    /// The type tag ends in a suffix that no configured cipher or wrapper handles.
+    #[error(
+        "unknown cipher {name:?}: no configured cipher or wrapper handles this type-tag suffix"
+    )]
+    UnknownCipher {
+        /// The cipher name found in the type tag.
+        name: String,
+    },
+    /// A cipher returned a name that cannot be put in a type tag (empty or containing
+    /// `+`, which separates the wrapper suffixes).
+    #[error("cipher name {name:?} is not allowed in a type tag (empty, or contains '+')")]
+    InvalidCipherName {
+        /// The name the cipher returned.
+        name: String,
+    },
+    /// Authentication failed: the ciphertext was encrypted under another key, was
+    /// modified, or belongs to another row (different associated data). With several
+    /// keys these cases cannot be told apart.
+    #[error(
+        "decryption failed: wrong key, tampered ciphertext or wrong associated data \
+         (tried {keys_tried} key(s), EAX and GCM)"
+    )]
+    AuthenticationFailed {
+        /// How many keys were tried.
+        keys_tried: usize,
+    },
+    /// The ciphertext is shorter than the 32-byte `nonce | tag` header.
+    #[error("ciphertext is {len} bytes, shorter than the 32-byte nonce and tag header")]
+    Truncated {
+        /// The length found.
+        len: usize,
+    },
+    /// Strict mode: the row is not encrypted.
+    #[error(
+        "refusing unencrypted row with type tag {type_tag:?}: strict mode requires \
+         every row to be encrypted"
+    )]
+    PlaintextRefused {
+        /// The row's type tag.
+        type_tag: String,
+    },
+    /// Decompression would produce more than the configured limit (a zip bomb, or the
+    /// limit is too small for real data).
+    #[error("decompressed data exceeds the limit of {limit} bytes")]
+    DecompressionLimit {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
+    #[error("invalid compressed payload: {reason}")]
+    InvalidCompressedData {
+        /// What was wrong.
+        reason: String,
+    },
+    /// The plaintext or associated data is longer than the AEAD mode allows, or a field
+    /// of associated data is longer than its 32-bit length prefix.
+    #[error("{what} is too long ({len} bytes)")]
+    TooLong {
+        /// What was too long.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+    },
+    /// The operating system's random source failed.
+    #[error("the OS random source failed: {message}")]
+    RandomSource {
+        /// The error reported.
+        message: String,
+    },
+    /// A user-supplied cipher (KMS, HSM, …) failed.
+    #[error("cipher backend failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl CryptoError {
+    /// A stable snake_case name of the error's kind.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            CryptoError::MissingKey { .. } => "missing_key",
+            CryptoError::InvalidKeyLength { .. } => "invalid_key_length",
+            CryptoError::InvalidKeyEncoding { .. } => "invalid_key_encoding",
+            CryptoError::UnknownCipher { .. } => "unknown_cipher",
+            CryptoError::InvalidCipherName { .. } => "invalid_cipher_name",
+            CryptoError::AuthenticationFailed { .. } => "authentication_failed",
+            CryptoError::Truncated { .. } => "ciphertext_truncated",
+            CryptoError::PlaintextRefused { .. } => "plaintext_refused",
+            CryptoError::DecompressionLimit { .. } => "decompression_limit",
+            CryptoError::InvalidCompressedData { .. } => "invalid_compressed_data",
+            CryptoError::TooLong { .. } => "too_long",
+            CryptoError::RandomSource { .. } => "random_source",
+            CryptoError::Backend(_) => "cipher_backend",
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! [`KeyRing`]: key rotation. One primary key encrypts; previous keys only decrypt.
+
+use super::aes::{self, AesMode, AES_CIPHER_NAME};
+use super::key::{self, AesKey};
+use super::{Cipher, CryptoError};
+
+/// An AES cipher (name `"aes"`, Python-compatible bytes) with one primary key that
+/// encrypts and any number of previous keys that only decrypt.
+///
+/// From the environment ([`from_env`](Self::from_env)):
+/// - `LANGGRAPH_AES_KEY`: the primary key, exactly as Python reads it (the UTF-8 bytes
+///   of the value, 16, 24 or 32 bytes).
+/// - `LANGGRAPH_AES_KEY_PREVIOUS` (optional): comma-separated previous keys, newest
+///   first. Each entry is the key text itself, or `base64:` followed by the key bytes in
+///   standard base64 (use that for keys containing a comma or not valid UTF-8).
+///   Entries are not trimmed; empty entries are skipped.
+///
+/// In code, chain [`new`](Self::new), [`with_previous`](Self::with_previous) and
+/// [`with_mode`](Self::with_mode):
+///
+/// ```
+/// use langgraph_codec::crypto::{AesCipher, AesKey, AesMode, Cipher, KeyRing};
+///
+/// let old = AesCipher::from_key_bytes(b"old-key-16-bytes", AesMode::Eax)?;
+/// let (_, old_blob) = old.encrypt(b"written last year", b"")?;
+///
+/// let ring = KeyRing::new(AesKey::new(b"new-key-16-bytes")?)
+///     .with_previous(AesKey::new(b"old-key-16-bytes")?);
+/// assert_eq!(ring.decrypt("aes", &old_blob, b"")?, b"written last year");
+/// // New rows are written with the primary key only.
+/// let (_, new_blob) = ring.encrypt(b"today", b"")?;
+/// assert!(old.decrypt("aes", &new_blob, b"").is_err());
+/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct KeyRing {
+    primary: AesKey,
+    previous: Vec<AesKey>,
+    mode: AesMode,
+}
+
+impl KeyRing {
+    /// A ring with only a primary key, encrypting in EAX mode.
+    pub fn new(primary: AesKey) -> Self {
+        KeyRing {
+            primary,
+            previous: Vec::new(),
+            mode: AesMode::Eax,
+        }
+    }
+
+    /// Adds a previous (decrypt-only) key. Keys are tried in the order added, after the
+    /// primary key.
+    pub fn with_previous(mut self, key: AesKey) -> Self {
+        self.previous.push(key);
+        self
+    }
+
+    /// Sets the mode new rows are encrypted with (reading accepts both).
+    pub fn with_mode(mut self, mode: AesMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Reads `LANGGRAPH_AES_KEY` and `LANGGRAPH_AES_KEY_PREVIOUS` from the process
+    /// environment (see the type's documentation); EAX mode.
+    pub fn from_env() -> Result<Self, CryptoError> {
+        Self::from_env_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`from_env`](Self::from_env) with variables looked up through `lookup`.
+    ///
+    /// ```
+    /// use langgraph_codec::crypto::KeyRing;
+    ///
+    /// let vars = |name: &str| match name {
+    ///     "LANGGRAPH_AES_KEY" => Some("new-key-16-bytes".to_owned()),
+    ///     // a raw entry, then one with a comma given as base64 ("a,cdefghijklmnop")
+    ///     "LANGGRAPH_AES_KEY_PREVIOUS" => {
+    ///         Some("old-key-16-bytes,base64:YSxjZGVmZ2hpamtsbW5vcA==".to_owned())
+    ///     }
+    ///     _ => None,
+    /// };
+    /// let ring = KeyRing::from_env_vars(vars)?;
+    /// assert_eq!(ring.key_count(), 3);
+    /// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+    /// ```
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        let primary = key::primary_from_vars(&lookup)?;
+        let previous = key::previous_from_vars(&lookup)?;
+        Ok(KeyRing {
+            primary,
+            previous,
+            mode: AesMode::Eax,
+        })
+    }
+
+    /// How many keys the ring holds (primary included).
+    pub fn key_count(&self) -> usize {
+        self.previous.len().saturating_add(1)
+    }
+
+    /// The mode new rows are encrypted with.
+    pub fn mode(&self) -> AesMode {
+        self.mode
+    }
+
+    /// Decrypts and says which key worked: `0` is the primary key, `n` the n-th
+    /// previous key. Lets a migration skip rows already under the primary key.
+    pub fn decrypt_with_index(
+        &self,
+        ciphertext: &[u8],
+        aad: &[u8],
+    ) -> Result<(Vec<u8>, usize), CryptoError> {
+        for (index, key) in self.keys().enumerate() {
+            match aes::open_any(std::iter::once(key), self.mode, ciphertext, aad) {
+                Ok(plaintext) => return Ok((plaintext, index)),
+                Err(CryptoError::AuthenticationFailed { .. }) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+        Err(CryptoError::AuthenticationFailed {
+            keys_tried: self.key_count(),
+        })
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &AesKey> {
+        std::iter::once(&self.primary).chain(self.previous.iter())
+    }
+}
+
+impl Cipher for KeyRing {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+        let nonce = aes::fresh_nonce()?;
+        let blob = aes::seal(&self.primary, self.mode, &nonce, plaintext, aad)?;
+        Ok((AES_CIPHER_NAME.to_owned(), blob))
+    }
+
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        aes::check_name(name)?;
+        aes::open_any(self.keys(), self.mode, ciphertext, aad)
+    }
+
+    fn accepts(&self, cipher_name: &str) -> bool {
+        cipher_name == AES_CIPHER_NAME
+    }
+}
