@@ -1,0 +1,410 @@
+//! Properties of the encryption layer: tampering, wrong keys, moved rows, nonce
+//! uniqueness, rotation, strict mode, composition, key hygiene.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{
+    aad, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
+    EncryptedSerializer, KeyRing,
+};
+use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
+
+const KEY_A: &[u8] = b"0123456789abcdef";
+const KEY_B: &[u8] = b"langgraph-codec-key-24by";
+const KEY_C: &[u8] = b"langgraph-codec-golden-key-32byt";
+
+fn crypto_err(r: Result<Value, Error>) -> CryptoError {
+    match r {
+        Err(Error::Crypto(e)) => e,
+        other => panic!("expected a crypto error, got {other:?}"),
+    }
+}
+
+fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+    move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).to_owned())
+    }
+}
+
+#[test]
+fn every_flipped_bit_is_rejected() {
+    for key in [KEY_A, KEY_B, KEY_C] {
+        for mode in [AesMode::Eax, AesMode::Gcm] {
+            let cipher = AesCipher::from_key_bytes(key, mode).expect("key");
+            let (name, blob) = cipher.encrypt(b"short", b"").expect("encrypt");
+            assert_eq!(blob.len(), 32 + 5);
+            assert_eq!(cipher.decrypt(&name, &blob, b"").expect("intact"), b"short");
+            for bit in 0..blob.len() * 8 {
+                let mut bad = blob.clone();
+                bad[bit / 8] ^= 1 << (bit % 8);
+                match cipher.decrypt(&name, &bad, b"") {
+                    Err(CryptoError::AuthenticationFailed { .. }) => {}
+                    other => panic!("{mode:?}: flipped bit {bit} gave {other:?}"),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn truncation_is_its_own_error() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let row = serde.dumps_typed(&Value::from("abc")).expect("dumps");
+    for cut in 0..32 {
+        match crypto_err(serde.loads_typed(&row.type_tag, &row.data[..cut])) {
+            CryptoError::Truncated { len } => assert_eq!(len, cut),
+            other => panic!("cut {cut}: {other:?}"),
+        }
+    }
+    // Cutting into the body is an authentication failure, never partial plaintext.
+    for cut in 32..row.data.len() {
+        assert!(matches!(
+            crypto_err(serde.loads_typed(&row.type_tag, &row.data[..cut])),
+            CryptoError::AuthenticationFailed { .. }
+        ));
+    }
+}
+
+#[test]
+fn null_is_encrypted_too() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Gcm).expect("key");
+    let row = serde.dumps_typed(&Value::Nil).expect("dumps");
+    assert_eq!(row.type_tag, "null+aes");
+    assert_eq!(row.data.len(), 32);
+    assert_eq!(serde.loads_typed("null+aes", &row.data).expect("loads"), Value::Nil);
+}
+
+#[test]
+fn wrong_key_is_rejected() {
+    let a = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let b = EncryptedSerializer::from_aes_key(KEY_B, AesMode::Eax).expect("key");
+    let row = a.dumps_typed(&Value::from(7i64)).expect("dumps");
+    assert!(matches!(
+        crypto_err(b.loads_typed(&row.type_tag, &row.data)),
+        CryptoError::AuthenticationFailed { keys_tried: 1 }
+    ));
+}
+
+#[test]
+fn ciphertext_moved_to_another_row_is_rejected() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Eax).expect("key");
+    let value = Value::map([("secret", Value::from("for thread 1 only"))]);
+    let home = aad::blob("thread-1", "", "messages", "2").expect("aad");
+    let row = serde.dumps_typed_with_aad(&value, &home).expect("dumps");
+    assert_eq!(
+        serde
+            .loads_typed_with_aad(&row.type_tag, &row.data, &home)
+            .expect("home row"),
+        value
+    );
+    let elsewhere = [
+        aad::blob("thread-2", "", "messages", "2"),
+        aad::blob("thread-1", "sub", "messages", "2"),
+        aad::blob("thread-1", "", "other", "2"),
+        aad::blob("thread-1", "", "messages", "3"),
+        aad::checkpoint("thread-1", "", "messages"),
+        aad::write("thread-1", "", "c", "t", 0, "messages"),
+        Ok(Vec::new()),
+    ];
+    for other in elsewhere {
+        let other = other.expect("aad");
+        assert!(matches!(
+            crypto_err(serde.loads_typed_with_aad(&row.type_tag, &row.data, &other)),
+            CryptoError::AuthenticationFailed { .. }
+        ));
+    }
+    // Also in GCM mode, and through plain loads_typed (no AAD).
+    let gcm = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Gcm).expect("key");
+    let row = gcm.dumps_typed_with_aad(&value, &home).expect("dumps");
+    assert!(gcm.loads_typed(&row.type_tag, &row.data).is_err());
+}
+
+#[test]
+fn nonces_never_repeat() {
+    let cipher = AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
+    let mut seen = HashSet::with_capacity(100_000);
+    for _ in 0..100_000 {
+        let (_, blob) = cipher.encrypt(b"", b"").expect("encrypt");
+        let nonce: [u8; 16] = blob[..16].try_into().expect("16 bytes");
+        assert!(seen.insert(nonce), "nonce repeated");
+    }
+    assert_eq!(seen.len(), 100_000);
+}
+
+#[test]
+fn rotated_key_ring_reads_old_rows_and_writes_new_ones() {
+    let old = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let old_gcm = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Gcm).expect("key");
+    let new_only = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Eax).expect("key");
+    let env = [
+        ("LANGGRAPH_AES_KEY", "langgraph-codec-golden-key-32byt"),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", "0123456789abcdef"),
+    ];
+    let rotated = EncryptedSerializer::from_env_vars(vars(&env)).expect("ring");
+
+    let value = Value::map([("step", Value::from(1i64))]);
+    for writer in [&old, &old_gcm] {
+        let old_row = writer.dumps_typed(&value).expect("dumps");
+        assert_eq!(
+            rotated.loads_typed(&old_row.type_tag, &old_row.data).expect("old row"),
+            value
+        );
+        // Not readable by the new key alone until re-encrypted...
+        assert!(new_only.loads_typed(&old_row.type_tag, &old_row.data).is_err());
+        let rekeyed = rotated.rekey(&old_row).expect("rekey");
+        assert_eq!(rekeyed.type_tag, "msgpack+aes");
+        assert_eq!(
+            new_only.loads_typed(&rekeyed.type_tag, &rekeyed.data).expect("rekeyed"),
+            value
+        );
+        assert!(old.loads_typed(&rekeyed.type_tag, &rekeyed.data).is_err());
+    }
+    // New rows are under the primary key only.
+    let new_row = rotated.dumps_typed(&value).expect("dumps");
+    assert_eq!(
+        new_only.loads_typed(&new_row.type_tag, &new_row.data).expect("new"),
+        value
+    );
+    assert!(old.loads_typed(&new_row.type_tag, &new_row.data).is_err());
+
+    // decrypt_with_index says which key worked.
+    let ring = KeyRing::from_env_vars(vars(&env)).expect("ring");
+    let old_row = old.dumps_typed(&value).expect("dumps");
+    assert_eq!(ring.decrypt_with_index(&old_row.data, b"").expect("old").1, 1);
+    assert_eq!(ring.decrypt_with_index(&new_row.data, b"").expect("new").1, 0);
+}
+
+#[test]
+fn rekey_encrypts_plaintext_rows_and_keeps_aad_and_empty() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_B, AesMode::Gcm).expect("key");
+    let plain = JsonPlusSerializer::new()
+        .dumps_typed(&Value::from("legacy"))
+        .expect("dumps");
+    let row = serde.rekey(&plain).expect("rekey");
+    assert_eq!(row.type_tag, "msgpack+aes");
+    assert_eq!(
+        serde.clone().with_strict(true).loads_typed(&row.type_tag, &row.data).expect("loads"),
+        Value::from("legacy")
+    );
+    let empty = TypedBytes::new("empty", Vec::new());
+    assert_eq!(serde.rekey(&empty).expect("empty"), empty);
+
+    let aad = aad::write("t", "", "c", "task", -3, "__interrupt__").expect("aad");
+    let bound = serde.dumps_typed_with_aad(&Value::from(1i64), &aad).expect("dumps");
+    let again = serde.rekey_with_aad(&bound, &aad).expect("rekey");
+    assert_ne!(again.data, bound.data);
+    assert_eq!(
+        serde.loads_typed_with_aad(&again.type_tag, &again.data, &aad).expect("loads"),
+        Value::from(1i64)
+    );
+    assert!(serde.rekey(&bound).is_err(), "rekey without the row's AAD");
+    // A row under a cipher nobody here knows is refused, not wrapped.
+    let foreign = TypedBytes::new("msgpack+rot13", vec![1u8]);
+    assert!(matches!(
+        serde.rekey(&foreign),
+        Err(Error::Crypto(CryptoError::UnknownCipher { ref name })) if name == "rot13"
+    ));
+}
+
+#[test]
+fn strict_mode_refuses_plaintext() {
+    let lax = EncryptedSerializer::new(
+        AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key"),
+        CompressedSerializer::new(JsonPlusSerializer::new()),
+    );
+    let strict = lax.clone().with_strict(true);
+    assert!(strict.is_strict() && !lax.is_strict());
+    let compressed = CompressedSerializer::new(JsonPlusSerializer::new())
+        .dumps_typed(&Value::from("z"))
+        .expect("dumps");
+    for (tag, data) in [
+        ("msgpack", &b"\x01"[..]),
+        ("null", &b""[..]),
+        ("bytes", &b"raw"[..]),
+        ("msgpack+zlib", &compressed.data[..]),
+    ] {
+        assert!(lax.loads_typed(tag, data).is_ok(), "{tag}");
+        match crypto_err(strict.loads_typed(tag, data)) {
+            CryptoError::PlaintextRefused { type_tag } => assert_eq!(type_tag, tag),
+            other => panic!("{tag}: {other:?}"),
+        }
+        assert!(strict.decrypt_typed(tag, data, b"").is_err());
+    }
+    let row = strict.dumps_typed(&Value::from("secret")).expect("dumps");
+    assert_eq!(row.type_tag, "msgpack+zlib+aes");
+    assert_eq!(
+        strict.loads_typed(&row.type_tag, &row.data).expect("loads"),
+        Value::from("secret")
+    );
+}
+
+#[test]
+fn wrappers_compose_by_suffix_from_the_right() {
+    let inner: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(JsonPlusSerializer::new()));
+    let serde = EncryptedSerializer::new(
+        KeyRing::new(AesKey::new(KEY_C).expect("key")),
+        inner,
+    );
+    let value = Value::from("y".repeat(2_000));
+    let row = serde.dumps_typed(&value).expect("dumps");
+    assert_eq!(row.type_tag, "msgpack+zlib+aes");
+    assert!(row.data.len() < 200, "compressed before encryption");
+    assert_eq!(serde.loads_typed(&row.type_tag, &row.data).expect("loads"), value);
+    // Peeling one layer gives the compressed pair.
+    let inner_pair = serde.decrypt_typed(&row.type_tag, &row.data, b"").expect("peel");
+    assert_eq!(inner_pair.type_tag, "msgpack+zlib");
+    assert!(inner_pair.data.starts_with(b"LGZ\x01"));
+    // Unknown suffix: a typed error naming it.
+    match crypto_err(serde.loads_typed("msgpack+rot13", b"\x01")) {
+        CryptoError::UnknownCipher { name } => assert_eq!(name, "rot13"),
+        other => panic!("{other:?}"),
+    }
+    // The AES cipher itself refuses other names.
+    let cipher = AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
+    assert!(matches!(
+        cipher.decrypt("des", &[0u8; 40], b""),
+        Err(CryptoError::UnknownCipher { .. })
+    ));
+}
+
+/// A user-supplied cipher (stand-in for a KMS): XOR with a constant. Not secure; it
+/// shows the trait is pluggable.
+#[derive(Debug)]
+struct XorCipher(&'static str);
+
+impl Cipher for XorCipher {
+    fn encrypt(&self, plaintext: &[u8], _aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+        Ok((self.0.to_owned(), plaintext.iter().map(|b| b ^ 0x5a).collect()))
+    }
+    fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+        if name != self.0 {
+            return Err(CryptoError::UnknownCipher { name: name.to_owned() });
+        }
+        Ok(ct.iter().map(|b| b ^ 0x5a).collect())
+    }
+}
+
+#[test]
+fn custom_ciphers_plug_in() {
+    let serde = EncryptedSerializer::new(XorCipher("xor"), JsonPlusSerializer::new());
+    let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
+    assert_eq!(row, TypedBytes::new("msgpack+xor", vec![0x01 ^ 0x5a]));
+    assert_eq!(serde.loads_typed("msgpack+xor", &row.data).expect("loads"), Value::from(1i64));
+    let bad = EncryptedSerializer::new(XorCipher("x+y"), JsonPlusSerializer::new());
+    assert!(matches!(
+        bad.dumps_typed(&Value::Nil),
+        Err(Error::Crypto(CryptoError::InvalidCipherName { .. }))
+    ));
+}
+
+#[test]
+fn env_configuration_and_its_errors() {
+    assert!(matches!(
+        AesCipher::from_env_vars(vars(&[])),
+        Err(CryptoError::MissingKey { ref var }) if var == "LANGGRAPH_AES_KEY"
+    ));
+    let e = KeyRing::from_env_vars(vars(&[("LANGGRAPH_AES_KEY", "supersecret-15b")]))
+        .expect_err("15 bytes");
+    assert!(matches!(e, CryptoError::InvalidKeyLength { len: 15, .. }));
+    assert!(!e.to_string().contains("supersecret"));
+    // Previous keys: raw text, then base64 for a key with a comma; empty entries skipped.
+    let ring = KeyRing::from_env_vars(vars(&[
+        ("LANGGRAPH_AES_KEY", "0123456789abcdef"),
+        // base64 of b"a,cdefghijklmnop"
+        ("LANGGRAPH_AES_KEY_PREVIOUS", "langgraph-codec-key-24by,,base64:YSxjZGVmZ2hpamtsbW5vcA=="),
+    ]))
+    .expect("ring");
+    assert_eq!(ring.key_count(), 3);
+    let comma_key = AesCipher::from_key_bytes(b"a,cdefghijklmnop", AesMode::Gcm).expect("key");
+    let (name, blob) = comma_key.encrypt(b"x", b"").expect("encrypt");
+    assert_eq!(ring.decrypt_with_index(&blob, b"").expect("decrypt"), (b"x".to_vec(), 2));
+    assert_eq!(ring.decrypt(&name, &blob, b"").expect("decrypt"), b"x");
+    let e = KeyRing::from_env_vars(vars(&[
+        ("LANGGRAPH_AES_KEY", "0123456789abcdef"),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", "base64:not base64!"),
+    ]))
+    .expect_err("bad base64");
+    assert!(matches!(e, CryptoError::InvalidKeyEncoding { .. }));
+    assert!(!e.to_string().contains("not base64"));
+}
+
+fn leaks(text: &str, key: &[u8]) -> bool {
+    let key_text = String::from_utf8_lossy(key);
+    let hex_lower: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    let hex_upper = hex_lower.to_uppercase();
+    let decimal = format!("{:?}", &key[..4]); // "[48, 49, 50, 51]"
+    let decimal_inner = decimal.trim_matches(|c| c == '[' || c == ']');
+    text.contains(&*key_text)
+        || text.contains(&hex_lower)
+        || text.contains(&hex_upper)
+        || text.contains(decimal_inner)
+}
+
+#[test]
+fn debug_output_shows_no_key_material() {
+    for key in [KEY_A, KEY_B, KEY_C] {
+        let aes_key = AesKey::new(key).expect("key");
+        let cipher = AesCipher::new(aes_key.clone(), AesMode::Gcm);
+        let ring = KeyRing::new(AesKey::new(KEY_A).expect("key")).with_previous(aes_key.clone());
+        let serde = EncryptedSerializer::new(
+            ring.clone(),
+            CompressedSerializer::new(JsonPlusSerializer::new()),
+        );
+        let shared: Arc<dyn Serializer> = Arc::new(serde.clone());
+        let outputs = [
+            format!("{aes_key:?}"),
+            format!("{cipher:?}"),
+            format!("{cipher:#?}"),
+            format!("{ring:?}"),
+            format!("{ring:#?}"),
+            format!("{serde:?}"),
+            format!("{serde:#?}"),
+            format!("{shared:?}"),
+        ];
+        for out in outputs {
+            assert!(!leaks(&out, key), "key material in {out}");
+            assert!(!leaks(&out, KEY_A), "key material in {out}");
+        }
+        assert!(format!("{cipher:?}").contains("AesKey"), "Debug still says what it is");
+    }
+}
+
+#[test]
+fn errors_never_contain_plaintext_or_keys() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let row = serde.dumps_typed(&Value::from("TOP-SECRET-PLAINTEXT")).expect("dumps");
+    let mut bad = row.data.to_vec();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    let errors = [
+        serde.loads_typed(&row.type_tag, &bad).expect_err("tampered"),
+        serde.loads_typed(&row.type_tag, &row.data[..10]).expect_err("truncated"),
+        EncryptedSerializer::from_aes_key(KEY_B, AesMode::Eax)
+            .expect("key")
+            .loads_typed(&row.type_tag, &row.data)
+            .expect_err("wrong key"),
+    ];
+    for e in errors {
+        let text = format!("{e} {e:?}");
+        assert!(!text.contains("TOP-SECRET"), "{text}");
+        assert!(!leaks(&text, KEY_A) && !leaks(&text, KEY_B), "{text}");
+    }
+}
+
+#[test]
+fn error_kinds_are_stable_and_distinct() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
+    let kind = |r: Result<Value, Error>| r.expect_err("error").kind_name();
+    assert_eq!(kind(serde.loads_typed("msgpack+aes", &row.data[..31])), "ciphertext_truncated");
+    assert_eq!(kind(serde.loads_typed("msgpack+aes", &[0u8; 40])), "authentication_failed");
+    assert_eq!(kind(serde.loads_typed("msgpack+des", &row.data)), "unknown_cipher");
+    assert_eq!(
+        kind(serde.with_strict(true).loads_typed("msgpack", b"\x01")),
+        "plaintext_refused"
+    );
+}
