@@ -75,7 +75,10 @@ fn null_is_encrypted_too() {
     let row = serde.dumps_typed(&Value::Nil).expect("dumps");
     assert_eq!(row.type_tag, "null+aes");
     assert_eq!(row.data.len(), 32);
-    assert_eq!(serde.loads_typed("null+aes", &row.data).expect("loads"), Value::Nil);
+    assert_eq!(
+        serde.loads_typed("null+aes", &row.data).expect("loads"),
+        Value::Nil
+    );
 }
 
 #[test]
@@ -150,15 +153,21 @@ fn rotated_key_ring_reads_old_rows_and_writes_new_ones() {
     for writer in [&old, &old_gcm] {
         let old_row = writer.dumps_typed(&value).expect("dumps");
         assert_eq!(
-            rotated.loads_typed(&old_row.type_tag, &old_row.data).expect("old row"),
+            rotated
+                .loads_typed(&old_row.type_tag, &old_row.data)
+                .expect("old row"),
             value
         );
         // Not readable by the new key alone until re-encrypted...
-        assert!(new_only.loads_typed(&old_row.type_tag, &old_row.data).is_err());
+        assert!(new_only
+            .loads_typed(&old_row.type_tag, &old_row.data)
+            .is_err());
         let rekeyed = rotated.rekey(&old_row).expect("rekey");
         assert_eq!(rekeyed.type_tag, "msgpack+aes");
         assert_eq!(
-            new_only.loads_typed(&rekeyed.type_tag, &rekeyed.data).expect("rekeyed"),
+            new_only
+                .loads_typed(&rekeyed.type_tag, &rekeyed.data)
+                .expect("rekeyed"),
             value
         );
         assert!(old.loads_typed(&rekeyed.type_tag, &rekeyed.data).is_err());
@@ -166,7 +175,9 @@ fn rotated_key_ring_reads_old_rows_and_writes_new_ones() {
     // New rows are under the primary key only.
     let new_row = rotated.dumps_typed(&value).expect("dumps");
     assert_eq!(
-        new_only.loads_typed(&new_row.type_tag, &new_row.data).expect("new"),
+        new_only
+            .loads_typed(&new_row.type_tag, &new_row.data)
+            .expect("new"),
         value
     );
     assert!(old.loads_typed(&new_row.type_tag, &new_row.data).is_err());
@@ -174,8 +185,14 @@ fn rotated_key_ring_reads_old_rows_and_writes_new_ones() {
     // decrypt_with_index says which key worked.
     let ring = KeyRing::from_env_vars(vars(&env)).expect("ring");
     let old_row = old.dumps_typed(&value).expect("dumps");
-    assert_eq!(ring.decrypt_with_index(&old_row.data, b"").expect("old").1, 1);
-    assert_eq!(ring.decrypt_with_index(&new_row.data, b"").expect("new").1, 0);
+    assert_eq!(
+        ring.decrypt_with_index(&old_row.data, b"").expect("old").1,
+        1
+    );
+    assert_eq!(
+        ring.decrypt_with_index(&new_row.data, b"").expect("new").1,
+        0
+    );
 }
 
 #[test]
@@ -187,18 +204,26 @@ fn rekey_encrypts_plaintext_rows_and_keeps_aad_and_empty() {
     let row = serde.rekey(&plain).expect("rekey");
     assert_eq!(row.type_tag, "msgpack+aes");
     assert_eq!(
-        serde.clone().with_strict(true).loads_typed(&row.type_tag, &row.data).expect("loads"),
+        serde
+            .clone()
+            .with_strict(true)
+            .loads_typed(&row.type_tag, &row.data)
+            .expect("loads"),
         Value::from("legacy")
     );
     let empty = TypedBytes::new("empty", Vec::new());
     assert_eq!(serde.rekey(&empty).expect("empty"), empty);
 
     let aad = aad::write("t", "", "c", "task", -3, "__interrupt__").expect("aad");
-    let bound = serde.dumps_typed_with_aad(&Value::from(1i64), &aad).expect("dumps");
+    let bound = serde
+        .dumps_typed_with_aad(&Value::from(1i64), &aad)
+        .expect("dumps");
     let again = serde.rekey_with_aad(&bound, &aad).expect("rekey");
     assert_ne!(again.data, bound.data);
     assert_eq!(
-        serde.loads_typed_with_aad(&again.type_tag, &again.data, &aad).expect("loads"),
+        serde
+            .loads_typed_with_aad(&again.type_tag, &again.data, &aad)
+            .expect("loads"),
         Value::from(1i64)
     );
     assert!(serde.rekey(&bound).is_err(), "rekey without the row's AAD");
@@ -245,17 +270,19 @@ fn strict_mode_refuses_plaintext() {
 #[test]
 fn wrappers_compose_by_suffix_from_the_right() {
     let inner: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(JsonPlusSerializer::new()));
-    let serde = EncryptedSerializer::new(
-        KeyRing::new(AesKey::new(KEY_C).expect("key")),
-        inner,
-    );
+    let serde = EncryptedSerializer::new(KeyRing::new(AesKey::new(KEY_C).expect("key")), inner);
     let value = Value::from("y".repeat(2_000));
     let row = serde.dumps_typed(&value).expect("dumps");
     assert_eq!(row.type_tag, "msgpack+zlib+aes");
     assert!(row.data.len() < 200, "compressed before encryption");
-    assert_eq!(serde.loads_typed(&row.type_tag, &row.data).expect("loads"), value);
+    assert_eq!(
+        serde.loads_typed(&row.type_tag, &row.data).expect("loads"),
+        value
+    );
     // Peeling one layer gives the compressed pair.
-    let inner_pair = serde.decrypt_typed(&row.type_tag, &row.data, b"").expect("peel");
+    let inner_pair = serde
+        .decrypt_typed(&row.type_tag, &row.data, b"")
+        .expect("peel");
     assert_eq!(inner_pair.type_tag, "msgpack+zlib");
     assert!(inner_pair.data.starts_with(b"LGZ\x01"));
     // Unknown suffix: a typed error naming it.
@@ -278,11 +305,16 @@ struct XorCipher(&'static str);
 
 impl Cipher for XorCipher {
     fn encrypt(&self, plaintext: &[u8], _aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
-        Ok((self.0.to_owned(), plaintext.iter().map(|b| b ^ 0x5a).collect()))
+        Ok((
+            self.0.to_owned(),
+            plaintext.iter().map(|b| b ^ 0x5a).collect(),
+        ))
     }
     fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
         if name != self.0 {
-            return Err(CryptoError::UnknownCipher { name: name.to_owned() });
+            return Err(CryptoError::UnknownCipher {
+                name: name.to_owned(),
+            });
         }
         Ok(ct.iter().map(|b| b ^ 0x5a).collect())
     }
@@ -293,7 +325,10 @@ fn custom_ciphers_plug_in() {
     let serde = EncryptedSerializer::new(XorCipher("xor"), JsonPlusSerializer::new());
     let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
     assert_eq!(row, TypedBytes::new("msgpack+xor", vec![0x01 ^ 0x5a]));
-    assert_eq!(serde.loads_typed("msgpack+xor", &row.data).expect("loads"), Value::from(1i64));
+    assert_eq!(
+        serde.loads_typed("msgpack+xor", &row.data).expect("loads"),
+        Value::from(1i64)
+    );
     let bad = EncryptedSerializer::new(XorCipher("x+y"), JsonPlusSerializer::new());
     assert!(matches!(
         bad.dumps_typed(&Value::Nil),
@@ -315,13 +350,19 @@ fn env_configuration_and_its_errors() {
     let ring = KeyRing::from_env_vars(vars(&[
         ("LANGGRAPH_AES_KEY", "0123456789abcdef"),
         // base64 of b"a,cdefghijklmnop"
-        ("LANGGRAPH_AES_KEY_PREVIOUS", "langgraph-codec-key-24by,,base64:YSxjZGVmZ2hpamtsbW5vcA=="),
+        (
+            "LANGGRAPH_AES_KEY_PREVIOUS",
+            "langgraph-codec-key-24by,,base64:YSxjZGVmZ2hpamtsbW5vcA==",
+        ),
     ]))
     .expect("ring");
     assert_eq!(ring.key_count(), 3);
     let comma_key = AesCipher::from_key_bytes(b"a,cdefghijklmnop", AesMode::Gcm).expect("key");
     let (name, blob) = comma_key.encrypt(b"x", b"").expect("encrypt");
-    assert_eq!(ring.decrypt_with_index(&blob, b"").expect("decrypt"), (b"x".to_vec(), 2));
+    assert_eq!(
+        ring.decrypt_with_index(&blob, b"").expect("decrypt"),
+        (b"x".to_vec(), 2)
+    );
     assert_eq!(ring.decrypt(&name, &blob, b"").expect("decrypt"), b"x");
     let e = KeyRing::from_env_vars(vars(&[
         ("LANGGRAPH_AES_KEY", "0123456789abcdef"),
@@ -369,20 +410,29 @@ fn debug_output_shows_no_key_material() {
             assert!(!leaks(&out, key), "key material in {out}");
             assert!(!leaks(&out, KEY_A), "key material in {out}");
         }
-        assert!(format!("{cipher:?}").contains("AesKey"), "Debug still says what it is");
+        assert!(
+            format!("{cipher:?}").contains("AesKey"),
+            "Debug still says what it is"
+        );
     }
 }
 
 #[test]
 fn errors_never_contain_plaintext_or_keys() {
     let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
-    let row = serde.dumps_typed(&Value::from("TOP-SECRET-PLAINTEXT")).expect("dumps");
+    let row = serde
+        .dumps_typed(&Value::from("TOP-SECRET-PLAINTEXT"))
+        .expect("dumps");
     let mut bad = row.data.to_vec();
     let last = bad.len() - 1;
     bad[last] ^= 1;
     let errors = [
-        serde.loads_typed(&row.type_tag, &bad).expect_err("tampered"),
-        serde.loads_typed(&row.type_tag, &row.data[..10]).expect_err("truncated"),
+        serde
+            .loads_typed(&row.type_tag, &bad)
+            .expect_err("tampered"),
+        serde
+            .loads_typed(&row.type_tag, &row.data[..10])
+            .expect_err("truncated"),
         EncryptedSerializer::from_aes_key(KEY_B, AesMode::Eax)
             .expect("key")
             .loads_typed(&row.type_tag, &row.data)
@@ -400,9 +450,18 @@ fn error_kinds_are_stable_and_distinct() {
     let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
     let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
     let kind = |r: Result<Value, Error>| r.expect_err("error").kind_name();
-    assert_eq!(kind(serde.loads_typed("msgpack+aes", &row.data[..31])), "ciphertext_truncated");
-    assert_eq!(kind(serde.loads_typed("msgpack+aes", &[0u8; 40])), "authentication_failed");
-    assert_eq!(kind(serde.loads_typed("msgpack+des", &row.data)), "unknown_cipher");
+    assert_eq!(
+        kind(serde.loads_typed("msgpack+aes", &row.data[..31])),
+        "ciphertext_truncated"
+    );
+    assert_eq!(
+        kind(serde.loads_typed("msgpack+aes", &[0u8; 40])),
+        "authentication_failed"
+    );
+    assert_eq!(
+        kind(serde.loads_typed("msgpack+des", &row.data)),
+        "unknown_cipher"
+    );
     assert_eq!(
         kind(serde.with_strict(true).loads_typed("msgpack", b"\x01")),
         "plaintext_refused"

@@ -32,13 +32,18 @@ fn rows() -> Vec<Row> {
     let path = std::env::var("LGCODEC_ENCRYPTED_VECTORS").unwrap_or_else(|_| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/vectors/encrypted.jsonl").to_owned()
     });
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {path}: {e} (generate it with vectors/generate.py)"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("cannot read {path}: {e} (generate it with vectors/generate.py)")
+    });
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(line).expect("json line");
-            let s = |k: &str| v[k].as_str().unwrap_or_else(|| panic!("field {k}")).to_owned();
+            let s = |k: &str| {
+                v[k].as_str()
+                    .unwrap_or_else(|| panic!("field {k}"))
+                    .to_owned()
+            };
             Row {
                 name: s("name"),
                 key: s("key"),
@@ -75,7 +80,12 @@ fn python_encrypted_rows_decrypt_and_decode() {
                 assert_eq!(row.data, row.plain_data, "{}", row.name);
                 continue;
             }
-            assert_eq!(row.type_tag, format!("{}+aes", row.plain_type), "{}", row.name);
+            assert_eq!(
+                row.type_tag,
+                format!("{}+aes", row.plain_type),
+                "{}",
+                row.name
+            );
             let value = serde
                 .loads_typed(&row.type_tag, &row.data)
                 .unwrap_or_else(|e| panic!("{}: loads_typed: {e}", row.name));
