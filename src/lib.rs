@@ -37,7 +37,9 @@
 pub mod error;
 pub mod json;
 pub mod msgpack;
+pub mod records;
 pub mod serializer;
+mod stack;
 pub mod value;
 pub mod view;
 
