@@ -40,7 +40,9 @@ pub mod crypto;
 pub mod error;
 pub mod json;
 pub mod msgpack;
+pub mod records;
 pub mod serializer;
+mod stack;
 pub mod value;
 pub mod view;
 
@@ -48,3 +50,8 @@ pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
 pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
