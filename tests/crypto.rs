@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{
-    aad, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
+    aad, AadSerializer, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
     EncryptedSerializer, KeyRing,
 };
 use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
@@ -120,6 +120,18 @@ fn ciphertext_moved_to_another_row_is_rejected() {
             CryptoError::AuthenticationFailed { .. }
         ));
     }
+    // Through a trait object, as a saver holds it.
+    let shared: Arc<dyn AadSerializer> = Arc::new(serde.clone());
+    let other = aad::blob("thread-2", "", "messages", "2").expect("aad");
+    assert_eq!(
+        shared
+            .loads_typed_with_aad(&row.type_tag, &row.data, &home)
+            .expect("home"),
+        value
+    );
+    assert!(shared
+        .loads_typed_with_aad(&row.type_tag, &row.data, &other)
+        .is_err());
     // Also in GCM mode, and through plain loads_typed (no AAD).
     let gcm = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Gcm).expect("key");
     let row = gcm.dumps_typed_with_aad(&value, &home).expect("dumps");

@@ -228,6 +228,25 @@ fn refused(type_tag: &str) -> Error {
     .into()
 }
 
+/// A [`Serializer`] that can bind rows to associated data, as an object-safe trait, so a
+/// saver holding `Arc<dyn AadSerializer>` can pass each row's canonical AAD
+/// ([`aad`](super::aad)).
+pub trait AadSerializer: Serializer {
+    /// [`dumps_typed`](Serializer::dumps_typed) bound to `aad`.
+    fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes>;
+    /// [`loads_typed`](Serializer::loads_typed) of a row bound to `aad`.
+    fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value>;
+}
+
+impl<S: Serializer> AadSerializer for EncryptedSerializer<S> {
+    fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
+        EncryptedSerializer::dumps_typed_with_aad(self, value, aad)
+    }
+    fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
+        EncryptedSerializer::loads_typed_with_aad(self, type_tag, data, aad)
+    }
+}
+
 impl<S: Serializer> Serializer for EncryptedSerializer<S> {
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
         self.dumps_typed_with_aad(value, b"")

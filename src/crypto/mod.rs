@@ -56,7 +56,7 @@ pub use cipher::Cipher;
 pub use compress::{
     compress, decompress, CompressedSerializer, DEFAULT_MAX_DECOMPRESSED, ZLIB_MARKER, ZLIB_SUFFIX,
 };
-pub use encrypted::EncryptedSerializer;
+pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::CryptoError;
 pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS};
 pub use keyring::KeyRing;
