@@ -232,6 +232,9 @@ pub enum Error {
         /// The kind of value given.
         found: &'static str,
     },
+    /// A typed (serde) value could not be written or read.
+    #[error(transparent)]
+    Typed(#[from] crate::typed::TypedError),
 }
 
 impl Error {
@@ -255,6 +258,7 @@ impl Error {
             Error::UnknownType { .. } => "unknown_type",
             Error::Pickle => "pickle",
             Error::TagMismatch { .. } => "tag_mismatch",
+            Error::Typed(e) => e.kind_name(),
         }
     }
 }

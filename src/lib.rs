@@ -9,6 +9,7 @@
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
 //! - [`json`] and [`view`]: `json`-tagged rows, and the lossless JSON view for people.
 //! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
+//! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types.
 //!
 //! ```
 //! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
@@ -38,9 +39,10 @@ pub mod error;
 pub mod json;
 pub mod msgpack;
 pub mod serializer;
+pub mod typed;
 pub mod value;
 pub mod view;
 
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
 pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
