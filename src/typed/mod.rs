@@ -168,7 +168,6 @@ pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
         tags::BYTES | tags::BYTEARRAY => {
             let mut buf = Vec::with_capacity(data.len() + 5);
             crate::msgpack::write_bin(&mut buf, data)?;
-            buf.extend_from_slice(data);
             from_slice(&buf)
         }
         tags::PICKLE => Err(Error::Pickle),

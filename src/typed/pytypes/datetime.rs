@@ -753,9 +753,11 @@ impl FromStr for DateTime {
                 .and_then(|r| r.chars().next())
                 .map_or(1, char::len_utf8);
             hh = c.digits(2).ok_or_else(bad)?;
-            if c.eat(b':') {
+            let colon = c.eat(b':');
+            let digit = |c: &Cursor<'_>| c.peek().is_some_and(|b| b.is_ascii_digit());
+            if colon || digit(&c) {
                 mi = c.digits(2).ok_or_else(bad)?;
-                if c.eat(b':') {
+                if (colon && c.eat(b':')) || (!colon && digit(&c)) {
                     ss = c.digits(2).ok_or_else(bad)?;
                     us = c.fraction().ok_or_else(bad)?;
                 }
