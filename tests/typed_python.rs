@@ -49,7 +49,7 @@ fn scalars_and_top_level_tags() {
         (1i64, "a".to_owned(), None::<i64>, 2.5f64, true),
     );
     check("tuple_empty", Vec::<i64>::new());
-    check("array_len_16", (0..16).collect::<Vec<i64>>());
+    check("array_len_16", vec![0i64; 16]);
     check("map_empty", OrderedMap::<String, i64>(vec![]));
 }
 
