@@ -242,15 +242,7 @@ impl Error {
     /// (the CLI's `{"error": {"kind": …}}`).
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Error::Decode(e) => match e.kind() {
-                DecodeErrorKind::Truncated => "truncated",
-                DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
-                DecodeErrorKind::ReservedByte(_) => "reserved_byte",
-                DecodeErrorKind::TrailingBytes { .. } => "trailing_bytes",
-                DecodeErrorKind::LengthExceedsInput { .. } => "length_exceeds_input",
-                DecodeErrorKind::DepthLimit { .. } => "depth_limit",
-                DecodeErrorKind::NonCanonical { .. } => "non_canonical",
-            },
+            Error::Decode(e) => decode_kind_name(e.kind()),
             Error::Encode(EncodeError::DepthLimit { .. }) => "depth_limit",
             Error::Encode(EncodeError::TooLong { .. }) => "too_long",
             Error::Json(_) => "invalid_json",
@@ -260,6 +252,19 @@ impl Error {
             Error::TagMismatch { .. } => "tag_mismatch",
             Error::Typed(e) => e.kind_name(),
         }
+    }
+}
+
+/// The stable name of a decode error kind.
+pub(crate) fn decode_kind_name(kind: &DecodeErrorKind) -> &'static str {
+    match kind {
+        DecodeErrorKind::Truncated => "truncated",
+        DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
+        DecodeErrorKind::ReservedByte(_) => "reserved_byte",
+        DecodeErrorKind::TrailingBytes { .. } => "trailing_bytes",
+        DecodeErrorKind::LengthExceedsInput { .. } => "length_exceeds_input",
+        DecodeErrorKind::DepthLimit { .. } => "depth_limit",
+        DecodeErrorKind::NonCanonical { .. } => "non_canonical",
     }
 }
 

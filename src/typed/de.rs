@@ -18,6 +18,22 @@ use crate::msgpack::DEFAULT_MAX_DEPTH;
 
 type Result<T, E = TypedError> = std::result::Result<T, E>;
 
+/// One item header.
+enum Head<'de> {
+    Nil,
+    Bool(bool),
+    U(u64),
+    I(i64),
+    F32(f32),
+    F64(f64),
+    Str(&'de str),
+    Bin(&'de [u8]),
+    Array(usize),
+    Map(usize),
+    /// The whole ext item.
+    Ext(&'de [u8]),
+}
+
 /// Reads msgpack from a byte slice. Use [`from_slice`](super::from_slice).
 pub(crate) struct De<'de> {
     input: &'de [u8],
@@ -329,6 +345,79 @@ impl<'de> De<'de> {
         }
     }
 
+    /// Reads the next item's header (and its bytes, for scalars) without calling a
+    /// visitor. Kept apart from `deserialize_any` so the generic, recursive frames stay
+    /// small.
+    fn read_head(&mut self) -> Result<Head<'de>> {
+        let at = self.pos;
+        let marker = Marker::from_u8(self.u8()?);
+        Ok(match marker {
+            Marker::Null => Head::Nil,
+            Marker::True => Head::Bool(true),
+            Marker::False => Head::Bool(false),
+            Marker::FixPos(n) => Head::U(u64::from(n)),
+            Marker::FixNeg(n) => Head::I(i64::from(n)),
+            Marker::U8 => Head::U(u64::from(self.u8()?)),
+            Marker::U16 => Head::U(u64::from(self.u16()?)),
+            Marker::U32 => Head::U(u64::from(self.u32()?)),
+            Marker::U64 => Head::U(u64::from_be_bytes(self.take_n()?)),
+            Marker::I8 => Head::I(i64::from(i8::from_be_bytes(self.take_n()?))),
+            Marker::I16 => Head::I(i64::from(i16::from_be_bytes(self.take_n()?))),
+            Marker::I32 => Head::I(i64::from(i32::from_be_bytes(self.take_n()?))),
+            Marker::I64 => Head::I(i64::from_be_bytes(self.take_n()?)),
+            Marker::F32 => Head::F32(f32::from_bits(self.u32()?)),
+            Marker::F64 => Head::F64(f64::from_bits(u64::from_be_bytes(self.take_n()?))),
+            Marker::FixStr(n) => Head::Str(self.read_str(usize::from(n), at)?),
+            Marker::Str8 => {
+                let n = usize::from(self.u8()?);
+                Head::Str(self.read_str(n, at)?)
+            }
+            Marker::Str16 => {
+                let n = usize::from(self.u16()?);
+                Head::Str(self.read_str(n, at)?)
+            }
+            Marker::Str32 => {
+                let n = self.u32()? as usize;
+                Head::Str(self.read_str(n, at)?)
+            }
+            Marker::Bin8 => {
+                let n = usize::from(self.u8()?);
+                Head::Bin(self.take(n)?)
+            }
+            Marker::Bin16 => {
+                let n = usize::from(self.u16()?);
+                Head::Bin(self.take(n)?)
+            }
+            Marker::Bin32 => {
+                let n = self.u32()? as usize;
+                Head::Bin(self.take(n)?)
+            }
+            Marker::FixArray(n) => Head::Array(usize::from(n)),
+            Marker::Array16 => Head::Array(usize::from(self.u16()?)),
+            Marker::Array32 => Head::Array(self.u32()? as usize),
+            Marker::FixMap(n) => Head::Map(usize::from(n)),
+            Marker::Map16 => Head::Map(usize::from(self.u16()?)),
+            Marker::Map32 => Head::Map(self.u32()? as usize),
+            Marker::FixExt1
+            | Marker::FixExt2
+            | Marker::FixExt4
+            | Marker::FixExt8
+            | Marker::FixExt16
+            | Marker::Ext8
+            | Marker::Ext16
+            | Marker::Ext32 => {
+                self.pos = at;
+                Head::Ext(self.item_slice()?)
+            }
+            Marker::Reserved => {
+                return Err(TypedError::from(DecodeError::new(
+                    DecodeErrorKind::ReservedByte(0xc1),
+                    at,
+                )))
+            }
+        })
+    }
+
     /// `EXT_MARKER`: presents the next ext as the pair `(code, payload)`, the payload
     /// read by a nested deserializer that must consume it exactly.
     fn visit_ext<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
@@ -369,96 +458,21 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let at = self.pos;
-        let marker = Marker::from_u8(self.u8()?);
-        let r = match marker {
-            Marker::Null => visitor.visit_unit(),
-            Marker::True => visitor.visit_bool(true),
-            Marker::False => visitor.visit_bool(false),
-            Marker::FixPos(n) => visitor.visit_u64(u64::from(n)),
-            Marker::FixNeg(n) => visitor.visit_i64(i64::from(n)),
-            Marker::U8 => {
-                let n = self.u8()?;
-                visitor.visit_u64(u64::from(n))
-            }
-            Marker::U16 => {
-                let n = self.u16()?;
-                visitor.visit_u64(u64::from(n))
-            }
-            Marker::U32 => {
-                let n = self.u32()?;
-                visitor.visit_u64(u64::from(n))
-            }
-            Marker::U64 => visitor.visit_u64(u64::from_be_bytes(self.take_n()?)),
-            Marker::I8 => visitor.visit_i64(i64::from(i8::from_be_bytes(self.take_n()?))),
-            Marker::I16 => visitor.visit_i64(i64::from(i16::from_be_bytes(self.take_n()?))),
-            Marker::I32 => visitor.visit_i64(i64::from(i32::from_be_bytes(self.take_n()?))),
-            Marker::I64 => visitor.visit_i64(i64::from_be_bytes(self.take_n()?)),
-            Marker::F32 => visitor.visit_f32(f32::from_bits(self.u32()?)),
-            Marker::F64 => visitor.visit_f64(f64::from_bits(u64::from_be_bytes(self.take_n()?))),
-            Marker::FixStr(n) => visitor.visit_borrowed_str(self.read_str(usize::from(n), at)?),
-            Marker::Str8 => {
-                let n = usize::from(self.u8()?);
-                visitor.visit_borrowed_str(self.read_str(n, at)?)
-            }
-            Marker::Str16 => {
-                let n = usize::from(self.u16()?);
-                visitor.visit_borrowed_str(self.read_str(n, at)?)
-            }
-            Marker::Str32 => {
-                let n = self.u32()? as usize;
-                visitor.visit_borrowed_str(self.read_str(n, at)?)
-            }
-            Marker::Bin8 => {
-                let n = usize::from(self.u8()?);
-                visitor.visit_borrowed_bytes(self.take(n)?)
-            }
-            Marker::Bin16 => {
-                let n = usize::from(self.u16()?);
-                visitor.visit_borrowed_bytes(self.take(n)?)
-            }
-            Marker::Bin32 => {
-                let n = self.u32()? as usize;
-                visitor.visit_borrowed_bytes(self.take(n)?)
-            }
-            Marker::FixArray(n) => self.visit_array(usize::from(n), at, visitor),
-            Marker::Array16 => {
-                let n = usize::from(self.u16()?);
-                self.visit_array(n, at, visitor)
-            }
-            Marker::Array32 => {
-                let n = self.u32()? as usize;
-                self.visit_array(n, at, visitor)
-            }
-            Marker::FixMap(n) => self.visit_map_n(usize::from(n), at, visitor),
-            Marker::Map16 => {
-                let n = usize::from(self.u16()?);
-                self.visit_map_n(n, at, visitor)
-            }
-            Marker::Map32 => {
-                let n = self.u32()? as usize;
-                self.visit_map_n(n, at, visitor)
-            }
-            Marker::FixExt1
-            | Marker::FixExt2
-            | Marker::FixExt4
-            | Marker::FixExt8
-            | Marker::FixExt16
-            | Marker::Ext8
-            | Marker::Ext16
-            | Marker::Ext32 => {
-                // Without a type that reads it, an ext is handed on as its raw bytes
-                // under the private raw marker, which `Value` and the Python types
-                // recognise (also after serde buffered it, as for `flatten`).
-                self.pos = at;
-                let item = self.item_slice()?;
-                visitor.visit_map(RawItemMap { item: Some(item) })
-            }
-            Marker::Reserved => {
-                return Err(TypedError::from(DecodeError::new(
-                    DecodeErrorKind::ReservedByte(0xc1),
-                    at,
-                )))
-            }
+        let r = match self.read_head()? {
+            Head::Nil => visitor.visit_unit(),
+            Head::Bool(b) => visitor.visit_bool(b),
+            Head::U(n) => visitor.visit_u64(n),
+            Head::I(n) => visitor.visit_i64(n),
+            Head::F32(f) => visitor.visit_f32(f),
+            Head::F64(f) => visitor.visit_f64(f),
+            Head::Str(s) => visitor.visit_borrowed_str(s),
+            Head::Bin(b) => visitor.visit_borrowed_bytes(b),
+            Head::Array(n) => self.visit_array(n, at, visitor),
+            Head::Map(n) => self.visit_map_n(n, at, visitor),
+            // Without a type that reads it, an ext is handed on as its raw bytes under
+            // the private raw marker, which `Value` and the Python types recognise (also
+            // after serde buffered it, as for `flatten`).
+            Head::Ext(item) => visitor.visit_map(RawItemMap { item: Some(item) }),
         };
         r.map_err(|e| e.at(at))
     }

@@ -18,6 +18,9 @@ pub enum TypedErrorKind {
     Unrepresentable,
     /// The msgpack bytes themselves were malformed.
     Decode(DecodeError),
+    /// The value nests deeper than msgpack readers accept (1,024 levels); no fallback
+    /// is tried (Python could not read it back either).
+    DepthLimit,
 }
 
 /// A typed value could not be written or read: what, and where (a byte offset into the
@@ -73,13 +76,15 @@ impl TypedError {
         matches!(self.kind, TypedErrorKind::Unrepresentable)
     }
 
-    /// A stable snake_case name of the kind.
+    /// A stable snake_case name of the kind (for malformed msgpack, the same names as
+    /// [`Error::kind_name`](crate::Error::kind_name) gives decode errors).
     pub fn kind_name(&self) -> &'static str {
-        match self.kind {
+        match &self.kind {
             TypedErrorKind::Message => "typed",
             TypedErrorKind::ClassMismatch => "class_mismatch",
             TypedErrorKind::Unrepresentable => "unrepresentable",
-            TypedErrorKind::Decode(_) => "typed_decode",
+            TypedErrorKind::Decode(e) => crate::error::decode_kind_name(e.kind()),
+            TypedErrorKind::DepthLimit => "depth_limit",
         }
     }
 }
@@ -113,12 +118,28 @@ impl From<DecodeError> for TypedError {
 
 impl From<EncodeError> for TypedError {
     fn from(e: EncodeError) -> Self {
-        TypedError::unrepresentable(e.to_string())
+        match e {
+            EncodeError::DepthLimit { .. } => {
+                TypedError::new(TypedErrorKind::DepthLimit, e.to_string())
+            }
+            _ => TypedError::unrepresentable(e.to_string()),
+        }
     }
 }
 
+/// The start of every depth-limit message ([`EncodeError`]'s and the serializer's).
+pub(crate) const DEPTH_PREFIX: &str = "value nests deeper than ";
+
+/// The prefix of messages saying msgpack cannot hold a value; such errors keep the
+/// [`TypedErrorKind::Unrepresentable`] kind through serde's `custom` errors.
+pub(crate) const UNREPRESENTABLE_PREFIX: &str = "msgpack cannot hold this value: ";
+
 fn classify(message: String) -> TypedError {
-    if message.starts_with(CLASS_MISMATCH_PREFIX) {
+    if message.starts_with(DEPTH_PREFIX) || message.starts_with("msgpack nesting deeper than") {
+        TypedError::new(TypedErrorKind::DepthLimit, message)
+    } else if message.starts_with(UNREPRESENTABLE_PREFIX) {
+        TypedError::unrepresentable(message)
+    } else if message.starts_with(CLASS_MISMATCH_PREFIX) {
         TypedError::new(TypedErrorKind::ClassMismatch, message)
     } else {
         TypedError::msg(message)

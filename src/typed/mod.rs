@@ -60,7 +60,6 @@ pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::error::{Error, Result};
-use crate::msgpack::DEFAULT_MAX_DEPTH;
 use crate::serializer::{tags, Serializer, TypedBytes};
 
 /// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
@@ -82,16 +81,27 @@ pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
 /// ```
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(128);
+    let _active = ser::ActiveGuard::new();
     value.serialize(&mut ser::Ser::new(&mut out))?;
     Ok(out)
 }
 
-/// Decodes one msgpack document into a `T`; trailing bytes are an error.
+/// How deep serde may recurse while reading typed values: 512 levels of arrays, maps
+/// and envelopes read through `Deserialize` impls (ormsgpack writes at most 255, so
+/// nothing Python writes is refused). [`Value`](crate::Value) parts are decoded without
+/// recursion and follow the msgpack limit of 1,024 levels. The lower bound for
+/// recursive paths keeps hostile input from exhausting a 2 MiB thread stack even in
+/// debug builds (serde's buffering for `flatten` and untagged enums is heavy there).
+pub const DEFAULT_TYPED_DEPTH: usize = 512;
+
+/// Decodes one msgpack document into a `T`; trailing bytes are an error. Nesting
+/// deeper than [`DEFAULT_TYPED_DEPTH`] fails with a depth-limit error.
 pub fn from_slice<T: DeserializeOwned>(data: &[u8]) -> Result<T> {
-    from_slice_with_depth(data, DEFAULT_MAX_DEPTH)
+    from_slice_with_depth(data, DEFAULT_TYPED_DEPTH)
 }
 
-/// Like [`from_slice`] with another nesting limit.
+/// Like [`from_slice`] with another nesting limit (at most 1,024 is honoured for
+/// [`Value`](crate::Value) parts, which the msgpack decoder reads).
 pub fn from_slice_with_depth<T: DeserializeOwned>(data: &[u8], max_depth: usize) -> Result<T> {
     let mut de = de::De::new(data, max_depth);
     let value = T::deserialize(&mut de)?;

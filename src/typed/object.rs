@@ -16,7 +16,6 @@ use serde::ser::{Serialize, SerializeTuple, Serializer};
 use super::de::{ByteVec, De};
 use super::error::CLASS_MISMATCH_PREFIX;
 use super::{EXT_MARKER, RAW_MARKER};
-use crate::msgpack::DEFAULT_MAX_DEPTH;
 use crate::value::ObjectKind;
 
 struct ExtPair<'a, P: ?Sized> {
@@ -151,7 +150,7 @@ impl<'de, R: ExtRead> Visitor<'de> for ExtVisitor<R> {
             )));
         }
         let raw: ByteVec<'_> = map.next_value()?;
-        let mut sub = De::new(&raw.0, DEFAULT_MAX_DEPTH);
+        let mut sub = De::new(&raw.0, super::DEFAULT_TYPED_DEPTH);
         let out = sub
             .deserialize_newtype_struct(EXT_MARKER, self)
             .map_err(de::Error::custom)?;

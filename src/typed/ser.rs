@@ -24,6 +24,34 @@ pub(crate) struct Ser<'a> {
     depth: usize,
 }
 
+thread_local! {
+    /// How many of this crate's serializers are running on this thread. While one is,
+    /// `Value` serializes as its msgpack bytes (encoded by the crate's own encoder), so
+    /// deep untyped parts cost no serde recursion.
+    static ACTIVE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// `true` while this crate's serializer runs on this thread.
+pub(crate) fn active() -> bool {
+    ACTIVE.with(|a| a.get() > 0)
+}
+
+/// Marks this crate's serializer as running for the guard's lifetime.
+pub(crate) struct ActiveGuard;
+
+impl ActiveGuard {
+    pub(crate) fn new() -> Self {
+        ACTIVE.with(|a| a.set(a.get().saturating_add(1)));
+        ActiveGuard
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| a.set(a.get().saturating_sub(1)));
+    }
+}
+
 impl<'a> Ser<'a> {
     pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
         Ser { out, depth: 0 }
@@ -31,9 +59,9 @@ impl<'a> Ser<'a> {
 
     fn enter(&mut self) -> Result<()> {
         if self.depth >= DEFAULT_MAX_DEPTH {
-            return Err(TypedError::unrepresentable(format!(
-                "value nests deeper than {DEFAULT_MAX_DEPTH} levels"
-            )));
+            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+                limit: DEFAULT_MAX_DEPTH,
+            }));
         }
         self.depth += 1;
         Ok(())

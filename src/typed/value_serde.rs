@@ -4,7 +4,9 @@
 //! byte, extension values included: they travel as their raw msgpack bytes under a
 //! private marker that only this crate recognises. Through other serde formats (e.g.
 //! `serde_json`) plain values map naturally; extension values become their msgpack
-//! bytes.
+//! bytes. (While this crate's serializer runs on a thread, a `Value` array or map is
+//! handed over as its encoded bytes too; a foreign serializer called from inside a
+//! `Serialize` impl during that time would see bytes.)
 
 use std::fmt;
 
@@ -12,8 +14,9 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::de::ByteVec;
+use super::error::UNREPRESENTABLE_PREFIX;
 use super::{RAW_MARKER, VALUE_MARKER};
-use crate::msgpack;
+use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
 use crate::value::{Int, Value};
 
 /// Raw msgpack bytes of one item, serialized as bytes.
@@ -27,6 +30,20 @@ impl Serialize for RawBytes<'_> {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if super::ser::active() && matches!(self, Value::Array(_) | Value::Map(_)) {
+            // Inside this crate's serializer: hand over the encoded bytes. Measure the
+            // nesting first, without recursion, so hostile depth fails before any
+            // recursive encoding starts.
+            if nesting(self) > DEFAULT_MAX_DEPTH {
+                return Err(serde::ser::Error::custom(
+                    crate::error::EncodeError::DepthLimit {
+                        limit: DEFAULT_MAX_DEPTH,
+                    },
+                ));
+            }
+            let bytes = msgpack::encode(self).map_err(encode_error)?;
+            return s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes));
+        }
         match self {
             Value::Nil => s.serialize_unit(),
             Value::Bool(b) => s.serialize_bool(*b),
@@ -56,10 +73,39 @@ impl Serialize for Value {
             | Value::NdArray(_)
             | Value::DeltaSnapshot(_)
             | Value::Ext(_) => {
-                let bytes = msgpack::encode(self).map_err(serde::ser::Error::custom)?;
+                let bytes = msgpack::encode(self).map_err(encode_error)?;
                 s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
             }
         }
+    }
+}
+
+/// How deeply `v` nests (containers and extension payloads), measured iteratively.
+fn nesting(v: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        max = max.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Map(entries) => {
+                for (k, val) in entries {
+                    stack.push((k, d + 1));
+                    stack.push((val, d + 1));
+                }
+            }
+            Value::Object(o) => stack.push((&o.arg, d + 2)),
+            Value::DeltaSnapshot(inner) => stack.push((inner, d + 1)),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
+    match e {
+        crate::error::EncodeError::DepthLimit { .. } => E::custom(e),
+        _ => E::custom(format!("{UNREPRESENTABLE_PREFIX}{e}")),
     }
 }
 
