@@ -235,6 +235,9 @@ pub enum Error {
     /// Encryption, decryption, key configuration or compression failed.
     #[error(transparent)]
     Crypto(#[from] crate::crypto::CryptoError),
+    /// A typed (serde) value could not be written or read.
+    #[error(transparent)]
+    Typed(#[from] crate::typed::TypedError),
 }
 
 impl Error {
@@ -242,15 +245,7 @@ impl Error {
     /// (the CLI's `{"error": {"kind": …}}`).
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Error::Decode(e) => match e.kind() {
-                DecodeErrorKind::Truncated => "truncated",
-                DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
-                DecodeErrorKind::ReservedByte(_) => "reserved_byte",
-                DecodeErrorKind::TrailingBytes { .. } => "trailing_bytes",
-                DecodeErrorKind::LengthExceedsInput { .. } => "length_exceeds_input",
-                DecodeErrorKind::DepthLimit { .. } => "depth_limit",
-                DecodeErrorKind::NonCanonical { .. } => "non_canonical",
-            },
+            Error::Decode(e) => decode_kind_name(e.kind()),
             Error::Encode(EncodeError::DepthLimit { .. }) => "depth_limit",
             Error::Encode(EncodeError::TooLong { .. }) => "too_long",
             Error::Json(_) => "invalid_json",
@@ -259,7 +254,21 @@ impl Error {
             Error::Pickle => "pickle",
             Error::TagMismatch { .. } => "tag_mismatch",
             Error::Crypto(e) => e.kind_name(),
+            Error::Typed(e) => e.kind_name(),
         }
+    }
+}
+
+/// The stable name of a decode error kind.
+pub(crate) fn decode_kind_name(kind: &DecodeErrorKind) -> &'static str {
+    match kind {
+        DecodeErrorKind::Truncated => "truncated",
+        DecodeErrorKind::InvalidUtf8 => "invalid_utf8",
+        DecodeErrorKind::ReservedByte(_) => "reserved_byte",
+        DecodeErrorKind::TrailingBytes { .. } => "trailing_bytes",
+        DecodeErrorKind::LengthExceedsInput { .. } => "length_exceeds_input",
+        DecodeErrorKind::DepthLimit { .. } => "depth_limit",
+        DecodeErrorKind::NonCanonical { .. } => "non_canonical",
     }
 }
 

@@ -11,6 +11,7 @@
 //! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
 //!   associated data) and the `+zlib` compression wrapper.
+//! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types.
 //!
 //! ```
 //! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
@@ -43,12 +44,13 @@ pub mod msgpack;
 pub mod records;
 pub mod serializer;
 mod stack;
+pub mod typed;
 pub mod value;
 pub mod view;
 
 pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
 pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
 
 /// The README's examples, compiled and run as doctests so they stay true.

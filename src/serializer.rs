@@ -1,6 +1,7 @@
 //! The `(type, bytes)` protocol every checkpoint row goes through, and
 //! [`JsonPlusSerializer`], Python's default implementation of it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -57,6 +58,68 @@ pub trait Serializer: Send + Sync + fmt::Debug {
 
     /// Reads a `(type, bytes)` pair back.
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
+
+    /// Hook for the typed layer ([`TypedSerializerExt`](crate::typed::TypedSerializerExt)):
+    /// finishes a pair that was serialized exactly as [`JsonPlusSerializer`] would
+    /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`).
+    ///
+    /// [`JsonPlusSerializer`] returns it unchanged. A wrapper (encryption, compression)
+    /// should pass it to its inner serializer's `wrap_serialized` and then transform
+    /// the result as its `dumps_typed` does. The default goes through [`Value`]
+    /// (`msgpack` bytes are decoded and given to [`dumps_typed`](Self::dumps_typed)),
+    /// which is correct for any serializer but slower; other tags are refused.
+    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+        let value = match raw.type_tag.as_str() {
+            tags::NULL => Value::Nil,
+            tags::BYTES | tags::BYTEARRAY => Value::Bin(raw.data),
+            tags::MSGPACK => msgpack::decode_bytes(&raw.data)?,
+            other => {
+                return Err(Error::TagMismatch {
+                    tag: other.to_owned(),
+                    found: "typed fallback row (this serializer has no wrap_serialized hook)",
+                })
+            }
+        };
+        self.dumps_typed(&value)
+    }
+
+    /// Hook for the typed layer: the inverse of [`wrap_serialized`](Self::wrap_serialized),
+    /// giving back a pair as [`JsonPlusSerializer`] would have written it.
+    /// [`JsonPlusSerializer`] returns it unchanged (borrowed). The default reads a
+    /// [`Value`] with [`loads_typed`](Self::loads_typed) and encodes it again.
+    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+        let value = self.loads_typed(type_tag, data)?;
+        let typed = JsonPlusSerializer::new().dumps_typed(&value)?;
+        Ok(TypedSlice {
+            type_tag: Cow::Owned(typed.type_tag),
+            data: Cow::Owned(typed.data.to_vec()),
+        })
+    }
+}
+
+/// A `(type, bytes)` pair that may borrow its parts (see
+/// [`Serializer::unwrap_serialized`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TypedSlice<'a> {
+    /// The type tag.
+    pub type_tag: Cow<'a, str>,
+    /// The bytes.
+    pub data: Cow<'a, [u8]>,
+}
+
+macro_rules! forward_typed_hooks {
+    () => {
+        fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+            (**self).wrap_serialized(raw)
+        }
+        fn unwrap_serialized<'a>(
+            &self,
+            type_tag: &'a str,
+            data: &'a [u8],
+        ) -> Result<TypedSlice<'a>> {
+            (**self).unwrap_serialized(type_tag, data)
+        }
+    };
 }
 
 impl<S: Serializer + ?Sized> Serializer for Arc<S> {
@@ -66,6 +129,7 @@ impl<S: Serializer + ?Sized> Serializer for Arc<S> {
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         (**self).loads_typed(type_tag, data)
     }
+    forward_typed_hooks!();
 }
 
 impl<S: Serializer + ?Sized> Serializer for Box<S> {
@@ -75,6 +139,7 @@ impl<S: Serializer + ?Sized> Serializer for Box<S> {
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         (**self).loads_typed(type_tag, data)
     }
+    forward_typed_hooks!();
 }
 
 impl<S: Serializer + ?Sized> Serializer for &S {
@@ -84,6 +149,7 @@ impl<S: Serializer + ?Sized> Serializer for &S {
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         (**self).loads_typed(type_tag, data)
     }
+    forward_typed_hooks!();
 }
 
 /// Python's `JsonPlusSerializer`, byte for byte.
@@ -196,6 +262,17 @@ impl Serializer for JsonPlusSerializer {
                 tag: other.to_owned(),
             }),
         }
+    }
+
+    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+        Ok(raw)
+    }
+
+    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+        Ok(TypedSlice {
+            type_tag: Cow::Borrowed(type_tag),
+            data: Cow::Borrowed(data),
+        })
     }
 }
 

@@ -10,7 +10,9 @@ use flate2::Compression;
 
 use super::CryptoError;
 use crate::error::Result;
-use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
+use std::borrow::Cow;
+
+use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
 use crate::value::Value;
 
 /// The tag suffix of compressed rows.
@@ -94,6 +96,31 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
                 self.inner.loads_typed(inner_tag, &plain)
             }
             None => self.inner.loads_typed(type_tag, data),
+        }
+    }
+
+    /// Typed (serde) values: the inner serializer's pair, then compressed.
+    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+        let plain = self.inner.wrap_serialized(raw)?;
+        let data = compress(&plain.data, self.level)?;
+        Ok(TypedBytes::new(
+            format!("{}{ZLIB_SUFFIX}", plain.type_tag),
+            data,
+        ))
+    }
+
+    /// Typed (serde) values: inflated, then handed to the inner serializer.
+    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+        match type_tag.strip_suffix(ZLIB_SUFFIX) {
+            Some(inner_tag) => {
+                let plain = decompress(data, self.max_decompressed)?;
+                let inner = self.inner.unwrap_serialized(inner_tag, &plain)?;
+                Ok(TypedSlice {
+                    type_tag: Cow::Owned(inner.type_tag.into_owned()),
+                    data: Cow::Owned(inner.data.into_owned()),
+                })
+            }
+            None => self.inner.unwrap_serialized(type_tag, data),
         }
     }
 }

@@ -8,7 +8,9 @@ use zeroize::Zeroizing;
 use super::aes::AesMode;
 use super::{Cipher, CryptoError, KeyRing};
 use crate::error::{Error, Result};
-use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+use std::borrow::Cow;
+
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
 use crate::value::Value;
 
 /// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
@@ -254,5 +256,21 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
 
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         self.loads_typed_with_aad(type_tag, data, b"")
+    }
+
+    /// Typed (serde) values: the inner serializer's pair, then encrypted.
+    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+        let inner = self.inner.wrap_serialized(raw)?;
+        self.encrypt_typed(&inner, b"")
+    }
+
+    /// Typed (serde) values: decrypted, then handed to the inner serializer.
+    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+        let plain = self.decrypt_typed(type_tag, data, b"")?;
+        let inner = self.inner.unwrap_serialized(&plain.type_tag, &plain.data)?;
+        Ok(TypedSlice {
+            type_tag: Cow::Owned(inner.type_tag.into_owned()),
+            data: Cow::Owned(inner.data.into_owned()),
+        })
     }
 }

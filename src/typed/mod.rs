@@ -1,0 +1,231 @@
+//! The typed layer: Rust types ⇄ checkpoint bytes through serde, byte-identical to
+//! Python.
+//!
+//! [`to_vec`] and [`from_slice`] go straight between Rust values and ormsgpack bytes —
+//! no [`Value`](crate::Value) tree in between. [`TypedSerializerExt`] puts the same on
+//! every [`Serializer`]: `dumps_typed_value(&T)` and `loads_typed_value::<T>(tag, data)`
+//! with Python's tag rules (`None` → `("null", b"")`, top-level bytes →
+//! `("bytes", …)`, else `"msgpack"`), and a [`FallbackCodec`] for values msgpack cannot
+//! hold.
+//!
+//! Mapping: structs are maps with their field names in declaration order, `None` is
+//! nil, `serialize_bytes` (e.g. `serde_bytes`) is bin, tuples and sequences are arrays,
+//! map keys keep their types. [`Value`](crate::Value) implements `Serialize` and
+//! `Deserialize`, so a typed struct can hold untyped parts and keep unknown Python
+//! objects byte for byte. [`pytypes`] has the Python types with their exact envelopes:
+//! datetimes, UUIDs, decimals, sets, paths, enums, LangGraph's `Send`, `Interrupt`,
+//! `Command`, the delta snapshot, LangChain messages, and wrappers for your own
+//! pydantic models, dataclasses and namedtuples.
+//!
+//! ```
+//! use langgraph_codec::typed::pytypes::{AnyMessage, DateTime, HumanMessage, AiMessage};
+//! use langgraph_codec::typed::TypedSerializerExt;
+//! use langgraph_codec::JsonPlusSerializer;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct State {
+//!     messages: Vec<AnyMessage>,
+//!     started: DateTime,
+//! }
+//!
+//! let state = State {
+//!     messages: vec![
+//!         HumanMessage::new("hi").with_id("h1").into(),
+//!         AiMessage::new("hello!").with_id("a1").into(),
+//!     ],
+//!     started: "2024-06-01T12:00:00+02:00".parse()?,
+//! };
+//! let serde = JsonPlusSerializer::new();
+//! let typed = serde.dumps_typed_value(&state)?;
+//! assert_eq!(typed.type_tag, "msgpack");
+//! let back: State = serde.loads_typed_value(&typed.type_tag, &typed.data)?;
+//! assert_eq!(back, state);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod de;
+mod error;
+mod fallback;
+mod object;
+pub mod pytypes;
+mod ser;
+mod value_serde;
+
+use bytes::Bytes;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use error::{TypedError, TypedErrorKind};
+pub use fallback::{FallbackCodec, JsonFallback};
+
+use crate::error::{Error, Result};
+use crate::serializer::{tags, Serializer, TypedBytes};
+
+/// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
+pub(crate) const EXT_MARKER: &str = "$langgraph_codec::Ext";
+/// Newtype-struct name: the content is the bytes of one complete msgpack item.
+pub(crate) const RAW_MARKER: &str = "$langgraph_codec::Raw";
+/// Newtype-struct name asked for by `Value`'s `Deserialize`.
+pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
+
+/// Encodes `value` as msgpack, exactly as ormsgpack would encode the equivalent Python
+/// value.
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Point { x: i32, y: Option<i32> }
+/// let bytes = langgraph_codec::typed::to_vec(&Point { x: 1, y: None })?;
+/// assert_eq!(bytes, b"\x82\xa1x\x01\xa1y\xc0");
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(128);
+    let _active = ser::ActiveGuard::new();
+    value.serialize(&mut ser::Ser::new(&mut out))?;
+    Ok(out)
+}
+
+/// How deep serde may recurse while reading typed values: 512 levels of arrays, maps
+/// and envelopes read through `Deserialize` impls (ormsgpack writes at most 255, so
+/// nothing Python writes is refused). [`Value`](crate::Value) parts are decoded without
+/// recursion and follow the msgpack limit of 1,024 levels. The lower bound for
+/// recursive paths keeps hostile input from exhausting a 2 MiB thread stack even in
+/// debug builds (serde's buffering for `flatten` and untagged enums is heavy there).
+pub const DEFAULT_TYPED_DEPTH: usize = 512;
+
+/// Decodes one msgpack document into a `T`; trailing bytes are an error. Nesting
+/// deeper than [`DEFAULT_TYPED_DEPTH`] fails with a depth-limit error.
+pub fn from_slice<T: DeserializeOwned>(data: &[u8]) -> Result<T> {
+    from_slice_with_depth(data, DEFAULT_TYPED_DEPTH)
+}
+
+/// Like [`from_slice`] with another nesting limit (at most 1,024 is honoured for
+/// [`Value`](crate::Value) parts, which the msgpack decoder reads).
+pub fn from_slice_with_depth<T: DeserializeOwned>(data: &[u8], max_depth: usize) -> Result<T> {
+    let mut de = de::De::new(data, max_depth);
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Converts a typed value to a [`Value`](crate::Value) (through its msgpack bytes).
+pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<crate::Value> {
+    Ok(crate::msgpack::decode(&to_vec(value)?)?)
+}
+
+/// Converts a [`Value`](crate::Value) to a typed value (through its msgpack bytes).
+pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
+    from_slice(&crate::msgpack::encode(value)?)
+}
+
+/// Serializes `value` as Python's `JsonPlusSerializer.dumps_typed` would serialize the
+/// equivalent Python value: `("null", b"")` for nil, `("bytes", data)` for top-level
+/// bytes, else `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
+pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
+    value: &T,
+    fallback: &F,
+) -> Result<TypedBytes> {
+    match to_vec(value) {
+        Ok(bytes) => Ok(tag_msgpack(bytes)),
+        Err(Error::Typed(e)) if e.is_unrepresentable() => Ok(TypedBytes::new(
+            fallback.type_tag(),
+            Bytes::from(fallback.encode(value)?),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
+    if bytes == [0xc0] {
+        return TypedBytes::new(tags::NULL, Bytes::new());
+    }
+    let bin = match bytes.as_slice() {
+        [0xc4, n, rest @ ..] if usize::from(*n) == rest.len() => Some(2),
+        [0xc5, a, b, rest @ ..] if usize::from(u16::from_be_bytes([*a, *b])) == rest.len() => {
+            Some(3)
+        }
+        [0xc6, a, b, c, d, rest @ ..]
+            if u32::from_be_bytes([*a, *b, *c, *d]) as usize == rest.len() =>
+        {
+            Some(5)
+        }
+        _ => None,
+    };
+    match bin {
+        Some(skip) => {
+            let data = Bytes::from(bytes);
+            TypedBytes::new(tags::BYTES, data.slice(skip..))
+        }
+        None => TypedBytes::new(tags::MSGPACK, bytes),
+    }
+}
+
+/// Reads a `(type, bytes)` pair as `JsonPlusSerializer` wrote it into a `T`.
+///
+/// `null` reads as nil (`Option::None`, `()`), `bytes` / `bytearray` as a bin,
+/// `msgpack` directly, `json` with `serde_json` (Python's legacy rows, LangGraphJS rows
+/// and [`JsonFallback`] rows), `fallback`'s own tag with `fallback`; `pickle` is
+/// [`Error::Pickle`], anything else [`Error::UnknownType`].
+pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
+    type_tag: &str,
+    data: &[u8],
+    fallback: &F,
+) -> Result<T> {
+    match type_tag {
+        tags::MSGPACK => from_slice(data),
+        tags::NULL => from_slice(&[0xc0]),
+        tags::BYTES | tags::BYTEARRAY => {
+            let mut buf = Vec::with_capacity(data.len() + 5);
+            crate::msgpack::write_bin(&mut buf, data)?;
+            from_slice(&buf)
+        }
+        tags::PICKLE => Err(Error::Pickle),
+        tag if tag == fallback.type_tag() => fallback.decode(data),
+        tags::JSON => JsonFallback.decode(data),
+        other => Err(Error::UnknownType {
+            tag: other.to_owned(),
+        }),
+    }
+}
+
+/// Typed `dumps` / `loads` on every [`Serializer`].
+///
+/// The serializer's [`wrap_serialized`](Serializer::wrap_serialized) and
+/// [`unwrap_serialized`](Serializer::unwrap_serialized) hooks finish the pair: for
+/// [`JsonPlusSerializer`](crate::JsonPlusSerializer) they do nothing, so typed values
+/// go straight between Rust values and bytes; a wrapper such as an encrypting
+/// serializer encrypts and decrypts there.
+pub trait TypedSerializerExt: Serializer {
+    /// Serializes a typed value to a `(type, bytes)` pair, with the JSON fallback.
+    fn dumps_typed_value<T: Serialize + ?Sized>(&self, value: &T) -> Result<TypedBytes> {
+        self.dumps_typed_value_with(value, &JsonFallback)
+    }
+
+    /// Serializes a typed value with the given fallback codec.
+    fn dumps_typed_value_with<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
+        &self,
+        value: &T,
+        fallback: &F,
+    ) -> Result<TypedBytes> {
+        self.wrap_serialized(dumps(value, fallback)?)
+    }
+
+    /// Reads a `(type, bytes)` pair into a typed value, with the JSON fallback.
+    fn loads_typed_value<T: DeserializeOwned>(&self, type_tag: &str, data: &[u8]) -> Result<T> {
+        self.loads_typed_value_with(type_tag, data, &JsonFallback)
+    }
+
+    /// Reads a `(type, bytes)` pair with the given fallback codec.
+    fn loads_typed_value_with<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        fallback: &F,
+    ) -> Result<T> {
+        let inner = self.unwrap_serialized(type_tag, data)?;
+        loads(&inner.type_tag, &inner.data, fallback)
+    }
+}
+
+impl<S: Serializer + ?Sized> TypedSerializerExt for S {}

@@ -1,0 +1,201 @@
+//! `Serialize` and `Deserialize` for [`Value`], so typed structs can hold untyped parts.
+//!
+//! Through this crate's own serializer and deserializer a `Value` round-trips byte for
+//! byte, extension values included: they travel as their raw msgpack bytes under a
+//! private marker that only this crate recognises. Through other serde formats (e.g.
+//! `serde_json`) plain values map naturally; extension values become their msgpack
+//! bytes. (While this crate's serializer runs on a thread, a `Value` array or map is
+//! handed over as its encoded bytes too; a foreign serializer called from inside a
+//! `Serialize` impl during that time would see bytes.)
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+
+use super::de::ByteVec;
+use super::error::UNREPRESENTABLE_PREFIX;
+use super::{RAW_MARKER, VALUE_MARKER};
+use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
+use crate::value::{Int, Value};
+
+/// Raw msgpack bytes of one item, serialized as bytes.
+struct RawBytes<'a>(&'a [u8]);
+
+impl Serialize for RawBytes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if super::ser::active() && matches!(self, Value::Array(_) | Value::Map(_)) {
+            // Inside this crate's serializer: hand over the encoded bytes. Measure the
+            // nesting first, without recursion, so hostile depth fails before any
+            // recursive encoding starts.
+            if nesting(self) > DEFAULT_MAX_DEPTH {
+                return Err(serde::ser::Error::custom(
+                    crate::error::EncodeError::DepthLimit {
+                        limit: DEFAULT_MAX_DEPTH,
+                    },
+                ));
+            }
+            let bytes = msgpack::encode(self).map_err(encode_error)?;
+            return s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes));
+        }
+        match self {
+            Value::Nil => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Int(i) => match i.as_u64() {
+                Some(u) => s.serialize_u64(u),
+                None => s.serialize_i64(i.as_i64().unwrap_or(i64::MIN)),
+            },
+            Value::F64(f) => s.serialize_f64(*f),
+            Value::Str(v) => s.serialize_str(v),
+            Value::Bin(b) => s.serialize_bytes(b),
+            Value::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Value::Map(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+            Value::F32(_)
+            | Value::Object(_)
+            | Value::NdArray(_)
+            | Value::DeltaSnapshot(_)
+            | Value::Ext(_) => {
+                let bytes = msgpack::encode(self).map_err(encode_error)?;
+                s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
+            }
+        }
+    }
+}
+
+/// How deeply `v` nests (containers and extension payloads), measured iteratively.
+fn nesting(v: &Value) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        max = max.max(d);
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
+            Value::Map(entries) => {
+                for (k, val) in entries {
+                    stack.push((k, d + 1));
+                    stack.push((val, d + 1));
+                }
+            }
+            Value::Object(o) => stack.push((&o.arg, d + 2)),
+            Value::DeltaSnapshot(inner) => stack.push((inner, d + 1)),
+            _ => {}
+        }
+    }
+    max
+}
+
+fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
+    match e {
+        crate::error::EncodeError::DepthLimit { .. } => E::custom(e),
+        _ => E::custom(format!("{UNREPRESENTABLE_PREFIX}{e}")),
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any msgpack value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Value, E> {
+        Int::from_i128(v)
+            .map(Value::Int)
+            .ok_or_else(|| E::custom(format!("integer {v} is outside msgpack's range")))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Value, E> {
+        u64::try_from(v)
+            .map(Value::from)
+            .map_err(|_| E::custom(format!("integer {v} is outside msgpack's range")))
+    }
+    fn visit_f32<E: de::Error>(self, v: f32) -> Result<Value, E> {
+        Ok(Value::F32(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::F64(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::Str(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::Str(v))
+    }
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
+        Ok(Value::Bin(bytes::Bytes::copy_from_slice(v)))
+    }
+    fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Value, E> {
+        Ok(Value::Bin(bytes::Bytes::from(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Value::deserialize(d)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        let Some(first) = map.next_key::<Value>()? else {
+            return Ok(Value::Map(entries));
+        };
+        if first.as_str() == Some(RAW_MARKER) {
+            let raw: ByteVec<'_> = map.next_value()?;
+            if map.next_key::<de::IgnoredAny>()?.is_some() {
+                return Err(de::Error::custom("a raw msgpack marker map has one entry"));
+            }
+            return msgpack::decode(&raw.0).map_err(de::Error::custom);
+        }
+        entries.push((first, map.next_value::<Value>()?));
+        while let Some((k, v)) = map.next_entry::<Value, Value>()? {
+            entries.push((k, v));
+        }
+        Ok(Value::Map(entries))
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        d.deserialize_newtype_struct(VALUE_MARKER, ValueVisitor)
+    }
+}
