@@ -232,6 +232,9 @@ pub enum Error {
         /// The kind of value given.
         found: &'static str,
     },
+    /// A checkpoint saver refused a call or could not read a stored row.
+    #[error(transparent)]
+    Saver(#[from] crate::saver::SaverError),
 }
 
 impl Error {
@@ -255,6 +258,7 @@ impl Error {
             Error::UnknownType { .. } => "unknown_type",
             Error::Pickle => "pickle",
             Error::TagMismatch { .. } => "tag_mismatch",
+            Error::Saver(e) => e.kind_name(),
         }
     }
 }

@@ -37,6 +37,7 @@
 pub mod error;
 pub mod json;
 pub mod msgpack;
+pub mod saver;
 pub mod serializer;
 pub mod value;
 pub mod view;
