@@ -347,6 +347,14 @@ fn write_into(value: &Value, out: &mut String) -> Result<(), &'static str> {
         Value::F64(f) => write_float(*f, out),
         Value::F32(f) => write_float(f64::from(*f), out),
         Value::Str(s) => write_str(s, out),
+        Value::Array(_) | Value::Map(_) => crate::stack::guard(|| write_container(value, out))?,
+        other => return Err(other.kind_name()),
+    }
+    Ok(())
+}
+
+fn write_container(value: &Value, out: &mut String) -> Result<(), &'static str> {
+    match value {
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

@@ -38,10 +38,17 @@ pub mod error;
 pub mod json;
 pub mod msgpack;
 pub mod saver;
+pub mod records;
 pub mod serializer;
+mod stack;
 pub mod value;
 pub mod view;
 
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
 pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

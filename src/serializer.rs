@@ -203,6 +203,13 @@ impl Serializer for JsonPlusSerializer {
 /// reads it as `None`. Every other `lc` envelope stays as the map it is.
 fn revive_undefined(value: Value) -> Value {
     match value {
+        Value::Map(_) | Value::Array(_) => crate::stack::guard(|| revive_container(value)),
+        other => other,
+    }
+}
+
+fn revive_container(value: Value) -> Value {
+    match value {
         Value::Map(entries) => {
             let is_undefined = entries.len() == 2
                 && entries

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | bytes (msgpack bin) | `{"$bytes": "<base64>"}` |
 //! | NaN / ±infinity | `{"$float": "NaN"}`, `{"$float": "Infinity"}`, `{"$float": "-Infinity"}`; a NaN with other payload bits adds `"bits": "<16 hex digits>"` |
-//! | float32 | `{"$f32": 1.5}` (or a `$float` string for non-finite values) |
+//! | float32 | `{"$f32": 1.5}`; non-finite: `{"$float": "NaN", "$f32": true}` |
 //! | map with non-string, duplicate or `$`-keys | `{"$map": [[key, value], ...]}` |
 //! | Python object (ext 0–5) | `{"$object": "pydantic_v2", "module": "...", "name": "...", "arg": ..., "method": "..."}` |
 //! | numpy array (ext 6) | `{"$ndarray": "<f8", "shape": [2, 3], "order": "C", "buffer": "<base64>"}` |
@@ -34,7 +34,9 @@
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use serde_json::{json, Map as JsonMap, Value as Json};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value as Json;
 
 use crate::error::{Error, ViewError};
 use crate::value::{NdArray, ObjectKind, PyObject, RawExt, Value};
@@ -45,57 +47,111 @@ const CANONICAL_NAN: u64 = 0x7ff8_0000_0000_0000;
 /// How much deeper than the value its view may nest (a `$map` entry costs 3 levels).
 const VIEW_DEPTH_FACTOR: usize = 3;
 
-/// The JSON view of a value.
-pub fn to_json(value: &Value) -> Json {
-    match value {
-        Value::Nil => Json::Null,
-        Value::Bool(b) => Json::Bool(*b),
-        Value::Int(i) => match (i.as_u64(), i.as_i64()) {
-            (Some(u), _) => Json::from(u),
-            (None, Some(n)) => Json::from(n),
-            (None, None) => Json::Null,
-        },
-        Value::F64(f) => float_view(*f, "$float"),
-        Value::F32(f) => {
-            if f.is_finite() {
-                json!({ "$f32": f64::from(*f) })
-            } else {
-                let mut v = float_view(f64::from(*f), "$float");
-                if let Json::Object(m) = &mut v {
-                    m.insert("$f32".into(), Json::Bool(true));
-                }
-                v
+/// Borrows a value so that serializing it (with `serde_json` or any other serde format)
+/// writes its JSON view directly, without building an intermediate tree.
+///
+/// ```
+/// use langgraph_codec::{view::View, Value};
+///
+/// let v = Value::map([("blob", Value::Bin(bytes::Bytes::from_static(b"hi")))]);
+/// assert_eq!(serde_json::to_string(&View(&v))?, r#"{"blob":{"$bytes":"aGk="}}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a>(pub &'a Value);
+
+impl Serialize for View<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Nil => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Int(i) => match (i.as_u64(), i.as_i64()) {
+                (Some(u), _) => s.serialize_u64(u),
+                (_, Some(n)) => s.serialize_i64(n),
+                (None, None) => s.serialize_unit(),
+            },
+            Value::F64(f) => serialize_float(*f, false, s),
+            Value::F32(f) => serialize_float(f64::from(*f), true, s),
+            Value::Str(text) => s.serialize_str(text),
+            Value::Bin(b) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$bytes", &B64.encode(b))?;
+                m.end()
             }
-        }
-        Value::Str(s) => Json::String(s.clone()),
-        Value::Bin(b) => json!({ "$bytes": B64.encode(b) }),
-        Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(entries) => map_view(entries),
-        Value::Object(o) => {
-            let mut m = JsonMap::new();
-            m.insert("$object".into(), Json::from(o.kind.as_str()));
-            m.insert("module".into(), Json::from(o.module.as_str()));
-            m.insert("name".into(), Json::from(o.name.as_str()));
-            m.insert("arg".into(), to_json(&o.arg));
-            if let Some(method) = &o.method {
-                m.insert("method".into(), Json::from(method.as_str()));
+            Value::Ext(e) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("$ext", &e.code)?;
+                m.serialize_entry("data", &B64.encode(&e.data))?;
+                m.end()
             }
-            Json::Object(m)
+            container => crate::stack::guard(|| serialize_container(container, s)),
         }
-        Value::NdArray(a) => json!({
-            "$ndarray": a.dtype,
-            "shape": a.shape,
-            "order": a.order,
-            "buffer": B64.encode(&a.buffer),
-        }),
-        Value::DeltaSnapshot(inner) => json!({ "$delta_snapshot": to_json(inner) }),
-        Value::Ext(e) => json!({ "$ext": e.code, "data": B64.encode(&e.data) }),
     }
 }
 
-fn float_view(f: f64, tag: &str) -> Json {
+fn serialize_container<S: Serializer>(value: &Value, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Value::Array(items) => {
+            let mut seq = s.serialize_seq(Some(items.len()))?;
+            for item in items {
+                seq.serialize_element(&View(item))?;
+            }
+            seq.end()
+        }
+        Value::Map(entries) if is_plain_map(entries) => {
+            let mut m = s.serialize_map(Some(entries.len()))?;
+            for (k, v) in entries {
+                m.serialize_entry(k.as_str().unwrap_or_default(), &View(v))?;
+            }
+            m.end()
+        }
+        Value::Map(entries) => {
+            struct Pairs<'a>(&'a [(Value, Value)]);
+            impl Serialize for Pairs<'_> {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    s.collect_seq(self.0.iter().map(|(k, v)| (View(k), View(v))))
+                }
+            }
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry("$map", &Pairs(entries))?;
+            m.end()
+        }
+        Value::Object(o) => {
+            let mut m = s.serialize_map(None)?;
+            m.serialize_entry("$object", o.kind.as_str())?;
+            m.serialize_entry("module", &o.module)?;
+            m.serialize_entry("name", &o.name)?;
+            m.serialize_entry("arg", &View(&o.arg))?;
+            if let Some(method) = &o.method {
+                m.serialize_entry("method", method)?;
+            }
+            m.end()
+        }
+        Value::NdArray(a) => {
+            let mut m = s.serialize_map(Some(4))?;
+            m.serialize_entry("$ndarray", &a.dtype)?;
+            m.serialize_entry("shape", &a.shape)?;
+            m.serialize_entry("order", &a.order)?;
+            m.serialize_entry("buffer", &B64.encode(&a.buffer))?;
+            m.end()
+        }
+        Value::DeltaSnapshot(inner) => {
+            let mut m = s.serialize_map(Some(1))?;
+            m.serialize_entry("$delta_snapshot", &View(inner))?;
+            m.end()
+        }
+        scalar => View(scalar).serialize(s),
+    }
+}
+
+fn serialize_float<S: Serializer>(f: f64, is_f32: bool, s: S) -> Result<S::Ok, S::Error> {
     if f.is_finite() {
-        return Json::from(f);
+        if !is_f32 {
+            return s.serialize_f64(f);
+        }
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("$f32", &f)?;
+        return m.end();
     }
     let name = if f.is_nan() {
         "NaN"
@@ -104,45 +160,40 @@ fn float_view(f: f64, tag: &str) -> Json {
     } else {
         "-Infinity"
     };
-    let mut m = JsonMap::new();
-    m.insert(tag.into(), Json::from(name));
-    if f.is_nan() && f.to_bits() != CANONICAL_NAN {
-        m.insert("bits".into(), Json::from(format!("{:016x}", f.to_bits())));
+    let odd_nan = f.is_nan() && f.to_bits() != CANONICAL_NAN && !is_f32;
+    let mut m = s.serialize_map(None)?;
+    m.serialize_entry("$float", name)?;
+    if is_f32 {
+        m.serialize_entry("$f32", &true)?;
     }
-    Json::Object(m)
+    if odd_nan {
+        m.serialize_entry("bits", &format!("{:016x}", f.to_bits()))?;
+    }
+    m.end()
 }
 
-fn map_view(entries: &[(Value, Value)]) -> Json {
+/// A map is written as a JSON object when its keys are distinct strings that cannot be
+/// mistaken for view tags.
+fn is_plain_map(entries: &[(Value, Value)]) -> bool {
     let mut seen = std::collections::HashSet::with_capacity(entries.len());
-    let plain = entries
+    entries
         .iter()
-        .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with('$') && seen.insert(s.as_str())));
-    if plain {
-        let mut m = JsonMap::with_capacity(entries.len());
-        for (k, v) in entries {
-            if let Value::Str(k) = k {
-                m.insert(k.clone(), to_json(v));
-            }
-        }
-        Json::Object(m)
-    } else {
-        json!({
-            "$map": entries
-                .iter()
-                .map(|(k, v)| Json::Array(vec![to_json(k), to_json(v)]))
-                .collect::<Vec<_>>()
-        })
-    }
+        .all(|(k, _)| matches!(k, Value::Str(s) if !s.starts_with('$') && seen.insert(s.as_str())))
+}
+
+/// The JSON view of a value as a `serde_json::Value`.
+pub fn to_json(value: &Value) -> Json {
+    serde_json::to_value(View(value)).unwrap_or(Json::Null)
 }
 
 /// The view as indented JSON text.
 pub fn to_string_pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(&to_json(value)).unwrap_or_default()
+    serde_json::to_string_pretty(&View(value)).unwrap_or_default()
 }
 
 /// The view as one line of JSON text.
 pub fn to_string(value: &Value) -> String {
-    to_json(value).to_string()
+    serde_json::to_string(&View(value)).unwrap_or_default()
 }
 
 /// Reads a value back from its view as JSON text.
@@ -200,6 +251,13 @@ impl Path {
 }
 
 fn from_parsed(json: Value, path: &mut Path) -> Result<Value, ViewError> {
+    match json {
+        Value::Array(_) | Value::Map(_) => crate::stack::guard(|| from_container(json, path)),
+        scalar => Ok(scalar),
+    }
+}
+
+fn from_container(json: Value, path: &mut Path) -> Result<Value, ViewError> {
     match json {
         Value::Array(items) => items
             .into_iter()

@@ -17,7 +17,6 @@ The module is importable: ``build_unit_cases()``, ``unit_rows()``,
 ``render_jsonl()`` and ``build_payloads()`` are used by ``check_python.py``.
 """
 
-from __future__ import annotations
 
 import os
 import sys
@@ -27,6 +26,7 @@ if __name__ == "__main__" and os.environ.get("PYTHONHASHSEED") != "0":
     os.environ["PYTHONHASHSEED"] = "0"
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
+sys.dont_write_bytecode = True  # keep vectors/ free of __pycache__
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
@@ -325,6 +325,10 @@ def _json_cases() -> list[tuple[str, bytes, Any]]:
         )
     )
     cases.append(("json_lc2_exception_legacy_py", {"lc": 2, "type": "constructor", "id": ["builtins", "ValueError"], "args": ["x"]}, {}))
+    # LangChain envelopes Python refuses or drops
+    cases.append(("json_lc1_secret", {"lc": 1, "type": "secret", "id": ["LGCODEC_TEST_SECRET_NOT_SET"]}, compact))
+    cases.append(("json_lc1_not_implemented", {"lc": 1, "type": "not_implemented", "id": ["langchain", "tools", "SomeTool"], "repr": "SomeTool()"}, compact))
+    cases.append(("json_lc1_disallowed_namespace", {"lc": 1, "type": "constructor", "id": ["evil_pkg", "module", "Thing"], "kwargs": {}}, compact))
     # plain JSON
     cases.append(("json_nested_plain", {"a": [1, 2, {"b": [None, True, False]}], "c": {"d": {"e": {"f": []}}}, "g": {}}, {}))
     cases.append(("json_unicode_escaped", {"text": "héllo 你好 🦜 \u0000 \u2028"}, {}))
@@ -336,7 +340,9 @@ def _json_cases() -> list[tuple[str, bytes, Any]]:
     cases.append(("json_top_level_null", None, {}))
     cases.append(("json_top_level_list", [1, "two", 3.0, None], compact))
     cases.append(("json_indented", {"pretty": [1, 2], "nested": {"k": "v"}}, {"indent": 2, "sort_keys": True}))
-    return [(name, json.dumps(obj, **kw).encode("utf-8"), obj) for name, obj, kw in cases]
+    out = [(name, json.dumps(obj, **kw).encode("utf-8"), obj) for name, obj, kw in cases]
+    out.append(("json_invalid_syntax", b'{"unterminated": [1, 2', '{"unterminated": [1, 2'))
+    return out
 
 
 def build_unit_cases() -> list[tuple[str, str, Any, str | None]]:
@@ -403,9 +409,13 @@ def build_unit_cases() -> list[tuple[str, str, Any, str | None]]:
     add("tuple_mixed", (1, "a", None, 2.5, True))
     add("array_mixed", [1, "two", 3.0, None, False, [], {}, [1, [2, [3]]]])
     nested: Any = "bottom"
-    for _ in range(254):
+    for _ in range(255):
         nested = [nested]
-    add("array_nested_254", nested, "[[...254 levels...['bottom']]]")
+    add("array_nested_255", nested, "[[...255 levels (the most ormsgpack writes)...['bottom']]]")
+    nested_map: Any = 0
+    for i in range(255):
+        nested_map = {"k": nested_map} if i % 2 else {i: nested_map}
+    add("map_nested_255", nested_map, "{254: {'k': {252: ...255 levels...}}}")
 
     # ---- maps -----------------------------------------------------------------
     add("map_empty", {})
@@ -659,6 +669,8 @@ def build_unit_cases() -> list[tuple[str, str, Any, str | None]]:
     add_raw("malformed_ext3_bad_iso", ext(3, ormsgpack.packb(("datetime", "datetime", "not a date", "fromisoformat"))), "Ext(3, packb(('datetime', 'datetime', 'not a date', 'fromisoformat')))")
     add_raw("malformed_ext3_unsafe_method", ext(3, ormsgpack.packb(("os", "system", "true", "__call__"))), "Ext(3, packb(('os', 'system', 'true', '__call__')))")
     add_raw("malformed_ext4_garbage", ext(4, b"\xff\x00garbage"), "Ext(4, b'\\xff\\x00garbage')")
+    add_raw("malformed_ext4_not_msgpack", ext(4, b"\xc1"), "Ext(4, b'\\xc1')")
+    add_raw("malformed_ext5_scalar_payload", ext(5, ormsgpack.packb(1)), "Ext(5, packb(1))")
     add_raw("malformed_ext5_garbage", ext(5, b"\xc1garbage"), "Ext(5, b'\\xc1garbage')")
     add_raw("malformed_ext5_unknown_class", ext(5, ormsgpack.packb(("no_such_module_xyz", "Model", {"a": 1}, "model_validate_json"))), "Ext(5, packb(('no_such_module_xyz', 'Model', {'a': 1}, 'model_validate_json')))")
     add_raw("malformed_ext6_wrong_shape", ext(6, ormsgpack.packb(("<f8", [3], "C", b"\x00" * 16))), "Ext(6, packb(('<f8', [3], 'C', b'\\x00' * 16)))")

@@ -35,6 +35,15 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
         Value::F64(f) => write_f64(out, *f),
         Value::Str(s) => write_str(out, s)?,
         Value::Bin(b) => write_bin(out, b)?,
+        Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
+        container => crate::stack::guard(|| write_container(out, container, depth))?,
+    }
+    Ok(())
+}
+
+/// The nested cases of [`write_value`], each run under the stack guard.
+fn write_container(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
+    match value {
         Value::Array(items) => {
             // Empty containers open no level, as in the decoder.
             let depth = if items.is_empty() {
@@ -73,7 +82,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
             let depth = enter(depth)?;
             write_ext_with(out, 7, |out| write_value(out, inner, depth))?;
         }
-        Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
+        scalar => write_value(out, scalar, depth)?,
     }
     Ok(())
 }

@@ -1,0 +1,271 @@
+//! Hostile input: every malformed document gets its typed error at the right byte
+//! offset, nothing declared-but-absent is allocated, and no depth overflows a stack.
+
+use langgraph_codec::msgpack::{self, DecodeOptions};
+use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+
+fn kind_at(bytes: &[u8]) -> (DecodeErrorKind, usize) {
+    let e = msgpack::decode(bytes).expect_err("must be refused");
+    (e.kind().clone(), e.offset())
+}
+
+#[test]
+fn truncated_input_names_the_offset() {
+    // str8 of 40 bytes with only 2 present: the header is fine, the body is short.
+    assert!(matches!(
+        kind_at(b"\xd9\x28ab"),
+        (
+            DecodeErrorKind::LengthExceedsInput {
+                declared: 40,
+                remaining: 2
+            },
+            0
+        )
+    ));
+    // uint32 missing its last byte: truncated right after the marker.
+    assert_eq!(
+        kind_at(b"\xce\x00\x01\x00"),
+        (DecodeErrorKind::Truncated, 1)
+    );
+    // An array of 2 whose second item is missing (the 3 bytes left could have held two
+    // items, so the length check passes and the read runs out at byte 4).
+    assert_eq!(
+        kind_at(b"\x92\xcd\x01\x00"),
+        (DecodeErrorKind::Truncated, 4)
+    );
+    // An array of 2 with 1 byte left is refused up front.
+    assert_eq!(
+        kind_at(b"\x92\x01"),
+        (
+            DecodeErrorKind::LengthExceedsInput {
+                declared: 2,
+                remaining: 1
+            },
+            0
+        )
+    );
+    // Empty input.
+    assert_eq!(kind_at(b""), (DecodeErrorKind::Truncated, 0));
+}
+
+#[test]
+fn invalid_utf8_points_at_the_bad_byte() {
+    // fixstr of 3: 'a', then 0xff (never valid in UTF-8) at byte 2.
+    assert_eq!(kind_at(b"\xa3a\xffb"), (DecodeErrorKind::InvalidUtf8, 2));
+}
+
+#[test]
+fn reserved_marker_is_refused() {
+    assert_eq!(
+        kind_at(b"\x91\xc1"),
+        (DecodeErrorKind::ReservedByte(0xc1), 1)
+    );
+}
+
+#[test]
+fn trailing_bytes_are_corruption() {
+    assert_eq!(
+        kind_at(b"\x01\x02\x03"),
+        (DecodeErrorKind::TrailingBytes { count: 2 }, 1)
+    );
+}
+
+#[test]
+fn huge_declared_lengths_are_refused_before_allocating() {
+    // Each is ≤ 20 bytes and declares ~4 GiB.
+    let cases: [&[u8]; 5] = [
+        b"\xdd\xff\xff\xff\xff\x01",     // array32
+        b"\xdf\xff\xff\xff\xff\x01\x01", // map32
+        b"\xdb\xff\xff\xff\xffabc",      // str32
+        b"\xc6\xff\xff\xff\xffabc",      // bin32
+        b"\xc9\xff\xff\xff\xff\x07\x01", // ext32 code 7
+    ];
+    for bytes in cases {
+        match kind_at(bytes) {
+            (DecodeErrorKind::LengthExceedsInput { declared, .. }, 0) => {
+                assert_eq!(declared, u64::from(u32::MAX))
+            }
+            other => panic!("{bytes:02x?}: {other:?}"),
+        }
+    }
+    // A map needs two bytes per entry: 3 entries in 5 bytes cannot fit.
+    assert!(matches!(
+        kind_at(b"\x83\x01\x01\x01\x01\x01"),
+        (
+            DecodeErrorKind::LengthExceedsInput {
+                declared: 3,
+                remaining: 5
+            },
+            0
+        )
+    ));
+}
+
+fn nested(prefix: &[u8], depth: usize, leaf: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(prefix.len() * depth + leaf.len());
+    for _ in 0..depth {
+        v.extend_from_slice(prefix);
+    }
+    v.extend_from_slice(leaf);
+    v
+}
+
+/// A chain of `depth` ext-7 delta snapshots around `1`, each header in the shortest
+/// form the msgpack spec gives for its payload length (fixext 1/2/4/8/16, else ext8,
+/// ext16, ext32).
+fn nested_ext7(depth: usize) -> Vec<u8> {
+    let mut v = vec![0x01u8];
+    for _ in 0..depth {
+        let n = v.len();
+        let mut outer = match n {
+            1 => vec![0xd4],
+            2 => vec![0xd5],
+            4 => vec![0xd6],
+            8 => vec![0xd7],
+            16 => vec![0xd8],
+            0..=0xff => vec![0xc7, n as u8],
+            0x100..=0xffff => [&[0xc8u8][..], &(n as u16).to_be_bytes()].concat(),
+            _ => [&[0xc9u8][..], &(n as u32).to_be_bytes()].concat(),
+        };
+        outer.push(7);
+        outer.extend_from_slice(&v);
+        v = outer;
+    }
+    v
+}
+
+#[test]
+fn depth_limit_is_1024_by_default_and_configurable() {
+    let ok = nested(b"\x91", 1024, b"\x01");
+    assert!(msgpack::decode(&ok).is_ok());
+    let deep = nested(b"\x91", 1025, b"\x01");
+    assert_eq!(
+        kind_at(&deep),
+        (DecodeErrorKind::DepthLimit { limit: 1024 }, 1024)
+    );
+    let opts = DecodeOptions::new().max_depth(10);
+    assert!(msgpack::decode_with(&nested(b"\x91", 10, b"\x01"), &opts).is_ok());
+    let e = msgpack::decode_with(&nested(b"\x91", 11, b"\x01"), &opts).expect_err("too deep");
+    assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 10 });
+}
+
+#[test]
+fn maps_and_ext7_are_depth_limited_too() {
+    // {1: {1: ... }}: each level is 81 01.
+    let deep_map = nested(b"\x81\x01", 1025, b"\x01");
+    assert!(matches!(
+        kind_at(&deep_map).0,
+        DecodeErrorKind::DepthLimit { limit: 1024 }
+    ));
+    assert!(msgpack::decode(&nested_ext7(1024)).is_ok());
+    assert!(matches!(
+        kind_at(&nested_ext7(1025)).0,
+        DecodeErrorKind::DepthLimit { limit: 1024 }
+    ));
+    let json = nested(b"[", 100_000, b"");
+    let e = JsonPlusSerializer::new()
+        .loads_typed("json", &json)
+        .expect_err("too deep");
+    assert_eq!(e.kind_name(), "invalid_json");
+    assert!(e.to_string().contains("1024"), "{e}");
+}
+
+/// Runs `f` on a thread with a deliberately small stack.
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("no overflow, no panic")
+}
+
+#[test]
+fn one_hundred_thousand_deep_array_is_an_error_not_an_overflow() {
+    let err = on_small_stack(|| {
+        let bytes = nested(b"\x91", 100_000, b"\x01");
+        msgpack::decode(&bytes)
+            .expect_err("too deep")
+            .kind()
+            .clone()
+    });
+    assert_eq!(err, DecodeErrorKind::DepthLimit { limit: 1024 });
+    let unlimited = on_small_stack(|| {
+        let bytes = nested(b"\x91", 100_000, b"\x01");
+        let v = msgpack::decode_with(&bytes, &DecodeOptions::new().max_depth(usize::MAX))
+            .expect("decodes with no limit");
+        let depth =
+            std::iter::successors(Some(&v), |v| v.as_array().and_then(|a| a.first())).count();
+        // Drop it iteratively, so the test measures the decoder, not Drop.
+        let mut cur = v;
+        while let Value::Array(mut items) = cur {
+            cur = items.pop().unwrap_or(Value::Nil);
+        }
+        depth
+    });
+    assert_eq!(unlimited, 100_001);
+}
+
+#[test]
+fn the_deepest_accepted_value_encodes_and_views_on_a_small_stack() {
+    on_small_stack(|| {
+        for bytes in [
+            nested(b"\x91", 1024, b"\x01"),
+            nested(b"\x81\x01", 1024, b"\x01"),
+            nested_ext7(1024),
+        ] {
+            let v = msgpack::decode(&bytes).expect("decodes");
+            assert_eq!(msgpack::encode(&v).expect("encodes"), bytes);
+            let text = view::to_string_pretty(&v);
+            let back = view::from_str(&text).expect("view parses");
+            assert_eq!(msgpack::encode(&back).expect("encodes"), bytes);
+            let json = langgraph_codec::json::write(&v);
+            assert_eq!(json.is_ok(), bytes[0] == 0x91);
+            std::mem::forget(back);
+            std::mem::forget(v);
+        }
+    });
+}
+
+#[test]
+fn non_canonical_forms_are_refused_unless_allowed() {
+    // 5 as uint16, "a" as str8, [] as array16: all valid msgpack Python never writes.
+    for (bytes, canonical) in [
+        (&b"\xcd\x00\x05"[..], &b"\x05"[..]),
+        (b"\xd9\x01a", b"\xa1a"),
+        (b"\xdc\x00\x00", b"\x90"),
+        (b"\xd0\x05", b"\x05"),
+        (b"\xc7\x01\x63\x00", b"\xd4\x63\x00"),
+    ] {
+        assert!(
+            matches!(kind_at(bytes), (DecodeErrorKind::NonCanonical { .. }, 0)),
+            "{bytes:02x?}"
+        );
+        let v = msgpack::decode_with(bytes, &DecodeOptions::new().allow_non_canonical(true))
+            .expect("liberal mode reads it");
+        assert_eq!(msgpack::encode(&v).expect("encodes"), canonical);
+    }
+}
+
+#[test]
+fn a_non_canonical_ext_payload_stays_raw_and_byte_identical() {
+    // ext 0 whose tuple header is array16 instead of fixarray: kept raw.
+    let payload = b"\xdc\x00\x03\xa1m\xa1n\x01";
+    // 8 payload bytes: fixext8 (d7) is the canonical header.
+    let mut bytes = vec![0xd7, 0x00];
+    bytes.extend_from_slice(payload);
+    let v = msgpack::decode(&bytes).expect("decodes");
+    assert!(matches!(&v, Value::Ext(e) if e.code == 0 && &e.data[..] == payload));
+    assert_eq!(msgpack::encode(&v).expect("encodes"), bytes);
+}
+
+#[test]
+fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
+    // ext 5 around a truncated array: raw, nothing lost.
+    let bytes = b"\xd5\x05\x93\x01";
+    assert!(matches!(msgpack::decode(bytes), Ok(Value::Ext(e)) if e.code == 5));
+    // The depth limit inside payloads is an error, not a raw fallback.
+    let opts = DecodeOptions::new().max_depth(3);
+    let e = msgpack::decode_with(&nested_ext7(5), &opts).expect_err("too deep");
+    assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
+}
