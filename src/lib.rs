@@ -37,8 +37,8 @@
 pub mod error;
 pub mod json;
 pub mod msgpack;
-pub mod saver;
 pub mod records;
+pub mod saver;
 pub mod serializer;
 mod stack;
 pub mod value;
