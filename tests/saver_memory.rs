@@ -327,3 +327,88 @@ async fn concurrent_puts_and_writes_lose_nothing() {
         }
     }
 }
+
+/// `prune(keep_latest)` keeps the latest checkpoint and exactly the ancestors its delta
+/// channel needs (up to the snapshot), drops the rest with their writes and the blobs
+/// no kept checkpoint references.
+#[tokio::test]
+async fn prune_keeps_exactly_the_needed_chain() {
+    use langgraph_codec::saver::PruneStrategy;
+    let saver = InMemorySaver::new();
+    let thread = CheckpointConfig::new("t");
+    let mut parent: Option<CheckpointConfig> = None;
+    let mut ids = Vec::new();
+    // steps: 0 plain, 1 snapshot, 2 delta, 3 delta (latest)
+    for step in 0..4i64 {
+        let mut cp = Checkpoint::now(step);
+        let version = ChannelVersion::Int(step + 1);
+        cp.channel_versions.insert("log".into(), version.clone());
+        cp.channel_versions.insert("plain".into(), version.clone());
+        cp.channel_values.insert("plain".into(), Value::from(step));
+        let mut md = CheckpointMetadata::new("loop", step);
+        if step == 1 {
+            cp.channel_values.insert(
+                "log".into(),
+                Value::DeltaSnapshot(Box::new(Value::Array(vec![]))),
+            );
+        } else {
+            md = md.with(
+                "counters_since_delta_snapshot",
+                Value::map([("log", Value::Array(vec![1i64.into(), 1i64.into()]))]),
+            );
+        }
+        let nv = [
+            ("log".to_owned(), version.clone()),
+            ("plain".to_owned(), version),
+        ]
+        .into_iter()
+        .collect();
+        let mut cfg = thread.clone();
+        cfg.checkpoint_id = parent.as_ref().and_then(|p| p.checkpoint_id.clone());
+        let stored = saver.put(&cfg, &cp, &md, &nv).await.expect("put");
+        saver
+            .put_writes(
+                &stored,
+                &[("log".into(), Value::from(step))],
+                &format!("task-{step}"),
+                "",
+            )
+            .await
+            .expect("writes");
+        ids.push(cp.id.clone());
+        parent = Some(stored);
+    }
+    let before = saver
+        .get_delta_channel_history(&thread, &["log".to_owned()])
+        .await
+        .expect("history");
+    saver
+        .prune(&["t".to_owned()], PruneStrategy::KeepLatest)
+        .await
+        .expect("prune");
+    let kept: Vec<String> = saver
+        .list(Some(&thread), &ListOptions::new())
+        .await
+        .expect("list")
+        .iter()
+        .map(|t| t.checkpoint.id.clone())
+        .collect();
+    let want: Vec<String> = ids.iter().skip(1).rev().cloned().collect();
+    assert_eq!(
+        kept, want,
+        "latest + the delta ancestors back to the snapshot, not step 0"
+    );
+    let after = saver
+        .get_delta_channel_history(&thread, &["log".to_owned()])
+        .await
+        .expect("history");
+    assert_eq!(before, after);
+    let rows = saver.export_rows();
+    // step 0's blobs (version 1) and its write are gone; 3 checkpoints x 2 channels stay.
+    assert_eq!(rows.blobs.len(), 6);
+    assert!(rows
+        .blobs
+        .iter()
+        .all(|b| b.version != ChannelVersion::Int(1)));
+    assert_eq!(rows.writes.len(), 3);
+}

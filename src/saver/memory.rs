@@ -211,7 +211,7 @@ impl RawRows {
 /// };
 /// use langgraph_codec::Value;
 ///
-/// # async fn demo() -> langgraph_codec::Result<()> {
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let saver = InMemorySaver::new();
 /// let mut cp = Checkpoint::now(-1);
 /// cp.channel_values.insert("topic".into(), Value::from("rust"));
@@ -223,8 +223,8 @@ impl RawRows {
 ///     .await?;
 /// let tuple = saver.get_tuple(&stored).await?.expect("just stored");
 /// assert_eq!(tuple.checkpoint.channel_values.get("topic"), Some(&Value::from("rust")));
-/// # Ok(())
-/// # }
+/// # Ok::<(), langgraph_codec::Error>(())
+/// # }).unwrap();
 /// ```
 pub struct InMemorySaver {
     serde: Arc<dyn Serializer>,

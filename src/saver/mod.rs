@@ -18,7 +18,7 @@
 //!     ListOptions,
 //! };
 //!
-//! # async fn demo() -> langgraph_codec::Result<()> {
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let saver = InMemorySaver::new();
 //! let thread = CheckpointConfig::new("thread-1");
 //! let first = saver
@@ -34,8 +34,8 @@
 //! let history = saver.list(Some(&thread), &ListOptions::new()).await?;
 //! assert_eq!(history.len(), 2); // newest first
 //! assert_eq!(history[1].pending_writes.len(), 1);
-//! # Ok(())
-//! # }
+//! # Ok::<(), langgraph_codec::Error>(())
+//! # }).unwrap();
 //! ```
 
 #[cfg(feature = "conformance")]

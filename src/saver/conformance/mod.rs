@@ -10,11 +10,11 @@
 //! ```
 //! use langgraph_codec::saver::{conformance, InMemorySaver};
 //!
-//! # async fn demo() {
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let report = conformance::run_conformance(|| async { InMemorySaver::new() }).await;
 //! println!("{report}");
 //! assert!(report.is_success());
-//! # }
+//! # });
 //! ```
 //!
 //! Cases can also be run one at a time ([`cases`], [`run_case`]), e.g. one `#[test]`
