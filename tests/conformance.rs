@@ -143,3 +143,110 @@ async fn whole_suite_passes_over_a_transforming_serializer() {
     assert!(report.is_success(), "{report}");
     assert_eq!(report.passed(), 95);
 }
+
+/// A saver with only the base capabilities (and one optional bug): forwards to
+/// `InMemorySaver`, claims no extended capability.
+struct BaseOnly {
+    inner: InMemorySaver,
+    reverse_list: bool,
+}
+
+#[async_trait::async_trait]
+impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
+    async fn put(
+        &self,
+        config: &langgraph_codec::saver::CheckpointConfig,
+        checkpoint: &langgraph_codec::saver::Checkpoint,
+        metadata: &langgraph_codec::saver::CheckpointMetadata,
+        new_versions: &langgraph_codec::saver::ChannelVersions,
+    ) -> langgraph_codec::Result<langgraph_codec::saver::CheckpointConfig> {
+        self.inner
+            .put(config, checkpoint, metadata, new_versions)
+            .await
+    }
+    async fn put_writes(
+        &self,
+        config: &langgraph_codec::saver::CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> langgraph_codec::Result<()> {
+        self.inner
+            .put_writes(config, writes, task_id, task_path)
+            .await
+    }
+    async fn get_tuple(
+        &self,
+        config: &langgraph_codec::saver::CheckpointConfig,
+    ) -> langgraph_codec::Result<Option<langgraph_codec::saver::CheckpointTuple>> {
+        self.inner.get_tuple(config).await
+    }
+    async fn list(
+        &self,
+        config: Option<&langgraph_codec::saver::CheckpointConfig>,
+        options: &langgraph_codec::saver::ListOptions,
+    ) -> langgraph_codec::Result<Vec<langgraph_codec::saver::CheckpointTuple>> {
+        let mut out = self.inner.list(config, options).await?;
+        if self.reverse_list {
+            out.reverse();
+        }
+        Ok(out)
+    }
+    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::Result<()> {
+        self.inner.delete_thread(thread_id).await
+    }
+}
+
+#[tokio::test]
+async fn missing_capabilities_are_skipped_not_failed() {
+    let report = conformance::run_conformance_named("base only", || async {
+        BaseOnly {
+            inner: InMemorySaver::new(),
+            reverse_list: false,
+        }
+    })
+    .await;
+    assert!(report.is_success(), "{report}");
+    for cap in [
+        Capability::DeleteForRuns,
+        Capability::CopyThread,
+        Capability::Prune,
+    ] {
+        let c = report.capability(cap).expect("reported");
+        assert!(
+            !c.detected && c.cases.is_empty(),
+            "{cap} should be not implemented"
+        );
+    }
+    // The delta cases that prune, copy or delete runs are skipped; the rest run (on the
+    // default parent-chain walk, since BaseOnly does not override it).
+    let delta = report
+        .capability(Capability::DeltaChannelHistory)
+        .expect("delta");
+    assert_eq!(
+        (delta.passed(), delta.skipped(), delta.failed()),
+        (11, 3, 0)
+    );
+    assert_eq!(report.conformance_level(), "FULL");
+    assert!(report.to_string().contains("SKIP  prune"), "{report}");
+}
+
+#[tokio::test]
+async fn a_broken_saver_fails_the_right_cases() {
+    let report = conformance::run_conformance_named("reversed list", || async {
+        BaseOnly {
+            inner: InMemorySaver::new(),
+            reverse_list: true,
+        }
+    })
+    .await;
+    assert!(!report.is_success());
+    assert_eq!(report.conformance_level(), "BASE");
+    let failed: Vec<&str> = report.failures().iter().map(|(_, name, _)| *name).collect();
+    assert_eq!(failed, ["test_list_ordering"]);
+    let text = report.to_string();
+    assert!(
+        text.contains("FAIL  list") && text.contains("list::test_list_ordering"),
+        "{text}"
+    );
+}
