@@ -238,6 +238,9 @@ pub enum Error {
     /// A typed (serde) value could not be written or read.
     #[error(transparent)]
     Typed(#[from] crate::typed::TypedError),
+    /// A checkpoint saver refused a call or could not read a stored row.
+    #[error(transparent)]
+    Saver(#[from] crate::saver::SaverError),
 }
 
 impl Error {
@@ -255,6 +258,7 @@ impl Error {
             Error::TagMismatch { .. } => "tag_mismatch",
             Error::Crypto(e) => e.kind_name(),
             Error::Typed(e) => e.kind_name(),
+            Error::Saver(e) => e.kind_name(),
         }
     }
 }

@@ -1,0 +1,135 @@
+//! `spec/test_delete_thread.py`: `delete_thread`.
+
+use super::case_list;
+use super::util::{
+    child_config, config, ensure, generate_checkpoint, generate_config, generate_metadata,
+    list_all, metadata, uuid4, versions, writes, CaseResult,
+};
+use crate::saver::traits::{Capability, CheckpointSaver};
+use crate::saver::types::CheckpointConfig;
+
+pub(super) fn cases() -> Vec<super::Case> {
+    case_list![Capability::DeleteThread;
+        test_delete_thread_removes_checkpoints,
+        test_delete_thread_removes_writes,
+        test_delete_thread_removes_all_namespaces,
+        test_delete_thread_preserves_other_threads,
+        test_delete_thread_nonexistent_noop,
+    ]
+}
+
+/// Every checkpoint is gone after delete.
+async fn test_delete_thread_removes_checkpoints(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    let mut parent: Option<CheckpointConfig> = None;
+    for i in 0..3 {
+        parent = Some(
+            s.put(
+                &child_config(&tid, parent.as_ref()),
+                &generate_checkpoint(&[], &[], &[]),
+                &generate_metadata("loop", i, &[]),
+                &versions(&[]),
+            )
+            .await?,
+        );
+    }
+    ensure!(
+        s.get_tuple(&config(&tid)).await?.is_some(),
+        "pre-delete: checkpoint should exist"
+    );
+    s.delete_thread(&tid).await?;
+    ensure!(
+        s.get_tuple(&config(&tid)).await?.is_none(),
+        "checkpoint survived delete"
+    );
+    let r = list_all(s, &config(&tid)).await?;
+    ensure!(r.is_empty(), "{} checkpoints listed after delete", r.len());
+    Ok(())
+}
+
+/// Pending writes are gone after delete.
+async fn test_delete_thread_removes_writes(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    let stored = s
+        .put(
+            &config(&tid),
+            &generate_checkpoint(&[], &[], &[]),
+            &metadata(),
+            &versions(&[]),
+        )
+        .await?;
+    s.put_writes(&stored, &writes(&[("ch", "val".into())]), &uuid4(), "")
+        .await?;
+    let pre = s.get_tuple(&config(&tid)).await?;
+    ensure!(pre.is_some(), "pre-delete: checkpoint should exist");
+    let n = pre.map(|t| t.pending_writes.len()).unwrap_or(0);
+    ensure!(n == 1, "pre-delete: expected 1 write, got {n}");
+    s.delete_thread(&tid).await?;
+    ensure!(
+        s.get_tuple(&config(&tid)).await?.is_none(),
+        "checkpoint survived delete"
+    );
+    Ok(())
+}
+
+/// Root and child namespaces are both removed.
+async fn test_delete_thread_removes_all_namespaces(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    for ns in ["", "child:1"] {
+        s.put(
+            &generate_config(&tid, ns, None),
+            &generate_checkpoint(&[], &[], &[]),
+            &metadata(),
+            &versions(&[]),
+        )
+        .await?;
+    }
+    for ns in ["", "child:1"] {
+        ensure!(
+            s.get_tuple(&generate_config(&tid, ns, None))
+                .await?
+                .is_some(),
+            "pre-delete: namespace {ns:?} should have data"
+        );
+    }
+    s.delete_thread(&tid).await?;
+    for ns in ["", "child:1"] {
+        ensure!(
+            s.get_tuple(&generate_config(&tid, ns, None))
+                .await?
+                .is_none(),
+            "namespace {ns:?} survived delete"
+        );
+    }
+    Ok(())
+}
+
+/// Other threads are untouched.
+async fn test_delete_thread_preserves_other_threads(s: &dyn CheckpointSaver) -> CaseResult {
+    let (t1, t2) = (uuid4(), uuid4());
+    for t in [&t1, &t2] {
+        s.put(
+            &config(t),
+            &generate_checkpoint(&[], &[], &[]),
+            &metadata(),
+            &versions(&[]),
+        )
+        .await?;
+    }
+    s.delete_thread(&t1).await?;
+    ensure!(
+        s.get_tuple(&config(&t1)).await?.is_none(),
+        "deleted thread still there"
+    );
+    ensure!(
+        s.get_tuple(&config(&t2)).await?.is_some(),
+        "other thread was deleted"
+    );
+    Ok(())
+}
+
+/// Deleting a missing thread is not an error.
+async fn test_delete_thread_nonexistent_noop(s: &dyn CheckpointSaver) -> CaseResult {
+    s.delete_thread(&uuid4()).await?;
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! [`SaverError`]: what a checkpoint saver refuses or cannot read.
+
+use std::fmt;
+
+use crate::error::Error;
+
+/// Which kind of stored row a [`SaverError::UnreadableRow`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RowKind {
+    /// The checkpoint row (the checkpoint without `channel_values`).
+    Checkpoint,
+    /// The metadata row.
+    Metadata,
+    /// One channel value blob.
+    Blob,
+    /// One pending write.
+    Write,
+}
+
+impl RowKind {
+    /// A short name: `checkpoint`, `metadata`, `blob`, `write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowKind::Checkpoint => "checkpoint",
+            RowKind::Metadata => "metadata",
+            RowKind::Blob => "blob",
+            RowKind::Write => "write",
+        }
+    }
+}
+
+impl fmt::Display for RowKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Errors of the checkpoint savers ([`crate::saver`]), wrapped in
+/// [`Error::Saver`](crate::Error::Saver).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SaverError {
+    /// The config has no `thread_id` (Python raises `KeyError: 'thread_id'`).
+    #[error("{operation}: the config has no thread_id")]
+    MissingThreadId {
+        /// The saver operation, e.g. `"put"`.
+        operation: &'static str,
+    },
+    /// The config has no `checkpoint_id` where one is required (`put_writes`).
+    #[error("{operation}: the config has no checkpoint_id")]
+    MissingCheckpointId {
+        /// The saver operation, e.g. `"put_writes"`.
+        operation: &'static str,
+    },
+    /// A config value did not have the shape of a `RunnableConfig`.
+    #[error("invalid config: {reason}")]
+    InvalidConfig {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A value did not have the shape of a `Checkpoint`.
+    #[error("invalid checkpoint at {field}: {reason}")]
+    InvalidCheckpoint {
+        /// The field, e.g. `channel_versions.messages`.
+        field: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A value did not have the shape of `CheckpointMetadata` (a map with string keys).
+    #[error("invalid checkpoint metadata: {reason}")]
+    InvalidMetadata {
+        /// What was wrong.
+        reason: String,
+    },
+    /// A channel version could not be read or advanced.
+    #[error("invalid channel version {version}: {reason}")]
+    InvalidVersion {
+        /// The version as given.
+        version: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A stored row could not be deserialized: corrupt bytes, or ciphertext the
+    /// serializer cannot decrypt (wrong key). Other rows and threads stay readable.
+    #[error("stored {kind} row {location} is unreadable: {source}")]
+    UnreadableRow {
+        /// Which kind of row.
+        kind: RowKind,
+        /// Where: thread, namespace, checkpoint id and (for blobs and writes) the key.
+        location: String,
+        /// Why, as the serializer reported it.
+        source: Box<Error>,
+    },
+    /// The saver does not implement an extended capability.
+    #[error("this saver does not support {capability}")]
+    Unsupported {
+        /// The capability's name, e.g. `"copy_thread"`.
+        capability: &'static str,
+    },
+}
+
+impl SaverError {
+    /// A stable snake_case name of the error's kind.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            SaverError::MissingThreadId { .. } => "missing_thread_id",
+            SaverError::MissingCheckpointId { .. } => "missing_checkpoint_id",
+            SaverError::InvalidConfig { .. } => "invalid_config",
+            SaverError::InvalidCheckpoint { .. } => "invalid_checkpoint",
+            SaverError::InvalidMetadata { .. } => "invalid_metadata",
+            SaverError::InvalidVersion { .. } => "invalid_version",
+            SaverError::UnreadableRow { .. } => "unreadable_row",
+            SaverError::Unsupported { .. } => "unsupported",
+        }
+    }
+
+    pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        SaverError::InvalidCheckpoint {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,977 @@
+//! [`InMemorySaver`]: Python's `InMemorySaver`, row for row, plus the extended
+//! capabilities, safe under concurrent use.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+
+use super::delta::finish;
+use super::error::{RowKind, SaverError};
+use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+use super::types::{
+    checkpoint_metadata, format_memory_version, parse_version_prefix, python_eq, random_f64,
+    write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory, PendingWrite,
+};
+use crate::error::{Error, Result};
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+use crate::value::Value;
+
+/// A blob's version as a map key, with Python's dict-key equality (`1 == 1.0`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum VersionKey {
+    Int(i64),
+    Float(u64),
+    Str(String),
+}
+
+impl VersionKey {
+    fn new(v: &ChannelVersion) -> Self {
+        match v {
+            ChannelVersion::Int(i) => VersionKey::Int(*i),
+            ChannelVersion::Float(f) => {
+                if f.fract() == 0.0 && f.abs() < 9.0e18 {
+                    VersionKey::Int(*f as i64)
+                } else if *f == 0.0 {
+                    VersionKey::Int(0)
+                } else {
+                    VersionKey::Float(f.to_bits())
+                }
+            }
+            ChannelVersion::Str(s) => VersionKey::Str(s.clone()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CheckpointRow {
+    checkpoint: TypedBytes,
+    metadata: TypedBytes,
+    parent: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+struct WriteRow {
+    task_id: String,
+    channel: String,
+    value: TypedBytes,
+    task_path: String,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Namespace {
+    checkpoints: BTreeMap<String, CheckpointRow>,
+    /// checkpoint id → (task id, idx) → write
+    writes: HashMap<String, HashMap<(String, i64), WriteRow>>,
+    /// (channel, version) → value; the version as stored, for export
+    blobs: HashMap<(String, VersionKey), (ChannelVersion, TypedBytes)>,
+}
+
+impl Namespace {
+    /// The writes of a checkpoint in `(task_path, task_id, idx)` order.
+    fn ordered_writes(&self, checkpoint_id: &str) -> Vec<(i64, WriteRow)> {
+        let mut out: Vec<(i64, WriteRow)> = self
+            .writes
+            .get(checkpoint_id)
+            .map(|w| {
+                w.iter()
+                    .map(|((_, idx), row)| (*idx, row.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort_by(|(ia, a), (ib, b)| {
+            (a.task_path.as_str(), a.task_id.as_str(), *ia).cmp(&(
+                b.task_path.as_str(),
+                b.task_id.as_str(),
+                *ib,
+            ))
+        });
+        out
+    }
+
+    fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&TypedBytes> {
+        self.blobs
+            .get(&(channel.to_owned(), VersionKey::new(version)))
+            .map(|(_, b)| b)
+    }
+
+    /// Whether a non-`empty` blob is stored for the channel at this version.
+    fn has_value(&self, channel: &str, version: Option<&ChannelVersion>) -> bool {
+        version
+            .and_then(|v| self.blob(channel, v))
+            .is_some_and(|b| b.type_tag != tags::EMPTY)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Store {
+    /// thread → namespace → data, in insertion order like Python's dicts.
+    threads: IndexMap<String, IndexMap<String, Namespace>>,
+}
+
+/// One stored checkpoint row, as [`InMemorySaver::export_rows`] shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawCheckpointRow {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// `dumps_typed` of the checkpoint dict without `channel_values`.
+    pub checkpoint: TypedBytes,
+    /// `dumps_typed` of the metadata dict.
+    pub metadata: TypedBytes,
+    /// The parent checkpoint id, from the config `put` was given.
+    pub parent_checkpoint_id: Option<String>,
+}
+
+/// One stored channel blob.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawBlobRow {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Channel name.
+    pub channel: String,
+    /// Channel version.
+    pub version: ChannelVersion,
+    /// `dumps_typed` of the value, or `("empty", b"")` when the channel had none.
+    pub value: TypedBytes,
+}
+
+/// One stored pending write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawWriteRow {
+    /// Thread id.
+    pub thread_id: String,
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// The checkpoint the write belongs to.
+    pub checkpoint_id: String,
+    /// Task id.
+    pub task_id: String,
+    /// Write index: the position in the call, or the channel's negative
+    /// `WRITES_IDX_MAP` index.
+    pub idx: i64,
+    /// Channel name.
+    pub channel: String,
+    /// `dumps_typed` of the value.
+    pub value: TypedBytes,
+    /// The task path given to `put_writes`.
+    pub task_path: String,
+}
+
+/// Every row an [`InMemorySaver`] holds, as `(type, bytes)` pairs: what is at rest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawRows {
+    /// Checkpoint + metadata rows: threads and namespaces in insertion order, ids
+    /// ascending.
+    pub checkpoints: Vec<RawCheckpointRow>,
+    /// Channel blobs, sorted by thread, namespace, channel, version.
+    pub blobs: Vec<RawBlobRow>,
+    /// Pending writes, sorted by thread, namespace, checkpoint, then
+    /// `(task_path, task_id, idx)`.
+    pub writes: Vec<RawWriteRow>,
+}
+
+impl RawRows {
+    /// Every `(type, bytes)` pair of every row.
+    pub fn typed_bytes(&self) -> impl Iterator<Item = &TypedBytes> {
+        self.checkpoints
+            .iter()
+            .flat_map(|c| [&c.checkpoint, &c.metadata])
+            .chain(self.blobs.iter().map(|b| &b.value))
+            .chain(self.writes.iter().map(|w| &w.value))
+    }
+}
+
+/// Python's `InMemorySaver`, over any [`Serializer`].
+///
+/// It stores only `(type, bytes)` pairs laid out as Python lays them out: the
+/// checkpoint without `channel_values`, one blob per `(channel, version)` in
+/// `new_versions` (`("empty", b"")` for a channel without a value), the metadata merged
+/// from the config, the parent id from the incoming config, writes keyed by
+/// `(task_id, idx)`. With an encrypting serializer every row at rest is ciphertext
+/// (see [`export_rows`](Self::export_rows)).
+///
+/// All operations take a lock for their whole duration, so the saver can be shared by
+/// many tasks (`Arc<InMemorySaver>`). Beyond Python's saver it implements
+/// `delete_for_runs`, `copy_thread` and `prune`; neither of the deleting ones removes
+/// a checkpoint that a kept checkpoint still needs to rebuild a delta channel (see
+/// [`prune`](CheckpointSaver::prune)).
+///
+/// ```
+/// use langgraph_codec::saver::{
+///     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver,
+/// };
+/// use langgraph_codec::Value;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let saver = InMemorySaver::new();
+/// let mut cp = Checkpoint::now(-1);
+/// cp.channel_values.insert("topic".into(), Value::from("rust"));
+/// let version = saver.get_next_version(None)?;
+/// cp.channel_versions.insert("topic".into(), version.clone());
+/// let new_versions = [("topic".to_owned(), version)].into_iter().collect();
+/// let stored = saver
+///     .put(&CheckpointConfig::new("t1"), &cp, &CheckpointMetadata::new("input", -1), &new_versions)
+///     .await?;
+/// let tuple = saver.get_tuple(&stored).await?.expect("just stored");
+/// assert_eq!(tuple.checkpoint.channel_values.get("topic"), Some(&Value::from("rust")));
+/// # Ok::<(), langgraph_codec::Error>(())
+/// # }).unwrap();
+/// ```
+pub struct InMemorySaver {
+    serde: Arc<dyn Serializer>,
+    store: RwLock<Store>,
+}
+
+impl fmt::Debug for InMemorySaver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InMemorySaver")
+            .field("serde", &self.serde)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for InMemorySaver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn location(thread: &str, ns: &str, id: &str) -> String {
+    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
+}
+
+fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
+    SaverError::UnreadableRow {
+        kind,
+        location,
+        source: Box::new(source),
+    }
+    .into()
+}
+
+impl InMemorySaver {
+    /// A saver over Python's default [`JsonPlusSerializer`].
+    pub fn new() -> Self {
+        Self::with_serializer(Arc::new(JsonPlusSerializer::new()))
+    }
+
+    /// A saver over any serializer (e.g. an encrypting one).
+    pub fn with_serializer(serde: Arc<dyn Serializer>) -> Self {
+        InMemorySaver {
+            serde,
+            store: RwLock::new(Store::default()),
+        }
+    }
+
+    /// The serializer rows are written with.
+    pub fn serializer(&self) -> &Arc<dyn Serializer> {
+        &self.serde
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn load(&self, kind: RowKind, loc: impl FnOnce() -> String, row: &TypedBytes) -> Result<Value> {
+        self.serde
+            .loads_typed(&row.type_tag, &row.data)
+            .map_err(|e| unreadable(kind, loc(), e))
+    }
+
+    fn load_checkpoint(
+        &self,
+        thread: &str,
+        ns: &str,
+        id: &str,
+        row: &CheckpointRow,
+    ) -> Result<Checkpoint> {
+        let loc = || location(thread, ns, id);
+        let value = self.load(RowKind::Checkpoint, loc, &row.checkpoint)?;
+        Checkpoint::from_value(&value).map_err(|e| unreadable(RowKind::Checkpoint, loc(), e.into()))
+    }
+
+    fn load_metadata(
+        &self,
+        thread: &str,
+        ns: &str,
+        id: &str,
+        row: &CheckpointRow,
+    ) -> Result<CheckpointMetadata> {
+        let loc = || location(thread, ns, id);
+        let value = self.load(RowKind::Metadata, loc, &row.metadata)?;
+        CheckpointMetadata::from_value(&value)
+            .map_err(|e| unreadable(RowKind::Metadata, loc(), e.into()))
+    }
+
+    fn load_write(
+        &self,
+        thread: &str,
+        ns: &str,
+        id: &str,
+        idx: i64,
+        w: &WriteRow,
+    ) -> Result<PendingWrite> {
+        let value = self.load(
+            RowKind::Write,
+            || {
+                format!(
+                    "{} task {:?} idx {idx}",
+                    location(thread, ns, id),
+                    w.task_id
+                )
+            },
+            &w.value,
+        )?;
+        Ok(PendingWrite {
+            task_id: w.task_id.clone(),
+            channel: w.channel.clone(),
+            value,
+        })
+    }
+
+    fn load_blob(
+        &self,
+        thread: &str,
+        ns: &str,
+        channel: &str,
+        version: &ChannelVersion,
+        b: &TypedBytes,
+    ) -> Result<Value> {
+        self.load(
+            RowKind::Blob,
+            || format!("(thread {thread:?}, ns {ns:?}, channel {channel:?}, version {version})"),
+            b,
+        )
+    }
+
+    /// Builds the tuple of one stored checkpoint: decodes the checkpoint row, loads
+    /// the blobs of its `channel_versions` and its writes.
+    fn load_tuple(
+        &self,
+        thread: &str,
+        ns: &str,
+        id: &str,
+        row: &CheckpointRow,
+        metadata: Option<CheckpointMetadata>,
+        config: CheckpointConfig,
+    ) -> Result<CheckpointTuple> {
+        let mut checkpoint = self.load_checkpoint(thread, ns, id, row)?;
+        let metadata = match metadata {
+            Some(m) => m,
+            None => self.load_metadata(thread, ns, id, row)?,
+        };
+        // Copy the rows out under the lock, decode after releasing it.
+        let (blobs, writes) = {
+            let store = self.read();
+            let space = store.threads.get(thread).and_then(|t| t.get(ns));
+            let blobs: Vec<(String, ChannelVersion, TypedBytes)> = checkpoint
+                .channel_versions
+                .iter()
+                .filter_map(|(ch, ver)| {
+                    let b = space?.blob(ch, ver)?;
+                    (b.type_tag != tags::EMPTY).then(|| (ch.clone(), ver.clone(), b.clone()))
+                })
+                .collect();
+            let writes = space.map(|s| s.ordered_writes(id)).unwrap_or_default();
+            (blobs, writes)
+        };
+        let mut values = IndexMap::with_capacity(blobs.len());
+        for (ch, ver, b) in blobs {
+            let v = self.load_blob(thread, ns, &ch, &ver, &b)?;
+            values.insert(ch, v);
+        }
+        checkpoint.channel_values = values;
+        let pending_writes = writes
+            .iter()
+            .map(|(idx, w)| self.load_write(thread, ns, id, *idx, w))
+            .collect::<Result<Vec<_>>>()?;
+        let parent_config = row
+            .parent
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .map(|p| CheckpointConfig::for_checkpoint(thread, ns, p));
+        Ok(CheckpointTuple {
+            config,
+            checkpoint,
+            metadata,
+            parent_config,
+            pending_writes,
+        })
+    }
+
+    /// A copy of every stored row, as `(type, bytes)` pairs: what is at rest.
+    pub fn export_rows(&self) -> RawRows {
+        let store = self.read();
+        let mut rows = RawRows::default();
+        for (thread, spaces) in &store.threads {
+            for (ns, space) in spaces {
+                for (id, row) in &space.checkpoints {
+                    rows.checkpoints.push(RawCheckpointRow {
+                        thread_id: thread.clone(),
+                        checkpoint_ns: ns.clone(),
+                        checkpoint_id: id.clone(),
+                        checkpoint: row.checkpoint.clone(),
+                        metadata: row.metadata.clone(),
+                        parent_checkpoint_id: row.parent.clone(),
+                    });
+                }
+                let mut blobs: Vec<_> = space.blobs.iter().collect();
+                blobs.sort_by(|a, b| a.0.cmp(b.0));
+                for ((channel, _), (version, value)) in blobs {
+                    rows.blobs.push(RawBlobRow {
+                        thread_id: thread.clone(),
+                        checkpoint_ns: ns.clone(),
+                        channel: channel.clone(),
+                        version: version.clone(),
+                        value: value.clone(),
+                    });
+                }
+                let mut ids: Vec<&String> = space.writes.keys().collect();
+                ids.sort();
+                for id in ids {
+                    for (idx, w) in space.ordered_writes(id) {
+                        rows.writes.push(RawWriteRow {
+                            thread_id: thread.clone(),
+                            checkpoint_ns: ns.clone(),
+                            checkpoint_id: id.clone(),
+                            task_id: w.task_id,
+                            idx,
+                            channel: w.channel,
+                            value: w.value,
+                            task_path: w.task_path,
+                        });
+                    }
+                }
+            }
+        }
+        rows
+    }
+
+    /// Stores rows as they are (replacing rows with the same key): e.g. rows exported
+    /// from another saver, or Python's `InMemorySaver` storage. Nothing is decoded.
+    pub fn import_rows(&self, rows: RawRows) {
+        let mut store = self.write();
+        for r in rows.checkpoints {
+            space_mut(&mut store, &r.thread_id, &r.checkpoint_ns)
+                .checkpoints
+                .insert(
+                    r.checkpoint_id,
+                    CheckpointRow {
+                        checkpoint: r.checkpoint,
+                        metadata: r.metadata,
+                        parent: r.parent_checkpoint_id,
+                    },
+                );
+        }
+        for b in rows.blobs {
+            space_mut(&mut store, &b.thread_id, &b.checkpoint_ns)
+                .blobs
+                .insert(
+                    (b.channel, VersionKey::new(&b.version)),
+                    (b.version, b.value),
+                );
+        }
+        for w in rows.writes {
+            space_mut(&mut store, &w.thread_id, &w.checkpoint_ns)
+                .writes
+                .entry(w.checkpoint_id)
+                .or_default()
+                .insert(
+                    (w.task_id.clone(), w.idx),
+                    WriteRow {
+                        task_id: w.task_id,
+                        channel: w.channel,
+                        value: w.value,
+                        task_path: w.task_path,
+                    },
+                );
+        }
+    }
+
+    /// The ancestors (on the parent chain) that the `keep` checkpoints of one namespace
+    /// need to rebuild their delta channels: for every channel listed in a kept
+    /// checkpoint's `counters_since_delta_snapshot` that it does not store a value for,
+    /// every ancestor up to and including the nearest one that does. A kept
+    /// checkpoint whose rows cannot be read keeps its whole chain.
+    fn needed_ancestors(
+        &self,
+        thread: &str,
+        ns: &str,
+        space: &Namespace,
+        keep: &BTreeSet<String>,
+    ) -> BTreeSet<String> {
+        let mut needed = BTreeSet::new();
+        for id in keep {
+            let Some(row) = space.checkpoints.get(id) else {
+                continue;
+            };
+            // `None` = unknown: walk to the root.
+            let mut remaining: Option<HashSet<String>> = match (
+                self.load_metadata(thread, ns, id, row),
+                self.load_checkpoint(thread, ns, id, row),
+            ) {
+                (Ok(md), Ok(cp)) => Some(
+                    md.counters_since_delta_snapshot()
+                        .into_keys()
+                        .filter(|ch| !space.has_value(ch, cp.channel_versions.get(ch)))
+                        .collect(),
+                ),
+                _ => None,
+            };
+            let mut visited: HashSet<&str> = HashSet::from([id.as_str()]);
+            let mut cursor = row.parent.as_deref();
+            while let Some(parent_id) = cursor {
+                if remaining.as_ref().is_some_and(HashSet::is_empty) || !visited.insert(parent_id) {
+                    break;
+                }
+                let Some(parent) = space.checkpoints.get(parent_id) else {
+                    break;
+                };
+                needed.insert(parent_id.to_owned());
+                if let (Some(rem), Ok(cp)) = (
+                    remaining.as_mut(),
+                    self.load_checkpoint(thread, ns, parent_id, parent),
+                ) {
+                    rem.retain(|ch| !space.has_value(ch, cp.channel_versions.get(ch)));
+                }
+                cursor = parent.parent.as_deref();
+            }
+        }
+        needed
+    }
+
+    /// Keeps only the `keep` checkpoints of a namespace, their writes, and the blobs
+    /// they reference. Blobs are left alone if a kept checkpoint cannot be read.
+    fn retain_only(&self, thread: &str, ns: &str, space: &mut Namespace, keep: &BTreeSet<String>) {
+        space.checkpoints.retain(|id, _| keep.contains(id));
+        space.writes.retain(|id, _| keep.contains(id));
+        let mut referenced: HashSet<(String, VersionKey)> = HashSet::new();
+        for (id, row) in &space.checkpoints {
+            match self.load_checkpoint(thread, ns, id, row) {
+                Ok(cp) => referenced.extend(
+                    cp.channel_versions
+                        .iter()
+                        .map(|(ch, v)| (ch.clone(), VersionKey::new(v))),
+                ),
+                Err(_) => return,
+            }
+        }
+        space.blobs.retain(|k, _| referenced.contains(k));
+    }
+}
+
+fn space_mut<'a>(store: &'a mut Store, thread: &str, ns: &str) -> &'a mut Namespace {
+    store
+        .threads
+        .entry(thread.to_owned())
+        .or_default()
+        .entry(ns.to_owned())
+        .or_default()
+}
+
+#[async_trait]
+impl CheckpointSaver for InMemorySaver {
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<CheckpointConfig> {
+        let thread = config.require_thread_id("put")?;
+        let ns = config.ns();
+        let mut blobs = Vec::with_capacity(new_versions.len());
+        for (ch, ver) in new_versions {
+            let value = match checkpoint.channel_values.get(ch) {
+                Some(v) => self.serde.dumps_typed(v)?,
+                None => TypedBytes::new(tags::EMPTY, Vec::new()),
+            };
+            blobs.push((ch.clone(), ver.clone(), value));
+        }
+        let row = CheckpointRow {
+            checkpoint: self.serde.dumps_typed(&checkpoint.to_row_value())?,
+            metadata: self
+                .serde
+                .dumps_typed(&checkpoint_metadata(config, metadata).to_value())?,
+            parent: config.checkpoint_id.clone(),
+        };
+        {
+            let mut store = self.write();
+            let space = space_mut(&mut store, thread, ns);
+            for (ch, ver, value) in blobs {
+                space
+                    .blobs
+                    .insert((ch, VersionKey::new(&ver)), (ver, value));
+            }
+            space.checkpoints.insert(checkpoint.id.clone(), row);
+        }
+        Ok(CheckpointConfig::for_checkpoint(
+            thread,
+            ns,
+            checkpoint.id.clone(),
+        ))
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<()> {
+        let thread = config.require_thread_id("put_writes")?;
+        let checkpoint_id =
+            config
+                .checkpoint_id
+                .as_deref()
+                .ok_or(SaverError::MissingCheckpointId {
+                    operation: "put_writes",
+                })?;
+        let ns = config.ns();
+        let mut rows = Vec::with_capacity(writes.len());
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            rows.push((
+                write_idx(channel, position),
+                WriteRow {
+                    task_id: task_id.to_owned(),
+                    channel: channel.clone(),
+                    value: self.serde.dumps_typed(value)?,
+                    task_path: task_path.to_owned(),
+                },
+            ));
+        }
+        let mut store = self.write();
+        let stored = space_mut(&mut store, thread, ns)
+            .writes
+            .entry(checkpoint_id.to_owned())
+            .or_default();
+        for (idx, row) in rows {
+            let key = (task_id.to_owned(), idx);
+            // A retried task must not duplicate its regular writes; the special
+            // (negative-index) ones are replaced.
+            if idx >= 0 && stored.contains_key(&key) {
+                continue;
+            }
+            stored.insert(key, row);
+        }
+        Ok(())
+    }
+
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        let thread = config.require_thread_id("get_tuple")?;
+        let ns = config.ns();
+        let found = {
+            let store = self.read();
+            let space = store.threads.get(thread).and_then(|t| t.get(ns));
+            match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+                Some(id) => space
+                    .and_then(|s| s.checkpoints.get(id))
+                    .map(|row| (id.to_owned(), row.clone(), config.clone())),
+                None => space
+                    .and_then(|s| s.checkpoints.last_key_value())
+                    .map(|(id, row)| {
+                        (
+                            id.clone(),
+                            row.clone(),
+                            CheckpointConfig::for_checkpoint(thread, ns, id.clone()),
+                        )
+                    }),
+            }
+        };
+        match found {
+            None => Ok(None),
+            Some((id, row, out_config)) => self
+                .load_tuple(thread, ns, &id, &row, None, out_config)
+                .map(Some),
+        }
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let only_thread = match config {
+            Some(c) => Some(c.require_thread_id("list")?.to_owned()),
+            None => None,
+        };
+        let only_ns = config.and_then(|c| c.checkpoint_ns.clone());
+        let only_id = config
+            .and_then(|c| c.checkpoint_id.clone())
+            .filter(|id| !id.is_empty());
+        let before = options
+            .before
+            .as_ref()
+            .and_then(|b| b.checkpoint_id.clone())
+            .filter(|id| !id.is_empty());
+        // Candidates, newest first per namespace, copied out under the lock.
+        let candidates: Vec<(String, String, String, CheckpointRow)> = {
+            let store = self.read();
+            let threads: Vec<&String> = match &only_thread {
+                Some(t) => store
+                    .threads
+                    .get_key_value(t)
+                    .map(|(k, _)| k)
+                    .into_iter()
+                    .collect(),
+                None => store.threads.keys().collect(),
+            };
+            let mut out = Vec::new();
+            for thread in threads {
+                let Some(spaces) = store.threads.get(thread) else {
+                    continue;
+                };
+                for (ns, space) in spaces {
+                    if only_ns.as_ref().is_some_and(|n| n != ns) {
+                        continue;
+                    }
+                    for (id, row) in space.checkpoints.iter().rev() {
+                        if only_id.as_ref().is_some_and(|x| x != id)
+                            || before.as_ref().is_some_and(|b| id >= b)
+                        {
+                            continue;
+                        }
+                        out.push((thread.clone(), ns.clone(), id.clone(), row.clone()));
+                    }
+                }
+            }
+            out
+        };
+        let mut results = Vec::new();
+        for (thread, ns, id, row) in candidates {
+            if options.limit.is_some_and(|l| results.len() >= l) {
+                break;
+            }
+            let metadata = self.load_metadata(&thread, &ns, &id, &row)?;
+            let matches = options
+                .filter
+                .iter()
+                .all(|(k, want)| python_eq(want, metadata.get(k).unwrap_or(&Value::Nil)));
+            if !matches {
+                continue;
+            }
+            let cfg = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
+            results.push(self.load_tuple(&thread, &ns, &id, &row, Some(metadata), cfg)?);
+        }
+        Ok(results)
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        self.write().threads.shift_remove(thread_id);
+        Ok(())
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::ALL
+    }
+
+    /// Deletes the checkpoints whose metadata `run_id` is in `run_ids`, with their
+    /// writes and the blobs no remaining checkpoint references. A checkpoint that a
+    /// remaining checkpoint still needs to rebuild a delta channel (an ancestor up to
+    /// its nearest stored value) is kept. Rows whose metadata cannot be read are never
+    /// matched.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+        if run_ids.is_empty() {
+            return Ok(());
+        }
+        let mut store = self.write();
+        for (thread, spaces) in store.threads.iter_mut() {
+            for (ns, space) in spaces.iter_mut() {
+                let doomed: BTreeSet<String> = space
+                    .checkpoints
+                    .iter()
+                    .filter(|(id, row)| {
+                        self.load_metadata(thread, ns, id, row)
+                            .ok()
+                            .and_then(|m| m.run_id().map(|r| run_ids.iter().any(|x| x == r)))
+                            .unwrap_or(false)
+                    })
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                if doomed.is_empty() {
+                    continue;
+                }
+                let survivors: BTreeSet<String> = space
+                    .checkpoints
+                    .keys()
+                    .filter(|id| !doomed.contains(*id))
+                    .cloned()
+                    .collect();
+                let needed = self.needed_ancestors(thread, ns, space, &survivors);
+                let keep: BTreeSet<String> = survivors.union(&needed).cloned().collect();
+                self.retain_only(thread, ns, space, &keep);
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies every namespace, checkpoint, write and blob of `source_thread_id` to
+    /// `target_thread_id` (rows as they are, so the whole parent chain comes along).
+    /// A missing source copies nothing.
+    async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<()> {
+        if source_thread_id == target_thread_id {
+            return Ok(());
+        }
+        let mut store = self.write();
+        let Some(source) = store.threads.get(source_thread_id).cloned() else {
+            return Ok(());
+        };
+        let target = store
+            .threads
+            .entry(target_thread_id.to_owned())
+            .or_default();
+        for (ns, space) in source {
+            let dst = target.entry(ns).or_default();
+            dst.checkpoints.extend(space.checkpoints);
+            dst.blobs.extend(space.blobs);
+            for (id, writes) in space.writes {
+                dst.writes.entry(id).or_default().extend(writes);
+            }
+        }
+        Ok(())
+    }
+
+    /// `KeepLatest` keeps the latest checkpoint of every namespace and the ancestors it
+    /// needs to rebuild its delta channels (every ancestor up to the nearest one storing
+    /// a value for each channel of its `counters_since_delta_snapshot`), with their
+    /// writes and referenced blobs; everything else goes. `Delete` deletes the threads.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        let mut store = self.write();
+        for thread in thread_ids {
+            match strategy {
+                PruneStrategy::Delete => {
+                    store.threads.shift_remove(thread);
+                }
+                PruneStrategy::KeepLatest => {
+                    let Some(spaces) = store.threads.get_mut(thread) else {
+                        continue;
+                    };
+                    for (ns, space) in spaces.iter_mut() {
+                        let Some(latest) = space.checkpoints.keys().next_back().cloned() else {
+                            continue;
+                        };
+                        let mut keep = BTreeSet::from([latest]);
+                        let needed = self.needed_ancestors(thread, ns, space, &keep);
+                        keep.extend(needed);
+                        self.retain_only(thread, ns, space, &keep);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Python's `InMemorySaver` override: walks the stored parent ids once for all
+    /// channels, reading rows directly.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        if channels.is_empty() {
+            return Ok(IndexMap::new());
+        }
+        let thread = config.require_thread_id("get_delta_channel_history")?;
+        let ns = config.ns();
+        let mut collected: IndexMap<String, Vec<PendingWrite>> =
+            channels.iter().map(|c| (c.clone(), Vec::new())).collect();
+        let mut seeds: IndexMap<String, Value> = IndexMap::new();
+        let mut remaining: HashSet<String> = channels.iter().cloned().collect();
+
+        let store = self.read();
+        let Some(space) = store.threads.get(thread).and_then(|t| t.get(ns)) else {
+            return Ok(finish(collected, seeds));
+        };
+        let target = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => Some(id),
+            None => space.checkpoints.keys().next_back().map(String::as_str),
+        };
+        let mut chain: Vec<&str> = Vec::new();
+        let mut visited: HashSet<&str> = HashSet::new();
+        let mut cursor = target
+            .and_then(|id| space.checkpoints.get(id))
+            .and_then(|row| row.parent.as_deref());
+        while let Some(id) = cursor {
+            let Some(row) = space.checkpoints.get(id) else {
+                break;
+            };
+            if !visited.insert(id) {
+                break;
+            }
+            chain.push(id);
+            cursor = row.parent.as_deref();
+        }
+        for id in chain {
+            if remaining.is_empty() {
+                break;
+            }
+            let Some(row) = space.checkpoints.get(id) else {
+                break;
+            };
+            let cp = self.load_checkpoint(thread, ns, id, row)?;
+            let mut terminated: Vec<(String, Value)> = Vec::new();
+            for ch in &remaining {
+                let Some(ver) = cp.channel_versions.get(ch) else {
+                    continue;
+                };
+                let Some(blob) = space.blob(ch, ver) else {
+                    continue;
+                };
+                if blob.type_tag == tags::EMPTY {
+                    continue;
+                }
+                terminated.push((ch.clone(), self.load_blob(thread, ns, ch, ver, blob)?));
+            }
+            for (idx, w) in space.ordered_writes(id).iter().rev() {
+                if !remaining.contains(&w.channel) {
+                    continue;
+                }
+                let write = self.load_write(thread, ns, id, *idx, w)?;
+                if let Some(list) = collected.get_mut(&w.channel) {
+                    list.push(write);
+                }
+            }
+            for (ch, value) in terminated {
+                remaining.remove(&ch);
+                seeds.insert(ch, value);
+            }
+        }
+        Ok(finish(collected, seeds))
+    }
+
+    /// Python's `InMemorySaver.get_next_version`: `f"{n + 1:032}.{random.random():016}"`
+    /// where `n` is the integer before the first `.` of the current version (0 when
+    /// there is none).
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
+        let n = match current {
+            None => 0,
+            Some(ChannelVersion::Int(i)) => *i,
+            Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
+            Some(v @ ChannelVersion::Float(_)) => {
+                return Err(SaverError::InvalidVersion {
+                    version: v.to_string(),
+                    reason: "InMemorySaver versions are str or int".to_owned(),
+                }
+                .into())
+            }
+        };
+        let next = n.checked_add(1).ok_or_else(|| overflow(&n.to_string()))?;
+        Ok(ChannelVersion::Str(format_memory_version(
+            next,
+            random_f64(),
+        )))
+    }
+}

@@ -1,0 +1,57 @@
+//! Checkpoint savers: Python's `BaseCheckpointSaver` contract as an async trait, and
+//! [`InMemorySaver`], a reference implementation whose rows are interchangeable with
+//! Python's `InMemorySaver` rows.
+//!
+//! - [`types`]: [`CheckpointConfig`], [`Checkpoint`], [`CheckpointMetadata`],
+//!   [`CheckpointTuple`], [`PendingWrite`], [`DeltaChannelHistory`], each converting to
+//!   and from [`Value`](crate::Value) exactly as Python's dicts.
+//! - [`traits`]: [`CheckpointSaver`] (object safe; `Arc<dyn CheckpointSaver>`), its
+//!   [`Capabilities`], [`ListOptions`] and [`PruneStrategy`].
+//! - [`memory`]: [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
+//! - [`delta`]: the default delta-channel history walk.
+//! - `conformance` (cargo feature `conformance`, on by default): the port of
+//!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
+//!
+//! ```
+//! use langgraph_codec::saver::{
+//!     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver,
+//!     ListOptions,
+//! };
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let saver = InMemorySaver::new();
+//! let thread = CheckpointConfig::new("thread-1");
+//! let first = saver
+//!     .put(&thread, &Checkpoint::now(-1), &CheckpointMetadata::new("input", -1), &Default::default())
+//!     .await?;
+//! // The next checkpoint's parent is the config `put` returned.
+//! saver
+//!     .put(&first, &Checkpoint::now(0), &CheckpointMetadata::new("loop", 0), &Default::default())
+//!     .await?;
+//! saver
+//!     .put_writes(&first, &[("messages".into(), "hi".into())], "task-1", "")
+//!     .await?;
+//! let history = saver.list(Some(&thread), &ListOptions::new()).await?;
+//! assert_eq!(history.len(), 2); // newest first
+//! assert_eq!(history[1].pending_writes.len(), 1);
+//! # Ok::<(), langgraph_codec::Error>(())
+//! # }).unwrap();
+//! ```
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+pub mod delta;
+mod error;
+pub mod memory;
+pub mod traits;
+pub mod types;
+
+pub use delta::default_delta_channel_history;
+pub use error::{RowKind, SaverError};
+pub use memory::{InMemorySaver, RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
+pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
+pub use types::{
+    checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
+    DeltaChannelHistory, PendingWrite, ERROR, INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
+};

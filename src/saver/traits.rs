@@ -1,0 +1,368 @@
+//! The [`CheckpointSaver`] trait: Python's `BaseCheckpointSaver`, async and object safe.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+
+use super::delta::default_delta_channel_history;
+use super::error::SaverError;
+use super::types::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory,
+};
+use crate::error::Result;
+use crate::value::Value;
+
+/// One capability of a saver, as the Python conformance suite names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Capability {
+    /// `put` (base).
+    Put,
+    /// `put_writes` (base).
+    PutWrites,
+    /// `get_tuple` (base).
+    GetTuple,
+    /// `list` (base).
+    List,
+    /// `delete_thread` (base).
+    DeleteThread,
+    /// `delete_for_runs` (extended).
+    DeleteForRuns,
+    /// `copy_thread` (extended).
+    CopyThread,
+    /// `prune` (extended).
+    Prune,
+    /// `get_delta_channel_history` (every saver has the default parent-chain walk).
+    DeltaChannelHistory,
+}
+
+impl Capability {
+    /// Every capability, base ones first, in the order the conformance kit runs them.
+    pub const ALL: [Capability; 9] = [
+        Capability::Put,
+        Capability::PutWrites,
+        Capability::GetTuple,
+        Capability::List,
+        Capability::DeleteThread,
+        Capability::DeleteForRuns,
+        Capability::CopyThread,
+        Capability::Prune,
+        Capability::DeltaChannelHistory,
+    ];
+
+    /// The snake_case name Python uses (`"put_writes"`, `"delete_for_runs"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Put => "put",
+            Capability::PutWrites => "put_writes",
+            Capability::GetTuple => "get_tuple",
+            Capability::List => "list",
+            Capability::DeleteThread => "delete_thread",
+            Capability::DeleteForRuns => "delete_for_runs",
+            Capability::CopyThread => "copy_thread",
+            Capability::Prune => "prune",
+            Capability::DeltaChannelHistory => "delta_channel_history",
+        }
+    }
+
+    /// `true` for the capabilities every saver must have.
+    pub fn is_base(self) -> bool {
+        !matches!(
+            self,
+            Capability::DeleteForRuns | Capability::CopyThread | Capability::Prune
+        )
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which extended capabilities a saver implements (the base ones are required by the
+/// trait). Returned by [`CheckpointSaver::capabilities`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Capabilities {
+    /// `delete_for_runs` is implemented.
+    pub delete_for_runs: bool,
+    /// `copy_thread` is implemented.
+    pub copy_thread: bool,
+    /// `prune` is implemented.
+    pub prune: bool,
+}
+
+impl Capabilities {
+    /// Only the base capabilities.
+    pub const BASE: Capabilities = Capabilities {
+        delete_for_runs: false,
+        copy_thread: false,
+        prune: false,
+    };
+
+    /// Every capability.
+    pub const ALL: Capabilities = Capabilities {
+        delete_for_runs: true,
+        copy_thread: true,
+        prune: true,
+    };
+
+    /// Whether `capability` is available.
+    pub fn has(self, capability: Capability) -> bool {
+        match capability {
+            Capability::DeleteForRuns => self.delete_for_runs,
+            Capability::CopyThread => self.copy_thread,
+            Capability::Prune => self.prune,
+            _ => true,
+        }
+    }
+}
+
+/// The `prune` strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum PruneStrategy {
+    /// `"keep_latest"`: keep the latest checkpoint of every namespace (and, in
+    /// delta-aware savers, the ancestors it needs to rebuild its delta channels).
+    #[default]
+    KeepLatest,
+    /// `"delete"`: remove every checkpoint of the thread.
+    Delete,
+}
+
+impl PruneStrategy {
+    /// Python's strategy string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PruneStrategy::KeepLatest => "keep_latest",
+            PruneStrategy::Delete => "delete",
+        }
+    }
+}
+
+/// The keyword arguments of `list`: `filter`, `before`, `limit`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ListOptions {
+    /// Metadata equality on every given key (a missing key equals `None`), compared
+    /// as Python's `==` compares (`1 == 1.0 == True`, dicts regardless of order).
+    pub filter: IndexMap<String, Value>,
+    /// Only checkpoints whose id is strictly smaller than this config's `checkpoint_id`.
+    pub before: Option<CheckpointConfig>,
+    /// At most this many results.
+    pub limit: Option<usize>,
+}
+
+impl ListOptions {
+    /// No filter, no cursor, no limit.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options with one more metadata filter key.
+    pub fn filter(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.filter.insert(key.into(), value.into());
+        self
+    }
+
+    /// The same options with a `before` cursor.
+    pub fn before(mut self, config: CheckpointConfig) -> Self {
+        self.before = Some(config);
+        self
+    }
+
+    /// The same options with a limit.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+}
+
+/// Python's `BaseCheckpointSaver`, async. Object safe: use it as
+/// `Arc<dyn CheckpointSaver>`.
+///
+/// The base operations are required. The extended ones (`delete_for_runs`,
+/// `copy_thread`, `prune`) default to [`SaverError::Unsupported`]; a saver that
+/// implements them says so in [`capabilities`](Self::capabilities).
+/// [`get_delta_channel_history`](Self::get_delta_channel_history) defaults to the
+/// parent-chain walk over [`get_tuple`](Self::get_tuple) that Python provides.
+#[async_trait]
+pub trait CheckpointSaver: Send + Sync {
+    /// Stores a checkpoint. `config.checkpoint_id`, if set, is its parent; only the
+    /// channels in `new_versions` get new blobs. Returns the new checkpoint's config.
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<CheckpointConfig>;
+
+    /// Stores a task's writes against the checkpoint `config` names (its
+    /// `checkpoint_id` is required). `task_path` orders the writes of a superstep.
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<()>;
+
+    /// The checkpoint `config` names, or the latest of its thread and namespace;
+    /// `None` if there is none.
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>>;
+
+    /// Checkpoints matching `config` (thread, and namespace / id when given; every
+    /// thread when `None`) and `options`, newest first.
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>>;
+
+    /// Deletes every checkpoint, write and blob of a thread (all namespaces).
+    async fn delete_thread(&self, thread_id: &str) -> Result<()>;
+
+    /// The extended capabilities this saver implements.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::BASE
+    }
+
+    /// Deletes the checkpoints (and their writes) whose metadata `run_id` is one of
+    /// `run_ids`.
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+        let _ = run_ids;
+        Err(SaverError::Unsupported {
+            capability: "delete_for_runs",
+        }
+        .into())
+    }
+
+    /// Copies every checkpoint, write and blob of one thread to another.
+    async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<()> {
+        let _ = (source_thread_id, target_thread_id);
+        Err(SaverError::Unsupported {
+            capability: "copy_thread",
+        }
+        .into())
+    }
+
+    /// Prunes the checkpoints of the given threads.
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        let _ = (thread_ids, strategy);
+        Err(SaverError::Unsupported {
+            capability: "prune",
+        }
+        .into())
+    }
+
+    /// Per channel: the on-path writes since the nearest ancestor that stores a value
+    /// for it (oldest first), and that value as the seed. See
+    /// [`default_delta_channel_history`] for the walk.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        default_delta_channel_history(self, config, channels).await
+    }
+
+    /// The next version of a channel. The default is Python's base saver: integers
+    /// counting up from 1 (string versions are refused).
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
+        match current {
+            None => Ok(ChannelVersion::Int(1)),
+            Some(ChannelVersion::Int(i)) => i
+                .checked_add(1)
+                .map(ChannelVersion::Int)
+                .ok_or_else(|| overflow(&i.to_string())),
+            Some(ChannelVersion::Float(f)) => Ok(ChannelVersion::Float(f + 1.0)),
+            Some(v @ ChannelVersion::Str(_)) => Err(SaverError::InvalidVersion {
+                version: v.to_string(),
+                reason: "the base saver only counts int and float versions".to_owned(),
+            }
+            .into()),
+        }
+    }
+}
+
+pub(crate) fn overflow(version: &str) -> crate::Error {
+    SaverError::InvalidVersion {
+        version: version.to_owned(),
+        reason: "the next version does not fit in an i64".to_owned(),
+    }
+    .into()
+}
+
+macro_rules! forward_saver {
+    ($ty:ty) => {
+        #[async_trait]
+        impl<S: CheckpointSaver + ?Sized> CheckpointSaver for $ty {
+            async fn put(
+                &self,
+                config: &CheckpointConfig,
+                checkpoint: &Checkpoint,
+                metadata: &CheckpointMetadata,
+                new_versions: &ChannelVersions,
+            ) -> Result<CheckpointConfig> {
+                (**self)
+                    .put(config, checkpoint, metadata, new_versions)
+                    .await
+            }
+            async fn put_writes(
+                &self,
+                config: &CheckpointConfig,
+                writes: &[(String, Value)],
+                task_id: &str,
+                task_path: &str,
+            ) -> Result<()> {
+                (**self)
+                    .put_writes(config, writes, task_id, task_path)
+                    .await
+            }
+            async fn get_tuple(
+                &self,
+                config: &CheckpointConfig,
+            ) -> Result<Option<CheckpointTuple>> {
+                (**self).get_tuple(config).await
+            }
+            async fn list(
+                &self,
+                config: Option<&CheckpointConfig>,
+                options: &ListOptions,
+            ) -> Result<Vec<CheckpointTuple>> {
+                (**self).list(config, options).await
+            }
+            async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+                (**self).delete_thread(thread_id).await
+            }
+            fn capabilities(&self) -> Capabilities {
+                (**self).capabilities()
+            }
+            async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+                (**self).delete_for_runs(run_ids).await
+            }
+            async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
+                (**self).copy_thread(source, target).await
+            }
+            async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+                (**self).prune(thread_ids, strategy).await
+            }
+            async fn get_delta_channel_history(
+                &self,
+                config: &CheckpointConfig,
+                channels: &[String],
+            ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+                (**self).get_delta_channel_history(config, channels).await
+            }
+            fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
+                (**self).get_next_version(current)
+            }
+        }
+    };
+}
+
+forward_saver!(Arc<S>);
+forward_saver!(Box<S>);
