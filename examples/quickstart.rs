@@ -9,18 +9,32 @@
 use std::error::Error;
 use std::sync::Arc;
 
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer, ENV_KEY};
 use langgraph_codec::saver::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions, INTERRUPT, RESUME,
 };
-use langgraph_codec::{view, JsonPlusSerializer, ObjectKind, PyObject, Serializer, Value};
+use langgraph_codec::{view, ObjectKind, PyObject, Serializer, Value};
+use zeroize::Zeroizing;
 
-/// The serializer rows are written with, and a line describing it.
-fn make_serializer() -> (Arc<dyn Serializer>, String) {
-    (
-        Arc::new(JsonPlusSerializer::new()),
-        "serializer: JsonPlusSerializer (rows at rest are plain msgpack)".to_owned(),
-    )
+/// The serializer rows are written with: `EncryptedSerializer` (AES-EAX, Python's
+/// `from_pycryptodome_aes`), keyed from `LANGGRAPH_AES_KEY`, or an ephemeral random key
+/// when that is unset.
+fn make_serializer() -> Result<(Arc<dyn Serializer>, String), Box<dyn Error>> {
+    if std::env::var_os(ENV_KEY).is_some() {
+        let serde = EncryptedSerializer::from_env()?;
+        return Ok((
+            Arc::new(serde),
+            format!("serializer: EncryptedSerializer, key from {ENV_KEY}"),
+        ));
+    }
+    let mut key = Zeroizing::new([0u8; 32]);
+    getrandom::fill(key.as_mut_slice()).map_err(|e| format!("no OS randomness: {e}"))?;
+    let serde = EncryptedSerializer::from_aes_key(key.as_slice(), AesMode::Eax)?;
+    Ok((
+        Arc::new(serde),
+        format!("{ENV_KEY} is not set: using an ephemeral random AES-256 key for this run"),
+    ))
 }
 
 /// A LangChain message as `model_dump()` writes it (langchain-core 1.x field order).
@@ -119,7 +133,7 @@ impl Thread<'_> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn Error>> {
-    let (serde, described) = make_serializer();
+    let (serde, described) = make_serializer()?;
     println!("{described}");
     let saver = InMemorySaver::with_serializer(serde);
     let thread = CheckpointConfig::new("quickstart").with_metadata("user", "ada");
@@ -350,6 +364,15 @@ async fn main() -> Result<(), Box<dyn Error>> {
         rows.blobs.len(),
         rows.writes.len(),
         tags.join(", ")
+    );
+    let encrypted = rows
+        .typed_bytes()
+        .filter(|t| t.type_tag.ends_with("+aes"))
+        .count();
+    println!(
+        "  {encrypted} of {} rows are `<type>+aes` ciphertext (nonce | tag | ciphertext); \
+         the rest are the saver's `empty` markers, which carry no data",
+        rows.typed_bytes().count()
     );
     if let Some(first) = rows.checkpoints.first() {
         let head: Vec<String> = first

@@ -250,3 +250,19 @@ async fn a_broken_saver_fails_the_right_cases() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn whole_suite_passes_over_encrypted_serializer() {
+    use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+    for mode in [AesMode::Eax, AesMode::Gcm] {
+        let report = conformance::run_conformance_named("InMemorySaver+aes", || async move {
+            let serde =
+                EncryptedSerializer::from_aes_key(b"0123456789abcdef0123456789abcdef", mode)
+                    .expect("32-byte key");
+            InMemorySaver::with_serializer(Arc::new(serde))
+        })
+        .await;
+        assert!(report.is_success(), "{report}");
+        assert_eq!(report.passed(), 95);
+    }
+}

@@ -412,3 +412,43 @@ async fn prune_keeps_exactly_the_needed_chain() {
         .all(|b| b.version != ChannelVersion::Int(1)));
     assert_eq!(rows.writes.len(), 3);
 }
+
+#[tokio::test]
+async fn aes_rows_at_rest_are_ciphertext_and_a_wrong_key_is_an_unreadable_row() {
+    use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+    let right = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax).expect("key");
+    let writer = InMemorySaver::with_serializer(Arc::new(right));
+    put_one(&writer, "t", "top secret").await;
+    let rows = writer.export_rows();
+    for t in rows.typed_bytes() {
+        assert!(
+            t.type_tag == "msgpack+aes" || t.type_tag == "empty",
+            "{}",
+            t.type_tag
+        );
+        assert!(
+            !t.data.windows(10).any(|w| w == b"top secret"),
+            "plaintext at rest"
+        );
+    }
+    let wrong = EncryptedSerializer::from_aes_key(b"fedcba9876543210", AesMode::Eax).expect("key");
+    let reader = InMemorySaver::with_serializer(Arc::new(wrong));
+    reader.import_rows(rows);
+    let e = reader
+        .get_tuple(&CheckpointConfig::new("t"))
+        .await
+        .expect_err("wrong key");
+    match saver_error(e) {
+        SaverError::UnreadableRow { kind, source, .. } => {
+            assert_eq!(kind, RowKind::Checkpoint);
+            assert!(matches!(*source, Error::Crypto(_)), "{source:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    put_one(&reader, "mine", "readable").await;
+    assert!(reader
+        .get_tuple(&CheckpointConfig::new("mine"))
+        .await
+        .expect("mine")
+        .is_some());
+}
