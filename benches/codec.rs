@@ -37,6 +37,33 @@ fn value_benches(c: &mut Criterion, id: &str, bytes: &[u8]) {
     dumps.finish();
 }
 
+/// rmpv, then rmpv again on every ext payload (codes 0–7), replacing the ext by its
+/// decoded payload: the same structural work our decoder does.
+fn rmpv_deep(bytes: &[u8]) -> rmpv::Value {
+    let mut root = rmpv::decode::read_value(&mut &bytes[..]).expect("rmpv decodes");
+    let mut todo = vec![&mut root];
+    while let Some(v) = todo.pop() {
+        if let rmpv::Value::Ext(code, data) = v {
+            if (0..=7).contains(code) {
+                if let Ok(inner) = rmpv::decode::read_value(&mut &data[..]) {
+                    *v = inner;
+                }
+            }
+        }
+        match v {
+            rmpv::Value::Array(items) => todo.extend(items.iter_mut()),
+            rmpv::Value::Map(entries) => {
+                for (k, val) in entries.iter_mut() {
+                    todo.push(k);
+                    todo.push(val);
+                }
+            }
+            _ => {}
+        }
+    }
+    root
+}
+
 fn codec(c: &mut Criterion) {
     let messages = payload("messages300.msgpack");
     let checkpoint = payload("checkpoint_plain.msgpack");
@@ -47,6 +74,11 @@ fn codec(c: &mut Criterion) {
     reference.throughput(Throughput::Bytes(messages.len() as u64));
     reference.bench_function("rmpv_decode_messages300", |b| {
         b.iter(|| rmpv::decode::read_value(&mut black_box(&messages[..])))
+    });
+    // rmpv leaves ext payloads as bytes; this one also decodes every ext payload (as
+    // ours does), the like-for-like work.
+    reference.bench_function("rmpv_decode_messages300_deep", |b| {
+        b.iter(|| rmpv_deep(black_box(&messages)))
     });
     reference.finish();
 }
