@@ -79,6 +79,10 @@ fn leaf() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any_int().prop_map(Value::Int),
         any::<u32>().prop_map(|b| Value::F32(f32::from_bits(b))),
+        // float32 NaNs with every payload (sign, quiet bit, mantissa).
+        (any::<bool>(), 1u32..(1 << 23)).prop_map(|(neg, m)| Value::F32(f32::from_bits(
+            u32::from(neg) << 31 | 0x7f80_0000 | m
+        ))),
         any_f64().prop_map(Value::F64),
         any_text().prop_map(Value::Str),
         any_bytes().prop_map(Value::Bin),
