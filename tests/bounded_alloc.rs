@@ -120,6 +120,19 @@ fn hostile_lengths_are_refused_without_allocating_them() {
         );
     }
 
+    // A declared length is checked against the bytes left, and beyond that nothing is
+    // reserved ahead of the items: an array declaring a million items whose 1 MiB of
+    // input is one bin, then nothing, fails without reserving a million slots (40 MB).
+    let mut amplifier = vec![0xdd, 0x00, 0x0f, 0x42, 0x40, 0xc6];
+    amplifier.extend_from_slice(&(1u32 << 20).to_be_bytes());
+    amplifier.resize(amplifier.len() + (1 << 20), 0x00);
+    let (result, peak) = peak_during(|| msgpack::decode(&amplifier));
+    assert!(matches!(
+        result.map_err(|e| e.kind().clone()),
+        Err(DecodeErrorKind::Truncated)
+    ));
+    assert!(peak < 4 << 20, "amplifier peaked at {peak} bytes");
+
     // 100,000 levels of nesting in 100 KB: refused at depth 1,024, holding at most the
     // decoder's stack of 1,024 frames (a few hundred bytes each), not the whole input.
     let deep = vec![0x91u8; 100_000];
