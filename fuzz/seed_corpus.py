@@ -5,7 +5,8 @@
 
 loads_typed: one file per row, a tag-selector byte then the row's data (the selector
 indexes TAGS in fuzz_targets/loads_typed.rs). msgpack_roundtrip: every msgpack row and
-every encrypted row's plaintext. view_roundtrip: every row's JSON view, as the
+every encrypted row's plaintext. encrypted_loads: the encrypted rows under the 16-byte
+test key, as they are. view_roundtrip: every row's JSON view, as the
 `lgcodec` CLI writes it (built with `cargo run --features cli`), plus the json rows.
 The corpus directories are gitignored; libFuzzer adds what it finds next to the seeds.
 """
@@ -19,6 +20,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TAGS = ["msgpack", "json", "null", "bytes", "bytearray", "pickle", "empty", "yaml"]
+# fuzz_targets/encrypted_loads.rs: its tags and key (the 16-byte key of the eax16/gcm16
+# vectors, so that real rows authenticate and the fuzzer gets past the tag check).
+ENC_TAGS = ["msgpack+aes", "json+aes", "null+aes", "bytes+aes", "msgpack", "msgpack+zlib+aes", "msgpack+des", "+aes"]
+ENC_KEY = "0123456789abcdef"
 
 
 def rows():
@@ -44,6 +49,12 @@ def write(target, data):
 def main():
     counts = {}
     records = []
+    with open(os.path.join(ROOT, "vectors", "encrypted.jsonl")) as f:
+        for line in f:
+            row = json.loads(line)
+            if row.get("key") == ENC_KEY and row["type"] in ENC_TAGS:
+                write("encrypted_loads", bytes([ENC_TAGS.index(row["type"])]) + base64.b64decode(row["data"]))
+                counts["encrypted_loads"] = counts.get("encrypted_loads", 0) + 1
     for tag, data in rows():
         if tag in TAGS:
             write("loads_typed", bytes([TAGS.index(tag)]) + data)
