@@ -10,7 +10,7 @@
 //! |---|---|
 //! | bytes (msgpack bin) | `{"$bytes": "<base64>"}` |
 //! | NaN / ±infinity | `{"$float": "NaN"}`, `{"$float": "Infinity"}`, `{"$float": "-Infinity"}`; a NaN with other payload bits adds `"bits": "<16 hex digits>"` |
-//! | float32 | `{"$f32": 1.5}`; non-finite: `{"$float": "NaN", "$f32": true}` |
+//! | float32 | `{"$f32": 1.5}`; non-finite: `{"$float": "NaN", "$f32": true}`, a NaN with other payload bits adds `"bits": "<8 hex digits>"` |
 //! | map with non-string, duplicate or `$`-keys | `{"$map": [[key, value], ...]}` |
 //! | Python object (ext 0–5) | `{"$object": "pydantic_v2", "module": "...", "name": "...", "arg": ..., "method": "..."}` |
 //! | numpy array (ext 6) | `{"$ndarray": "<f8", "shape": [2, 3], "order": "C", "buffer": "<base64>"}` |
@@ -70,8 +70,8 @@ impl Serialize for View<'_> {
                 (_, Some(n)) => s.serialize_i64(n),
                 (None, None) => s.serialize_unit(),
             },
-            Value::F64(f) => serialize_float(*f, false, s),
-            Value::F32(f) => serialize_float(f64::from(*f), true, s),
+            Value::F64(f) => serialize_float(*f, None, s),
+            Value::F32(f) => serialize_float(f64::from(*f), Some(f.to_bits()), s),
             Value::Str(text) => s.serialize_str(text),
             Value::Bin(b) => {
                 let mut m = s.serialize_map(Some(1))?;
@@ -144,7 +144,12 @@ fn serialize_container<S: Serializer>(value: &Value, s: S) -> Result<S::Ok, S::E
     }
 }
 
-fn serialize_float<S: Serializer>(f: f64, is_f32: bool, s: S) -> Result<S::Ok, S::Error> {
+/// The bit pattern of `f32::NAN` (and of Python's NaN narrowed to float32).
+const CANONICAL_NAN_F32: u32 = 0x7fc0_0000;
+
+/// Writes a float64, or a float32 widened to `f` when `f32_bits` holds its original bits.
+fn serialize_float<S: Serializer>(f: f64, f32_bits: Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    let is_f32 = f32_bits.is_some();
     if f.is_finite() {
         if !is_f32 {
             return s.serialize_f64(f);
@@ -160,14 +165,21 @@ fn serialize_float<S: Serializer>(f: f64, is_f32: bool, s: S) -> Result<S::Ok, S
     } else {
         "-Infinity"
     };
-    let odd_nan = f.is_nan() && f.to_bits() != CANONICAL_NAN && !is_f32;
+    // A NaN with any other payload keeps its exact bits: 16 hex digits for a float64,
+    // 8 for a float32 (widening a float32 NaN does not keep them all).
+    let odd_bits = match f32_bits {
+        _ if !f.is_nan() => None,
+        None if f.to_bits() != CANONICAL_NAN => Some(format!("{:016x}", f.to_bits())),
+        Some(b) if b != CANONICAL_NAN_F32 => Some(format!("{b:08x}")),
+        _ => None,
+    };
     let mut m = s.serialize_map(None)?;
     m.serialize_entry("$float", name)?;
     if is_f32 {
         m.serialize_entry("$f32", &true)?;
     }
-    if odd_nan {
-        m.serialize_entry("bits", &format!("{:016x}", f.to_bits()))?;
+    if let Some(bits) = odd_bits {
+        m.serialize_entry("bits", &bits)?;
     }
     m.end()
 }
@@ -364,6 +376,25 @@ fn float_from_name(name: &str, bits: Option<Value>, path: &Path) -> Result<f64, 
     }
 }
 
+/// A non-finite float32: `bits`, when given, are the 8 hex digits of a float32 NaN.
+fn f32_from_name(name: &str, bits: Option<Value>, path: &Path) -> Result<f32, ViewError> {
+    let f = float_from_name(name, None, path)? as f32;
+    let Some(b) = bits else {
+        return Ok(f);
+    };
+    let hex = string(b, "bits", path)?;
+    let nan = u32::from_str_radix(&hex, 16)
+        .ok()
+        .filter(|_| hex.len() == 8)
+        .map(f32::from_bits)
+        .ok_or_else(|| path.error("bits of a float32 must be 8 hex digits"))?;
+    if f.is_nan() && nan.is_nan() {
+        Ok(nan)
+    } else {
+        Err(path.error("bits must encode a NaN"))
+    }
+}
+
 fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewError> {
     let tag_value = f.take(tag).unwrap_or_default();
     let value = match tag {
@@ -371,12 +402,10 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
         "$float" => {
             let name = string(tag_value, "$float", path)?;
             let bits = f.take("bits");
-            let is_f32 = matches!(f.take("$f32"), Some(Value::Bool(true)));
-            let x = float_from_name(&name, bits, path)?;
-            if is_f32 {
-                Value::F32(x as f32)
+            if matches!(f.take("$f32"), Some(Value::Bool(true))) {
+                Value::F32(f32_from_name(&name, bits, path)?)
             } else {
-                Value::F64(x)
+                Value::F64(float_from_name(&name, bits, path)?)
             }
         }
         "$f32" => match tag_value {
@@ -385,7 +414,7 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
             Value::Bool(true) => {
                 // `{"$float": "NaN", "$f32": true}` read with `$f32` found first.
                 let name = string(f.required("$float", tag, path)?, "$float", path)?;
-                Value::F32(float_from_name(&name, f.take("bits"), path)? as f32)
+                Value::F32(f32_from_name(&name, f.take("bits"), path)?)
             }
             other => return Err(path.error(format!("$f32 must be a number, found {}", other.kind_name()))),
         },

@@ -269,3 +269,119 @@ fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
     let e = msgpack::decode_with(&nested_ext7(5), &opts).expect_err("too deep");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
 }
+
+/// `depth` objects nested through their `arg`: ext 5 around the tuple
+/// `("m", "n", inner)`, each header in its shortest form. Two levels per object (the
+/// ext payload and its tuple array).
+fn nested_objects(depth: usize) -> Vec<u8> {
+    let mut v = vec![0x01u8];
+    for _ in 0..depth {
+        let mut payload = b"\x93\xa1m\xa1n".to_vec();
+        payload.extend_from_slice(&v);
+        let n = payload.len();
+        let mut outer = match n {
+            1 => vec![0xd4],
+            2 => vec![0xd5],
+            4 => vec![0xd6],
+            8 => vec![0xd7],
+            16 => vec![0xd8],
+            0..=0xff => vec![0xc7, n as u8],
+            0x100..=0xffff => [&[0xc8u8][..], &(n as u16).to_be_bytes()].concat(),
+            _ => [&[0xc9u8][..], &(n as u32).to_be_bytes()].concat(),
+        };
+        outer.push(5);
+        outer.extend_from_slice(&payload);
+        v = outer;
+    }
+    v
+}
+
+#[test]
+fn nested_objects_count_two_levels_each_on_both_sides() {
+    // 512 objects = 1,024 levels: read, and written back byte for byte.
+    let ok = nested_objects(512);
+    let v = msgpack::decode(&ok).expect("1,024 levels decode");
+    assert_eq!(msgpack::encode(&v).expect("and encode"), ok);
+    // 513 objects = 1,026 levels: the depth error, not a raw-ext fallback.
+    assert!(matches!(
+        kind_at(&nested_objects(513)).0,
+        DecodeErrorKind::DepthLimit { limit: 1024 }
+    ));
+    // The encoder refuses to write what the decoder would refuse to read.
+    let too_deep = langgraph_codec::Value::object(langgraph_codec::PyObject::new(
+        langgraph_codec::ObjectKind::PydanticV2,
+        "m",
+        "n",
+        v,
+    ));
+    assert!(matches!(
+        msgpack::encode(&too_deep),
+        Err(langgraph_codec::EncodeError::DepthLimit { limit: 1024 })
+    ));
+}
+
+#[test]
+fn mixed_nesting_fails_at_the_opener_past_the_limit() {
+    // Levels alternate {1: x} and [x]; the 1,025th opener is refused at its own offset.
+    let mut bytes = Vec::new();
+    let mut offset_of_1025th = 0;
+    for level in 1..=1025 {
+        if level == 1025 {
+            offset_of_1025th = bytes.len();
+        }
+        if level % 2 == 0 {
+            bytes.extend_from_slice(b"\x91");
+        } else {
+            bytes.extend_from_slice(b"\x81\x01");
+        }
+    }
+    bytes.push(0x01);
+    assert_eq!(
+        kind_at(&bytes),
+        (
+            DecodeErrorKind::DepthLimit { limit: 1024 },
+            offset_of_1025th
+        )
+    );
+    // One level less decodes.
+    let mut ok = Vec::new();
+    for level in 1..=1024 {
+        ok.extend_from_slice(if level % 2 == 0 { b"\x91" } else { b"\x81\x01" });
+    }
+    ok.push(0x01);
+    assert!(msgpack::decode(&ok).is_ok());
+}
+
+#[test]
+fn json_rows_are_refused_exactly_past_the_depth_limit() {
+    let serde = JsonPlusSerializer::new();
+    let arrays = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let objects = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+    for (what, text) in [
+        ("arrays", arrays as fn(usize) -> String),
+        ("objects", objects),
+    ] {
+        assert!(
+            serde.loads_typed("json", text(1024).as_bytes()).is_ok(),
+            "{what}: 1,024 levels are read"
+        );
+        let e = serde
+            .loads_typed("json", text(1025).as_bytes())
+            .expect_err("1,025 levels are refused");
+        assert_eq!(e.kind_name(), "invalid_json", "{what}");
+        assert!(e.to_string().contains("1024"), "{what}: {e}");
+    }
+    // A configured limit applies to json rows too.
+    let strict = JsonPlusSerializer::with_decode_options(DecodeOptions::new().max_depth(4));
+    assert!(strict.loads_typed("json", arrays(4).as_bytes()).is_ok());
+    assert!(strict.loads_typed("json", arrays(5).as_bytes()).is_err());
+}
+
+#[test]
+fn deep_views_are_refused_not_overflowed() {
+    let err = on_small_stack(|| view::from_str(&"[".repeat(100_000)).is_err());
+    assert!(err);
+    // A view deeper than any value the codec accepts is refused even when well formed.
+    let text = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    assert!(on_small_stack(move || view::from_str(&text).is_err()));
+}

@@ -1,0 +1,87 @@
+//! Encryption benchmarks on the 1 MiB blob (`vectors/payloads/blob_1mib.bin`):
+//! `EncryptedSerializer` `dumps_typed` / `loads_typed` of it as Python's `bytes`, in EAX
+//! and GCM (`encrypt/*`, `decrypt/*`), with a plain memory copy and the bare `aes-gcm` crate on the same buffer as references.
+//!
+//! Run with `cargo bench --bench crypto`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use aes_gcm::aead::{AeadInOut, KeyInit};
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+use langgraph_codec::{Serializer, Value};
+
+/// 32 bytes: AES-256, the key `benches/python_baseline.py` uses.
+const KEY: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
+
+fn blob() -> Vec<u8> {
+    let path = format!(
+        "{}/vectors/payloads/blob_1mib.bin",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn references(c: &mut Criterion) {
+    let data = blob();
+    let mut group = c.benchmark_group("reference");
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("memcpy_1mib", |b| {
+        let mut dst = vec![0u8; data.len()];
+        b.iter(|| dst.copy_from_slice(black_box(&data)))
+    });
+    // The same layout Python's GCM writes: a 16-byte nonce (GHASHed into J0).
+    type Aes256Gcm16 = aes_gcm::AesGcm<aes_gcm::aes::Aes256, aes_gcm::aead::consts::U16>;
+    let gcm = Aes256Gcm16::new(KEY.into());
+    let nonce = aes_gcm::Nonce::<aes_gcm::aead::consts::U16>::from([7u8; 16]);
+    group.bench_function("aes_gcm_crate_1mib", |b| {
+        let mut buf = data.clone();
+        b.iter(|| {
+            buf.copy_from_slice(&data);
+            gcm.encrypt_inout_detached(&nonce, b"", buf.as_mut_slice().into())
+        })
+    });
+    group.finish();
+}
+
+fn serializers(c: &mut Criterion) {
+    let data = blob();
+    let value = Value::Bin(Bytes::from(data.clone()));
+    for (mode, name) in [(AesMode::Eax, "eax_1mib"), (AesMode::Gcm, "gcm_1mib")] {
+        let serde = EncryptedSerializer::from_aes_key(KEY, mode).expect("32-byte key");
+        let row = serde.dumps_typed(&value).expect("encrypts");
+        assert_eq!(row.type_tag, "bytes+aes");
+        assert_eq!(
+            serde
+                .loads_typed(&row.type_tag, &row.data)
+                .expect("decrypts"),
+            value
+        );
+        let mut encrypt = c.benchmark_group("encrypt");
+        encrypt.throughput(Throughput::Bytes(data.len() as u64));
+        encrypt.bench_function(name, |b| b.iter(|| serde.dumps_typed(black_box(&value))));
+        encrypt.finish();
+        let mut decrypt = c.benchmark_group("decrypt");
+        decrypt.throughput(Throughput::Bytes(data.len() as u64));
+        decrypt.bench_function(name, |b| {
+            b.iter(|| serde.loads_typed(black_box(&row.type_tag), black_box(&row.data)))
+        });
+        decrypt.finish();
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = serializers, references
+}
+criterion_main!(benches);

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Python baseline for the criterion benches, printed side by side with the Rust numbers.
+
+    cargo bench                                  # writes target/criterion/*/*/new/estimates.json
+    python3 benches/python_baseline.py           # measures Python, prints the table
+
+Measures the real Python package (langgraph-checkpoint, pycryptodome) on the same
+payload files the Rust benches read (vectors/payloads/), reads criterion's mean
+estimates, and prints one Markdown table: Rust time, Python time, and the speed-up
+(Python time / Rust time), with the target from the performance issue.
+
+It re-executes itself with /work/venv/bin/python, .venv/bin/python or .ci-venv/bin/python
+when the running interpreter lacks langgraph (override with LGCODEC_PYTHON).
+Options: --quick (fewer repeats), --json (machine-readable output instead of the table).
+"""
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAYLOADS = os.path.join(ROOT, "vectors", "payloads")
+CRITERION = os.path.join(ROOT, "target", "criterion")
+KEY = b"0123456789abcdef0123456789abcdef"  # 32 bytes: AES-256, as in the Rust benches
+
+
+def ensure_python():
+    try:
+        import langgraph.checkpoint.serde.jsonplus  # noqa: F401
+        import Crypto  # noqa: F401
+        return
+    except ImportError:
+        pass
+    candidates = [os.environ.get("LGCODEC_PYTHON")] + [
+        os.path.join(p, "bin", "python")
+        for p in ("/work/venv", os.path.join(ROOT, ".venv"), os.path.join(ROOT, ".ci-venv"))
+    ]
+    if os.environ.get("LGCODEC_BASELINE_REEXEC"):
+        candidates = []
+    for py in candidates:
+        if py and os.path.exists(py):
+            os.environ["LGCODEC_BASELINE_REEXEC"] = "1"
+            os.execv(py, [py] + sys.argv)
+    sys.exit("needs langgraph-checkpoint==4.3.2 and pycryptodome (pip install -r vectors/requirements.txt)")
+
+
+def timeit(fn, min_time, repeats):
+    """Mean seconds per call: `repeats` rounds of at least `min_time` each, best round."""
+    fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / 4:
+            break
+        n *= 2
+    n = max(1, int(n * (min_time / 4) / dt * 4)) if dt > 0 else n
+    rounds = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        rounds.append((time.perf_counter() - t0) / n)
+    return min(rounds), statistics.median(rounds)
+
+
+def read(name):
+    with open(os.path.join(PAYLOADS, name), "rb") as f:
+        return f.read()
+
+
+def python_measurements(min_time, repeats):
+    from Crypto.Cipher import AES
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde = JsonPlusSerializer()
+    messages = read("messages300.msgpack")
+    checkpoint = read("checkpoint_plain.msgpack")
+    blob = read("blob_1mib.bin")
+    messages_obj = serde.loads_typed(("msgpack", messages))
+    checkpoint_obj = serde.loads_typed(("msgpack", checkpoint))
+    assert serde.dumps_typed(messages_obj) == ("msgpack", messages)
+    assert serde.dumps_typed(checkpoint_obj) == ("msgpack", checkpoint)
+
+    eax = EncryptedSerializer.from_pycryptodome_aes(key=KEY)
+    gcm = EncryptedSerializer.from_pycryptodome_aes(key=KEY, mode=AES.MODE_GCM)
+    eax_row = eax.dumps_typed(blob)
+    gcm_row = gcm.dumps_typed(blob)
+    assert eax_row[0] == "bytes+aes" and eax.loads_typed(eax_row) == blob
+    assert gcm.loads_typed(gcm_row) == blob
+
+    def bare_gcm():
+        c = AES.new(KEY, AES.MODE_GCM, nonce=os.urandom(16))
+        c.encrypt_and_digest(blob)
+
+    def bare_eax():
+        c = AES.new(KEY, AES.MODE_EAX, nonce=os.urandom(16))
+        c.encrypt_and_digest(blob)
+
+    saver = InMemorySaver(serde=eax)
+    config = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"messages": messages_obj["messages"]}
+    cp["channel_versions"] = {"messages": saver.get_next_version(None, None)}
+    versions = dict(cp["channel_versions"])
+    metadata = {"source": "loop", "step": 1, "parents": {}}
+
+    def put_get():
+        stored = saver.put(config, cp, metadata, versions)
+        got = saver.get_tuple(stored)
+        assert got is not None
+
+    put_get()
+    got = saver.get_tuple(saver.put(config, cp, metadata, versions))
+    assert len(got.checkpoint["channel_values"]["messages"]) == 300
+
+    cases = {
+        "loads/messages300": lambda: serde.loads_typed(("msgpack", messages)),
+        "dumps/messages300": lambda: serde.dumps_typed(messages_obj),
+        "loads/checkpoint_plain": lambda: serde.loads_typed(("msgpack", checkpoint)),
+        "dumps/checkpoint_plain": lambda: serde.dumps_typed(checkpoint_obj),
+        "encrypt/eax_1mib": lambda: eax.dumps_typed(blob),
+        "decrypt/eax_1mib": lambda: eax.loads_typed(eax_row),
+        "encrypt/gcm_1mib": lambda: gcm.dumps_typed(blob),
+        "decrypt/gcm_1mib": lambda: gcm.loads_typed(gcm_row),
+        "pycryptodome/gcm_1mib": bare_gcm,
+        "pycryptodome/eax_1mib": bare_eax,
+        "saver/put_get_messages300_encrypted": put_get,
+    }
+    out = {}
+    for name, fn in cases.items():
+        best, median = timeit(fn, min_time, repeats)
+        out[name] = {"best_s": best, "median_s": median}
+        print(f"  python {name}: {best * 1e6:,.1f} µs", file=sys.stderr)
+    return out
+
+
+def criterion_estimates():
+    est = {}
+    if not os.path.isdir(CRITERION):
+        return est
+    for group in sorted(os.listdir(CRITERION)):
+        gdir = os.path.join(CRITERION, group)
+        if not os.path.isdir(gdir):
+            continue
+        for bench in sorted(os.listdir(gdir)):
+            path = os.path.join(gdir, bench, "new", "estimates.json")
+            if os.path.exists(path):
+                with open(path) as f:
+                    e = json.load(f)
+                est[f"{group}/{bench}"] = e["mean"]["point_estimate"] * 1e-9
+    return est
+
+
+# (Rust id, Python case, target speed-up or None, note)
+ROWS = [
+    ("loads/messages300_value", "loads/messages300", 20, "JsonPlus loads_typed"),
+    ("loads/messages300_typed", "loads/messages300", 20, "JsonPlus loads_typed"),
+    ("dumps/messages300_value", "dumps/messages300", 10, "JsonPlus dumps_typed"),
+    ("dumps/messages300_typed", "dumps/messages300", 10, "JsonPlus dumps_typed"),
+    ("loads/checkpoint_plain_value", "loads/checkpoint_plain", 20, "JsonPlus loads_typed"),
+    ("dumps/checkpoint_plain_value", "dumps/checkpoint_plain", 10, "JsonPlus dumps_typed"),
+    ("encrypt/eax_1mib", "encrypt/eax_1mib", 1.5, "EncryptedSerializer EAX dumps_typed"),
+    ("decrypt/eax_1mib", "decrypt/eax_1mib", 1.5, "EncryptedSerializer EAX loads_typed"),
+    ("encrypt/gcm_1mib", "encrypt/gcm_1mib", 1.0, "EncryptedSerializer GCM dumps_typed"),
+    ("decrypt/gcm_1mib", "decrypt/gcm_1mib", 1.0, "EncryptedSerializer GCM loads_typed"),
+    ("saver/put_get_messages300_encrypted", "saver/put_get_messages300_encrypted", 10,
+     "InMemorySaver + EncryptedSerializer EAX: put + get_tuple"),
+    ("reference/memcpy_1mib", None, None, "copy 1 MiB"),
+    ("reference/aes_gcm_crate_1mib", "pycryptodome/gcm_1mib", None,
+     "bare aes-gcm crate vs bare pycryptodome GCM"),
+    ("reference/rmpv_decode_messages300", None, None, "generic rmpv decoder"),
+    ("reference/rmpv_decode_messages300_deep", None, None, "rmpv, ext payloads decoded too"),
+    (None, "pycryptodome/eax_1mib", None, "bare pycryptodome EAX"),
+]
+
+
+def fmt_time(s):
+    if s is None:
+        return "—"
+    if s >= 1e-3:
+        return f"{s * 1e3:,.2f} ms"
+    return f"{s * 1e6:,.1f} µs"
+
+
+def machine():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        rustc = "rustc ?"
+    from importlib.metadata import version
+
+    return (
+        f"{datetime.date.today().isoformat()}, {cpu}, {os.cpu_count()} logical CPUs, "
+        f"{platform.system()} {platform.release()}; {rustc}, default flags; "
+        f"Python {platform.python_version()}, langgraph-checkpoint {version('langgraph-checkpoint')}, "
+        f"ormsgpack {version('ormsgpack')}, pycryptodome {version('pycryptodome')}"
+    )
+
+
+def main():
+    ensure_python()
+    quick = "--quick" in sys.argv
+    py = python_measurements(min_time=0.2 if quick else 0.5, repeats=3 if quick else 5)
+    rust = criterion_estimates()
+    if "--json" in sys.argv:
+        print(json.dumps({"machine": machine(), "python": py, "rust": rust}, indent=2))
+        return
+    print(f"Measured {machine()}.\n")
+    print("| benchmark | Rust | Python | speed-up | target | Python side |")
+    print("|---|---:|---:|---:|---:|---|")
+    for rid, pid, target, note in ROWS:
+        r = rust.get(rid) if rid else None
+        p = py[pid]["best_s"] if pid else None
+        ratio = f"{p / r:,.1f}×" if (r and p) else "—"
+        verdict = ""
+        if target is not None and r and p:
+            verdict = f"≥ {target:g}× {'✓' if p / r >= target else '✗'}"
+        elif target is not None:
+            verdict = f"≥ {target:g}×"
+        print(f"| `{rid or '—'}` | {fmt_time(r)} | {fmt_time(p)} | {ratio} | {verdict} | {note} |")
+    missing = [rid for rid, *_ in ROWS if rid and rid not in rust]
+    if missing:
+        print(f"\nNo criterion result yet for: {', '.join(missing)} (run `cargo bench`).")
+    refs = {k: rust.get(k) for k in ("loads/messages300_value", "reference/rmpv_decode_messages300",
+                                      "reference/rmpv_decode_messages300_deep", "loads/messages300_typed")}
+    if refs["loads/messages300_value"] and refs["reference/rmpv_decode_messages300"]:
+        v = refs["loads/messages300_value"]
+        print(f"\nValue loads / bare rmpv: {v / refs['reference/rmpv_decode_messages300']:.2f}× "
+              "(target ≤ 1.5×; rmpv leaves the 300 ext payloads undecoded)")
+        if refs["reference/rmpv_decode_messages300_deep"]:
+            print(f"Value loads / rmpv decoding ext payloads too: "
+                  f"{v / refs['reference/rmpv_decode_messages300_deep']:.2f}×")
+    if refs["loads/messages300_typed"] and refs["loads/messages300_value"]:
+        print(f"Typed loads / Value loads: {refs['loads/messages300_typed'] / refs['loads/messages300_value']:.2f}× "
+              "(target ≤ 1×)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+//! Bounded resources: a few bytes declaring gigabytes allocate (almost) nothing.
+//!
+//! This test binary installs a counting global allocator and checks the peak number of
+//! bytes live while each hostile input is refused. It holds one `#[test]` so no other
+//! test's allocations run concurrently and disturb the count.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+use langgraph_codec::msgpack::{self, DecodeOptions};
+use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), SeqCst) + layout.size();
+        PEAK.fetch_max(live, SeqCst);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), SeqCst);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size >= layout.size() {
+            let live = LIVE.fetch_add(new_size - layout.size(), SeqCst) + new_size - layout.size();
+            PEAK.fetch_max(live, SeqCst);
+        } else {
+            LIVE.fetch_sub(layout.size() - new_size, SeqCst);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The most bytes that were live at once while `f` ran, beyond those live before it.
+fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = LIVE.load(SeqCst);
+    PEAK.store(base, SeqCst);
+    let out = f();
+    (out, PEAK.load(SeqCst).saturating_sub(base))
+}
+
+/// Far below any of the declared sizes (4 GiB), far above what refusing needs.
+const SMALL: usize = 64 * 1024;
+
+#[test]
+fn hostile_lengths_are_refused_without_allocating_them() {
+    // The counter sees allocations: a 1 MiB vector must show up as ≥ 1 MiB.
+    let (v, peak) = peak_during(|| vec![1u8; 1 << 20]);
+    assert!(peak >= 1 << 20, "allocator not counting: {peak}");
+    drop(v);
+
+    // Each ≤ 20 bytes, declaring u32::MAX elements or bytes, at the top level, inside an
+    // array, and inside an extension payload (codes 0–7 are decoded as nested documents).
+    let cases: &[(&str, &[u8])] = &[
+        ("array32", b"\xdd\xff\xff\xff\xff\x01\x02\x03"),
+        ("map32", b"\xdf\xff\xff\xff\xff\x01\x02\x03"),
+        ("str32", b"\xdb\xff\xff\xff\xffabc"),
+        ("bin32", b"\xc6\xff\xff\xff\xffabc"),
+        ("ext32 code 7", b"\xc9\xff\xff\xff\xff\x07\x01"),
+        ("ext32 code 5", b"\xc9\xff\xff\xff\xff\x05\x01"),
+        ("ext32 code 42", b"\xc9\xff\xff\xff\xff\x2a\x01"),
+        ("array16", b"\xdc\xff\xff\x01"),
+        ("map16", b"\xde\xff\xff\x01"),
+        ("nested array32", b"\x91\x91\x91\xdd\xff\xff\xff\xff\x01"),
+        ("map value str32", b"\x81\xa1k\xdb\xff\xff\xff\xff"),
+        // ext 7 whose payload (8 bytes) declares a 4 GiB array: the payload is kept raw,
+        // nothing is allocated for the array.
+        (
+            "array32 in ext7",
+            b"\xd7\x07\xdd\xff\xff\xff\xff\x01\x02\x03",
+        ),
+        (
+            "str32 in ext5 tuple",
+            b"\xc7\x0a\x05\x93\xa1m\xa1n\xdb\xff\xff\xff\xff",
+        ),
+    ];
+    let serde = JsonPlusSerializer::new();
+    let liberal = DecodeOptions::new().allow_non_canonical(true);
+    for &(name, bytes) in cases {
+        assert!(bytes.len() <= 20, "{name}");
+        let (result, peak) = peak_during(|| msgpack::decode(bytes));
+        assert!(peak < SMALL, "{name}: decode peaked at {peak} bytes");
+        match result {
+            Err(e) => assert!(
+                matches!(
+                    e.kind(),
+                    DecodeErrorKind::LengthExceedsInput { .. }
+                        | DecodeErrorKind::NonCanonical { .. }
+                ),
+                "{name}: {e}"
+            ),
+            // Only the ext payloads may decode (kept raw, with their 8 or 10 bytes).
+            Ok(Value::Ext(raw)) => assert!(raw.data.len() <= 10, "{name}"),
+            Ok(other) => panic!("{name}: decoded {other:?}"),
+        }
+        let (_, peak) = peak_during(|| msgpack::decode_with(bytes, &liberal));
+        assert!(
+            peak < SMALL,
+            "{name}: liberal decode peaked at {peak} bytes"
+        );
+        let (_, peak) = peak_during(|| serde.loads_typed("msgpack", bytes));
+        assert!(peak < SMALL, "{name}: loads_typed peaked at {peak} bytes");
+        let shared = bytes::Bytes::copy_from_slice(bytes);
+        let (_, peak) = peak_during(|| serde.loads_typed_bytes("msgpack", &shared));
+        assert!(
+            peak < SMALL,
+            "{name}: loads_typed_bytes peaked at {peak} bytes"
+        );
+    }
+
+    // A declared length is checked against the bytes left, and beyond that nothing is
+    // reserved ahead of the items: an array declaring a million items whose 1 MiB of
+    // input is one bin, then nothing, fails without reserving a million slots (40 MB).
+    let mut amplifier = vec![0xdd, 0x00, 0x0f, 0x42, 0x40, 0xc6];
+    amplifier.extend_from_slice(&(1u32 << 20).to_be_bytes());
+    amplifier.resize(amplifier.len() + (1 << 20), 0x00);
+    let (result, peak) = peak_during(|| msgpack::decode(&amplifier));
+    assert!(matches!(
+        result.map_err(|e| e.kind().clone()),
+        Err(DecodeErrorKind::Truncated)
+    ));
+    assert!(peak < 4 << 20, "amplifier peaked at {peak} bytes");
+
+    // 100,000 levels of nesting in 100 KB: refused at depth 1,024, holding at most the
+    // decoder's stack of 1,024 frames (a few hundred bytes each), not the whole input.
+    let deep = vec![0x91u8; 100_000];
+    let (result, peak) = peak_during(|| msgpack::decode(&deep));
+    assert!(matches!(
+        result.map_err(|e| e.kind().clone()),
+        Err(DecodeErrorKind::DepthLimit { limit: 1024 })
+    ));
+    assert!(peak < 1024 * 512, "deep array peaked at {peak} bytes");
+    let deep_json = vec![b'['; 100_000];
+    let (result, peak) = peak_during(|| serde.loads_typed("json", &deep_json));
+    assert!(result.is_err());
+    assert!(peak < 1024 * 512, "deep json peaked at {peak} bytes");
+    let deep_view = "[".repeat(100_000);
+    let (result, peak) = peak_during(|| view::from_str(&deep_view));
+    assert!(result.is_err());
+    assert!(peak < 4 * 1024 * 512, "deep view peaked at {peak} bytes");
+}
