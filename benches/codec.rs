@@ -8,6 +8,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use langgraph_codec::typed::pytypes::AnyMessage;
+use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 fn payload(name: &str) -> Vec<u8> {
@@ -64,10 +66,43 @@ fn rmpv_deep(bytes: &[u8]) -> rmpv::Value {
     root
 }
 
+/// The typed layer's view of messages300: `{"messages": [AnyMessage; 300]}`.
+#[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+struct MessagesState {
+    messages: Vec<AnyMessage>,
+}
+
+fn typed_benches(c: &mut Criterion, bytes: &[u8]) {
+    let serde = JsonPlusSerializer::new();
+    let state: MessagesState = serde
+        .loads_typed_value("msgpack", bytes)
+        .expect("messages300 reads as typed messages");
+    assert_eq!(state.messages.len(), 300);
+    let typed = serde.dumps_typed_value(&state).expect("encodes");
+    assert_eq!(
+        &typed.data[..],
+        bytes,
+        "typed round trip must be byte-identical"
+    );
+    let mut loads = c.benchmark_group("loads");
+    loads.throughput(Throughput::Bytes(bytes.len() as u64));
+    loads.bench_function("messages300_typed", |b| {
+        b.iter(|| serde.loads_typed_value::<MessagesState>("msgpack", black_box(bytes)))
+    });
+    loads.finish();
+    let mut dumps = c.benchmark_group("dumps");
+    dumps.throughput(Throughput::Bytes(bytes.len() as u64));
+    dumps.bench_function("messages300_typed", |b| {
+        b.iter(|| serde.dumps_typed_value(black_box(&state)))
+    });
+    dumps.finish();
+}
+
 fn codec(c: &mut Criterion) {
     let messages = payload("messages300.msgpack");
     let checkpoint = payload("checkpoint_plain.msgpack");
     value_benches(c, "messages300_value", &messages);
+    typed_benches(c, &messages);
     value_benches(c, "checkpoint_plain_value", &checkpoint);
 
     let mut reference = c.benchmark_group("reference");
