@@ -6,6 +6,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use langgraph_codec::crypto::EncryptedSerializer;
 use langgraph_codec::records;
 use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes};
 
@@ -36,6 +37,9 @@ enum Command {
     },
     /// {"type": TAG, "value": VIEW} → the stored bytes.
     Encode {
+        /// Encrypt with the key in LANGGRAPH_AES_KEY (tag becomes TAG+aes).
+        #[arg(long)]
+        encrypt: bool,
         /// Write base64 text instead of raw bytes.
         #[arg(long)]
         base64: bool,
@@ -46,6 +50,26 @@ enum Command {
         #[arg(default_value = "-")]
         file: String,
     },
+    /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
+    /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
+    Rekey {
+        /// One record per line (the only format rekey reads).
+        #[arg(long)]
+        jsonl: bool,
+        /// Input file, or - for standard input.
+        #[arg(default_value = "-")]
+        file: String,
+    },
+}
+
+/// The reading serializer: decrypting (key ring from the environment) when
+/// LANGGRAPH_AES_KEY is set, plain JsonPlus otherwise.
+fn reader() -> Result<Box<dyn Serializer>, Error> {
+    if std::env::var_os("LANGGRAPH_AES_KEY").is_some() {
+        Ok(Box::new(EncryptedSerializer::from_env()?))
+    } else {
+        Ok(Box::new(JsonPlusSerializer::new()))
+    }
 }
 
 fn read_input(file: &str) -> io::Result<Vec<u8>> {
@@ -90,13 +114,15 @@ fn batch(file: &str, each: impl Fn(&str) -> Result<String, Error>) -> io::Result
 }
 
 fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
-    let serde = JsonPlusSerializer::new();
-    let plain = |t: TypedBytes| -> Result<TypedBytes, Error> { Ok(t) };
     match cli.command {
         Command::Decode {
             jsonl: true, file, ..
-        } => Ok(batch(&file, |line| records::decode_record(&serde, line))?),
+        } => {
+            let serde = reader()?;
+            Ok(batch(&file, |line| records::decode_record(&*serde, line))?)
+        }
         Command::Decode { type_tag, file, .. } => {
+            let serde = reader()?;
             let tag = type_tag.unwrap_or_default();
             let data = read_input(&file)?;
             let value = serde.loads_typed(&tag, &data)?;
@@ -107,11 +133,27 @@ fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             Ok(true)
         }
         Command::Encode {
-            jsonl: true, file, ..
-        } => Ok(batch(&file, |line| records::encode_record(line, &plain))?),
-        Command::Encode { base64, file, .. } => {
+            encrypt,
+            jsonl,
+            base64,
+            file,
+        } => {
+            let cipher = if encrypt {
+                Some(EncryptedSerializer::from_env()?)
+            } else {
+                None
+            };
+            let wrap = |t: TypedBytes| -> Result<TypedBytes, Error> {
+                match &cipher {
+                    Some(c) => c.encrypt_typed(&t, b""),
+                    None => Ok(t),
+                }
+            };
+            if jsonl {
+                return Ok(batch(&file, |line| records::encode_record(line, &wrap))?);
+            }
             let text = String::from_utf8(read_input(&file)?)?;
-            let typed = plain(records::encode_value_record(&text)?)?;
+            let typed = wrap(records::encode_value_record(&text)?)?;
             let mut out = io::stdout().lock();
             if base64 {
                 use base64::Engine as _;
@@ -125,6 +167,16 @@ fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
             }
             out.flush()?;
             Ok(true)
+        }
+        Command::Rekey { jsonl, file } => {
+            if !jsonl {
+                return Err("rekey reads --jsonl records only".into());
+            }
+            let serde = EncryptedSerializer::from_env()?;
+            Ok(batch(&file, |line| {
+                let typed = records::parse_data_record(line)?;
+                Ok(records::data_record(&serde.rekey(&typed)?).to_string())
+            })?)
         }
     }
 }
