@@ -13,8 +13,10 @@ use bytes::Bytes;
 /// One decoded value. See the [module docs](self).
 ///
 /// Equality compares floats by their bit patterns, so a value is always equal to itself
-/// (also when it holds NaN) and `-0.0 != 0.0`: two values are equal exactly when they
-/// encode to the same bytes.
+/// (also when it holds NaN) and `-0.0 != 0.0`: values that decoding produced are equal
+/// exactly when they encode to the same bytes. One exception can only be built by hand:
+/// a [`RawExt`] with code 0–7 whose payload is a well-formed tuple encodes like the
+/// structured variant it would decode to, yet compares unequal to it.
 #[derive(Clone, Debug, Default)]
 pub enum Value {
     /// msgpack nil, Python `None`.
