@@ -1,9 +1,9 @@
-//! bytes → [`Value`], without recursion.
+//! bytes → [`Value`], by recursive descent on a guarded stack.
 //!
-//! The decoder keeps its own stack of open arrays, maps and extension payloads, so the
-//! depth of the input costs heap (bounded by [`DecodeOptions::max_depth`]), never call
-//! stack. Every length prefix is checked against the bytes left before anything is
-//! allocated for it.
+//! Nesting is bounded by [`DecodeOptions::max_depth`] and deep input continues on
+//! heap-allocated stack segments ([`crate::stack`]), so depth never overflows the call
+//! stack, on any thread. Every length prefix is checked against the bytes left before
+//! anything is allocated for it.
 //!
 //! Extension payloads of codes 0–7 are decoded in place as nested documents. A payload
 //! that is not exactly the tuple Python writes — malformed, short, non-canonical, with
@@ -11,7 +11,6 @@
 //! gives the same bytes.
 
 use bytes::Bytes;
-use rmp::Marker;
 
 use crate::error::{DecodeError, DecodeErrorKind as Kind};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
@@ -92,26 +91,15 @@ pub fn decode_bytes_with(input: &Bytes, options: &DecodeOptions) -> Result<Value
     Decoder::new(input, Some(input), *options).run()
 }
 
-enum Frame {
-    Array {
-        items: Vec<Value>,
-        remaining: usize,
-    },
-    Map {
-        entries: Vec<(Value, Value)>,
-        key: Option<Value>,
-        remaining: usize,
-    },
-    /// An extension payload being decoded as a nested document in `start..end`.
-    Ext {
-        code: i8,
-        start: usize,
-        end: usize,
-        /// The region limit to restore once the payload is done.
-        outer_limit: usize,
-    },
-}
+/// Container levels between two checks of the remaining call stack. Each level costs two
+/// small frames (`value` and the container's reader), so this many levels stay far
+/// inside [`crate::stack`]'s red zone while the check itself is paid rarely.
+const STACK_CHECK_EVERY: usize = 8;
 
+/// A recursive-descent reader. Recursion is bounded by [`DecodeOptions::max_depth`] and
+/// every [`STACK_CHECK_EVERY`] levels runs under [`crate::stack::guard`], so any depth
+/// costs heap, never a stack overflow, on any thread. Each container builds its `Vec`
+/// directly, so a value is moved once into its parent and nothing else is buffered.
 struct Decoder<'a> {
     input: &'a [u8],
     shared: Option<&'a Bytes>,
@@ -119,8 +107,9 @@ struct Decoder<'a> {
     pos: usize,
     /// Reads may not go past this: the end of the input or of the current ext payload.
     limit: usize,
-    stack: Vec<Frame>,
-    /// How many `Frame::Ext` are on the stack.
+    /// Open arrays, maps and extension payloads.
+    depth: usize,
+    /// How many of those are extension payloads.
     ext_depth: usize,
 }
 
@@ -132,115 +121,22 @@ impl<'a> Decoder<'a> {
             options,
             pos: 0,
             limit: input.len(),
-            stack: Vec::new(),
+            depth: 0,
             ext_depth: 0,
         }
     }
 
     fn run(mut self) -> Result<Value, DecodeError> {
-        loop {
-            // `None`: a container or extension payload was opened (its frame pushed).
-            let mut value = match self.read_item() {
-                Ok(Some(v)) => v,
-                Ok(None) => continue,
-                // An error inside an extension payload turns that payload into a raw
-                // ext; the depth limit is never swallowed.
-                Err(e) => self.recover_raw_ext(e)?,
-            };
-            // Hand the finished value to the open frames, closing those it completes.
-            // The top frame is updated in place; a frame is only moved when it closes.
-            loop {
-                let closed = match self.stack.last_mut() {
-                    None => {
-                        if self.pos != self.input.len() {
-                            return Err(self.err(
-                                Kind::TrailingBytes {
-                                    count: self.input.len() - self.pos,
-                                },
-                                self.pos,
-                            ));
-                        }
-                        return Ok(value);
-                    }
-                    Some(Frame::Array { items, remaining }) => {
-                        items.push(value);
-                        *remaining -= 1;
-                        if *remaining > 0 {
-                            break;
-                        }
-                        match self.stack.pop() {
-                            Some(Frame::Array { items, .. }) => Value::Array(items),
-                            _ => return Err(self.err(Kind::Truncated, self.pos)),
-                        }
-                    }
-                    Some(Frame::Map {
-                        entries,
-                        key,
-                        remaining,
-                    }) => {
-                        let Some(k) = key.take() else {
-                            *key = Some(value);
-                            break;
-                        };
-                        entries.push((k, value));
-                        *remaining -= 1;
-                        if *remaining > 0 {
-                            break;
-                        }
-                        match self.stack.pop() {
-                            Some(Frame::Map { entries, .. }) => Value::Map(entries),
-                            _ => return Err(self.err(Kind::Truncated, self.pos)),
-                        }
-                    }
-                    Some(Frame::Ext { .. }) => {
-                        let Some(Frame::Ext {
-                            code,
-                            start,
-                            end,
-                            outer_limit,
-                        }) = self.stack.pop()
-                        else {
-                            return Err(self.err(Kind::Truncated, self.pos));
-                        };
-                        self.ext_depth -= 1;
-                        self.limit = outer_limit;
-                        let v = if self.pos == end {
-                            interpret_ext(code, value)
-                        } else {
-                            None
-                        }
-                        .unwrap_or_else(|| self.raw_ext(code, start, end));
-                        self.pos = end;
-                        v
-                    }
-                };
-                value = closed;
-            }
+        let value = self.value()?;
+        if self.pos != self.input.len() {
+            return Err(self.err(
+                Kind::TrailingBytes {
+                    count: self.input.len() - self.pos,
+                },
+                self.pos,
+            ));
         }
-    }
-
-    /// After an error: if we are inside an extension payload and the error is
-    /// about the payload's shape (not the depth limit), unwind to the innermost payload
-    /// and keep it raw. Otherwise the error stands.
-    fn recover_raw_ext(&mut self, e: DecodeError) -> Result<Value, DecodeError> {
-        if self.ext_depth == 0 || matches!(e.kind(), Kind::DepthLimit { .. }) {
-            return Err(e);
-        }
-        while let Some(frame) = self.stack.pop() {
-            if let Frame::Ext {
-                code,
-                start,
-                end,
-                outer_limit,
-            } = frame
-            {
-                self.ext_depth -= 1;
-                self.limit = outer_limit;
-                self.pos = end;
-                return Ok(self.raw_ext(code, start, end));
-            }
-        }
-        Err(e)
+        Ok(value)
     }
 
     fn raw_ext(&self, code: i8, start: usize, end: usize) -> Value {
@@ -261,28 +157,35 @@ impl<'a> Decoder<'a> {
         DecodeError::new(kind, offset)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self
+        let input: &'a [u8] = self.input;
+        let s = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.limit)
+            .and_then(|end| input.get(self.pos..end))
             .ok_or_else(|| DecodeError::new(Kind::Truncated, self.pos))?;
-        let input: &'a [u8] = self.input;
-        let s = input
-            .get(self.pos..end)
-            .ok_or_else(|| DecodeError::new(Kind::Truncated, self.pos))?;
-        self.pos = end;
+        self.pos += n;
         Ok(s)
     }
 
+    #[inline]
     fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let s = self.take(N)?;
         s.try_into()
             .map_err(|_| DecodeError::new(Kind::Truncated, self.pos))
     }
 
+    #[inline]
     fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(u8::from_be_bytes(self.take_array()?))
+        if self.pos < self.limit {
+            if let Some(&b) = self.input.get(self.pos) {
+                self.pos += 1;
+                return Ok(b);
+            }
+        }
+        Err(DecodeError::new(Kind::Truncated, self.pos))
     }
     fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.take_array()?))
@@ -295,6 +198,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Fails unless non-canonical forms are allowed here.
+    #[inline]
     fn canonical(&self, ok: bool, what: &'static str, at: usize) -> Result<(), DecodeError> {
         if ok || (self.options.allow_non_canonical && self.ext_depth == 0) {
             Ok(())
@@ -305,6 +209,7 @@ impl<'a> Decoder<'a> {
 
     /// Checks a declared length against the bytes left (each element needs at least
     /// `min_size` bytes) before anything is allocated.
+    #[inline]
     fn check_len(&self, declared: usize, min_size: usize, at: usize) -> Result<(), DecodeError> {
         let remaining = self.limit.saturating_sub(self.pos);
         if declared.saturating_mul(min_size) > remaining {
@@ -320,160 +225,181 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    /// Reads one item: `Some(value)` for a finished value, `None` after opening a
-    /// container or extension payload (its frame is pushed).
-    fn read_item(&mut self) -> Result<Option<Value>, DecodeError> {
+    /// Reads one complete value into `slot`.
+    ///
+    /// Writing in place instead of returning the value matters for speed: a returned
+    /// `Result<Value, _>` is stored field by field and then copied into the parent with
+    /// wide loads, which stall on store forwarding at every item (about a quarter of the
+    /// decode time on flat records).
+    fn read_into(&mut self, slot: &mut Value) -> Result<(), DecodeError> {
         let at = self.pos;
-        let marker = Marker::from_u8(self.u8()?);
-        let v = match marker {
-            Marker::Null => Value::Nil,
-            Marker::True => Value::Bool(true),
-            Marker::False => Value::Bool(false),
-            Marker::FixPos(n) => Value::Int(Int::from(n)),
-            Marker::FixNeg(n) => Value::Int(Int::from(n)),
-            Marker::U8 => {
-                let n = self.u8()?;
-                self.canonical(n >= 0x80, "uint8 holding a positive fixint", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::U16 => {
-                let n = self.u16()?;
-                self.canonical(n > 0xff, "uint16 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::U32 => {
-                let n = self.u32()?;
-                self.canonical(n > 0xffff, "uint32 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::U64 => {
-                let n = self.u64()?;
-                self.canonical(n > 0xffff_ffff, "uint64 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::I8 => {
-                let n = i8::from_be_bytes(self.take_array()?);
-                self.canonical(n < -32, "int8 holding a fixint", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::I16 => {
-                let n = i16::from_be_bytes(self.take_array()?);
-                self.canonical(n < -0x80, "int16 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::I32 => {
-                let n = i32::from_be_bytes(self.take_array()?);
-                self.canonical(n < -0x8000, "int32 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::I64 => {
-                let n = i64::from_be_bytes(self.take_array()?);
-                self.canonical(n < -0x8000_0000, "int64 holding a smaller integer", at)?;
-                Value::Int(Int::from(n))
-            }
-            Marker::F32 => Value::F32(f32::from_bits(self.u32()?)),
-            Marker::F64 => Value::F64(f64::from_bits(self.u64()?)),
-            Marker::FixStr(n) => self.read_str(usize::from(n), at)?,
-            Marker::Str8 => {
+        let marker = self.u8()?;
+        *slot = match marker {
+            0x00..=0x7f => Value::Int(Int::from(marker)),
+            0x80..=0x8f => return self.map(usize::from(marker & 0x0f), at, slot),
+            0x90..=0x9f => return self.array(usize::from(marker & 0x0f), at, slot),
+            0xa0..=0xbf => return self.str(usize::from(marker & 0x1f), at, slot),
+            0xc0 => Value::Nil,
+            0xc1 => return Err(self.err(Kind::ReservedByte(0xc1), at)),
+            0xc2 => Value::Bool(false),
+            0xc3 => Value::Bool(true),
+            0xc4 => {
                 let n = usize::from(self.u8()?);
-                self.canonical(n >= 32, "str8 holding a fixstr", at)?;
-                self.read_str(n, at)?
+                return self.bin(n, at, slot);
             }
-            Marker::Str16 => {
-                let n = usize::from(self.u16()?);
-                self.canonical(n > 0xff, "str16 holding a shorter string", at)?;
-                self.read_str(n, at)?
-            }
-            Marker::Str32 => {
-                let n = self.u32()? as usize;
-                self.canonical(n > 0xffff, "str32 holding a shorter string", at)?;
-                self.read_str(n, at)?
-            }
-            Marker::Bin8 => {
-                let n = usize::from(self.u8()?);
-                self.read_bin(n, at)?
-            }
-            Marker::Bin16 => {
+            0xc5 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "bin16 holding a shorter bin", at)?;
-                self.read_bin(n, at)?
+                return self.bin(n, at, slot);
             }
-            Marker::Bin32 => {
+            0xc6 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "bin32 holding a shorter bin", at)?;
-                self.read_bin(n, at)?
+                return self.bin(n, at, slot);
             }
-            Marker::FixArray(n) => return self.open_array(usize::from(n), at),
-            Marker::Array16 => {
-                let n = usize::from(self.u16()?);
-                self.canonical(n >= 16, "array16 holding a fixarray", at)?;
-                return self.open_array(n, at);
-            }
-            Marker::Array32 => {
-                let n = self.u32()? as usize;
-                self.canonical(n > 0xffff, "array32 holding a shorter array", at)?;
-                return self.open_array(n, at);
-            }
-            Marker::FixMap(n) => return self.open_map(usize::from(n), at),
-            Marker::Map16 => {
-                let n = usize::from(self.u16()?);
-                self.canonical(n >= 16, "map16 holding a fixmap", at)?;
-                return self.open_map(n, at);
-            }
-            Marker::Map32 => {
-                let n = self.u32()? as usize;
-                self.canonical(n > 0xffff, "map32 holding a shorter map", at)?;
-                return self.open_map(n, at);
-            }
-            Marker::FixExt1 => return self.open_ext(1, at),
-            Marker::FixExt2 => return self.open_ext(2, at),
-            Marker::FixExt4 => return self.open_ext(4, at),
-            Marker::FixExt8 => return self.open_ext(8, at),
-            Marker::FixExt16 => return self.open_ext(16, at),
-            Marker::Ext8 => {
+            0xc7 => {
                 let n = usize::from(self.u8()?);
                 self.canonical(
                     !matches!(n, 1 | 2 | 4 | 8 | 16),
                     "ext8 holding a fixext",
                     at,
                 )?;
-                return self.open_ext(n, at);
+                return self.ext(n, at, slot);
             }
-            Marker::Ext16 => {
+            0xc8 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "ext16 holding a shorter payload", at)?;
-                return self.open_ext(n, at);
+                return self.ext(n, at, slot);
             }
-            Marker::Ext32 => {
+            0xc9 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "ext32 holding a shorter payload", at)?;
-                return self.open_ext(n, at);
+                return self.ext(n, at, slot);
             }
-            Marker::Reserved => return Err(self.err(Kind::ReservedByte(0xc1), at)),
+            0xca => Value::F32(f32::from_bits(self.u32()?)),
+            0xcb => Value::F64(f64::from_bits(self.u64()?)),
+            0xcc => {
+                let n = self.u8()?;
+                self.canonical(n >= 0x80, "uint8 holding a positive fixint", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xcd => {
+                let n = self.u16()?;
+                self.canonical(n > 0xff, "uint16 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xce => {
+                let n = self.u32()?;
+                self.canonical(n > 0xffff, "uint32 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xcf => {
+                let n = self.u64()?;
+                self.canonical(n > 0xffff_ffff, "uint64 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xd0 => {
+                let n = i8::from_be_bytes(self.take_array()?);
+                self.canonical(n < -32, "int8 holding a fixint", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xd1 => {
+                let n = i16::from_be_bytes(self.take_array()?);
+                self.canonical(n < -0x80, "int16 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xd2 => {
+                let n = i32::from_be_bytes(self.take_array()?);
+                self.canonical(n < -0x8000, "int32 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xd3 => {
+                let n = i64::from_be_bytes(self.take_array()?);
+                self.canonical(n < -0x8000_0000, "int64 holding a smaller integer", at)?;
+                Value::Int(Int::from(n))
+            }
+            0xd4 => return self.ext(1, at, slot),
+            0xd5 => return self.ext(2, at, slot),
+            0xd6 => return self.ext(4, at, slot),
+            0xd7 => return self.ext(8, at, slot),
+            0xd8 => return self.ext(16, at, slot),
+            0xd9 => {
+                let n = usize::from(self.u8()?);
+                self.canonical(n >= 32, "str8 holding a fixstr", at)?;
+                return self.str(n, at, slot);
+            }
+            0xda => {
+                let n = usize::from(self.u16()?);
+                self.canonical(n > 0xff, "str16 holding a shorter string", at)?;
+                return self.str(n, at, slot);
+            }
+            0xdb => {
+                let n = self.u32()? as usize;
+                self.canonical(n > 0xffff, "str32 holding a shorter string", at)?;
+                return self.str(n, at, slot);
+            }
+            0xdc => {
+                let n = usize::from(self.u16()?);
+                self.canonical(n >= 16, "array16 holding a fixarray", at)?;
+                return self.array(n, at, slot);
+            }
+            0xdd => {
+                let n = self.u32()? as usize;
+                self.canonical(n > 0xffff, "array32 holding a shorter array", at)?;
+                return self.array(n, at, slot);
+            }
+            0xde => {
+                let n = usize::from(self.u16()?);
+                self.canonical(n >= 16, "map16 holding a fixmap", at)?;
+                return self.map(n, at, slot);
+            }
+            0xdf => {
+                let n = self.u32()? as usize;
+                self.canonical(n > 0xffff, "map32 holding a shorter map", at)?;
+                return self.map(n, at, slot);
+            }
+            0xe0..=0xff => Value::Int(Int::from(i8::from_be_bytes([marker]))),
         };
-        Ok(Some(v))
+        Ok(())
     }
 
-    fn read_str(&mut self, n: usize, at: usize) -> Result<Value, DecodeError> {
+    /// Reads one complete value.
+    fn value(&mut self) -> Result<Value, DecodeError> {
+        let mut v = Value::Nil;
+        self.read_into(&mut v)?;
+        Ok(v)
+    }
+
+    fn str(&mut self, n: usize, at: usize, slot: &mut Value) -> Result<(), DecodeError> {
         self.check_len(n, 1, at)?;
         let start = self.pos;
         let bytes = self.take(n)?;
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Value::Str(s.to_owned())),
+            Ok(s) => {
+                *slot = Value::Str(s.to_owned());
+                Ok(())
+            }
             Err(e) => Err(self.err(Kind::InvalidUtf8, start + e.valid_up_to())),
         }
     }
 
-    fn read_bin(&mut self, n: usize, at: usize) -> Result<Value, DecodeError> {
+    fn bin(&mut self, n: usize, at: usize, slot: &mut Value) -> Result<(), DecodeError> {
         self.check_len(n, 1, at)?;
         let start = self.pos;
         self.take(n)?;
-        Ok(Value::Bin(self.payload(start, start + n)))
+        *slot = Value::Bin(self.payload(start, start + n));
+        Ok(())
     }
 
-    /// Pushes a frame, unless that would nest deeper than the limit.
-    fn push(&mut self, frame: Frame, at: usize) -> Result<Option<Value>, DecodeError> {
-        if self.stack.len() >= self.options.max_depth {
+    /// Opens one nesting level (the opener is at `at`), unless that would nest deeper
+    /// than the limit, and runs `read` inside it, on a fresh stack segment if needed.
+    #[inline]
+    fn nested<T>(
+        &mut self,
+        at: usize,
+        read: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        if self.depth >= self.options.max_depth {
             return Err(self.err(
                 Kind::DepthLimit {
                     limit: self.options.max_depth,
@@ -481,61 +407,86 @@ impl<'a> Decoder<'a> {
                 at,
             ));
         }
-        if let Frame::Ext { end, .. } = frame {
-            self.ext_depth += 1;
-            self.limit = end;
-        }
-        self.stack.push(frame);
-        Ok(None)
+        self.depth += 1;
+        // Level 1 is checked too, so a small-stack thread moves to a heap segment at once.
+        let result = if self.depth % STACK_CHECK_EVERY == 1 {
+            crate::stack::guard(|| read(self))
+        } else {
+            read(self)
+        };
+        self.depth -= 1;
+        result
     }
 
-    fn open_array(&mut self, n: usize, at: usize) -> Result<Option<Value>, DecodeError> {
+    /// Each item is pushed as `Nil` and then read in place (see [`Self::read_into`]).
+    fn array(&mut self, n: usize, at: usize, slot: &mut Value) -> Result<(), DecodeError> {
         if n == 0 {
-            return Ok(Some(Value::Array(Vec::new())));
+            *slot = Value::Array(Vec::new());
+            return Ok(());
         }
         self.check_len(n, 1, at)?;
-        self.push(
-            Frame::Array {
-                items: Vec::with_capacity(n.min(MAX_PREALLOC)),
-                remaining: n,
-            },
-            at,
-        )
+        self.nested(at, |d| {
+            let mut items = Vec::with_capacity(n.min(MAX_PREALLOC));
+            for _ in 0..n {
+                items.push(Value::Nil);
+                if let Some(item) = items.last_mut() {
+                    d.read_into(item)?;
+                }
+            }
+            *slot = Value::Array(items);
+            Ok(())
+        })
     }
 
-    fn open_map(&mut self, n: usize, at: usize) -> Result<Option<Value>, DecodeError> {
+    /// Like [`Self::array`], two slots an entry.
+    fn map(&mut self, n: usize, at: usize, slot: &mut Value) -> Result<(), DecodeError> {
         if n == 0 {
-            return Ok(Some(Value::Map(Vec::new())));
+            *slot = Value::Map(Vec::new());
+            return Ok(());
         }
         self.check_len(n, 2, at)?;
-        self.push(
-            Frame::Map {
-                entries: Vec::with_capacity(n.min(MAX_PREALLOC / 2)),
-                key: None,
-                remaining: n,
-            },
-            at,
-        )
+        self.nested(at, |d| {
+            let mut entries = Vec::with_capacity(n.min(MAX_PREALLOC / 2));
+            for _ in 0..n {
+                entries.push((Value::Nil, Value::Nil));
+                if let Some((key, value)) = entries.last_mut() {
+                    d.read_into(key)?;
+                    d.read_into(value)?;
+                }
+            }
+            *slot = Value::Map(entries);
+            Ok(())
+        })
     }
 
-    fn open_ext(&mut self, n: usize, at: usize) -> Result<Option<Value>, DecodeError> {
+    /// An extension value of `n` payload bytes. Codes 0–7 are decoded as a nested
+    /// document confined to the payload; if that fails for any reason but the depth
+    /// limit, or the payload is not the tuple Python writes, the ext is kept raw.
+    fn ext(&mut self, n: usize, at: usize, slot: &mut Value) -> Result<(), DecodeError> {
         let code = i8::from_be_bytes(self.take_array()?);
         self.check_len(n, 1, at)?;
         let start = self.pos;
         let end = start + n;
         if !(0..=7).contains(&code) || n == 0 {
             self.take(n)?;
-            return Ok(Some(self.raw_ext(code, start, end)));
+            *slot = self.raw_ext(code, start, end);
+            return Ok(());
         }
-        self.push(
-            Frame::Ext {
-                code,
-                start,
-                end,
-                outer_limit: self.limit,
-            },
-            at,
-        )
+        let outer_limit = self.limit;
+        self.limit = end;
+        self.ext_depth += 1;
+        let payload = self.nested(at, |d| d.value());
+        self.ext_depth -= 1;
+        self.limit = outer_limit;
+        let structured = match payload {
+            Ok(v) if self.pos == end => interpret_ext(code, v),
+            Ok(_) => None,
+            Err(e) if matches!(e.kind(), Kind::DepthLimit { .. }) => return Err(e),
+            Err(_) => None,
+        };
+        self.pos = end;
+        *slot = structured.unwrap_or_else(|| self.raw_ext(code, start, end));
+        Ok(())
     }
 }
 
