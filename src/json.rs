@@ -123,7 +123,7 @@ impl Parser<'_> {
                     }
                     Frame::Object { mut entries, key } => {
                         let key = key.unwrap_or_default();
-                        entries.push((Value::Str(key), value));
+                        entries.push((Value::Str(key.into()), value));
                         match self.peek() {
                             Some(b',') => {
                                 self.pos += 1;
@@ -168,7 +168,7 @@ impl Parser<'_> {
 
     fn read_scalar(&mut self) -> Result<Value, JsonError> {
         match self.peek() {
-            Some(b'"') => Ok(Value::Str(self.read_string()?)),
+            Some(b'"') => Ok(Value::Str(self.read_string()?.into())),
             Some(b'n') if self.literal(b"null") => Ok(Value::Nil),
             Some(b't') if self.literal(b"true") => Ok(Value::Bool(true)),
             Some(b'f') if self.literal(b"false") => Ok(Value::Bool(false)),

@@ -52,7 +52,7 @@ pub mod view;
 pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
 pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
-pub use value::{Int, NdArray, ObjectKind, PyObject, RawExt, Value};
+pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// The README's examples, compiled and run as doctests so they stay true.
 #[doc = include_str!("../README.md")]

@@ -10,6 +10,9 @@ use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
+mod pystr;
+pub use pystr::PyStr;
+
 /// One decoded value. See the [module docs](self).
 ///
 /// Equality compares floats by their bit patterns, so a value is always equal to itself
@@ -30,8 +33,8 @@ pub enum Value {
     F32(f32),
     /// A msgpack float64, Python `float`.
     F64(f64),
-    /// A UTF-8 string.
-    Str(String),
+    /// A UTF-8 string (short ones are stored inline, see [`PyStr`]).
+    Str(PyStr),
     /// msgpack bin: Python `bytes` / `bytearray` nested in a value.
     Bin(Bytes),
     /// msgpack array: Python `list` or `tuple`.
@@ -473,11 +476,16 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Value::Str(s.to_owned())
+        Value::Str(PyStr::new(s))
     }
 }
 impl From<String> for Value {
     fn from(s: String) -> Self {
+        Value::Str(PyStr::from(s))
+    }
+}
+impl From<PyStr> for Value {
+    fn from(s: PyStr) -> Self {
         Value::Str(s)
     }
 }

@@ -330,7 +330,7 @@ impl Fields {
 
 fn string(v: Value, what: &str, path: &Path) -> Result<String, ViewError> {
     match v {
-        Value::Str(s) => Ok(s),
+        Value::Str(s) => Ok(s.into_string()),
         other => Err(path.error(format!(
             "{what} must be a string, found {}",
             other.kind_name()

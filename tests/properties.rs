@@ -84,7 +84,7 @@ fn leaf() -> impl Strategy<Value = Value> {
             u32::from(neg) << 31 | 0x7f80_0000 | m
         ))),
         any_f64().prop_map(Value::F64),
-        any_text().prop_map(Value::Str),
+        any_text().prop_map(Value::from),
         any_bytes().prop_map(Value::Bin),
         any_raw_ext().prop_map(Value::Ext),
         (
@@ -179,7 +179,7 @@ fn plain_json() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any_int().prop_map(Value::Int),
         any::<f64>().prop_map(|f| Value::F64(if f.is_nan() { f64::NAN } else { f })),
-        any_text().prop_map(Value::Str),
+        any_text().prop_map(Value::from),
     ];
     leaf.prop_recursive(6, 64, 5, |inner| {
         prop_oneof![

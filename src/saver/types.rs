@@ -81,7 +81,7 @@ impl ChannelVersion {
             Value::Int(i) => i.as_i64().map(ChannelVersion::Int),
             Value::F64(f) => Some(ChannelVersion::Float(*f)),
             Value::F32(f) => Some(ChannelVersion::Float(f64::from(*f))),
-            Value::Str(s) => Some(ChannelVersion::Str(s.clone())),
+            Value::Str(s) => Some(ChannelVersion::Str(s.to_string())),
             _ => None,
         }
     }
@@ -309,7 +309,7 @@ impl CheckpointConfig {
                 let as_opt_str = |v: &Value| -> Result<Option<String>, SaverError> {
                     match v {
                         Value::Nil => Ok(None),
-                        Value::Str(s) => Ok(Some(s.clone())),
+                        Value::Str(s) => Ok(Some(s.to_string())),
                         other => Err(invalid(format!(
                             "configurable.{key} must be a str, found {}",
                             other.kind_name()
@@ -682,7 +682,7 @@ pub fn checkpoint_metadata(
     metadata: &CheckpointMetadata,
 ) -> CheckpointMetadata {
     let strip = |v: &Value| match v {
-        Value::Str(s) if s.contains('\u{0}') => Value::Str(s.replace('\u{0}', "")),
+        Value::Str(s) if s.contains('\u{0}') => Value::Str(s.replace('\u{0}', "").into()),
         other => other.clone(),
     };
     let mut out: IndexMap<String, Value> = metadata

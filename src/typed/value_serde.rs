@@ -144,10 +144,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::F64(v))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::from(v))
     }
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::Str(v))
+        Ok(Value::from(v))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Value, E> {
         Ok(Value::Bin(bytes::Bytes::copy_from_slice(v)))

@@ -289,7 +289,7 @@ impl Command {
     /// `Command(goto=node)`.
     pub fn goto(node: impl Into<String>) -> Self {
         Command {
-            goto: Value::Str(node.into()),
+            goto: Value::from(node.into()),
             ..Command::default()
         }
     }

@@ -47,7 +47,7 @@ impl Pattern {
             flags
         };
         Pattern {
-            pattern: Value::Str(pattern.into()),
+            pattern: Value::from(pattern.into()),
             flags,
         }
     }
