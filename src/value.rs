@@ -220,22 +220,22 @@ pub struct PyObject {
     /// Which ext code, i.e. how Python rebuilds it.
     pub kind: ObjectKind,
     /// `obj.__class__.__module__`, e.g. `"langchain_core.messages.ai"`.
-    pub module: String,
+    pub module: PyStr,
     /// `obj.__class__.__name__`, e.g. `"AIMessage"`.
-    pub name: String,
+    pub name: PyStr,
     /// The third tuple element: the single argument, the positional-argument array, the
     /// keyword map or the model dump.
     pub arg: Value,
     /// The fourth tuple element when present (`"fromisoformat"`, `"model_validate_json"`).
-    pub method: Option<String>,
+    pub method: Option<PyStr>,
 }
 
 impl PyObject {
     /// A new envelope without a method.
     pub fn new(
         kind: ObjectKind,
-        module: impl Into<String>,
-        name: impl Into<String>,
+        module: impl Into<PyStr>,
+        name: impl Into<PyStr>,
         arg: Value,
     ) -> Self {
         PyObject {
@@ -248,7 +248,7 @@ impl PyObject {
     }
 
     /// The same envelope with a fourth tuple element.
-    pub fn with_method(mut self, method: impl Into<String>) -> Self {
+    pub fn with_method(mut self, method: impl Into<PyStr>) -> Self {
         self.method = Some(method.into());
         self
     }

@@ -447,10 +447,10 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
             let method = f.take("method").map(|m| string(m, "method", path)).transpose()?;
             Value::Object(Box::new(PyObject {
                 kind,
-                module,
-                name,
+                module: module.into(),
+                name: name.into(),
                 arg,
-                method,
+                method: method.map(Into::into),
             }))
         }
         "$ndarray" => {

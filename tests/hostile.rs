@@ -274,10 +274,18 @@ fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
 /// `("m", "n", inner)`, each header in its shortest form. Two levels per object (the
 /// ext payload and its tuple array).
 fn nested_objects(depth: usize) -> Vec<u8> {
+    nested_objects_with(depth, b"\x93", b"")
+}
+
+/// Like [`nested_objects`], with the tuple's array header and what follows `inner`
+/// chosen by the caller (e.g. a 4-tuple whose method is not a string).
+fn nested_objects_with(depth: usize, tuple_header: &[u8], after_arg: &[u8]) -> Vec<u8> {
     let mut v = vec![0x01u8];
     for _ in 0..depth {
-        let mut payload = b"\x93\xa1m\xa1n".to_vec();
+        let mut payload = tuple_header.to_vec();
+        payload.extend_from_slice(b"\xa1m\xa1n");
         payload.extend_from_slice(&v);
+        payload.extend_from_slice(after_arg);
         let n = payload.len();
         let mut outer = match n {
             1 => vec![0xd4],
@@ -294,6 +302,38 @@ fn nested_objects(depth: usize) -> Vec<u8> {
         v = outer;
     }
     v
+}
+
+#[test]
+fn a_four_tuple_envelope_needs_a_string_method() {
+    // ("m", "n", 1, "fromisoformat") is an object with a method; with nil or an int as
+    // the fourth item it is not what Python writes, so it stays raw, byte for byte.
+    let ok = nested_objects_with(1, b"\x94", b"\xa1f");
+    let Value::Object(obj) = msgpack::decode(&ok).expect("decodes") else {
+        panic!("a string method makes an object");
+    };
+    assert_eq!(obj.method.as_deref(), Some("f"));
+    assert_eq!(msgpack::encode(&Value::Object(obj)).expect("encodes"), ok);
+    for bad_method in [&b"\xc0"[..], b"\x07"] {
+        let bytes = nested_objects_with(1, b"\x94", bad_method);
+        let payload = [&b"\x94\xa1m\xa1n\x01"[..], bad_method].concat();
+        let v = msgpack::decode(&bytes).expect("decodes");
+        assert!(
+            matches!(&v, Value::Ext(raw) if raw.code == 5 && raw.data[..] == payload[..]),
+            "{v:?}"
+        );
+        assert_eq!(msgpack::encode(&v).expect("encodes"), bytes);
+    }
+}
+
+#[test]
+fn nested_malformed_envelopes_are_read_once() {
+    // 500 envelopes whose method is an int: each is read once and kept raw. A decoder
+    // that re-read a payload after finding it malformed would take 2^500 steps here.
+    let bytes = nested_objects_with(500, b"\x94", b"\x07");
+    let v = msgpack::decode(&bytes).expect("decodes");
+    assert!(matches!(&v, Value::Ext(raw) if raw.code == 5));
+    assert_eq!(msgpack::encode(&v).expect("encodes"), bytes);
 }
 
 #[test]

@@ -481,11 +481,14 @@ impl<'a> Decoder<'a> {
         let outer_limit = self.limit;
         self.limit = end;
         self.ext_depth += 1;
-        let payload = self.nested(at, |d| d.value());
+        let payload = self.nested(at, |d| match ObjectKind::from_code(code) {
+            Some(kind) => d.object_payload(kind),
+            None => Ok(interpret_ext(code, d.value()?)),
+        });
         self.ext_depth -= 1;
         self.limit = outer_limit;
         let structured = match payload {
-            Ok(v) if self.pos == end => interpret_ext(code, v),
+            Ok(v) if self.pos == end => v,
             Ok(_) => None,
             Err(e) if matches!(e.kind(), Kind::DepthLimit { .. }) => return Err(e),
             Err(_) => None,
@@ -496,6 +499,44 @@ impl<'a> Decoder<'a> {
             structured.unwrap_or_else(|| self.raw_ext(code, start, end)),
         );
         Ok(())
+    }
+
+    /// The payload of an object envelope (ext 0–5): `Some` if it is the tuple Python
+    /// writes, `(module: str, name: str, arg)` or `(module, name, arg, method: str)`.
+    ///
+    /// The tuple's items are read into a small array instead of a `Vec`, and every item
+    /// is read exactly once whatever its shape, so nested envelopes cost linear time.
+    fn object_payload(&mut self, kind: ObjectKind) -> Result<Option<Value>, DecodeError> {
+        let at = self.pos;
+        let len = match self.input.get(at) {
+            Some(0x93) if at < self.limit => 3,
+            Some(0x94) if at < self.limit => 4,
+            // Not a 3- or 4-tuple: read it for its errors, it stays raw either way.
+            _ => return Ok(interpret_ext(kind.code(), self.value()?)),
+        };
+        self.pos += 1;
+        let mut items: [Value; 4] = Default::default();
+        self.nested(at, |d| {
+            for item in items.iter_mut().take(len) {
+                d.read_into(item)?;
+            }
+            Ok(())
+        })?;
+        let [Value::Str(module), Value::Str(name), arg, method] = items else {
+            return Ok(None);
+        };
+        let method = match (len, method) {
+            (3, _) => None,
+            (_, Value::Str(m)) => Some(m),
+            _ => return Ok(None),
+        };
+        Ok(Some(Value::Object(Box::new(PyObject {
+            kind,
+            module,
+            name,
+            arg,
+            method,
+        }))))
     }
 }
 
@@ -549,13 +590,13 @@ fn interpret_ext(code: i8, payload: Value) -> Option<Value> {
     };
     let method = match (items.next(), items.next()) {
         (None, _) => None,
-        (Some(Value::Str(m)), None) => Some(m.into_string()),
+        (Some(Value::Str(m)), None) => Some(m),
         _ => return None,
     };
     Some(Value::Object(Box::new(PyObject {
         kind,
-        module: module.into_string(),
-        name: name.into_string(),
+        module,
+        name,
         arg,
         method,
     })))

@@ -510,7 +510,7 @@ impl ObjectRead for AnyRead {
     fn finish(out: AnyMessage, method: Option<String>) -> AnyMessage {
         match out {
             AnyMessage::Other(mut o) => {
-                o.method = method;
+                o.method = method.map(Into::into);
                 AnyMessage::Other(o)
             }
             other => other,
