@@ -11,6 +11,9 @@ use crate::error::EncodeError;
 use crate::msgpack::decode::DEFAULT_MAX_DEPTH;
 use crate::value::{Int, NdArray, PyObject, Value};
 
+/// Container levels between two checks of the remaining call stack.
+const STACK_CHECK_EVERY: usize = 8;
+
 /// Encodes a value as ormsgpack would.
 pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::with_capacity(64);
@@ -36,7 +39,13 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
         Value::Str(s) => write_str(out, s)?,
         Value::Bin(b) => write_bin(out, b)?,
         Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
-        container => crate::stack::guard(|| write_container(out, container, depth))?,
+        // The remaining stack is checked every few levels, not at every container. An
+        // object envelope adds two levels at once, so checking at two residues makes
+        // sure every run of `STACK_CHECK_EVERY` levels, odd or even, is checked.
+        container if depth % STACK_CHECK_EVERY < 2 => {
+            crate::stack::guard(|| write_container(out, container, depth))?
+        }
+        container => write_container(out, container, depth)?,
     }
     Ok(())
 }
