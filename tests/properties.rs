@@ -4,10 +4,15 @@
 //!   value gives the same bytes (every ext variant, non-string keys, any float bits).
 //! - the JSON view: `Value` → view text (compact and pretty) → `Value` is the identity.
 //! - plain JSON (`json`-tagged rows): values JSON can express survive write → parse.
+//! - encryption: `EncryptedSerializer` (EAX and GCM, 16/24/32-byte keys) gives every
+//!   value back, never writes the same ciphertext twice, and refuses any flipped bit.
 
 use bytes::Bytes;
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{json, view, Int, NdArray, ObjectKind, PyObject, RawExt, Value};
+use langgraph_codec::{
+    json, view, Int, JsonPlusSerializer, NdArray, ObjectKind, PyObject, RawExt, Serializer, Value,
+};
 use proptest::prelude::*;
 
 fn any_int() -> impl Strategy<Value = Int> {
@@ -200,6 +205,37 @@ proptest! {
     #[test]
     fn view_round_trip_is_identity(v in any_value()) {
         assert_view_identity(&v)?;
+    }
+
+    #[test]
+    fn encrypted_round_trip_is_identity_and_tamper_evident(
+        v in any_value(),
+        key_len in prop_oneof![Just(16usize), Just(24), Just(32)],
+        key_seed in any::<u64>(),
+        gcm in any::<bool>(),
+        flip in any::<proptest::sample::Index>(),
+        bit in 0u8..8,
+    ) {
+        let key: Vec<u8> = (0..key_len as u64).map(|i| (key_seed.rotate_left(i as u32 % 64) ^ i) as u8).collect();
+        let mode = if gcm { AesMode::Gcm } else { AesMode::Eax };
+        let serde = EncryptedSerializer::from_aes_key(&key, mode).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        let plain = JsonPlusSerializer::new().dumps_typed(&v).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+
+        let row = serde.dumps_typed(&v).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        // Python tags both modes `+aes`; the reader tells EAX from GCM itself.
+        prop_assert_eq!(&row.type_tag, &format!("{}+aes", plain.type_tag));
+        prop_assert_eq!(serde.loads_typed(&row.type_tag, &row.data).map_err(|e| TestCaseError::fail(format!("{e}")))?, v.clone());
+        // A fresh nonce each time: the same value never encrypts to the same bytes.
+        let again = serde.dumps_typed(&v).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        prop_assert_ne!(&again.data[..], &row.data[..]);
+
+        // Any single flipped bit (nonce, tag or body) is an error, never a value.
+        let mut tampered = row.data.to_vec();
+        let at = flip.index(tampered.len());
+        if let Some(byte) = tampered.get_mut(at) {
+            *byte ^= 1 << bit;
+        }
+        prop_assert!(serde.loads_typed(&row.type_tag, &tampered).is_err(), "bit {} of byte {} flipped", bit, at);
     }
 
     #[test]
