@@ -1,8 +1,9 @@
 //! msgpack bytes ⇄ [`Value`](crate::Value), byte-identical to ormsgpack.
 //!
 //! Decoding then encoding any document Python writes gives back exactly the same bytes.
-//! Decoding is iterative (no recursion), checks every length against the input before
-//! allocating, and refuses trailing bytes and forms ormsgpack never writes.
+//! Decoding is bounded in depth and runs deep input on heap-allocated stack segments (no
+//! overflow on any thread), checks every length against the input before allocating,
+//! and refuses trailing bytes and forms ormsgpack never writes.
 //!
 //! ```
 //! use langgraph_codec::msgpack;
