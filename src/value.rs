@@ -49,7 +49,8 @@ pub enum Value {
     /// Ext code 7: LangGraph's `_DeltaSnapshot(value)`.
     DeltaSnapshot(Box<Value>),
     /// Any other extension, or an ext 0–7 whose payload is not what Python writes.
-    Ext(RawExt),
+    /// Boxed because it is rare and would otherwise make every `Value` 48 bytes.
+    Ext(Box<RawExt>),
 }
 
 /// An integer anywhere in `i64::MIN ..= u64::MAX`, the range msgpack can hold.
@@ -511,7 +512,7 @@ impl From<NdArray> for Value {
 }
 impl From<RawExt> for Value {
     fn from(e: RawExt) -> Self {
-        Value::Ext(e)
+        Value::Ext(Box::new(e))
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -523,6 +524,14 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every array item and map key/value is a `Value`, so its size is the decoded
+    /// memory of a checkpoint: 40 bytes (the largest payload is `Bytes`, 32). A new
+    /// variant that would make it larger should be boxed instead.
+    #[test]
+    fn a_value_is_forty_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 40);
+    }
 
     #[test]
     fn int_is_normalised_across_signedness() {

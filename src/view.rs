@@ -481,7 +481,7 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
                 .and_then(|c| i8::try_from(c).ok())
                 .ok_or_else(|| path.error("$ext must be an integer code in -128..=127"))?;
             let data = base64(f.required("data", tag, path)?, "data", path)?;
-            Value::Ext(RawExt { code, data })
+            Value::from(RawExt { code, data })
         }
         other => {
             return Err(path.error(format!(

@@ -91,7 +91,7 @@ fn leaf() -> impl Strategy<Value = Value> {
         any_f64().prop_map(Value::F64),
         any_text().prop_map(Value::from),
         any_bytes().prop_map(Value::Bin),
-        any_raw_ext().prop_map(Value::Ext),
+        any_raw_ext().prop_map(Value::from),
         (
             "[<>|][fiuc][1248]",
             proptest::collection::vec(any::<u64>(), 0..4),

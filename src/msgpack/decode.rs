@@ -140,7 +140,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn raw_ext(&self, code: i8, start: usize, end: usize) -> Value {
-        Value::Ext(RawExt {
+        Value::from(RawExt {
             code,
             data: self.payload(start, end),
         })
