@@ -7,12 +7,12 @@
 //! then the other. Both are authenticated with 128-bit tags, so a wrong guess fails
 //! authentication instead of returning garbage.
 
+use super::wipe::WipedVec;
 use aes::{Aes128, Aes192, Aes256};
 use aes_gcm::aead::consts::U16;
 use aes_gcm::aead::{AeadCore, AeadInOut, KeyInit};
 use aes_gcm::AesGcm;
 use eax::Eax;
-use zeroize::Zeroizing;
 
 use super::key::{self, AesKey};
 use super::{Cipher, CryptoError};
@@ -265,14 +265,14 @@ where
     let (tag, body) = rest.split_first_chunk::<TAG_LEN>().ok_or_else(truncated)?;
     // On failure the buffer still holds ciphertext (both modes verify the tag before
     // decrypting); wipe it anyway.
-    let mut buffer = Zeroizing::new(body.to_vec());
+    let mut buffer = WipedVec::new(body.to_vec());
     match cipher.decrypt_inout_detached(
         &(*nonce).into(),
         aad,
         buffer.as_mut_slice().into(),
         &(*tag).into(),
     ) {
-        Ok(()) => Ok(Some(std::mem::take(&mut *buffer))),
+        Ok(()) => Ok(Some(buffer.take())),
         Err(_) => Ok(None),
     }
 }

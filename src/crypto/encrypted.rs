@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zeroize::Zeroizing;
+use super::wipe::WipedVec;
 
 use super::aes::AesMode;
 use super::{Cipher, CryptoError, KeyRing};
@@ -120,7 +120,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
         let plain = self.inner.dumps_typed(value)?;
         // The serialized plaintext is wiped once encrypted.
-        let data = Zeroizing::new(Vec::from(plain.data));
+        let data = WipedVec::new(Vec::from(plain.data));
         self.encrypt_pair(&plain.type_tag, &data, aad)
     }
 
@@ -129,7 +129,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
         match self.peel(type_tag) {
             Some((inner_tag, name)) => {
-                let plaintext = Zeroizing::new(self.cipher.decrypt(name, data, aad)?);
+                let plaintext = WipedVec::new(self.cipher.decrypt(name, data, aad)?);
                 self.inner.loads_typed(inner_tag, &plaintext)
             }
             None => self.load_unencrypted(type_tag, data),
@@ -171,7 +171,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
         }
         match self.peel(&typed.type_tag) {
             Some((inner_tag, name)) => {
-                let plaintext = Zeroizing::new(self.cipher.decrypt(name, &typed.data, aad)?);
+                let plaintext = WipedVec::new(self.cipher.decrypt(name, &typed.data, aad)?);
                 self.encrypt_pair(inner_tag, &plaintext, aad)
             }
             None => {

@@ -50,6 +50,7 @@ mod encrypted;
 mod error;
 mod key;
 mod keyring;
+mod wipe;
 
 pub use self::aes::{AesCipher, AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 pub use cipher::Cipher;
