@@ -30,19 +30,10 @@ impl Serialize for RawBytes<'_> {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if super::ser::active() && matches!(self, Value::Array(_) | Value::Map(_)) {
-            // Inside this crate's serializer: hand over the encoded bytes. Measure the
-            // nesting first, without recursion, so hostile depth fails before any
-            // recursive encoding starts.
-            if nesting(self) > DEFAULT_MAX_DEPTH {
-                return Err(serde::ser::Error::custom(
-                    crate::error::EncodeError::DepthLimit {
-                        limit: DEFAULT_MAX_DEPTH,
-                    },
-                ));
-            }
-            let bytes = msgpack::encode(self).map_err(encode_error)?;
-            return s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes));
+        if super::ser::active() && !is_scalar(self) {
+            // Inside this crate's serializer: the crate's own encoder writes the value
+            // straight into the output, so deep untyped parts cost no serde recursion.
+            return super::ser::serialize_direct(self, s);
         }
         match self {
             Value::Nil => s.serialize_unit(),
@@ -80,6 +71,32 @@ impl Serialize for Value {
     }
 }
 
+/// Plain scalars and empty containers: cheaper through serde than handed over.
+fn is_scalar(v: &Value) -> bool {
+    match v {
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::F64(_) | Value::Str(_) => true,
+        Value::Bin(_) => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Map(entries) => entries.is_empty(),
+        _ => false,
+    }
+}
+
+/// `v` as its encoded bytes under the raw marker, for a foreign serializer running
+/// inside this crate's. The nesting is measured first, without recursion, so hostile
+/// depth fails before any recursive encoding starts.
+pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
+    if nesting(v) > DEFAULT_MAX_DEPTH {
+        return Err(serde::ser::Error::custom(
+            crate::error::EncodeError::DepthLimit {
+                limit: DEFAULT_MAX_DEPTH,
+            },
+        ));
+    }
+    let bytes = msgpack::encode(v).map_err(encode_error)?;
+    s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
+}
+
 /// How deeply `v` nests (containers and extension payloads), measured iteratively.
 fn nesting(v: &Value) -> usize {
     let mut max = 0;
@@ -102,7 +119,7 @@ fn nesting(v: &Value) -> usize {
     max
 }
 
-fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
+pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
     match e {
         crate::error::EncodeError::DepthLimit { .. } => E::custom(e),
         _ => E::custom(format!("{UNREPRESENTABLE_PREFIX}{e}")),
