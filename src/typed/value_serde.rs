@@ -10,10 +10,12 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::de::ByteVec;
+use super::de::{ByteVec, IsRawMarker};
 use super::error::UNREPRESENTABLE_PREFIX;
 use super::{RAW_MARKER, VALUE_MARKER};
 use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
@@ -190,6 +192,15 @@ impl<'de> Visitor<'de> for ValueVisitor {
             items.push(item);
         }
         Ok(Value::Array(items))
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        // This crate's deserializer hands over a raw item as `RAW_MARKER(bytes)`.
+        let (IsRawMarker(raw), variant) = data.variant()?;
+        if !raw {
+            return Err(de::Error::invalid_type(de::Unexpected::Enum, &self));
+        }
+        let raw: ByteVec<'_> = variant.newtype_variant()?;
+        msgpack::decode(&raw.0).map_err(de::Error::custom)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
