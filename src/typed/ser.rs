@@ -111,6 +111,7 @@ impl<'a> Ser<'a> {
         Ok(())
     }
 
+    #[inline]
     fn enter(&mut self) -> Result<()> {
         if self.depth >= DEFAULT_MAX_DEPTH {
             return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
@@ -123,6 +124,7 @@ impl<'a> Ser<'a> {
 
     /// Opens an array or map whose header is patched at the end if the number of items
     /// written differs from the declared one (unknown lengths, skipped struct fields).
+    #[inline]
     fn open(&mut self, kind: Kind, declared: Option<usize>) -> Result<Compound<'_, 'a>> {
         let entered = declared != Some(0);
         if entered {
@@ -175,11 +177,13 @@ pub(crate) struct Compound<'s, 'a> {
 }
 
 impl Compound<'_, '_> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.count += 1;
         value.serialize(&mut *self.ser)
     }
 
+    #[inline]
     fn finish(self) -> Result<()> {
         if self.count != self.declared {
             let mut header = Vec::with_capacity(5);

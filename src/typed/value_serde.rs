@@ -32,7 +32,7 @@ impl Serialize for RawBytes<'_> {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if super::ser::active() && !is_scalar(self) {
+        if !is_scalar(self) && super::ser::active() {
             // Inside this crate's serializer: the crate's own encoder writes the value
             // straight into the output, so deep untyped parts cost no serde recursion.
             return super::ser::serialize_direct(self, s);
