@@ -229,6 +229,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         true
     }
 
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
         self.out.push(if v { 0xc3 } else { 0xc2 });
         Ok(())
@@ -242,6 +243,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.serialize_i64(i64::from(v))
     }
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         write_i64(self.out, v);
         Ok(())
@@ -267,6 +269,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     fn serialize_u32(self, v: u32) -> Result<()> {
         self.serialize_u64(u64::from(v))
     }
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
         write_u64(self.out, v);
         Ok(())
@@ -286,6 +289,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_f64(self.out, f64::from(v));
         Ok(())
     }
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
         write_f64(self.out, v);
         Ok(())
@@ -295,6 +299,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_str(self.out, v.encode_utf8(&mut buf))?;
         Ok(())
     }
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
         write_str(self.out, v)?;
         Ok(())
@@ -303,10 +308,12 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_bin(self.out, v)?;
         Ok(())
     }
+    #[inline]
     fn serialize_none(self) -> Result<()> {
         self.out.push(0xc0);
         Ok(())
     }
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
         value.serialize(self)
     }
@@ -356,12 +363,15 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, len)
     }
+    #[inline]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, Some(len))
     }
+    #[inline]
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, Some(len))
     }
@@ -377,9 +387,11 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         c.variant_entered = true;
         Ok(c)
     }
+    #[inline]
     fn serialize_map(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Map, len)
     }
+    #[inline]
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Map, Some(len))
     }
@@ -400,9 +412,11 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
 impl ser::SerializeSeq for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -411,9 +425,11 @@ impl ser::SerializeSeq for Compound<'_, '_> {
 impl ser::SerializeTuple for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -422,9 +438,11 @@ impl ser::SerializeTuple for Compound<'_, '_> {
 impl ser::SerializeTupleStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -433,9 +451,11 @@ impl ser::SerializeTupleStruct for Compound<'_, '_> {
 impl ser::SerializeTupleVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -444,12 +464,15 @@ impl ser::SerializeTupleVariant for Compound<'_, '_> {
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
         self.element(key)
     }
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         value.serialize(&mut *self.ser)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -458,6 +481,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
 impl ser::SerializeStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -467,6 +491,7 @@ impl ser::SerializeStruct for Compound<'_, '_> {
         write_str(self.ser.out, key)?;
         value.serialize(&mut *self.ser)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -475,6 +500,7 @@ impl ser::SerializeStruct for Compound<'_, '_> {
 impl ser::SerializeStructVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -482,6 +508,7 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
     ) -> Result<()> {
         ser::SerializeStruct::serialize_field(self, key, value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
