@@ -39,7 +39,7 @@ const EXT_GUESS_LEVELS: usize = 4;
 
 thread_local! {
     /// How many of this crate's serializers are running on this thread. While one is,
-    /// `Value` serializes as its msgpack bytes (encoded by the crate's own encoder), so
+    /// a `Value` is written by the crate's own encoder (see [`serialize_direct`]), so
     /// deep untyped parts cost no serde recursion.
     static ACTIVE: Cell<usize> = const { Cell::new(0) };
 
@@ -689,6 +689,45 @@ mod tests {
         assert!(to_vec(&(1u8, Nested)).is_err());
         // The thread's lend is released after the errors.
         assert!(to_vec(&map()).is_ok_and(|b| Some(b) == crate::msgpack::encode(&map()).ok()));
+    }
+
+    /// An ext of code 42 whose payload is a bin of `self.0` bytes.
+    struct Ext(usize);
+    impl Serialize for Ext {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            crate::typed::object::write_ext(s, 42, &Bin(vec![7; self.0]))
+        }
+    }
+    struct Bin(Vec<u8>);
+    impl Serialize for Bin {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(&self.0)
+        }
+    }
+
+    #[test]
+    fn ext_headers_are_right_whatever_the_previous_ext_needed() {
+        // Payload sizes (bin of n bytes = n + 2 or n + 3) crossing every header form, in
+        // an order that makes the header guess wrong and right.
+        let sizes = [0, 14, 300, 300, 2, 70_000, 6, 250, 254, 253, 70_000, 0];
+        let exts: Vec<Ext> = sizes.iter().map(|&n| Ext(n)).collect();
+        let mut expected = Vec::new();
+        crate::msgpack::write_array_len(&mut expected, sizes.len()).unwrap_or_default();
+        for &n in &sizes {
+            let mut payload = Vec::new();
+            crate::msgpack::write_bin(&mut payload, &vec![7; n]).unwrap_or_default();
+            crate::msgpack::write_ext(&mut expected, 42, &payload).unwrap_or_default();
+        }
+        assert_eq!(to_vec(&exts).ok(), Some(expected));
+        // Nested: an ext inside an ext's payload.
+        let nested = to_vec(&(Ext(300), vec![Ext(1)])).ok();
+        let mut expected = vec![0x92];
+        let mut payload = Vec::new();
+        crate::msgpack::write_bin(&mut payload, &[7; 300]).unwrap_or_default();
+        crate::msgpack::write_ext(&mut expected, 42, &payload).unwrap_or_default();
+        expected.push(0x91);
+        crate::msgpack::write_ext(&mut expected, 42, b"\xc4\x01\x07").unwrap_or_default();
+        assert_eq!(nested, Some(expected));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! `Serialize` and `Deserialize` for [`Value`], so typed structs can hold untyped parts.
 //!
 //! Through this crate's own serializer and deserializer a `Value` round-trips byte for
-//! byte, extension values included: they travel as their raw msgpack bytes under a
-//! private marker that only this crate recognises. Through other serde formats (e.g.
-//! `serde_json`) plain values map naturally; extension values become their msgpack
-//! bytes. (While this crate's serializer runs on a thread, a `Value` array or map is
-//! handed over as its encoded bytes too; a foreign serializer called from inside a
-//! `Serialize` impl during that time would see bytes.)
+//! byte, extension values included: the serializer lets the crate's msgpack encoder
+//! write a non-empty container or extension value straight into its output (see
+//! `ser::serialize_direct`), and the deserializer hands such items over as their raw
+//! msgpack bytes under a private marker that only this crate recognises, for the
+//! crate's msgpack decoder. Through other serde formats (e.g. `serde_json`) plain
+//! values map naturally; extension values become their msgpack bytes. (While this
+//! crate's serializer runs on a thread, a foreign serializer called from inside a
+//! `Serialize` impl would see a `Value` array or map as its encoded bytes too.)
 
 use std::fmt;
 
