@@ -817,6 +817,21 @@ mod tests {
     }
 
     #[test]
+    fn deep_value_parts_fail_cleanly_on_a_small_stack() {
+        let refused = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| {
+                let mut deep = vec![0x91u8; 100_000];
+                deep.push(0xc0);
+                let top = super::super::from_slice::<Value>(&deep).is_err();
+                (top, read(&deep).is_none())
+            })
+            .ok()
+            .and_then(|t| t.join().ok());
+        assert_eq!(refused, Some((true, true)));
+    }
+
+    #[test]
     fn value_parts_refuse_what_the_msgpack_decoder_refuses() {
         // Non-canonical forms and invalid UTF-8, on both the short and the long path.
         for item in [&b"\xd0\x05"[..], b"\xd9\x01a", b"\xa1\xff", b"\x91\xa1\xff"] {

@@ -731,6 +731,27 @@ mod tests {
     }
 
     #[test]
+    fn deep_value_parts_fail_cleanly_on_a_small_stack() {
+        let mut deep = Value::Nil;
+        for _ in 0..2000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let deep = std::sync::Arc::new(deep);
+        let shared = std::sync::Arc::clone(&deep);
+        let refused = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let r = to_vec(&(1u8, vec![&*shared]));
+                matches!(r, Err(crate::Error::Typed(e)) if e.kind_name() == "depth_limit")
+            })
+            .ok()
+            .and_then(|t| t.join().ok());
+        assert_eq!(refused, Some(true));
+        // Dropped here, on the test's own stack.
+        drop(deep);
+    }
+
+    #[test]
     fn a_value_through_a_foreign_serializer_still_serializes() {
         // serde_json inside our serializer's run: the value arrives as bytes (as before).
         let _active = super::ActiveGuard::new();
