@@ -152,6 +152,7 @@ pub fn write_int(out: &mut Vec<u8>, i: Int) {
 }
 
 /// Writes a non-negative integer in its shortest form.
+#[inline]
 pub fn write_u64(out: &mut Vec<u8>, u: u64) {
     if u < 0x80 {
         out.push(u as u8);
@@ -170,6 +171,7 @@ pub fn write_u64(out: &mut Vec<u8>, u: u64) {
 }
 
 /// Writes a signed integer in its shortest form (unsigned forms for `i >= 0`).
+#[inline]
 pub fn write_i64(out: &mut Vec<u8>, i: i64) {
     if let Ok(u) = u64::try_from(i) {
         write_u64(out, u);
@@ -190,6 +192,7 @@ pub fn write_i64(out: &mut Vec<u8>, i: i64) {
 }
 
 /// Writes a float64 (the only float form Python writes), bits as they are.
+#[inline]
 pub fn write_f64(out: &mut Vec<u8>, f: f64) {
     out.push(0xcb);
     out.extend_from_slice(&f.to_bits().to_be_bytes());
@@ -200,6 +203,7 @@ fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
 }
 
 /// Writes a string.
+#[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
     let len = s.len();
     if len < 32 {
@@ -218,6 +222,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
 }
 
 /// Writes a bin.
+#[inline]
 pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
     let len = b.len();
     if len <= 0xff {
@@ -234,6 +239,7 @@ pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
 }
 
 /// Writes an array header for `len` items.
+#[inline]
 pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
     if len < 16 {
         out.push(0x90 | len as u8);
@@ -248,6 +254,7 @@ pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError>
 }
 
 /// Writes a map header for `len` entries.
+#[inline]
 pub fn write_map_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
     if len < 16 {
         out.push(0x80 | len as u8);

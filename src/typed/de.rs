@@ -493,8 +493,15 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
     ) -> Result<V::Value> {
         match name {
             VALUE_MARKER => {
+                if is_plain_byte(self.peek()?) {
+                    // One-byte items and fixstrs: always canonical, nothing nested, so
+                    // read as any item they give the `Value` the msgpack decoder would.
+                    return self.deserialize_any(visitor);
+                }
+                // The raw item as the newtype variant `RAW_MARKER(bytes)`: `Value` tells
+                // that from real data without building the marker as a key `Value`.
                 let item = self.item_slice()?;
-                visitor.visit_map(RawItemMap { item: Some(item) })
+                visitor.visit_enum(RawItemEnum { item })
             }
             EXT_MARKER => self.visit_ext(visitor),
             _ => visitor.visit_newtype_struct(self),
@@ -605,6 +612,71 @@ impl<'de> de::MapAccess<'de> for RawItemMap<'de> {
     }
 }
 
+/// Markers of items that are canonical whatever follows and hold nothing nested: nil,
+/// bools, fixints, fixstrs, the empty array and the empty map.
+fn is_plain_byte(marker: u8) -> bool {
+    matches!(marker, 0x00..=0x7f | 0x80 | 0x90 | 0xa0..=0xbf | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff)
+}
+
+/// The newtype variant `RAW_MARKER(<bytes of one msgpack item>)`.
+struct RawItemEnum<'de> {
+    item: &'de [u8],
+}
+
+impl<'de> de::EnumAccess<'de> for RawItemEnum<'de> {
+    type Error = TypedError;
+    type Variant = Self;
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
+        let v = seed.deserialize(BorrowedStrDeserializer::<TypedError>::new(RAW_MARKER))?;
+        Ok((v, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for RawItemEnum<'de> {
+    type Error = TypedError;
+    fn unit_variant(self) -> Result<()> {
+        Err(TypedError::msg("a raw msgpack item is a newtype variant"))
+    }
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value> {
+        seed.deserialize(BorrowedBytesDeserializer::new(self.item))
+    }
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, _visitor: V) -> Result<V::Value> {
+        Err(TypedError::msg("a raw msgpack item is a newtype variant"))
+    }
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value> {
+        Err(TypedError::msg("a raw msgpack item is a newtype variant"))
+    }
+}
+
+/// Whether an enum variant name is `RAW_MARKER`, read without allocating.
+pub(crate) struct IsRawMarker(pub(crate) bool);
+
+impl<'de> de::Deserialize<'de> for IsRawMarker {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = IsRawMarker;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a variant name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<IsRawMarker, E> {
+                Ok(IsRawMarker(v == RAW_MARKER))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<IsRawMarker, E> {
+                Ok(IsRawMarker(false))
+            }
+            fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<IsRawMarker, E> {
+                Ok(IsRawMarker(false))
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
 /// The pair `(code, payload)` of an ext.
 struct ExtSeq<'a, 'de> {
     code: i8,
@@ -705,5 +777,66 @@ impl<'de> de::Deserialize<'de> for ByteVec<'de> {
             }
         }
         d.deserialize_bytes(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::value::Value;
+
+    /// `Value` parts read through the typed deserializer, in a one-field struct.
+    fn read(item: &[u8]) -> Option<Value> {
+        #[derive(serde::Deserialize)]
+        struct S {
+            v: Value,
+        }
+        let mut doc = b"\x81\xa1v".to_vec();
+        doc.extend_from_slice(item);
+        super::super::from_slice::<S>(&doc).ok().map(|s| s.v)
+    }
+
+    #[test]
+    fn value_parts_read_as_the_msgpack_decoder_reads_them() {
+        let items: &[&[u8]] = &[
+            b"\xc0",
+            b"\xc3",
+            b"\x05",
+            b"\xff",
+            b"\xa2hi",
+            b"\x80",
+            b"\x90",
+            b"\x81\xa1k\x92\x01\xc0",
+            b"\xcd\x01\x00",
+            b"\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00",
+        ];
+        for item in items {
+            let expected = crate::msgpack::decode(item).ok();
+            assert!(expected.is_some());
+            assert_eq!(read(item), expected, "{item:x?}");
+        }
+    }
+
+    #[test]
+    fn deep_value_parts_fail_cleanly_on_a_small_stack() {
+        let refused = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(|| {
+                let mut deep = vec![0x91u8; 100_000];
+                deep.push(0xc0);
+                let top = super::super::from_slice::<Value>(&deep).is_err();
+                (top, read(&deep).is_none())
+            })
+            .ok()
+            .and_then(|t| t.join().ok());
+        assert_eq!(refused, Some((true, true)));
+    }
+
+    #[test]
+    fn value_parts_refuse_what_the_msgpack_decoder_refuses() {
+        // Non-canonical forms and invalid UTF-8, on both the short and the long path.
+        for item in [&b"\xd0\x05"[..], b"\xd9\x01a", b"\xa1\xff", b"\x91\xa1\xff"] {
+            assert!(crate::msgpack::decode(item).is_err());
+            assert_eq!(read(item), None, "{item:x?}");
+        }
     }
 }

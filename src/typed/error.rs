@@ -25,20 +25,39 @@ pub enum TypedErrorKind {
 
 /// A typed value could not be written or read: what, and where (a byte offset into the
 /// msgpack input when reading).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TypedError {
+///
+/// Boxed: every serde call of the typed serializer and deserializer returns a
+/// `Result<_, TypedError>`, and with the error one pointer wide those results travel in
+/// registers instead of through memory (the unboxed error was about 100 bytes).
+#[derive(Clone, PartialEq, Eq)]
+pub struct TypedError(Box<Inner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     kind: TypedErrorKind,
     message: String,
     offset: Option<usize>,
 }
 
+impl fmt::Debug for TypedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // As the derived `Debug` of the unboxed struct printed it.
+        f.debug_struct("TypedError")
+            .field("kind", &self.0.kind)
+            .field("message", &self.0.message)
+            .field("offset", &self.0.offset)
+            .finish()
+    }
+}
+
 impl TypedError {
+    #[cold]
     pub(crate) fn new(kind: TypedErrorKind, message: impl Into<String>) -> Self {
-        TypedError {
+        TypedError(Box::new(Inner {
             kind,
             message: message.into(),
             offset: None,
-        }
+        }))
     }
 
     pub(crate) fn msg(message: impl Into<String>) -> Self {
@@ -50,36 +69,36 @@ impl TypedError {
     }
 
     pub(crate) fn at(mut self, offset: usize) -> Self {
-        if self.offset.is_none() {
-            self.offset = Some(offset);
+        if self.0.offset.is_none() {
+            self.0.offset = Some(offset);
         }
         self
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &TypedErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The human-readable description.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The byte offset in the msgpack input, when reading.
     pub fn offset(&self) -> Option<usize> {
-        self.offset
+        self.0.offset
     }
 
     /// `true` when msgpack cannot hold the value, so a fallback codec may be tried.
     pub fn is_unrepresentable(&self) -> bool {
-        matches!(self.kind, TypedErrorKind::Unrepresentable)
+        matches!(self.0.kind, TypedErrorKind::Unrepresentable)
     }
 
     /// A stable snake_case name of the kind (for malformed msgpack, the same names as
     /// [`Error::kind_name`](crate::Error::kind_name) gives decode errors).
     pub fn kind_name(&self) -> &'static str {
-        match &self.kind {
+        match &self.0.kind {
             TypedErrorKind::Message => "typed",
             TypedErrorKind::ClassMismatch => "class_mismatch",
             TypedErrorKind::Unrepresentable => "unrepresentable",
@@ -95,10 +114,10 @@ pub(crate) const CLASS_MISMATCH_PREFIX: &str = "expected Python ";
 
 impl fmt::Display for TypedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.kind, self.offset) {
+        match (&self.0.kind, self.0.offset) {
             (TypedErrorKind::Decode(e), _) => write!(f, "{e}"),
-            (_, Some(at)) => write!(f, "{} (at byte {at})", self.message),
-            (_, None) => f.write_str(&self.message),
+            (_, Some(at)) => write!(f, "{} (at byte {at})", self.0.message),
+            (_, None) => f.write_str(&self.0.message),
         }
     }
 }
@@ -108,11 +127,11 @@ impl std::error::Error for TypedError {}
 impl From<DecodeError> for TypedError {
     fn from(e: DecodeError) -> Self {
         let offset = e.offset();
-        TypedError {
+        TypedError(Box::new(Inner {
             message: e.to_string(),
             kind: TypedErrorKind::Decode(e),
             offset: Some(offset),
-        }
+        }))
     }
 }
 

@@ -66,6 +66,9 @@ use crate::serializer::{tags, Serializer, TypedBytes};
 pub(crate) const EXT_MARKER: &str = "$langgraph_codec::Ext";
 /// Newtype-struct name: the content is the bytes of one complete msgpack item.
 pub(crate) const RAW_MARKER: &str = "$langgraph_codec::Raw";
+/// Newtype-struct name: the content is a `Value` that encodes itself straight into the
+/// serializer's output buffer, lent to it for the call (see `ser::serialize_direct`).
+pub(crate) const DIRECT_MARKER: &str = "$langgraph_codec::Direct";
 /// Newtype-struct name asked for by `Value`'s `Deserialize`.
 pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
 

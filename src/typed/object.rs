@@ -103,15 +103,20 @@ struct ExtVisitor<R> {
     reader: R,
 }
 
-struct PayloadSeed<R> {
+/// Reads the payload with the reader it takes from `reader`; the reader stays behind if
+/// the payload is missing, to say what was expected (built only then: it allocates).
+struct PayloadSeed<'a, R> {
     code: i8,
-    reader: R,
+    reader: &'a mut Option<R>,
 }
 
-impl<'de, R: ExtRead> DeserializeSeed<'de> for PayloadSeed<R> {
+impl<'de, R: ExtRead> DeserializeSeed<'de> for PayloadSeed<'_, R> {
     type Value = R::Out;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<R::Out, D::Error> {
-        self.reader.read(self.code, d)
+        match self.reader.take() {
+            Some(reader) => reader.read(self.code, d),
+            None => Err(de::Error::custom("internal: ext payload read twice")),
+        }
     }
 }
 
@@ -130,14 +135,15 @@ impl<'de, R: ExtRead> Visitor<'de> for ExtVisitor<R> {
         let code: i8 = seq
             .next_element()?
             .ok_or_else(|| de::Error::invalid_length(0, &"an ext (code, payload) pair"))?;
-        let expected = self.reader.expected();
-        let out = seq
-            .next_element_seed(PayloadSeed {
-                code,
-                reader: self.reader,
-            })?
-            .ok_or_else(|| de::Error::custom(format!("missing ext payload for {expected}")))?;
-        Ok(out)
+        let mut reader = Some(self.reader);
+        let out = seq.next_element_seed(PayloadSeed {
+            code,
+            reader: &mut reader,
+        })?;
+        out.ok_or_else(|| {
+            let expected = reader.map(|r| r.expected()).unwrap_or_default();
+            de::Error::custom(format!("missing ext payload for {expected}"))
+        })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<R::Out, A::Error> {
@@ -175,7 +181,7 @@ pub(crate) trait ObjectRead: Sized {
         seq: &mut A,
     ) -> Result<Self::Out, A::Error>;
     /// Receives the fourth tuple element, if any, once the argument was read.
-    fn finish(out: Self::Out, _method: Option<String>) -> Self::Out {
+    fn finish(out: Self::Out, _method: Option<&str>) -> Self::Out {
         out
     }
 }
@@ -235,8 +241,9 @@ impl<'de, R: ObjectRead> Visitor<'de> for EnvelopeVisitor<R> {
         }
         let out = self.reader.read_arg(self.code, &module, &name, &mut seq)?;
         // The optional method name (`fromisoformat`, `model_validate_json`).
-        let method: Option<Option<String>> = seq.next_element()?;
-        Ok(R::finish(out, method.flatten()))
+        // Borrowed: most readers ignore it, so it is not allocated for them.
+        let method: Option<Option<CowStr<'de>>> = seq.next_element()?;
+        Ok(R::finish(out, method.flatten().as_ref().map(|m| &*m.0)))
     }
 }
 

@@ -7,14 +7,17 @@
 //! type); unit enum variants → their name as a string; other variants → a one-entry map
 //! `{variant: content}`.
 
+use std::cell::Cell;
+
 use serde::ser::{self, Serialize};
 
 use super::error::TypedError;
-use super::{EXT_MARKER, RAW_MARKER};
+use super::{DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::{
-    write_array_len, write_bin, write_f64, write_i64, write_map_len, write_str, write_u64,
-    DEFAULT_MAX_DEPTH,
+    encode_into, write_array_len, write_bin, write_f64, write_i64, write_map_len, write_str,
+    write_u64, DEFAULT_MAX_DEPTH,
 };
+use crate::value::Value;
 
 type Result<T, E = TypedError> = std::result::Result<T, E>;
 
@@ -22,13 +25,27 @@ type Result<T, E = TypedError> = std::result::Result<T, E>;
 pub(crate) struct Ser<'a> {
     out: &'a mut Vec<u8>,
     depth: usize,
+    /// `true` while the output buffer is lent to a `Value` (see [`Ser::direct`]), until
+    /// it reports back through `serialize_unit_struct(DIRECT_MARKER)`.
+    lent: bool,
+    /// The ext header length the last ext written at each nesting level needed (the
+    /// last slot for all deeper levels): the guess for the next ext there, see
+    /// [`write_marked_ext`].
+    ext_guess: [u8; EXT_GUESS_LEVELS],
 }
+
+/// Nesting levels with their own ext header guess.
+const EXT_GUESS_LEVELS: usize = 4;
 
 thread_local! {
     /// How many of this crate's serializers are running on this thread. While one is,
-    /// `Value` serializes as its msgpack bytes (encoded by the crate's own encoder), so
+    /// a `Value` is written by the crate's own encoder (see [`serialize_direct`]), so
     /// deep untyped parts cost no serde recursion.
-    static ACTIVE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static ACTIVE: Cell<usize> = const { Cell::new(0) };
+
+    /// The output buffer of the serializer, lent to a `Value` for one `DIRECT_MARKER`
+    /// call (moved, not copied; `None` the rest of the time).
+    static LENT: Cell<Option<Vec<u8>>> = const { Cell::new(None) };
 }
 
 /// `true` while this crate's serializer runs on this thread.
@@ -54,9 +71,47 @@ impl Drop for ActiveGuard {
 
 impl<'a> Ser<'a> {
     pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
-        Ser { out, depth: 0 }
+        Ser {
+            out,
+            depth: 0,
+            lent: false,
+            ext_guess: [3; EXT_GUESS_LEVELS],
+        }
     }
 
+    /// `DIRECT_MARKER(value)`: lends the output buffer to `value` (a [`Direct`]) through
+    /// the thread-local `LENT` for the call and takes it back. The `Value` inside then
+    /// encodes itself straight into the output with the crate's msgpack encoder (no
+    /// temporary buffer, no serde recursion), and only then reports back through
+    /// `serialize_unit_struct(DIRECT_MARKER)`. Anything else under the marker is an
+    /// error, never silently wrong output.
+    fn direct<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        let buf = std::mem::take(self.out);
+        if let Some(other) = LENT.with(|l| l.replace(Some(buf))) {
+            // Another lend is open on this thread (cannot happen: a lend ends before
+            // any other serde call). Undo ours and refuse.
+            *self.out = LENT.with(|l| l.replace(Some(other))).unwrap_or_default();
+            return Err(TypedError::msg("internal: nested direct value marker"));
+        }
+        self.lent = true;
+        let r = value.serialize(&mut *self);
+        let back = LENT.with(Cell::take);
+        let reported = !self.lent;
+        self.lent = false;
+        let stray = match back {
+            Some(buf) => !std::mem::replace(self.out, buf).is_empty(),
+            None => true,
+        };
+        r?;
+        if stray || !reported {
+            return Err(TypedError::msg(
+                "internal: a direct value marker must wrap a Value",
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
     fn enter(&mut self) -> Result<()> {
         if self.depth >= DEFAULT_MAX_DEPTH {
             return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
@@ -69,6 +124,7 @@ impl<'a> Ser<'a> {
 
     /// Opens an array or map whose header is patched at the end if the number of items
     /// written differs from the declared one (unknown lengths, skipped struct fields).
+    #[inline]
     fn open(&mut self, kind: Kind, declared: Option<usize>) -> Result<Compound<'_, 'a>> {
         let entered = declared != Some(0);
         if entered {
@@ -121,11 +177,13 @@ pub(crate) struct Compound<'s, 'a> {
 }
 
 impl Compound<'_, '_> {
+    #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.count += 1;
         value.serialize(&mut *self.ser)
     }
 
+    #[inline]
     fn finish(self) -> Result<()> {
         if self.count != self.declared {
             let mut header = Vec::with_capacity(5);
@@ -171,6 +229,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         true
     }
 
+    #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
         self.out.push(if v { 0xc3 } else { 0xc2 });
         Ok(())
@@ -184,6 +243,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     fn serialize_i32(self, v: i32) -> Result<()> {
         self.serialize_i64(i64::from(v))
     }
+    #[inline]
     fn serialize_i64(self, v: i64) -> Result<()> {
         write_i64(self.out, v);
         Ok(())
@@ -209,6 +269,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     fn serialize_u32(self, v: u32) -> Result<()> {
         self.serialize_u64(u64::from(v))
     }
+    #[inline]
     fn serialize_u64(self, v: u64) -> Result<()> {
         write_u64(self.out, v);
         Ok(())
@@ -228,6 +289,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_f64(self.out, f64::from(v));
         Ok(())
     }
+    #[inline]
     fn serialize_f64(self, v: f64) -> Result<()> {
         write_f64(self.out, v);
         Ok(())
@@ -237,6 +299,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_str(self.out, v.encode_utf8(&mut buf))?;
         Ok(())
     }
+    #[inline]
     fn serialize_str(self, v: &str) -> Result<()> {
         write_str(self.out, v)?;
         Ok(())
@@ -245,17 +308,24 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         write_bin(self.out, v)?;
         Ok(())
     }
+    #[inline]
     fn serialize_none(self) -> Result<()> {
         self.out.push(0xc0);
         Ok(())
     }
+    #[inline]
     fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<()> {
         value.serialize(self)
     }
     fn serialize_unit(self) -> Result<()> {
         self.serialize_none()
     }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<()> {
+    fn serialize_unit_struct(self, name: &'static str) -> Result<()> {
+        if name == DIRECT_MARKER && self.lent {
+            // A lent-out `Value` reporting that it wrote itself (see `Ser::direct`).
+            self.lent = false;
+            return Ok(());
+        }
         self.serialize_none()
     }
     fn serialize_unit_variant(
@@ -275,6 +345,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         match name {
             EXT_MARKER => write_marked_ext(self, value),
             RAW_MARKER => write_marked_raw(self, value),
+            DIRECT_MARKER => self.direct(value),
             _ => value.serialize(self),
         }
     }
@@ -292,12 +363,15 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         Ok(())
     }
 
+    #[inline]
     fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, len)
     }
+    #[inline]
     fn serialize_tuple(self, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, Some(len))
     }
+    #[inline]
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Array, Some(len))
     }
@@ -313,9 +387,11 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         c.variant_entered = true;
         Ok(c)
     }
+    #[inline]
     fn serialize_map(self, len: Option<usize>) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Map, len)
     }
+    #[inline]
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Compound<'s, 'a>> {
         self.open(Kind::Map, Some(len))
     }
@@ -336,9 +412,11 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
 impl ser::SerializeSeq for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -347,9 +425,11 @@ impl ser::SerializeSeq for Compound<'_, '_> {
 impl ser::SerializeTuple for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -358,9 +438,11 @@ impl ser::SerializeTuple for Compound<'_, '_> {
 impl ser::SerializeTupleStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -369,9 +451,11 @@ impl ser::SerializeTupleStruct for Compound<'_, '_> {
 impl ser::SerializeTupleVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.element(value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -380,12 +464,15 @@ impl ser::SerializeTupleVariant for Compound<'_, '_> {
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
         self.element(key)
     }
+    #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         value.serialize(&mut *self.ser)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -394,6 +481,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
 impl ser::SerializeStruct for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -403,6 +491,7 @@ impl ser::SerializeStruct for Compound<'_, '_> {
         write_str(self.ser.out, key)?;
         value.serialize(&mut *self.ser)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
@@ -411,6 +500,7 @@ impl ser::SerializeStruct for Compound<'_, '_> {
 impl ser::SerializeStructVariant for Compound<'_, '_> {
     type Ok = ();
     type Error = TypedError;
+    #[inline]
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
@@ -418,18 +508,28 @@ impl ser::SerializeStructVariant for Compound<'_, '_> {
     ) -> Result<()> {
         ser::SerializeStruct::serialize_field(self, key, value)
     }
+    #[inline]
     fn end(self) -> Result<()> {
         self.finish()
     }
 }
 
 /// `EXT_MARKER(value)`: `value` serializes as the pair `(code, payload)`. It is written
-/// in place as the array `[code, payload]`, then the array prefix is replaced by the
-/// ext header, so the payload is written once and never buffered elsewhere.
+/// in place as the array `[code, payload]` after a few bytes of room, then the room and
+/// the array prefix are overwritten by the ext header, so the payload is written once
+/// and never buffered elsewhere. The header length depends on the payload length, known
+/// only afterwards; the room is the length the previous ext at the same nesting level
+/// needed (sibling exts, such as the messages of a list, are mostly alike), and only a
+/// wrong guess costs a move of the payload.
 fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Result<()> {
     let start = ser.out.len();
+    let level = ser.depth.min(EXT_GUESS_LEVELS - 1);
+    let guess = ser.ext_guess.get(level).copied().unwrap_or(3);
+    // The pair writes two bytes of prefix (`0x92`, code) for the usual codes.
+    let room = usize::from(guess).saturating_sub(2);
+    ser.out.resize(start + room, 0);
     value.serialize(&mut *ser)?;
-    let written = ser.out.get(start..).unwrap_or_default();
+    let written = ser.out.get(start + room..).unwrap_or_default();
     let (code, prefix_len) = match written {
         [0x92, c, ..] if *c < 0x80 => (*c as i8, 2),
         [0x92, c, ..] if *c >= 0xe0 => (*c as i8, 2),
@@ -441,26 +541,35 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
         }
     };
     let payload_len = written.len() - prefix_len;
-    let mut header = Vec::with_capacity(6);
-    ext_header(&mut header, code, payload_len)?;
-    ser.out.splice(start..start + prefix_len, header);
+    let (header, n) = ext_header(code, payload_len)?;
+    let header = header.get(..n).unwrap_or_default();
+    let taken = room + prefix_len;
+    if n == taken {
+        if let Some(dst) = ser.out.get_mut(start..start + n) {
+            dst.copy_from_slice(header);
+        }
+    } else {
+        ser.out.splice(start..start + taken, header.iter().copied());
+    }
+    if let Some(g) = ser.ext_guess.get_mut(level) {
+        *g = n as u8;
+    }
     Ok(())
 }
 
-/// The ext header ormsgpack writes for a payload of `len` bytes.
-pub(crate) fn ext_header(out: &mut Vec<u8>, code: i8, len: usize) -> Result<()> {
+/// The ext header ormsgpack writes for a payload of `len` bytes, and its length.
+fn ext_header(code: i8, len: usize) -> Result<([u8; 6], usize)> {
     let c = code as u8;
-    match len {
-        1 => out.extend_from_slice(&[0xd4, c]),
-        2 => out.extend_from_slice(&[0xd5, c]),
-        4 => out.extend_from_slice(&[0xd6, c]),
-        8 => out.extend_from_slice(&[0xd7, c]),
-        16 => out.extend_from_slice(&[0xd8, c]),
-        0..=0xff => out.extend_from_slice(&[0xc7, len as u8, c]),
+    Ok(match len {
+        1 => ([0xd4, c, 0, 0, 0, 0], 2),
+        2 => ([0xd5, c, 0, 0, 0, 0], 2),
+        4 => ([0xd6, c, 0, 0, 0, 0], 2),
+        8 => ([0xd7, c, 0, 0, 0, 0], 2),
+        16 => ([0xd8, c, 0, 0, 0, 0], 2),
+        0..=0xff => ([0xc7, len as u8, c, 0, 0, 0], 3),
         0x100..=0xffff => {
-            out.push(0xc8);
-            out.extend_from_slice(&(len as u16).to_be_bytes());
-            out.push(c);
+            let [a, b] = (len as u16).to_be_bytes();
+            ([0xc8, a, b, c, 0, 0], 4)
         }
         _ => {
             let n = u32::try_from(len).map_err(|_| {
@@ -468,12 +577,10 @@ pub(crate) fn ext_header(out: &mut Vec<u8>, code: i8, len: usize) -> Result<()> 
                     "ext payload of {len} bytes exceeds msgpack's 2^32-1 limit"
                 ))
             })?;
-            out.push(0xc9);
-            out.extend_from_slice(&n.to_be_bytes());
-            out.push(c);
+            let [a, b, d, e] = n.to_be_bytes();
+            ([0xc9, a, b, d, e, c], 6)
         }
-    }
-    Ok(())
+    })
 }
 
 /// `RAW_MARKER(bytes)`: `bytes` are one complete msgpack item, written verbatim.
@@ -495,4 +602,159 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     }
     ser.out.drain(start..start + header_len);
     Ok(())
+}
+
+/// Serializes `value` while this crate's serializer runs (see [`active`]): the `Value`
+/// is handed over under `DIRECT_MARKER` and encodes itself into the lent output buffer.
+pub(crate) fn serialize_direct<S: ser::Serializer>(value: &Value, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_newtype_struct(DIRECT_MARKER, &Direct(value))
+}
+
+/// A `Value` under `DIRECT_MARKER`.
+struct Direct<'a>(&'a Value);
+
+impl Serialize for Direct<'_> {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match LENT.with(Cell::take) {
+            Some(mut out) => {
+                // The encoder counts its own depth (the msgpack limit) and runs its
+                // recursion under the stack guard, so hostile depth fails cleanly.
+                let r = encode_into(self.0, &mut out);
+                LENT.with(|l| l.set(Some(out)));
+                r.map_err(super::value_serde::encode_error)?;
+                s.serialize_unit_struct(DIRECT_MARKER)
+            }
+            // A foreign serializer stands between the `Value` and ours (it forwarded
+            // the marker without reaching `Ser::direct`): the encoded bytes instead.
+            None => super::value_serde::serialize_raw(self.0, s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::ser::{Serialize, Serializer};
+
+    use super::super::{to_vec, DIRECT_MARKER};
+    use crate::value::Value;
+
+    fn map() -> Value {
+        Value::Map(vec![
+            (
+                Value::from("a"),
+                Value::Array(vec![Value::from(1u64), Value::Nil]),
+            ),
+            (Value::from("b"), Value::Map(Vec::new())),
+        ])
+    }
+
+    #[test]
+    fn values_inside_typed_values_encode_as_the_encoder_does() {
+        let v = map();
+        let typed = to_vec(&(1u8, &v, vec![&v, &v])).ok();
+        let mut expected = vec![0x93, 0x01];
+        expected.extend(crate::msgpack::encode(&v).unwrap_or_default());
+        expected.push(0x92);
+        for _ in 0..2 {
+            expected.extend(crate::msgpack::encode(&v).unwrap_or_default());
+        }
+        assert_eq!(typed, Some(expected));
+    }
+
+    /// Something other than a `Value` under the private marker.
+    struct NotAValue;
+    impl Serialize for NotAValue {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_newtype_struct(DIRECT_MARKER, &5u8)
+        }
+    }
+
+    /// A second lend while the first is open.
+    struct Nested;
+    impl Serialize for Nested {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_newtype_struct(DIRECT_MARKER, &Inner)
+        }
+    }
+    struct Inner;
+    impl Serialize for Inner {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            super::serialize_direct(&map(), s)
+        }
+    }
+
+    #[test]
+    fn misuse_of_the_direct_marker_is_an_error_not_wrong_bytes() {
+        assert!(to_vec(&(1u8, NotAValue)).is_err());
+        assert!(to_vec(&(1u8, Nested)).is_err());
+        // The thread's lend is released after the errors.
+        assert!(to_vec(&map()).is_ok_and(|b| Some(b) == crate::msgpack::encode(&map()).ok()));
+    }
+
+    /// An ext of code 42 whose payload is a bin of `self.0` bytes.
+    struct Ext(usize);
+    impl Serialize for Ext {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            crate::typed::object::write_ext(s, 42, &Bin(vec![7; self.0]))
+        }
+    }
+    struct Bin(Vec<u8>);
+    impl Serialize for Bin {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(&self.0)
+        }
+    }
+
+    #[test]
+    fn ext_headers_are_right_whatever_the_previous_ext_needed() {
+        // Payload sizes (bin of n bytes = n + 2 or n + 3) crossing every header form, in
+        // an order that makes the header guess wrong and right.
+        let sizes = [0, 14, 300, 300, 2, 70_000, 6, 250, 254, 253, 70_000, 0];
+        let exts: Vec<Ext> = sizes.iter().map(|&n| Ext(n)).collect();
+        let mut expected = Vec::new();
+        crate::msgpack::write_array_len(&mut expected, sizes.len()).unwrap_or_default();
+        for &n in &sizes {
+            let mut payload = Vec::new();
+            crate::msgpack::write_bin(&mut payload, &vec![7; n]).unwrap_or_default();
+            crate::msgpack::write_ext(&mut expected, 42, &payload).unwrap_or_default();
+        }
+        assert_eq!(to_vec(&exts).ok(), Some(expected));
+        // Nested: an ext inside an ext's payload.
+        let nested = to_vec(&(Ext(300), vec![Ext(1)])).ok();
+        let mut expected = vec![0x92];
+        let mut payload = Vec::new();
+        crate::msgpack::write_bin(&mut payload, &[7; 300]).unwrap_or_default();
+        crate::msgpack::write_ext(&mut expected, 42, &payload).unwrap_or_default();
+        expected.push(0x91);
+        crate::msgpack::write_ext(&mut expected, 42, b"\xc4\x01\x07").unwrap_or_default();
+        assert_eq!(nested, Some(expected));
+    }
+
+    #[test]
+    fn deep_value_parts_fail_cleanly_on_a_small_stack() {
+        let mut deep = Value::Nil;
+        for _ in 0..2000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let deep = std::sync::Arc::new(deep);
+        let shared = std::sync::Arc::clone(&deep);
+        let refused = std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let r = to_vec(&(1u8, vec![&*shared]));
+                matches!(r, Err(crate::Error::Typed(e)) if e.kind_name() == "depth_limit")
+            })
+            .ok()
+            .and_then(|t| t.join().ok());
+        assert_eq!(refused, Some(true));
+        // Dropped here, on the test's own stack.
+        drop(deep);
+    }
+
+    #[test]
+    fn a_value_through_a_foreign_serializer_still_serializes() {
+        // serde_json inside our serializer's run: the value arrives as bytes (as before).
+        let _active = super::ActiveGuard::new();
+        assert!(serde_json::to_vec(&map()).is_ok());
+    }
 }

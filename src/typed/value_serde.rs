@@ -1,19 +1,23 @@
 //! `Serialize` and `Deserialize` for [`Value`], so typed structs can hold untyped parts.
 //!
 //! Through this crate's own serializer and deserializer a `Value` round-trips byte for
-//! byte, extension values included: they travel as their raw msgpack bytes under a
-//! private marker that only this crate recognises. Through other serde formats (e.g.
-//! `serde_json`) plain values map naturally; extension values become their msgpack
-//! bytes. (While this crate's serializer runs on a thread, a `Value` array or map is
-//! handed over as its encoded bytes too; a foreign serializer called from inside a
-//! `Serialize` impl during that time would see bytes.)
+//! byte, extension values included: the serializer lets the crate's msgpack encoder
+//! write a non-empty container or extension value straight into its output (see
+//! `ser::serialize_direct`), and the deserializer hands such items over as their raw
+//! msgpack bytes under a private marker that only this crate recognises, for the
+//! crate's msgpack decoder. Through other serde formats (e.g. `serde_json`) plain
+//! values map naturally; extension values become their msgpack bytes. (While this
+//! crate's serializer runs on a thread, a foreign serializer called from inside a
+//! `Serialize` impl would see a `Value` array or map as its encoded bytes too.)
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
+};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-use super::de::ByteVec;
+use super::de::{ByteVec, IsRawMarker};
 use super::error::UNREPRESENTABLE_PREFIX;
 use super::{RAW_MARKER, VALUE_MARKER};
 use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
@@ -30,19 +34,10 @@ impl Serialize for RawBytes<'_> {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if super::ser::active() && matches!(self, Value::Array(_) | Value::Map(_)) {
-            // Inside this crate's serializer: hand over the encoded bytes. Measure the
-            // nesting first, without recursion, so hostile depth fails before any
-            // recursive encoding starts.
-            if nesting(self) > DEFAULT_MAX_DEPTH {
-                return Err(serde::ser::Error::custom(
-                    crate::error::EncodeError::DepthLimit {
-                        limit: DEFAULT_MAX_DEPTH,
-                    },
-                ));
-            }
-            let bytes = msgpack::encode(self).map_err(encode_error)?;
-            return s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes));
+        if !is_scalar(self) && super::ser::active() {
+            // Inside this crate's serializer: the crate's own encoder writes the value
+            // straight into the output, so deep untyped parts cost no serde recursion.
+            return super::ser::serialize_direct(self, s);
         }
         match self {
             Value::Nil => s.serialize_unit(),
@@ -80,6 +75,32 @@ impl Serialize for Value {
     }
 }
 
+/// Plain scalars and empty containers: cheaper through serde than handed over.
+fn is_scalar(v: &Value) -> bool {
+    match v {
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::F64(_) | Value::Str(_) => true,
+        Value::Bin(_) => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Map(entries) => entries.is_empty(),
+        _ => false,
+    }
+}
+
+/// `v` as its encoded bytes under the raw marker, for a foreign serializer running
+/// inside this crate's. The nesting is measured first, without recursion, so hostile
+/// depth fails before any recursive encoding starts.
+pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
+    if nesting(v) > DEFAULT_MAX_DEPTH {
+        return Err(serde::ser::Error::custom(
+            crate::error::EncodeError::DepthLimit {
+                limit: DEFAULT_MAX_DEPTH,
+            },
+        ));
+    }
+    let bytes = msgpack::encode(v).map_err(encode_error)?;
+    s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
+}
+
 /// How deeply `v` nests (containers and extension payloads), measured iteratively.
 fn nesting(v: &Value) -> usize {
     let mut max = 0;
@@ -102,7 +123,7 @@ fn nesting(v: &Value) -> usize {
     max
 }
 
-fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
+pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
     match e {
         crate::error::EncodeError::DepthLimit { .. } => E::custom(e),
         _ => E::custom(format!("{UNREPRESENTABLE_PREFIX}{e}")),
@@ -173,6 +194,15 @@ impl<'de> Visitor<'de> for ValueVisitor {
             items.push(item);
         }
         Ok(Value::Array(items))
+    }
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        // This crate's deserializer hands over a raw item as `RAW_MARKER(bytes)`.
+        let (IsRawMarker(raw), variant) = data.variant()?;
+        if !raw {
+            return Err(de::Error::invalid_type(de::Unexpected::Enum, &self));
+        }
+        let raw: ByteVec<'_> = variant.newtype_variant()?;
+        msgpack::decode(&raw.0).map_err(de::Error::custom)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));

@@ -5,12 +5,12 @@
 use std::fmt;
 
 use serde::de::{
-    self, Deserialize, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
 };
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use crate::typed::object::{read_object, read_simple, write_object, ObjectRead};
-use crate::value::{ObjectKind, PyObject, Value};
+use crate::typed::object::{read_object, read_simple, write_object, CowStr, ObjectRead};
+use crate::value::{ObjectKind, PyObject, PyStr, Value};
 
 const METHOD: &str = "model_validate_json";
 
@@ -275,37 +275,29 @@ macro_rules! message {
             }
         }
 
-        impl<'de> Deserialize<'de> for Body<$ty> {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> Visitor<'de> for V {
-                    type Value = Body<$ty>;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str(concat!("the model_dump() of ", $class))
-                    }
-                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body<$ty>, A::Error> {
-                        let mut m = $ty::default();
-                        while let Some(key) = map.next_key::<String>()? {
-                            match key.as_str() {
-                                "content" => m.content = map.next_value()?,
-                                "additional_kwargs" => m.additional_kwargs = map.next_value()?,
-                                "response_metadata" => m.response_metadata = map.next_value()?,
-                                "type" => {
-                                    map.next_value::<IgnoredAny>()?;
-                                }
-                                "name" => m.name = map.next_value()?,
-                                "id" => m.id = map.next_value()?,
-                                $( stringify!($field) => m.$field = map.next_value()?, )*
-                                _ => {
-                                    let v: Value = map.next_value()?;
-                                    m.extra.push((key, v));
-                                }
-                            }
+        impl Fill for $ty {
+            const WHAT: &'static str = concat!("the model_dump() of ", $class);
+            fn fill<'de, A: MapAccess<'de>>(&mut self, mut map: A) -> Result<(), A::Error> {
+                let m = self;
+                // Keys borrowed from the input: only unknown ones are allocated.
+                while let Some(CowStr(key)) = map.next_key::<CowStr<'de>>()? {
+                    match &*key {
+                        "content" => m.content = map.next_value()?,
+                        "additional_kwargs" => m.additional_kwargs = map.next_value()?,
+                        "response_metadata" => m.response_metadata = map.next_value()?,
+                        "type" => {
+                            map.next_value::<IgnoredAny>()?;
                         }
-                        Ok(Body(m))
+                        "name" => m.name = map.next_value()?,
+                        "id" => m.id = map.next_value()?,
+                        $( stringify!($field) => m.$field = map.next_value()?, )*
+                        _ => {
+                            let v: Value = map.next_value()?;
+                            m.extra.push((key.into_owned(), v));
+                        }
                     }
                 }
-                d.deserialize_map(V)
+                Ok(())
             }
         }
 
@@ -329,6 +321,43 @@ struct Dump<'a, T>(&'a T);
 
 /// Owned model dump (read side).
 struct Body<T>(T);
+
+/// Reads a model dump into an existing message, field by field. Messages are large
+/// (hundreds of bytes), and serde hands results back by value through every layer of
+/// the envelope; filling in place keeps them from being copied at each one.
+trait Fill: Default {
+    /// What is expected, for messages.
+    const WHAT: &'static str;
+    fn fill<'de, A: MapAccess<'de>>(&mut self, map: A) -> Result<(), A::Error>;
+}
+
+/// Fills the message it borrows from a model dump.
+struct FillSeed<'a, T>(&'a mut T);
+
+impl<'de, T: Fill> DeserializeSeed<'de> for FillSeed<'_, T> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: Fill> Visitor<'de> for FillSeed<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(T::WHAT)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.0.fill(map)
+    }
+}
+
+impl<'de, T: Fill> Deserialize<'de> for Body<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut m = T::default();
+        FillSeed(&mut m).deserialize(d)?;
+        Ok(Body(m))
+    }
+}
 
 message!(
     /// `langchain_core.messages.human.HumanMessage`.
@@ -454,19 +483,22 @@ impl Serialize for AnyMessage {
     }
 }
 
-struct AnyRead;
+/// Reads any message into the slot it borrows (see [`Fill`]).
+struct AnyRead<'a>(&'a mut AnyMessage);
 
-fn next_arg<'de, A: SeqAccess<'de>, T: DeserializeOwned>(seq: &mut A) -> Result<T, A::Error>
-where
-    Body<T>: Deserialize<'de>,
-{
-    seq.next_element::<Body<T>>()?
-        .map(|b| b.0)
-        .ok_or_else(|| de::Error::invalid_length(2, &"(module, name, model_dump)"))
+/// Sets `slot` to a default message of the variant, then fills it from the model dump.
+macro_rules! fill_variant {
+    ($slot:expr, $seq:expr, $variant:ident) => {{
+        *$slot = AnyMessage::$variant($variant::default());
+        if let AnyMessage::$variant(m) = &mut *$slot {
+            $seq.next_element_seed(FillSeed(m))?
+                .ok_or_else(|| de::Error::invalid_length(2, &"(module, name, model_dump)"))?;
+        }
+    }};
 }
 
-impl ObjectRead for AnyRead {
-    type Out = AnyMessage;
+impl<'a> ObjectRead for AnyRead<'a> {
+    type Out = &'a mut AnyMessage;
     fn expected(&self) -> String {
         "a LangChain message (a pydantic v2 model, ext 5)".to_owned()
     }
@@ -479,47 +511,48 @@ impl ObjectRead for AnyRead {
         module: &str,
         name: &str,
         seq: &mut A,
-    ) -> Result<AnyMessage, A::Error> {
-        Ok(match (module, name) {
-            (HumanMessage::MODULE, HumanMessage::CLASS) => AnyMessage::HumanMessage(next_arg(seq)?),
-            (AiMessage::MODULE, AiMessage::CLASS) => AnyMessage::AiMessage(next_arg(seq)?),
+    ) -> Result<&'a mut AnyMessage, A::Error> {
+        let slot = self.0;
+        match (module, name) {
+            (HumanMessage::MODULE, HumanMessage::CLASS) => fill_variant!(slot, seq, HumanMessage),
+            (AiMessage::MODULE, AiMessage::CLASS) => fill_variant!(slot, seq, AiMessage),
             (SystemMessage::MODULE, SystemMessage::CLASS) => {
-                AnyMessage::SystemMessage(next_arg(seq)?)
+                fill_variant!(slot, seq, SystemMessage)
             }
-            (ToolMessage::MODULE, ToolMessage::CLASS) => AnyMessage::ToolMessage(next_arg(seq)?),
+            (ToolMessage::MODULE, ToolMessage::CLASS) => fill_variant!(slot, seq, ToolMessage),
             (RemoveMessage::MODULE, RemoveMessage::CLASS) => {
-                AnyMessage::RemoveMessage(next_arg(seq)?)
+                fill_variant!(slot, seq, RemoveMessage)
             }
-            (ChatMessage::MODULE, ChatMessage::CLASS) => AnyMessage::ChatMessage(next_arg(seq)?),
+            (ChatMessage::MODULE, ChatMessage::CLASS) => fill_variant!(slot, seq, ChatMessage),
             (FunctionMessage::MODULE, FunctionMessage::CLASS) => {
-                AnyMessage::FunctionMessage(next_arg(seq)?)
+                fill_variant!(slot, seq, FunctionMessage)
             }
             _ => {
                 let arg: Value = seq
                     .next_element()?
                     .ok_or_else(|| de::Error::invalid_length(2, &"(module, name, model_dump)"))?;
-                AnyMessage::Other(Box::new(PyObject::new(
+                *slot = AnyMessage::Other(Box::new(PyObject::new(
                     ObjectKind::PydanticV2,
                     module,
                     name,
                     arg,
-                )))
+                )));
             }
-        })
-    }
-    fn finish(out: AnyMessage, method: Option<String>) -> AnyMessage {
-        match out {
-            AnyMessage::Other(mut o) => {
-                o.method = method.map(Into::into);
-                AnyMessage::Other(o)
-            }
-            other => other,
         }
+        Ok(slot)
+    }
+    fn finish(out: &'a mut AnyMessage, method: Option<&str>) -> &'a mut AnyMessage {
+        if let AnyMessage::Other(o) = &mut *out {
+            o.method = method.map(PyStr::from);
+        }
+        out
     }
 }
 
 impl<'de> Deserialize<'de> for AnyMessage {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        read_object(d, AnyRead)
+        let mut slot = AnyMessage::RemoveMessage(RemoveMessage::default());
+        read_object(d, AnyRead(&mut slot))?;
+        Ok(slot)
     }
 }
