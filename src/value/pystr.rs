@@ -29,6 +29,9 @@ use compact_str::CompactString;
 pub struct PyStr(CompactString);
 
 impl PyStr {
+    /// The empty string, as a constant.
+    pub const EMPTY: PyStr = PyStr(CompactString::const_new(""));
+
     /// A copy of `s`.
     pub fn new(s: &str) -> Self {
         PyStr(CompactString::new(s))
