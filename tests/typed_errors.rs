@@ -146,6 +146,36 @@ fn writing_too_deep_is_unrepresentable() {
 }
 
 #[test]
+fn a_value_inside_typed_levels_counts_them_too() {
+    // The typed writer never writes what the reader refuses: a Value part that is
+    // within the limit on its own, but not under the struct and list around it, is a
+    // depth error, never bytes that neither Python nor `msgpack::decode` can read.
+    #[derive(Serialize)]
+    struct State {
+        parts: Vec<Value>,
+    }
+    for own_depth in [1021, 1022, 1023, 1024] {
+        let mut v = Value::from(1);
+        for _ in 0..own_depth {
+            v = Value::Array(vec![v]);
+        }
+        let state = State { parts: vec![v] };
+        match typed::to_vec(&state) {
+            // struct map + list + the Value's own levels.
+            Ok(bytes) => {
+                assert!(own_depth + 2 <= 1024, "{own_depth} levels were written");
+                assert!(langgraph_codec::msgpack::decode(&bytes).is_ok());
+            }
+            Err(e) => {
+                assert!(own_depth + 2 > 1024, "{own_depth}: {e}");
+                assert_eq!(e.kind_name(), "depth_limit", "{e}");
+            }
+        }
+        std::mem::forget(state);
+    }
+}
+
+#[test]
 fn fallback_codec_for_values_msgpack_cannot_hold() {
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Big {

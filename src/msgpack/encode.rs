@@ -26,6 +26,17 @@ pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<(), EncodeError> 
     write_value(out, value, 0)
 }
 
+/// Appends the encoding of `value`, written inside `open` levels that the caller has
+/// already opened (the typed serializer's structs and lists around a `Value` part): the
+/// depth limit then counts those too, so nothing is written that a reader would refuse.
+pub(crate) fn encode_into_at_depth(
+    value: &Value,
+    out: &mut Vec<u8>,
+    open: usize,
+) -> Result<(), EncodeError> {
+    write_value(out, value, open)
+}
+
 fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
     match value {
         Value::Nil => out.push(0xc0),

@@ -14,8 +14,8 @@ use serde::ser::{self, Serialize};
 use super::error::TypedError;
 use super::{DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::{
-    encode_into, write_array_len, write_bin, write_f64, write_i64, write_map_len, write_str,
-    write_u64, DEFAULT_MAX_DEPTH,
+    encode_into_at_depth, write_array_len, write_bin, write_f64, write_i64, write_map_len,
+    write_str, write_u64, DEFAULT_MAX_DEPTH,
 };
 use crate::value::Value;
 
@@ -46,6 +46,10 @@ thread_local! {
     /// The output buffer of the serializer, lent to a `Value` for one `DIRECT_MARKER`
     /// call (moved, not copied; `None` the rest of the time).
     static LENT: Cell<Option<Vec<u8>>> = const { Cell::new(None) };
+
+    /// The levels the serializer had open when it lent its buffer: the `Value` counts
+    /// them against the depth limit too.
+    static LENT_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// `true` while this crate's serializer runs on this thread.
@@ -94,6 +98,7 @@ impl<'a> Ser<'a> {
             return Err(TypedError::msg("internal: nested direct value marker"));
         }
         self.lent = true;
+        LENT_DEPTH.with(|d| d.set(self.depth));
         let r = value.serialize(&mut *self);
         let back = LENT.with(Cell::take);
         let reported = !self.lent;
@@ -600,6 +605,19 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
             "a raw msgpack marker must wrap exactly one msgpack item",
         ));
     }
+    // The item was encoded on its own; under the levels open here it must still fit
+    // the limit, or it would be written where no reader can read it back. Checked by
+    // reading it as a reader would (this path is rare: only a foreign serializer
+    // between a `Value` and ours takes it).
+    let room =
+        crate::msgpack::DecodeOptions::new().max_depth(DEFAULT_MAX_DEPTH.saturating_sub(ser.depth));
+    if let Err(e) = crate::msgpack::decode_with(item, &room) {
+        if matches!(e.kind(), crate::error::DecodeErrorKind::DepthLimit { .. }) {
+            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+                limit: DEFAULT_MAX_DEPTH,
+            }));
+        }
+    }
     ser.out.drain(start..start + header_len);
     Ok(())
 }
@@ -619,7 +637,8 @@ impl Serialize for Direct<'_> {
             Some(mut out) => {
                 // The encoder counts its own depth (the msgpack limit) and runs its
                 // recursion under the stack guard, so hostile depth fails cleanly.
-                let r = encode_into(self.0, &mut out);
+                let open = LENT_DEPTH.with(Cell::get);
+                let r = encode_into_at_depth(self.0, &mut out, open);
                 LENT.with(|l| l.set(Some(out)));
                 r.map_err(super::value_serde::encode_error)?;
                 s.serialize_unit_struct(DIRECT_MARKER)
@@ -680,6 +699,41 @@ mod tests {
     impl Serialize for Inner {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             super::serialize_direct(&map(), s)
+        }
+    }
+
+    /// `n` nested one-item arrays around 1, as raw msgpack under the raw marker (the
+    /// path a `Value` takes when a foreign serializer stands between it and ours).
+    struct RawNested(usize);
+    impl Serialize for RawNested {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            struct Bin(Vec<u8>);
+            impl Serialize for Bin {
+                fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                    s.serialize_bytes(&self.0)
+                }
+            }
+            let mut bytes = vec![0x91u8; self.0];
+            bytes.push(0x01);
+            s.serialize_newtype_struct(super::super::RAW_MARKER, &Bin(bytes))
+        }
+    }
+
+    #[test]
+    fn raw_items_count_the_levels_open_around_them() {
+        // Inside a 2-tuple and a 1-element list: two levels are open.
+        for (n, fits) in [(1022, true), (1023, false)] {
+            let r = to_vec(&(1u8, vec![RawNested(n)]));
+            match r {
+                Ok(bytes) => {
+                    assert!(fits, "{n} levels were written");
+                    assert!(crate::msgpack::decode(&bytes).is_ok());
+                }
+                Err(e) => {
+                    assert!(!fits, "{n}: {e}");
+                    assert_eq!(e.kind_name(), "depth_limit", "{e}");
+                }
+            }
         }
     }
 
