@@ -5,7 +5,9 @@
 //! inputs whose fields come in another order or carry unknown keys.
 #![no_main]
 
-use langgraph_codec::typed::pytypes::{AnyMessage, DateTime, Decimal, PySet, Send, TimeDelta, Uuid};
+use langgraph_codec::typed::pytypes::{
+    AnyMessage, DateTime, Decimal, PySet, Send, TimeDelta, Uuid,
+};
 use langgraph_codec::typed::{self, TypedSerializerExt};
 use langgraph_codec::{JsonPlusSerializer, Value};
 use libfuzzer_sys::fuzz_target;
@@ -35,16 +37,18 @@ fuzz_target!(|data: &[u8]| {
     for read in [
         typed::from_slice::<State>(data).ok(),
         serde.loads_typed_value::<State>("msgpack", data).ok(),
-        typed::from_slice::<Vec<AnyMessage>>(data).ok().map(|messages| State {
-            messages,
-            when: None,
-            span: None,
-            id: None,
-            amount: None,
-            seen: None,
-            next: Vec::new(),
-            extra: None,
-        }),
+        typed::from_slice::<Vec<AnyMessage>>(data)
+            .ok()
+            .map(|messages| State {
+                messages,
+                when: None,
+                span: None,
+                id: None,
+                amount: None,
+                seen: None,
+                next: Vec::new(),
+                extra: None,
+            }),
     ]
     .into_iter()
     .flatten()
