@@ -27,7 +27,6 @@ fn wipe_allocation(v: &mut Vec<u8>) {
 
 /// A plaintext buffer that is wiped, spare capacity included, when dropped: what
 /// `Zeroizing<Vec<u8>>` does, a word at a time.
-#[derive(Default)]
 pub(crate) struct WipedVec(Vec<u8>);
 
 impl WipedVec {

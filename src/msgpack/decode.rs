@@ -484,7 +484,7 @@ impl<'a> Decoder<'a> {
         self.ext_depth += 1;
         let payload = self.nested(at, |d| match ObjectKind::from_code(code) {
             Some(kind) => d.object_payload(kind),
-            None => Ok(interpret_ext(code, d.value()?)),
+            None => Ok(ndarray_or_delta(code, d.value()?)),
         });
         self.ext_depth -= 1;
         self.limit = outer_limit;
@@ -512,8 +512,12 @@ impl<'a> Decoder<'a> {
         let len = match self.input.get(at) {
             Some(0x93) if at < self.limit => 3,
             Some(0x94) if at < self.limit => 4,
-            // Not a 3- or 4-tuple: read it for its errors, it stays raw either way.
-            _ => return Ok(interpret_ext(kind.code(), self.value()?)),
+            // Not a 3- or 4-tuple (a longer header for 3 or 4 items is non-canonical,
+            // refused in a payload): read it for its errors, it stays raw either way.
+            _ => {
+                self.value()?;
+                return Ok(None);
+            }
         };
         self.pos += 1;
         let mut items: [Value; 4] = Default::default();
@@ -561,9 +565,9 @@ fn put(slot: &mut Value, value: Value) {
     std::mem::forget(old);
 }
 
-/// Turns a decoded ext payload into its structured form, or `None` if it is not the
-/// tuple Python writes for `code`.
-fn interpret_ext(code: i8, payload: Value) -> Option<Value> {
+/// Turns a decoded ext 6 or 7 payload into its structured form, or `None` if it is not
+/// the tuple Python writes (object envelopes, 0–5, are read by `object_payload`).
+fn ndarray_or_delta(code: i8, payload: Value) -> Option<Value> {
     if code == 7 {
         return Some(Value::DeltaSnapshot(Box::new(payload)));
     }
@@ -588,23 +592,5 @@ fn interpret_ext(code: i8, payload: Value) -> Option<Value> {
             buffer,
         })));
     }
-    let kind = ObjectKind::from_code(code)?;
-    let mut items = items.into_iter();
-    let (Some(Value::Str(module)), Some(Value::Str(name)), Some(arg)) =
-        (items.next(), items.next(), items.next())
-    else {
-        return None;
-    };
-    let method = match (items.next(), items.next()) {
-        (None, _) => None,
-        (Some(Value::Str(m)), None) => Some(m),
-        _ => return None,
-    };
-    Some(Value::Object(Box::new(PyObject {
-        kind,
-        module,
-        name,
-        arg,
-        method,
-    })))
+    None
 }

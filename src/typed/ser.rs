@@ -44,12 +44,9 @@ thread_local! {
     static ACTIVE: Cell<usize> = const { Cell::new(0) };
 
     /// The output buffer of the serializer, lent to a `Value` for one `DIRECT_MARKER`
-    /// call (moved, not copied; `None` the rest of the time).
-    static LENT: Cell<Option<Vec<u8>>> = const { Cell::new(None) };
-
-    /// The levels the serializer had open when it lent its buffer: the `Value` counts
-    /// them against the depth limit too.
-    static LENT_DEPTH: Cell<usize> = const { Cell::new(0) };
+    /// call (moved, not copied; `None` the rest of the time), with the levels the
+    /// serializer has open: the `Value` counts them against the depth limit too.
+    static LENT: Cell<Option<(Vec<u8>, usize)>> = const { Cell::new(None) };
 }
 
 /// `true` while this crate's serializer runs on this thread.
@@ -91,20 +88,22 @@ impl<'a> Ser<'a> {
     /// error, never silently wrong output.
     fn direct<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         let buf = std::mem::take(self.out);
-        if let Some(other) = LENT.with(|l| l.replace(Some(buf))) {
+        if let Some(other) = LENT.with(|l| l.replace(Some((buf, self.depth)))) {
             // Another lend is open on this thread (cannot happen: a lend ends before
             // any other serde call). Undo ours and refuse.
-            *self.out = LENT.with(|l| l.replace(Some(other))).unwrap_or_default();
+            *self.out = LENT
+                .with(|l| l.replace(Some(other)))
+                .map(|(buf, _)| buf)
+                .unwrap_or_default();
             return Err(TypedError::msg("internal: nested direct value marker"));
         }
         self.lent = true;
-        LENT_DEPTH.with(|d| d.set(self.depth));
         let r = value.serialize(&mut *self);
         let back = LENT.with(Cell::take);
         let reported = !self.lent;
         self.lent = false;
         let stray = match back {
-            Some(buf) => !std::mem::replace(self.out, buf).is_empty(),
+            Some((buf, _)) => !std::mem::replace(self.out, buf).is_empty(),
             None => true,
         };
         r?;
@@ -634,12 +633,12 @@ struct Direct<'a>(&'a Value);
 impl Serialize for Direct<'_> {
     fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match LENT.with(Cell::take) {
-            Some(mut out) => {
-                // The encoder counts its own depth (the msgpack limit) and runs its
-                // recursion under the stack guard, so hostile depth fails cleanly.
-                let open = LENT_DEPTH.with(Cell::get);
+            Some((mut out, open)) => {
+                // The encoder counts depth from the serializer's open levels (the
+                // msgpack limit) and runs its recursion under the stack guard, so
+                // hostile depth fails cleanly.
                 let r = encode_into_at_depth(self.0, &mut out, open);
-                LENT.with(|l| l.set(Some(out)));
+                LENT.with(|l| l.set(Some((out, open))));
                 r.map_err(super::value_serde::encode_error)?;
                 s.serialize_unit_struct(DIRECT_MARKER)
             }
