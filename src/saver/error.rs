@@ -92,6 +92,31 @@ pub enum SaverError {
         /// Why, as the serializer reported it.
         source: Box<Error>,
     },
+    /// The database under a saver failed (I/O, a constraint, a lock that outlived the
+    /// busy timeout, …).
+    #[error("{operation}: the database failed: {source}")]
+    Storage {
+        /// The saver operation, e.g. `"put"`, or `"open"` / `"setup"`.
+        operation: &'static str,
+        /// The driver's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The database holds tables of the saver's names with another layout (another
+    /// saver's, an older or newer schema): refused rather than misread.
+    #[error("unknown database layout: {reason}")]
+    Schema {
+        /// What differs, e.g. which table lacks which column.
+        reason: String,
+    },
+    /// A `list` filter the saver cannot express (a key outside Python's allowed
+    /// characters, a value with no SQL equality).
+    #[error("invalid list filter on key {key:?}: {reason}")]
+    InvalidFilter {
+        /// The metadata key.
+        key: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// The saver does not implement an extended capability.
     #[error("this saver does not support {capability}")]
     Unsupported {
@@ -111,6 +136,9 @@ impl SaverError {
             SaverError::InvalidMetadata { .. } => "invalid_metadata",
             SaverError::InvalidVersion { .. } => "invalid_version",
             SaverError::UnreadableRow { .. } => "unreadable_row",
+            SaverError::Storage { .. } => "storage",
+            SaverError::Schema { .. } => "schema",
+            SaverError::InvalidFilter { .. } => "invalid_filter",
             SaverError::Unsupported { .. } => "unsupported",
         }
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
-use super::delta::finish;
+use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{RowKind, SaverError};
 use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
@@ -501,11 +501,9 @@ impl InMemorySaver {
         }
     }
 
-    /// The ancestors (on the parent chain) that the `keep` checkpoints of one namespace
-    /// need to rebuild their delta channels: for every channel listed in a kept
-    /// checkpoint's `counters_since_delta_snapshot` that it does not store a value for,
-    /// every ancestor up to and including the nearest one that does. A kept
-    /// checkpoint whose rows cannot be read keeps its whole chain.
+    /// The ancestors the `keep` checkpoints of one namespace need to rebuild their
+    /// delta channels ([`needed_ancestors`]); a channel is stored when its blob at the
+    /// checkpoint's version is not `empty`.
     fn needed_ancestors(
         &self,
         thread: &str,
@@ -513,44 +511,23 @@ impl InMemorySaver {
         space: &Namespace,
         keep: &BTreeSet<String>,
     ) -> BTreeSet<String> {
-        let mut needed = BTreeSet::new();
-        for id in keep {
-            let Some(row) = space.checkpoints.get(id) else {
-                continue;
-            };
-            // `None` = unknown: walk to the root.
-            let mut remaining: Option<HashSet<String>> = match (
-                self.load_metadata(thread, ns, id, row),
-                self.load_checkpoint(thread, ns, id, row),
-            ) {
-                (Ok(md), Ok(cp)) => Some(
-                    md.counters_since_delta_snapshot()
-                        .into_keys()
-                        .filter(|ch| !space.has_value(ch, cp.channel_versions.get(ch)))
-                        .collect(),
-                ),
-                _ => None,
-            };
-            let mut visited: HashSet<&str> = HashSet::from([id.as_str()]);
-            let mut cursor = row.parent.as_deref();
-            while let Some(parent_id) = cursor {
-                if remaining.as_ref().is_some_and(HashSet::is_empty) || !visited.insert(parent_id) {
-                    break;
-                }
-                let Some(parent) = space.checkpoints.get(parent_id) else {
-                    break;
-                };
-                needed.insert(parent_id.to_owned());
-                if let (Some(rem), Ok(cp)) = (
-                    remaining.as_mut(),
-                    self.load_checkpoint(thread, ns, parent_id, parent),
-                ) {
-                    rem.retain(|ch| !space.has_value(ch, cp.channel_versions.get(ch)));
-                }
-                cursor = parent.parent.as_deref();
-            }
-        }
-        needed
+        needed_ancestors(keep, |id| {
+            let row = space.checkpoints.get(id)?;
+            Some(ChainNode {
+                parent: row.parent.clone(),
+                stored: self.load_checkpoint(thread, ns, id, row).ok().map(|cp| {
+                    cp.channel_versions
+                        .iter()
+                        .filter(|(ch, v)| space.has_value(ch, Some(v)))
+                        .map(|(ch, _)| ch.clone())
+                        .collect()
+                }),
+                delta_channels: self
+                    .load_metadata(thread, ns, id, row)
+                    .ok()
+                    .map(|md| md.counters_since_delta_snapshot().into_keys().collect()),
+            })
+        })
     }
 
     /// Keeps only the `keep` checkpoints of a namespace, their writes, and the blobs
@@ -956,22 +933,29 @@ impl CheckpointSaver for InMemorySaver {
     /// where `n` is the integer before the first `.` of the current version (0 when
     /// there is none).
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
-        let n = match current {
-            None => 0,
-            Some(ChannelVersion::Int(i)) => *i,
-            Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
-            Some(v @ ChannelVersion::Float(_)) => {
-                return Err(SaverError::InvalidVersion {
-                    version: v.to_string(),
-                    reason: "InMemorySaver versions are str or int".to_owned(),
-                }
-                .into())
-            }
-        };
-        let next = n.checked_add(1).ok_or_else(|| overflow(&n.to_string()))?;
-        Ok(ChannelVersion::Str(format_memory_version(
-            next,
-            random_f64(),
-        )))
+        python_next_version(current)
     }
+}
+
+/// `get_next_version` of Python's `InMemorySaver`, `SqliteSaver` and `PostgresSaver`:
+/// `f"{n + 1:032}.{random.random():016}"` where `n` is the integer before the first `.`
+/// of the current version (0 when there is none).
+pub(crate) fn python_next_version(current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
+    let n = match current {
+        None => 0,
+        Some(ChannelVersion::Int(i)) => *i,
+        Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
+        Some(v @ ChannelVersion::Float(_)) => {
+            return Err(SaverError::InvalidVersion {
+                version: v.to_string(),
+                reason: "string versions count from a str or int".to_owned(),
+            }
+            .into())
+        }
+    };
+    let next = n.checked_add(1).ok_or_else(|| overflow(&n.to_string()))?;
+    Ok(ChannelVersion::Str(format_memory_version(
+        next,
+        random_f64(),
+    )))
 }

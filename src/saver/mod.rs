@@ -9,6 +9,8 @@
 //!   [`Capabilities`], [`ListOptions`] and [`PruneStrategy`].
 //! - [`memory`]: [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
 //! - [`delta`]: the default delta-channel history walk.
+//! - `sqlite` (cargo feature `sqlite`): [`sqlite::SqliteSaver`], Python's
+//!   `langgraph-checkpoint-sqlite` saver on the very same file.
 //! - `conformance` (cargo feature `conformance`, on by default): the port of
 //!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
 //!
@@ -43,6 +45,9 @@ pub mod conformance;
 pub mod delta;
 mod error;
 pub mod memory;
+mod pyjson;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 pub mod traits;
 pub mod types;
 

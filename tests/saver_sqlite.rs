@@ -1,0 +1,287 @@
+//! `SqliteSaver` on real SQLite files: the conformance kit (plain and encrypted), the
+//! schema Python makes, and Python's row formats read back from the file itself.
+#![cfg(all(feature = "sqlite", feature = "conformance"))]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+use langgraph_codec::saver::conformance;
+use langgraph_codec::saver::sqlite::SqliteSaver;
+use langgraph_codec::saver::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions, SaverError,
+};
+use langgraph_codec::{Error, Value};
+
+/// A fresh directory under the target dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("lgcodec-sqlite-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn key_serde(mode: AesMode) -> Arc<EncryptedSerializer> {
+    Arc::new(
+        EncryptedSerializer::from_aes_key(b"0123456789abcdef0123456789abcdef", mode)
+            .expect("32-byte key"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_full_on_a_real_file() {
+    let dir = TempDir::new("conf");
+    let mut n = 0;
+    let report = conformance::run_conformance_named("SqliteSaver", || {
+        n += 1;
+        let path = dir.file(&format!("plain-{n}.sqlite"));
+        async move { SqliteSaver::open(path).expect("open") }
+    })
+    .await;
+    println!("{report}");
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.conformance_level(), "FULL");
+    assert_eq!(report.passed(), 95);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_full_encrypted_both_modes() {
+    let dir = TempDir::new("conf-aes");
+    for mode in [AesMode::Eax, AesMode::Gcm] {
+        let mut n = 0;
+        let report = conformance::run_conformance_named("SqliteSaver+aes", || {
+            n += 1;
+            let path = dir.file(&format!("{mode:?}-{n}.sqlite"));
+            async move {
+                SqliteSaver::builder(path)
+                    .serializer(key_serde(mode))
+                    .open()
+                    .expect("open")
+            }
+        })
+        .await;
+        assert!(report.is_success(), "{report}");
+        assert_eq!(report.conformance_level(), "FULL");
+        assert_eq!(report.passed(), 95);
+    }
+}
+
+#[tokio::test]
+async fn conformance_on_an_in_memory_database() {
+    let report =
+        conformance::run_conformance(|| async { SqliteSaver::open_in_memory().expect("open") })
+            .await;
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.passed(), 95);
+}
+
+/// The tables' statements as `sqlite_master` keeps them, and the journal mode.
+fn schema_of(path: &std::path::Path) -> (Vec<(String, String)>, String) {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare("SELECT name, sql FROM sqlite_master ORDER BY name")
+        .expect("prepare");
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+            ))
+        })
+        .expect("query")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("rows");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .expect("journal_mode");
+    (rows, mode)
+}
+
+#[tokio::test]
+async fn setup_makes_pythons_tables_and_is_idempotent() {
+    let dir = TempDir::new("setup");
+    let path = dir.file("a.sqlite");
+    let saver = SqliteSaver::open(&path).expect("open");
+    let (first, mode) = schema_of(&path);
+    assert_eq!(mode, "wal");
+    let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
+    // The two tables and their primary-key indexes, nothing else.
+    assert_eq!(
+        names,
+        [
+            "checkpoints",
+            "sqlite_autoindex_checkpoints_1",
+            "sqlite_autoindex_writes_1",
+            "writes"
+        ]
+    );
+    // The statement text is Python's (whitespace included), so the file is the same
+    // whoever set it up: these lines are copied from langgraph-checkpoint-sqlite 3.1.2.
+    assert!(first[0]
+        .1
+        .contains("\n                parent_checkpoint_id TEXT,\n"));
+    assert!(first[3]
+        .1
+        .contains("\n                task_path TEXT NOT NULL DEFAULT '',\n"));
+    saver.setup().await.expect("second setup");
+    SqliteSaver::open(&path).expect("reopen");
+    assert_eq!(schema_of(&path).0, first);
+}
+
+#[tokio::test]
+async fn a_foreign_layout_is_refused_with_a_schema_error() {
+    let dir = TempDir::new("foreign");
+    for (name, ddl) in [
+        (
+            "missing-column",
+            "CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, type TEXT, checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id))",
+        ),
+        (
+            "shallow-like",
+            "CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', type TEXT, checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns))",
+        ),
+        (
+            "extra-column",
+            "CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, blob_ref TEXT, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx))",
+        ),
+    ] {
+        let path = dir.file(&format!("{name}.sqlite"));
+        rusqlite::Connection::open(&path)
+            .expect("open")
+            .execute_batch(ddl)
+            .expect("ddl");
+        match SqliteSaver::open(&path) {
+            Err(Error::Saver(SaverError::Schema { reason })) => {
+                println!("{name}: {reason}");
+            }
+            other => panic!("{name}: expected a schema error, got {other:?}"),
+        }
+    }
+    // verify-only open of an empty file writes nothing and says the table is missing.
+    let empty = dir.file("empty.sqlite");
+    let err = SqliteSaver::builder(&empty)
+        .setup(false)
+        .open()
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("table checkpoints does not exist"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_from_before_task_path_is_migrated_as_python_does() {
+    let dir = TempDir::new("old");
+    let path = dir.file("old.sqlite");
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .execute_batch(
+            "CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+             INSERT INTO writes VALUES ('t', '', 'c1', 'task', 0, 'ch', 'null', x'');",
+        )
+        .expect("old layout");
+    let saver = SqliteSaver::open(&path).expect("migrated");
+    let cols: Vec<String> = {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let mut stmt = conn.prepare("PRAGMA table_info(writes)").expect("pragma");
+        stmt.query_map([], |r| r.get(1))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("cols")
+    };
+    assert_eq!(cols.last().map(String::as_str), Some("task_path"));
+    // The old write is still there (no checkpoint row: get_tuple finds nothing, but the
+    // file stays usable for new rows).
+    let cfg = CheckpointConfig::new("t");
+    let stored = saver
+        .put(
+            &cfg,
+            &Checkpoint::new("c1", "2024-01-01T00:00:00+00:00"),
+            &CheckpointMetadata::new("input", -1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let t = saver.get_tuple(&stored).await.expect("get").expect("found");
+    assert_eq!(t.pending_writes.len(), 1);
+    assert_eq!(t.pending_writes[0].value, Value::Nil);
+}
+
+#[tokio::test]
+async fn metadata_is_stored_as_pythons_json_dumps_text() {
+    let dir = TempDir::new("md");
+    let path = dir.file("md.sqlite");
+    let saver = SqliteSaver::open(&path).expect("open");
+    let md = CheckpointMetadata::new("loop", 3)
+        .with("score", 0.5)
+        .with("big", 1e16)
+        .with("nan", f64::NAN)
+        .with("name", "café \"x\"\n")
+        .with(
+            "nested",
+            Value::Map(vec![(
+                Value::from("k"),
+                Value::Array(vec![Value::from(1i64), Value::Nil, Value::Bool(true)]),
+            )]),
+        );
+    let cfg = CheckpointConfig::new("t")
+        .with_ns("")
+        .with_metadata("user", "ü");
+    saver
+        .put(
+            &cfg,
+            &Checkpoint::new("c1", "2024-01-01T00:00:00+00:00"),
+            &md,
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let stored: Vec<u8> = rusqlite::Connection::open(&path)
+        .expect("open")
+        .query_row("SELECT metadata FROM checkpoints", [], |r| r.get(0))
+        .expect("row");
+    // What CPython 3.11 prints for
+    // json.dumps({"source": "loop", "step": 3, "parents": {}, "score": 0.5, "big": 1e16,
+    //   "nan": float("nan"), "name": 'café "x"\n', "nested": {"k": [1, None, True]},
+    //   "user": "ü"}, ensure_ascii=False).encode()
+    let want = "{\"source\": \"loop\", \"step\": 3, \"parents\": {}, \"score\": 0.5, \"big\": 1e+16, \"nan\": NaN, \"name\": \"café \\\"x\\\"\\n\", \"nested\": {\"k\": [1, null, true]}, \"user\": \"ü\"}";
+    assert_eq!(String::from_utf8(stored).expect("utf-8"), want);
+    // Metadata Python cannot write as JSON is refused, not stored half-way.
+    let bad =
+        CheckpointMetadata::new("loop", 4).with("raw", Value::Bin(bytes::Bytes::from_static(b"x")));
+    let err = saver
+        .put(
+            &cfg,
+            &Checkpoint::new("c2", "2024-01-01T00:00:01+00:00"),
+            &bad,
+            &Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Saver(SaverError::InvalidMetadata { .. })),
+        "{err}"
+    );
+    let n = saver
+        .list(None, &ListOptions::new())
+        .await
+        .expect("list")
+        .len();
+    assert_eq!(n, 1);
+}
