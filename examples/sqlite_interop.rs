@@ -1,0 +1,145 @@
+//! The Rust half of `vectors/sqlite/interop.py`: reads and continues a checkpoint file
+//! that Python LangGraph's `SqliteSaver` wrote.
+//!
+//! ```text
+//! cargo run --features sqlite --example sqlite_interop -- setup FILE
+//! cargo run --features sqlite --example sqlite_interop -- dump FILE [--encrypted]
+//! cargo run --features sqlite --example sqlite_interop -- continue FILE THREAD [--encrypted]
+//! ```
+//!
+//! `setup` opens (and so sets up) the file and exits. `dump` prints one JSON line per checkpoint (newest first, every thread and namespace):
+//! its keys, parent, and every value it holds — the checkpoint, the metadata, each pending
+//! write and the `log` delta-channel history — re-serialized with the plain
+//! `JsonPlusSerializer` as `[tag, base64]`, for byte comparison with what Python reads.
+//!
+//! `continue` appends a `HumanMessage("edited from Rust")` to the thread's `messages` as
+//! the next checkpoint (a human-in-the-loop edit: the pending task stays pending) and
+//! prints the new checkpoint id. `--encrypted` keys both from `LANGGRAPH_AES_KEY`.
+
+use std::error::Error;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use langgraph_codec::crypto::EncryptedSerializer;
+use langgraph_codec::saver::sqlite::SqliteSaver;
+use langgraph_codec::saver::{
+    now_isoformat, uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
+    PendingWrite,
+};
+use langgraph_codec::typed::pytypes::HumanMessage;
+use langgraph_codec::{typed, JsonPlusSerializer, Serializer, Value};
+use serde_json::json;
+
+fn open(path: &str, encrypted: bool) -> Result<SqliteSaver, Box<dyn Error>> {
+    let mut builder = SqliteSaver::builder(path);
+    if encrypted {
+        builder = builder.serializer(Arc::new(EncryptedSerializer::from_env()?));
+    }
+    Ok(builder.open()?)
+}
+
+fn plain(serde: &JsonPlusSerializer, value: &Value) -> Result<serde_json::Value, Box<dyn Error>> {
+    let row = serde.dumps_typed(value)?;
+    Ok(json!([
+        row.type_tag,
+        base64::engine::general_purpose::STANDARD.encode(&row.data)
+    ]))
+}
+
+fn writes(
+    serde: &JsonPlusSerializer,
+    writes: &[PendingWrite],
+) -> Result<serde_json::Value, Box<dyn Error>> {
+    writes
+        .iter()
+        .map(|w| Ok(json!([w.task_id, w.channel, plain(serde, &w.value)?])))
+        .collect::<Result<Vec<_>, Box<dyn Error>>>()
+        .map(serde_json::Value::Array)
+}
+
+async fn dump(saver: &SqliteSaver) -> Result<(), Box<dyn Error>> {
+    let serde = JsonPlusSerializer::new();
+    for t in saver.list(None, &ListOptions::new()).await? {
+        let history = saver
+            .get_delta_channel_history(&t.config, &["log".to_owned()])
+            .await?;
+        let log = history.get("log").ok_or("no history entry for log")?;
+        let line = json!({
+            "thread_id": t.config.thread_id,
+            "checkpoint_ns": t.config.ns(),
+            "checkpoint_id": t.config.checkpoint_id,
+            "parent_checkpoint_id": t.parent_config.as_ref().and_then(|p| p.checkpoint_id.clone()),
+            "checkpoint": plain(&serde, &t.checkpoint.to_value())?,
+            "metadata": plain(&serde, &t.metadata.to_value())?,
+            "writes": writes(&serde, &t.pending_writes)?,
+            "log_history": {
+                "writes": writes(&serde, &log.writes)?,
+                "seed": match &log.seed { Some(v) => plain(&serde, v)?, None => serde_json::Value::Null },
+            },
+        });
+        println!("{line}");
+    }
+    Ok(())
+}
+
+async fn continue_thread(saver: &SqliteSaver, thread: &str) -> Result<(), Box<dyn Error>> {
+    let latest = saver
+        .get_tuple(&CheckpointConfig::new(thread))
+        .await?
+        .ok_or("the thread has no checkpoint")?;
+    let step = latest
+        .metadata
+        .step()
+        .ok_or("the latest checkpoint has no step")?
+        + 1;
+    let mut next = latest.checkpoint.clone();
+    next.id = uuid6(step);
+    next.ts = now_isoformat();
+    // The edit: one more message, through the typed layer.
+    let message = typed::to_value(&HumanMessage::new("edited from Rust").with_id("rust-1"))?;
+    match next.channel_values.get_mut("messages") {
+        Some(Value::Array(items)) => items.push(message),
+        _ => return Err("the thread has no messages list".into()),
+    }
+    let version = saver.get_next_version(next.channel_versions.get("messages"))?;
+    next.channel_versions
+        .insert("messages".to_owned(), version.clone());
+    // The channels that triggered the pending task stay "updated", so the graph still
+    // runs it when resumed; `messages` joins them.
+    let mut updated = next.updated_channels.take().unwrap_or_default();
+    if !updated.iter().any(|c| c == "messages") {
+        updated.push("messages".to_owned());
+    }
+    updated.sort();
+    next.updated_channels = Some(updated);
+    let mut metadata = CheckpointMetadata::new("update", step);
+    if let Some(counters) = latest.metadata.get("counters_since_delta_snapshot") {
+        metadata = metadata.with("counters_since_delta_snapshot", counters.clone());
+    }
+    let new_versions = [("messages".to_owned(), version)].into_iter().collect();
+    let stored = saver
+        .put(&latest.config, &next, &metadata, &new_versions)
+        .await?;
+    println!("{}", stored.checkpoint_id.unwrap_or_default());
+    Ok(())
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let encrypted = args.iter().any(|a| a == "--encrypted");
+    let args: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--encrypted")
+        .collect();
+    match args.as_slice() {
+        ["setup", path] => open(path, encrypted).map(drop),
+        ["dump", path] => dump(&open(path, encrypted)?).await,
+        ["continue", path, thread] => continue_thread(&open(path, encrypted)?, thread).await,
+        _ => Err(
+            "usage: sqlite_interop setup FILE | dump FILE | continue FILE THREAD  [--encrypted]"
+                .into(),
+        ),
+    }
+}
