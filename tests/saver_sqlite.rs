@@ -285,3 +285,54 @@ async fn metadata_is_stored_as_pythons_json_dumps_text() {
         .len();
     assert_eq!(n, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delta_history_stays_correct_past_1024_checkpoints() {
+    let dir = TempDir::new("delta");
+    let saver = SqliteSaver::builder(dir.file("delta.sqlite"))
+        .synchronous(langgraph_codec::saver::sqlite::Synchronous::Off)
+        .open()
+        .expect("open");
+    const N: i64 = 1_100;
+    let mut config = CheckpointConfig::new("long").with_ns("");
+    for i in 0..N {
+        let mut cp = Checkpoint::now(i);
+        if i == 0 {
+            // Only the root stores the channel: every later value is rebuilt from writes.
+            cp.channel_values.insert(
+                "log".into(),
+                Value::DeltaSnapshot(Box::new(Value::Array(vec![Value::from("seed")]))),
+            );
+        }
+        config = saver
+            .put(
+                &config,
+                &cp,
+                &CheckpointMetadata::new("loop", i),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+        saver
+            .put_writes(&config, &[("log".to_owned(), Value::from(i))], "task", "")
+            .await
+            .expect("put_writes");
+    }
+    let latest = CheckpointConfig::new("long").with_ns("");
+    let history = saver
+        .get_delta_channel_history(&latest, &["log".to_owned()])
+        .await
+        .expect("history");
+    let log = &history["log"];
+    // The target's own writes are not part of its history: ancestors 0..N-1, oldest first.
+    let want: Vec<Value> = (0..N - 1).map(Value::from).collect();
+    let got: Vec<Value> = log.writes.iter().map(|w| w.value.clone()).collect();
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    assert_eq!(
+        log.seed,
+        Some(Value::DeltaSnapshot(Box::new(Value::Array(vec![
+            Value::from("seed")
+        ]))))
+    );
+}
