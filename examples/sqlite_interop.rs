@@ -23,8 +23,7 @@ use base64::Engine as _;
 use langgraph_codec::crypto::EncryptedSerializer;
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
-    now_isoformat, uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
-    PendingWrite,
+    CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions, PendingWrite,
 };
 use langgraph_codec::typed::pytypes::HumanMessage;
 use langgraph_codec::{typed, JsonPlusSerializer, Serializer, Value};
@@ -87,35 +86,19 @@ async fn continue_thread(saver: &SqliteSaver, thread: &str) -> Result<(), Box<dy
         .get_tuple(&CheckpointConfig::new(thread))
         .await?
         .ok_or("the thread has no checkpoint")?;
-    let step = latest
-        .metadata
-        .step()
-        .ok_or("the latest checkpoint has no step")?
-        + 1;
-    let mut next = latest.checkpoint.clone();
-    next.id = uuid6(step);
-    next.ts = now_isoformat();
-    // The edit: one more message, through the typed layer.
+    let metadata = CheckpointMetadata::for_update(&latest.metadata);
+    let step = metadata.step().unwrap_or_default();
+    let mut next = latest.checkpoint.next_for_update(step);
+    // The edit: one more message, through the typed layer. The pending task stays
+    // pending (next_for_update keeps updated_channels), so the graph resumes it.
     let message = typed::to_value(&HumanMessage::new("edited from Rust").with_id("rust-1"))?;
-    match next.channel_values.get_mut("messages") {
-        Some(Value::Array(items)) => items.push(message),
+    let mut messages = match next.channel_values.get("messages") {
+        Some(Value::Array(items)) => items.clone(),
         _ => return Err("the thread has no messages list".into()),
-    }
+    };
+    messages.push(message);
     let version = saver.get_next_version(next.channel_versions.get("messages"))?;
-    next.channel_versions
-        .insert("messages".to_owned(), version.clone());
-    // The channels that triggered the pending task stay "updated", so the graph still
-    // runs it when resumed; `messages` joins them.
-    let mut updated = next.updated_channels.take().unwrap_or_default();
-    if !updated.iter().any(|c| c == "messages") {
-        updated.push("messages".to_owned());
-    }
-    updated.sort();
-    next.updated_channels = Some(updated);
-    let mut metadata = CheckpointMetadata::new("update", step);
-    if let Some(counters) = latest.metadata.get("counters_since_delta_snapshot") {
-        metadata = metadata.with("counters_since_delta_snapshot", counters.clone());
-    }
+    next.set_channel("messages", Value::Array(messages), version.clone());
     let new_versions = [("messages".to_owned(), version)].into_iter().collect();
     let stored = saver
         .put(&latest.config, &next, &metadata, &new_versions)

@@ -237,6 +237,6 @@ mod tests {
             Value::Array(vec![Value::Bin(bytes::Bytes::from_static(b"x"))]),
         )]);
         let err = dumps(&v, METADATA).unwrap_err();
-        assert!(err.starts_with("$.k[0]: a bytes"), "{err}");
+        assert!(err.starts_with("$.k[0]: a bin "), "{err}");
     }
 }

@@ -215,6 +215,16 @@ impl CheckpointConfig {
         }
     }
 
+    /// A config for `thread_id` in no particular namespace: `list` with it reads every
+    /// namespace of the thread (subgraph checkpoints included), as Python does for a
+    /// config without `checkpoint_ns`. `get_tuple` and `put` use the root namespace.
+    pub fn every_namespace(thread_id: impl Into<String>) -> Self {
+        CheckpointConfig {
+            thread_id: Some(thread_id.into()),
+            ..Default::default()
+        }
+    }
+
     /// The config of one stored checkpoint, as savers return it.
     pub fn for_checkpoint(
         thread_id: impl Into<String>,
@@ -404,6 +414,54 @@ impl Checkpoint {
     /// current UTC time, as langgraph creates one for a step.
     pub fn now(step: i64) -> Self {
         Checkpoint::new(uuid6(step), now_isoformat())
+    }
+
+    /// The next checkpoint of a thread for a state edit made outside a graph run (what
+    /// Python's `graph.update_state` stores, without running a node): a fresh id
+    /// ([`uuid6`] with `clock_seq = step`) and timestamp, the same values, versions and
+    /// `versions_seen`, and the same `updated_channels`, so the tasks pending at `self`
+    /// (an interrupted node, say) are still pending when the graph resumes from the
+    /// edit. Change channels with [`set_channel`](Self::set_channel); store it with the
+    /// parent's config and [`CheckpointMetadata::for_update`].
+    ///
+    /// ```
+    /// use langgraph_codec::saver::{Checkpoint, ChannelVersion};
+    /// use langgraph_codec::Value;
+    ///
+    /// let mut parent = Checkpoint::now(3);
+    /// parent.updated_channels = Some(vec!["branch:to:review".into()]);
+    /// let mut next = parent.next_for_update(4);
+    /// next.set_channel("notes", Value::from("checked"), ChannelVersion::Int(2));
+    /// assert_ne!(next.id, parent.id);
+    /// assert_eq!(
+    ///     next.updated_channels.as_deref(),
+    ///     Some(&["branch:to:review".to_owned(), "notes".to_owned()][..])
+    /// );
+    /// ```
+    pub fn next_for_update(&self, step: i64) -> Checkpoint {
+        Checkpoint {
+            id: uuid6(step),
+            ts: now_isoformat(),
+            ..self.clone()
+        }
+    }
+
+    /// Sets a channel's value and version and lists it in `updated_channels` (kept
+    /// sorted, as langgraph writes it).
+    pub fn set_channel(
+        &mut self,
+        channel: impl Into<String>,
+        value: impl Into<Value>,
+        version: ChannelVersion,
+    ) {
+        let channel = channel.into();
+        let updated = self.updated_channels.get_or_insert_with(Vec::new);
+        if !updated.contains(&channel) {
+            updated.push(channel.clone());
+            updated.sort();
+        }
+        self.channel_versions.insert(channel.clone(), version);
+        self.channel_values.insert(channel, value.into());
     }
 
     /// The top-level keys in the order they are written.
@@ -648,6 +706,19 @@ impl CheckpointMetadata {
             }
         }
         out
+    }
+
+    /// The metadata of a state edit stored after `previous` (see
+    /// [`Checkpoint::next_for_update`]): `{"source": "update", "step": previous step + 1,
+    /// "parents": {}}`, carrying `counters_since_delta_snapshot` so delta channels keep
+    /// their snapshot cadence and pruning keeps the chain they need.
+    pub fn for_update(previous: &CheckpointMetadata) -> Self {
+        let step = previous.step().map_or(0, |s| s.saturating_add(1));
+        let mut md = CheckpointMetadata::new("update", step);
+        if let Some(counters) = previous.get("counters_since_delta_snapshot") {
+            md.0.insert("counters_since_delta_snapshot".to_owned(), counters.clone());
+        }
+        md
     }
 
     /// The metadata as Python's dict.
