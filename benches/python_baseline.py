@@ -136,12 +136,64 @@ def python_measurements(min_time, repeats):
         "pycryptodome/eax_1mib": bare_eax,
         "saver/put_get_messages300_encrypted": put_get,
     }
+    cases.update(sqlite_cases(messages_obj["messages"][:20]))
     out = {}
     for name, fn in cases.items():
         best, median = timeit(fn, min_time, repeats)
         out[name] = {"best_s": best, "median_s": median}
         print(f"  python {name}: {best * 1e6:,.1f} µs", file=sys.stderr)
     return out
+
+
+def sqlite_cases(messages):
+    """Python's SqliteSaver on the workload of benches/saver_sqlite.rs: a thread of 300
+    checkpoints holding 20 messages each, with 3 pending writes each."""
+    import sqlite3
+    import tempfile
+
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.base.id import uuid6
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    tmp = tempfile.mkdtemp(prefix="lgcodec-bench-py-sqlite-")
+    saver = SqliteSaver(sqlite3.connect(os.path.join(tmp, "bench.sqlite"), check_same_thread=False))
+    writes = [("messages", messages[:1]), ("step", 1), ("notes", "a short note")]
+
+    def checkpoint(step):
+        cp = empty_checkpoint()
+        cp["id"] = str(uuid6(clock_seq=step))
+        cp["channel_values"] = {"messages": messages}
+        return cp
+
+    thread = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+    config = thread
+    for step in range(300):
+        config = saver.put(config, checkpoint(step), {"source": "loop", "step": step, "parents": {}}, {})
+        saver.put_writes(config, writes, "task-1", "")
+    put_thread = {"configurable": {"thread_id": "bench-put", "checkpoint_ns": ""}}
+    md = {"source": "loop", "step": 1, "parents": {}}
+    writes_at = saver.put({"configurable": {"thread_id": "bench-writes", "checkpoint_ns": ""}},
+                          checkpoint(0), md, {})
+    task = [0]
+
+    def put_writes():
+        task[0] += 1
+        saver.put_writes(writes_at, writes, f"task-{task[0]}", "")
+
+    def list_limit10():
+        assert len(list(saver.list(thread, limit=10))) == 10
+
+    def list_all():
+        assert len(list(saver.list(thread))) == 300
+
+    assert len(saver.get_tuple(thread).checkpoint["channel_values"]["messages"]) == 20
+    return {
+        "saver_sqlite/put": lambda: saver.put(put_thread, checkpoint(1), md, {}),
+        "saver_sqlite/put_writes": put_writes,
+        "saver_sqlite/get_tuple": lambda: saver.get_tuple(thread),
+        "saver_sqlite/list_limit10": list_limit10,
+        "saver_sqlite/list_all": list_all,
+    }
 
 
 def criterion_estimates():
@@ -175,6 +227,11 @@ ROWS = [
     ("decrypt/gcm_1mib", "decrypt/gcm_1mib", 1.0, "EncryptedSerializer GCM loads_typed"),
     ("saver/put_get_messages300_encrypted", "saver/put_get_messages300_encrypted", 10,
      "InMemorySaver + EncryptedSerializer EAX: put + get_tuple"),
+    ("saver_sqlite/put", "saver_sqlite/put", 5, "SqliteSaver.put, 20 messages, file on disk"),
+    ("saver_sqlite/put_writes", "saver_sqlite/put_writes", 5, "SqliteSaver.put_writes, 3 writes"),
+    ("saver_sqlite/get_tuple", "saver_sqlite/get_tuple", 5, "SqliteSaver.get_tuple (latest of 300)"),
+    ("saver_sqlite/list_limit10", "saver_sqlite/list_limit10", 5, "SqliteSaver.list(limit=10)"),
+    ("saver_sqlite/list_all", "saver_sqlite/list_all", 5, "SqliteSaver.list, all 300"),
     ("reference/memcpy_1mib", None, None, "copy 1 MiB"),
     ("reference/aes_gcm_crate_1mib", "pycryptodome/gcm_1mib", None,
      "bare aes-gcm crate vs bare pycryptodome GCM"),
