@@ -59,5 +59,5 @@ pub use compress::{
 };
 pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::CryptoError;
-pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS};
+pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS, MAX_PREVIOUS_KEYS};
 pub use keyring::KeyRing;
