@@ -99,6 +99,10 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
         }
     }
 
+    fn confidential(&self) -> bool {
+        self.inner.confidential()
+    }
+
     /// Typed (serde) values: the inner serializer's pair, then compressed.
     fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
         let plain = self.inner.wrap_serialized(raw)?;

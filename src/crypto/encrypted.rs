@@ -274,6 +274,11 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
         self.loads_typed_with_aad(type_tag, data, b"")
     }
 
+    /// Always `true`: typed reads of decrypted rows withhold what they found.
+    fn confidential(&self) -> bool {
+        true
+    }
+
     /// Typed (serde) values: the inner serializer's pair, then encrypted.
     fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
         let inner = self.inner.wrap_serialized(raw)?;
