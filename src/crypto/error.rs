@@ -110,6 +110,16 @@ pub enum CryptoError {
         /// The limit in force.
         limit: usize,
     },
+    /// The rows of one call (a [`DecompressionBudget`](super::DecompressionBudget) scope)
+    /// would decompress to more than its total.
+    #[error(
+        "decompressed data of this call exceeds its budget of {limit} bytes \
+         (a total over all its +zlib rows)"
+    )]
+    DecompressionBudget {
+        /// The budget's total.
+        limit: usize,
+    },
     /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
     #[error("invalid compressed payload: {reason}")]
     InvalidCompressedData {
@@ -153,6 +163,7 @@ impl CryptoError {
             CryptoError::Truncated { .. } => "ciphertext_truncated",
             CryptoError::PlaintextRefused { .. } => "plaintext_refused",
             CryptoError::DecompressionLimit { .. } => "decompression_limit",
+            CryptoError::DecompressionBudget { .. } => "decompression_budget",
             CryptoError::InvalidCompressedData { .. } => "invalid_compressed_data",
             CryptoError::TooLong { .. } => "too_long",
             CryptoError::RandomSource { .. } => "random_source",
