@@ -208,6 +208,50 @@ pub fn to_string_pretty(value: &Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// [`to_string_pretty`], refusing text longer than `max_bytes` (checked while
+/// writing: no more than `max_bytes` is ever held).
+///
+/// ```
+/// use langgraph_codec::{view, Value};
+///
+/// let v = Value::from(vec![Value::from(1i64); 1000]);
+/// assert!(view::to_string_pretty_limited(&v, 1 << 20).is_ok());
+/// let e = view::to_string_pretty_limited(&v, 100).unwrap_err();
+/// assert!(e.to_string().contains("100 bytes"));
+/// ```
+///
+/// # Errors
+/// [`ViewError`] (path `$`) when the text would be longer than `max_bytes`.
+pub fn to_string_pretty_limited(value: &Value, max_bytes: usize) -> Result<String, ViewError> {
+    struct Limited {
+        out: Vec<u8>,
+        max: usize,
+    }
+    impl std::io::Write for Limited {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.out.len().saturating_add(buf.len()) > self.max {
+                return Err(std::io::Error::other("view limit"));
+            }
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Limited {
+        out: Vec::new(),
+        max: max_bytes,
+    };
+    to_writer_pretty(&mut w, &View(value)).map_err(|_| {
+        ViewError::new(
+            "$",
+            format!("the view is longer than the limit of {max_bytes} bytes"),
+        )
+    })?;
+    String::from_utf8(w.out).map_err(|_| ViewError::new("$", "the view is not UTF-8"))
+}
+
 /// How many levels [`to_string_pretty`] and [`to_writer_pretty`] indent; deeper levels
 /// are written compactly. Without a cap, a 1 MB row nesting 1,023 levels around a large
 /// array would indent every element by 2 KB: gigabytes of spaces.
