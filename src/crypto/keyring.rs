@@ -13,7 +13,10 @@ use super::{Cipher, CryptoError};
 /// - `LANGGRAPH_AES_KEY_PREVIOUS` (optional): comma-separated previous keys, newest
 ///   first. Each entry is the key text itself, or `base64:` followed by the key bytes in
 ///   standard base64 (use that for keys containing a comma or not valid UTF-8).
-///   Entries are not trimmed; empty entries are skipped.
+///   Entries are not trimmed; empty entries are skipped. A malformed entry (wrong
+///   length, bad base64, a variable that is not UTF-8) is an error naming it, never a
+///   dropped key; at most [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS) entries, so
+///   that refusing a forged row (every key tried in both modes) has a bounded cost.
 ///
 /// In code, chain [`new`](Self::new), [`with_previous`](Self::with_previous) and
 /// [`with_mode`](Self::with_mode):
