@@ -177,6 +177,37 @@ fn ciphertext_read_as_plaintext_is_named() {
 }
 
 #[test]
+fn compressed_rows_decode_with_and_without_encryption() {
+    use langgraph_codec::crypto::{AesKey, CompressedSerializer, KeyRing};
+    let zlib = CompressedSerializer::new(langgraph_codec::JsonPlusSerializer::new());
+    let plain = zlib
+        .dumps_typed(&Value::from("z".repeat(500)))
+        .expect("dumps");
+    let ring = KeyRing::new(AesKey::new(KEY.as_bytes()).expect("key"));
+    let sealed = EncryptedSerializer::new(ring, zlib)
+        .dumps_typed(&Value::from(3i64))
+        .expect("dumps");
+    assert_eq!(
+        (plain.type_tag.as_str(), sealed.type_tag.as_str()),
+        ("msgpack+zlib", "msgpack+zlib+aes")
+    );
+    let input =
+        data_line(&plain.type_tag, &plain.data) + &data_line(&sealed.type_tag, &sealed.data);
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[("LANGGRAPH_AES_KEY", KEY.as_bytes())],
+        input.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let a = answers(&run);
+    assert_eq!(a[0]["value"], "z".repeat(500));
+    assert_eq!(
+        (&a[1]["type"], &a[1]["value"]),
+        (&"msgpack".into(), &3.into())
+    );
+}
+
+#[test]
 fn unknown_type_lists_the_valid_ones() {
     let run = lgcodec(&["decode", "--type", "msgpak", "-"], &[], b"\x01");
     assert_eq!(run.code, 1);

@@ -8,7 +8,7 @@
 #[non_exhaustive]
 pub enum CryptoError {
     /// No key was configured: the environment variable is unset.
-    #[error("{var} environment variable is not set")]
+    #[error("{var} environment variable is not set: set it to the key (16, 24 or 32 bytes of UTF-8 text)")]
     MissingKey {
         /// The variable that was looked up, e.g. `LANGGRAPH_AES_KEY`.
         var: String,

@@ -239,7 +239,7 @@ mod tests {
         let e = primary_from_vars(&none).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("LANGGRAPH_AES_KEY environment variable is not set")
+            Some("LANGGRAPH_AES_KEY environment variable is not set: set it to the key (16, 24 or 32 bytes of UTF-8 text)")
         );
         let short = |_: &str| Some("short".into());
         let e = primary_from_vars(&short).err().map(|e| e.to_string());
