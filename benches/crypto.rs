@@ -2,6 +2,10 @@
 //! `EncryptedSerializer` `dumps_typed` / `loads_typed` of it as Python's `bytes`, in EAX
 //! and GCM (`encrypt/*`, `decrypt/*`), with a plain memory copy and the bare `aes-gcm` crate on the same buffer as references.
 //!
+//! `decrypt/forged_1mib_max_keys`: refusing a forged 1 MiB row with the fullest key
+//! ring (primary + `MAX_PREVIOUS_KEYS`): every key in both modes, one authentication
+//! pass each, nothing decrypted. Compare with `decrypt/eax_1mib` + `decrypt/gcm_1mib`.
+//!
 //! Run with `cargo bench --bench crypto`.
 
 use std::hint::black_box;
@@ -10,7 +14,7 @@ use std::time::Duration;
 use aes_gcm::aead::{AeadInOut, KeyInit};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+use langgraph_codec::crypto::{AesKey, AesMode, EncryptedSerializer, KeyRing, MAX_PREVIOUS_KEYS};
 use langgraph_codec::{Serializer, Value};
 
 /// 32 bytes: AES-256, the key `benches/python_baseline.py` uses.
@@ -72,6 +76,27 @@ fn serializers(c: &mut Criterion) {
     }
 }
 
+fn forged(c: &mut Criterion) {
+    let data = blob();
+    let mut ring = KeyRing::new(AesKey::new(KEY).expect("32-byte key"));
+    for i in 0..MAX_PREVIOUS_KEYS {
+        let key = format!("previous-key-{i:03}-0123456789abcde");
+        ring = ring
+            .with_previous(AesKey::new(key.as_bytes()).expect("32 bytes"))
+            .expect("within the cap");
+    }
+    let serde = EncryptedSerializer::new(ring, langgraph_codec::JsonPlusSerializer::new());
+    let mut forged = vec![0x5au8; 32];
+    forged.extend_from_slice(&data);
+    assert!(serde.loads_typed("bytes+aes", &forged).is_err());
+    let mut group = c.benchmark_group("decrypt");
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    group.bench_function("forged_1mib_max_keys", |b| {
+        b.iter(|| serde.loads_typed("bytes+aes", black_box(&forged)))
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -82,6 +107,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = serializers, references
+    targets = serializers, forged, references
 }
 criterion_main!(benches);

@@ -59,7 +59,12 @@ fn saver_sqlite(c: &mut Criterion) {
         let mut config = thread.clone();
         for step in 0..CHECKPOINTS {
             config = saver
-                .put(&config, &checkpoint(step), &CheckpointMetadata::new("loop", step), &Default::default())
+                .put(
+                    &config,
+                    &checkpoint(step),
+                    &CheckpointMetadata::new("loop", step),
+                    &Default::default(),
+                )
                 .await
                 .expect("put");
             saver

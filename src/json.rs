@@ -232,7 +232,11 @@ impl Parser<'_> {
                 .map(Value::Int)
                 .ok_or_else(|| {
                     JsonError::new(
-                        format!("integer {s} is outside the range msgpack can hold (i64::MIN..=u64::MAX)"),
+                        // The digits are not repeated: the text may be decrypted plaintext.
+                        format!(
+                            "a {}-digit integer is outside the range msgpack can hold (i64::MIN..=u64::MAX)",
+                            s.trim_start_matches('-').len()
+                        ),
                         start,
                     )
                 })

@@ -83,6 +83,16 @@ pub trait Serializer: Send + Sync + fmt::Debug {
         self.dumps_typed(&value)
     }
 
+    /// Whether the rows this serializer reads may be confidential (decrypted): errors
+    /// about their contents must then not quote them. The typed layer
+    /// ([`TypedSerializerExt`](crate::typed::TypedSerializerExt)) withholds the details
+    /// of a failed read (the found value or class) when this is `true`, keeping the
+    /// kind and byte offset. Default `false`; encryption wrappers answer `true`, other
+    /// wrappers ask their inner serializer.
+    fn confidential(&self) -> bool {
+        false
+    }
+
     /// Hook for the typed layer: the inverse of [`wrap_serialized`](Self::wrap_serialized),
     /// giving back a pair as [`JsonPlusSerializer`] would have written it.
     /// [`JsonPlusSerializer`] returns it unchanged (borrowed). The default reads a
@@ -109,6 +119,9 @@ pub struct TypedSlice<'a> {
 
 macro_rules! forward_typed_hooks {
     () => {
+        fn confidential(&self) -> bool {
+            (**self).confidential()
+        }
         fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
             (**self).wrap_serialized(raw)
         }

@@ -198,9 +198,170 @@ pub fn to_json(value: &Value) -> Json {
     serde_json::to_value(View(value)).unwrap_or(Json::Null)
 }
 
-/// The view as indented JSON text.
+/// The view as indented JSON text. Indentation stops at [`PRETTY_INDENT_LEVELS`]
+/// levels (deeper levels are written on one line), so the text is at most a fixed
+/// multiple of the one-line view, however deep the value nests.
 pub fn to_string_pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(&View(value)).unwrap_or_default()
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = to_writer_pretty(&mut out, &View(value));
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`to_string_pretty`], refusing text longer than `max_bytes` (checked while
+/// writing: no more than `max_bytes` is ever held).
+///
+/// ```
+/// use langgraph_codec::{view, Value};
+///
+/// let v = Value::from(vec![Value::from(1i64); 1000]);
+/// assert!(view::to_string_pretty_limited(&v, 1 << 20).is_ok());
+/// let e = view::to_string_pretty_limited(&v, 100).unwrap_err();
+/// assert!(e.to_string().contains("100 bytes"));
+/// ```
+///
+/// # Errors
+/// [`ViewError`] (path `$`) when the text would be longer than `max_bytes`.
+pub fn to_string_pretty_limited(value: &Value, max_bytes: usize) -> Result<String, ViewError> {
+    struct Limited {
+        out: Vec<u8>,
+        max: usize,
+    }
+    impl std::io::Write for Limited {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.out.len().saturating_add(buf.len()) > self.max {
+                return Err(std::io::Error::other("view limit"));
+            }
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Limited {
+        out: Vec::new(),
+        max: max_bytes,
+    };
+    to_writer_pretty(&mut w, &View(value)).map_err(|_| {
+        ViewError::new(
+            "$",
+            format!("the view is longer than the limit of {max_bytes} bytes"),
+        )
+    })?;
+    String::from_utf8(w.out).map_err(|_| ViewError::new("$", "the view is not UTF-8"))
+}
+
+/// How many levels [`to_string_pretty`] and [`to_writer_pretty`] indent; deeper levels
+/// are written compactly. Without a cap, a 1 MB row nesting 1,023 levels around a large
+/// array would indent every element by 2 KB: gigabytes of spaces.
+pub const PRETTY_INDENT_LEVELS: usize = 12;
+
+/// Writes `value` (e.g. [`View`]) to `out` as indented JSON, streaming, with
+/// indentation capped at [`PRETTY_INDENT_LEVELS`] levels.
+///
+/// # Errors
+/// The writer's errors.
+pub fn to_writer_pretty<W: std::io::Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+) -> std::io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(out, CappedPretty::default());
+    value.serialize(&mut ser).map_err(std::io::Error::other)
+}
+
+/// serde_json's pretty layout (two spaces), flat below [`PRETTY_INDENT_LEVELS`].
+#[derive(Default)]
+struct CappedPretty {
+    depth: usize,
+    has_value: bool,
+}
+
+impl CappedPretty {
+    fn indents(&self) -> bool {
+        self.depth <= PRETTY_INDENT_LEVELS
+    }
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth = self.depth.saturating_add(1);
+        self.has_value = false;
+        w.write_all(bracket)
+    }
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        let indented = self.indents();
+        self.depth = self.depth.saturating_sub(1);
+        if self.has_value && indented {
+            self.newline(w)?;
+        }
+        w.write_all(bracket)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.indents() {
+            self.newline(w)?;
+        }
+        Ok(())
+    }
+
+    fn newline<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"\n")?;
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for CappedPretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.open(w, b"{")
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(if self.indents() { b": " } else { b":" })
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// The view as one line of JSON text.

@@ -402,7 +402,9 @@ fn debug_output_shows_no_key_material() {
     for key in [KEY_A, KEY_B, KEY_C] {
         let aes_key = AesKey::new(key).expect("key");
         let cipher = AesCipher::new(aes_key.clone(), AesMode::Gcm);
-        let ring = KeyRing::new(AesKey::new(KEY_A).expect("key")).with_previous(aes_key.clone());
+        let ring = KeyRing::new(AesKey::new(KEY_A).expect("key"))
+            .with_previous(aes_key.clone())
+            .expect("one previous key");
         let serde = EncryptedSerializer::new(
             ring.clone(),
             CompressedSerializer::new(JsonPlusSerializer::new()),

@@ -428,3 +428,40 @@ fn deep_views_are_refused_not_overflowed() {
     let text = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
     assert!(on_small_stack(move || view::from_str(&text).is_err()));
 }
+
+/// Issue 13, item 1: the pretty view of a deep value is bounded by a fixed multiple of
+/// its one-line view (indentation is capped), not by depth × size. A 1,000-level
+/// nesting around a 20,000-element array used to indent every element by 2,000 spaces
+/// (40 MB; a 1 MB row nesting 1,023 levels became gigabytes).
+#[test]
+fn pretty_views_of_deep_values_stay_small() {
+    let mut v = Value::from(vec![Value::from(1i64); 20_000]);
+    for _ in 0..1_000 {
+        v = Value::from(vec![v]);
+    }
+    let compact = view::to_string(&v).len();
+    let pretty = view::to_string_pretty(&v);
+    assert!(
+        pretty.len() <= 2 * (view::PRETTY_INDENT_LEVELS + 1) * compact,
+        "{} bytes pretty for {compact} compact",
+        pretty.len()
+    );
+    // Still the same view, and the top levels are indented as serde_json does.
+    assert_eq!(view::from_str(&pretty).ok(), Some(v.clone()));
+    assert!(pretty.starts_with("[\n  [\n    [\n"));
+    // With a limit: a typed error instead of a big string.
+    let e = view::to_string_pretty_limited(&v, compact).expect_err("over the limit");
+    assert_eq!(e.path(), "$");
+    assert!(view::to_string_pretty_limited(&v, pretty.len()).is_ok());
+}
+
+#[test]
+fn shallow_pretty_views_are_laid_out_as_serde_json_does() {
+    let v = view::from_str(
+        r#"{"a": [1, [], {}, {"b": [true, null, "x"]}], "c": {"$bytes": "AAE="}, "d": {}}"#,
+    )
+    .expect("view");
+    let ours = view::to_string_pretty(&v);
+    let theirs = serde_json::to_string_pretty(&view::View(&v)).expect("serde_json");
+    assert_eq!(ours, theirs);
+}

@@ -336,3 +336,74 @@ async fn delta_history_stays_correct_past_1024_checkpoints() {
         ]))))
     );
 }
+
+/// The `+zlib` budget covers a whole call, not each row (as on InMemorySaver).
+#[tokio::test]
+async fn the_decompression_budget_is_per_call() {
+    use langgraph_codec::crypto::{CompressedSerializer, CryptoError};
+    use langgraph_codec::JsonPlusSerializer;
+    let dir = TempDir::new("budget");
+    // Each checkpoint row inflates to ~100 KB; 250 KB allows two rows per call.
+    let saver = SqliteSaver::builder(dir.file("b.sqlite"))
+        .serializer(Arc::new(CompressedSerializer::new(
+            JsonPlusSerializer::new(),
+        )))
+        .max_decompressed_per_call(250_000)
+        .open()
+        .expect("open");
+    let mut config = CheckpointConfig::new("t");
+    for step in 0..5i64 {
+        let mut cp = Checkpoint::now(step);
+        cp.channel_values
+            .insert("x".into(), Value::from(format!("{step}").repeat(100_000)));
+        config = saver
+            .put(
+                &config,
+                &cp,
+                &CheckpointMetadata::new("loop", step),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+    }
+    let rows = saver.export_rows().await.expect("rows");
+    assert!(rows
+        .checkpoints
+        .iter()
+        .all(|r| r.checkpoint.type_tag == "msgpack+zlib"));
+    assert!(rows
+        .checkpoints
+        .iter()
+        .all(|r| r.checkpoint.data.len() < 10_000));
+    // One row per call: fine, every time.
+    for _ in 0..3 {
+        saver.get_tuple(&config).await.expect("one row fits");
+    }
+    let two = saver
+        .list(
+            Some(&CheckpointConfig::new("t")),
+            &ListOptions::new().limit(2),
+        )
+        .await
+        .expect("two rows fit");
+    assert_eq!(two.len(), 2);
+    let err = saver
+        .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+        .await
+        .unwrap_err();
+    let Error::Saver(SaverError::UnreadableRow { source, .. }) = &err else {
+        panic!("expected an unreadable row, got {err}");
+    };
+    assert!(
+        matches!(
+            &**source,
+            Error::Crypto(CryptoError::DecompressionBudget { limit: 250_000 })
+        ),
+        "{err}"
+    );
+    // The delta walk over the chain is one call too.
+    let history = saver
+        .get_delta_channel_history(&config, &["y".to_owned()])
+        .await;
+    assert!(history.is_err(), "walking 4 ancestors inflates ~400 KB");
+}

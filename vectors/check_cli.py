@@ -5,7 +5,13 @@ Usage: python vectors/check_cli.py PATH/TO/lgcodec
 
 Rows the codec refuses on purpose (trailing bytes after the value, invalid JSON) must
 come back as error records; `json` rows must decode (their whitespace is not kept, so
-their bytes are not compared); `empty` markers are saver-level and skipped.
+their bytes are not compared); `empty` markers (which Python's savers write) decode to
+null and encode back to empty bytes.
+
+JSONL bookkeeping is checked on the way: every input record carries its vector's
+`name`, which each answer must pass through, and a blank line after every tenth record,
+which the answers' `line` numbers must count. Error records from decode pass through
+encode unchanged.
 """
 import json
 import subprocess
@@ -27,8 +33,13 @@ def main():
     passed = failed = 0
     for file in ("unit.jsonl", "graph_rows.jsonl"):
         rows = [json.loads(l) for l in (HERE / file).read_text().split("\n") if l.strip()]
-        rows = [r for r in rows if r["type"] != "empty"]
-        text = "".join(json.dumps({"type": r["type"], "data": r["data"]}) + "\n" for r in rows)
+        lines, numbers = [], []
+        for i, r in enumerate(rows):
+            lines.append(json.dumps({"name": r["name"], "type": r["type"], "data": r["data"]}))
+            numbers.append(len(lines))
+            if i % 10 == 9:
+                lines.append("")  # a blank line: skipped, but counted
+        text = "".join(l + "\n" for l in lines)
         code, decoded, err = run(cli, ["decode", "--jsonl"], text)
         expect_code = 1 if any(r["name"] in REFUSED for r in rows) else 0
         if code != expect_code or len(decoded) != len(rows):
@@ -36,30 +47,39 @@ def main():
             failed += 1
             continue
         to_encode, keep = [], []
-        for row, line in zip(rows, decoded):
+        for row, number, line in zip(rows, numbers, decoded):
             answer = json.loads(line)
+            ok = answer.get("line") == number and answer.get("name") == row["name"]
             if row["name"] in REFUSED:
-                ok = answer.get("error", {}).get("kind") == REFUSED[row["name"]]
+                ok = ok and answer.get("error", {}).get("kind") == REFUSED[row["name"]]
             elif "error" in answer:
                 ok = False
             else:
-                ok = answer["type"] == row["type"]
-                if ok and row["type"] != "json":
-                    to_encode.append(line)
-                    keep.append(row)
+                ok = ok and answer["type"] == row["type"]
+                if row["type"] == "empty":
+                    ok = ok and answer["value"] is None
+            if ok and row["type"] != "json":
+                to_encode.append(line)
+                keep.append(row)
             if not ok:
                 print(f"FAIL {file}:{row['name']}: {line[:200]}")
             passed, failed = passed + ok, failed + (not ok)
         code, encoded, err = run(cli, ["encode", "--jsonl"], "".join(l + "\n" for l in to_encode))
-        if code != 0 or len(encoded) != len(keep):
+        expect_code = 1 if any(r["name"] in REFUSED for r in keep) else 0
+        if code != expect_code or len(encoded) != len(keep):
             print(f"FAIL {file}: encode exit {code}, {len(encoded)} lines for {len(keep)}: {err}")
             failed += 1
             continue
-        for row, line in zip(keep, encoded):
+        for i, (row, line) in enumerate(zip(keep, encoded)):
             answer = json.loads(line)
-            ok = answer.get("type") == row["type"] and answer.get("data") == row["data"]
+            ok = answer.get("line") == i + 1 and answer.get("name") == row["name"]
+            if row["name"] in REFUSED:
+                # The decode error passes through encode unchanged.
+                ok = ok and answer.get("error", {}).get("kind") == REFUSED[row["name"]]
+            else:
+                ok = ok and answer.get("type") == row["type"] and answer.get("data") == row["data"]
             if not ok:
-                print(f"FAIL {file}:{row['name']}: re-encoded bytes differ")
+                print(f"FAIL {file}:{row['name']}: re-encoded answer differs: {line[:200]}")
             passed, failed = passed + ok, failed + (not ok)
     print(f"cli-check: {passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -1,6 +1,9 @@
 """CLI encryption: `lgcodec decode` decrypts Python-encrypted rows when LANGGRAPH_AES_KEY is
 set (answering the inner tag), `lgcodec encode --encrypt` writes rows the real Python
 EncryptedSerializer reads, and `lgcodec rekey` moves rows from a previous key to the primary.
+`empty` rows (which Python's savers write next to encrypted ones) decode to null and pass
+through; without a key, every encrypted row answers a missing_key error that says to set
+LANGGRAPH_AES_KEY, and the plaintext rows still decode.
 
 Usage: python vectors/check_cli_crypto.py PATH/TO/lgcodec
 """
@@ -36,7 +39,7 @@ def main():
 
     rows = [json.loads(l) for l in (HERE / "encrypted.jsonl").read_text().split("\n") if l.strip()]
     for key in sorted({r["key"] for r in rows}):
-        mine = [r for r in rows if r["key"] == key and r["type"] != "empty"]
+        mine = [r for r in rows if r["key"] == key]
         text = "".join(json.dumps({"type": r["type"], "data": r["data"]}) + "\n" for r in mine)
         code, out, err = run(cli, ["decode", "--jsonl"], text, {"LANGGRAPH_AES_KEY": key})
         check(code == 0 and len(out) == len(mine), f"decode key {len(key)}: exit {code} {err}")
@@ -46,6 +49,17 @@ def main():
             d, e = json.loads(d), json.loads(e)
             check(d.get("type") == r["plain_type"] and e.get("data") == r["plain_data"],
                   f"{r['name']}: decrypted value differs from Python's plaintext")
+        # No key: encrypted rows say what to do, the others decode.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LANGGRAPH_AES_KEY")}
+        proc = subprocess.run([cli, "decode", "--jsonl"], input=text, capture_output=True, text=True, env=env)
+        out = [json.loads(l) for l in proc.stdout.split("\n") if l]
+        for r, a in zip(mine, out):
+            if r["type"].endswith("+aes"):
+                e = a.get("error", {})
+                check(e.get("kind") == "missing_key" and "set LANGGRAPH_AES_KEY" in e.get("message", ""),
+                      f"{r['name']} without a key: {a}")
+            else:
+                check(a.get("type") == r["plain_type"], f"{r['name']} (not encrypted) without a key: {a}")
 
     # encode --encrypt: Python decrypts with the real package, both modes' reader is EAX default.
     key = "0123456789abcdef0123456789abcdef"
@@ -62,7 +76,7 @@ def main():
               f"Python read {row['type']} as {value!r}")
         # rekey: old key becomes previous, new primary; Python with the new key reads it.
         new = "fedcba9876543210"
-        code, out2, err = run(cli, ["rekey", "--jsonl"], out[0] + "\n",
+        code, out2, err = run(cli, ["rekey"], out[0] + "\n",
                               {"LANGGRAPH_AES_KEY": new, "LANGGRAPH_AES_KEY_PREVIOUS": key})
         check(code == 0 and len(out2) == 1, f"rekey: {err}")
         if out2:

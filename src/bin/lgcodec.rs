@@ -2,35 +2,69 @@
 //!
 //! A thin shell over [`langgraph_codec::records`]; see the README for the formats.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
 use clap::{Parser, Subcommand};
 use langgraph_codec::crypto::EncryptedSerializer;
-use langgraph_codec::records;
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes};
+use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
+use langgraph_codec::{Error, TypedBytes};
+
+const EXAMPLES: &str = "\
+Examples (paste them: each works in an empty directory):
+  $ echo '{\"type\": \"msgpack\", \"value\": {\"step\": 1}}' | lgcodec encode > row.bin
+  $ lgcodec decode --type msgpack row.bin
+  $ echo 'gaRzdGVwAQ==' | lgcodec decode --base64 --type msgpack
+  $ echo '{\"id\": 1, \"type\": \"msgpack\", \"data\": \"gaRzdGVwAQ==\"}' | lgcodec decode --jsonl
+  $ echo '{\"type\": \"msgpack\", \"value\": [1, 2]}' | lgcodec encode --jsonl | lgcodec decode --jsonl
+  $ echo '{\"type\": \"msgpack\", \"value\": 1}' | LANGGRAPH_AES_KEY=0123456789abcdef lgcodec encode --encrypt --jsonl > rows.jsonl
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec decode --jsonl rows.jsonl
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_KEY_PREVIOUS=0123456789abcdef lgcodec rekey rows.jsonl
+
+Keys: LANGGRAPH_AES_KEY is the key text itself (16, 24 or 32 bytes of UTF-8, as in
+Python); LANGGRAPH_AES_KEY_PREVIOUS lists older keys, comma-separated (base64:<...> for a
+key with a comma). JSONL answers carry the input's line number (\"line\") and its other
+fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}} and the exit
+status is 1.";
 
 #[derive(Parser)]
 #[command(
     name = "lgcodec",
     version,
-    about = "Read and write LangGraph checkpoint rows exactly as Python LangGraph does"
+    about = "Read and write LangGraph checkpoint rows exactly as Python LangGraph does",
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(clap::Args)]
+struct JsonlOptions {
+    /// Longest JSONL input line accepted, in bytes; a longer line is answered with a
+    /// line_too_long error and skipped.
+    #[arg(long, default_value_t = records::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    max_line_bytes: usize,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Stored bytes → the JSON view: prints {"type": TAG, "value": VIEW}.
     Decode {
-        /// The row's type tag (msgpack, json, bytes, bytearray, null, ...). Not used with --jsonl.
+        /// The row's type tag: null, bytes, bytearray, msgpack, json or empty, optionally
+        /// followed by +zlib and/or +aes. Not used with --jsonl.
         #[arg(long = "type", required_unless_present = "jsonl")]
         type_tag: Option<String>,
+        /// The input is base64 text of the stored bytes.
+        #[arg(long, conflicts_with = "jsonl")]
+        base64: bool,
         /// One {"type": TAG, "data": BASE64} record per input line; answers in input order.
         #[arg(long)]
         jsonl: bool,
+        #[command(flatten)]
+        lines: JsonlOptions,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
@@ -46,100 +80,159 @@ enum Command {
         /// One value record per input line; answers {"type": TAG, "data": BASE64} lines.
         #[arg(long)]
         jsonl: bool,
+        #[command(flatten)]
+        lines: JsonlOptions,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
     },
     /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
     /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
+    /// A row that does not read back is refused, not encrypted blind.
     Rekey {
-        /// One record per line (the only format rekey reads).
+        /// Accepted for symmetry: rekey always reads JSONL.
         #[arg(long)]
         jsonl: bool,
+        #[command(flatten)]
+        lines: JsonlOptions,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
     },
 }
 
-/// The reading serializer: decrypting (key ring from the environment) when
-/// LANGGRAPH_AES_KEY is set, plain JsonPlus otherwise.
-fn reader() -> Result<Box<dyn Serializer>, Error> {
-    if std::env::var_os("LANGGRAPH_AES_KEY").is_some() {
-        Ok(Box::new(EncryptedSerializer::from_env()?))
+/// An error of the command itself, with the file it concerns.
+fn io_context(file: &str, e: io::Error) -> String {
+    if file == "-" {
+        format!("cannot read standard input: {e}")
     } else {
-        Ok(Box::new(JsonPlusSerializer::new()))
+        format!("cannot read {file}: {e}")
     }
 }
 
-fn read_input(file: &str) -> io::Result<Vec<u8>> {
+fn read_input(file: &str) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
     if file == "-" {
-        io::stdin().lock().read_to_end(&mut buf)?;
+        io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .map_err(|e| io_context(file, e))?;
     } else {
-        buf = std::fs::read(file)?;
+        buf = std::fs::read(file).map_err(|e| io_context(file, e))?;
     }
     Ok(buf)
 }
 
-fn open_lines(file: &str) -> io::Result<Box<dyn BufRead>> {
+fn open_input(file: &str) -> Result<Box<dyn io::BufRead>, String> {
     Ok(if file == "-" {
         Box::new(io::BufReader::new(io::stdin()))
     } else {
-        Box::new(io::BufReader::new(std::fs::File::open(file)?))
+        Box::new(io::BufReader::new(
+            std::fs::File::open(file).map_err(|e| io_context(file, e))?,
+        ))
     })
 }
 
-/// Runs `each` on every non-empty line, writing its answer or an error record; returns
-/// whether every record succeeded.
-fn batch(file: &str, each: impl Fn(&str) -> Result<String, Error>) -> io::Result<bool> {
-    let mut ok = true;
-    let out = io::stdout();
-    let mut out = io::BufWriter::new(out.lock());
-    for line in open_lines(file)?.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        match each(&line) {
-            Ok(answer) => writeln!(out, "{answer}")?,
-            Err(e) => {
-                ok = false;
-                writeln!(out, "{}", records::error_record(&e))?;
-            }
-        }
-    }
-    out.flush()?;
-    Ok(ok)
+/// Answers every record of `file`; whether all succeeded.
+fn batch(
+    file: &str,
+    lines: &JsonlOptions,
+    answer: &dyn Fn(&Record) -> Result<Answer, Failure>,
+) -> Result<bool, String> {
+    let input = open_input(file)?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let summary = records::run_jsonl(input, &mut out, lines.max_line_bytes, answer)
+        .map_err(|e| format!("{file}: {e}"))?;
+    report(&summary);
+    Ok(summary.failed == 0)
 }
 
-fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
+fn report(s: &BatchSummary) {
+    if s.failed > 0 || s.blank > 0 {
+        eprintln!(
+            "lgcodec: {} record(s), {} failed, {} blank line(s) skipped",
+            s.records, s.failed, s.blank
+        );
+    }
+}
+
+fn warn_key(reader: &RowReader) {
+    if let Some(problem) = reader.key_problem() {
+        eprintln!("lgcodec: warning: {problem}; only unencrypted rows can be read");
+    }
+}
+
+/// A failed record, with advice when there is some.
+fn failure(error: Error, type_tag: &str, data: &[u8]) -> Failure {
+    let hint = records::hint(&error, type_tag, data);
+    Failure { error, hint }
+}
+
+fn decode_one(reader: &RowReader, typed: &TypedBytes) -> Result<Answer, Failure> {
+    let value = reader
+        .loads(&typed.type_tag, &typed.data)
+        .map_err(|e| failure(e, &typed.type_tag, &typed.data))?;
+    Ok(Answer::Value(
+        records::inner_tag(&typed.type_tag).to_owned(),
+        value,
+    ))
+}
+
+fn run(cli: Cli) -> Result<bool, String> {
+    let text = |e: Error| e.to_string();
     match cli.command {
         Command::Decode {
-            jsonl: true, file, ..
+            jsonl: true,
+            file,
+            lines,
+            ..
         } => {
-            let serde = reader()?;
-            Ok(batch(&file, |line| records::decode_record(&*serde, line))?)
+            let reader = RowReader::from_env();
+            warn_key(&reader);
+            batch(&file, &lines, &|record| {
+                decode_one(&reader, &record.data()?)
+            })
         }
-        Command::Decode { type_tag, file, .. } => {
-            let serde = reader()?;
+        Command::Decode {
+            type_tag,
+            base64,
+            file,
+            ..
+        } => {
+            let reader = RowReader::from_env();
+            warn_key(&reader);
             let tag = type_tag.unwrap_or_default();
-            let data = read_input(&file)?;
-            let value = serde.loads_typed(&tag, &data)?;
-            println!(
-                "{}",
-                records::value_record_string(records::inner_tag(&tag), &value, true)
-            );
-            Ok(true)
+            let mut data = read_input(&file)?;
+            if base64 {
+                data = B64
+                    .decode(data.trim_ascii())
+                    .map_err(|e| format!("{file}: not valid base64 text: {e}"))?;
+            }
+            match decode_one(&reader, &TypedBytes::new(tag, data)) {
+                Ok(Answer::Value(tag, value)) => {
+                    let mut out = io::stdout().lock();
+                    records::write_value_record(&mut out, &tag, &value, true)
+                        .and_then(|()| writeln!(out))
+                        .map_err(|e| format!("cannot write: {e}"))?;
+                    Ok(true)
+                }
+                Ok(Answer::Data(_)) => Ok(true),
+                Err(Failure { error, hint }) => Err(match hint {
+                    Some(hint) => format!("{error}\nhint: {hint}"),
+                    None => error.to_string(),
+                }),
+            }
         }
         Command::Encode {
             encrypt,
             jsonl,
             base64,
             file,
+            lines,
         } => {
             let cipher = if encrypt {
-                Some(EncryptedSerializer::from_env()?)
+                Some(EncryptedSerializer::from_env().map_err(|e| e.to_string())?)
             } else {
                 None
             };
@@ -150,33 +243,36 @@ fn run(cli: Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 }
             };
             if jsonl {
-                return Ok(batch(&file, |line| records::encode_record(line, &wrap))?);
+                return batch(&file, &lines, &|record| {
+                    let (tag, value) = record.value()?;
+                    Ok(Answer::Data(wrap(records::encode_value(&tag, &value)?)?))
+                });
             }
-            let text = String::from_utf8(read_input(&file)?)?;
-            let typed = wrap(records::encode_value_record(&text)?)?;
+            let input = String::from_utf8(read_input(&file)?)
+                .map_err(|e| format!("{file}: not UTF-8 text: {}", e.utf8_error()))?;
+            let typed = records::encode_value_record(&input)
+                .and_then(wrap)
+                .map_err(text)?;
             let mut out = io::stdout().lock();
-            if base64 {
-                use base64::Engine as _;
-                writeln!(
-                    out,
-                    "{}",
-                    base64::engine::general_purpose::STANDARD.encode(&typed.data)
-                )?;
+            let written = if base64 {
+                writeln!(out, "{}", B64.encode(&typed.data))
             } else {
-                out.write_all(&typed.data)?;
-            }
-            out.flush()?;
+                out.write_all(&typed.data)
+            };
+            written
+                .and_then(|()| out.flush())
+                .map_err(|e| format!("cannot write: {e}"))?;
             Ok(true)
         }
-        Command::Rekey { jsonl, file } => {
-            if !jsonl {
-                return Err("rekey reads --jsonl records only".into());
-            }
-            let serde = EncryptedSerializer::from_env()?;
-            Ok(batch(&file, |line| {
-                let typed = records::parse_data_record(line)?;
-                Ok(records::data_record(&serde.rekey(&typed)?).to_string())
-            })?)
+        Command::Rekey { file, lines, .. } => {
+            let serde = EncryptedSerializer::from_env().map_err(|e| e.to_string())?;
+            batch(&file, &lines, &|record| {
+                let typed = record.data()?;
+                serde
+                    .rekey(&typed)
+                    .map(Answer::Data)
+                    .map_err(|e| failure(e, &typed.type_tag, &typed.data))
+            })
         }
     }
 }
@@ -185,8 +281,8 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("lgcodec: {e}");
+        Err(message) => {
+            eprintln!("lgcodec: {message}");
             ExitCode::FAILURE
         }
     }

@@ -10,6 +10,7 @@
 use super::wipe::WipedVec;
 use aes::{Aes128, Aes192, Aes256};
 use aes_gcm::aead::consts::U16;
+use aes_gcm::aead::inout::InOutBuf;
 use aes_gcm::aead::{AeadCore, AeadInOut, KeyInit};
 use aes_gcm::AesGcm;
 use eax::Eax;
@@ -96,12 +97,16 @@ impl AesCipher {
     /// Python's `from_pycryptodome_aes()`: the key is the UTF-8 bytes of
     /// `LANGGRAPH_AES_KEY`; EAX mode.
     pub fn from_env() -> Result<Self, CryptoError> {
-        Self::from_env_vars(|name| std::env::var(name).ok())
+        Ok(Self::new(
+            key::primary_from_vars(&|name| std::env::var_os(name))?,
+            AesMode::Eax,
+        ))
     }
 
     /// [`from_env`](Self::from_env) with variables looked up through `lookup`
     /// (for tests and configuration systems other than the process environment).
     pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        let lookup = |name: &str| lookup(name).map(std::ffi::OsString::from);
         Ok(Self::new(key::primary_from_vars(&lookup)?, AesMode::Eax))
     }
 
@@ -173,24 +178,33 @@ pub(crate) fn seal(
     }
 }
 
-/// Decrypts `nonce | tag | ciphertext` with one key in one mode; `None` when
-/// authentication fails. Never returns partial plaintext.
+/// Checks the tag of `body` under one key in one mode and, when it authenticates,
+/// decrypts it into `out` (as long as `body`); `false` when authentication fails, with
+/// `out` untouched. Never returns partial plaintext.
 fn open(
     key: &AesKey,
     mode: AesMode,
-    blob: &[u8],
+    parts: &BlobParts<'_>,
+    out: &mut [u8],
     aad: &[u8],
-) -> Result<Option<Vec<u8>>, CryptoError> {
+) -> Result<bool, CryptoError> {
     let k = key.as_bytes();
     match (mode, k.len()) {
-        (AesMode::Eax, 16) => open_with::<Eax<Aes128>>(k, blob, aad),
-        (AesMode::Eax, 24) => open_with::<Eax<Aes192>>(k, blob, aad),
-        (AesMode::Eax, 32) => open_with::<Eax<Aes256>>(k, blob, aad),
-        (AesMode::Gcm, 16) => open_with::<AesGcm<Aes128, U16>>(k, blob, aad),
-        (AesMode::Gcm, 24) => open_with::<AesGcm<Aes192, U16>>(k, blob, aad),
-        (AesMode::Gcm, 32) => open_with::<AesGcm<Aes256, U16>>(k, blob, aad),
+        (AesMode::Eax, 16) => open_with::<Eax<Aes128>>(k, parts, out, aad),
+        (AesMode::Eax, 24) => open_with::<Eax<Aes192>>(k, parts, out, aad),
+        (AesMode::Eax, 32) => open_with::<Eax<Aes256>>(k, parts, out, aad),
+        (AesMode::Gcm, 16) => open_with::<AesGcm<Aes128, U16>>(k, parts, out, aad),
+        (AesMode::Gcm, 24) => open_with::<AesGcm<Aes192, U16>>(k, parts, out, aad),
+        (AesMode::Gcm, 32) => open_with::<AesGcm<Aes256, U16>>(k, parts, out, aad),
         (_, len) => Err(invalid_len(len)),
     }
+}
+
+/// `nonce | tag | ciphertext`, split.
+struct BlobParts<'b> {
+    nonce: &'b [u8; NONCE_LEN],
+    tag: &'b [u8; TAG_LEN],
+    body: &'b [u8],
 }
 
 /// Tries every key, each in `preferred` mode then the other.
@@ -200,15 +214,33 @@ pub(crate) fn open_any<'k>(
     blob: &[u8],
     aad: &[u8],
 ) -> Result<Vec<u8>, CryptoError> {
-    if blob.len() < HEADER_LEN {
-        return Err(CryptoError::Truncated { len: blob.len() });
-    }
+    open_any_indexed(keys, preferred, blob, aad).map(|(plaintext, _)| plaintext)
+}
+
+/// [`open_any`], also saying which key (by position) worked.
+///
+/// A row no key opens costs one authentication pass (CMAC or GHASH) over the body per
+/// key and mode, and nothing else: the body is decrypted (into one buffer, allocated
+/// once) only after its tag checks out.
+pub(crate) fn open_any_indexed<'k>(
+    keys: impl Iterator<Item = &'k AesKey>,
+    preferred: AesMode,
+    blob: &[u8],
+    aad: &[u8],
+) -> Result<(Vec<u8>, usize), CryptoError> {
+    let truncated = || CryptoError::Truncated { len: blob.len() };
+    let (nonce, rest) = blob
+        .split_first_chunk::<NONCE_LEN>()
+        .ok_or_else(truncated)?;
+    let (tag, body) = rest.split_first_chunk::<TAG_LEN>().ok_or_else(truncated)?;
+    let parts = BlobParts { nonce, tag, body };
+    let mut out = WipedVec::new(vec![0u8; body.len()]);
     let mut keys_tried = 0usize;
-    for key in keys {
+    for (index, key) in keys.enumerate() {
         keys_tried = keys_tried.saturating_add(1);
         for mode in [preferred, preferred.other()] {
-            if let Some(plaintext) = open(key, mode, blob, aad)? {
-                return Ok(plaintext);
+            if open(key, mode, &parts, out.as_mut_slice(), aad)? {
+                return Ok((out.take(), index));
             }
         }
     }
@@ -253,28 +285,24 @@ where
     Ok(out)
 }
 
-fn open_with<A>(key: &[u8], blob: &[u8], aad: &[u8]) -> Result<Option<Vec<u8>>, CryptoError>
+fn open_with<A>(
+    key: &[u8],
+    parts: &BlobParts<'_>,
+    out: &mut [u8],
+    aad: &[u8],
+) -> Result<bool, CryptoError>
 where
     A: KeyInit + AeadInOut + AeadCore<NonceSize = U16, TagSize = U16>,
 {
     let cipher = A::new_from_slice(key).map_err(|_| invalid_len(key.len()))?;
-    let truncated = || CryptoError::Truncated { len: blob.len() };
-    let (nonce, rest) = blob
-        .split_first_chunk::<NONCE_LEN>()
-        .ok_or_else(truncated)?;
-    let (tag, body) = rest.split_first_chunk::<TAG_LEN>().ok_or_else(truncated)?;
-    // On failure the buffer still holds ciphertext (both modes verify the tag before
-    // decrypting); wipe it anyway.
-    let mut buffer = WipedVec::new(body.to_vec());
-    match cipher.decrypt_inout_detached(
-        &(*nonce).into(),
-        aad,
-        buffer.as_mut_slice().into(),
-        &(*tag).into(),
-    ) {
-        Ok(()) => Ok(Some(buffer.take())),
-        Err(_) => Ok(None),
-    }
+    let buffer = InOutBuf::new(parts.body, out).map_err(|_| CryptoError::TooLong {
+        what: "ciphertext",
+        len: parts.body.len(),
+    })?;
+    // Both modes check the tag over the input before writing any output.
+    Ok(cipher
+        .decrypt_inout_detached(&(*parts.nonce).into(), aad, buffer, &(*parts.tag).into())
+        .is_ok())
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 //! 4.3.2): tag suffix `+zlib`, payload `b"LGZ\x01"` followed by a zlib stream.
 //! Decompression is bounded, so a small hostile row cannot expand into gigabytes.
 
+use std::cell::RefCell;
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
@@ -21,6 +24,137 @@ pub const ZLIB_SUFFIX: &str = "+zlib";
 pub const ZLIB_MARKER: &[u8; 4] = b"LGZ\x01";
 /// The default limit on decompressed size: 256 MiB.
 pub const DEFAULT_MAX_DECOMPRESSED: usize = 256 << 20;
+
+/// The default total a [`DecompressionBudget`] allows one saver call: 1 GiB.
+pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
+
+/// A total of decompressed bytes shared by every `+zlib` row one saver call reads.
+///
+/// The per-row limit of [`CompressedSerializer`] stops one bomb; a call that reads many
+/// rows (`get_tuple` with its blobs and writes, `list` over a thread's history) could
+/// still inflate many of them. A saver creates one budget per call and runs the call's
+/// decoding inside [`scope`](Self::scope): every `+zlib` row a [`CompressedSerializer`]
+/// inflates on this thread within the scope — under any wrappers (`+zlib+aes`), through
+/// [`Serializer::loads_typed`] or the typed layer — is charged to it, and a row that
+/// would go past the total fails with [`CryptoError::DecompressionBudget`] before
+/// inflating further. The serializer API does not change. Clones share the total, so
+/// a call that decodes rows in several places (even across `.await`s, one `scope` per
+/// row) charges one budget.
+///
+/// ```
+/// use langgraph_codec::crypto::{CompressedSerializer, CryptoError, DecompressionBudget};
+/// use langgraph_codec::{Error, JsonPlusSerializer, Serializer, Value};
+///
+/// let serde = CompressedSerializer::new(JsonPlusSerializer::new());
+/// let row = serde.dumps_typed(&Value::from("x".repeat(600)))?; // 603 bytes inflated
+/// let budget = DecompressionBudget::new(1_000);
+/// let first = budget.scope(|| serde.loads_typed(&row.type_tag, &row.data));
+/// assert!(first.is_ok());
+/// assert_eq!(budget.used(), 603);
+/// let second = budget.scope(|| serde.loads_typed(&row.type_tag, &row.data));
+/// assert!(matches!(second, Err(Error::Crypto(CryptoError::DecompressionBudget { limit: 1_000 }))));
+/// // Outside a scope only the per-row limit applies.
+/// assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DecompressionBudget {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<DecompressionBudget>> = const { RefCell::new(None) };
+}
+
+impl DecompressionBudget {
+    /// A budget of `limit` decompressed bytes in total.
+    pub fn new(limit: usize) -> Self {
+        DecompressionBudget {
+            shared: Arc::new(Shared {
+                limit,
+                used: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The total allowed.
+    pub fn limit(&self) -> usize {
+        self.shared.limit
+    }
+
+    /// Bytes charged so far.
+    pub fn used(&self) -> usize {
+        self.shared.used.load(Ordering::Relaxed)
+    }
+
+    /// Bytes left.
+    pub fn remaining(&self) -> usize {
+        self.limit().saturating_sub(self.used())
+    }
+
+    /// Charges `bytes` (for a saver that inflates data by other means).
+    ///
+    /// # Errors
+    /// [`CryptoError::DecompressionBudget`] when the total would pass the limit
+    /// (nothing is charged then).
+    pub fn charge(&self, bytes: usize) -> Result<(), CryptoError> {
+        let limit = self.limit();
+        self.shared
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(bytes).filter(|total| *total <= limit)
+            })
+            .map(|_| ())
+            .map_err(|_| CryptoError::DecompressionBudget { limit })
+    }
+
+    /// Runs `f` with this budget charged for every `+zlib` row inflated on this thread
+    /// inside it. Scopes nest: the innermost budget is charged.
+    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<DecompressionBudget>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = previous);
+            }
+        }
+        let previous = CURRENT.with(|c| c.borrow_mut().replace(self.clone()));
+        let _restore = Restore(previous);
+        f()
+    }
+
+    /// The budget of the innermost [`scope`](Self::scope) running on this thread.
+    pub fn current() -> Option<DecompressionBudget> {
+        CURRENT.with(|c| c.borrow().clone())
+    }
+}
+
+/// Inflates one row: at most `row_limit` bytes, and within the current budget.
+fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>, CryptoError> {
+    let Some(budget) = DecompressionBudget::current() else {
+        return decompress(payload, row_limit);
+    };
+    let remaining = budget.remaining();
+    if remaining < row_limit {
+        let out = decompress(payload, remaining).map_err(|e| match e {
+            CryptoError::DecompressionLimit { .. } => CryptoError::DecompressionBudget {
+                limit: budget.limit(),
+            },
+            other => other,
+        })?;
+        budget.charge(out.len())?;
+        return Ok(out);
+    }
+    let out = decompress(payload, row_limit)?;
+    budget.charge(out.len())?;
+    Ok(out)
+}
 
 /// Wraps any [`Serializer`] with zlib compression (tag `"<inner>+zlib"`), compatible
 /// with upstream LangGraph's `CompressedSerializer`. Tags without the suffix go to the
@@ -67,7 +201,9 @@ impl<S: Serializer> CompressedSerializer<S> {
         self
     }
 
-    /// The most bytes one payload may decompress to.
+    /// The most bytes one payload may decompress to (default
+    /// [`DEFAULT_MAX_DECOMPRESSED`]). For a total over the rows of one saver call, see
+    /// [`DecompressionBudget`].
     pub fn with_max_decompressed_size(mut self, limit: usize) -> Self {
         self.max_decompressed = limit;
         self
@@ -92,11 +228,15 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         match type_tag.strip_suffix(ZLIB_SUFFIX) {
             Some(inner_tag) => {
-                let plain = decompress(data, self.max_decompressed)?;
+                let plain = inflate(data, self.max_decompressed)?;
                 self.inner.loads_typed(inner_tag, &plain)
             }
             None => self.inner.loads_typed(type_tag, data),
         }
+    }
+
+    fn confidential(&self) -> bool {
+        self.inner.confidential()
     }
 
     /// Typed (serde) values: the inner serializer's pair, then compressed.
@@ -113,7 +253,7 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
     fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
         match type_tag.strip_suffix(ZLIB_SUFFIX) {
             Some(inner_tag) => {
-                let plain = decompress(data, self.max_decompressed)?;
+                let plain = inflate(data, self.max_decompressed)?;
                 let inner = self.inner.unwrap_serialized(inner_tag, &plain)?;
                 Ok(TypedSlice {
                     type_tag: Cow::Owned(inner.type_tag.into_owned()),

@@ -157,14 +157,24 @@ impl<S: Serializer> EncryptedSerializer<S> {
 
     /// Re-encrypts a stored pair under the cipher's current (primary) key: a row
     /// encrypted under a previous key of a [`KeyRing`], or an unencrypted row (the
-    /// migration to encryption). The value is not decoded. The saver's `"empty"` marker
-    /// is returned unchanged (it is never passed through a serializer).
+    /// migration to encryption). The saver's `"empty"` marker is returned unchanged (it
+    /// is never passed through a serializer).
+    ///
+    /// A row is re-encrypted only if the inner serializer reads it (its plaintext is
+    /// decoded and dropped), so a corrupt row or an unknown tag is refused instead of
+    /// being encrypted blind. `pickle` rows, which only Python reads, are re-encrypted.
+    ///
+    /// # Errors
+    /// The decryption error, or the inner serializer's error reading the row.
     pub fn rekey(&self, typed: &TypedBytes) -> Result<TypedBytes> {
         self.rekey_with_aad(typed, b"")
     }
 
     /// [`rekey`](Self::rekey) for a row bound to `aad`; the new ciphertext is bound to
     /// the same `aad`.
+    ///
+    /// # Errors
+    /// As [`rekey`](Self::rekey).
     pub fn rekey_with_aad(&self, typed: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         if typed.type_tag == tags::EMPTY {
             return Ok(typed.clone());
@@ -172,14 +182,11 @@ impl<S: Serializer> EncryptedSerializer<S> {
         match self.peel(&typed.type_tag) {
             Some((inner_tag, name)) => {
                 let plaintext = WipedVec::new(self.cipher.decrypt(name, &typed.data, aad)?);
+                readable(self.inner.loads_typed(inner_tag, &plaintext))?;
                 self.encrypt_pair(inner_tag, &plaintext, aad)
             }
             None => {
-                // An unencrypted row. If its tag has a suffix, make sure the inner
-                // serializer owns it, so that an unknown cipher's row is not wrapped.
-                if typed.type_tag.contains('+') {
-                    self.load_inner(&typed.type_tag, &typed.data)?;
-                }
+                readable(self.load_inner(&typed.type_tag, &typed.data))?;
                 self.encrypt_pair(&typed.type_tag, &typed.data, aad)
             }
         }
@@ -223,6 +230,15 @@ impl<S: Serializer> EncryptedSerializer<S> {
     }
 }
 
+/// Whether a row reads back, for [`EncryptedSerializer::rekey`]: pickle rows count as
+/// readable (Python reads them).
+fn readable(read: Result<Value>) -> Result<()> {
+    match read {
+        Ok(_) | Err(Error::Pickle) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 fn refused(type_tag: &str) -> Error {
     CryptoError::PlaintextRefused {
         type_tag: type_tag.to_owned(),
@@ -256,6 +272,11 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
 
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         self.loads_typed_with_aad(type_tag, data, b"")
+    }
+
+    /// Always `true`: typed reads of decrypted rows withhold what they found.
+    fn confidential(&self) -> bool {
+        true
     }
 
     /// Typed (serde) values: the inner serializer's pair, then encrypted.

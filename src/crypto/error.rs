@@ -8,10 +8,44 @@
 #[non_exhaustive]
 pub enum CryptoError {
     /// No key was configured: the environment variable is unset.
-    #[error("{var} environment variable is not set")]
+    #[error("{var} environment variable is not set: set it to the key (16, 24 or 32 bytes of UTF-8 text)")]
     MissingKey {
         /// The variable that was looked up, e.g. `LANGGRAPH_AES_KEY`.
         var: String,
+    },
+    /// An encrypted row (tag ending in `+aes`) was read, and no key is configured.
+    #[error(
+        "the row with type tag {type_tag:?} is encrypted and {var} is not set: \
+         set {var} to the key it was written with"
+    )]
+    EncryptedRowWithoutKey {
+        /// The row's type tag.
+        type_tag: String,
+        /// The variable the key is read from, `LANGGRAPH_AES_KEY`.
+        var: String,
+    },
+    /// A key variable is set but its value is not UTF-8 text.
+    #[error("{var} is set but is not valid UTF-8 text{advice}")]
+    KeyNotUtf8 {
+        /// The variable, e.g. `LANGGRAPH_AES_KEY`.
+        var: String,
+        /// What to do instead (empty when there is no alternative).
+        advice: &'static str,
+    },
+    /// More previous keys than a ring takes: refusing a forged row tries every key in
+    /// both modes, so the count is capped.
+    #[error(
+        "{source_name} holds {count} previous keys; at most {max} are allowed (each one \
+         costs every refused row two authentication passes): re-encrypt old rows and drop \
+         the oldest keys"
+    )]
+    TooManyKeys {
+        /// Where the keys came from.
+        source_name: String,
+        /// How many were given.
+        count: usize,
+        /// The limit.
+        max: usize,
     },
     /// A key does not have an AES key length.
     #[error("{source_name} must be 16, 24, or 32 bytes long (it is {len} bytes)")]
@@ -76,6 +110,16 @@ pub enum CryptoError {
         /// The limit in force.
         limit: usize,
     },
+    /// The rows of one call (a [`DecompressionBudget`](super::DecompressionBudget) scope)
+    /// would decompress to more than its total.
+    #[error(
+        "decompressed data of this call exceeds its budget of {limit} bytes \
+         (a total over all its +zlib rows)"
+    )]
+    DecompressionBudget {
+        /// The budget's total.
+        limit: usize,
+    },
     /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
     #[error("invalid compressed payload: {reason}")]
     InvalidCompressedData {
@@ -106,7 +150,11 @@ impl CryptoError {
     /// A stable snake_case name of the error's kind.
     pub fn kind_name(&self) -> &'static str {
         match self {
-            CryptoError::MissingKey { .. } => "missing_key",
+            CryptoError::MissingKey { .. } | CryptoError::EncryptedRowWithoutKey { .. } => {
+                "missing_key"
+            }
+            CryptoError::KeyNotUtf8 { .. } => "key_not_utf8",
+            CryptoError::TooManyKeys { .. } => "too_many_keys",
             CryptoError::InvalidKeyLength { .. } => "invalid_key_length",
             CryptoError::InvalidKeyEncoding { .. } => "invalid_key_encoding",
             CryptoError::UnknownCipher { .. } => "unknown_cipher",
@@ -115,6 +163,7 @@ impl CryptoError {
             CryptoError::Truncated { .. } => "ciphertext_truncated",
             CryptoError::PlaintextRefused { .. } => "plaintext_refused",
             CryptoError::DecompressionLimit { .. } => "decompression_limit",
+            CryptoError::DecompressionBudget { .. } => "decompression_budget",
             CryptoError::InvalidCompressedData { .. } => "invalid_compressed_data",
             CryptoError::TooLong { .. } => "too_long",
             CryptoError::RandomSource { .. } => "random_source",

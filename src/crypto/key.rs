@@ -111,34 +111,87 @@ impl fmt::Debug for AesKey {
     }
 }
 
+/// The most previous keys a [`KeyRing`](super::KeyRing) holds. Refusing a forged row
+/// tries every key in both modes (two authentication passes over the row per key), so
+/// with the cap a refusal costs at most `2 * (1 + MAX_PREVIOUS_KEYS)` passes.
+pub const MAX_PREVIOUS_KEYS: usize = 4;
+
+/// Looks up a variable as the process environment holds it (not necessarily UTF-8).
+pub(crate) type OsLookup<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
+
+/// The text of `var`, or `None` when unset; a value that is not UTF-8 is
+/// [`CryptoError::KeyNotUtf8`] (its bytes are wiped).
+fn text_var(
+    lookup: OsLookup<'_>,
+    var: &str,
+    advice: &'static str,
+) -> Result<Option<Zeroizing<String>>, CryptoError> {
+    let Some(value) = lookup(var) else {
+        return Ok(None);
+    };
+    match String::from_utf8(value.into_encoded_bytes()) {
+        Ok(text) => Ok(Some(Zeroizing::new(text))),
+        Err(e) => {
+            drop(Zeroizing::new(e.into_bytes()));
+            Err(CryptoError::KeyNotUtf8 {
+                var: var.to_owned(),
+                advice,
+            })
+        }
+    }
+}
+
 /// Reads `LANGGRAPH_AES_KEY` through `lookup` exactly as Python does: unset is
-/// [`CryptoError::MissingKey`], otherwise the UTF-8 bytes of the value, which must be
-/// 16, 24 or 32 bytes long.
-pub(crate) fn primary_from_vars(
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<AesKey, CryptoError> {
-    let text = Zeroizing::new(lookup(ENV_KEY).ok_or_else(|| CryptoError::MissingKey {
+/// [`CryptoError::MissingKey`], not UTF-8 is [`CryptoError::KeyNotUtf8`] (Python cannot
+/// encode it either), otherwise the UTF-8 bytes of the value, which must be 16, 24 or
+/// 32 bytes long.
+pub(crate) fn primary_from_vars(lookup: OsLookup<'_>) -> Result<AesKey, CryptoError> {
+    let text = text_var(
+        lookup,
+        ENV_KEY,
+        " (Python reads the key as UTF-8 text, as the key itself)",
+    )?
+    .ok_or_else(|| CryptoError::MissingKey {
         var: ENV_KEY.to_owned(),
-    })?);
+    })?;
     AesKey::named(text.as_bytes(), ENV_KEY)
 }
 
 /// Reads the comma-separated previous keys from `LANGGRAPH_AES_KEY_PREVIOUS` (unset or
 /// empty: none). Entries are taken literally (no trimming); empty entries are skipped.
-pub(crate) fn previous_from_vars(
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<AesKey>, CryptoError> {
-    let Some(text) = lookup(ENV_KEY_PREVIOUS).map(Zeroizing::new) else {
+/// Every entry must be a valid key: one that is not is an error, never dropped. At
+/// most [`MAX_PREVIOUS_KEYS`] entries.
+pub(crate) fn previous_from_vars(lookup: OsLookup<'_>) -> Result<Vec<AesKey>, CryptoError> {
+    let Some(text) = text_var(
+        lookup,
+        ENV_KEY_PREVIOUS,
+        "; give a key that is not UTF-8 text as a base64:<standard base64> entry",
+    )?
+    else {
         return Ok(Vec::new());
     };
-    text.split(',')
+    let keys = text
+        .split(',')
         .enumerate()
         .filter(|(_, entry)| !entry.is_empty())
         .map(|(i, entry)| {
             let position = i.saturating_add(1);
             AesKey::from_entry(entry, &format!("{ENV_KEY_PREVIOUS} entry {position}"))
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    check_previous_count(keys.len(), ENV_KEY_PREVIOUS)?;
+    Ok(keys)
+}
+
+pub(crate) fn check_previous_count(count: usize, source_name: &str) -> Result<(), CryptoError> {
+    if count > MAX_PREVIOUS_KEYS {
+        return Err(CryptoError::TooManyKeys {
+            source_name: source_name.to_owned(),
+            count,
+            max: MAX_PREVIOUS_KEYS,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -186,19 +239,58 @@ mod tests {
         let e = primary_from_vars(&none).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("LANGGRAPH_AES_KEY environment variable is not set")
+            Some("LANGGRAPH_AES_KEY environment variable is not set: set it to the key (16, 24 or 32 bytes of UTF-8 text)")
         );
-        let short = |_: &str| Some("short".to_owned());
+        let short = |_: &str| Some("short".into());
         let e = primary_from_vars(&short).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
             Some("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes)")
         );
-        let prev = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| "0123456789abcdef,,bad".to_owned());
+        let prev = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| "0123456789abcdef,,bad".into());
         let e = previous_from_vars(&prev).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
             Some("LANGGRAPH_AES_KEY_PREVIOUS entry 3 must be 16, 24, or 32 bytes long (it is 3 bytes)")
         );
+    }
+
+    #[cfg(unix)]
+    fn os(bytes: &[u8]) -> std::ffi::OsString {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(bytes).to_owned()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keys_that_are_not_utf8_are_errors_not_absent() {
+        let bad = |_: &str| Some(os(b"0123456789abcde\xff"));
+        match primary_from_vars(&bad) {
+            Err(CryptoError::KeyNotUtf8 { var, .. }) => assert_eq!(var, ENV_KEY),
+            other => panic!("expected KeyNotUtf8, got {other:?}"),
+        }
+        match previous_from_vars(&bad) {
+            Err(e @ CryptoError::KeyNotUtf8 { .. }) => {
+                assert!(e.to_string().contains("base64:"), "{e}")
+            }
+            other => panic!("expected KeyNotUtf8, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn previous_keys_are_capped() {
+        let entries = |n: usize| vec!["0123456789abcdef"; n].join(",");
+        let at_cap = entries(MAX_PREVIOUS_KEYS);
+        let ok = |_: &str| Some(at_cap.clone().into());
+        assert_eq!(
+            previous_from_vars(&ok).map(|k| k.len()).ok(),
+            Some(MAX_PREVIOUS_KEYS)
+        );
+        let over = entries(MAX_PREVIOUS_KEYS + 1);
+        let too_many = |_: &str| Some(over.clone().into());
+        assert!(matches!(
+            previous_from_vars(&too_many),
+            Err(CryptoError::TooManyKeys { count, max: MAX_PREVIOUS_KEYS, .. }) if count == MAX_PREVIOUS_KEYS + 1
+        ));
     }
 }

@@ -13,7 +13,10 @@ use super::{Cipher, CryptoError};
 /// - `LANGGRAPH_AES_KEY_PREVIOUS` (optional): comma-separated previous keys, newest
 ///   first. Each entry is the key text itself, or `base64:` followed by the key bytes in
 ///   standard base64 (use that for keys containing a comma or not valid UTF-8).
-///   Entries are not trimmed; empty entries are skipped.
+///   Entries are not trimmed; empty entries are skipped. A malformed entry (wrong
+///   length, bad base64, a variable that is not UTF-8) is an error naming it, never a
+///   dropped key; at most [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS) entries, so
+///   that refusing a forged row (every key tried in both modes) has a bounded cost.
 ///
 /// In code, chain [`new`](Self::new), [`with_previous`](Self::with_previous) and
 /// [`with_mode`](Self::with_mode):
@@ -25,7 +28,7 @@ use super::{Cipher, CryptoError};
 /// let (_, old_blob) = old.encrypt(b"written last year", b"")?;
 ///
 /// let ring = KeyRing::new(AesKey::new(b"new-key-16-bytes")?)
-///     .with_previous(AesKey::new(b"old-key-16-bytes")?);
+///     .with_previous(AesKey::new(b"old-key-16-bytes")?)?;
 /// assert_eq!(ring.decrypt("aes", &old_blob, b"")?, b"written last year");
 /// // New rows are written with the primary key only.
 /// let (_, new_blob) = ring.encrypt(b"today", b"")?;
@@ -51,9 +54,14 @@ impl KeyRing {
 
     /// Adds a previous (decrypt-only) key. Keys are tried in the order added, after the
     /// primary key.
-    pub fn with_previous(mut self, key: AesKey) -> Self {
+    ///
+    /// # Errors
+    /// [`CryptoError::TooManyKeys`] past [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS)
+    /// previous keys: refusing a forged row tries every key.
+    pub fn with_previous(mut self, key: AesKey) -> Result<Self, CryptoError> {
+        key::check_previous_count(self.previous.len().saturating_add(1), "KeyRing")?;
         self.previous.push(key);
-        self
+        Ok(self)
     }
 
     /// Sets the mode new rows are encrypted with (reading accepts both).
@@ -64,8 +72,15 @@ impl KeyRing {
 
     /// Reads `LANGGRAPH_AES_KEY` and `LANGGRAPH_AES_KEY_PREVIOUS` from the process
     /// environment (see the type's documentation); EAX mode.
+    ///
+    /// # Errors
+    /// [`CryptoError::MissingKey`] when `LANGGRAPH_AES_KEY` is unset,
+    /// [`CryptoError::KeyNotUtf8`] when either variable is not UTF-8,
+    /// [`CryptoError::InvalidKeyLength`] / [`CryptoError::InvalidKeyEncoding`] naming
+    /// the bad entry, [`CryptoError::TooManyKeys`] past
+    /// [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS) previous keys.
     pub fn from_env() -> Result<Self, CryptoError> {
-        Self::from_env_vars(|name| std::env::var(name).ok())
+        Self::from_env_vars_os(|name| std::env::var_os(name))
     }
 
     /// [`from_env`](Self::from_env) with variables looked up through `lookup`.
@@ -85,7 +100,22 @@ impl KeyRing {
     /// assert_eq!(ring.key_count(), 3);
     /// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
     /// ```
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
     pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        Self::from_env_vars_os(|name| lookup(name).map(std::ffi::OsString::from))
+    }
+
+    /// [`from_env`](Self::from_env) with variables looked up through `lookup`, as the
+    /// process environment holds them (a value need not be UTF-8; one that is not is an
+    /// error naming its variable).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn from_env_vars_os(
+        lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Self, CryptoError> {
         let primary = key::primary_from_vars(&lookup)?;
         let previous = key::previous_from_vars(&lookup)?;
         Ok(KeyRing {
@@ -112,16 +142,7 @@ impl KeyRing {
         ciphertext: &[u8],
         aad: &[u8],
     ) -> Result<(Vec<u8>, usize), CryptoError> {
-        for (index, key) in self.keys().enumerate() {
-            match aes::open_any(std::iter::once(key), self.mode, ciphertext, aad) {
-                Ok(plaintext) => return Ok((plaintext, index)),
-                Err(CryptoError::AuthenticationFailed { .. }) => continue,
-                Err(other) => return Err(other),
-            }
-        }
-        Err(CryptoError::AuthenticationFailed {
-            keys_tried: self.key_count(),
-        })
+        aes::open_any_indexed(self.keys(), self.mode, ciphertext, aad)
     }
 
     fn keys(&self) -> impl Iterator<Item = &AesKey> {

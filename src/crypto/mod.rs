@@ -55,9 +55,10 @@ mod wipe;
 pub use self::aes::{AesCipher, AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 pub use cipher::Cipher;
 pub use compress::{
-    compress, decompress, CompressedSerializer, DEFAULT_MAX_DECOMPRESSED, ZLIB_MARKER, ZLIB_SUFFIX,
+    compress, decompress, CompressedSerializer, DecompressionBudget, DEFAULT_MAX_DECOMPRESSED,
+    DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
 };
 pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::CryptoError;
-pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS};
+pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS, MAX_PREVIOUS_KEYS};
 pub use keyring::KeyRing;

@@ -16,6 +16,7 @@ use super::types::{
     write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
+use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
@@ -229,6 +230,7 @@ impl RawRows {
 pub struct InMemorySaver {
     serde: Arc<dyn Serializer>,
     store: RwLock<Store>,
+    max_decompressed_per_call: usize,
 }
 
 impl fmt::Debug for InMemorySaver {
@@ -269,7 +271,131 @@ impl InMemorySaver {
         InMemorySaver {
             serde,
             store: RwLock::new(Store::default()),
+            max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
         }
+    }
+
+    /// The most bytes the `+zlib` rows of one `get_tuple`, `list` or
+    /// `get_delta_channel_history` call may decompress to in total (default
+    /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]).
+    /// Past it the call fails with
+    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
+    /// inside [`SaverError::UnreadableRow`].
+    pub fn with_max_decompressed_per_call(mut self, limit: usize) -> Self {
+        self.max_decompressed_per_call = limit;
+        self
+    }
+
+    /// The per-call decompression total in force.
+    pub fn max_decompressed_per_call(&self) -> usize {
+        self.max_decompressed_per_call
+    }
+
+    /// A fresh budget for one reading call.
+    fn call_budget(&self) -> DecompressionBudget {
+        DecompressionBudget::new(self.max_decompressed_per_call)
+    }
+
+    /// `list`'s decoding of the candidates it copied out, newest first.
+    fn load_listed(
+        &self,
+        candidates: Vec<(String, String, String, CheckpointRow)>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let mut results = Vec::new();
+        for (thread, ns, id, row) in candidates {
+            if options.limit.is_some_and(|l| results.len() >= l) {
+                break;
+            }
+            let metadata = self.load_metadata(&thread, &ns, &id, &row)?;
+            let matches = options
+                .filter
+                .iter()
+                .all(|(k, want)| python_eq(want, metadata.get(k).unwrap_or(&Value::Nil)));
+            if !matches {
+                continue;
+            }
+            let cfg = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
+            results.push(self.load_tuple(&thread, &ns, &id, &row, Some(metadata), cfg)?);
+        }
+        Ok(results)
+    }
+
+    /// `get_delta_channel_history`'s walk, decoding synchronously.
+    fn delta_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        if channels.is_empty() {
+            return Ok(IndexMap::new());
+        }
+        let thread = config.require_thread_id("get_delta_channel_history")?;
+        let ns = config.ns();
+        let mut collected: IndexMap<String, Vec<PendingWrite>> =
+            channels.iter().map(|c| (c.clone(), Vec::new())).collect();
+        let mut seeds: IndexMap<String, Value> = IndexMap::new();
+        let mut remaining: HashSet<String> = channels.iter().cloned().collect();
+
+        let store = self.read();
+        let Some(space) = store.threads.get(thread).and_then(|t| t.get(ns)) else {
+            return Ok(finish(collected, seeds));
+        };
+        let target = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => Some(id),
+            None => space.checkpoints.keys().next_back().map(String::as_str),
+        };
+        let mut chain: Vec<&str> = Vec::new();
+        let mut visited: HashSet<&str> = HashSet::new();
+        let mut cursor = target
+            .and_then(|id| space.checkpoints.get(id))
+            .and_then(|row| row.parent.as_deref());
+        while let Some(id) = cursor {
+            let Some(row) = space.checkpoints.get(id) else {
+                break;
+            };
+            if !visited.insert(id) {
+                break;
+            }
+            chain.push(id);
+            cursor = row.parent.as_deref();
+        }
+        for id in chain {
+            if remaining.is_empty() {
+                break;
+            }
+            let Some(row) = space.checkpoints.get(id) else {
+                break;
+            };
+            let cp = self.load_checkpoint(thread, ns, id, row)?;
+            let mut terminated: Vec<(String, Value)> = Vec::new();
+            for ch in &remaining {
+                let Some(ver) = cp.channel_versions.get(ch) else {
+                    continue;
+                };
+                let Some(blob) = space.blob(ch, ver) else {
+                    continue;
+                };
+                if blob.type_tag == tags::EMPTY {
+                    continue;
+                }
+                terminated.push((ch.clone(), self.load_blob(thread, ns, ch, ver, blob)?));
+            }
+            for (idx, w) in space.ordered_writes(id).iter().rev() {
+                if !remaining.contains(&w.channel) {
+                    continue;
+                }
+                let write = self.load_write(thread, ns, id, *idx, w)?;
+                if let Some(list) = collected.get_mut(&w.channel) {
+                    list.push(write);
+                }
+            }
+            for (ch, value) in terminated {
+                remaining.remove(&ch);
+                seeds.insert(ch, value);
+            }
+        }
+        Ok(finish(collected, seeds))
     }
 
     /// The serializer rows are written with.
@@ -671,7 +797,8 @@ impl CheckpointSaver for InMemorySaver {
         match found {
             None => Ok(None),
             Some((id, row, out_config)) => self
-                .load_tuple(thread, ns, &id, &row, None, out_config)
+                .call_budget()
+                .scope(|| self.load_tuple(thread, ns, &id, &row, None, out_config))
                 .map(Some),
         }
     }
@@ -727,23 +854,8 @@ impl CheckpointSaver for InMemorySaver {
             }
             out
         };
-        let mut results = Vec::new();
-        for (thread, ns, id, row) in candidates {
-            if options.limit.is_some_and(|l| results.len() >= l) {
-                break;
-            }
-            let metadata = self.load_metadata(&thread, &ns, &id, &row)?;
-            let matches = options
-                .filter
-                .iter()
-                .all(|(k, want)| python_eq(want, metadata.get(k).unwrap_or(&Value::Nil)));
-            if !matches {
-                continue;
-            }
-            let cfg = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
-            results.push(self.load_tuple(&thread, &ns, &id, &row, Some(metadata), cfg)?);
-        }
-        Ok(results)
+        self.call_budget()
+            .scope(|| self.load_listed(candidates, options))
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
@@ -858,75 +970,8 @@ impl CheckpointSaver for InMemorySaver {
         config: &CheckpointConfig,
         channels: &[String],
     ) -> Result<IndexMap<String, DeltaChannelHistory>> {
-        if channels.is_empty() {
-            return Ok(IndexMap::new());
-        }
-        let thread = config.require_thread_id("get_delta_channel_history")?;
-        let ns = config.ns();
-        let mut collected: IndexMap<String, Vec<PendingWrite>> =
-            channels.iter().map(|c| (c.clone(), Vec::new())).collect();
-        let mut seeds: IndexMap<String, Value> = IndexMap::new();
-        let mut remaining: HashSet<String> = channels.iter().cloned().collect();
-
-        let store = self.read();
-        let Some(space) = store.threads.get(thread).and_then(|t| t.get(ns)) else {
-            return Ok(finish(collected, seeds));
-        };
-        let target = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
-            Some(id) => Some(id),
-            None => space.checkpoints.keys().next_back().map(String::as_str),
-        };
-        let mut chain: Vec<&str> = Vec::new();
-        let mut visited: HashSet<&str> = HashSet::new();
-        let mut cursor = target
-            .and_then(|id| space.checkpoints.get(id))
-            .and_then(|row| row.parent.as_deref());
-        while let Some(id) = cursor {
-            let Some(row) = space.checkpoints.get(id) else {
-                break;
-            };
-            if !visited.insert(id) {
-                break;
-            }
-            chain.push(id);
-            cursor = row.parent.as_deref();
-        }
-        for id in chain {
-            if remaining.is_empty() {
-                break;
-            }
-            let Some(row) = space.checkpoints.get(id) else {
-                break;
-            };
-            let cp = self.load_checkpoint(thread, ns, id, row)?;
-            let mut terminated: Vec<(String, Value)> = Vec::new();
-            for ch in &remaining {
-                let Some(ver) = cp.channel_versions.get(ch) else {
-                    continue;
-                };
-                let Some(blob) = space.blob(ch, ver) else {
-                    continue;
-                };
-                if blob.type_tag == tags::EMPTY {
-                    continue;
-                }
-                terminated.push((ch.clone(), self.load_blob(thread, ns, ch, ver, blob)?));
-            }
-            for (idx, w) in space.ordered_writes(id).iter().rev() {
-                if !remaining.contains(&w.channel) {
-                    continue;
-                }
-                let write = self.load_write(thread, ns, id, *idx, w)?;
-                if let Some(list) = collected.get_mut(&w.channel) {
-                    list.push(write);
-                }
-            }
-            for (ch, value) in terminated {
-                remaining.remove(&ch);
-                seeds.insert(ch, value);
-            }
-        }
-        Ok(finish(collected, seeds))
+        self.call_budget()
+            .scope(|| self.delta_history(config, channels))
     }
 
     /// Python's `InMemorySaver.get_next_version`: `f"{n + 1:032}.{random.random():016}"`

@@ -90,6 +90,28 @@ impl TypedError {
         self.0.offset
     }
 
+    /// The same error without details that could quote the value read: the message of
+    /// a shape or class mismatch becomes a fixed sentence; the kind, the byte offset
+    /// and malformed-msgpack and depth messages (offsets and limits only) are kept.
+    /// Used for rows read through a [confidential](crate::Serializer::confidential)
+    /// (decrypting) serializer.
+    #[must_use]
+    pub fn redacted(mut self) -> Self {
+        let message = match self.0.kind {
+            TypedErrorKind::Decode(_) | TypedErrorKind::DepthLimit => return self,
+            TypedErrorKind::ClassMismatch => {
+                "the Python object is of another class than the Rust type reads \
+                 (class withheld: the row was encrypted)"
+            }
+            TypedErrorKind::Message | TypedErrorKind::Unrepresentable => {
+                "the value does not have the shape or range the Rust type reads \
+                 (details withheld: the row was encrypted)"
+            }
+        };
+        self.0.message = message.to_owned();
+        self
+    }
+
     /// `true` when msgpack cannot hold the value, so a fallback codec may be tried.
     pub fn is_unrepresentable(&self) -> bool {
         matches!(self.0.kind, TypedErrorKind::Unrepresentable)

@@ -227,7 +227,15 @@ pub trait TypedSerializerExt: Serializer {
         fallback: &F,
     ) -> Result<T> {
         let inner = self.unwrap_serialized(type_tag, data)?;
-        loads(&inner.type_tag, &inner.data, fallback)
+        let read = loads(&inner.type_tag, &inner.data, fallback);
+        if self.confidential() {
+            // Decrypted data: the error keeps its kind and offset, not what it found.
+            return read.map_err(|e| match e {
+                Error::Typed(e) => Error::Typed(e.redacted()),
+                other => other,
+            });
+        }
+        read
     }
 }
 

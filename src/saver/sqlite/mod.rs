@@ -59,15 +59,16 @@ use indexmap::IndexMap;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Row, Transaction};
 
-use super::delta::{needed_ancestors, ChainNode};
+use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{RowKind, SaverError};
 use super::memory::{python_next_version, RawCheckpointRow, RawRows, RawWriteRow};
 use super::pyjson;
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     checkpoint_metadata, write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointTuple, PendingWrite, WRITES_IDX_MAP,
+    CheckpointMetadata, CheckpointTuple, DeltaChannelHistory, PendingWrite, WRITES_IDX_MAP,
 };
+use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
@@ -107,6 +108,7 @@ pub struct SqliteSaver {
 struct Inner {
     serde: Arc<dyn Serializer>,
     conns: Connections,
+    max_decompressed_per_call: usize,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -128,6 +130,7 @@ pub struct SqliteSaverBuilder {
     synchronous: Synchronous,
     max_idle_readers: usize,
     setup: bool,
+    max_decompressed_per_call: usize,
 }
 
 impl SqliteSaverBuilder {
@@ -155,6 +158,17 @@ impl SqliteSaverBuilder {
     /// How many idle reader connections are kept open (default 8; at least 1).
     pub fn max_idle_readers(mut self, n: usize) -> Self {
         self.max_idle_readers = n.max(1);
+        self
+    }
+
+    /// The most bytes the `+zlib` rows of one `get_tuple`, `list` or
+    /// `get_delta_channel_history` call may decompress to in total (default
+    /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]). Past
+    /// it the call fails with
+    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
+    /// inside [`SaverError::UnreadableRow`].
+    pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
+        self.max_decompressed_per_call = limit;
         self
     }
 
@@ -188,6 +202,7 @@ impl SqliteSaverBuilder {
                     .serde
                     .unwrap_or_else(|| Arc::new(JsonPlusSerializer::new())),
                 conns,
+                max_decompressed_per_call: self.max_decompressed_per_call,
             }),
         })
     }
@@ -203,6 +218,7 @@ impl SqliteSaver {
             synchronous: Synchronous::default(),
             max_idle_readers: 8,
             setup: true,
+            max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
         }
     }
 
@@ -451,6 +467,11 @@ fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
 }
 
 impl Inner {
+    /// A fresh decompression budget for one reading call.
+    fn call_budget(&self) -> DecompressionBudget {
+        DecompressionBudget::new(self.max_decompressed_per_call)
+    }
+
     fn load(
         &self,
         kind: RowKind,
@@ -599,6 +620,131 @@ impl Inner {
                 .map_err(storage("delete"))?;
         }
         Ok(())
+    }
+}
+
+/// Python's `DELTA_STAGE1_SQL`: the target, then its ancestors nearest first, by
+/// following `parent_checkpoint_id` (`CROSS JOIN` keeps each step a primary-key lookup).
+const DELTA_CHAIN_SQL: &str =
+    "WITH RECURSIVE ancestors(checkpoint_id, parent_checkpoint_id, type, \
+     checkpoint) AS (SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints \
+     WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3 UNION ALL \
+     SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint \
+     FROM ancestors a CROSS JOIN checkpoints c ON c.checkpoint_id = a.parent_checkpoint_id \
+     WHERE c.thread_id = ?1 AND c.checkpoint_ns = ?2) \
+     SELECT checkpoint_id, type, checkpoint FROM ancestors";
+
+impl Inner {
+    fn delta_history(
+        &self,
+        thread: &str,
+        ns: &str,
+        target: Option<String>,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        let op = "get_delta_channel_history";
+        // (checkpoint id, the channels still looking for their seed there), newest first.
+        let (chain, mut writes, seeds) = self.conns.read(op, |tx| {
+            let target = match target {
+                Some(id) => id,
+                None => match tx.query_row(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? \
+                     ORDER BY checkpoint_id DESC LIMIT 1",
+                    params![thread, ns],
+                    |r| r.get::<_, String>(0),
+                ) {
+                    Ok(id) => id,
+                    Err(rusqlite::Error::QueryReturnedNoRows) => {
+                        return Ok((Vec::new(), WritesByCheckpoint::new(), IndexMap::new()))
+                    }
+                    Err(e) => return Err(storage(op)(e)),
+                },
+            };
+            let mut remaining: Vec<String> = channels.to_vec();
+            let mut seeds: IndexMap<String, Value> = IndexMap::new();
+            let mut chain: Vec<(String, Vec<String>)> = Vec::new();
+            let mut visited: std::collections::HashSet<String> = std::collections::HashSet::new();
+            let mut stmt = tx.prepare_cached(DELTA_CHAIN_SQL).map_err(storage(op))?;
+            let mut rows = stmt.query(params![thread, ns, target]).map_err(storage(op))?;
+            while let Some(r) = rows.next().map_err(storage(op))? {
+                let id: String = r.get(0).map_err(storage(op))?;
+                if !visited.insert(id.clone()) {
+                    break; // a parent cycle: only corrupt storage has one
+                }
+                if id == target {
+                    continue; // the target's own writes and value are not its history
+                }
+                if remaining.is_empty() {
+                    break;
+                }
+                let row = CheckpointRow {
+                    thread_id: thread.to_owned(),
+                    checkpoint_ns: ns.to_owned(),
+                    checkpoint_id: id.clone(),
+                    parent: None,
+                    type_tag: r.get(1).map_err(storage(op))?,
+                    checkpoint: bytes_col(r, 2).map_err(storage(op))?,
+                    metadata: None,
+                };
+                let mut cp = self.decode_checkpoint(&row)?;
+                chain.push((id, remaining.clone()));
+                remaining.retain(|ch| match cp.channel_values.swap_remove(ch) {
+                    Some(value) => {
+                        seeds.insert(ch.clone(), value);
+                        false
+                    }
+                    None => true,
+                });
+            }
+            drop(rows);
+            let mut writes = WritesByCheckpoint::new();
+            // One query per 500 ids keeps under SQLite's parameter limit.
+            for part in chain.chunks(500) {
+                let marks = vec!["?"; part.len()].join(", ");
+                let sql = format!(
+                    "{WRITE_SELECT} WHERE w.thread_id = ? AND w.checkpoint_ns = ? \
+                     AND w.checkpoint_id IN ({marks}) {WRITE_ORDER}"
+                );
+                let mut stmt = tx.prepare(&sql).map_err(storage(op))?;
+                let params = [thread, ns]
+                    .into_iter()
+                    .chain(part.iter().map(|(id, _)| id.as_str()));
+                let found = stmt
+                    .query(params_from_iter(params))
+                    .map_err(storage(op))
+                    .and_then(|rows| collect_writes(rows).map_err(storage(op)))?;
+                writes.extend(found);
+            }
+            Ok((chain, writes, seeds))
+        })?;
+        // Newest first, each checkpoint's writes newest first; `finish` turns them around.
+        let mut collected: IndexMap<String, Vec<PendingWrite>> =
+            channels.iter().map(|c| (c.clone(), Vec::new())).collect();
+        for (id, active) in &chain {
+            let key = (thread.to_owned(), ns.to_owned(), id.clone());
+            let Some(rows) = writes.remove(&key) else {
+                continue;
+            };
+            let relevant: Vec<WriteRow> = rows
+                .into_iter()
+                .filter(|w| active.contains(&w.channel))
+                .collect();
+            let row = CheckpointRow {
+                thread_id: thread.to_owned(),
+                checkpoint_ns: ns.to_owned(),
+                checkpoint_id: id.clone(),
+                parent: None,
+                type_tag: None,
+                checkpoint: None,
+                metadata: None,
+            };
+            for w in self.decode_writes(&row, &relevant)?.into_iter().rev() {
+                if let Some(list) = collected.get_mut(&w.channel) {
+                    list.push(w);
+                }
+            }
+        }
+        Ok(finish(collected, seeds))
     }
 }
 
@@ -806,7 +952,10 @@ impl CheckpointSaver for SqliteSaver {
                     row.checkpoint_id.as_str(),
                 )
             };
-            inner.decode_tuple(&row, &writes, out_config).map(Some)
+            inner
+                .call_budget()
+                .scope(|| inner.decode_tuple(&row, &writes, out_config))
+                .map(Some)
         })
         .await
     }
@@ -857,17 +1006,19 @@ impl CheckpointSaver for SqliteSaver {
                     .and_then(|rows| collect_writes(rows).map_err(storage("list")))?;
                 Ok((rows, writes))
             })?;
-            rows.into_iter()
-                .map(|row| {
-                    let w = writes.remove(&row.key()).unwrap_or_default();
-                    let cfg = CheckpointConfig::for_checkpoint(
-                        row.thread_id.as_str(),
-                        row.checkpoint_ns.as_str(),
-                        row.checkpoint_id.as_str(),
-                    );
-                    inner.decode_tuple(&row, &w, cfg)
-                })
-                .collect()
+            inner.call_budget().scope(|| {
+                rows.into_iter()
+                    .map(|row| {
+                        let w = writes.remove(&row.key()).unwrap_or_default();
+                        let cfg = CheckpointConfig::for_checkpoint(
+                            row.thread_id.as_str(),
+                            row.checkpoint_ns.as_str(),
+                            row.checkpoint_id.as_str(),
+                        );
+                        inner.decode_tuple(&row, &w, cfg)
+                    })
+                    .collect()
+            })
         })
         .await
     }
@@ -995,6 +1146,32 @@ impl CheckpointSaver for SqliteSaver {
                 }
                 Ok(())
             })
+        })
+        .await
+    }
+
+    /// Python's `SqliteSaver.get_delta_channel_history` in one read snapshot: the
+    /// ancestors stream from a recursive query along `parent_checkpoint_id` (stopping as
+    /// soon as every channel has its seed, or at a repeated id), then the writes of the
+    /// walked checkpoints come in one more query. One decompression budget for the call.
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        if channels.is_empty() {
+            return Ok(IndexMap::new());
+        }
+        let thread = config
+            .require_thread_id("get_delta_channel_history")?
+            .to_owned();
+        let ns = config.ns().to_owned();
+        let target = config.checkpoint_id.clone().filter(|id| !id.is_empty());
+        let channels = channels.to_vec();
+        self.run(move |inner| {
+            inner
+                .call_budget()
+                .scope(|| inner.delta_history(&thread, &ns, target, &channels))
         })
         .await
     }

@@ -1,0 +1,452 @@
+//! The `lgcodec` command as a user meets it: messages that say what to do, JSONL batches
+//! that keep going and say where, keys, and `--help` examples that work when pasted.
+//!
+//! Expected values come from first principles (Python's rows: `ormsgpack.packb(1)` is
+//! `\x01`, `packb({"a": 1})` is `\x81\xa1a\x01`) or from the library's own encryption,
+//! which other tests check against Python byte for byte.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+use langgraph_codec::{Serializer, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+const KEY: &str = "0123456789abcdef";
+const OLD_KEY: &str = "fedcba9876543210";
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn lgcodec(args: &[&str], env: &[(&str, &[u8])], stdin: &[u8]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, os(v));
+    }
+    let mut child = cmd.spawn().expect("lgcodec starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().expect("lgcodec ends");
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8(stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }
+}
+
+#[cfg(unix)]
+fn os(bytes: &[u8]) -> std::ffi::OsString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(bytes).to_owned()
+}
+
+fn answers(run: &Run) -> Vec<serde_json::Value> {
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every answer is JSON"))
+        .collect()
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lgcodec-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write temp file");
+    path
+}
+
+fn encrypted(value: &Value, key: &str) -> langgraph_codec::TypedBytes {
+    EncryptedSerializer::from_aes_key(key.as_bytes(), AesMode::Eax)
+        .expect("key")
+        .dumps_typed(value)
+        .expect("encrypt")
+}
+
+fn data_line(type_tag: &str, data: &[u8]) -> String {
+    format!(
+        "{{\"type\": \"{type_tag}\", \"data\": \"{}\"}}\n",
+        B64.encode(data)
+    )
+}
+
+#[test]
+fn io_errors_name_the_file() {
+    let missing = std::env::temp_dir().join("lgcodec-no-such-dir/row.bin");
+    let missing = missing.to_str().expect("utf-8 path");
+    for args in [
+        vec!["decode", "--type", "msgpack", missing],
+        vec!["decode", "--jsonl", missing],
+        vec!["encode", missing],
+        vec!["rekey", missing],
+    ] {
+        let run = lgcodec(&args, &[("LANGGRAPH_AES_KEY", KEY.as_bytes())], b"");
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(
+            run.stderr.contains(missing) && run.stderr.contains("No such file"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn aes_row_without_a_key_says_to_set_it() {
+    let row = encrypted(&Value::from("secret"), KEY);
+    let file = temp_file("row.aes", &row.data);
+    let run = lgcodec(
+        &[
+            "decode",
+            "--type",
+            "msgpack+aes",
+            file.to_str().expect("path"),
+        ],
+        &[],
+        b"",
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("set LANGGRAPH_AES_KEY"),
+        "{}",
+        run.stderr
+    );
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[],
+        data_line("msgpack+aes", &row.data).as_bytes(),
+    );
+    let a = answers(&run);
+    assert_eq!(a[0]["error"]["kind"], "missing_key");
+    assert!(a[0]["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("set LANGGRAPH_AES_KEY")));
+}
+
+#[test]
+fn base64_text_given_as_bytes_is_named() {
+    // base64 of packb({"a": 1}); read as msgpack, "g" (0x67) is the fixint 103 and the
+    // rest are trailing bytes.
+    let text = B64.encode(b"\x81\xa1a\x01");
+    let file = temp_file("row.b64", text.as_bytes());
+    let path = file.to_str().expect("path");
+    let run = lgcodec(&["decode", "--type", "msgpack", path], &[], b"");
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("trailing") && run.stderr.contains("base64"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--base64"), "{}", run.stderr);
+    // The hint works: --base64 reads it.
+    let run = lgcodec(&["decode", "--base64", "--type", "msgpack", path], &[], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(v["value"]["a"], 1);
+}
+
+#[test]
+fn ciphertext_read_as_plaintext_is_named() {
+    let row = encrypted(&Value::map([("k", Value::from("v".repeat(64)))]), KEY);
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[],
+        data_line("msgpack", &row.data).as_bytes(),
+    );
+    let a = answers(&run);
+    let hint = a[0]["error"]["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("+aes"), "{a:?}");
+}
+
+#[test]
+fn compressed_rows_decode_with_and_without_encryption() {
+    use langgraph_codec::crypto::{AesKey, CompressedSerializer, KeyRing};
+    let zlib = CompressedSerializer::new(langgraph_codec::JsonPlusSerializer::new());
+    let plain = zlib
+        .dumps_typed(&Value::from("z".repeat(500)))
+        .expect("dumps");
+    let ring = KeyRing::new(AesKey::new(KEY.as_bytes()).expect("key"));
+    let sealed = EncryptedSerializer::new(ring, zlib)
+        .dumps_typed(&Value::from(3i64))
+        .expect("dumps");
+    assert_eq!(
+        (plain.type_tag.as_str(), sealed.type_tag.as_str()),
+        ("msgpack+zlib", "msgpack+zlib+aes")
+    );
+    let input =
+        data_line(&plain.type_tag, &plain.data) + &data_line(&sealed.type_tag, &sealed.data);
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[("LANGGRAPH_AES_KEY", KEY.as_bytes())],
+        input.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let a = answers(&run);
+    assert_eq!(a[0]["value"], "z".repeat(500));
+    assert_eq!(
+        (&a[1]["type"], &a[1]["value"]),
+        (&"msgpack".into(), &3.into())
+    );
+}
+
+#[test]
+fn unknown_type_lists_the_valid_ones() {
+    let run = lgcodec(&["decode", "--type", "msgpak", "-"], &[], b"\x01");
+    assert_eq!(run.code, 1);
+    for tag in ["null", "bytes", "bytearray", "msgpack", "json", "empty"] {
+        assert!(run.stderr.contains(tag), "{tag}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn empty_rows_decode_and_encode() {
+    // Python's savers write ("empty", b"") for a channel without a value.
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[],
+        data_line("empty", b"").as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let a = answers(&run);
+    assert_eq!(a[0]["type"], "empty");
+    assert_eq!(a[0]["value"], serde_json::Value::Null);
+    let run = lgcodec(&["encode", "--jsonl"], &[], run.stdout.as_bytes());
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let a = answers(&run);
+    assert_eq!(
+        (&a[0]["type"], &a[0]["data"]),
+        (&"empty".into(), &"".into())
+    );
+    // Single-row forms too; an empty marker with bytes is refused.
+    let run = lgcodec(&["decode", "--type", "empty", "-"], &[], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = lgcodec(&["decode", "--type", "empty", "-"], &[], b"x");
+    assert_eq!(run.code, 1);
+    let run = lgcodec(
+        &["encode", "-"],
+        &[],
+        br#"{"type": "empty", "value": null}"#,
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn jsonl_answers_carry_line_numbers_and_other_fields() {
+    let input = format!(
+        "{}\n\n{}{}",
+        r#"{"id": 7, "type": "msgpack", "data": "AQ==", "note": {"x": [1]}}"#,
+        r#"{"id": "b", "type": "msgpack", "data": "AQE="}"#,
+        "\n   \n\n{\"id\": 9, \"type\": \"null\", \"data\": \"\"}\n"
+    );
+    let run = lgcodec(&["decode", "--jsonl"], &[], input.as_bytes());
+    assert_eq!(run.code, 1);
+    let a = answers(&run);
+    assert_eq!(a.len(), 3, "{}", run.stdout);
+    assert_eq!(a[0]["line"], 1);
+    assert_eq!(a[0]["id"], 7);
+    assert_eq!(a[0]["note"]["x"][0], 1);
+    assert_eq!(a[0]["value"], 1);
+    assert_eq!(a[1]["line"], 3);
+    assert_eq!(a[1]["id"], "b");
+    assert_eq!(a[1]["error"]["kind"], "trailing_bytes");
+    assert_eq!(a[2]["line"], 6);
+    assert_eq!(a[2]["id"], 9);
+    // Blank lines are counted.
+    assert!(run.stderr.contains("3 blank"), "{}", run.stderr);
+    // The error record passes through encode, still failing the batch.
+    let run = lgcodec(&["encode", "--jsonl"], &[], run.stdout.as_bytes());
+    assert_eq!(run.code, 1);
+    let b = answers(&run);
+    assert_eq!(b.len(), 3);
+    assert_eq!(b[0]["data"], "AQ==");
+    assert_eq!(b[0]["id"], 7);
+    assert_eq!(b[1]["error"], a[1]["error"]);
+    assert_eq!(b[1]["id"], "b");
+    assert_eq!(b[2]["data"], "");
+    assert_eq!(b[2]["type"], "null");
+}
+
+#[test]
+fn overlong_and_non_utf8_lines_fail_alone() {
+    let long = format!(
+        "{{\"type\": \"bytes\", \"data\": \"{}\"}}\n",
+        "A".repeat(400)
+    );
+    let mut input = long.into_bytes();
+    input.extend_from_slice(b"{\"type\": \"msgpack\", \"data\": \"AQ==\"}\n");
+    input.extend_from_slice(b"{\"type\": \"msgpack\", \"data\": \"\xff\"}\n");
+    input.extend_from_slice(b"{\"type\": \"msgpack\", \"data\": \"Ag==\"}");
+    let run = lgcodec(
+        &["decode", "--jsonl", "--max-line-bytes", "100"],
+        &[],
+        &input,
+    );
+    assert_eq!(run.code, 1);
+    let a = answers(&run);
+    assert_eq!(a.len(), 4, "{}", run.stdout);
+    assert_eq!(a[0]["error"]["kind"], "line_too_long");
+    assert_eq!(a[0]["line"], 1);
+    assert_eq!(a[1]["value"], 1);
+    assert_eq!(a[2]["error"]["kind"], "invalid_utf8");
+    assert_eq!(a[2]["line"], 3);
+    assert_eq!(a[3]["value"], 2);
+    assert_eq!(a[3]["line"], 4);
+}
+
+#[test]
+fn rekey_reads_jsonl_without_a_flag_and_refuses_unreadable_rows() {
+    let old = encrypted(&Value::from(5i64), OLD_KEY);
+    let mut input = data_line(&old.type_tag, &old.data);
+    input.push_str(&data_line("msgpack", b"\x01"));
+    input.push_str(&data_line("msgpack", b"\x01\x02")); // trailing byte: unreadable
+    input.push_str(&data_line("yaml", b"a: 1")); // unknown tag
+    let env: [(&str, &[u8]); 2] = [
+        ("LANGGRAPH_AES_KEY", KEY.as_bytes()),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", OLD_KEY.as_bytes()),
+    ];
+    let run = lgcodec(&["rekey"], &env, input.as_bytes());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let a = answers(&run);
+    assert_eq!(a.len(), 4);
+    let serde = EncryptedSerializer::from_aes_key(KEY.as_bytes(), AesMode::Eax).expect("key");
+    for (answer, want) in a.iter().zip([5i64, 1]) {
+        let data = B64
+            .decode(answer["data"].as_str().expect("data"))
+            .expect("b64");
+        let tag = answer["type"].as_str().expect("type");
+        assert_eq!(serde.loads_typed(tag, &data).ok(), Some(Value::from(want)));
+    }
+    assert_eq!(a[2]["error"]["kind"], "trailing_bytes");
+    assert_eq!(a[3]["error"]["kind"], "unknown_type");
+}
+
+#[test]
+fn an_invalid_key_does_not_block_plaintext_rows() {
+    let row = encrypted(&Value::from(1i64), KEY);
+    let input = format!(
+        "{}{}",
+        data_line("msgpack", b"\x01"),
+        data_line(&row.type_tag, &row.data)
+    );
+    let env: [(&str, &[u8]); 1] = [("LANGGRAPH_AES_KEY", b"short")];
+    let run = lgcodec(&["decode", "--jsonl"], &env, input.as_bytes());
+    let a = answers(&run);
+    assert_eq!(a[0]["value"], 1, "{}", run.stdout);
+    assert_eq!(a[1]["error"]["kind"], "invalid_key_length");
+    let run = lgcodec(&["decode", "--type", "msgpack", "-"], &env, b"\x01");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("LANGGRAPH_AES_KEY"), "{}", run.stderr);
+    // Encrypting needs the key: a start-up error.
+    let run = lgcodec(
+        &["encode", "--encrypt", "-"],
+        &env,
+        br#"{"type": "msgpack", "value": 1}"#,
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("5 bytes"), "{}", run.stderr);
+}
+
+#[test]
+fn keys_that_are_not_utf8_are_named() {
+    let run = lgcodec(
+        &["encode", "--encrypt", "-"],
+        &[("LANGGRAPH_AES_KEY", b"\xff123456789abcdef")],
+        br#"{"type": "msgpack", "value": 1}"#,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("LANGGRAPH_AES_KEY") && run.stderr.contains("UTF-8"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("not set"), "{}", run.stderr);
+    // A previous key that cannot be read is a start-up error, not a dropped key.
+    let env: [(&str, &[u8]); 2] = [
+        ("LANGGRAPH_AES_KEY", KEY.as_bytes()),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", b"\xfe23456789abcdef"),
+    ];
+    let row = data_line("msgpack", b"\x01");
+    let run = lgcodec(&["rekey"], &env, row.as_bytes());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("LANGGRAPH_AES_KEY_PREVIOUS") && run.stderr.contains("UTF-8"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn errors_about_decrypted_rows_hold_no_plaintext() {
+    // A json row holding an integer msgpack cannot hold, and a msgpack row whose view
+    // cannot be read back: neither message may repeat the secret digits.
+    let secret = "98765432109876543210987654321";
+    let serde = EncryptedSerializer::from_aes_key(KEY.as_bytes(), AesMode::Eax).expect("key");
+    let json_row = serde
+        .encrypt_typed(
+            &langgraph_codec::TypedBytes::new("json", format!("{{\"pin\": {secret}}}")),
+            b"",
+        )
+        .expect("encrypt");
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[("LANGGRAPH_AES_KEY", KEY.as_bytes())],
+        data_line(&json_row.type_tag, &json_row.data).as_bytes(),
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("invalid_json"), "{}", run.stdout);
+    assert!(!run.stdout.contains("987654321"), "{}", run.stdout);
+}
+
+#[test]
+fn help_examples_work_when_pasted() {
+    let help = lgcodec(&["--help"], &[], b"");
+    assert_eq!(help.code, 0);
+    let examples: Vec<&str> = help
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("$ "))
+        .collect();
+    assert!(examples.len() >= 4, "{}", help.stdout);
+    let dir = std::env::temp_dir().join(format!("lgcodec-help-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let bin_dir = Path::new(BIN).parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for example in examples {
+        let out = Command::new("sh")
+            .args(["-ec", example])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env_remove("LANGGRAPH_AES_KEY")
+            .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+            .output()
+            .expect("sh runs");
+        assert!(
+            out.status.success(),
+            "{example}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

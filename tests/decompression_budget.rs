@@ -1,0 +1,132 @@
+//! The `+zlib` decompression budget is per saver call, not per row (issue 13, item 1):
+//! one `get_tuple` / `list` / `get_delta_channel_history` over many compressed rows
+//! stays within a configurable total.
+
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{
+    AesKey, CompressedSerializer, CryptoError, DecompressionBudget, EncryptedSerializer, KeyRing,
+};
+use langgraph_codec::saver::{
+    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
+    InMemorySaver, ListOptions, SaverError,
+};
+use langgraph_codec::{Error, JsonPlusSerializer, Serializer, Value};
+
+/// Each checkpoint stores one 100,000-character blob (~100 KB inflated, a few hundred
+/// bytes compressed).
+const BLOB: usize = 100_000;
+
+async fn filled(serde: Arc<dyn Serializer>, budget: usize) -> InMemorySaver {
+    let saver = InMemorySaver::with_serializer(serde).with_max_decompressed_per_call(budget);
+    let mut config = CheckpointConfig::new("t");
+    for step in 0..5i64 {
+        let mut cp = Checkpoint::now(step);
+        let version = ChannelVersion::Int(step + 1);
+        let text = format!("{step}").repeat(BLOB);
+        cp.channel_values.insert("x".into(), Value::from(text));
+        cp.channel_versions.insert("x".into(), version.clone());
+        let nv = [("x".to_owned(), version)].into_iter().collect();
+        config = saver
+            .put(&config, &cp, &CheckpointMetadata::new("loop", step), &nv)
+            .await
+            .expect("put");
+    }
+    saver
+}
+
+fn budget_error(e: &Error) -> Option<usize> {
+    match e {
+        Error::Saver(SaverError::UnreadableRow { source, .. }) => match &**source {
+            Error::Crypto(CryptoError::DecompressionBudget { limit }) => Some(*limit),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn serializers() -> Vec<(&'static str, Arc<dyn Serializer>)> {
+    let zlib = CompressedSerializer::new(JsonPlusSerializer::new());
+    let key = AesKey::new(b"0123456789abcdef").expect("key");
+    vec![
+        ("msgpack+zlib", Arc::new(zlib.clone())),
+        (
+            "msgpack+zlib+aes",
+            Arc::new(EncryptedSerializer::new(KeyRing::new(key), zlib)),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn one_call_stays_within_its_total() {
+    for (tag, serde) in serializers() {
+        // 250 KB per call: one checkpoint (one blob) fits, five do not.
+        let saver = filled(serde.clone(), 250_000).await;
+        assert!(saver
+            .export_rows()
+            .typed_bytes()
+            .any(|row| row.type_tag == tag));
+        let latest = saver
+            .get_tuple(&CheckpointConfig::new("t"))
+            .await
+            .expect("one checkpoint fits")
+            .expect("stored");
+        assert_eq!(
+            latest.checkpoint.channel_values.get("x"),
+            Some(&Value::from("4".repeat(BLOB)))
+        );
+        // Each call gets a fresh budget: the same call again still works.
+        assert!(saver.get_tuple(&CheckpointConfig::new("t")).await.is_ok());
+        let e = saver
+            .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+            .await
+            .expect_err("five blobs exceed the call's total");
+        assert_eq!(budget_error(&e), Some(250_000), "{tag}: {e}");
+        let two = saver
+            .list(
+                Some(&CheckpointConfig::new("t")),
+                &ListOptions::new().limit(2),
+            )
+            .await
+            .expect("two blobs fit");
+        assert_eq!(two.len(), 2);
+        // A generous total reads everything.
+        let saver = filled(serde, 10 << 20).await;
+        let all = saver
+            .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+            .await
+            .expect("fits");
+        assert_eq!(all.len(), 5);
+    }
+}
+
+#[test]
+fn budgets_are_shared_by_clones_and_scopes_nest() {
+    let serde = CompressedSerializer::new(JsonPlusSerializer::new());
+    let row = serde
+        .dumps_typed(&Value::from("y".repeat(1_000)))
+        .expect("dumps");
+    let inflated = 1_003; // str16 header (3 bytes) + 1,000 bytes
+    let outer = DecompressionBudget::new(10 * inflated);
+    let inner = DecompressionBudget::new(inflated);
+    outer.scope(|| {
+        assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
+        inner.scope(|| {
+            assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
+            // The inner budget is spent; the row is refused before inflating it all.
+            assert!(matches!(
+                serde.loads_typed(&row.type_tag, &row.data),
+                Err(Error::Crypto(CryptoError::DecompressionBudget { .. }))
+            ));
+        });
+        let clone = outer.clone();
+        std::thread::scope(|s| {
+            s.spawn(|| clone.scope(|| serde.loads_typed(&row.type_tag, &row.data).is_ok()))
+                .join()
+                .expect("thread");
+        });
+    });
+    assert_eq!(inner.used(), inflated);
+    assert_eq!(outer.used(), 2 * inflated);
+    assert_eq!(DecompressionBudget::current().map(|b| b.limit()), None);
+}
