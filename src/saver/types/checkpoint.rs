@@ -1,0 +1,298 @@
+//! [`Checkpoint`]: Python's checkpoint dict, keys in the order they were written.
+
+use indexmap::IndexMap;
+
+use super::maps::{str_map_from_value, str_map_to_value};
+use super::versions::{versions_from_value, versions_to_value};
+use super::{now_isoformat, uuid6, ChannelVersion, ChannelVersions};
+use crate::saver::error::SaverError;
+use crate::value::Value;
+
+/// The top-level keys of a checkpoint in the order langgraph's `create_checkpoint`
+/// writes them.
+pub(super) const CREATE_CHECKPOINT_ORDER: [&str; 7] = [
+    "v",
+    "ts",
+    "id",
+    "channel_values",
+    "channel_versions",
+    "versions_seen",
+    "updated_channels",
+];
+
+/// Python's `Checkpoint` dict: a state snapshot.
+///
+/// Unknown top-level keys (e.g. `pending_sends` of older versions) are kept in
+/// [`extra`](Self::extra), and the key order read by [`from_value`](Self::from_value)
+/// is remembered, so converting back gives the same dict in the same order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// `v`: the format version (langgraph 1.x writes 4).
+    pub v: i64,
+    /// `id`: a time-ordered UUIDv6 string; the largest id of a thread is its latest.
+    pub id: String,
+    /// `ts`: ISO-8601 timestamp.
+    pub ts: String,
+    /// `channel_values`: channel → value.
+    pub channel_values: IndexMap<String, Value>,
+    /// `channel_versions`: channel → version.
+    pub channel_versions: ChannelVersions,
+    /// `versions_seen`: node → channel → version.
+    pub versions_seen: IndexMap<String, ChannelVersions>,
+    /// `updated_channels`: `None` is Python's `None` (or an absent key).
+    pub updated_channels: Option<Vec<String>>,
+    /// Every other top-level key, in order.
+    pub extra: IndexMap<String, Value>,
+    /// The top-level key order as read (or langgraph's default for new checkpoints).
+    order: Vec<String>,
+}
+
+impl Checkpoint {
+    /// An empty checkpoint with this id and timestamp, `v = 4` (langgraph 1.x), keys in
+    /// `create_checkpoint`'s order.
+    pub fn new(id: impl Into<String>, ts: impl Into<String>) -> Self {
+        Checkpoint {
+            v: 4,
+            id: id.into(),
+            ts: ts.into(),
+            channel_values: IndexMap::new(),
+            channel_versions: ChannelVersions::new(),
+            versions_seen: IndexMap::new(),
+            updated_channels: None,
+            extra: IndexMap::new(),
+            order: CREATE_CHECKPOINT_ORDER
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        }
+    }
+
+    /// An empty checkpoint with a fresh id ([`uuid6`] with `clock_seq = step`) and the
+    /// current UTC time, as langgraph creates one for a step.
+    pub fn now(step: i64) -> Self {
+        Checkpoint::new(uuid6(step), now_isoformat())
+    }
+
+    /// The next checkpoint of a thread for a state edit made outside a graph run (what
+    /// Python's `graph.update_state` stores, without running a node): a fresh id
+    /// ([`uuid6`] with `clock_seq = step`) and timestamp, the same values, versions and
+    /// `versions_seen`, and the same `updated_channels`, so the tasks pending at `self`
+    /// (an interrupted node, say) are still pending when the graph resumes from the
+    /// edit. Change channels with [`set_channel`](Self::set_channel); store it with the
+    /// parent's config and [`CheckpointMetadata::for_update`].
+    ///
+    /// ```
+    /// use langgraph_codec::saver::{Checkpoint, ChannelVersion};
+    /// use langgraph_codec::Value;
+    ///
+    /// let mut parent = Checkpoint::now(3);
+    /// parent.updated_channels = Some(vec!["branch:to:review".into()]);
+    /// let mut next = parent.next_for_update(4);
+    /// next.set_channel("notes", Value::from("checked"), ChannelVersion::Int(2));
+    /// assert_ne!(next.id, parent.id);
+    /// assert_eq!(
+    ///     next.updated_channels.as_deref(),
+    ///     Some(&["branch:to:review".to_owned(), "notes".to_owned()][..])
+    /// );
+    /// ```
+    pub fn next_for_update(&self, step: i64) -> Checkpoint {
+        Checkpoint {
+            id: uuid6(step),
+            ts: now_isoformat(),
+            ..self.clone()
+        }
+    }
+
+    /// Sets a channel's value and version and lists it in `updated_channels` (kept
+    /// sorted, as langgraph writes it).
+    pub fn set_channel(
+        &mut self,
+        channel: impl Into<String>,
+        value: impl Into<Value>,
+        version: ChannelVersion,
+    ) {
+        let channel = channel.into();
+        let updated = self.updated_channels.get_or_insert_with(Vec::new);
+        if !updated.contains(&channel) {
+            updated.push(channel.clone());
+            updated.sort();
+        }
+        self.channel_versions.insert(channel.clone(), version);
+        self.channel_values.insert(channel, value.into());
+    }
+
+    /// The top-level keys in the order they are written.
+    pub fn key_order(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for k in &self.order {
+            let present = match k.as_str() {
+                "v" | "id" | "ts" | "channel_values" | "channel_versions" | "versions_seen"
+                | "updated_channels" => true,
+                other => self.extra.contains_key(other),
+            };
+            if present && !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        for k in [
+            "v",
+            "id",
+            "ts",
+            "channel_values",
+            "channel_versions",
+            "versions_seen",
+        ] {
+            if !keys.iter().any(|x| x == k) {
+                keys.push(k.to_owned());
+            }
+        }
+        if self.updated_channels.is_some() && !keys.iter().any(|x| x == "updated_channels") {
+            keys.push("updated_channels".to_owned());
+        }
+        for k in self.extra.keys() {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        keys
+    }
+
+    fn to_value_impl(&self, with_channel_values: bool) -> Value {
+        let mut out = Vec::with_capacity(8);
+        for key in self.key_order() {
+            let value = match key.as_str() {
+                "v" => Value::from(self.v),
+                "id" => Value::from(self.id.as_str()),
+                "ts" => Value::from(self.ts.as_str()),
+                "channel_values" if with_channel_values => str_map_to_value(&self.channel_values),
+                "channel_values" => continue,
+                "channel_versions" => versions_to_value(&self.channel_versions),
+                "versions_seen" => Value::Map(
+                    self.versions_seen
+                        .iter()
+                        .map(|(k, v)| (Value::from(k.as_str()), versions_to_value(v)))
+                        .collect(),
+                ),
+                "updated_channels" => match &self.updated_channels {
+                    None => Value::Nil,
+                    Some(chs) => {
+                        Value::Array(chs.iter().map(|c| Value::from(c.as_str())).collect())
+                    }
+                },
+                other => match self.extra.get(other) {
+                    Some(v) => v.clone(),
+                    None => continue,
+                },
+            };
+            out.push((Value::from(key), value));
+        }
+        Value::Map(out)
+    }
+
+    /// The checkpoint as Python's dict, with `channel_values`.
+    pub fn to_value(&self) -> Value {
+        self.to_value_impl(true)
+    }
+
+    /// The dict a saver stores as the checkpoint row: everything but
+    /// `channel_values` (Python's `c = checkpoint.copy(); c.pop("channel_values")`).
+    pub fn to_row_value(&self) -> Value {
+        self.to_value_impl(false)
+    }
+
+    /// Reads Python's checkpoint dict (with or without `channel_values`).
+    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
+        let entries = value.as_map().ok_or_else(|| {
+            SaverError::invalid_checkpoint(
+                "$",
+                format!("expected a map, found {}", value.kind_name()),
+            )
+        })?;
+        let mut cp = Checkpoint::new("", "");
+        cp.order.clear();
+        let (mut has_v, mut has_id, mut has_ts) = (false, false, false);
+        for (k, v) in entries {
+            let key = k.as_str().ok_or_else(|| {
+                SaverError::invalid_checkpoint("$", format!("a {} key", k.kind_name()))
+            })?;
+            let expect_str = |v: &Value| -> Result<String, SaverError> {
+                v.as_str().map(str::to_owned).ok_or_else(|| {
+                    SaverError::invalid_checkpoint(
+                        key,
+                        format!("expected a str, found {}", v.kind_name()),
+                    )
+                })
+            };
+            match key {
+                "v" => {
+                    cp.v = v.as_i64().ok_or_else(|| {
+                        SaverError::invalid_checkpoint(
+                            "v",
+                            format!("expected an int, found {}", v.kind_name()),
+                        )
+                    })?;
+                    has_v = true;
+                }
+                "id" => {
+                    cp.id = expect_str(v)?;
+                    has_id = true;
+                }
+                "ts" => {
+                    cp.ts = expect_str(v)?;
+                    has_ts = true;
+                }
+                "channel_values" => cp.channel_values = str_map_from_value(v, "channel_values")?,
+                "channel_versions" => {
+                    cp.channel_versions = versions_from_value(v, "channel_versions")?
+                }
+                "versions_seen" => {
+                    let nodes = str_map_from_value(v, "versions_seen")?;
+                    let mut seen = IndexMap::with_capacity(nodes.len());
+                    for (node, versions) in &nodes {
+                        seen.insert(
+                            node.clone(),
+                            versions_from_value(versions, &format!("versions_seen.{node}"))?,
+                        );
+                    }
+                    cp.versions_seen = seen;
+                }
+                "updated_channels" => {
+                    cp.updated_channels = match v {
+                        Value::Nil => None,
+                        Value::Array(items) => Some(
+                            items
+                                .iter()
+                                .map(|c| {
+                                    c.as_str().map(str::to_owned).ok_or_else(|| {
+                                        SaverError::invalid_checkpoint(
+                                            "updated_channels",
+                                            format!("a {} item", c.kind_name()),
+                                        )
+                                    })
+                                })
+                                .collect::<Result<_, _>>()?,
+                        ),
+                        other => {
+                            return Err(SaverError::invalid_checkpoint(
+                                "updated_channels",
+                                format!("expected a list or None, found {}", other.kind_name()),
+                            ))
+                        }
+                    }
+                }
+                other => {
+                    cp.extra.insert(other.to_owned(), v.clone());
+                }
+            }
+            if !cp.order.iter().any(|x| x == key) {
+                cp.order.push(key.to_owned());
+            }
+        }
+        for (present, name) in [(has_v, "v"), (has_id, "id"), (has_ts, "ts")] {
+            if !present {
+                return Err(SaverError::invalid_checkpoint(name, "missing"));
+            }
+        }
+        Ok(cp)
+    }
+}

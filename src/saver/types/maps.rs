@@ -1,0 +1,34 @@
+//! `dict[str, Any]` ⇄ [`Value`] maps, shared by the config, checkpoint and metadata.
+
+use indexmap::IndexMap;
+
+use crate::saver::error::SaverError;
+use crate::value::Value;
+
+pub(super) fn str_map_from_value(
+    value: &Value,
+    field: &str,
+) -> Result<IndexMap<String, Value>, SaverError> {
+    let entries = value.as_map().ok_or_else(|| {
+        SaverError::invalid_checkpoint(
+            field,
+            format!("expected a map, found {}", value.kind_name()),
+        )
+    })?;
+    let mut out = IndexMap::with_capacity(entries.len());
+    for (k, v) in entries {
+        let key = k.as_str().ok_or_else(|| {
+            SaverError::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
+        })?;
+        out.insert(key.to_owned(), v.clone());
+    }
+    Ok(out)
+}
+
+pub(super) fn str_map_to_value(map: &IndexMap<String, Value>) -> Value {
+    Value::Map(
+        map.iter()
+            .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
+            .collect(),
+    )
+}
