@@ -46,6 +46,7 @@ pub mod delta;
 mod error;
 pub mod memory;
 mod pyjson;
+mod rows;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 pub mod traits;
@@ -53,7 +54,8 @@ pub mod types;
 
 pub use delta::default_delta_channel_history;
 pub use error::{RowKind, SaverError};
-pub use memory::{InMemorySaver, RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
+pub use memory::InMemorySaver;
+pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{
     checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,

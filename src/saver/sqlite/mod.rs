@@ -61,8 +61,9 @@ use rusqlite::{params, params_from_iter, Row, Transaction};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{RowKind, SaverError};
-use super::memory::{python_next_version, RawCheckpointRow, RawRows, RawWriteRow};
+use super::memory::python_next_version;
 use super::pyjson;
+use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     checkpoint_metadata, write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,

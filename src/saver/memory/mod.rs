@@ -1,15 +1,19 @@
 //! [`InMemorySaver`]: Python's `InMemorySaver`, row for row, plus the extended
 //! capabilities, safe under concurrent use.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
+mod store;
+
+use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{RowKind, SaverError};
+pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     checkpoint_metadata, format_memory_version, parse_version_prefix, python_eq, random_f64,
@@ -20,176 +24,6 @@ use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
-
-/// A blob's version as a map key, with Python's dict-key equality (`1 == 1.0`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum VersionKey {
-    Int(i64),
-    Float(u64),
-    Str(String),
-}
-
-impl VersionKey {
-    fn new(v: &ChannelVersion) -> Self {
-        match v {
-            ChannelVersion::Int(i) => VersionKey::Int(*i),
-            ChannelVersion::Float(f) => {
-                if f.fract() == 0.0 && f.abs() < 9.0e18 {
-                    VersionKey::Int(*f as i64)
-                } else if *f == 0.0 {
-                    VersionKey::Int(0)
-                } else {
-                    VersionKey::Float(f.to_bits())
-                }
-            }
-            ChannelVersion::Str(s) => VersionKey::Str(s.clone()),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-struct CheckpointRow {
-    checkpoint: TypedBytes,
-    metadata: TypedBytes,
-    parent: Option<String>,
-}
-
-#[derive(Clone, Debug)]
-struct WriteRow {
-    task_id: String,
-    channel: String,
-    value: TypedBytes,
-    task_path: String,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Namespace {
-    checkpoints: BTreeMap<String, CheckpointRow>,
-    /// checkpoint id → (task id, idx) → write
-    writes: HashMap<String, HashMap<(String, i64), WriteRow>>,
-    /// (channel, version) → value; the version as stored, for export
-    blobs: HashMap<(String, VersionKey), (ChannelVersion, TypedBytes)>,
-}
-
-impl Namespace {
-    /// The writes of a checkpoint in `(task_path, task_id, idx)` order.
-    fn ordered_writes(&self, checkpoint_id: &str) -> Vec<(i64, WriteRow)> {
-        let mut out: Vec<(i64, WriteRow)> = self
-            .writes
-            .get(checkpoint_id)
-            .map(|w| {
-                w.iter()
-                    .map(|((_, idx), row)| (*idx, row.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        out.sort_by(|(ia, a), (ib, b)| {
-            (a.task_path.as_str(), a.task_id.as_str(), *ia).cmp(&(
-                b.task_path.as_str(),
-                b.task_id.as_str(),
-                *ib,
-            ))
-        });
-        out
-    }
-
-    fn blob(&self, channel: &str, version: &ChannelVersion) -> Option<&TypedBytes> {
-        self.blobs
-            .get(&(channel.to_owned(), VersionKey::new(version)))
-            .map(|(_, b)| b)
-    }
-
-    /// Whether a non-`empty` blob is stored for the channel at this version.
-    fn has_value(&self, channel: &str, version: Option<&ChannelVersion>) -> bool {
-        version
-            .and_then(|v| self.blob(channel, v))
-            .is_some_and(|b| b.type_tag != tags::EMPTY)
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct Store {
-    /// thread → namespace → data, in insertion order like Python's dicts.
-    threads: IndexMap<String, IndexMap<String, Namespace>>,
-}
-
-/// One stored checkpoint row, as [`InMemorySaver::export_rows`] shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawCheckpointRow {
-    /// Thread id.
-    pub thread_id: String,
-    /// Namespace.
-    pub checkpoint_ns: String,
-    /// Checkpoint id.
-    pub checkpoint_id: String,
-    /// `dumps_typed` of the checkpoint dict without `channel_values`.
-    pub checkpoint: TypedBytes,
-    /// `dumps_typed` of the metadata dict.
-    pub metadata: TypedBytes,
-    /// The parent checkpoint id, from the config `put` was given.
-    pub parent_checkpoint_id: Option<String>,
-}
-
-/// One stored channel blob.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RawBlobRow {
-    /// Thread id.
-    pub thread_id: String,
-    /// Namespace.
-    pub checkpoint_ns: String,
-    /// Channel name.
-    pub channel: String,
-    /// Channel version.
-    pub version: ChannelVersion,
-    /// `dumps_typed` of the value, or `("empty", b"")` when the channel had none.
-    pub value: TypedBytes,
-}
-
-/// One stored pending write.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawWriteRow {
-    /// Thread id.
-    pub thread_id: String,
-    /// Namespace.
-    pub checkpoint_ns: String,
-    /// The checkpoint the write belongs to.
-    pub checkpoint_id: String,
-    /// Task id.
-    pub task_id: String,
-    /// Write index: the position in the call, or the channel's negative
-    /// `WRITES_IDX_MAP` index.
-    pub idx: i64,
-    /// Channel name.
-    pub channel: String,
-    /// `dumps_typed` of the value.
-    pub value: TypedBytes,
-    /// The task path given to `put_writes`.
-    pub task_path: String,
-}
-
-/// Every row an [`InMemorySaver`] holds, as `(type, bytes)` pairs: what is at rest.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RawRows {
-    /// Checkpoint + metadata rows: threads and namespaces in insertion order, ids
-    /// ascending.
-    pub checkpoints: Vec<RawCheckpointRow>,
-    /// Channel blobs, sorted by thread, namespace, channel, version.
-    pub blobs: Vec<RawBlobRow>,
-    /// Pending writes, sorted by thread, namespace, checkpoint, then
-    /// `(task_path, task_id, idx)`.
-    pub writes: Vec<RawWriteRow>,
-}
-
-impl RawRows {
-    /// Every `(type, bytes)` pair of every row.
-    pub fn typed_bytes(&self) -> impl Iterator<Item = &TypedBytes> {
-        self.checkpoints
-            .iter()
-            .flat_map(|c| [&c.checkpoint, &c.metadata])
-            .chain(self.blobs.iter().map(|b| &b.value))
-            .chain(self.writes.iter().map(|w| &w.value))
-    }
-}
 
 /// Python's `InMemorySaver`, over any [`Serializer`].
 ///
@@ -674,15 +508,6 @@ impl InMemorySaver {
         }
         space.blobs.retain(|k, _| referenced.contains(k));
     }
-}
-
-fn space_mut<'a>(store: &'a mut Store, thread: &str, ns: &str) -> &'a mut Namespace {
-    store
-        .threads
-        .entry(thread.to_owned())
-        .or_default()
-        .entry(ns.to_owned())
-        .or_default()
 }
 
 #[async_trait]
