@@ -49,6 +49,13 @@ pub mod typed;
 pub mod value;
 pub mod view;
 
+/// The `bytes` crate, whose [`Bytes`](bytes::Bytes) holds binary values
+/// ([`Value::Bin`]) and serialized rows ([`TypedBytes`]).
+pub use bytes;
+/// The `indexmap` crate, whose [`IndexMap`](indexmap::IndexMap) keeps Python's dict
+/// order in the saver types.
+pub use indexmap;
+
 pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
 pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};

@@ -45,6 +45,7 @@ pub mod conformance;
 pub mod delta;
 mod error;
 pub mod memory;
+mod pages;
 mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]
@@ -52,9 +53,16 @@ pub mod sqlite;
 pub mod traits;
 pub mod types;
 
+/// The attribute [`CheckpointSaver`] is declared with: put `#[async_trait]` on your
+/// `impl CheckpointSaver for MySaver` block.
+pub use async_trait::async_trait;
 pub use delta::default_delta_channel_history;
 pub use error::{RowKind, SaverError};
+/// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
+/// checkpoint's channel maps.
+pub use indexmap::IndexMap;
 pub use memory::InMemorySaver;
+pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{

@@ -628,6 +628,15 @@ impl CheckpointSaver for InMemorySaver {
         }
     }
 
+    /// Python's `InMemorySaver.list`: threads in the order the store first saw them,
+    /// namespaces likewise, ids newest first within a namespace (not one global id
+    /// order, which the SQL savers give).
+    ///
+    /// One difference in that order, on purpose: Python's storage is a `defaultdict`, so
+    /// merely *reading* a thread (`get_tuple`) creates its entry and fixes its place,
+    /// while `put_writes` alone does not. Here a thread takes its place at its first
+    /// `put` or `put_writes`; reads never change the store. Listing one thread (the
+    /// usual call) is the same either way.
     async fn list(
         &self,
         config: Option<&CheckpointConfig>,

@@ -25,7 +25,13 @@ pub(super) const CREATE_CHECKPOINT_ORDER: [&str; 7] = [
 /// Unknown top-level keys (e.g. `pending_sends` of older versions) are kept in
 /// [`extra`](Self::extra), and the key order read by [`from_value`](Self::from_value)
 /// is remembered, so converting back gives the same dict in the same order.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Equality is Python's dict equality: every field and value, not the order the keys
+/// were read in (which is kept only so the checkpoint writes back to the same bytes).
+/// So a checkpoint that went through any saver's `put` and `get_tuple` compares equal
+/// to the original, even where the saver hands `channel_values` back as the last key,
+/// as Python's `InMemorySaver` does.
+#[derive(Clone, Debug)]
 pub struct Checkpoint {
     /// `v`: the format version (langgraph 1.x writes 4).
     pub v: i64,
@@ -45,6 +51,19 @@ pub struct Checkpoint {
     pub extra: IndexMap<String, Value>,
     /// The top-level key order as read (or langgraph's default for new checkpoints).
     order: Vec<String>,
+}
+
+impl PartialEq for Checkpoint {
+    fn eq(&self, other: &Self) -> bool {
+        self.v == other.v
+            && self.id == other.id
+            && self.ts == other.ts
+            && self.channel_values == other.channel_values
+            && self.channel_versions == other.channel_versions
+            && self.versions_seen == other.versions_seen
+            && self.updated_channels == other.updated_channels
+            && self.extra == other.extra
+    }
 }
 
 impl Checkpoint {
@@ -79,7 +98,7 @@ impl Checkpoint {
     /// `versions_seen`, and the same `updated_channels`, so the tasks pending at `self`
     /// (an interrupted node, say) are still pending when the graph resumes from the
     /// edit. Change channels with [`set_channel`](Self::set_channel); store it with the
-    /// parent's config and [`CheckpointMetadata::for_update`].
+    /// parent's config and [`CheckpointMetadata::for_update`](super::CheckpointMetadata::for_update).
     ///
     /// ```
     /// use langgraph_codec::saver::{Checkpoint, ChannelVersion};

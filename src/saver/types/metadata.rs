@@ -89,7 +89,7 @@ impl CheckpointMetadata {
     }
 
     /// The metadata of a state edit stored after `previous` (see
-    /// [`Checkpoint::next_for_update`]): `{"source": "update", "step": previous step + 1,
+    /// [`Checkpoint::next_for_update`](super::Checkpoint::next_for_update)): `{"source": "update", "step": previous step + 1,
     /// "parents": {}}`, carrying `counters_since_delta_snapshot` so delta channels keep
     /// their snapshot cadence and pruning keeps the chain they need.
     pub fn for_update(previous: &CheckpointMetadata) -> Self {

@@ -34,6 +34,34 @@ pub use writes::{
     INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
 };
 
+/// `Serialize` / `Deserialize` through the type's Python dict shape (`to_value` /
+/// `from_value`): with `serde_json` a config reads and writes
+/// `{"configurable": {"thread_id": …}}`, exactly as Python's JSON does.
+macro_rules! serde_via_value {
+    ($($ty:ty),* $(,)?) => {$(
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.to_value().serialize(s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let value = crate::value::Value::deserialize(d)?;
+                <$ty>::from_value(&value).map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+
+serde_via_value!(
+    CheckpointConfig,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite
+);
+
 #[cfg(test)]
 mod tests {
     use super::ids::civil_from_days;

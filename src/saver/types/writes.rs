@@ -2,10 +2,9 @@
 //! channels and their write indices, [`PendingWrite`], [`CheckpointTuple`],
 //! [`DeltaChannelHistory`].
 
-use crate::value::Value;
-
-use super::CheckpointConfig;
-use super::{Checkpoint, CheckpointMetadata};
+use super::{Checkpoint, CheckpointConfig, CheckpointMetadata};
+use crate::saver::error::SaverError;
+use crate::value::{ObjectKind, PyObject, Value};
 
 /// `__error__`: a task's error, stored at write index −1.
 pub const ERROR: &str = "__error__";
@@ -63,6 +62,31 @@ impl PendingWrite {
             self.value.clone(),
         ])
     }
+
+    /// Reads Python's `(task_id, channel, value)` tuple.
+    ///
+    /// # Errors
+    /// [`SaverError::InvalidCheckpoint`] (field `pending_writes`) for anything else.
+    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
+        let invalid = |reason: String| SaverError::invalid_checkpoint("pending_writes", reason);
+        match value.as_array() {
+            Some([task_id, channel, value]) => Ok(PendingWrite {
+                task_id: task_id
+                    .as_str()
+                    .ok_or_else(|| invalid(format!("a {} task id", task_id.kind_name())))?
+                    .to_owned(),
+                channel: channel
+                    .as_str()
+                    .ok_or_else(|| invalid(format!("a {} channel", channel.kind_name())))?
+                    .to_owned(),
+                value: value.clone(),
+            }),
+            _ => Err(invalid(format!(
+                "expected a (task_id, channel, value) tuple, found {}",
+                value.kind_name()
+            ))),
+        }
+    }
 }
 
 /// Python's `CheckpointTuple`.
@@ -78,6 +102,91 @@ pub struct CheckpointTuple {
     pub parent_config: Option<CheckpointConfig>,
     /// Writes stored against it, in `(task_path, task_id, idx)` order.
     pub pending_writes: Vec<PendingWrite>,
+}
+
+impl CheckpointTuple {
+    /// The module and class of Python's `CheckpointTuple` (a `NamedTuple`).
+    pub const PYTHON_CLASS: (&'static str, &'static str) =
+        ("langgraph.checkpoint.base", "CheckpointTuple");
+
+    /// Python's `CheckpointTuple` as `JsonPlusSerializer` writes it: a namedtuple
+    /// envelope (ext code 2) with the fields `config`, `checkpoint`, `metadata`,
+    /// `parent_config` and `pending_writes` (a list of `(task_id, channel, value)`).
+    ///
+    /// ```
+    /// use langgraph_codec::saver::{Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple};
+    ///
+    /// let t = CheckpointTuple {
+    ///     config: CheckpointConfig::for_checkpoint("t", "", "1"),
+    ///     checkpoint: Checkpoint::new("1", "2024-01-01T00:00:00+00:00"),
+    ///     metadata: CheckpointMetadata::new("input", -1),
+    ///     parent_config: None,
+    ///     pending_writes: vec![],
+    /// };
+    /// assert_eq!(CheckpointTuple::from_value(&t.to_value())?, t);
+    /// # Ok::<(), langgraph_codec::saver::SaverError>(())
+    /// ```
+    pub fn to_value(&self) -> Value {
+        let (module, name) = Self::PYTHON_CLASS;
+        Value::object(PyObject::new(
+            ObjectKind::ConstructorKwArgs,
+            module,
+            name,
+            Value::map([
+                ("config", self.config.to_value()),
+                ("checkpoint", self.checkpoint.to_value()),
+                ("metadata", self.metadata.to_value()),
+                (
+                    "parent_config",
+                    self.parent_config
+                        .as_ref()
+                        .map_or(Value::Nil, CheckpointConfig::to_value),
+                ),
+                (
+                    "pending_writes",
+                    Value::Array(
+                        self.pending_writes
+                            .iter()
+                            .map(PendingWrite::to_value)
+                            .collect(),
+                    ),
+                ),
+            ]),
+        ))
+    }
+
+    /// Reads a `CheckpointTuple`: the namedtuple envelope [`to_value`](Self::to_value)
+    /// writes, or a plain map with the same five fields.
+    ///
+    /// # Errors
+    /// [`SaverError`] naming the field that does not have Python's shape.
+    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
+        let fields = match value.as_object() {
+            Some(obj) => &obj.arg,
+            None => value,
+        };
+        let field = |name: &str| {
+            fields.get(name).ok_or_else(|| {
+                SaverError::invalid_checkpoint(name, "missing from the CheckpointTuple")
+            })
+        };
+        let parent = field("parent_config")?;
+        Ok(CheckpointTuple {
+            config: CheckpointConfig::from_value(field("config")?)?,
+            checkpoint: Checkpoint::from_value(field("checkpoint")?)?,
+            metadata: CheckpointMetadata::from_value(field("metadata")?)?,
+            parent_config: match parent {
+                Value::Nil => None,
+                other => Some(CheckpointConfig::from_value(other)?),
+            },
+            pending_writes: field("pending_writes")?
+                .as_array()
+                .ok_or_else(|| SaverError::invalid_checkpoint("pending_writes", "expected a list"))?
+                .iter()
+                .map(PendingWrite::from_value)
+                .collect::<Result<_, _>>()?,
+        })
+    }
 }
 
 /// Python's `DeltaChannelHistory`: what one channel contributed along the parent chain.
