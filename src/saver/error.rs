@@ -125,6 +125,21 @@ pub enum SaverError {
     },
 }
 
+/// Where a checkpoint row is: `(thread "t", ns "", checkpoint "1")`.
+pub(crate) fn row_location(thread: &str, ns: &str, id: &str) -> String {
+    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
+}
+
+/// [`SaverError::UnreadableRow`] as the crate error.
+pub(crate) fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
+    SaverError::UnreadableRow {
+        kind,
+        location,
+        source: Box::new(source),
+    }
+    .into()
+}
+
 impl SaverError {
     /// A stable snake_case name of the error's kind.
     pub fn kind_name(&self) -> &'static str {

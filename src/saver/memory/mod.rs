@@ -12,7 +12,7 @@ mod store;
 
 use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{RowKind, SaverError};
+use super::error::{row_location as location, unreadable, RowKind, SaverError};
 pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
@@ -21,7 +21,7 @@ use super::types::{
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
@@ -81,18 +81,6 @@ impl Default for InMemorySaver {
     }
 }
 
-fn location(thread: &str, ns: &str, id: &str) -> String {
-    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
-}
-
-fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
-    SaverError::UnreadableRow {
-        kind,
-        location,
-        source: Box::new(source),
-    }
-    .into()
-}
 
 impl InMemorySaver {
     /// A saver over Python's default [`JsonPlusSerializer`].

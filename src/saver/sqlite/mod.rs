@@ -60,7 +60,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Row, Transaction};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{RowKind, SaverError};
+use super::error::{row_location, unreadable, RowKind, SaverError};
 use super::memory::python_next_version;
 use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
@@ -410,10 +410,7 @@ impl CheckpointRow {
     }
 
     fn location(&self) -> String {
-        format!(
-            "(thread {:?}, ns {:?}, checkpoint {:?})",
-            self.thread_id, self.checkpoint_ns, self.checkpoint_id
-        )
+        row_location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
     fn key(&self) -> (String, String, String) {
@@ -458,14 +455,6 @@ fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoi
     Ok(out)
 }
 
-fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
-    SaverError::UnreadableRow {
-        kind,
-        location,
-        source: Box::new(source),
-    }
-    .into()
-}
 
 impl Inner {
     /// A fresh decompression budget for one reading call.
