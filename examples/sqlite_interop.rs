@@ -4,10 +4,12 @@
 //! ```text
 //! cargo run --features sqlite --example sqlite_interop -- setup FILE
 //! cargo run --features sqlite --example sqlite_interop -- dump FILE [--encrypted]
+//! cargo run --features sqlite --example sqlite_interop -- ids FILE FILTER_JSON
 //! cargo run --features sqlite --example sqlite_interop -- continue FILE THREAD [--encrypted]
 //! ```
 //!
-//! `setup` opens (and so sets up) the file and exits. `dump` prints one JSON line per checkpoint (newest first, every thread and namespace):
+//! `setup` opens (and so sets up) the file and exits. `ids` prints the ids `list` returns
+//! for a metadata filter. `dump` prints one JSON line per checkpoint (newest first, every thread and namespace):
 //! its keys, parent, and every value it holds — the checkpoint, the metadata, each pending
 //! write and the `log` delta-channel history — re-serialized with the plain
 //! `JsonPlusSerializer` as `[tag, base64]`, for byte comparison with what Python reads.
@@ -81,6 +83,19 @@ async fn dump(saver: &SqliteSaver) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
+/// The ids `list(None, filter=FILTER)` returns, one per line; FILTER is a JSON object.
+async fn list_ids(saver: &SqliteSaver, filter: &str) -> Result<(), Box<dyn Error>> {
+    let filter = langgraph_codec::json::parse(filter.as_bytes(), 64)?;
+    let mut options = ListOptions::new();
+    for (k, v) in filter.as_map().ok_or("the filter must be a JSON object")? {
+        options = options.filter(k.as_str().ok_or("filter keys are strings")?, v.clone());
+    }
+    for t in saver.list(None, &options).await? {
+        println!("{}", t.config.checkpoint_id.unwrap_or_default());
+    }
+    Ok(())
+}
+
 async fn continue_thread(saver: &SqliteSaver, thread: &str) -> Result<(), Box<dyn Error>> {
     let latest = saver
         .get_tuple(&CheckpointConfig::new(thread))
@@ -118,10 +133,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .collect();
     match args.as_slice() {
         ["setup", path] => open(path, encrypted).map(drop),
+        ["ids", path, filter] => list_ids(&open(path, encrypted)?, filter).await,
         ["dump", path] => dump(&open(path, encrypted)?).await,
         ["continue", path, thread] => continue_thread(&open(path, encrypted)?, thread).await,
         _ => Err(
-            "usage: sqlite_interop setup FILE | dump FILE | continue FILE THREAD  [--encrypted]"
+            "usage: sqlite_interop setup FILE | ids FILE FILTER | dump FILE | continue FILE THREAD  [--encrypted]"
                 .into(),
         ),
     }

@@ -274,6 +274,13 @@ def main() -> None:
             sys.exit("FAIL: Rust's checkpoint does not have Python's latest as its parent")
         if after.next != ("final_review",):
             sys.exit(f"FAIL: after Rust's checkpoint the next task is {after.next}, not final_review")
+        # Rust's metadata row holds exactly the bytes Python's put would write for it.
+        raw = conn.execute("SELECT metadata FROM checkpoints WHERE checkpoint_id = ?", (rust_id,)).fetchone()[0]
+        if json.dumps(json.loads(raw), ensure_ascii=False).encode("utf-8") != raw:
+            sys.exit(f"FAIL: Rust's metadata bytes are not json.dumps's: {raw!r}")
+        if json.loads(raw).get("source") != "update":
+            sys.exit(f"FAIL: Rust's metadata is {raw!r}")
+        checks += 1
         contents = [m.content for m in after.values["messages"]]
         if contents[-1] != "edited from Rust":
             sys.exit(f"FAIL: Python does not read Rust's message: {contents}")
@@ -294,6 +301,19 @@ def main() -> None:
             sys.exit("FAIL: get_state_history does not list Rust's checkpoint")
         if graph.get_state(config).next != ():
             sys.exit("FAIL: the thread did not finish")
+
+        # Python's list filter (json_extract equality) gives the same ids in Rust.
+        matched: list[int] = []
+        for flt in ({"source": "loop"}, {"source": "update"}, {"step": 3}, {"step": -1},
+                    {"parents": {}}, {"counters_since_delta_snapshot": {"log": [1, 2]}},
+                    {"source": "loop", "step": 1}, {"missing": None}, {"step": 1.0}):
+            want = [t.config["configurable"]["checkpoint_id"] for t in saver.list(None, filter=flt)]
+            got = run_rust(binary, "ids", path, json.dumps(flt), *rust_flags).split()
+            matched.append(len(want))
+            if got != want:
+                sys.exit(f"FAIL: list(filter={flt}) gives {want} in Python, {got} in Rust")
+            checks += 1
+        print(f"  list filters: same ids in Python and Rust (matches per filter: {matched})")
 
         # 5. Rust reads the finished thread, including Python's checkpoints after its own.
         checks += compare("rust reads the finished thread", python_dump(saver),

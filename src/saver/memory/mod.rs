@@ -81,7 +81,6 @@ impl Default for InMemorySaver {
     }
 }
 
-
 impl InMemorySaver {
     /// A saver over Python's default [`JsonPlusSerializer`].
     pub fn new() -> Self {

@@ -455,7 +455,6 @@ fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoi
     Ok(out)
 }
 
-
 impl Inner {
     /// A fresh decompression budget for one reading call.
     fn call_budget(&self) -> DecompressionBudget {
