@@ -12,6 +12,13 @@
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
 //!   associated data) and the `+zlib` compression wrapper.
 //! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types.
+//! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]),
+//!   [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` (feature `sqlite`, on by
+//!   default: Python's SQLite file, shared with Python LangGraph) and the conformance kit
+//!   (feature `conformance`).
+//!
+//! Cargo features: `sqlite` and `conformance` (default), `cli` (the `lgcodec` binary),
+//! `chrono` and `uuid` (conversions for the typed layer's date/time and UUID types).
 //!
 //! ```
 //! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
