@@ -169,3 +169,31 @@ async fn list_pages_give_what_one_list_gives() {
     )
     .await;
 }
+
+/// A checkpoint serialized straight from its fields (what SqliteSaver::put writes) gives
+/// exactly the bytes of encoding its `to_value()` dict, for every field kind.
+#[test]
+fn checkpoint_serializes_straight_to_the_bytes_of_its_dict() {
+    use langgraph_codec::{typed, JsonPlusSerializer, Serializer};
+    let bytes = hex(PYTHON_TUPLE_HEX);
+    let tuple =
+        CheckpointTuple::from_value(&msgpack::decode(&bytes).expect("decodes")).expect("tuple");
+    let mut checkpoints = vec![tuple.checkpoint, sample_checkpoint()];
+    let mut odd = sample_checkpoint();
+    odd.channel_versions
+        .insert("i".into(), ChannelVersion::Int(7));
+    odd.channel_versions
+        .insert("f".into(), ChannelVersion::Float(2.5));
+    odd.extra
+        .insert("pending_sends".into(), Value::Array(vec![]));
+    odd.updated_channels = None;
+    checkpoints.push(odd);
+    let serde = JsonPlusSerializer::new();
+    for cp in &checkpoints {
+        let direct = typed::to_vec(cp).expect("typed");
+        let via_value = serde.dumps_typed(&cp.to_value()).expect("value");
+        assert_eq!(direct, &via_value.data[..], "{cp:?}");
+        let back: Checkpoint = typed::from_slice(&direct).expect("reads back");
+        assert_eq!(&back, cp);
+    }
+}

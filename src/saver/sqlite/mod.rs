@@ -72,6 +72,7 @@ use super::types::{
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
+use crate::typed::TypedSerializerExt;
 use crate::value::Value;
 
 mod conn;
@@ -491,7 +492,7 @@ impl Inner {
             row.type_tag.as_deref(),
             row.checkpoint.as_deref(),
         )?;
-        Checkpoint::from_value(&value)
+        Checkpoint::from_owned_value(value)
             .map_err(|e| unreadable(RowKind::Checkpoint, row.location(), e.into()))
     }
 
@@ -785,7 +786,9 @@ impl CheckpointSaver for SqliteSaver {
     ) -> Result<CheckpointConfig> {
         let thread = config.require_thread_id("put")?.to_owned();
         let ns = config.ns().to_owned();
-        let row = self.inner.serde.dumps_typed(&checkpoint.to_value())?;
+        // The typed serializer writes the dict straight from the checkpoint: the same
+        // bytes as dumps_typed(&checkpoint.to_value()), without copying the state first.
+        let row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
         let metadata_text = pyjson::dumps(
             &checkpoint_metadata(config, metadata).to_value(),
             pyjson::METADATA,

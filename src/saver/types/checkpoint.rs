@@ -2,7 +2,7 @@
 
 use indexmap::IndexMap;
 
-use super::maps::{str_map_from_value, str_map_to_value};
+use super::maps::{str_map_from_owned, str_map_from_value, str_map_to_value};
 use super::versions::{versions_from_value, versions_to_value};
 use super::{now_isoformat, uuid6, ChannelVersion, ChannelVersions};
 use crate::saver::error::SaverError;
@@ -208,6 +208,16 @@ impl Checkpoint {
         Value::Map(out)
     }
 
+    /// The checkpoint dict as `Serialize`, borrowing every value: the same map
+    /// [`to_value`](Self::to_value) (or [`to_row_value`](Self::to_row_value)) builds,
+    /// written without copying the channel values first.
+    pub(crate) fn dict(&self, with_channel_values: bool) -> CheckpointDict<'_> {
+        CheckpointDict {
+            cp: self,
+            with_channel_values,
+        }
+    }
+
     /// The checkpoint as Python's dict, with `channel_values`.
     pub fn to_value(&self) -> Value {
         self.to_value_impl(true)
@@ -219,7 +229,32 @@ impl Checkpoint {
         self.to_value_impl(false)
     }
 
+    /// [`from_value`](Self::from_value) for a value the caller owns: the channel values
+    /// move into the checkpoint instead of being copied (what a saver does with the
+    /// value it just decoded).
+    ///
+    /// # Errors
+    /// As [`from_value`](Self::from_value).
+    pub fn from_owned_value(mut value: Value) -> Result<Self, SaverError> {
+        let channel_values = match &mut value {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some("channel_values"))
+                .map(|(_, v)| std::mem::replace(v, Value::Map(Vec::new()))),
+            _ => None,
+        };
+        let mut cp = Self::from_value(&value)?;
+        if let Some(values) = channel_values {
+            cp.channel_values = str_map_from_owned(values, "channel_values")?;
+        }
+        Ok(cp)
+    }
+
     /// Reads Python's checkpoint dict (with or without `channel_values`).
+    ///
+    /// # Errors
+    /// [`SaverError::InvalidCheckpoint`] naming the field that does not have Python's
+    /// shape (`v`, `id` and `ts` are required).
     pub fn from_value(value: &Value) -> Result<Self, SaverError> {
         let entries = value.as_map().ok_or_else(|| {
             SaverError::invalid_checkpoint(
@@ -313,5 +348,77 @@ impl Checkpoint {
             }
         }
         Ok(cp)
+    }
+}
+
+/// See [`Checkpoint::dict`].
+pub(crate) struct CheckpointDict<'a> {
+    cp: &'a Checkpoint,
+    with_channel_values: bool,
+}
+
+/// A version map as `Serialize`: channel → version, in order.
+struct Versions<'a>(&'a ChannelVersions);
+
+impl serde::Serialize for Versions<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (channel, version) in self.0 {
+            match version {
+                ChannelVersion::Int(i) => map.serialize_entry(channel, i)?,
+                ChannelVersion::Float(f) => map.serialize_entry(channel, f)?,
+                ChannelVersion::Str(v) => map.serialize_entry(channel, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// `channel_values` as `Serialize`, in order.
+struct Values<'a>(&'a IndexMap<String, Value>);
+
+impl serde::Serialize for Values<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter())
+    }
+}
+
+/// `versions_seen` as `Serialize`: node → version map, in order.
+struct Seen<'a>(&'a IndexMap<String, ChannelVersions>);
+
+impl serde::Serialize for Seen<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(node, v)| (node, Versions(v))))
+    }
+}
+
+impl serde::Serialize for CheckpointDict<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let cp = self.cp;
+        let keys: Vec<String> = cp
+            .key_order()
+            .into_iter()
+            .filter(|k| self.with_channel_values || k != "channel_values")
+            .collect();
+        let mut map = s.serialize_map(Some(keys.len()))?;
+        for key in &keys {
+            match key.as_str() {
+                "v" => map.serialize_entry(key, &cp.v)?,
+                "id" => map.serialize_entry(key, &cp.id)?,
+                "ts" => map.serialize_entry(key, &cp.ts)?,
+                "channel_values" => map.serialize_entry(key, &Values(&cp.channel_values))?,
+                "channel_versions" => map.serialize_entry(key, &Versions(&cp.channel_versions))?,
+                "versions_seen" => map.serialize_entry(key, &Seen(&cp.versions_seen))?,
+                "updated_channels" => map.serialize_entry(key, &cp.updated_channels)?,
+                other => match cp.extra.get(other) {
+                    Some(v) => map.serialize_entry(key, v)?,
+                    // key_order lists only the extra keys that are present.
+                    None => map.serialize_entry(key, &Value::Nil)?,
+                },
+            }
+        }
+        map.end()
     }
 }

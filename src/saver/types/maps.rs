@@ -25,6 +25,27 @@ pub(super) fn str_map_from_value(
     Ok(out)
 }
 
+/// [`str_map_from_value`] for an owned map: the values move, nothing is copied.
+pub(super) fn str_map_from_owned(
+    value: Value,
+    field: &str,
+) -> Result<IndexMap<String, Value>, SaverError> {
+    let Value::Map(entries) = value else {
+        return Err(SaverError::invalid_checkpoint(
+            field,
+            format!("expected a map, found {}", value.kind_name()),
+        ));
+    };
+    let mut out = IndexMap::with_capacity(entries.len());
+    for (k, v) in entries {
+        let key = k.as_str().ok_or_else(|| {
+            SaverError::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
+        })?;
+        out.insert(key.to_owned(), v);
+    }
+    Ok(out)
+}
+
 pub(super) fn str_map_to_value(map: &IndexMap<String, Value>) -> Value {
     Value::Map(
         map.iter()

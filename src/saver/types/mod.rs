@@ -54,9 +54,22 @@ macro_rules! serde_via_value {
     )*};
 }
 
+impl serde::Serialize for Checkpoint {
+    /// The dict [`Checkpoint::to_value`] builds, written without copying the values.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.dict(true).serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Checkpoint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = crate::value::Value::deserialize(d)?;
+        Checkpoint::from_owned_value(value).map_err(serde::de::Error::custom)
+    }
+}
+
 serde_via_value!(
     CheckpointConfig,
-    Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     PendingWrite
