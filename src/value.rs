@@ -10,7 +10,9 @@ use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
+mod json_only;
 mod pystr;
+pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
 
 /// One decoded value. See the [module docs](self).
@@ -51,6 +53,10 @@ pub enum Value {
     /// Any other extension, or an ext 0–7 whose payload is not what Python writes.
     /// Boxed because it is rare and would otherwise make every `Value` 48 bytes.
     Ext(Box<RawExt>),
+    /// An integer beyond msgpack's range, read from a `json` row (see [`BigInt`]).
+    BigInt(Box<BigInt>),
+    /// A string with lone surrogates, read from a `json` row (see [`PyWStr`]).
+    WStr(Box<PyWStr>),
 }
 
 /// An integer anywhere in `i64::MIN ..= u64::MAX`, the range msgpack can hold.
@@ -401,6 +407,8 @@ impl Value {
             Value::NdArray(_) => "ndarray",
             Value::DeltaSnapshot(_) => "delta snapshot",
             Value::Ext(_) => "ext",
+            Value::BigInt(_) => "big int",
+            Value::WStr(_) => "str with lone surrogates",
         }
     }
 }
@@ -422,6 +430,8 @@ impl PartialEq for Value {
             (NdArray(a), NdArray(b)) => a == b,
             (DeltaSnapshot(a), DeltaSnapshot(b)) => a == b,
             (Ext(a), Ext(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
+            (WStr(a), WStr(b)) => a == b,
             _ => false,
         }
     }
@@ -446,6 +456,8 @@ impl Hash for Value {
             Value::NdArray(n) => n.hash(state),
             Value::DeltaSnapshot(v) => v.hash(state),
             Value::Ext(e) => e.hash(state),
+            Value::BigInt(n) => n.hash(state),
+            Value::WStr(w) => w.hash(state),
         }
     }
 }

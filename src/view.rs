@@ -16,6 +16,8 @@
 //! | numpy array (ext 6) | `{"$ndarray": "<f8", "shape": [2, 3], "order": "C", "buffer": "<base64>"}` |
 //! | delta snapshot (ext 7) | `{"$delta_snapshot": ...}` |
 //! | any other ext | `{"$ext": 99, "data": "<base64>"}` |
+//! | integer beyond 64 bits (`json` rows) | `{"$bigint": "1180591620717411303424"}` |
+//! | string with lone surrogates (`json` rows) | `{"$wstr": ["a", 55296, "b"]}` |
 //!
 //! ```
 //! use langgraph_codec::{msgpack, view};
@@ -78,6 +80,16 @@ impl Serialize for View<'_> {
                 m.serialize_entry("$bytes", &B64.encode(b))?;
                 m.end()
             }
+            Value::BigInt(n) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$bigint", &n.to_string())?;
+                m.end()
+            }
+            Value::WStr(w) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$wstr", &wstr_parts(w))?;
+                m.end()
+            }
             Value::Ext(e) => {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("$ext", &e.code)?;
@@ -87,6 +99,27 @@ impl Serialize for View<'_> {
             container => crate::stack::guard(|| serialize_container(container, s)),
         }
     }
+}
+
+/// A string with lone surrogates as runs of text and the surrogates' code points.
+fn wstr_parts(w: &crate::value::PyWStr) -> Vec<Json> {
+    let mut parts = Vec::new();
+    let mut run = String::new();
+    for cp in w.code_points() {
+        match char::from_u32(cp) {
+            Some(c) => run.push(c),
+            None => {
+                if !run.is_empty() {
+                    parts.push(Json::from(std::mem::take(&mut run)));
+                }
+                parts.push(Json::from(cp));
+            }
+        }
+    }
+    if !run.is_empty() {
+        parts.push(Json::from(run));
+    }
+    parts
 }
 
 fn serialize_container<S: Serializer>(value: &Value, s: S) -> Result<S::Ok, S::Error> {
@@ -475,6 +508,34 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
         "$delta_snapshot" => Value::DeltaSnapshot(Box::new(
             path.with(PathPart::Key("$delta_snapshot".into()), |p| from_parsed(tag_value, p))?,
         )),
+        "$bigint" => {
+            let digits = string(tag_value, "$bigint", path)?;
+            let n: crate::value::BigInt = digits.parse().map_err(|_| {
+                path.error("$bigint must be the decimal digits of an integer outside i64::MIN..=u64::MAX")
+            })?;
+            Value::BigInt(Box::new(n))
+        }
+        "$wstr" => {
+            let Value::Array(parts) = tag_value else {
+                return Err(path.error("$wstr must be an array of strings and surrogate code points"));
+            };
+            let mut points = Vec::new();
+            for part in &parts {
+                match part {
+                    Value::Str(s) => points.extend(s.chars().map(u32::from)),
+                    Value::Int(i) => points.push(
+                        i.as_u64()
+                            .and_then(|c| u32::try_from(c).ok())
+                            .filter(|c| (0xD800..0xE000).contains(c))
+                            .ok_or_else(|| path.error("$wstr code points must be surrogates (0xD800..=0xDFFF)"))?,
+                    ),
+                    _ => return Err(path.error("$wstr must be an array of strings and surrogate code points")),
+                }
+            }
+            Value::WStr(Box::new(crate::value::PyWStr::from_code_points(points).ok_or_else(
+                || path.error("$wstr must hold at least one lone surrogate"),
+            )?))
+        }
         "$ext" => {
             let code = tag_value
                 .as_i64()

@@ -50,6 +50,11 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
         Value::Str(s) => write_str(out, s)?,
         Value::Bin(b) => write_bin(out, b)?,
         Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
+        Value::BigInt(_) | Value::WStr(_) => {
+            return Err(EncodeError::NotMsgpack {
+                kind: value.kind_name(),
+            })
+        }
         // The remaining stack is checked every few levels, not at every container. An
         // object envelope adds two levels at once, so checking at two residues makes
         // sure every run of `STACK_CHECK_EVERY` levels, odd or even, is checked.

@@ -63,6 +63,18 @@ impl Serialize for Value {
                 }
                 map.end()
             }
+            Value::BigInt(n) => match n.to_string().parse::<i128>() {
+                Ok(v) => s.serialize_i128(v),
+                Err(_) => match n.to_string().parse::<u128>() {
+                    Ok(v) => s.serialize_u128(v),
+                    Err(_) => Err(serde::ser::Error::custom(
+                        "an integer beyond 128 bits has no serde form",
+                    )),
+                },
+            },
+            Value::WStr(_) => Err(serde::ser::Error::custom(
+                "a string with lone surrogates has no serde form",
+            )),
             Value::F32(_)
             | Value::Object(_)
             | Value::NdArray(_)
