@@ -35,7 +35,7 @@ pub fn parse_data_record(line: &str) -> Result<TypedBytes, Error> {
 pub fn parse_value_record(text: &str) -> Result<(String, Value), Error> {
     let record = crate::json::parse(text.as_bytes(), RECORD_DEPTH)?;
     let type_tag = field_str(&record, "type")?.to_owned();
-    let Value::Map(entries) = record else {
+    let Ok(entries) = record.into_map() else {
         return Err(ViewError::new("$", "a record must be a JSON object").into());
     };
     let view = entries

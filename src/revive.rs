@@ -42,15 +42,15 @@ pub(crate) fn revive(value: Value) -> Value {
 }
 
 fn revive_container(value: Value) -> Value {
-    match value {
-        Value::Array(items) => Value::Array(items.into_iter().map(revive).collect()),
-        Value::Map(entries) => {
-            let entries: Vec<(Value, Value)> =
-                entries.into_iter().map(|(k, v)| (k, revive(v))).collect();
-            revive_envelope(&entries).unwrap_or(Value::Map(entries))
-        }
-        other => other,
-    }
+    let entries = match value.into_array() {
+        Ok(items) => return Value::Array(items.into_iter().map(revive).collect()),
+        Err(other) => match other.into_map() {
+            Ok(entries) => entries,
+            Err(other) => return other,
+        },
+    };
+    let entries: Vec<(Value, Value)> = entries.into_iter().map(|(k, v)| (k, revive(v))).collect();
+    revive_envelope(&entries).unwrap_or(Value::Map(entries))
 }
 
 /// Python's `==` between a JSON value and a small int (`True == 1`, `2.0 == 2`).

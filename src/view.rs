@@ -303,14 +303,19 @@ fn from_parsed(json: Value, path: &mut Path) -> Result<Value, ViewError> {
 }
 
 fn from_container(json: Value, path: &mut Path) -> Result<Value, ViewError> {
-    match json {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| path.with(PathPart::Index(i), |p| from_parsed(v, p)))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
-        Value::Map(entries) => {
+    let json = match json.into_array() {
+        Ok(items) => {
+            return items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| path.with(PathPart::Index(i), |p| from_parsed(v, p)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        }
+        Err(json) => json,
+    };
+    match json.into_map() {
+        Ok(entries) => {
             let tag = entries.iter().find_map(|(k, _)| match k {
                 Value::Str(s) if s.starts_with('$') => Some(s.clone()),
                 _ => None,
@@ -328,7 +333,7 @@ fn from_container(json: Value, path: &mut Path) -> Result<Value, ViewError> {
                 Some(tag) => from_tagged(&tag, Fields::new(entries), path),
             }
         }
-        scalar => Ok(scalar),
+        Err(scalar) => Ok(scalar),
     }
 }
 
@@ -362,9 +367,9 @@ impl Fields {
 }
 
 fn string(v: Value, what: &str, path: &Path) -> Result<String, ViewError> {
-    match v {
-        Value::Str(s) => Ok(s.into_string()),
-        other => Err(path.error(format!(
+    match v.into_str() {
+        Ok(s) => Ok(s.into_string()),
+        Err(other) => Err(path.error(format!(
             "{what} must be a string, found {}",
             other.kind_name()
         ))),
@@ -452,13 +457,13 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
             other => return Err(path.error(format!("$f32 must be a number, found {}", other.kind_name()))),
         },
         "$map" => {
-            let Value::Array(pairs) = tag_value else {
+            let Ok(pairs) = tag_value.into_array() else {
                 return Err(path.error("$map must be an array of [key, value] pairs"));
             };
             let mut entries = Vec::with_capacity(pairs.len());
             for (i, pair) in pairs.into_iter().enumerate() {
-                let entry = path.with(PathPart::Index(i), |p| match pair {
-                    Value::Array(kv) => match <[Value; 2]>::try_from(kv) {
+                let entry = path.with(PathPart::Index(i), |p| match pair.into_array() {
+                    Ok(kv) => match <[Value; 2]>::try_from(kv) {
                         Ok([k, v]) => Ok((from_parsed(k, p)?, from_parsed(v, p)?)),
                         Err(_) => Err(p.error("each $map entry must be a [key, value] pair")),
                     },
@@ -488,7 +493,7 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
         }
         "$ndarray" => {
             let dtype = string(tag_value, "$ndarray", path)?;
-            let shape = match f.required("shape", tag, path)? {
+            let shape = match &f.required("shape", tag, path)? {
                 Value::Array(dims) => dims
                     .iter()
                     .map(Value::as_u64)
@@ -516,7 +521,7 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
             Value::BigInt(Box::new(n))
         }
         "$wstr" => {
-            let Value::Array(parts) = tag_value else {
+            let Ok(parts) = tag_value.into_array() else {
                 return Err(path.error("$wstr must be an array of strings and surrogate code points"));
             };
             let mut points = Vec::new();

@@ -92,7 +92,7 @@ fn hostile_lengths_are_refused_without_allocating_them() {
         assert!(bytes.len() <= 20, "{name}");
         let (result, peak) = peak_during(|| msgpack::decode(bytes));
         assert!(peak < SMALL, "{name}: decode peaked at {peak} bytes");
-        match result {
+        match &result {
             Err(e) => assert!(
                 matches!(
                     e.kind(),

@@ -196,11 +196,8 @@ fn one_hundred_thousand_deep_array_is_an_error_not_an_overflow() {
             .expect("decodes with no limit");
         let depth =
             std::iter::successors(Some(&v), |v| v.as_array().and_then(|a| a.first())).count();
-        // Drop it iteratively, so the test measures the decoder, not Drop.
-        let mut cur = v;
-        while let Value::Array(mut items) = cur {
-            cur = items.pop().unwrap_or(Value::Nil);
-        }
+        // Drop is stack-safe too (each level runs under the stack guard).
+        drop(v);
         depth
     });
     assert_eq!(unlimited, 100_001);
@@ -224,9 +221,52 @@ fn the_deepest_accepted_value_encodes_and_views_on_a_small_stack() {
             assert_eq!(msgpack::encode(&back).expect("encodes"), bytes);
             let json = langgraph_codec::json::write(&v);
             assert_eq!(json.is_ok(), bytes[..2] == [0x91, 0x91]);
-            std::mem::forget(back);
-            std::mem::forget(v);
+            drop(back);
+            drop(v);
         }
+    });
+}
+
+/// Issue 13 item 3: clone, ==, Debug, Hash, serde and drop of the deepest values the
+/// decoders accept, on a 64 KiB thread (these walks recurse; each level runs under the
+/// stack guard). Also far deeper than the default limit.
+#[test]
+fn deepest_values_clone_compare_format_hash_serialize_and_drop_on_a_small_stack() {
+    on_small_stack(|| {
+        let unlimited = DecodeOptions::new().max_depth(usize::MAX);
+        for (bytes, default_accepts) in [
+            (nested(b"\x91", 1024, b"\x01"), true),
+            (nested(b"\x81\x01", 1024, b"\x01"), true),
+            (nested_ext7(1024), true),
+            (nested_objects(512), true),
+            (nested(b"\x91", 20_000, b"\x01"), false),
+            (nested_objects(10_000), false),
+        ] {
+            let v = msgpack::decode_with(&bytes, &unlimited).expect("decodes");
+            let copy = v.clone();
+            assert!(copy == v);
+            let text = format!("{v:?}");
+            assert!(text.len() > 1024);
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            v.hash(&mut h);
+            let _ = h.finish();
+            // serde (through serde_json; ext values become their msgpack bytes).
+            // Past the default limit an ext value's msgpack form is a depth error.
+            match serde_json::to_string(&v) {
+                Ok(json) => assert!(json.len() > 1024),
+                Err(e) => assert!(!default_accepts, "{e}"),
+            }
+            drop(copy);
+            drop(v);
+        }
+        // A json row at the depth limit, revived, cloned and dropped.
+        let text = format!("{}1{}", "[".repeat(1024), "]".repeat(1024));
+        let v = JsonPlusSerializer::new()
+            .loads_typed("json", text.as_bytes())
+            .expect("reads");
+        assert!(v.clone() == v);
+        drop(v);
     });
 }
 
@@ -266,7 +306,7 @@ fn a_non_canonical_ext_payload_stays_raw_and_byte_identical() {
 fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
     // ext 5 around a truncated array: raw, nothing lost.
     let bytes = b"\xd5\x05\x93\x01";
-    assert!(matches!(msgpack::decode(bytes), Ok(Value::Ext(e)) if e.code == 5));
+    assert!(matches!(&msgpack::decode(bytes), Ok(Value::Ext(e)) if e.code == 5));
     // The depth limit inside payloads is an error, not a raw fallback.
     let opts = DecodeOptions::new().max_depth(3);
     let e = msgpack::decode_with(&nested_ext7(5), &opts).expect_err("too deep");
@@ -312,11 +352,12 @@ fn a_four_tuple_envelope_needs_a_string_method() {
     // ("m", "n", 1, "fromisoformat") is an object with a method; with nil or an int as
     // the fourth item it is not what Python writes, so it stays raw, byte for byte.
     let ok = nested_objects_with(1, b"\x94", b"\xa1f");
-    let Value::Object(obj) = msgpack::decode(&ok).expect("decodes") else {
+    let v = msgpack::decode(&ok).expect("decodes");
+    let Value::Object(obj) = &v else {
         panic!("a string method makes an object");
     };
     assert_eq!(obj.method.as_deref(), Some("f"));
-    assert_eq!(msgpack::encode(&Value::Object(obj)).expect("encodes"), ok);
+    assert_eq!(msgpack::encode(&v).expect("encodes"), ok);
     for bad_method in [&b"\xc0"[..], b"\x07"] {
         let bytes = nested_objects_with(1, b"\x94", bad_method);
         let payload = [&b"\x94\xa1m\xa1n\x01"[..], bad_method].concat();

@@ -181,7 +181,9 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     let serde = JsonPlusSerializer::new();
     // What Python's json.dumps writes for {"n": 2**70, "m": -2**65, "s": "a\ud800b\udc00"}.
     let row = br#"{"n": 1180591620717411303424, "m": -36893488147419103232, "s": "a\ud800b\udc00", "p": "\ud83d\ude00"}"#;
-    let v = serde.loads_typed("json", row).expect("Python reads it, so do we");
+    let v = serde
+        .loads_typed("json", row)
+        .expect("Python reads it, so do we");
     match v.get("n") {
         Some(Value::BigInt(n)) => assert_eq!(n.to_string(), "1180591620717411303424"),
         other => panic!("expected a BigInt, got {other:?}"),
@@ -192,7 +194,10 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     }
     match v.get("s") {
         Some(Value::WStr(w)) => {
-            assert_eq!(w.code_points().collect::<Vec<_>>(), [0x61, 0xD800, 0x62, 0xDC00])
+            assert_eq!(
+                w.code_points().collect::<Vec<_>>(),
+                [0x61, 0xD800, 0x62, 0xDC00]
+            )
         }
         other => panic!("expected a WStr, got {other:?}"),
     }
@@ -209,9 +214,18 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     assert_eq!(serde.loads_typed("json", &back.data).expect("reads"), v);
     // The view keeps them too.
     let text = langgraph_codec::view::to_string(&v);
-    assert!(text.contains(r#"{"$bigint":"1180591620717411303424"}"#), "{text}");
-    assert!(text.contains(r#"{"$wstr":["a",55296,"b",56320]}"#), "{text}");
-    assert_eq!(langgraph_codec::view::from_str(&text).expect("view reads"), v);
+    assert!(
+        text.contains(r#"{"$bigint":"1180591620717411303424"}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"{"$wstr":["a",55296,"b",56320]}"#),
+        "{text}"
+    );
+    assert_eq!(
+        langgraph_codec::view::from_str(&text).expect("view reads"),
+        v
+    );
     // msgpack refuses with a typed error.
     assert!(matches!(
         msgpack::encode(&v),

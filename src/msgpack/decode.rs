@@ -527,12 +527,13 @@ impl<'a> Decoder<'a> {
             }
             Ok(())
         })?;
-        let [Value::Str(module), Value::Str(name), arg, method] = items else {
+        let [module, name, arg, method] = items;
+        let (Ok(module), Ok(name)) = (module.into_str(), name.into_str()) else {
             return Ok(None);
         };
-        let method = match (len, method) {
+        let method = match (len, method.into_str()) {
             (3, _) => None,
-            (_, Value::Str(m)) => Some(m),
+            (_, Ok(m)) => Some(m),
             _ => return Ok(None),
         };
         Ok(Some(Value::Object(Box::new(PyObject {
@@ -571,14 +572,15 @@ fn ndarray_or_delta(code: i8, payload: Value) -> Option<Value> {
     if code == 7 {
         return Some(Value::DeltaSnapshot(Box::new(payload)));
     }
-    let Value::Array(items) = payload else {
-        return None;
-    };
+    let items = payload.into_array().ok()?;
     if code == 6 {
         let [dtype, shape, order, buffer] = <[Value; 4]>::try_from(items).ok()?;
-        let (Value::Str(dtype), Value::Array(shape), Value::Str(order), Value::Bin(buffer)) =
-            (dtype, shape, order, buffer)
-        else {
+        let (Ok(dtype), Ok(shape), Ok(order), Ok(buffer)) = (
+            dtype.into_str(),
+            shape.into_array(),
+            order.into_str(),
+            buffer.into_bin(),
+        ) else {
             return None;
         };
         let shape = shape

@@ -49,20 +49,21 @@ impl Serialize for Value {
             Value::F64(f) => s.serialize_f64(*f),
             Value::Str(v) => s.serialize_str(v),
             Value::Bin(b) => s.serialize_bytes(b),
-            Value::Array(items) => {
+            // Each level runs under the stack guard: any depth, any thread.
+            Value::Array(items) => crate::stack::guard(|| {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for item in items {
                     seq.serialize_element(item)?;
                 }
                 seq.end()
-            }
-            Value::Map(entries) => {
+            }),
+            Value::Map(entries) => crate::stack::guard(|| {
                 let mut map = s.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()
-            }
+            }),
             Value::BigInt(n) => match n.to_string().parse::<i128>() {
                 Ok(v) => s.serialize_i128(v),
                 Err(_) => match n.to_string().parse::<u128>() {
