@@ -18,8 +18,9 @@ use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 use crate::view::View;
 
-/// Nesting allowed in a record line (the view of a 1,024-deep value nests deeper).
-const RECORD_DEPTH: usize = 4 * crate::msgpack::DEFAULT_MAX_DEPTH;
+/// Nesting allowed in a record line (the view of a value nests deeper than the value;
+/// values nest up to `DEFAULT_MAX_TOTAL_DEPTH` levels across extension payloads).
+const RECORD_DEPTH: usize = 4 * crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH;
 
 /// Reads a data record `{"type": TAG, "data": BASE64}`.
 pub fn parse_data_record(line: &str) -> Result<TypedBytes, Error> {

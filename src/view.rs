@@ -245,9 +245,12 @@ pub fn to_string(value: &Value) -> String {
 pub fn from_str(text: &str) -> Result<Value, Error> {
     let json = crate::json::parse(
         text.as_bytes(),
-        crate::msgpack::DEFAULT_MAX_DEPTH * VIEW_DEPTH_FACTOR,
+        crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH * VIEW_DEPTH_FACTOR,
     )?;
-    Ok(from_parsed(json, &mut Path::root())?)
+    let value = from_parsed(json, &mut Path::root())?;
+    // Only what the codec can write (and read back): the same nesting limits.
+    crate::msgpack::check_depth(&value)?;
+    Ok(value)
 }
 
 /// Reads a value back from a view that was already parsed by [`crate::json::parse`]

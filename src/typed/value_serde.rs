@@ -20,7 +20,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use super::de::{ByteVec, IsRawMarker};
 use super::error::UNREPRESENTABLE_PREFIX;
 use super::{RAW_MARKER, VALUE_MARKER};
-use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
+use crate::msgpack;
 use crate::value::{Int, Value};
 
 /// Raw msgpack bytes of one item, serialized as bytes.
@@ -100,40 +100,12 @@ fn is_scalar(v: &Value) -> bool {
 }
 
 /// `v` as its encoded bytes under the raw marker, for a foreign serializer running
-/// inside this crate's. The nesting is measured first, without recursion, so hostile
-/// depth fails before any recursive encoding starts.
+/// inside this crate's. The nesting is checked first, without recursion, so hostile
+/// depth fails before any encoding starts.
 pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
-    if nesting(v) > DEFAULT_MAX_DEPTH {
-        return Err(serde::ser::Error::custom(
-            crate::error::EncodeError::DepthLimit {
-                limit: DEFAULT_MAX_DEPTH,
-            },
-        ));
-    }
+    msgpack::check_depth(v).map_err(encode_error)?;
     let bytes = msgpack::encode(v).map_err(encode_error)?;
     s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
-}
-
-/// How deeply `v` nests (containers and extension payloads), measured iteratively.
-fn nesting(v: &Value) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(v, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        max = max.max(d);
-        match v {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
-            Value::Map(entries) => {
-                for (k, val) in entries {
-                    stack.push((k, d + 1));
-                    stack.push((val, d + 1));
-                }
-            }
-            Value::Object(o) => stack.push((&o.arg, d + 2)),
-            Value::DeltaSnapshot(inner) => stack.push((inner, d + 1)),
-            _ => {}
-        }
-    }
-    max
 }
 
 pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
