@@ -42,7 +42,6 @@ pub mod error;
 pub mod json;
 pub mod msgpack;
 pub mod records;
-mod revive;
 pub mod saver;
 pub mod serializer;
 mod stack;

@@ -266,7 +266,7 @@ impl Serializer for JsonPlusSerializer {
             tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
             tags::JSON => {
                 let value = crate::json::parse(data, self.options.depth_limit())?;
-                Ok(crate::revive::revive(value))
+                Ok(crate::typed::revive::revive(value))
             }
             tags::PICKLE => Err(Error::Pickle),
             other => Err(Error::UnknownType {

@@ -232,3 +232,44 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
         Err(langgraph_codec::EncodeError::NotMsgpack { .. })
     ));
 }
+
+#[test]
+fn js_and_legacy_messages_read_into_any_message_through_the_typed_layer() {
+    use langgraph_codec::typed::pytypes::AnyMessage;
+    use langgraph_codec::typed::TypedSerializerExt;
+    let serde = JsonPlusSerializer::new();
+    let mut read = 0;
+    for row in rows() {
+        let is_message_row = [
+            "human",
+            "ai_tool_calls",
+            "ai_plain",
+            "system",
+            "tool",
+            "chat",
+        ]
+        .contains(&row.label.trim_end_matches("/json"));
+        if row.tag != "json" || !is_message_row {
+            continue;
+        }
+        let msg: AnyMessage = serde
+            .loads_typed_value(&row.tag, &row.data)
+            .unwrap_or_else(|e| panic!("{} / {}: {e}", row.writer, row.label));
+        // Written back, it is exactly the msgpack Python 4.3.2 writes for what it read.
+        let back = serde.dumps_typed_value(&msg).expect("writes");
+        let py = b64(row.raw["py_redump_data"]
+            .as_str()
+            .expect("Python's msgpack"));
+        assert_eq!(
+            back.data[..],
+            py[..],
+            "{} / {}: {msg:?}",
+            row.writer,
+            row.label
+        );
+        read += 1;
+    }
+    // Three Python releases wrote json messages (1.0.0 natively, 2.x as their json
+    // form), two LangGraphJS releases: 6 labels each.
+    assert!(read >= 25, "{read}");
+}

@@ -37,7 +37,8 @@ pub const DEFAULT_MAX_TOTAL_DEPTH: usize = 131_072;
 /// array) got about 35% faster in wall-clock time, same instruction count.
 const MAX_PREALLOC: usize = 64;
 
-/// How to decode. `Default` is what Python reads: depth 1,024, canonical forms only.
+/// How to decode. `Default` is what Python reads: depth 1,024 per document (the top level
+/// or one extension payload), 131,072 in all, canonical forms only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DecodeOptions {
     max_depth: usize,

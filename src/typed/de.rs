@@ -1,9 +1,9 @@
 //! A serde `Deserializer` reading msgpack bytes directly into Rust values.
 //!
 //! Safe on hostile input: every length is checked against the bytes left before it is
-//! used, nesting is counted and limited (1,024 levels by default, as Python reads), so
-//! deep input fails with a depth error instead of exhausting the stack, and skipping
-//! unknown fields is iterative.
+//! used, nesting is counted per document (the top level or one ext payload, as Python
+//! reads) and in total and limited, deep nesting continues on heap-allocated stack
+//! segments, and skipping unknown fields is iterative.
 
 use std::borrow::Cow;
 
