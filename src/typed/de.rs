@@ -46,8 +46,11 @@ pub(crate) struct De<'de> {
     total: usize,
 }
 
-/// Levels between two checks of the remaining call stack while serde recurses.
-const STACK_CHECK_EVERY: usize = 4;
+/// Levels between two checks of the remaining call stack while serde recurses, and the
+/// level (modulo that) where they happen: past the few levels of a typical checkpoint,
+/// so shallow values never pay for a check, while deep ones are checked every few levels.
+const STACK_CHECK_EVERY: usize = 8;
+const STACK_CHECK_AT: usize = 6;
 
 fn truncated(at: usize) -> TypedError {
     TypedError::from(DecodeError::new(DecodeErrorKind::Truncated, at))
@@ -174,7 +177,7 @@ impl<'de> De<'de> {
     /// current one is nearly used up; checked every few levels.
     #[inline]
     fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
-        if self.total % STACK_CHECK_EVERY == 1 {
+        if self.total % STACK_CHECK_EVERY == STACK_CHECK_AT {
             crate::stack::guard(|| f(self))
         } else {
             f(self)

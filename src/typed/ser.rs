@@ -38,8 +38,11 @@ pub(crate) struct Ser<'a> {
     ext_guess: [u8; EXT_GUESS_LEVELS],
 }
 
-/// Levels between two checks of the remaining call stack.
-const STACK_CHECK_EVERY: usize = 4;
+/// Levels between two checks of the remaining call stack, and the level (modulo that)
+/// where they happen: past the few levels of a typical checkpoint, so shallow values
+/// never pay for a check, while deep ones are checked every few levels.
+const STACK_CHECK_EVERY: usize = 8;
+const STACK_CHECK_AT: usize = 6;
 
 /// Nesting levels with their own ext header guess.
 const EXT_GUESS_LEVELS: usize = 4;
@@ -150,7 +153,7 @@ impl<'a> Ser<'a> {
     /// current one is nearly used up (serde recurses once per level).
     #[inline]
     fn item<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        if self.total % STACK_CHECK_EVERY == 1 {
+        if self.total % STACK_CHECK_EVERY == STACK_CHECK_AT {
             crate::stack::guard(|| value.serialize(&mut *self))
         } else {
             value.serialize(&mut *self)
@@ -566,8 +569,9 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     // The payload is a document of its own, as Python packs it: its levels count from
     // zero against the per-document limit (one more for the `[code, payload]` pair this
     // writes first), and in the total.
+    // (No stack guard here: the payload's levels go through `Ser::item`.)
     let outer = std::mem::replace(&mut ser.depth, 0);
-    let r = crate::stack::guard(|| value.serialize(&mut *ser));
+    let r = value.serialize(&mut *ser);
     ser.depth = outer;
     r?;
     let written = ser.out.get(start + room..).unwrap_or_default();
