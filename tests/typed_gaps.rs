@@ -98,3 +98,19 @@ fn scoped_ipv6_and_bytearray_rows_read_as_values() {
         assert_eq!(back.data[..], data[..], "{label}");
     }
 }
+
+#[test]
+fn a_typed_bytearray_writes_the_bytearray_tag_at_the_top_level() {
+    use langgraph_codec::typed::pytypes::ByteArray;
+    let (tag, data) = row("bytearray");
+    let serde = JsonPlusSerializer::new();
+    let b: ByteArray = serde.loads_typed_value(&tag, &data).expect("reads");
+    let back = serde.dumps_typed_value(&b).expect("writes");
+    assert_eq!(
+        (back.type_tag.as_str(), &back.data[..]),
+        (tag.as_str(), &data[..])
+    );
+    // Nested, it is a bin, as Python writes a nested bytearray.
+    let nested = typed::to_vec(&vec![b]).expect("writes");
+    assert_eq!(nested, b"\x91\xc4\x03\x00\x01\x02");
+}

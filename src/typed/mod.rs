@@ -72,6 +72,9 @@ pub(crate) const RAW_MARKER: &str = "$langgraph_codec::Raw";
 pub(crate) const DIRECT_MARKER: &str = "$langgraph_codec::Direct";
 /// Newtype-struct name asked for by `Value`'s `Deserialize`.
 pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
+/// Newtype-struct name of [`pytypes::ByteArray`]: written as a bin; at the top level
+/// [`dumps`] then uses the `bytearray` tag.
+pub(crate) const BYTEARRAY_MARKER: &str = "$langgraph_codec::ByteArray";
 
 /// Encodes `value` as msgpack, exactly as ormsgpack would encode the equivalent Python
 /// value.
@@ -84,10 +87,17 @@ pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
 /// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
+    to_vec_marked(value).map(|(out, _)| out)
+}
+
+/// [`to_vec`], and whether the value was a top-level [`pytypes::ByteArray`].
+fn to_vec_marked<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<u8>, bool)> {
     let mut out = Vec::with_capacity(128);
     let _active = ser::ActiveGuard::new();
-    value.serialize(&mut ser::Ser::new(&mut out))?;
-    Ok(out)
+    let mut ser = ser::Ser::new(&mut out);
+    value.serialize(&mut ser)?;
+    let top_bytearray = ser.top_bytearray();
+    Ok((out, top_bytearray))
 }
 
 /// How deep serde may recurse while reading typed values: 512 levels of arrays and maps
@@ -127,13 +137,20 @@ pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
 
 /// Serializes `value` as Python's `JsonPlusSerializer.dumps_typed` would serialize the
 /// equivalent Python value: `("null", b"")` for nil, `("bytes", data)` for top-level
-/// bytes, else `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
+/// bytes, `("bytearray", data)` for a top-level [`pytypes::ByteArray`], else
+/// `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
 pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
     value: &T,
     fallback: &F,
 ) -> Result<TypedBytes> {
-    match to_vec(value) {
-        Ok(bytes) => Ok(tag_msgpack(bytes)),
+    match to_vec_marked(value) {
+        Ok((bytes, top_bytearray)) => {
+            let mut typed = tag_msgpack(bytes);
+            if top_bytearray && typed.type_tag == tags::BYTES {
+                typed.type_tag = tags::BYTEARRAY.to_owned();
+            }
+            Ok(typed)
+        }
         Err(Error::Typed(e)) if e.is_unrepresentable() => Ok(TypedBytes::new(
             fallback.type_tag(),
             Bytes::from(fallback.encode(value)?),

@@ -12,7 +12,7 @@ use std::cell::Cell;
 use serde::ser::{self, Serialize};
 
 use super::error::TypedError;
-use super::{DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
+use super::{BYTEARRAY_MARKER, DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::{
     encode_into_at_depth, write_array_len, write_bin, write_f64, write_i64, write_map_len,
     write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
@@ -29,6 +29,8 @@ pub(crate) struct Ser<'a> {
     depth: usize,
     /// Open levels in all documents.
     total: usize,
+    /// A `ByteArray` was written at the top level.
+    top_bytearray: bool,
     /// `true` while the output buffer is lent to a `Value` (see [`Ser::direct`]), until
     /// it reports back through `serialize_unit_struct(DIRECT_MARKER)`.
     lent: bool,
@@ -86,6 +88,7 @@ impl<'a> Ser<'a> {
             out,
             depth: 0,
             total: 0,
+            top_bytearray: false,
             lent: false,
             ext_guess: [3; EXT_GUESS_LEVELS],
         }
@@ -141,6 +144,11 @@ impl<'a> Ser<'a> {
         self.depth += 1;
         self.total += 1;
         Ok(())
+    }
+
+    /// Whether the value written was a top-level `ByteArray`.
+    pub(crate) fn top_bytearray(&self) -> bool {
+        self.top_bytearray
     }
 
     #[inline]
@@ -384,6 +392,10 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
             EXT_MARKER => write_marked_ext(self, value),
             RAW_MARKER => write_marked_raw(self, value),
             DIRECT_MARKER => self.direct(value),
+            BYTEARRAY_MARKER => {
+                self.top_bytearray = self.total == 0 && self.out.is_empty();
+                value.serialize(self)
+            }
             _ => value.serialize(self),
         }
     }

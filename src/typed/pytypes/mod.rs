@@ -36,7 +36,7 @@ mod secret;
 mod store;
 mod uuid;
 
-pub use self::collections::{Deque, FrozenSet, PySet};
+pub use self::collections::{ByteArray, Deque, FrozenSet, PySet};
 pub use self::datetime::{Date, DateTime, Time, TimeDelta, TimeZone, TzInfo, ZoneInfo};
 pub use self::decimal::Decimal;
 pub use self::enums::{py_enum, PyEnum, PyEnumValue};
