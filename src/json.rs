@@ -13,7 +13,7 @@ enum Frame {
     Array(Vec<Value>),
     Object {
         entries: Vec<(Value, Value)>,
-        key: Option<String>,
+        key: Value,
     },
 }
 
@@ -88,7 +88,7 @@ impl Parser<'_> {
                         let key = self.read_key()?;
                         stack.push(Frame::Object {
                             entries: Vec::new(),
-                            key: Some(key),
+                            key,
                         });
                         continue;
                     }
@@ -122,16 +122,12 @@ impl Parser<'_> {
                         }
                     }
                     Frame::Object { mut entries, key } => {
-                        let key = key.unwrap_or_default();
-                        entries.push((Value::Str(key.into()), value));
+                        entries.push((key, value));
                         match self.peek() {
                             Some(b',') => {
                                 self.pos += 1;
                                 let key = self.read_key()?;
-                                stack.push(Frame::Object {
-                                    entries,
-                                    key: Some(key),
-                                });
+                                stack.push(Frame::Object { entries, key });
                                 break;
                             }
                             Some(b'}') => {
@@ -146,13 +142,14 @@ impl Parser<'_> {
         }
     }
 
-    /// Reads `"key" :`.
-    fn read_key(&mut self) -> Result<String, JsonError> {
+    /// Reads `"key" :`: a [`Value::Str`], or a [`Value::WStr`] for a key with lone
+    /// surrogates (Python reads those too).
+    fn read_key(&mut self) -> Result<Value, JsonError> {
         self.skip_ws();
         if self.peek() != Some(b'"') {
             return Err(self.err("expected a string key"));
         }
-        let key = self.read_string()?;
+        let key = self.read_string_value()?;
         self.expect_byte(b':', "':' after an object key")?;
         Ok(key)
     }
@@ -253,7 +250,7 @@ impl Parser<'_> {
     /// surrogates (Python reads `"\ud800"` as a one-character str).
     fn read_string_value(&mut self) -> Result<Value, JsonError> {
         let mut lone = Vec::new();
-        let s = self.read_string_with(&mut lone)?;
+        let s = self.read_string(&mut lone)?;
         if lone.is_empty() {
             return Ok(Value::Str(s.into()));
         }
@@ -271,25 +268,9 @@ impl Parser<'_> {
             .ok_or_else(|| self.err("invalid string"))
     }
 
-    /// A string that must be plain text (object keys: Python accepts surrogates in
-    /// keys too, but keys are `Value::Str` here).
-    fn read_string(&mut self) -> Result<String, JsonError> {
-        let at = self.pos;
-        let mut lone = Vec::new();
-        let s = self.read_string_with(&mut lone)?;
-        if lone.is_empty() {
-            Ok(s)
-        } else {
-            Err(JsonError::new(
-                "object key with a lone surrogate escape is not supported",
-                at,
-            ))
-        }
-    }
-
     /// Reads a string; each lone surrogate escape becomes U+FFFD in the result and
     /// `(byte offset in the result, code point)` in `lone`.
-    fn read_string_with(&mut self, lone: &mut Vec<(usize, u32)>) -> Result<String, JsonError> {
+    fn read_string(&mut self, lone: &mut Vec<(usize, u32)>) -> Result<String, JsonError> {
         // Opening quote.
         self.pos += 1;
         let mut out = String::new();
@@ -414,10 +395,11 @@ fn write_container(value: &Value, out: &mut String) -> Result<(), &'static str> 
                 if i > 0 {
                     out.push(',');
                 }
-                let Value::Str(k) = k else {
-                    return Err("map with a non-string key");
-                };
-                write_str(k, out);
+                match k {
+                    Value::Str(k) => write_str(k, out),
+                    Value::WStr(k) => write_wstr(k, out),
+                    _ => return Err("map with a non-string key"),
+                }
                 out.push(':');
                 write_into(v, out)?;
             }

@@ -203,6 +203,22 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     }
     // A proper pair is one character, a plain string.
     assert_eq!(v.get("p").and_then(Value::as_str), Some("😀"));
+    // Keys may hold lone surrogates too (Python: json.loads('{"\\udc00": 1}')).
+    let keyed = serde
+        .loads_typed("json", br#"{"\udc00": 1}"#)
+        .expect("reads");
+    let [(Value::WStr(k), one)] = keyed.as_map().expect("a map") else {
+        panic!("a WStr key: {keyed:?}");
+    };
+    assert_eq!(
+        (k.code_points().collect::<Vec<_>>(), one),
+        (vec![0xDC00], &Value::from(1i64))
+    );
+    let back = serde.dumps_typed(&keyed).expect("writes");
+    assert_eq!(
+        (back.type_tag.as_str(), &back.data[..]),
+        ("json", &br#"{"\udc00":1}"#[..])
+    );
     // msgpack cannot hold them: the row goes back as json, which Python reads as the
     // same values.
     let back = serde.dumps_typed(&v).expect("writes");
