@@ -11,10 +11,9 @@ use crate::value::{BigInt, Int, PyWStr, Value};
 
 enum Frame {
     Array(Vec<Value>),
-    Object {
-        entries: Vec<(Value, Value)>,
-        key: Value,
-    },
+    /// The last entry's value is a placeholder until it is read (the key waits there,
+    /// which keeps a frame, and so the heap a deep document costs, small).
+    Object(Vec<(Value, Value)>),
 }
 
 /// Parses one JSON document. Nesting deeper than `max_depth` is an error.
@@ -86,10 +85,7 @@ impl Parser<'_> {
                         Value::Map(Vec::new())
                     } else {
                         let key = self.read_key()?;
-                        stack.push(Frame::Object {
-                            entries: Vec::new(),
-                            key,
-                        });
+                        stack.push(Frame::Object(vec![(key, Value::Nil)]));
                         continue;
                     }
                 }
@@ -121,13 +117,16 @@ impl Parser<'_> {
                             _ => return Err(self.err("expected ',' or ']' in array")),
                         }
                     }
-                    Frame::Object { mut entries, key } => {
-                        entries.push((key, value));
+                    Frame::Object(mut entries) => {
+                        if let Some(last) = entries.last_mut() {
+                            last.1 = value;
+                        }
                         match self.peek() {
                             Some(b',') => {
                                 self.pos += 1;
                                 let key = self.read_key()?;
-                                stack.push(Frame::Object { entries, key });
+                                entries.push((key, Value::Nil));
+                                stack.push(Frame::Object(entries));
                                 break;
                             }
                             Some(b'}') => {
