@@ -116,6 +116,13 @@ pub enum EncodeError {
         /// Its length.
         len: usize,
     },
+    /// A value only a `json` row can hold: an integer beyond 64 bits or a string with
+    /// lone surrogates ([`Value::BigInt`](crate::Value::BigInt),
+    /// [`Value::WStr`](crate::Value::WStr)).
+    NotMsgpack {
+        /// The kind of value.
+        kind: &'static str,
+    },
 }
 
 impl fmt::Display for EncodeError {
@@ -126,6 +133,9 @@ impl fmt::Display for EncodeError {
             }
             EncodeError::TooLong { what, len } => {
                 write!(f, "{what} of length {len} exceeds msgpack's 2^32-1 limit")
+            }
+            EncodeError::NotMsgpack { kind } => {
+                write!(f, "a {kind} has no msgpack form (only a json row holds it)")
             }
         }
     }
@@ -251,6 +261,7 @@ impl Error {
             Error::Decode(e) => decode_kind_name(e.kind()),
             Error::Encode(EncodeError::DepthLimit { .. }) => "depth_limit",
             Error::Encode(EncodeError::TooLong { .. }) => "too_long",
+            Error::Encode(EncodeError::NotMsgpack { .. }) => "not_msgpack",
             Error::Json(_) => "invalid_json",
             Error::View(_) => "invalid_view",
             Error::UnknownType { .. } => "unknown_type",

@@ -7,14 +7,13 @@
 //! [`Value::Map`]s with string keys in document order (duplicates kept).
 
 use crate::error::JsonError;
-use crate::value::{Int, Value};
+use crate::value::{BigInt, Int, PyWStr, Value};
 
 enum Frame {
     Array(Vec<Value>),
-    Object {
-        entries: Vec<(Value, Value)>,
-        key: Option<String>,
-    },
+    /// The last entry's value is a placeholder until it is read (the key waits there,
+    /// which keeps a frame, and so the heap a deep document costs, small).
+    Object(Vec<(Value, Value)>),
 }
 
 /// Parses one JSON document. Nesting deeper than `max_depth` is an error.
@@ -86,10 +85,7 @@ impl Parser<'_> {
                         Value::Map(Vec::new())
                     } else {
                         let key = self.read_key()?;
-                        stack.push(Frame::Object {
-                            entries: Vec::new(),
-                            key: Some(key),
-                        });
+                        stack.push(Frame::Object(vec![(key, Value::Nil)]));
                         continue;
                     }
                 }
@@ -121,17 +117,16 @@ impl Parser<'_> {
                             _ => return Err(self.err("expected ',' or ']' in array")),
                         }
                     }
-                    Frame::Object { mut entries, key } => {
-                        let key = key.unwrap_or_default();
-                        entries.push((Value::Str(key.into()), value));
+                    Frame::Object(mut entries) => {
+                        if let Some(last) = entries.last_mut() {
+                            last.1 = value;
+                        }
                         match self.peek() {
                             Some(b',') => {
                                 self.pos += 1;
                                 let key = self.read_key()?;
-                                stack.push(Frame::Object {
-                                    entries,
-                                    key: Some(key),
-                                });
+                                entries.push((key, Value::Nil));
+                                stack.push(Frame::Object(entries));
                                 break;
                             }
                             Some(b'}') => {
@@ -146,13 +141,14 @@ impl Parser<'_> {
         }
     }
 
-    /// Reads `"key" :`.
-    fn read_key(&mut self) -> Result<String, JsonError> {
+    /// Reads `"key" :`: a [`Value::Str`], or a [`Value::WStr`] for a key with lone
+    /// surrogates (Python reads those too).
+    fn read_key(&mut self) -> Result<Value, JsonError> {
         self.skip_ws();
         if self.peek() != Some(b'"') {
             return Err(self.err("expected a string key"));
         }
-        let key = self.read_string()?;
+        let key = self.read_string_value()?;
         self.expect_byte(b':', "':' after an object key")?;
         Ok(key)
     }
@@ -168,7 +164,7 @@ impl Parser<'_> {
 
     fn read_scalar(&mut self) -> Result<Value, JsonError> {
         match self.peek() {
-            Some(b'"') => Ok(Value::Str(self.read_string()?.into())),
+            Some(b'"') => self.read_string_value(),
             Some(b'n') if self.literal(b"null") => Ok(Value::Nil),
             Some(b't') if self.literal(b"true") => Ok(Value::Bool(true)),
             Some(b'f') if self.literal(b"false") => Ok(Value::Bool(false)),
@@ -226,20 +222,15 @@ impl Parser<'_> {
                 .map(Value::F64)
                 .map_err(|_| JsonError::new("invalid number", start))
         } else {
-            s.parse::<i128>()
-                .ok()
-                .and_then(Int::from_i128)
-                .map(Value::Int)
-                .ok_or_else(|| {
-                    JsonError::new(
-                        // The digits are not repeated: the text may be decrypted plaintext.
-                        format!(
-                            "a {}-digit integer is outside the range msgpack can hold (i64::MIN..=u64::MAX)",
-                            s.trim_start_matches('-').len()
-                        ),
-                        start,
-                    )
-                })
+            // Python's int() reads any number of digits; beyond the msgpack range the
+            // value is kept exactly as a BigInt.
+            if let Some(i) = s.parse::<i128>().ok().and_then(Int::from_i128) {
+                Ok(Value::Int(i))
+            } else {
+                s.parse::<BigInt>()
+                    .map(|n| Value::BigInt(Box::new(n)))
+                    .map_err(|_| JsonError::new("invalid number", start))
+            }
         }
     }
 
@@ -254,7 +245,31 @@ impl Parser<'_> {
         Ok(digits)
     }
 
-    fn read_string(&mut self) -> Result<String, JsonError> {
+    /// A string value: a [`Value::Str`], or a [`Value::WStr`] if it holds lone
+    /// surrogates (Python reads `"\ud800"` as a one-character str).
+    fn read_string_value(&mut self) -> Result<Value, JsonError> {
+        let mut lone = Vec::new();
+        let s = self.read_string(&mut lone)?;
+        if lone.is_empty() {
+            return Ok(Value::Str(s.into()));
+        }
+        // `s` holds U+FFFD where each lone surrogate was (at the recorded byte offset).
+        let mut lone = lone.into_iter().peekable();
+        let points = s.char_indices().map(|(at, c)| match lone.peek() {
+            Some(&(offset, cp)) if offset == at => {
+                lone.next();
+                cp
+            }
+            _ => u32::from(c),
+        });
+        PyWStr::from_code_points(points)
+            .map(|w| Value::WStr(Box::new(w)))
+            .ok_or_else(|| self.err("invalid string"))
+    }
+
+    /// Reads a string; each lone surrogate escape becomes U+FFFD in the result and
+    /// `(byte offset in the result, code point)` in `lone`.
+    fn read_string(&mut self, lone: &mut Vec<(usize, u32)>) -> Result<String, JsonError> {
         // Opening quote.
         self.pos += 1;
         let mut out = String::new();
@@ -295,33 +310,35 @@ impl Parser<'_> {
                         b'r' => out.push('\r'),
                         b't' => out.push('\t'),
                         b'u' => {
-                            let at = self.pos - 2;
                             let hi = self.hex4()?;
-                            let code = if (0xd800..0xdc00).contains(&hi) {
-                                if !self.literal(b"\\u") {
-                                    return Err(JsonError::new(
-                                        "lone surrogate escape cannot be held in a UTF-8 string",
-                                        at,
-                                    ));
+                            // A high surrogate followed by a low one is one character;
+                            // any other surrogate is kept alone, as Python does.
+                            let pair = if (0xd800..0xdc00).contains(&hi) {
+                                let save = self.pos;
+                                let lo = if self.literal(b"\\u") {
+                                    self.hex4().ok()
+                                } else {
+                                    None
+                                };
+                                match lo {
+                                    Some(lo) if (0xdc00..0xe000).contains(&lo) => {
+                                        Some(0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00))
+                                    }
+                                    _ => {
+                                        self.pos = save;
+                                        None
+                                    }
                                 }
-                                let lo = self.hex4()?;
-                                if !(0xdc00..0xe000).contains(&lo) {
-                                    return Err(JsonError::new(
-                                        "lone surrogate escape cannot be held in a UTF-8 string",
-                                        at,
-                                    ));
-                                }
-                                0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00)
                             } else {
-                                hi
+                                None
                             };
-                            let c = char::from_u32(code).ok_or_else(|| {
-                                JsonError::new(
-                                    "lone surrogate escape cannot be held in a UTF-8 string",
-                                    at,
-                                )
-                            })?;
-                            out.push(c);
+                            match char::from_u32(pair.unwrap_or(hi)) {
+                                Some(c) => out.push(c),
+                                None => {
+                                    lone.push((out.len(), hi));
+                                    out.push('\u{FFFD}');
+                                }
+                            }
                         }
                         _ => return Err(JsonError::new("invalid escape", self.pos - 1)),
                     }
@@ -351,6 +368,8 @@ fn write_into(value: &Value, out: &mut String) -> Result<(), &'static str> {
         Value::F64(f) => write_float(*f, out),
         Value::F32(f) => write_float(f64::from(*f), out),
         Value::Str(s) => write_str(s, out),
+        Value::BigInt(n) => out.push_str(&n.to_string()),
+        Value::WStr(w) => write_wstr(w, out),
         Value::Array(_) | Value::Map(_) => crate::stack::guard(|| write_container(value, out))?,
         other => return Err(other.kind_name()),
     }
@@ -375,10 +394,11 @@ fn write_container(value: &Value, out: &mut String) -> Result<(), &'static str> 
                 if i > 0 {
                     out.push(',');
                 }
-                let Value::Str(k) = k else {
-                    return Err("map with a non-string key");
-                };
-                write_str(k, out);
+                match k {
+                    Value::Str(k) => write_str(k, out),
+                    Value::WStr(k) => write_wstr(k, out),
+                    _ => return Err("map with a non-string key"),
+                }
                 out.push(':');
                 write_into(v, out)?;
             }
@@ -399,6 +419,26 @@ fn write_float(f: f64, out: &mut String) {
         // always marks it as a float (`1.0`, `1e300`).
         out.push_str(&serde_json::Value::from(f).to_string());
     }
+}
+
+/// A string with lone surrogates: the text as usual, each surrogate as a `\\uXXXX`
+/// escape (what `JSON.stringify` and Python's `json.dumps` write).
+fn write_wstr(w: &PyWStr, out: &mut String) {
+    let mut run = String::new();
+    out.push('"');
+    for cp in w.code_points() {
+        match char::from_u32(cp) {
+            Some(c) => run.push(c),
+            None => {
+                let quoted = serde_json::Value::from(std::mem::take(&mut run)).to_string();
+                out.push_str(quoted.get(1..quoted.len() - 1).unwrap_or_default());
+                out.push_str(&format!("\\u{cp:04x}"));
+            }
+        }
+    }
+    let quoted = serde_json::Value::from(run).to_string();
+    out.push_str(quoted.get(1..quoted.len() - 1).unwrap_or_default());
+    out.push('"');
 }
 
 fn write_str(s: &str, out: &mut String) {
@@ -425,8 +465,6 @@ mod tests {
     fn rejects_bad_json_with_offsets() {
         assert_eq!(parse(b"[1,]", 8).map_err(|e| e.offset()), Err(3));
         assert_eq!(parse(b"[1] x", 8).map_err(|e| e.offset()), Err(4));
-        assert!(parse(b"\"\\ud800\"", 8).is_err());
-        assert!(parse(b"18446744073709551616", 8).is_err());
         assert!(parse(b"01", 8).is_err());
         assert!(parse(&[b'['; 100_000], 1024).is_err());
     }

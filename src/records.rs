@@ -28,8 +28,9 @@ use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 use crate::view::View;
 
-/// Nesting allowed in a record line (the view of a 1,024-deep value nests deeper).
-const RECORD_DEPTH: usize = 4 * crate::msgpack::DEFAULT_MAX_DEPTH;
+/// Nesting allowed in a record line (the view of a value nests deeper than the value;
+/// values nest up to `DEFAULT_MAX_TOTAL_DEPTH` levels across extension payloads).
+const RECORD_DEPTH: usize = 4 * crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH;
 
 /// The default limit on one JSONL input line: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
@@ -54,7 +55,7 @@ impl Record {
     /// [`Error::Json`] for text that is not JSON, [`Error::View`] for JSON that is not
     /// an object.
     pub fn parse(line: &str) -> Result<Record, Error> {
-        let Value::Map(entries) = crate::json::parse(line.as_bytes(), RECORD_DEPTH)? else {
+        let Ok(entries) = crate::json::parse(line.as_bytes(), RECORD_DEPTH)?.into_map() else {
             return Err(ViewError::new("$", "a record must be a JSON object").into());
         };
         let fields = entries

@@ -257,7 +257,18 @@ impl Serializer for JsonPlusSerializer {
         match value {
             Value::Nil => Ok(TypedBytes::new(tags::NULL, Bytes::new())),
             Value::Bin(b) => Ok(TypedBytes::new(tags::BYTES, b.clone())),
-            other => Ok(TypedBytes::new(tags::MSGPACK, msgpack::encode(other)?)),
+            other => match msgpack::encode(other) {
+                Ok(bytes) => Ok(TypedBytes::new(tags::MSGPACK, bytes)),
+                // Integers beyond 64 bits and strings with lone surrogates (read from
+                // json rows) go back into a json row, which Python reads as the same
+                // value; Python 4.3.2 itself raises on the first and writes `?` for
+                // the second.
+                Err(e @ crate::error::EncodeError::NotMsgpack { .. }) => {
+                    let text = crate::json::write(other).map_err(|_| e)?;
+                    Ok(TypedBytes::new(tags::JSON, Bytes::from(text)))
+                }
+                Err(e) => Err(e.into()),
+            },
         }
     }
 
@@ -268,7 +279,7 @@ impl Serializer for JsonPlusSerializer {
             tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
             tags::JSON => {
                 let value = crate::json::parse(data, self.options.depth_limit())?;
-                Ok(revive_undefined(value))
+                Ok(crate::typed::revive::revive(value))
             }
             tags::PICKLE => Err(Error::Pickle),
             other => Err(Error::UnknownType {
@@ -286,41 +297,6 @@ impl Serializer for JsonPlusSerializer {
             type_tag: Cow::Borrowed(type_tag),
             data: Cow::Borrowed(data),
         })
-    }
-}
-
-/// LangGraphJS writes JavaScript `undefined` as `{"lc": 2, "type": "undefined"}`; Python
-/// reads it as `None`. Every other `lc` envelope stays as the map it is.
-fn revive_undefined(value: Value) -> Value {
-    match value {
-        Value::Map(_) | Value::Array(_) => crate::stack::guard(|| revive_container(value)),
-        other => other,
-    }
-}
-
-fn revive_container(value: Value) -> Value {
-    match value {
-        Value::Map(entries) => {
-            let is_undefined = entries.len() == 2
-                && entries
-                    .iter()
-                    .any(|(k, v)| k.as_str() == Some("lc") && v.as_i64() == Some(2))
-                && entries
-                    .iter()
-                    .any(|(k, v)| k.as_str() == Some("type") && v.as_str() == Some("undefined"));
-            if is_undefined {
-                Value::Nil
-            } else {
-                Value::Map(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (k, revive_undefined(v)))
-                        .collect(),
-                )
-            }
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(revive_undefined).collect()),
-        other => other,
     }
 }
 
@@ -360,7 +336,9 @@ mod tests {
     }
 
     #[test]
-    fn json_undefined_becomes_nil_and_lc_envelopes_stay() {
+    fn json_undefined_and_unknown_lc_envelopes_stay_as_written() {
+        // Python 4.3.2 returns both dicts unchanged (its LC_REVIVER only acts on
+        // lc: 1 constructors it allows and on lc: 2 constructors of safe types).
         let s = JsonPlusSerializer::new();
         let v = s
             .loads_typed(
@@ -368,7 +346,13 @@ mod tests {
                 br#"{"a": {"lc": 2, "type": "undefined"}, "b": {"lc": 1, "type": "constructor", "id": ["x"], "kwargs": {}}}"#,
             )
             .expect("valid json row");
-        assert_eq!(v.get("a"), Some(&Value::Nil));
+        assert_eq!(
+            v.get("a"),
+            Some(&Value::map([
+                ("lc", Value::from(2i64)),
+                ("type", Value::from("undefined"))
+            ]))
+        );
         assert_eq!(
             v.get("b").and_then(|b| b.get("lc")),
             Some(&Value::from(1i64))

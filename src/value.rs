@@ -10,7 +10,9 @@ use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
+mod json_only;
 mod pystr;
+pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
 
 /// One decoded value. See the [module docs](self).
@@ -20,7 +22,7 @@ pub use pystr::PyStr;
 /// exactly when they encode to the same bytes. One exception can only be built by hand:
 /// a [`RawExt`] with code 0–7 whose payload is a well-formed tuple encodes like the
 /// structured variant it would decode to, yet compares unequal to it.
-#[derive(Clone, Debug, Default)]
+#[derive(Default)]
 pub enum Value {
     /// msgpack nil, Python `None`.
     #[default]
@@ -51,6 +53,10 @@ pub enum Value {
     /// Any other extension, or an ext 0–7 whose payload is not what Python writes.
     /// Boxed because it is rare and would otherwise make every `Value` 48 bytes.
     Ext(Box<RawExt>),
+    /// An integer beyond msgpack's range, read from a `json` row (see [`BigInt`]).
+    BigInt(Box<BigInt>),
+    /// A string with lone surrogates, read from a `json` row (see [`PyWStr`]).
+    WStr(Box<PyWStr>),
 }
 
 /// An integer anywhere in `i64::MIN ..= u64::MAX`, the range msgpack can hold.
@@ -385,6 +391,43 @@ impl Value {
             .map(|(_, v)| v)
     }
 
+    /// The items, if this is a [`Value::Array`]; the value itself otherwise. (`Value`
+    /// implements `Drop`, so its variants cannot be moved out of by a pattern.)
+    pub fn into_array(self) -> Result<Vec<Value>, Value> {
+        let mut v = self;
+        if let Value::Array(items) = &mut v {
+            return Ok(std::mem::take(items));
+        }
+        Err(v)
+    }
+
+    /// The entries, if this is a [`Value::Map`]; the value itself otherwise.
+    pub fn into_map(self) -> Result<Vec<(Value, Value)>, Value> {
+        let mut v = self;
+        if let Value::Map(entries) = &mut v {
+            return Ok(std::mem::take(entries));
+        }
+        Err(v)
+    }
+
+    /// The string, if this is a [`Value::Str`]; the value itself otherwise.
+    pub fn into_str(self) -> Result<PyStr, Value> {
+        let mut v = self;
+        if let Value::Str(s) = &mut v {
+            return Ok(std::mem::take(s));
+        }
+        Err(v)
+    }
+
+    /// The bytes, if this is a [`Value::Bin`]; the value itself otherwise.
+    pub fn into_bin(self) -> Result<Bytes, Value> {
+        let mut v = self;
+        if let Value::Bin(b) = &mut v {
+            return Ok(std::mem::take(b));
+        }
+        Err(v)
+    }
+
     /// A short name of the variant, for error messages.
     pub fn kind_name(&self) -> &'static str {
         match self {
@@ -401,6 +444,8 @@ impl Value {
             Value::NdArray(_) => "ndarray",
             Value::DeltaSnapshot(_) => "delta snapshot",
             Value::Ext(_) => "ext",
+            Value::BigInt(_) => "big int",
+            Value::WStr(_) => "str with lone surrogates",
         }
     }
 }
@@ -416,18 +461,105 @@ impl PartialEq for Value {
             (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
             (Str(a), Str(b)) => a == b,
             (Bin(a), Bin(b)) => a == b,
-            (Array(a), Array(b)) => a == b,
-            (Map(a), Map(b)) => a == b,
-            (Object(a), Object(b)) => a == b,
+            (Array(a), Array(b)) => crate::stack::guard(|| a == b),
+            (Map(a), Map(b)) => crate::stack::guard(|| a == b),
+            (Object(a), Object(b)) => crate::stack::guard(|| a == b),
             (NdArray(a), NdArray(b)) => a == b,
-            (DeltaSnapshot(a), DeltaSnapshot(b)) => a == b,
+            (DeltaSnapshot(a), DeltaSnapshot(b)) => crate::stack::guard(|| a == b),
             (Ext(a), Ext(b)) => a == b,
+            (BigInt(a), BigInt(b)) => a == b,
+            (WStr(a), WStr(b)) => a == b,
             _ => false,
         }
     }
 }
 
 impl Eq for Value {}
+
+// Drop, Clone, Debug, PartialEq and Hash walk the tree recursively; each container
+// level runs under the stack guard, so the deepest value the decoders accept (and
+// deeper) is safe on any thread, a 64 KiB one included.
+
+impl Drop for Value {
+    fn drop(&mut self) {
+        match self {
+            Value::Array(items) if !items.is_empty() => {
+                let items = std::mem::take(items);
+                crate::stack::guard(move || drop(items));
+            }
+            Value::Map(entries) if !entries.is_empty() => {
+                let entries = std::mem::take(entries);
+                crate::stack::guard(move || drop(entries));
+            }
+            Value::Object(o) if is_container(&o.arg) => {
+                let arg = std::mem::take(&mut o.arg);
+                crate::stack::guard(move || drop(arg));
+            }
+            Value::DeltaSnapshot(inner) if is_container(inner) => {
+                let inner = std::mem::take(&mut **inner);
+                crate::stack::guard(move || drop(inner));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_container(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Array(_) | Value::Map(_) | Value::Object(_) | Value::DeltaSnapshot(_)
+    )
+}
+
+impl Clone for Value {
+    fn clone(&self) -> Self {
+        match self {
+            Value::Nil => Value::Nil,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::F32(f) => Value::F32(*f),
+            Value::F64(f) => Value::F64(*f),
+            Value::Str(s) => Value::Str(s.clone()),
+            Value::Bin(b) => Value::Bin(b.clone()),
+            Value::NdArray(a) => Value::NdArray(a.clone()),
+            Value::Ext(e) => Value::Ext(e.clone()),
+            Value::BigInt(n) => Value::BigInt(n.clone()),
+            Value::WStr(w) => Value::WStr(w.clone()),
+            Value::Array(items) => Value::Array(crate::stack::guard(|| items.clone())),
+            Value::Map(entries) => Value::Map(crate::stack::guard(|| entries.clone())),
+            Value::Object(o) => Value::Object(crate::stack::guard(|| o.clone())),
+            Value::DeltaSnapshot(v) => Value::DeltaSnapshot(crate::stack::guard(|| v.clone())),
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Nil => f.write_str("Nil"),
+            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+            Value::Int(i) => f.debug_tuple("Int").field(i).finish(),
+            Value::F32(x) => f.debug_tuple("F32").field(x).finish(),
+            Value::F64(x) => f.debug_tuple("F64").field(x).finish(),
+            Value::Str(s) => f.debug_tuple("Str").field(s).finish(),
+            Value::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
+            Value::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
+            Value::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
+            Value::BigInt(n) => f.debug_tuple("BigInt").field(n).finish(),
+            Value::WStr(w) => f.debug_tuple("WStr").field(w).finish(),
+            Value::Array(items) => {
+                crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
+            }
+            Value::Map(entries) => {
+                crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
+            }
+            Value::Object(o) => crate::stack::guard(|| f.debug_tuple("Object").field(o).finish()),
+            Value::DeltaSnapshot(v) => {
+                crate::stack::guard(|| f.debug_tuple("DeltaSnapshot").field(v).finish())
+            }
+        }
+    }
+}
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -440,12 +572,14 @@ impl Hash for Value {
             Value::F64(f) => f.to_bits().hash(state),
             Value::Str(s) => s.hash(state),
             Value::Bin(b) => b.hash(state),
-            Value::Array(a) => a.hash(state),
-            Value::Map(m) => m.hash(state),
-            Value::Object(o) => o.hash(state),
+            Value::Array(a) => crate::stack::guard(|| a.hash(state)),
+            Value::Map(m) => crate::stack::guard(|| m.hash(state)),
+            Value::Object(o) => crate::stack::guard(|| o.hash(state)),
             Value::NdArray(n) => n.hash(state),
-            Value::DeltaSnapshot(v) => v.hash(state),
+            Value::DeltaSnapshot(v) => crate::stack::guard(|| v.hash(state)),
             Value::Ext(e) => e.hash(state),
+            Value::BigInt(n) => n.hash(state),
+            Value::WStr(w) => w.hash(state),
         }
     }
 }

@@ -16,6 +16,8 @@
 //! | numpy array (ext 6) | `{"$ndarray": "<f8", "shape": [2, 3], "order": "C", "buffer": "<base64>"}` |
 //! | delta snapshot (ext 7) | `{"$delta_snapshot": ...}` |
 //! | any other ext | `{"$ext": 99, "data": "<base64>"}` |
+//! | integer beyond 64 bits (`json` rows) | `{"$bigint": "1180591620717411303424"}` |
+//! | string with lone surrogates (`json` rows) | `{"$wstr": ["a", 55296, "b"]}` |
 //!
 //! ```
 //! use langgraph_codec::{msgpack, view};
@@ -78,6 +80,16 @@ impl Serialize for View<'_> {
                 m.serialize_entry("$bytes", &B64.encode(b))?;
                 m.end()
             }
+            Value::BigInt(n) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$bigint", &n.to_string())?;
+                m.end()
+            }
+            Value::WStr(w) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("$wstr", &wstr_parts(w))?;
+                m.end()
+            }
             Value::Ext(e) => {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("$ext", &e.code)?;
@@ -87,6 +99,27 @@ impl Serialize for View<'_> {
             container => crate::stack::guard(|| serialize_container(container, s)),
         }
     }
+}
+
+/// A string with lone surrogates as runs of text and the surrogates' code points.
+fn wstr_parts(w: &crate::value::PyWStr) -> Vec<Json> {
+    let mut parts = Vec::new();
+    let mut run = String::new();
+    for cp in w.code_points() {
+        match char::from_u32(cp) {
+            Some(c) => run.push(c),
+            None => {
+                if !run.is_empty() {
+                    parts.push(Json::from(std::mem::take(&mut run)));
+                }
+                parts.push(Json::from(cp));
+            }
+        }
+    }
+    if !run.is_empty() {
+        parts.push(Json::from(run));
+    }
+    parts
 }
 
 fn serialize_container<S: Serializer>(value: &Value, s: S) -> Result<S::Ok, S::Error> {
@@ -373,9 +406,12 @@ pub fn to_string(value: &Value) -> String {
 pub fn from_str(text: &str) -> Result<Value, Error> {
     let json = crate::json::parse(
         text.as_bytes(),
-        crate::msgpack::DEFAULT_MAX_DEPTH * VIEW_DEPTH_FACTOR,
+        crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH * VIEW_DEPTH_FACTOR,
     )?;
-    Ok(from_parsed(json, &mut Path::root())?)
+    let value = from_parsed(json, &mut Path::root())?;
+    // Only what the codec can write (and read back): the same nesting limits.
+    crate::msgpack::check_depth(&value)?;
+    Ok(value)
 }
 
 /// Reads a value back from a view that was already parsed by [`crate::json::parse`]
@@ -431,14 +467,19 @@ fn from_parsed(json: Value, path: &mut Path) -> Result<Value, ViewError> {
 }
 
 fn from_container(json: Value, path: &mut Path) -> Result<Value, ViewError> {
-    match json {
-        Value::Array(items) => items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| path.with(PathPart::Index(i), |p| from_parsed(v, p)))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array),
-        Value::Map(entries) => {
+    let json = match json.into_array() {
+        Ok(items) => {
+            return items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| path.with(PathPart::Index(i), |p| from_parsed(v, p)))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+        }
+        Err(json) => json,
+    };
+    match json.into_map() {
+        Ok(entries) => {
             let tag = entries.iter().find_map(|(k, _)| match k {
                 Value::Str(s) if s.starts_with('$') => Some(s.clone()),
                 _ => None,
@@ -456,7 +497,7 @@ fn from_container(json: Value, path: &mut Path) -> Result<Value, ViewError> {
                 Some(tag) => from_tagged(&tag, Fields::new(entries), path),
             }
         }
-        scalar => Ok(scalar),
+        Err(scalar) => Ok(scalar),
     }
 }
 
@@ -490,9 +531,9 @@ impl Fields {
 }
 
 fn string(v: Value, what: &str, path: &Path) -> Result<String, ViewError> {
-    match v {
-        Value::Str(s) => Ok(s.into_string()),
-        other => Err(path.error(format!(
+    match v.into_str() {
+        Ok(s) => Ok(s.into_string()),
+        Err(other) => Err(path.error(format!(
             "{what} must be a string, found {}",
             other.kind_name()
         ))),
@@ -580,13 +621,13 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
             other => return Err(path.error(format!("$f32 must be a number, found {}", other.kind_name()))),
         },
         "$map" => {
-            let Value::Array(pairs) = tag_value else {
+            let Ok(pairs) = tag_value.into_array() else {
                 return Err(path.error("$map must be an array of [key, value] pairs"));
             };
             let mut entries = Vec::with_capacity(pairs.len());
             for (i, pair) in pairs.into_iter().enumerate() {
-                let entry = path.with(PathPart::Index(i), |p| match pair {
-                    Value::Array(kv) => match <[Value; 2]>::try_from(kv) {
+                let entry = path.with(PathPart::Index(i), |p| match pair.into_array() {
+                    Ok(kv) => match <[Value; 2]>::try_from(kv) {
                         Ok([k, v]) => Ok((from_parsed(k, p)?, from_parsed(v, p)?)),
                         Err(_) => Err(p.error("each $map entry must be a [key, value] pair")),
                     },
@@ -616,7 +657,7 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
         }
         "$ndarray" => {
             let dtype = string(tag_value, "$ndarray", path)?;
-            let shape = match f.required("shape", tag, path)? {
+            let shape = match &f.required("shape", tag, path)? {
                 Value::Array(dims) => dims
                     .iter()
                     .map(Value::as_u64)
@@ -636,6 +677,34 @@ fn from_tagged(tag: &str, mut f: Fields, path: &mut Path) -> Result<Value, ViewE
         "$delta_snapshot" => Value::DeltaSnapshot(Box::new(
             path.with(PathPart::Key("$delta_snapshot".into()), |p| from_parsed(tag_value, p))?,
         )),
+        "$bigint" => {
+            let digits = string(tag_value, "$bigint", path)?;
+            let n: crate::value::BigInt = digits.parse().map_err(|_| {
+                path.error("$bigint must be the decimal digits of an integer outside i64::MIN..=u64::MAX")
+            })?;
+            Value::BigInt(Box::new(n))
+        }
+        "$wstr" => {
+            let Ok(parts) = tag_value.into_array() else {
+                return Err(path.error("$wstr must be an array of strings and surrogate code points"));
+            };
+            let mut points = Vec::new();
+            for part in &parts {
+                match part {
+                    Value::Str(s) => points.extend(s.chars().map(u32::from)),
+                    Value::Int(i) => points.push(
+                        i.as_u64()
+                            .and_then(|c| u32::try_from(c).ok())
+                            .filter(|c| (0xD800..0xE000).contains(c))
+                            .ok_or_else(|| path.error("$wstr code points must be surrogates (0xD800..=0xDFFF)"))?,
+                    ),
+                    _ => return Err(path.error("$wstr must be an array of strings and surrogate code points")),
+                }
+            }
+            Value::WStr(Box::new(crate::value::PyWStr::from_code_points(points).ok_or_else(
+                || path.error("$wstr must hold at least one lone surrogate"),
+            )?))
+        }
         "$ext" => {
             let code = tag_value
                 .as_i64()

@@ -172,7 +172,7 @@ fn python_types_decode_to_the_envelopes_python_writes() {
     );
     assert_eq!(obj.method.as_deref(), Some("model_validate_json"));
 
-    assert!(matches!(find("np_3d"), Value::NdArray(a) if a.shape.len() == 3));
+    assert!(matches!(&find("np_3d"), Value::NdArray(a) if a.shape.len() == 3));
     assert!(matches!(find("delta_dict"), Value::DeltaSnapshot(_)));
 }
 
@@ -190,7 +190,7 @@ fn unknown_and_malformed_extensions_stay_raw() {
         ("malformed_ext6_three_tuple", 6),
         ("malformed_ext7_garbage", 7),
     ] {
-        match find(name) {
+        match &find(name) {
             Value::Ext(raw) => assert_eq!(raw.code, code, "{name}"),
             other => panic!("{name}: expected a raw ext, got {other:?}"),
         }

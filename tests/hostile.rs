@@ -1,8 +1,10 @@
 //! Hostile input: every malformed document gets its typed error at the right byte
 //! offset, nothing declared-but-absent is allocated, and no depth overflows a stack.
 
+mod small_stack;
 use langgraph_codec::msgpack::{self, DecodeOptions};
 use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+use small_stack::on_small_stack;
 
 fn kind_at(bytes: &[u8]) -> (DecodeErrorKind, usize) {
     let e = msgpack::decode(bytes).expect_err("must be refused");
@@ -157,27 +159,23 @@ fn maps_and_ext7_are_depth_limited_too() {
         kind_at(&deep_map).0,
         DecodeErrorKind::DepthLimit { limit: 1024 }
     ));
-    assert!(msgpack::decode(&nested_ext7(1024)).is_ok());
-    assert!(matches!(
-        kind_at(&nested_ext7(1025)).0,
-        DecodeErrorKind::DepthLimit { limit: 1024 }
-    ));
+    // Each ext payload is a document of its own (as Python reads it), so a chain of
+    // envelopes is bounded by the total limit, not by the per-document one.
+    assert!(msgpack::decode(&nested_ext7(1025)).is_ok());
+    let total = DecodeOptions::new().max_total_depth(1024);
+    assert!(msgpack::decode_with(&nested_ext7(1024), &total).is_ok());
+    assert_eq!(
+        msgpack::decode_with(&nested_ext7(1025), &total)
+            .expect_err("past the total limit")
+            .kind(),
+        &DecodeErrorKind::DepthLimit { limit: 1024 }
+    );
     let json = nested(b"[", 100_000, b"");
     let e = JsonPlusSerializer::new()
         .loads_typed("json", &json)
         .expect_err("too deep");
     assert_eq!(e.kind_name(), "invalid_json");
     assert!(e.to_string().contains("1024"), "{e}");
-}
-
-/// Runs `f` on a thread with a deliberately small stack.
-fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(64 * 1024)
-        .spawn(f)
-        .expect("spawn")
-        .join()
-        .expect("no overflow, no panic")
 }
 
 #[test]
@@ -196,11 +194,8 @@ fn one_hundred_thousand_deep_array_is_an_error_not_an_overflow() {
             .expect("decodes with no limit");
         let depth =
             std::iter::successors(Some(&v), |v| v.as_array().and_then(|a| a.first())).count();
-        // Drop it iteratively, so the test measures the decoder, not Drop.
-        let mut cur = v;
-        while let Value::Array(mut items) = cur {
-            cur = items.pop().unwrap_or(Value::Nil);
-        }
+        // Drop is stack-safe too (each level runs under the stack guard).
+        drop(v);
         depth
     });
     assert_eq!(unlimited, 100_001);
@@ -224,9 +219,52 @@ fn the_deepest_accepted_value_encodes_and_views_on_a_small_stack() {
             assert_eq!(msgpack::encode(&back).expect("encodes"), bytes);
             let json = langgraph_codec::json::write(&v);
             assert_eq!(json.is_ok(), bytes[..2] == [0x91, 0x91]);
-            std::mem::forget(back);
-            std::mem::forget(v);
+            drop(back);
+            drop(v);
         }
+    });
+}
+
+/// Issue 13 item 3: clone, ==, Debug, Hash, serde and drop of the deepest values the
+/// decoders accept, on a 64 KiB thread (these walks recurse; each level runs under the
+/// stack guard). Also far deeper than the default limit.
+#[test]
+fn deepest_values_clone_compare_format_hash_serialize_and_drop_on_a_small_stack() {
+    on_small_stack(|| {
+        let unlimited = DecodeOptions::new().max_depth(usize::MAX);
+        for (bytes, default_accepts) in [
+            (nested(b"\x91", 1024, b"\x01"), true),
+            (nested(b"\x81\x01", 1024, b"\x01"), true),
+            (nested_ext7(1024), true),
+            (nested_objects(512), true),
+            (nested(b"\x91", 20_000, b"\x01"), false),
+            (nested_objects(10_000), false),
+        ] {
+            let v = msgpack::decode_with(&bytes, &unlimited).expect("decodes");
+            let copy = v.clone();
+            assert!(copy == v);
+            let text = format!("{v:?}");
+            assert!(text.len() > 1024);
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            v.hash(&mut h);
+            let _ = h.finish();
+            // serde (through serde_json; ext values become their msgpack bytes).
+            // Past the default limit an ext value's msgpack form is a depth error.
+            match serde_json::to_string(&v) {
+                Ok(json) => assert!(json.len() > 1024),
+                Err(e) => assert!(!default_accepts, "{e}"),
+            }
+            drop(copy);
+            drop(v);
+        }
+        // A json row at the depth limit, revived, cloned and dropped.
+        let text = format!("{}1{}", "[".repeat(1024), "]".repeat(1024));
+        let v = JsonPlusSerializer::new()
+            .loads_typed("json", text.as_bytes())
+            .expect("reads");
+        assert!(v.clone() == v);
+        drop(v);
     });
 }
 
@@ -266,9 +304,16 @@ fn a_non_canonical_ext_payload_stays_raw_and_byte_identical() {
 fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
     // ext 5 around a truncated array: raw, nothing lost.
     let bytes = b"\xd5\x05\x93\x01";
-    assert!(matches!(msgpack::decode(bytes), Ok(Value::Ext(e)) if e.code == 5));
-    // The depth limit inside payloads is an error, not a raw fallback.
+    assert!(matches!(&msgpack::decode(bytes), Ok(Value::Ext(e)) if e.code == 5));
+    // The depth limits inside payloads are an error, not a raw fallback: per document
+    // (an array nested 4 deep inside one payload)…
     let opts = DecodeOptions::new().max_depth(3);
+    let inner = nested(b"\x91", 4, b"\x01");
+    let bytes = [&[0xc7, inner.len() as u8, 7][..], &inner].concat();
+    let e = msgpack::decode_with(&bytes, &opts).expect_err("too deep");
+    assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
+    // …and in total.
+    let opts = DecodeOptions::new().max_total_depth(3);
     let e = msgpack::decode_with(&nested_ext7(5), &opts).expect_err("too deep");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
 }
@@ -312,11 +357,12 @@ fn a_four_tuple_envelope_needs_a_string_method() {
     // ("m", "n", 1, "fromisoformat") is an object with a method; with nil or an int as
     // the fourth item it is not what Python writes, so it stays raw, byte for byte.
     let ok = nested_objects_with(1, b"\x94", b"\xa1f");
-    let Value::Object(obj) = msgpack::decode(&ok).expect("decodes") else {
+    let v = msgpack::decode(&ok).expect("decodes");
+    let Value::Object(obj) = &v else {
         panic!("a string method makes an object");
     };
     assert_eq!(obj.method.as_deref(), Some("f"));
-    assert_eq!(msgpack::encode(&Value::Object(obj)).expect("encodes"), ok);
+    assert_eq!(msgpack::encode(&v).expect("encodes"), ok);
     for bad_method in [&b"\xc0"[..], b"\x07"] {
         let bytes = nested_objects_with(1, b"\x94", bad_method);
         let payload = [&b"\x94\xa1m\xa1n\x01"[..], bad_method].concat();
@@ -340,17 +386,21 @@ fn nested_malformed_envelopes_are_read_once() {
 }
 
 #[test]
-fn nested_objects_count_two_levels_each_on_both_sides() {
-    // 512 objects = 1,024 levels: read, and written back byte for byte.
-    let ok = nested_objects(512);
-    let v = msgpack::decode(&ok).expect("1,024 levels decode");
+fn nested_objects_are_limited_per_document_and_in_total_on_both_sides() {
+    // Python packs each envelope's payload separately: 2,000 nested objects (4,000
+    // levels in all, 1 per payload) are read and written back byte for byte.
+    let ok = nested_objects(2000);
+    let v = msgpack::decode(&ok).expect("2,000 nested objects decode");
     assert_eq!(msgpack::encode(&v).expect("and encode"), ok);
-    // 513 objects = 1,026 levels: the depth error, not a raw-ext fallback.
+    // The total limit: 65,536 objects are 131,072 levels, one more is refused on
+    // both sides.
+    let at_limit = nested_objects(65_536);
+    let v = msgpack::decode(&at_limit).expect("at the total limit");
+    assert_eq!(msgpack::encode(&v).expect("encodes"), at_limit);
     assert!(matches!(
-        kind_at(&nested_objects(513)).0,
-        DecodeErrorKind::DepthLimit { limit: 1024 }
+        kind_at(&nested_objects(65_537)).0,
+        DecodeErrorKind::DepthLimit { limit: 131_072 }
     ));
-    // The encoder refuses to write what the decoder would refuse to read.
     let too_deep = langgraph_codec::Value::object(langgraph_codec::PyObject::new(
         langgraph_codec::ObjectKind::PydanticV2,
         "m",
@@ -359,6 +409,29 @@ fn nested_objects_count_two_levels_each_on_both_sides() {
     ));
     assert!(matches!(
         msgpack::encode(&too_deep),
+        Err(langgraph_codec::EncodeError::DepthLimit { limit: 131_072 })
+    ));
+    // Within one payload the per-document limit holds: 1,023 arrays inside the tuple
+    // (1,024 levels) are read, 1,024 are refused, and the encoder agrees.
+    let payload = |n: usize| {
+        let inner = nested(b"\x91", n, b"\x01");
+        let tuple = [&b"\x93\xa1m\xa1n"[..], &inner].concat();
+        let len = (tuple.len() as u16).to_be_bytes();
+        [&[0xc8, len[0], len[1], 5][..], &tuple].concat()
+    };
+    let v = msgpack::decode(&payload(1023)).expect("1,024 levels in one payload");
+    assert_eq!(msgpack::encode(&v).expect("encodes"), payload(1023));
+    assert!(matches!(
+        kind_at(&payload(1024)).0,
+        DecodeErrorKind::DepthLimit { limit: 1024 }
+    ));
+    let mut deeper = v.clone();
+    let Value::Object(obj) = &mut deeper else {
+        panic!("an object");
+    };
+    obj.arg = Value::Array(vec![obj.arg.clone()]);
+    assert!(matches!(
+        msgpack::encode(&deeper),
         Err(langgraph_codec::EncodeError::DepthLimit { limit: 1024 })
     ));
 }

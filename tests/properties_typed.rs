@@ -169,7 +169,7 @@ fn any_state() -> impl Strategy<Value = State> {
                     }),
                     queue: Deque(queue),
                     host: Ipv4Address(v4.into()),
-                    host6: Ipv6Address(v6.into()),
+                    host6: Ipv6Address::from(std::net::Ipv6Addr::from(v6)),
                     messages,
                     next: next
                         .into_iter()

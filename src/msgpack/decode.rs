@@ -15,8 +15,19 @@ use bytes::Bytes;
 use crate::error::{DecodeError, DecodeErrorKind as Kind};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
-/// The nesting limit ormsgpack reads (it writes at most 255 levels).
+/// The nesting limit ormsgpack reads (it writes at most 255 levels), per document.
+///
+/// Python writes and reads each extension payload as a document of its own (every
+/// object envelope is a separate `packb`/`unpackb`), so the limit applies to the levels
+/// of one payload, counted from its tuple, not to the whole value: Python writes 480
+/// nested dataclasses or `Send`s in one row.
 pub const DEFAULT_MAX_DEPTH: usize = 1024;
+
+/// The limit on all levels together, extension payloads included (Python can write
+/// about 480 nested envelopes of up to 255 levels each: 122,880). It bounds the memory
+/// deep input costs: each level takes a few hundred bytes of (heap-allocated) stack
+/// while it is read.
+pub const DEFAULT_MAX_TOTAL_DEPTH: usize = 131_072;
 
 /// Arrays reserve at most this many items (maps half as many entries) before the items
 /// arrive; longer ones grow as they are read. A declared length then never reserves
@@ -26,10 +37,12 @@ pub const DEFAULT_MAX_DEPTH: usize = 1024;
 /// array) got about 35% faster in wall-clock time, same instruction count.
 const MAX_PREALLOC: usize = 64;
 
-/// How to decode. `Default` is what Python reads: depth 1,024, canonical forms only.
+/// How to decode. `Default` is what Python reads: depth 1,024 per document (the top level
+/// or one extension payload), 131,072 in all, canonical forms only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DecodeOptions {
     max_depth: usize,
+    max_total_depth: usize,
     allow_non_canonical: bool,
 }
 
@@ -37,6 +50,7 @@ impl Default for DecodeOptions {
     fn default() -> Self {
         DecodeOptions {
             max_depth: DEFAULT_MAX_DEPTH,
+            max_total_depth: DEFAULT_MAX_TOTAL_DEPTH,
             allow_non_canonical: false,
         }
     }
@@ -48,8 +62,11 @@ impl DecodeOptions {
         Self::default()
     }
 
-    /// Arrays, maps and extension payloads may nest at most this deep (a top-level
-    /// array is depth 1). Deeper input is a [`Kind::DepthLimit`] error.
+    /// Arrays and maps may nest at most this deep within one document: the top level,
+    /// or one extension payload, which Python reads as a document of its own (a
+    /// top-level array is depth 1; an envelope's payload tuple is depth 1 of its
+    /// payload). Deeper input is a [`Kind::DepthLimit`] error. Default
+    /// [`DEFAULT_MAX_DEPTH`].
     pub fn max_depth(mut self, depth: usize) -> Self {
         self.max_depth = depth;
         self
@@ -58,6 +75,20 @@ impl DecodeOptions {
     /// The configured depth limit.
     pub fn depth_limit(&self) -> usize {
         self.max_depth
+    }
+
+    /// All levels together, extension payloads included (each envelope counts one
+    /// level, its payload's levels count too), may nest at most this deep. Deeper input
+    /// is a [`Kind::DepthLimit`] error with this limit. Default
+    /// [`DEFAULT_MAX_TOTAL_DEPTH`].
+    pub fn max_total_depth(mut self, depth: usize) -> Self {
+        self.max_total_depth = depth;
+        self
+    }
+
+    /// The configured limit on all levels together.
+    pub fn total_depth_limit(&self) -> usize {
+        self.max_total_depth
     }
 
     /// Accept forms ormsgpack never writes (an int16 holding 5, a str8 of 3 bytes, …) at
@@ -107,8 +138,11 @@ struct Decoder<'a> {
     pos: usize,
     /// Reads may not go past this: the end of the input or of the current ext payload.
     limit: usize,
-    /// Open arrays, maps and extension payloads.
+    /// Open arrays and maps in the current document (the top level or one extension
+    /// payload).
     depth: usize,
+    /// Open arrays, maps and extension payloads, in all documents.
+    total: usize,
     /// How many of those are extension payloads.
     ext_depth: usize,
 }
@@ -122,6 +156,7 @@ impl<'a> Decoder<'a> {
             pos: 0,
             limit: input.len(),
             depth: 0,
+            total: 0,
             ext_depth: 0,
         }
     }
@@ -415,13 +450,49 @@ impl<'a> Decoder<'a> {
             ));
         }
         self.depth += 1;
+        let result = self.counted(at, read);
+        self.depth -= 1;
+        result
+    }
+
+    /// Counts one level against the total limit and runs `read` inside it, on a fresh
+    /// stack segment if needed.
+    #[inline]
+    fn counted<T>(
+        &mut self,
+        at: usize,
+        read: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        if self.total >= self.options.max_total_depth {
+            return Err(self.err(
+                Kind::DepthLimit {
+                    limit: self.options.max_total_depth,
+                },
+                at,
+            ));
+        }
+        self.total += 1;
         // Level 1 is checked too, so a small-stack thread moves to a heap segment at once.
-        let result = if self.depth % STACK_CHECK_EVERY == 1 {
+        let result = if self.total % STACK_CHECK_EVERY == 1 {
             crate::stack::guard(|| read(self))
         } else {
             read(self)
         };
-        self.depth -= 1;
+        self.total -= 1;
+        result
+    }
+
+    /// Reads an extension payload as Python does: a document of its own, whose levels
+    /// are counted from zero against `max_depth` (and, with the levels around it,
+    /// against `max_total_depth`). The envelope is one level of the total.
+    fn ext_document<T>(
+        &mut self,
+        at: usize,
+        read: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        let outer = std::mem::replace(&mut self.depth, 0);
+        let result = self.counted(at, read);
+        self.depth = outer;
         result
     }
 
@@ -482,7 +553,7 @@ impl<'a> Decoder<'a> {
         let outer_limit = self.limit;
         self.limit = end;
         self.ext_depth += 1;
-        let payload = self.nested(at, |d| match ObjectKind::from_code(code) {
+        let payload = self.ext_document(at, |d| match ObjectKind::from_code(code) {
             Some(kind) => d.object_payload(kind),
             None => Ok(ndarray_or_delta(code, d.value()?)),
         });
@@ -527,12 +598,13 @@ impl<'a> Decoder<'a> {
             }
             Ok(())
         })?;
-        let [Value::Str(module), Value::Str(name), arg, method] = items else {
+        let [module, name, arg, method] = items;
+        let (Ok(module), Ok(name)) = (module.into_str(), name.into_str()) else {
             return Ok(None);
         };
-        let method = match (len, method) {
+        let method = match (len, method.into_str()) {
             (3, _) => None,
-            (_, Value::Str(m)) => Some(m),
+            (_, Ok(m)) => Some(m),
             _ => return Ok(None),
         };
         Ok(Some(Value::Object(Box::new(PyObject {
@@ -571,14 +643,15 @@ fn ndarray_or_delta(code: i8, payload: Value) -> Option<Value> {
     if code == 7 {
         return Some(Value::DeltaSnapshot(Box::new(payload)));
     }
-    let Value::Array(items) = payload else {
-        return None;
-    };
+    let items = payload.into_array().ok()?;
     if code == 6 {
         let [dtype, shape, order, buffer] = <[Value; 4]>::try_from(items).ok()?;
-        let (Value::Str(dtype), Value::Array(shape), Value::Str(order), Value::Bin(buffer)) =
-            (dtype, shape, order, buffer)
-        else {
+        let (Ok(dtype), Ok(shape), Ok(order), Ok(buffer)) = (
+            dtype.into_str(),
+            shape.into_array(),
+            order.into_str(),
+            buffer.into_bin(),
+        ) else {
             return None;
         };
         let shape = shape

@@ -8,7 +8,7 @@
 //! same bytes without building a [`Value`].
 
 use crate::error::EncodeError;
-use crate::msgpack::decode::DEFAULT_MAX_DEPTH;
+use crate::msgpack::decode::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 use crate::value::{Int, NdArray, PyObject, Value};
 
 /// Container levels between two checks of the remaining call stack.
@@ -23,7 +23,15 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
 
 /// Appends the encoding of `value` to `out`.
 pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-    write_value(out, value, 0)
+    write_value(out, value, Level::default())
+}
+
+/// Open levels: in the current document (the top level or one extension payload, which
+/// Python packs separately) and in all documents, as the decoder counts them.
+#[derive(Clone, Copy, Default)]
+struct Level {
+    doc: usize,
+    total: usize,
 }
 
 /// Appends the encoding of `value`, written inside `open` levels that the caller has
@@ -34,10 +42,17 @@ pub(crate) fn encode_into_at_depth(
     out: &mut Vec<u8>,
     open: usize,
 ) -> Result<(), EncodeError> {
-    write_value(out, value, open)
+    write_value(
+        out,
+        value,
+        Level {
+            doc: open,
+            total: open,
+        },
+    )
 }
 
-fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
+fn write_value(out: &mut Vec<u8>, value: &Value, depth: Level) -> Result<(), EncodeError> {
     match value {
         Value::Nil => out.push(0xc0),
         Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
@@ -50,10 +65,15 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
         Value::Str(s) => write_str(out, s)?,
         Value::Bin(b) => write_bin(out, b)?,
         Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
+        Value::BigInt(_) | Value::WStr(_) => {
+            return Err(EncodeError::NotMsgpack {
+                kind: value.kind_name(),
+            })
+        }
         // The remaining stack is checked every few levels, not at every container. An
         // object envelope adds two levels at once, so checking at two residues makes
         // sure every run of `STACK_CHECK_EVERY` levels, odd or even, is checked.
-        container if depth % STACK_CHECK_EVERY < 2 => {
+        container if depth.total % STACK_CHECK_EVERY < 2 => {
             crate::stack::guard(|| write_container(out, container, depth))?
         }
         container => write_container(out, container, depth)?,
@@ -62,7 +82,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), Enc
 }
 
 /// The nested cases of [`write_value`], each run under the stack guard.
-fn write_container(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(), EncodeError> {
+fn write_container(out: &mut Vec<u8>, value: &Value, depth: Level) -> Result<(), EncodeError> {
     match value {
         Value::Array(items) => {
             // Empty containers open no level, as in the decoder.
@@ -89,17 +109,17 @@ fn write_container(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(),
             }
         }
         Value::Object(obj) => {
-            let depth = enter(depth)?;
+            let depth = enter_ext(depth)?;
             write_ext_with(out, obj.kind.code(), |out| {
                 write_object_payload(out, obj, depth)
             })?;
         }
         Value::NdArray(arr) => {
-            let depth = enter(depth)?;
+            let depth = enter_ext(depth)?;
             write_ext_with(out, 6, |out| write_ndarray_payload(out, arr, depth))?;
         }
         Value::DeltaSnapshot(inner) => {
-            let depth = enter(depth)?;
+            let depth = enter_ext(depth)?;
             write_ext_with(out, 7, |out| write_value(out, inner, depth))?;
         }
         scalar => write_value(out, scalar, depth)?,
@@ -107,22 +127,75 @@ fn write_container(out: &mut Vec<u8>, value: &Value, depth: usize) -> Result<(),
     Ok(())
 }
 
-/// Counts one more level of nesting. The payload tuple of an extension is a level of its
-/// own (it is an array inside the ext), matching how the decoder counts.
-fn enter(depth: usize) -> Result<usize, EncodeError> {
-    if depth >= DEFAULT_MAX_DEPTH {
-        Err(EncodeError::DepthLimit {
+/// Counts one more level of nesting, as the decoder does: nothing is written that it
+/// would refuse to read.
+fn enter(depth: Level) -> Result<Level, EncodeError> {
+    if depth.doc >= DEFAULT_MAX_DEPTH {
+        return Err(EncodeError::DepthLimit {
             limit: DEFAULT_MAX_DEPTH,
+        });
+    }
+    let total = enter_total(depth.total)?;
+    Ok(Level {
+        doc: depth.doc + 1,
+        total,
+    })
+}
+
+/// Checks, without recursion, that `value` nests within the limits the encoder (and
+/// the decoder) enforce, counting levels as they do.
+pub(crate) fn check_depth(value: &Value) -> Result<(), EncodeError> {
+    let mut stack = vec![(value, Level::default())];
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Array(items) if !items.is_empty() => {
+                let inner = enter(depth)?;
+                stack.extend(items.iter().map(|i| (i, inner)));
+            }
+            Value::Map(entries) if !entries.is_empty() => {
+                let inner = enter(depth)?;
+                for (k, val) in entries {
+                    stack.push((k, inner));
+                    stack.push((val, inner));
+                }
+            }
+            // The payload tuple is level 1 of the payload's own document.
+            Value::Object(o) => stack.push((&o.arg, enter(enter_ext(depth)?)?)),
+            Value::NdArray(arr) => {
+                let tuple = enter(enter_ext(depth)?)?;
+                if !arr.shape.is_empty() {
+                    enter(tuple)?;
+                }
+            }
+            Value::DeltaSnapshot(inner) => stack.push((inner, enter_ext(depth)?)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// An extension: one level of the total, and its payload a document of its own.
+fn enter_ext(depth: Level) -> Result<Level, EncodeError> {
+    Ok(Level {
+        doc: 0,
+        total: enter_total(depth.total)?,
+    })
+}
+
+fn enter_total(total: usize) -> Result<usize, EncodeError> {
+    if total >= DEFAULT_MAX_TOTAL_DEPTH {
+        Err(EncodeError::DepthLimit {
+            limit: DEFAULT_MAX_TOTAL_DEPTH,
         })
     } else {
-        Ok(depth + 1)
+        Ok(total + 1)
     }
 }
 
 fn write_object_payload(
     out: &mut Vec<u8>,
     obj: &PyObject,
-    depth: usize,
+    depth: Level,
 ) -> Result<(), EncodeError> {
     let depth = enter(depth)?;
     write_array_len(out, if obj.method.is_some() { 4 } else { 3 })?;
@@ -138,7 +211,7 @@ fn write_object_payload(
 fn write_ndarray_payload(
     out: &mut Vec<u8>,
     arr: &NdArray,
-    depth: usize,
+    depth: Level,
 ) -> Result<(), EncodeError> {
     let depth = enter(depth)?;
     if !arr.shape.is_empty() {

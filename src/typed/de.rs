@@ -1,9 +1,9 @@
 //! A serde `Deserializer` reading msgpack bytes directly into Rust values.
 //!
 //! Safe on hostile input: every length is checked against the bytes left before it is
-//! used, nesting is counted and limited (1,024 levels by default, as Python reads), so
-//! deep input fails with a depth error instead of exhausting the stack, and skipping
-//! unknown fields is iterative.
+//! used, nesting is counted per document (the top level or one ext payload, as Python
+//! reads) and in total and limited, deep nesting continues on heap-allocated stack
+//! segments, and skipping unknown fields is iterative.
 
 use std::borrow::Cow;
 
@@ -14,7 +14,7 @@ use serde::de::{self, DeserializeSeed, Visitor};
 use super::error::TypedError;
 use super::{EXT_MARKER, RAW_MARKER, VALUE_MARKER};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::msgpack::DEFAULT_MAX_DEPTH;
+use crate::msgpack::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 
 type Result<T, E = TypedError> = std::result::Result<T, E>;
 
@@ -38,9 +38,19 @@ enum Head<'de> {
 pub(crate) struct De<'de> {
     input: &'de [u8],
     pos: usize,
+    /// Open levels in the current document (the top level or one ext payload, which
+    /// Python packs and reads separately).
     depth: usize,
     max_depth: usize,
+    /// Open levels in all documents, ext payloads included.
+    total: usize,
 }
+
+/// Levels between two checks of the remaining call stack while serde recurses, and the
+/// level (modulo that) where they happen: past the few levels of a typical checkpoint,
+/// so shallow values never pay for a check, while deep ones are checked every few levels.
+const STACK_CHECK_EVERY: usize = 8;
+const STACK_CHECK_AT: usize = 6;
 
 fn truncated(at: usize) -> TypedError {
     TypedError::from(DecodeError::new(DecodeErrorKind::Truncated, at))
@@ -60,6 +70,7 @@ impl<'de> De<'de> {
             pos: 0,
             depth: 0,
             max_depth,
+            total: 0,
         }
     }
 
@@ -139,8 +150,38 @@ impl<'de> De<'de> {
                 at,
             )));
         }
+        self.enter_total(at)?;
         self.depth += 1;
         Ok(())
+    }
+
+    fn enter_total(&mut self, at: usize) -> Result<()> {
+        if self.total >= DEFAULT_MAX_TOTAL_DEPTH {
+            return Err(TypedError::from(DecodeError::new(
+                DecodeErrorKind::DepthLimit {
+                    limit: DEFAULT_MAX_TOTAL_DEPTH,
+                },
+                at,
+            )));
+        }
+        self.total += 1;
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+        self.total -= 1;
+    }
+
+    /// Runs `f` (a visitor reading one nested level) on a fresh stack segment if the
+    /// current one is nearly used up; checked every few levels.
+    #[inline]
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        if self.total % STACK_CHECK_EVERY == STACK_CHECK_AT {
+            crate::stack::guard(|| f(self))
+        } else {
+            f(self)
+        }
     }
 
     /// Reads an ext header: `(code, payload length)`, or `None` if the next item is not
@@ -272,13 +313,13 @@ impl<'de> De<'de> {
             });
         }
         self.enter(at)?;
-        let mut acc = SeqAcc {
-            de: self,
-            remaining: n,
-        };
-        let value = visitor.visit_seq(&mut acc).map_err(|e| e.at(at))?;
-        let left = acc.remaining;
-        self.depth -= 1;
+        let (value, left) = self.guarded(|de| {
+            let mut acc = SeqAcc { de, remaining: n };
+            let value = visitor.visit_seq(&mut acc).map_err(|e| e.at(at));
+            (value, acc.remaining)
+        });
+        let value = value?;
+        self.leave();
         if left != 0 {
             return Err(TypedError::msg(format!(
                 "array of {n} items has {left} more than the Rust type reads"
@@ -302,13 +343,13 @@ impl<'de> De<'de> {
             });
         }
         self.enter(at)?;
-        let mut acc = MapAcc {
-            de: self,
-            remaining: n,
-        };
-        let value = visitor.visit_map(&mut acc).map_err(|e| e.at(at))?;
-        let left = acc.remaining;
-        self.depth -= 1;
+        let (value, left) = self.guarded(|de| {
+            let mut acc = MapAcc { de, remaining: n };
+            let value = visitor.visit_map(&mut acc).map_err(|e| e.at(at));
+            (value, acc.remaining)
+        });
+        let value = value?;
+        self.leave();
         if left != 0 {
             return Err(TypedError::msg(format!(
                 "map of {n} entries has {left} more than the Rust type reads"
@@ -430,21 +471,25 @@ impl<'de> De<'de> {
             .at(at));
         };
         let payload = self.take(len)?;
-        self.enter(at)?;
+        // The payload is a document of its own, as Python packs and reads it: its
+        // levels count from zero against the per-document limit, and in the total.
+        self.enter_total(at)?;
         let mut sub = De {
             input: payload,
             pos: 0,
-            depth: self.depth,
+            depth: 0,
             max_depth: self.max_depth,
+            total: self.total,
         };
-        let value = visitor
-            .visit_seq(ExtSeq {
+        let value = crate::stack::guard(|| {
+            visitor.visit_seq(ExtSeq {
                 code,
                 sub: Some(&mut sub),
                 sent_code: false,
             })
-            .map_err(|e| e.at(at))?;
-        self.depth -= 1;
+        })
+        .map_err(|e| e.at(at))?;
+        self.total -= 1;
         Ok(value)
     }
 }
@@ -525,8 +570,8 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
             Marker::FixMap(1) => {
                 self.pos += 1;
                 self.enter(at)?;
-                let r = visitor.visit_enum(VariantAcc { de: self });
-                self.depth -= 1;
+                let r = self.guarded(|de| visitor.visit_enum(VariantAcc { de }));
+                self.leave();
                 r.map_err(|e| e.at(at))
             }
             _ => Err(TypedError::msg(format!(

@@ -18,7 +18,8 @@ pub enum TypedErrorKind {
     Unrepresentable,
     /// The msgpack bytes themselves were malformed.
     Decode(DecodeError),
-    /// The value nests deeper than msgpack readers accept (1,024 levels); no fallback
+    /// The value nests deeper than msgpack readers accept (1,024 levels per document,
+    /// 131,072 in all); no fallback
     /// is tried (Python could not read it back either).
     DepthLimit,
 }

@@ -49,6 +49,7 @@ mod error;
 mod fallback;
 mod object;
 pub mod pytypes;
+pub(crate) mod revive;
 mod ser;
 mod value_serde;
 
@@ -71,6 +72,9 @@ pub(crate) const RAW_MARKER: &str = "$langgraph_codec::Raw";
 pub(crate) const DIRECT_MARKER: &str = "$langgraph_codec::Direct";
 /// Newtype-struct name asked for by `Value`'s `Deserialize`.
 pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
+/// Newtype-struct name of [`pytypes::ByteArray`]: written as a bin; at the top level
+/// [`dumps`] then uses the `bytearray` tag.
+pub(crate) const BYTEARRAY_MARKER: &str = "$langgraph_codec::ByteArray";
 
 /// Encodes `value` as msgpack, exactly as ormsgpack would encode the equivalent Python
 /// value.
@@ -83,18 +87,27 @@ pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
 /// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(128);
-    let _active = ser::ActiveGuard::new();
-    value.serialize(&mut ser::Ser::new(&mut out))?;
-    Ok(out)
+    to_vec_marked(value).map(|(out, _)| out)
 }
 
-/// How deep serde may recurse while reading typed values: 512 levels of arrays, maps
-/// and envelopes read through `Deserialize` impls (ormsgpack writes at most 255, so
-/// nothing Python writes is refused). [`Value`](crate::Value) parts are decoded without
-/// recursion and follow the msgpack limit of 1,024 levels. The lower bound for
-/// recursive paths keeps hostile input from exhausting a 2 MiB thread stack even in
-/// debug builds (serde's buffering for `flatten` and untagged enums is heavy there).
+/// [`to_vec`], and whether the value was a top-level [`pytypes::ByteArray`].
+fn to_vec_marked<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<u8>, bool)> {
+    let mut out = Vec::with_capacity(128);
+    let _active = ser::ActiveGuard::new();
+    let mut ser = ser::Ser::new(&mut out);
+    value.serialize(&mut ser)?;
+    let top_bytearray = ser.top_bytearray();
+    Ok((out, top_bytearray))
+}
+
+/// How deep serde may recurse while reading typed values: 512 levels of arrays and maps
+/// per document, each envelope payload a document of its own as Python packs it
+/// (ormsgpack writes at most 255 per document, so nothing Python writes is refused), and
+/// [`DEFAULT_MAX_TOTAL_DEPTH`](crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH) levels in all.
+/// [`Value`](crate::Value) parts are decoded without recursion and follow the msgpack
+/// limits. The reader's own recursion continues on heap-allocated stack segments; the
+/// per-document bound also bounds what serde's buffering for `flatten` and untagged
+/// enums recurses over (buffered envelopes are re-read as documents of their own).
 pub const DEFAULT_TYPED_DEPTH: usize = 512;
 
 /// Decodes one msgpack document into a `T`; trailing bytes are an error. Nesting
@@ -124,13 +137,20 @@ pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
 
 /// Serializes `value` as Python's `JsonPlusSerializer.dumps_typed` would serialize the
 /// equivalent Python value: `("null", b"")` for nil, `("bytes", data)` for top-level
-/// bytes, else `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
+/// bytes, `("bytearray", data)` for a top-level [`pytypes::ByteArray`], else
+/// `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
 pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
     value: &T,
     fallback: &F,
 ) -> Result<TypedBytes> {
-    match to_vec(value) {
-        Ok(bytes) => Ok(tag_msgpack(bytes)),
+    match to_vec_marked(value) {
+        Ok((bytes, top_bytearray)) => {
+            let mut typed = tag_msgpack(bytes);
+            if top_bytearray && typed.type_tag == tags::BYTES {
+                typed.type_tag = tags::BYTEARRAY.to_owned();
+            }
+            Ok(typed)
+        }
         Err(Error::Typed(e)) if e.is_unrepresentable() => Ok(TypedBytes::new(
             fallback.type_tag(),
             Bytes::from(fallback.encode(value)?),
@@ -167,8 +187,12 @@ fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
 /// Reads a `(type, bytes)` pair as `JsonPlusSerializer` wrote it into a `T`.
 ///
 /// `null` reads as nil (`Option::None`, `()`), `bytes` / `bytearray` as a bin,
-/// `msgpack` directly, `json` with `serde_json` (Python's legacy rows, LangGraphJS rows
-/// and [`JsonFallback`] rows), `fallback`'s own tag with `fallback`; `pickle` is
+/// `msgpack` directly; `json` (Python's legacy rows, LangGraphJS rows and
+/// [`JsonFallback`] rows) as [`JsonPlusSerializer`](crate::JsonPlusSerializer) reads it,
+/// with the `lc` envelopes Python rebuilds rebuilt, so a LangChain message written by
+/// LangGraphJS reads into [`AnyMessage`](pytypes::AnyMessage) like any other (a row that
+/// holds integers beyond 64 bits or lone surrogates, which msgpack cannot, is read
+/// with `serde_json`); `fallback`'s own tag with `fallback`; `pickle` is
 /// [`Error::Pickle`], anything else [`Error::UnknownType`].
 pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
     type_tag: &str,
@@ -184,8 +208,16 @@ pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
             from_slice(&buf)
         }
         tags::PICKLE => Err(Error::Pickle),
+        tags::JSON => {
+            let value =
+                revive::revive(crate::json::parse(data, crate::msgpack::DEFAULT_MAX_DEPTH)?);
+            match crate::msgpack::encode(&value) {
+                Ok(bytes) => from_slice(&bytes),
+                Err(crate::error::EncodeError::NotMsgpack { .. }) => JsonFallback.decode(data),
+                Err(e) => Err(e.into()),
+            }
+        }
         tag if tag == fallback.type_tag() => fallback.decode(data),
-        tags::JSON => JsonFallback.decode(data),
         other => Err(Error::UnknownType {
             tag: other.to_owned(),
         }),

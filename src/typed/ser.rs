@@ -12,10 +12,10 @@ use std::cell::Cell;
 use serde::ser::{self, Serialize};
 
 use super::error::TypedError;
-use super::{DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
+use super::{BYTEARRAY_MARKER, DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::{
     encode_into_at_depth, write_array_len, write_bin, write_f64, write_i64, write_map_len,
-    write_str, write_u64, DEFAULT_MAX_DEPTH,
+    write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
 };
 use crate::value::Value;
 
@@ -24,7 +24,13 @@ type Result<T, E = TypedError> = std::result::Result<T, E>;
 /// Writes msgpack into a buffer. Use [`to_vec`](super::to_vec) for the common case.
 pub(crate) struct Ser<'a> {
     out: &'a mut Vec<u8>,
+    /// Open levels in the current document (the top level or one ext payload, which
+    /// Python packs and reads separately).
     depth: usize,
+    /// Open levels in all documents.
+    total: usize,
+    /// A `ByteArray` was written at the top level.
+    top_bytearray: bool,
     /// `true` while the output buffer is lent to a `Value` (see [`Ser::direct`]), until
     /// it reports back through `serialize_unit_struct(DIRECT_MARKER)`.
     lent: bool,
@@ -33,6 +39,12 @@ pub(crate) struct Ser<'a> {
     /// [`write_marked_ext`].
     ext_guess: [u8; EXT_GUESS_LEVELS],
 }
+
+/// Levels between two checks of the remaining call stack, and the level (modulo that)
+/// where they happen: past the few levels of a typical checkpoint, so shallow values
+/// never pay for a check, while deep ones are checked every few levels.
+const STACK_CHECK_EVERY: usize = 8;
+const STACK_CHECK_AT: usize = 6;
 
 /// Nesting levels with their own ext header guess.
 const EXT_GUESS_LEVELS: usize = 4;
@@ -75,6 +87,8 @@ impl<'a> Ser<'a> {
         Ser {
             out,
             depth: 0,
+            total: 0,
+            top_bytearray: false,
             lent: false,
             ext_guess: [3; EXT_GUESS_LEVELS],
         }
@@ -122,8 +136,36 @@ impl<'a> Ser<'a> {
                 limit: DEFAULT_MAX_DEPTH,
             }));
         }
+        if self.total >= DEFAULT_MAX_TOTAL_DEPTH {
+            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+                limit: DEFAULT_MAX_TOTAL_DEPTH,
+            }));
+        }
         self.depth += 1;
+        self.total += 1;
         Ok(())
+    }
+
+    /// Whether the value written was a top-level `ByteArray`.
+    pub(crate) fn top_bytearray(&self) -> bool {
+        self.top_bytearray
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.depth -= 1;
+        self.total -= 1;
+    }
+
+    /// Serializes one nested item, on a fresh stack segment every few levels if the
+    /// current one is nearly used up (serde recurses once per level).
+    #[inline]
+    fn item<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        if self.total % STACK_CHECK_EVERY == STACK_CHECK_AT {
+            crate::stack::guard(|| value.serialize(&mut *self))
+        } else {
+            value.serialize(&mut *self)
+        }
     }
 
     /// Opens an array or map whose header is patched at the end if the number of items
@@ -184,7 +226,7 @@ impl Compound<'_, '_> {
     #[inline]
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         self.count += 1;
-        value.serialize(&mut *self.ser)
+        self.ser.item(value)
     }
 
     #[inline]
@@ -203,14 +245,14 @@ impl Compound<'_, '_> {
             if self.count > 0 && !self.entered {
                 // Declared empty but items came: count the level after all.
                 self.ser.enter()?;
-                self.ser.depth -= 1;
+                self.ser.leave();
             }
         }
         if self.entered {
-            self.ser.depth -= 1;
+            self.ser.leave();
         }
         if self.variant_entered {
-            self.ser.depth -= 1;
+            self.ser.leave();
         }
         Ok(())
     }
@@ -350,6 +392,10 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
             EXT_MARKER => write_marked_ext(self, value),
             RAW_MARKER => write_marked_raw(self, value),
             DIRECT_MARKER => self.direct(value),
+            BYTEARRAY_MARKER => {
+                self.top_bytearray = self.total == 0 && self.out.is_empty();
+                value.serialize(self)
+            }
             _ => value.serialize(self),
         }
     }
@@ -362,8 +408,8 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
         value: &T,
     ) -> Result<()> {
         self.variant_prefix(variant)?;
-        value.serialize(&mut *self)?;
-        self.depth -= 1;
+        self.item(value)?;
+        self.leave();
         Ok(())
     }
 
@@ -474,7 +520,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
     #[inline]
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        value.serialize(&mut *self.ser)
+        self.ser.item(value)
     }
     #[inline]
     fn end(self) -> Result<()> {
@@ -493,7 +539,7 @@ impl ser::SerializeStruct for Compound<'_, '_> {
     ) -> Result<()> {
         self.count += 1;
         write_str(self.ser.out, key)?;
-        value.serialize(&mut *self.ser)
+        self.ser.item(value)
     }
     #[inline]
     fn end(self) -> Result<()> {
@@ -532,7 +578,14 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     // The pair writes two bytes of prefix (`0x92`, code) for the usual codes.
     let room = usize::from(guess).saturating_sub(2);
     ser.out.resize(start + room, 0);
-    value.serialize(&mut *ser)?;
+    // The payload is a document of its own, as Python packs it: its levels count from
+    // zero against the per-document limit (one more for the `[code, payload]` pair this
+    // writes first), and in the total.
+    // (No stack guard here: the payload's levels go through `Ser::item`.)
+    let outer = std::mem::replace(&mut ser.depth, 0);
+    let r = value.serialize(&mut *ser);
+    ser.depth = outer;
+    r?;
     let written = ser.out.get(start + room..).unwrap_or_default();
     let (code, prefix_len) = match written {
         [0x92, c, ..] if *c < 0x80 => (*c as i8, 2),

@@ -20,7 +20,7 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use super::de::{ByteVec, IsRawMarker};
 use super::error::UNREPRESENTABLE_PREFIX;
 use super::{RAW_MARKER, VALUE_MARKER};
-use crate::msgpack::{self, DEFAULT_MAX_DEPTH};
+use crate::msgpack;
 use crate::value::{Int, Value};
 
 /// Raw msgpack bytes of one item, serialized as bytes.
@@ -49,20 +49,33 @@ impl Serialize for Value {
             Value::F64(f) => s.serialize_f64(*f),
             Value::Str(v) => s.serialize_str(v),
             Value::Bin(b) => s.serialize_bytes(b),
-            Value::Array(items) => {
+            // Each level runs under the stack guard: any depth, any thread.
+            Value::Array(items) => crate::stack::guard(|| {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for item in items {
                     seq.serialize_element(item)?;
                 }
                 seq.end()
-            }
-            Value::Map(entries) => {
+            }),
+            Value::Map(entries) => crate::stack::guard(|| {
                 let mut map = s.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries {
                     map.serialize_entry(k, v)?;
                 }
                 map.end()
-            }
+            }),
+            Value::BigInt(n) => match n.to_string().parse::<i128>() {
+                Ok(v) => s.serialize_i128(v),
+                Err(_) => match n.to_string().parse::<u128>() {
+                    Ok(v) => s.serialize_u128(v),
+                    Err(_) => Err(serde::ser::Error::custom(
+                        "an integer beyond 128 bits has no serde form",
+                    )),
+                },
+            },
+            Value::WStr(_) => Err(serde::ser::Error::custom(
+                "a string with lone surrogates has no serde form",
+            )),
             Value::F32(_)
             | Value::Object(_)
             | Value::NdArray(_)
@@ -87,40 +100,12 @@ fn is_scalar(v: &Value) -> bool {
 }
 
 /// `v` as its encoded bytes under the raw marker, for a foreign serializer running
-/// inside this crate's. The nesting is measured first, without recursion, so hostile
-/// depth fails before any recursive encoding starts.
+/// inside this crate's. The nesting is checked first, without recursion, so hostile
+/// depth fails before any encoding starts.
 pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
-    if nesting(v) > DEFAULT_MAX_DEPTH {
-        return Err(serde::ser::Error::custom(
-            crate::error::EncodeError::DepthLimit {
-                limit: DEFAULT_MAX_DEPTH,
-            },
-        ));
-    }
+    msgpack::check_depth(v).map_err(encode_error)?;
     let bytes = msgpack::encode(v).map_err(encode_error)?;
     s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
-}
-
-/// How deeply `v` nests (containers and extension payloads), measured iteratively.
-fn nesting(v: &Value) -> usize {
-    let mut max = 0;
-    let mut stack = vec![(v, 0usize)];
-    while let Some((v, d)) = stack.pop() {
-        max = max.max(d);
-        match v {
-            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d + 1))),
-            Value::Map(entries) => {
-                for (k, val) in entries {
-                    stack.push((k, d + 1));
-                    stack.push((val, d + 1));
-                }
-            }
-            Value::Object(o) => stack.push((&o.arg, d + 2)),
-            Value::DeltaSnapshot(inner) => stack.push((inner, d + 1)),
-            _ => {}
-        }
-    }
-    max
 }
 
 pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {

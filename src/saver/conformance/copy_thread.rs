@@ -106,7 +106,8 @@ async fn test_copy_thread_preserves_metadata(s: &dyn CheckpointSaver) -> CaseRes
     b.sort_by_key(|t| t.metadata.step().unwrap_or(0));
     for (x, y) in a.iter().zip(&b) {
         for (k, val) in &x.metadata.0 {
-            let other = y.metadata.get(k).unwrap_or(&Value::Nil);
+            let nil = Value::Nil;
+            let other = y.metadata.get(k).unwrap_or(&nil);
             ensure!(
                 py_eq(val, other),
                 "metadata[{k:?}] mismatch: {val:?} != {other:?}"

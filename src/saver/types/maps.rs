@@ -30,12 +30,12 @@ pub(super) fn str_map_from_owned(
     value: Value,
     field: &str,
 ) -> Result<IndexMap<String, Value>, SaverError> {
-    let Value::Map(entries) = value else {
-        return Err(SaverError::invalid_checkpoint(
+    let entries = value.into_map().map_err(|other| {
+        SaverError::invalid_checkpoint(
             field,
-            format!("expected a map, found {}", value.kind_name()),
-        ));
-    };
+            format!("expected a map, found {}", other.kind_name()),
+        )
+    })?;
     let mut out = IndexMap::with_capacity(entries.len());
     for (k, v) in entries {
         let key = k.as_str().ok_or_else(|| {

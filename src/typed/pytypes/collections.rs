@@ -4,7 +4,7 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde::ser::{Serialize, Serializer};
 
 use crate::typed::object::{read_simple, write_object};
-use crate::value::ObjectKind;
+use crate::value::{ObjectKind, Value};
 
 macro_rules! collection {
     ($(#[$doc:meta])* $ty:ident, $module:literal, $name:literal) => {
@@ -54,3 +54,49 @@ collection!(
     "collections",
     "deque"
 );
+
+/// Python `bytearray`. Nested in a value it is a msgpack bin, like `bytes`; at the top
+/// level [`typed::dumps`](crate::typed::dumps) writes it under the `bytearray` tag, as
+/// Python does.
+///
+/// ```
+/// use langgraph_codec::typed::pytypes::ByteArray;
+/// use langgraph_codec::typed::{self, JsonFallback};
+///
+/// let row = typed::dumps(&ByteArray::from(&b"\x00\x01"[..]), &JsonFallback)?;
+/// assert_eq!((row.type_tag.as_str(), &row.data[..]), ("bytearray", &b"\x00\x01"[..]));
+/// let back: ByteArray = typed::loads(&row.type_tag, &row.data, &JsonFallback)?;
+/// assert_eq!(&back.0[..], b"\x00\x01");
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ByteArray(pub bytes::Bytes);
+
+impl From<&[u8]> for ByteArray {
+    fn from(b: &[u8]) -> Self {
+        ByteArray(bytes::Bytes::copy_from_slice(b))
+    }
+}
+
+impl From<Vec<u8>> for ByteArray {
+    fn from(b: Vec<u8>) -> Self {
+        ByteArray(b.into())
+    }
+}
+
+impl serde::Serialize for ByteArray {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_newtype_struct(crate::typed::BYTEARRAY_MARKER, &Value::Bin(self.0.clone()))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ByteArray {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Value::deserialize(d)?
+            .into_bin()
+            .map(ByteArray)
+            .map_err(|v| {
+                serde::de::Error::custom(format!("expected bytes, found {}", v.kind_name()))
+            })
+    }
+}

@@ -118,14 +118,85 @@ address_type!(
     "IPv4Address",
     |a| a.to_string()
 );
-address_type!(
-    /// Python `ipaddress.IPv6Address`, formatted as Python 3.11's `str()`:
-    /// `ext 0 ("ipaddress", "IPv6Address", "2001:db8::1")`.
-    Ipv6Address,
-    Ipv6Addr,
-    "IPv6Address",
-    format_v6
-);
+/// Python `ipaddress.IPv6Address`, formatted as Python 3.11's `str()`:
+/// `ext 0 ("ipaddress", "IPv6Address", "2001:db8::1")`, with its scope id when it has
+/// one (`"fe80::1%eth0"`).
+///
+/// ```
+/// use langgraph_codec::typed::pytypes::Ipv6Address;
+/// let a: Ipv6Address = "FE80:0::1%eth0".parse()?;
+/// assert_eq!(a.scope_id.as_deref(), Some("eth0"));
+/// assert_eq!(a.to_string(), "fe80::1%eth0");
+/// assert!("fe80::1%".parse::<Ipv6Address>().is_err());
+/// # Ok::<(), langgraph_codec::typed::TypedError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ipv6Address {
+    /// The address.
+    pub addr: Ipv6Addr,
+    /// The scope (zone) id after `%`, e.g. an interface name; never empty, no `%` or `/`.
+    pub scope_id: Option<String>,
+}
+
+impl fmt::Display for Ipv6Address {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_v6(&self.addr))?;
+        if let Some(scope) = &self.scope_id {
+            write!(f, "%{scope}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Ipv6Address {
+    type Err = TypedError;
+    /// An IPv6 address with an optional `%scope` suffix, as Python accepts it.
+    fn from_str(s: &str) -> Result<Self, TypedError> {
+        let (a, scope_id) = match s.split_once('%') {
+            Some((a, scope)) if !scope.is_empty() && !scope.contains(['%', '/']) => {
+                (a, Some(scope.to_owned()))
+            }
+            Some(_) => return Err(invalid("an IPv6 address with a scope id", s)),
+            None => (s, None),
+        };
+        let addr = a.parse().map_err(|_| invalid("an IP address", s))?;
+        Ok(Ipv6Address { addr, scope_id })
+    }
+}
+
+impl From<Ipv6Addr> for Ipv6Address {
+    fn from(addr: Ipv6Addr) -> Self {
+        Ipv6Address {
+            addr,
+            scope_id: None,
+        }
+    }
+}
+
+impl Serialize for Ipv6Address {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        write_object(
+            s,
+            ObjectKind::ConstructorSingleArg,
+            "ipaddress",
+            "IPv6Address",
+            &self.to_string(),
+            None,
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for Ipv6Address {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (_, s): (_, String) = read_simple(
+            d,
+            ObjectKind::ConstructorSingleArg,
+            "ipaddress",
+            &["IPv6Address"],
+        )?;
+        s.parse().map_err(de::Error::custom)
+    }
+}
 
 macro_rules! prefixed_type {
     ($(#[$doc:meta])* $ty:ident, $inner:ty, $name:literal, $max:literal, $fmt:expr) => {

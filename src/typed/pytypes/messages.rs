@@ -406,6 +406,53 @@ message!(
     FunctionMessage, "langchain_core.messages.function", "FunctionMessage", "function", {}
 );
 
+message!(
+    /// `langchain_core.messages.ai.AIMessageChunk`: a streamed part of an `AIMessage`.
+    AiMessageChunk, "langchain_core.messages.ai", "AIMessageChunk", "AIMessageChunk", {
+        /// `tool_calls`.
+        tool_calls: Vec<ToolCall> = Vec::new(),
+        /// `invalid_tool_calls`.
+        invalid_tool_calls: Vec<InvalidToolCall> = Vec::new(),
+        /// `usage_metadata`.
+        usage_metadata: Option<UsageMetadata> = None,
+        /// `tool_call_chunks`: `{name, args, id, index, type: "tool_call_chunk"}` maps,
+        /// kept as they are.
+        tool_call_chunks: Vec<Value> = Vec::new(),
+        /// `chunk_position`: `None` or `"last"`.
+        chunk_position: Option<String> = None,
+    }
+);
+message!(
+    /// `langchain_core.messages.human.HumanMessageChunk`.
+    HumanMessageChunk, "langchain_core.messages.human", "HumanMessageChunk", "HumanMessageChunk", {}
+);
+message!(
+    /// `langchain_core.messages.system.SystemMessageChunk`.
+    SystemMessageChunk, "langchain_core.messages.system", "SystemMessageChunk", "SystemMessageChunk", {}
+);
+message!(
+    /// `langchain_core.messages.tool.ToolMessageChunk`.
+    ToolMessageChunk, "langchain_core.messages.tool", "ToolMessageChunk", "ToolMessageChunk", {
+        /// `tool_call_id`.
+        tool_call_id: String = String::new(),
+        /// `artifact`.
+        artifact: Value = Value::Nil,
+        /// `status`: `"success"` (the default) or `"error"`.
+        status: String = "success".to_owned(),
+    }
+);
+message!(
+    /// `langchain_core.messages.chat.ChatMessageChunk`.
+    ChatMessageChunk, "langchain_core.messages.chat", "ChatMessageChunk", "ChatMessageChunk", {
+        /// `role`.
+        role: String = String::new(),
+    }
+);
+message!(
+    /// `langchain_core.messages.function.FunctionMessageChunk`.
+    FunctionMessageChunk, "langchain_core.messages.function", "FunctionMessageChunk", "FunctionMessageChunk", {}
+);
+
 impl ToolMessage {
     /// `ToolMessage(content, tool_call_id=…)`.
     pub fn for_call(content: impl Into<MessageContent>, tool_call_id: impl Into<String>) -> Self {
@@ -426,7 +473,7 @@ impl RemoveMessage {
 
 /// Any LangChain message, dispatched on the Python class when read.
 ///
-/// Other pydantic v2 classes (message chunks, your own message types) are kept as
+/// Other pydantic v2 classes (your own message types) are kept as
 /// [`AnyMessage::Other`] and written back byte for byte; anything that is not a pydantic
 /// v2 envelope is an error.
 #[derive(Clone, Debug, PartialEq)]
@@ -446,6 +493,18 @@ pub enum AnyMessage {
     ChatMessage(ChatMessage),
     /// `FunctionMessage`.
     FunctionMessage(FunctionMessage),
+    /// `AIMessageChunk`.
+    AiMessageChunk(AiMessageChunk),
+    /// `HumanMessageChunk`.
+    HumanMessageChunk(HumanMessageChunk),
+    /// `SystemMessageChunk`.
+    SystemMessageChunk(SystemMessageChunk),
+    /// `ToolMessageChunk`.
+    ToolMessageChunk(ToolMessageChunk),
+    /// `ChatMessageChunk`.
+    ChatMessageChunk(ChatMessageChunk),
+    /// `FunctionMessageChunk`.
+    FunctionMessageChunk(FunctionMessageChunk),
     /// Another pydantic v2 model, as its envelope.
     Other(Box<PyObject>),
 }
@@ -461,6 +520,12 @@ impl AnyMessage {
             AnyMessage::RemoveMessage(m) => m.id.as_deref(),
             AnyMessage::ChatMessage(m) => m.id.as_deref(),
             AnyMessage::FunctionMessage(m) => m.id.as_deref(),
+            AnyMessage::AiMessageChunk(m) => m.id.as_deref(),
+            AnyMessage::HumanMessageChunk(m) => m.id.as_deref(),
+            AnyMessage::SystemMessageChunk(m) => m.id.as_deref(),
+            AnyMessage::ToolMessageChunk(m) => m.id.as_deref(),
+            AnyMessage::ChatMessageChunk(m) => m.id.as_deref(),
+            AnyMessage::FunctionMessageChunk(m) => m.id.as_deref(),
             AnyMessage::Other(o) => o.arg.get("id").and_then(Value::as_str),
         }
     }
@@ -476,6 +541,12 @@ impl Serialize for AnyMessage {
             AnyMessage::RemoveMessage(m) => m.serialize(s),
             AnyMessage::ChatMessage(m) => m.serialize(s),
             AnyMessage::FunctionMessage(m) => m.serialize(s),
+            AnyMessage::AiMessageChunk(m) => m.serialize(s),
+            AnyMessage::HumanMessageChunk(m) => m.serialize(s),
+            AnyMessage::SystemMessageChunk(m) => m.serialize(s),
+            AnyMessage::ToolMessageChunk(m) => m.serialize(s),
+            AnyMessage::ChatMessageChunk(m) => m.serialize(s),
+            AnyMessage::FunctionMessageChunk(m) => m.serialize(s),
             AnyMessage::Other(o) => {
                 write_object(s, o.kind, &o.module, &o.name, &o.arg, o.method.as_deref())
             }
@@ -526,6 +597,24 @@ impl<'a> ObjectRead for AnyRead<'a> {
             (ChatMessage::MODULE, ChatMessage::CLASS) => fill_variant!(slot, seq, ChatMessage),
             (FunctionMessage::MODULE, FunctionMessage::CLASS) => {
                 fill_variant!(slot, seq, FunctionMessage)
+            }
+            (AiMessageChunk::MODULE, AiMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, AiMessageChunk)
+            }
+            (HumanMessageChunk::MODULE, HumanMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, HumanMessageChunk)
+            }
+            (SystemMessageChunk::MODULE, SystemMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, SystemMessageChunk)
+            }
+            (ToolMessageChunk::MODULE, ToolMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, ToolMessageChunk)
+            }
+            (ChatMessageChunk::MODULE, ChatMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, ChatMessageChunk)
+            }
+            (FunctionMessageChunk::MODULE, FunctionMessageChunk::CLASS) => {
+                fill_variant!(slot, seq, FunctionMessageChunk)
             }
             _ => {
                 let arg: Value = seq

@@ -32,9 +32,11 @@ mod langgraph;
 mod messages;
 mod path;
 mod regex;
+mod secret;
+mod store;
 mod uuid;
 
-pub use self::collections::{Deque, FrozenSet, PySet};
+pub use self::collections::{ByteArray, Deque, FrozenSet, PySet};
 pub use self::datetime::{Date, DateTime, Time, TimeDelta, TimeZone, TzInfo, ZoneInfo};
 pub use self::decimal::Decimal;
 pub use self::enums::{py_enum, PyEnum, PyEnumValue};
@@ -44,11 +46,15 @@ pub use self::ip::{
 };
 pub use self::langgraph::{Command, DeltaSnapshot, Interrupt, Send, TimeoutPolicy};
 pub use self::messages::{
-    AiMessage, AnyMessage, ChatMessage, FunctionMessage, HumanMessage, InvalidToolCall,
-    MessageContent, RemoveMessage, SystemMessage, ToolCall, ToolMessage, UsageMetadata,
+    AiMessage, AiMessageChunk, AnyMessage, ChatMessage, ChatMessageChunk, FunctionMessage,
+    FunctionMessageChunk, HumanMessage, HumanMessageChunk, InvalidToolCall, MessageContent,
+    RemoveMessage, SystemMessage, SystemMessageChunk, ToolCall, ToolMessage, ToolMessageChunk,
+    UsageMetadata,
 };
 pub use self::path::PurePath;
 pub use self::regex::Pattern;
+pub use self::secret::{SecretBytes, SecretStr};
+pub use self::store::Item;
 pub use self::uuid::Uuid;
 
 use crate::typed::TypedError;
