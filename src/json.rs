@@ -7,7 +7,7 @@
 //! [`Value::Map`]s with string keys in document order (duplicates kept).
 
 use crate::error::JsonError;
-use crate::value::{Int, Value};
+use crate::value::{Int, ObjectKind, PyObject, Value};
 
 enum Frame {
     Array(Vec<Value>),
@@ -23,14 +23,57 @@ pub fn parse(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
         text,
         pos: 0,
         max_depth,
+        big_ints: false,
     }
     .run()
+}
+
+/// Parses one JSON document as Python's `json.loads` reads it, integers of any size
+/// included: an integer outside `i64::MIN ..= u64::MAX` (which a `Value::Int` cannot
+/// hold) becomes [`big_int`]`(digits)`, the envelope Python rebuilds as
+/// `builtins.int(digits)`. Nesting deeper than `max_depth` is an error.
+pub fn parse_python(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
+    Parser {
+        text,
+        pos: 0,
+        max_depth,
+        big_ints: true,
+    }
+    .run()
+}
+
+/// A Python `int` outside the msgpack range, as a [`PyObject`] envelope:
+/// `builtins.int("<decimal digits>")` (ext code 0, `cls(arg)`).
+pub fn big_int(digits: &str) -> Value {
+    Value::Object(Box::new(PyObject::new(
+        ObjectKind::ConstructorSingleArg,
+        "builtins",
+        "int",
+        Value::from(digits),
+    )))
+}
+
+/// The decimal digits of a [`big_int`] envelope (`None` for any other value).
+pub fn as_big_int(value: &Value) -> Option<&str> {
+    match value {
+        Value::Object(o)
+            if o.kind == ObjectKind::ConstructorSingleArg
+                && o.method.is_none()
+                && o.is("builtins", "int") =>
+        {
+            let digits = o.arg.as_str()?;
+            let body = digits.strip_prefix('-').unwrap_or(digits);
+            (!body.is_empty() && body.bytes().all(|b| b.is_ascii_digit())).then_some(digits)
+        }
+        _ => None,
+    }
 }
 
 struct Parser<'a> {
     text: &'a [u8],
     pos: usize,
     max_depth: usize,
+    big_ints: bool,
 }
 
 impl Parser<'_> {
@@ -226,16 +269,18 @@ impl Parser<'_> {
                 .map(Value::F64)
                 .map_err(|_| JsonError::new("invalid number", start))
         } else {
-            s.parse::<i128>()
-                .ok()
-                .and_then(Int::from_i128)
-                .map(Value::Int)
-                .ok_or_else(|| {
-                    JsonError::new(
-                        format!("integer {s} is outside the range msgpack can hold (i64::MIN..=u64::MAX)"),
-                        start,
-                    )
-                })
+            let int = s.parse::<i128>().ok().and_then(Int::from_i128);
+            if int.is_none() && self.big_ints {
+                return Ok(big_int(s));
+            }
+            int.map(Value::Int).ok_or_else(|| {
+                JsonError::new(
+                    format!(
+                        "integer {s} is outside the range msgpack can hold (i64::MIN..=u64::MAX)"
+                    ),
+                    start,
+                )
+            })
         }
     }
 

@@ -10,11 +10,11 @@ use indexmap::IndexMap;
 
 use super::delta::finish;
 use super::error::{RowKind, SaverError};
-use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, format_memory_version, parse_version_prefix, python_eq, random_f64,
-    write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory, PendingWrite,
+    checkpoint_metadata, next_string_version, python_eq, write_idx, ChannelVersion,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
+    DeltaChannelHistory, PendingWrite,
 };
 use crate::error::{Error, Result};
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
@@ -633,13 +633,7 @@ impl CheckpointSaver for InMemorySaver {
         task_path: &str,
     ) -> Result<()> {
         let thread = config.require_thread_id("put_writes")?;
-        let checkpoint_id =
-            config
-                .checkpoint_id
-                .as_deref()
-                .ok_or(SaverError::MissingCheckpointId {
-                    operation: "put_writes",
-                })?;
+        let checkpoint_id = config.require_checkpoint_id("put_writes")?;
         let ns = config.ns();
         let mut rows = Vec::with_capacity(writes.len());
         for (position, (channel, value)) in writes.iter().enumerate() {
@@ -956,22 +950,6 @@ impl CheckpointSaver for InMemorySaver {
     /// where `n` is the integer before the first `.` of the current version (0 when
     /// there is none).
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
-        let n = match current {
-            None => 0,
-            Some(ChannelVersion::Int(i)) => *i,
-            Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
-            Some(v @ ChannelVersion::Float(_)) => {
-                return Err(SaverError::InvalidVersion {
-                    version: v.to_string(),
-                    reason: "InMemorySaver versions are str or int".to_owned(),
-                }
-                .into())
-            }
-        };
-        let next = n.checked_add(1).ok_or_else(|| overflow(&n.to_string()))?;
-        Ok(ChannelVersion::Str(format_memory_version(
-            next,
-            random_f64(),
-        )))
+        next_string_version(current, "InMemorySaver")
     }
 }

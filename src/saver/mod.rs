@@ -43,6 +43,8 @@ pub mod conformance;
 pub mod delta;
 mod error;
 pub mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod traits;
 pub mod types;
 
