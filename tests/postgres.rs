@@ -534,8 +534,27 @@ async fn regular_writes_keep_the_first_special_writes_the_last() {
     .expect("w");
     s.put_writes(
         &cfg,
-        &[("__interrupt__".into(), Value::from(2i64))],
+        // Two special writes to one index in one call: Python's executemany upserts
+        // both, so the last wins.
+        &[
+            ("__interrupt__".into(), Value::from(3i64)),
+            ("__interrupt__".into(), Value::from(2i64)),
+        ],
         "task",
+        "p",
+    )
+    .await
+    .expect("w");
+    // A mixed call (not all special) inserts-or-ignores one by one in Python: of two
+    // errors at index -1 in it, the first wins.
+    s.put_writes(
+        &cfg,
+        &[
+            ("__error__".into(), Value::from("first")),
+            ("b".into(), Value::from(5i64)),
+            ("__error__".into(), Value::from("second")),
+        ],
+        "task1",
         "p",
     )
     .await
@@ -556,6 +575,8 @@ async fn regular_writes_keep_the_first_special_writes_the_last() {
             ("task0".into(), "z".into(), Value::from(0i64)),
             ("task".into(), "__interrupt__".into(), Value::from(2i64)),
             ("task".into(), "a".into(), Value::from(1i64)),
+            ("task1".into(), "__error__".into(), Value::from("first")),
+            ("task1".into(), "b".into(), Value::from(5i64)),
         ]
     );
 }
@@ -787,4 +808,91 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         .await
         .expect("put after the kill");
     assert!(s.get_tuple(&stored).await.expect("get").is_some());
+}
+
+/// Python's `v < 4` migration: a checkpoint older than format 4 gets its parent's
+/// `__pregel_tasks` writes (in write order) as a `__pregel_tasks` channel value, at the
+/// highest of its channel versions.
+#[tokio::test]
+async fn v_lt_4_checkpoints_get_their_parents_pending_sends() {
+    let Some(url) = url() else { return };
+    let s = saver(&url, "sends").await;
+    let mut parent_cp = Checkpoint::now(0);
+    parent_cp.v = 1;
+    let parent = s
+        .put(
+            &CheckpointConfig::new("t"),
+            &parent_cp,
+            &CheckpointMetadata::new("input", -1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    s.put_writes(
+        &parent,
+        &[("__pregel_tasks".into(), Value::from("send-b"))],
+        "task-b",
+        "",
+    )
+    .await
+    .expect("w");
+    s.put_writes(
+        &parent,
+        &[("__pregel_tasks".into(), Value::from("send-a"))],
+        "task-a",
+        "",
+    )
+    .await
+    .expect("w");
+    let mut child_cp = Checkpoint::now(1);
+    child_cp.v = 1;
+    let high = ChannelVersion::Str("00000000000000000000000000000002.5".into());
+    child_cp.channel_versions.insert(
+        "x".into(),
+        ChannelVersion::Str("00000000000000000000000000000001.9".into()),
+    );
+    child_cp.channel_versions.insert("y".into(), high.clone());
+    let child = s
+        .put(
+            &parent,
+            &child_cp,
+            &CheckpointMetadata::new("loop", 0),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    for t in [
+        s.get_tuple(&child).await.expect("get").expect("stored"),
+        s.list(Some(&child), &ListOptions::new())
+            .await
+            .expect("list")
+            .remove(0),
+    ] {
+        assert_eq!(
+            t.checkpoint.channel_values.get("__pregel_tasks"),
+            Some(&Value::Array(vec![
+                Value::from("send-a"),
+                Value::from("send-b")
+            ]))
+        );
+        assert_eq!(
+            t.checkpoint.channel_versions.get("__pregel_tasks"),
+            Some(&high)
+        );
+    }
+    // A v4 checkpoint is left alone.
+    let mut v4 = child_cp.clone();
+    v4.v = 4;
+    v4.id = langgraph_codec::saver::uuid6(2);
+    let stored = s
+        .put(
+            &parent,
+            &v4,
+            &CheckpointMetadata::new("loop", 1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let t = s.get_tuple(&stored).await.expect("get").expect("stored");
+    assert!(!t.checkpoint.channel_values.contains_key("__pregel_tasks"));
 }
