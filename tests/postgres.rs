@@ -896,3 +896,57 @@ async fn v_lt_4_checkpoints_get_their_parents_pending_sends() {
     let t = s.get_tuple(&stored).await.expect("get").expect("stored");
     assert!(!t.checkpoint.channel_values.contains_key("__pregel_tasks"));
 }
+
+/// Rows as LangGraphJS's Postgres saver writes them: integer channel versions, every
+/// value a `json` blob, `json` writes.
+#[tokio::test]
+async fn reads_rows_written_by_langgraphjs() {
+    let Some(url) = url() else { return };
+    let s = saver(&url, "js").await;
+    let schema = schema_of(&s);
+    let c = psql(&url).await;
+    c.batch_execute(&format!(
+        r#"INSERT INTO {schema}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+           VALUES ('js', '', '1ef0000a-0000-6000-8000-000000000001', NULL,
+             '{{"v": 4, "id": "1ef0000a-0000-6000-8000-000000000001", "ts": "2024-07-01T00:00:00.000Z",
+               "channel_values": {{}}, "channel_versions": {{"messages": 2, "__start__": 1}},
+               "versions_seen": {{"agent": {{"__start__": 1}}}}}}',
+             '{{"source": "loop", "step": 1, "parents": {{}}}}');
+           INSERT INTO {schema}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+           VALUES ('js', '', 'messages', '2', 'json', convert_to('[{{"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {{"content": "hi from js"}}}}]', 'UTF8')),
+                  ('js', '', 'messages', '1', 'json', convert_to('[]', 'UTF8'));
+           INSERT INTO {schema}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+           VALUES ('js', '', '1ef0000a-0000-6000-8000-000000000001', 'task-js', 0, 'messages', 'json', convert_to('"next"', 'UTF8'));"#
+    ))
+    .await
+    .expect("JS rows");
+    let t = s
+        .get_tuple(&CheckpointConfig::new("js"))
+        .await
+        .expect("get")
+        .expect("stored");
+    assert_eq!(
+        t.checkpoint.channel_versions.get("messages"),
+        Some(&ChannelVersion::Int(2))
+    );
+    let messages = t
+        .checkpoint
+        .channel_values
+        .get("messages")
+        .expect("messages");
+    let first = &messages.as_array().expect("list")[0];
+    assert_eq!(
+        first.get("kwargs").and_then(|k| k.get("content")),
+        Some(&Value::from("hi from js"))
+    );
+    assert_eq!(t.pending_writes.len(), 1);
+    assert_eq!(t.pending_writes[0].value, Value::from("next"));
+    assert_eq!(t.metadata.step(), Some(1));
+    // The next version after a JS int version is Python's string form.
+    let next = s
+        .get_next_version(Some(&ChannelVersion::Int(2)))
+        .expect("next");
+    assert!(
+        matches!(next, ChannelVersion::Str(v) if v.starts_with("00000000000000000000000000000003."))
+    );
+}
