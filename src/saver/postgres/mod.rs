@@ -295,6 +295,52 @@ impl PostgresSaver {
         .await
     }
 
+    /// The blobs a page of checkpoints references, in one query (shared ones once).
+    async fn page_blobs<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        page: &[SelectedRow],
+        operation: &'static str,
+    ) -> Result<rows::BlobMap> {
+        let mut keys: std::collections::HashSet<(&str, &str, &str, String)> =
+            std::collections::HashSet::new();
+        for row in page {
+            keys.extend(row.blob_keys());
+        }
+        let mut map = rows::BlobMap::new();
+        if keys.is_empty() {
+            return Ok(map);
+        }
+        let mut cols: [Vec<&str>; 4] = Default::default();
+        for (t, n, c, v) in &keys {
+            cols[0].push(t);
+            cols[1].push(n);
+            cols[2].push(c);
+            cols[3].push(v);
+        }
+        let [threads, nss, channels, versions] = &cols;
+        let found = client
+            .rows(
+                self.settings.mode,
+                &self.sql.blobs,
+                &[
+                    (threads, Type::TEXT_ARRAY),
+                    (nss, Type::TEXT_ARRAY),
+                    (channels, Type::TEXT_ARRAY),
+                    (versions, Type::TEXT_ARRAY),
+                ],
+            )
+            .await
+            .map_err(db(operation))?;
+        for row in found {
+            let get = |i| row.try_get::<_, String>(i).map_err(db(operation));
+            let key = (get(0)?, get(1)?, get(2)?, get(3)?);
+            let blob: Option<Vec<u8>> = row.try_get(5).map_err(db(operation))?;
+            map.insert(key, (get(4)?, blob));
+        }
+        Ok(map)
+    }
+
     /// Runs a `select` and builds the tuples, migrating `v < 4` pending sends.
     async fn select_tuples<C: Exec + ?Sized>(
         &self,
@@ -311,6 +357,7 @@ impl PostgresSaver {
             .into_iter()
             .map(SelectedRow::read)
             .collect::<Result<Vec<_>>>()?;
+        let blobs = self.page_blobs(client, &selected, operation).await?;
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
         let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
         if !wanted.is_empty() {
@@ -354,7 +401,9 @@ impl PostgresSaver {
                 } else {
                     None
                 };
-                r.into_tuple(&*self.settings.serde, s, || self.get_next_version(None))
+                r.into_tuple(&*self.settings.serde, &blobs, s, || {
+                    self.get_next_version(None)
+                })
             })
             .collect()
     }

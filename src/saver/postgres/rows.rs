@@ -114,6 +114,10 @@ fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, idx: usize) -> R
     row.try_get(idx).map_err(super::db::db("read row"))
 }
 
+/// Blobs by (thread, ns, channel, version text): type tag and bytes.
+pub(crate) type BlobMap =
+    std::collections::HashMap<(String, String, String, String), (String, Option<Vec<u8>>)>;
+
 /// One row of [`Statements::select`](super::sql::Statements::select), its keys read.
 pub(crate) struct SelectedRow {
     pub(crate) thread_id: String,
@@ -157,12 +161,26 @@ impl SelectedRow {
         location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
+    /// The blob keys its `channel_versions` reference (version as Postgres's
+    /// `jsonb_each_text` prints it, which is how blobs are keyed).
+    pub(crate) fn blob_keys(&self) -> impl Iterator<Item = (&str, &str, &str, String)> {
+        self.checkpoint.channel_versions.iter().map(|(ch, v)| {
+            (
+                self.thread_id.as_str(),
+                self.checkpoint_ns.as_str(),
+                ch.as_str(),
+                v.to_string(),
+            )
+        })
+    }
+
     /// Builds the tuple: inline values merged with the blobs (blobs win, `empty`
     /// skipped), `sends` (the parent's `__pregel_tasks` writes, `v < 4` only) as the
     /// `__pregel_tasks` channel, the metadata and the ordered writes.
     pub(crate) fn into_tuple(
         mut self,
         serde: &dyn Serializer,
+        blobs: &BlobMap,
         sends: Option<Vec<Value>>,
         first_version: impl FnOnce() -> Result<ChannelVersion>,
     ) -> Result<CheckpointTuple> {
@@ -170,21 +188,26 @@ impl SelectedRow {
         let metadata_value = jsonb::read(&self.metadata_text, || format!("{loc} metadata"))?;
         let metadata = CheckpointMetadata::from_value(&metadata_value)
             .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e.into()))?;
-        let channels: Option<Vec<String>> = col(&self.row, 6)?;
-        let types: Option<Vec<String>> = col(&self.row, 7)?;
-        let blobs: Option<Vec<Option<Vec<u8>>>> = col(&self.row, 8)?;
-        let blob_rows = channels
-            .unwrap_or_default()
-            .into_iter()
-            .zip(types.unwrap_or_default())
-            .zip(blobs.unwrap_or_default());
-        for ((ch, tag), data) in blob_rows {
+        let mut merged = Vec::new();
+        for (ch, version) in &self.checkpoint.channel_versions {
+            let key = (
+                self.thread_id.clone(),
+                self.checkpoint_ns.clone(),
+                ch.clone(),
+                version.to_string(),
+            );
+            let Some((tag, data)) = blobs.get(&key) else {
+                continue;
+            };
             if tag == tags::EMPTY {
                 continue;
             }
             let value = serde
-                .loads_typed(&tag, data.as_deref().unwrap_or_default())
+                .loads_typed(tag, data.as_deref().unwrap_or_default())
                 .map_err(|e| unreadable(RowKind::Blob, format!("{loc} channel {ch:?}"), e))?;
+            merged.push((ch.clone(), value));
+        }
+        for (ch, value) in merged {
             self.checkpoint.channel_values.insert(ch, value);
         }
         if let Some(sends) = sends {
@@ -199,10 +222,10 @@ impl SelectedRow {
                 .channel_versions
                 .insert(TASKS.to_owned(), version);
         }
-        let task_ids: Option<Vec<String>> = col(&self.row, 9)?;
-        let w_channels: Option<Vec<String>> = col(&self.row, 10)?;
-        let w_types: Option<Vec<Option<String>>> = col(&self.row, 11)?;
-        let w_blobs: Option<Vec<Vec<u8>>> = col(&self.row, 12)?;
+        let task_ids: Option<Vec<String>> = col(&self.row, 6)?;
+        let w_channels: Option<Vec<String>> = col(&self.row, 7)?;
+        let w_types: Option<Vec<Option<String>>> = col(&self.row, 8)?;
+        let w_blobs: Option<Vec<Vec<u8>>> = col(&self.row, 9)?;
         let mut pending_writes = Vec::new();
         let writes = task_ids
             .unwrap_or_default()

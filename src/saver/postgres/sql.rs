@@ -69,6 +69,11 @@ pub(crate) struct Statements {
     pub(crate) delete_thread: String,
     /// `$1..$3`: parallel arrays of (thread, ns, parent id).
     pub(crate) pending_sends: String,
+    /// `$1..$4`: parallel arrays of (thread, ns, channel, version): the blobs a page of
+    /// checkpoints references, each shared blob read once. (Looked up by primary key
+    /// from keys the client sends: `jsonb_each_text` in the query made the planner
+    /// expect 100 channels per checkpoint, pick hash joins and switch JIT on.)
+    pub(crate) blobs: String,
 }
 
 /// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
@@ -117,7 +122,14 @@ AND channel = '__pregel_tasks'
 GROUP BY thread_id, checkpoint_ns, checkpoint_id",
             w = t.writes
         );
+        let blobs = format!(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b}
+WHERE (thread_id, checkpoint_ns, channel, version) IN (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))",
+            b = t.blobs
+        );
         Statements {
+            blobs,
             put,
             put_writes_upsert: format!(
                 "{writes_insert}DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
@@ -129,34 +141,25 @@ GROUP BY thread_id, checkpoint_ns, checkpoint_id",
         }
     }
 
-    /// Python's `SELECT_SQL` as one set-based query: the page of checkpoint rows
-    /// (`where` over table alias-free columns, newest first, `limit` if given), each
-    /// with its blobs at its `channel_versions` and its writes in
-    /// `(task_path, task_id, idx)` order, aggregated into parallel arrays.
+    /// Python's `SELECT_SQL`, set-based: the page of checkpoint rows (`where` over
+    /// table alias-free columns, newest first, `limit` if given), each with its writes
+    /// in `(task_path, task_id, idx)` order, aggregated into parallel arrays.
     ///
     /// Columns: 0 thread, 1 ns, 2 id, 3 parent, 4 checkpoint text, 5 metadata text,
-    /// 6..8 blob channel/type/bytes, 9..14 write task_id/channel/type/blob/task_path/idx.
+    /// 6..11 write task_id/channel/type/blob/task_path/idx. The blobs come from
+    /// [`blobs`](Self::blobs), once per page.
     pub(crate) fn select(&self, where_clause: &str, limit: Option<&str>) -> String {
         let t = &self.tables;
         let limit = limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
         format!(
             "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint::text, c.metadata::text,
-    b.channels, b.types, b.blobs,
     w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs
 FROM (
     SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
     FROM {cp} {where_clause}
     ORDER BY checkpoint_id DESC{limit}
 ) c
-LEFT JOIN LATERAL (
-    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
-        array_agg(bl.blob) AS blobs
-    FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object'
-        THEN c.checkpoint -> 'channel_versions' ELSE '{{}}'::jsonb END) v
-    JOIN {blobs} bl ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-        AND bl.channel = v.key AND bl.version = v.value
-) b ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(task_id ORDER BY {WRITES_ORDER}) AS task_ids,
         array_agg(channel ORDER BY {WRITES_ORDER}) AS channels,
@@ -170,7 +173,6 @@ LEFT JOIN LATERAL (
 ) w ON true
 ORDER BY c.checkpoint_id DESC",
             cp = t.checkpoints,
-            blobs = t.blobs,
             w = t.writes,
         )
     }
