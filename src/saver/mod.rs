@@ -9,6 +9,8 @@
 //!   [`Capabilities`], [`ListOptions`] and [`PruneStrategy`].
 //! - [`memory`]: [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
 //! - [`delta`]: the default delta-channel history walk.
+//! - `postgres` (cargo feature `postgres`): `PostgresSaver`, on the tables Python's
+//!   `langgraph-checkpoint-postgres` uses, shared with Python services.
 //! - `conformance` (cargo feature `conformance`, on by default): the port of
 //!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
 //!

@@ -23,6 +23,12 @@ pub enum PostgresError {
         #[source]
         source: deadpool_postgres::PoolError,
     },
+    /// The pool could not be built from the given configuration.
+    #[error("postgres pool configuration: {reason}")]
+    Config {
+        /// What was wrong.
+        reason: String,
+    },
     /// The schema name is not a plain identifier (`[A-Za-z_][A-Za-z0-9_$]*`, at most
     /// 63 bytes).
     #[error("invalid schema name {name:?}: {reason}")]
@@ -97,6 +103,7 @@ impl PostgresError {
         match self {
             PostgresError::Db { .. } => "postgres_db",
             PostgresError::Pool { .. } => "postgres_pool",
+            PostgresError::Config { .. } => "postgres_config",
             PostgresError::InvalidSchemaName { .. } => "invalid_schema_name",
             PostgresError::SchemaMissing { .. } => "schema_missing",
             PostgresError::ShallowSchema { .. } => "shallow_schema",

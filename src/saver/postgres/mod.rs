@@ -30,8 +30,9 @@
 //!
 //! Every operation is one statement or one transaction: `put` writes its blobs and its
 //! checkpoint in a single statement, so a connection lost mid-`put` leaves nothing
-//! half-written. `get_tuple` and each `list` page read the checkpoints, their blobs and
-//! their writes in one query (plus one for `v < 4` pending sends when needed).
+//! half-written. `get_tuple` and each `list` page take two queries: the checkpoints
+//! with their writes, then every blob they reference, once, by primary key (plus one
+//! for `v < 4` pending sends when needed); no query per checkpoint.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -217,7 +218,8 @@ impl PostgresSaver {
     /// [`builder`](Self::builder).
     ///
     /// # Errors
-    /// [`PostgresError::Db`] if the connection string does not parse.
+    /// [`PostgresError::Db`] if the connection string does not parse,
+    /// [`PostgresError::Config`] if the pool cannot be built.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
         let config = tokio_postgres::Config::from_str(url).map_err(db("connect"))?;
         let manager = deadpool_postgres::Manager::from_config(
@@ -227,12 +229,13 @@ impl PostgresSaver {
                 recycling_method: deadpool_postgres::RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager).max_size(16).build().map_err(|e| {
-            PostgresError::UnreadableColumn {
-                location: "pool".to_owned(),
-                reason: e.to_string(),
-            }
-        })?;
+        let pool =
+            Pool::builder(manager)
+                .max_size(16)
+                .build()
+                .map_err(|e| PostgresError::Config {
+                    reason: e.to_string(),
+                })?;
         Ok(Self::builder(pool))
     }
 
@@ -254,6 +257,32 @@ impl PostgresSaver {
             .get()
             .await
             .map_err(|source| PostgresError::Pool { operation, source }.into())
+    }
+
+    /// Runs one statement of an idempotent write (`put`, `put_writes`,
+    /// `delete_thread`). A connection the server closed (a restart, a failover,
+    /// `pg_terminate_backend`) may still sit in the pool when the driver has not noticed
+    /// yet; when the statement fails that way it is dropped from the pool and the
+    /// statement runs once more on another connection. Each of these statements is
+    /// atomic and idempotent, so running it again is safe.
+    async fn write_once(
+        &self,
+        operation: &'static str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<()> {
+        let mut retried = false;
+        loop {
+            let client = self.client(operation).await?;
+            match client.rows(self.settings.mode, sql, params).await {
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_closed() && !retried => {
+                    drop(deadpool_postgres::Object::take(client));
+                    retried = true;
+                }
+                Err(e) => return Err(db(operation)(e)),
+            }
+        }
     }
 
     /// Creates the schema (if configured) and runs Python's migrations that have not run
@@ -447,26 +476,23 @@ impl CheckpointSaver for PostgresSaver {
         md.0.shift_remove("writes");
         let metadata_json = jsonb::write(&md.to_value(), "metadata")?;
         let parent = config.checkpoint_id.as_deref();
-        let client = self.client("put").await?;
-        client
-            .rows(
-                self.settings.mode,
-                &self.sql.put,
-                &[
-                    (&thread, Type::TEXT),
-                    (&ns, Type::TEXT),
-                    (&checkpoint.id, Type::TEXT),
-                    (&parent, Type::TEXT),
-                    (&split.checkpoint_json, Type::TEXT),
-                    (&metadata_json, Type::TEXT),
-                    (&split.channels, Type::TEXT_ARRAY),
-                    (&split.versions, Type::TEXT_ARRAY),
-                    (&split.types, Type::TEXT_ARRAY),
-                    (&split.blobs, Type::BYTEA_ARRAY),
-                ],
-            )
-            .await
-            .map_err(db("put"))?;
+        self.write_once(
+            "put",
+            &self.sql.put,
+            &[
+                (&thread, Type::TEXT),
+                (&ns, Type::TEXT),
+                (&checkpoint.id, Type::TEXT),
+                (&parent, Type::TEXT),
+                (&split.checkpoint_json, Type::TEXT),
+                (&metadata_json, Type::TEXT),
+                (&split.channels, Type::TEXT_ARRAY),
+                (&split.versions, Type::TEXT_ARRAY),
+                (&split.types, Type::TEXT_ARRAY),
+                (&split.blobs, Type::BYTEA_ARRAY),
+            ],
+        )
+        .await?;
         Ok(CheckpointConfig::for_checkpoint(
             thread,
             ns,
@@ -518,25 +544,22 @@ impl CheckpointSaver for PostgresSaver {
         } else {
             &self.sql.put_writes_ignore
         };
-        let client = self.client("put_writes").await?;
-        client
-            .rows(
-                self.settings.mode,
-                sql,
-                &[
-                    (&thread, Type::TEXT),
-                    (&ns, Type::TEXT),
-                    (&checkpoint_id, Type::TEXT),
-                    (&task_id, Type::TEXT),
-                    (&task_path, Type::TEXT),
-                    (&idxs, Type::INT4_ARRAY),
-                    (&channels, Type::TEXT_ARRAY),
-                    (&types, Type::TEXT_ARRAY),
-                    (&blobs, Type::BYTEA_ARRAY),
-                ],
-            )
-            .await
-            .map_err(db("put_writes"))?;
+        self.write_once(
+            "put_writes",
+            sql,
+            &[
+                (&thread, Type::TEXT),
+                (&ns, Type::TEXT),
+                (&checkpoint_id, Type::TEXT),
+                (&task_id, Type::TEXT),
+                (&task_path, Type::TEXT),
+                (&idxs, Type::INT4_ARRAY),
+                (&channels, Type::TEXT_ARRAY),
+                (&types, Type::TEXT_ARRAY),
+                (&blobs, Type::BYTEA_ARRAY),
+            ],
+        )
+        .await?;
         Ok(())
     }
 
@@ -639,15 +662,12 @@ impl CheckpointSaver for PostgresSaver {
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        let client = self.client("delete_thread").await?;
-        client
-            .rows(
-                self.settings.mode,
-                &self.sql.delete_thread,
-                &[(&thread_id, Type::TEXT)],
-            )
-            .await
-            .map_err(db("delete_thread"))?;
+        self.write_once(
+            "delete_thread",
+            &self.sql.delete_thread,
+            &[(&thread_id, Type::TEXT)],
+        )
+        .await?;
         Ok(())
     }
 
