@@ -137,6 +137,7 @@ def python_measurements(min_time, repeats):
         "saver/put_get_messages300_encrypted": put_get,
     }
     cases.update(sqlite_cases(messages_obj["messages"][:20]))
+    cases.update(postgres_cases(messages_obj["messages"][:20]))
     out = {}
     for name, fn in cases.items():
         best, median = timeit(fn, min_time, repeats)
@@ -196,6 +197,67 @@ def sqlite_cases(messages):
     }
 
 
+def postgres_cases(messages):
+    """Python's PostgresSaver on the workload of benches/saver_postgres.rs (a thread of
+    300 checkpoints holding 20 messages each, in schema bench_py), when
+    LGCODEC_TEST_PG_URL names a server; otherwise none."""
+    url = os.environ.get("LGCODEC_TEST_PG_URL")
+    if not url:
+        print("  python saver_postgres/*: skipped, LGCODEC_TEST_PG_URL is not set", file=sys.stderr)
+        return {}
+    import itertools
+
+    import psycopg
+    from psycopg.rows import dict_row
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    admin = psycopg.Connection.connect(url, autocommit=True)
+    admin.execute("CREATE SCHEMA IF NOT EXISTS bench_py")
+    conn = psycopg.Connection.connect(url, autocommit=True, prepare_threshold=0,
+                                      row_factory=dict_row, options="-c search_path=bench_py")
+    saver = PostgresSaver(conn)
+    saver.setup()
+    for t in ("bench-300", "bench-put", "bench-writes"):
+        saver.delete_thread(t)
+    metadata = {"source": "loop", "step": 1, "parents": {}}
+
+    def checkpoint(prev_version):
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": messages}
+        v = saver.get_next_version(prev_version, None)
+        cp["channel_versions"] = {"messages": v}
+        return cp, {"messages": v}
+
+    thread = {"configurable": {"thread_id": "bench-300", "checkpoint_ns": ""}}
+    cfg, version = thread, None
+    for _ in range(300):
+        cp, nv = checkpoint(version)
+        cfg, version = saver.put(cfg, cp, metadata, nv), nv["messages"]
+    cp, nv = checkpoint(None)
+    writes_target = saver.put({"configurable": {"thread_id": "bench-writes", "checkpoint_ns": ""}}, cp, metadata, nv)
+    admin.execute("ANALYZE bench_py.checkpoints, bench_py.checkpoint_blobs, bench_py.checkpoint_writes")
+    latest = {"configurable": {"thread_id": "bench-300"}}
+    put_parent = [{"configurable": {"thread_id": "bench-put", "checkpoint_ns": ""}}]
+    counter = itertools.count()
+    writes = [(f"channel{i}", f"value {i}") for i in range(3)]
+
+    def put():
+        cp, nv = checkpoint(None)
+        put_parent[0] = saver.put(put_parent[0], cp, metadata, nv)
+
+    def list_all():
+        assert len(list(saver.list(latest))) == 300
+
+    return {
+        "saver_postgres/get_tuple": lambda: saver.get_tuple(latest),
+        "saver_postgres/list_limit10": lambda: list(saver.list(latest, limit=10)),
+        "saver_postgres/list_all": list_all,
+        "saver_postgres/put": put,
+        "saver_postgres/put_writes": lambda: saver.put_writes(writes_target, writes, f"task-{next(counter)}"),
+    }
+
+
 def criterion_estimates():
     est = {}
     if not os.path.isdir(CRITERION):
@@ -232,6 +294,11 @@ ROWS = [
     ("saver_sqlite/get_tuple", "saver_sqlite/get_tuple", 5, "SqliteSaver.get_tuple (latest of 300)"),
     ("saver_sqlite/list_limit10", "saver_sqlite/list_limit10", 5, "SqliteSaver.list(limit=10)"),
     ("saver_sqlite/list_all", "saver_sqlite/list_all", 5, "SqliteSaver.list, all 300"),
+    ("saver_postgres/put", "saver_postgres/put", 5, "PostgresSaver put, 20-message blob, loopback"),
+    ("saver_postgres/put_writes", "saver_postgres/put_writes", 5, "PostgresSaver put_writes (3 writes)"),
+    ("saver_postgres/get_tuple", "saver_postgres/get_tuple", 5, "PostgresSaver get_tuple (latest of 300)"),
+    ("saver_postgres/list_limit10", "saver_postgres/list_limit10", 5, "PostgresSaver list(limit=10)"),
+    ("saver_postgres/list_all", "saver_postgres/list_all", 5, "PostgresSaver list (all 300)"),
     ("reference/memcpy_1mib", None, None, "copy 1 MiB"),
     ("reference/aes_gcm_crate_1mib", "pycryptodome/gcm_1mib", None,
      "bare aes-gcm crate vs bare pycryptodome GCM"),
@@ -286,7 +353,7 @@ def main():
     print("|---|---:|---:|---:|---:|---|")
     for rid, pid, target, note in ROWS:
         r = rust.get(rid) if rid else None
-        p = py[pid]["best_s"] if pid else None
+        p = py[pid]["best_s"] if pid in py else None
         ratio = f"{p / r:,.1f}×" if (r and p) else "—"
         verdict = ""
         if target is not None and r and p:

@@ -251,6 +251,11 @@ pub enum Error {
     /// A checkpoint saver refused a call or could not read a stored row.
     #[error(transparent)]
     Saver(#[from] crate::saver::SaverError),
+    /// The Postgres saver's server, pool or schema reported an error (feature
+    /// `postgres`).
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(Box<crate::saver::postgres::PostgresError>),
 }
 
 impl Error {
@@ -270,6 +275,8 @@ impl Error {
             Error::Crypto(e) => e.kind_name(),
             Error::Typed(e) => e.kind_name(),
             Error::Saver(e) => e.kind_name(),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.kind_name(),
         }
     }
 }

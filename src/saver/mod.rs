@@ -11,6 +11,8 @@
 //! - [`delta`]: the default delta-channel history walk.
 //! - `sqlite` (cargo feature `sqlite`): [`sqlite::SqliteSaver`], Python's
 //!   `langgraph-checkpoint-sqlite` saver on the very same file.
+//! - `postgres` (cargo feature `postgres`): `PostgresSaver`, on the tables Python's
+//!   `langgraph-checkpoint-postgres` uses, shared with Python services.
 //! - `conformance` (cargo feature `conformance`, on by default): the port of
 //!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
 //!
@@ -50,6 +52,8 @@ mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod traits;
 pub mod types;
 

@@ -12,13 +12,13 @@ mod store;
 
 use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{row_location as location, unreadable, RowKind, SaverError};
+use super::error::{row_location as location, unreadable, RowKind};
 pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
-use super::traits::{overflow, Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, format_memory_version, parse_version_prefix, python_eq, random_f64,
-    write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory, PendingWrite,
+    checkpoint_metadata, next_string_version, python_eq, write_idx, ChannelVersion,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
+    DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::Result;
@@ -548,13 +548,7 @@ impl CheckpointSaver for InMemorySaver {
         task_path: &str,
     ) -> Result<()> {
         let thread = config.require_thread_id("put_writes")?;
-        let checkpoint_id =
-            config
-                .checkpoint_id
-                .as_deref()
-                .ok_or(SaverError::MissingCheckpointId {
-                    operation: "put_writes",
-                })?;
+        let checkpoint_id = config.require_checkpoint_id("put_writes")?;
         let ns = config.ns();
         let mut rows = Vec::with_capacity(writes.len());
         for (position, (channel, value)) in writes.iter().enumerate() {
@@ -799,29 +793,6 @@ impl CheckpointSaver for InMemorySaver {
     /// where `n` is the integer before the first `.` of the current version (0 when
     /// there is none).
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
-        python_next_version(current)
+        next_string_version(current, "InMemorySaver")
     }
-}
-
-/// `get_next_version` of Python's `InMemorySaver`, `SqliteSaver` and `PostgresSaver`:
-/// `f"{n + 1:032}.{random.random():016}"` where `n` is the integer before the first `.`
-/// of the current version (0 when there is none).
-pub(crate) fn python_next_version(current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
-    let n = match current {
-        None => 0,
-        Some(ChannelVersion::Int(i)) => *i,
-        Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
-        Some(v @ ChannelVersion::Float(_)) => {
-            return Err(SaverError::InvalidVersion {
-                version: v.to_string(),
-                reason: "string versions count from a str or int".to_owned(),
-            }
-            .into())
-        }
-    };
-    let next = n.checked_add(1).ok_or_else(|| overflow(&n.to_string()))?;
-    Ok(ChannelVersion::Str(format_memory_version(
-        next,
-        random_f64(),
-    )))
 }

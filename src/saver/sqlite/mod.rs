@@ -61,12 +61,11 @@ use rusqlite::{params, params_from_iter, Row, Transaction};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{row_location, unreadable, RowKind, SaverError};
-use super::memory::python_next_version;
 use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
+    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointTuple, DeltaChannelHistory, PendingWrite, WRITES_IDX_MAP,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
@@ -1170,6 +1169,6 @@ impl CheckpointSaver for SqliteSaver {
 
     /// Python's `SqliteSaver.get_next_version`: `f"{n + 1:032}.{random.random():016}"`.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
-        python_next_version(current)
+        next_string_version(current, "SqliteSaver")
     }
 }

@@ -93,6 +93,13 @@ impl CheckpointConfig {
             .ok_or(SaverError::MissingThreadId { operation })
     }
 
+    /// The checkpoint id, or [`SaverError::MissingCheckpointId`] naming `operation`.
+    pub fn require_checkpoint_id(&self, operation: &'static str) -> Result<&str, SaverError> {
+        self.checkpoint_id
+            .as_deref()
+            .ok_or(SaverError::MissingCheckpointId { operation })
+    }
+
     /// The config as Python's dict: `{"configurable": {…}}`, plus `"metadata"` when
     /// non-empty.
     pub fn to_value(&self) -> Value {

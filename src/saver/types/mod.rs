@@ -27,7 +27,7 @@ pub(crate) use ids::{random_f64, random_u64};
 pub use metadata::{checkpoint_metadata, CheckpointMetadata, EXCLUDED_METADATA_KEYS};
 pub(crate) use python::py_float_repr;
 pub use python::python_eq;
-pub(crate) use versions::{format_memory_version, parse_version_prefix};
+pub(crate) use versions::next_string_version;
 pub use versions::{ChannelVersion, ChannelVersions};
 pub use writes::{
     write_idx, writes_sort_key, CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR,
@@ -78,6 +78,7 @@ serde_via_value!(
 #[cfg(test)]
 mod tests {
     use super::ids::civil_from_days;
+    use super::versions::format_memory_version;
     use super::*;
     use crate::value::Value;
     use indexmap::IndexMap;

@@ -127,6 +127,35 @@ pub(crate) fn format_memory_version(n: i64, h: f64) -> String {
     format!("{n:032}.{frac}")
 }
 
+/// `get_next_version` of Python's `InMemorySaver`, `SqliteSaver` and
+/// `BasePostgresSaver`: `f"{n + 1:032}.{random.random():016}"` where `n` is the current
+/// int version, or the integer before the first `.` of the current string version (0
+/// when there is none). Float versions are refused (Python fails on them too).
+pub(crate) fn next_string_version(
+    current: Option<&ChannelVersion>,
+    saver: &str,
+) -> Result<ChannelVersion> {
+    let n = match current {
+        None => 0,
+        Some(ChannelVersion::Int(i)) => *i,
+        Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
+        Some(v @ ChannelVersion::Float(_)) => {
+            return Err(SaverError::InvalidVersion {
+                version: v.to_string(),
+                reason: format!("{saver} versions are str or int"),
+            }
+            .into())
+        }
+    };
+    let next = n
+        .checked_add(1)
+        .ok_or_else(|| crate::saver::traits::overflow(&n.to_string()))?;
+    Ok(ChannelVersion::Str(format_memory_version(
+        next,
+        super::random_f64(),
+    )))
+}
+
 /// Python's `int(current.split(".")[0])` for a version string.
 pub(crate) fn parse_version_prefix(version: &str) -> Result<i64, SaverError> {
     let head = version.split('.').next().unwrap_or("").trim();

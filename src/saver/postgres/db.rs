@@ -1,0 +1,68 @@
+//! Running statements in either [`StatementMode`], on a pooled client or in a
+//! transaction.
+
+use async_trait::async_trait;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::Row;
+
+use super::error::PostgresError;
+
+/// How statements are sent to the server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StatementMode {
+    /// Named prepared statements, prepared once per pooled connection and cached
+    /// (deadpool-postgres' statement cache): the fastest mode on a direct connection.
+    #[default]
+    Prepared,
+    /// Unnamed statements with explicitly typed parameters, parsed, bound and run in
+    /// one round trip (tokio-postgres' `query_typed`). Nothing outlives the statement,
+    /// so this works behind PgBouncer in transaction (or statement) pooling mode.
+    Unnamed,
+}
+
+/// One parameter: the value and its Postgres type (required by [`StatementMode::Unnamed`]).
+pub(crate) type Param<'a> = (&'a (dyn ToSql + Sync), Type);
+
+/// What both a pooled client and a transaction can run.
+#[async_trait]
+pub(crate) trait Exec: Send + Sync {
+    async fn rows(
+        &self,
+        mode: StatementMode,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, tokio_postgres::Error>;
+}
+
+macro_rules! impl_exec {
+    ($ty:ty) => {
+        #[async_trait]
+        impl Exec for $ty {
+            async fn rows(
+                &self,
+                mode: StatementMode,
+                sql: &str,
+                params: &[Param<'_>],
+            ) -> Result<Vec<Row>, tokio_postgres::Error> {
+                match mode {
+                    StatementMode::Prepared => {
+                        let types: Vec<Type> = params.iter().map(|p| p.1.clone()).collect();
+                        let statement = self.prepare_typed_cached(sql, &types).await?;
+                        let values: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.0).collect();
+                        self.query(&statement, &values).await
+                    }
+                    StatementMode::Unnamed => self.query_typed(sql, params).await,
+                }
+            }
+        }
+    };
+}
+
+impl_exec!(deadpool_postgres::ClientWrapper);
+impl_exec!(deadpool_postgres::Transaction<'_>);
+
+/// Maps a driver error of `operation` into the crate's error.
+pub(crate) fn db(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> crate::Error {
+    move |source| PostgresError::Db { operation, source }.into()
+}

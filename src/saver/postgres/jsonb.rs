@@ -1,0 +1,165 @@
+//! Values to and from the text of Postgres `jsonb` columns, as Python's savers see them.
+//!
+//! Writing is `json.dumps` of what Python would hand psycopg's `Jsonb`, refused (with
+//! the path) where JSONB cannot hold it: NaN and infinities, `\u0000` in a string or key,
+//! bytes, extension values, non-string keys. Reading is Python's `json.loads` of the
+//! `jsonb` text Postgres prints: `1.0` stays a float, `1e100` (printed as 101 digits)
+//! becomes an int, and integers beyond the msgpack range become
+//! [`Value::BigInt`], kept exactly.
+
+use super::error::PostgresError;
+use crate::json;
+use crate::value::Value;
+
+/// Deepest nesting read back from a `jsonb` column (what ormsgpack reads, too).
+pub(crate) const MAX_DEPTH: usize = 1024;
+
+/// Why a value cannot be held inline in a `jsonb` column, if it cannot.
+pub(crate) fn scalar_problem(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::F64(f) if !f.is_finite() => Some("NaN and infinities have no JSONB form"),
+        Value::F32(f) if !f.is_finite() => Some("NaN and infinities have no JSONB form"),
+        Value::Str(s) if s.contains('\u{0}') => Some("JSONB strings cannot hold \\u0000"),
+        Value::WStr(_) => Some("JSONB strings cannot hold lone surrogates"),
+        _ => None,
+    }
+}
+
+/// Whether Python's `put` keeps this channel value inline in the checkpoint JSONB
+/// (`None`, `str`, `int`, `float`, `bool`), and JSONB can hold it.
+pub(crate) fn is_inline_primitive(value: &Value) -> bool {
+    let primitive = matches!(
+        value,
+        Value::Nil
+            | Value::Bool(_)
+            | Value::Int(_)
+            | Value::BigInt(_)
+            | Value::F64(_)
+            | Value::F32(_)
+            | Value::Str(_)
+            | Value::WStr(_)
+    );
+    primitive && scalar_problem(value).is_none()
+}
+
+/// Writes `value` as JSONB text, or says where and why it has no JSONB form.
+pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, PostgresError> {
+    let mut out = String::new();
+    let mut path = String::from("$");
+    write_into(value, &mut out, &mut path).map_err(|reason| PostgresError::NotJsonb {
+        what,
+        path,
+        reason,
+    })?;
+    Ok(out)
+}
+
+fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), String> {
+    if let Some(problem) = scalar_problem(value) {
+        return Err(problem.to_owned());
+    }
+    match value {
+        Value::Array(items) => crate::stack::guard(|| {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                write_into(item, out, path)?;
+                path.truncate(len);
+            }
+            out.push(']');
+            Ok(())
+        }),
+        Value::Map(entries) => crate::stack::guard(|| {
+            out.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                let Value::Str(key) = k else {
+                    return Err(format!("a {} key has no JSONB form", k.kind_name()));
+                };
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                if key.contains('\u{0}') {
+                    return Err("JSONB keys cannot hold \\u0000".to_owned());
+                }
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&json::write(k).map_err(|e| e.to_owned())?);
+                out.push(':');
+                write_into(v, out, path)?;
+                path.truncate(len);
+            }
+            out.push('}');
+            Ok(())
+        }),
+        scalar => {
+            let text =
+                json::write(scalar).map_err(|kind| format!("a {kind} value has no JSONB form"))?;
+            out.push_str(&text);
+            Ok(())
+        }
+    }
+}
+
+/// Reads `jsonb` text as Python's `json.loads` does.
+pub(crate) fn read(text: &str, location: impl FnOnce() -> String) -> Result<Value, PostgresError> {
+    json::parse(text.as_bytes(), MAX_DEPTH).map_err(|e| PostgresError::UnreadableColumn {
+        location: location(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_python_json_loads() {
+        // What Postgres prints for jsonb numbers Python wrote: 1.0, 1e100, 2**70, 0.1.
+        let v = read(
+            &format!(
+                "[1.0, {}, 1180591620717411303424, 0.1, -5]",
+                "1".to_owned() + &"0".repeat(100)
+            ),
+            String::new,
+        )
+        .expect("valid");
+        let a = v.as_array().expect("array");
+        assert_eq!(a[0], Value::F64(1.0));
+        assert!(matches!(&a[1], Value::BigInt(n) if n.digits().len() == 101));
+        assert!(matches!(&a[2], Value::BigInt(n) if n.digits() == "1180591620717411303424"));
+        assert_eq!(a[3], Value::F64(0.1));
+        assert_eq!(a[4], Value::from(-5i64));
+        // A big int writes back as the bare number.
+        assert_eq!(
+            write(&a[2], "checkpoint").expect("ok"),
+            "1180591620717411303424"
+        );
+    }
+
+    #[test]
+    fn refuses_what_jsonb_cannot_hold_with_the_path() {
+        let v = Value::Map(vec![(
+            Value::from("a"),
+            Value::Array(vec![Value::from(1i64), Value::F64(f64::NAN)]),
+        )]);
+        match write(&v, "metadata") {
+            Err(PostgresError::NotJsonb { what, path, .. }) => {
+                assert_eq!((what, path.as_str()), ("metadata", "$.a[1]"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(write(&Value::from("a\u{0}b"), "metadata").is_err());
+        assert!(write(&Value::Bin(vec![1u8].into()), "metadata").is_err());
+        assert!(!is_inline_primitive(&Value::F64(f64::INFINITY)));
+        assert!(!is_inline_primitive(&Value::from("nul\u{0}")));
+        let lone = crate::value::PyWStr::from_code_points([0x61, 0xd800]).expect("wtf-8");
+        assert!(!is_inline_primitive(&Value::WStr(Box::new(lone))));
+        assert!(is_inline_primitive(&Value::from("plain")));
+        assert!(!is_inline_primitive(&Value::Array(vec![])));
+    }
+}

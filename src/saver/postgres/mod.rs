@@ -1,0 +1,704 @@
+//! [`PostgresSaver`]: a checkpoint saver on the very tables Python's
+//! `langgraph-checkpoint-postgres` (`PostgresSaver`, `AsyncPostgresSaver`) uses, so a
+//! Rust service and Python LangGraph share one database (feature `postgres`).
+//!
+//! - Exactly Python's tables, columns and migrations (`checkpoint_migrations`
+//!   v = 0..9, [`LAST_MIGRATION`]): [`setup`](PostgresSaver::setup) runs them under an
+//!   advisory lock so replicas can start together; Python's `setup()` after ours
+//!   changes nothing and ours after Python's changes nothing.
+//!   [`verify`](PostgresSaver::verify) only reads, and refuses a missing, shallow-saver or
+//!   newer-than-known schema with a typed [`PostgresError`].
+//! - Python's row semantics: primitive channel values (`None`, `str`, `int`, `float`,
+//!   `bool`) inline in the `checkpoint` JSONB, everything else a blob keyed by channel
+//!   version, a `_DeltaSnapshot` a blob plus an inline `true`; metadata JSONB as Python
+//!   builds it; JSONB numbers read the way Python's `json.loads` reads them; the
+//!   `v < 4` pending-sends migration; `list` filters by `metadata @> filter` (JSONB
+//!   containment, as Python's saver does); writes ordered by
+//!   `(task_path, task_id, idx)`; regular writes insert-or-ignore, all-special writes
+//!   upsert.
+//! - Beyond Python: values JSONB cannot hold (NaN, infinities, `\u0000`) go to blobs
+//!   instead of failing `put` (Python reads them), and
+//!   [`all_values_in_blobs`](PostgresSaverBuilder::all_values_in_blobs) stores every
+//!   channel value as a blob, so with an encrypting serializer no state is left in clear.
+//!
+//! **What is encrypted** with [`EncryptedSerializer`](crate::crypto::EncryptedSerializer):
+//! every `checkpoint_blobs` row and every `checkpoint_writes` value. **What stays in
+//! clear**: the key columns (thread, namespace, checkpoint id, channel names, versions,
+//! task ids and paths), the `checkpoint` JSONB without its blob values (ids, timestamps,
+//! versions, `versions_seen`, and the inline primitive channel values unless
+//! `all_values_in_blobs` is set), and the `metadata` JSONB (which `list` filters on).
+//!
+//! Every operation is one statement or one transaction: `put` writes its blobs and its
+//! checkpoint in a single statement, so a connection lost mid-`put` leaves nothing
+//! half-written. `get_tuple` and each `list` page take two queries: the checkpoints
+//! with their writes, then every blob they reference, once, by primary key (plus one
+//! for `v < 4` pending sends when needed); no query per checkpoint.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use langgraph_codec::crypto::EncryptedSerializer;
+//! use langgraph_codec::saver::postgres::{PostgresSaver, StatementMode};
+//! use langgraph_codec::saver::{Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver};
+//!
+//! # async fn demo() -> langgraph_codec::Result<()> {
+//! // Any deadpool-postgres pool works (bring your own TLS connector); this helper
+//! // builds a plain-TCP one.
+//! let saver = PostgresSaver::builder_from_url("postgresql://postgres@127.0.0.1:5432/postgres")?
+//!     .serializer(Arc::new(EncryptedSerializer::from_env()?)) // LANGGRAPH_AES_KEY
+//!     .all_values_in_blobs(true)
+//!     .statement_mode(StatementMode::Unnamed) // works behind PgBouncer
+//!     .build()?;
+//! saver.setup().await?;
+//! let stored = saver
+//!     .put(&CheckpointConfig::new("thread-1"), &Checkpoint::now(-1),
+//!          &CheckpointMetadata::new("input", -1), &Default::default())
+//!     .await?;
+//! assert!(saver.get_tuple(&stored).await?.is_some());
+//! # Ok(())
+//! # }
+//! ```
+
+mod db;
+mod error;
+mod extended;
+mod jsonb;
+mod rows;
+mod schema;
+mod sql;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+use tokio_postgres::types::{ToSql, Type};
+
+pub use db::StatementMode;
+pub use deadpool_postgres::Pool;
+pub use error::PostgresError;
+pub use schema::LAST_MIGRATION;
+
+use self::db::{db, Exec, Param};
+use self::rows::{load_sends, location, SelectedRow};
+use self::sql::{check_schema_name, Statements};
+use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
+use super::types::{
+    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
+    WRITES_IDX_MAP,
+};
+use super::SaverError;
+use crate::error::Result;
+use crate::serializer::{JsonPlusSerializer, Serializer};
+use crate::value::Value;
+
+/// The settings a builder collects and a saver keeps.
+#[derive(Clone)]
+struct Settings {
+    serde: Arc<dyn Serializer>,
+    schema: Option<String>,
+    mode: StatementMode,
+    all_blobs: bool,
+    lock_timeout: Duration,
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("serde", &self.serde)
+            .field("schema", &self.schema)
+            .field("mode", &self.mode)
+            .field("all_blobs", &self.all_blobs)
+            .field("lock_timeout", &self.lock_timeout)
+            .finish()
+    }
+}
+
+/// Builds a [`PostgresSaver`]: serializer, schema, statement mode, blob policy.
+#[derive(Clone, Debug)]
+pub struct PostgresSaverBuilder {
+    pool: Pool,
+    settings: Settings,
+}
+
+impl PostgresSaverBuilder {
+    /// The serializer rows are written with (default: [`JsonPlusSerializer`]); e.g. an
+    /// [`EncryptedSerializer`](crate::crypto::EncryptedSerializer).
+    pub fn serializer(mut self, serde: Arc<dyn Serializer>) -> Self {
+        self.settings.serde = serde;
+        self
+    }
+
+    /// Use the tables in this schema instead of the connection's `search_path`
+    /// (Python reaches the same tables with `options=-c search_path=<schema>`).
+    /// [`setup`](PostgresSaver::setup) creates the schema if it does not exist.
+    pub fn schema(mut self, schema: impl Into<String>) -> Self {
+        self.settings.schema = Some(schema.into());
+        self
+    }
+
+    /// How statements are sent (default [`StatementMode::Prepared`]; use
+    /// [`StatementMode::Unnamed`] behind PgBouncer's transaction pooling).
+    pub fn statement_mode(mut self, mode: StatementMode) -> Self {
+        self.settings.mode = mode;
+        self
+    }
+
+    /// Store every channel value as a blob, primitives included (default `false`, as
+    /// Python). With an encrypting serializer no channel value is then left in clear;
+    /// Python reads such rows unchanged.
+    pub fn all_values_in_blobs(mut self, on: bool) -> Self {
+        self.settings.all_blobs = on;
+        self
+    }
+
+    /// How long [`setup`](PostgresSaver::setup) waits for another process's migration
+    /// lock (default 60 s).
+    pub fn lock_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.lock_timeout = timeout;
+        self
+    }
+
+    /// The saver.
+    ///
+    /// # Errors
+    /// [`PostgresError::InvalidSchemaName`] if the schema is not a plain identifier.
+    pub fn build(self) -> Result<PostgresSaver> {
+        if let Some(s) = &self.settings.schema {
+            check_schema_name(s)?;
+        }
+        Ok(PostgresSaver {
+            sql: Arc::new(Statements::new(self.settings.schema.as_deref())),
+            pool: self.pool,
+            settings: self.settings,
+        })
+    }
+}
+
+/// Python's `PostgresSaver`, row for row, over a deadpool-postgres [`Pool`].
+/// See the [module docs](self) for the layout and what is encrypted.
+///
+/// Cheap to clone (the pool and statements are shared); safe to use from many tasks.
+#[derive(Clone, Debug)]
+pub struct PostgresSaver {
+    pool: Pool,
+    settings: Settings,
+    sql: Arc<Statements>,
+}
+
+impl PostgresSaver {
+    /// A builder over a pool the caller made (and so chose TLS for).
+    pub fn builder(pool: Pool) -> PostgresSaverBuilder {
+        PostgresSaverBuilder {
+            pool,
+            settings: Settings {
+                serde: Arc::new(JsonPlusSerializer::new()),
+                schema: None,
+                mode: StatementMode::default(),
+                all_blobs: false,
+                lock_timeout: Duration::from_secs(60),
+            },
+        }
+    }
+
+    /// A saver with the defaults over a pool the caller made.
+    pub fn new(pool: Pool) -> Self {
+        let builder = Self::builder(pool);
+        PostgresSaver {
+            sql: Arc::new(Statements::new(None)),
+            pool: builder.pool,
+            settings: builder.settings,
+        }
+    }
+
+    /// A builder over a new pool (16 connections, no TLS) for a `postgresql://` URL or
+    /// a `key=value` connection string. For TLS, build the pool yourself and use
+    /// [`builder`](Self::builder).
+    ///
+    /// # Errors
+    /// [`PostgresError::Db`] if the connection string does not parse,
+    /// [`PostgresError::Config`] if the pool cannot be built.
+    pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
+        let config = tokio_postgres::Config::from_str(url).map_err(db("connect"))?;
+        let manager = deadpool_postgres::Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            deadpool_postgres::ManagerConfig {
+                recycling_method: deadpool_postgres::RecyclingMethod::Fast,
+            },
+        );
+        let pool =
+            Pool::builder(manager)
+                .max_size(16)
+                .build()
+                .map_err(|e| PostgresError::Config {
+                    reason: e.to_string(),
+                })?;
+        Ok(Self::builder(pool))
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// The serializer rows are written with.
+    pub fn serializer(&self) -> &Arc<dyn Serializer> {
+        &self.settings.serde
+    }
+
+    pub(crate) async fn client(
+        &self,
+        operation: &'static str,
+    ) -> Result<deadpool_postgres::Object> {
+        self.pool
+            .get()
+            .await
+            .map_err(|source| PostgresError::Pool { operation, source }.into())
+    }
+
+    /// Runs one statement of an idempotent write (`put`, `put_writes`,
+    /// `delete_thread`). A connection the server closed (a restart, a failover,
+    /// `pg_terminate_backend`) may still sit in the pool when the driver has not noticed
+    /// yet; when the statement fails that way it is dropped from the pool and the
+    /// statement runs once more on another connection. Each of these statements is
+    /// atomic and idempotent, so running it again is safe.
+    async fn write_once(
+        &self,
+        operation: &'static str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<()> {
+        let mut retried = false;
+        loop {
+            let client = self.client(operation).await?;
+            match client.rows(self.settings.mode, sql, params).await {
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_closed() && !retried => {
+                    drop(deadpool_postgres::Object::take(client));
+                    retried = true;
+                }
+                Err(e) => return Err(db(operation)(e)),
+            }
+        }
+    }
+
+    /// Creates the schema (if configured) and runs Python's migrations that have not run
+    /// yet, under an advisory lock. Idempotent; safe to run from many replicas at once.
+    /// Run it on a direct connection, not through PgBouncer's transaction pooling (the
+    /// lock is per session and `CREATE INDEX CONCURRENTLY` needs to run outside a
+    /// transaction).
+    ///
+    /// # Errors
+    /// [`PostgresError::ShallowSchema`] if the tables are the shallow saver's,
+    /// [`PostgresError::SchemaTooNew`] if a newer saver migrated the database,
+    /// [`PostgresError::LockTimeout`], or a server error.
+    pub async fn setup(&self) -> Result<()> {
+        let client = self.client("setup").await?;
+        schema::setup(
+            &client,
+            self.settings.mode,
+            self.settings.schema.as_deref(),
+            &self.sql.tables,
+            self.settings.lock_timeout,
+        )
+        .await
+    }
+
+    /// Checks, without writing anything, that the tables are Python's fully migrated
+    /// layout (migrations 0..=[`LAST_MIGRATION`], every column present).
+    ///
+    /// # Errors
+    /// [`PostgresError::SchemaMissing`], [`PostgresError::ShallowSchema`],
+    /// [`PostgresError::SchemaTooNew`] or [`PostgresError::SchemaIncomplete`].
+    pub async fn verify(&self) -> Result<()> {
+        let client = self.client("verify").await?;
+        schema::verify(
+            &*client,
+            self.settings.mode,
+            self.settings.schema.as_deref(),
+            &self.sql.tables,
+        )
+        .await
+    }
+
+    /// The blobs a page of checkpoints references, in one query (shared ones once).
+    async fn page_blobs<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        page: &[SelectedRow],
+        operation: &'static str,
+    ) -> Result<rows::BlobMap> {
+        let mut keys: std::collections::HashSet<(&str, &str, &str, String)> =
+            std::collections::HashSet::new();
+        for row in page {
+            keys.extend(row.blob_keys());
+        }
+        let mut map = rows::BlobMap::new();
+        if keys.is_empty() {
+            return Ok(map);
+        }
+        let mut cols: [Vec<&str>; 4] = Default::default();
+        for (t, n, c, v) in &keys {
+            cols[0].push(t);
+            cols[1].push(n);
+            cols[2].push(c);
+            cols[3].push(v);
+        }
+        let [threads, nss, channels, versions] = &cols;
+        let found = client
+            .rows(
+                self.settings.mode,
+                &self.sql.blobs,
+                &[
+                    (threads, Type::TEXT_ARRAY),
+                    (nss, Type::TEXT_ARRAY),
+                    (channels, Type::TEXT_ARRAY),
+                    (versions, Type::TEXT_ARRAY),
+                ],
+            )
+            .await
+            .map_err(db(operation))?;
+        for row in found {
+            let get = |i| row.try_get::<_, String>(i).map_err(db(operation));
+            let key = (get(0)?, get(1)?, get(2)?, get(3)?);
+            let blob: Option<Vec<u8>> = row.try_get(5).map_err(db(operation))?;
+            map.insert(key, (get(4)?, blob));
+        }
+        Ok(map)
+    }
+
+    /// Runs a `select` and builds the tuples, migrating `v < 4` pending sends.
+    async fn select_tuples<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        sql: &str,
+        params: &[Param<'_>],
+        operation: &'static str,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let rows = client
+            .rows(self.settings.mode, sql, params)
+            .await
+            .map_err(db(operation))?;
+        let selected = rows
+            .into_iter()
+            .map(SelectedRow::read)
+            .collect::<Result<Vec<_>>>()?;
+        let blobs = self.page_blobs(client, &selected, operation).await?;
+        let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
+        let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
+        if !wanted.is_empty() {
+            let threads: Vec<&str> = wanted.iter().map(|r| r.thread_id.as_str()).collect();
+            let nss: Vec<&str> = wanted.iter().map(|r| r.checkpoint_ns.as_str()).collect();
+            let parents: Vec<&str> = wanted
+                .iter()
+                .map(|r| r.parent.as_deref().unwrap_or_default())
+                .collect();
+            let rows = client
+                .rows(
+                    self.settings.mode,
+                    &self.sql.pending_sends,
+                    &[
+                        (&threads, Type::TEXT_ARRAY),
+                        (&nss, Type::TEXT_ARRAY),
+                        (&parents, Type::TEXT_ARRAY),
+                    ],
+                )
+                .await
+                .map_err(db(operation))?;
+            for row in rows {
+                let get = |i| row.try_get::<_, String>(i).map_err(db(operation));
+                let key = (get(0)?, get(1)?, get(2)?);
+                let types: Vec<Option<String>> = row.try_get(3).map_err(db(operation))?;
+                let blobs: Vec<Vec<u8>> = row.try_get(4).map_err(db(operation))?;
+                let loc = location(&key.0, &key.1, &key.2);
+                sends.insert(key, load_sends(&*self.settings.serde, &loc, types, blobs)?);
+            }
+        }
+        selected
+            .into_iter()
+            .map(|r| {
+                let s = if r.needs_sends() {
+                    let key = (
+                        r.thread_id.clone(),
+                        r.checkpoint_ns.clone(),
+                        r.parent.clone().unwrap_or_default(),
+                    );
+                    sends.get(&key).cloned()
+                } else {
+                    None
+                };
+                r.into_tuple(&*self.settings.serde, &blobs, s, || {
+                    self.get_next_version(None)
+                })
+            })
+            .collect()
+    }
+}
+
+/// `(value, type)` pairs built for one call, borrowed as [`Param`]s.
+struct Params(Vec<(Box<dyn ToSql + Sync + Send>, Type)>);
+
+impl Params {
+    fn push(&mut self, value: impl ToSql + Sync + Send + 'static, ty: Type) -> String {
+        self.0.push((Box::new(value), ty));
+        format!("${}", self.0.len())
+    }
+
+    fn as_params(&self) -> Vec<Param<'_>> {
+        self.0
+            .iter()
+            .map(|(v, t)| (&**v as &(dyn ToSql + Sync), t.clone()))
+            .collect()
+    }
+}
+
+#[async_trait]
+impl CheckpointSaver for PostgresSaver {
+    async fn put(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<CheckpointConfig> {
+        let thread = config.require_thread_id("put")?;
+        let ns = config.ns();
+        let split = rows::split_values(
+            &*self.settings.serde,
+            checkpoint,
+            new_versions,
+            self.settings.all_blobs,
+        )?;
+        let mut md = checkpoint_metadata(config, metadata);
+        md.0.shift_remove("writes");
+        let metadata_json = jsonb::write(&md.to_value(), "metadata")?;
+        let parent = config.checkpoint_id.as_deref();
+        self.write_once(
+            "put",
+            &self.sql.put,
+            &[
+                (&thread, Type::TEXT),
+                (&ns, Type::TEXT),
+                (&checkpoint.id, Type::TEXT),
+                (&parent, Type::TEXT),
+                (&split.checkpoint_json, Type::TEXT),
+                (&metadata_json, Type::TEXT),
+                (&split.channels, Type::TEXT_ARRAY),
+                (&split.versions, Type::TEXT_ARRAY),
+                (&split.types, Type::TEXT_ARRAY),
+                (&split.blobs, Type::BYTEA_ARRAY),
+            ],
+        )
+        .await?;
+        Ok(CheckpointConfig::for_checkpoint(
+            thread,
+            ns,
+            checkpoint.id.clone(),
+        ))
+    }
+
+    async fn put_writes(
+        &self,
+        config: &CheckpointConfig,
+        writes: &[(String, Value)],
+        task_id: &str,
+        task_path: &str,
+    ) -> Result<()> {
+        let thread = config.require_thread_id("put_writes")?;
+        let checkpoint_id = config.require_checkpoint_id("put_writes")?;
+        let ns = config.ns();
+        let upsert = writes
+            .iter()
+            .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(s, _)| s == ch));
+        // One statement cannot touch a key twice: keep what Python's one-by-one inserts
+        // leave (the last write of an index when upserting, the first otherwise).
+        let mut by_idx: IndexMap<i32, (&str, &Value)> = IndexMap::new();
+        for (position, (channel, value)) in writes.iter().enumerate() {
+            let idx = i32::try_from(write_idx(channel, position)).map_err(|_| {
+                SaverError::InvalidConfig {
+                    reason: format!(
+                        "put_writes: write index {position} does not fit the INTEGER idx column"
+                    ),
+                }
+            })?;
+            if upsert || !by_idx.contains_key(&idx) {
+                by_idx.insert(idx, (channel.as_str(), value));
+            }
+        }
+        let mut idxs = Vec::with_capacity(by_idx.len());
+        let mut channels = Vec::with_capacity(by_idx.len());
+        let mut types = Vec::with_capacity(by_idx.len());
+        let mut blobs = Vec::with_capacity(by_idx.len());
+        for (idx, (channel, value)) in by_idx {
+            let typed = self.settings.serde.dumps_typed(value)?;
+            idxs.push(idx);
+            channels.push(channel);
+            types.push(typed.type_tag.to_string());
+            blobs.push(typed.data.to_vec());
+        }
+        let sql = if upsert {
+            &self.sql.put_writes_upsert
+        } else {
+            &self.sql.put_writes_ignore
+        };
+        self.write_once(
+            "put_writes",
+            sql,
+            &[
+                (&thread, Type::TEXT),
+                (&ns, Type::TEXT),
+                (&checkpoint_id, Type::TEXT),
+                (&task_id, Type::TEXT),
+                (&task_path, Type::TEXT),
+                (&idxs, Type::INT4_ARRAY),
+                (&channels, Type::TEXT_ARRAY),
+                (&types, Type::TEXT_ARRAY),
+                (&blobs, Type::BYTEA_ARRAY),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+        let thread = config.require_thread_id("get_tuple")?;
+        let ns = config.ns();
+        let client = self.client("get_tuple").await?;
+        let mut found = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => {
+                let sql = self.sql.select(
+                    "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                    None,
+                );
+                self.select_tuples(
+                    &*client,
+                    &sql,
+                    &[(&thread, Type::TEXT), (&ns, Type::TEXT), (&id, Type::TEXT)],
+                    "get_tuple",
+                )
+                .await?
+            }
+            None => {
+                let sql = self
+                    .sql
+                    .select("WHERE thread_id = $1 AND checkpoint_ns = $2", Some("1"));
+                self.select_tuples(
+                    &*client,
+                    &sql,
+                    &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
+                    "get_tuple",
+                )
+                .await?
+            }
+        };
+        Ok(found.pop())
+    }
+
+    async fn list(
+        &self,
+        config: Option<&CheckpointConfig>,
+        options: &ListOptions,
+    ) -> Result<Vec<CheckpointTuple>> {
+        let mut params = Params(Vec::new());
+        let mut wheres: Vec<String> = Vec::new();
+        if let Some(c) = config {
+            let thread = c.require_thread_id("list")?;
+            wheres.push(format!(
+                "thread_id = {}",
+                params.push(thread.to_owned(), Type::TEXT)
+            ));
+            if let Some(ns) = &c.checkpoint_ns {
+                wheres.push(format!(
+                    "checkpoint_ns = {}",
+                    params.push(ns.clone(), Type::TEXT)
+                ));
+            }
+            if let Some(id) = c.checkpoint_id.as_ref().filter(|id| !id.is_empty()) {
+                wheres.push(format!(
+                    "checkpoint_id = {}",
+                    params.push(id.clone(), Type::TEXT)
+                ));
+            }
+        }
+        if !options.filter.is_empty() {
+            let filter = Value::Map(
+                options
+                    .filter
+                    .iter()
+                    .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
+                    .collect(),
+            );
+            let text = jsonb::write(&filter, "filter")?;
+            wheres.push(format!(
+                "metadata @> {}::jsonb",
+                params.push(text, Type::TEXT)
+            ));
+        }
+        if let Some(before) = options
+            .before
+            .as_ref()
+            .and_then(|b| b.checkpoint_id.clone())
+        {
+            wheres.push(format!(
+                "checkpoint_id < {}",
+                params.push(before, Type::TEXT)
+            ));
+        }
+        let limit = options
+            .limit
+            .map(|l| params.push(i64::try_from(l).unwrap_or(i64::MAX), Type::INT8));
+        let where_clause = if wheres.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", wheres.join(" AND "))
+        };
+        let sql = self.sql.select(&where_clause, limit.as_deref());
+        let client = self.client("list").await?;
+        self.select_tuples(&*client, &sql, &params.as_params(), "list")
+            .await
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+        self.write_once(
+            "delete_thread",
+            &self.sql.delete_thread,
+            &[(&thread_id, Type::TEXT)],
+        )
+        .await?;
+        Ok(())
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::ALL
+    }
+
+    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+        extended::delete_for_runs(self, run_ids).await
+    }
+
+    async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<()> {
+        extended::copy_thread(self, source_thread_id, target_thread_id).await
+    }
+
+    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+        extended::prune(self, thread_ids, strategy).await
+    }
+
+    async fn get_delta_channel_history(
+        &self,
+        config: &CheckpointConfig,
+        channels: &[String],
+    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+        extended::delta_channel_history(self, config, channels).await
+    }
+
+    /// Python's `BasePostgresSaver.get_next_version`:
+    /// `f"{n + 1:032}.{random.random():016}"` where `n` is the integer before the first
+    /// `.` of the current version (0 when there is none).
+    fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
+        next_string_version(current, "PostgresSaver")
+    }
+}

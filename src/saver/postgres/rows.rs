@@ -1,0 +1,314 @@
+//! Rows to tuples and checkpoints to rows, with Python's `PostgresSaver` semantics.
+
+use indexmap::IndexMap;
+use tokio_postgres::Row;
+
+use super::error::PostgresError;
+use super::jsonb;
+use crate::error::{Error, Result};
+use crate::saver::error::{RowKind, SaverError};
+use crate::saver::types::{
+    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
+};
+use crate::serializer::{tags, Serializer};
+use crate::value::Value;
+
+/// `__pregel_tasks`: the channel `v < 4` checkpoints kept their pending sends in.
+pub(crate) const TASKS: &str = "__pregel_tasks";
+
+/// Where a row is, for error messages.
+pub(crate) fn location(thread: &str, ns: &str, id: &str) -> String {
+    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
+}
+
+pub(crate) fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
+    SaverError::UnreadableRow {
+        kind,
+        location,
+        source: Box::new(source),
+    }
+    .into()
+}
+
+/// The blob and inline parts of a checkpoint's `channel_values`, as `put` stores them.
+pub(crate) struct SplitValues {
+    /// The checkpoint dict for the JSONB column (inline primitives, `true` markers).
+    pub(crate) checkpoint_json: String,
+    /// Blob rows: channel, version text, type tag, bytes.
+    pub(crate) channels: Vec<String>,
+    pub(crate) versions: Vec<String>,
+    pub(crate) types: Vec<String>,
+    pub(crate) blobs: Vec<Vec<u8>>,
+}
+
+/// Python's `put` split: a `_DeltaSnapshot` goes to a blob and leaves an inline `true`;
+/// `None`/`str`/`int`/`float`/`bool` stay inline; anything else goes to a blob. Blobs are
+/// written for the channels in `new_versions` only. Beyond Python: a primitive JSONB
+/// cannot hold (NaN, infinities, `\u0000`), or every primitive when `all_blobs`, goes to
+/// a blob too, written at its `new_versions` version or, when unchanged, at its current
+/// `channel_versions` version (insert-or-ignore), so a reader never depends on an
+/// inline copy an earlier writer may not have left.
+pub(crate) fn split_values(
+    serde: &dyn Serializer,
+    checkpoint: &Checkpoint,
+    new_versions: &IndexMap<String, ChannelVersion>,
+    all_blobs: bool,
+) -> Result<SplitValues> {
+    let mut inline: IndexMap<String, Value> = IndexMap::new();
+    let mut out = SplitValues {
+        checkpoint_json: String::new(),
+        channels: Vec::new(),
+        versions: Vec::new(),
+        types: Vec::new(),
+        blobs: Vec::new(),
+    };
+    let mut push_blob = |ch: &str, version: &ChannelVersion, value: &Value| -> Result<()> {
+        let typed = serde.dumps_typed(value)?;
+        out.channels.push(ch.to_owned());
+        out.versions.push(version.to_string());
+        out.types.push(typed.type_tag.to_string());
+        out.blobs.push(typed.data.to_vec());
+        Ok(())
+    };
+    for (ch, value) in &checkpoint.channel_values {
+        let primitive = jsonb::is_inline_primitive(value);
+        if matches!(value, Value::DeltaSnapshot(_)) {
+            inline.insert(ch.clone(), Value::Bool(true));
+            if let Some(v) = new_versions.get(ch) {
+                push_blob(ch, v, value)?;
+            }
+        } else if primitive && !all_blobs {
+            inline.insert(ch.clone(), value.clone());
+        } else if let Some(v) = new_versions.get(ch) {
+            push_blob(ch, v, value)?;
+        } else if primitive || jsonb::scalar_problem(value).is_some() {
+            // A primitive moved to a blob but unchanged in this step: make sure its blob
+            // exists at the current version (Python may have stored it inline before).
+            match checkpoint.channel_versions.get(ch) {
+                Some(v) => push_blob(ch, v, value)?,
+                // No version to key a blob by: keep it inline if JSONB can hold it.
+                None if primitive => {
+                    inline.insert(ch.clone(), value.clone());
+                }
+                None => {
+                    return Err(PostgresError::NotJsonb {
+                        what: "checkpoint",
+                        path: format!("$.channel_values.{ch}"),
+                        reason: format!(
+                            "{} (and the channel has no version to key a blob by)",
+                            jsonb::scalar_problem(value).unwrap_or("no JSONB form")
+                        ),
+                    }
+                    .into())
+                }
+            }
+        }
+    }
+    let mut row = checkpoint.clone();
+    row.channel_values = inline;
+    out.checkpoint_json = jsonb::write(&row.to_value(), "checkpoint")?;
+    Ok(out)
+}
+
+fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, idx: usize) -> Result<T> {
+    row.try_get(idx).map_err(super::db::db("read row"))
+}
+
+/// Blobs by (thread, ns, channel, version text): type tag and bytes.
+pub(crate) type BlobMap =
+    std::collections::HashMap<(String, String, String, String), (String, Option<Vec<u8>>)>;
+
+/// One row of [`Statements::select`](super::sql::Statements::select), its keys read.
+pub(crate) struct SelectedRow {
+    pub(crate) thread_id: String,
+    pub(crate) checkpoint_ns: String,
+    pub(crate) checkpoint_id: String,
+    pub(crate) parent: Option<String>,
+    pub(crate) checkpoint: Checkpoint,
+    metadata_text: String,
+    row: Row,
+}
+
+impl SelectedRow {
+    pub(crate) fn read(row: Row) -> Result<Self> {
+        let thread_id: String = col(&row, 0)?;
+        let checkpoint_ns: String = col(&row, 1)?;
+        let checkpoint_id: String = col(&row, 2)?;
+        let parent: Option<String> = col(&row, 3)?;
+        let checkpoint_text: String = col(&row, 4)?;
+        let metadata_text: String = col(&row, 5)?;
+        let loc = || location(&thread_id, &checkpoint_ns, &checkpoint_id);
+        let value = jsonb::read(&checkpoint_text, || format!("{} checkpoint", loc()))?;
+        let checkpoint = Checkpoint::from_value(&value)
+            .map_err(|e| unreadable(RowKind::Checkpoint, loc(), e.into()))?;
+        Ok(SelectedRow {
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            parent,
+            checkpoint,
+            metadata_text,
+            row,
+        })
+    }
+
+    /// Whether Python migrates pending sends into this checkpoint (`v < 4` with a parent).
+    pub(crate) fn needs_sends(&self) -> bool {
+        self.checkpoint.v < 4 && self.parent.as_deref().is_some_and(|p| !p.is_empty())
+    }
+
+    fn loc(&self) -> String {
+        location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
+    }
+
+    /// The blob keys its `channel_versions` reference (version as Postgres's
+    /// `jsonb_each_text` prints it, which is how blobs are keyed).
+    pub(crate) fn blob_keys(&self) -> impl Iterator<Item = (&str, &str, &str, String)> {
+        self.checkpoint.channel_versions.iter().map(|(ch, v)| {
+            (
+                self.thread_id.as_str(),
+                self.checkpoint_ns.as_str(),
+                ch.as_str(),
+                v.to_string(),
+            )
+        })
+    }
+
+    /// Builds the tuple: inline values merged with the blobs (blobs win, `empty`
+    /// skipped), `sends` (the parent's `__pregel_tasks` writes, `v < 4` only) as the
+    /// `__pregel_tasks` channel, the metadata and the ordered writes.
+    pub(crate) fn into_tuple(
+        mut self,
+        serde: &dyn Serializer,
+        blobs: &BlobMap,
+        sends: Option<Vec<Value>>,
+        first_version: impl FnOnce() -> Result<ChannelVersion>,
+    ) -> Result<CheckpointTuple> {
+        let loc = self.loc();
+        let metadata_value = jsonb::read(&self.metadata_text, || format!("{loc} metadata"))?;
+        let metadata = CheckpointMetadata::from_value(&metadata_value)
+            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e.into()))?;
+        let mut merged = Vec::new();
+        for (ch, version) in &self.checkpoint.channel_versions {
+            let key = (
+                self.thread_id.clone(),
+                self.checkpoint_ns.clone(),
+                ch.clone(),
+                version.to_string(),
+            );
+            let Some((tag, data)) = blobs.get(&key) else {
+                continue;
+            };
+            if tag == tags::EMPTY {
+                continue;
+            }
+            let value = serde
+                .loads_typed(tag, data.as_deref().unwrap_or_default())
+                .map_err(|e| unreadable(RowKind::Blob, format!("{loc} channel {ch:?}"), e))?;
+            merged.push((ch.clone(), value));
+        }
+        for (ch, value) in merged {
+            self.checkpoint.channel_values.insert(ch, value);
+        }
+        if let Some(sends) = sends {
+            let version = match max_version(self.checkpoint.channel_versions.values()) {
+                Some(v) => v,
+                None => first_version()?,
+            };
+            self.checkpoint
+                .channel_values
+                .insert(TASKS.to_owned(), Value::Array(sends));
+            self.checkpoint
+                .channel_versions
+                .insert(TASKS.to_owned(), version);
+        }
+        let task_ids: Option<Vec<String>> = col(&self.row, 6)?;
+        let w_channels: Option<Vec<String>> = col(&self.row, 7)?;
+        let w_types: Option<Vec<Option<String>>> = col(&self.row, 8)?;
+        let w_blobs: Option<Vec<Vec<u8>>> = col(&self.row, 9)?;
+        let mut pending_writes = Vec::new();
+        let writes = task_ids
+            .unwrap_or_default()
+            .into_iter()
+            .zip(w_channels.unwrap_or_default())
+            .zip(w_types.unwrap_or_default())
+            .zip(w_blobs.unwrap_or_default());
+        for (((task_id, channel), tag), data) in writes {
+            let value = serde
+                .loads_typed(tag.as_deref().unwrap_or_default(), &data)
+                .map_err(|e| {
+                    unreadable(
+                        RowKind::Write,
+                        format!("{loc} task {task_id:?} channel {channel:?}"),
+                        e,
+                    )
+                })?;
+            pending_writes.push(PendingWrite {
+                task_id,
+                channel,
+                value,
+            });
+        }
+        let parent_config = self
+            .parent
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .map(|p| CheckpointConfig::for_checkpoint(&self.thread_id, &self.checkpoint_ns, p));
+        Ok(CheckpointTuple {
+            config: CheckpointConfig::for_checkpoint(
+                self.thread_id,
+                self.checkpoint_ns,
+                self.checkpoint_id,
+            ),
+            checkpoint: self.checkpoint,
+            metadata,
+            parent_config,
+            pending_writes,
+        })
+    }
+}
+
+/// Python's `max(channel_versions.values())`: strings compare by code point, numbers by
+/// value; in a mix (which Python refuses) strings sort last.
+fn max_version<'a>(versions: impl Iterator<Item = &'a ChannelVersion>) -> Option<ChannelVersion> {
+    let mut best: Option<&ChannelVersion> = None;
+    for v in versions {
+        let greater = match (best, v) {
+            (None, _) => true,
+            (Some(ChannelVersion::Str(a)), ChannelVersion::Str(b)) => b > a,
+            (Some(ChannelVersion::Str(_)), _) => false,
+            (Some(_), ChannelVersion::Str(_)) => true,
+            (Some(a), b) => as_f64(b) > as_f64(a),
+        };
+        if greater {
+            best = Some(v);
+        }
+    }
+    best.cloned()
+}
+
+fn as_f64(v: &ChannelVersion) -> f64 {
+    match v {
+        ChannelVersion::Int(i) => *i as f64,
+        ChannelVersion::Float(f) => *f,
+        ChannelVersion::Str(_) => f64::NAN,
+    }
+}
+
+/// Decodes the pending-sends rows of one parent: `(type, blob)` pairs in write order.
+pub(crate) fn load_sends(
+    serde: &dyn Serializer,
+    loc: &str,
+    types: Vec<Option<String>>,
+    blobs: Vec<Vec<u8>>,
+) -> Result<Vec<Value>> {
+    types
+        .into_iter()
+        .zip(blobs)
+        .map(|(tag, data)| {
+            serde
+                .loads_typed(tag.as_deref().unwrap_or_default(), &data)
+                .map_err(|e| unreadable(RowKind::Write, format!("{loc} {TASKS}"), e))
+        })
+        .collect()
+}

@@ -1,0 +1,354 @@
+//! Python's migrations (`checkpoint_migrations` v = 0..9), run under an advisory lock,
+//! and the read-only `verify`.
+
+use std::time::{Duration, Instant};
+
+use tokio_postgres::types::Type;
+
+use super::db::{db, Exec, StatementMode};
+use super::error::PostgresError;
+use super::sql::Tables;
+use crate::error::Result;
+
+/// The last migration this saver knows (Python `langgraph-checkpoint-postgres` 3.2.0).
+pub const LAST_MIGRATION: i32 = 9;
+
+/// First key of the two-key advisory lock `setup` takes (`"lgcm"`); the second is
+/// `hashtext(<schema>)`, so setups of different schemas do not wait on each other.
+const LOCK_CLASS: i32 = 0x6c67_636d;
+
+/// Python's `MIGRATIONS`, with the table names qualified by the configured schema.
+/// Index `v` is migration `v`; 6–8 are `CREATE INDEX CONCURRENTLY` and must run outside
+/// a transaction.
+pub(crate) fn migrations(t: &Tables) -> [String; 10] {
+    [
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (\n    v INTEGER PRIMARY KEY\n);",
+            t.migrations
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    type TEXT,
+    checkpoint JSONB NOT NULL,
+    metadata JSONB NOT NULL DEFAULT '{{}}',
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);",
+            t.checkpoints
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL,
+    version TEXT NOT NULL,
+    type TEXT NOT NULL,
+    blob BYTEA,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+);",
+            t.blobs
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL DEFAULT '',
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    channel TEXT NOT NULL,
+    type TEXT,
+    blob BYTEA NOT NULL,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+);",
+            t.writes
+        ),
+        format!(
+            "ALTER TABLE {} ALTER COLUMN blob DROP not null;",
+            t.blobs
+        ),
+        "SELECT 1;".to_owned(),
+        format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoints_thread_id_idx ON {}(thread_id);",
+            t.checkpoints
+        ),
+        format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoint_blobs_thread_id_idx ON {}(thread_id);",
+            t.blobs
+        ),
+        format!(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoint_writes_thread_id_idx ON {}(thread_id);",
+            t.writes
+        ),
+        format!(
+            "ALTER TABLE {} ADD COLUMN IF NOT EXISTS task_path TEXT NOT NULL DEFAULT '';",
+            t.writes
+        ),
+    ]
+}
+
+/// The columns each table must have after migration 9.
+const COLUMNS: [(&str, &[&str]); 3] = [
+    (
+        "checkpoints",
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "parent_checkpoint_id",
+            "type",
+            "checkpoint",
+            "metadata",
+        ],
+    ),
+    (
+        "checkpoint_blobs",
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "channel",
+            "version",
+            "type",
+            "blob",
+        ],
+    ),
+    (
+        "checkpoint_writes",
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "task_id",
+            "idx",
+            "channel",
+            "type",
+            "blob",
+            "task_path",
+        ],
+    ),
+];
+
+/// The schema's name (the configured one, else `current_schema()`), and the columns of
+/// the three tables present in it.
+async fn inspect<C: Exec + ?Sized>(
+    client: &C,
+    mode: StatementMode,
+    schema: Option<&str>,
+    operation: &'static str,
+) -> Result<(String, Vec<(String, String)>)> {
+    let rows = client
+        .rows(
+            mode,
+            "SELECT coalesce($1, current_schema())::text, table_name::text, column_name::text \
+             FROM (SELECT 1) one LEFT JOIN information_schema.columns \
+             ON table_schema = coalesce($1, current_schema()) \
+             AND table_name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
+            &[(&schema, Type::TEXT)],
+        )
+        .await
+        .map_err(db(operation))?;
+    let mut name = String::new();
+    let mut columns = Vec::new();
+    for row in rows {
+        name = row
+            .try_get::<_, Option<String>>(0)
+            .map_err(db(operation))?
+            .unwrap_or_default();
+        let table: Option<String> = row.try_get(1).map_err(db(operation))?;
+        let column: Option<String> = row.try_get(2).map_err(db(operation))?;
+        if let (Some(t), Some(c)) = (table, column) {
+            columns.push((t, c));
+        }
+    }
+    Ok((name, columns))
+}
+
+fn refuse_shallow(schema: &str, columns: &[(String, String)]) -> Result<(), PostgresError> {
+    let has = |t: &str, c: &str| columns.iter().any(|(a, b)| a == t && b == c);
+    if columns.iter().any(|(t, _)| t == "checkpoints") && !has("checkpoints", "checkpoint_id") {
+        return Err(PostgresError::ShallowSchema {
+            schema: schema.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+async fn max_migration<C: Exec + ?Sized>(
+    client: &C,
+    mode: StatementMode,
+    t: &Tables,
+    operation: &'static str,
+) -> Result<(Option<i32>, i64)> {
+    let rows = client
+        .rows(
+            mode,
+            &format!("SELECT max(v), count(*) FROM {}", t.migrations),
+            &[],
+        )
+        .await
+        .map_err(db(operation))?;
+    let row = rows.first();
+    let max = row
+        .map(|r| r.try_get::<_, Option<i32>>(0))
+        .transpose()
+        .map_err(db(operation))?
+        .flatten();
+    let count = row
+        .map(|r| r.try_get::<_, i64>(1))
+        .transpose()
+        .map_err(db(operation))?
+        .unwrap_or(0);
+    Ok((max, count))
+}
+
+/// `verify`: read-only checks that the schema is exactly Python's, fully migrated.
+pub(crate) async fn verify<C: Exec + ?Sized>(
+    client: &C,
+    mode: StatementMode,
+    schema: Option<&str>,
+    t: &Tables,
+) -> Result<()> {
+    let (name, columns) = inspect(client, mode, schema, "verify").await?;
+    refuse_shallow(&name, &columns)?;
+    if !columns.iter().any(|(t, _)| t == "checkpoint_migrations") {
+        return Err(PostgresError::SchemaMissing { schema: name }.into());
+    }
+    let (max, count) = max_migration(client, mode, t, "verify").await?;
+    let found = max.unwrap_or(-1);
+    if found > LAST_MIGRATION {
+        return Err(PostgresError::SchemaTooNew {
+            schema: name,
+            found,
+            known: LAST_MIGRATION,
+        }
+        .into());
+    }
+    if found < LAST_MIGRATION || count != i64::from(LAST_MIGRATION) + 1 {
+        return Err(PostgresError::SchemaIncomplete {
+            schema: name,
+            reason: format!(
+                "checkpoint_migrations holds {count} versions up to {found}, expected 0..={LAST_MIGRATION}"
+            ),
+        }
+        .into());
+    }
+    for (table, wanted) in COLUMNS {
+        for column in wanted {
+            if !columns.iter().any(|(a, b)| a == table && b == column) {
+                return Err(PostgresError::SchemaIncomplete {
+                    schema: name,
+                    reason: format!("{table}.{column} is missing"),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `setup`: Python's migrations, each run once, under a session advisory lock so that
+/// replicas can start together. The lock is polled (`pg_try_advisory_lock`) rather than
+/// waited on, so a replica waiting for it holds no snapshot that the
+/// `CREATE INDEX CONCURRENTLY` migrations of the lock holder would wait for.
+pub(crate) async fn setup(
+    client: &deadpool_postgres::ClientWrapper,
+    mode: StatementMode,
+    schema: Option<&str>,
+    t: &Tables,
+    lock_timeout: Duration,
+) -> Result<()> {
+    let lock_sql = format!(
+        "SELECT pg_try_advisory_lock({LOCK_CLASS}, hashtext(coalesce($1, current_schema())::text))"
+    );
+    let started = Instant::now();
+    loop {
+        let rows = client
+            .rows(mode, &lock_sql, &[(&schema, Type::TEXT)])
+            .await
+            .map_err(db("setup"))?;
+        let got = rows
+            .first()
+            .map(|r| r.try_get::<_, bool>(0))
+            .transpose()
+            .map_err(db("setup"))?
+            .unwrap_or(false);
+        if got {
+            break;
+        }
+        if started.elapsed() >= lock_timeout {
+            return Err(PostgresError::LockTimeout {
+                waited_ms: started.elapsed().as_millis(),
+            }
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let result = migrate(client, mode, schema, t).await;
+    let unlock = client
+        .rows(
+            mode,
+            &format!("SELECT pg_advisory_unlock({LOCK_CLASS}, hashtext(coalesce($1, current_schema())::text))"),
+            &[(&schema, Type::TEXT)],
+        )
+        .await
+        .map_err(db("setup"));
+    result.and(unlock.map(|_| ()))
+}
+
+async fn migrate(
+    client: &deadpool_postgres::ClientWrapper,
+    mode: StatementMode,
+    schema: Option<&str>,
+    t: &Tables,
+) -> Result<()> {
+    if let Some(s) = schema {
+        client
+            .batch_execute(&format!(
+                "CREATE SCHEMA IF NOT EXISTS {}",
+                super::sql::quote_ident(s)
+            ))
+            .await
+            .map_err(db("setup"))?;
+    }
+    let (name, columns) = inspect(client, mode, schema, "setup").await?;
+    refuse_shallow(&name, &columns)?;
+    let all = migrations(t);
+    if let Some(first) = all.first() {
+        client.batch_execute(first).await.map_err(db("setup"))?;
+    }
+    let (max, _) = max_migration(client, mode, t, "setup").await?;
+    let current = max.unwrap_or(-1);
+    if current > LAST_MIGRATION {
+        return Err(PostgresError::SchemaTooNew {
+            schema: name,
+            found: current,
+            known: LAST_MIGRATION,
+        }
+        .into());
+    }
+    for (v, sql) in all
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(current + 1).unwrap_or(0))
+    {
+        let record = format!("INSERT INTO {} (v) VALUES ({v})", t.migrations);
+        if sql.contains("CONCURRENTLY") {
+            // Cannot run inside a transaction block: run it, then record it. A crash in
+            // between leaves it unrecorded; `IF NOT EXISTS` makes the rerun a no-op.
+            client.batch_execute(sql).await.map_err(db("setup"))?;
+            client.batch_execute(&record).await.map_err(db("setup"))?;
+        } else {
+            let done = client
+                .batch_execute(&format!("BEGIN;\n{sql}\n{record};\nCOMMIT;"))
+                .await;
+            if let Err(e) = done {
+                // Leave no aborted transaction on the pooled connection.
+                let _ = client.batch_execute("ROLLBACK").await;
+                return Err(db("setup")(e));
+            }
+        }
+    }
+    Ok(())
+}

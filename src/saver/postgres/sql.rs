@@ -1,0 +1,194 @@
+//! The SQL the saver runs, with table names qualified by the configured schema.
+
+use super::error::PostgresError;
+
+/// `"name"`, with embedded quotes doubled.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Checks a schema name: a plain identifier of at most 63 bytes.
+pub(crate) fn check_schema_name(name: &str) -> Result<(), PostgresError> {
+    let bad = |reason| PostgresError::InvalidSchemaName {
+        name: name.to_owned(),
+        reason,
+    };
+    let mut chars = name.chars();
+    match chars.next() {
+        None => return Err(bad("empty")),
+        Some(c) if !(c.is_ascii_alphabetic() || c == '_') => {
+            return Err(bad("must start with a letter or '_'"))
+        }
+        _ => {}
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$') {
+        return Err(bad("only ASCII letters, digits, '_' and '$' are allowed"));
+    }
+    if name.len() > 63 {
+        return Err(bad("longer than 63 bytes"));
+    }
+    Ok(())
+}
+
+/// The four table names, qualified when a schema is configured.
+#[derive(Clone, Debug)]
+pub(crate) struct Tables {
+    pub(crate) migrations: String,
+    pub(crate) checkpoints: String,
+    pub(crate) blobs: String,
+    pub(crate) writes: String,
+}
+
+impl Tables {
+    pub(crate) fn new(schema: Option<&str>) -> Self {
+        let q = |table: &str| match schema {
+            Some(s) => format!("{}.{table}", quote_ident(s)),
+            None => table.to_owned(),
+        };
+        Tables {
+            migrations: q("checkpoint_migrations"),
+            checkpoints: q("checkpoints"),
+            blobs: q("checkpoint_blobs"),
+            writes: q("checkpoint_writes"),
+        }
+    }
+}
+
+/// Statements built once per saver.
+#[derive(Clone, Debug)]
+pub(crate) struct Statements {
+    pub(crate) tables: Tables,
+    /// `$1..$6`: thread, ns, id, parent, checkpoint, metadata (text → jsonb);
+    /// `$7..$10`: blob channels, versions, types, bytes.
+    pub(crate) put: String,
+    /// `$1..$5`: thread, ns, checkpoint id, task id, task path; `$6..$9`: idx, channel,
+    /// type, blob arrays. Upsert (all writes special) and insert-or-ignore.
+    pub(crate) put_writes_upsert: String,
+    pub(crate) put_writes_ignore: String,
+    /// `$1`: thread.
+    pub(crate) delete_thread: String,
+    /// `$1..$3`: parallel arrays of (thread, ns, parent id).
+    pub(crate) pending_sends: String,
+    /// `$1..$4`: parallel arrays of (thread, ns, channel, version): the blobs a page of
+    /// checkpoints references, each shared blob read once. (Looked up by primary key
+    /// from keys the client sends: `jsonb_each_text` in the query made the planner
+    /// expect 100 channels per checkpoint, pick hash joins and switch JIT on.)
+    pub(crate) blobs: String,
+}
+
+/// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
+/// code point (`COLLATE "C"` on UTF-8).
+const WRITES_ORDER: &str = r#"task_path COLLATE "C", task_id COLLATE "C", idx"#;
+
+impl Statements {
+    pub(crate) fn new(schema: Option<&str>) -> Self {
+        let t = Tables::new(schema);
+        let put = format!(
+            "WITH b AS (
+    INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT $1, $2, u.channel, u.version, u.type, u.blob
+    FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS u(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO {cp} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata",
+            blobs = t.blobs,
+            cp = t.checkpoints
+        );
+        let writes_insert = format!(
+            "INSERT INTO {w} (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT $1, $2, $3, $4, $5, u.idx, u.channel, u.type, u.blob
+FROM unnest($6::int4[], $7::text[], $8::text[], $9::bytea[]) AS u(idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ",
+            w = t.writes
+        );
+        let delete_thread = format!(
+            "WITH c AS (DELETE FROM {cp} WHERE thread_id = $1),
+b AS (DELETE FROM {blobs} WHERE thread_id = $1)
+DELETE FROM {w} WHERE thread_id = $1",
+            cp = t.checkpoints,
+            blobs = t.blobs,
+            w = t.writes
+        );
+        let pending_sends = format!(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id,
+    array_agg(type ORDER BY {WRITES_ORDER}), array_agg(blob ORDER BY {WRITES_ORDER})
+FROM {w}
+WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+AND channel = '__pregel_tasks'
+GROUP BY thread_id, checkpoint_ns, checkpoint_id",
+            w = t.writes
+        );
+        let blobs = format!(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b}
+WHERE (thread_id, checkpoint_ns, channel, version) IN (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))",
+            b = t.blobs
+        );
+        Statements {
+            blobs,
+            put,
+            put_writes_upsert: format!(
+                "{writes_insert}DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+            ),
+            put_writes_ignore: format!("{writes_insert}DO NOTHING"),
+            delete_thread,
+            pending_sends,
+            tables: t,
+        }
+    }
+
+    /// Python's `SELECT_SQL`, set-based: the page of checkpoint rows (`where` over
+    /// table alias-free columns, newest first, `limit` if given), each with its writes
+    /// in `(task_path, task_id, idx)` order, aggregated into parallel arrays.
+    ///
+    /// Columns: 0 thread, 1 ns, 2 id, 3 parent, 4 checkpoint text, 5 metadata text,
+    /// 6..11 write task_id/channel/type/blob/task_path/idx. The blobs come from
+    /// [`blobs`](Self::blobs), once per page.
+    pub(crate) fn select(&self, where_clause: &str, limit: Option<&str>) -> String {
+        let t = &self.tables;
+        let limit = limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
+        format!(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint::text, c.metadata::text,
+    w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs
+FROM (
+    SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+    FROM {cp} {where_clause}
+    ORDER BY checkpoint_id DESC{limit}
+) c
+LEFT JOIN LATERAL (
+    SELECT array_agg(task_id ORDER BY {WRITES_ORDER}) AS task_ids,
+        array_agg(channel ORDER BY {WRITES_ORDER}) AS channels,
+        array_agg(type ORDER BY {WRITES_ORDER}) AS types,
+        array_agg(blob ORDER BY {WRITES_ORDER}) AS blobs,
+        array_agg(task_path ORDER BY {WRITES_ORDER}) AS task_paths,
+        array_agg(idx ORDER BY {WRITES_ORDER}) AS idxs
+    FROM {w} cw
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+        AND cw.checkpoint_id = c.checkpoint_id
+) w ON true
+ORDER BY c.checkpoint_id DESC",
+            cp = t.checkpoints,
+            w = t.writes,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_names_are_plain_identifiers() {
+        assert!(check_schema_name("lg_1").is_ok());
+        for bad in ["", "1x", "a-b", "a\"b", "a.b", &"x".repeat(64)] {
+            assert!(check_schema_name(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(Tables::new(Some("s")).blobs, "\"s\".checkpoint_blobs");
+        assert_eq!(Tables::new(None).writes, "checkpoint_writes");
+    }
+}
