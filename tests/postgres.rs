@@ -450,10 +450,7 @@ async fn metadata_jsonb_is_python_s_and_numbers_read_as_json_loads() {
         .insert("__hidden".into(), Value::from("x"));
     let md = CheckpointMetadata::new("input", -1)
         .with("writes", Value::map([("a", Value::from(1i64))]))
-        .with(
-            "big",
-            big("-1180591620717411303424"),
-        )
+        .with("big", big("-1180591620717411303424"))
         .with("one", Value::F64(1.0))
         .with("huge", Value::F64(1e100))
         .with(
@@ -473,14 +470,8 @@ async fn metadata_jsonb_is_python_s_and_numbers_read_as_json_loads() {
     assert_eq!(m.get("one"), Some(&Value::F64(1.0)), "1.0 stays a float");
     // Python's json.loads reads jsonb's 1e100 (printed as 101 digits) as an int.
     let digits = format!("1{}", "0".repeat(100));
-    assert_eq!(
-        m.get("huge"),
-        Some(&big(&digits))
-    );
-    assert_eq!(
-        m.get("big"),
-        Some(&big("-1180591620717411303424"))
-    );
+    assert_eq!(m.get("huge"), Some(&big(&digits)));
+    assert_eq!(m.get("big"), Some(&big("-1180591620717411303424")));
     // Containment filter, as Python's `metadata @> filter`.
     let found = s
         .list(
@@ -960,11 +951,15 @@ async fn reads_rows_written_by_langgraphjs() {
         .channel_values
         .get("messages")
         .expect("messages");
-    let first = &messages.as_array().expect("list")[0];
-    assert_eq!(
-        first.get("kwargs").and_then(|k| k.get("content")),
-        Some(&Value::from("hi from js"))
-    );
+    // The lc:1 envelope is rebuilt into the same message object as a msgpack row.
+    let messages: Vec<langgraph_codec::typed::pytypes::AnyMessage> =
+        langgraph_codec::typed::from_value(messages).expect("typed messages");
+    match &messages[..] {
+        [langgraph_codec::typed::pytypes::AnyMessage::HumanMessage(m)] => {
+            assert_eq!(m.content.as_text(), Some("hi from js"))
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(t.pending_writes.len(), 1);
     assert_eq!(t.pending_writes[0].value, Value::from("next"));
     assert_eq!(t.metadata.step(), Some(1));

@@ -48,12 +48,12 @@ pub mod delta;
 mod error;
 pub mod memory;
 mod pages;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
-#[cfg(feature = "postgres")]
-pub mod postgres;
 pub mod traits;
 pub mod types;
 

@@ -65,8 +65,9 @@ use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
-    CheckpointMetadata, CheckpointTuple, DeltaChannelHistory, PendingWrite, WRITES_IDX_MAP,
+    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
+    PendingWrite, WRITES_IDX_MAP,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
