@@ -418,3 +418,34 @@ fn conformance_levels_follow_python_report() {
     assert!(report(&[], &[]).is_success());
     assert!(!report(&[Prune], &[]).is_success());
 }
+
+// ---- writes_sort_key ------------------------------------------------------------------
+// Killed the cargo-mutants survivors of `writes_sort_key` (MUTANTS.md).
+
+/// Python's `writes_sort_key(write) = (task_path, task_id, idx)`: sorting by it puts
+/// writes in path order, then task id, then index (specials before regular writes).
+#[test]
+fn writes_sort_key_orders_by_path_then_task_then_index() {
+    use langgraph_codec::saver::types::writes_sort_key;
+    assert_eq!(writes_sort_key("a:b", "t1", -2), ("a:b", "t1", -2));
+    let mut writes = vec![
+        ("~z", "t0", 0),
+        ("", "t9", 1),
+        ("~a", "t2", 0),
+        ("~a", "t1", 3),
+        ("~a", "t1", -1),
+        ("", "t9", 0),
+    ];
+    writes.sort_by_key(|(p, t, i)| writes_sort_key(p, t, *i));
+    assert_eq!(
+        writes,
+        [
+            ("", "t9", 0),
+            ("", "t9", 1),
+            ("~a", "t1", -1),
+            ("~a", "t1", 3),
+            ("~a", "t2", 0),
+            ("~z", "t0", 0),
+        ]
+    );
+}
