@@ -117,7 +117,9 @@ async fn test_delete_for_runs_preserves_other_runs(s: &dyn CheckpointSaver) -> C
 async fn test_delete_for_runs_removes_writes(s: &dyn CheckpointSaver) -> CaseResult {
     let tid = uuid4();
     let r1 = uuid4();
-    let stored = put_with_run_id(s, &tid, &r1, "", None).await?;
+    let cp = generate_checkpoint(&[], &[], &[]);
+    let md = generate_metadata("loop", 0, &[("run_id", r1.as_str().into())]);
+    let stored = s.put(&config(&tid), &cp, &md, &versions(&[])).await?;
     s.put_writes(&stored, &writes(&[("ch", "val".into())]), &uuid4(), "")
         .await?;
     let pre = s.get_tuple(&stored).await?;
@@ -126,12 +128,25 @@ async fn test_delete_for_runs_removes_writes(s: &dyn CheckpointSaver) -> CaseRes
     ensure!(n == 1, "pre-delete: expected 1 write, got {n}");
     s.delete_for_runs(&[r1]).await?;
     ensure!(s.get_tuple(&stored).await?.is_none(), "checkpoint survived");
+    // Beyond the Python spec: the writes are gone too, not only unreachable. Storing
+    // the same checkpoint again must not bring them back.
+    let n = super::util::writes_after_restoring(s, &stored, &cp).await?;
+    ensure!(
+        n == 0,
+        "{n} writes of the deleted checkpoint survived delete_for_runs (they reappear when its id is stored again)"
+    );
     Ok(())
 }
 
-/// An empty list is not an error.
+/// An empty list is not an error (and deletes nothing).
 async fn test_delete_for_runs_empty_list_noop(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    let stored = put_with_run_id(s, &tid, &uuid4(), "", None).await?;
     s.delete_for_runs(&[]).await?;
+    ensure!(
+        s.get_tuple(&stored).await?.is_some(),
+        "delete_for_runs([]) deleted a checkpoint"
+    );
     Ok(())
 }
 

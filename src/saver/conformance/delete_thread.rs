@@ -50,13 +50,9 @@ async fn test_delete_thread_removes_checkpoints(s: &dyn CheckpointSaver) -> Case
 /// Pending writes are gone after delete.
 async fn test_delete_thread_removes_writes(s: &dyn CheckpointSaver) -> CaseResult {
     let tid = uuid4();
+    let cp = generate_checkpoint(&[], &[], &[]);
     let stored = s
-        .put(
-            &config(&tid),
-            &generate_checkpoint(&[], &[], &[]),
-            &metadata(),
-            &versions(&[]),
-        )
+        .put(&config(&tid), &cp, &metadata(), &versions(&[]))
         .await?;
     s.put_writes(&stored, &writes(&[("ch", "val".into())]), &uuid4(), "")
         .await?;
@@ -68,6 +64,13 @@ async fn test_delete_thread_removes_writes(s: &dyn CheckpointSaver) -> CaseResul
     ensure!(
         s.get_tuple(&config(&tid)).await?.is_none(),
         "checkpoint survived delete"
+    );
+    // Beyond the Python spec: the writes are gone too, not only unreachable. Storing
+    // the same checkpoint again must not bring them back.
+    let n = super::util::writes_after_restoring(s, &stored, &cp).await?;
+    ensure!(
+        n == 0,
+        "{n} writes of the deleted thread survived delete_thread (they reappear when its checkpoint is stored again)"
     );
     Ok(())
 }
@@ -130,6 +133,18 @@ async fn test_delete_thread_preserves_other_threads(s: &dyn CheckpointSaver) -> 
 
 /// Deleting a missing thread is not an error.
 async fn test_delete_thread_nonexistent_noop(s: &dyn CheckpointSaver) -> CaseResult {
+    let other = uuid4();
+    s.put(
+        &config(&other),
+        &generate_checkpoint(&[], &[], &[]),
+        &metadata(),
+        &versions(&[]),
+    )
+    .await?;
     s.delete_thread(&uuid4()).await?;
+    ensure!(
+        s.get_tuple(&config(&other)).await?.is_some(),
+        "deleting a missing thread deleted another thread"
+    );
     Ok(())
 }

@@ -277,6 +277,20 @@ async fn test_get_tuple_respects_namespace(s: &dyn CheckpointSaver) -> CaseResul
         "child got {}",
         t.checkpoint.id
     );
+    // Beyond the Python spec: without a checkpoint id (ids are unique across
+    // namespaces, so the lookups above cannot tell), the latest of each namespace.
+    for (ns, want) in [("", &cp_root.id), ("child:1", &cp_child.id)] {
+        let t = s
+            .get_tuple(&generate_config(&tid, ns, None))
+            .await?
+            .ok_or_else(missing)?;
+        ensure!(
+            t.checkpoint.id == *want,
+            "the latest of namespace {ns:?} is {}, got {}",
+            want,
+            t.checkpoint.id
+        );
+    }
     Ok(())
 }
 

@@ -205,6 +205,21 @@ async fn test_list_metadata_filter_no_match(s: &dyn CheckpointSaver) -> CaseResu
     )
     .await?;
     ensure!(r.is_empty(), "expected none, got {}", r.len());
+    // Beyond the Python spec: one key matching and one not still matches nothing
+    // (every key must match, not any).
+    let r = list(
+        s,
+        &config(&d.thread_id),
+        ListOptions::new()
+            .filter("source", "input")
+            .filter("step", 99i64),
+    )
+    .await?;
+    ensure!(
+        r.is_empty(),
+        "source=input+step=99: expected none, got {} (filter keys must all match)",
+        r.len()
+    );
     Ok(())
 }
 
@@ -295,6 +310,8 @@ async fn test_list_limit_plus_before(s: &dyn CheckpointSaver) -> CaseResult {
 /// Thread and metadata filter combined.
 async fn test_list_combined_thread_and_filter(s: &dyn CheckpointSaver) -> CaseResult {
     let d = setup(s).await?;
+    // Beyond the Python spec: another thread with matching metadata must not show.
+    setup(s).await?;
     let r = list(
         s,
         &config(&d.thread_id),
@@ -310,6 +327,11 @@ async fn test_list_combined_thread_and_filter(s: &dyn CheckpointSaver) -> CaseRe
         r.iter().all(|t| t.metadata.source() == Some("loop")),
         "wrong source"
     );
+    ensure!(
+        r.iter()
+            .all(|t| t.config.thread_id.as_deref() == Some(d.thread_id.as_str())),
+        "a checkpoint of another thread matched the filter"
+    );
     Ok(())
 }
 
@@ -322,6 +344,20 @@ async fn test_list_empty_result(s: &dyn CheckpointSaver) -> CaseResult {
     )
     .await?;
     ensure!(r.is_empty(), "expected none, got {}", r.len());
+    // Beyond the Python spec: an unknown thread lists nothing even when another
+    // thread has checkpoints matching the filter.
+    setup(s).await?;
+    let r = list(
+        s,
+        &config(&uuid4()),
+        ListOptions::new().filter("source", "input"),
+    )
+    .await?;
+    ensure!(
+        r.is_empty(),
+        "an unknown thread lists {} checkpoints of other threads",
+        r.len()
+    );
     Ok(())
 }
 

@@ -166,7 +166,15 @@ async fn test_prune_preserves_other_threads(s: &dyn CheckpointSaver) -> CaseResu
 
 /// An empty list is not an error.
 async fn test_prune_empty_list_noop(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    setup(s, &tid, 3).await?;
+    let pre = ids(&list_all(s, &config(&tid)).await?);
     s.prune(&[], PruneStrategy::KeepLatest).await?;
+    let post = ids(&list_all(s, &config(&tid)).await?);
+    ensure!(
+        pre == post,
+        "prune([]) changed a thread: {pre:?} -> {post:?}"
+    );
     Ok(())
 }
 

@@ -222,17 +222,31 @@ async fn test_put_child_namespace(s: &dyn CheckpointSaver) -> CaseResult {
 /// A config whose checkpoint_ns is "" stores in the default namespace.
 async fn test_put_default_namespace(s: &dyn CheckpointSaver) -> CaseResult {
     let cfg = CheckpointConfig::new(uuid4()).with_ns("");
-    let stored = s
-        .put(
-            &cfg,
-            &generate_checkpoint(&[], &[], &[]),
-            &metadata(),
-            &versions(&[]),
-        )
-        .await?;
+    let cp = generate_checkpoint(&[], &[], &[]);
+    let stored = s.put(&cfg, &cp, &metadata(), &versions(&[])).await?;
     ensure!(
         s.get_tuple(&stored).await?.is_some(),
         "checkpoint not found"
+    );
+    // Beyond the Python spec: "" is the default namespace itself, so the latest of
+    // the thread's default namespace is this checkpoint. (A config without
+    // checkpoint_ns is a KeyError in Python's InMemorySaver, so the spec and this port
+    // pass "".)
+    ensure!(
+        stored.ns().is_empty(),
+        "put returned namespace {:?}, not the default \"\"",
+        stored.checkpoint_ns
+    );
+    let latest = s
+        .get_tuple(&generate_config(
+            cfg.thread_id.as_deref().unwrap_or(""),
+            "",
+            None,
+        ))
+        .await?;
+    ensure!(
+        latest.is_some_and(|t| t.checkpoint.id == cp.id),
+        "the checkpoint is not the latest of the default namespace \"\""
     );
     Ok(())
 }

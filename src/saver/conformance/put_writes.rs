@@ -6,7 +6,7 @@ use super::util::{
     metadata, uuid4, versions, writes, CaseResult, Failure,
 };
 use crate::saver::traits::{Capability, CheckpointSaver};
-use crate::saver::types::{CheckpointConfig, PendingWrite, ERROR, INTERRUPT};
+use crate::saver::types::{CheckpointConfig, PendingWrite, ERROR, INTERRUPT, RESUME, SCHEDULED};
 use crate::value::Value;
 
 pub(super) fn cases() -> Vec<super::Case> {
@@ -178,6 +178,17 @@ async fn test_put_writes_idempotent(s: &dyn CheckpointSaver) -> CaseResult {
         ws.len()
     );
     ensure!(matching(&ws, &task, "ch").len() == 1, "duplicated write");
+    // Beyond the Python spec: a retry with another value keeps the first (regular
+    // writes are first-write-wins in Python's savers: `INSERT OR IGNORE`, `ON
+    // CONFLICT DO NOTHING`, InMemorySaver's skip).
+    s.put_writes(&stored, &writes(&[("ch", "retry".into())]), &task, "")
+        .await?;
+    let ws = pending(s, &stored).await?;
+    let got = one_value(&ws, &task, "ch")?;
+    ensure!(
+        *got == Value::from("val"),
+        "a retried regular write replaced the first one: {got:?} (first write must win)"
+    );
     Ok(())
 }
 
@@ -186,11 +197,17 @@ async fn test_put_writes_special_channels(s: &dyn CheckpointSaver) -> CaseResult
     let stored = fresh(s).await?;
     let task = uuid4();
     let interrupt = Value::map([("reason", "human_input")]);
+    // Beyond the Python spec: a regular write at position 0 first, so that a special
+    // write stored at its position instead of its WRITES_IDX_MAP index collides with it.
+    s.put_writes(&stored, &writes(&[("ch", "regular".into())]), &task, "")
+        .await?;
     s.put_writes(
         &stored,
         &writes(&[
             (ERROR, "something went wrong".into()),
+            (SCHEDULED, "scheduled".into()),
             (INTERRUPT, interrupt.clone()),
+            (RESUME, "resumed".into()),
         ]),
         &task,
         "",
@@ -211,6 +228,46 @@ async fn test_put_writes_special_channels(s: &dyn CheckpointSaver) -> CaseResult
     ensure!(
         super::util::py_eq(int, &interrupt),
         "INTERRUPT value: {int:?}"
+    );
+    // Each special channel has its own index (-1, -2, -3, -4), apart from the regular
+    // write's index 0.
+    for (ch, want) in [
+        ("ch", "regular"),
+        (SCHEDULED, "scheduled"),
+        (RESUME, "resumed"),
+    ] {
+        let got = one_value(&ws, &task, ch)?;
+        ensure!(
+            *got == Value::from(want),
+            "{ch} value: {got:?} (special writes must not share an index)"
+        );
+    }
+    ensure!(
+        ws.len() == 5,
+        "expected 5 writes (1 regular, 4 special), got {}",
+        ws.len()
+    );
+    // One task's writes come in index order, as Python's savers return them: RESUME
+    // (-4), INTERRUPT (-3), SCHEDULED (-2), ERROR (-1), then the regular write (0).
+    let order: Vec<&str> = ws.iter().map(|w| w.channel.as_str()).collect();
+    ensure!(
+        order == [RESUME, INTERRUPT, SCHEDULED, ERROR, "ch"],
+        "writes in order {order:?}, expected index order (-4, -3, -2, -1, 0)"
+    );
+    // A retried special write replaces the stored one (Python: `INSERT OR REPLACE`
+    // when every write is special).
+    s.put_writes(&stored, &writes(&[(ERROR, "retried".into())]), &task, "")
+        .await?;
+    let ws = pending(s, &stored).await?;
+    let err = one_value(&ws, &task, ERROR)?;
+    ensure!(
+        *err == Value::from("retried"),
+        "a retried {ERROR} write did not replace the stored one: {err:?}"
+    );
+    let reg = one_value(&ws, &task, "ch")?;
+    ensure!(
+        *reg == Value::from("regular"),
+        "a retried {ERROR} write replaced the regular write: {reg:?}"
     );
     Ok(())
 }

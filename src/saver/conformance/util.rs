@@ -184,3 +184,23 @@ pub fn writes(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
 pub fn v(i: i64) -> ChannelVersion {
     ChannelVersion::Int(i)
 }
+
+/// After a delete: stores `checkpoint` again at `stored`'s place and counts the
+/// pending writes it comes back with. Writes the delete forgot (rows left in a writes
+/// table) reappear; a correct saver gives 0.
+pub async fn writes_after_restoring(
+    saver: &dyn CheckpointSaver,
+    stored: &CheckpointConfig,
+    checkpoint: &Checkpoint,
+) -> Result<usize, Failure> {
+    let mut at = stored.clone();
+    at.checkpoint_id = None;
+    saver
+        .put(&at, checkpoint, &metadata(), &versions(&[]))
+        .await?;
+    Ok(saver
+        .get_tuple(stored)
+        .await?
+        .map(|t| t.pending_writes.len())
+        .unwrap_or(0))
+}
