@@ -47,7 +47,8 @@ fn is_envelope(v: &Value) -> bool {
 ///   class is the envelope's last id, and each of its kwargs / args agrees with the
 ///   revived object's field / argument;
 /// - an envelope Python fails to revive is `None` in Python, kept in Rust.
-/// (`{"lc": 2, "type": "undefined"}` stays the dict, as in Python: it must be equal.)
+///
+/// `{"lc": 2, "type": "undefined"}` stays the dict, as in Python: it must be equal.
 fn agrees(ours: &Value, theirs: &Value) -> bool {
     match (ours, theirs) {
         (a, b) if a == b => true,
