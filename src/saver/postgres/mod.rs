@@ -85,9 +85,9 @@ use self::rows::{load_sends, location, SelectedRow};
 use self::sql::{check_schema_name, Statements};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions,
-    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
-    WRITES_IDX_MAP,
+    all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
+    DeltaChannelHistory,
 };
 use super::SaverError;
 use crate::error::Result;
@@ -510,9 +510,7 @@ impl CheckpointSaver for PostgresSaver {
         let thread = config.require_thread_id("put_writes")?;
         let checkpoint_id = config.require_checkpoint_id("put_writes")?;
         let ns = config.ns();
-        let upsert = writes
-            .iter()
-            .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(s, _)| s == ch));
+        let upsert = all_special(writes);
         // One statement cannot touch a key twice: keep what Python's one-by-one inserts
         // leave (the last write of an index when upserting, the first otherwise).
         let mut by_idx: IndexMap<i32, (&str, &Value)> = IndexMap::new();

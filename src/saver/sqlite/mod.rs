@@ -65,9 +65,9 @@ use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    checkpoint_metadata, next_string_version, write_idx, ChannelVersion, ChannelVersions,
-    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
-    PendingWrite, WRITES_IDX_MAP,
+    all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
+    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
+    DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::error::{Error, Result};
@@ -833,17 +833,9 @@ impl CheckpointSaver for SqliteSaver {
         task_path: &str,
     ) -> Result<()> {
         let thread = config.require_thread_id("put_writes")?.to_owned();
-        let checkpoint_id =
-            config
-                .checkpoint_id
-                .clone()
-                .ok_or(SaverError::MissingCheckpointId {
-                    operation: "put_writes",
-                })?;
+        let checkpoint_id = config.require_checkpoint_id("put_writes")?.to_owned();
         let ns = config.ns().to_owned();
-        let replace = writes
-            .iter()
-            .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == ch));
+        let replace = all_special(writes);
         let rows = writes
             .iter()
             .enumerate()

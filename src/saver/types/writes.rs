@@ -213,6 +213,15 @@ impl DeltaChannelHistory {
     }
 }
 
+/// Whether every write goes to a special channel (`__error__`, `__scheduled__`,
+/// `__interrupt__`, `__resume__`): Python's savers then replace stored writes with the
+/// same key, and otherwise keep the first (`INSERT OR REPLACE` vs `OR IGNORE`).
+pub(crate) fn all_special(writes: &[(String, Value)]) -> bool {
+    writes
+        .iter()
+        .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == ch))
+}
+
 /// Python's `writes_sort_key`: `(task_path, task_id, idx)`.
 pub fn writes_sort_key<'a>(
     task_path: &'a str,
