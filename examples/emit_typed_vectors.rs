@@ -16,114 +16,9 @@ use langgraph_codec::typed::{self, JsonFallback};
 use langgraph_codec::{NdArray, Value};
 use serde::{Deserialize, Serialize};
 
-/// `pytypes.Color` (an `Enum` with mixed values).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Color {
-    Red,
-    Green,
-    Blue,
-    Tuple,
-}
-
-impl PyEnum for Color {
-    const MODULE: &'static str = "pytypes";
-    const CLASS: &'static str = "Color";
-    type Value = Value;
-    fn to_value(&self) -> Value {
-        match self {
-            Color::Red => "red".into(),
-            Color::Green => "green".into(),
-            Color::Blue => 3i64.into(),
-            Color::Tuple => Value::Array(vec![1i64.into(), "a".into()]),
-        }
-    }
-    fn from_value(v: Value) -> Option<Self> {
-        [Color::Red, Color::Green, Color::Blue, Color::Tuple]
-            .into_iter()
-            .find(|c| c.to_value() == v)
-    }
-}
-
-/// `pytypes.Priority` (an `IntEnum`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Priority {
-    High,
-    Huge,
-}
-
-impl PyEnum for Priority {
-    const MODULE: &'static str = "pytypes";
-    const CLASS: &'static str = "Priority";
-    type Value = i64;
-    fn to_value(&self) -> i64 {
-        match self {
-            Priority::High => 2,
-            Priority::Huge => 1 << 40,
-        }
-    }
-    fn from_value(v: i64) -> Option<Self> {
-        [Priority::High, Priority::Huge]
-            .into_iter()
-            .find(|p| p.to_value() == v)
-    }
-}
-
-/// `pytypes.Mode` (a `StrEnum`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Mode {
-    Unicode,
-}
-
-impl PyEnum for Mode {
-    const MODULE: &'static str = "pytypes";
-    const CLASS: &'static str = "Mode";
-    type Value = String;
-    fn to_value(&self) -> String {
-        "ünïcødé".to_owned()
-    }
-    fn from_value(v: String) -> Option<Self> {
-        (v == "ünïcødé").then_some(Mode::Unicode)
-    }
-}
-
-macro_rules! pyclass {
-    ($ty:ident, $name:literal) => {
-        impl PyClass for $ty {
-            const MODULE: &'static str = "pytypes";
-            const NAME: &'static str = $name;
-        }
-    };
-}
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct Point {
-    pub x: Value,
-    pub y: Value,
-}
-pyclass!(Point, "Point");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct Span {
-    pub start: i64,
-    pub end: i64,
-    pub label: String,
-}
-pyclass!(Span, "Span");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct Simple {
-    pub a: i64,
-    pub b: String,
-    pub c: Option<f64>,
-}
-pyclass!(Simple, "Simple");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct Frozen {
-    pub key: String,
-    pub values: Vec<i64>,
-}
-pyclass!(Frozen, "Frozen");
+#[path = "../tests/typed_common/pytypes.rs"]
+mod pytypes_classes;
+use pytypes_classes::*;
 
 #[derive(Serialize, Deserialize, Debug, PartialEq)]
 pub struct Extra {
@@ -138,48 +33,9 @@ pub struct Nested {
     pub color: PyEnumValue<Color>,
     pub extra: Extra,
 }
-pyclass!(Nested, "Nested");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct Empty {}
-pyclass!(Empty, "Empty");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct ModelV2 {
-    pub name: String,
-    pub count: i64,
-    pub ratio: f64,
-    pub tags: Vec<String>,
-    pub meta: Value,
-    pub maybe: Option<i64>,
-}
-pyclass!(ModelV2, "ModelV2");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct OuterV2 {
-    pub id: String,
-    pub child: ModelV2,
-    pub children: Vec<ModelV2>,
-}
-pyclass!(OuterV2, "OuterV2");
-
-#[derive(Serialize, Deserialize, Debug, PartialEq)]
-pub struct ModelV1 {
-    pub name: String,
-    pub count: i64,
-    pub tags: Vec<String>,
-    pub maybe: Option<i64>,
-}
-pyclass!(ModelV1, "ModelV1");
-
-/// Bytes written as msgpack bin.
-#[derive(Debug, PartialEq)]
-pub struct Bin(pub Vec<u8>);
-
-impl Serialize for Bin {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(&self.0)
-    }
+impl PyClass for Nested {
+    const MODULE: &'static str = "pytypes";
+    const NAME: &'static str = "Nested";
 }
 
 /// The messages channel of the checkpoint below.
@@ -273,7 +129,7 @@ pub fn entries() -> Vec<Entry> {
 
     // Scalars and top-level tags.
     push(entry("none", &None::<i64>));
-    push(entry("bytes_top", &Bin(b"\x00\x01binary".to_vec())));
+    push(entry("bytes_top", &ByteBuf(b"\x00\x01binary".to_vec())));
     push(entry("int_small", &7i64));
     push(entry("int_neg", &-200i32));
     push(entry("int_u64_max", &u64::MAX));
@@ -291,13 +147,13 @@ pub fn entries() -> Vec<Entry> {
     push(entry("char_as_str", &'é'));
     #[derive(Serialize)]
     struct WithBlob {
-        blob: Bin,
+        blob: ByteBuf,
         tag: &'static str,
     }
     push(entry(
         "struct_with_bin",
         &WithBlob {
-            blob: Bin(vec![0, 255]),
+            blob: ByteBuf(vec![0, 255]),
             tag: "t",
         },
     ));
@@ -478,18 +334,12 @@ pub fn entries() -> Vec<Entry> {
             ..Command::default()
         },
     ));
-    push(entry(
-        "namedtuple",
-        &NamedTuple(Point {
-            x: 1i64.into(),
-            y: 2i64.into(),
-        }),
-    ));
+    push(entry("namedtuple", &NamedTuple(Point { x: 1i64, y: 2 })));
     push(entry(
         "namedtuple_nested",
         &NamedTuple(Point {
             x: Value::Array(vec![1i64.into()]),
-            y: v(&NamedTuple(Point {
+            y: v(&NamedTuple(Point::<Value> {
                 x: "a".into(),
                 y: Value::Nil,
             })),
@@ -523,7 +373,7 @@ pub fn entries() -> Vec<Entry> {
         "dataclass_frozen",
         &Dataclass(Frozen {
             key: "k".into(),
-            values: vec![1, 2],
+            values: (1, 2),
         }),
     ));
     push(entry("dataclass_empty", &Dataclass(Empty {})));
@@ -575,7 +425,7 @@ pub fn entries() -> Vec<Entry> {
         count: 0,
         ratio: 0.5,
         tags: vec![],
-        meta: Value::Map(vec![]),
+        meta: OrderedMap(vec![]),
         maybe,
     };
     push(entry(
@@ -583,7 +433,7 @@ pub fn entries() -> Vec<Entry> {
         &PydanticV2(ModelV2 {
             count: 3,
             tags: vec!["a".into()],
-            meta: map(vec![("k", Value::Array(vec![1i64.into(), 2i64.into()]))]),
+            meta: OrderedMap(vec![("k".to_owned(), vec![1, 2])]),
             ..model("m", None)
         }),
     ));

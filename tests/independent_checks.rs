@@ -7,10 +7,9 @@
 
 use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack;
-use langgraph_codec::saver::conformance::{CapabilityReport, CaseReport, Outcome, Report};
 use langgraph_codec::saver::{
-    Capability, CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver, PendingWrite,
-    ERROR, INTERRUPT, RESUME, SCHEDULED,
+    CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver, PendingWrite, ERROR,
+    INTERRUPT, RESUME, SCHEDULED,
 };
 use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{DecodeErrorKind, Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
@@ -365,58 +364,64 @@ async fn retried_writes_keep_regular_firsts_and_replace_specials() {
 // ---- the conformance level ------------------------------------------------------------
 // First tests: tests/conformance.rs (FULL on a passing saver, BASE on a reversed list).
 
-fn report(failing: &[Capability], undetected: &[Capability]) -> Report {
-    Report {
-        saver_name: "made up".into(),
-        capabilities: Capability::ALL
-            .iter()
-            .map(|c| CapabilityReport {
-                capability: *c,
-                detected: !undetected.contains(c),
-                cases: if undetected.contains(c) {
-                    Vec::new()
-                } else {
-                    vec![CaseReport {
-                        name: "test_x",
-                        outcome: if failing.contains(c) {
-                            Outcome::Failed("no".into())
-                        } else {
-                            Outcome::Passed
-                        },
-                    }]
-                },
-            })
-            .collect(),
-    }
-}
+#[cfg(feature = "conformance")]
+mod conformance_level {
+    use langgraph_codec::saver::conformance::{CapabilityReport, CaseReport, Outcome, Report};
+    use langgraph_codec::saver::Capability;
 
-/// Python's `CapabilityReport.conformance_level` (conformance/report.py): FULL when
-/// every detected capability passed, BASE+PARTIAL when every base one did, BASE when
-/// some base one did, else NONE. Base: put, put_writes, get_tuple, list, delete_thread.
-#[test]
-fn conformance_levels_follow_python_report() {
-    use Capability::*;
-    let base = [Put, PutWrites, GetTuple, List, DeleteThread];
-    assert_eq!(report(&[], &[]).conformance_level(), "FULL");
-    // Undetected extended capabilities do not count against FULL.
-    assert_eq!(
-        report(&[], &[DeleteForRuns, CopyThread, Prune]).conformance_level(),
-        "FULL"
-    );
-    // The delta cases are not in Python's suite: they count as extended.
-    for ext in [DeleteForRuns, CopyThread, Prune, DeltaChannelHistory] {
-        assert_eq!(report(&[ext], &[]).conformance_level(), "BASE+PARTIAL");
+    fn report(failing: &[Capability], undetected: &[Capability]) -> Report {
+        Report {
+            saver_name: "made up".into(),
+            capabilities: Capability::ALL
+                .iter()
+                .map(|c| CapabilityReport {
+                    capability: *c,
+                    detected: !undetected.contains(c),
+                    cases: if undetected.contains(c) {
+                        Vec::new()
+                    } else {
+                        vec![CaseReport {
+                            name: "test_x",
+                            outcome: if failing.contains(c) {
+                                Outcome::Failed("no".into())
+                            } else {
+                                Outcome::Passed
+                            },
+                        }]
+                    },
+                })
+                .collect(),
+        }
     }
-    for b in base {
-        assert_eq!(report(&[b], &[]).conformance_level(), "BASE", "{b} failing");
+
+    /// Python's `CapabilityReport.conformance_level` (conformance/report.py): FULL when
+    /// every detected capability passed, BASE+PARTIAL when every base one did, BASE when
+    /// some base one did, else NONE. Base: put, put_writes, get_tuple, list, delete_thread.
+    #[test]
+    fn conformance_levels_follow_python_report() {
+        use Capability::*;
+        let base = [Put, PutWrites, GetTuple, List, DeleteThread];
+        assert_eq!(report(&[], &[]).conformance_level(), "FULL");
+        // Undetected extended capabilities do not count against FULL.
+        assert_eq!(
+            report(&[], &[DeleteForRuns, CopyThread, Prune]).conformance_level(),
+            "FULL"
+        );
+        // The delta cases are not in Python's suite: they count as extended.
+        for ext in [DeleteForRuns, CopyThread, Prune, DeltaChannelHistory] {
+            assert_eq!(report(&[ext], &[]).conformance_level(), "BASE+PARTIAL");
+        }
+        for b in base {
+            assert_eq!(report(&[b], &[]).conformance_level(), "BASE", "{b} failing");
+        }
+        assert_eq!(
+            report(&[Put, PutWrites, GetTuple, List], &[]).conformance_level(),
+            "BASE"
+        );
+        assert_eq!(report(&base, &[]).conformance_level(), "NONE");
+        assert!(report(&[], &[]).is_success());
+        assert!(!report(&[Prune], &[]).is_success());
     }
-    assert_eq!(
-        report(&[Put, PutWrites, GetTuple, List], &[]).conformance_level(),
-        "BASE"
-    );
-    assert_eq!(report(&base, &[]).conformance_level(), "NONE");
-    assert!(report(&[], &[]).is_success());
-    assert!(!report(&[Prune], &[]).is_success());
 }
 
 // ---- writes_sort_key ------------------------------------------------------------------

@@ -1,11 +1,13 @@
 //! `SqliteSaver` on real SQLite files: the conformance kit (plain and encrypted), the
 //! schema Python makes, and Python's row formats read back from the file itself.
-#![cfg(all(feature = "sqlite", feature = "conformance"))]
+#![cfg(feature = "sqlite")]
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(feature = "conformance")]
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+#[cfg(feature = "conformance")]
 use langgraph_codec::saver::conformance;
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
@@ -37,6 +39,7 @@ impl Drop for TempDir {
     }
 }
 
+#[cfg(feature = "conformance")]
 fn key_serde(mode: AesMode) -> Arc<EncryptedSerializer> {
     Arc::new(
         EncryptedSerializer::from_aes_key(b"0123456789abcdef0123456789abcdef", mode)
@@ -44,6 +47,7 @@ fn key_serde(mode: AesMode) -> Arc<EncryptedSerializer> {
     )
 }
 
+#[cfg(feature = "conformance")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_full_on_a_real_file() {
     let dir = TempDir::new("conf");
@@ -60,6 +64,7 @@ async fn conformance_full_on_a_real_file() {
     assert_eq!(report.passed(), 95);
 }
 
+#[cfg(feature = "conformance")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_full_encrypted_both_modes() {
     let dir = TempDir::new("conf-aes");
@@ -82,6 +87,7 @@ async fn conformance_full_encrypted_both_modes() {
     }
 }
 
+#[cfg(feature = "conformance")]
 #[tokio::test]
 async fn conformance_on_an_in_memory_database() {
     let report =

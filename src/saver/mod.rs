@@ -50,6 +50,7 @@ pub mod memory;
 mod pages;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]

@@ -37,65 +37,107 @@ pub(super) fn cases() -> Vec<super::Case> {
     ]
 }
 
-/// One step of a delta thread.
-struct Step<'a> {
-    /// Channels stored at this checkpoint (snapshot values).
-    stored: &'a [(&'a str, Value)],
-    /// Every channel of the thread (versioned at every step).
-    channels: &'a [&'a str],
-    /// Channels still waiting for a snapshot: `counters_since_delta_snapshot`.
-    pending: &'a [&'a str],
-    run_id: Option<&'a str>,
+/// Fixture builder for a delta thread, the set-up every case here shares: one thread
+/// id, and every checkpoint versions all of `channels` (version `step + 2`), as
+/// langgraph's `DeltaChannel` does.
+struct DeltaThread<'s> {
+    s: &'s dyn CheckpointSaver,
+    tid: String,
+    channels: &'s [&'s str],
 }
 
-async fn put_step(
-    s: &dyn CheckpointSaver,
-    tid: &str,
-    parent: Option<&CheckpointConfig>,
-    step: i64,
-    st: &Step<'_>,
-) -> Result<CheckpointConfig, Failure> {
-    let version = v(step + 2);
-    let versions: Vec<(&str, ChannelVersion)> =
-        st.channels.iter().map(|c| (*c, version.clone())).collect();
-    let cp = generate_checkpoint(st.stored, &versions, &[]);
-    let mut md = CheckpointMetadata::new("loop", step);
-    if !st.pending.is_empty() {
-        md = md.with(
-            "counters_since_delta_snapshot",
-            Value::map(st.pending.iter().map(|c| {
-                (
-                    *c,
-                    Value::Array(vec![Value::from(1i64), Value::from(step + 1)]),
-                )
-            })),
-        );
+impl<'s> DeltaThread<'s> {
+    /// A thread with a fresh random id.
+    fn new(s: &'s dyn CheckpointSaver, channels: &'s [&'s str]) -> Self {
+        Self::with_id(s, &uuid4(), channels)
     }
-    if let Some(run) = st.run_id {
-        md = md.with("run_id", run);
-    }
-    let mut cfg = config(tid);
-    cfg.checkpoint_id = parent.and_then(|p| p.checkpoint_id.clone());
-    let new_versions = versions
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect();
-    Ok(s.put(&cfg, &cp, &md, &new_versions).await?)
-}
 
-async fn write(
-    s: &dyn CheckpointSaver,
-    at: &CheckpointConfig,
-    task: &str,
-    path: &str,
-    w: &[(&str, &str)],
-) -> CaseResult {
-    let writes: Vec<(String, Value)> = w
-        .iter()
-        .map(|(c, x)| ((*c).to_owned(), Value::from(*x)))
-        .collect();
-    s.put_writes(at, &writes, task, path).await?;
-    Ok(())
+    fn with_id(s: &'s dyn CheckpointSaver, tid: &str, channels: &'s [&'s str]) -> Self {
+        DeltaThread {
+            s,
+            tid: tid.to_owned(),
+            channels,
+        }
+    }
+
+    /// Puts the checkpoint of `step` under `parent`. `stored` are the channels that take
+    /// a snapshot (or a plain value) at this step; every other channel is still waiting
+    /// for one, so the metadata's `counters_since_delta_snapshot` lists it.
+    async fn put(
+        &self,
+        parent: Option<&CheckpointConfig>,
+        step: i64,
+        stored: &[(&str, Value)],
+    ) -> Result<CheckpointConfig, Failure> {
+        self.put_step(parent, step, stored, None).await
+    }
+
+    /// [`put`](Self::put) with the metadata's `run_id`.
+    async fn put_in_run(
+        &self,
+        parent: Option<&CheckpointConfig>,
+        step: i64,
+        stored: &[(&str, Value)],
+        run_id: &str,
+    ) -> Result<CheckpointConfig, Failure> {
+        self.put_step(parent, step, stored, Some(run_id)).await
+    }
+
+    async fn put_step(
+        &self,
+        parent: Option<&CheckpointConfig>,
+        step: i64,
+        stored: &[(&str, Value)],
+        run_id: Option<&str>,
+    ) -> Result<CheckpointConfig, Failure> {
+        let version = v(step + 2);
+        let versions: Vec<(&str, ChannelVersion)> = self
+            .channels
+            .iter()
+            .map(|c| (*c, version.clone()))
+            .collect();
+        let cp = generate_checkpoint(stored, &versions, &[]);
+        let pending = self
+            .channels
+            .iter()
+            .filter(|c| !stored.iter().any(|(k, _)| k == *c));
+        let counters: Vec<(&str, Value)> = pending
+            .map(|c| {
+                let counter = Value::Array(vec![Value::from(1i64), Value::from(step + 1)]);
+                (*c, counter)
+            })
+            .collect();
+        let mut md = CheckpointMetadata::new("loop", step);
+        if !counters.is_empty() {
+            md = md.with("counters_since_delta_snapshot", Value::map(counters));
+        }
+        if let Some(run) = run_id {
+            md = md.with("run_id", run);
+        }
+        let mut cfg = config(&self.tid);
+        cfg.checkpoint_id = parent.and_then(|p| p.checkpoint_id.clone());
+        let new_versions = versions
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        Ok(self.s.put(&cfg, &cp, &md, &new_versions).await?)
+    }
+
+    /// Stores string writes of `task` (at `path`) on the checkpoint `at`.
+    async fn write(
+        &self,
+        at: &CheckpointConfig,
+        task: &str,
+        path: &str,
+        w: &[(&str, &str)],
+    ) -> CaseResult {
+        let writes: Vec<(String, Value)> = w
+            .iter()
+            .map(|(c, x)| ((*c).to_owned(), Value::from(*x)))
+            .collect();
+        self.s.put_writes(at, &writes, task, path).await?;
+        Ok(())
+    }
 }
 
 fn snap(items: &[&str]) -> Value {
@@ -144,49 +186,13 @@ async fn history(
 /// Snapshot at c0, writes at c0 and c1, target c2: seed is the snapshot, writes come
 /// oldest first from every ancestor up to and including the seed's.
 async fn test_delta_seed_at_snapshot_writes_oldest_first(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t1", "", &[("log", "b")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t2", "", &[("log", "c"), ("log", "d")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&["a"]))]).await?;
+    t.write(&c0, "t1", "", &[("log", "b")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "t2", "", &[("log", "c"), ("log", "d")])
+        .await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
     let h = history(s, &c2, &["log"]).await?;
     expect(entry(&h, "log")?, Some(snap(&["a"])), &["b", "c", "d"])?;
     let w = entry(&h, "log")?.writes.first().cloned();
@@ -202,36 +208,11 @@ async fn test_delta_seed_at_snapshot_writes_oldest_first(s: &dyn CheckpointSaver
 
 /// The target's own writes are pending for the next step: not part of its history.
 async fn test_delta_excludes_target_writes(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t1", "", &[("log", "b")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t2", "", &[("log", "pending")]).await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&["a"]))]).await?;
+    t.write(&c0, "t1", "", &[("log", "b")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "t2", "", &[("log", "pending")]).await?;
     let h = history(s, &c1, &["log"]).await?;
     expect(entry(&h, "log")?, Some(snap(&["a"])), &["b"])
 }
@@ -239,59 +220,24 @@ async fn test_delta_excludes_target_writes(s: &dyn CheckpointSaver) -> CaseResul
 /// Within a checkpoint, writes replay in `(task_path, task_id, idx)` order, whatever
 /// order they were stored in; writes without a task path come first.
 async fn test_delta_writes_in_task_path_order(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&[]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(
-        s,
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&[]))]).await?;
+    t.write(
         &c0,
         "task-b",
         "~__pregel_pull, z",
         &[("log", "b1"), ("other", "x"), ("log", "b2")],
     )
     .await?;
-    write(s, &c0, "task-a", "~__pregel_pull, z", &[("log", "a1")]).await?;
-    write(s, &c0, "task-c", "~__pregel_pull, a", &[("log", "c1")]).await?;
-    write(s, &c0, "task-z", "", &[("log", "input")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "task-0", "~__pregel_pull, b", &[("log", "later")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    t.write(&c0, "task-a", "~__pregel_pull, z", &[("log", "a1")])
+        .await?;
+    t.write(&c0, "task-c", "~__pregel_pull, a", &[("log", "c1")])
+        .await?;
+    t.write(&c0, "task-z", "", &[("log", "input")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "task-0", "~__pregel_pull, b", &[("log", "later")])
+        .await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
     let h = history(s, &c2, &["log"]).await?;
     expect(
         entry(&h, "log")?,
@@ -303,49 +249,12 @@ async fn test_delta_writes_in_task_path_order(s: &dyn CheckpointSaver) -> CaseRe
 /// Without a stored value on the chain, there is no seed and every ancestor's writes
 /// count.
 async fn test_delta_no_seed_walks_to_root(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "first")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t1", "", &[("log", "second")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[]).await?;
+    t.write(&c0, "t0", "", &[("log", "first")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "t1", "", &[("log", "second")]).await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
     let h = history(s, &c2, &["log"]).await?;
     expect(entry(&h, "log")?, None, &["first", "second"])
 }
@@ -353,77 +262,16 @@ async fn test_delta_no_seed_walks_to_root(s: &dyn CheckpointSaver) -> CaseResult
 /// A fork's history follows its own parent chain only, not newer checkpoints of the
 /// thread.
 async fn test_delta_fork_follows_own_path(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "x")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t1", "", &[("log", "main")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&["a"]))]).await?;
+    t.write(&c0, "t0", "", &[("log", "x")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "t1", "", &[("log", "main")]).await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
     // The fork branches off c0, after the main line was written.
-    let f1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &f1, "t1", "", &[("log", "fork")]).await?;
-    let f2 = put_step(
-        s,
-        &tid,
-        Some(&f1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let f1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&f1, "t1", "", &[("log", "fork")]).await?;
+    let f2 = t.put(Some(&f1), 2, &[]).await?;
     let h = history(s, &f2, &["log"]).await?;
     expect(entry(&h, "log")?, Some(snap(&["a"])), &["x", "fork"])?;
     let h = history(s, &c2, &["log"]).await?;
@@ -432,49 +280,14 @@ async fn test_delta_fork_follows_own_path(s: &dyn CheckpointSaver) -> CaseResult
 
 /// Each channel stops at its own nearest stored value.
 async fn test_delta_channels_terminate_independently(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["a", "b"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("a", snap(&["a"])), ("b", snap(&["b"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("a", "a0"), ("b", "b0")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[("b", snap(&["b", "b0"]))],
-            channels: ch,
-            pending: &["a"],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t1", "", &[("a", "a1"), ("b", "b1")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["a", "b"]);
+    let c0 = t
+        .put(None, 0, &[("a", snap(&["a"])), ("b", snap(&["b"]))])
+        .await?;
+    t.write(&c0, "t0", "", &[("a", "a0"), ("b", "b0")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[("b", snap(&["b", "b0"]))]).await?;
+    t.write(&c1, "t1", "", &[("a", "a1"), ("b", "b1")]).await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
     let h = history(s, &c2, &["a", "b"]).await?;
     let keys: Vec<&String> = h.keys().collect();
     ensure!(
@@ -487,70 +300,20 @@ async fn test_delta_channels_terminate_independently(s: &dyn CheckpointSaver) ->
 
 /// A stored `None` is a value: it seeds the channel (only `empty` blobs do not).
 async fn test_delta_stored_none_is_a_seed(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", Value::Nil)],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "x")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", Value::Nil)]).await?;
+    t.write(&c0, "t0", "", &[("log", "x")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
     let h = history(s, &c1, &["log"]).await?;
     expect(entry(&h, "log")?, Some(Value::Nil), &["x"])
 }
 
 /// No channels: an empty result. A channel never written: no writes, no seed.
 async fn test_delta_empty_and_unknown_channels(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "x")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&["a"]))]).await?;
+    t.write(&c0, "t0", "", &[("log", "x")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
     let h = history(s, &c1, &[]).await?;
     ensure!(h.is_empty(), "no channels asked, got {h:?}");
     let h = history(s, &c1, &["never"]).await?;
@@ -572,126 +335,35 @@ async fn test_delta_missing_checkpoint(s: &dyn CheckpointSaver) -> CaseResult {
 
 /// Without a checkpoint id, the history is the latest checkpoint's.
 async fn test_delta_latest_when_no_checkpoint_id(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "x")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t1", "", &[("log", "y")]).await?;
-    put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    let h = history(s, &config(&tid), &["log"]).await?;
+    let t = DeltaThread::new(s, &["log"]);
+    let c0 = t.put(None, 0, &[("log", snap(&["a"]))]).await?;
+    t.write(&c0, "t0", "", &[("log", "x")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&c1, "t1", "", &[("log", "y")]).await?;
+    t.put(Some(&c1), 2, &[]).await?;
+    let h = history(s, &config(&t.tid), &["log"]).await?;
     expect(entry(&h, "log")?, Some(snap(&["a"])), &["x", "y"])
 }
 
 /// A saver's own history agrees with the default walk over `get_tuple`.
 async fn test_delta_override_matches_default_walk(s: &dyn CheckpointSaver) -> CaseResult {
-    let tid = uuid4();
-    let ch = &["log", "msgs"];
-    let c0 = put_step(
-        s,
-        &tid,
-        None,
-        0,
-        &Step {
-            stored: &[("log", snap(&["a"])), ("msgs", Value::from("m0"))],
-            channels: ch,
-            pending: &[],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "p", &[("log", "x"), ("msgs", "m")]).await?;
-    write(s, &c0, "t1", "", &[("log", "y")]).await?;
-    let c1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[("msgs", Value::from("m1"))],
-            channels: ch,
-            pending: &["log"],
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &c1, "t2", "q", &[("log", "z")]).await?;
-    let f1 = put_step(
-        s,
-        &tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    write(s, &f1, "t3", "", &[("log", "f")]).await?;
-    let c2 = put_step(
-        s,
-        &tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
-    let f2 = put_step(
-        s,
-        &tid,
-        Some(&f1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: None,
-        },
-    )
-    .await?;
+    let t = DeltaThread::new(s, &["log", "msgs"]);
+    let c0 = t
+        .put(
+            None,
+            0,
+            &[("log", snap(&["a"])), ("msgs", Value::from("m0"))],
+        )
+        .await?;
+    t.write(&c0, "t0", "p", &[("log", "x"), ("msgs", "m")])
+        .await?;
+    t.write(&c0, "t1", "", &[("log", "y")]).await?;
+    let c1 = t.put(Some(&c0), 1, &[("msgs", Value::from("m1"))]).await?;
+    t.write(&c1, "t2", "q", &[("log", "z")]).await?;
+    let f1 = t.put(Some(&c0), 1, &[]).await?;
+    t.write(&f1, "t3", "", &[("log", "f")]).await?;
+    let c2 = t.put(Some(&c1), 2, &[]).await?;
+    let f2 = t.put(Some(&f1), 2, &[]).await?;
     for at in [&c0, &c1, &c2, &f1, &f2] {
         let own = history(s, at, &["log", "msgs", "none"]).await?;
         let default =
@@ -711,63 +383,17 @@ async fn delta_chain(
     tid: &str,
     runs: [&str; 4],
 ) -> Result<CheckpointConfig, Failure> {
-    let ch = &["log"];
+    let t = DeltaThread::with_id(s, tid, &["log"]);
     let [r0, r1, r2, r3] = runs;
-    let root = put_step(
-        s,
-        tid,
-        None,
-        -1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: Some(r0),
-        },
-    )
-    .await?;
-    write(s, &root, "t-root", "", &[("log", "old")]).await?;
-    let c0 = put_step(
-        s,
-        tid,
-        Some(&root),
-        0,
-        &Step {
-            stored: &[("log", snap(&["old", "a"]))],
-            channels: ch,
-            pending: &[],
-            run_id: Some(r1),
-        },
-    )
-    .await?;
-    write(s, &c0, "t0", "", &[("log", "b")]).await?;
-    let c1 = put_step(
-        s,
-        tid,
-        Some(&c0),
-        1,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: Some(r2),
-        },
-    )
-    .await?;
-    write(s, &c1, "t1", "", &[("log", "c")]).await?;
-    let c2 = put_step(
-        s,
-        tid,
-        Some(&c1),
-        2,
-        &Step {
-            stored: &[],
-            channels: ch,
-            pending: ch,
-            run_id: Some(r3),
-        },
-    )
-    .await?;
+    let root = t.put_in_run(None, -1, &[], r0).await?;
+    t.write(&root, "t-root", "", &[("log", "old")]).await?;
+    let c0 = t
+        .put_in_run(Some(&root), 0, &[("log", snap(&["old", "a"]))], r1)
+        .await?;
+    t.write(&c0, "t0", "", &[("log", "b")]).await?;
+    let c1 = t.put_in_run(Some(&c0), 1, &[], r2).await?;
+    t.write(&c1, "t1", "", &[("log", "c")]).await?;
+    let c2 = t.put_in_run(Some(&c1), 2, &[], r3).await?;
     let h = history(s, &c2, &["log"]).await?;
     expect(entry(&h, "log")?, Some(snap(&["old", "a"])), &["b", "c"])?;
     Ok(c2)

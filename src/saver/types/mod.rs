@@ -22,13 +22,16 @@ mod writes;
 
 pub use checkpoint::Checkpoint;
 pub use config::CheckpointConfig;
+pub(crate) use ids::random_f64;
+#[cfg(feature = "conformance")]
+pub(crate) use ids::random_u64;
 pub use ids::{now_isoformat, uuid6};
-pub(crate) use ids::{random_f64, random_u64};
 pub use metadata::{checkpoint_metadata, CheckpointMetadata, EXCLUDED_METADATA_KEYS};
 pub(crate) use python::py_float_repr;
 pub use python::python_eq;
 pub(crate) use versions::next_string_version;
 pub use versions::{ChannelVersion, ChannelVersions};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use writes::all_special;
 pub use writes::{
     write_idx, writes_sort_key, CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR,
