@@ -4,21 +4,35 @@
 //! (`langgraph-checkpoint==4.3.2`) does: the `(type, bytes)` serializer protocol with
 //! its msgpack extension codes, byte for byte.
 //!
-//! Layers, data flowing one way:
+//! Layers, data flowing one way (each owns its error type, converted upward with `From`
+//! into [`Error`]):
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
-//! - [`json`] and [`view`]: `json`-tagged rows, and the lossless JSON view for people.
-//! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
+//! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types
+//!   ([`typed::pytypes`]: datetimes, UUIDs, enums, dataclasses, LangChain messages, …).
+//! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`) and
+//!   [`JsonPlusSerializer`]; [`json`] reads and writes `json`-tagged rows.
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
 //!   associated data) and the `+zlib` compression wrapper.
-//! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types.
-//! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]),
-//!   [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` (feature `sqlite`, on by
-//!   default: Python's SQLite file, shared with Python LangGraph) and the conformance kit
-//!   (feature `conformance`).
+//! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]) and its
+//!   types, [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` and
+//!   `saver::postgres::PostgresSaver` (Python's own tables, shared with Python
+//!   LangGraph), and the conformance kit `saver::conformance`.
 //!
-//! Cargo features: `sqlite` and `conformance` (default), `cli` (the `lgcodec` binary),
-//! `chrono` and `uuid` (conversions for the typed layer's date/time and UUID types).
+//! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
+//! [`records`], the JSONL record format of the `lgcodec` command; [`error`], the crate's
+//! [`Error`] and the errors of the lower layers.
+//!
+//! Cargo features:
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `sqlite` | yes | `saver::sqlite::SqliteSaver` on a bundled SQLite (compiles SQLite once, about 20 s) |
+//! | `postgres` | no | `saver::postgres::PostgresSaver` (tokio-postgres, deadpool-postgres) |
+//! | `conformance` | no | `saver::conformance`, the kit that checks a saver against Python's spec |
+//! | `cli` | no | the `lgcodec` command-line tool (`cargo install langgraph-codec --features cli`) |
+//! | `chrono` | no | conversions between [`typed::pytypes`] dates and times and `chrono` |
+//! | `uuid` | no | conversions between [`typed::pytypes::Uuid`] and the `uuid` crate |
 //!
 //! ```
 //! use langgraph_codec::{JsonPlusSerializer, Serializer, Value, view};
@@ -33,6 +47,7 @@
 //! # Ok::<(), langgraph_codec::Error>(())
 //! ```
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 #![cfg_attr(
     not(test),

@@ -43,17 +43,20 @@
 //! ```
 
 #[cfg(feature = "conformance")]
+#[cfg_attr(docsrs, doc(cfg(feature = "conformance")))]
 pub mod conformance;
 pub mod delta;
 mod error;
 pub mod memory;
 mod pages;
 #[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
 pub mod traits;
 pub mod types;

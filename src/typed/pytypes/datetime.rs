@@ -796,6 +796,7 @@ mod chrono_impls {
     use super::*;
     use chrono::{Datelike, Timelike};
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl From<chrono::NaiveDate> for Date {
         fn from(d: chrono::NaiveDate) -> Self {
             Date {
@@ -806,6 +807,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl From<Date> for chrono::NaiveDate {
         fn from(d: Date) -> Self {
             chrono::NaiveDate::from_ymd_opt(d.year, u32::from(d.month), u32::from(d.day))
@@ -813,6 +815,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl TryFrom<chrono::NaiveDateTime> for DateTime {
         type Error = TypedError;
         /// Fails for years outside 1–9999 (Python's range).
@@ -843,6 +846,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl From<DateTime> for chrono::NaiveDateTime {
         /// The wall time (the offset, if any, is dropped).
         fn from(dt: DateTime) -> Self {
@@ -858,6 +862,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl TryFrom<DateTime> for chrono::DateTime<chrono::FixedOffset> {
         type Error = TypedError;
         /// Fails for naive datetimes and offsets with a sub-second part.
@@ -882,6 +887,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl TryFrom<chrono::TimeDelta> for TimeDelta {
         type Error = TypedError;
         /// Truncates to microseconds; fails beyond Python's ±999,999,999 days.
@@ -892,6 +898,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl TryFrom<TimeDelta> for chrono::TimeDelta {
         type Error = TypedError;
         fn try_from(d: TimeDelta) -> Result<Self, TypedError> {
@@ -902,6 +909,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl From<chrono::NaiveTime> for Time {
         fn from(t: chrono::NaiveTime) -> Self {
             Time {
@@ -915,6 +923,7 @@ mod chrono_impls {
         }
     }
 
+    #[cfg_attr(docsrs, doc(cfg(feature = "chrono")))]
     impl From<&Time> for chrono::NaiveTime {
         /// The wall time (tzinfo and fold dropped).
         fn from(t: &Time) -> Self {

@@ -99,6 +99,7 @@ impl<'de> Deserialize<'de> for Uuid {
 }
 
 #[cfg(feature = "uuid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl From<uuid::Uuid> for Uuid {
     fn from(u: uuid::Uuid) -> Self {
         Uuid(*u.as_bytes())
@@ -106,6 +107,7 @@ impl From<uuid::Uuid> for Uuid {
 }
 
 #[cfg(feature = "uuid")]
+#[cfg_attr(docsrs, doc(cfg(feature = "uuid")))]
 impl From<Uuid> for uuid::Uuid {
     fn from(u: Uuid) -> Self {
         uuid::Uuid::from_bytes(u.0)
