@@ -21,6 +21,11 @@ use crate::value::Value;
 /// Python's default `BaseCheckpointSaver.get_delta_channel_history`: walks
 /// [`get_tuple`](CheckpointSaver::get_tuple) and `parent_config` once for all channels.
 /// Stops on a parent cycle (which only corrupt storage can have) instead of looping.
+///
+/// # Errors
+///
+/// Whatever `saver.get_tuple` returns for a checkpoint of the chain (storage, decoding
+/// or config errors); a missing checkpoint is not an error (its history is empty).
 pub async fn default_delta_channel_history<S: CheckpointSaver + ?Sized>(
     saver: &S,
     config: &CheckpointConfig,

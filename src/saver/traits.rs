@@ -271,6 +271,11 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// The next version of a channel. The default is Python's base saver: integers
     /// counting up from 1 (string versions are refused).
+    ///
+    /// # Errors
+    ///
+    /// [`SaverError::InvalidVersion`] for a string version
+    /// or an integer at `i64::MAX`, in the default.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
         match current {
             None => Ok(ChannelVersion::Int(1)),

@@ -133,6 +133,10 @@ pub fn metadata() -> CheckpointMetadata {
 }
 
 /// `[t async for t in saver.alist(config)]`.
+///
+/// # Errors
+///
+/// The saver's error, as a [`Failure`].
 pub async fn list_all(
     saver: &dyn CheckpointSaver,
     config: &CheckpointConfig,
@@ -188,6 +192,10 @@ pub fn v(i: i64) -> ChannelVersion {
 /// After a delete: stores `checkpoint` again at `stored`'s place and counts the
 /// pending writes it comes back with. Writes the delete forgot (rows left in a writes
 /// table) reappear; a correct saver gives 0.
+///
+/// # Errors
+///
+/// The saver's error, as a [`Failure`].
 pub async fn writes_after_restoring(
     saver: &dyn CheckpointSaver,
     stored: &CheckpointConfig,

@@ -86,14 +86,22 @@ impl CheckpointConfig {
         self.checkpoint_ns.as_deref().unwrap_or("")
     }
 
-    /// The thread id, or [`SaverError::MissingThreadId`] naming `operation`.
+    /// The thread id.
+    ///
+    /// # Errors
+    ///
+    /// [`SaverError::MissingThreadId`] naming `operation` when it is not set.
     pub fn require_thread_id(&self, operation: &'static str) -> Result<&str, SaverError> {
         self.thread_id
             .as_deref()
             .ok_or(SaverError::MissingThreadId { operation })
     }
 
-    /// The checkpoint id, or [`SaverError::MissingCheckpointId`] naming `operation`.
+    /// The checkpoint id.
+    ///
+    /// # Errors
+    ///
+    /// [`SaverError::MissingCheckpointId`] naming `operation` when it is not set.
     pub fn require_checkpoint_id(&self, operation: &'static str) -> Result<&str, SaverError> {
         self.checkpoint_id
             .as_deref()
@@ -127,6 +135,11 @@ impl CheckpointConfig {
 
     /// Reads Python's config dict. `thread_id` may be a str or an int (written as its
     /// decimal string); `checkpoint_ns` and `checkpoint_id` must be str (or `None`).
+    ///
+    /// # Errors
+    ///
+    /// [`SaverError::InvalidConfig`] saying which key is wrong: not a map, no
+    /// `configurable` map, or a key of the wrong type.
     pub fn from_value(value: &Value) -> Result<Self, SaverError> {
         let invalid = |reason: String| SaverError::InvalidConfig { reason };
         if value.as_map().is_none() {

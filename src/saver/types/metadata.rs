@@ -107,6 +107,10 @@ impl CheckpointMetadata {
     }
 
     /// Reads Python's metadata dict (a map with string keys).
+    ///
+    /// # Errors
+    ///
+    /// [`SaverError::InvalidMetadata`] when it is not a map or a key is not a string.
     pub fn from_value(value: &Value) -> Result<Self, SaverError> {
         let entries = value.as_map().ok_or_else(|| SaverError::InvalidMetadata {
             reason: format!("expected a map, found {}", value.kind_name()),
