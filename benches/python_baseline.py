@@ -261,7 +261,13 @@ def postgres_cases(messages):
     def list_all():
         assert len(list(saver.list(latest))) == 300
 
+    def round_trip():
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1")
+            cur.fetchone()
+
     return {
+        "saver_postgres/round_trip": round_trip,
         "saver_postgres/get_tuple": lambda: saver.get_tuple(latest),
         "saver_postgres/list_limit10": lambda: list(saver.list(latest, limit=10)),
         "saver_postgres/list_all": list_all,
@@ -306,6 +312,7 @@ ROWS = [
     ("saver_sqlite/get_tuple", "saver_sqlite/get_tuple", 5, "SqliteSaver.get_tuple (latest of 300)"),
     ("saver_sqlite/list_limit10", "saver_sqlite/list_limit10", 5, "SqliteSaver.list(limit=10)"),
     ("saver_sqlite/list_all", "saver_sqlite/list_all", 5, "SqliteSaver.list, all 300"),
+    ("saver_postgres/round_trip", "saver_postgres/round_trip", None, "bare SELECT 1 (psycopg / tokio-postgres): the floor of one round trip"),
     ("saver_postgres/put", "saver_postgres/put", 5, "PostgresSaver put, 20-message blob, loopback"),
     ("saver_postgres/put_writes", "saver_postgres/put_writes", 5, "PostgresSaver put_writes (3 writes)"),
     ("saver_postgres/get_tuple", "saver_postgres/get_tuple", 5, "PostgresSaver get_tuple (latest of 300)"),
