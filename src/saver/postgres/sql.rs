@@ -248,4 +248,20 @@ mod tests {
         assert_eq!(Tables::new(Some("s")).blobs, "\"s\".checkpoint_blobs");
         assert_eq!(Tables::new(None).writes, "checkpoint_writes");
     }
+
+    #[test]
+    fn only_small_pages_read_their_blobs_inline() {
+        assert_eq!(PageBlobs::for_page(Some(1)), PageBlobs::Inline);
+        assert_eq!(PageBlobs::for_page(Some(50)), PageBlobs::Inline);
+        assert_eq!(PageBlobs::for_page(Some(51)), PageBlobs::Separate);
+        assert_eq!(PageBlobs::for_page(None), PageBlobs::Separate);
+        let s = Statements::new(Some("s"));
+        let inline = s.select("WHERE thread_id = $1", Some("1"), PageBlobs::Inline);
+        assert!(
+            inline.contains("bl.blobs") && inline.contains("OFFSET 0"),
+            "{inline}"
+        );
+        let separate = s.select("WHERE thread_id = $1", None, PageBlobs::Separate);
+        assert!(!separate.contains("checkpoint_blobs"), "{separate}");
+    }
 }
