@@ -11,7 +11,9 @@ estimates, and prints one Markdown table: Rust time, Python time, and the speed-
 
 It re-executes itself with /work/venv/bin/python, .venv/bin/python or .ci-venv/bin/python
 when the running interpreter lacks langgraph (override with LGCODEC_PYTHON).
-Options: --quick (fewer repeats), --json (machine-readable output instead of the table).
+Options: --quick (fewer repeats), --json (machine-readable output instead of the table),
+--only PREFIX (measure and print only the cases whose id starts with PREFIX, e.g.
+`--only saver_postgres/`, to set them beside single criterion ids).
 """
 import datetime
 import json
@@ -68,6 +70,14 @@ def timeit(fn, min_time, repeats):
             fn()
         rounds.append((time.perf_counter() - t0) / n)
     return min(rounds), statistics.median(rounds)
+
+
+def only_prefix():
+    """The PREFIX of `--only PREFIX`, or "" (everything)."""
+    args = sys.argv[1:]
+    if "--only" in args and args.index("--only") + 1 < len(args):
+        return args[args.index("--only") + 1]
+    return ""
 
 
 def read(name):
@@ -140,6 +150,8 @@ def python_measurements(min_time, repeats):
     cases.update(postgres_cases(messages_obj["messages"][:20]))
     out = {}
     for name, fn in cases.items():
+        if not name.startswith(only_prefix()):
+            continue
         best, median = timeit(fn, min_time, repeats)
         out[name] = {"best_s": best, "median_s": median}
         print(f"  python {name}: {best * 1e6:,.1f} µs", file=sys.stderr)
@@ -249,7 +261,13 @@ def postgres_cases(messages):
     def list_all():
         assert len(list(saver.list(latest))) == 300
 
+    def round_trip():
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1")
+            cur.fetchone()
+
     return {
+        "saver_postgres/round_trip": round_trip,
         "saver_postgres/get_tuple": lambda: saver.get_tuple(latest),
         "saver_postgres/list_limit10": lambda: list(saver.list(latest, limit=10)),
         "saver_postgres/list_all": list_all,
@@ -294,6 +312,7 @@ ROWS = [
     ("saver_sqlite/get_tuple", "saver_sqlite/get_tuple", 5, "SqliteSaver.get_tuple (latest of 300)"),
     ("saver_sqlite/list_limit10", "saver_sqlite/list_limit10", 5, "SqliteSaver.list(limit=10)"),
     ("saver_sqlite/list_all", "saver_sqlite/list_all", 5, "SqliteSaver.list, all 300"),
+    ("saver_postgres/round_trip", "saver_postgres/round_trip", None, "bare SELECT 1 (psycopg / tokio-postgres): the floor of one round trip"),
     ("saver_postgres/put", "saver_postgres/put", 5, "PostgresSaver put, 20-message blob, loopback"),
     ("saver_postgres/put_writes", "saver_postgres/put_writes", 5, "PostgresSaver put_writes (3 writes)"),
     ("saver_postgres/get_tuple", "saver_postgres/get_tuple", 5, "PostgresSaver get_tuple (latest of 300)"),
@@ -351,7 +370,8 @@ def main():
     print(f"Measured {machine()}.\n")
     print("| benchmark | Rust | Python | speed-up | target | Python side |")
     print("|---|---:|---:|---:|---:|---|")
-    for rid, pid, target, note in ROWS:
+    rows = [r for r in ROWS if (r[0] or r[1]).startswith(only_prefix())]
+    for rid, pid, target, note in rows:
         r = rust.get(rid) if rid else None
         p = py[pid]["best_s"] if pid in py else None
         ratio = f"{p / r:,.1f}×" if (r and p) else "—"
@@ -361,7 +381,7 @@ def main():
         elif target is not None:
             verdict = f"≥ {target:g}×"
         print(f"| `{rid or '—'}` | {fmt_time(r)} | {fmt_time(p)} | {ratio} | {verdict} | {note} |")
-    missing = [rid for rid, *_ in ROWS if rid and rid not in rust]
+    missing = [rid for rid, *_ in rows if rid and rid not in rust]
     if missing:
         print(f"\nNo criterion result yet for: {', '.join(missing)} (run `cargo bench`).")
     refs = {k: rust.get(k) for k in ("loads/messages300_value", "reference/rmpv_decode_messages300",

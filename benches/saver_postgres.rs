@@ -1,7 +1,8 @@
 //! `PostgresSaver` on a real server (loopback), the workload of the SAVERS.md baseline:
 //! a thread of 300 checkpoints, each holding a 20-message state as a blob.
 //! Ids `saver_postgres/{get_tuple,list_limit10,list_all,put,put_writes}` (reads first,
-//! on freshly analyzed tables); Python's
+//! on freshly analyzed tables), and `saver_postgres/round_trip`, a bare `SELECT 1`: the
+//! floor every operation pays once per round trip. Python's
 //! `PostgresSaver` on the same workload is in `benches/python_baseline.py`.
 //!
 //! Needs `LGCODEC_TEST_PG_URL` (skipped without it):
@@ -46,11 +47,18 @@ fn saver_postgres(c: &mut Criterion) {
         eprintln!("saver_postgres: skipped, LGCODEC_TEST_PG_URL is not set");
         return;
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // `LGCODEC_BENCH_PG_RT=current_thread`: the connection tasks run on the benchmark's
+    // own thread (no hand-off to a worker thread and back on each round trip).
+    let rt = match std::env::var("LGCODEC_BENCH_PG_RT").as_deref() {
+        Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build(),
+    }
+    .expect("runtime");
     let saver = PostgresSaver::builder_from_url(&url)
         .expect("url")
         .schema("bench_rs")
@@ -105,6 +113,24 @@ fn saver_postgres(c: &mut Criterion) {
         .expect("analyze");
     }
     let mut g = c.benchmark_group("saver_postgres");
+    // The floor: one round trip of a statement that does nothing (`SELECT 1`, in the
+    // saver's statement mode) on a pooled connection, as every operation pays at least
+    // once.
+    g.bench_function("round_trip", |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let client = saver.pool().get().await.expect("pool");
+                let row = match mode() {
+                    StatementMode::Unnamed => client.query_typed("SELECT 1", &[]).await,
+                    _ => {
+                        let st = client.prepare_cached("SELECT 1").await.expect("prepare");
+                        client.query(&st, &[]).await
+                    }
+                };
+                black_box(row.expect("select 1"))
+            })
+        })
+    });
     g.bench_function("get_tuple", |b| {
         b.iter(|| black_box(rt.block_on(saver.get_tuple(&thread)).expect("get")))
     });

@@ -19,16 +19,15 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use base64::Engine;
 use langgraph_codec::crypto::EncryptedSerializer;
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::{
-    now_isoformat, uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
-    ListOptions, PendingWrite,
+    now_isoformat, uuid6, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
 };
-use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::Value;
 
-type Res<T> = Result<T, Box<dyn std::error::Error>>;
+mod pg_common;
+use pg_common::{check, view, Res};
 
 fn saver(url: &str, schema: &str, encrypted: bool, all_blobs: bool) -> Res<PostgresSaver> {
     let mut b = PostgresSaver::builder_from_url(url)?
@@ -38,61 +37,6 @@ fn saver(url: &str, schema: &str, encrypted: bool, all_blobs: bool) -> Res<Postg
         b = b.serializer(Arc::new(EncryptedSerializer::from_env()?));
     }
     Ok(b.build()?)
-}
-
-fn configurable(c: &CheckpointConfig) -> Value {
-    c.to_value()
-        .get("configurable")
-        .cloned()
-        .unwrap_or(Value::Nil)
-}
-
-/// The view `cross_language.py` packs: `tuple_view` with `channel_values` sorted.
-fn view(t: &CheckpointTuple) -> Value {
-    let mut cp = t.checkpoint.clone();
-    cp.channel_values.sort_keys();
-    Value::map([
-        ("config", configurable(&t.config)),
-        ("checkpoint", cp.to_value()),
-        ("metadata", t.metadata.to_value()),
-        (
-            "parent_config",
-            t.parent_config
-                .as_ref()
-                .map(configurable)
-                .unwrap_or(Value::Nil),
-        ),
-        (
-            "pending_writes",
-            Value::Array(
-                t.pending_writes
-                    .iter()
-                    .map(PendingWrite::to_value)
-                    .collect(),
-            ),
-        ),
-    ])
-}
-
-fn packed(v: &Value) -> Res<String> {
-    let typed = JsonPlusSerializer::new().dumps_typed(v)?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(&typed.data))
-}
-
-fn unpack(b64: &str) -> Res<Value> {
-    let bytes = base64::engine::general_purpose::STANDARD.decode(b64)?;
-    Ok(JsonPlusSerializer::new().loads_typed("msgpack", &bytes)?)
-}
-
-fn check(what: &str, python: &str, rust: &Value) -> Res<()> {
-    if packed(rust)? != python {
-        return Err(format!(
-            "{what} differs\n python: {:?}\n   rust: {rust:?}",
-            unpack(python)?
-        )
-        .into());
-    }
-    Ok(())
 }
 
 async fn compare(s: &PostgresSaver, file: &str) -> Res<()> {

@@ -914,10 +914,14 @@ async fn v_lt_4_checkpoints_get_their_parents_pending_sends() {
     assert!(!t.checkpoint.channel_values.contains_key("__pregel_tasks"));
 }
 
-/// Rows as LangGraphJS's Postgres saver writes them: integer channel versions, every
-/// value a `json` blob, `json` writes.
+/// Hand-written rows in the layout LangGraphJS's Postgres saver uses (integer channel
+/// versions, `json` blobs and writes), kept as a quick in-process check of integer
+/// versions and of the next version after one. This is not the evidence that JS rows
+/// read: `.ci/checks.d/postgres_js.sh` writes real rows with the pinned
+/// `@langchain/langgraph-checkpoint-postgres` and compares every read with JS's own
+/// (`examples/postgres_js_rows.rs`).
 #[tokio::test]
-async fn reads_rows_written_by_langgraphjs() {
+async fn reads_hand_written_rows_in_the_js_layout() {
     let Some(url) = url() else { return };
     let s = saver(&url, "js").await;
     let schema = schema_of(&s);

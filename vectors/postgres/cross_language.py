@@ -17,6 +17,10 @@ Subcommands (URL = a postgresql:// URL, SCHEMA = the schema both sides use; with
       again, Command(resume=...), to the end; the final state holds Rust's message.
   schema URL SCHEMA
       Creates the schema (Python's setup() does not).
+  reads URL SCHEMA READS OUT
+      Makes every getTuple/list read listed in READS (the file LangGraphJS's
+      vectors/postgres/js/write_rows.mjs writes) with Python's PostgresSaver and
+      writes to OUT what Python read, packed as in `run`, one entry per read.
   fingerprint URL SCHEMA
       Prints the schema's layout (columns, defaults, indexes, migration versions) as
       JSON, to show that one side's setup() after the other's changes nothing.
@@ -216,6 +220,34 @@ def cmd_fingerprint(url: str, schema: str) -> None:
     print(json.dumps({"columns": cols, "indexes": idx, "migrations": vs}, default=str, sort_keys=True))
 
 
+def cmd_reads(url: str, schema: str, reads_file: str, out: str) -> None:
+    with open(reads_file, encoding="utf-8") as f:
+        reads = json.load(f)["reads"]
+    result = []
+    with connect(url, schema) as conn:
+        saver = make_saver(conn, False)
+        for r in reads:
+            cfg = {"configurable": {k: v for k, v in (r["config"] or {}).items() if v is not None}}
+            if r["kind"] == "get":
+                t = saver.get_tuple(cfg)
+                result.append([packed(tuple_view(t))] if t else [])
+            else:
+                opts = r["options"]
+                before = opts.get("before")
+                got = list(
+                    saver.list(
+                        cfg if r["config"] else None,
+                        filter=opts.get("filter"),
+                        before=before,
+                        limit=opts.get("limit"),
+                    )
+                )
+                result.append([packed(tuple_view(t)) for t in got])
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"reads": result}, f)
+    print(f"python: made the {len(result)} reads of {reads_file} on schema {schema}")
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if a != "--encrypted"]
     encrypted = "--encrypted" in sys.argv
@@ -227,6 +259,8 @@ def main() -> None:
     elif cmd == "schema" and len(args) == 3:
         with psycopg.Connection.connect(args[1], autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{args[2]}"')
+    elif cmd == "reads" and len(args) == 5:
+        cmd_reads(args[1], args[2], args[3], args[4])
     elif cmd == "fingerprint" and len(args) == 3:
         cmd_fingerprint(args[1], args[2])
     else:

@@ -82,7 +82,7 @@ pub use schema::LAST_MIGRATION;
 
 use self::db::{db, Exec, Param};
 use self::rows::{load_sends, location, SelectedRow};
-use self::sql::{check_schema_name, Statements};
+use self::sql::{check_schema_name, PageBlobs, Statements};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
@@ -370,12 +370,14 @@ impl PostgresSaver {
         Ok(map)
     }
 
-    /// Runs a `select` and builds the tuples, migrating `v < 4` pending sends.
+    /// Runs a `select` (made with `page_blobs`) and builds the tuples, migrating
+    /// `v < 4` pending sends.
     async fn select_tuples<C: Exec + ?Sized>(
         &self,
         client: &C,
         sql: &str,
         params: &[Param<'_>],
+        page_blobs: PageBlobs,
         operation: &'static str,
     ) -> Result<Vec<CheckpointTuple>> {
         let rows = client
@@ -386,7 +388,16 @@ impl PostgresSaver {
             .into_iter()
             .map(SelectedRow::read)
             .collect::<Result<Vec<_>>>()?;
-        let blobs = self.page_blobs(client, &selected, operation).await?;
+        let blobs = match page_blobs {
+            PageBlobs::Separate => self.page_blobs(client, &selected, operation).await?,
+            PageBlobs::Inline => {
+                let mut map = rows::BlobMap::new();
+                for row in &selected {
+                    row.inline_blobs(&mut map)?;
+                }
+                map
+            }
+        };
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
         let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
         if !wanted.is_empty() {
@@ -570,23 +581,28 @@ impl CheckpointSaver for PostgresSaver {
                 let sql = self.sql.select(
                     "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
                     None,
+                    PageBlobs::Inline,
                 );
                 self.select_tuples(
                     &*client,
                     &sql,
                     &[(&thread, Type::TEXT), (&ns, Type::TEXT), (&id, Type::TEXT)],
+                    PageBlobs::Inline,
                     "get_tuple",
                 )
                 .await?
             }
             None => {
-                let sql = self
-                    .sql
-                    .select("WHERE thread_id = $1 AND checkpoint_ns = $2", Some("1"));
+                let sql = self.sql.select(
+                    "WHERE thread_id = $1 AND checkpoint_ns = $2",
+                    Some("1"),
+                    PageBlobs::Inline,
+                );
                 self.select_tuples(
                     &*client,
                     &sql,
                     &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
+                    PageBlobs::Inline,
                     "get_tuple",
                 )
                 .await?
@@ -645,17 +661,22 @@ impl CheckpointSaver for PostgresSaver {
                 params.push(before, Type::TEXT)
             ));
         }
-        let limit = options
-            .limit
-            .map(|l| params.push(i64::try_from(l).unwrap_or(i64::MAX), Type::INT8));
+        let page_blobs = PageBlobs::for_page(options.limit);
+        // A small page's limit is written into the statement (at most
+        // `INLINE_MAX_ROWS` variants) so that its plan, generic ones included, is
+        // costed for that many rows; larger limits are a parameter.
+        let limit = options.limit.map(|l| match page_blobs {
+            PageBlobs::Inline => l.to_string(),
+            PageBlobs::Separate => params.push(i64::try_from(l).unwrap_or(i64::MAX), Type::INT8),
+        });
         let where_clause = if wheres.is_empty() {
             String::new()
         } else {
             format!("WHERE {}", wheres.join(" AND "))
         };
-        let sql = self.sql.select(&where_clause, limit.as_deref());
+        let sql = self.sql.select(&where_clause, limit.as_deref(), page_blobs);
         let client = self.client("list").await?;
-        self.select_tuples(&*client, &sql, &params.as_params(), "list")
+        self.select_tuples(&*client, &sql, &params.as_params(), page_blobs, "list")
             .await
     }
 

@@ -152,6 +152,31 @@ impl SelectedRow {
         })
     }
 
+    /// The blobs the row carries (columns 12..15 of a
+    /// [`PageBlobs::Inline`](super::sql::PageBlobs::Inline) select), added to `map`.
+    pub(crate) fn inline_blobs(&self, map: &mut BlobMap) -> Result<()> {
+        let Some(channels) = col::<Option<Vec<String>>>(&self.row, 12)? else {
+            return Ok(()); // no channel_versions entry has a blob row
+        };
+        let versions: Vec<String> = col(&self.row, 13)?;
+        let types: Vec<String> = col(&self.row, 14)?;
+        let blobs: Vec<Option<Vec<u8>>> = col(&self.row, 15)?;
+        for (((channel, version), tag), blob) in
+            channels.into_iter().zip(versions).zip(types).zip(blobs)
+        {
+            map.insert(
+                (
+                    self.thread_id.clone(),
+                    self.checkpoint_ns.clone(),
+                    channel,
+                    version,
+                ),
+                (tag, blob),
+            );
+        }
+        Ok(())
+    }
+
     /// Whether Python migrates pending sends into this checkpoint (`v < 4` with a parent).
     pub(crate) fn needs_sends(&self) -> bool {
         self.checkpoint.v < 4 && self.parent.as_deref().is_some_and(|p| !p.is_empty())

@@ -54,6 +54,29 @@ impl Tables {
     }
 }
 
+/// Where a page's blobs come from (see [`Statements::select`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PageBlobs {
+    /// In the same statement, by primary-key lookups: one round trip.
+    Inline,
+    /// From a second statement, each shared blob once.
+    Separate,
+}
+
+impl PageBlobs {
+    /// The largest page read with [`PageBlobs::Inline`]: 50 rows × the planner's 100
+    /// guessed channels stays below `jit_above_cost` (100,000) at about 8 per lookup.
+    pub(crate) const INLINE_MAX_ROWS: usize = 50;
+
+    /// Inline for a page known to hold at most [`INLINE_MAX_ROWS`](Self::INLINE_MAX_ROWS).
+    pub(crate) fn for_page(max_rows: Option<usize>) -> Self {
+        match max_rows {
+            Some(n) if n <= Self::INLINE_MAX_ROWS => PageBlobs::Inline,
+            _ => PageBlobs::Separate,
+        }
+    }
+}
+
 /// Statements built once per saver.
 #[derive(Clone, Debug)]
 pub(crate) struct Statements {
@@ -146,15 +169,49 @@ WHERE (thread_id, checkpoint_ns, channel, version) IN (
     /// in `(task_path, task_id, idx)` order, aggregated into parallel arrays.
     ///
     /// Columns: 0 thread, 1 ns, 2 id, 3 parent, 4 checkpoint text, 5 metadata text,
-    /// 6..11 write task_id/channel/type/blob/task_path/idx. The blobs come from
-    /// [`blobs`](Self::blobs), once per page.
-    pub(crate) fn select(&self, where_clause: &str, limit: Option<&str>) -> String {
+    /// 6..11 write task_id/channel/type/blob/task_path/idx.
+    ///
+    /// Blobs: with [`PageBlobs::Separate`] they come from [`blobs`](Self::blobs), once
+    /// per page (a second round trip). With [`PageBlobs::Inline`] the row carries them
+    /// too, columns 12..15 channel/version/type/blob: for each `channel_versions` entry
+    /// one primary-key lookup (the `OFFSET 0` fence keeps it a parameterized index scan,
+    /// never a hash join over the thread's blobs). Meant for small pages: the planner
+    /// guesses 100 channels per checkpoint, so a large page's estimated cost would
+    /// switch JIT compilation on.
+    pub(crate) fn select(
+        &self,
+        where_clause: &str,
+        limit: Option<&str>,
+        blobs: PageBlobs,
+    ) -> String {
         let t = &self.tables;
         let limit = limit.map(|l| format!(" LIMIT {l}")).unwrap_or_default();
+        let (blob_cols, blob_join) = match blobs {
+            PageBlobs::Separate => (String::new(), String::new()),
+            PageBlobs::Inline => (
+                ",\n    bl.channels, bl.versions, bl.types, bl.blobs".to_owned(),
+                format!(
+                    "
+LEFT JOIN LATERAL (
+    SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions,
+        array_agg(b.type) AS types, array_agg(b.blob) AS blobs
+    FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object'
+        THEN c.checkpoint -> 'channel_versions' END) v
+    CROSS JOIN LATERAL (
+        SELECT channel, version, type, blob FROM {b} b
+        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+            AND b.channel = v.key AND b.version = v.value
+        OFFSET 0
+    ) b
+) bl ON true",
+                    b = t.blobs
+                ),
+            ),
+        };
         format!(
             "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.checkpoint::text, c.metadata::text,
-    w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs
+    w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs{blob_cols}
 FROM (
     SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
     FROM {cp} {where_clause}
@@ -170,7 +227,7 @@ LEFT JOIN LATERAL (
     FROM {w} cw
     WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
         AND cw.checkpoint_id = c.checkpoint_id
-) w ON true
+) w ON true{blob_join}
 ORDER BY c.checkpoint_id DESC",
             cp = t.checkpoints,
             w = t.writes,
@@ -190,5 +247,21 @@ mod tests {
         }
         assert_eq!(Tables::new(Some("s")).blobs, "\"s\".checkpoint_blobs");
         assert_eq!(Tables::new(None).writes, "checkpoint_writes");
+    }
+
+    #[test]
+    fn only_small_pages_read_their_blobs_inline() {
+        assert_eq!(PageBlobs::for_page(Some(1)), PageBlobs::Inline);
+        assert_eq!(PageBlobs::for_page(Some(50)), PageBlobs::Inline);
+        assert_eq!(PageBlobs::for_page(Some(51)), PageBlobs::Separate);
+        assert_eq!(PageBlobs::for_page(None), PageBlobs::Separate);
+        let s = Statements::new(Some("s"));
+        let inline = s.select("WHERE thread_id = $1", Some("1"), PageBlobs::Inline);
+        assert!(
+            inline.contains("bl.blobs") && inline.contains("OFFSET 0"),
+            "{inline}"
+        );
+        let separate = s.select("WHERE thread_id = $1", None, PageBlobs::Separate);
+        assert!(!separate.contains("checkpoint_blobs"), "{separate}");
     }
 }

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Server-side time of the statements behind saver_postgres/* (the floor no client can
+beat), on the tables benches/saver_postgres.rs filled (schema bench_rs; run it after that bench, it empties
+the bench's put/put_writes threads as they are when the reads are measured): EXPLAIN (ANALYZE) of each statement,
+best of 30, planning + execution as the server reports them. Writes are rolled back.
+
+    LGCODEC_TEST_PG_URL=postgresql://… python3 benches/postgres_server_time.py
+"""
+import os
+import re
+import statistics
+import time
+
+import psycopg
+
+URL = os.environ["LGCODEC_TEST_PG_URL"]
+BLOB = os.urandom(10_303)  # the average 20-message blob of the bench
+
+WRITES_ORDER = 'task_path COLLATE "C", task_id COLLATE "C", idx'
+
+
+def ours_select(blobs_inline, limit):
+    lim = f" LIMIT {limit}" if limit else ""
+    bl_cols = ", bl.channels, bl.versions, bl.types, bl.blobs" if blobs_inline else ""
+    bl_join = """
+LEFT JOIN LATERAL (
+    SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions,
+        array_agg(b.type) AS types, array_agg(b.blob) AS blobs
+    FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object'
+        THEN c.checkpoint -> 'channel_versions' END) v
+    CROSS JOIN LATERAL (
+        SELECT channel, version, type, blob FROM checkpoint_blobs b
+        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+            AND b.channel = v.key AND b.version = v.value
+        OFFSET 0) b
+) bl ON true""" if blobs_inline else ""
+    return f"""SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+    c.checkpoint::text, c.metadata::text, w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs{bl_cols}
+FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+    FROM checkpoints WHERE thread_id = 'bench-300' AND checkpoint_ns = '' ORDER BY checkpoint_id DESC{lim}) c
+LEFT JOIN LATERAL (
+    SELECT array_agg(task_id ORDER BY {WRITES_ORDER}) AS task_ids, array_agg(channel ORDER BY {WRITES_ORDER}) AS channels,
+        array_agg(type ORDER BY {WRITES_ORDER}) AS types, array_agg(blob ORDER BY {WRITES_ORDER}) AS blobs,
+        array_agg(task_path ORDER BY {WRITES_ORDER}) AS task_paths, array_agg(idx ORDER BY {WRITES_ORDER}) AS idxs
+    FROM checkpoint_writes cw
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id
+) w ON true{bl_join}
+ORDER BY c.checkpoint_id DESC"""
+
+
+def ours_blobs_for(conn, limit):
+    rows = conn.execute(
+        "SELECT checkpoint->'channel_versions'->>'messages' FROM checkpoints WHERE thread_id = 'bench-300' "
+        "ORDER BY checkpoint_id DESC" + (f" LIMIT {limit}" if limit else "")).fetchall()
+    versions = "{" + ",".join(f'"{r[0]}"' for r in rows) + "}"
+    n = len(rows)
+    arr = lambda v: "{" + ",".join([f'"{v}"'] * n) + "}"
+    return f"""SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs
+WHERE (thread_id, checkpoint_ns, channel, version) IN (
+    SELECT * FROM unnest('{arr("bench-300")}'::text[], '{arr("")}'::text[], '{arr("messages")}'::text[], '{versions}'::text[]))"""
+
+
+def ours_put():
+    return """WITH b AS (
+    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT 'bench-st', '', u.channel, u.version, u.type, u.blob
+    FROM unnest('{messages}'::text[], '{00000000000000000000000000000001.5}'::text[], '{msgpack}'::text[], ARRAY[%(blob)s]::bytea[]) AS u(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+VALUES ('bench-st', '', 'id-1', NULL, '{"v": 4, "channel_versions": {"messages": "00000000000000000000000000000001.5"}}'::jsonb, '{"source": "loop", "step": 1, "parents": {}}'::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
+
+
+def ours_put_writes():
+    return f"""INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+SELECT 'bench-st', '', 'id-1', 'task', '', u.idx, u.channel, u.type, u.blob
+FROM unnest('{{0,1,2}}'::int4[], '{{c0,c1,c2}}'::text[], '{{msgpack,msgpack,msgpack}}'::text[], ARRAY['\\x01'::bytea, '\\x02', '\\x03']) AS u(idx, channel, type, blob)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING"""
+
+
+def best(conn, sql, params=None, write=False, n=30):
+    plan, exe = [], []
+    for _ in range(n):
+        if write:
+            conn.execute("BEGIN")
+        out = "\n".join(r[0] for r in conn.execute("EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) " + sql, params).fetchall())
+        if write:
+            conn.execute("ROLLBACK")
+        plan.append(float(re.search(r"Planning Time: ([\d.]+)", out).group(1)))
+        exe.append(float(re.search(r"Execution Time: ([\d.]+)", out).group(1)))
+    return min(plan) * 1000, min(exe) * 1000
+
+
+def main():
+    with psycopg.connect(URL, autocommit=True, options="-c search_path=bench_rs") as conn:
+        # The state the reads of saver_postgres/* see: the put/put_writes threads empty,
+        # fresh statistics.
+        for t in ("bench-put", "bench-writes"):
+            for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+                conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (t,))
+        conn.execute("ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
+        rows = [
+            ("get_tuple: page + blobs in one statement (ours)", ours_select(True, 1), None, False),
+            ("list_limit10: page + blobs in one statement (ours)", ours_select(True, 10), None, False),
+            ("list_all: page (ours)", ours_select(False, None), None, False),
+            ("list_all: its blobs (ours, 2nd statement)", ours_blobs_for(conn, None), None, False),
+            ("put: one CTE statement (ours)", ours_put(), {"blob": BLOB}, True),
+            ("put_writes: one statement (ours)", ours_put_writes(), None, True),
+        ]
+        print("| statement | planning µs | execution µs |\n|---|---:|---:|")
+        for name, sql, params, write in rows:
+            p, e = best(conn, sql, params, write)
+            print(f"| {name} | {p:,.0f} | {e:,.0f} |")
+        read_ab(conn)
+
+
+def read_ab(conn):
+    """A page read as one statement (blobs inline) or as two (page, then blobs), both
+    prepared and with binary results as tokio-postgres runs them, interleaved 400 times
+    so that machine load hits both alike."""
+    conn.prepare_threshold = 0
+    print("\n| read | one statement (min / median µs) | page + blob statements (min / median µs) |")
+    print("|---|---:|---:|")
+    for limit in (1, 10):
+        one, two = ours_select(True, limit), (ours_select(False, limit), ours_blobs_for(conn, limit))
+        a, b = [], []
+        for _ in range(400):
+            t0 = time.perf_counter()
+            conn.cursor(binary=True).execute(one).fetchall()
+            t1 = time.perf_counter()
+            for sql in two:
+                conn.cursor(binary=True).execute(sql).fetchall()
+            t2 = time.perf_counter()
+            a.append(t1 - t0)
+            b.append(t2 - t1)
+        f = lambda x: f"{min(x) * 1e6:,.0f} / {statistics.median(x) * 1e6:,.0f}"
+        print(f"| LIMIT {limit} | {f(a)} | {f(b)} |")
+
+
+if __name__ == "__main__":
+    main()
