@@ -65,7 +65,7 @@ pub use indexmap;
 
 pub use crypto::CryptoError;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// The README's examples, compiled and run as doctests so they stay true.

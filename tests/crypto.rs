@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use langgraph_codec::crypto::{
     aad, AadSerializer, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
-    EncryptedSerializer, KeyRing,
+    EncryptedSerializer, KeyRing, Plaintext,
 };
 use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -322,13 +322,13 @@ impl Cipher for XorCipher {
             plaintext.iter().map(|b| b ^ 0x5a).collect(),
         ))
     }
-    fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Plaintext, CryptoError> {
         if name != self.0 {
             return Err(CryptoError::UnknownCipher {
                 name: name.to_owned(),
             });
         }
-        Ok(ct.iter().map(|b| b ^ 0x5a).collect())
+        Ok(Plaintext::new(ct.iter().map(|b| b ^ 0x5a).collect()))
     }
 }
 
@@ -373,7 +373,7 @@ fn env_configuration_and_its_errors() {
     let (name, blob) = comma_key.encrypt(b"x", b"").expect("encrypt");
     assert_eq!(
         ring.decrypt_with_index(&blob, b"").expect("decrypt"),
-        (b"x".to_vec(), 2)
+        (Plaintext::new(b"x".to_vec()), 2)
     );
     assert_eq!(ring.decrypt(&name, &blob, b"").expect("decrypt"), b"x");
     let e = KeyRing::from_env_vars(vars(&[

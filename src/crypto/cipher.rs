@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::CryptoError;
+use super::{CryptoError, Plaintext};
 
 /// Python's `CipherProtocol`: bytes in, `(cipher name, ciphertext)` out, and back.
 ///
@@ -35,13 +35,14 @@ pub trait Cipher: Send + Sync + fmt::Debug {
     /// tag and the ciphertext.
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError>;
 
-    /// Decrypts a ciphertext written under `cipher_name` with the same `aad`.
+    /// Decrypts a ciphertext written under `cipher_name` with the same `aad`, into a
+    /// buffer wiped when dropped (`Plaintext::new(vec)` takes a `Vec<u8>`).
     fn decrypt(
         &self,
         cipher_name: &str,
         ciphertext: &[u8],
         aad: &[u8],
-    ) -> Result<Vec<u8>, CryptoError>;
+    ) -> Result<Plaintext, CryptoError>;
 
     /// Whether a type-tag suffix is a name this cipher writes or reads. A row whose last
     /// suffix is not accepted is not encrypted by this cipher (e.g. `msgpack+zlib`) and
@@ -56,7 +57,7 @@ impl<C: Cipher + ?Sized> Cipher for Arc<C> {
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {
@@ -68,7 +69,7 @@ impl<C: Cipher + ?Sized> Cipher for Box<C> {
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {
