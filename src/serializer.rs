@@ -7,6 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::json::JsonWriteError;
 use crate::msgpack::{self, DecodeOptions};
 use crate::value::Value;
 
@@ -233,12 +234,13 @@ impl JsonPlusSerializer {
             },
             tags::MSGPACK => Bytes::from(msgpack::encode(value)?),
             tags::JSON => {
-                Bytes::from(
-                    crate::json::write(value).map_err(|found| Error::TagMismatch {
-                        tag: type_tag.to_owned(),
-                        found,
-                    })?,
-                )
+                Bytes::from(crate::json::write(value).map_err(|e| Error::TagMismatch {
+                    tag: type_tag.to_owned(),
+                    found: match e {
+                        JsonWriteError::NonStringKey { .. } => "map with a non-string key",
+                        other => other.value_kind(),
+                    },
+                })?)
             }
             tags::PICKLE => return Err(Error::Pickle),
             other => {

@@ -463,7 +463,7 @@ fn errors_never_contain_plaintext_or_keys() {
 fn error_kinds_are_stable_and_distinct() {
     let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
     let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
-    let kind = |r: Result<Value, Error>| r.expect_err("error").kind_name();
+    let kind = |r: Result<Value, Error>| r.expect_err("error").kind().as_str();
     assert_eq!(
         kind(serde.loads_typed("msgpack+aes", &row.data[..31])),
         "ciphertext_truncated"

@@ -134,7 +134,9 @@ fn plaintext_is_wiped_on_every_path() {
         // `rekey` decodes the row to check it (the decoded Value, freed inside the call,
         // holds the marker too), so its decrypted buffer is checked through `open`,
         // the core it uses.
-        let rekeyed = serde.rekey_with_aad(&TypedBytes::clone(&row), &here).expect("rekey");
+        let rekeyed = serde
+            .rekey_with_aad(&TypedBytes::clone(&row), &here)
+            .expect("rekey");
         assert_ne!(rekeyed.data, row.data);
         let (opened, found) = leaks_during(|| {
             serde
