@@ -313,8 +313,8 @@ fn error_kinds_are_set_where_made_not_read_from_text() {
         }
     }
     let err = typed::from_slice::<LooksLikeMismatch>(b"\x01")
-        .err()
-        .expect("refused");
+        .map(|_| ())
+        .expect_err("refused");
     assert_eq!(ErrorKind::from(&err), ErrorKind::Typed, "{err}");
 
     struct LooksLikeDepth;
@@ -325,7 +325,9 @@ fn error_kinds_are_set_where_made_not_read_from_text() {
             ))
         }
     }
-    let err = typed::to_vec(&LooksLikeDepth).err().expect("refused");
+    let err = typed::to_vec(&LooksLikeDepth)
+        .map(|_| ())
+        .expect_err("refused");
     assert_eq!(ErrorKind::from(&err), ErrorKind::Typed, "{err}");
 
     let err = typed::from_slice::<Uuid>(&vector("decimal_1_10").data).unwrap_err();
@@ -337,7 +339,10 @@ fn error_kinds_are_set_where_made_not_read_from_text() {
 #[test]
 fn the_fallback_codecs_error_is_the_source() {
     use std::error::Error as _;
-    let err = JsonFallback.decode::<Vec<u8>>(b"{").err().expect("refused");
+    let err = JsonFallback
+        .decode::<Vec<u8>>(b"{")
+        .map(|_| ())
+        .expect_err("refused");
     let source = err.source().expect("a source");
     assert!(
         source.downcast_ref::<serde_json::Error>().is_some(),
@@ -346,8 +351,8 @@ fn the_fallback_codecs_error_is_the_source() {
     let err = JsonPlusSerializer::new()
         // An integer beyond 64 bits: the row is read by the JSON fallback itself.
         .loads_typed_value::<Vec<u8>>("json", b"[18446744073709551616]")
-        .err()
-        .expect("refused");
+        .map(|_| ())
+        .expect_err("refused");
     let source = err.source().expect("a source");
     assert!(
         source.downcast_ref::<serde_json::Error>().is_some(),
