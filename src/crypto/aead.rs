@@ -53,18 +53,19 @@ impl KeyState {
         })
     }
 
-    /// Encrypts `buf` in place; returns the tag.
-    pub(crate) fn seal_in_place(
+    /// Encrypts `plaintext` into `out` (as long as `plaintext`); returns the tag.
+    pub(crate) fn seal_into(
         &self,
         mode: AesMode,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
-        buf: &mut [u8],
+        plaintext: &[u8],
+        out: &mut [u8],
     ) -> Result<Tag, CryptoError> {
         match self {
-            KeyState::A128(m) => m.seal(mode, nonce, aad, buf),
-            KeyState::A192(m) => m.seal(mode, nonce, aad, buf),
-            KeyState::A256(m) => m.seal(mode, nonce, aad, buf),
+            KeyState::A128(m) => m.seal(mode, nonce, aad, plaintext, out),
+            KeyState::A192(m) => m.seal(mode, nonce, aad, plaintext, out),
+            KeyState::A256(m) => m.seal(mode, nonce, aad, plaintext, out),
         }
     }
 
@@ -107,20 +108,22 @@ impl Modes<$aes> {
         mode: AesMode,
         nonce: &[u8; NONCE_LEN],
         aad: &[u8],
-        buf: &mut [u8],
+        plaintext: &[u8],
+        out: &mut [u8],
     ) -> Result<Tag, CryptoError> {
-        let len = buf.len();
+        let len = plaintext.len();
+        let buf = InOutBuf::new(plaintext, out).map_err(|_| too_long("plaintext", len))?;
         match mode {
             AesMode::Gcm => self
                 .gcm
-                .encrypt_inout_detached(&Array::from(*nonce), aad, buf.into())
+                .encrypt_inout_detached(&Array::from(*nonce), aad, buf)
                 .map(Into::into)
                 .map_err(|_| too_long("plaintext or associated data", len.max(aad.len()))),
             AesMode::Eax => {
                 let n = self.omac(0, nonce);
                 let h = self.omac(1, aad);
-                self.ctr(&n, buf.into());
-                let c = self.omac(2, buf);
+                self.ctr(&n, buf);
+                let c = self.omac(2, out);
                 Ok(xor3(&n, &h, &c))
             }
         }
@@ -218,9 +221,9 @@ mod tests {
                         24 => reference!(Aes192, key, &nonce, aad, &pt),
                         _ => reference!(Aes256, key, &nonce, aad, &pt),
                     };
-                    let mut buf = pt.clone();
+                    let mut buf = vec![0u8; len];
                     let tag = state
-                        .seal_in_place(AesMode::Eax, &nonce, aad, &mut buf)
+                        .seal_into(AesMode::Eax, &nonce, aad, &pt, &mut buf)
                         .expect("seals");
                     assert_eq!((&buf, &tag), (&expected.0, &expected.1), "len {len}");
                     let mut out = vec![0u8; len];

@@ -163,16 +163,19 @@ pub(crate) fn seal(
         what: "plaintext or associated data",
         len: plaintext.len().max(aad.len()),
     };
-    let mut out = Vec::with_capacity(
+    // Zeroed, not copied: a large buffer comes zeroed from the allocator (calloc),
+    // and the ciphertext is written straight from `plaintext`.
+    let mut out = vec![
+        0u8;
         HEADER_LEN
             .checked_add(plaintext.len())
-            .ok_or_else(too_long)?,
-    );
-    out.extend_from_slice(nonce);
-    out.extend_from_slice(&[0u8; TAG_LEN]);
-    out.extend_from_slice(plaintext);
+            .ok_or_else(too_long)?
+    ];
     let (head, body) = out.split_at_mut_checked(HEADER_LEN).ok_or_else(too_long)?;
-    let tag = key.state().seal_in_place(mode, nonce, aad, body)?;
+    let tag = key.state().seal_into(mode, nonce, aad, plaintext, body)?;
+    head.get_mut(..NONCE_LEN)
+        .ok_or_else(too_long)?
+        .copy_from_slice(nonce);
     let tag_slot = head.get_mut(NONCE_LEN..).ok_or_else(too_long)?;
     tag_slot.copy_from_slice(&tag);
     Ok(out)
