@@ -83,6 +83,9 @@ impl AesCipher {
     }
 
     /// A cipher from raw key bytes (16, 24 or 32), like Python's `key=` argument.
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyLength`] for any other length.
     pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
         Ok(Self::new(AesKey::new(key)?, mode))
     }

@@ -33,10 +33,19 @@ use super::{CryptoError, Plaintext};
 pub trait Cipher: Send + Sync + fmt::Debug {
     /// Encrypts `plaintext`, binding it to `aad`; returns the cipher name for the type
     /// tag and the ciphertext.
+    ///
+    /// # Errors
+    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// [`CryptoError::RandomSource`] or [`CryptoError::TooLong`].
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError>;
 
     /// Decrypts a ciphertext written under `cipher_name` with the same `aad`, into a
     /// buffer wiped when dropped (`Plaintext::new(vec)` takes a `Vec<u8>`).
+    ///
+    /// # Errors
+    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// [`CryptoError::UnknownCipher`], [`CryptoError::Truncated`] or
+    /// [`CryptoError::AuthenticationFailed`]; never part of the plaintext.
     fn decrypt(
         &self,
         cipher_name: &str,

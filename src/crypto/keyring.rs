@@ -137,6 +137,10 @@ impl KeyRing {
 
     /// Decrypts and says which key worked: `0` is the primary key, `n` the n-th
     /// previous key. Lets a migration skip rows already under the primary key.
+    ///
+    /// # Errors
+    /// [`CryptoError::Truncated`], or [`CryptoError::AuthenticationFailed`] when no key
+    /// opens the ciphertext in either mode.
     pub fn decrypt_with_index(
         &self,
         ciphertext: &[u8],
