@@ -101,7 +101,7 @@ impl InMemorySaver {
     /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]).
     /// Past it the call fails with
     /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
-    /// inside [`SaverError::UnreadableRow`].
+    /// inside [`SaverError::UnreadableRow`](crate::saver::SaverError::UnreadableRow).
     pub fn with_max_decompressed_per_call(mut self, limit: usize) -> Self {
         self.max_decompressed_per_call = limit;
         self
