@@ -6,6 +6,10 @@
 //! ring (primary + `MAX_PREVIOUS_KEYS`): every key in both modes, one authentication
 //! pass each, nothing decrypted. Compare with `decrypt/eax_1mib` + `decrypt/gcm_1mib`.
 //!
+//! `roundtrip/eax_small_row`, `roundtrip/gcm_small_row`: `dumps_typed` then `loads_typed`
+//! of a small checkpoint-like value (a 104-byte msgpack row), where the per-row cost
+//! (key schedules, allocation, wiping) dominates rather than the cipher's throughput.
+//!
 //! Run with `cargo bench --bench crypto`.
 
 use std::hint::black_box;
@@ -76,6 +80,54 @@ fn serializers(c: &mut Criterion) {
     }
 }
 
+/// The small row of `roundtrip/*` (the same value as `benches/python_baseline.py`).
+fn small_row() -> Value {
+    Value::map([
+        ("role", Value::from("user")),
+        (
+            "content",
+            Value::from("What is the weather like in Paris today?"),
+        ),
+        ("id", Value::from("msg-0001")),
+        ("step", Value::from(3i64)),
+        (
+            "tags",
+            Value::from(vec![Value::from("a"), Value::from("b")]),
+        ),
+        ("score", Value::from(0.5f64)),
+    ])
+}
+
+fn small_rows(c: &mut Criterion) {
+    let value = small_row();
+    let plain = langgraph_codec::JsonPlusSerializer::new()
+        .dumps_typed(&value)
+        .expect("encodes");
+    assert_eq!(plain.data.len(), 104, "the row Python's side measures");
+    let mut group = c.benchmark_group("roundtrip");
+    for (mode, name) in [
+        (AesMode::Eax, "eax_small_row"),
+        (AesMode::Gcm, "gcm_small_row"),
+    ] {
+        let serde = EncryptedSerializer::from_aes_key(KEY, mode).expect("32-byte key");
+        let row = serde.dumps_typed(&value).expect("encrypts");
+        assert_eq!(row.type_tag, "msgpack+aes");
+        assert_eq!(
+            serde
+                .loads_typed(&row.type_tag, &row.data)
+                .expect("decrypts"),
+            value
+        );
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let row = serde.dumps_typed(black_box(&value))?;
+                serde.loads_typed(&row.type_tag, &row.data)
+            })
+        });
+    }
+    group.finish();
+}
+
 fn forged(c: &mut Criterion) {
     let data = blob();
     let mut ring = KeyRing::new(AesKey::new(KEY).expect("32-byte key"));
@@ -107,6 +159,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = serializers, forged, references
+    targets = small_rows, serializers, forged, references
 }
 criterion_main!(benches);

@@ -108,6 +108,14 @@ def python_measurements(min_time, repeats):
     assert eax_row[0] == "bytes+aes" and eax.loads_typed(eax_row) == blob
     assert gcm.loads_typed(gcm_row) == blob
 
+    # The small row of benches/crypto.rs `roundtrip/*` (104 msgpack bytes).
+    small = {"role": "user", "content": "What is the weather like in Paris today?",
+             "id": "msg-0001", "step": 3, "tags": ["a", "b"], "score": 0.5}
+    assert len(serde.dumps_typed(small)[1]) == 104
+
+    def roundtrip(enc):
+        return lambda: enc.loads_typed(enc.dumps_typed(small))
+
     def bare_gcm():
         c = AES.new(KEY, AES.MODE_GCM, nonce=os.urandom(16))
         c.encrypt_and_digest(blob)
@@ -142,6 +150,8 @@ def python_measurements(min_time, repeats):
         "decrypt/eax_1mib": lambda: eax.loads_typed(eax_row),
         "encrypt/gcm_1mib": lambda: gcm.dumps_typed(blob),
         "decrypt/gcm_1mib": lambda: gcm.loads_typed(gcm_row),
+        "roundtrip/eax_small_row": roundtrip(eax),
+        "roundtrip/gcm_small_row": roundtrip(gcm),
         "pycryptodome/gcm_1mib": bare_gcm,
         "pycryptodome/eax_1mib": bare_eax,
         "saver/put_get_messages300_encrypted": put_get,
@@ -305,7 +315,11 @@ ROWS = [
     ("decrypt/eax_1mib", "decrypt/eax_1mib", 1.5, "EncryptedSerializer EAX loads_typed"),
     ("encrypt/gcm_1mib", "encrypt/gcm_1mib", 1.0, "EncryptedSerializer GCM dumps_typed"),
     ("decrypt/gcm_1mib", "decrypt/gcm_1mib", 1.0, "EncryptedSerializer GCM loads_typed"),
-    ("saver/put_get_messages300_encrypted", "saver/put_get_messages300_encrypted", 10,
+    ("roundtrip/eax_small_row", "roundtrip/eax_small_row", 20,
+     "EncryptedSerializer EAX dumps_typed + loads_typed, 104-byte row"),
+    ("roundtrip/gcm_small_row", "roundtrip/gcm_small_row", 20,
+     "EncryptedSerializer GCM dumps_typed + loads_typed, 104-byte row"),
+    ("saver/put_get_messages300_encrypted", "saver/put_get_messages300_encrypted", 12,
      "InMemorySaver + EncryptedSerializer EAX: put + get_tuple"),
     ("saver_sqlite/put", "saver_sqlite/put", 5, "SqliteSaver.put, 20 messages, file on disk"),
     ("saver_sqlite/put_writes", "saver_sqlite/put_writes", 5, "SqliteSaver.put_writes, 3 writes"),

@@ -88,7 +88,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         for interrupt in interrupts {
             println!(
                 "  waiting: a task asks {} (interrupt {})",
-                view::to_string(&interrupt.value),
+                view::to_string(&interrupt.value)?,
                 interrupt.id
             );
         }
@@ -130,7 +130,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         println!(
             "\nthe delta channel `log`, rebuilt from {} write(s): {}",
             log.writes.len(),
-            view::to_string(&Value::Array(value))
+            view::to_string(&Value::Array(value))?
         );
     }
 

@@ -350,17 +350,70 @@ impl Parser<'_> {
     }
 }
 
+/// A value has no JSON form: what was found. Converts into
+/// [`Error::JsonWrite`](crate::Error::JsonWrite).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonWriteError {
+    /// A value of a kind JSON cannot hold (bytes, an extension, a Python object…).
+    Unsupported {
+        /// The kind of value, e.g. `"bin"` ([`Value::kind_name`]).
+        kind: &'static str,
+    },
+    /// A map key that is not a string.
+    NonStringKey {
+        /// The kind of the key, e.g. `"int"`.
+        kind: &'static str,
+    },
+}
+
+impl JsonWriteError {
+    /// The kind of the value (or map key) that has no JSON form, e.g. `"bin"`.
+    pub fn value_kind(&self) -> &'static str {
+        match self {
+            JsonWriteError::Unsupported { kind } | JsonWriteError::NonStringKey { kind } => kind,
+        }
+    }
+}
+
+impl std::fmt::Display for JsonWriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonWriteError::Unsupported { kind } => write!(f, "a {kind} value has no JSON form"),
+            JsonWriteError::NonStringKey { kind } => {
+                write!(f, "a map with a {kind} key has no JSON form")
+            }
+        }
+    }
+}
+
+impl std::error::Error for JsonWriteError {}
+
 /// Writes a plain value as compact JSON (as LangGraphJS's `JSON.stringify` does; NaN and
-/// infinities as Python's `json.dumps` writes them). Only nil, bool, numbers, strings,
-/// arrays and maps with string keys have a JSON form; anything else is `Err` with the
-/// kind of the value that has none.
-pub fn write(value: &Value) -> Result<String, &'static str> {
+/// infinities as Python's `json.dumps` writes them).
+///
+/// ```
+/// use langgraph_codec::json::{self, JsonWriteError};
+/// use langgraph_codec::Value;
+///
+/// assert_eq!(json::write(&Value::from(vec![Value::from(1i64)]))?, "[1]");
+/// assert_eq!(
+///     json::write(&Value::Bin(vec![1u8].into())),
+///     Err(JsonWriteError::Unsupported { kind: "bin" })
+/// );
+/// # Ok::<(), JsonWriteError>(())
+/// ```
+///
+/// # Errors
+/// Only nil, bool, numbers, strings, arrays and maps with string keys have a JSON
+/// form: anything else is [`JsonWriteError`], saying what was found.
+pub fn write(value: &Value) -> Result<String, JsonWriteError> {
     let mut out = String::new();
     write_into(value, &mut out)?;
     Ok(out)
 }
 
-fn write_into(value: &Value, out: &mut String) -> Result<(), &'static str> {
+fn write_into(value: &Value, out: &mut String) -> Result<(), JsonWriteError> {
     match value {
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -371,12 +424,16 @@ fn write_into(value: &Value, out: &mut String) -> Result<(), &'static str> {
         Value::BigInt(n) => out.push_str(&n.to_string()),
         Value::WStr(w) => write_wstr(w, out),
         Value::Array(_) | Value::Map(_) => crate::stack::guard(|| write_container(value, out))?,
-        other => return Err(other.kind_name()),
+        other => {
+            return Err(JsonWriteError::Unsupported {
+                kind: other.kind_name(),
+            })
+        }
     }
     Ok(())
 }
 
-fn write_container(value: &Value, out: &mut String) -> Result<(), &'static str> {
+fn write_container(value: &Value, out: &mut String) -> Result<(), JsonWriteError> {
     match value {
         Value::Array(items) => {
             out.push('[');
@@ -397,14 +454,22 @@ fn write_container(value: &Value, out: &mut String) -> Result<(), &'static str> 
                 match k {
                     Value::Str(k) => write_str(k, out),
                     Value::WStr(k) => write_wstr(k, out),
-                    _ => return Err("map with a non-string key"),
+                    other => {
+                        return Err(JsonWriteError::NonStringKey {
+                            kind: other.kind_name(),
+                        })
+                    }
                 }
                 out.push(':');
                 write_into(v, out)?;
             }
             out.push('}');
         }
-        other => return Err(other.kind_name()),
+        other => {
+            return Err(JsonWriteError::Unsupported {
+                kind: other.kind_name(),
+            })
+        }
     }
     Ok(())
 }

@@ -41,7 +41,7 @@
 //! let serde = JsonPlusSerializer::new();
 //! let value = serde.loads_typed("msgpack", b"\x81\xa4step\x01")?;
 //! assert_eq!(value.get("step"), Some(&Value::from(1i64)));
-//! assert_eq!(view::to_string(&value), r#"{"step":1}"#);
+//! assert_eq!(view::to_string(&value)?, r#"{"step":1}"#);
 //! // Writing it back gives the same bytes.
 //! assert_eq!(&serde.dumps_typed(&value)?.data[..], b"\x81\xa4step\x01");
 //! # Ok::<(), langgraph_codec::Error>(())
@@ -79,8 +79,10 @@ pub use bytes;
 pub use indexmap;
 
 pub use crypto::CryptoError;
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, Error, JsonError, Result, ViewError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
+pub use error::{
+    DecodeError, DecodeErrorKind, EncodeError, Error, ErrorKind, JsonError, Result, ViewError,
+};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// The README's examples, compiled and run as doctests so they stay true.

@@ -389,7 +389,7 @@ pub fn error_record(error: &Error) -> String {
 }
 
 fn error_json(error: &Error, hint: Option<&str>) -> serde_json::Value {
-    let mut e = json!({ "kind": error.kind_name(), "message": error.to_string() });
+    let mut e = json!({ "kind": error.kind().as_str(), "message": error.to_string() });
     if let (Some(hint), Some(map)) = (hint, e.as_object_mut()) {
         map.insert("hint".to_owned(), hint.into());
     }
@@ -676,7 +676,7 @@ mod tests {
             .expect_err("no data");
         assert!(err.to_string().contains("data"), "{err}");
         let err = encode_record(r#"{"type": "null", "value": 1}"#, &Ok).expect_err("mismatch");
-        assert_eq!(err.kind_name(), "tag_mismatch");
+        assert_eq!(err.kind(), crate::ErrorKind::TagMismatch);
     }
 
     fn lines(input: &[u8], limit: usize) -> Vec<(u64, JsonlLine)> {

@@ -1,13 +1,13 @@
 //! The `(type, bytes)` protocol every checkpoint row goes through, and
 //! [`JsonPlusSerializer`], Python's default implementation of it.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::json::JsonWriteError;
 use crate::msgpack::{self, DecodeOptions};
 use crate::value::Value;
 
@@ -61,14 +61,22 @@ pub trait Serializer: Send + Sync + fmt::Debug {
 
     /// Hook for the typed layer ([`TypedSerializerExt`](crate::typed::TypedSerializerExt)):
     /// finishes a pair that was serialized exactly as [`JsonPlusSerializer`] would
-    /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`).
+    /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`),
+    /// binding it to the associated data `aad` as an encrypting serializer's
+    /// `dumps_typed_with_aad` does (empty: none).
     ///
-    /// [`JsonPlusSerializer`] returns it unchanged. A wrapper (encryption, compression)
-    /// should pass it to its inner serializer's `wrap_serialized` and then transform
-    /// the result as its `dumps_typed` does. The default goes through [`Value`]
-    /// (`msgpack` bytes are decoded and given to [`dumps_typed`](Self::dumps_typed)),
-    /// which is correct for any serializer but slower; other tags are refused.
-    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+    /// [`JsonPlusSerializer`] returns it unchanged and ignores `aad`. A wrapper
+    /// (encryption, compression) should pass it to its inner serializer's
+    /// `wrap_serialized` and then transform the result as its `dumps_typed` does. The
+    /// default goes through [`Value`] (`msgpack` bytes are decoded and given to
+    /// [`dumps_typed`](Self::dumps_typed), `aad` is ignored), which is correct for any
+    /// serializer without associated data but slower; other tags are refused.
+    ///
+    /// # Errors
+    /// The wrapper's error; the default refuses tags other than `null`, `bytes`,
+    /// `bytearray` and `msgpack` with [`Error::TagMismatch`].
+    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        let _ = aad;
         let value = match raw.type_tag.as_str() {
             tags::NULL => Value::Nil,
             tags::BYTES | tags::BYTEARRAY => Value::Bin(raw.data),
@@ -93,28 +101,28 @@ pub trait Serializer: Send + Sync + fmt::Debug {
         false
     }
 
-    /// Hook for the typed layer: the inverse of [`wrap_serialized`](Self::wrap_serialized),
-    /// giving back a pair as [`JsonPlusSerializer`] would have written it.
-    /// [`JsonPlusSerializer`] returns it unchanged (borrowed). The default reads a
-    /// [`Value`] with [`loads_typed`](Self::loads_typed) and encodes it again.
-    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+    /// Hook for the typed layer: the inverse of [`wrap_serialized`](Self::wrap_serialized).
+    /// Calls `read` once with the pair as [`JsonPlusSerializer`] would have written it
+    /// and returns what `read` returns. A decrypting wrapper hands `read` its plaintext
+    /// and wipes it when `read` returns, so no copy outlives the call.
+    /// [`JsonPlusSerializer`] passes the pair through (borrowed, `aad` ignored). The
+    /// default reads a [`Value`] with [`loads_typed`](Self::loads_typed) and encodes it
+    /// again (`aad` ignored).
+    ///
+    /// # Errors
+    /// The wrapper's error reading the row (decryption, decompression), or `read`'s.
+    fn unwrap_serialized(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        aad: &[u8],
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let _ = aad;
         let value = self.loads_typed(type_tag, data)?;
         let typed = JsonPlusSerializer::new().dumps_typed(&value)?;
-        Ok(TypedSlice {
-            type_tag: Cow::Owned(typed.type_tag),
-            data: Cow::Owned(typed.data.to_vec()),
-        })
+        read(&typed.type_tag, &typed.data)
     }
-}
-
-/// A `(type, bytes)` pair that may borrow its parts (see
-/// [`Serializer::unwrap_serialized`]).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct TypedSlice<'a> {
-    /// The type tag.
-    pub type_tag: Cow<'a, str>,
-    /// The bytes.
-    pub data: Cow<'a, [u8]>,
 }
 
 macro_rules! forward_typed_hooks {
@@ -122,15 +130,17 @@ macro_rules! forward_typed_hooks {
         fn confidential(&self) -> bool {
             (**self).confidential()
         }
-        fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
-            (**self).wrap_serialized(raw)
+        fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+            (**self).wrap_serialized(raw, aad)
         }
-        fn unwrap_serialized<'a>(
+        fn unwrap_serialized(
             &self,
-            type_tag: &'a str,
-            data: &'a [u8],
-        ) -> Result<TypedSlice<'a>> {
-            (**self).unwrap_serialized(type_tag, data)
+            type_tag: &str,
+            data: &[u8],
+            aad: &[u8],
+            read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+        ) -> Result<()> {
+            (**self).unwrap_serialized(type_tag, data, aad, read)
         }
     };
 }
@@ -224,12 +234,13 @@ impl JsonPlusSerializer {
             },
             tags::MSGPACK => Bytes::from(msgpack::encode(value)?),
             tags::JSON => {
-                Bytes::from(
-                    crate::json::write(value).map_err(|found| Error::TagMismatch {
-                        tag: type_tag.to_owned(),
-                        found,
-                    })?,
-                )
+                Bytes::from(crate::json::write(value).map_err(|e| Error::TagMismatch {
+                    tag: type_tag.to_owned(),
+                    found: match e {
+                        JsonWriteError::NonStringKey { .. } => "map with a non-string key",
+                        other => other.value_kind(),
+                    },
+                })?)
             }
             tags::PICKLE => return Err(Error::Pickle),
             other => {
@@ -288,15 +299,18 @@ impl Serializer for JsonPlusSerializer {
         }
     }
 
-    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
+    fn wrap_serialized(&self, raw: TypedBytes, _aad: &[u8]) -> Result<TypedBytes> {
         Ok(raw)
     }
 
-    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
-        Ok(TypedSlice {
-            type_tag: Cow::Borrowed(type_tag),
-            data: Cow::Borrowed(data),
-        })
+    fn unwrap_serialized(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        _aad: &[u8],
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        read(type_tag, data)
     }
 }
 

@@ -227,8 +227,17 @@ fn is_plain_map(entries: &[(Value, Value)]) -> bool {
 }
 
 /// The JSON view of a value as a `serde_json::Value`.
-pub fn to_json(value: &Value) -> Json {
-    serde_json::to_value(View(value)).unwrap_or(Json::Null)
+///
+/// # Errors
+/// [`ViewError`] (path `$`) with serde_json's message if serde_json refuses the view.
+/// The view writes only string keys and finite numbers, so no [`Value`] is expected
+/// to; the error is reported rather than replaced by `null`.
+pub fn to_json(value: &Value) -> Result<Json, ViewError> {
+    serde_json::to_value(View(value)).map_err(serde_json_refused)
+}
+
+fn serde_json_refused(e: serde_json::Error) -> ViewError {
+    ViewError::new("$", format!("serde_json refused the view: {e}"))
 }
 
 /// The view as indented JSON text. Indentation stops at [`PRETTY_INDENT_LEVELS`]
@@ -398,8 +407,12 @@ impl serde_json::ser::Formatter for CappedPretty {
 }
 
 /// The view as one line of JSON text.
-pub fn to_string(value: &Value) -> String {
-    serde_json::to_string(&View(value)).unwrap_or_default()
+///
+/// # Errors
+/// As [`to_json`]: not expected for any [`Value`], reported rather than replaced by
+/// an empty string.
+pub fn to_string(value: &Value) -> Result<String, ViewError> {
+    serde_json::to_string(&View(value)).map_err(serde_json_refused)
 }
 
 /// Reads a value back from its view as JSON text.
@@ -522,9 +535,13 @@ impl Fields {
     fn finish(self, tag: &str, path: &Path) -> Result<(), ViewError> {
         match self.0.first() {
             None => Ok(()),
+            // Keys here come from parsed JSON, so they are strings; any other key is
+            // named by its view.
             Some((k, _)) => Err(path.error(format!(
                 "unexpected field {} in a {tag} object",
-                crate::json::write(k).unwrap_or_default()
+                crate::json::write(k)
+                    .or_else(|_| to_string(k))
+                    .unwrap_or_else(|e| e.to_string())
             ))),
         }
     }

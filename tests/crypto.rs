@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use langgraph_codec::crypto::{
     aad, AadSerializer, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
-    EncryptedSerializer, KeyRing,
+    EncryptedSerializer, KeyRing, Plaintext,
 };
 use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -322,13 +322,13 @@ impl Cipher for XorCipher {
             plaintext.iter().map(|b| b ^ 0x5a).collect(),
         ))
     }
-    fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ct: &[u8], _aad: &[u8]) -> Result<Plaintext, CryptoError> {
         if name != self.0 {
             return Err(CryptoError::UnknownCipher {
                 name: name.to_owned(),
             });
         }
-        Ok(ct.iter().map(|b| b ^ 0x5a).collect())
+        Ok(Plaintext::new(ct.iter().map(|b| b ^ 0x5a).collect()))
     }
 }
 
@@ -373,7 +373,7 @@ fn env_configuration_and_its_errors() {
     let (name, blob) = comma_key.encrypt(b"x", b"").expect("encrypt");
     assert_eq!(
         ring.decrypt_with_index(&blob, b"").expect("decrypt"),
-        (b"x".to_vec(), 2)
+        (Plaintext::new(b"x".to_vec()), 2)
     );
     assert_eq!(ring.decrypt(&name, &blob, b"").expect("decrypt"), b"x");
     let e = KeyRing::from_env_vars(vars(&[
@@ -463,7 +463,7 @@ fn errors_never_contain_plaintext_or_keys() {
 fn error_kinds_are_stable_and_distinct() {
     let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
     let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
-    let kind = |r: Result<Value, Error>| r.expect_err("error").kind_name();
+    let kind = |r: Result<Value, Error>| r.expect_err("error").kind().as_str();
     assert_eq!(
         kind(serde.loads_typed("msgpack+aes", &row.data[..31])),
         "ciphertext_truncated"

@@ -93,7 +93,7 @@ fn python_deep_rows_decode_clone_compare_format_view_and_drop_on_a_small_stack()
             let copy = v.clone();
             assert!(copy == v, "{label}");
             assert!(format!("{v:?}").len() > 255, "{label}");
-            let text = langgraph_codec::view::to_string(&v);
+            let text = langgraph_codec::view::to_string(&v).expect("a view");
             let back = langgraph_codec::view::from_str(&text).expect("view reads back");
             assert!(back == v, "{label}");
             assert!(serde_json::to_string(&v).is_ok(), "{label}");

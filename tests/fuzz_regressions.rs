@@ -11,14 +11,14 @@ fn float32_nan_payload_survives_the_view() {
     let value = JsonPlusSerializer::new()
         .loads_typed("msgpack", &crash[1..])
         .expect("a float32 decodes");
-    let text = view::to_string(&value);
+    let text = view::to_string(&value).expect("a view");
     assert_eq!(text, r#"{"$float":"NaN","$f32":true,"bits":"ffffffff"}"#);
     let back = view::from_str(&text).expect("reads back");
     assert_eq!(msgpack::encode(&back).expect("encodes"), &crash[1..]);
 
     for bits in [0x7f80_0001u32, 0xffc0_0000, 0x7fff_ffff, 0xff80_0001] {
         let v = Value::F32(f32::from_bits(bits));
-        let back = view::from_str(&view::to_string(&v)).expect("reads back");
+        let back = view::from_str(&view::to_string(&v).expect("a view")).expect("reads back");
         match back {
             Value::F32(f) => assert_eq!(f.to_bits(), bits, "{bits:08x}"),
             other => panic!("{bits:08x}: {other:?}"),
@@ -27,7 +27,7 @@ fn float32_nan_payload_survives_the_view() {
     // `f32::NAN` itself needs no bits, and `$f32` may come first.
     let canonical = Value::F32(f32::NAN);
     assert_eq!(
-        view::to_string(&canonical),
+        view::to_string(&canonical).expect("a view"),
         r#"{"$float":"NaN","$f32":true}"#
     );
     let v =
@@ -51,7 +51,7 @@ fn raw_spelling_of_a_structured_ext_keeps_its_bytes() {
     let text = r#"{"$ext": 7, "data": "4Q=="}"#;
     let value = view::from_str(text).expect("a raw ext view");
     assert_eq!(
-        view::from_str(&view::to_string(&value)).ok(),
+        view::from_str(&view::to_string(&value).expect("a view")).ok(),
         Some(value.clone())
     );
     let bytes = msgpack::encode(&value).expect("encodes");

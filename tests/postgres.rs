@@ -119,7 +119,7 @@ async fn conformance_full_encrypted_all_blobs() {
 }
 
 fn kind(e: &Error) -> &'static str {
-    e.kind_name()
+    e.kind().as_str()
 }
 
 fn err_sqlstate(e: &Error) -> Option<&str> {

@@ -169,7 +169,8 @@ fn assert_msgpack_identity(v: &Value) -> Result<(), TestCaseError> {
 }
 
 fn assert_view_identity(v: &Value) -> Result<(), TestCaseError> {
-    for text in [view::to_string(v), view::to_string_pretty(v)] {
+    let compact = view::to_string(v).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    for text in [compact, view::to_string_pretty(v)] {
         let back = view::from_str(&text).map_err(|e| TestCaseError::fail(format!("{e}")))?;
         prop_assert_eq!(&back, v, "view text: {}", text);
     }
@@ -240,7 +241,7 @@ proptest! {
 
     #[test]
     fn plain_json_round_trips(v in plain_json()) {
-        let text = json::write(&v).map_err(TestCaseError::fail)?;
+        let text = json::write(&v).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let back = json::parse(text.as_bytes(), 1024).map_err(|e| TestCaseError::fail(format!("{e}")))?;
         prop_assert_eq!(back, v, "json text: {}", text);
     }

@@ -42,7 +42,7 @@ async fn missing_thread_id_is_a_typed_error() {
         .put(&no_thread, &Checkpoint::now(0), &md(0), &Default::default())
         .await
         .expect_err("no thread id");
-    assert_eq!(e.kind_name(), "missing_thread_id");
+    assert_eq!(e.kind().as_str(), "missing_thread_id");
     assert!(matches!(
         saver_error(e),
         SaverError::MissingThreadId { operation: "put" }
@@ -58,7 +58,7 @@ async fn missing_thread_id_is_a_typed_error() {
             .await
             .expect_err("put_writes"),
     ] {
-        assert_eq!(e.kind_name(), "missing_thread_id", "{e}");
+        assert_eq!(e.kind().as_str(), "missing_thread_id", "{e}");
     }
 }
 
@@ -98,7 +98,7 @@ async fn a_corrupt_row_fails_only_its_thread() {
         .get_tuple(&CheckpointConfig::new("bad"))
         .await
         .expect_err("corrupt blob");
-    assert_eq!(e.kind_name(), "unreadable_row");
+    assert_eq!(e.kind().as_str(), "unreadable_row");
     match saver_error(e) {
         SaverError::UnreadableRow {
             kind,
@@ -110,7 +110,7 @@ async fn a_corrupt_row_fails_only_its_thread() {
                 location.contains("\"bad\"") && location.contains("\"x\""),
                 "{location}"
             );
-            assert_eq!(source.kind_name(), "length_exceeds_input");
+            assert_eq!(source.kind().as_str(), "length_exceeds_input");
         }
         other => panic!("{other:?}"),
     }
@@ -252,7 +252,7 @@ fn next_version_has_pythons_shape() {
     let e = saver
         .get_next_version(Some(&ChannelVersion::from("garbage")))
         .expect_err("bad");
-    assert_eq!(e.kind_name(), "invalid_version");
+    assert_eq!(e.kind().as_str(), "invalid_version");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -4,7 +4,7 @@ mod typed_common;
 
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback, TypedSerializerExt};
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 use typed_common::*;
 
@@ -21,7 +21,7 @@ fn wrong_class_names_expected_and_found() {
         msg.contains("langchain_core.messages.human.HumanMessage"),
         "{msg}"
     );
-    assert_eq!(err.kind_name(), "class_mismatch");
+    assert_eq!(ErrorKind::from(&err).as_str(), "class_mismatch");
 
     let err = typed::from_slice::<Uuid>(&vector("decimal_1_10").data).unwrap_err();
     assert!(err.to_string().contains("uuid.UUID"), "{err}");
@@ -34,7 +34,7 @@ fn wrong_class_names_expected_and_found() {
 
     // Same class, other ext code (pydantic v2 read as v1).
     let err = typed::from_slice::<PydanticV1<ModelV2>>(&vector("pydantic_v2").data).unwrap_err();
-    assert_eq!(err.kind_name(), "class_mismatch", "{err}");
+    assert_eq!(ErrorKind::from(&err).as_str(), "class_mismatch", "{err}");
 
     // Not an object at all.
     let err = typed::from_slice::<DateTime>(b"\xa3abc").unwrap_err();
@@ -68,7 +68,7 @@ fn hostile_input_errors_instead_of_overflowing() {
     let mut deep = vec![0x91u8; 100_000];
     deep.push(0xc0);
     let err = typed::from_slice::<Value>(&deep).unwrap_err();
-    assert_eq!(err.kind_name(), "depth_limit", "{err}");
+    assert_eq!(ErrorKind::from(&err).as_str(), "depth_limit", "{err}");
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct S {
@@ -129,7 +129,7 @@ fn writing_too_deep_is_unrepresentable() {
         v = Value::Array(vec![v]);
     }
     let err = typed::to_vec(&v).unwrap_err();
-    assert_eq!(err.kind_name(), "depth_limit", "{err}");
+    assert_eq!(ErrorKind::from(&err).as_str(), "depth_limit", "{err}");
     // No fallback for that: Python could not read it back either.
     assert!(typed::dumps(&v, &JsonFallback).is_err());
     std::mem::forget(v);
@@ -141,7 +141,7 @@ fn writing_too_deep_is_unrepresentable() {
         t = Tree(vec![t]);
     }
     let err = typed::to_vec(&t).unwrap_err();
-    assert_eq!(err.kind_name(), "depth_limit", "{err}");
+    assert_eq!(ErrorKind::from(&err).as_str(), "depth_limit", "{err}");
     std::mem::forget(t);
 }
 
@@ -168,7 +168,7 @@ fn a_value_inside_typed_levels_counts_them_too() {
             }
             Err(e) => {
                 assert!(own_depth + 2 > 1024, "{own_depth}: {e}");
-                assert_eq!(e.kind_name(), "depth_limit", "{e}");
+                assert_eq!(ErrorKind::from(&e).as_str(), "depth_limit", "{e}");
             }
         }
         std::mem::forget(state);
@@ -296,4 +296,66 @@ fn value_serde_through_other_formats() {
     assert_eq!(json, r#"{"a":1,"b":"x"}"#);
     let back: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(back, v);
+}
+
+/// A `Deserialize` implementation's own message keeps kind `typed`, even when its text
+/// looks like one of this crate's (kinds are set where errors are made, not guessed
+/// from text); the crate's own class mismatch is `class_mismatch`.
+#[test]
+fn error_kinds_are_set_where_made_not_read_from_text() {
+    struct LooksLikeMismatch;
+    impl<'de> serde::Deserialize<'de> for LooksLikeMismatch {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let _ = i64::deserialize(d)?;
+            Err(serde::de::Error::custom(
+                "expected Python class uuid.UUID (ext 0), found class x.Y (ext 0)",
+            ))
+        }
+    }
+    let err = typed::from_slice::<LooksLikeMismatch>(b"\x01")
+        .map(|_| ())
+        .expect_err("refused");
+    assert_eq!(ErrorKind::from(&err), ErrorKind::Typed, "{err}");
+
+    struct LooksLikeDepth;
+    impl serde::Serialize for LooksLikeDepth {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom(
+                "value nests deeper than 1024 levels",
+            ))
+        }
+    }
+    let err = typed::to_vec(&LooksLikeDepth)
+        .map(|_| ())
+        .expect_err("refused");
+    assert_eq!(ErrorKind::from(&err), ErrorKind::Typed, "{err}");
+
+    let err = typed::from_slice::<Uuid>(&vector("decimal_1_10").data).unwrap_err();
+    assert_eq!(ErrorKind::from(&err), ErrorKind::ClassMismatch, "{err}");
+}
+
+/// The JSON fallback's own error stays reachable through `source()`, through the
+/// crate's `Error` too.
+#[test]
+fn the_fallback_codecs_error_is_the_source() {
+    use std::error::Error as _;
+    let err = JsonFallback
+        .decode::<Vec<u8>>(b"{")
+        .map(|_| ())
+        .expect_err("refused");
+    let source = err.source().expect("a source");
+    assert!(
+        source.downcast_ref::<serde_json::Error>().is_some(),
+        "{source:?}"
+    );
+    let err = JsonPlusSerializer::new()
+        // An integer beyond 64 bits: the row is read by the JSON fallback itself.
+        .loads_typed_value::<Vec<u8>>("json", b"[18446744073709551616]")
+        .map(|_| ())
+        .expect_err("refused");
+    let source = err.source().expect("a source");
+    assert!(
+        source.downcast_ref::<serde_json::Error>().is_some(),
+        "{source:?}"
+    );
 }

@@ -229,7 +229,7 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     );
     assert_eq!(serde.loads_typed("json", &back.data).expect("reads"), v);
     // The view keeps them too.
-    let text = langgraph_codec::view::to_string(&v);
+    let text = langgraph_codec::view::to_string(&v).expect("a view");
     assert!(
         text.contains(r#"{"$bigint":"1180591620717411303424"}"#),
         "{text}"

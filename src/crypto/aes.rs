@@ -7,15 +7,8 @@
 //! then the other. Both are authenticated with 128-bit tags, so a wrong guess fails
 //! authentication instead of returning garbage.
 
-use super::wipe::WipedVec;
-use aes::{Aes128, Aes192, Aes256};
-use aes_gcm::aead::consts::U16;
-use aes_gcm::aead::inout::InOutBuf;
-use aes_gcm::aead::{AeadCore, AeadInOut, KeyInit};
-use aes_gcm::AesGcm;
-use eax::Eax;
-
 use super::key::{self, AesKey};
+use super::wipe::Plaintext;
 use super::{Cipher, CryptoError};
 
 /// The cipher name Python's AES cipher writes into type tags.
@@ -90,6 +83,9 @@ impl AesCipher {
     }
 
     /// A cipher from raw key bytes (16, 24 or 32), like Python's `key=` argument.
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyLength`] for any other length.
     pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
         Ok(Self::new(AesKey::new(key)?, mode))
     }
@@ -129,7 +125,7 @@ impl Cipher for AesCipher {
         Ok((AES_CIPHER_NAME.to_owned(), blob))
     }
 
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         check_name(name)?;
         open_any(std::iter::once(&self.key), self.mode, ciphertext, aad)
     }
@@ -158,7 +154,7 @@ pub(crate) fn fresh_nonce() -> Result<[u8; NONCE_LEN], CryptoError> {
     Ok(nonce)
 }
 
-/// Encrypts to `nonce | tag | ciphertext`.
+/// Encrypts to `nonce | tag | ciphertext` with the key's prebuilt state.
 pub(crate) fn seal(
     key: &AesKey,
     mode: AesMode,
@@ -166,45 +162,26 @@ pub(crate) fn seal(
     plaintext: &[u8],
     aad: &[u8],
 ) -> Result<Vec<u8>, CryptoError> {
-    let k = key.as_bytes();
-    match (mode, k.len()) {
-        (AesMode::Eax, 16) => seal_with::<Eax<Aes128>>(k, nonce, plaintext, aad),
-        (AesMode::Eax, 24) => seal_with::<Eax<Aes192>>(k, nonce, plaintext, aad),
-        (AesMode::Eax, 32) => seal_with::<Eax<Aes256>>(k, nonce, plaintext, aad),
-        (AesMode::Gcm, 16) => seal_with::<AesGcm<Aes128, U16>>(k, nonce, plaintext, aad),
-        (AesMode::Gcm, 24) => seal_with::<AesGcm<Aes192, U16>>(k, nonce, plaintext, aad),
-        (AesMode::Gcm, 32) => seal_with::<AesGcm<Aes256, U16>>(k, nonce, plaintext, aad),
-        (_, len) => Err(invalid_len(len)),
-    }
-}
-
-/// Checks the tag of `body` under one key in one mode and, when it authenticates,
-/// decrypts it into `out` (as long as `body`); `false` when authentication fails, with
-/// `out` untouched. Never returns partial plaintext.
-fn open(
-    key: &AesKey,
-    mode: AesMode,
-    parts: &BlobParts<'_>,
-    out: &mut [u8],
-    aad: &[u8],
-) -> Result<bool, CryptoError> {
-    let k = key.as_bytes();
-    match (mode, k.len()) {
-        (AesMode::Eax, 16) => open_with::<Eax<Aes128>>(k, parts, out, aad),
-        (AesMode::Eax, 24) => open_with::<Eax<Aes192>>(k, parts, out, aad),
-        (AesMode::Eax, 32) => open_with::<Eax<Aes256>>(k, parts, out, aad),
-        (AesMode::Gcm, 16) => open_with::<AesGcm<Aes128, U16>>(k, parts, out, aad),
-        (AesMode::Gcm, 24) => open_with::<AesGcm<Aes192, U16>>(k, parts, out, aad),
-        (AesMode::Gcm, 32) => open_with::<AesGcm<Aes256, U16>>(k, parts, out, aad),
-        (_, len) => Err(invalid_len(len)),
-    }
-}
-
-/// `nonce | tag | ciphertext`, split.
-struct BlobParts<'b> {
-    nonce: &'b [u8; NONCE_LEN],
-    tag: &'b [u8; TAG_LEN],
-    body: &'b [u8],
+    let too_long = || CryptoError::TooLong {
+        what: "plaintext or associated data",
+        len: plaintext.len().max(aad.len()),
+    };
+    // Zeroed, not copied: a large buffer comes zeroed from the allocator (calloc),
+    // and the ciphertext is written straight from `plaintext`.
+    let mut out = vec![
+        0u8;
+        HEADER_LEN
+            .checked_add(plaintext.len())
+            .ok_or_else(too_long)?
+    ];
+    let (head, body) = out.split_at_mut_checked(HEADER_LEN).ok_or_else(too_long)?;
+    let tag = key.state().seal_into(mode, nonce, aad, plaintext, body)?;
+    head.get_mut(..NONCE_LEN)
+        .ok_or_else(too_long)?
+        .copy_from_slice(nonce);
+    let tag_slot = head.get_mut(NONCE_LEN..).ok_or_else(too_long)?;
+    tag_slot.copy_from_slice(&tag);
+    Ok(out)
 }
 
 /// Tries every key, each in `preferred` mode then the other.
@@ -213,7 +190,7 @@ pub(crate) fn open_any<'k>(
     preferred: AesMode,
     blob: &[u8],
     aad: &[u8],
-) -> Result<Vec<u8>, CryptoError> {
+) -> Result<Plaintext, CryptoError> {
     open_any_indexed(keys, preferred, blob, aad).map(|(plaintext, _)| plaintext)
 }
 
@@ -221,88 +198,32 @@ pub(crate) fn open_any<'k>(
 ///
 /// A row no key opens costs one authentication pass (CMAC or GHASH) over the body per
 /// key and mode, and nothing else: the body is decrypted (into one buffer, allocated
-/// once) only after its tag checks out.
+/// once, wiped on drop) only after its tag checks out.
 pub(crate) fn open_any_indexed<'k>(
     keys: impl Iterator<Item = &'k AesKey>,
     preferred: AesMode,
     blob: &[u8],
     aad: &[u8],
-) -> Result<(Vec<u8>, usize), CryptoError> {
+) -> Result<(Plaintext, usize), CryptoError> {
     let truncated = || CryptoError::Truncated { len: blob.len() };
     let (nonce, rest) = blob
         .split_first_chunk::<NONCE_LEN>()
         .ok_or_else(truncated)?;
     let (tag, body) = rest.split_first_chunk::<TAG_LEN>().ok_or_else(truncated)?;
-    let parts = BlobParts { nonce, tag, body };
-    let mut out = WipedVec::new(vec![0u8; body.len()]);
+    let mut out = Plaintext::zeroed(body.len());
     let mut keys_tried = 0usize;
     for (index, key) in keys.enumerate() {
         keys_tried = keys_tried.saturating_add(1);
         for mode in [preferred, preferred.other()] {
-            if open(key, mode, &parts, out.as_mut_slice(), aad)? {
-                return Ok((out.take(), index));
+            if key
+                .state()
+                .open_into(mode, nonce, aad, body, tag, out.as_mut_slice())?
+            {
+                return Ok((out, index));
             }
         }
     }
     Err(CryptoError::AuthenticationFailed { keys_tried })
-}
-
-fn invalid_len(len: usize) -> CryptoError {
-    CryptoError::InvalidKeyLength {
-        source_name: "AES key".to_owned(),
-        len,
-    }
-}
-
-fn seal_with<A>(
-    key: &[u8],
-    nonce: &[u8; NONCE_LEN],
-    plaintext: &[u8],
-    aad: &[u8],
-) -> Result<Vec<u8>, CryptoError>
-where
-    A: KeyInit + AeadInOut + AeadCore<NonceSize = U16, TagSize = U16>,
-{
-    let cipher = A::new_from_slice(key).map_err(|_| invalid_len(key.len()))?;
-    let too_long = || CryptoError::TooLong {
-        what: "plaintext or associated data",
-        len: plaintext.len().max(aad.len()),
-    };
-    let mut out = Vec::with_capacity(
-        HEADER_LEN
-            .checked_add(plaintext.len())
-            .ok_or_else(too_long)?,
-    );
-    out.extend_from_slice(nonce);
-    out.extend_from_slice(&[0u8; TAG_LEN]);
-    out.extend_from_slice(plaintext);
-    let (head, body) = out.split_at_mut_checked(HEADER_LEN).ok_or_else(too_long)?;
-    let tag = cipher
-        .encrypt_inout_detached(&(*nonce).into(), aad, body.into())
-        .map_err(|_| too_long())?;
-    let tag_slot = head.get_mut(NONCE_LEN..).ok_or_else(too_long)?;
-    tag_slot.copy_from_slice(&tag);
-    Ok(out)
-}
-
-fn open_with<A>(
-    key: &[u8],
-    parts: &BlobParts<'_>,
-    out: &mut [u8],
-    aad: &[u8],
-) -> Result<bool, CryptoError>
-where
-    A: KeyInit + AeadInOut + AeadCore<NonceSize = U16, TagSize = U16>,
-{
-    let cipher = A::new_from_slice(key).map_err(|_| invalid_len(key.len()))?;
-    let buffer = InOutBuf::new(parts.body, out).map_err(|_| CryptoError::TooLong {
-        what: "ciphertext",
-        len: parts.body.len(),
-    })?;
-    // Both modes check the tag over the input before writing any output.
-    Ok(cipher
-        .decrypt_inout_detached(&(*parts.nonce).into(), aad, buffer, &(*parts.tag).into())
-        .is_ok())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::CryptoError;
+use super::{CryptoError, Plaintext};
 
 /// Python's `CipherProtocol`: bytes in, `(cipher name, ciphertext)` out, and back.
 ///
@@ -33,15 +33,25 @@ use super::CryptoError;
 pub trait Cipher: Send + Sync + fmt::Debug {
     /// Encrypts `plaintext`, binding it to `aad`; returns the cipher name for the type
     /// tag and the ciphertext.
+    ///
+    /// # Errors
+    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// [`CryptoError::RandomSource`] or [`CryptoError::TooLong`].
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError>;
 
-    /// Decrypts a ciphertext written under `cipher_name` with the same `aad`.
+    /// Decrypts a ciphertext written under `cipher_name` with the same `aad`, into a
+    /// buffer wiped when dropped (`Plaintext::new(vec)` takes a `Vec<u8>`).
+    ///
+    /// # Errors
+    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// [`CryptoError::UnknownCipher`], [`CryptoError::Truncated`] or
+    /// [`CryptoError::AuthenticationFailed`]; never part of the plaintext.
     fn decrypt(
         &self,
         cipher_name: &str,
         ciphertext: &[u8],
         aad: &[u8],
-    ) -> Result<Vec<u8>, CryptoError>;
+    ) -> Result<Plaintext, CryptoError>;
 
     /// Whether a type-tag suffix is a name this cipher writes or reads. A row whose last
     /// suffix is not accepted is not encrypted by this cipher (e.g. `msgpack+zlib`) and
@@ -56,7 +66,7 @@ impl<C: Cipher + ?Sized> Cipher for Arc<C> {
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {
@@ -68,7 +78,7 @@ impl<C: Cipher + ?Sized> Cipher for Box<C> {
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {

@@ -13,9 +13,8 @@ use flate2::Compression;
 
 use super::CryptoError;
 use crate::error::Result;
-use std::borrow::Cow;
 
-use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
+use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
 /// The tag suffix of compressed rows.
@@ -239,9 +238,10 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
         self.inner.confidential()
     }
 
-    /// Typed (serde) values: the inner serializer's pair, then compressed.
-    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
-        let plain = self.inner.wrap_serialized(raw)?;
+    /// Typed (serde) values: the inner serializer's pair, then compressed; `aad` goes
+    /// to the inner serializer.
+    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        let plain = self.inner.wrap_serialized(raw, aad)?;
         let data = compress(&plain.data, self.level)?;
         Ok(TypedBytes::new(
             format!("{}{ZLIB_SUFFIX}", plain.type_tag),
@@ -249,18 +249,20 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
         ))
     }
 
-    /// Typed (serde) values: inflated, then handed to the inner serializer.
-    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
+    /// Typed (serde) values: inflated, then handed to the inner serializer with `aad`.
+    fn unwrap_serialized(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        aad: &[u8],
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
         match type_tag.strip_suffix(ZLIB_SUFFIX) {
             Some(inner_tag) => {
                 let plain = inflate(data, self.max_decompressed)?;
-                let inner = self.inner.unwrap_serialized(inner_tag, &plain)?;
-                Ok(TypedSlice {
-                    type_tag: Cow::Owned(inner.type_tag.into_owned()),
-                    data: Cow::Owned(inner.data.into_owned()),
-                })
+                self.inner.unwrap_serialized(inner_tag, &plain, aad, read)
             }
-            None => self.inner.unwrap_serialized(type_tag, data),
+            None => self.inner.unwrap_serialized(type_tag, data, aad, read),
         }
     }
 }

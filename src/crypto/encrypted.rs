@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use super::wipe::WipedVec;
+use super::wipe::Plaintext;
 
 use super::aes::AesMode;
 use super::{Cipher, CryptoError, KeyRing};
 use crate::error::{Error, Result};
-use std::borrow::Cow;
 
-use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes, TypedSlice};
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
 /// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
@@ -116,53 +115,127 @@ impl<S: Serializer> EncryptedSerializer<S> {
 
     /// [`dumps_typed`](Serializer::dumps_typed) binding the ciphertext to `aad` (e.g.
     /// from [`aad::checkpoint`](super::aad::checkpoint)); read it back with
-    /// [`loads_typed_with_aad`](Self::loads_typed_with_aad) and the same `aad`.
+    /// [`loads_typed_with_aad`](Self::loads_typed_with_aad) and the same `aad`. The
+    /// serialized plaintext is wiped once encrypted.
+    ///
+    /// # Errors
+    /// The inner serializer's error, or the cipher's ([`Error::Crypto`]).
     pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
         let plain = self.inner.dumps_typed(value)?;
-        // The serialized plaintext is wiped once encrypted.
-        let data = WipedVec::new(Vec::from(plain.data));
-        self.encrypt_pair(&plain.type_tag, &data, aad)
+        self.seal_owned(plain, aad)
     }
 
     /// [`loads_typed`](Serializer::loads_typed) with the associated data the row was
     /// encrypted with. Unencrypted rows ignore `aad`.
+    ///
+    /// # Errors
+    /// [`CryptoError::AuthenticationFailed`] for a wrong key, a tampered row or another
+    /// `aad`; [`CryptoError::PlaintextRefused`] for an unencrypted row in strict mode;
+    /// the inner serializer's error reading the decrypted bytes.
     pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
+        match self.open(type_tag, data, aad)? {
+            Some((inner_tag, plaintext)) => self.inner.loads_typed(inner_tag, &plaintext),
+            None => self.load_inner(type_tag, data),
+        }
+    }
+
+    /// The encryption core: binds serialized bytes to `aad` and encrypts them,
+    /// `(inner_tag, plaintext)` → `("{inner_tag}+{cipher name}", ciphertext)`. Every
+    /// write of this serializer (the [`Value`] path, the typed path,
+    /// [`rekey`](Self::rekey)) goes through here. The caller keeps `plaintext`.
+    ///
+    /// ```
+    /// use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+    ///
+    /// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Gcm)?;
+    /// let row = serde.seal("msgpack", b"\x01", b"row-1")?;
+    /// assert_eq!(row.type_tag, "msgpack+aes");
+    /// let (tag, plaintext) = serde.open(&row.type_tag, &row.data, b"row-1")?.expect("encrypted");
+    /// assert_eq!((tag, &plaintext[..]), ("msgpack", &b"\x01"[..]));
+    /// assert!(serde.open(&row.type_tag, &row.data, b"row-2").is_err());
+    /// # Ok::<(), langgraph_codec::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The cipher's error, or [`CryptoError::InvalidCipherName`] when the cipher names
+    /// itself with something that cannot go into a type tag.
+    pub fn seal(&self, inner_tag: &str, plaintext: &[u8], aad: &[u8]) -> Result<TypedBytes> {
+        let (name, ciphertext) = self.cipher.encrypt(plaintext, aad)?;
+        if name.is_empty() || name.contains('+') {
+            return Err(CryptoError::InvalidCipherName { name }.into());
+        }
+        Ok(TypedBytes::new(format!("{inner_tag}+{name}"), ciphertext))
+    }
+
+    /// The decryption core: for a row this serializer's cipher encrypted,
+    /// `Some((inner tag, plaintext))`, the plaintext in a buffer wiped when dropped;
+    /// `None` for an unencrypted row (read it with the inner serializer). Every read of
+    /// this serializer goes through here.
+    ///
+    /// # Errors
+    /// [`CryptoError::AuthenticationFailed`] (wrong key, tampered row, other `aad`),
+    /// [`CryptoError::Truncated`], or [`CryptoError::PlaintextRefused`] for an
+    /// unencrypted row in strict mode.
+    pub fn open<'t>(
+        &self,
+        type_tag: &'t str,
+        data: &[u8],
+        aad: &[u8],
+    ) -> Result<Option<(&'t str, Plaintext)>> {
+        match self.open_lenient(type_tag, data, aad)? {
+            None if self.strict => Err(refused(type_tag)),
+            opened => Ok(opened),
+        }
+    }
+
+    /// [`open`](Self::open) without strict mode's refusal.
+    fn open_lenient<'t>(
+        &self,
+        type_tag: &'t str,
+        data: &[u8],
+        aad: &[u8],
+    ) -> Result<Option<(&'t str, Plaintext)>> {
         match self.peel(type_tag) {
             Some((inner_tag, name)) => {
-                let plaintext = WipedVec::new(self.cipher.decrypt(name, data, aad)?);
-                self.inner.loads_typed(inner_tag, &plaintext)
+                let plaintext = self.cipher.decrypt(name, data, aad)?;
+                Ok(Some((inner_tag, plaintext)))
             }
-            None => self.load_unencrypted(type_tag, data),
+            None => Ok(None),
         }
     }
 
     /// Removes this serializer's encryption layer without decoding: the inner
     /// `(type, bytes)` pair. An unencrypted row comes back as it is (strict mode:
-    /// refused).
+    /// refused). The returned bytes are an ordinary buffer, not wiped on drop: prefer
+    /// [`open`](Self::open).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
     pub fn decrypt_typed(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<TypedBytes> {
-        match self.peel(type_tag) {
-            Some((inner_tag, name)) => Ok(TypedBytes::new(
-                inner_tag,
-                self.cipher.decrypt(name, data, aad)?,
-            )),
-            None if self.strict => Err(refused(type_tag)),
+        match self.open(type_tag, data, aad)? {
+            Some((inner_tag, plaintext)) => Ok(TypedBytes::new(inner_tag, plaintext.into_vec())),
             None => Ok(TypedBytes::new(type_tag, data.to_vec())),
         }
     }
 
-    /// Encrypts an already serialized pair: `(typ, data)` → `(typ+name, ciphertext)`.
+    /// Encrypts an already serialized pair: `(typ, data)` → `(typ+name, ciphertext)`;
+    /// [`seal`](Self::seal) of its parts.
+    ///
+    /// # Errors
+    /// As [`seal`](Self::seal).
     pub fn encrypt_typed(&self, plain: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
-        self.encrypt_pair(&plain.type_tag, &plain.data, aad)
+        self.seal(&plain.type_tag, &plain.data, aad)
     }
 
     /// Re-encrypts a stored pair under the cipher's current (primary) key: a row
     /// encrypted under a previous key of a [`KeyRing`], or an unencrypted row (the
-    /// migration to encryption). The saver's `"empty"` marker is returned unchanged (it
-    /// is never passed through a serializer).
+    /// migration to encryption, strict mode or not). The saver's `"empty"` marker is
+    /// returned unchanged (it is never passed through a serializer).
     ///
     /// A row is re-encrypted only if the inner serializer reads it (its plaintext is
-    /// decoded and dropped), so a corrupt row or an unknown tag is refused instead of
-    /// being encrypted blind. `pickle` rows, which only Python reads, are re-encrypted.
+    /// decoded and dropped, then wiped), so a corrupt row or an unknown tag is refused
+    /// instead of being encrypted blind. `pickle` rows, which only Python reads, are
+    /// re-encrypted.
     ///
     /// # Errors
     /// The decryption error, or the inner serializer's error reading the row.
@@ -179,25 +252,23 @@ impl<S: Serializer> EncryptedSerializer<S> {
         if typed.type_tag == tags::EMPTY {
             return Ok(typed.clone());
         }
-        match self.peel(&typed.type_tag) {
-            Some((inner_tag, name)) => {
-                let plaintext = WipedVec::new(self.cipher.decrypt(name, &typed.data, aad)?);
+        match self.open_lenient(&typed.type_tag, &typed.data, aad)? {
+            Some((inner_tag, plaintext)) => {
                 readable(self.inner.loads_typed(inner_tag, &plaintext))?;
-                self.encrypt_pair(inner_tag, &plaintext, aad)
+                self.seal(inner_tag, &plaintext, aad)
             }
             None => {
                 readable(self.load_inner(&typed.type_tag, &typed.data))?;
-                self.encrypt_pair(&typed.type_tag, &typed.data, aad)
+                self.seal(&typed.type_tag, &typed.data, aad)
             }
         }
     }
 
-    fn encrypt_pair(&self, inner_tag: &str, data: &[u8], aad: &[u8]) -> Result<TypedBytes> {
-        let (name, ciphertext) = self.cipher.encrypt(data, aad)?;
-        if name.is_empty() || name.contains('+') {
-            return Err(CryptoError::InvalidCipherName { name }.into());
-        }
-        Ok(TypedBytes::new(format!("{inner_tag}+{name}"), ciphertext))
+    /// [`seal`](Self::seal) of a pair the inner serializer just produced, wiping its
+    /// bytes afterwards.
+    fn seal_owned(&self, plain: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        let data = Plaintext::new(Vec::from(plain.data));
+        self.seal(&plain.type_tag, &data, aad)
     }
 
     /// `(inner tag, cipher name)` when the tag's last suffix belongs to the cipher.
@@ -205,13 +276,6 @@ impl<S: Serializer> EncryptedSerializer<S> {
         type_tag
             .rsplit_once('+')
             .filter(|(_, name)| self.cipher.accepts(name))
-    }
-
-    fn load_unencrypted(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
-        if self.strict {
-            return Err(refused(type_tag));
-        }
-        self.load_inner(type_tag, data)
     }
 
     /// The inner serializer; a suffix nobody in the stack knows becomes
@@ -279,19 +343,27 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
         true
     }
 
-    /// Typed (serde) values: the inner serializer's pair, then encrypted.
-    fn wrap_serialized(&self, raw: TypedBytes) -> Result<TypedBytes> {
-        let inner = self.inner.wrap_serialized(raw)?;
-        self.encrypt_typed(&inner, b"")
+    /// Typed (serde) values: the inner serializer's pair, then [sealed](Self::seal)
+    /// under `aad`; the serialized plaintext is wiped.
+    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+        let inner = self.inner.wrap_serialized(raw, b"")?;
+        self.seal_owned(inner, aad)
     }
 
-    /// Typed (serde) values: decrypted, then handed to the inner serializer.
-    fn unwrap_serialized<'a>(&self, type_tag: &'a str, data: &'a [u8]) -> Result<TypedSlice<'a>> {
-        let plain = self.decrypt_typed(type_tag, data, b"")?;
-        let inner = self.inner.unwrap_serialized(&plain.type_tag, &plain.data)?;
-        Ok(TypedSlice {
-            type_tag: Cow::Owned(inner.type_tag.into_owned()),
-            data: Cow::Owned(inner.data.into_owned()),
-        })
+    /// Typed (serde) values: [opened](Self::open) under `aad`, then handed to the inner
+    /// serializer; the plaintext is wiped once `read` returns.
+    fn unwrap_serialized(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        aad: &[u8],
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        match self.open(type_tag, data, aad)? {
+            Some((inner_tag, plaintext)) => self
+                .inner
+                .unwrap_serialized(inner_tag, &plaintext, b"", read),
+            None => self.inner.unwrap_serialized(type_tag, data, b"", read),
+        }
     }
 }

@@ -145,29 +145,3 @@ pub enum CryptoError {
     #[error("cipher backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
-
-impl CryptoError {
-    /// A stable snake_case name of the error's kind.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            CryptoError::MissingKey { .. } | CryptoError::EncryptedRowWithoutKey { .. } => {
-                "missing_key"
-            }
-            CryptoError::KeyNotUtf8 { .. } => "key_not_utf8",
-            CryptoError::TooManyKeys { .. } => "too_many_keys",
-            CryptoError::InvalidKeyLength { .. } => "invalid_key_length",
-            CryptoError::InvalidKeyEncoding { .. } => "invalid_key_encoding",
-            CryptoError::UnknownCipher { .. } => "unknown_cipher",
-            CryptoError::InvalidCipherName { .. } => "invalid_cipher_name",
-            CryptoError::AuthenticationFailed { .. } => "authentication_failed",
-            CryptoError::Truncated { .. } => "ciphertext_truncated",
-            CryptoError::PlaintextRefused { .. } => "plaintext_refused",
-            CryptoError::DecompressionLimit { .. } => "decompression_limit",
-            CryptoError::DecompressionBudget { .. } => "decompression_budget",
-            CryptoError::InvalidCompressedData { .. } => "invalid_compressed_data",
-            CryptoError::TooLong { .. } => "too_long",
-            CryptoError::RandomSource { .. } => "random_source",
-            CryptoError::Backend(_) => "cipher_backend",
-        }
-    }
-}

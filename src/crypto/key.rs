@@ -2,10 +2,12 @@
 //! read from configuration text.
 
 use std::fmt;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use zeroize::Zeroizing;
 
+use super::aead::KeyState;
 use super::CryptoError;
 
 /// The environment variable Python reads the key from (its UTF-8 bytes are the key).
@@ -39,6 +41,9 @@ pub const BASE64_PREFIX: &str = "base64:";
 #[derive(Clone)]
 pub struct AesKey {
     bytes: Zeroizing<Vec<u8>>,
+    /// The expanded key schedules (EAX and GCM), built once, shared by clones, wiped
+    /// on drop.
+    state: Arc<KeyState>,
 }
 
 impl AesKey {
@@ -73,9 +78,16 @@ impl AesKey {
 
     pub(crate) fn named(bytes: &[u8], source_name: &str) -> Result<Self, CryptoError> {
         match bytes.len() {
-            16 | 24 | 32 => Ok(AesKey {
-                bytes: Zeroizing::new(bytes.to_vec()),
-            }),
+            len @ (16 | 24 | 32) => match KeyState::new(bytes) {
+                Some(state) => Ok(AesKey {
+                    bytes: Zeroizing::new(bytes.to_vec()),
+                    state: Arc::new(state),
+                }),
+                None => Err(CryptoError::InvalidKeyLength {
+                    source_name: source_name.to_owned(),
+                    len,
+                }),
+            },
             len => Err(CryptoError::InvalidKeyLength {
                 source_name: source_name.to_owned(),
                 len,
@@ -98,8 +110,14 @@ impl AesKey {
         self.bytes.len().saturating_mul(8)
     }
 
+    #[cfg(test)]
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// The key's AEAD state.
+    pub(crate) fn state(&self) -> &KeyState {
+        &self.state
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::aes::{self, AesMode, AES_CIPHER_NAME};
 use super::key::{self, AesKey};
-use super::{Cipher, CryptoError};
+use super::{Cipher, CryptoError, Plaintext};
 
 /// An AES cipher (name `"aes"`, Python-compatible bytes) with one primary key that
 /// encrypts and any number of previous keys that only decrypt.
@@ -137,11 +137,15 @@ impl KeyRing {
 
     /// Decrypts and says which key worked: `0` is the primary key, `n` the n-th
     /// previous key. Lets a migration skip rows already under the primary key.
+    ///
+    /// # Errors
+    /// [`CryptoError::Truncated`], or [`CryptoError::AuthenticationFailed`] when no key
+    /// opens the ciphertext in either mode.
     pub fn decrypt_with_index(
         &self,
         ciphertext: &[u8],
         aad: &[u8],
-    ) -> Result<(Vec<u8>, usize), CryptoError> {
+    ) -> Result<(Plaintext, usize), CryptoError> {
         aes::open_any_indexed(self.keys(), self.mode, ciphertext, aad)
     }
 
@@ -157,7 +161,7 @@ impl Cipher for KeyRing {
         Ok((AES_CIPHER_NAME.to_owned(), blob))
     }
 
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
         aes::check_name(name)?;
         aes::open_any(self.keys(), self.mode, ciphertext, aad)
     }

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod aad;
+mod aead;
 mod aes;
 mod cipher;
 mod compress;
@@ -62,3 +63,4 @@ pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::CryptoError;
 pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS, MAX_PREVIOUS_KEYS};
 pub use keyring::KeyRing;
+pub use wipe::Plaintext;

@@ -141,23 +141,6 @@ pub(crate) fn unreadable(kind: RowKind, location: String, source: Error) -> Erro
 }
 
 impl SaverError {
-    /// A stable snake_case name of the error's kind.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            SaverError::MissingThreadId { .. } => "missing_thread_id",
-            SaverError::MissingCheckpointId { .. } => "missing_checkpoint_id",
-            SaverError::InvalidConfig { .. } => "invalid_config",
-            SaverError::InvalidCheckpoint { .. } => "invalid_checkpoint",
-            SaverError::InvalidMetadata { .. } => "invalid_metadata",
-            SaverError::InvalidVersion { .. } => "invalid_version",
-            SaverError::UnreadableRow { .. } => "unreadable_row",
-            SaverError::Storage { .. } => "storage",
-            SaverError::Schema { .. } => "schema",
-            SaverError::InvalidFilter { .. } => "invalid_filter",
-            SaverError::Unsupported { .. } => "unsupported",
-        }
-    }
-
     pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<String>) -> Self {
         SaverError::InvalidCheckpoint {
             field: field.into(),

@@ -1,6 +1,7 @@
 //! The typed layer's error type.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::error::{DecodeError, EncodeError};
 
@@ -33,12 +34,24 @@ pub enum TypedErrorKind {
 #[derive(Clone, PartialEq, Eq)]
 pub struct TypedError(Box<Inner>);
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 struct Inner {
     kind: TypedErrorKind,
     message: String,
     offset: Option<usize>,
+    /// The error of another codec this one reports (a fallback codec's), for
+    /// [`source`](std::error::Error::source).
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+/// Equal when kind, message and offset are; the source is not compared.
+impl PartialEq for Inner {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message && self.offset == other.offset
+    }
+}
+
+impl Eq for Inner {}
 
 impl fmt::Debug for TypedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -58,7 +71,17 @@ impl TypedError {
             kind,
             message: message.into(),
             offset: None,
+            source: None,
         }))
+    }
+
+    /// The same error, reporting `source` as its cause.
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        self.0.source = Some(Arc::new(source));
+        self
     }
 
     pub(crate) fn msg(message: impl Into<String>) -> Self {
@@ -110,6 +133,8 @@ impl TypedError {
             }
         };
         self.0.message = message.to_owned();
+        // A source (a fallback codec's error) may quote the value too.
+        self.0.source = None;
         self
     }
 
@@ -117,22 +142,9 @@ impl TypedError {
     pub fn is_unrepresentable(&self) -> bool {
         matches!(self.0.kind, TypedErrorKind::Unrepresentable)
     }
-
-    /// A stable snake_case name of the kind (for malformed msgpack, the same names as
-    /// [`Error::kind_name`](crate::Error::kind_name) gives decode errors).
-    pub fn kind_name(&self) -> &'static str {
-        match &self.0.kind {
-            TypedErrorKind::Message => "typed",
-            TypedErrorKind::ClassMismatch => "class_mismatch",
-            TypedErrorKind::Unrepresentable => "unrepresentable",
-            TypedErrorKind::Decode(e) => crate::error::decode_kind_name(e.kind()),
-            TypedErrorKind::DepthLimit => "depth_limit",
-        }
-    }
 }
 
-/// The prefix of every class-mismatch message; used to give such errors their own kind
-/// even when they travel through serde's string-only `custom` errors.
+/// The prefix of every class-mismatch message.
 pub(crate) const CLASS_MISMATCH_PREFIX: &str = "expected Python ";
 
 impl fmt::Display for TypedError {
@@ -145,7 +157,14 @@ impl fmt::Display for TypedError {
     }
 }
 
-impl std::error::Error for TypedError {}
+impl std::error::Error for TypedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl From<DecodeError> for TypedError {
     fn from(e: DecodeError) -> Self {
@@ -154,6 +173,7 @@ impl From<DecodeError> for TypedError {
             message: e.to_string(),
             kind: TypedErrorKind::Decode(e),
             offset: Some(offset),
+            source: None,
         }))
     }
 }
@@ -169,33 +189,79 @@ impl From<EncodeError> for TypedError {
     }
 }
 
-/// The start of every depth-limit message ([`EncodeError`]'s and the serializer's).
-pub(crate) const DEPTH_PREFIX: &str = "value nests deeper than ";
-
-/// The prefix of messages saying msgpack cannot hold a value; such errors keep the
-/// [`TypedErrorKind::Unrepresentable`] kind through serde's `custom` errors.
+/// The prefix of messages saying msgpack cannot hold a value.
 pub(crate) const UNREPRESENTABLE_PREFIX: &str = "msgpack cannot hold this value: ";
 
-fn classify(message: String) -> TypedError {
-    if message.starts_with(DEPTH_PREFIX) || message.starts_with("msgpack nesting deeper than") {
-        TypedError::new(TypedErrorKind::DepthLimit, message)
-    } else if message.starts_with(UNREPRESENTABLE_PREFIX) {
-        TypedError::unrepresentable(message)
-    } else if message.starts_with(CLASS_MISMATCH_PREFIX) {
-        TypedError::new(TypedErrorKind::ClassMismatch, message)
-    } else {
-        TypedError::msg(message)
-    }
+thread_local! {
+    /// The kind of the error being made by [`de_error`] / [`ser_error`], with its
+    /// message, for [`TypedError`]'s `custom` to take.
+    static MAKING: std::cell::RefCell<Option<(TypedErrorKind, String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes a serde error of a generic error type `E` with its kind set here: when `E` is
+/// [`TypedError`] (this crate's serializer or deserializer), its `custom` takes `kind`
+/// along with the message; any other error type gets the message. serde's `custom`
+/// only carries text, so the kind travels beside it, never guessed from the text.
+fn made<E>(kind: TypedErrorKind, message: String, custom: impl FnOnce(&str) -> E) -> E {
+    MAKING.with(|m| *m.borrow_mut() = Some((kind, message.clone())));
+    let e = custom(&message);
+    // Not taken (another error type): forget it.
+    MAKING.with(|m| m.borrow_mut().take());
+    e
+}
+
+/// [`made`] for deserializers.
+pub(crate) fn de_error<E: serde::de::Error>(kind: TypedErrorKind, message: String) -> E {
+    made(kind, message, |m| E::custom(m))
+}
+
+/// [`made`] for serializers.
+pub(crate) fn ser_error<E: serde::ser::Error>(kind: TypedErrorKind, message: String) -> E {
+    made(kind, message, |m| E::custom(m))
+}
+
+/// Hands a [`TypedError`] on through a generic deserializer's error type, kind kept.
+pub(crate) fn relay<E: serde::de::Error>(e: TypedError) -> E {
+    let message = e.to_string();
+    de_error(e.0.kind, message)
+}
+
+/// Hands a msgpack [`DecodeError`] on through a generic deserializer's error type: a
+/// depth error keeps [`TypedErrorKind::DepthLimit`], others
+/// [`TypedErrorKind::Decode`].
+pub(crate) fn relay_decode<E: serde::de::Error>(e: DecodeError) -> E {
+    let message = e.to_string();
+    let kind = match e.kind() {
+        crate::error::DecodeErrorKind::DepthLimit { .. } => TypedErrorKind::DepthLimit,
+        _ => TypedErrorKind::Decode(e),
+    };
+    de_error(kind, message)
+}
+
+/// `TypedError`'s `custom`: the kind [`made`] set for this very message, else
+/// [`TypedErrorKind::Message`] (a `Deserialize` implementation's own message).
+fn from_custom(message: String) -> TypedError {
+    let kind = MAKING
+        .with(|m| {
+            let mut m = m.borrow_mut();
+            match m.as_ref() {
+                Some((_, made)) if *made == message => m.take().map(|(kind, _)| kind),
+                _ => None,
+            }
+        })
+        .unwrap_or(TypedErrorKind::Message);
+    TypedError::new(kind, message)
 }
 
 impl serde::ser::Error for TypedError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        classify(msg.to_string())
+        from_custom(msg.to_string())
     }
 }
 
 impl serde::de::Error for TypedError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        classify(msg.to_string())
+        from_custom(msg.to_string())
     }
 }

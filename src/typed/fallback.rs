@@ -43,17 +43,21 @@ impl FallbackCodec for JsonFallback {
 
     fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>> {
         serde_json::to_vec(value).map_err(|e| {
-            Error::Typed(TypedError::msg(format!(
-                "the JSON fallback cannot encode the value either: {e}"
-            )))
+            Error::Typed(
+                TypedError::msg(format!(
+                    "the JSON fallback cannot encode the value either: {e}"
+                ))
+                .with_source(e),
+            )
         })
     }
 
     fn decode<T: DeserializeOwned>(&self, data: &[u8]) -> Result<T> {
         serde_json::from_slice(data).map_err(|e| {
-            Error::Typed(TypedError::msg(format!(
-                "JSON row does not match the Rust type: {e}"
-            )))
+            Error::Typed(
+                TypedError::msg(format!("JSON row does not match the Rust type: {e}"))
+                    .with_source(e),
+            )
         })
     }
 }

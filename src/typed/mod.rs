@@ -230,45 +230,136 @@ pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
 /// [`unwrap_serialized`](Serializer::unwrap_serialized) hooks finish the pair: for
 /// [`JsonPlusSerializer`](crate::JsonPlusSerializer) they do nothing, so typed values
 /// go straight between Rust values and bytes; a wrapper such as an encrypting
-/// serializer encrypts and decrypts there.
+/// serializer encrypts and decrypts there (binding the row to associated data with the
+/// `_with_aad` methods, as its `dumps_typed_with_aad` does for [`Value`](crate::Value)s)
+/// and wipes the decrypted bytes once the value is read.
+///
+/// ```
+/// use langgraph_codec::crypto::{aad, AesMode, CryptoError, EncryptedSerializer};
+/// use langgraph_codec::typed::TypedSerializerExt;
+/// use langgraph_codec::Error;
+///
+/// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
+/// let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
+/// let row = serde.dumps_typed_value_with_aad(&vec![1u8, 2, 3], &here)?;
+/// let back: Vec<u8> = serde.loads_typed_value_with_aad(&row.type_tag, &row.data, &here)?;
+/// assert_eq!(back, [1, 2, 3]);
+/// // Another row's associated data does not open it.
+/// let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
+/// assert!(matches!(
+///     serde.loads_typed_value_with_aad::<Vec<u8>>(&row.type_tag, &row.data, &there),
+///     Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
+/// ));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait TypedSerializerExt: Serializer {
     /// Serializes a typed value to a `(type, bytes)` pair, with the JSON fallback.
+    ///
+    /// # Errors
+    /// As [`dumps`], or the serializer's error finishing the pair (encryption).
     fn dumps_typed_value<T: Serialize + ?Sized>(&self, value: &T) -> Result<TypedBytes> {
         self.dumps_typed_value_with(value, &JsonFallback)
     }
 
     /// Serializes a typed value with the given fallback codec.
+    ///
+    /// # Errors
+    /// As [`dumps_typed_value`](Self::dumps_typed_value).
     fn dumps_typed_value_with<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
         &self,
         value: &T,
         fallback: &F,
     ) -> Result<TypedBytes> {
-        self.wrap_serialized(dumps(value, fallback)?)
+        self.wrap_serialized(dumps(value, fallback)?, b"")
+    }
+
+    /// [`dumps_typed_value`](Self::dumps_typed_value) binding the row to the associated
+    /// data `aad` (see [`crypto::aad`](crate::crypto::aad)); serializers that do not
+    /// encrypt ignore it.
+    ///
+    /// # Errors
+    /// As [`dumps_typed_value`](Self::dumps_typed_value).
+    fn dumps_typed_value_with_aad<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        aad: &[u8],
+    ) -> Result<TypedBytes> {
+        self.wrap_serialized(dumps(value, &JsonFallback)?, aad)
     }
 
     /// Reads a `(type, bytes)` pair into a typed value, with the JSON fallback.
+    ///
+    /// # Errors
+    /// The serializer's error opening the pair (decryption), or as [`loads`].
     fn loads_typed_value<T: DeserializeOwned>(&self, type_tag: &str, data: &[u8]) -> Result<T> {
         self.loads_typed_value_with(type_tag, data, &JsonFallback)
     }
 
     /// Reads a `(type, bytes)` pair with the given fallback codec.
+    ///
+    /// # Errors
+    /// As [`loads_typed_value`](Self::loads_typed_value).
     fn loads_typed_value_with<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
         &self,
         type_tag: &str,
         data: &[u8],
         fallback: &F,
     ) -> Result<T> {
-        let inner = self.unwrap_serialized(type_tag, data)?;
-        let read = loads(&inner.type_tag, &inner.data, fallback);
-        if self.confidential() {
+        load_through(self, type_tag, data, b"", fallback)
+    }
+
+    /// [`loads_typed_value`](Self::loads_typed_value) of a row bound to the associated
+    /// data `aad`; serializers that do not encrypt ignore it.
+    ///
+    /// # Errors
+    /// As [`loads_typed_value`](Self::loads_typed_value); an encrypting serializer
+    /// refuses a row bound to other associated data
+    /// ([`CryptoError::AuthenticationFailed`](crate::crypto::CryptoError::AuthenticationFailed)).
+    fn loads_typed_value_with_aad<T: DeserializeOwned>(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        aad: &[u8],
+    ) -> Result<T> {
+        load_through(self, type_tag, data, aad, &JsonFallback)
+    }
+}
+
+/// Reads a typed value through the serializer's
+/// [`unwrap_serialized`](Serializer::unwrap_serialized) hook: the value is read while
+/// the hook holds the (possibly decrypted) bytes, which it wipes afterwards.
+fn load_through<S, T, F>(
+    serializer: &S,
+    type_tag: &str,
+    data: &[u8],
+    aad: &[u8],
+    fallback: &F,
+) -> Result<T>
+where
+    S: Serializer + ?Sized,
+    T: DeserializeOwned,
+    F: FallbackCodec + ?Sized,
+{
+    let mut out = None;
+    serializer.unwrap_serialized(type_tag, data, aad, &mut |tag, bytes| {
+        let read = loads(tag, bytes, fallback);
+        out = Some(if serializer.confidential() {
             // Decrypted data: the error keeps its kind and offset, not what it found.
-            return read.map_err(|e| match e {
+            read.map_err(|e| match e {
                 Error::Typed(e) => Error::Typed(e.redacted()),
                 other => other,
-            });
-        }
-        read
-    }
+            })?
+        } else {
+            read?
+        });
+        Ok(())
+    })?;
+    out.ok_or_else(|| {
+        Error::Typed(TypedError::new(
+            TypedErrorKind::Message,
+            "the serializer's unwrap_serialized hook did not hand over the row",
+        ))
+    })
 }
 
 impl<S: Serializer + ?Sized> TypedSerializerExt for S {}

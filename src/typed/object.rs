@@ -14,7 +14,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 
 use super::de::{ByteVec, De};
-use super::error::CLASS_MISMATCH_PREFIX;
+use super::error::{de_error, relay, CLASS_MISMATCH_PREFIX};
+use super::TypedErrorKind;
 use super::{EXT_MARKER, RAW_MARKER};
 use crate::value::ObjectKind;
 
@@ -159,8 +160,8 @@ impl<'de, R: ExtRead> Visitor<'de> for ExtVisitor<R> {
         let mut sub = De::new(&raw.0, super::DEFAULT_TYPED_DEPTH);
         let out = sub
             .deserialize_newtype_struct(EXT_MARKER, self)
-            .map_err(de::Error::custom)?;
-        sub.end().map_err(de::Error::custom)?;
+            .map_err(relay)?;
+        sub.end().map_err(relay)?;
         Ok(out)
     }
 }
@@ -186,9 +187,12 @@ pub(crate) trait ObjectRead: Sized {
     }
 }
 
-/// The message of a class mismatch.
-pub(crate) fn mismatch(expected: &str, code: i8, module: &str, name: &str) -> String {
-    format!("{CLASS_MISMATCH_PREFIX}{expected}, found class {module}.{name} (ext {code})")
+/// A class mismatch, of kind [`TypedErrorKind::ClassMismatch`].
+pub(crate) fn mismatch<E: de::Error>(expected: &str, code: i8, module: &str, name: &str) -> E {
+    de_error(
+        TypedErrorKind::ClassMismatch,
+        format!("{CLASS_MISMATCH_PREFIX}{expected}, found class {module}.{name} (ext {code})"),
+    )
 }
 
 struct Envelope<R>(R);
@@ -200,10 +204,13 @@ impl<R: ObjectRead> ExtRead for Envelope<R> {
     }
     fn read<'de, D: Deserializer<'de>>(self, code: i8, d: D) -> Result<R::Out, D::Error> {
         if !(0..=5).contains(&code) {
-            return Err(de::Error::custom(format!(
-                "{CLASS_MISMATCH_PREFIX}{}, found ext {code}",
-                self.0.expected()
-            )));
+            return Err(de_error(
+                TypedErrorKind::ClassMismatch,
+                format!(
+                    "{CLASS_MISMATCH_PREFIX}{}, found ext {code}",
+                    self.0.expected()
+                ),
+            ));
         }
         d.deserialize_seq(EnvelopeVisitor {
             reader: self.0,
@@ -232,12 +239,7 @@ impl<'de, R: ObjectRead> Visitor<'de> for EnvelopeVisitor<R> {
             .map(|c| c.0)
             .ok_or_else(|| de::Error::invalid_length(1, &"(module, name, arg)"))?;
         if !self.reader.accepts(self.code, &module, &name) {
-            return Err(de::Error::custom(mismatch(
-                &self.reader.expected(),
-                self.code,
-                &module,
-                &name,
-            )));
+            return Err(mismatch(&self.reader.expected(), self.code, &module, &name));
         }
         let out = self.reader.read_arg(self.code, &module, &name, &mut seq)?;
         // The optional method name (`fromisoformat`, `model_validate_json`).
@@ -383,10 +385,13 @@ impl<T: de::DeserializeOwned> ExtRead for Payload<T> {
     }
     fn read<'de, D: Deserializer<'de>>(self, code: i8, d: D) -> Result<T, D::Error> {
         if code != self.code {
-            return Err(de::Error::custom(format!(
-                "{CLASS_MISMATCH_PREFIX}{}, found ext {code}",
-                self.expected()
-            )));
+            return Err(de_error(
+                TypedErrorKind::ClassMismatch,
+                format!(
+                    "{CLASS_MISMATCH_PREFIX}{}, found ext {code}",
+                    self.expected()
+                ),
+            ));
         }
         T::deserialize(d)
     }

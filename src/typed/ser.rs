@@ -783,7 +783,7 @@ mod tests {
                 }
                 Err(e) => {
                     assert!(!fits, "{n}: {e}");
-                    assert_eq!(e.kind_name(), "depth_limit", "{e}");
+                    assert_eq!(e.kind(), crate::ErrorKind::DepthLimit, "{e}");
                 }
             }
         }
@@ -848,7 +848,7 @@ mod tests {
             .stack_size(64 * 1024)
             .spawn(move || {
                 let r = to_vec(&(1u8, vec![&*shared]));
-                matches!(r, Err(crate::Error::Typed(e)) if e.kind_name() == "depth_limit")
+                matches!(r, Err(crate::Error::Typed(e)) if e.kind() == &crate::typed::TypedErrorKind::DepthLimit)
             })
             .ok()
             .and_then(|t| t.join().ok());

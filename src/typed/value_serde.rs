@@ -18,7 +18,8 @@ use serde::de::{
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::de::{ByteVec, IsRawMarker};
-use super::error::UNREPRESENTABLE_PREFIX;
+use super::error::{relay_decode, ser_error, UNREPRESENTABLE_PREFIX};
+use super::TypedErrorKind;
 use super::{RAW_MARKER, VALUE_MARKER};
 use crate::msgpack;
 use crate::value::{Int, Value};
@@ -110,8 +111,13 @@ pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::
 
 pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
     match e {
-        crate::error::EncodeError::DepthLimit { .. } => E::custom(e),
-        _ => E::custom(format!("{UNREPRESENTABLE_PREFIX}{e}")),
+        crate::error::EncodeError::DepthLimit { .. } => {
+            ser_error(TypedErrorKind::DepthLimit, e.to_string())
+        }
+        _ => ser_error(
+            TypedErrorKind::Unrepresentable,
+            format!("{UNREPRESENTABLE_PREFIX}{e}"),
+        ),
     }
 }
 
@@ -187,7 +193,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
             return Err(de::Error::invalid_type(de::Unexpected::Enum, &self));
         }
         let raw: ByteVec<'_> = variant.newtype_variant()?;
-        msgpack::decode(&raw.0).map_err(de::Error::custom)
+        msgpack::decode(&raw.0).map_err(relay_decode)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
@@ -199,7 +205,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
             if map.next_key::<de::IgnoredAny>()?.is_some() {
                 return Err(de::Error::custom("a raw msgpack marker map has one entry"));
             }
-            return msgpack::decode(&raw.0).map_err(de::Error::custom);
+            return msgpack::decode(&raw.0).map_err(relay_decode);
         }
         entries.push((first, map.next_value::<Value>()?));
         while let Some((k, v)) = map.next_entry::<Value, Value>()? {

@@ -23,7 +23,7 @@ impl fmt::Display for Failure {
 
 impl From<crate::Error> for Failure {
     fn from(e: crate::Error) -> Self {
-        Failure(format!("saver error ({}): {e}", e.kind_name()))
+        Failure(format!("saver error ({}): {e}", e.kind()))
     }
 }
 

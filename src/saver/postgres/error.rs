@@ -98,23 +98,6 @@ pub enum PostgresError {
 }
 
 impl PostgresError {
-    /// A stable snake_case name of the error's kind.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            PostgresError::Db { .. } => "postgres_db",
-            PostgresError::Pool { .. } => "postgres_pool",
-            PostgresError::Config { .. } => "postgres_config",
-            PostgresError::InvalidSchemaName { .. } => "invalid_schema_name",
-            PostgresError::SchemaMissing { .. } => "schema_missing",
-            PostgresError::ShallowSchema { .. } => "shallow_schema",
-            PostgresError::SchemaTooNew { .. } => "schema_too_new",
-            PostgresError::SchemaIncomplete { .. } => "schema_incomplete",
-            PostgresError::LockTimeout { .. } => "lock_timeout",
-            PostgresError::NotJsonb { .. } => "not_jsonb",
-            PostgresError::UnreadableColumn { .. } => "unreadable_column",
-        }
-    }
-
     /// The SQLSTATE the server reported, if this is a server error.
     pub fn sqlstate(&self) -> Option<&str> {
         match self {

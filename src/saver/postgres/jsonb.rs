@@ -88,7 +88,7 @@ fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), 
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&json::write(k).map_err(|e| e.to_owned())?);
+                out.push_str(&json::write(k).map_err(|e| e.to_string())?);
                 out.push(':');
                 write_into(v, out, path)?;
                 path.truncate(len);
@@ -97,8 +97,8 @@ fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), 
             Ok(())
         }),
         scalar => {
-            let text =
-                json::write(scalar).map_err(|kind| format!("a {kind} value has no JSONB form"))?;
+            let text = json::write(scalar)
+                .map_err(|e| format!("a {} value has no JSONB form", e.value_kind()))?;
             out.push_str(&text);
             Ok(())
         }

@@ -294,12 +294,7 @@ impl ObjectRead for TzInfoRead {
         }
         let TimeZoneArgs(offset, tzname) = seq.next_element()?.ok_or_else(missing)?;
         if !valid_offset(&offset) {
-            return Err(de::Error::custom(mismatch(
-                &self.expected(),
-                code,
-                module,
-                name,
-            )));
+            return Err(mismatch(&self.expected(), code, module, name));
         }
         Ok(TzInfo::TimeZone(TimeZone {
             offset,
