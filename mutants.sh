@@ -14,6 +14,8 @@
 # `git status` there afterwards. The test targets are passed as cargo arguments (`-C`),
 # so each mutant builds only those binaries, not every test target of the crate.
 # `--baseline skip`: run the chosen tests once unmutated first (`BASELINE=run` does).
+# `ITERATE=1` reruns only what the last run in the same OUT_DIR did not catch (cargo
+# mutants `--iterate`): how the tests added for the survivors were confirmed.
 # The saver group starts a throw-away PostgreSQL (vectors/postgres/pg_server.sh) so
 # the Postgres saver's tests really run instead of skipping.
 set -euo pipefail
