@@ -14,8 +14,10 @@
 # `git status` there afterwards. The test targets are passed as cargo arguments (`-C`),
 # so each mutant builds only those binaries, not every test target of the crate.
 # `--baseline skip`: run the chosen tests once unmutated first (`BASELINE=run` does).
-# `ITERATE=1` reruns only what the last run in the same OUT_DIR did not catch (cargo
-# mutants `--iterate`): how the tests added for the survivors were confirmed.
+# `RERUN=FILE` tests only the mutants named in FILE (one a line, as in a run's
+# `missed.txt`), e.g. to confirm that tests added for the survivors kill them. (Not
+# `--iterate`: with `--shard` it re-shards what is left and tests other mutants.)
+# Give shard 0/1 then, or the named mutants are sharded again.
 # The saver group starts a throw-away PostgreSQL (vectors/postgres/pg_server.sh) so
 # the Postgres saver's tests really run instead of skipping.
 set -euo pipefail
@@ -26,8 +28,12 @@ out=${3:-mutants.out.d}/$group-${shard/\//-of-}
 mkdir -p "$out"
 
 common=(--in-place --baseline "${BASELINE:-skip}" --timeout 60 --jobserver-tasks 1
-    --features postgres --shard "$shard" --sharding round-robin --output "$out"
-    ${ITERATE:+--iterate})
+    --features postgres --shard "$shard" --sharding round-robin --output "$out")
+if [ -n "${RERUN:-}" ]; then
+    while IFS= read -r name; do
+        [ -n "$name" ] && common+=(--re "$(printf '%s' "$name" | sed 's/[][\\.+*?(){}|^$#&~-]/\\&/g')")
+    done <"$RERUN"
+fi
 
 case $group in
 crypto)
