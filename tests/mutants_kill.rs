@@ -568,3 +568,23 @@ fn now_isoformat_is_todays_utc_date_and_time_in_pythons_format() {
     assert_eq!(civil_by_counting(11_016), (2000, 2, 29));
     assert_eq!(civil_by_counting(20_454), (2026, 1, 1));
 }
+
+#[test]
+fn a_view_of_a_numpy_array_is_held_to_the_total_depth_limit() {
+    // 131,072 levels in all (`DEFAULT_MAX_TOTAL_DEPTH`). Each delta snapshot is one
+    // level (an ext 7 envelope); a numpy array with a shape is three (its ext 6
+    // envelope, the payload tuple, the shape array). So 131,069 snapshots around one
+    // fit exactly and 131,070 are one level too many.
+    let view = |snapshots: usize| {
+        let array = r#"{"$ndarray": "<f8", "shape": [1], "order": "C", "buffer": "AAAAAAAA8D8="}"#;
+        format!(
+            "{}{array}{}",
+            r#"{"$delta_snapshot": "#.repeat(snapshots),
+            "}".repeat(snapshots)
+        )
+    };
+    assert_eq!(msgpack::DEFAULT_MAX_TOTAL_DEPTH, 131_072);
+    let fits = langgraph_codec::view::from_str(&view(131_069)).expect("within the limit");
+    assert!(msgpack::encode(&fits).is_ok());
+    assert!(langgraph_codec::view::from_str(&view(131_070)).is_err());
+}
