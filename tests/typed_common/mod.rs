@@ -8,9 +8,8 @@ use std::sync::OnceLock;
 
 use base64::Engine;
 use langgraph_codec::typed::{self, JsonFallback};
-use langgraph_codec::Value;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub struct Vector {
     pub tag: String,
