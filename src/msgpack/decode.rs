@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 
-use crate::error::{DecodeError, DecodeErrorKind as Kind};
+use super::error::{DecodeError, DecodeErrorKind as Kind};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// The nesting limit ormsgpack reads (it writes at most 255 levels), per document.

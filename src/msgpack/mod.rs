@@ -19,6 +19,9 @@
 
 mod decode;
 mod encode;
+mod error;
+
+pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 
 pub use decode::{
     decode, decode_bytes, decode_bytes_with, decode_with, DecodeOptions, DEFAULT_MAX_DEPTH,

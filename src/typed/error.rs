@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::{DecodeError, EncodeError};
 
 /// What went wrong in a typed (serde) write or read.
 #[derive(Clone, Debug, PartialEq, Eq)]
