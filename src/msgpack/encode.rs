@@ -8,7 +8,7 @@
 //! same bytes without building a [`Value`].
 
 use super::error::EncodeError;
-use crate::msgpack::decode::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
+use super::read::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 use crate::value::{Int, NdArray, PyObject, Value};
 
 /// Container levels between two checks of the remaining call stack.
