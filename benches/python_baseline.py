@@ -277,11 +277,14 @@ def criterion_estimates():
 
 # (Rust id, Python case, target speed-up or None, note)
 ROWS = [
-    ("loads/messages300_value", "loads/messages300", 20, "JsonPlus loads_typed"),
-    ("loads/messages300_typed", "loads/messages300", 20, "JsonPlus loads_typed"),
+    ("loads/messages300_value", "loads/messages300", 25, "JsonPlus loads_typed"),
+    ("loads/messages300_typed", "loads/messages300", 25, "JsonPlus loads_typed"),
+    ("loads/messages300_borrowed", "loads/messages300", 60, "JsonPlus loads_typed; Rust: ValueRef, nothing copied"),
     ("dumps/messages300_value", "dumps/messages300", 10, "JsonPlus dumps_typed"),
     ("dumps/messages300_typed", "dumps/messages300", 10, "JsonPlus dumps_typed"),
     ("loads/checkpoint_plain_value", "loads/checkpoint_plain", 20, "JsonPlus loads_typed"),
+    ("loads/checkpoint_plain_borrowed", "loads/checkpoint_plain", 5,
+     "JsonPlus loads_typed; Rust: ValueRef, nothing copied"),
     ("dumps/checkpoint_plain_value", "dumps/checkpoint_plain", 10, "JsonPlus dumps_typed"),
     ("encrypt/eax_1mib", "encrypt/eax_1mib", 1.5, "EncryptedSerializer EAX dumps_typed"),
     ("decrypt/eax_1mib", "decrypt/eax_1mib", 1.5, "EncryptedSerializer EAX loads_typed"),

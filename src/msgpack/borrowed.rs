@@ -315,6 +315,7 @@ impl From<ValueRef<'_>> for Value {
 // is safe on any thread.
 
 impl Drop for ValueRef<'_> {
+    #[inline]
     fn drop(&mut self) {
         match self {
             ValueRef::Array(items) if !items.is_empty() => {

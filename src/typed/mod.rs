@@ -105,8 +105,8 @@ fn to_vec_marked<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<u8>, bool)> {
 /// per document, each envelope payload a document of its own as Python packs it
 /// (ormsgpack writes at most 255 per document, so nothing Python writes is refused), and
 /// [`DEFAULT_MAX_TOTAL_DEPTH`](crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH) levels in all.
-/// [`Value`](crate::Value) parts are decoded without recursion and follow the msgpack
-/// limits. The reader's own recursion continues on heap-allocated stack segments; the
+/// [`Value`](crate::Value) parts are read by the msgpack decoder on the same reader,
+/// under the same limits ([`default_options`]). The reader's own recursion continues on heap-allocated stack segments; the
 /// per-document bound also bounds what serde's buffering for `flatten` and untagged
 /// enums recurses over (buffered envelopes are re-read as documents of their own).
 pub const DEFAULT_TYPED_DEPTH: usize = 512;
