@@ -6,7 +6,8 @@
 //!
 //! Layers, data flowing one way:
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
-//! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
+//! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
+//!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
 //! - [`json`] and [`view`]: `json`-tagged rows, and the lossless JSON view for people.
 //! - [`serializer`]: the [`Serializer`] protocol and [`JsonPlusSerializer`].
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,

@@ -538,11 +538,25 @@ pub(crate) fn skip(r: &mut Reader<'_>) -> Result<(), DecodeError> {
     walk::<()>(r)
 }
 
+/// Reads one complete item at the reader's position.
 #[inline]
 fn walk<'a, B: Build<'a>>(r: &mut Reader<'a>) -> Result<B, DecodeError> {
+    let mut value = B::default();
+    walk_into(r, &mut value)?;
+    Ok(value)
+}
+
+/// Reads one complete item into `slot`, which holds `B::default()`.
+///
+/// In place, as the owned decoder reads (see its `read_into`): a returned
+/// `Result<ValueRef, _>` is stored field by field and then copied into the parent with
+/// wide loads that stall on store forwarding (the hottest instructions of this walk on
+/// flat records before it wrote in place).
+#[inline]
+fn walk_into<'a, B: Build<'a>>(r: &mut Reader<'a>, slot: &mut B) -> Result<(), DecodeError> {
     let at = r.pos;
     let head = r.head()?;
-    walk_from(r, head, at)
+    walk_from_into(r, head, at, slot)
 }
 
 /// Checks and skips the rest of the item whose header (at `at`) was just read.
@@ -551,36 +565,57 @@ pub(crate) fn skip_from<'a>(
     head: Head<'a>,
     at: usize,
 ) -> Result<(), DecodeError> {
-    walk_from::<()>(r, head, at)
+    walk_from_into(r, head, at, &mut ())
 }
 
-/// Walks the item whose header (at `at`) was just read.
-fn walk_from<'a, B: Build<'a>>(
+/// Reads the item whose header (at `at`) was just read into `slot`.
+fn walk_from_into<'a, B: Build<'a>>(
     r: &mut Reader<'a>,
     head: Head<'a>,
     at: usize,
-) -> Result<B, DecodeError> {
+    slot: &mut B,
+) -> Result<(), DecodeError> {
     match head {
-        Head::Array(0) => Ok(B::array(Vec::new())),
-        Head::Map(0) => Ok(B::map(Vec::new())),
+        Head::Array(0) => put(slot, B::array(Vec::new())),
+        Head::Map(0) => put(slot, B::map(Vec::new())),
         Head::Array(n) => r.nested(at, |r| {
             let mut items = Vec::with_capacity(n.min(MAX_PREALLOC));
             for _ in 0..n {
-                items.push(walk(r)?);
+                items.push(B::default());
+                if let Some(item) = items.last_mut() {
+                    walk_into(r, item)?;
+                }
             }
-            Ok(B::array(items))
-        }),
+            put(slot, B::array(items));
+            Ok::<_, DecodeError>(())
+        })?,
         Head::Map(n) => r.nested(at, |r| {
             let mut entries = Vec::with_capacity(n.min(MAX_PREALLOC / 2));
             for _ in 0..n {
-                let key = walk(r)?;
-                entries.push((key, walk(r)?));
+                entries.push((B::default(), B::default()));
+                if let Some((key, value)) = entries.last_mut() {
+                    walk_into(r, key)?;
+                    walk_into(r, value)?;
+                }
             }
-            Ok(B::map(entries))
-        }),
-        Head::Ext { code, len } => ext(r, code, len, at),
-        scalar => Ok(B::scalar(scalar)),
+            put(slot, B::map(entries));
+            Ok::<_, DecodeError>(())
+        })?,
+        Head::Ext { code, len } => {
+            let value = ext(r, code, len, at)?;
+            put(slot, value);
+        }
+        scalar => put(slot, B::scalar(scalar)),
     }
+    Ok(())
+}
+
+/// Stores `value` in `slot`, which holds the default it was created with (which owns
+/// nothing): replaced and forgotten, so no drop call sits between building `value` and
+/// storing it (see the owned decoder's `put`).
+#[inline(always)]
+fn put<T>(slot: &mut T, value: T) {
+    std::mem::forget(std::mem::replace(slot, value));
 }
 
 /// An extension value of `len` payload bytes, as the owned decoder reads it: codes 0–7
@@ -633,7 +668,7 @@ fn object_payload<'a, B: Build<'a>>(
     let mut items: [B; 4] = Default::default();
     r.nested(at, |r| {
         for item in items.iter_mut().take(len) {
-            *item = walk(r)?;
+            walk_into(r, item)?;
         }
         Ok::<_, DecodeError>(())
     })?;
@@ -719,7 +754,7 @@ impl<'a> LazyValue<'a> {
                     return Ok(Some(LazyValue { r }));
                 }
             } else {
-                walk_from::<()>(&mut r, head, key_at)?;
+                skip_from(&mut r, head, key_at)?;
             }
             skip(&mut r)?;
         }
