@@ -376,6 +376,10 @@ def main():
         if refs["reference/rmpv_decode_messages300_deep"]:
             print(f"Value loads / rmpv decoding ext payloads too: "
                   f"{v / refs['reference/rmpv_decode_messages300_deep']:.2f}×")
+    borrowed = rust.get("loads/messages300_borrowed")
+    if borrowed and refs["loads/messages300_value"]:
+        print(f"Borrowed loads / Value loads: {borrowed / refs['loads/messages300_value']:.2f}× "
+              "(ValueRef: no string or bytes copied)")
     if refs["loads/messages300_typed"] and refs["loads/messages300_value"]:
         print(f"Typed loads / Value loads: {refs['loads/messages300_typed'] / refs['loads/messages300_value']:.2f}× "
               "(target ≤ 1×)")
