@@ -8,6 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use langgraph_codec::msgpack::ValueRef;
 use langgraph_codec::typed::pytypes::AnyMessage;
 use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
@@ -98,12 +99,34 @@ fn typed_benches(c: &mut Criterion, bytes: &[u8]) {
     dumps.finish();
 }
 
+/// The borrowed decode of a whole row: every string and byte string borrowed from the
+/// input, ext payloads decoded as the owned decoder decodes them.
+fn borrowed_bench(c: &mut Criterion, id: &str, bytes: &[u8]) {
+    let serde = JsonPlusSerializer::new();
+    let owned = serde
+        .loads_typed("msgpack", bytes)
+        .expect("payload decodes");
+    assert_eq!(
+        ValueRef::decode(bytes)
+            .expect("decodes borrowed")
+            .to_owned_value(),
+        owned,
+        "{id}: the borrowed decode owns into the same value"
+    );
+    let mut loads = c.benchmark_group("loads");
+    loads.throughput(Throughput::Bytes(bytes.len() as u64));
+    loads.bench_function(id, |b| b.iter(|| ValueRef::decode(black_box(bytes))));
+    loads.finish();
+}
+
 fn codec(c: &mut Criterion) {
     let messages = payload("messages300.msgpack");
     let checkpoint = payload("checkpoint_plain.msgpack");
     value_benches(c, "messages300_value", &messages);
     typed_benches(c, &messages);
     value_benches(c, "checkpoint_plain_value", &checkpoint);
+    borrowed_bench(c, "messages300_borrowed", &messages);
+    borrowed_bench(c, "checkpoint_plain_borrowed", &checkpoint);
 
     let mut reference = c.benchmark_group("reference");
     reference.throughput(Throughput::Bytes(messages.len() as u64));

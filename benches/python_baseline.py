@@ -305,11 +305,14 @@ def criterion_estimates():
 
 # (Rust id, Python case, target speed-up or None, note)
 ROWS = [
-    ("loads/messages300_value", "loads/messages300", 20, "JsonPlus loads_typed"),
-    ("loads/messages300_typed", "loads/messages300", 20, "JsonPlus loads_typed"),
+    ("loads/messages300_value", "loads/messages300", 25, "JsonPlus loads_typed"),
+    ("loads/messages300_typed", "loads/messages300", 25, "JsonPlus loads_typed"),
+    ("loads/messages300_borrowed", "loads/messages300", 60, "JsonPlus loads_typed; Rust: ValueRef, nothing copied"),
     ("dumps/messages300_value", "dumps/messages300", 10, "JsonPlus dumps_typed"),
     ("dumps/messages300_typed", "dumps/messages300", 10, "JsonPlus dumps_typed"),
     ("loads/checkpoint_plain_value", "loads/checkpoint_plain", 20, "JsonPlus loads_typed"),
+    ("loads/checkpoint_plain_borrowed", "loads/checkpoint_plain", 5,
+     "JsonPlus loads_typed; Rust: ValueRef, nothing copied"),
     ("dumps/checkpoint_plain_value", "dumps/checkpoint_plain", 10, "JsonPlus dumps_typed"),
     ("encrypt/eax_1mib", "encrypt/eax_1mib", 1.5, "EncryptedSerializer EAX dumps_typed"),
     ("decrypt/eax_1mib", "decrypt/eax_1mib", 1.5, "EncryptedSerializer EAX loads_typed"),
@@ -407,6 +410,10 @@ def main():
         if refs["reference/rmpv_decode_messages300_deep"]:
             print(f"Value loads / rmpv decoding ext payloads too: "
                   f"{v / refs['reference/rmpv_decode_messages300_deep']:.2f}×")
+    borrowed = rust.get("loads/messages300_borrowed")
+    if borrowed and refs["loads/messages300_value"]:
+        print(f"Borrowed loads / Value loads: {borrowed / refs['loads/messages300_value']:.2f}× "
+              "(ValueRef: no string or bytes copied)")
     if refs["loads/messages300_typed"] and refs["loads/messages300_value"]:
         print(f"Typed loads / Value loads: {refs['loads/messages300_typed'] / refs['loads/messages300_value']:.2f}× "
               "(target ≤ 1×)")

@@ -6,7 +6,7 @@
 loads_typed: one file per row, a tag-selector byte then the row's data (the selector
 indexes TAGS in fuzz_targets/loads_typed.rs). msgpack_roundtrip: every msgpack row and
 every encrypted row's plaintext. encrypted_loads: the encrypted rows under the 16-byte
-test key, as they are. typed_from_slice: every msgpack row (the graph rows hold real
+test key, as they are. typed_from_slice and value_ref: every msgpack row (the graph rows hold real
 messages). view_roundtrip: every row's JSON view, as the
 `lgcodec` CLI writes it (built with `cargo run --features cli`), plus the json rows.
 The corpus directories are gitignored; libFuzzer adds what it finds next to the seeds.
@@ -62,6 +62,7 @@ def main():
             counts["loads_typed"] = counts.get("loads_typed", 0) + 1
         if tag == "msgpack":
             write("typed_from_slice", data)
+            write("value_ref", data)
             write("msgpack_roundtrip", data)
             counts["msgpack_roundtrip"] = counts.get("msgpack_roundtrip", 0) + 1
         if tag == "json":

@@ -7,7 +7,8 @@
 //! Layers, data flowing one way (each owns its error type, converted upward with `From`
 //! into [`Error`]):
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
-//! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input.
+//! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
+//!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
 //! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types
 //!   ([`typed::pytypes`]: datetimes, UUIDs, enums, dataclasses, LangChain messages, …).
 //! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`) and

@@ -481,6 +481,7 @@ impl Eq for Value {}
 // deeper) is safe on any thread, a 64 KiB one included.
 
 impl Drop for Value {
+    #[inline]
     fn drop(&mut self) {
         match self {
             Value::Array(items) if !items.is_empty() => {

@@ -7,8 +7,8 @@
 //! produces). The primitive writers are public so that the typed serde layer writes the
 //! same bytes without building a [`Value`].
 
-use crate::error::EncodeError;
-use crate::msgpack::decode::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
+use super::error::EncodeError;
+use super::read::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 use crate::value::{Int, NdArray, PyObject, Value};
 
 /// Container levels between two checks of the remaining call stack.

@@ -17,13 +17,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod decode;
+pub(crate) mod borrowed;
+pub(crate) mod decode;
 mod encode;
+mod error;
+pub(crate) mod read;
 
-pub use decode::{
-    decode, decode_bytes, decode_bytes_with, decode_with, DecodeOptions, DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_TOTAL_DEPTH,
-};
+pub use borrowed::{LazyValue, NdArrayRef, PyObjectRef, RawExtRef, ValueRef};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError};
+pub use read::{DecodeOptions, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
+
+pub use decode::{decode, decode_bytes, decode_bytes_with, decode_with};
 pub(crate) use encode::{check_depth, encode_into_at_depth};
 pub use encode::{
     encode, encode_into, write_array_len, write_bin, write_ext, write_ext_with, write_f64,

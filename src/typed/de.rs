@@ -1,11 +1,15 @@
 //! A serde `Deserializer` reading msgpack bytes directly into Rust values.
 //!
-//! Safe on hostile input: every length is checked against the bytes left before it is
-//! used, nesting is counted per document (the top level or one ext payload, as Python
-//! reads) and in total and limited, deep nesting continues on heap-allocated stack
-//! segments, and skipping unknown fields is iterative.
+//! It reads on the crate's one msgpack [reader](crate::msgpack) — the same marker,
+//! length, canonical-form and nesting rules as the `Value` decoder, so the same bytes
+//! give the same error kind at the same offset — under the caller's
+//! [`DecodeOptions`]. Strings and bytes are handed to serde borrowed from the input
+//! (`visit_borrowed_str`/`visit_borrowed_bytes`), so `&'de str`, `Cow<'de, str>` and
+//! `#[serde(borrow)]` fields copy nothing. Deep nesting continues on heap-allocated
+//! stack segments, and skipping unknown fields checks without allocating.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use rmp::Marker;
 use serde::de::value::{BorrowedBytesDeserializer, BorrowedStrDeserializer, I8Deserializer};
@@ -13,290 +17,93 @@ use serde::de::{self, DeserializeSeed, Visitor};
 
 use super::error::TypedError;
 use super::{EXT_MARKER, RAW_MARKER, VALUE_MARKER};
-use crate::error::{DecodeError, DecodeErrorKind};
-use crate::msgpack::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
+use crate::msgpack::read::{DecodeOptions, Head, Reader, Walk};
+use crate::msgpack::DecodeError;
+use crate::value::Value;
 
 type Result<T, E = TypedError> = std::result::Result<T, E>;
 
-/// One item header.
-enum Head<'de> {
-    Nil,
-    Bool(bool),
-    U(u64),
-    I(i64),
-    F32(f32),
-    F64(f64),
-    Str(&'de str),
-    Bin(&'de [u8]),
-    Array(usize),
-    Map(usize),
-    /// The whole ext item.
-    Ext(&'de [u8]),
-}
-
 /// Reads msgpack from a byte slice. Use [`from_slice`](super::from_slice).
 pub(crate) struct De<'de> {
-    input: &'de [u8],
-    pos: usize,
-    /// Open levels in the current document (the top level or one ext payload, which
-    /// Python packs and reads separately).
-    depth: usize,
-    max_depth: usize,
-    /// Open levels in all documents, ext payloads included.
-    total: usize,
+    r: Reader<'de>,
 }
 
-/// Levels between two checks of the remaining call stack while serde recurses, and the
-/// level (modulo that) where they happen: past the few levels of a typical checkpoint,
-/// so shallow values never pay for a check, while deep ones are checked every few levels.
-const STACK_CHECK_EVERY: usize = 8;
-const STACK_CHECK_AT: usize = 6;
+impl<'de> Walk<'de> for De<'de> {
+    #[inline(always)]
+    fn reader(&mut self) -> &mut Reader<'de> {
+        &mut self.r
+    }
+}
 
 fn truncated(at: usize) -> TypedError {
-    TypedError::from(DecodeError::new(DecodeErrorKind::Truncated, at))
+    TypedError::from(DecodeError::new(
+        crate::msgpack::DecodeErrorKind::Truncated,
+        at,
+    ))
 }
 
-/// The length in bytes of the msgpack item at the start of `input`.
-pub(crate) fn item_len(input: &[u8]) -> Result<usize> {
-    let mut de = De::new(input, DEFAULT_MAX_DEPTH);
-    de.skip_item()?;
-    Ok(de.pos)
+thread_local! {
+    /// A `Value` part the deserializer decoded on its own reader, waiting for the
+    /// `Value` visitor it is handed to, with the address and length of its bytes (see
+    /// [`take_decoded`]).
+    static DECODED: RefCell<Option<(usize, usize, Value)>> = const { RefCell::new(None) };
+}
+
+/// The `Value` decoded from exactly the bytes `item` (same address, same length), if
+/// this deserializer just decoded it: serde cannot pass a `Value` through a visitor, so
+/// the decoded value waits here while its raw bytes travel through serde, and the
+/// `Value` visitor takes it instead of decoding the bytes again.
+pub(crate) fn take_decoded(item: &[u8]) -> Option<Value> {
+    DECODED.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        match slot.as_ref() {
+            Some((addr, len, _)) if *addr == item.as_ptr() as usize && *len == item.len() => {
+                slot.take().map(|(_, _, v)| v)
+            }
+            _ => None,
+        }
+    })
+}
+
+fn leave_decoded(item: &[u8], value: Value) {
+    DECODED.with(|slot| {
+        *slot.borrow_mut() = Some((item.as_ptr() as usize, item.len(), value));
+    });
+}
+
+/// The length in bytes of the msgpack item at the start of `input`, checked as
+/// decoding checks it.
+pub(crate) fn item_len(input: &[u8]) -> Result<usize, DecodeError> {
+    let mut r = Reader::new(input, DecodeOptions::default());
+    crate::msgpack::borrowed::skip(&mut r)?;
+    Ok(r.pos)
 }
 
 impl<'de> De<'de> {
-    pub(crate) fn new(input: &'de [u8], max_depth: usize) -> Self {
+    pub(crate) fn new(input: &'de [u8], options: DecodeOptions) -> Self {
         De {
-            input,
-            pos: 0,
-            depth: 0,
-            max_depth,
-            total: 0,
+            r: Reader::new(input, options),
         }
     }
 
     /// Fails unless the whole input was read.
     pub(crate) fn end(&self) -> Result<()> {
-        if self.pos == self.input.len() {
-            Ok(())
-        } else {
-            Err(TypedError::from(DecodeError::new(
-                DecodeErrorKind::TrailingBytes {
-                    count: self.input.len() - self.pos,
-                },
-                self.pos,
-            )))
-        }
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'de [u8]> {
-        let input: &'de [u8] = self.input;
-        let end = self.pos.checked_add(n).ok_or_else(|| truncated(self.pos))?;
-        let s = input.get(self.pos..end).ok_or_else(|| {
-            TypedError::from(DecodeError::new(
-                DecodeErrorKind::LengthExceedsInput {
-                    declared: n as u64,
-                    remaining: input.len().saturating_sub(self.pos),
-                },
-                self.pos,
-            ))
-        })?;
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn take_n<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let at = self.pos;
-        self.take(N)?.try_into().map_err(|_| truncated(at))
-    }
-
-    fn u8(&mut self) -> Result<u8> {
-        Ok(u8::from_be_bytes(self.take_n()?))
-    }
-    fn u16(&mut self) -> Result<u16> {
-        Ok(u16::from_be_bytes(self.take_n()?))
-    }
-    fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_be_bytes(self.take_n()?))
+        Ok(self.r.finish()?)
     }
 
     fn peek(&self) -> Result<u8> {
-        self.input
-            .get(self.pos)
-            .copied()
-            .ok_or_else(|| truncated(self.pos))
+        self.r.peek().ok_or_else(|| truncated(self.r.pos))
     }
 
-    fn check_len(&self, declared: usize, min_size: usize, at: usize) -> Result<()> {
-        let remaining = self.input.len().saturating_sub(self.pos);
-        if declared.saturating_mul(min_size) > remaining {
-            Err(TypedError::from(DecodeError::new(
-                DecodeErrorKind::LengthExceedsInput {
-                    declared: declared as u64,
-                    remaining,
-                },
-                at,
-            )))
-        } else {
-            Ok(())
-        }
+    /// Skips one item, checked as decoding checks it, allocating nothing.
+    fn skip_item(&mut self) -> Result<()> {
+        Ok(crate::msgpack::borrowed::skip(&mut self.r)?)
     }
 
-    fn enter(&mut self, at: usize) -> Result<()> {
-        if self.depth >= self.max_depth {
-            return Err(TypedError::from(DecodeError::new(
-                DecodeErrorKind::DepthLimit {
-                    limit: self.max_depth,
-                },
-                at,
-            )));
-        }
-        self.enter_total(at)?;
-        self.depth += 1;
-        Ok(())
-    }
-
-    fn enter_total(&mut self, at: usize) -> Result<()> {
-        if self.total >= DEFAULT_MAX_TOTAL_DEPTH {
-            return Err(TypedError::from(DecodeError::new(
-                DecodeErrorKind::DepthLimit {
-                    limit: DEFAULT_MAX_TOTAL_DEPTH,
-                },
-                at,
-            )));
-        }
-        self.total += 1;
-        Ok(())
-    }
-
-    fn leave(&mut self) {
-        self.depth -= 1;
-        self.total -= 1;
-    }
-
-    /// Runs `f` (a visitor reading one nested level) on a fresh stack segment if the
-    /// current one is nearly used up; checked every few levels.
-    #[inline]
-    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
-        if self.total % STACK_CHECK_EVERY == STACK_CHECK_AT {
-            crate::stack::guard(|| f(self))
-        } else {
-            f(self)
-        }
-    }
-
-    /// Reads an ext header: `(code, payload length)`, or `None` if the next item is not
-    /// an ext (nothing is consumed then).
-    fn ext_header(&mut self) -> Result<Option<(i8, usize)>> {
-        let save = self.pos;
-        let len = match Marker::from_u8(self.u8()?) {
-            Marker::FixExt1 => 1,
-            Marker::FixExt2 => 2,
-            Marker::FixExt4 => 4,
-            Marker::FixExt8 => 8,
-            Marker::FixExt16 => 16,
-            Marker::Ext8 => usize::from(self.u8()?),
-            Marker::Ext16 => usize::from(self.u16()?),
-            Marker::Ext32 => self.u32()? as usize,
-            _ => {
-                self.pos = save;
-                return Ok(None);
-            }
-        };
-        let code = i8::from_be_bytes(self.take_n()?);
-        self.check_len(len, 1, save)?;
-        Ok(Some((code, len)))
-    }
-
-    /// Skips one item, iteratively.
-    pub(crate) fn skip_item(&mut self) -> Result<()> {
-        let mut pending: usize = 1;
-        while pending > 0 {
-            pending -= 1;
-            let at = self.pos;
-            let marker = Marker::from_u8(self.u8()?);
-            let skip = match marker {
-                Marker::Null
-                | Marker::True
-                | Marker::False
-                | Marker::FixPos(_)
-                | Marker::FixNeg(_) => 0,
-                Marker::U8 | Marker::I8 => 1,
-                Marker::U16 | Marker::I16 => 2,
-                Marker::U32 | Marker::I32 | Marker::F32 => 4,
-                Marker::U64 | Marker::I64 | Marker::F64 => 8,
-                Marker::FixStr(n) => usize::from(n),
-                Marker::Str8 | Marker::Bin8 => usize::from(self.u8()?),
-                Marker::Str16 | Marker::Bin16 => usize::from(self.u16()?),
-                Marker::Str32 | Marker::Bin32 => self.u32()? as usize,
-                Marker::FixArray(n) => self.pending(&mut pending, usize::from(n), 1, at)?,
-                Marker::Array16 => {
-                    let n = usize::from(self.u16()?);
-                    self.pending(&mut pending, n, 1, at)?
-                }
-                Marker::Array32 => {
-                    let n = self.u32()? as usize;
-                    self.pending(&mut pending, n, 1, at)?
-                }
-                Marker::FixMap(n) => self.pending(&mut pending, usize::from(n), 2, at)?,
-                Marker::Map16 => {
-                    let n = usize::from(self.u16()?);
-                    self.pending(&mut pending, n, 2, at)?
-                }
-                Marker::Map32 => {
-                    let n = self.u32()? as usize;
-                    self.pending(&mut pending, n, 2, at)?
-                }
-                Marker::FixExt1
-                | Marker::FixExt2
-                | Marker::FixExt4
-                | Marker::FixExt8
-                | Marker::FixExt16
-                | Marker::Ext8
-                | Marker::Ext16
-                | Marker::Ext32 => {
-                    self.pos = at;
-                    match self.ext_header()? {
-                        Some((_, len)) => len,
-                        None => return Err(truncated(at)),
-                    }
-                }
-                Marker::Reserved => {
-                    return Err(TypedError::from(DecodeError::new(
-                        DecodeErrorKind::ReservedByte(0xc1),
-                        at,
-                    )))
-                }
-            };
-            self.take(skip)?;
-        }
-        Ok(())
-    }
-
-    fn pending(&self, pending: &mut usize, n: usize, per: usize, at: usize) -> Result<usize> {
-        let items = n.saturating_mul(per);
-        self.check_len(items, 1, at)?;
-        *pending = pending.saturating_add(items);
-        Ok(0)
-    }
-
-    /// The bytes of the next item, consumed.
-    fn item_slice(&mut self) -> Result<&'de [u8]> {
-        let start = self.pos;
-        self.skip_item()?;
-        let input: &'de [u8] = self.input;
-        input.get(start..self.pos).ok_or_else(|| truncated(start))
-    }
-
-    fn read_str(&mut self, n: usize, at: usize) -> Result<&'de str> {
-        self.check_len(n, 1, at)?;
-        let start = self.pos;
-        let bytes = self.take(n)?;
-        std::str::from_utf8(bytes).map_err(|e| {
-            TypedError::from(DecodeError::new(
-                DecodeErrorKind::InvalidUtf8,
-                start + e.valid_up_to(),
-            ))
-        })
+    /// The bytes of the item whose header (at `at`) was just read, consumed.
+    fn rest_of_item(&mut self, head: Head<'de>, at: usize) -> Result<&'de [u8]> {
+        crate::msgpack::borrowed::skip_from(&mut self.r, head, at)?;
+        Ok(self.r.slice(at, self.r.pos))
     }
 
     fn visit_array<V: Visitor<'de>>(
@@ -305,28 +112,23 @@ impl<'de> De<'de> {
         at: usize,
         visitor: V,
     ) -> Result<V::Value> {
-        self.check_len(n, 1, at)?;
         if n == 0 {
             return visitor.visit_seq(SeqAcc {
                 de: self,
                 remaining: 0,
             });
         }
-        self.enter(at)?;
-        let (value, left) = self.guarded(|de| {
+        self.nested(at, |de| {
             let mut acc = SeqAcc { de, remaining: n };
-            let value = visitor.visit_seq(&mut acc).map_err(|e| e.at(at));
-            (value, acc.remaining)
-        });
-        let value = value?;
-        self.leave();
-        if left != 0 {
-            return Err(TypedError::msg(format!(
-                "array of {n} items has {left} more than the Rust type reads"
-            ))
-            .at(at));
-        }
-        Ok(value)
+            let value = visitor.visit_seq(&mut acc).map_err(|e| e.at(at))?;
+            match acc.remaining {
+                0 => Ok(value),
+                left => Err(TypedError::msg(format!(
+                    "array of {n} items has {left} more than the Rust type reads"
+                ))
+                .at(at)),
+            }
+        })
     }
 
     fn visit_map_n<V: Visitor<'de>>(
@@ -335,32 +137,27 @@ impl<'de> De<'de> {
         at: usize,
         visitor: V,
     ) -> Result<V::Value> {
-        self.check_len(n, 2, at)?;
         if n == 0 {
             return visitor.visit_map(MapAcc {
                 de: self,
                 remaining: 0,
             });
         }
-        self.enter(at)?;
-        let (value, left) = self.guarded(|de| {
+        self.nested(at, |de| {
             let mut acc = MapAcc { de, remaining: n };
-            let value = visitor.visit_map(&mut acc).map_err(|e| e.at(at));
-            (value, acc.remaining)
-        });
-        let value = value?;
-        self.leave();
-        if left != 0 {
-            return Err(TypedError::msg(format!(
-                "map of {n} entries has {left} more than the Rust type reads"
-            ))
-            .at(at));
-        }
-        Ok(value)
+            let value = visitor.visit_map(&mut acc).map_err(|e| e.at(at))?;
+            match acc.remaining {
+                0 => Ok(value),
+                left => Err(TypedError::msg(format!(
+                    "map of {n} entries has {left} more than the Rust type reads"
+                ))
+                .at(at)),
+            }
+        })
     }
 
     fn describe_next(&self) -> &'static str {
-        match self.input.get(self.pos).map(|b| Marker::from_u8(*b)) {
+        match self.r.peek().map(Marker::from_u8) {
             None => "end of input",
             Some(Marker::Null) => "nil",
             Some(Marker::True | Marker::False) => "bool",
@@ -386,110 +183,33 @@ impl<'de> De<'de> {
         }
     }
 
-    /// Reads the next item's header (and its bytes, for scalars) without calling a
-    /// visitor. Kept apart from `deserialize_any` so the generic, recursive frames stay
-    /// small.
-    fn read_head(&mut self) -> Result<Head<'de>> {
-        let at = self.pos;
-        let marker = Marker::from_u8(self.u8()?);
-        Ok(match marker {
-            Marker::Null => Head::Nil,
-            Marker::True => Head::Bool(true),
-            Marker::False => Head::Bool(false),
-            Marker::FixPos(n) => Head::U(u64::from(n)),
-            Marker::FixNeg(n) => Head::I(i64::from(n)),
-            Marker::U8 => Head::U(u64::from(self.u8()?)),
-            Marker::U16 => Head::U(u64::from(self.u16()?)),
-            Marker::U32 => Head::U(u64::from(self.u32()?)),
-            Marker::U64 => Head::U(u64::from_be_bytes(self.take_n()?)),
-            Marker::I8 => Head::I(i64::from(i8::from_be_bytes(self.take_n()?))),
-            Marker::I16 => Head::I(i64::from(i16::from_be_bytes(self.take_n()?))),
-            Marker::I32 => Head::I(i64::from(i32::from_be_bytes(self.take_n()?))),
-            Marker::I64 => Head::I(i64::from_be_bytes(self.take_n()?)),
-            Marker::F32 => Head::F32(f32::from_bits(self.u32()?)),
-            Marker::F64 => Head::F64(f64::from_bits(u64::from_be_bytes(self.take_n()?))),
-            Marker::FixStr(n) => Head::Str(self.read_str(usize::from(n), at)?),
-            Marker::Str8 => {
-                let n = usize::from(self.u8()?);
-                Head::Str(self.read_str(n, at)?)
-            }
-            Marker::Str16 => {
-                let n = usize::from(self.u16()?);
-                Head::Str(self.read_str(n, at)?)
-            }
-            Marker::Str32 => {
-                let n = self.u32()? as usize;
-                Head::Str(self.read_str(n, at)?)
-            }
-            Marker::Bin8 => {
-                let n = usize::from(self.u8()?);
-                Head::Bin(self.take(n)?)
-            }
-            Marker::Bin16 => {
-                let n = usize::from(self.u16()?);
-                Head::Bin(self.take(n)?)
-            }
-            Marker::Bin32 => {
-                let n = self.u32()? as usize;
-                Head::Bin(self.take(n)?)
-            }
-            Marker::FixArray(n) => Head::Array(usize::from(n)),
-            Marker::Array16 => Head::Array(usize::from(self.u16()?)),
-            Marker::Array32 => Head::Array(self.u32()? as usize),
-            Marker::FixMap(n) => Head::Map(usize::from(n)),
-            Marker::Map16 => Head::Map(usize::from(self.u16()?)),
-            Marker::Map32 => Head::Map(self.u32()? as usize),
-            Marker::FixExt1
-            | Marker::FixExt2
-            | Marker::FixExt4
-            | Marker::FixExt8
-            | Marker::FixExt16
-            | Marker::Ext8
-            | Marker::Ext16
-            | Marker::Ext32 => {
-                self.pos = at;
-                Head::Ext(self.item_slice()?)
-            }
-            Marker::Reserved => {
-                return Err(TypedError::from(DecodeError::new(
-                    DecodeErrorKind::ReservedByte(0xc1),
-                    at,
-                )))
-            }
-        })
-    }
-
     /// `EXT_MARKER`: presents the next ext as the pair `(code, payload)`, the payload
-    /// read by a nested deserializer that must consume it exactly.
+    /// read on the same reader, confined to the payload and counted as a document of
+    /// its own (as Python packs and reads it), which must be consumed exactly.
     fn visit_ext<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
-        let at = self.pos;
-        let Some((code, len)) = self.ext_header()? else {
+        let at = self.r.pos;
+        if !matches!(self.r.peek(), Some(0xc7..=0xc9 | 0xd4..=0xd8)) {
             return Err(TypedError::msg(format!(
                 "expected a Python object (msgpack ext), found {}",
                 self.describe_next()
             ))
             .at(at));
+        }
+        let Head::Ext { code, len } = self.r.head()? else {
+            return Err(truncated(at));
         };
-        let payload = self.take(len)?;
-        // The payload is a document of its own, as Python packs and reads it: its
-        // levels count from zero against the per-document limit, and in the total.
-        self.enter_total(at)?;
-        let mut sub = De {
-            input: payload,
-            pos: 0,
-            depth: 0,
-            max_depth: self.max_depth,
-            total: self.total,
-        };
-        let value = crate::stack::guard(|| {
-            visitor.visit_seq(ExtSeq {
-                code,
-                sub: Some(&mut sub),
-                sent_code: false,
+        let end = self.r.pos + len;
+        let value = self
+            .ext_document(at, len, |de| {
+                visitor.visit_seq(ExtSeq {
+                    code,
+                    end,
+                    sub: Some(de),
+                    sent_code: false,
+                })
             })
-        })
-        .map_err(|e| e.at(at))?;
-        self.total -= 1;
+            .map_err(|e| e.at(at))?;
+        self.r.pos = end;
         Ok(value)
     }
 }
@@ -502,8 +222,8 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
     }
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let at = self.pos;
-        let r = match self.read_head()? {
+        let at = self.r.pos;
+        let r = match self.r.head()? {
             Head::Nil => visitor.visit_unit(),
             Head::Bool(b) => visitor.visit_bool(b),
             Head::U(n) => visitor.visit_u64(n),
@@ -517,14 +237,17 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
             // Without a type that reads it, an ext is handed on as its raw bytes under
             // the private raw marker, which `Value` and the Python types recognise (also
             // after serde buffered it, as for `flatten`).
-            Head::Ext(item) => visitor.visit_map(RawItemMap { item: Some(item) }),
+            head @ Head::Ext { .. } => {
+                let item = self.rest_of_item(head, at)?;
+                visitor.visit_map(RawItemMap { item: Some(item) })
+            }
         };
         r.map_err(|e| e.at(at))
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         if self.peek()? == 0xc0 {
-            self.pos += 1;
+            self.r.pos += 1;
             visitor.visit_none()
         } else {
             visitor.visit_some(self)
@@ -543,9 +266,14 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
                     // read as any item they give the `Value` the msgpack decoder would.
                     return self.deserialize_any(visitor);
                 }
-                // The raw item as the newtype variant `RAW_MARKER(bytes)`: `Value` tells
-                // that from real data without building the marker as a key `Value`.
-                let item = self.item_slice()?;
+                // Decoded here, by the `Value` decoder on this reader (same checks,
+                // offsets and depth counts as the rest of the document), and handed
+                // over as the newtype variant `RAW_MARKER(bytes)`: the `Value` visitor
+                // takes the decoded value waiting for exactly those bytes.
+                let start = self.r.pos;
+                let value = crate::msgpack::decode::read_owned(&mut self.r)?;
+                let item = self.r.slice(start, self.r.pos);
+                leave_decoded(item, value);
                 visitor.visit_enum(RawItemEnum { item })
             }
             EXT_MARKER => self.visit_ext(visitor),
@@ -559,7 +287,7 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let at = self.pos;
+        let at = self.r.pos;
         match Marker::from_u8(self.peek()?) {
             Marker::FixStr(_) | Marker::Str8 | Marker::Str16 | Marker::Str32 => {
                 let s: &'de str = de::Deserialize::deserialize(&mut *self)?;
@@ -568,11 +296,9 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
                     .map_err(|e| e.at(at))
             }
             Marker::FixMap(1) => {
-                self.pos += 1;
-                self.enter(at)?;
-                let r = self.guarded(|de| visitor.visit_enum(VariantAcc { de }));
-                self.leave();
-                r.map_err(|e| e.at(at))
+                self.r.pos += 1;
+                self.nested(at, |de| visitor.visit_enum(VariantAcc { de }))
+                    .map_err(|e| e.at(at))
             }
             _ => Err(TypedError::msg(format!(
                 "expected an enum variant (a string or a one-entry map), found {}",
@@ -725,6 +451,8 @@ impl<'de> de::Deserialize<'de> for IsRawMarker {
 /// The pair `(code, payload)` of an ext.
 struct ExtSeq<'a, 'de> {
     code: i8,
+    /// Where the payload ends.
+    end: usize,
     sub: Option<&'a mut De<'de>>,
     sent_code: bool,
 }
@@ -742,10 +470,10 @@ impl<'de> de::SeqAccess<'de> for ExtSeq<'_, 'de> {
             None => Ok(None),
             Some(sub) => {
                 let v = seed.deserialize(&mut *sub)?;
-                if sub.pos != sub.input.len() {
+                if sub.r.pos != self.end {
                     return Err(TypedError::msg(format!(
                         "{} byte(s) left over in the payload of ext {}",
-                        sub.input.len() - sub.pos,
+                        self.end.saturating_sub(sub.r.pos),
                         self.code
                     )));
                 }

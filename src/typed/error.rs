@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::error::{DecodeError, EncodeError};
+use crate::msgpack::{DecodeError, EncodeError};
 
 /// What went wrong in a typed (serde) write or read.
 #[derive(Clone, Debug, PartialEq, Eq)]

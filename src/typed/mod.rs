@@ -54,13 +54,14 @@ mod ser;
 mod value_serde;
 
 use bytes::Bytes;
-use serde::de::DeserializeOwned;
+use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
 pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::error::{Error, Result};
+use crate::msgpack::DecodeOptions;
 use crate::serializer::{tags, Serializer, TypedBytes};
 
 /// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
@@ -104,22 +105,83 @@ fn to_vec_marked<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<u8>, bool)> {
 /// per document, each envelope payload a document of its own as Python packs it
 /// (ormsgpack writes at most 255 per document, so nothing Python writes is refused), and
 /// [`DEFAULT_MAX_TOTAL_DEPTH`](crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH) levels in all.
-/// [`Value`](crate::Value) parts are decoded without recursion and follow the msgpack
-/// limits. The reader's own recursion continues on heap-allocated stack segments; the
+/// [`Value`](crate::Value) parts are read by the msgpack decoder on the same reader,
+/// under the same limits ([`default_options`]). The reader's own recursion continues on heap-allocated stack segments; the
 /// per-document bound also bounds what serde's buffering for `flatten` and untagged
 /// enums recurses over (buffered envelopes are re-read as documents of their own).
 pub const DEFAULT_TYPED_DEPTH: usize = 512;
 
-/// Decodes one msgpack document into a `T`; trailing bytes are an error. Nesting
-/// deeper than [`DEFAULT_TYPED_DEPTH`] fails with a depth-limit error.
-pub fn from_slice<T: DeserializeOwned>(data: &[u8]) -> Result<T> {
-    from_slice_with_depth(data, DEFAULT_TYPED_DEPTH)
+/// The options typed reads use by default: [`DecodeOptions`]' defaults with
+/// [`DEFAULT_TYPED_DEPTH`] levels per document.
+pub fn default_options() -> DecodeOptions {
+    DecodeOptions::new().max_depth(DEFAULT_TYPED_DEPTH)
 }
 
-/// Like [`from_slice`] with another nesting limit (at most 1,024 is honoured for
-/// [`Value`](crate::Value) parts, which the msgpack decoder reads).
-pub fn from_slice_with_depth<T: DeserializeOwned>(data: &[u8], max_depth: usize) -> Result<T> {
-    let mut de = de::De::new(data, max_depth);
+/// Decodes one msgpack document into a `T`, with [`default_options`]; trailing bytes
+/// are an error. `T` may borrow from `data`: `&str`, `&[u8]` (with `serde_bytes`),
+/// `Cow<str>` and `#[serde(borrow)]` fields copy nothing.
+///
+/// ```
+/// use std::borrow::Cow;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Row<'a> {
+///     id: &'a str,
+///     #[serde(borrow)]
+///     note: Cow<'a, str>,
+/// }
+/// let bytes = b"\x82\xa2id\xa3abc\xa4note\xa2hi";
+/// let row: Row<'_> = langgraph_codec::typed::from_slice(bytes)?;
+/// assert_eq!((row.id, &*row.note), ("abc", "hi"));
+/// assert!(matches!(row.note, Cow::Borrowed(_))); // no copy
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Typed`] when the bytes are malformed msgpack (its
+/// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::DecodeError) the
+/// [`msgpack`](crate::msgpack) decoders give for those bytes), nest deeper than the
+/// limits, or do not have the shape `T` reads.
+pub fn from_slice<'de, T: Deserialize<'de>>(data: &'de [u8]) -> Result<T> {
+    from_slice_with_options(data, &default_options())
+}
+
+/// Like [`from_slice`] with another per-document nesting limit.
+///
+/// # Errors
+///
+/// As [`from_slice`].
+pub fn from_slice_with_depth<'de, T: Deserialize<'de>>(
+    data: &'de [u8],
+    max_depth: usize,
+) -> Result<T> {
+    from_slice_with_options(data, &default_options().max_depth(max_depth))
+}
+
+/// Like [`from_slice`], read with `options` — the same [`DecodeOptions`] the
+/// [`msgpack`](crate::msgpack) decoders take, applied to the whole document,
+/// [`Value`](crate::Value) parts included.
+///
+/// ```
+/// use langgraph_codec::msgpack::DecodeOptions;
+/// use langgraph_codec::typed;
+///
+/// // A uint16 holding 5, which ormsgpack never writes.
+/// assert!(typed::from_slice::<u8>(b"\xcd\x00\x05").is_err());
+/// let liberal = DecodeOptions::new().allow_non_canonical(true);
+/// assert_eq!(typed::from_slice_with_options::<u8>(b"\xcd\x00\x05", &liberal)?, 5);
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`from_slice`], under `options`' limits.
+pub fn from_slice_with_options<'de, T: Deserialize<'de>>(
+    data: &'de [u8],
+    options: &DecodeOptions,
+) -> Result<T> {
+    let mut de = de::De::new(data, *options);
     let value = T::deserialize(&mut de)?;
     de.end()?;
     Ok(value)

@@ -157,7 +157,7 @@ impl<'de, R: ExtRead> Visitor<'de> for ExtVisitor<R> {
             )));
         }
         let raw: ByteVec<'_> = map.next_value()?;
-        let mut sub = De::new(&raw.0, super::DEFAULT_TYPED_DEPTH);
+        let mut sub = De::new(&raw.0, super::default_options());
         let out = sub
             .deserialize_newtype_struct(EXT_MARKER, self)
             .map_err(relay)?;

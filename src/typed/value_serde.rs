@@ -193,6 +193,10 @@ impl<'de> Visitor<'de> for ValueVisitor {
             return Err(de::Error::invalid_type(de::Unexpected::Enum, &self));
         }
         let raw: ByteVec<'_> = variant.newtype_variant()?;
+        // Decoded already by this crate's deserializer, on its own reader.
+        if let Some(value) = super::de::take_decoded(&raw.0) {
+            return Ok(value);
+        }
         msgpack::decode(&raw.0).map_err(relay_decode)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {

@@ -29,6 +29,7 @@ mod enums;
 mod envelopes;
 mod ip;
 mod langgraph;
+mod message_ref;
 mod messages;
 mod path;
 mod regex;
@@ -45,6 +46,7 @@ pub use self::ip::{
     Ipv4Address, Ipv4Interface, Ipv4Network, Ipv6Address, Ipv6Interface, Ipv6Network,
 };
 pub use self::langgraph::{Command, DeltaSnapshot, Interrupt, Send, TimeoutPolicy};
+pub use self::message_ref::{ContentRef, MessageRef};
 pub use self::messages::{
     AiMessage, AiMessageChunk, AnyMessage, ChatMessage, ChatMessageChunk, FunctionMessage,
     FunctionMessageChunk, HumanMessage, HumanMessageChunk, InvalidToolCall, MessageContent,
