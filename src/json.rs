@@ -6,8 +6,70 @@
 //! nesting costs heap bounded by the depth limit, never call stack. Objects become
 //! [`Value::Map`]s with string keys in document order (duplicates kept).
 
-use crate::error::JsonError;
+use std::fmt;
+
+use crate::kind::ErrorKind;
 use crate::value::{BigInt, Int, PyWStr, Value};
+
+/// JSON text (a `json`-tagged row or a JSON view) could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonError {
+    message: String,
+    offset: usize,
+}
+
+impl JsonError {
+    pub(crate) fn new(message: impl Into<String>, offset: usize) -> Self {
+        JsonError {
+            message: message.into(),
+            offset,
+        }
+    }
+
+    /// The byte offset in the JSON text.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// What was wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid JSON at byte {}: {}", self.offset, self.message)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+impl JsonError {
+    /// The crate-wide kind: [`ErrorKind::InvalidJson`].
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::InvalidJson
+    }
+}
+
+impl From<&JsonError> for ErrorKind {
+    fn from(e: &JsonError) -> Self {
+        e.error_kind()
+    }
+}
+
+impl JsonWriteError {
+    /// The crate-wide kind: [`ErrorKind::NoJsonForm`].
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::NoJsonForm
+    }
+}
+
+impl From<&JsonWriteError> for ErrorKind {
+    fn from(e: &JsonWriteError) -> Self {
+        e.error_kind()
+    }
+}
 
 enum Frame {
     Array(Vec<Value>),

@@ -63,6 +63,7 @@
 pub mod crypto;
 pub mod error;
 pub mod json;
+mod kind;
 pub mod msgpack;
 pub mod records;
 pub mod saver;
@@ -80,11 +81,14 @@ pub use bytes;
 pub use indexmap;
 
 pub use crypto::CryptoError;
-pub use error::{
-    DecodeError, DecodeErrorKind, EncodeError, Error, ErrorKind, JsonError, Result, ViewError,
-};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+pub use error::{Error, Result};
+pub use json::JsonError;
+pub use kind::ErrorKind;
+pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
+pub use serializer::{JsonPlusSerializer, Serializer, SerializerError};
+pub use typed::{tags, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
+pub use view::ViewError;
 
 /// The README's examples, compiled and run as doctests so they stay true.
 #[doc = include_str!("../README.md")]

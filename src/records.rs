@@ -196,13 +196,13 @@ impl RowReader {
             };
         }
         if let Some(keyed) = &self.keyed {
-            return keyed.loads_typed(type_tag, data);
+            return Ok(keyed.loads_typed(type_tag, data)?);
         }
         let encrypted = type_tag
             .rsplit_once('+')
             .is_some_and(|(_, name)| name == AES_CIPHER_NAME);
         if !encrypted {
-            return self.plain.loads_typed(type_tag, data);
+            return Ok(self.plain.loads_typed(type_tag, data)?);
         }
         match crate::crypto::KeyRing::from_env() {
             // The environment changed since start-up; report the key as it was.
@@ -358,7 +358,7 @@ pub fn encode_value(type_tag: &str, value: &Value) -> Result<TypedBytes, Error> 
             }),
         };
     }
-    JsonPlusSerializer::new().dumps_as(type_tag, value)
+    Ok(JsonPlusSerializer::new().dumps_as(type_tag, value)?)
 }
 
 /// Encodes a value record text with [`encode_value`].

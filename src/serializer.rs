@@ -6,47 +6,139 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::error::{Error, Result};
-use crate::json::JsonWriteError;
-use crate::msgpack::{self, DecodeOptions};
+use crate::json::{JsonError, JsonWriteError};
+use crate::kind::ErrorKind;
+use crate::msgpack::{self, DecodeError, DecodeOptions, EncodeError};
+use crate::typed::{TypedError, TypedErrorKind};
 use crate::value::Value;
+use crate::view::ViewError;
 
-/// The type tags Python's `JsonPlusSerializer` and the savers use.
-pub mod tags {
-    /// `None`, with empty bytes.
-    pub const NULL: &str = "null";
-    /// Top-level `bytes`, stored as they are.
-    pub const BYTES: &str = "bytes";
-    /// Top-level `bytearray`, stored as they are.
-    pub const BYTEARRAY: &str = "bytearray";
-    /// Everything else: an ormsgpack document.
-    pub const MSGPACK: &str = "msgpack";
-    /// Legacy Python rows and everything LangGraphJS writes: JSON text.
-    pub const JSON: &str = "json";
-    /// Python's pickle fallback; unreadable outside Python.
-    pub const PICKLE: &str = "pickle";
-    /// Savers' marker for a channel that has no value (empty bytes).
-    pub const EMPTY: &str = "empty";
+mod typed_ext;
+
+pub use crate::typed::{tags, TypedBytes};
+pub use typed_ext::TypedSerializerExt;
+
+/// The error of the [`Serializer`] protocol: what a serializer could not write or
+/// read. Converts into the crate's [`Error`](crate::Error) with `From`.
+///
+/// The codec variants are this layer's; [`Other`](Self::Other) carries the error of
+/// an implementation above it (an encrypting serializer's
+/// [`CryptoError`](crate::CryptoError)) with its kind, and hands it out as
+/// [`source`](std::error::Error::source):
+///
+/// ```
+/// use std::error::Error as _;
+/// use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
+/// use langgraph_codec::{ErrorKind, Serializer};
+///
+/// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
+/// let row = serde.dumps_typed(&"secret".into())?;
+/// let other = EncryptedSerializer::from_aes_key(b"fedcba9876543210", AesMode::Eax)?;
+/// let err = other.loads_typed(&row.type_tag, &row.data).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::AuthenticationFailed);
+/// let crypto = err.source().and_then(|s| s.downcast_ref::<CryptoError>());
+/// assert!(matches!(crypto, Some(CryptoError::AuthenticationFailed { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SerializerError {
+    /// A `(type, bytes)` pair carried a type tag this serializer does not know.
+    #[error("unknown serialization type {tag:?}")]
+    UnknownType {
+        /// The tag as found.
+        tag: String,
+    },
+    /// The row was written by Python's pickle fallback.
+    #[error(
+        "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python"
+    )]
+    Pickle,
+    /// A value cannot be written under the requested type tag.
+    #[error("a {found} value cannot be written with type tag {tag:?}")]
+    TagMismatch {
+        /// The requested tag.
+        tag: String,
+        /// The kind of value given.
+        found: &'static str,
+    },
+    /// msgpack bytes were malformed.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// A value could not be written as msgpack.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+    /// A `json` row's text was malformed.
+    #[error(transparent)]
+    Json(#[from] JsonError),
+    /// A JSON view was not a valid value.
+    #[error(transparent)]
+    View(#[from] ViewError),
+    /// A typed (serde) value could not be written or read.
+    #[error(transparent)]
+    Typed(TypedError),
+    /// The error of a serializer implemented above this layer (encryption,
+    /// compression, your own), with its kind; `source()` is that error, so
+    /// `downcast_ref` reaches it.
+    #[error("{source}")]
+    Other {
+        /// The kind the implementation reports.
+        kind: ErrorKind,
+        /// The implementation's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
 }
 
-/// One serialized value: a type tag and the bytes, as a saver stores them.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct TypedBytes {
-    /// The type tag, e.g. `"msgpack"` or `"msgpack+aes"`.
-    pub type_tag: String,
-    /// The serialized bytes.
-    pub data: Bytes,
-}
+impl SerializerError {
+    /// What kind of error this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            SerializerError::UnknownType { .. } => ErrorKind::UnknownType,
+            SerializerError::Pickle => ErrorKind::Pickle,
+            SerializerError::TagMismatch { .. } => ErrorKind::TagMismatch,
+            SerializerError::Decode(e) => e.error_kind(),
+            SerializerError::Encode(e) => e.error_kind(),
+            SerializerError::Json(e) => e.error_kind(),
+            SerializerError::View(e) => e.error_kind(),
+            SerializerError::Typed(e) => e.error_kind(),
+            SerializerError::Other { kind, .. } => *kind,
+        }
+    }
 
-impl TypedBytes {
-    /// A new pair.
-    pub fn new(type_tag: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        TypedBytes {
-            type_tag: type_tag.into(),
-            data: data.into(),
+    /// An implementation's own error with its kind (see [`Other`](Self::Other)).
+    pub fn other(kind: ErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SerializerError::Other {
+            kind,
+            source: Box::new(source),
         }
     }
 }
+
+impl From<&SerializerError> for ErrorKind {
+    fn from(e: &SerializerError) -> Self {
+        e.kind()
+    }
+}
+
+/// A typed read's error; a `pickle` or unknown tag and a `json` row that is not JSON
+/// become this layer's [`Pickle`](SerializerError::Pickle),
+/// [`UnknownType`](SerializerError::UnknownType) and [`Json`](SerializerError::Json),
+/// as [`JsonPlusSerializer`] reports them for [`Value`]s.
+impl From<TypedError> for SerializerError {
+    fn from(e: TypedError) -> Self {
+        match e.kind() {
+            TypedErrorKind::Pickle => SerializerError::Pickle,
+            TypedErrorKind::UnknownType { tag } => {
+                SerializerError::UnknownType { tag: tag.clone() }
+            }
+            TypedErrorKind::Json(j) => SerializerError::Json(j.clone()),
+            _ => SerializerError::Typed(e),
+        }
+    }
+}
+
+/// `Result` with the serializer layer's [`SerializerError`].
+pub type Result<T, E = SerializerError> = std::result::Result<T, E>;
 
 /// Python's `SerializerProtocol`: values to `(type, bytes)` pairs and back.
 ///
@@ -59,7 +151,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// Reads a `(type, bytes)` pair back.
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
 
-    /// Hook for the typed layer ([`TypedSerializerExt`](crate::typed::TypedSerializerExt)):
+    /// Hook for the typed layer ([`TypedSerializerExt`]):
     /// finishes a pair that was serialized exactly as [`JsonPlusSerializer`] would
     /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`),
     /// binding it to the associated data `aad` as an encrypting serializer's
@@ -74,7 +166,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The wrapper's error; the default refuses tags other than `null`, `bytes`,
-    /// `bytearray` and `msgpack` with [`Error::TagMismatch`].
+    /// `bytearray` and `msgpack` with [`SerializerError::TagMismatch`].
     fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         let _ = aad;
         let value = match raw.type_tag.as_str() {
@@ -82,7 +174,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
             tags::BYTES | tags::BYTEARRAY => Value::Bin(raw.data),
             tags::MSGPACK => msgpack::decode_bytes(&raw.data)?,
             other => {
-                return Err(Error::TagMismatch {
+                return Err(SerializerError::TagMismatch {
                     tag: other.to_owned(),
                     found: "typed fallback row (this serializer has no wrap_serialized hook)",
                 })
@@ -93,7 +185,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
 
     /// Whether the rows this serializer reads may be confidential (decrypted): errors
     /// about their contents must then not quote them. The typed layer
-    /// ([`TypedSerializerExt`](crate::typed::TypedSerializerExt)) withholds the details
+    /// ([`TypedSerializerExt`]) withholds the details
     /// of a failed read (the found value or class) when this is `true`, keeping the
     /// kind and byte offset. Default `false`; encryption wrappers answer `true`, other
     /// wrappers ask their inner serializer.
@@ -191,7 +283,7 @@ impl<S: Serializer + ?Sized> Serializer for &S {
 /// let typed = serde.dumps_typed(&value)?;
 /// assert_eq!(typed.type_tag, "msgpack");
 /// assert_eq!(serde.loads_typed(&typed.type_tag, &typed.data)?, value);
-/// # Ok::<(), langgraph_codec::Error>(())
+/// # Ok::<(), langgraph_codec::serializer::SerializerError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JsonPlusSerializer {
@@ -219,7 +311,7 @@ impl JsonPlusSerializer {
     /// (bin only), `msgpack`, or `json` (plain JSON values only). This is how a pair read
     /// with [`loads_typed`](Serializer::loads_typed) is written back under its own tag.
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
-        let mismatch = || Error::TagMismatch {
+        let mismatch = || SerializerError::TagMismatch {
             tag: type_tag.to_owned(),
             found: value.kind_name(),
         };
@@ -233,18 +325,18 @@ impl JsonPlusSerializer {
                 _ => return Err(mismatch()),
             },
             tags::MSGPACK => Bytes::from(msgpack::encode(value)?),
-            tags::JSON => {
-                Bytes::from(crate::json::write(value).map_err(|e| Error::TagMismatch {
+            tags::JSON => Bytes::from(crate::json::write(value).map_err(|e| {
+                SerializerError::TagMismatch {
                     tag: type_tag.to_owned(),
                     found: match e {
                         JsonWriteError::NonStringKey { .. } => "map with a non-string key",
                         other => other.value_kind(),
                     },
-                })?)
-            }
-            tags::PICKLE => return Err(Error::Pickle),
+                }
+            })?),
+            tags::PICKLE => return Err(SerializerError::Pickle),
             other => {
-                return Err(Error::UnknownType {
+                return Err(SerializerError::UnknownType {
                     tag: other.to_owned(),
                 })
             }
@@ -274,7 +366,7 @@ impl Serializer for JsonPlusSerializer {
                 // json rows) go back into a json row, which Python reads as the same
                 // value; Python 4.3.2 itself raises on the first and writes `?` for
                 // the second.
-                Err(e @ crate::error::EncodeError::NotMsgpack { .. }) => {
+                Err(e @ EncodeError::NotMsgpack { .. }) => {
                     let text = crate::json::write(other).map_err(|_| e)?;
                     Ok(TypedBytes::new(tags::JSON, Bytes::from(text)))
                 }
@@ -292,8 +384,8 @@ impl Serializer for JsonPlusSerializer {
                 let value = crate::json::parse(data, self.options.depth_limit())?;
                 Ok(crate::typed::revive::revive(value))
             }
-            tags::PICKLE => Err(Error::Pickle),
-            other => Err(Error::UnknownType {
+            tags::PICKLE => Err(SerializerError::Pickle),
+            other => Err(SerializerError::UnknownType {
                 tag: other.to_owned(),
             }),
         }
@@ -341,10 +433,10 @@ mod tests {
         let s = JsonPlusSerializer::new();
         assert!(matches!(
             s.loads_typed("pickle", b"\x80\x04"),
-            Err(Error::Pickle)
+            Err(SerializerError::Pickle)
         ));
         match s.loads_typed("yaml", b"") {
-            Err(Error::UnknownType { tag }) => assert_eq!(tag, "yaml"),
+            Err(SerializerError::UnknownType { tag }) => assert_eq!(tag, "yaml"),
             other => panic!("expected UnknownType, got {other:?}"),
         }
     }

@@ -40,8 +40,89 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
-use crate::error::{Error, ViewError};
+use std::fmt;
+
+use crate::json::JsonError;
+use crate::kind::ErrorKind;
+use crate::msgpack::EncodeError;
 use crate::value::{NdArray, ObjectKind, PyObject, RawExt, Value};
+
+/// A JSON view did not describe a valid [`Value`](crate::Value): what and where (a
+/// JSON path such as `$.messages[2]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewError {
+    path: String,
+    message: String,
+}
+
+impl ViewError {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ViewError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Where in the view, as a JSON path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl fmt::Display for ViewError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid JSON view at {}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for ViewError {}
+
+impl ViewError {
+    /// The crate-wide kind: [`ErrorKind::InvalidView`].
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::InvalidView
+    }
+}
+
+impl From<&ViewError> for ErrorKind {
+    fn from(e: &ViewError) -> Self {
+        e.error_kind()
+    }
+}
+
+/// Why [`from_str`] could not read a view back.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// The text is not JSON.
+    #[error(transparent)]
+    Json(#[from] JsonError),
+    /// The JSON does not describe a value.
+    #[error(transparent)]
+    View(#[from] ViewError),
+    /// The value nests deeper than the codec writes
+    /// ([`EncodeError::DepthLimit`]).
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+}
+
+impl ReadError {
+    /// The crate-wide kind: [`ErrorKind::InvalidJson`], [`ErrorKind::InvalidView`] or
+    /// [`ErrorKind::DepthLimit`].
+    pub fn error_kind(&self) -> ErrorKind {
+        match self {
+            ReadError::Json(e) => e.error_kind(),
+            ReadError::View(e) => e.error_kind(),
+            ReadError::Encode(e) => e.error_kind(),
+        }
+    }
+}
+
+impl From<&ReadError> for ErrorKind {
+    fn from(e: &ReadError) -> Self {
+        e.error_kind()
+    }
+}
 
 /// The bit pattern Python writes for `float("nan")`.
 const CANONICAL_NAN: u64 = 0x7ff8_0000_0000_0000;
@@ -416,7 +497,12 @@ pub fn to_string(value: &Value) -> Result<String, ViewError> {
 }
 
 /// Reads a value back from its view as JSON text.
-pub fn from_str(text: &str) -> Result<Value, Error> {
+///
+/// # Errors
+/// [`ReadError::Json`] when the text is not JSON, [`ReadError::View`] when the JSON
+/// does not describe a value (with its JSON path), [`ReadError::Encode`] when the
+/// value nests deeper than the codec writes.
+pub fn from_str(text: &str) -> Result<Value, ReadError> {
     let json = crate::json::parse(
         text.as_bytes(),
         crate::msgpack::DEFAULT_MAX_TOTAL_DEPTH * VIEW_DEPTH_FACTOR,

@@ -238,7 +238,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             };
             let wrap = |t: TypedBytes| -> Result<TypedBytes, Error> {
                 match &cipher {
-                    Some(c) => c.encrypt_typed(&t, b""),
+                    Some(c) => Ok(c.encrypt_typed(&t, b"")?),
                     None => Ok(t),
                 }
             };
@@ -271,7 +271,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 serde
                     .rekey(&typed)
                     .map(Answer::Data)
-                    .map_err(|e| failure(e, &typed.type_tag, &typed.data))
+                    .map_err(|e| failure(e.into(), &typed.type_tag, &typed.data))
             })
         }
     }

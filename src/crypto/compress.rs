@@ -12,7 +12,7 @@ use flate2::write::ZlibEncoder;
 use flate2::Compression;
 
 use super::CryptoError;
-use crate::error::Result;
+use crate::serializer::Result;
 
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use super::wipe::Plaintext;
 
 use super::aes::AesMode;
+use super::error::Result;
 use super::{Cipher, CryptoError, KeyRing};
-use crate::error::{Error, Result};
 
-use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+use crate::serializer::{self, tags, JsonPlusSerializer, Serializer, SerializerError, TypedBytes};
 use crate::value::Value;
 
 /// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
@@ -119,7 +119,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// serialized plaintext is wiped once encrypted.
     ///
     /// # Errors
-    /// The inner serializer's error, or the cipher's ([`Error::Crypto`]).
+    /// The inner serializer's error ([`CryptoError::Serializer`]), or the cipher's.
     pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
         let plain = self.inner.dumps_typed(value)?;
         self.seal_owned(plain, aad)
@@ -134,7 +134,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// the inner serializer's error reading the decrypted bytes.
     pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
         match self.open(type_tag, data, aad)? {
-            Some((inner_tag, plaintext)) => self.inner.loads_typed(inner_tag, &plaintext),
+            Some((inner_tag, plaintext)) => Ok(self.inner.loads_typed(inner_tag, &plaintext)?),
             None => self.load_inner(type_tag, data),
         }
     }
@@ -162,7 +162,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     pub fn seal(&self, inner_tag: &str, plaintext: &[u8], aad: &[u8]) -> Result<TypedBytes> {
         let (name, ciphertext) = self.cipher.encrypt(plaintext, aad)?;
         if name.is_empty() || name.contains('+') {
-            return Err(CryptoError::InvalidCipherName { name }.into());
+            return Err(CryptoError::InvalidCipherName { name });
         }
         Ok(TypedBytes::new(format!("{inner_tag}+{name}"), ciphertext))
     }
@@ -282,32 +282,32 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// [`CryptoError::UnknownCipher`].
     fn load_inner(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         match self.inner.loads_typed(type_tag, data) {
-            Err(Error::UnknownType { tag }) if tag == type_tag => match tag.rsplit_once('+') {
-                Some((_, name)) => Err(CryptoError::UnknownCipher {
-                    name: name.to_owned(),
+            Err(SerializerError::UnknownType { tag }) if tag == type_tag => {
+                match tag.rsplit_once('+') {
+                    Some((_, name)) => Err(CryptoError::UnknownCipher {
+                        name: name.to_owned(),
+                    }),
+                    None => Err(SerializerError::UnknownType { tag }.into()),
                 }
-                .into()),
-                None => Err(Error::UnknownType { tag }),
-            },
-            other => other,
+            }
+            other => Ok(other?),
         }
     }
 }
 
 /// Whether a row reads back, for [`EncryptedSerializer::rekey`]: pickle rows count as
 /// readable (Python reads them).
-fn readable(read: Result<Value>) -> Result<()> {
-    match read {
-        Ok(_) | Err(Error::Pickle) => Ok(()),
+fn readable<E: Into<CryptoError>>(read: Result<Value, E>) -> Result<()> {
+    match read.map_err(Into::into) {
+        Ok(_) | Err(CryptoError::Serializer(SerializerError::Pickle)) => Ok(()),
         Err(e) => Err(e),
     }
 }
 
-fn refused(type_tag: &str) -> Error {
+fn refused(type_tag: &str) -> CryptoError {
     CryptoError::PlaintextRefused {
         type_tag: type_tag.to_owned(),
     }
-    .into()
 }
 
 /// A [`Serializer`] that can bind rows to associated data, as an object-safe trait, so a
@@ -330,12 +330,12 @@ impl<S: Serializer> AadSerializer for EncryptedSerializer<S> {
 }
 
 impl<S: Serializer> Serializer for EncryptedSerializer<S> {
-    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
-        self.dumps_typed_with_aad(value, b"")
+    fn dumps_typed(&self, value: &Value) -> serializer::Result<TypedBytes> {
+        Ok(self.dumps_typed_with_aad(value, b"")?)
     }
 
-    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
-        self.loads_typed_with_aad(type_tag, data, b"")
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> serializer::Result<Value> {
+        Ok(self.loads_typed_with_aad(type_tag, data, b"")?)
     }
 
     /// Always `true`: typed reads of decrypted rows withhold what they found.
@@ -345,9 +345,9 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
 
     /// Typed (serde) values: the inner serializer's pair, then [sealed](Self::seal)
     /// under `aad`; the serialized plaintext is wiped.
-    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> serializer::Result<TypedBytes> {
         let inner = self.inner.wrap_serialized(raw, b"")?;
-        self.seal_owned(inner, aad)
+        Ok(self.seal_owned(inner, aad)?)
     }
 
     /// Typed (serde) values: [opened](Self::open) under `aad`, then handed to the inner
@@ -357,8 +357,8 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
         type_tag: &str,
         data: &[u8],
         aad: &[u8],
-        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
-    ) -> Result<()> {
+        read: &mut dyn FnMut(&str, &[u8]) -> serializer::Result<()>,
+    ) -> serializer::Result<()> {
         match self.open(type_tag, data, aad)? {
             Some((inner_tag, plaintext)) => self
                 .inner

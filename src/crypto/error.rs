@@ -2,8 +2,12 @@
 //!
 //! No variant ever holds key material or plaintext: only names, lengths and limits.
 
+use crate::kind::ErrorKind;
+use crate::serializer::SerializerError;
+
 /// An error of the at-rest encryption layer. Converts into the crate's
-/// [`Error::Crypto`](crate::Error::Crypto).
+/// [`Error`](crate::Error) (its [`Error::Crypto`](crate::Error::Crypto), or for
+/// [`Serializer`](Self::Serializer) the serializer's own variant) with `From`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CryptoError {
@@ -144,4 +148,61 @@ pub enum CryptoError {
     /// A user-supplied cipher (KMS, HSM, …) failed.
     #[error("cipher backend failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The wrapped serializer failed (writing the plaintext row, or reading the
+    /// decrypted one).
+    #[error(transparent)]
+    Serializer(#[from] SerializerError),
 }
+
+impl CryptoError {
+    /// The crate-wide kind, e.g. [`ErrorKind::AuthenticationFailed`]; for
+    /// [`Serializer`](Self::Serializer), the serializer error's kind.
+    pub fn error_kind(&self) -> ErrorKind {
+        match self {
+            CryptoError::MissingKey { .. } | CryptoError::EncryptedRowWithoutKey { .. } => {
+                ErrorKind::MissingKey
+            }
+            CryptoError::KeyNotUtf8 { .. } => ErrorKind::KeyNotUtf8,
+            CryptoError::TooManyKeys { .. } => ErrorKind::TooManyKeys,
+            CryptoError::InvalidKeyLength { .. } => ErrorKind::InvalidKeyLength,
+            CryptoError::InvalidKeyEncoding { .. } => ErrorKind::InvalidKeyEncoding,
+            CryptoError::UnknownCipher { .. } => ErrorKind::UnknownCipher,
+            CryptoError::InvalidCipherName { .. } => ErrorKind::InvalidCipherName,
+            CryptoError::AuthenticationFailed { .. } => ErrorKind::AuthenticationFailed,
+            CryptoError::Truncated { .. } => ErrorKind::CiphertextTruncated,
+            CryptoError::PlaintextRefused { .. } => ErrorKind::PlaintextRefused,
+            CryptoError::DecompressionLimit { .. } => ErrorKind::DecompressionLimit,
+            CryptoError::DecompressionBudget { .. } => ErrorKind::DecompressionBudget,
+            CryptoError::InvalidCompressedData { .. } => ErrorKind::InvalidCompressedData,
+            CryptoError::TooLong { .. } => ErrorKind::TooLong,
+            CryptoError::RandomSource { .. } => ErrorKind::RandomSource,
+            CryptoError::Backend(_) => ErrorKind::CipherBackend,
+            CryptoError::Serializer(e) => e.kind(),
+        }
+    }
+}
+
+impl From<&CryptoError> for ErrorKind {
+    fn from(e: &CryptoError) -> Self {
+        e.error_kind()
+    }
+}
+
+/// A crypto error reported through the [`Serializer`](crate::Serializer) protocol
+/// (an encrypting or compressing serializer's `loads_typed`): the serializer's own
+/// error comes back out of [`CryptoError::Serializer`]; any other becomes
+/// [`SerializerError::Other`] with its kind, the `CryptoError` as its source.
+impl From<CryptoError> for SerializerError {
+    fn from(e: CryptoError) -> Self {
+        match e {
+            CryptoError::Serializer(e) => e,
+            other => SerializerError::Other {
+                kind: other.error_kind(),
+                source: Box::new(other),
+            },
+        }
+    }
+}
+
+/// `Result` with the crypto layer's [`CryptoError`].
+pub type Result<T, E = CryptoError> = std::result::Result<T, E>;

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::kind::ErrorKind;
+
 /// What was wrong with a msgpack document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -61,6 +63,12 @@ impl DecodeError {
     /// The byte offset in the input where the problem was found.
     pub fn offset(&self) -> usize {
         self.offset
+    }
+
+    /// The crate-wide [`ErrorKind`] of [`kind`](Self::kind), e.g.
+    /// [`ErrorKind::Truncated`].
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::from(&self.kind)
     }
 }
 
@@ -143,3 +151,40 @@ impl fmt::Display for EncodeError {
 }
 
 impl std::error::Error for EncodeError {}
+
+impl EncodeError {
+    /// The crate-wide [`ErrorKind`], e.g. [`ErrorKind::TooLong`].
+    pub fn error_kind(&self) -> ErrorKind {
+        ErrorKind::from(self)
+    }
+}
+
+impl From<&DecodeErrorKind> for ErrorKind {
+    fn from(kind: &DecodeErrorKind) -> Self {
+        match kind {
+            DecodeErrorKind::Truncated => ErrorKind::Truncated,
+            DecodeErrorKind::InvalidUtf8 => ErrorKind::InvalidUtf8,
+            DecodeErrorKind::ReservedByte(_) => ErrorKind::ReservedByte,
+            DecodeErrorKind::TrailingBytes { .. } => ErrorKind::TrailingBytes,
+            DecodeErrorKind::LengthExceedsInput { .. } => ErrorKind::LengthExceedsInput,
+            DecodeErrorKind::DepthLimit { .. } => ErrorKind::DepthLimit,
+            DecodeErrorKind::NonCanonical { .. } => ErrorKind::NonCanonical,
+        }
+    }
+}
+
+impl From<&DecodeError> for ErrorKind {
+    fn from(e: &DecodeError) -> Self {
+        e.error_kind()
+    }
+}
+
+impl From<&EncodeError> for ErrorKind {
+    fn from(e: &EncodeError) -> Self {
+        match e {
+            EncodeError::DepthLimit { .. } => ErrorKind::DepthLimit,
+            EncodeError::TooLong { .. } => ErrorKind::TooLong,
+            EncodeError::NotMsgpack { .. } => ErrorKind::NotMsgpack,
+        }
+    }
+}

@@ -15,7 +15,7 @@ use indexmap::IndexMap;
 
 use super::traits::CheckpointSaver;
 use super::types::{CheckpointConfig, DeltaChannelHistory, PendingWrite};
-use crate::error::Result;
+use crate::saver::Result;
 use crate::value::Value;
 
 /// Python's default `BaseCheckpointSaver.get_delta_channel_history`: walks

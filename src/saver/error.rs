@@ -2,7 +2,12 @@
 
 use std::fmt;
 
-use crate::error::Error;
+use crate::crypto::CryptoError;
+use crate::json::JsonError;
+use crate::kind::ErrorKind;
+use crate::msgpack::{DecodeError, EncodeError};
+use crate::serializer::SerializerError;
+use crate::typed::TypedError;
 
 /// Which kind of stored row a [`SaverError::UnreadableRow`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,8 +41,10 @@ impl fmt::Display for RowKind {
     }
 }
 
-/// Errors of the checkpoint savers ([`crate::saver`]), wrapped in
-/// [`Error::Saver`](crate::Error::Saver).
+/// Errors of the checkpoint savers ([`crate::saver`]): what a saver refuses, and the
+/// errors of the layers below it (serializer, encryption, the Postgres driver) that a
+/// saver call met. Converts into the crate's [`Error`](crate::Error) with `From`
+/// (the lower layers' errors become their own variants there).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SaverError {
@@ -90,7 +97,7 @@ pub enum SaverError {
         /// Where: thread, namespace, checkpoint id and (for blobs and writes) the key.
         location: String,
         /// Why, as the serializer reported it.
-        source: Box<Error>,
+        source: Box<SaverError>,
     },
     /// The database under a saver failed (I/O, a constraint, a lock that outlived the
     /// busy timeout, …).
@@ -123,21 +130,111 @@ pub enum SaverError {
         /// The capability's name, e.g. `"copy_thread"`.
         capability: &'static str,
     },
+    /// The serializer could not write or read a value.
+    #[error(transparent)]
+    Serializer(SerializerError),
+    /// Encryption, decryption, key configuration or compression failed.
+    #[error(transparent)]
+    Crypto(CryptoError),
+    /// The Postgres saver's server, pool or schema reported an error (feature
+    /// `postgres`).
+    #[cfg(feature = "postgres")]
+    #[error(transparent)]
+    Postgres(Box<super::postgres::PostgresError>),
 }
+
+impl SaverError {
+    /// The crate-wide kind, e.g. [`ErrorKind::MissingThreadId`]; a lower layer's
+    /// error has its own kind.
+    pub fn error_kind(&self) -> ErrorKind {
+        match self {
+            SaverError::MissingThreadId { .. } => ErrorKind::MissingThreadId,
+            SaverError::MissingCheckpointId { .. } => ErrorKind::MissingCheckpointId,
+            SaverError::InvalidConfig { .. } => ErrorKind::InvalidConfig,
+            SaverError::InvalidCheckpoint { .. } => ErrorKind::InvalidCheckpoint,
+            SaverError::InvalidMetadata { .. } => ErrorKind::InvalidMetadata,
+            SaverError::InvalidVersion { .. } => ErrorKind::InvalidVersion,
+            SaverError::UnreadableRow { .. } => ErrorKind::UnreadableRow,
+            SaverError::Storage { .. } => ErrorKind::Storage,
+            SaverError::Schema { .. } => ErrorKind::Schema,
+            SaverError::InvalidFilter { .. } => ErrorKind::InvalidFilter,
+            SaverError::Unsupported { .. } => ErrorKind::Unsupported,
+            SaverError::Serializer(e) => e.kind(),
+            SaverError::Crypto(e) => e.error_kind(),
+            #[cfg(feature = "postgres")]
+            SaverError::Postgres(e) => e.error_kind(),
+        }
+    }
+}
+
+impl From<&SaverError> for ErrorKind {
+    fn from(e: &SaverError) -> Self {
+        e.error_kind()
+    }
+}
+
+/// A serializer error; one that carries a [`CryptoError`] (an encrypting or
+/// compressing serializer's, through [`SerializerError::Other`]) becomes
+/// [`SaverError::Crypto`].
+impl From<SerializerError> for SaverError {
+    fn from(e: SerializerError) -> Self {
+        match e {
+            SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
+                Ok(crypto) => SaverError::Crypto(*crypto),
+                Err(source) => SaverError::Serializer(SerializerError::Other { kind, source }),
+            },
+            other => SaverError::Serializer(other),
+        }
+    }
+}
+
+/// A crypto error; [`CryptoError::Serializer`] becomes [`SaverError::Serializer`].
+impl From<CryptoError> for SaverError {
+    fn from(e: CryptoError) -> Self {
+        match e {
+            CryptoError::Serializer(e) => e.into(),
+            other => SaverError::Crypto(other),
+        }
+    }
+}
+
+macro_rules! through_serializer {
+    ($($ty:ty),*) => {$(
+        impl From<$ty> for SaverError {
+            fn from(e: $ty) -> Self {
+                SerializerError::from(e).into()
+            }
+        }
+    )*};
+}
+through_serializer!(DecodeError, EncodeError, TypedError, JsonError);
+
+#[cfg(feature = "postgres")]
+impl From<super::postgres::PostgresError> for SaverError {
+    fn from(e: super::postgres::PostgresError) -> Self {
+        SaverError::Postgres(Box::new(e))
+    }
+}
+
+/// `Result` with the saver layer's [`SaverError`].
+pub type Result<T, E = SaverError> = std::result::Result<T, E>;
 
 /// Where a checkpoint row is: `(thread "t", ns "", checkpoint "1")`.
 pub(crate) fn row_location(thread: &str, ns: &str, id: &str) -> String {
     format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
 }
 
-/// [`SaverError::UnreadableRow`] as the crate error.
-pub(crate) fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
+/// [`SaverError::UnreadableRow`] of `source`.
+pub(crate) fn unreadable(
+    kind: RowKind,
+    location: String,
+    source: impl Into<SaverError>,
+) -> SaverError {
     SaverError::UnreadableRow {
         kind,
         location,
-        source: Box::new(source),
+        source: Box::new(source.into()),
     }
-    .into()
 }
 
 impl SaverError {

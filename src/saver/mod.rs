@@ -65,7 +65,7 @@ pub mod types;
 /// `impl CheckpointSaver for MySaver` block.
 pub use async_trait::async_trait;
 pub use delta::default_delta_channel_history;
-pub use error::{RowKind, SaverError};
+pub use error::{Result, RowKind, SaverError};
 /// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
 /// checkpoint's channel maps.
 pub use indexmap::IndexMap;

@@ -3,7 +3,7 @@
 use super::error::SaverError;
 use super::traits::{CheckpointSaver, ListOptions};
 use super::types::{CheckpointConfig, CheckpointTuple};
-use crate::error::Result;
+use crate::saver::Result;
 
 /// Pages through the checkpoints of one namespace of one thread, newest first: each
 /// [`next_page`](Self::next_page) is one `list` call with a `limit` of the page size and

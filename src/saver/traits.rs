@@ -12,7 +12,7 @@ use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory,
 };
-use crate::error::Result;
+use crate::saver::Result;
 use crate::value::Value;
 
 /// One capability of a saver, as the Python conformance suite names them.
@@ -293,7 +293,7 @@ pub trait CheckpointSaver: Send + Sync {
     }
 }
 
-pub(crate) fn overflow(version: &str) -> crate::Error {
+pub(crate) fn overflow(version: &str) -> crate::saver::SaverError {
     SaverError::InvalidVersion {
         version: version.to_owned(),
         reason: "the next version does not fit in an i64".to_owned(),

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::json::JsonError;
+use crate::kind::ErrorKind;
 use crate::msgpack::{DecodeError, EncodeError};
 
 /// What went wrong in a typed (serde) write or read.
@@ -23,6 +25,16 @@ pub enum TypedErrorKind {
     /// 131,072 in all); no fallback
     /// is tried (Python could not read it back either).
     DepthLimit,
+    /// A `(type, bytes)` pair carried a type tag [`loads`](super::loads) does not
+    /// know.
+    UnknownType {
+        /// The tag as found.
+        tag: String,
+    },
+    /// The row was written by Python's pickle fallback (type tag `pickle`).
+    Pickle,
+    /// A `json` row's text was not JSON.
+    Json(JsonError),
 }
 
 /// A typed value could not be written or read: what, and where (a byte offset into the
@@ -122,7 +134,11 @@ impl TypedError {
     #[must_use]
     pub fn redacted(mut self) -> Self {
         let message = match self.0.kind {
-            TypedErrorKind::Decode(_) | TypedErrorKind::DepthLimit => return self,
+            TypedErrorKind::Decode(_)
+            | TypedErrorKind::DepthLimit
+            | TypedErrorKind::UnknownType { .. }
+            | TypedErrorKind::Pickle
+            | TypedErrorKind::Json(_) => return self,
             TypedErrorKind::ClassMismatch => {
                 "the Python object is of another class than the Rust type reads \
                  (class withheld: the row was encrypted)"
@@ -138,6 +154,21 @@ impl TypedError {
         self
     }
 
+    /// The crate-wide kind, e.g. [`ErrorKind::ClassMismatch`]; a malformed-msgpack
+    /// error has its [`DecodeError`]'s kind.
+    pub fn error_kind(&self) -> ErrorKind {
+        match &self.0.kind {
+            TypedErrorKind::Message => ErrorKind::Typed,
+            TypedErrorKind::ClassMismatch => ErrorKind::ClassMismatch,
+            TypedErrorKind::Unrepresentable => ErrorKind::Unrepresentable,
+            TypedErrorKind::Decode(d) => d.error_kind(),
+            TypedErrorKind::DepthLimit => ErrorKind::DepthLimit,
+            TypedErrorKind::UnknownType { .. } => ErrorKind::UnknownType,
+            TypedErrorKind::Pickle => ErrorKind::Pickle,
+            TypedErrorKind::Json(e) => e.error_kind(),
+        }
+    }
+
     /// `true` when msgpack cannot hold the value, so a fallback codec may be tried.
     pub fn is_unrepresentable(&self) -> bool {
         matches!(self.0.kind, TypedErrorKind::Unrepresentable)
@@ -151,6 +182,7 @@ impl fmt::Display for TypedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.0.kind, self.0.offset) {
             (TypedErrorKind::Decode(e), _) => write!(f, "{e}"),
+            (TypedErrorKind::Json(e), _) => write!(f, "{e}"),
             (_, Some(at)) => write!(f, "{} (at byte {at})", self.0.message),
             (_, None) => f.write_str(&self.0.message),
         }
@@ -163,6 +195,12 @@ impl std::error::Error for TypedError {
             .source
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<&TypedError> for ErrorKind {
+    fn from(e: &TypedError) -> Self {
+        e.error_kind()
     }
 }
 
@@ -233,7 +271,7 @@ pub(crate) fn relay<E: serde::de::Error>(e: TypedError) -> E {
 pub(crate) fn relay_decode<E: serde::de::Error>(e: DecodeError) -> E {
     let message = e.to_string();
     let kind = match e.kind() {
-        crate::error::DecodeErrorKind::DepthLimit { .. } => TypedErrorKind::DepthLimit,
+        crate::msgpack::DecodeErrorKind::DepthLimit { .. } => TypedErrorKind::DepthLimit,
         _ => TypedErrorKind::Decode(e),
     };
     de_error(kind, message)

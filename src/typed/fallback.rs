@@ -3,8 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::TypedError;
-use crate::error::{Error, Result};
+use super::{Result, TypedError};
 
 /// A codec with its own type tag, used by [`dumps`](super::dumps) only when msgpack
 /// cannot represent a value (integers beyond 64 bits, nesting beyond the limit, …) and
@@ -31,33 +30,28 @@ pub trait FallbackCodec {
 /// assert_eq!(&typed.data[..], b"18446744073709551616");
 /// let back: u128 = typed::loads(&typed.type_tag, &typed.data, &JsonFallback)?;
 /// assert_eq!(back, 1u128 << 64);
-/// # Ok::<(), langgraph_codec::Error>(())
+/// # Ok::<(), langgraph_codec::typed::TypedError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JsonFallback;
 
 impl FallbackCodec for JsonFallback {
     fn type_tag(&self) -> &str {
-        crate::serializer::tags::JSON
+        super::tags::JSON
     }
 
     fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>> {
         serde_json::to_vec(value).map_err(|e| {
-            Error::Typed(
-                TypedError::msg(format!(
-                    "the JSON fallback cannot encode the value either: {e}"
-                ))
-                .with_source(e),
-            )
+            TypedError::msg(format!(
+                "the JSON fallback cannot encode the value either: {e}"
+            ))
+            .with_source(e)
         })
     }
 
     fn decode<T: DeserializeOwned>(&self, data: &[u8]) -> Result<T> {
         serde_json::from_slice(data).map_err(|e| {
-            Error::Typed(
-                TypedError::msg(format!("JSON row does not match the Rust type: {e}"))
-                    .with_source(e),
-            )
+            TypedError::msg(format!("JSON row does not match the Rust type: {e}")).with_source(e)
         })
     }
 }

@@ -60,9 +60,50 @@ use serde::Serialize;
 pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
-use crate::error::{Error, Result};
+use crate::json::JsonError;
 use crate::msgpack::DecodeOptions;
-use crate::serializer::{tags, Serializer, TypedBytes};
+
+/// `Result` with the typed layer's [`TypedError`].
+pub type Result<T, E = TypedError> = std::result::Result<T, E>;
+
+/// The type tags Python's `JsonPlusSerializer` and the savers use (also at
+/// [`serializer::tags`](crate::serializer::tags) and the crate root).
+pub mod tags {
+    /// `None`, with empty bytes.
+    pub const NULL: &str = "null";
+    /// Top-level `bytes`, stored as they are.
+    pub const BYTES: &str = "bytes";
+    /// Top-level `bytearray`, stored as they are.
+    pub const BYTEARRAY: &str = "bytearray";
+    /// Everything else: an ormsgpack document.
+    pub const MSGPACK: &str = "msgpack";
+    /// Legacy Python rows and everything LangGraphJS writes: JSON text.
+    pub const JSON: &str = "json";
+    /// Python's pickle fallback; unreadable outside Python.
+    pub const PICKLE: &str = "pickle";
+    /// Savers' marker for a channel that has no value (empty bytes).
+    pub const EMPTY: &str = "empty";
+}
+
+/// One serialized value: a type tag and the bytes, as a saver stores them (also at
+/// [`serializer::TypedBytes`](crate::serializer::TypedBytes) and the crate root).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct TypedBytes {
+    /// The type tag, e.g. `"msgpack"` or `"msgpack+aes"`.
+    pub type_tag: String,
+    /// The serialized bytes.
+    pub data: Bytes,
+}
+
+impl TypedBytes {
+    /// A new pair.
+    pub fn new(type_tag: impl Into<String>, data: impl Into<Bytes>) -> Self {
+        TypedBytes {
+            type_tag: type_tag.into(),
+            data: data.into(),
+        }
+    }
+}
 
 /// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
 pub(crate) const EXT_MARKER: &str = "$langgraph_codec::Ext";
@@ -213,7 +254,7 @@ pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
             }
             Ok(typed)
         }
-        Err(Error::Typed(e)) if e.is_unrepresentable() => Ok(TypedBytes::new(
+        Err(e) if e.is_unrepresentable() => Ok(TypedBytes::new(
             fallback.type_tag(),
             Bytes::from(fallback.encode(value)?),
         )),
@@ -254,174 +295,86 @@ fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
 /// with the `lc` envelopes Python rebuilds rebuilt, so a LangChain message written by
 /// LangGraphJS reads into [`AnyMessage`](pytypes::AnyMessage) like any other (a row that
 /// holds integers beyond 64 bits or lone surrogates, which msgpack cannot, is read
-/// with `serde_json`); `fallback`'s own tag with `fallback`; `pickle` is
-/// [`Error::Pickle`], anything else [`Error::UnknownType`].
+/// with `serde_json`); `fallback`'s own tag with `fallback`.
+///
+/// # Errors
+/// A [`TypedError`] of kind [`TypedErrorKind::Pickle`] for a `pickle` row,
+/// [`TypedErrorKind::UnknownType`] for any other tag, [`TypedErrorKind::Json`] for a
+/// `json` row that is not JSON, `fallback`'s error for its rows, else as
+/// [`from_slice`].
 pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
     type_tag: &str,
     data: &[u8],
     fallback: &F,
 ) -> Result<T> {
+    loads_with_options(type_tag, data, fallback, &default_options())
+}
+
+/// Like [`loads`], reading rows with `options` (as [`from_slice_with_options`]); a
+/// `json` row's text is parsed as deep as the larger of `options`' per-document limit
+/// and [`DEFAULT_MAX_DEPTH`](crate::msgpack::DEFAULT_MAX_DEPTH), then read under
+/// `options`.
+///
+/// ```
+/// use langgraph_codec::msgpack::DecodeOptions;
+/// use langgraph_codec::typed::{self, JsonFallback};
+///
+/// let row = typed::dumps(&vec![vec![1u8]], &JsonFallback)?; // [[1]]: two levels
+/// let shallow = DecodeOptions::new().max_depth(1);
+/// assert!(typed::loads_with_options::<Vec<Vec<u8>>, _>(
+///     &row.type_tag, &row.data, &JsonFallback, &shallow
+/// ).is_err());
+/// # Ok::<(), langgraph_codec::typed::TypedError>(())
+/// ```
+///
+/// # Errors
+/// As [`loads`], under `options`' limits.
+pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
+    type_tag: &str,
+    data: &[u8],
+    fallback: &F,
+    options: &DecodeOptions,
+) -> Result<T> {
     match type_tag {
-        tags::MSGPACK => from_slice(data),
-        tags::NULL => from_slice(&[0xc0]),
+        tags::MSGPACK => from_slice_with_options(data, options),
+        tags::NULL => from_slice_with_options(&[0xc0], options),
         tags::BYTES | tags::BYTEARRAY => {
             let mut buf = Vec::with_capacity(data.len() + 5);
             crate::msgpack::write_bin(&mut buf, data)?;
-            from_slice(&buf)
+            from_slice_with_options(&buf, options)
         }
-        tags::PICKLE => Err(Error::Pickle),
+        tags::PICKLE => Err(TypedError::new(
+            TypedErrorKind::Pickle,
+            "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python",
+        )),
         tags::JSON => {
-            let value =
-                revive::revive(crate::json::parse(data, crate::msgpack::DEFAULT_MAX_DEPTH)?);
+            let value = revive::revive(
+                crate::json::parse(
+                    data,
+                    options
+                        .depth_limit()
+                        .max(crate::msgpack::DEFAULT_MAX_DEPTH),
+                )
+                .map_err(TypedError::from)?,
+            );
             match crate::msgpack::encode(&value) {
-                Ok(bytes) => from_slice(&bytes),
-                Err(crate::error::EncodeError::NotMsgpack { .. }) => JsonFallback.decode(data),
+                Ok(bytes) => from_slice_with_options(&bytes, options),
+                Err(crate::msgpack::EncodeError::NotMsgpack { .. }) => JsonFallback.decode(data),
                 Err(e) => Err(e.into()),
             }
         }
         tag if tag == fallback.type_tag() => fallback.decode(data),
-        other => Err(Error::UnknownType {
-            tag: other.to_owned(),
-        }),
+        other => Err(TypedError::new(
+            TypedErrorKind::UnknownType {
+                tag: other.to_owned(),
+            },
+            format!("unknown serialization type {other:?}"),
+        )),
     }
 }
 
-/// Typed `dumps` / `loads` on every [`Serializer`].
-///
-/// The serializer's [`wrap_serialized`](Serializer::wrap_serialized) and
-/// [`unwrap_serialized`](Serializer::unwrap_serialized) hooks finish the pair: for
-/// [`JsonPlusSerializer`](crate::JsonPlusSerializer) they do nothing, so typed values
-/// go straight between Rust values and bytes; a wrapper such as an encrypting
-/// serializer encrypts and decrypts there (binding the row to associated data with the
-/// `_with_aad` methods, as its `dumps_typed_with_aad` does for [`Value`](crate::Value)s)
-/// and wipes the decrypted bytes once the value is read.
-///
-/// ```
-/// use langgraph_codec::crypto::{aad, AesMode, CryptoError, EncryptedSerializer};
-/// use langgraph_codec::typed::TypedSerializerExt;
-/// use langgraph_codec::Error;
-///
-/// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
-/// let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
-/// let row = serde.dumps_typed_value_with_aad(&vec![1u8, 2, 3], &here)?;
-/// let back: Vec<u8> = serde.loads_typed_value_with_aad(&row.type_tag, &row.data, &here)?;
-/// assert_eq!(back, [1, 2, 3]);
-/// // Another row's associated data does not open it.
-/// let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
-/// assert!(matches!(
-///     serde.loads_typed_value_with_aad::<Vec<u8>>(&row.type_tag, &row.data, &there),
-///     Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
-/// ));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub trait TypedSerializerExt: Serializer {
-    /// Serializes a typed value to a `(type, bytes)` pair, with the JSON fallback.
-    ///
-    /// # Errors
-    /// As [`dumps`], or the serializer's error finishing the pair (encryption).
-    fn dumps_typed_value<T: Serialize + ?Sized>(&self, value: &T) -> Result<TypedBytes> {
-        self.dumps_typed_value_with(value, &JsonFallback)
-    }
-
-    /// Serializes a typed value with the given fallback codec.
-    ///
-    /// # Errors
-    /// As [`dumps_typed_value`](Self::dumps_typed_value).
-    fn dumps_typed_value_with<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
-        &self,
-        value: &T,
-        fallback: &F,
-    ) -> Result<TypedBytes> {
-        self.wrap_serialized(dumps(value, fallback)?, b"")
-    }
-
-    /// [`dumps_typed_value`](Self::dumps_typed_value) binding the row to the associated
-    /// data `aad` (see [`crypto::aad`](crate::crypto::aad)); serializers that do not
-    /// encrypt ignore it.
-    ///
-    /// # Errors
-    /// As [`dumps_typed_value`](Self::dumps_typed_value).
-    fn dumps_typed_value_with_aad<T: Serialize + ?Sized>(
-        &self,
-        value: &T,
-        aad: &[u8],
-    ) -> Result<TypedBytes> {
-        self.wrap_serialized(dumps(value, &JsonFallback)?, aad)
-    }
-
-    /// Reads a `(type, bytes)` pair into a typed value, with the JSON fallback.
-    ///
-    /// # Errors
-    /// The serializer's error opening the pair (decryption), or as [`loads`].
-    fn loads_typed_value<T: DeserializeOwned>(&self, type_tag: &str, data: &[u8]) -> Result<T> {
-        self.loads_typed_value_with(type_tag, data, &JsonFallback)
-    }
-
-    /// Reads a `(type, bytes)` pair with the given fallback codec.
-    ///
-    /// # Errors
-    /// As [`loads_typed_value`](Self::loads_typed_value).
-    fn loads_typed_value_with<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
-        &self,
-        type_tag: &str,
-        data: &[u8],
-        fallback: &F,
-    ) -> Result<T> {
-        load_through(self, type_tag, data, b"", fallback)
-    }
-
-    /// [`loads_typed_value`](Self::loads_typed_value) of a row bound to the associated
-    /// data `aad`; serializers that do not encrypt ignore it.
-    ///
-    /// # Errors
-    /// As [`loads_typed_value`](Self::loads_typed_value); an encrypting serializer
-    /// refuses a row bound to other associated data
-    /// ([`CryptoError::AuthenticationFailed`](crate::crypto::CryptoError::AuthenticationFailed)).
-    fn loads_typed_value_with_aad<T: DeserializeOwned>(
-        &self,
-        type_tag: &str,
-        data: &[u8],
-        aad: &[u8],
-    ) -> Result<T> {
-        load_through(self, type_tag, data, aad, &JsonFallback)
+impl From<JsonError> for TypedError {
+    fn from(e: JsonError) -> Self {
+        TypedError::new(TypedErrorKind::Json(e.clone()), e.to_string())
     }
 }
-
-/// Reads a typed value through the serializer's
-/// [`unwrap_serialized`](Serializer::unwrap_serialized) hook: the value is read while
-/// the hook holds the (possibly decrypted) bytes, which it wipes afterwards.
-fn load_through<S, T, F>(
-    serializer: &S,
-    type_tag: &str,
-    data: &[u8],
-    aad: &[u8],
-    fallback: &F,
-) -> Result<T>
-where
-    S: Serializer + ?Sized,
-    T: DeserializeOwned,
-    F: FallbackCodec + ?Sized,
-{
-    let mut out = None;
-    serializer.unwrap_serialized(type_tag, data, aad, &mut |tag, bytes| {
-        let read = loads(tag, bytes, fallback);
-        out = Some(if serializer.confidential() {
-            // Decrypted data: the error keeps its kind and offset, not what it found.
-            read.map_err(|e| match e {
-                Error::Typed(e) => Error::Typed(e.redacted()),
-                other => other,
-            })?
-        } else {
-            read?
-        });
-        Ok(())
-    })?;
-    out.ok_or_else(|| {
-        Error::Typed(TypedError::new(
-            TypedErrorKind::Message,
-            "the serializer's unwrap_serialized hook did not hand over the row",
-        ))
-    })
-}
-
-impl<S: Serializer + ?Sized> TypedSerializerExt for S {}

@@ -132,12 +132,12 @@ impl<'a> Ser<'a> {
     #[inline]
     fn enter(&mut self) -> Result<()> {
         if self.depth >= DEFAULT_MAX_DEPTH {
-            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+            return Err(TypedError::from(crate::msgpack::EncodeError::DepthLimit {
                 limit: DEFAULT_MAX_DEPTH,
             }));
         }
         if self.total >= DEFAULT_MAX_TOTAL_DEPTH {
-            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+            return Err(TypedError::from(crate::msgpack::EncodeError::DepthLimit {
                 limit: DEFAULT_MAX_TOTAL_DEPTH,
             }));
         }
@@ -664,8 +664,8 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     let room =
         crate::msgpack::DecodeOptions::new().max_depth(DEFAULT_MAX_DEPTH.saturating_sub(ser.depth));
     if let Err(e) = crate::msgpack::decode_with(item, &room) {
-        if matches!(e.kind(), crate::error::DecodeErrorKind::DepthLimit { .. }) {
-            return Err(TypedError::from(crate::error::EncodeError::DepthLimit {
+        if matches!(e.kind(), crate::msgpack::DecodeErrorKind::DepthLimit { .. }) {
+            return Err(TypedError::from(crate::msgpack::EncodeError::DepthLimit {
                 limit: DEFAULT_MAX_DEPTH,
             }));
         }
@@ -783,7 +783,7 @@ mod tests {
                 }
                 Err(e) => {
                     assert!(!fits, "{n}: {e}");
-                    assert_eq!(e.kind(), crate::ErrorKind::DepthLimit, "{e}");
+                    assert_eq!(e.error_kind(), crate::ErrorKind::DepthLimit, "{e}");
                 }
             }
         }
@@ -848,7 +848,7 @@ mod tests {
             .stack_size(64 * 1024)
             .spawn(move || {
                 let r = to_vec(&(1u8, vec![&*shared]));
-                matches!(r, Err(crate::Error::Typed(e)) if e.kind() == &crate::typed::TypedErrorKind::DepthLimit)
+                matches!(r, Err(e) if e.kind() == &crate::typed::TypedErrorKind::DepthLimit)
             })
             .ok()
             .and_then(|t| t.join().ok());

@@ -109,9 +109,9 @@ pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::
     s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
 }
 
-pub(super) fn encode_error<E: serde::ser::Error>(e: crate::error::EncodeError) -> E {
+pub(super) fn encode_error<E: serde::ser::Error>(e: crate::msgpack::EncodeError) -> E {
     match e {
-        crate::error::EncodeError::DepthLimit { .. } => {
+        crate::msgpack::EncodeError::DepthLimit { .. } => {
             ser_error(TypedErrorKind::DepthLimit, e.to_string())
         }
         _ => ser_error(

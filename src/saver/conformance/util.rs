@@ -21,9 +21,9 @@ impl fmt::Display for Failure {
     }
 }
 
-impl From<crate::Error> for Failure {
-    fn from(e: crate::Error) -> Self {
-        Failure(format!("saver error ({}): {e}", e.kind()))
+impl From<crate::saver::SaverError> for Failure {
+    fn from(e: crate::saver::SaverError) -> Self {
+        Failure(format!("saver error ({}): {e}", e.error_kind()))
     }
 }
 

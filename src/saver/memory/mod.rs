@@ -21,7 +21,7 @@ use super::types::{
     DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
-use crate::error::Result;
+use crate::saver::Result;
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
@@ -247,7 +247,7 @@ impl InMemorySaver {
     ) -> Result<Checkpoint> {
         let loc = || location(thread, ns, id);
         let value = self.load(RowKind::Checkpoint, loc, &row.checkpoint)?;
-        Checkpoint::from_value(&value).map_err(|e| unreadable(RowKind::Checkpoint, loc(), e.into()))
+        Checkpoint::from_value(&value).map_err(|e| unreadable(RowKind::Checkpoint, loc(), e))
     }
 
     fn load_metadata(
@@ -259,8 +259,7 @@ impl InMemorySaver {
     ) -> Result<CheckpointMetadata> {
         let loc = || location(thread, ns, id);
         let value = self.load(RowKind::Metadata, loc, &row.metadata)?;
-        CheckpointMetadata::from_value(&value)
-            .map_err(|e| unreadable(RowKind::Metadata, loc(), e.into()))
+        CheckpointMetadata::from_value(&value).map_err(|e| unreadable(RowKind::Metadata, loc(), e))
     }
 
     fn load_write(

@@ -63,6 +63,8 @@ impl_exec!(deadpool_postgres::ClientWrapper);
 impl_exec!(deadpool_postgres::Transaction<'_>);
 
 /// Maps a driver error of `operation` into the crate's error.
-pub(crate) fn db(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> crate::Error {
+pub(crate) fn db(
+    operation: &'static str,
+) -> impl Fn(tokio_postgres::Error) -> crate::saver::SaverError {
     move |source| PostgresError::Db { operation, source }.into()
 }

@@ -1,7 +1,10 @@
 //! [`PostgresError`]: what the Postgres saver refuses or what the server reported.
 
+use crate::kind::ErrorKind;
+
 /// Errors of [`PostgresSaver`](super::PostgresSaver), wrapped in
-/// [`Error::Postgres`](crate::Error::Postgres).
+/// [`SaverError::Postgres`](crate::saver::SaverError::Postgres) (and the crate's
+/// [`Error::Postgres`](crate::Error::Postgres)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PostgresError {
@@ -107,8 +110,28 @@ impl PostgresError {
     }
 }
 
-impl From<PostgresError> for crate::Error {
-    fn from(e: PostgresError) -> Self {
-        crate::Error::Postgres(Box::new(e))
+impl PostgresError {
+    /// The crate-wide kind, e.g. [`ErrorKind::PostgresDb`].
+    pub fn error_kind(&self) -> ErrorKind {
+        use PostgresError as P;
+        match self {
+            P::Db { .. } => ErrorKind::PostgresDb,
+            P::Pool { .. } => ErrorKind::PostgresPool,
+            P::Config { .. } => ErrorKind::PostgresConfig,
+            P::InvalidSchemaName { .. } => ErrorKind::InvalidSchemaName,
+            P::SchemaMissing { .. } => ErrorKind::SchemaMissing,
+            P::ShallowSchema { .. } => ErrorKind::ShallowSchema,
+            P::SchemaTooNew { .. } => ErrorKind::SchemaTooNew,
+            P::SchemaIncomplete { .. } => ErrorKind::SchemaIncomplete,
+            P::LockTimeout { .. } => ErrorKind::LockTimeout,
+            P::NotJsonb { .. } => ErrorKind::NotJsonb,
+            P::UnreadableColumn { .. } => ErrorKind::UnreadableColumn,
+        }
+    }
+}
+
+impl From<&PostgresError> for ErrorKind {
+    fn from(e: &PostgresError) -> Self {
+        e.error_kind()
     }
 }

@@ -16,11 +16,11 @@ use super::db::{db, Exec};
 use super::jsonb;
 use super::rows::{location, unreadable};
 use super::PostgresSaver;
-use crate::error::Result;
 use crate::saver::delta::finish;
 use crate::saver::error::RowKind;
 use crate::saver::traits::PruneStrategy;
 use crate::saver::types::{CheckpointConfig, DeltaChannelHistory, PendingWrite};
+use crate::saver::Result;
 use crate::value::Value;
 
 /// `jsonb` → itself when it is an object, else `{}` (so set functions never fail on a

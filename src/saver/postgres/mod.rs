@@ -90,7 +90,7 @@ use super::types::{
     DeltaChannelHistory,
 };
 use super::SaverError;
-use crate::error::Result;
+use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
 

@@ -5,11 +5,11 @@ use tokio_postgres::Row;
 
 use super::error::PostgresError;
 use super::jsonb;
-use crate::error::{Error, Result};
 use crate::saver::error::{RowKind, SaverError};
 use crate::saver::types::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
 };
+use crate::saver::Result;
 use crate::serializer::{tags, Serializer};
 use crate::value::Value;
 
@@ -21,13 +21,16 @@ pub(crate) fn location(thread: &str, ns: &str, id: &str) -> String {
     format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
 }
 
-pub(crate) fn unreadable(kind: RowKind, location: String, source: Error) -> Error {
+pub(crate) fn unreadable(
+    kind: RowKind,
+    location: String,
+    source: impl Into<SaverError>,
+) -> SaverError {
     SaverError::UnreadableRow {
         kind,
         location,
-        source: Box::new(source),
+        source: Box::new(source.into()),
     }
-    .into()
 }
 
 /// The blob and inline parts of a checkpoint's `channel_values`, as `put` stores them.
@@ -140,7 +143,7 @@ impl SelectedRow {
         let loc = || location(&thread_id, &checkpoint_ns, &checkpoint_id);
         let value = jsonb::read(&checkpoint_text, || format!("{} checkpoint", loc()))?;
         let checkpoint = Checkpoint::from_value(&value)
-            .map_err(|e| unreadable(RowKind::Checkpoint, loc(), e.into()))?;
+            .map_err(|e| unreadable(RowKind::Checkpoint, loc(), e))?;
         Ok(SelectedRow {
             thread_id,
             checkpoint_ns,
@@ -212,7 +215,7 @@ impl SelectedRow {
         let loc = self.loc();
         let metadata_value = jsonb::read(&self.metadata_text, || format!("{loc} metadata"))?;
         let metadata = CheckpointMetadata::from_value(&metadata_value)
-            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e.into()))?;
+            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e))?;
         let mut merged = Vec::new();
         for (ch, version) in &self.checkpoint.channel_versions {
             let key = (

@@ -8,7 +8,7 @@ use tokio_postgres::types::Type;
 use super::db::{db, Exec, StatementMode};
 use super::error::PostgresError;
 use super::sql::Tables;
-use crate::error::Result;
+use crate::saver::Result;
 
 /// The last migration this saver knows (Python `langgraph-checkpoint-postgres` 3.2.0).
 pub const LAST_MIGRATION: i32 = 9;

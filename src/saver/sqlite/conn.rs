@@ -8,7 +8,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use super::storage;
-use crate::error::Result;
+use crate::saver::Result;
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]

@@ -3,11 +3,11 @@
 
 use rusqlite::types::Value as SqlValue;
 
-use crate::error::Result;
 use crate::saver::error::SaverError;
 use crate::saver::pyjson;
 use crate::saver::traits::ListOptions;
 use crate::saver::types::CheckpointConfig;
+use crate::saver::Result;
 use crate::value::Value;
 
 /// Python's `_FILTER_PATTERN`, `^[a-zA-Z0-9_.-]+$`: the key is spliced into a JSON
@@ -21,7 +21,7 @@ fn valid_key(key: &str) -> bool {
 
 /// Python's `_where_value`: the operator and the bound value for one filter value.
 fn where_value(key: &str, value: &Value) -> Result<(&'static str, SqlValue)> {
-    let invalid = |reason: String| -> crate::Error {
+    let invalid = |reason: String| -> crate::saver::SaverError {
         SaverError::InvalidFilter {
             key: key.to_owned(),
             reason,

@@ -70,9 +70,9 @@ use super::types::{
     DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
-use crate::error::{Error, Result};
+use crate::saver::Result;
+use crate::serializer::TypedSerializerExt;
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
-use crate::typed::TypedSerializerExt;
 use crate::value::Value;
 
 mod conn;
@@ -87,7 +87,7 @@ use conn::{ConnOptions, Connections};
 const METADATA_MAX_DEPTH: usize = 1_000;
 
 /// Maps a rusqlite error into [`SaverError::Storage`] for `operation`.
-pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> SaverError {
     move |e| {
         SaverError::Storage {
             operation,
@@ -360,7 +360,7 @@ impl SqliteSaver {
                 .spawn_blocking(move || f(&inner))
                 .await
                 .map_err(|e| {
-                    Error::from(SaverError::Storage {
+                    SaverError::from(SaverError::Storage {
                         operation: "blocking task",
                         source: Box::new(e),
                     })
@@ -476,8 +476,7 @@ impl Inner {
                 SaverError::InvalidCheckpoint {
                     field: "type".to_owned(),
                     reason: "the type column is NULL".to_owned(),
-                }
-                .into(),
+                },
             )
         })?;
         self.serde
@@ -493,7 +492,7 @@ impl Inner {
             row.checkpoint.as_deref(),
         )?;
         Checkpoint::from_owned_value(value)
-            .map_err(|e| unreadable(RowKind::Checkpoint, row.location(), e.into()))
+            .map_err(|e| unreadable(RowKind::Checkpoint, row.location(), e))
     }
 
     /// Python: `json.loads(metadata) if metadata is not None else {}`.
@@ -502,9 +501,9 @@ impl Inner {
             return Ok(CheckpointMetadata::default());
         };
         let value = crate::json::parse(text, METADATA_MAX_DEPTH)
-            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e.into()))?;
+            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))?;
         CheckpointMetadata::from_value(&value)
-            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e.into()))
+            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))
     }
 
     fn decode_writes(&self, row: &CheckpointRow, writes: &[WriteRow]) -> Result<Vec<PendingWrite>> {

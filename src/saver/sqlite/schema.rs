@@ -4,8 +4,8 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::storage;
-use crate::error::Result;
 use crate::saver::error::SaverError;
+use crate::saver::Result;
 
 /// The two `CREATE TABLE` statements exactly as `langgraph-checkpoint-sqlite==3.1.2`
 /// writes them (whitespace included): SQLite keeps a table's statement text in
@@ -119,7 +119,8 @@ fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
         .map_err(storage("verify"))?
         .collect::<std::result::Result<_, _>>()
         .map_err(storage("verify"))?;
-    let schema_err = |reason: String| -> crate::Error { SaverError::Schema { reason }.into() };
+    let schema_err =
+        |reason: String| -> crate::saver::SaverError { SaverError::Schema { reason }.into() };
     if found.is_empty() {
         return Err(schema_err(format!("table {table} does not exist")));
     }

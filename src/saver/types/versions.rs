@@ -6,8 +6,8 @@ use std::fmt;
 use indexmap::IndexMap;
 
 use super::py_float_repr;
-use crate::error::Result;
 use crate::saver::error::SaverError;
+use crate::saver::Result;
 use crate::value::Value;
 
 /// A channel version: Python's `str | int | float`.

@@ -1,0 +1,206 @@
+//! [`ErrorKind`]: the one list of error causes every layer's error reports. It sits
+//! below every layer and names none of them, so each layer's error can say its kind
+//! without naming a layer above it.
+
+use std::fmt;
+
+/// What kind of error an error of this crate is, for matching and for machine-readable
+/// reports (the CLI's `{"error": {"kind": …}}`): one variant per distinct cause, across
+/// every layer, each with a stable snake_case name ([`as_str`](Self::as_str)).
+///
+/// Every layer's error has one: `kind()` of the crate-wide [`Error`](crate::Error)
+/// and of [`SerializerError`](crate::serializer::SerializerError),
+/// `error_kind()` of the others ([`DecodeError`](crate::DecodeError),
+/// [`TypedError`](crate::typed::TypedError), [`CryptoError`](crate::CryptoError),
+/// [`SaverError`](crate::saver::SaverError), …), and `ErrorKind::from(&e)` of each.
+///
+/// ```
+/// use langgraph_codec::{msgpack, Error, ErrorKind};
+///
+/// let e = Error::from(msgpack::decode(b"\x92\x01").unwrap_err());
+/// assert_eq!(e.kind(), ErrorKind::LengthExceedsInput);
+/// assert_eq!(e.kind().as_str(), "length_exceeds_input");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// msgpack input ended inside a value. `truncated`.
+    Truncated,
+    /// A msgpack string was not valid UTF-8. `invalid_utf8`.
+    InvalidUtf8,
+    /// The reserved msgpack marker byte `0xc1`. `reserved_byte`.
+    ReservedByte,
+    /// Bytes after the top-level msgpack value. `trailing_bytes`.
+    TrailingBytes,
+    /// A msgpack length prefix declared more than the input holds. `length_exceeds_input`.
+    LengthExceedsInput,
+    /// Nesting deeper than the limit (reading or writing). `depth_limit`.
+    DepthLimit,
+    /// A msgpack form ormsgpack never writes. `non_canonical`.
+    NonCanonical,
+    /// A length beyond what the format allows (msgpack's 32-bit lengths, AEAD limits, associated-data fields). `too_long`.
+    TooLong,
+    /// A value only a `json` row can hold. `not_msgpack`.
+    NotMsgpack,
+    /// A value with no JSON form was written as JSON. `no_json_form`.
+    NoJsonForm,
+    /// Malformed JSON text. `invalid_json`.
+    InvalidJson,
+    /// A JSON view that does not describe a value. `invalid_view`.
+    InvalidView,
+    /// A type tag the serializer does not know. `unknown_type`.
+    UnknownType,
+    /// A row written by Python's pickle fallback. `pickle`.
+    Pickle,
+    /// A value that cannot be written under the requested type tag. `tag_mismatch`.
+    TagMismatch,
+    /// A typed (serde) value did not have the shape the Rust type reads or writes. `typed`.
+    Typed,
+    /// A Python object of another class than the Rust type reads. `class_mismatch`.
+    ClassMismatch,
+    /// A typed value msgpack cannot hold. `unrepresentable`.
+    Unrepresentable,
+    /// No encryption key is configured. `missing_key`.
+    MissingKey,
+    /// A key variable is not UTF-8 text. `key_not_utf8`.
+    KeyNotUtf8,
+    /// More previous keys than a key ring takes. `too_many_keys`.
+    TooManyKeys,
+    /// A key that is not 16, 24 or 32 bytes long. `invalid_key_length`.
+    InvalidKeyLength,
+    /// A `base64:` key entry that is not base64. `invalid_key_encoding`.
+    InvalidKeyEncoding,
+    /// A type-tag suffix no configured cipher or wrapper handles. `unknown_cipher`.
+    UnknownCipher,
+    /// A cipher name that cannot go into a type tag. `invalid_cipher_name`.
+    InvalidCipherName,
+    /// Decryption failed: wrong key, tampered ciphertext or other associated data. `authentication_failed`.
+    AuthenticationFailed,
+    /// A ciphertext shorter than its nonce and tag. `ciphertext_truncated`.
+    CiphertextTruncated,
+    /// Strict mode refused an unencrypted row. `plaintext_refused`.
+    PlaintextRefused,
+    /// A row that inflates past the per-row limit. `decompression_limit`.
+    DecompressionLimit,
+    /// The rows of one call inflate past its budget. `decompression_budget`.
+    DecompressionBudget,
+    /// A `+zlib` payload that is not a complete zlib stream. `invalid_compressed_data`.
+    InvalidCompressedData,
+    /// The operating system's random source failed. `random_source`.
+    RandomSource,
+    /// A user-supplied cipher failed. `cipher_backend`.
+    CipherBackend,
+    /// A saver config without `thread_id`. `missing_thread_id`.
+    MissingThreadId,
+    /// A saver config without the `checkpoint_id` a call needs. `missing_checkpoint_id`.
+    MissingCheckpointId,
+    /// A config without the shape of a `RunnableConfig`. `invalid_config`.
+    InvalidConfig,
+    /// A value without the shape of a `Checkpoint`. `invalid_checkpoint`.
+    InvalidCheckpoint,
+    /// A value without the shape of `CheckpointMetadata`. `invalid_metadata`.
+    InvalidMetadata,
+    /// A channel version that cannot be read or advanced. `invalid_version`.
+    InvalidVersion,
+    /// A stored row that cannot be deserialized. `unreadable_row`.
+    UnreadableRow,
+    /// The database under a saver failed. `storage`.
+    Storage,
+    /// Tables of the saver's names with another layout. `schema`.
+    Schema,
+    /// A `list` filter the saver cannot express. `invalid_filter`.
+    InvalidFilter,
+    /// A capability the saver does not implement. `unsupported`.
+    Unsupported,
+    /// The Postgres server or connection reported an error. `postgres_db`.
+    PostgresDb,
+    /// No connection could be taken from the Postgres pool. `postgres_pool`.
+    PostgresPool,
+    /// The Postgres pool could not be built from its configuration. `postgres_config`.
+    PostgresConfig,
+    /// A Postgres schema name that is not a plain identifier. `invalid_schema_name`.
+    InvalidSchemaName,
+    /// No checkpoint schema (run `setup` first). `schema_missing`.
+    SchemaMissing,
+    /// Tables of Python's `ShallowPostgresSaver`. `shallow_schema`.
+    ShallowSchema,
+    /// A schema migrated past the last version this saver knows. `schema_too_new`.
+    SchemaTooNew,
+    /// A schema with missing migrations, tables or columns. `schema_incomplete`.
+    SchemaIncomplete,
+    /// The migration lock was not free in time. `lock_timeout`.
+    LockTimeout,
+    /// A value with no JSONB form. `not_jsonb`.
+    NotJsonb,
+    /// A stored JSONB or key column that cannot be read. `unreadable_column`.
+    UnreadableColumn,
+}
+
+impl ErrorKind {
+    /// The stable snake_case name, e.g. `"authentication_failed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::InvalidUtf8 => "invalid_utf8",
+            ErrorKind::ReservedByte => "reserved_byte",
+            ErrorKind::TrailingBytes => "trailing_bytes",
+            ErrorKind::LengthExceedsInput => "length_exceeds_input",
+            ErrorKind::DepthLimit => "depth_limit",
+            ErrorKind::NonCanonical => "non_canonical",
+            ErrorKind::TooLong => "too_long",
+            ErrorKind::NotMsgpack => "not_msgpack",
+            ErrorKind::NoJsonForm => "no_json_form",
+            ErrorKind::InvalidJson => "invalid_json",
+            ErrorKind::InvalidView => "invalid_view",
+            ErrorKind::UnknownType => "unknown_type",
+            ErrorKind::Pickle => "pickle",
+            ErrorKind::TagMismatch => "tag_mismatch",
+            ErrorKind::Typed => "typed",
+            ErrorKind::ClassMismatch => "class_mismatch",
+            ErrorKind::Unrepresentable => "unrepresentable",
+            ErrorKind::MissingKey => "missing_key",
+            ErrorKind::KeyNotUtf8 => "key_not_utf8",
+            ErrorKind::TooManyKeys => "too_many_keys",
+            ErrorKind::InvalidKeyLength => "invalid_key_length",
+            ErrorKind::InvalidKeyEncoding => "invalid_key_encoding",
+            ErrorKind::UnknownCipher => "unknown_cipher",
+            ErrorKind::InvalidCipherName => "invalid_cipher_name",
+            ErrorKind::AuthenticationFailed => "authentication_failed",
+            ErrorKind::CiphertextTruncated => "ciphertext_truncated",
+            ErrorKind::PlaintextRefused => "plaintext_refused",
+            ErrorKind::DecompressionLimit => "decompression_limit",
+            ErrorKind::DecompressionBudget => "decompression_budget",
+            ErrorKind::InvalidCompressedData => "invalid_compressed_data",
+            ErrorKind::RandomSource => "random_source",
+            ErrorKind::CipherBackend => "cipher_backend",
+            ErrorKind::MissingThreadId => "missing_thread_id",
+            ErrorKind::MissingCheckpointId => "missing_checkpoint_id",
+            ErrorKind::InvalidConfig => "invalid_config",
+            ErrorKind::InvalidCheckpoint => "invalid_checkpoint",
+            ErrorKind::InvalidMetadata => "invalid_metadata",
+            ErrorKind::InvalidVersion => "invalid_version",
+            ErrorKind::UnreadableRow => "unreadable_row",
+            ErrorKind::Storage => "storage",
+            ErrorKind::Schema => "schema",
+            ErrorKind::InvalidFilter => "invalid_filter",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::PostgresDb => "postgres_db",
+            ErrorKind::PostgresPool => "postgres_pool",
+            ErrorKind::PostgresConfig => "postgres_config",
+            ErrorKind::InvalidSchemaName => "invalid_schema_name",
+            ErrorKind::SchemaMissing => "schema_missing",
+            ErrorKind::ShallowSchema => "shallow_schema",
+            ErrorKind::SchemaTooNew => "schema_too_new",
+            ErrorKind::SchemaIncomplete => "schema_incomplete",
+            ErrorKind::LockTimeout => "lock_timeout",
+            ErrorKind::NotJsonb => "not_jsonb",
+            ErrorKind::UnreadableColumn => "unreadable_column",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

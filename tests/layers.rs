@@ -1,0 +1,446 @@
+//! The crate's layers depend one way: no module names a module of a higher layer, and
+//! the top-level modules form no cycle (issue 14, "errors that flow one way").
+//!
+//! The check reads `src/` as text. Ignoring comments (doc comments included) and string
+//! literals, it resolves every `crate::…` path (`use crate::{a, b::c}` groups
+//! included), every `super::…` chain that climbs out of a top-level module, and every
+//! use of a crate-root re-export (`crate::Error` is `error`'s, as `src/lib.rs` says),
+//! then compares the layer of the file with the layer of the module it names.
+//!
+//! `src/lib.rs` (the crate root, whose re-exports make the public paths) is not a layer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Layer ranks, lowest first. A module may name modules of its own rank or lower.
+/// Modules of one rank must not name each other both ways (the cycle check).
+const RANKS: &[(&str, u32)] = &[
+    ("stack", 0),
+    ("kind", 0),
+    ("value", 0),
+    ("msgpack", 1),
+    ("json", 2),
+    ("view", 2),
+    ("typed", 3),
+    ("serializer", 4),
+    ("crypto", 5),
+    ("saver", 6),
+    ("error", 7),
+    ("records", 8),
+    ("bin", 9),
+];
+
+fn rank(module: &str) -> Option<u32> {
+    RANKS.iter().find(|(m, _)| *m == module).map(|(_, r)| *r)
+}
+
+/// One reference from a file to a top-level module.
+#[derive(Debug)]
+struct Reference {
+    file: String,
+    line: usize,
+    from: String,
+    to: String,
+    text: String,
+}
+
+/// Source text with comments and the contents of string and char literals blanked
+/// (newlines kept, so line numbers stay right).
+fn strip(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let blank = |out: &mut String, s: &[u8]| {
+        for &c in s {
+            out.push(if c == b'\n' { '\n' } else { ' ' });
+        }
+    };
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest.starts_with(b"/*") {
+            // Nested block comments.
+            let mut depth = 0;
+            let mut j = 0;
+            while j < rest.len() {
+                if rest[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, &rest[..j]);
+            i += j;
+        } else if rest.starts_with(b"r#") || rest.starts_with(b"r\"") || rest.starts_with(b"br") {
+            // Raw string: r#*" … "#*  (only when `r` starts a token).
+            let prev_ident = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            let start = if rest[0] == b'b' { 1 } else { 0 };
+            let hashes = rest[start + 1..].iter().take_while(|&&c| c == b'#').count();
+            let q = start + 1 + hashes;
+            if prev_ident || rest.get(q) != Some(&b'"') {
+                out.push(rest[0] as char);
+                i += 1;
+                continue;
+            }
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let body = &rest[q + 1..];
+            let end = (0..body.len())
+                .find(|&k| body[k..].starts_with(&close))
+                .map_or(body.len(), |k| k + close.len());
+            out.push('"');
+            blank(&mut out, &rest[1..q + 1 + end]);
+            i += q + 1 + end;
+        } else if rest[0] == b'"' {
+            let mut j = 1;
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            let j = (j + 1).min(rest.len());
+            out.push('"');
+            blank(&mut out, &rest[1..j]);
+            i += j;
+        } else if rest[0] == b'\'' {
+            // A char literal ('x', '\n', '\u{..}', '"'), not a lifetime.
+            let len = if rest.get(1) == Some(&b'\\') {
+                rest.iter().skip(2).position(|&c| c == b'\'').map(|p| p + 3)
+            } else {
+                let ch = std::str::from_utf8(&rest[1..rest.len().min(5)])
+                    .ok()
+                    .or_else(|| std::str::from_utf8(&rest[1..rest.len().min(2)]).ok())
+                    .and_then(|s| s.chars().next());
+                ch.and_then(|c| {
+                    let n = c.len_utf8();
+                    (rest.get(1 + n) == Some(&b'\'')).then_some(n + 2)
+                })
+            };
+            match len {
+                Some(n) => {
+                    blank(&mut out, &rest[..n]);
+                    i += n;
+                }
+                None => {
+                    out.push('\'');
+                    i += 1;
+                }
+            }
+        } else {
+            let ch = src[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// The top-level modules named by the `use`/path tree starting after `crate::` at
+/// `s`: one for a plain path, each first segment for a `{…}` group.
+fn heads_after_crate(s: &str, root_items: &BTreeMap<String, String>) -> Vec<String> {
+    let s = s.trim_start();
+    if let Some(group) = s.strip_prefix('{') {
+        let mut heads = Vec::new();
+        let mut depth = 0;
+        let mut item = String::new();
+        for c in group.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    item.push(c);
+                }
+                '}' if depth == 0 => {
+                    heads.extend(first_segment(&item, root_items));
+                    break;
+                }
+                '}' => {
+                    depth -= 1;
+                    item.push(c);
+                }
+                ',' if depth == 0 => {
+                    heads.extend(first_segment(&item, root_items));
+                    item.clear();
+                }
+                _ => item.push(c),
+            }
+        }
+        heads
+    } else {
+        first_segment(s, root_items).into_iter().collect()
+    }
+}
+
+/// The top-level module a path (relative to the crate root) starts in.
+fn first_segment(path: &str, root_items: &BTreeMap<String, String>) -> Option<String> {
+    let seg: String = path
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if seg.is_empty() || seg == "self" {
+        return None;
+    }
+    if rank(&seg).is_some() {
+        return Some(seg);
+    }
+    // A crate-root re-export (`crate::Error`) belongs to the module it comes from.
+    root_items.get(&seg).cloned()
+}
+
+/// Crate-root names re-exported by `src/lib.rs` (`pub use error::{Error, …}`), each
+/// mapped to its module.
+fn root_items(lib: &str) -> BTreeMap<String, String> {
+    let lib = strip(lib);
+    let mut map = BTreeMap::new();
+    let mut rest = lib.as_str();
+    while let Some(p) = rest.find("pub use ") {
+        rest = &rest[p + "pub use ".len()..];
+        let stmt = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let module: String = stmt
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if rank(&module).is_none() {
+            continue; // `pub use bytes;` and other crates
+        }
+        let names = stmt
+            .split_once("::")
+            .map(|(_, n)| n.trim().trim_start_matches('{').trim_end_matches('}'))
+            .unwrap_or("");
+        for name in names.split(',') {
+            let name = name.trim();
+            let leaf = name.rsplit("::").next().unwrap_or(name);
+            let leaf = leaf.rsplit(" as ").next().unwrap_or(leaf).trim();
+            if !leaf.is_empty() {
+                map.insert(leaf.to_string(), module.clone());
+            }
+        }
+    }
+    map
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file below `src/`: `typed/pytypes/ip.rs` is
+/// `["typed", "pytypes", "ip"]`, `typed/mod.rs` is `["typed"]`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Every reference from a file of `src/` to a top-level module other than its own.
+fn references(src: &Path) -> Vec<Reference> {
+    let root = root_items(&fs::read_to_string(src.join("lib.rs")).unwrap());
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut refs = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap().to_path_buf();
+        let modpath = module_path(&rel);
+        let Some(from) = modpath.first().cloned() else {
+            continue;
+        };
+        if from == "lib" {
+            continue;
+        }
+        let text = fs::read_to_string(&file).unwrap();
+        let code = strip(&text);
+        let line_of = |pos: usize| code[..pos].matches('\n').count() + 1;
+        let original_line = |line: usize| text.lines().nth(line - 1).unwrap_or("").trim();
+        let mut push = |pos: usize, to: String| {
+            if to != from {
+                let line = line_of(pos);
+                refs.push(Reference {
+                    file: rel.display().to_string(),
+                    line,
+                    from: from.clone(),
+                    to,
+                    text: original_line(line).to_string(),
+                });
+            }
+        };
+        for marker in ["crate::", "langgraph_codec::"] {
+            let mut at = 0;
+            while let Some(p) = code[at..].find(marker) {
+                let pos = at + p;
+                at = pos + marker.len();
+                let prev = code[..pos].chars().next_back();
+                // `$crate::` counts; `foo_crate::` or `mycrate::` do not.
+                if prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    continue;
+                }
+                for to in heads_after_crate(&code[at..], &root) {
+                    push(pos, to);
+                }
+            }
+        }
+        // `super::super::x` climbs out of the file's module; past the top-level module
+        // it names the crate root (then `x` is a module or a root re-export).
+        let mut at = 0;
+        while let Some(p) = code[at..].find("super::") {
+            let pos = at + p;
+            let prev = code[..pos].chars().next_back();
+            if prev.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                at = pos + 7;
+                continue;
+            }
+            let mut ups = 0;
+            let mut rest = &code[pos..];
+            while let Some(r) = rest.strip_prefix("super::") {
+                ups += 1;
+                rest = r;
+            }
+            at = code.len() - rest.len();
+            // The module a file's `super` names is its parent: a file `a/b.rs`
+            // (module a::b) has super = a; `super::super` = the crate root.
+            if ups >= modpath.len() {
+                for to in heads_after_crate(rest, &root) {
+                    push(pos, to);
+                }
+            }
+        }
+    }
+    refs
+}
+
+/// Upward references (to a higher rank) and unranked modules.
+fn violations(refs: &[Reference]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for r in refs {
+        match (rank(&r.from), rank(&r.to)) {
+            (Some(f), Some(t)) if t > f => bad.push(format!(
+                "{}:{}: {} (rank {f}) names {} (rank {t}): {}",
+                r.file, r.line, r.from, r.to, r.text
+            )),
+            (None, _) => bad.push(format!("{}: module {} has no rank", r.file, r.from)),
+            (_, None) => bad.push(format!("{}: module {} has no rank", r.file, r.to)),
+            _ => {}
+        }
+    }
+    bad
+}
+
+/// The cycles among top-level modules (as sets of modules), found by DFS.
+fn cycles(refs: &[Reference]) -> Vec<String> {
+    let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for r in refs {
+        graph.entry(&r.from).or_default().insert(&r.to);
+    }
+    let mut found = BTreeSet::new();
+    fn dfs<'a>(
+        node: &'a str,
+        graph: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+        stack: &mut Vec<&'a str>,
+        found: &mut BTreeSet<String>,
+    ) {
+        if let Some(i) = stack.iter().position(|&n| n == node) {
+            let mut cycle: Vec<&str> = stack[i..].to_vec();
+            let min = cycle.iter().enumerate().min_by_key(|(_, n)| **n).unwrap().0;
+            cycle.rotate_left(min);
+            found.insert(cycle.join(" -> "));
+            return;
+        }
+        stack.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            dfs(next, graph, stack, found);
+        }
+        stack.pop();
+    }
+    for start in graph.keys() {
+        dfs(start, &graph, &mut Vec::new(), &mut found);
+    }
+    found.into_iter().collect()
+}
+
+/// Checks `src` (or the directory in `LGCODEC_LAYERS_SRC`, to try the check on another
+/// tree) and panics with the list of upward references and cycles.
+#[test]
+fn modules_name_only_lower_layers_and_form_no_cycle() {
+    let src = std::env::var_os("LGCODEC_LAYERS_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let refs = references(&src);
+    let bad = violations(&refs);
+    let cyc = cycles(&refs);
+    assert!(
+        bad.is_empty() && cyc.is_empty(),
+        "{} upward references:\n{}\n{} module cycles:\n{}",
+        bad.len(),
+        bad.join("\n"),
+        cyc.len(),
+        cyc.join("\n")
+    );
+}
+
+/// The check itself: it sees each kind of reference it claims to see, and skips
+/// comments and strings.
+#[test]
+fn the_check_sees_every_kind_of_reference() {
+    let dir = std::env::temp_dir().join(format!("lgcodec-layers-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("typed/pytypes")).unwrap();
+    fs::write(
+        dir.join("lib.rs"),
+        "pub use error::{Error, Result};\npub use serializer::{tags, Serializer as Ser};\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("typed/pytypes/ip.rs"),
+        concat!(
+            "//! crate::saver in a doc line\n",
+            "/* crate::crypto in a block */\n",
+            "const S: &str = \"crate::records\";\n",
+            "const C: char = '\"'; fn f<'a>(x: &'a str) {}\n",
+            "use super::super::super::serializer::Thing;\n", // line 5
+            "use crate::{msgpack, saver::X};\n",             // line 6
+            "fn g() -> crate::Result<()> { Ok(()) }\n",      // line 7
+            "use super::super::de::Inner;\n",
+        ),
+    )
+    .unwrap();
+    let refs = references(&dir);
+    let mut seen: Vec<(usize, &str)> = refs.iter().map(|r| (r.line, r.to.as_str())).collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        vec![
+            (5, "serializer"),
+            (6, "msgpack"),
+            (6, "saver"),
+            (7, "error")
+        ],
+        "{refs:#?}"
+    );
+    assert_eq!(violations(&refs).len(), 3);
+    fs::write(dir.join("msgpack.rs"), "use crate::typed::X;\n").unwrap();
+    assert_eq!(
+        cycles(&references(&dir)),
+        vec!["msgpack -> typed".to_string()]
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
