@@ -6,9 +6,11 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use langgraph_codec::msgpack::{DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::typed::pytypes::{AnyMessage, ContentRef, MessageContent, MessageRef};
+use langgraph_codec::typed::pytypes::{
+    AnyMessage, BorrowedMessage, ContentRef, MessageContent, MessageRef,
+};
 use langgraph_codec::typed::{self, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, Error};
+use langgraph_codec::{DecodeErrorKind, Error, ObjectKind, PyObject, Value};
 use serde::Deserialize;
 
 fn inside(input: &[u8], part: &[u8]) -> bool {
@@ -154,4 +156,147 @@ fn message_refs_read_what_the_owned_messages_read() {
     );
     // Not a message: another class, another kind, a plain value.
     assert!(MessageRef::new(&ValueRef::Str("hi")).is_none());
+}
+
+#[derive(Deserialize, serde::Serialize)]
+struct BorrowedState<'a> {
+    #[serde(borrow)]
+    messages: Vec<BorrowedMessage<'a>>,
+}
+
+#[test]
+fn borrowed_messages_read_what_the_owned_messages_read_and_write_pythons_bytes() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vectors/payloads/messages300.msgpack");
+    let Ok(bytes) = std::fs::read(path) else {
+        return; // payloads are not in the published package
+    };
+    let owned: MessagesState = typed::from_slice(&bytes).expect("typed read");
+    let state: BorrowedState<'_> = typed::from_slice(&bytes).expect("borrowed typed read");
+    assert_eq!(state.messages.len(), owned.messages.len());
+    let mut texts = 0;
+    for (message, expected) in state.messages.iter().zip(&owned.messages) {
+        let view = message.view();
+        assert_eq!(view.id(), expected.id());
+        assert_eq!(message.method(), Some("model_validate_json"));
+        for part in [view.class(), view.module()]
+            .into_iter()
+            .chain(view.id())
+            .chain(view.content().and_then(|c| c.as_text()))
+        {
+            assert!(inside(&bytes, part.as_bytes()), "{part:?} was copied");
+        }
+        texts += usize::from(view.content().and_then(|c| c.as_text()).is_some());
+        assert_eq!(&message.to_owned_message().expect("owned"), expected);
+    }
+    assert!(texts > 0);
+    // Written back: the bytes Python wrote.
+    assert_eq!(typed::to_vec(&state).expect("writes"), bytes);
+}
+
+#[test]
+fn a_borrowed_message_refuses_what_is_not_a_message() {
+    // ["hi"]: a string where a message should be.
+    let Err(e) = typed::from_slice::<BorrowedState<'_>>(b"\x81\xa8messages\x91\xa2hi") else {
+        panic!("a string read as a message")
+    };
+    let Error::Typed(e) = &e else { panic!("{e}") };
+    assert_eq!(e.kind(), &TypedErrorKind::ClassMismatch, "{e}");
+    assert!(e.to_string().contains("found str"), "{e}");
+    // A pydantic v2 envelope of another class.
+    let other = typed::to_vec(&vec![Value::Object(Box::new(PyObject::new(
+        ObjectKind::PydanticV2,
+        "my.module",
+        "Thing",
+        Value::Map(vec![]),
+    )))])
+    .expect("writes");
+    let e = typed::from_slice::<Vec<BorrowedMessage<'_>>>(&other).expect_err("another class");
+    assert!(e.to_string().contains("my.module.Thing"), "{e}");
+}
+
+#[derive(Deserialize)]
+struct WithExtra<'a> {
+    id: &'a str,
+    #[serde(borrow)]
+    extra: ValueRef<'a>,
+}
+
+#[test]
+fn value_ref_fields_borrow_every_string_and_keep_the_document_rules() {
+    let extra = Value::Map(vec![
+        (Value::from("name"), Value::from("tool")),
+        (
+            Value::from("when"),
+            Value::Object(Box::new(PyObject::new(
+                ObjectKind::ConstructorPosArgs,
+                "uuid",
+                "UUID",
+                Value::Array(vec![Value::from("0123")]),
+            ))),
+        ),
+        (Value::from("n"), Value::from(7)),
+    ]);
+    let bytes = typed::to_vec(&Value::Map(vec![
+        (Value::from("id"), Value::from("x1")),
+        (Value::from("extra"), extra.clone()),
+    ]))
+    .expect("writes");
+    let row: WithExtra<'_> = typed::from_slice(&bytes).expect("reads");
+    assert_eq!(row.id, "x1");
+    assert_eq!(row.extra.to_owned_value(), extra);
+    let object = row
+        .extra
+        .get("when")
+        .and_then(ValueRef::as_object)
+        .expect("ext");
+    for part in [
+        row.extra
+            .get("name")
+            .and_then(ValueRef::as_str)
+            .expect("str"),
+        object.module,
+        object.name,
+    ] {
+        assert!(inside(&bytes, part.as_bytes()), "{part:?} was copied");
+    }
+    // A non-canonical integer inside the borrowed part: refused at its offset in the
+    // document, as every other reader refuses it, unless the options allow it.
+    let long = b"\x82\xa2id\xa1x\xa5extra\x91\xcd\x00\x05";
+    let Err(e) = typed::from_slice::<WithExtra<'_>>(long) else {
+        panic!("a non-canonical integer was read")
+    };
+    let Error::Typed(e) = &e else { panic!("{e}") };
+    assert!(
+        matches!(e.kind(), TypedErrorKind::Decode(d)
+            if matches!(d.kind(), DecodeErrorKind::NonCanonical { .. }) && d.offset() == 13),
+        "{e:?}"
+    );
+    let liberal = DecodeOptions::new().allow_non_canonical(true);
+    let row: WithExtra<'_> = typed::from_slice_with_options(long, &liberal).expect("allowed");
+    assert_eq!(
+        row.extra.to_owned_value(),
+        Value::Array(vec![Value::from(5)])
+    );
+}
+
+#[test]
+fn value_ref_reads_borrowed_json_and_refuses_transient_strings() {
+    let json = r#"{"a": ["x", 1, 2.5, null, true]}"#;
+    let v: ValueRef<'_> = serde_json::from_str(json).expect("borrowed JSON");
+    assert_eq!(
+        v.to_owned_value(),
+        Value::Map(vec![(
+            Value::from("a"),
+            Value::Array(vec![
+                Value::from("x"),
+                Value::from(1),
+                Value::F64(2.5),
+                Value::Nil,
+                Value::Bool(true)
+            ])
+        )])
+    );
+    // An escaped string is rebuilt by serde_json, so it cannot be lent.
+    assert!(serde_json::from_str::<ValueRef<'_>>(r#""a\nb""#).is_err());
 }

@@ -16,7 +16,7 @@ use serde::de::value::{BorrowedBytesDeserializer, BorrowedStrDeserializer, I8Des
 use serde::de::{self, DeserializeSeed, Visitor};
 
 use super::error::TypedError;
-use super::{EXT_MARKER, RAW_MARKER, VALUE_MARKER};
+use super::{EXT_MARKER, RAW_MARKER, VALUE_MARKER, VALUE_REF_MARKER};
 use crate::msgpack::read::{DecodeOptions, Head, Reader, Walk};
 use crate::msgpack::DecodeError;
 use crate::value::Value;
@@ -274,6 +274,15 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
                 let value = crate::msgpack::decode::read_owned(&mut self.r)?;
                 let item = self.r.slice(start, self.r.pos);
                 leave_decoded(item, value);
+                visitor.visit_enum(RawItemEnum { item })
+            }
+            VALUE_REF_MARKER => {
+                // Checked here on this reader (limits, canonical forms, offsets as the
+                // rest of the document), then lent whole: the `ValueRef` visitor reads
+                // the borrowed value from exactly these bytes.
+                let start = self.r.pos;
+                crate::msgpack::borrowed::skip(&mut self.r)?;
+                let item = self.r.slice(start, self.r.pos);
                 visitor.visit_enum(RawItemEnum { item })
             }
             EXT_MARKER => self.visit_ext(visitor),

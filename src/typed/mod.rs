@@ -51,6 +51,7 @@ mod object;
 pub mod pytypes;
 pub(crate) mod revive;
 mod ser;
+mod value_ref_serde;
 mod value_serde;
 
 use bytes::Bytes;
@@ -114,6 +115,9 @@ pub(crate) const RAW_MARKER: &str = "$langgraph_codec::Raw";
 pub(crate) const DIRECT_MARKER: &str = "$langgraph_codec::Direct";
 /// Newtype-struct name asked for by `Value`'s `Deserialize`.
 pub(crate) const VALUE_MARKER: &str = "$langgraph_codec::Value";
+/// Newtype-struct name asked for by `ValueRef`'s `Deserialize`: this crate's
+/// deserializer lends the item's checked bytes as `RAW_MARKER(bytes)`.
+pub(crate) const VALUE_REF_MARKER: &str = "$langgraph_codec::ValueRef";
 /// Newtype-struct name of [`pytypes::ByteArray`]: written as a bin; at the top level
 /// [`dumps`] then uses the `bytearray` tag.
 pub(crate) const BYTEARRAY_MARKER: &str = "$langgraph_codec::ByteArray";

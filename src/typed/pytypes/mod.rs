@@ -46,7 +46,7 @@ pub use self::ip::{
     Ipv4Address, Ipv4Interface, Ipv4Network, Ipv6Address, Ipv6Interface, Ipv6Network,
 };
 pub use self::langgraph::{Command, DeltaSnapshot, Interrupt, Send, TimeoutPolicy};
-pub use self::message_ref::{ContentRef, MessageRef};
+pub use self::message_ref::{BorrowedMessage, ContentRef, MessageRef};
 pub use self::messages::{
     AiMessage, AiMessageChunk, AnyMessage, ChatMessage, ChatMessageChunk, FunctionMessage,
     FunctionMessageChunk, HumanMessage, HumanMessageChunk, InvalidToolCall, MessageContent,
