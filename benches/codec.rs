@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use langgraph_codec::msgpack::ValueRef;
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::AnyMessage;
-use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 fn payload(name: &str) -> Vec<u8> {

@@ -113,7 +113,10 @@ type Entry = (
 );
 
 fn entry<T: Serialize + ?Sized>(name: &str, value: &T) -> Entry {
-    (name.to_owned(), typed::dumps(value, &JsonFallback))
+    (
+        name.to_owned(),
+        typed::dumps(value, &JsonFallback).map_err(Into::into),
+    )
 }
 
 /// Every vector, in order.

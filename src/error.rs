@@ -91,18 +91,18 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::Decode(e) => e.error_kind(),
-            Error::Encode(e) => e.error_kind(),
-            Error::Json(e) => e.error_kind(),
-            Error::JsonWrite(e) => e.error_kind(),
-            Error::View(e) => e.error_kind(),
+            Error::Encode(e) => e.kind(),
+            Error::Json(e) => e.kind(),
+            Error::JsonWrite(e) => e.kind(),
+            Error::View(e) => e.kind(),
             Error::UnknownType { .. } => ErrorKind::UnknownType,
             Error::Pickle => ErrorKind::Pickle,
             Error::TagMismatch { .. } => ErrorKind::TagMismatch,
-            Error::Crypto(e) => e.error_kind(),
+            Error::Crypto(e) => e.kind(),
             Error::Typed(e) => e.error_kind(),
-            Error::Saver(e) => e.error_kind(),
+            Error::Saver(e) => e.kind(),
             #[cfg(feature = "postgres")]
-            Error::Postgres(e) => e.error_kind(),
+            Error::Postgres(e) => e.kind(),
             Error::Other { kind, .. } => *kind,
         }
     }

@@ -47,27 +47,27 @@ impl std::error::Error for JsonError {}
 
 impl JsonError {
     /// The crate-wide kind: [`ErrorKind::InvalidJson`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         ErrorKind::InvalidJson
     }
 }
 
 impl From<&JsonError> for ErrorKind {
     fn from(e: &JsonError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 
 impl JsonWriteError {
     /// The crate-wide kind: [`ErrorKind::NoJsonForm`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         ErrorKind::NoJsonForm
     }
 }
 
 impl From<&JsonWriteError> for ErrorKind {
     fn from(e: &JsonWriteError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 

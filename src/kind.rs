@@ -8,11 +8,13 @@ use std::fmt;
 /// reports (the CLI's `{"error": {"kind": …}}`): one variant per distinct cause, across
 /// every layer, each with a stable snake_case name ([`as_str`](Self::as_str)).
 ///
-/// Every layer's error has one: `kind()` of the crate-wide [`Error`](crate::Error)
-/// and of [`SerializerError`](crate::serializer::SerializerError),
-/// `error_kind()` of the others ([`DecodeError`](crate::DecodeError),
-/// [`TypedError`](crate::typed::TypedError), [`CryptoError`](crate::CryptoError),
-/// [`SaverError`](crate::saver::SaverError), …), and `ErrorKind::from(&e)` of each.
+/// Every layer's error reports one: `kind()` of the crate-wide
+/// [`Error`](crate::Error), [`SerializerError`](crate::SerializerError),
+/// [`CryptoError`](crate::CryptoError), [`SaverError`](crate::saver::SaverError),
+/// [`EncodeError`](crate::EncodeError), [`JsonError`](crate::JsonError),
+/// [`ViewError`](crate::ViewError), …; `error_kind()` of
+/// [`DecodeError`](crate::DecodeError) and [`TypedError`](crate::typed::TypedError),
+/// whose `kind()` is their own finer enum; and `ErrorKind::from(&e)` of each.
 ///
 /// ```
 /// use langgraph_codec::{msgpack, Error, ErrorKind};

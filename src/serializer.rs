@@ -97,9 +97,9 @@ impl SerializerError {
             SerializerError::Pickle => ErrorKind::Pickle,
             SerializerError::TagMismatch { .. } => ErrorKind::TagMismatch,
             SerializerError::Decode(e) => e.error_kind(),
-            SerializerError::Encode(e) => e.error_kind(),
-            SerializerError::Json(e) => e.error_kind(),
-            SerializerError::View(e) => e.error_kind(),
+            SerializerError::Encode(e) => e.kind(),
+            SerializerError::Json(e) => e.kind(),
+            SerializerError::View(e) => e.kind(),
             SerializerError::Typed(e) => e.error_kind(),
             SerializerError::Other { kind, .. } => *kind,
         }

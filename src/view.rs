@@ -79,14 +79,14 @@ impl std::error::Error for ViewError {}
 
 impl ViewError {
     /// The crate-wide kind: [`ErrorKind::InvalidView`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         ErrorKind::InvalidView
     }
 }
 
 impl From<&ViewError> for ErrorKind {
     fn from(e: &ViewError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 
@@ -109,18 +109,18 @@ pub enum ReadError {
 impl ReadError {
     /// The crate-wide kind: [`ErrorKind::InvalidJson`], [`ErrorKind::InvalidView`] or
     /// [`ErrorKind::DepthLimit`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            ReadError::Json(e) => e.error_kind(),
-            ReadError::View(e) => e.error_kind(),
-            ReadError::Encode(e) => e.error_kind(),
+            ReadError::Json(e) => e.kind(),
+            ReadError::View(e) => e.kind(),
+            ReadError::Encode(e) => e.kind(),
         }
     }
 }
 
 impl From<&ReadError> for ErrorKind {
     fn from(e: &ReadError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 

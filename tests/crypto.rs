@@ -8,14 +8,14 @@ use langgraph_codec::crypto::{
     aad, AadSerializer, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer, CryptoError,
     EncryptedSerializer, KeyRing, Plaintext,
 };
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{Error, JsonPlusSerializer, Serializer, SerializerError, TypedBytes, Value};
 
 const KEY_A: &[u8] = b"0123456789abcdef";
 const KEY_B: &[u8] = b"langgraph-codec-key-24by";
 const KEY_C: &[u8] = b"langgraph-codec-golden-key-32byt";
 
-fn crypto_err(r: Result<Value, Error>) -> CryptoError {
-    match r {
+fn crypto_err<E: Into<Error>>(r: Result<Value, E>) -> CryptoError {
+    match r.map_err(Into::into) {
         Err(Error::Crypto(e)) => e,
         other => panic!("expected a crypto error, got {other:?}"),
     }
@@ -242,7 +242,7 @@ fn rekey_encrypts_plaintext_rows_and_keeps_aad_and_empty() {
     // A row under a cipher nobody here knows is refused, not wrapped.
     let foreign = TypedBytes::new("msgpack+rot13", vec![1u8]);
     assert!(matches!(
-        serde.rekey(&foreign),
+        serde.rekey(&foreign).map_err(Error::from),
         Err(Error::Crypto(CryptoError::UnknownCipher { ref name })) if name == "rot13"
     ));
 }
@@ -343,7 +343,7 @@ fn custom_ciphers_plug_in() {
     );
     let bad = EncryptedSerializer::new(XorCipher("x+y"), JsonPlusSerializer::new());
     assert!(matches!(
-        bad.dumps_typed(&Value::Nil),
+        bad.dumps_typed(&Value::Nil).map_err(Error::from),
         Err(Error::Crypto(CryptoError::InvalidCipherName { .. }))
     ));
 }
@@ -463,7 +463,7 @@ fn errors_never_contain_plaintext_or_keys() {
 fn error_kinds_are_stable_and_distinct() {
     let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
     let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
-    let kind = |r: Result<Value, Error>| r.expect_err("error").kind().as_str();
+    let kind = |r: Result<Value, SerializerError>| r.expect_err("error").kind().as_str();
     assert_eq!(
         kind(serde.loads_typed("msgpack+aes", &row.data[..31])),
         "ciphertext_truncated"
@@ -487,7 +487,7 @@ fn error_kinds_are_stable_and_distinct() {
 #[test]
 fn typed_values_are_encrypted_and_read_back() {
     use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
-    use langgraph_codec::typed::TypedSerializerExt;
+    use langgraph_codec::serializer::TypedSerializerExt;
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
     struct State {
         step: u32,

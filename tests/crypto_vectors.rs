@@ -107,7 +107,9 @@ fn python_encrypted_rows_decrypt_and_decode() {
                 .expect("valid key");
             assert!(
                 matches!(
-                    wrong.loads_typed(&row.type_tag, &row.data),
+                    wrong
+                        .loads_typed(&row.type_tag, &row.data)
+                        .map_err(Error::from),
                     Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
                 ),
                 "{}: wrong key accepted",

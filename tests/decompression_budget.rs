@@ -35,10 +35,10 @@ async fn filled(serde: Arc<dyn Serializer>, budget: usize) -> InMemorySaver {
     saver
 }
 
-fn budget_error(e: &Error) -> Option<usize> {
+fn budget_error(e: &SaverError) -> Option<usize> {
     match e {
-        Error::Saver(SaverError::UnreadableRow { source, .. }) => match &**source {
-            Error::Crypto(CryptoError::DecompressionBudget { limit }) => Some(*limit),
+        SaverError::UnreadableRow { source, .. } => match &**source {
+            SaverError::Crypto(CryptoError::DecompressionBudget { limit }) => Some(*limit),
             _ => None,
         },
         _ => None,
@@ -115,7 +115,9 @@ fn budgets_are_shared_by_clones_and_scopes_nest() {
             assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
             // The inner budget is spent; the row is refused before inflating it all.
             assert!(matches!(
-                serde.loads_typed(&row.type_tag, &row.data),
+                serde
+                    .loads_typed(&row.type_tag, &row.data)
+                    .map_err(Error::from),
                 Err(Error::Crypto(CryptoError::DecompressionBudget { .. }))
             ));
         });

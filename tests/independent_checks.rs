@@ -11,8 +11,8 @@ use langgraph_codec::saver::{
     CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver, PendingWrite, ERROR,
     INTERRUPT, RESUME, SCHEDULED,
 };
-use langgraph_codec::typed::TypedSerializerExt;
-use langgraph_codec::{DecodeErrorKind, Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::{DecodeErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
 // ---- strict mode on the typed read path ------------------------------------------
 // First test: tests/crypto.rs `strict_mode_refuses_plaintext` (Value path).
@@ -47,7 +47,7 @@ fn strict_typed_reads_refuse_plaintext_of_every_tag() {
         );
         let typed = s.loads_typed_value::<Option<String>>(&row.type_tag, &row.data);
         assert!(
-            matches!(typed, Err(Error::Crypto(_))),
+            matches!(&typed, Err(langgraph_codec::SerializerError::Other { source, .. }) if source.is::<langgraph_codec::CryptoError>()),
             "{}: typed read accepted plaintext: {typed:?}",
             row.type_tag
         );

@@ -118,7 +118,7 @@ fn rekey_refuses_rows_it_cannot_read() {
         "length_exceeds_input"
     );
     assert!(matches!(
-        refused(TypedBytes::new("yaml", b"a: 1".to_vec())),
+        Error::from(refused(TypedBytes::new("yaml", b"a: 1".to_vec()))),
         Error::UnknownType { .. }
     ));
     assert_eq!(

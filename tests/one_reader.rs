@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::typed::{self, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, Error, Value};
+use langgraph_codec::typed::{self, TypedError, TypedErrorKind};
+use langgraph_codec::{DecodeErrorKind, Value};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 type Outcome = Result<Option<Value>, (DecodeErrorKind, usize)>;
@@ -71,13 +71,10 @@ impl<'de> Deserialize<'de> for AnyTree {
     }
 }
 
-fn typed_error(e: Error) -> (DecodeErrorKind, usize) {
-    match e {
-        Error::Typed(t) => match t.kind() {
-            TypedErrorKind::Decode(d) => (d.kind().clone(), d.offset()),
-            other => panic!("typed read failed without a decode error: {other:?} {t}"),
-        },
-        other => panic!("typed read failed with {other}"),
+fn typed_error(t: TypedError) -> (DecodeErrorKind, usize) {
+    match t.kind() {
+        TypedErrorKind::Decode(d) => (d.kind().clone(), d.offset()),
+        other => panic!("typed read failed without a decode error: {other:?} {t}"),
     }
 }
 

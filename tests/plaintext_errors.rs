@@ -5,8 +5,8 @@
 //! marker (nor any long run of it).
 
 use langgraph_codec::crypto::{AesMode, CompressedSerializer, EncryptedSerializer};
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::{DateTime, Decimal, PyEnum, PyEnumValue, Uuid};
-use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{Error, PyObject, Serializer, TypedBytes, Value};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -18,7 +18,7 @@ fn serde() -> EncryptedSerializer {
     EncryptedSerializer::from_aes_key(KEY, AesMode::Eax).expect("key")
 }
 
-fn assert_clean(err: &Error, secrets: &[&str]) {
+fn assert_clean(err: &dyn std::error::Error, secrets: &[&str]) {
     let text = format!("{err} | {err:?}");
     for secret in secrets {
         assert!(!text.contains(secret), "error quotes {secret:?}: {text}");
@@ -28,6 +28,7 @@ fn assert_clean(err: &Error, secrets: &[&str]) {
 fn typed_err<T: DeserializeOwned + std::fmt::Debug>(s: &dyn Serializer, row: &TypedBytes) -> Error {
     s.loads_typed_value::<T>(&row.type_tag, &row.data)
         .expect_err("must not read")
+        .into()
 }
 
 #[derive(Debug, Deserialize)]

@@ -11,8 +11,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use langgraph_codec::crypto::{aad, AesMode, CryptoError, EncryptedSerializer};
-use langgraph_codec::typed::TypedSerializerExt;
-use langgraph_codec::{Error, TypedBytes, Value};
+use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::{TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 
 /// 32 bytes no other data in this test contains.
@@ -107,8 +107,11 @@ fn plaintext_is_wiped_on_every_path() {
         let refused = serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &there);
         assert!(
             matches!(
-                refused,
-                Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
+                refused
+                    .as_ref()
+                    .map_err(|e| std::error::Error::source(e)
+                        .and_then(|s| s.downcast_ref::<CryptoError>())),
+                Err(Some(CryptoError::AuthenticationFailed { .. }))
             ),
             "{mode:?}: {refused:?}"
         );

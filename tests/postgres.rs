@@ -118,13 +118,13 @@ async fn conformance_full_encrypted_all_blobs() {
     }
 }
 
-fn kind(e: &Error) -> &'static str {
+fn kind(e: &langgraph_codec::saver::SaverError) -> &'static str {
     e.kind().as_str()
 }
 
-fn err_sqlstate(e: &Error) -> Option<&str> {
+fn err_sqlstate(e: &langgraph_codec::saver::SaverError) -> Option<&str> {
     match e {
-        Error::Postgres(p) => p.sqlstate(),
+        langgraph_codec::saver::SaverError::Postgres(p) => p.sqlstate(),
         _ => None,
     }
 }
@@ -219,7 +219,7 @@ async fn verify_refuses_missing_shallow_newer_and_incomplete_schemas() {
     ))
     .await
     .expect("insert");
-    match s.verify().await {
+    match (s.verify().await).map_err(Error::from) {
         Err(Error::Postgres(e)) => assert!(
             matches!(
                 *e,

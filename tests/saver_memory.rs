@@ -7,7 +7,7 @@ use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions, RowKind, SaverError, ERROR, INTERRUPT,
 };
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{JsonPlusSerializer, Serializer, SerializerError, TypedBytes, Value};
 
 fn md(step: i64) -> CheckpointMetadata {
     CheckpointMetadata::new("loop", step)
@@ -27,11 +27,9 @@ async fn put_one(saver: &InMemorySaver, thread: &str, value: &str) -> Checkpoint
         .expect("put")
 }
 
-fn saver_error(e: Error) -> SaverError {
-    match e {
-        Error::Saver(s) => s,
-        other => panic!("expected a saver error, got {other:?}"),
-    }
+fn saver_error(e: SaverError) -> SaverError {
+    // The saver's own error: its refusals, and the lower layers' errors it met.
+    e
 }
 
 #[tokio::test]
@@ -138,20 +136,24 @@ async fn a_corrupt_row_fails_only_its_thread() {
 struct Keyed(u8);
 
 impl Serializer for Keyed {
-    fn dumps_typed(&self, value: &Value) -> langgraph_codec::Result<TypedBytes> {
+    fn dumps_typed(&self, value: &Value) -> langgraph_codec::serializer::Result<TypedBytes> {
         let inner = JsonPlusSerializer::new().dumps_typed(value)?;
         let mut data = vec![self.0];
         data.extend(inner.data.iter().map(|b| b ^ self.0));
         Ok(TypedBytes::new(format!("{}+keyed", inner.type_tag), data))
     }
-    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> langgraph_codec::Result<Value> {
+    fn loads_typed(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+    ) -> langgraph_codec::serializer::Result<Value> {
         let tag = type_tag.strip_suffix("+keyed").unwrap_or(type_tag);
         match data.split_first() {
             Some((k, rest)) if *k == self.0 => {
                 let plain: Vec<u8> = rest.iter().map(|b| b ^ self.0).collect();
                 JsonPlusSerializer::new().loads_typed(tag, &plain)
             }
-            _ => Err(Error::UnknownType {
+            _ => Err(SerializerError::UnknownType {
                 tag: format!("{type_tag} (wrong key)"),
             }),
         }
@@ -441,7 +443,7 @@ async fn aes_rows_at_rest_are_ciphertext_and_a_wrong_key_is_an_unreadable_row() 
     match saver_error(e) {
         SaverError::UnreadableRow { kind, source, .. } => {
             assert_eq!(kind, RowKind::Checkpoint);
-            assert!(matches!(*source, Error::Crypto(_)), "{source:?}");
+            assert!(matches!(*source, SaverError::Crypto(_)), "{source:?}");
         }
         other => panic!("{other:?}"),
     }

@@ -172,7 +172,7 @@ async fn a_foreign_layout_is_refused_with_a_schema_error() {
             .expect("open")
             .execute_batch(ddl)
             .expect("ddl");
-        match SqliteSaver::open(&path) {
+        match (SqliteSaver::open(&path)).map_err(Error::from) {
             Err(Error::Saver(SaverError::Schema { reason })) => {
                 println!("{name}: {reason}");
             }
@@ -280,10 +280,7 @@ async fn metadata_is_stored_as_pythons_json_dumps_text() {
         )
         .await
         .unwrap_err();
-    assert!(
-        matches!(err, Error::Saver(SaverError::InvalidMetadata { .. })),
-        "{err}"
-    );
+    assert!(matches!(err, SaverError::InvalidMetadata { .. }), "{err}");
     let n = saver
         .list(None, &ListOptions::new())
         .await
@@ -397,13 +394,13 @@ async fn the_decompression_budget_is_per_call() {
         .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
         .await
         .unwrap_err();
-    let Error::Saver(SaverError::UnreadableRow { source, .. }) = &err else {
+    let SaverError::UnreadableRow { source, .. } = &err else {
         panic!("expected an unreadable row, got {err}");
     };
     assert!(
         matches!(
             &**source,
-            Error::Crypto(CryptoError::DecompressionBudget { limit: 250_000 })
+            SaverError::Crypto(CryptoError::DecompressionBudget { limit: 250_000 })
         ),
         "{err}"
     );

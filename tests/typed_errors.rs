@@ -2,8 +2,9 @@
 
 mod typed_common;
 
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::*;
-use langgraph_codec::typed::{self, FallbackCodec, JsonFallback, TypedSerializerExt};
+use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 use typed_common::*;
@@ -200,14 +201,17 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
         fn type_tag(&self) -> &str {
             "hexjson"
         }
-        fn encode<T: Serialize + ?Sized>(&self, v: &T) -> langgraph_codec::Result<Vec<u8>> {
+        fn encode<T: Serialize + ?Sized>(&self, v: &T) -> langgraph_codec::typed::Result<Vec<u8>> {
             let j = JsonFallback.encode(v)?;
             Ok(j.iter()
                 .map(|b| format!("{b:02x}"))
                 .collect::<String>()
                 .into_bytes())
         }
-        fn decode<T: serde::de::DeserializeOwned>(&self, d: &[u8]) -> langgraph_codec::Result<T> {
+        fn decode<T: serde::de::DeserializeOwned>(
+            &self,
+            d: &[u8],
+        ) -> langgraph_codec::typed::Result<T> {
             let bytes: Vec<u8> = d
                 .chunks(2)
                 .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
@@ -226,10 +230,11 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
 
     // Python's pickle rows are a clear error.
     let err = typed::loads::<Value, _>("pickle", b"\x80\x04", &JsonFallback).unwrap_err();
-    assert!(matches!(err, Error::Pickle));
+    assert!(matches!(err.kind(), typed::TypedErrorKind::Pickle));
+    assert!(matches!(Error::from(err.clone()), Error::Pickle));
     assert!(err.to_string().contains("cannot be read outside Python"));
     assert!(matches!(
-        typed::loads::<Value, _>("yaml", b"", &JsonFallback),
+        typed::loads::<Value, _>("yaml", b"", &JsonFallback).map_err(Error::from),
         Err(Error::UnknownType { .. })
     ));
 }
@@ -240,11 +245,11 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
 struct Suffixing;
 
 impl Serializer for Suffixing {
-    fn dumps_typed(&self, value: &Value) -> langgraph_codec::Result<TypedBytes> {
+    fn dumps_typed(&self, value: &Value) -> langgraph_codec::serializer::Result<TypedBytes> {
         let inner = JsonPlusSerializer::new().dumps_typed(value)?;
         Ok(TypedBytes::new(format!("{}+x", inner.type_tag), inner.data))
     }
-    fn loads_typed(&self, tag: &str, data: &[u8]) -> langgraph_codec::Result<Value> {
+    fn loads_typed(&self, tag: &str, data: &[u8]) -> langgraph_codec::serializer::Result<Value> {
         let inner = tag.strip_suffix("+x").unwrap_or(tag);
         JsonPlusSerializer::new().loads_typed(inner, data)
     }

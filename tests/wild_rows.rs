@@ -251,8 +251,8 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
 
 #[test]
 fn js_and_legacy_messages_read_into_any_message_through_the_typed_layer() {
+    use langgraph_codec::serializer::TypedSerializerExt;
     use langgraph_codec::typed::pytypes::AnyMessage;
-    use langgraph_codec::typed::TypedSerializerExt;
     let serde = JsonPlusSerializer::new();
     let mut read = 0;
     for row in rows() {

@@ -8,7 +8,8 @@
 use langgraph_codec::typed::pytypes::{
     AnyMessage, DateTime, Decimal, PySet, Send, TimeDelta, Uuid,
 };
-use langgraph_codec::typed::{self, TypedSerializerExt};
+use langgraph_codec::typed;
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use libfuzzer_sys::fuzz_target;
 use serde::{Deserialize, Serialize};

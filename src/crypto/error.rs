@@ -157,7 +157,7 @@ pub enum CryptoError {
 impl CryptoError {
     /// The crate-wide kind, e.g. [`ErrorKind::AuthenticationFailed`]; for
     /// [`Serializer`](Self::Serializer), the serializer error's kind.
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         match self {
             CryptoError::MissingKey { .. } | CryptoError::EncryptedRowWithoutKey { .. } => {
                 ErrorKind::MissingKey
@@ -184,7 +184,7 @@ impl CryptoError {
 
 impl From<&CryptoError> for ErrorKind {
     fn from(e: &CryptoError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 
@@ -197,7 +197,7 @@ impl From<CryptoError> for SerializerError {
         match e {
             CryptoError::Serializer(e) => e,
             other => SerializerError::Other {
-                kind: other.error_kind(),
+                kind: other.kind(),
                 source: Box::new(other),
             },
         }

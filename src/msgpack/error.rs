@@ -154,7 +154,7 @@ impl std::error::Error for EncodeError {}
 
 impl EncodeError {
     /// The crate-wide [`ErrorKind`], e.g. [`ErrorKind::TooLong`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         ErrorKind::from(self)
     }
 }

@@ -146,7 +146,7 @@ pub enum SaverError {
 impl SaverError {
     /// The crate-wide kind, e.g. [`ErrorKind::MissingThreadId`]; a lower layer's
     /// error has its own kind.
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         match self {
             SaverError::MissingThreadId { .. } => ErrorKind::MissingThreadId,
             SaverError::MissingCheckpointId { .. } => ErrorKind::MissingCheckpointId,
@@ -160,16 +160,16 @@ impl SaverError {
             SaverError::InvalidFilter { .. } => ErrorKind::InvalidFilter,
             SaverError::Unsupported { .. } => ErrorKind::Unsupported,
             SaverError::Serializer(e) => e.kind(),
-            SaverError::Crypto(e) => e.error_kind(),
+            SaverError::Crypto(e) => e.kind(),
             #[cfg(feature = "postgres")]
-            SaverError::Postgres(e) => e.error_kind(),
+            SaverError::Postgres(e) => e.kind(),
         }
     }
 }
 
 impl From<&SaverError> for ErrorKind {
     fn from(e: &SaverError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }
 

@@ -165,7 +165,7 @@ impl TypedError {
             TypedErrorKind::DepthLimit => ErrorKind::DepthLimit,
             TypedErrorKind::UnknownType { .. } => ErrorKind::UnknownType,
             TypedErrorKind::Pickle => ErrorKind::Pickle,
-            TypedErrorKind::Json(e) => e.error_kind(),
+            TypedErrorKind::Json(e) => e.kind(),
         }
     }
 

@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use langgraph_codec::typed::pytypes::{AnyMessage, DateTime, HumanMessage, AiMessage};
-//! use langgraph_codec::typed::TypedSerializerExt;
+//! use langgraph_codec::serializer::TypedSerializerExt;
 //! use langgraph_codec::JsonPlusSerializer;
 //! use serde::{Deserialize, Serialize};
 //!

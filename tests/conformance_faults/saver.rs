@@ -8,12 +8,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use langgraph_codec::saver::Result;
 use langgraph_codec::saver::{
     async_trait, uuid6, Capabilities, ChannelVersion, ChannelVersions, Checkpoint,
     CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
     InMemorySaver, IndexMap, ListOptions, PendingWrite, PruneStrategy, SaverError, WRITES_IDX_MAP,
 };
-use langgraph_codec::{Result, Value};
+use langgraph_codec::Value;
 
 /// One fault each. Grouped by the operation they break.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,8 +159,8 @@ fn key(c: &CheckpointConfig) -> CpKey {
     )
 }
 
-fn broken(what: &'static str) -> langgraph_codec::Error {
-    SaverError::Unsupported { capability: what }.into()
+fn broken(what: &'static str) -> SaverError {
+    SaverError::Unsupported { capability: what }
 }
 
 fn bump(v: &ChannelVersion) -> ChannelVersion {
@@ -540,7 +541,7 @@ impl CheckpointSaver for Faulty {
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
-    ) -> Result<CheckpointConfig> {
+    ) -> langgraph_codec::saver::Result<CheckpointConfig> {
         use Fault::*;
         let mut cfg = config.clone();
         if self.is(EmptyNsStoredAsDefault) && cfg.ns().is_empty() {
@@ -581,7 +582,7 @@ impl CheckpointSaver for Faulty {
         writes: &[(String, Value)],
         task_id: &str,
         task_path: &str,
-    ) -> Result<()> {
+    ) -> langgraph_codec::saver::Result<()> {
         use Fault::*;
         let k = key(config);
         match self.fault {
@@ -661,7 +662,10 @@ impl CheckpointSaver for Faulty {
             .await
     }
 
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
+    async fn get_tuple(
+        &self,
+        config: &CheckpointConfig,
+    ) -> langgraph_codec::saver::Result<Option<CheckpointTuple>> {
         use Fault::*;
         let mut cfg = config.clone();
         if self.is(AllThreadsShareOneStore) {
@@ -724,7 +728,7 @@ impl CheckpointSaver for Faulty {
         &self,
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
-    ) -> Result<Vec<CheckpointTuple>> {
+    ) -> langgraph_codec::saver::Result<Vec<CheckpointTuple>> {
         use Fault::*;
         let mut cfg = config.cloned();
         let mut opts = options.clone();
@@ -800,7 +804,7 @@ impl CheckpointSaver for Faulty {
         Ok(out.into_iter().map(|t| self.fix(t, true)).collect())
     }
 
-    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
+    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::saver::Result<()> {
         use Fault::*;
         match self.fault {
             DeleteThreadNoop => Ok(()),
@@ -836,7 +840,7 @@ impl CheckpointSaver for Faulty {
         Capabilities::ALL
     }
 
-    async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
+    async fn delete_for_runs(&self, run_ids: &[String]) -> langgraph_codec::saver::Result<()> {
         use Fault::*;
         match self.fault {
             DeleteForRunsNoop => Ok(()),
@@ -907,7 +911,7 @@ impl CheckpointSaver for Faulty {
         }
     }
 
-    async fn copy_thread(&self, source: &str, target: &str) -> Result<()> {
+    async fn copy_thread(&self, source: &str, target: &str) -> langgraph_codec::saver::Result<()> {
         use Fault::*;
         let all = self.tuples(Some(source)).await?;
         match self.fault {
@@ -959,7 +963,11 @@ impl CheckpointSaver for Faulty {
         }
     }
 
-    async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
+    async fn prune(
+        &self,
+        thread_ids: &[String],
+        strategy: PruneStrategy,
+    ) -> langgraph_codec::saver::Result<()> {
         use Fault::*;
         match self.fault {
             PruneNoop => Ok(()),
@@ -1018,7 +1026,7 @@ impl CheckpointSaver for Faulty {
         &self,
         config: &CheckpointConfig,
         channels: &[String],
-    ) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    ) -> langgraph_codec::saver::Result<IndexMap<String, DeltaChannelHistory>> {
         self.delta_walk(config, channels).await
     }
 }

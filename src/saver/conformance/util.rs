@@ -23,7 +23,7 @@ impl fmt::Display for Failure {
 
 impl From<crate::saver::SaverError> for Failure {
     fn from(e: crate::saver::SaverError) -> Self {
-        Failure(format!("saver error ({}): {e}", e.error_kind()))
+        Failure(format!("saver error ({}): {e}", e.kind()))
     }
 }
 

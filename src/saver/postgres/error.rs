@@ -112,7 +112,7 @@ impl PostgresError {
 
 impl PostgresError {
     /// The crate-wide kind, e.g. [`ErrorKind::PostgresDb`].
-    pub fn error_kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> ErrorKind {
         use PostgresError as P;
         match self {
             P::Db { .. } => ErrorKind::PostgresDb,
@@ -132,6 +132,6 @@ impl PostgresError {
 
 impl From<&PostgresError> for ErrorKind {
     fn from(e: &PostgresError) -> Self {
-        e.error_kind()
+        e.kind()
     }
 }

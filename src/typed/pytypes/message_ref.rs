@@ -245,7 +245,7 @@ impl<'a> BorrowedMessage<'a> {
     /// A [`TypedError`](crate::typed::TypedError) if a field does not have the type
     /// LangChain gives it (e.g. `tool_calls` that are not a list of tool calls): the
     /// error [`AnyMessage`](super::AnyMessage) gives for the same bytes.
-    pub fn to_owned_message(&self) -> crate::error::Result<super::AnyMessage> {
+    pub fn to_owned_message(&self) -> crate::typed::Result<super::AnyMessage> {
         crate::typed::from_value(&self.to_value_ref().to_owned_value())
     }
 }
