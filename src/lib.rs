@@ -4,15 +4,18 @@
 //! (`langgraph-checkpoint==4.3.2`) does: the `(type, bytes)` serializer protocol with
 //! its msgpack extension codes, byte for byte.
 //!
-//! Layers, data flowing one way (each owns its error type, converted upward with `From`
-//! into [`Error`]):
+//! Layers, data flowing one way. Each owns its error type ([`DecodeError`],
+//! [`typed::TypedError`], [`SerializerError`], [`CryptoError`], [`saver::SaverError`], …),
+//! converted upward with `From` and into the crate-wide [`Error`]; each reports an
+//! [`ErrorKind`]. No module names a module above it:
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
 //!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
 //! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types
 //!   ([`typed::pytypes`]: datetimes, UUIDs, enums, dataclasses, LangChain messages, …).
-//! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`) and
-//!   [`JsonPlusSerializer`]; [`json`] reads and writes `json`-tagged rows.
+//! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`),
+//!   [`JsonPlusSerializer`] and [`serializer::TypedSerializerExt`] (typed values through
+//!   any serializer); [`json`] reads and writes `json`-tagged rows.
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
 //!   associated data) and the `+zlib` compression wrapper.
 //! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]) and its
@@ -22,7 +25,7 @@
 //!
 //! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
 //! [`records`], the JSONL record format of the `lgcodec` command; [`error`], the crate's
-//! [`Error`] and the errors of the lower layers.
+//! [`Error`] (the top of the error layers) and re-exports of the lower layers' errors.
 //!
 //! Cargo features:
 //!

@@ -51,6 +51,9 @@ pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
 /// assert!(first.is_ok());
 /// assert_eq!(budget.used(), 603);
 /// let second = budget.scope(|| serde.loads_typed(&row.type_tag, &row.data));
+/// // Through the `Serializer` trait the crypto error is `SerializerError::Other`;
+/// // the crate-wide `Error` names it.
+/// let second = second.map_err(Error::from);
 /// assert!(matches!(second, Err(Error::Crypto(CryptoError::DecompressionBudget { limit: 1_000 }))));
 /// // Outside a scope only the per-row limit applies.
 /// assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());

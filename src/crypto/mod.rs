@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use langgraph_codec::crypto::{aad, EncryptedSerializer, CryptoError};
-//! use langgraph_codec::{Error, Serializer, Value};
+//! use langgraph_codec::{Serializer, Value};
 //!
 //! // Keys as Python reads them: LANGGRAPH_AES_KEY is the key text itself.
 //! let env = |name: &str| match name {
@@ -37,7 +37,7 @@
 //! assert_eq!(serde.loads_typed_with_aad(&row.type_tag, &row.data, &here)?, value);
 //! assert!(matches!(
 //!     serde.loads_typed_with_aad(&row.type_tag, &row.data, &there),
-//!     Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
+//!     Err(CryptoError::AuthenticationFailed { .. })
 //! ));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

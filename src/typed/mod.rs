@@ -2,11 +2,13 @@
 //! Python.
 //!
 //! [`to_vec`] and [`from_slice`] go straight between Rust values and ormsgpack bytes —
-//! no [`Value`](crate::Value) tree in between. [`TypedSerializerExt`] puts the same on
-//! every [`Serializer`]: `dumps_typed_value(&T)` and `loads_typed_value::<T>(tag, data)`
-//! with Python's tag rules (`None` → `("null", b"")`, top-level bytes →
-//! `("bytes", …)`, else `"msgpack"`), and a [`FallbackCodec`] for values msgpack cannot
-//! hold.
+//! no [`Value`](crate::Value) tree in between. [`dumps`] and [`loads`] add Python's
+//! tag rules (`None` → `("null", b"")`, top-level bytes → `("bytes", …)`, else
+//! `"msgpack"`) and a [`FallbackCodec`] for values msgpack cannot hold; the
+//! serializer layer's
+//! [`TypedSerializerExt`](crate::serializer::TypedSerializerExt) puts them on every
+//! [`Serializer`](crate::Serializer) (`dumps_typed_value(&T)`,
+//! `loads_typed_value::<T>(tag, data)`). Errors are [`TypedError`]s.
 //!
 //! Mapping: structs are maps with their field names in declaration order, `None` is
 //! nil, `serialize_bytes` (e.g. `serde_bytes`) is bin, tuples and sequences are arrays,

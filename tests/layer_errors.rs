@@ -1,0 +1,188 @@
+//! Each layer owns its error; errors convert upward with `From`, keep their kind and
+//! their source (issue 14 item 4), and the tag-dispatching typed reads take
+//! `DecodeOptions` (issue 14 item 1).
+
+use std::error::Error as _;
+
+use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
+use langgraph_codec::msgpack::DecodeOptions;
+use langgraph_codec::saver::SaverError;
+use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
+use langgraph_codec::typed::{self, JsonFallback, TypedError, TypedErrorKind};
+use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
+
+/// `[[1]]` as ormsgpack writes it: two levels of arrays.
+const TWO_LEVELS: &[u8] = b"\x91\x91\x01";
+/// `5` as a uint16, a form ormsgpack never writes.
+const LONG_FIVE: &[u8] = b"\xcd\x00\x05";
+
+fn depth_limit(e: &TypedError) -> bool {
+    matches!(e.kind(), TypedErrorKind::Decode(d) if d.error_kind() == ErrorKind::DepthLimit)
+}
+
+#[test]
+fn typed_loads_with_options_honours_a_tighter_limit() {
+    // The default reads two levels.
+    let read: Vec<Vec<u8>> = typed::loads("msgpack", TWO_LEVELS, &JsonFallback).expect("reads");
+    assert_eq!(read, [[1]]);
+    // One level per document: refused, at the second array's byte.
+    let one = DecodeOptions::new().max_depth(1);
+    let e =
+        typed::loads_with_options::<Vec<Vec<u8>>, _>("msgpack", TWO_LEVELS, &JsonFallback, &one)
+            .expect_err("two levels under a limit of one");
+    assert!(depth_limit(&e), "{e:?}");
+    assert_eq!(e.offset(), Some(1));
+    // A json row is read under the same options.
+    let e = typed::loads_with_options::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback, &one)
+        .expect_err("two levels under a limit of one");
+    assert_eq!(e.error_kind(), ErrorKind::DepthLimit, "{e:?}");
+    // And a looser option is honoured too: non-canonical forms accepted.
+    assert!(typed::loads::<u8, _>("msgpack", LONG_FIVE, &JsonFallback).is_err());
+    let liberal = DecodeOptions::new().allow_non_canonical(true);
+    let five: u8 =
+        typed::loads_with_options("msgpack", LONG_FIVE, &JsonFallback, &liberal).expect("allowed");
+    assert_eq!(five, 5);
+}
+
+#[test]
+fn loads_typed_value_with_options_honours_a_tighter_limit() {
+    let one = DecodeOptions::new().max_depth(1);
+    let plain = JsonPlusSerializer::new();
+    let key = b"0123456789abcdef";
+    let encrypted = EncryptedSerializer::from_aes_key(key, AesMode::Gcm).expect("key");
+    let row = encrypted
+        .dumps_typed_value(&vec![vec![1u8]])
+        .expect("dumps");
+    let cases: [(
+        &dyn Fn(&DecodeOptions) -> Result<Vec<Vec<u8>>, SerializerError>,
+        &str,
+    ); 2] = [
+        (
+            &|o| plain.loads_typed_value_with_options("msgpack", TWO_LEVELS, o),
+            "plain",
+        ),
+        (
+            &|o| encrypted.loads_typed_value_with_options(&row.type_tag, &row.data, o),
+            "encrypted",
+        ),
+    ];
+    for (read, name) in cases {
+        assert_eq!(read(&DecodeOptions::new()).expect(name), [[1]]);
+        match read(&one) {
+            Err(SerializerError::Typed(e)) => assert!(depth_limit(&e), "{name}: {e:?}"),
+            other => panic!("{name}: expected a depth error, got {other:?}"),
+        }
+    }
+    let liberal = DecodeOptions::new().allow_non_canonical(true);
+    let five: u8 = plain
+        .loads_typed_value_with_options("msgpack", LONG_FIVE, &liberal)
+        .expect("allowed");
+    assert_eq!(five, 5);
+}
+
+#[test]
+fn an_encrypting_serializers_error_keeps_its_kind_and_source() {
+    let a = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax).expect("key");
+    let b = EncryptedSerializer::from_aes_key(b"fedcba9876543210", AesMode::Eax).expect("key");
+    let row = a.dumps_typed(&Value::from("secret")).expect("dumps");
+    let e = b
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("wrong key");
+    assert_eq!(e.kind(), ErrorKind::AuthenticationFailed);
+    let SerializerError::Other { kind, source } = &e else {
+        panic!("expected Other, got {e:?}")
+    };
+    assert_eq!(*kind, ErrorKind::AuthenticationFailed);
+    assert!(matches!(
+        source.downcast_ref::<CryptoError>(),
+        Some(CryptoError::AuthenticationFailed { .. })
+    ));
+    assert!(e.source().is_some_and(|s| s.is::<CryptoError>()));
+    // The crate-wide error names the cause: Crypto, as before the layers split.
+    let top = Error::from(e);
+    assert_eq!(top.kind(), ErrorKind::AuthenticationFailed);
+    assert!(matches!(
+        top,
+        Error::Crypto(CryptoError::AuthenticationFailed { .. })
+    ));
+    // Through a saver: SaverError::Crypto, and the same kind at the top.
+    let e = b
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("wrong key");
+    let saver = SaverError::from(e);
+    assert!(matches!(
+        saver,
+        SaverError::Crypto(CryptoError::AuthenticationFailed { .. })
+    ));
+    assert_eq!(saver.kind(), ErrorKind::AuthenticationFailed);
+    assert!(matches!(Error::from(saver), Error::Crypto(_)));
+}
+
+#[test]
+fn crypto_errors_that_wrap_a_serializer_error_unwrap_to_it() {
+    let e = CryptoError::from(SerializerError::Pickle);
+    assert_eq!(e.kind(), ErrorKind::Pickle);
+    assert!(matches!(SerializerError::from(e), SerializerError::Pickle));
+    let e = CryptoError::from(SerializerError::Pickle);
+    assert!(matches!(Error::from(e), Error::Pickle));
+    let e = CryptoError::from(SerializerError::Pickle);
+    assert!(matches!(
+        SaverError::from(e),
+        SaverError::Serializer(SerializerError::Pickle)
+    ));
+}
+
+#[test]
+fn typed_tag_errors_have_their_kinds_in_every_layer() {
+    let cases: [(&str, &[u8], ErrorKind); 3] = [
+        ("pickle", b"\x80\x04", ErrorKind::Pickle),
+        ("yaml", b"", ErrorKind::UnknownType),
+        ("json", b"{", ErrorKind::InvalidJson),
+    ];
+    for (tag, data, kind) in cases {
+        let e = typed::loads::<Value, _>(tag, data, &JsonFallback).expect_err(tag);
+        assert_eq!(e.error_kind(), kind, "{tag}: typed");
+        let e = SerializerError::from(e);
+        assert_eq!(e.kind(), kind, "{tag}: serializer");
+        // As JsonPlusSerializer reports the same row read as a Value.
+        let value = JsonPlusSerializer::new()
+            .loads_typed(tag, data)
+            .expect_err(tag);
+        assert_eq!(
+            std::mem::discriminant(&e),
+            std::mem::discriminant(&value),
+            "{tag}: {e:?} vs {value:?}"
+        );
+        assert_eq!(Error::from(e).kind(), kind, "{tag}: crate");
+    }
+}
+
+#[test]
+fn the_json_fallback_keeps_serde_jsons_error_as_its_source() {
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Point {
+        x: u8,
+    }
+    // Valid JSON that is no Point: the fallback codec reports serde_json's error as the
+    // source.
+    let e = langgraph_codec::typed::FallbackCodec::decode::<Point>(&JsonFallback, b"\"text\"")
+        .expect_err("not a Point");
+    assert_eq!(e.error_kind(), ErrorKind::Typed);
+    assert!(
+        e.source().is_some_and(|s| s.is::<serde_json::Error>()),
+        "{e:?}"
+    );
+    // Kept through the serializer layer and the crate-wide error.
+    // (`Typed` is transparent: its source is the typed error's source.)
+    let s = SerializerError::from(e.clone());
+    assert!(
+        s.source().is_some_and(|t| t.is::<serde_json::Error>()),
+        "{s:?}"
+    );
+    let top = Error::from(e);
+    assert!(
+        top.source().is_some_and(|t| t.is::<serde_json::Error>()),
+        "{top:?}"
+    );
+}
