@@ -16,6 +16,9 @@ const TWO_LEVELS: &[u8] = b"\x91\x91\x01";
 /// `5` as a uint16, a form ormsgpack never writes.
 const LONG_FIVE: &[u8] = b"\xcd\x00\x05";
 
+/// A typed read of `[[1]]` under some options.
+type Read<'a> = dyn Fn(&DecodeOptions) -> Result<Vec<Vec<u8>>, SerializerError> + 'a;
+
 fn depth_limit(e: &TypedError) -> bool {
     matches!(e.kind(), TypedErrorKind::Decode(d) if d.error_kind() == ErrorKind::DepthLimit)
 }
@@ -53,10 +56,7 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
     let row = encrypted
         .dumps_typed_value(&vec![vec![1u8]])
         .expect("dumps");
-    let cases: [(
-        &dyn Fn(&DecodeOptions) -> Result<Vec<Vec<u8>>, SerializerError>,
-        &str,
-    ); 2] = [
+    let cases: [(&Read, &str); 2] = [
         (
             &|o| plain.loads_typed_value_with_options("msgpack", TWO_LEVELS, o),
             "plain",

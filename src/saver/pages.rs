@@ -77,14 +77,12 @@ impl<'a> ListPages<'a> {
                 reason:
                     "ListPages pages through one namespace: set checkpoint_ns (\"\" for the root)"
                         .to_owned(),
-            }
-            .into());
+            });
         }
         if page_size == 0 {
             return Err(SaverError::InvalidConfig {
                 reason: "a page size of 0".to_owned(),
-            }
-            .into());
+            });
         }
         Ok(ListPages {
             saver,

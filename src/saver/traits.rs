@@ -236,8 +236,7 @@ pub trait CheckpointSaver: Send + Sync {
         let _ = run_ids;
         Err(SaverError::Unsupported {
             capability: "delete_for_runs",
-        }
-        .into())
+        })
     }
 
     /// Copies every checkpoint, write and blob of one thread to another.
@@ -245,8 +244,7 @@ pub trait CheckpointSaver: Send + Sync {
         let _ = (source_thread_id, target_thread_id);
         Err(SaverError::Unsupported {
             capability: "copy_thread",
-        }
-        .into())
+        })
     }
 
     /// Prunes the checkpoints of the given threads.
@@ -254,8 +252,7 @@ pub trait CheckpointSaver: Send + Sync {
         let _ = (thread_ids, strategy);
         Err(SaverError::Unsupported {
             capability: "prune",
-        }
-        .into())
+        })
     }
 
     /// Per channel: the on-path writes since the nearest ancestor that stores a value
@@ -287,8 +284,7 @@ pub trait CheckpointSaver: Send + Sync {
             Some(v @ ChannelVersion::Str(_)) => Err(SaverError::InvalidVersion {
                 version: v.to_string(),
                 reason: "the base saver only counts int and float versions".to_owned(),
-            }
-            .into()),
+            }),
         }
     }
 }
@@ -298,7 +294,6 @@ pub(crate) fn overflow(version: &str) -> crate::saver::SaverError {
         version: version.to_owned(),
         reason: "the next version does not fit in an i64".to_owned(),
     }
-    .into()
 }
 
 macro_rules! forward_saver {

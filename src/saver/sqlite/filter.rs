@@ -26,7 +26,6 @@ fn where_value(key: &str, value: &Value) -> Result<(&'static str, SqlValue)> {
             key: key.to_owned(),
             reason,
         }
-        .into()
     };
     Ok(match value {
         Value::Nil => ("IS ?", SqlValue::Null),
@@ -87,8 +86,7 @@ pub(super) fn search_where(
                 key: key.clone(),
                 reason: "filter keys may only hold ASCII letters, digits, '_', '.' and '-'"
                     .to_owned(),
-            }
-            .into());
+            });
         }
         let (op, param) = where_value(key, value)?;
         wheres.push(format!(

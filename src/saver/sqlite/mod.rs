@@ -88,12 +88,9 @@ const METADATA_MAX_DEPTH: usize = 1_000;
 
 /// Maps a rusqlite error into [`SaverError::Storage`] for `operation`.
 pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> SaverError {
-    move |e| {
-        SaverError::Storage {
-            operation,
-            source: Box::new(e),
-        }
-        .into()
+    move |e| SaverError::Storage {
+        operation,
+        source: Box::new(e),
     }
 }
 
@@ -359,11 +356,9 @@ impl SqliteSaver {
             Ok(handle) => handle
                 .spawn_blocking(move || f(&inner))
                 .await
-                .map_err(|e| {
-                    SaverError::from(SaverError::Storage {
-                        operation: "blocking task",
-                        source: Box::new(e),
-                    })
+                .map_err(|e| SaverError::Storage {
+                    operation: "blocking task",
+                    source: Box::new(e),
                 })?,
             Err(_) => f(&inner),
         }

@@ -119,8 +119,7 @@ fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
         .map_err(storage("verify"))?
         .collect::<std::result::Result<_, _>>()
         .map_err(storage("verify"))?;
-    let schema_err =
-        |reason: String| -> crate::saver::SaverError { SaverError::Schema { reason }.into() };
+    let schema_err = |reason: String| -> crate::saver::SaverError { SaverError::Schema { reason } };
     if found.is_empty() {
         return Err(schema_err(format!("table {table} does not exist")));
     }

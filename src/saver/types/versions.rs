@@ -143,8 +143,7 @@ pub(crate) fn next_string_version(
             return Err(SaverError::InvalidVersion {
                 version: v.to_string(),
                 reason: format!("{saver} versions are str or int"),
-            }
-            .into())
+            })
         }
     };
     let next = n
