@@ -47,7 +47,7 @@ use crate::kind::ErrorKind;
 use crate::msgpack::EncodeError;
 use crate::value::{NdArray, ObjectKind, PyObject, RawExt, Value};
 
-/// A JSON view did not describe a valid [`Value`](crate::Value): what and where (a
+/// A JSON view did not describe a valid [`Value`]: what and where (a
 /// JSON path such as `$.messages[2]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ViewError {

@@ -186,7 +186,7 @@ pub fn default_options() -> DecodeOptions {
 ///
 /// # Errors
 ///
-/// [`Error::Typed`] when the bytes are malformed msgpack (its
+/// A [`TypedError`] when the bytes are malformed msgpack (its
 /// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::DecodeError) the
 /// [`msgpack`](crate::msgpack) decoders give for those bytes), nest deeper than the
 /// limits, or do not have the shape `T` reads.
