@@ -79,6 +79,10 @@ enum Frame {
 }
 
 /// Parses one JSON document. Nesting deeper than `max_depth` is an error.
+///
+/// # Errors
+/// [`JsonError`] with the byte offset: text that is not JSON (Python's dialect), bytes
+/// after the document, invalid UTF-8, or nesting deeper than `max_depth`.
 pub fn parse(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
     Parser {
         text,

@@ -53,6 +53,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
+#![warn(clippy::missing_errors_doc)]
 #![cfg_attr(
     not(test),
     deny(

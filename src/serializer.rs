@@ -146,9 +146,19 @@ pub type Result<T, E = SerializerError> = std::result::Result<T, E>;
 /// such as encryption compose around any implementation.
 pub trait Serializer: Send + Sync + fmt::Debug {
     /// Serializes a value to a type tag and bytes.
+    ///
+    /// # Errors
+    /// The implementation's error; [`JsonPlusSerializer`]'s are
+    /// [`SerializerError::Encode`] (nesting beyond the limit, a length beyond 2^32-1).
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes>;
 
     /// Reads a `(type, bytes)` pair back.
+    ///
+    /// # Errors
+    /// The implementation's error; [`JsonPlusSerializer`]'s are
+    /// [`SerializerError::Decode`] and [`SerializerError::Json`] for malformed bytes or
+    /// text, [`SerializerError::Pickle`] and [`SerializerError::UnknownType`] for tags
+    /// it cannot read.
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
 
     /// Hook for the typed layer ([`TypedSerializerExt`]):
@@ -310,6 +320,12 @@ impl JsonPlusSerializer {
     /// Serializes `value` under a given tag: `null` (nil only), `bytes` / `bytearray`
     /// (bin only), `msgpack`, or `json` (plain JSON values only). This is how a pair read
     /// with [`loads_typed`](Serializer::loads_typed) is written back under its own tag.
+    ///
+    /// # Errors
+    /// [`SerializerError::TagMismatch`] when the value cannot be written under the tag
+    /// (e.g. `null` for a non-nil value, `json` for bytes), [`SerializerError::Pickle`]
+    /// and [`SerializerError::UnknownType`] for tags it cannot write,
+    /// [`SerializerError::Encode`] as [`msgpack::encode`].
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
         let mismatch = || SerializerError::TagMismatch {
             tag: type_tag.to_owned(),
@@ -346,6 +362,9 @@ impl JsonPlusSerializer {
 
     /// Like [`loads_typed`](Serializer::loads_typed), but bin payloads share `data`'s
     /// buffer instead of being copied.
+    ///
+    /// # Errors
+    /// As [`loads_typed`](Serializer::loads_typed).
     pub fn loads_typed_bytes(&self, type_tag: &str, data: &Bytes) -> Result<Value> {
         match type_tag {
             tags::MSGPACK => Ok(msgpack::decode_bytes_with(data, &self.options)?),

@@ -393,6 +393,9 @@ impl Value {
 
     /// The items, if this is a [`Value::Array`]; the value itself otherwise. (`Value`
     /// implements `Drop`, so its variants cannot be moved out of by a pattern.)
+    ///
+    /// # Errors
+    /// The value itself when it is not an array.
     pub fn into_array(self) -> Result<Vec<Value>, Value> {
         let mut v = self;
         if let Value::Array(items) = &mut v {
@@ -402,6 +405,9 @@ impl Value {
     }
 
     /// The entries, if this is a [`Value::Map`]; the value itself otherwise.
+    ///
+    /// # Errors
+    /// The value itself when it is not a map.
     pub fn into_map(self) -> Result<Vec<(Value, Value)>, Value> {
         let mut v = self;
         if let Value::Map(entries) = &mut v {
@@ -411,6 +417,9 @@ impl Value {
     }
 
     /// The string, if this is a [`Value::Str`]; the value itself otherwise.
+    ///
+    /// # Errors
+    /// The value itself when it is not a string.
     pub fn into_str(self) -> Result<PyStr, Value> {
         let mut v = self;
         if let Value::Str(s) = &mut v {
@@ -420,6 +429,9 @@ impl Value {
     }
 
     /// The bytes, if this is a [`Value::Bin`]; the value itself otherwise.
+    ///
+    /// # Errors
+    /// The value itself when it is not bytes.
     pub fn into_bin(self) -> Result<Bytes, Value> {
         let mut v = self;
         if let Value::Bin(b) = &mut v {

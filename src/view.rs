@@ -515,6 +515,9 @@ pub fn from_str(text: &str) -> Result<Value, ReadError> {
 
 /// Reads a value back from a view that was already parsed by [`crate::json::parse`]
 /// (plain JSON values: maps with string keys, arrays, scalars).
+///
+/// # Errors
+/// [`ViewError`] with the JSON path when the value does not describe a [`Value`].
 pub fn from_json_value(json: Value) -> Result<Value, ViewError> {
     from_parsed(json, &mut Path::root())
 }

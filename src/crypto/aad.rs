@@ -33,6 +33,9 @@ fn push_len(out: &mut Vec<u8>, len: usize) -> Result<(), CryptoError> {
 }
 
 /// The canonical AAD for a row kind and its identifying fields.
+///
+/// # Errors
+/// [`CryptoError::TooLong`] when a field is longer than its 32-bit length prefix.
 pub fn build(kind: &str, fields: &[&str]) -> Result<Vec<u8>, CryptoError> {
     let size = fields.iter().fold(
         AAD_VERSION
@@ -54,6 +57,9 @@ pub fn build(kind: &str, fields: &[&str]) -> Result<Vec<u8>, CryptoError> {
 }
 
 /// AAD of a checkpoint row: kind `checkpoint`, `(thread_id, checkpoint_ns, checkpoint_id)`.
+///
+/// # Errors
+/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
 pub fn checkpoint(
     thread_id: &str,
     checkpoint_ns: &str,
@@ -63,6 +69,9 @@ pub fn checkpoint(
 }
 
 /// AAD of a checkpoint's metadata: kind `metadata`, `(thread_id, checkpoint_ns, checkpoint_id)`.
+///
+/// # Errors
+/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
 pub fn metadata(
     thread_id: &str,
     checkpoint_ns: &str,
@@ -73,6 +82,9 @@ pub fn metadata(
 
 /// AAD of a channel blob: kind `blob`, `(thread_id, checkpoint_ns, channel, version)`.
 /// An integer version is written as its decimal text (Python `str(version)`).
+///
+/// # Errors
+/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
 pub fn blob(
     thread_id: &str,
     checkpoint_ns: &str,
@@ -83,6 +95,9 @@ pub fn blob(
 }
 
 /// AAD of a shallow saver's blob: kind `shallow_blob`, `(thread_id, checkpoint_ns, channel)`.
+///
+/// # Errors
+/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
 pub fn shallow_blob(
     thread_id: &str,
     checkpoint_ns: &str,
@@ -93,6 +108,9 @@ pub fn shallow_blob(
 
 /// AAD of a pending write: kind `write`,
 /// `(thread_id, checkpoint_ns, checkpoint_id, task_id, str(idx), channel)`.
+///
+/// # Errors
+/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
 pub fn write(
     thread_id: &str,
     checkpoint_ns: &str,

@@ -92,6 +92,11 @@ impl AesCipher {
 
     /// Python's `from_pycryptodome_aes()`: the key is the UTF-8 bytes of
     /// `LANGGRAPH_AES_KEY`; EAX mode.
+    ///
+    /// # Errors
+    /// [`CryptoError::MissingKey`] when `LANGGRAPH_AES_KEY` is unset,
+    /// [`CryptoError::KeyNotUtf8`] when it is not UTF-8,
+    /// [`CryptoError::InvalidKeyLength`] when it is not 16, 24 or 32 bytes.
     pub fn from_env() -> Result<Self, CryptoError> {
         Ok(Self::new(
             key::primary_from_vars(&|name| std::env::var_os(name))?,
@@ -101,6 +106,9 @@ impl AesCipher {
 
     /// [`from_env`](Self::from_env) with variables looked up through `lookup`
     /// (for tests and configuration systems other than the process environment).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
     pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
         let lookup = |name: &str| lookup(name).map(std::ffi::OsString::from);
         Ok(Self::new(key::primary_from_vars(&lookup)?, AesMode::Eax))

@@ -271,6 +271,10 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
 }
 
 /// `b"LGZ\x01" + zlib.compress(data, level)`.
+///
+/// # Errors
+/// [`CryptoError::InvalidCompressedData`] if the zlib encoder fails (writing to memory,
+/// not expected).
 pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CryptoError> {
     let mut out = Vec::with_capacity(data.len() / 2 + 16);
     out.extend_from_slice(ZLIB_MARKER);
@@ -284,6 +288,12 @@ pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CryptoError> {
 
 /// Checks the marker and inflates the zlib stream after it, refusing output larger
 /// than `limit`, truncated streams and bytes after the end of the stream.
+///
+/// # Errors
+/// [`CryptoError::InvalidCompressedData`] without the marker, for a truncated or
+/// corrupt stream or bytes after it; [`CryptoError::DecompressionLimit`] past `limit`;
+/// [`CryptoError::DecompressionBudget`] past the budget of an enclosing
+/// [`DecompressionBudget::scope`].
 pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CryptoError> {
     let stream = payload
         .strip_prefix(ZLIB_MARKER.as_slice())

@@ -54,6 +54,9 @@ pub struct EncryptedSerializer<S = JsonPlusSerializer> {
 
 impl EncryptedSerializer<JsonPlusSerializer> {
     /// `from_pycryptodome_aes(key=key, mode=...)` over a default [`JsonPlusSerializer`].
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyLength`] when the key is not 16, 24 or 32 bytes long.
     pub fn from_aes_key(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
         let ring = KeyRing::new(super::AesKey::new(key)?).with_mode(mode);
         Ok(Self::new(ring, JsonPlusSerializer::new()))
@@ -62,11 +65,19 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// `from_pycryptodome_aes()`: keys from `LANGGRAPH_AES_KEY` (and the optional
     /// `LANGGRAPH_AES_KEY_PREVIOUS`, see [`KeyRing`]), EAX mode, over a default
     /// [`JsonPlusSerializer`].
+    ///
+    /// # Errors
+    /// The key's error: [`CryptoError::MissingKey`], [`CryptoError::KeyNotUtf8`],
+    /// [`CryptoError::InvalidKeyLength`], or for `LANGGRAPH_AES_KEY_PREVIOUS`
+    /// [`CryptoError::InvalidKeyEncoding`] and [`CryptoError::TooManyKeys`].
     pub fn from_env() -> Result<Self, CryptoError> {
         Ok(Self::new(KeyRing::from_env()?, JsonPlusSerializer::new()))
     }
 
     /// [`from_env`](Self::from_env) with variables looked up through `lookup`.
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
     pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
         Ok(Self::new(
             KeyRing::from_env_vars(lookup)?,
@@ -315,8 +326,16 @@ fn refused(type_tag: &str) -> CryptoError {
 /// ([`aad`](super::aad)).
 pub trait AadSerializer: Serializer {
     /// [`dumps_typed`](Serializer::dumps_typed) bound to `aad`.
+    ///
+    /// # Errors
+    /// The inner serializer's error ([`CryptoError::Serializer`]) or the cipher's.
     fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes>;
     /// [`loads_typed`](Serializer::loads_typed) of a row bound to `aad`.
+    ///
+    /// # Errors
+    /// [`CryptoError::AuthenticationFailed`] for a wrong key, a tampered row or another
+    /// `aad`; the inner serializer's error ([`CryptoError::Serializer`]) reading the
+    /// plaintext.
     fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value>;
 }
 

@@ -48,11 +48,18 @@ pub struct AesKey {
 
 impl AesKey {
     /// A key from raw bytes, which must be 16, 24 or 32 bytes long.
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyLength`] for any other length.
     pub fn new(bytes: &[u8]) -> Result<Self, CryptoError> {
         Self::named(bytes, "AES key")
     }
 
     /// A key from text the way Python takes `LANGGRAPH_AES_KEY`: its UTF-8 bytes.
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyLength`] unless the text is 16, 24 or 32 bytes of
+    /// UTF-8.
     pub fn from_text(text: &str) -> Result<Self, CryptoError> {
         Self::named(text.as_bytes(), "AES key text")
     }
@@ -60,6 +67,11 @@ impl AesKey {
     /// A key from one configuration entry: `base64:` followed by the key bytes in
     /// standard base64, or else the text's UTF-8 bytes. `source_name` says where the
     /// entry came from, for errors.
+    ///
+    /// # Errors
+    /// [`CryptoError::InvalidKeyEncoding`] for a `base64:` entry that is not standard
+    /// base64, [`CryptoError::InvalidKeyLength`] for a key that is not 16, 24 or 32
+    /// bytes; both name `source_name`.
     pub fn from_entry(entry: &str, source_name: &str) -> Result<Self, CryptoError> {
         match entry.strip_prefix(BASE64_PREFIX) {
             Some(b64) => {

@@ -28,22 +28,36 @@ use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 const MAX_PREALLOC: usize = 64;
 
 /// Decodes one msgpack document with the default options. Bin payloads are copied.
+///
+/// # Errors
+/// [`DecodeError`] with the byte offset: truncated input, a reserved byte, invalid
+/// UTF-8, a length beyond the input, nesting beyond the default limits, a non-canonical
+/// form, or bytes after the value.
 pub fn decode(input: &[u8]) -> Result<Value, DecodeError> {
     decode_with(input, &DecodeOptions::default())
 }
 
 /// Decodes one msgpack document; bin and raw-ext payloads share `input`'s buffer
 /// instead of being copied.
+///
+/// # Errors
+/// As [`decode`].
 pub fn decode_bytes(input: &Bytes) -> Result<Value, DecodeError> {
     Decoder::new(input, Some(input), DecodeOptions::default()).run()
 }
 
 /// Decodes one msgpack document with the given options.
+///
+/// # Errors
+/// As [`decode`], under `options`' limits and canonical-form rule.
 pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, DecodeError> {
     Decoder::new(input, None, *options).run()
 }
 
 /// Decodes with the given options, sharing `input`'s buffer for payloads.
+///
+/// # Errors
+/// As [`decode_with`].
 pub fn decode_bytes_with(input: &Bytes, options: &DecodeOptions) -> Result<Value, DecodeError> {
     Decoder::new(input, Some(input), *options).run()
 }

@@ -15,6 +15,11 @@ use crate::value::{Int, NdArray, PyObject, Value};
 const STACK_CHECK_EVERY: usize = 8;
 
 /// Encodes a value as ormsgpack would.
+///
+/// # Errors
+/// [`EncodeError::DepthLimit`] for nesting deeper than Python reads back,
+/// [`EncodeError::TooLong`] for a length beyond 2^32-1, [`EncodeError::NotMsgpack`] for
+/// a value only a `json` row holds.
 pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::with_capacity(64);
     encode_into(value, &mut out)?;
@@ -22,6 +27,9 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
 }
 
 /// Appends the encoding of `value` to `out`.
+///
+/// # Errors
+/// As [`encode`]; `out` may then hold part of the value.
 pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<(), EncodeError> {
     write_value(out, value, Level::default())
 }
@@ -287,6 +295,9 @@ fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
 }
 
 /// Writes a string.
+///
+/// # Errors
+/// [`EncodeError::TooLong`] for a string longer than 2^32-1 bytes.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
     let len = s.len();
@@ -306,6 +317,9 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
 }
 
 /// Writes a bin.
+///
+/// # Errors
+/// [`EncodeError::TooLong`] for more than 2^32-1 bytes.
 #[inline]
 pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
     let len = b.len();
@@ -323,6 +337,9 @@ pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
 }
 
 /// Writes an array header for `len` items.
+///
+/// # Errors
+/// [`EncodeError::TooLong`] for a length beyond 2^32-1.
 #[inline]
 pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
     if len < 16 {
@@ -338,6 +355,9 @@ pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError>
 }
 
 /// Writes a map header for `len` entries.
+///
+/// # Errors
+/// [`EncodeError::TooLong`] for a length beyond 2^32-1.
 #[inline]
 pub fn write_map_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
     if len < 16 {
@@ -397,6 +417,9 @@ fn ext_header(len: usize, code: i8) -> Result<([u8; 6], usize), EncodeError> {
 }
 
 /// Writes an extension with the given payload bytes.
+///
+/// # Errors
+/// [`EncodeError::TooLong`] for a payload longer than 2^32-1 bytes.
 pub fn write_ext(out: &mut Vec<u8>, code: i8, payload: &[u8]) -> Result<(), EncodeError> {
     let (h, n) = ext_header(payload.len(), code)?;
     out.extend_from_slice(h.get(..n).unwrap_or_default());
@@ -407,6 +430,10 @@ pub fn write_ext(out: &mut Vec<u8>, code: i8, payload: &[u8]) -> Result<(), Enco
 /// Writes an extension whose payload `body` writes straight into `out`: the payload is
 /// written once after a maximal header slot, then moved down over the unused part of
 /// the slot, so no temporary buffer is needed.
+///
+/// # Errors
+/// `body`'s error, or [`EncodeError::TooLong`] (converted into `E`) for a payload
+/// longer than 2^32-1 bytes.
 pub fn write_ext_with<E>(
     out: &mut Vec<u8>,
     code: i8,

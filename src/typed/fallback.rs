@@ -12,8 +12,14 @@ pub trait FallbackCodec {
     /// The type tag written with this codec's bytes.
     fn type_tag(&self) -> &str;
     /// Encodes a value.
+    ///
+    /// # Errors
+    /// A [`TypedError`] when the codec cannot encode the value.
     fn encode<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>>;
     /// Decodes a value.
+    ///
+    /// # Errors
+    /// A [`TypedError`] when the bytes do not hold a `T` in this codec's form.
     fn decode<T: DeserializeOwned>(&self, data: &[u8]) -> Result<T>;
 }
 

@@ -134,6 +134,12 @@ pub(crate) const BYTEARRAY_MARKER: &str = "$langgraph_codec::ByteArray";
 /// assert_eq!(bytes, b"\x82\xa1x\x01\xa1y\xc0");
 /// # Ok::<(), langgraph_codec::Error>(())
 /// ```
+///
+/// # Errors
+/// A [`TypedError`]: [`TypedErrorKind::Unrepresentable`] for a value msgpack cannot
+/// hold (an integer outside `i64::MIN..=u64::MAX`, a length beyond 2^32-1),
+/// [`TypedErrorKind::DepthLimit`] for nesting deeper than Python reads back,
+/// [`TypedErrorKind::Message`] for a `Serialize` implementation's own error.
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     to_vec_marked(value).map(|(out, _)| out)
 }
@@ -235,11 +241,18 @@ pub fn from_slice_with_options<'de, T: Deserialize<'de>>(
 }
 
 /// Converts a typed value to a [`Value`](crate::Value) (through its msgpack bytes).
+///
+/// # Errors
+/// As [`to_vec`].
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<crate::Value> {
     Ok(crate::msgpack::decode(&to_vec(value)?)?)
 }
 
 /// Converts a [`Value`](crate::Value) to a typed value (through its msgpack bytes).
+///
+/// # Errors
+/// As [`from_slice`], or the value's [`EncodeError`](crate::EncodeError) as a
+/// [`TypedError`] when it has no msgpack form.
 pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
     from_slice(&crate::msgpack::encode(value)?)
 }
@@ -248,6 +261,10 @@ pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
 /// equivalent Python value: `("null", b"")` for nil, `("bytes", data)` for top-level
 /// bytes, `("bytearray", data)` for a top-level [`pytypes::ByteArray`], else
 /// `("msgpack", …)`; values msgpack cannot hold go to `fallback`.
+///
+/// # Errors
+/// As [`to_vec`] for values msgpack holds except [`TypedErrorKind::Unrepresentable`],
+/// which goes to `fallback`; then `fallback`'s error.
 pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
     value: &T,
     fallback: &F,

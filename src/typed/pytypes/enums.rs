@@ -79,6 +79,9 @@ pub mod py_enum {
     use super::*;
 
     /// Writes the member as Python does.
+    ///
+    /// # Errors
+    /// The serializer's error.
     pub fn serialize<E: PyEnum, S: Serializer>(e: &E, s: S) -> Result<S::Ok, S::Error> {
         write_object(
             s,
@@ -91,6 +94,10 @@ pub mod py_enum {
     }
 
     /// Reads the member, checking module and class.
+    ///
+    /// # Errors
+    /// The deserializer's error: not an object of `E`'s module and class, or a value
+    /// that is not one of its members.
     pub fn deserialize<'de, E: PyEnum, D: Deserializer<'de>>(d: D) -> Result<E, D::Error> {
         let value: E::Value = read_object(
             d,
