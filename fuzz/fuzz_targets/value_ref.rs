@@ -5,7 +5,7 @@
 #![no_main]
 
 use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::{typed, Error, Value};
+use langgraph_codec::{typed, Value};
 use libfuzzer_sys::fuzz_target;
 
 fn check(data: &[u8], options: &DecodeOptions) {
@@ -18,7 +18,7 @@ fn check(data: &[u8], options: &DecodeOptions) {
     }
     match (&owned, typed::from_slice_with_options::<Value>(data, options)) {
         (Ok(o), Ok(t)) => assert_eq!(o, &t),
-        (Err(o), Err(Error::Typed(t))) => assert_eq!(t.offset(), Some(o.offset())),
+        (Err(o), Err(t)) => assert_eq!(t.offset(), Some(o.offset())),
         (o, t) => panic!("owned {o:?} vs typed {t:?}"),
     }
     let lazy = LazyValue::with_options(data, options);
