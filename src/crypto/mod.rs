@@ -60,7 +60,7 @@ pub use compress::{
     DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
 };
 pub use encrypted::{AadSerializer, EncryptedSerializer};
-pub use error::CryptoError;
+pub use error::{CryptoError, Result};
 pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS, MAX_PREVIOUS_KEYS};
 pub use keyring::KeyRing;
 pub use wipe::Plaintext;
