@@ -776,7 +776,7 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         let rows = watcher
             .query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE wait_event_type = 'Lock' AND query LIKE 'WITH b AS%'",
+                 WHERE wait_event_type = 'Lock' AND query LIKE 'WITH %checkpoint_blobs%'",
                 &[],
             )
             .await
@@ -825,6 +825,97 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         .await
         .expect("put after the kill");
     assert!(s.get_tuple(&stored).await.expect("get").is_some());
+}
+
+/// Values large enough for TOAST are compressed with lz4 when the server has it and its
+/// configuration left `default_toast_compression` at its default (pglz costs several
+/// times the server's CPU); the setting does not outlive the statement, a connection's
+/// own choice is kept, and everything reads back (decompression is the server's, so
+/// Python reads the same bytes).
+#[tokio::test]
+async fn large_values_are_toasted_with_lz4_unless_the_connection_chose() {
+    let Some(url) = url() else { return };
+    let c = psql(&url).await;
+    let has_lz4: bool = c
+        .query_one(
+            "SELECT coalesce(bool_or('lz4' = ANY(enumvals)), false) FROM pg_settings
+             WHERE name = 'default_toast_compression'",
+            &[],
+        )
+        .await
+        .expect("pg_settings")
+        .get(0);
+    if !has_lz4 {
+        println!("skipped: this server cannot compress with lz4");
+        return;
+    }
+    let server_default: String = c
+        .query_one("SHOW default_toast_compression", &[])
+        .await
+        .expect("show")
+        .get(0);
+    // 23 kB of msgpack that compresses well: TOAST compresses it in place.
+    let big = Value::Array(vec![Value::from("a message that repeats itself "); 800]);
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let chose_pglz = format!("{url}{sep}options=-c%20default_toast_compression%3Dpglz");
+    for (conn_url, expected) in [(url.as_str(), "lz4"), (chose_pglz.as_str(), "pglz")] {
+        let s = PostgresSaver::builder_from_url(conn_url)
+            .expect("valid url")
+            .schema(fresh_schema("lz4"))
+            .build()
+            .expect("valid schema");
+        s.setup().await.expect("setup");
+        let schema = schema_of(&s);
+        let mut cp = Checkpoint::now(0);
+        cp.channel_values.insert("big".into(), big.clone());
+        cp.channel_versions
+            .insert("big".into(), ChannelVersion::Int(1));
+        let stored = s
+            .put(
+                &CheckpointConfig::new("t"),
+                &cp,
+                &CheckpointMetadata::new("input", -1),
+                &versions(&[("big", ChannelVersion::Int(1))]),
+            )
+            .await
+            .expect("put");
+        s.put_writes(&stored, &[("big".to_owned(), big.clone())], "task", "")
+            .await
+            .expect("put_writes");
+        for table in ["checkpoint_blobs", "checkpoint_writes"] {
+            let methods: Vec<Option<String>> = rows_of(
+                &c,
+                &format!("SELECT pg_column_compression(blob) FROM {schema}.{table}"),
+            )
+            .await
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+            assert_eq!(
+                methods,
+                [Some(expected.to_owned())],
+                "{table} via {conn_url}"
+            );
+        }
+        // The pooled connection is back at its own setting.
+        let pooled = s.pool().get().await.expect("pool");
+        let now: String = pooled
+            .query_one("SHOW default_toast_compression", &[])
+            .await
+            .expect("show")
+            .get(0);
+        let own = if expected == "pglz" {
+            "pglz"
+        } else {
+            &server_default
+        };
+        assert_eq!(now, own, "the setting outlived the statement");
+        drop(pooled);
+        let t = s.get_tuple(&stored).await.expect("get").expect("stored");
+        assert_eq!(t.checkpoint.channel_values.get("big"), Some(&big));
+        assert_eq!(t.pending_writes.len(), 1);
+        assert_eq!(t.pending_writes[0].value, big);
+    }
 }
 
 /// Python's `v < 4` migration: a checkpoint older than format 4 gets its parent's
