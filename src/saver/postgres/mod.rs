@@ -20,6 +20,10 @@
 //!   instead of failing `put` (Python reads them), and
 //!   [`all_values_in_blobs`](PostgresSaverBuilder::all_values_in_blobs) stores every
 //!   channel value as a blob, so with an encrypting serializer no state is left in clear.
+//!   `put` and `put_writes` ask for lz4 TOAST compression of large values (several
+//!   times cheaper for the server than the default pglz) where the server has lz4 and
+//!   neither its configuration nor the connection chose a `default_toast_compression`;
+//!   the setting ends with the statement, and readers, Python's too, get the same bytes.
 //!
 //! **What is encrypted** with [`EncryptedSerializer`](crate::crypto::EncryptedSerializer):
 //! every `checkpoint_blobs` row and every `checkpoint_writes` value. **What stays in
