@@ -320,7 +320,8 @@ impl PostgresSaver {
     }
 
     /// Whether writes ask for lz4 TOAST compression ([`LZ4_USABLE`]): asked once per
-    /// saver (and its clones), on the first write.
+    /// saver (and its clones), on the first write; an answer the server cannot give
+    /// counts as no.
     async fn lz4_usable<C: Exec + ?Sized>(
         &self,
         client: &C,
@@ -330,10 +331,15 @@ impl PostgresSaver {
             LZ4_NO => return Ok(false),
             _ => {}
         }
-        let rows = client.rows(self.settings.mode, LZ4_USABLE, &[]).await?;
-        let usable = match rows.first() {
-            Some(row) => row.try_get::<_, bool>(0)?,
-            None => false,
+        // A lost connection fails the write (which then runs once more); any other
+        // failure (say, `pg_settings` not readable) only means the server's default.
+        let usable = match client.rows(self.settings.mode, LZ4_USABLE, &[]).await {
+            Ok(rows) => rows
+                .first()
+                .and_then(|row| row.try_get::<_, bool>(0).ok())
+                .unwrap_or(false),
+            Err(e) if e.is_closed() => return Err(e),
+            Err(_) => false,
         };
         self.lz4.store(
             if usable { LZ4_YES } else { LZ4_NO },
