@@ -5,6 +5,19 @@ the bench's put/put_writes threads as they are when the reads are measured): EXP
 best of 30, planning + execution as the server reports them. Writes are rolled back.
 
     LGCODEC_TEST_PG_URL=postgresql://… python3 benches/postgres_server_time.py
+
+`--cpu BENCH_EXE` measures instead where the time of one `put` / `put_writes` goes, as
+CPU time, which load on a shared machine inflates far less than wall time: the client
+process (every thread) and the server (every process of the cluster, split into
+backends and background processes such as the WAL writer), per call, over a 5 s window
+of back-to-back calls. The Rust client is its runtime's worker thread, where the calls
+run (the bench's own thread prepares copies of the messages outside the clock). The Rust side is the saver_postgres bench executable in
+criterion's `--profile-time` mode (`cargo bench --bench saver_postgres --features
+postgres --no-run` prints its path), the Python side `PostgresSaver` on the same
+workload (benches/python_baseline.py) in this process. Calls are counted from the rows
+they add. Needs the server on this machine (it reads /proc).
+
+    LGCODEC_TEST_PG_URL=… python3 benches/postgres_server_time.py --cpu target/release/deps/saver_postgres-…
 """
 import os
 import re
@@ -14,7 +27,19 @@ import time
 import psycopg
 
 URL = os.environ["LGCODEC_TEST_PG_URL"]
-BLOB = os.urandom(10_303)  # the average 20-message blob of the bench
+
+
+def bench_blob():
+    """The bench's blob: the first 20 messages of messages300 as JsonPlusSerializer
+    writes them (10,303 bytes that TOAST compresses about 15-fold; random bytes of that
+    size, used here before, are left uncompressed and hid what compression costs)."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import python_baseline as pb
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    serde = JsonPlusSerializer()
+    messages = serde.loads_typed(("msgpack", pb.read("messages300.msgpack")))["messages"][:20]
+    return serde.dumps_typed(messages)[1]
 
 WRITES_ORDER = 'task_path COLLATE "C", task_id COLLATE "C", idx'
 
@@ -73,6 +98,16 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
 DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
 
 
+def ours_put_lz4():
+    """ours_put as the saver sends it when the server has lz4 (see WriteSql in src/saver/postgres/sql.rs)."""
+    return ours_put().replace(
+        "WITH b AS (",
+        "WITH z AS MATERIALIZED (SELECT set_config('default_toast_compression', 'lz4', true)),\nb AS (",
+    ).replace("FROM unnest(", "FROM z, unnest(").replace(
+        "VALUES ('bench-st', '', 'id-1', NULL, ", "SELECT 'bench-st', '', 'id-1', NULL, "
+    ).replace("'::jsonb)\nON CONFLICT", "'::jsonb FROM z\nON CONFLICT")
+
+
 def ours_put_writes():
     return f"""INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
 SELECT 'bench-st', '', 'id-1', 'task', '', u.idx, u.channel, u.type, u.blob
@@ -101,12 +136,14 @@ def main():
             for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
                 conn.execute(f"DELETE FROM {table} WHERE thread_id = %s", (t,))
         conn.execute("ANALYZE checkpoints, checkpoint_blobs, checkpoint_writes")
+        blob = bench_blob()
         rows = [
             ("get_tuple: page + blobs in one statement (ours)", ours_select(True, 1), None, False),
             ("list_limit10: page + blobs in one statement (ours)", ours_select(True, 10), None, False),
             ("list_all: page (ours)", ours_select(False, None), None, False),
             ("list_all: its blobs (ours, 2nd statement)", ours_blobs_for(conn, None), None, False),
-            ("put: one CTE statement (ours)", ours_put(), {"blob": BLOB}, True),
+            ("put: one CTE statement, pglz (ours before 2026-11-23 night)", ours_put(), {"blob": blob}, True),
+            ("put: one CTE statement, lz4 (ours)", ours_put_lz4(), {"blob": blob}, True),
             ("put_writes: one statement (ours)", ours_put_writes(), None, True),
         ]
         print("| statement | planning µs | execution µs |\n|---|---:|---:|")
@@ -139,5 +176,107 @@ def read_ab(conn):
         print(f"| LIMIT {limit} | {f(a)} | {f(b)} |")
 
 
+def cpu_ns(pid, thread_name=None):
+    """CPU time so far of every thread of a process, or of those named `thread_name`
+    (schedstat: ns on a CPU)."""
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            if thread_name:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    if f.read().strip() != thread_name:
+                        continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
+
+
+def cluster(conn):
+    """(backend pids, background pids) of the server `conn` is connected to."""
+    with open(f"/proc/{conn.info.backend_pid}/stat") as f:
+        postmaster = int(f.read().rsplit(")", 1)[1].split()[1])
+    backends, background = [], [postmaster]
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != postmaster:
+                    continue
+            with open(f"/proc/{p}/cmdline") as f:
+                cmd = f.read()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        (background if cmd.startswith(("postgres: checkpointer", "postgres: background", "postgres: walwriter",
+                                        "postgres: autovacuum", "postgres: logical")) else backends).append(int(p))
+    return backends, background
+
+
+def cpu_window(conn, client_pid, count, seconds=5.0, client_thread=None):
+    """Per call over `seconds`: wall, client CPU, backends' and background CPU (µs)."""
+    def snap():
+        backends, background = cluster(conn)
+        return (time.perf_counter(), count(), cpu_ns(client_pid, client_thread),
+                sum(map(cpu_ns, backends)), sum(map(cpu_ns, background)))
+    a = snap()
+    time.sleep(seconds)
+    b = snap()
+    n = b[1] - a[1]
+    per = lambda i, scale: (b[i] - a[i]) / n * scale
+    return n, per(0, 1e6), per(2, 1e-3), per(3, 1e-3), per(4, 1e-3)
+
+
+def cpu_main(exe):
+    import subprocess
+    import threading
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import python_baseline as pb
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    counters = {
+        "saver_postgres/put": ("checkpoints", "bench-put", 1),
+        "saver_postgres/put_writes": ("checkpoint_writes", "bench-writes", 3),
+    }
+    conn = psycopg.connect(URL, autocommit=True)
+    print("| call | side | calls | wall µs | client CPU µs | server backends CPU µs | server background CPU µs |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+
+    def row(name, side, r):
+        print(f"| {name} | {side} | {r[0]:,} | {r[1]:,.0f} | {r[2]:,.0f} | {r[3]:,.0f} | {r[4]:,.0f} |", flush=True)
+
+    for name, (table, thread, per_call) in counters.items():
+        def counter(schema):
+            return lambda: conn.execute(
+                f"SELECT count(*) FROM {schema}.{table} WHERE thread_id = %s", (thread,)).fetchone()[0] // per_call
+        proc = subprocess.Popen([exe, "--bench", f"^{name}$", "--profile-time", "12"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            if "Profiling" in line:
+                break
+        time.sleep(1)
+        # The calls run on the runtime's worker thread; the bench's main thread only
+        # copies the messages for the next checkpoints (outside criterion's clock too).
+        row(name, "Rust", cpu_window(conn, proc.pid, counter("bench_rs"), client_thread="tokio-rt-worker"))
+        proc.kill()
+        proc.wait()
+        messages = JsonPlusSerializer().loads_typed(("msgpack", pb.read("messages300.msgpack")))["messages"][:20]
+        fn = pb.postgres_cases(messages)[name]
+        stop = threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                fn()
+        t = threading.Thread(target=loop)
+        t.start()
+        time.sleep(1)
+        row(name, "Python", cpu_window(conn, os.getpid(), counter("bench_py")))
+        stop.set()
+        t.join()
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if "--cpu" in sys.argv:
+        cpu_main(sys.argv[sys.argv.index("--cpu") + 1])
+    else:
+        main()

@@ -8,8 +8,11 @@
 //! Needs `LGCODEC_TEST_PG_URL` (skipped without it):
 //! `LGCODEC_TEST_PG_URL=postgresql://… cargo bench --features postgres --bench saver_postgres`
 
+use std::future::Future;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use langgraph_codec::msgpack;
@@ -42,6 +45,40 @@ fn mode() -> StatementMode {
     }
 }
 
+/// How the timed calls reach the runtime. By default (`task`) the loop of calls runs as
+/// one task on the runtime, as a service's request handler does: the caller and the
+/// connection tasks share the worker thread. `LGCODEC_BENCH_PG_CALLS=block_on` calls
+/// `Runtime::block_on` once per call from the benchmark's thread instead, so every
+/// round trip also hands the request to the worker thread and the reply back (the
+/// shape of the runs before 2026-11-23 night).
+fn block_on_each_call() -> bool {
+    std::env::var("LGCODEC_BENCH_PG_CALLS").as_deref() == Ok("block_on")
+}
+
+/// `iters` calls of `call`, timed, in the shape [`block_on_each_call`] picks.
+fn time_calls<F, Fut, T>(rt: &tokio::runtime::Runtime, iters: u64, call: F) -> Duration
+where
+    F: Fn() -> Fut + Send + 'static,
+    Fut: Future<Output = T> + Send,
+    T: Send + 'static,
+{
+    if block_on_each_call() {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(rt.block_on(call()));
+        }
+        return start.elapsed();
+    }
+    rt.block_on(rt.spawn(async move {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(call().await);
+        }
+        start.elapsed()
+    }))
+    .expect("bench task")
+}
+
 fn saver_postgres(c: &mut Criterion) {
     let Ok(url) = std::env::var("LGCODEC_TEST_PG_URL") else {
         eprintln!("saver_postgres: skipped, LGCODEC_TEST_PG_URL is not set");
@@ -67,10 +104,9 @@ fn saver_postgres(c: &mut Criterion) {
         .expect("saver");
     let messages = twenty_messages();
     let metadata = CheckpointMetadata::new("loop", 1);
-    let next = |saver: &PostgresSaver, prev: Option<&Checkpoint>, step: i64| {
+    let next = |saver: &PostgresSaver, prev: Option<&Checkpoint>, step: i64, messages: Value| {
         let mut cp = Checkpoint::new(uuid6(step), "2025-01-01T00:00:00.000000+00:00");
-        cp.channel_values
-            .insert("messages".into(), messages.clone());
+        cp.channel_values.insert("messages".into(), messages);
         let v = saver
             .get_next_version(prev.and_then(|p| p.channel_versions.get("messages")))
             .expect("version");
@@ -89,11 +125,11 @@ fn saver_postgres(c: &mut Criterion) {
         let mut cfg = thread.clone();
         let mut prev: Option<Checkpoint> = None;
         for step in 0..300 {
-            let (cp, nv) = next(&saver, prev.as_ref(), step);
+            let (cp, nv) = next(&saver, prev.as_ref(), step, messages.clone());
             cfg = saver.put(&cfg, &cp, &metadata, &nv).await.expect("put");
             prev = Some(cp);
         }
-        let (cp, nv) = next(&saver, None, 0);
+        let (cp, nv) = next(&saver, None, 0, messages.clone());
         let writes_target = saver
             .put(&CheckpointConfig::new("bench-writes"), &cp, &metadata, &nv)
             .await
@@ -117,60 +153,107 @@ fn saver_postgres(c: &mut Criterion) {
     // saver's statement mode) on a pooled connection, as every operation pays at least
     // once.
     g.bench_function("round_trip", |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let client = saver.pool().get().await.expect("pool");
-                let row = match mode() {
-                    StatementMode::Unnamed => client.query_typed("SELECT 1", &[]).await,
-                    _ => {
-                        let st = client.prepare_cached("SELECT 1").await.expect("prepare");
-                        client.query(&st, &[]).await
-                    }
-                };
-                black_box(row.expect("select 1"))
+        b.iter_custom(|iters| {
+            let saver = saver.clone();
+            time_calls(&rt, iters, move || {
+                let saver = saver.clone();
+                async move {
+                    let client = saver.pool().get().await.expect("pool");
+                    let row = match mode() {
+                        StatementMode::Unnamed => client.query_typed("SELECT 1", &[]).await,
+                        _ => {
+                            let st = client.prepare_cached("SELECT 1").await.expect("prepare");
+                            client.query(&st, &[]).await
+                        }
+                    };
+                    row.expect("select 1")
+                }
             })
         })
     });
     g.bench_function("get_tuple", |b| {
-        b.iter(|| black_box(rt.block_on(saver.get_tuple(&thread)).expect("get")))
-    });
-    g.bench_function("list_limit10", |b| {
-        b.iter(|| {
-            black_box(
-                rt.block_on(saver.list(Some(&thread), &ListOptions::new().limit(10)))
-                    .expect("list"),
-            )
+        b.iter_custom(|iters| {
+            let (saver, thread) = (saver.clone(), thread.clone());
+            time_calls(&rt, iters, move || {
+                let (saver, thread) = (saver.clone(), thread.clone());
+                async move { saver.get_tuple(&thread).await.expect("get") }
+            })
         })
     });
-    g.bench_function("list_all", |b| {
-        b.iter(|| {
-            let all = rt
-                .block_on(saver.list(Some(&thread), &ListOptions::new()))
-                .expect("list");
-            assert_eq!(all.len(), 300);
-            black_box(all)
-        })
-    });
-    let put_parent = std::sync::Mutex::new(CheckpointConfig::new("bench-put"));
+    for (id, limit, expect) in [("list_limit10", Some(10), 10), ("list_all", None, 300)] {
+        g.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                let (saver, thread) = (saver.clone(), thread.clone());
+                time_calls(&rt, iters, move || {
+                    let (saver, thread) = (saver.clone(), thread.clone());
+                    async move {
+                        let mut options = ListOptions::new();
+                        if let Some(l) = limit {
+                            options = options.limit(l);
+                        }
+                        let page = saver.list(Some(&thread), &options).await.expect("list");
+                        assert_eq!(page.len(), expect);
+                        page
+                    }
+                })
+            })
+        });
+    }
+    let put_parent = Arc::new(Mutex::new(CheckpointConfig::new("bench-put")));
     g.bench_function("put", |b| {
-        b.iter(|| {
-            let (cp, nv) = next(&saver, None, 1);
-            let parent = put_parent.lock().map(|p| p.clone()).expect("lock");
-            let stored = rt
-                .block_on(saver.put(&parent, &cp, &metadata, &nv))
-                .expect("put");
-            *put_parent.lock().expect("lock") = stored;
+        b.iter_custom(|iters| {
+            // Each call stores a new checkpoint (id, version) holding the 20 messages. Their
+            // copies are made before the clock starts and freed after it stops: Python's
+            // bench puts one shared list in every checkpoint, with nothing to copy or free.
+            let copies = Arc::new(Mutex::new(vec![messages.clone(); iters as usize]));
+            let used = Arc::new(Mutex::new(Vec::with_capacity(iters as usize)));
+            let (saver, put_parent) = (saver.clone(), put_parent.clone());
+            let (metadata, copies_in, used_in) = (metadata.clone(), copies.clone(), used.clone());
+            let elapsed = time_calls(&rt, iters, move || {
+                let (saver, put_parent, used) =
+                    (saver.clone(), put_parent.clone(), used_in.clone());
+                let copy = copies_in
+                    .lock()
+                    .expect("lock")
+                    .pop()
+                    .expect("a copy per call");
+                let (cp, nv) = next(&saver, None, 1, copy);
+                let metadata = metadata.clone();
+                async move {
+                    let parent = put_parent.lock().map(|p| p.clone()).expect("lock");
+                    let stored = saver.put(&parent, &cp, &metadata, &nv).await.expect("put");
+                    *put_parent.lock().expect("lock") = stored;
+                    used.lock().expect("lock").push(cp);
+                }
+            });
+            drop((copies, used));
+            elapsed
         })
     });
-    let task = AtomicU64::new(0);
-    let writes: Vec<(String, Value)> = (0..3)
-        .map(|i| (format!("channel{i}"), Value::from(format!("value {i}"))))
-        .collect();
+    let task = Arc::new(AtomicU64::new(0));
+    let writes: Arc<Vec<(String, Value)>> = Arc::new(
+        (0..3)
+            .map(|i| (format!("channel{i}"), Value::from(format!("value {i}"))))
+            .collect(),
+    );
     g.bench_function("put_writes", |b| {
-        b.iter(|| {
-            let id = format!("task-{}", task.fetch_add(1, Ordering::Relaxed));
-            rt.block_on(saver.put_writes(&writes_target, &writes, &id, ""))
-                .expect("put_writes")
+        b.iter_custom(|iters| {
+            let (saver, task, writes, target) = (
+                saver.clone(),
+                task.clone(),
+                writes.clone(),
+                writes_target.clone(),
+            );
+            time_calls(&rt, iters, move || {
+                let (saver, writes, target) = (saver.clone(), writes.clone(), target.clone());
+                let id = format!("task-{}", task.fetch_add(1, Ordering::Relaxed));
+                async move {
+                    saver
+                        .put_writes(&target, &writes, &id, "")
+                        .await
+                        .expect("put_writes")
+                }
+            })
         })
     });
     g.finish();

@@ -760,15 +760,7 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
     let put = {
         let s = s.clone();
         let cp = cp.clone();
-        tokio::spawn(async move {
-            s.put(
-                &CheckpointConfig::new("t"),
-                &cp,
-                &CheckpointMetadata::new("input", -1),
-                &versions(&[("big", ChannelVersion::Int(1))]),
-            )
-            .await
-        })
+        tokio::spawn(async move { put_big_channel(&s, &cp).await })
     };
     // Find the blocked backend and kill it.
     let mut killed = false;
@@ -776,7 +768,7 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         let rows = watcher
             .query(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                 WHERE wait_event_type = 'Lock' AND query LIKE 'WITH b AS%'",
+                 WHERE wait_event_type = 'Lock' AND query LIKE 'WITH %checkpoint_blobs%'",
                 &[],
             )
             .await
@@ -815,16 +807,171 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         assert_eq!(n, 0, "{table} has rows of the killed put");
     }
     // The saver recovers: the pool drops the dead connection.
-    let stored = s
-        .put(
-            &CheckpointConfig::new("t"),
-            &cp,
-            &CheckpointMetadata::new("input", -1),
-            &versions(&[("big", ChannelVersion::Int(1))]),
+    let stored = put_big_channel(&s, &cp).await.expect("put after the kill");
+    assert!(s.get_tuple(&stored).await.expect("get").is_some());
+}
+
+/// 23 kB of msgpack that compresses well: TOAST compresses it in place.
+fn big_compressible_value() -> Value {
+    Value::Array(vec![Value::from("a message that repeats itself "); 800])
+}
+
+/// `put` of `cp` on thread `t`, its channel `big` new at version 1.
+async fn put_big_channel(s: &PostgresSaver, cp: &Checkpoint) -> Result<CheckpointConfig, Error> {
+    s.put(
+        &CheckpointConfig::new("t"),
+        cp,
+        &CheckpointMetadata::new("input", -1),
+        &versions(&[("big", ChannelVersion::Int(1))]),
+    )
+    .await
+}
+
+/// How each `blob` of a table is stored (`pglz`, `lz4`, or `None` uncompressed).
+async fn compression_of(
+    c: &tokio_postgres::Client,
+    schema: &str,
+    table: &str,
+) -> Vec<Option<String>> {
+    rows_of(
+        c,
+        &format!("SELECT pg_column_compression(blob) FROM {schema}.{table}"),
+    )
+    .await
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+/// `put` of a checkpoint holding `big` (as a blob), then `put_writes` of `big`.
+async fn put_big(s: &PostgresSaver, big: &Value) -> Result<CheckpointConfig, Error> {
+    let mut cp = Checkpoint::now(0);
+    cp.channel_values.insert("big".into(), big.clone());
+    cp.channel_versions
+        .insert("big".into(), ChannelVersion::Int(1));
+    let stored = put_big_channel(s, &cp).await?;
+    s.put_writes(&stored, &[("big".to_owned(), big.clone())], "task", "")
+        .await?;
+    Ok(stored)
+}
+
+/// Values large enough for TOAST are compressed with lz4 when the server has it and its
+/// configuration left `default_toast_compression` at its default (pglz costs several
+/// times the server's CPU); the setting does not outlive the statement, a connection's
+/// own choice is kept, and everything reads back (decompression is the server's, so
+/// Python reads the same bytes).
+#[tokio::test]
+async fn large_values_are_toasted_with_lz4_unless_the_connection_chose() {
+    let Some(url) = url() else { return };
+    let c = psql(&url).await;
+    let has_lz4: bool = c
+        .query_one(
+            "SELECT coalesce(bool_or('lz4' = ANY(enumvals)), false) FROM pg_settings
+             WHERE name = 'default_toast_compression'",
+            &[],
         )
         .await
-        .expect("put after the kill");
-    assert!(s.get_tuple(&stored).await.expect("get").is_some());
+        .expect("pg_settings")
+        .get(0);
+    if !has_lz4 {
+        println!("skipped: this server cannot compress with lz4");
+        return;
+    }
+    let server_default: String = c
+        .query_one("SHOW default_toast_compression", &[])
+        .await
+        .expect("show")
+        .get(0);
+    let big = big_compressible_value();
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let chose_pglz = format!("{url}{sep}options=-c%20default_toast_compression%3Dpglz");
+    for (conn_url, expected) in [(url.as_str(), "lz4"), (chose_pglz.as_str(), "pglz")] {
+        let s = PostgresSaver::builder_from_url(conn_url)
+            .expect("valid url")
+            .schema(fresh_schema("lz4"))
+            .build()
+            .expect("valid schema");
+        s.setup().await.expect("setup");
+        let schema = schema_of(&s);
+        let stored = put_big(&s, &big).await.expect("put, put_writes");
+        for table in ["checkpoint_blobs", "checkpoint_writes"] {
+            let methods = compression_of(&c, &schema, table).await;
+            assert_eq!(
+                methods,
+                [Some(expected.to_owned())],
+                "{table} via {conn_url}"
+            );
+        }
+        // The pooled connection is back at its own setting.
+        let pooled = s.pool().get().await.expect("pool");
+        let now: String = pooled
+            .query_one("SHOW default_toast_compression", &[])
+            .await
+            .expect("show")
+            .get(0);
+        let own = if expected == "pglz" {
+            "pglz"
+        } else {
+            &server_default
+        };
+        assert_eq!(now, own, "the setting outlived the statement");
+        drop(pooled);
+        let t = s.get_tuple(&stored).await.expect("get").expect("stored");
+        assert_eq!(t.checkpoint.channel_values.get("big"), Some(&big));
+        assert_eq!(t.pending_writes.len(), 1);
+        assert_eq!(t.pending_writes[0].value, big);
+    }
+}
+
+/// Where the saver cannot ask whether the server has lz4 (here its role may not read
+/// `pg_settings`), its writes still work, with the server's default compression.
+#[tokio::test]
+async fn writes_work_where_the_lz4_question_cannot_be_asked() {
+    let Some(url) = url() else { return };
+    let c = psql(&url).await;
+    let role = fresh_schema("role");
+    let schema = fresh_schema("nolz4");
+    c.batch_execute(&format!(
+        "CREATE ROLE {role} LOGIN; CREATE SCHEMA {schema} AUTHORIZATION {role};
+         DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO {role}', current_database()); END $$;
+         REVOKE SELECT ON pg_catalog.pg_settings FROM PUBLIC"
+    ))
+    .await
+    .expect("role");
+    let mut config: tokio_postgres::Config = url.parse().expect("url");
+    config.user(&role);
+    let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
+    let pool = langgraph_codec::saver::postgres::Pool::builder(manager)
+        .max_size(2)
+        .build()
+        .expect("pool");
+    let s = PostgresSaver::builder(pool)
+        .schema(&schema)
+        .build()
+        .expect("saver");
+    let outcome = async {
+        s.setup().await?;
+        let big = big_compressible_value();
+        let stored = put_big(&s, &big).await?;
+        Ok::<_, Error>((s.get_tuple(&stored).await?, big))
+    }
+    .await;
+    c.batch_execute("GRANT SELECT ON pg_catalog.pg_settings TO PUBLIC")
+        .await
+        .expect("grant back");
+    let (read, big) = outcome.expect("writes without the lz4 answer");
+    let read = read.expect("stored");
+    assert_eq!(read.checkpoint.channel_values.get("big"), Some(&big));
+    let server_default: String = c
+        .query_one(
+            "SELECT boot_val FROM pg_settings WHERE name = 'default_toast_compression'",
+            &[],
+        )
+        .await
+        .expect("boot_val")
+        .get(0);
+    let methods = compression_of(&c, &schema, "checkpoint_blobs").await;
+    assert_eq!(methods, [Some(server_default)]);
 }
 
 /// Python's `v < 4` migration: a checkpoint older than format 4 gets its parent's

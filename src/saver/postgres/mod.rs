@@ -20,6 +20,10 @@
 //!   instead of failing `put` (Python reads them), and
 //!   [`all_values_in_blobs`](PostgresSaverBuilder::all_values_in_blobs) stores every
 //!   channel value as a blob, so with an encrypting serializer no state is left in clear.
+//!   `put` and `put_writes` ask for lz4 TOAST compression of large values (several
+//!   times cheaper for the server than the default pglz) where the server has lz4 and
+//!   neither its configuration nor the connection chose a `default_toast_compression`;
+//!   the setting ends with the statement, and readers, Python's too, get the same bytes.
 //!
 //! **What is encrypted** with [`EncryptedSerializer`](crate::crypto::EncryptedSerializer):
 //! every `checkpoint_blobs` row and every `checkpoint_writes` value. **What stays in
@@ -68,6 +72,7 @@ mod sql;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,7 +87,7 @@ pub use schema::LAST_MIGRATION;
 
 use self::db::{db, Exec, Param};
 use self::rows::{load_sends, location, SelectedRow};
-use self::sql::{check_schema_name, PageBlobs, Statements};
+use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
@@ -93,6 +98,19 @@ use super::SaverError;
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
+
+/// A statement for [`PostgresSaver::write_once`].
+#[derive(Clone, Copy)]
+enum Write<'a> {
+    Plain(&'a str),
+    /// Writes values that may be large enough for TOAST to compress.
+    Toasting(&'a WriteSql),
+}
+
+/// [`PostgresSaver::lz4_usable`] not asked yet, and its two answers.
+const LZ4_UNKNOWN: u8 = 0;
+const LZ4_YES: u8 = 1;
+const LZ4_NO: u8 = 2;
 
 /// The settings a builder collects and a saver keeps.
 #[derive(Clone)]
@@ -173,6 +191,7 @@ impl PostgresSaverBuilder {
             sql: Arc::new(Statements::new(self.settings.schema.as_deref())),
             pool: self.pool,
             settings: self.settings,
+            lz4: Arc::new(AtomicU8::new(LZ4_UNKNOWN)),
         })
     }
 }
@@ -186,6 +205,8 @@ pub struct PostgresSaver {
     pool: Pool,
     settings: Settings,
     sql: Arc<Statements>,
+    /// Whether writes ask for lz4 TOAST compression: `LZ4_UNKNOWN`, `LZ4_YES`, `LZ4_NO`.
+    lz4: Arc<AtomicU8>,
 }
 
 impl PostgresSaver {
@@ -210,6 +231,7 @@ impl PostgresSaver {
             sql: Arc::new(Statements::new(None)),
             pool: builder.pool,
             settings: builder.settings,
+            lz4: Arc::new(AtomicU8::new(LZ4_UNKNOWN)),
         }
     }
 
@@ -264,17 +286,29 @@ impl PostgresSaver {
     /// `pg_terminate_backend`) may still sit in the pool when the driver has not noticed
     /// yet; when the statement fails that way it is dropped from the pool and the
     /// statement runs once more on another connection. Each of these statements is
-    /// atomic and idempotent, so running it again is safe.
+    /// atomic and idempotent, so running it again is safe. A [`WriteSql`] runs in its
+    /// lz4 form when the server can and may compress with lz4.
     async fn write_once(
         &self,
         operation: &'static str,
-        sql: &str,
+        sql: Write<'_>,
         params: &[Param<'_>],
     ) -> Result<()> {
         let mut retried = false;
         loop {
             let client = self.client(operation).await?;
-            match client.rows(self.settings.mode, sql, params).await {
+            let result = match sql {
+                Write::Toasting(forms) => match self.lz4_usable(&*client).await {
+                    Ok(lz4) => {
+                        client
+                            .rows(self.settings.mode, forms.pick(lz4), params)
+                            .await
+                    }
+                    Err(e) => Err(e),
+                },
+                Write::Plain(sql) => client.rows(self.settings.mode, sql, params).await,
+            };
+            match result {
                 Ok(_) => return Ok(()),
                 Err(e) if e.is_closed() && !retried => {
                     drop(deadpool_postgres::Object::take(client));
@@ -283,6 +317,35 @@ impl PostgresSaver {
                 Err(e) => return Err(db(operation)(e)),
             }
         }
+    }
+
+    /// Whether writes ask for lz4 TOAST compression ([`LZ4_USABLE`]): asked once per
+    /// saver (and its clones), on the first write; an answer the server cannot give
+    /// counts as no.
+    async fn lz4_usable<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+    ) -> Result<bool, tokio_postgres::Error> {
+        match self.lz4.load(AtomicOrdering::Relaxed) {
+            LZ4_YES => return Ok(true),
+            LZ4_NO => return Ok(false),
+            _ => {}
+        }
+        // A lost connection fails the write (which then runs once more); any other
+        // failure (say, `pg_settings` not readable) only means the server's default.
+        let usable = match client.rows(self.settings.mode, LZ4_USABLE, &[]).await {
+            Ok(rows) => rows
+                .first()
+                .and_then(|row| row.try_get::<_, bool>(0).ok())
+                .unwrap_or(false),
+            Err(e) if e.is_closed() => return Err(e),
+            Err(_) => false,
+        };
+        self.lz4.store(
+            if usable { LZ4_YES } else { LZ4_NO },
+            AtomicOrdering::Relaxed,
+        );
+        Ok(usable)
     }
 
     /// Creates the schema (if configured) and runs Python's migrations that have not run
@@ -489,7 +552,7 @@ impl CheckpointSaver for PostgresSaver {
         let parent = config.checkpoint_id.as_deref();
         self.write_once(
             "put",
-            &self.sql.put,
+            Write::Toasting(&self.sql.put),
             &[
                 (&thread, Type::TEXT),
                 (&ns, Type::TEXT),
@@ -555,7 +618,7 @@ impl CheckpointSaver for PostgresSaver {
         };
         self.write_once(
             "put_writes",
-            sql,
+            Write::Toasting(sql),
             &[
                 (&thread, Type::TEXT),
                 (&ns, Type::TEXT),
@@ -683,7 +746,7 @@ impl CheckpointSaver for PostgresSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         self.write_once(
             "delete_thread",
-            &self.sql.delete_thread,
+            Write::Plain(&self.sql.delete_thread),
             &[(&thread_id, Type::TEXT)],
         )
         .await?;

@@ -107,9 +107,23 @@ pub(crate) fn split_values(
             }
         }
     }
-    let mut row = checkpoint.clone();
-    row.channel_values = inline;
-    out.checkpoint_json = jsonb::write(&row.to_value(), "checkpoint")?;
+    // The checkpoint dict with the inline values as `channel_values`, built without
+    // copying the values that went to blobs (JSONB keeps no key order, so where the
+    // key goes does not matter).
+    let mut row = checkpoint.to_row_value();
+    if let Value::Map(entries) = &mut row {
+        let inline = inline
+            .into_iter()
+            .map(|(k, v)| (Value::from(k), v))
+            .collect();
+        entries.push((Value::from("channel_values"), Value::Map(inline)));
+    } else {
+        // (`to_row_value` always gives a map.)
+        let mut whole = checkpoint.clone();
+        whole.channel_values = inline;
+        row = whole.to_value();
+    }
+    out.checkpoint_json = jsonb::write(&row, "checkpoint")?;
     Ok(out)
 }
 
