@@ -817,7 +817,10 @@ fn big_compressible_value() -> Value {
 }
 
 /// `put` of `cp` on thread `t`, its channel `big` new at version 1.
-async fn put_big_channel(s: &PostgresSaver, cp: &Checkpoint) -> Result<CheckpointConfig, Error> {
+async fn put_big_channel(
+    s: &PostgresSaver,
+    cp: &Checkpoint,
+) -> Result<CheckpointConfig, langgraph_codec::saver::SaverError> {
     s.put(
         &CheckpointConfig::new("t"),
         cp,
