@@ -421,6 +421,14 @@ const MAX_PREALLOC: usize = 64;
 /// checks and skips the item, allocating nothing, since a `Vec<()>` never allocates).
 /// One walker serves both, so skipping checks exactly what decoding checks.
 pub(crate) trait Build<'a>: Sized + Default {
+    /// The empty slot a container pushes before reading an item into it, a constant:
+    /// `Self::default()` is staged on the stack with byte stores and copied into the
+    /// `Vec` with 16-byte loads that stall on store forwarding (`perf annotate` put
+    /// about a fifth of the `checkpoint_plain` decode on that one load), whereas a
+    /// constant is copied from read-only memory.
+    const EMPTY: Self;
+    /// A map's empty entry, as [`Self::EMPTY`].
+    const EMPTY_ENTRY: (Self, Self);
     fn scalar(head: Head<'a>) -> Self;
     fn array(items: Vec<Self>) -> Self;
     fn map(entries: Vec<(Self, Self)>) -> Self;
@@ -432,6 +440,8 @@ pub(crate) trait Build<'a>: Sized + Default {
 }
 
 impl<'a> Build<'a> for () {
+    const EMPTY: () = ();
+    const EMPTY_ENTRY: ((), ()) = ((), ());
     #[inline]
     fn scalar(_: Head<'a>) {}
     #[inline]
@@ -451,6 +461,8 @@ impl<'a> Build<'a> for () {
 }
 
 impl<'a> Build<'a> for ValueRef<'a> {
+    const EMPTY: Self = ValueRef::Nil;
+    const EMPTY_ENTRY: (Self, Self) = (ValueRef::Nil, ValueRef::Nil);
     #[inline]
     fn scalar(head: Head<'a>) -> Self {
         match head {
@@ -581,7 +593,7 @@ fn walk_from_into<'a, B: Build<'a>>(
         Head::Array(n) => r.nested(at, |r| {
             let mut items = Vec::with_capacity(n.min(MAX_PREALLOC));
             for _ in 0..n {
-                items.push(B::default());
+                items.push(B::EMPTY);
                 if let Some(item) = items.last_mut() {
                     walk_into(r, item)?;
                 }
@@ -592,7 +604,7 @@ fn walk_from_into<'a, B: Build<'a>>(
         Head::Map(n) => r.nested(at, |r| {
             let mut entries = Vec::with_capacity(n.min(MAX_PREALLOC / 2));
             for _ in 0..n {
-                entries.push((B::default(), B::default()));
+                entries.push(B::EMPTY_ENTRY);
                 if let Some((key, value)) = entries.last_mut() {
                     walk_into(r, key)?;
                     walk_into(r, value)?;
