@@ -568,7 +568,13 @@ fn walk<'a, B: Build<'a>>(r: &mut Reader<'a>) -> Result<B, DecodeError> {
 fn walk_into<'a, B: Build<'a>>(r: &mut Reader<'a>, slot: &mut B) -> Result<(), DecodeError> {
     let at = r.pos;
     let head = r.head()?;
-    walk_from_into(r, head, at, slot)
+    // Scalars, most items of a row, are stored here: no second call per item.
+    if head.is_scalar() {
+        put(slot, B::scalar(head));
+        Ok(())
+    } else {
+        walk_from_into(r, head, at, slot)
+    }
 }
 
 /// Checks and skips the rest of the item whose header (at `at`) was just read.

@@ -137,6 +137,14 @@ pub(crate) enum Head<'a> {
     },
 }
 
+impl Head<'_> {
+    /// `true` unless this is an array, map or extension header (whose contents follow).
+    #[inline(always)]
+    pub(crate) fn is_scalar(&self) -> bool {
+        !matches!(self, Head::Array(_) | Head::Map(_) | Head::Ext { .. })
+    }
+}
+
 /// Container levels between two checks of the remaining call stack. Each level of the
 /// `Value` decoder costs two small frames, a typed level a few larger ones; this many
 /// levels stay far inside [`crate::stack`]'s red zone while the check is paid rarely.
