@@ -16,7 +16,7 @@
 use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind as Kind};
-use super::read::{DecodeOptions, Head, Reader, Walk};
+use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// Arrays reserve at most this many items (maps half as many entries) before the items
@@ -60,14 +60,6 @@ pub(crate) fn read_owned(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
     *r = d.r;
     value
 }
-
-/// The error inside the decoder, boxed: a `Result<(), DecodeError>` (32 bytes) is
-/// returned through memory, written by the callee in pieces and copied by the caller
-/// with 16-byte loads that stall on store forwarding — at every container level, where
-/// `nested` hands its closure's result on (`perf annotate`: 10% of `read_into`'s samples
-/// on `checkpoint_plain`, one per record). `Result<(), Box<_>>` is one register; the
-/// box is made only on the (cold) error path. The public functions unbox it.
-type Fail = Box<DecodeError>;
 
 /// A recursive-descent reader on the shared [`Reader`], which owns the checks and the
 /// depth accounting (and runs deep input on heap-allocated stack segments). Each
