@@ -14,8 +14,8 @@
 use std::hint::black_box;
 
 use langgraph_codec::msgpack::ValueRef;
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::AnyMessage;
-use langgraph_codec::typed::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 /// The typed layer's view of messages300, as in `benches/codec.rs`.
