@@ -10,7 +10,8 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use langgraph_codec::msgpack::ValueRef;
 use langgraph_codec::serializer::TypedSerializerExt;
-use langgraph_codec::typed::pytypes::AnyMessage;
+use langgraph_codec::typed;
+use langgraph_codec::typed::pytypes::{AnyMessage, BorrowedMessage};
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 fn payload(name: &str) -> Vec<u8> {
@@ -73,6 +74,13 @@ struct MessagesState {
     messages: Vec<AnyMessage>,
 }
 
+/// messages300 read through serde without copying.
+#[derive(serde::Deserialize)]
+struct BorrowedState<'a> {
+    #[serde(borrow)]
+    messages: Vec<BorrowedMessage<'a>>,
+}
+
 fn typed_benches(c: &mut Criterion, bytes: &[u8]) {
     let serde = JsonPlusSerializer::new();
     let state: MessagesState = serde
@@ -89,6 +97,12 @@ fn typed_benches(c: &mut Criterion, bytes: &[u8]) {
     loads.throughput(Throughput::Bytes(bytes.len() as u64));
     loads.bench_function("messages300_typed", |b| {
         b.iter(|| serde.loads_typed_value::<MessagesState>("msgpack", black_box(bytes)))
+    });
+    // The same messages through serde, borrowed: every string points into the row.
+    let borrowed: BorrowedState<'_> = typed::from_slice(bytes).expect("reads borrowed");
+    assert_eq!(borrowed.messages.len(), 300);
+    loads.bench_function("messages300_typed_borrowed", |b| {
+        b.iter(|| typed::from_slice::<BorrowedState<'_>>(black_box(bytes)))
     });
     loads.finish();
     let mut dumps = c.benchmark_group("dumps");

@@ -9,6 +9,12 @@
 //! `serde_json` for strings without escapes); a transient string is an error, as
 //! serde's own `&str` gives.
 //!
+//! The item is read twice — once by the document's reader, to find where it ends under
+//! the document's rules and offsets, once by the borrowed decoder, to build it (serde
+//! cannot hand a borrowed tree through a visitor) — so a borrowed typed read copies
+//! nothing but is not faster than the owned one (`loads/messages300_typed_borrowed`
+//! measured 326 µs against 256 µs owned): it saves memory, not time.
+//!
 //! `Serialize` writes the value exactly as the owned [`Value`] would: byte for byte the
 //! msgpack Python wrote, through an owned copy (see [`ValueRef::to_owned_value`]).
 
