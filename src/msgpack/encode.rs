@@ -538,14 +538,24 @@ fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
 #[cfg_attr(debug_assertions, inline)]
 fn put_str(out: &mut Vec<u8>, s: &str) -> Res {
     let bytes = s.as_bytes();
-    let len = bytes.len();
-    if len < 32 {
-        room(out, len + 1);
-        out.push(0xa0 | len as u8);
-    } else {
-        put_str_header(out, len)?;
+    // Keys are mostly a few bytes long: each written as one fixed-size store, not a
+    // call to `memcpy`.
+    match *bytes {
+        [a] => put(out, &[0xa1, a]),
+        [a, b] => put(out, &[0xa2, a, b]),
+        [a, b, c] => put(out, &[0xa3, a, b, c]),
+        [a, b, c, d] => put(out, &[0xa4, a, b, c, d]),
+        _ => {
+            let len = bytes.len();
+            if len < 32 {
+                room(out, len + 1);
+                out.push(0xa0 | len as u8);
+            } else {
+                put_str_header(out, len)?;
+            }
+            out.extend_from_slice(bytes);
+        }
     }
-    out.extend_from_slice(bytes);
     Ok(())
 }
 
