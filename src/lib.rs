@@ -76,6 +76,7 @@ mod stack;
 pub mod typed;
 pub mod value;
 pub mod view;
+mod wipe;
 
 /// The `bytes` crate, whose [`Bytes`](bytes::Bytes) holds binary values
 /// ([`Value::Bin`]) and serialized rows ([`TypedBytes`]).

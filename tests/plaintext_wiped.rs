@@ -77,6 +77,14 @@ fn secret() -> Secret {
     }
 }
 
+/// A value whose serialized form starts with the marker and runs to ~200 KB, in
+/// many small parts (like a checkpoint of messages).
+fn large_secret() -> Vec<String> {
+    let mut parts = vec![String::from_utf8(MARKER.to_vec()).expect("ascii")];
+    parts.extend((0..2000).map(|i| format!("{i:0100}")));
+    parts
+}
+
 #[test]
 fn plaintext_is_wiped_on_every_path() {
     // The scanner sees freed plaintext: a Vec holding the marker, dropped while armed.
@@ -148,5 +156,25 @@ fn plaintext_is_wiped_on_every_path() {
         });
         assert!(matches!(opened, Ok(Some(()))));
         assert_eq!(found, 0, "{mode:?}: open's plaintext was not wiped");
+
+        // Large rows: the serialized plaintext outgrows its first buffer many times
+        // while it is written (a 150 KB checkpoint does), and no buffer it grew out
+        // of may be freed holding it.
+        let big = large_secret();
+        let (row, found) = leaks_during(|| serde.dumps_typed_value_with_aad(&big, &here));
+        let row = row.expect("large typed dumps");
+        assert_eq!(
+            found, 0,
+            "{mode:?}: large typed dumps left plaintext behind"
+        );
+        let value = serde
+            .loads_typed_with_aad(&row.type_tag, &row.data, &here)
+            .expect("reads back");
+        let (again, found) = leaks_during(|| serde.dumps_typed_with_aad(&value, &here));
+        again.expect("large value dumps");
+        assert_eq!(
+            found, 0,
+            "{mode:?}: large Value dumps left plaintext behind"
+        );
     }
 }

@@ -14,6 +14,20 @@ use crate::value::{Int, NdArray, PyObject, Value};
 /// Container levels between two checks of the remaining call stack.
 const STACK_CHECK_EVERY: usize = 8;
 
+// The hot writers are `inline(always)` in optimised builds (so the loops over arrays
+// and maps write scalars without a call), plain `inline` in debug builds, where
+// forced inlining would give every container level a frame of several KiB.
+
+/// The encoder's own result: the error boxed, so that the `Ok` path (every item of
+/// every value) returns in a register instead of through a 24-byte slot in memory.
+type Res<T = ()> = Result<T, Box<EncodeError>>;
+
+/// The first allocation of a buffer that has none.
+const MIN_CAPACITY: usize = 64;
+
+/// Extension nesting levels with their own header-length guess (see [`finish_ext`]).
+const EXT_GUESS_LEVELS: usize = 4;
+
 /// Encodes a value as ormsgpack would.
 ///
 /// # Errors
@@ -21,25 +35,22 @@ const STACK_CHECK_EVERY: usize = 8;
 /// [`EncodeError::TooLong`] for a length beyond 2^32-1, [`EncodeError::NotMsgpack`] for
 /// a value only a `json` row holds.
 pub fn encode(value: &Value) -> Result<Vec<u8>, EncodeError> {
-    let mut out = Vec::with_capacity(64);
+    let mut out = Vec::new();
     encode_into(value, &mut out)?;
     Ok(out)
 }
 
 /// Appends the encoding of `value` to `out`.
 ///
+/// `out` is sized for the whole value before anything is written, and when a writer of
+/// this module must grow a buffer, the bytes move to a new allocation and the old one
+/// is wiped before it is freed: a value serialized for encryption leaves no copy of
+/// itself in freed memory.
+///
 /// # Errors
 /// As [`encode`]; `out` may then hold part of the value.
 pub fn encode_into(value: &Value, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-    write_value(out, value, Level::default())
-}
-
-/// Open levels: in the current document (the top level or one extension payload, which
-/// Python packs separately) and in all documents, as the decoder counts them.
-#[derive(Clone, Copy, Default)]
-struct Level {
-    doc: usize,
-    total: usize,
+    encode_from(value, out, Level::default())
 }
 
 /// Appends the encoding of `value`, written inside `open` levels that the caller has
@@ -50,9 +61,10 @@ pub(crate) fn encode_into_at_depth(
     out: &mut Vec<u8>,
     open: usize,
 ) -> Result<(), EncodeError> {
-    write_value(
-        out,
+    let open = u32::try_from(open).unwrap_or(u32::MAX);
+    encode_from(
         value,
+        out,
         Level {
             doc: open,
             total: open,
@@ -60,85 +72,330 @@ pub(crate) fn encode_into_at_depth(
     )
 }
 
-fn write_value(out: &mut Vec<u8>, value: &Value, depth: Level) -> Result<(), EncodeError> {
-    match value {
-        Value::Nil => out.push(0xc0),
-        Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
-        Value::Int(i) => write_int(out, *i),
-        Value::F32(f) => {
-            out.push(0xca);
-            out.extend_from_slice(&f.to_bits().to_be_bytes());
-        }
-        Value::F64(f) => write_f64(out, *f),
-        Value::Str(s) => write_str(out, s)?,
-        Value::Bin(b) => write_bin(out, b)?,
-        Value::Ext(raw) => write_ext(out, raw.code, &raw.data)?,
-        Value::BigInt(_) | Value::WStr(_) => {
-            return Err(EncodeError::NotMsgpack {
-                kind: value.kind_name(),
-            })
-        }
-        // The remaining stack is checked every few levels, not at every container. An
-        // object envelope adds two levels at once, so checking at two residues makes
-        // sure every run of `STACK_CHECK_EVERY` levels, odd or even, is checked.
-        container if depth.total % STACK_CHECK_EVERY < 2 => {
-            crate::stack::guard(|| write_container(out, container, depth))?
-        }
-        container => write_container(out, container, depth)?,
-    }
-    Ok(())
+fn encode_from(value: &Value, out: &mut Vec<u8>, depth: Level) -> Result<(), EncodeError> {
+    // Sized first (a walk that reads lengths, not bytes), so that the writes never
+    // grow the buffer: growing means copying and wiping what was written so far.
+    room(out, encoded_len(value, depth));
+    // The encoder owns the buffer while it writes (one indirection less per write).
+    let mut enc = Enc {
+        out: std::mem::take(out),
+        exts: 0,
+        ext_guess: [3; EXT_GUESS_LEVELS],
+    };
+    let r = enc.value(value, depth);
+    *out = enc.out;
+    r.map_err(|e| *e)
 }
 
-/// The nested cases of [`write_value`], each run under the stack guard.
-fn write_container(out: &mut Vec<u8>, value: &Value, depth: Level) -> Result<(), EncodeError> {
+/// Open levels: in the current document (the top level or one extension payload, which
+/// Python packs separately) and in all documents, as the decoder counts them. Two
+/// `u32`s, so that it travels in one register.
+#[derive(Clone, Copy, Default)]
+struct Level {
+    doc: u32,
+    total: u32,
+}
+
+impl Level {
+    /// Whether the remaining stack is checked at this level: every few levels, not
+    /// at every container. An object envelope adds two levels at once, so checking at
+    /// two residues makes sure every run of `STACK_CHECK_EVERY` levels, odd or even, is
+    /// checked.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn check_stack(self) -> bool {
+        self.total as usize % STACK_CHECK_EVERY < 2
+    }
+}
+
+/// An upper bound of the length of `value`'s encoding (exact but for containers and
+/// extension headers, counted at their longest), to size the output buffer once.
+/// Where the writer will fail (too deep, not msgpack) the count stops early: the
+/// writer reports the error.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn encoded_len(value: &Value, depth: Level) -> usize {
+    match value {
+        Value::Nil | Value::Bool(_) => 1,
+        Value::Int(_) | Value::F64(_) => 9,
+        Value::F32(_) => 5,
+        Value::Str(s) => s.len().saturating_add(5),
+        Value::Bin(b) => b.len().saturating_add(5),
+        Value::Ext(raw) => raw.data.len().saturating_add(6),
+        Value::BigInt(_) | Value::WStr(_) => 0,
+        container => nested_len(container, depth),
+    }
+}
+
+/// [`encoded_len`] of an array, map or extension, under the stack guard every few
+/// levels like the writer.
+#[inline(never)]
+fn nested_len(value: &Value, depth: Level) -> usize {
+    if depth.check_stack() {
+        crate::stack::guard(|| container_len(value, depth))
+    } else {
+        container_len(value, depth)
+    }
+}
+
+fn container_len(value: &Value, depth: Level) -> usize {
     match value {
         Value::Array(items) => {
-            // Empty containers open no level, as in the decoder.
-            let depth = if items.is_empty() {
-                depth
-            } else {
-                enter(depth)?
-            };
-            write_array_len(out, items.len())?;
-            for item in items {
-                write_value(out, item, depth)?;
+            let Ok(inner) = enter(depth) else { return 0 };
+            let mut n = 5usize;
+            for v in items {
+                n = n.saturating_add(encoded_len(v, inner));
             }
+            n
         }
         Value::Map(entries) => {
-            let depth = if entries.is_empty() {
-                depth
-            } else {
-                enter(depth)?
-            };
-            write_map_len(out, entries.len())?;
+            let Ok(inner) = enter(depth) else { return 0 };
+            let mut n = 5usize;
             for (k, v) in entries {
-                write_value(out, k, depth)?;
-                write_value(out, v, depth)?;
+                n = n
+                    .saturating_add(encoded_len(k, inner))
+                    .saturating_add(encoded_len(v, inner));
             }
+            n
         }
         Value::Object(obj) => {
-            let depth = enter_ext(depth)?;
-            write_ext_with(out, obj.kind.code(), |out| {
-                write_object_payload(out, obj, depth)
-            })?;
+            let Ok(tuple) = enter_ext(depth).and_then(enter) else {
+                return 0;
+            };
+            obj.module
+                .len()
+                .saturating_add(obj.name.len())
+                .saturating_add(obj.method.as_ref().map_or(0, |m| m.len()))
+                .saturating_add(encoded_len(&obj.arg, tuple))
+                .saturating_add(6 + 1 + 3 * 5)
         }
-        Value::NdArray(arr) => {
-            let depth = enter_ext(depth)?;
-            write_ext_with(out, 6, |out| write_ndarray_payload(out, arr, depth))?;
-        }
+        Value::NdArray(arr) => arr
+            .buffer
+            .len()
+            .saturating_add(arr.dtype.len())
+            .saturating_add(arr.order.len())
+            .saturating_add(arr.shape.len().saturating_mul(9))
+            .saturating_add(6 + 1 + 5 + 5 + 5 + 5),
         Value::DeltaSnapshot(inner) => {
-            let depth = enter_ext(depth)?;
-            write_ext_with(out, 7, |out| write_value(out, inner, depth))?;
+            let Ok(ext) = enter_ext(depth) else { return 0 };
+            encoded_len(inner, ext).saturating_add(6)
         }
-        scalar => write_value(out, scalar, depth)?,
+        _ => 0,
     }
-    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn fail(e: EncodeError) -> Box<EncodeError> {
+    Box::new(e)
+}
+
+/// Makes room for `n` more bytes in `out`, so that the writes that follow never make
+/// the `Vec` reallocate by itself (which would free the old block unwiped).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub(crate) fn room(out: &mut Vec<u8>, n: usize) {
+    if out.capacity() - out.len() < n {
+        grow(out, n);
+    }
+}
+
+/// Moves `out` to an allocation at least twice as large with room for `n` more bytes,
+/// and wipes the old allocation before freeing it.
+#[cold]
+#[inline(never)]
+fn grow(out: &mut Vec<u8>, n: usize) {
+    let cap = out
+        .len()
+        .saturating_add(n)
+        .max(out.capacity().saturating_mul(2))
+        .max(MIN_CAPACITY);
+    let mut bigger = Vec::with_capacity(cap);
+    bigger.extend_from_slice(out);
+    let mut old = std::mem::replace(out, bigger);
+    crate::wipe::wipe_allocation(&mut old);
+}
+
+/// Appends `bytes` (a few header bytes, usually of constant length).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+pub(crate) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    room(out, bytes.len());
+    out.extend_from_slice(bytes);
+}
+
+/// The recursive writer over a [`Value`] tree.
+struct Enc {
+    out: Vec<u8>,
+    /// Extensions open around the current item.
+    exts: usize,
+    /// The header length the last extension at each extension nesting level needed:
+    /// the room left for the next one's header (sibling extensions, such as the
+    /// messages of a list, are mostly alike), see [`finish_ext`].
+    ext_guess: [u8; EXT_GUESS_LEVELS],
+}
+
+impl Enc {
+    /// One value: scalars inline (this is inlined into the loops over arrays and
+    /// maps), containers through [`nested`](Self::nested).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline)]
+    fn value(&mut self, value: &Value, depth: Level) -> Res {
+        let out = &mut self.out;
+        match value {
+            Value::Nil => put(out, &[0xc0]),
+            Value::Bool(b) => put(out, &[if *b { 0xc3 } else { 0xc2 }]),
+            Value::Int(i) => put_int(out, *i),
+            Value::F32(f) => {
+                let [a, b, c, d] = f.to_bits().to_be_bytes();
+                put(out, &[0xca, a, b, c, d]);
+            }
+            Value::F64(f) => put_f64(out, *f),
+            Value::Str(s) => return put_str(out, s),
+            Value::Bin(b) => return put_bin(out, b),
+            Value::Ext(raw) => return put_ext(out, raw.code, &raw.data),
+            Value::BigInt(_) | Value::WStr(_) => {
+                return Err(fail(EncodeError::NotMsgpack {
+                    kind: value.kind_name(),
+                }))
+            }
+            container => return self.nested(container, depth),
+        }
+        Ok(())
+    }
+
+    /// A container, under the stack guard every few levels.
+    #[inline(never)]
+    fn nested(&mut self, value: &Value, depth: Level) -> Res {
+        if depth.check_stack() {
+            crate::stack::guard(|| self.container(value, depth))
+        } else {
+            self.container(value, depth)
+        }
+    }
+
+    fn container(&mut self, value: &Value, depth: Level) -> Res {
+        match value {
+            Value::Array(items) => {
+                // Empty containers open no level, as in the decoder.
+                let depth = if items.is_empty() {
+                    depth
+                } else {
+                    enter(depth)?
+                };
+                put_array_len(&mut self.out, items.len())?;
+                for item in items {
+                    self.value(item, depth)?;
+                }
+            }
+            Value::Map(entries) => {
+                let depth = if entries.is_empty() {
+                    depth
+                } else {
+                    enter(depth)?
+                };
+                put_map_len(&mut self.out, entries.len())?;
+                for (k, v) in entries {
+                    self.value(k, depth)?;
+                    self.value(v, depth)?;
+                }
+            }
+            Value::Object(obj) => {
+                let depth = enter_ext(depth)?;
+                self.ext(obj.kind.code(), |enc| enc.object_payload(obj, depth))?;
+            }
+            Value::NdArray(arr) => {
+                let depth = enter_ext(depth)?;
+                self.ext(6, |enc| {
+                    write_ndarray_payload(&mut enc.out, arr, depth).map_err(fail)
+                })?;
+            }
+            Value::DeltaSnapshot(inner) => {
+                let depth = enter_ext(depth)?;
+                self.ext(7, |enc| enc.value(inner, depth))?;
+            }
+            scalar => self.value(scalar, depth)?,
+        }
+        Ok(())
+    }
+
+    /// An extension whose payload `body` writes straight into the output after room
+    /// for the header, guessed from the previous extension at this nesting level.
+    #[inline]
+    fn ext(&mut self, code: i8, body: impl FnOnce(&mut Self) -> Res) -> Res {
+        let slot = self.exts.min(EXT_GUESS_LEVELS - 1);
+        let guess = self.ext_guess.get(slot).copied().unwrap_or(3);
+        let start = self.out.len();
+        put(
+            &mut self.out,
+            ZEROS.get(..usize::from(guess)).unwrap_or_default(),
+        );
+        self.exts += 1;
+        let r = body(self);
+        self.exts -= 1;
+        r?;
+        let n = finish_ext(&mut self.out, start, usize::from(guess), code)?;
+        if let Some(g) = self.ext_guess.get_mut(slot) {
+            *g = n;
+        }
+        Ok(())
+    }
+
+    fn object_payload(&mut self, obj: &PyObject, depth: Level) -> Res {
+        let depth = enter(depth)?;
+        let out = &mut self.out;
+        put_array_len(out, if obj.method.is_some() { 4 } else { 3 })?;
+        put_str(out, &obj.module)?;
+        put_str(out, &obj.name)?;
+        self.value(&obj.arg, depth)?;
+        if let Some(m) = &obj.method {
+            put_str(&mut self.out, m)?;
+        }
+        Ok(())
+    }
+}
+
+/// Room for the longest extension header.
+const ZEROS: [u8; 6] = [0; 6];
+
+/// Finishes an extension whose payload was written at `start + taken`, `taken` bytes
+/// after the header's place (room left for it, and whatever prefix the writer put
+/// there): writes the header ormsgpack writes for the payload's length into the
+/// room, moving the payload when the header is not exactly `taken` bytes long.
+/// Returns the header's length.
+pub(crate) fn finish_ext(out: &mut Vec<u8>, start: usize, taken: usize, code: i8) -> Res<u8> {
+    let payload_start = start.saturating_add(taken);
+    let len = out.len().saturating_sub(payload_start);
+    let (header, n) = ext_header(len, code).map_err(fail)?;
+    replace_prefix(out, start, taken, header.get(..n).unwrap_or_default());
+    Ok(n as u8)
+}
+
+/// Replaces the `old_len` bytes at `start` by `new` (a header whose length turned
+/// out other than the room left for it), moving what follows; growth goes through
+/// [`room`], so no unwiped copy is left behind.
+pub(crate) fn replace_prefix(out: &mut Vec<u8>, start: usize, old_len: usize, new: &[u8]) {
+    let end = out.len();
+    let tail = start.saturating_add(old_len).min(end);
+    let new_end = start.saturating_add(new.len());
+    if new.len() > old_len {
+        let extra = new.len() - old_len;
+        room(out, extra);
+        out.resize(end + extra, 0);
+        out.copy_within(tail..end, new_end);
+    } else if new.len() < old_len {
+        out.copy_within(tail..end, new_end);
+        out.truncate(end - (old_len - new.len()));
+    }
+    if let Some(dst) = out.get_mut(start..new_end) {
+        dst.copy_from_slice(new);
+    }
 }
 
 /// Counts one more level of nesting, as the decoder does: nothing is written that it
 /// would refuse to read.
 fn enter(depth: Level) -> Result<Level, EncodeError> {
-    if depth.doc >= DEFAULT_MAX_DEPTH {
+    if depth.doc as usize >= DEFAULT_MAX_DEPTH {
         return Err(EncodeError::DepthLimit {
             limit: DEFAULT_MAX_DEPTH,
         });
@@ -190,30 +447,14 @@ fn enter_ext(depth: Level) -> Result<Level, EncodeError> {
     })
 }
 
-fn enter_total(total: usize) -> Result<usize, EncodeError> {
-    if total >= DEFAULT_MAX_TOTAL_DEPTH {
+fn enter_total(total: u32) -> Result<u32, EncodeError> {
+    if total as usize >= DEFAULT_MAX_TOTAL_DEPTH {
         Err(EncodeError::DepthLimit {
             limit: DEFAULT_MAX_TOTAL_DEPTH,
         })
     } else {
         Ok(total + 1)
     }
-}
-
-fn write_object_payload(
-    out: &mut Vec<u8>,
-    obj: &PyObject,
-    depth: Level,
-) -> Result<(), EncodeError> {
-    let depth = enter(depth)?;
-    write_array_len(out, if obj.method.is_some() { 4 } else { 3 })?;
-    write_str(out, &obj.module)?;
-    write_str(out, &obj.name)?;
-    write_value(out, &obj.arg, depth)?;
-    if let Some(m) = &obj.method {
-        write_str(out, m)?;
-    }
-    Ok(())
 }
 
 fn write_ndarray_payload(
@@ -235,63 +476,188 @@ fn write_ndarray_payload(
     write_bin(out, &arr.buffer)
 }
 
+// The primitive writers. Each makes room for everything it writes first (see
+// [`room`]); the public `write_*` functions are the same code with the crate's
+// public error type.
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_int(out: &mut Vec<u8>, i: Int) {
+    match i.as_u64() {
+        Some(u) => put_u64(out, u),
+        None => put_i64(out, i.as_i64().unwrap_or(i64::MIN)),
+    }
+}
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_u64(out: &mut Vec<u8>, u: u64) {
+    if u < 0x80 {
+        put(out, &[u as u8]);
+    } else if u <= 0xff {
+        put(out, &[0xcc, u as u8]);
+    } else if u <= 0xffff {
+        let [a, b] = (u as u16).to_be_bytes();
+        put(out, &[0xcd, a, b]);
+    } else if u <= 0xffff_ffff {
+        let [a, b, c, d] = (u as u32).to_be_bytes();
+        put(out, &[0xce, a, b, c, d]);
+    } else {
+        let [a, b, c, d, e, f, g, h] = u.to_be_bytes();
+        put(out, &[0xcf, a, b, c, d, e, f, g, h]);
+    }
+}
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_i64(out: &mut Vec<u8>, i: i64) {
+    if let Ok(u) = u64::try_from(i) {
+        put_u64(out, u);
+    } else if i >= -32 {
+        put(out, &[i as u8]);
+    } else if i >= -0x80 {
+        put(out, &[0xd0, i as u8]);
+    } else if i >= -0x8000 {
+        let [a, b] = (i as i16).to_be_bytes();
+        put(out, &[0xd1, a, b]);
+    } else if i >= -0x8000_0000 {
+        let [a, b, c, d] = (i as i32).to_be_bytes();
+        put(out, &[0xd2, a, b, c, d]);
+    } else {
+        let [a, b, c, d, e, f, g, h] = i.to_be_bytes();
+        put(out, &[0xd3, a, b, c, d, e, f, g, h]);
+    }
+}
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_f64(out: &mut Vec<u8>, f: f64) {
+    let [a, b, c, d, e, f, g, h] = f.to_bits().to_be_bytes();
+    put(out, &[0xcb, a, b, c, d, e, f, g, h]);
+}
+
+fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
+    u32::try_from(len).map_err(|_| EncodeError::TooLong { what, len })
+}
+
+/// A string: a fixstr (the common case: keys, ids, short values) inline, longer
+/// headers out of line.
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_str(out: &mut Vec<u8>, s: &str) -> Res {
+    let bytes = s.as_bytes();
+    // Keys are mostly a few bytes long: each written as one fixed-size store, not a
+    // call to `memcpy`.
+    match *bytes {
+        [a] => put(out, &[0xa1, a]),
+        [a, b] => put(out, &[0xa2, a, b]),
+        [a, b, c] => put(out, &[0xa3, a, b, c]),
+        [a, b, c, d] => put(out, &[0xa4, a, b, c, d]),
+        _ => {
+            let len = bytes.len();
+            if len < 32 {
+                room(out, len + 1);
+                out.push(0xa0 | len as u8);
+            } else {
+                put_str_header(out, len)?;
+            }
+            out.extend_from_slice(bytes);
+        }
+    }
+    Ok(())
+}
+
+/// The header of a string of 32 bytes or more, with room for the string after it.
+#[inline(never)]
+fn put_str_header(out: &mut Vec<u8>, len: usize) -> Res {
+    room(out, len.saturating_add(5));
+    if len <= 0xff {
+        out.extend_from_slice(&[0xd9, len as u8]);
+    } else if len <= 0xffff {
+        let [a, b] = (len as u16).to_be_bytes();
+        out.extend_from_slice(&[0xda, a, b]);
+    } else {
+        let [a, b, c, d] = len32("str", len).map_err(fail)?.to_be_bytes();
+        out.extend_from_slice(&[0xdb, a, b, c, d]);
+    }
+    Ok(())
+}
+
+fn put_bin(out: &mut Vec<u8>, b: &[u8]) -> Res {
+    let len = b.len();
+    room(out, len.saturating_add(5));
+    if len <= 0xff {
+        out.extend_from_slice(&[0xc4, len as u8]);
+    } else if len <= 0xffff {
+        let [x, y] = (len as u16).to_be_bytes();
+        out.extend_from_slice(&[0xc5, x, y]);
+    } else {
+        let [x, y, z, w] = len32("bin", len).map_err(fail)?.to_be_bytes();
+        out.extend_from_slice(&[0xc6, x, y, z, w]);
+    }
+    out.extend_from_slice(b);
+    Ok(())
+}
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_array_len(out: &mut Vec<u8>, len: usize) -> Res {
+    if len < 16 {
+        put(out, &[0x90 | len as u8]);
+    } else if len <= 0xffff {
+        let [a, b] = (len as u16).to_be_bytes();
+        put(out, &[0xdc, a, b]);
+    } else {
+        let [a, b, c, d] = len32("array", len).map_err(fail)?.to_be_bytes();
+        put(out, &[0xdd, a, b, c, d]);
+    }
+    Ok(())
+}
+
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline)]
+fn put_map_len(out: &mut Vec<u8>, len: usize) -> Res {
+    if len < 16 {
+        put(out, &[0x80 | len as u8]);
+    } else if len <= 0xffff {
+        let [a, b] = (len as u16).to_be_bytes();
+        put(out, &[0xde, a, b]);
+    } else {
+        let [a, b, c, d] = len32("map", len).map_err(fail)?.to_be_bytes();
+        put(out, &[0xdf, a, b, c, d]);
+    }
+    Ok(())
+}
+
+fn put_ext(out: &mut Vec<u8>, code: i8, payload: &[u8]) -> Res {
+    let (h, n) = ext_header(payload.len(), code).map_err(fail)?;
+    room(out, payload.len().saturating_add(n));
+    out.extend_from_slice(h.get(..n).unwrap_or_default());
+    out.extend_from_slice(payload);
+    Ok(())
+}
+
 /// Writes an integer in its shortest form.
 pub fn write_int(out: &mut Vec<u8>, i: Int) {
-    match i.as_u64() {
-        Some(u) => write_u64(out, u),
-        None => write_i64(out, i.as_i64().unwrap_or(i64::MIN)),
-    }
+    put_int(out, i);
 }
 
 /// Writes a non-negative integer in its shortest form.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, u: u64) {
-    if u < 0x80 {
-        out.push(u as u8);
-    } else if u <= 0xff {
-        out.extend_from_slice(&[0xcc, u as u8]);
-    } else if u <= 0xffff {
-        out.push(0xcd);
-        out.extend_from_slice(&(u as u16).to_be_bytes());
-    } else if u <= 0xffff_ffff {
-        out.push(0xce);
-        out.extend_from_slice(&(u as u32).to_be_bytes());
-    } else {
-        out.push(0xcf);
-        out.extend_from_slice(&u.to_be_bytes());
-    }
+    put_u64(out, u);
 }
 
 /// Writes a signed integer in its shortest form (unsigned forms for `i >= 0`).
 #[inline]
 pub fn write_i64(out: &mut Vec<u8>, i: i64) {
-    if let Ok(u) = u64::try_from(i) {
-        write_u64(out, u);
-    } else if i >= -32 {
-        out.push(i as u8);
-    } else if i >= -0x80 {
-        out.extend_from_slice(&[0xd0, i as u8]);
-    } else if i >= -0x8000 {
-        out.push(0xd1);
-        out.extend_from_slice(&(i as i16).to_be_bytes());
-    } else if i >= -0x8000_0000 {
-        out.push(0xd2);
-        out.extend_from_slice(&(i as i32).to_be_bytes());
-    } else {
-        out.push(0xd3);
-        out.extend_from_slice(&i.to_be_bytes());
-    }
+    put_i64(out, i);
 }
 
 /// Writes a float64 (the only float form Python writes), bits as they are.
 #[inline]
 pub fn write_f64(out: &mut Vec<u8>, f: f64) {
-    out.push(0xcb);
-    out.extend_from_slice(&f.to_bits().to_be_bytes());
-}
-
-fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
-    u32::try_from(len).map_err(|_| EncodeError::TooLong { what, len })
+    put_f64(out, f);
 }
 
 /// Writes a string.
@@ -300,20 +666,7 @@ fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
 /// [`EncodeError::TooLong`] for a string longer than 2^32-1 bytes.
 #[inline]
 pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
-    let len = s.len();
-    if len < 32 {
-        out.push(0xa0 | len as u8);
-    } else if len <= 0xff {
-        out.extend_from_slice(&[0xd9, len as u8]);
-    } else if len <= 0xffff {
-        out.push(0xda);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(0xdb);
-        out.extend_from_slice(&len32("str", len)?.to_be_bytes());
-    }
-    out.extend_from_slice(s.as_bytes());
-    Ok(())
+    put_str(out, s).map_err(|e| *e)
 }
 
 /// Writes a bin.
@@ -322,18 +675,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
 /// [`EncodeError::TooLong`] for more than 2^32-1 bytes.
 #[inline]
 pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
-    let len = b.len();
-    if len <= 0xff {
-        out.extend_from_slice(&[0xc4, len as u8]);
-    } else if len <= 0xffff {
-        out.push(0xc5);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(0xc6);
-        out.extend_from_slice(&len32("bin", len)?.to_be_bytes());
-    }
-    out.extend_from_slice(b);
-    Ok(())
+    put_bin(out, b).map_err(|e| *e)
 }
 
 /// Writes an array header for `len` items.
@@ -342,16 +684,7 @@ pub fn write_bin(out: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
 /// [`EncodeError::TooLong`] for a length beyond 2^32-1.
 #[inline]
 pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
-    if len < 16 {
-        out.push(0x90 | len as u8);
-    } else if len <= 0xffff {
-        out.push(0xdc);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(0xdd);
-        out.extend_from_slice(&len32("array", len)?.to_be_bytes());
-    }
-    Ok(())
+    put_array_len(out, len).map_err(|e| *e)
 }
 
 /// Writes a map header for `len` entries.
@@ -360,60 +693,28 @@ pub fn write_array_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError>
 /// [`EncodeError::TooLong`] for a length beyond 2^32-1.
 #[inline]
 pub fn write_map_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
-    if len < 16 {
-        out.push(0x80 | len as u8);
-    } else if len <= 0xffff {
-        out.push(0xde);
-        out.extend_from_slice(&(len as u16).to_be_bytes());
-    } else {
-        out.push(0xdf);
-        out.extend_from_slice(&len32("map", len)?.to_be_bytes());
-    }
-    Ok(())
+    put_map_len(out, len).map_err(|e| *e)
 }
 
+/// The ext header ormsgpack writes for a payload of `len` bytes, and its length.
 fn ext_header(len: usize, code: i8) -> Result<([u8; 6], usize), EncodeError> {
     let c = code as u8;
-    let mut h = [0u8; 6];
-    let n = match len {
-        1 => {
-            h[..2].copy_from_slice(&[0xd4, c]);
-            2
-        }
-        2 => {
-            h[..2].copy_from_slice(&[0xd5, c]);
-            2
-        }
-        4 => {
-            h[..2].copy_from_slice(&[0xd6, c]);
-            2
-        }
-        8 => {
-            h[..2].copy_from_slice(&[0xd7, c]);
-            2
-        }
-        16 => {
-            h[..2].copy_from_slice(&[0xd8, c]);
-            2
-        }
-        0..=0xff => {
-            h[..3].copy_from_slice(&[0xc7, len as u8, c]);
-            3
-        }
+    Ok(match len {
+        1 => ([0xd4, c, 0, 0, 0, 0], 2),
+        2 => ([0xd5, c, 0, 0, 0, 0], 2),
+        4 => ([0xd6, c, 0, 0, 0, 0], 2),
+        8 => ([0xd7, c, 0, 0, 0, 0], 2),
+        16 => ([0xd8, c, 0, 0, 0, 0], 2),
+        0..=0xff => ([0xc7, len as u8, c, 0, 0, 0], 3),
         0x100..=0xffff => {
-            h[0] = 0xc8;
-            h[1..3].copy_from_slice(&(len as u16).to_be_bytes());
-            h[3] = c;
-            4
+            let [a, b] = (len as u16).to_be_bytes();
+            ([0xc8, a, b, c, 0, 0], 4)
         }
         _ => {
-            h[0] = 0xc9;
-            h[1..5].copy_from_slice(&len32("ext", len)?.to_be_bytes());
-            h[5] = c;
-            6
+            let [a, b, d, e] = len32("ext", len)?.to_be_bytes();
+            ([0xc9, a, b, d, e, c], 6)
         }
-    };
-    Ok((h, n))
+    })
 }
 
 /// Writes an extension with the given payload bytes.
@@ -421,15 +722,12 @@ fn ext_header(len: usize, code: i8) -> Result<([u8; 6], usize), EncodeError> {
 /// # Errors
 /// [`EncodeError::TooLong`] for a payload longer than 2^32-1 bytes.
 pub fn write_ext(out: &mut Vec<u8>, code: i8, payload: &[u8]) -> Result<(), EncodeError> {
-    let (h, n) = ext_header(payload.len(), code)?;
-    out.extend_from_slice(h.get(..n).unwrap_or_default());
-    out.extend_from_slice(payload);
-    Ok(())
+    put_ext(out, code, payload).map_err(|e| *e)
 }
 
 /// Writes an extension whose payload `body` writes straight into `out`: the payload is
-/// written once after a maximal header slot, then moved down over the unused part of
-/// the slot, so no temporary buffer is needed.
+/// written once after room for an ext8 header (the usual one), and moved only if its
+/// length needs another header, so no temporary buffer is needed.
 ///
 /// # Errors
 /// `body`'s error, or [`EncodeError::TooLong`] (converted into `E`) for a payload
@@ -442,16 +740,9 @@ pub fn write_ext_with<E>(
 where
     E: From<EncodeError>,
 {
-    let slot = out.len();
-    out.extend_from_slice(&[0u8; 6]);
+    let start = out.len();
+    put(out, &[0; 3]);
     body(out)?;
-    let payload_start = slot + 6;
-    let len = out.len() - payload_start;
-    let (h, n) = ext_header(len, code)?;
-    out.copy_within(payload_start.., slot + n);
-    out.truncate(slot + n + len);
-    if let Some(dst) = out.get_mut(slot..slot + n) {
-        dst.copy_from_slice(h.get(..n).unwrap_or_default());
-    }
+    finish_ext(out, start, 3, code).map_err(|e| E::from(*e))?;
     Ok(())
 }

@@ -28,7 +28,7 @@ pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use read::{DecodeOptions, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 
 pub use decode::{decode, decode_bytes, decode_bytes_with, decode_with};
-pub(crate) use encode::{check_depth, encode_into_at_depth};
+pub(crate) use encode::{check_depth, encode_into_at_depth, finish_ext, put, replace_prefix};
 pub use encode::{
     encode, encode_into, write_array_len, write_bin, write_ext, write_ext_with, write_f64,
     write_i64, write_int, write_map_len, write_str, write_u64,

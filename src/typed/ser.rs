@@ -14,8 +14,8 @@ use serde::ser::{self, Serialize};
 use super::error::TypedError;
 use super::{BYTEARRAY_MARKER, DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::{
-    encode_into_at_depth, write_array_len, write_bin, write_f64, write_i64, write_map_len,
-    write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
+    encode_into_at_depth, finish_ext, put, replace_prefix, write_array_len, write_bin, write_f64,
+    write_i64, write_map_len, write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
 };
 use crate::value::Value;
 
@@ -241,7 +241,9 @@ impl Compound<'_, '_> {
             if end > self.ser.out.len() {
                 return Err(TypedError::msg("internal: container header out of range"));
             }
-            self.ser.out.splice(self.header_pos..end, header);
+            // Not `splice`: a longer header must not make the buffer reallocate by
+            // itself (the old block would be freed unwiped).
+            replace_prefix(self.ser.out, self.header_pos, self.header_len, &header);
             if self.count > 0 && !self.entered {
                 // Declared empty but items came: count the level after all.
                 self.ser.enter()?;
@@ -277,7 +279,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
 
     #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
-        self.out.push(if v { 0xc3 } else { 0xc2 });
+        put(self.out, &[if v { 0xc3 } else { 0xc2 }]);
         Ok(())
     }
     fn serialize_i8(self, v: i8) -> Result<()> {
@@ -356,7 +358,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     }
     #[inline]
     fn serialize_none(self) -> Result<()> {
-        self.out.push(0xc0);
+        put(self.out, &[0xc0]);
         Ok(())
     }
     #[inline]
@@ -577,7 +579,7 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     let guess = ser.ext_guess.get(level).copied().unwrap_or(3);
     // The pair writes two bytes of prefix (`0x92`, code) for the usual codes.
     let room = usize::from(guess).saturating_sub(2);
-    ser.out.resize(start + room, 0);
+    put(ser.out, [0u8; 6].get(..room).unwrap_or_default());
     // The payload is a document of its own, as Python packs it: its levels count from
     // zero against the per-document limit (one more for the `[code, payload]` pair this
     // writes first), and in the total.
@@ -597,47 +599,12 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
             ))
         }
     };
-    let payload_len = written.len() - prefix_len;
-    let (header, n) = ext_header(code, payload_len)?;
-    let header = header.get(..n).unwrap_or_default();
-    let taken = room + prefix_len;
-    if n == taken {
-        if let Some(dst) = ser.out.get_mut(start..start + n) {
-            dst.copy_from_slice(header);
-        }
-    } else {
-        ser.out.splice(start..start + taken, header.iter().copied());
-    }
+    let n =
+        finish_ext(ser.out, start, room + prefix_len, code).map_err(|e| TypedError::from(*e))?;
     if let Some(g) = ser.ext_guess.get_mut(level) {
-        *g = n as u8;
+        *g = n;
     }
     Ok(())
-}
-
-/// The ext header ormsgpack writes for a payload of `len` bytes, and its length.
-fn ext_header(code: i8, len: usize) -> Result<([u8; 6], usize)> {
-    let c = code as u8;
-    Ok(match len {
-        1 => ([0xd4, c, 0, 0, 0, 0], 2),
-        2 => ([0xd5, c, 0, 0, 0, 0], 2),
-        4 => ([0xd6, c, 0, 0, 0, 0], 2),
-        8 => ([0xd7, c, 0, 0, 0, 0], 2),
-        16 => ([0xd8, c, 0, 0, 0, 0], 2),
-        0..=0xff => ([0xc7, len as u8, c, 0, 0, 0], 3),
-        0x100..=0xffff => {
-            let [a, b] = (len as u16).to_be_bytes();
-            ([0xc8, a, b, c, 0, 0], 4)
-        }
-        _ => {
-            let n = u32::try_from(len).map_err(|_| {
-                TypedError::unrepresentable(format!(
-                    "ext payload of {len} bytes exceeds msgpack's 2^32-1 limit"
-                ))
-            })?;
-            let [a, b, d, e] = n.to_be_bytes();
-            ([0xc9, a, b, d, e, c], 6)
-        }
-    })
 }
 
 /// `RAW_MARKER(bytes)`: `bytes` are one complete msgpack item, written verbatim.
