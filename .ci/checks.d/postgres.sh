@@ -11,13 +11,9 @@
 #     with Rust's setup first and Python's after it changing nothing.
 set -euo pipefail
 PY="${PY:-python3}"
-now_ms() { date +%s%3N; }
-step() {
-    local name="$1"; shift
-    local t0; t0="$(now_ms)"
-    "$@"
-    echo "postgres: $name: $(( $(now_ms) - t0 )) ms"
-}
+STEP_PREFIX=postgres
+# shellcheck source=../lib/timed.sh
+source .ci/lib/timed.sh
 T0="$(now_ms)"
 # shellcheck source=../../vectors/postgres/pg_server.sh
 source vectors/postgres/pg_server.sh

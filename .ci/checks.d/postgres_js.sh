@@ -13,13 +13,9 @@
 #  3. The same with Rust's setup first (JS's setup then finds migration 9, does nothing).
 set -euo pipefail
 PY="${PY:-python3}"
-now_ms() { date +%s%3N; }
-step() {
-    local name="$1"; shift
-    local t0; t0="$(now_ms)"
-    "$@"
-    echo "postgres_js: $name: $(( $(now_ms) - t0 )) ms"
-}
+STEP_PREFIX=postgres_js
+# shellcheck source=../lib/timed.sh
+source .ci/lib/timed.sh
 T0="$(now_ms)"
 JS_DIR="vectors/postgres/js"
 step "npm ci" npm ci --prefix "$JS_DIR" --no-audit --no-fund --loglevel=error
