@@ -19,6 +19,7 @@ they add. Needs the server on this machine (it reads /proc).
 
     LGCODEC_TEST_PG_URL=… python3 benches/postgres_server_time.py --cpu target/release/deps/saver_postgres-…
 """
+import glob
 import os
 import re
 import statistics
@@ -41,7 +42,6 @@ def bench_blob():
     messages = serde.loads_typed(("msgpack", pb.read("messages300.msgpack")))["messages"][:20]
     return serde.dumps_typed(messages)[1]
 
-WRITES_ORDER = 'task_path COLLATE "C", task_id COLLATE "C", idx'
 
 
 def ours_select(blobs_inline, limit):
@@ -64,9 +64,9 @@ LEFT JOIN LATERAL (
 FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
     FROM checkpoints WHERE thread_id = 'bench-300' AND checkpoint_ns = '' ORDER BY checkpoint_id DESC{lim}) c
 LEFT JOIN LATERAL (
-    SELECT array_agg(task_id ORDER BY {WRITES_ORDER}) AS task_ids, array_agg(channel ORDER BY {WRITES_ORDER}) AS channels,
-        array_agg(type ORDER BY {WRITES_ORDER}) AS types, array_agg(blob ORDER BY {WRITES_ORDER}) AS blobs,
-        array_agg(task_path ORDER BY {WRITES_ORDER}) AS task_paths, array_agg(idx ORDER BY {WRITES_ORDER}) AS idxs
+    SELECT array_agg(task_id) AS task_ids, array_agg(channel) AS channels,
+        array_agg(type) AS types, array_agg(blob) AS blobs,
+        array_agg(task_path) AS task_paths, array_agg(idx) AS idxs
     FROM checkpoint_writes cw
     WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns AND cw.checkpoint_id = c.checkpoint_id
 ) w ON true{bl_join}
@@ -274,9 +274,60 @@ def cpu_main(exe):
         t.join()
 
 
+def pgbench_main():
+    """The floor with no saver at all: PostgreSQL's own C client (`pgbench`, libpq,
+    prepared statements, one connection) runs each statement of our saver back to back
+    for 6 s, with the bench's values as constants (only the keys change per call, so
+    every write inserts new rows as the saver's do). Beside it, Python's PostgresSaver
+    on the same call (best of 5, as python_baseline.py measures it) and the time a call
+    would need to be 5x faster than that. (Writes only: pgbench reads results as text,
+    so a read's 10 kB blob would come back as 20 kB of hex, slower than the saver's
+    binary results; EXPLAIN ANALYZE in main() gives the reads' floor instead.)"""
+    import shutil
+    import subprocess
+    import tempfile
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import python_baseline as pb
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    pgbench = shutil.which("pgbench") or next(
+        (p for p in sorted(glob.glob("/usr/lib/postgresql/*/bin/pgbench"), reverse=True)), None)
+    blob = bench_blob()
+    put = ours_put_lz4().replace("'bench-st', '', u.channel", "'bench-floor', '', u.channel").replace(
+        "'{messages}'::text[], '{00000000000000000000000000000001.5}'::text[], '{msgpack}'::text[], ARRAY[%(blob)s]::bytea[]",
+        "ARRAY['messages'], ARRAY[:r::text], ARRAY['msgpack'], ARRAY['\\x" + blob.hex() + "'::bytea]",
+    ).replace("SELECT 'bench-st', '', 'id-1', NULL,", "SELECT 'bench-floor', '', 'id-' || :r, NULL,")
+    writes = ours_put_writes().replace("SELECT 'bench-st', '', 'id-1',", "SELECT 'bench-floor', '', 'id-' || :r,")
+    cases = [
+        ("saver_postgres/round_trip", "SELECT 1"),
+        ("saver_postgres/put", put),
+        ("saver_postgres/put_writes", writes),
+    ]
+    messages = JsonPlusSerializer().loads_typed(("msgpack", pb.read("messages300.msgpack")))["messages"][:20]
+    python = pb.postgres_cases(messages)
+    env = dict(os.environ, PGOPTIONS="-c search_path=bench_rs")
+    print("| call | pgbench: our statement, no saver (µs) | Python PostgresSaver (µs) | 5x Python needs (µs) |")
+    print("|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as d:
+        for name, sql in cases:
+            script = os.path.join(d, "s.sql")
+            with open(script, "w") as f:
+                f.write("\\set r random(1, 2000000000)\n" + " ".join(sql.split("\n")) + ";\n")
+            out = subprocess.run([pgbench, "-n", "-M", "prepared", "-c1", "-T", "6", "-f", script, URL],
+                                 env=env, capture_output=True, text=True, check=True).stdout
+            floor = float(re.search(r"latency average = ([\d.]+) ms", out).group(1)) * 1000
+            py = pb.timeit(python[name], 1.0, 5)[0] * 1e6
+            print(f"| {name} | {floor:,.0f} | {py:,.0f} | {py / 5:,.0f} |", flush=True)
+    with psycopg.connect(URL, autocommit=True, options="-c search_path=bench_rs") as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"DELETE FROM {table} WHERE thread_id = 'bench-floor'")
+
+
 if __name__ == "__main__":
     import sys
     if "--cpu" in sys.argv:
         cpu_main(sys.argv[sys.argv.index("--cpu") + 1])
+    elif "--pgbench" in sys.argv:
+        pgbench_main()
     else:
         main()

@@ -70,6 +70,7 @@ mod rows;
 mod schema;
 mod sql;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
@@ -79,6 +80,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::Row;
 
 pub use db::StatementMode;
 pub use deadpool_postgres::Pool;
@@ -393,15 +395,14 @@ impl PostgresSaver {
         client: &C,
         page: &[SelectedRow],
         operation: &'static str,
-    ) -> Result<rows::BlobMap> {
-        let mut keys: std::collections::HashSet<(&str, &str, &str, String)> =
+    ) -> Result<Vec<Row>> {
+        let mut keys: std::collections::HashSet<(&str, &str, &str, Cow<'_, str>)> =
             std::collections::HashSet::new();
         for row in page {
             keys.extend(row.blob_keys());
         }
-        let mut map = rows::BlobMap::new();
         if keys.is_empty() {
-            return Ok(map);
+            return Ok(Vec::new());
         }
         let mut cols: [Vec<&str>; 4] = Default::default();
         for (t, n, c, v) in &keys {
@@ -411,7 +412,7 @@ impl PostgresSaver {
             cols[3].push(v);
         }
         let [threads, nss, channels, versions] = &cols;
-        let found = client
+        client
             .rows(
                 self.settings.mode,
                 &self.sql.blobs,
@@ -423,14 +424,7 @@ impl PostgresSaver {
                 ],
             )
             .await
-            .map_err(db(operation))?;
-        for row in found {
-            let get = |i| row.try_get::<_, String>(i).map_err(db(operation));
-            let key = (get(0)?, get(1)?, get(2)?, get(3)?);
-            let blob: Option<Vec<u8>> = row.try_get(5).map_err(db(operation))?;
-            map.insert(key, (get(4)?, blob));
-        }
-        Ok(map)
+            .map_err(db(operation))
     }
 
     /// Runs a `select` (made with `page_blobs`) and builds the tuples, migrating
@@ -451,16 +445,26 @@ impl PostgresSaver {
             .into_iter()
             .map(SelectedRow::read)
             .collect::<Result<Vec<_>>>()?;
-        let blobs = match page_blobs {
+        let blob_rows = match page_blobs {
             PageBlobs::Separate => self.page_blobs(client, &selected, operation).await?,
-            PageBlobs::Inline => {
-                let mut map = rows::BlobMap::new();
+            PageBlobs::Inline => Vec::new(),
+        };
+        // Every row's blobs decoded while the map borrows them from the rows, before
+        // the rows are taken apart into tuples.
+        let blob_values = {
+            let mut map = rows::BlobMap::new();
+            rows::add_blob_rows(&blob_rows, &mut map)?;
+            if page_blobs == PageBlobs::Inline {
                 for row in &selected {
                     row.inline_blobs(&mut map)?;
                 }
-                map
             }
+            selected
+                .iter()
+                .map(|r| r.blob_values(&*self.settings.serde, &map))
+                .collect::<Result<Vec<_>>>()?
         };
+        drop(blob_rows);
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
         let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
         if !wanted.is_empty() {
@@ -493,7 +497,8 @@ impl PostgresSaver {
         }
         selected
             .into_iter()
-            .map(|r| {
+            .zip(blob_values)
+            .map(|(r, values)| {
                 let s = if r.needs_sends() {
                     let key = (
                         r.thread_id.clone(),
@@ -504,7 +509,7 @@ impl PostgresSaver {
                 } else {
                     None
                 };
-                r.into_tuple(&*self.settings.serde, &blobs, s, || {
+                r.into_tuple(&*self.settings.serde, values, s, || {
                     self.get_next_version(None)
                 })
             })
@@ -641,14 +646,9 @@ impl CheckpointSaver for PostgresSaver {
         let client = self.client("get_tuple").await?;
         let mut found = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
             Some(id) => {
-                let sql = self.sql.select(
-                    "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                    None,
-                    PageBlobs::Inline,
-                );
                 self.select_tuples(
                     &*client,
-                    &sql,
+                    &self.sql.get_tuple_by_id,
                     &[(&thread, Type::TEXT), (&ns, Type::TEXT), (&id, Type::TEXT)],
                     PageBlobs::Inline,
                     "get_tuple",
@@ -656,14 +656,9 @@ impl CheckpointSaver for PostgresSaver {
                 .await?
             }
             None => {
-                let sql = self.sql.select(
-                    "WHERE thread_id = $1 AND checkpoint_ns = $2",
-                    Some("1"),
-                    PageBlobs::Inline,
-                );
                 self.select_tuples(
                     &*client,
-                    &sql,
+                    &self.sql.get_tuple_latest,
                     &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
                     PageBlobs::Inline,
                     "get_tuple",

@@ -1,5 +1,7 @@
 //! Rows to tuples and checkpoints to rows, with Python's `PostgresSaver` semantics.
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 use tokio_postgres::Row;
 
@@ -131,9 +133,28 @@ fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, idx: usize) -> R
     row.try_get(idx).map_err(super::db::db("read row"))
 }
 
-/// Blobs by (thread, ns, channel, version text): type tag and bytes.
-pub(crate) type BlobMap =
-    std::collections::HashMap<(String, String, String, String), (String, Option<Vec<u8>>)>;
+/// Blobs by (thread, ns, channel, version text): type tag and bytes, borrowed from the
+/// rows that carry them (copying each 10 kB blob and four key strings out of its row
+/// cost about 8% of a `get_tuple`).
+pub(crate) type BlobMap<'r> =
+    std::collections::HashMap<(&'r str, &'r str, &'r str, &'r str), (&'r str, Option<&'r [u8]>)>;
+
+/// Adds the rows of [`Statements::blobs`](super::sql::Statements::blobs) to `map`.
+pub(crate) fn add_blob_rows<'r>(rows: &'r [Row], map: &mut BlobMap<'r>) -> Result<()> {
+    for row in rows {
+        let key = (col(row, 0)?, col(row, 1)?, col(row, 2)?, col(row, 3)?);
+        map.insert(key, (col(row, 4)?, col(row, 5)?));
+    }
+    Ok(())
+}
+
+/// A version as Postgres's `jsonb_each_text` prints it, which is how blobs are keyed.
+fn version_text(v: &ChannelVersion) -> Cow<'_, str> {
+    match v {
+        ChannelVersion::Str(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
 
 /// One row of [`Statements::select`](super::sql::Statements::select), its keys read.
 pub(crate) struct SelectedRow {
@@ -142,7 +163,6 @@ pub(crate) struct SelectedRow {
     pub(crate) checkpoint_id: String,
     pub(crate) parent: Option<String>,
     pub(crate) checkpoint: Checkpoint,
-    metadata_text: String,
     row: Row,
 }
 
@@ -152,10 +172,8 @@ impl SelectedRow {
         let checkpoint_ns: String = col(&row, 1)?;
         let checkpoint_id: String = col(&row, 2)?;
         let parent: Option<String> = col(&row, 3)?;
-        let checkpoint_text: String = col(&row, 4)?;
-        let metadata_text: String = col(&row, 5)?;
         let loc = || location(&thread_id, &checkpoint_ns, &checkpoint_id);
-        let value = jsonb::read(&checkpoint_text, || format!("{} checkpoint", loc()))?;
+        let value = jsonb::read(col(&row, 4)?, || format!("{} checkpoint", loc()))?;
         let checkpoint = Checkpoint::from_value(&value)
             .map_err(|e| unreadable(RowKind::Checkpoint, loc(), e))?;
         Ok(SelectedRow {
@@ -164,30 +182,24 @@ impl SelectedRow {
             checkpoint_id,
             parent,
             checkpoint,
-            metadata_text,
             row,
         })
     }
 
     /// The blobs the row carries (columns 12..15 of a
     /// [`PageBlobs::Inline`](super::sql::PageBlobs::Inline) select), added to `map`.
-    pub(crate) fn inline_blobs(&self, map: &mut BlobMap) -> Result<()> {
-        let Some(channels) = col::<Option<Vec<String>>>(&self.row, 12)? else {
+    pub(crate) fn inline_blobs<'r>(&'r self, map: &mut BlobMap<'r>) -> Result<()> {
+        let Some(channels) = col::<Option<Vec<&str>>>(&self.row, 12)? else {
             return Ok(()); // no channel_versions entry has a blob row
         };
-        let versions: Vec<String> = col(&self.row, 13)?;
-        let types: Vec<String> = col(&self.row, 14)?;
-        let blobs: Vec<Option<Vec<u8>>> = col(&self.row, 15)?;
+        let versions: Vec<&str> = col(&self.row, 13)?;
+        let types: Vec<&str> = col(&self.row, 14)?;
+        let blobs: Vec<Option<&[u8]>> = col(&self.row, 15)?;
         for (((channel, version), tag), blob) in
             channels.into_iter().zip(versions).zip(types).zip(blobs)
         {
             map.insert(
-                (
-                    self.thread_id.clone(),
-                    self.checkpoint_ns.clone(),
-                    channel,
-                    version,
-                ),
+                (&self.thread_id, &self.checkpoint_ns, channel, version),
                 (tag, blob),
             );
         }
@@ -203,53 +215,64 @@ impl SelectedRow {
         location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
-    /// The blob keys its `channel_versions` reference (version as Postgres's
-    /// `jsonb_each_text` prints it, which is how blobs are keyed).
-    pub(crate) fn blob_keys(&self) -> impl Iterator<Item = (&str, &str, &str, String)> {
+    /// The blob keys its `channel_versions` reference.
+    pub(crate) fn blob_keys(&self) -> impl Iterator<Item = (&str, &str, &str, Cow<'_, str>)> {
         self.checkpoint.channel_versions.iter().map(|(ch, v)| {
             (
                 self.thread_id.as_str(),
                 self.checkpoint_ns.as_str(),
                 ch.as_str(),
-                v.to_string(),
+                version_text(v),
             )
         })
     }
 
-    /// Builds the tuple: inline values merged with the blobs (blobs win, `empty`
-    /// skipped), `sends` (the parent's `__pregel_tasks` writes, `v < 4` only) as the
-    /// `__pregel_tasks` channel, the metadata and the ordered writes.
-    pub(crate) fn into_tuple(
-        mut self,
+    /// The channel values its blobs hold (blobs win over inline values; `empty`
+    /// skipped), decoded, for [`into_tuple`](Self::into_tuple).
+    pub(crate) fn blob_values(
+        &self,
         serde: &dyn Serializer,
-        blobs: &BlobMap,
-        sends: Option<Vec<Value>>,
-        first_version: impl FnOnce() -> Result<ChannelVersion>,
-    ) -> Result<CheckpointTuple> {
-        let loc = self.loc();
-        let metadata_value = jsonb::read(&self.metadata_text, || format!("{loc} metadata"))?;
-        let metadata = CheckpointMetadata::from_value(&metadata_value)
-            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e))?;
+        blobs: &BlobMap<'_>,
+    ) -> Result<Vec<(String, Value)>> {
         let mut merged = Vec::new();
         for (ch, version) in &self.checkpoint.channel_versions {
             let key = (
-                self.thread_id.clone(),
-                self.checkpoint_ns.clone(),
-                ch.clone(),
-                version.to_string(),
+                self.thread_id.as_str(),
+                self.checkpoint_ns.as_str(),
+                ch.as_str(),
+                &*version_text(version),
             );
-            let Some((tag, data)) = blobs.get(&key) else {
+            let Some(&(tag, data)) = blobs.get(&key) else {
                 continue;
             };
             if tag == tags::EMPTY {
                 continue;
             }
             let value = serde
-                .loads_typed(tag, data.as_deref().unwrap_or_default())
-                .map_err(|e| unreadable(RowKind::Blob, format!("{loc} channel {ch:?}"), e))?;
+                .loads_typed(tag, data.unwrap_or_default())
+                .map_err(|e| {
+                    unreadable(RowKind::Blob, format!("{} channel {ch:?}", self.loc()), e)
+                })?;
             merged.push((ch.clone(), value));
         }
-        for (ch, value) in merged {
+        Ok(merged)
+    }
+
+    /// Builds the tuple: `blob_values` merged into the inline values, `sends` (the
+    /// parent's `__pregel_tasks` writes, `v < 4` only) as the `__pregel_tasks` channel,
+    /// the metadata and the ordered writes.
+    pub(crate) fn into_tuple(
+        mut self,
+        serde: &dyn Serializer,
+        blob_values: Vec<(String, Value)>,
+        sends: Option<Vec<Value>>,
+        first_version: impl FnOnce() -> Result<ChannelVersion>,
+    ) -> Result<CheckpointTuple> {
+        let loc = self.loc();
+        let metadata_value = jsonb::read(col(&self.row, 5)?, || format!("{loc} metadata"))?;
+        let metadata = CheckpointMetadata::from_value(&metadata_value)
+            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e))?;
+        for (ch, value) in blob_values {
             self.checkpoint.channel_values.insert(ch, value);
         }
         if let Some(sends) = sends {
@@ -266,18 +289,29 @@ impl SelectedRow {
         }
         let task_ids: Option<Vec<String>> = col(&self.row, 6)?;
         let w_channels: Option<Vec<String>> = col(&self.row, 7)?;
-        let w_types: Option<Vec<Option<String>>> = col(&self.row, 8)?;
-        let w_blobs: Option<Vec<Vec<u8>>> = col(&self.row, 9)?;
-        let mut pending_writes = Vec::new();
-        let writes = task_ids
+        let w_types: Option<Vec<Option<&str>>> = col(&self.row, 8)?;
+        let w_blobs: Option<Vec<&[u8]>> = col(&self.row, 9)?;
+        let w_paths: Option<Vec<&str>> = col(&self.row, 10)?;
+        let w_idxs: Option<Vec<i32>> = col(&self.row, 11)?;
+        let mut writes: Vec<_> = w_paths
             .unwrap_or_default()
             .into_iter()
+            .zip(task_ids.unwrap_or_default())
+            .zip(w_idxs.unwrap_or_default())
             .zip(w_channels.unwrap_or_default())
             .zip(w_types.unwrap_or_default())
-            .zip(w_blobs.unwrap_or_default());
-        for (((task_id, channel), tag), data) in writes {
+            .zip(w_blobs.unwrap_or_default())
+            .map(|(((((path, task_id), idx), channel), tag), data)| {
+                (path, task_id, idx, channel, tag, data)
+            })
+            .collect();
+        // Python's `writes_sort_key`, `(task_path, task_id, idx)`: `str`s compare by
+        // code point, as Rust's by UTF-8 byte; the primary key makes every key unique.
+        writes.sort_unstable_by(|a, b| (a.0, &a.1, a.2).cmp(&(b.0, &b.1, b.2)));
+        let mut pending_writes = Vec::with_capacity(writes.len());
+        for (_, task_id, _, channel, tag, data) in writes {
             let value = serde
-                .loads_typed(tag.as_deref().unwrap_or_default(), &data)
+                .loads_typed(tag.unwrap_or_default(), data)
                 .map_err(|e| {
                     unreadable(
                         RowKind::Write,
