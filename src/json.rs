@@ -479,11 +479,16 @@ pub fn write(value: &Value) -> Result<String, JsonWriteError> {
     Ok(out)
 }
 
-fn write_into(value: &Value, out: &mut String) -> Result<(), JsonWriteError> {
+/// [`write`] appending to `out` (on an error, `out` holds what was written before it).
+pub(crate) fn write_into(value: &Value, out: &mut String) -> Result<(), JsonWriteError> {
+    use std::fmt::Write as _;
     match value {
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
+        // (Writing into a `String` cannot fail.)
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
         Value::F64(f) => write_float(*f, out),
         Value::F32(f) => write_float(f64::from(*f), out),
         Value::Str(s) => write_str(s, out),
@@ -573,7 +578,16 @@ fn write_wstr(w: &PyWStr, out: &mut String) {
 }
 
 fn write_str(s: &str, out: &mut String) {
-    out.push_str(&serde_json::Value::from(s).to_string());
+    // serde_json escapes only `"`, `\` and the controls below U+0020; a string without
+    // them is written as it is, with no copy into a `serde_json::Value` first.
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.push_str(&serde_json::Value::from(s).to_string());
+    } else {
+        out.reserve(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
 }
 
 #[cfg(test)]
@@ -590,6 +604,27 @@ mod tests {
         assert_eq!(a[1], Value::from(-2i64));
         assert!(matches!(a[3], Value::F64(f) if f.is_nan()));
         assert_eq!(v.get("b").and_then(Value::as_str), Some("é😀"));
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for s in [
+            "plain",
+            "",
+            "é😀",
+            "a\"b",
+            "back\\slash",
+            "\n\t\u{1}\u{1f}",
+            "\u{7f}",
+            " ~",
+        ] {
+            let expected = serde_json::to_string(s).expect("a str serializes");
+            assert_eq!(
+                write(&Value::from(s)).as_deref(),
+                Ok(expected.as_str()),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]

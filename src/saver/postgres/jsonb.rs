@@ -45,16 +45,43 @@ pub(crate) fn is_inline_primitive(value: &Value) -> bool {
 /// Writes `value` as JSONB text, or says where and why it has no JSONB form.
 pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, PostgresError> {
     let mut out = String::new();
-    let mut path = String::from("$");
+    let mut path = Vec::new();
     write_into(value, &mut out, &mut path).map_err(|reason| PostgresError::NotJsonb {
         what,
-        path,
+        path: path_text(&path),
         reason,
     })?;
     Ok(out)
 }
 
-fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), String> {
+/// One step of the path to a value: a map key or an array index. The path is kept as
+/// these steps and only printed on an error (printing it at every key and index took
+/// most of the time of writing a checkpoint's JSONB).
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+fn path_text(path: &[Step<'_>]) -> String {
+    let mut text = String::from("$");
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                text.push('.');
+                text.push_str(k);
+            }
+            Step::Index(i) => text.push_str(&format!("[{i}]")),
+        }
+    }
+    text
+}
+
+/// Writes `value` into `out`; on an error, `path` is left pointing at the culprit.
+fn write_into<'a>(
+    value: &'a Value,
+    out: &mut String,
+    path: &mut Vec<Step<'a>>,
+) -> Result<(), String> {
     if let Some(problem) = scalar_problem(value) {
         return Err(problem.to_owned());
     }
@@ -65,10 +92,9 @@ fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), 
                 if i > 0 {
                     out.push(',');
                 }
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
+                path.push(Step::Index(i));
                 write_into(item, out, path)?;
-                path.truncate(len);
+                path.pop();
             }
             out.push(']');
             Ok(())
@@ -79,29 +105,23 @@ fn write_into(value: &Value, out: &mut String, path: &mut String) -> Result<(), 
                 let Value::Str(key) = k else {
                     return Err(format!("a {} key has no JSONB form", k.kind_name()));
                 };
-                let len = path.len();
-                path.push('.');
-                path.push_str(key);
+                path.push(Step::Key(key));
                 if key.contains('\u{0}') {
                     return Err("JSONB keys cannot hold \\u0000".to_owned());
                 }
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&json::write(k).map_err(|e| e.to_string())?);
+                json::write_into(k, out).map_err(|e| e.to_string())?;
                 out.push(':');
                 write_into(v, out, path)?;
-                path.truncate(len);
+                path.pop();
             }
             out.push('}');
             Ok(())
         }),
-        scalar => {
-            let text = json::write(scalar)
-                .map_err(|e| format!("a {} value has no JSONB form", e.value_kind()))?;
-            out.push_str(&text);
-            Ok(())
-        }
+        scalar => json::write_into(scalar, out)
+            .map_err(|e| format!("a {} value has no JSONB form", e.value_kind())),
     }
 }
 
