@@ -10,8 +10,10 @@ use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
+mod accessors;
 mod json_only;
 mod pystr;
+pub(crate) use accessors::accessors;
 pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
 
@@ -304,91 +306,19 @@ impl Value {
         Value::Object(Box::new(obj))
     }
 
-    /// `true` for [`Value::Nil`].
-    pub fn is_nil(&self) -> bool {
-        matches!(self, Value::Nil)
-    }
-
-    /// The string, if this is a [`Value::Str`].
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The integer as `i64`, if this is an integer that fits.
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Value::Int(i) => i.as_i64(),
-            _ => None,
-        }
-    }
-
-    /// The integer as `u64`, if this is a non-negative integer.
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            Value::Int(i) => i.as_u64(),
-            _ => None,
-        }
-    }
-
-    /// The number as `f64`, for floats (and integers, possibly rounded).
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            Value::F64(f) => Some(*f),
-            Value::F32(f) => Some(f64::from(*f)),
-            Value::Int(i) => Some(i.as_i128() as f64),
-            _ => None,
-        }
-    }
-
-    /// The bool, if this is a [`Value::Bool`].
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// The bytes, if this is a [`Value::Bin`].
-    pub fn as_bytes(&self) -> Option<&Bytes> {
-        match self {
-            Value::Bin(b) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// The items, if this is a [`Value::Array`].
-    pub fn as_array(&self) -> Option<&[Value]> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// The entries, if this is a [`Value::Map`].
-    pub fn as_map(&self) -> Option<&[(Value, Value)]> {
-        match self {
-            Value::Map(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// The object envelope, if this is a [`Value::Object`].
-    pub fn as_object(&self) -> Option<&PyObject> {
-        match self {
-            Value::Object(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// For a map: the value of the first entry whose key is the string `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.as_map()?
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
+    accessors::accessors! {
+        Value,
+        str: &str, str_note: "",
+        bytes: &Bytes, bytes_note: "",
+        array: &[Value],
+        map: &[(Value, Value)],
+        object: &PyObject,
+        item: &Value,
+        kind_name_doc: "A short name of the variant, for error messages.",
+        more_kinds: {
+            Value::BigInt(_) => "big int",
+            Value::WStr(_) => "str with lone surrogates",
+        },
     }
 
     /// The items, if this is a [`Value::Array`]; the value itself otherwise. (`Value`
@@ -438,27 +368,6 @@ impl Value {
             return Ok(std::mem::take(b));
         }
         Err(v)
-    }
-
-    /// A short name of the variant, for error messages.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            Value::Nil => "nil",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::F32(_) => "float32",
-            Value::F64(_) => "float64",
-            Value::Str(_) => "str",
-            Value::Bin(_) => "bin",
-            Value::Array(_) => "array",
-            Value::Map(_) => "map",
-            Value::Object(_) => "object",
-            Value::NdArray(_) => "ndarray",
-            Value::DeltaSnapshot(_) => "delta snapshot",
-            Value::Ext(_) => "ext",
-            Value::BigInt(_) => "big int",
-            Value::WStr(_) => "str with lone surrogates",
-        }
     }
 }
 
