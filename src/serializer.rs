@@ -21,7 +21,9 @@ pub use typed_ext::TypedSerializerExt;
 /// The error of the [`Serializer`] protocol: what a serializer could not write or
 /// read. Converts into the crate's [`Error`](crate::Error) with `From`.
 ///
-/// The codec variants are this layer's; [`Other`](Self::Other) carries the error of
+/// [`Tag`](Self::Tag) holds the [`TagError`] that every layer reports for a type tag it
+/// cannot handle (one definition, in [`typed`](crate::typed)); the other codec variants
+/// wrap the lower layers' errors; [`Other`](Self::Other) carries the error of
 /// an implementation above it (an encrypting serializer's
 /// [`CryptoError`](crate::CryptoError)) with its kind, and hands it out as
 /// [`source`](std::error::Error::source):
