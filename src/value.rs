@@ -10,12 +10,12 @@ use std::hash::{Hash, Hasher};
 
 use bytes::Bytes;
 
-mod accessors;
 mod json_only;
 mod pystr;
-pub(crate) use accessors::accessors;
+mod twins;
 pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
+pub(crate) use twins::{accessors, debug_by_variant, eq_by_variant};
 
 /// One decoded value. See the [module docs](self).
 ///
@@ -306,7 +306,7 @@ impl Value {
         Value::Object(Box::new(obj))
     }
 
-    accessors::accessors! {
+    accessors! {
         Value,
         str: &str, str_note: "",
         bytes: &Bytes, bytes_note: "",
@@ -371,32 +371,6 @@ impl Value {
     }
 }
 
-impl PartialEq for Value {
-    fn eq(&self, other: &Self) -> bool {
-        use Value::*;
-        match (self, other) {
-            (Nil, Nil) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bin(a), Bin(b)) => a == b,
-            (Array(a), Array(b)) => crate::stack::guard(|| a == b),
-            (Map(a), Map(b)) => crate::stack::guard(|| a == b),
-            (Object(a), Object(b)) => crate::stack::guard(|| a == b),
-            (NdArray(a), NdArray(b)) => a == b,
-            (DeltaSnapshot(a), DeltaSnapshot(b)) => crate::stack::guard(|| a == b),
-            (Ext(a), Ext(b)) => a == b,
-            (BigInt(a), BigInt(b)) => a == b,
-            (WStr(a), WStr(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for Value {}
-
 // Drop, Clone, Debug, PartialEq and Hash walk the tree recursively; each container
 // level runs under the stack guard, so the deepest value the decoders accept (and
 // deeper) is safe on any thread, a 64 KiB one included.
@@ -455,33 +429,8 @@ impl Clone for Value {
     }
 }
 
-impl fmt::Debug for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Nil => f.write_str("Nil"),
-            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
-            Value::Int(i) => f.debug_tuple("Int").field(i).finish(),
-            Value::F32(x) => f.debug_tuple("F32").field(x).finish(),
-            Value::F64(x) => f.debug_tuple("F64").field(x).finish(),
-            Value::Str(s) => f.debug_tuple("Str").field(s).finish(),
-            Value::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
-            Value::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
-            Value::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
-            Value::BigInt(n) => f.debug_tuple("BigInt").field(n).finish(),
-            Value::WStr(w) => f.debug_tuple("WStr").field(w).finish(),
-            Value::Array(items) => {
-                crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
-            }
-            Value::Map(entries) => {
-                crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
-            }
-            Value::Object(o) => crate::stack::guard(|| f.debug_tuple("Object").field(o).finish()),
-            Value::DeltaSnapshot(v) => {
-                crate::stack::guard(|| f.debug_tuple("DeltaSnapshot").field(v).finish())
-            }
-        }
-    }
-}
+debug_by_variant!(Value, BigInt, WStr);
+eq_by_variant!(Value, BigInt, WStr);
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {

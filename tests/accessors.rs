@@ -254,3 +254,58 @@ fn json_only_values_have_their_kind_names() {
     assert_eq!(wide.kind_name(), "str with lone surrogates");
     assert_eq!(wide.as_str(), None);
 }
+
+/// Equality and `Debug` (one definition for both enums too): floats compare by their
+/// bits, as the bytes on the wire do; variants never equal each other; `Debug` prints
+/// as `derive` would.
+#[test]
+fn value_and_value_ref_compare_and_print_alike() {
+    // (msgpack, msgpack of a different value that a loose comparison would call equal)
+    let unequal: [(&[u8], &[u8]); 5] = [
+        // float64 0.0 and -0.0
+        (b"\xcb\0\0\0\0\0\0\0\0", b"\xcb\x80\0\0\0\0\0\0\0"),
+        // float32 1.0 and float64 1.0
+        (b"\xca\x3f\x80\0\0", b"\xcb\x3f\xf0\0\0\0\0\0\0"),
+        // 1 and true
+        (b"\x01", b"\xc3"),
+        // "a" and b"a"
+        (b"\xa1a", b"\xc4\x01a"),
+        // [1] and [1, 1]
+        (b"\x91\x01", b"\x92\x01\x01"),
+    ];
+    for (a, b) in unequal {
+        let (va, vb) = (
+            msgpack::decode(a).expect("a"),
+            msgpack::decode(b).expect("b"),
+        );
+        assert_eq!(va, va.clone(), "{va:?}");
+        assert_ne!(va, vb);
+        let (ra, rb) = (
+            ValueRef::decode(a).expect("a"),
+            ValueRef::decode(b).expect("b"),
+        );
+        assert_eq!(ra, ra.clone(), "{ra:?}");
+        assert_ne!(ra, rb);
+    }
+    // A NaN equals itself (same bits), unlike f64's NaN.
+    let nan = b"\xcb\x7f\xf8\0\0\0\0\0\0";
+    assert_eq!(
+        msgpack::decode(nan).expect("nan"),
+        msgpack::decode(nan).expect("nan")
+    );
+    assert_eq!(
+        ValueRef::decode(nan).expect("nan"),
+        ValueRef::decode(nan).expect("nan")
+    );
+    // {"a": [true, nil, 1.5]}, both ways.
+    let bytes = b"\x81\xa1a\x93\xc3\xc0\xcb\x3f\xf8\0\0\0\0\0\0";
+    let printed = format!("{:?}", ValueRef::decode(bytes).expect("decodes"));
+    assert_eq!(
+        printed,
+        r#"Map([(Str("a"), Array([Bool(true), Nil, F64(1.5)]))])"#
+    );
+    assert_eq!(
+        format!("{:?}", msgpack::decode(bytes).expect("decodes")),
+        printed
+    );
+}

@@ -7,8 +7,6 @@
 //! same depth limits apply, every length is checked against the input before anything
 //! is allocated, and deep input runs on heap-allocated stack segments.
 
-use std::fmt;
-
 use super::error::{DecodeError, DecodeErrorKind as Kind};
 use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
@@ -267,57 +265,8 @@ impl Clone for ValueRef<'_> {
     }
 }
 
-impl fmt::Debug for ValueRef<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ValueRef::Nil => f.write_str("Nil"),
-            ValueRef::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
-            ValueRef::Int(i) => f.debug_tuple("Int").field(i).finish(),
-            ValueRef::F32(x) => f.debug_tuple("F32").field(x).finish(),
-            ValueRef::F64(x) => f.debug_tuple("F64").field(x).finish(),
-            ValueRef::Str(s) => f.debug_tuple("Str").field(s).finish(),
-            ValueRef::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
-            ValueRef::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
-            ValueRef::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
-            ValueRef::Array(items) => {
-                crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
-            }
-            ValueRef::Map(entries) => {
-                crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
-            }
-            ValueRef::Object(o) => {
-                crate::stack::guard(|| f.debug_tuple("Object").field(o).finish())
-            }
-            ValueRef::DeltaSnapshot(v) => {
-                crate::stack::guard(|| f.debug_tuple("DeltaSnapshot").field(v).finish())
-            }
-        }
-    }
-}
-
-impl PartialEq for ValueRef<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        use ValueRef::*;
-        match (self, other) {
-            (Nil, Nil) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bin(a), Bin(b)) => a == b,
-            (Array(a), Array(b)) => crate::stack::guard(|| a == b),
-            (Map(a), Map(b)) => crate::stack::guard(|| a == b),
-            (Object(a), Object(b)) => crate::stack::guard(|| a == b),
-            (NdArray(a), NdArray(b)) => a == b,
-            (DeltaSnapshot(a), DeltaSnapshot(b)) => crate::stack::guard(|| a == b),
-            (Ext(a), Ext(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for ValueRef<'_> {}
+crate::value::debug_by_variant!(ValueRef<'_>);
+crate::value::eq_by_variant!(ValueRef<'_>);
 
 /// Arrays reserve at most this many items before they arrive (see the owned decoder's
 /// `MAX_PREALLOC`): a declared length never reserves memory ahead of the data.

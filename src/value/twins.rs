@@ -1,9 +1,9 @@
-//! The accessors [`Value`](super::Value) and
-//! [`msgpack::ValueRef`](crate::msgpack::ValueRef) share (`is_nil`, `as_*`, `get`,
-//! `kind_name`), written once: the two enums have the same variants (`Value` has two
-//! more, for `json` rows), so the same match serves both; only the types handed out
-//! differ (owned or borrowed from the input). Defined here, in the lowest layer, so
-//! `msgpack` can use it without `value` naming a layer above it.
+//! What [`Value`](super::Value) and [`msgpack::ValueRef`](crate::msgpack::ValueRef)
+//! share, written once: the accessors (`is_nil`, `as_*`, `get`, `kind_name`), equality
+//! and `Debug`. The two enums have the same variants (`Value` has two more, for `json`
+//! rows), so the same matches serve both; only the types handed out differ (owned or
+//! borrowed from the input). Defined here, in the lowest layer, so `msgpack` can use
+//! them without `value` naming a layer above it.
 
 /// Expands, inside `impl $Ty`, to the accessors of an enum with `Value`'s variants.
 ///
@@ -136,4 +136,73 @@ macro_rules! accessors {
     };
 }
 
-pub(crate) use accessors;
+/// Implements `PartialEq` and `Eq` for `$Ty`: equal when the variants are and their
+/// contents are, floats by their bits (so `NaN == NaN` and `0.0 != -0.0`, as the
+/// bytes on the wire differ); containers compare under the stack guard. `$more`: the
+/// variants beyond the shared ones, compared with `==`.
+macro_rules! eq_by_variant {
+    ($Ty:ty $(, $more:ident)* $(,)?) => {
+        impl PartialEq for $Ty {
+            fn eq(&self, other: &Self) -> bool {
+                match (self, other) {
+                    (Self::Nil, Self::Nil) => true,
+                    (Self::Bool(a), Self::Bool(b)) => a == b,
+                    (Self::Int(a), Self::Int(b)) => a == b,
+                    (Self::F32(a), Self::F32(b)) => a.to_bits() == b.to_bits(),
+                    (Self::F64(a), Self::F64(b)) => a.to_bits() == b.to_bits(),
+                    (Self::Str(a), Self::Str(b)) => a == b,
+                    (Self::Bin(a), Self::Bin(b)) => a == b,
+                    (Self::Array(a), Self::Array(b)) => crate::stack::guard(|| a == b),
+                    (Self::Map(a), Self::Map(b)) => crate::stack::guard(|| a == b),
+                    (Self::Object(a), Self::Object(b)) => crate::stack::guard(|| a == b),
+                    (Self::NdArray(a), Self::NdArray(b)) => a == b,
+                    (Self::DeltaSnapshot(a), Self::DeltaSnapshot(b)) => {
+                        crate::stack::guard(|| a == b)
+                    }
+                    (Self::Ext(a), Self::Ext(b)) => a == b,
+                    $((Self::$more(a), Self::$more(b)) => a == b,)*
+                    _ => false,
+                }
+            }
+        }
+
+        impl Eq for $Ty {}
+    };
+}
+
+/// Implements `Debug` for `$Ty` as `derive` would print it (`Array([Int(1), Nil])`),
+/// containers under the stack guard. `$more`: the variants beyond the shared ones.
+macro_rules! debug_by_variant {
+    ($Ty:ty $(, $more:ident)* $(,)?) => {
+        impl std::fmt::Debug for $Ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self {
+                    Self::Nil => f.write_str("Nil"),
+                    Self::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
+                    Self::Int(i) => f.debug_tuple("Int").field(i).finish(),
+                    Self::F32(x) => f.debug_tuple("F32").field(x).finish(),
+                    Self::F64(x) => f.debug_tuple("F64").field(x).finish(),
+                    Self::Str(s) => f.debug_tuple("Str").field(s).finish(),
+                    Self::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
+                    Self::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
+                    Self::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
+                    $(Self::$more(x) => f.debug_tuple(stringify!($more)).field(x).finish(),)*
+                    Self::Array(items) => {
+                        crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
+                    }
+                    Self::Map(entries) => {
+                        crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
+                    }
+                    Self::Object(o) => {
+                        crate::stack::guard(|| f.debug_tuple("Object").field(o).finish())
+                    }
+                    Self::DeltaSnapshot(v) => crate::stack::guard(|| {
+                        f.debug_tuple("DeltaSnapshot").field(v).finish()
+                    }),
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use {accessors, debug_by_variant, eq_by_variant};
