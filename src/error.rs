@@ -20,10 +20,24 @@ use crate::typed::TypedError;
 /// Every error this crate returns, for callers that use several layers (the CLI,
 /// [`records`](crate::records)): each layer's error converts into it with `From`,
 /// and it names the cause itself: a [`SaverError`] or [`CryptoError`] that wraps a
-/// serializer's error becomes that error's variant ([`Error::Pickle`],
-/// [`Error::Decode`], …), a [`SerializerError::Other`] that holds a [`CryptoError`]
-/// becomes [`Error::Crypto`]. [`kind`](Self::kind) is the same
-/// [`ErrorKind`] the layer's error reports.
+/// serializer's error becomes that error's variant ([`Error::Serializer`] for a tag it
+/// cannot handle, [`Error::Decode`] for malformed msgpack, …), a
+/// [`SerializerError::Other`] that holds a [`CryptoError`] becomes [`Error::Crypto`].
+/// [`kind`](Self::kind) is the same [`ErrorKind`] the layer's error reports.
+///
+/// ```
+/// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
+/// use langgraph_codec::typed::TagError;
+///
+/// let err = Error::from(JsonPlusSerializer::new().loads_typed("yaml", b"a: 1").unwrap_err());
+/// assert_eq!(err.kind(), ErrorKind::UnknownType);
+/// match err {
+///     Error::Serializer(SerializerError::Tag(TagError::UnknownType { tag })) => {
+///         assert_eq!(tag, "yaml")
+///     }
+///     other => panic!("expected an unknown tag, got {other:?}"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -42,25 +56,14 @@ pub enum Error {
     /// A JSON view was not a valid value.
     #[error(transparent)]
     View(#[from] ViewError),
-    /// A `(type, bytes)` pair carried a type tag this serializer does not know.
-    #[error("unknown serialization type {tag:?}")]
-    UnknownType {
-        /// The tag as found.
-        tag: String,
-    },
-    /// The row was written by Python's pickle fallback.
-    #[error(
-        "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python"
-    )]
-    Pickle,
-    /// A value cannot be written under the requested type tag.
-    #[error("a {found} value cannot be written with type tag {tag:?}")]
-    TagMismatch {
-        /// The requested tag.
-        tag: String,
-        /// The kind of value given.
-        found: &'static str,
-    },
+    /// The serializer layer's own failure: a type tag it cannot read or write
+    /// ([`SerializerError::Tag`]), or the error of a [`Serializer`](crate::Serializer)
+    /// implemented outside this crate ([`SerializerError::Other`], with its kind;
+    /// `source()` is that error). A [`SerializerError`] that wraps a lower layer's error
+    /// becomes that error's variant instead ([`Error::Decode`], [`Error::Typed`], …), and
+    /// one whose `Other` holds a [`CryptoError`] becomes [`Error::Crypto`].
+    #[error(transparent)]
+    Serializer(SerializerError),
     /// Encryption, decryption, key configuration or compression failed.
     #[error(transparent)]
     Crypto(CryptoError),
@@ -75,15 +78,6 @@ pub enum Error {
     #[cfg(feature = "postgres")]
     #[error(transparent)]
     Postgres(Box<crate::saver::postgres::PostgresError>),
-    /// The error of a [`Serializer`](crate::Serializer) implemented outside this crate
-    /// ([`SerializerError::Other`]), with its kind; `source()` is that error.
-    #[error("{source}")]
-    Other {
-        /// The kind the implementation reports.
-        kind: ErrorKind,
-        /// The implementation's error.
-        source: Box<dyn std::error::Error + Send + Sync + 'static>,
-    },
 }
 
 impl Error {
@@ -95,15 +89,12 @@ impl Error {
             Error::Json(e) => e.kind(),
             Error::JsonWrite(e) => e.kind(),
             Error::View(e) => e.kind(),
-            Error::UnknownType { .. } => ErrorKind::UnknownType,
-            Error::Pickle => ErrorKind::Pickle,
-            Error::TagMismatch { .. } => ErrorKind::TagMismatch,
+            Error::Serializer(e) => e.kind(),
             Error::Crypto(e) => e.kind(),
             Error::Typed(e) => e.error_kind(),
             Error::Saver(e) => e.kind(),
             #[cfg(feature = "postgres")]
             Error::Postgres(e) => e.kind(),
-            Error::Other { kind, .. } => *kind,
         }
     }
 
@@ -124,7 +115,8 @@ impl From<&Error> for ErrorKind {
 }
 
 /// A typed read's error, as [`SerializerError`]'s `From` sorts it (a `pickle` row is
-/// [`Error::Pickle`], …).
+/// [`Error::Serializer`] holding [`TagError::Pickle`](crate::typed::TagError::Pickle),
+/// …).
 impl From<TypedError> for Error {
     fn from(e: TypedError) -> Self {
         SerializerError::from(e).into()
@@ -141,12 +133,16 @@ impl From<crate::view::ReadError> for Error {
     }
 }
 
+/// A tag error, as the serializer layer reports it ([`Error::Serializer`]).
+impl From<crate::typed::TagError> for Error {
+    fn from(e: crate::typed::TagError) -> Self {
+        Error::Serializer(e.into())
+    }
+}
+
 impl From<SerializerError> for Error {
     fn from(e: SerializerError) -> Self {
         match e {
-            SerializerError::UnknownType { tag } => Error::UnknownType { tag },
-            SerializerError::Pickle => Error::Pickle,
-            SerializerError::TagMismatch { tag, found } => Error::TagMismatch { tag, found },
             SerializerError::Decode(e) => Error::Decode(e),
             SerializerError::Encode(e) => Error::Encode(e),
             SerializerError::Json(e) => Error::Json(e),
@@ -154,8 +150,9 @@ impl From<SerializerError> for Error {
             SerializerError::Typed(e) => Error::Typed(e),
             SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
                 Ok(crypto) => Error::from(*crypto),
-                Err(source) => Error::Other { kind, source },
+                Err(source) => Error::Serializer(SerializerError::Other { kind, source }),
             },
+            tag @ SerializerError::Tag(_) => Error::Serializer(tag),
         }
     }
 }

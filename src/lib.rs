@@ -7,7 +7,8 @@
 //! Layers, data flowing one way. Each owns its error type ([`DecodeError`],
 //! [`typed::TypedError`], [`SerializerError`], [`CryptoError`], [`saver::SaverError`], …),
 //! converted upward with `From` and into the crate-wide [`Error`]; each reports an
-//! [`ErrorKind`]. No module names a module above it:
+//! [`ErrorKind`]. A type tag that cannot be read or written is one [`TagError`] in
+//! every layer. No module names a module above it:
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
 //!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
@@ -90,7 +91,7 @@ pub use error::{Error, Result};
 pub use json::JsonError;
 pub use kind::ErrorKind;
 pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
-pub use serializer::{JsonPlusSerializer, Serializer, SerializerError};
+pub use serializer::{JsonPlusSerializer, Serializer, SerializerError, TagError};
 pub use typed::{tags, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 pub use view::ViewError;

@@ -24,7 +24,9 @@ use serde_json::json;
 
 use crate::crypto::{CompressedSerializer, CryptoError, EncryptedSerializer, AES_CIPHER_NAME};
 use crate::error::{DecodeErrorKind, Error, ViewError};
-use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
+use crate::serializer::{
+    tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes,
+};
 use crate::value::Value;
 use crate::view::View;
 
@@ -222,7 +224,9 @@ impl RowReader {
 /// expected, ciphertext under a plaintext tag, an unknown tag.
 pub fn hint(error: &Error, type_tag: &str, data: &[u8]) -> Option<String> {
     match error {
-        Error::UnknownType { .. } => Some(format!("valid types: {KNOWN_TAGS}")),
+        Error::Serializer(SerializerError::Tag(TagError::UnknownType { .. })) => {
+            Some(format!("valid types: {KNOWN_TAGS}"))
+        }
         Error::Crypto(CryptoError::UnknownCipher { .. }) => Some(format!(
             "valid types: {KNOWN_TAGS}; set LANGGRAPH_AES_KEY to read +aes rows"
         )),
@@ -352,10 +356,11 @@ pub fn encode_value(type_tag: &str, value: &Value) -> Result<TypedBytes, Error> 
     if type_tag == tags::EMPTY {
         return match value {
             Value::Nil => Ok(TypedBytes::new(tags::EMPTY, Vec::new())),
-            other => Err(Error::TagMismatch {
+            other => Err(TagError::TagMismatch {
                 tag: type_tag.to_owned(),
                 found: other.kind_name(),
-            }),
+            }
+            .into()),
         };
     }
     Ok(JsonPlusSerializer::new().dumps_as(type_tag, value)?)

@@ -15,13 +15,15 @@ use crate::view::ViewError;
 
 mod typed_ext;
 
-pub use crate::typed::{tags, TypedBytes};
+pub use crate::typed::{tags, TagError, TypedBytes};
 pub use typed_ext::TypedSerializerExt;
 
 /// The error of the [`Serializer`] protocol: what a serializer could not write or
 /// read. Converts into the crate's [`Error`](crate::Error) with `From`.
 ///
-/// The codec variants are this layer's; [`Other`](Self::Other) carries the error of
+/// [`Tag`](Self::Tag) holds the [`TagError`] that every layer reports for a type tag it
+/// cannot handle (one definition, in [`typed`](crate::typed)); the other codec variants
+/// wrap the lower layers' errors; [`Other`](Self::Other) carries the error of
 /// an implementation above it (an encrypting serializer's
 /// [`CryptoError`](crate::CryptoError)) with its kind, and hands it out as
 /// [`source`](std::error::Error::source):
@@ -43,25 +45,10 @@ pub use typed_ext::TypedSerializerExt;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SerializerError {
-    /// A `(type, bytes)` pair carried a type tag this serializer does not know.
-    #[error("unknown serialization type {tag:?}")]
-    UnknownType {
-        /// The tag as found.
-        tag: String,
-    },
-    /// The row was written by Python's pickle fallback.
-    #[error(
-        "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python"
-    )]
-    Pickle,
-    /// A value cannot be written under the requested type tag.
-    #[error("a {found} value cannot be written with type tag {tag:?}")]
-    TagMismatch {
-        /// The requested tag.
-        tag: String,
-        /// The kind of value given.
-        found: &'static str,
-    },
+    /// A type tag this serializer cannot read or write: unknown, `pickle`, or one the
+    /// value cannot be written under.
+    #[error(transparent)]
+    Tag(#[from] TagError),
     /// msgpack bytes were malformed.
     #[error(transparent)]
     Decode(#[from] DecodeError),
@@ -93,9 +80,7 @@ impl SerializerError {
     /// What kind of error this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            SerializerError::UnknownType { .. } => ErrorKind::UnknownType,
-            SerializerError::Pickle => ErrorKind::Pickle,
-            SerializerError::TagMismatch { .. } => ErrorKind::TagMismatch,
+            SerializerError::Tag(e) => e.kind(),
             SerializerError::Decode(e) => e.error_kind(),
             SerializerError::Encode(e) => e.kind(),
             SerializerError::Json(e) => e.kind(),
@@ -121,16 +106,13 @@ impl From<&SerializerError> for ErrorKind {
 }
 
 /// A typed read's error; a `pickle` or unknown tag and a `json` row that is not JSON
-/// become this layer's [`Pickle`](SerializerError::Pickle),
-/// [`UnknownType`](SerializerError::UnknownType) and [`Json`](SerializerError::Json),
-/// as [`JsonPlusSerializer`] reports them for [`Value`]s.
+/// become this layer's [`Tag`](SerializerError::Tag) (the same [`TagError`]) and
+/// [`Json`](SerializerError::Json), as [`JsonPlusSerializer`] reports them for
+/// [`Value`]s.
 impl From<TypedError> for SerializerError {
     fn from(e: TypedError) -> Self {
         match e.kind() {
-            TypedErrorKind::Pickle => SerializerError::Pickle,
-            TypedErrorKind::UnknownType { tag } => {
-                SerializerError::UnknownType { tag: tag.clone() }
-            }
+            TypedErrorKind::Tag(t) => SerializerError::Tag(t.clone()),
             TypedErrorKind::Json(j) => SerializerError::Json(j.clone()),
             _ => SerializerError::Typed(e),
         }
@@ -157,7 +139,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// # Errors
     /// The implementation's error; [`JsonPlusSerializer`]'s are
     /// [`SerializerError::Decode`] and [`SerializerError::Json`] for malformed bytes or
-    /// text, [`SerializerError::Pickle`] and [`SerializerError::UnknownType`] for tags
+    /// text, [`TagError::Pickle`] and [`TagError::UnknownType`] for tags
     /// it cannot read.
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
 
@@ -176,7 +158,7 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The wrapper's error; the default refuses tags other than `null`, `bytes`,
-    /// `bytearray` and `msgpack` with [`SerializerError::TagMismatch`].
+    /// `bytearray` and `msgpack` with [`TagError::TagMismatch`].
     fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         let _ = aad;
         let value = match raw.type_tag.as_str() {
@@ -184,10 +166,11 @@ pub trait Serializer: Send + Sync + fmt::Debug {
             tags::BYTES | tags::BYTEARRAY => Value::Bin(raw.data),
             tags::MSGPACK => msgpack::decode_bytes(&raw.data)?,
             other => {
-                return Err(SerializerError::TagMismatch {
+                return Err(TagError::TagMismatch {
                     tag: other.to_owned(),
                     found: "typed fallback row (this serializer has no wrap_serialized hook)",
-                })
+                }
+                .into())
             }
         };
         self.dumps_typed(&value)
@@ -322,40 +305,38 @@ impl JsonPlusSerializer {
     /// with [`loads_typed`](Serializer::loads_typed) is written back under its own tag.
     ///
     /// # Errors
-    /// [`SerializerError::TagMismatch`] when the value cannot be written under the tag
-    /// (e.g. `null` for a non-nil value, `json` for bytes), [`SerializerError::Pickle`]
-    /// and [`SerializerError::UnknownType`] for tags it cannot write,
+    /// [`TagError::TagMismatch`] when the value cannot be written under the tag
+    /// (e.g. `null` for a non-nil value, `json` for bytes), [`TagError::Pickle`]
+    /// and [`TagError::UnknownType`] for tags it cannot write,
     /// [`SerializerError::Encode`] as [`msgpack::encode`].
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
-        let mismatch = || SerializerError::TagMismatch {
+        let mismatch = || TagError::TagMismatch {
             tag: type_tag.to_owned(),
             found: value.kind_name(),
         };
         let data = match type_tag {
             tags::NULL => match value {
                 Value::Nil => Bytes::new(),
-                _ => return Err(mismatch()),
+                _ => return Err(mismatch().into()),
             },
             tags::BYTES | tags::BYTEARRAY => match value {
                 Value::Bin(b) => b.clone(),
-                _ => return Err(mismatch()),
+                _ => return Err(mismatch().into()),
             },
             tags::MSGPACK => Bytes::from(msgpack::encode(value)?),
-            tags::JSON => Bytes::from(crate::json::write(value).map_err(|e| {
-                SerializerError::TagMismatch {
-                    tag: type_tag.to_owned(),
-                    found: match e {
-                        JsonWriteError::NonStringKey { .. } => "map with a non-string key",
-                        other => other.value_kind(),
-                    },
-                }
-            })?),
-            tags::PICKLE => return Err(SerializerError::Pickle),
-            other => {
-                return Err(SerializerError::UnknownType {
-                    tag: other.to_owned(),
-                })
+            tags::JSON => {
+                Bytes::from(
+                    crate::json::write(value).map_err(|e| TagError::TagMismatch {
+                        tag: type_tag.to_owned(),
+                        found: match e {
+                            JsonWriteError::NonStringKey { .. } => "map with a non-string key",
+                            other => other.value_kind(),
+                        },
+                    })?,
+                )
             }
+            tags::PICKLE => return Err(TagError::Pickle.into()),
+            other => return Err(TagError::unknown_type(other).into()),
         };
         Ok(TypedBytes::new(type_tag, data))
     }
@@ -403,10 +384,8 @@ impl Serializer for JsonPlusSerializer {
                 let value = crate::json::parse(data, self.options.depth_limit())?;
                 Ok(crate::typed::revive::revive(value))
             }
-            tags::PICKLE => Err(SerializerError::Pickle),
-            other => Err(SerializerError::UnknownType {
-                tag: other.to_owned(),
-            }),
+            tags::PICKLE => Err(TagError::Pickle.into()),
+            other => Err(TagError::unknown_type(other).into()),
         }
     }
 
@@ -452,10 +431,10 @@ mod tests {
         let s = JsonPlusSerializer::new();
         assert!(matches!(
             s.loads_typed("pickle", b"\x80\x04"),
-            Err(SerializerError::Pickle)
+            Err(SerializerError::Tag(TagError::Pickle))
         ));
         match s.loads_typed("yaml", b"") {
-            Err(SerializerError::UnknownType { tag }) => assert_eq!(tag, "yaml"),
+            Err(SerializerError::Tag(TagError::UnknownType { tag })) => assert_eq!(tag, "yaml"),
             other => panic!("expected UnknownType, got {other:?}"),
         }
     }

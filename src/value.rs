@@ -12,8 +12,10 @@ use bytes::Bytes;
 
 mod json_only;
 mod pystr;
+mod twins;
 pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
+pub(crate) use twins::{accessors, debug_by_variant, eq_by_variant};
 
 /// One decoded value. See the [module docs](self).
 ///
@@ -304,91 +306,19 @@ impl Value {
         Value::Object(Box::new(obj))
     }
 
-    /// `true` for [`Value::Nil`].
-    pub fn is_nil(&self) -> bool {
-        matches!(self, Value::Nil)
-    }
-
-    /// The string, if this is a [`Value::Str`].
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            Value::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The integer as `i64`, if this is an integer that fits.
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            Value::Int(i) => i.as_i64(),
-            _ => None,
-        }
-    }
-
-    /// The integer as `u64`, if this is a non-negative integer.
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            Value::Int(i) => i.as_u64(),
-            _ => None,
-        }
-    }
-
-    /// The number as `f64`, for floats (and integers, possibly rounded).
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            Value::F64(f) => Some(*f),
-            Value::F32(f) => Some(f64::from(*f)),
-            Value::Int(i) => Some(i.as_i128() as f64),
-            _ => None,
-        }
-    }
-
-    /// The bool, if this is a [`Value::Bool`].
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            Value::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// The bytes, if this is a [`Value::Bin`].
-    pub fn as_bytes(&self) -> Option<&Bytes> {
-        match self {
-            Value::Bin(b) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// The items, if this is a [`Value::Array`].
-    pub fn as_array(&self) -> Option<&[Value]> {
-        match self {
-            Value::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// The entries, if this is a [`Value::Map`].
-    pub fn as_map(&self) -> Option<&[(Value, Value)]> {
-        match self {
-            Value::Map(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// The object envelope, if this is a [`Value::Object`].
-    pub fn as_object(&self) -> Option<&PyObject> {
-        match self {
-            Value::Object(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// For a map: the value of the first entry whose key is the string `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.as_map()?
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
+    accessors! {
+        Value,
+        str: &str, str_note: "",
+        bytes: &Bytes, bytes_note: "",
+        array: &[Value],
+        map: &[(Value, Value)],
+        object: &PyObject,
+        item: &Value,
+        kind_name_doc: "A short name of the variant, for error messages.",
+        more_kinds: {
+            Value::BigInt(_) => "big int",
+            Value::WStr(_) => "str with lone surrogates",
+        },
     }
 
     /// The items, if this is a [`Value::Array`]; the value itself otherwise. (`Value`
@@ -439,54 +369,7 @@ impl Value {
         }
         Err(v)
     }
-
-    /// A short name of the variant, for error messages.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            Value::Nil => "nil",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::F32(_) => "float32",
-            Value::F64(_) => "float64",
-            Value::Str(_) => "str",
-            Value::Bin(_) => "bin",
-            Value::Array(_) => "array",
-            Value::Map(_) => "map",
-            Value::Object(_) => "object",
-            Value::NdArray(_) => "ndarray",
-            Value::DeltaSnapshot(_) => "delta snapshot",
-            Value::Ext(_) => "ext",
-            Value::BigInt(_) => "big int",
-            Value::WStr(_) => "str with lone surrogates",
-        }
-    }
 }
-
-impl PartialEq for Value {
-    fn eq(&self, other: &Self) -> bool {
-        use Value::*;
-        match (self, other) {
-            (Nil, Nil) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bin(a), Bin(b)) => a == b,
-            (Array(a), Array(b)) => crate::stack::guard(|| a == b),
-            (Map(a), Map(b)) => crate::stack::guard(|| a == b),
-            (Object(a), Object(b)) => crate::stack::guard(|| a == b),
-            (NdArray(a), NdArray(b)) => a == b,
-            (DeltaSnapshot(a), DeltaSnapshot(b)) => crate::stack::guard(|| a == b),
-            (Ext(a), Ext(b)) => a == b,
-            (BigInt(a), BigInt(b)) => a == b,
-            (WStr(a), WStr(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for Value {}
 
 // Drop, Clone, Debug, PartialEq and Hash walk the tree recursively; each container
 // level runs under the stack guard, so the deepest value the decoders accept (and
@@ -546,33 +429,8 @@ impl Clone for Value {
     }
 }
 
-impl fmt::Debug for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Value::Nil => f.write_str("Nil"),
-            Value::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
-            Value::Int(i) => f.debug_tuple("Int").field(i).finish(),
-            Value::F32(x) => f.debug_tuple("F32").field(x).finish(),
-            Value::F64(x) => f.debug_tuple("F64").field(x).finish(),
-            Value::Str(s) => f.debug_tuple("Str").field(s).finish(),
-            Value::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
-            Value::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
-            Value::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
-            Value::BigInt(n) => f.debug_tuple("BigInt").field(n).finish(),
-            Value::WStr(w) => f.debug_tuple("WStr").field(w).finish(),
-            Value::Array(items) => {
-                crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
-            }
-            Value::Map(entries) => {
-                crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
-            }
-            Value::Object(o) => crate::stack::guard(|| f.debug_tuple("Object").field(o).finish()),
-            Value::DeltaSnapshot(v) => {
-                crate::stack::guard(|| f.debug_tuple("DeltaSnapshot").field(v).finish())
-            }
-        }
-    }
-}
+debug_by_variant!(Value, BigInt, WStr);
+eq_by_variant!(Value, BigInt, WStr);
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {

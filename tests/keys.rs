@@ -10,7 +10,8 @@ use langgraph_codec::crypto::{
     AesCipher, AesKey, AesMode, Cipher, CryptoError, EncryptedSerializer, KeyRing,
     MAX_PREVIOUS_KEYS,
 };
-use langgraph_codec::{Error, ErrorKind, Serializer, TypedBytes, Value};
+use langgraph_codec::serializer::TagError;
+use langgraph_codec::{Error, ErrorKind, Serializer, SerializerError, TypedBytes, Value};
 
 const PRIMARY: &str = "0123456789abcdef";
 
@@ -119,7 +120,7 @@ fn rekey_refuses_rows_it_cannot_read() {
     );
     assert!(matches!(
         Error::from(refused(TypedBytes::new("yaml", b"a: 1".to_vec()))),
-        Error::UnknownType { .. }
+        Error::Serializer(SerializerError::Tag(TagError::UnknownType { .. }))
     ));
     assert_eq!(
         refused(TypedBytes::new("json", b"{".to_vec()))

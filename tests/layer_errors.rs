@@ -8,7 +8,7 @@ use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
 use langgraph_codec::msgpack::DecodeOptions;
 use langgraph_codec::saver::SaverError;
 use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
-use langgraph_codec::typed::{self, JsonFallback, TypedError, TypedErrorKind};
+use langgraph_codec::typed::{self, JsonFallback, TagError, TypedError, TypedErrorKind};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
 
 /// `[[1]]` as ormsgpack writes it: two levels of arrays.
@@ -120,15 +120,22 @@ fn an_encrypting_serializers_error_keeps_its_kind_and_source() {
 
 #[test]
 fn crypto_errors_that_wrap_a_serializer_error_unwrap_to_it() {
-    let e = CryptoError::from(SerializerError::Pickle);
+    let pickle = || SerializerError::from(TagError::Pickle);
+    let e = CryptoError::from(pickle());
     assert_eq!(e.kind(), ErrorKind::Pickle);
-    assert!(matches!(SerializerError::from(e), SerializerError::Pickle));
-    let e = CryptoError::from(SerializerError::Pickle);
-    assert!(matches!(Error::from(e), Error::Pickle));
-    let e = CryptoError::from(SerializerError::Pickle);
+    assert!(matches!(
+        SerializerError::from(e),
+        SerializerError::Tag(TagError::Pickle)
+    ));
+    let e = CryptoError::from(pickle());
+    assert!(matches!(
+        Error::from(e),
+        Error::Serializer(SerializerError::Tag(TagError::Pickle))
+    ));
+    let e = CryptoError::from(pickle());
     assert!(matches!(
         SaverError::from(e),
-        SaverError::Serializer(SerializerError::Pickle)
+        SaverError::Serializer(SerializerError::Tag(TagError::Pickle))
     ));
 }
 
@@ -183,6 +190,107 @@ fn the_json_fallback_keeps_serde_jsons_error_as_its_source() {
     let top = Error::from(e);
     assert!(
         top.source().is_some_and(|t| t.is::<serde_json::Error>()),
+        "{top:?}"
+    );
+}
+
+/// The tag failures have one definition (`typed::TagError`): the typed layer, the
+/// serializer and the crate-wide error report the same value, with the same message and
+/// kind, and the crate-wide error holds the serializer's error instead of repeating it.
+#[test]
+fn tag_errors_are_one_type_in_every_layer() {
+    // (tag, the TagError expected, its kind, words its message must say)
+    let cases = [
+        (
+            "pickle",
+            TagError::Pickle,
+            ErrorKind::Pickle,
+            "cannot be read outside Python",
+        ),
+        (
+            "yaml",
+            TagError::UnknownType {
+                tag: "yaml".to_owned(),
+            },
+            ErrorKind::UnknownType,
+            "unknown serialization type \"yaml\"",
+        ),
+    ];
+    for (tag, expected, kind, words) in cases {
+        let typed_err = typed::loads::<Value, _>(tag, b"", &JsonFallback).expect_err(tag);
+        assert_eq!(
+            typed_err.kind(),
+            &TypedErrorKind::Tag(expected.clone()),
+            "{tag}"
+        );
+        assert_eq!(typed_err.error_kind(), kind, "{tag}");
+        let serde_err = JsonPlusSerializer::new()
+            .loads_typed(tag, b"")
+            .expect_err(tag);
+        assert!(
+            matches!(&serde_err, SerializerError::Tag(t) if *t == expected),
+            "{tag}: {serde_err:?}"
+        );
+        assert_eq!(serde_err.kind(), kind, "{tag}");
+        let top = Error::from(serde_err);
+        assert!(
+            matches!(&top, Error::Serializer(SerializerError::Tag(t)) if *t == expected),
+            "{tag}: {top:?}"
+        );
+        assert_eq!(top.kind(), kind, "{tag}");
+        // One message, word for word, in every layer.
+        assert!(expected.to_string().contains(words), "{tag}: {expected}");
+        assert_eq!(typed_err.to_string(), expected.to_string(), "{tag}");
+        assert_eq!(typed_err.message(), expected.to_string(), "{tag}");
+        assert_eq!(top.to_string(), expected.to_string(), "{tag}");
+    }
+
+    // A value that cannot be written under its tag: TagMismatch, through `dumps_as`
+    // and through the records layer's `empty` tag.
+    let e = JsonPlusSerializer::new()
+        .dumps_as("null", &Value::from(1i64))
+        .expect_err("1 is not nil");
+    assert!(
+        matches!(&e, SerializerError::Tag(TagError::TagMismatch { tag, .. }) if tag == "null"),
+        "{e:?}"
+    );
+    assert_eq!(e.kind(), ErrorKind::TagMismatch);
+    assert_eq!(
+        e.to_string(),
+        "a int value cannot be written with type tag \"null\""
+    );
+    let e = langgraph_codec::records::encode_value("empty", &Value::from(1i64))
+        .expect_err("1 is not nil");
+    assert!(
+        matches!(
+            &e,
+            Error::Serializer(SerializerError::Tag(TagError::TagMismatch { tag, .. })) if tag == "empty"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.kind(), ErrorKind::TagMismatch);
+}
+
+/// The error of a serializer implemented outside this crate stays the serializer's
+/// error at the top, with its kind and source.
+#[test]
+fn a_foreign_serializers_error_keeps_its_kind_and_source_at_the_top() {
+    let io = std::io::Error::other("disk on fire");
+    let top = Error::from(SerializerError::other(ErrorKind::Storage, io));
+    assert_eq!(top.kind(), ErrorKind::Storage);
+    assert!(
+        matches!(
+            &top,
+            Error::Serializer(SerializerError::Other {
+                kind: ErrorKind::Storage,
+                ..
+            })
+        ),
+        "{top:?}"
+    );
+    assert_eq!(top.to_string(), "disk on fire");
+    assert!(
+        top.source().is_some_and(|s| s.is::<std::io::Error>()),
         "{top:?}"
     );
 }

@@ -7,7 +7,8 @@ use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions, RowKind, SaverError, ERROR, INTERRUPT,
 };
-use langgraph_codec::{JsonPlusSerializer, Serializer, SerializerError, TypedBytes, Value};
+use langgraph_codec::serializer::TagError;
+use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
 
 fn md(step: i64) -> CheckpointMetadata {
     CheckpointMetadata::new("loop", step)
@@ -153,9 +154,7 @@ impl Serializer for Keyed {
                 let plain: Vec<u8> = rest.iter().map(|b| b ^ self.0).collect();
                 JsonPlusSerializer::new().loads_typed(tag, &plain)
             }
-            _ => Err(SerializerError::UnknownType {
-                tag: format!("{type_tag} (wrong key)"),
-            }),
+            _ => Err(TagError::unknown_type(format!("{type_tag} (wrong key)")).into()),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 mod typed_common;
 
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
@@ -230,12 +230,20 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
 
     // Python's pickle rows are a clear error.
     let err = typed::loads::<Value, _>("pickle", b"\x80\x04", &JsonFallback).unwrap_err();
-    assert!(matches!(err.kind(), typed::TypedErrorKind::Pickle));
-    assert!(matches!(Error::from(err.clone()), Error::Pickle));
+    assert!(matches!(
+        err.kind(),
+        typed::TypedErrorKind::Tag(typed::TagError::Pickle)
+    ));
+    assert!(matches!(
+        Error::from(err.clone()),
+        Error::Serializer(SerializerError::Tag(typed::TagError::Pickle))
+    ));
     assert!(err.to_string().contains("cannot be read outside Python"));
     assert!(matches!(
         typed::loads::<Value, _>("yaml", b"", &JsonFallback).map_err(Error::from),
-        Err(Error::UnknownType { .. })
+        Err(Error::Serializer(SerializerError::Tag(
+            typed::TagError::UnknownType { .. }
+        )))
     ));
 }
 

@@ -10,17 +10,9 @@
 #  3. The same encrypted (one LANGGRAPH_AES_KEY, Rust writing every value as a blob),
 #     with Rust's setup first and Python's after it changing nothing.
 set -euo pipefail
-PY="${PY:-python3}"
 STEP_PREFIX=postgres
-# shellcheck source=../lib/timed.sh
-source .ci/lib/timed.sh
-T0="$(now_ms)"
-# shellcheck source=../../vectors/postgres/pg_server.sh
-source vectors/postgres/pg_server.sh
-echo "postgres: server up: $(( $(now_ms) - T0 )) ms"
-URL="$LGCODEC_TEST_PG_URL"
-WORK="$(mktemp -d -t lgcodec-pgx.XXXXXX)"
-trap 'rm -rf "$WORK"; pg_stop' EXIT
+# shellcheck source=../lib/pg_check.sh
+source .ci/lib/pg_check.sh
 XL="vectors/postgres/cross_language.py"
 
 step "rust tests (conformance plain+encrypted, schema, semantics, load, faults)" \
@@ -65,4 +57,3 @@ encrypted() {
 
 step "cross-language plain (Python graph -> Rust -> Python)" plain
 step "cross-language encrypted (Rust setup first, all values in blobs)" encrypted
-echo "postgres: total $(( $(now_ms) - T0 )) ms"

@@ -12,18 +12,11 @@
 #     them byte for byte.
 #  3. The same with Rust's setup first (JS's setup then finds migration 9, does nothing).
 set -euo pipefail
-PY="${PY:-python3}"
 STEP_PREFIX=postgres_js
-# shellcheck source=../lib/timed.sh
-source .ci/lib/timed.sh
-T0="$(now_ms)"
+# shellcheck source=../lib/pg_check.sh
+source .ci/lib/pg_check.sh
 JS_DIR="vectors/postgres/js"
 step "npm ci" npm ci --prefix "$JS_DIR" --no-audit --no-fund --loglevel=error
-# shellcheck source=../../vectors/postgres/pg_server.sh
-source vectors/postgres/pg_server.sh
-URL="$LGCODEC_TEST_PG_URL"
-WORK="$(mktemp -d -t lgcodec-pgjs.XXXXXX)"
-trap 'rm -rf "$WORK"; pg_stop' EXIT
 step "build postgres_js_rows" cargo build --quiet --features postgres --example postgres_js_rows
 RS="target/debug/examples/postgres_js_rows"
 
@@ -40,4 +33,3 @@ rust_setup_first() {
 }
 step "JS-only schema: JS writes, Rust and Python read" js_then_rust js_only
 step "Rust setup first: JS writes, Rust and Python read" rust_setup_first
-echo "postgres_js: total $(( $(now_ms) - T0 )) ms"

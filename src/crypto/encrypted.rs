@@ -9,7 +9,9 @@ use super::aes::AesMode;
 use super::error::Result;
 use super::{Cipher, CryptoError, KeyRing};
 
-use crate::serializer::{self, tags, JsonPlusSerializer, Serializer, SerializerError, TypedBytes};
+use crate::serializer::{
+    self, tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes,
+};
 use crate::value::Value;
 
 /// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
@@ -293,12 +295,12 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// [`CryptoError::UnknownCipher`].
     fn load_inner(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         match self.inner.loads_typed(type_tag, data) {
-            Err(SerializerError::UnknownType { tag }) if tag == type_tag => {
+            Err(SerializerError::Tag(TagError::UnknownType { tag })) if tag == type_tag => {
                 match tag.rsplit_once('+') {
                     Some((_, name)) => Err(CryptoError::UnknownCipher {
                         name: name.to_owned(),
                     }),
-                    None => Err(SerializerError::UnknownType { tag }.into()),
+                    None => Err(SerializerError::from(TagError::UnknownType { tag }).into()),
                 }
             }
             other => Ok(other?),
@@ -310,7 +312,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
 /// readable (Python reads them).
 fn readable<E: Into<CryptoError>>(read: Result<Value, E>) -> Result<()> {
     match read.map_err(Into::into) {
-        Ok(_) | Err(CryptoError::Serializer(SerializerError::Pickle)) => Ok(()),
+        Ok(_) | Err(CryptoError::Serializer(SerializerError::Tag(TagError::Pickle))) => Ok(()),
         Err(e) => Err(e),
     }
 }

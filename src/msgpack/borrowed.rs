@@ -7,8 +7,6 @@
 //! same depth limits apply, every length is checked against the input before anything
 //! is allocated, and deep input runs on heap-allocated stack segments.
 
-use std::fmt;
-
 use super::error::{DecodeError, DecodeErrorKind as Kind};
 use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
@@ -181,110 +179,16 @@ impl<'a> ValueRef<'a> {
         }
     }
 
-    /// `true` for [`ValueRef::Nil`].
-    pub fn is_nil(&self) -> bool {
-        matches!(self, ValueRef::Nil)
-    }
-
-    /// The string, if this is a [`ValueRef::Str`]; it borrows from the input.
-    pub fn as_str(&self) -> Option<&'a str> {
-        match self {
-            ValueRef::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The bytes, if this is a [`ValueRef::Bin`]; they borrow from the input.
-    pub fn as_bytes(&self) -> Option<&'a [u8]> {
-        match self {
-            ValueRef::Bin(b) => Some(b),
-            _ => None,
-        }
-    }
-
-    /// The integer as `i64`, if this is an integer that fits.
-    pub fn as_i64(&self) -> Option<i64> {
-        match self {
-            ValueRef::Int(i) => i.as_i64(),
-            _ => None,
-        }
-    }
-
-    /// The integer as `u64`, if this is a non-negative integer.
-    pub fn as_u64(&self) -> Option<u64> {
-        match self {
-            ValueRef::Int(i) => i.as_u64(),
-            _ => None,
-        }
-    }
-
-    /// The number as `f64`, for floats (and integers, possibly rounded).
-    pub fn as_f64(&self) -> Option<f64> {
-        match self {
-            ValueRef::F64(f) => Some(*f),
-            ValueRef::F32(f) => Some(f64::from(*f)),
-            ValueRef::Int(i) => Some(i.as_i128() as f64),
-            _ => None,
-        }
-    }
-
-    /// The bool, if this is a [`ValueRef::Bool`].
-    pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            ValueRef::Bool(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// The items, if this is a [`ValueRef::Array`].
-    pub fn as_array(&self) -> Option<&[ValueRef<'a>]> {
-        match self {
-            ValueRef::Array(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// The entries, if this is a [`ValueRef::Map`].
-    pub fn as_map(&self) -> Option<&[(ValueRef<'a>, ValueRef<'a>)]> {
-        match self {
-            ValueRef::Map(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    /// The object envelope, if this is a [`ValueRef::Object`].
-    pub fn as_object(&self) -> Option<&PyObjectRef<'a>> {
-        match self {
-            ValueRef::Object(o) => Some(o),
-            _ => None,
-        }
-    }
-
-    /// For a map: the value of the first entry whose key is the string `key`.
-    pub fn get(&self, key: &str) -> Option<&ValueRef<'a>> {
-        self.as_map()?
-            .iter()
-            .find(|(k, _)| k.as_str() == Some(key))
-            .map(|(_, v)| v)
-    }
-
-    /// A short name of the variant, as [`Value::kind_name`] gives it.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            ValueRef::Nil => "nil",
-            ValueRef::Bool(_) => "bool",
-            ValueRef::Int(_) => "int",
-            ValueRef::F32(_) => "float32",
-            ValueRef::F64(_) => "float64",
-            ValueRef::Str(_) => "str",
-            ValueRef::Bin(_) => "bin",
-            ValueRef::Array(_) => "array",
-            ValueRef::Map(_) => "map",
-            ValueRef::Object(_) => "object",
-            ValueRef::NdArray(_) => "ndarray",
-            ValueRef::DeltaSnapshot(_) => "delta snapshot",
-            ValueRef::Ext(_) => "ext",
-        }
+    crate::value::accessors! {
+        ValueRef,
+        str: &'a str, str_note: "; it borrows from the input",
+        bytes: &'a [u8], bytes_note: "; they borrow from the input",
+        array: &[ValueRef<'a>],
+        map: &[(ValueRef<'a>, ValueRef<'a>)],
+        object: &PyObjectRef<'a>,
+        item: &ValueRef<'a>,
+        kind_name_doc: "A short name of the variant, as [`Value::kind_name`] gives it.",
+        more_kinds: {},
     }
 
     fn is_container(&self) -> bool {
@@ -361,57 +265,8 @@ impl Clone for ValueRef<'_> {
     }
 }
 
-impl fmt::Debug for ValueRef<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ValueRef::Nil => f.write_str("Nil"),
-            ValueRef::Bool(b) => f.debug_tuple("Bool").field(b).finish(),
-            ValueRef::Int(i) => f.debug_tuple("Int").field(i).finish(),
-            ValueRef::F32(x) => f.debug_tuple("F32").field(x).finish(),
-            ValueRef::F64(x) => f.debug_tuple("F64").field(x).finish(),
-            ValueRef::Str(s) => f.debug_tuple("Str").field(s).finish(),
-            ValueRef::Bin(b) => f.debug_tuple("Bin").field(b).finish(),
-            ValueRef::NdArray(a) => f.debug_tuple("NdArray").field(a).finish(),
-            ValueRef::Ext(e) => f.debug_tuple("Ext").field(e).finish(),
-            ValueRef::Array(items) => {
-                crate::stack::guard(|| f.debug_tuple("Array").field(items).finish())
-            }
-            ValueRef::Map(entries) => {
-                crate::stack::guard(|| f.debug_tuple("Map").field(entries).finish())
-            }
-            ValueRef::Object(o) => {
-                crate::stack::guard(|| f.debug_tuple("Object").field(o).finish())
-            }
-            ValueRef::DeltaSnapshot(v) => {
-                crate::stack::guard(|| f.debug_tuple("DeltaSnapshot").field(v).finish())
-            }
-        }
-    }
-}
-
-impl PartialEq for ValueRef<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        use ValueRef::*;
-        match (self, other) {
-            (Nil, Nil) => true,
-            (Bool(a), Bool(b)) => a == b,
-            (Int(a), Int(b)) => a == b,
-            (F32(a), F32(b)) => a.to_bits() == b.to_bits(),
-            (F64(a), F64(b)) => a.to_bits() == b.to_bits(),
-            (Str(a), Str(b)) => a == b,
-            (Bin(a), Bin(b)) => a == b,
-            (Array(a), Array(b)) => crate::stack::guard(|| a == b),
-            (Map(a), Map(b)) => crate::stack::guard(|| a == b),
-            (Object(a), Object(b)) => crate::stack::guard(|| a == b),
-            (NdArray(a), NdArray(b)) => a == b,
-            (DeltaSnapshot(a), DeltaSnapshot(b)) => crate::stack::guard(|| a == b),
-            (Ext(a), Ext(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Eq for ValueRef<'_> {}
+crate::value::debug_by_variant!(ValueRef<'_>);
+crate::value::eq_by_variant!(ValueRef<'_>);
 
 /// Arrays reserve at most this many items before they arrive (see the owned decoder's
 /// `MAX_PREALLOC`): a declared length never reserves memory ahead of the data.

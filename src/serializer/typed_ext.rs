@@ -79,8 +79,8 @@ pub trait TypedSerializerExt: Serializer {
     ///
     /// # Errors
     /// The serializer's error opening the pair (decryption), or as [`typed::loads`]
-    /// ([`SerializerError::Pickle`], [`SerializerError::UnknownType`] and
-    /// [`SerializerError::Json`] for those causes, else [`SerializerError::Typed`]).
+    /// ([`SerializerError::Tag`] for a `pickle` or unknown tag, [`SerializerError::Json`]
+    /// for a `json` row that is not JSON, else [`SerializerError::Typed`]).
     fn loads_typed_value<T: DeserializeOwned>(&self, type_tag: &str, data: &[u8]) -> Result<T> {
         self.loads_typed_value_with(type_tag, data, &JsonFallback)
     }

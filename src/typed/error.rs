@@ -25,16 +25,75 @@ pub enum TypedErrorKind {
     /// 131,072 in all); no fallback
     /// is tried (Python could not read it back either).
     DepthLimit,
-    /// A `(type, bytes)` pair carried a type tag [`loads`](super::loads) does not
-    /// know.
+    /// A `(type, bytes)` pair's type tag that [`loads`](super::loads) cannot read: a
+    /// `pickle` row ([`TagError::Pickle`]) or a tag it does not know
+    /// ([`TagError::UnknownType`]).
+    Tag(TagError),
+    /// A `json` row's text was not JSON.
+    Json(JsonError),
+}
+
+/// A `(type, bytes)` pair whose type tag cannot be read or written: the one definition
+/// of these failures, shared by every layer that reports them (the typed layer's
+/// [`TypedErrorKind::Tag`], the serializer's
+/// [`SerializerError::Tag`](crate::SerializerError::Tag), and through it the crate-wide
+/// [`Error::Serializer`](crate::Error::Serializer)).
+///
+/// ```
+/// use langgraph_codec::typed::TagError;
+/// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
+///
+/// let err = JsonPlusSerializer::new().loads_typed("pickle", b"\x80\x04").unwrap_err();
+/// assert!(matches!(err, SerializerError::Tag(TagError::Pickle)));
+/// let err = Error::from(err);
+/// assert!(matches!(err, Error::Serializer(SerializerError::Tag(TagError::Pickle))));
+/// assert_eq!(err.kind(), ErrorKind::Pickle);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TagError {
+    /// A `(type, bytes)` pair carried a type tag this serializer does not know.
+    #[error("unknown serialization type {tag:?}")]
     UnknownType {
         /// The tag as found.
         tag: String,
     },
     /// The row was written by Python's pickle fallback (type tag `pickle`).
+    #[error(
+        "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python"
+    )]
     Pickle,
-    /// A `json` row's text was not JSON.
-    Json(JsonError),
+    /// A value cannot be written under the requested type tag.
+    #[error("a {found} value cannot be written with type tag {tag:?}")]
+    TagMismatch {
+        /// The requested tag.
+        tag: String,
+        /// The kind of value given.
+        found: &'static str,
+    },
+}
+
+impl TagError {
+    /// An [`UnknownType`](Self::UnknownType) error for `tag`.
+    pub fn unknown_type(tag: impl Into<String>) -> Self {
+        TagError::UnknownType { tag: tag.into() }
+    }
+
+    /// What kind of error this is: [`ErrorKind::UnknownType`], [`ErrorKind::Pickle`]
+    /// or [`ErrorKind::TagMismatch`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            TagError::UnknownType { .. } => ErrorKind::UnknownType,
+            TagError::Pickle => ErrorKind::Pickle,
+            TagError::TagMismatch { .. } => ErrorKind::TagMismatch,
+        }
+    }
+}
+
+impl From<&TagError> for ErrorKind {
+    fn from(e: &TagError) -> Self {
+        e.kind()
+    }
 }
 
 /// A typed value could not be written or read: what, and where (a byte offset into the
@@ -136,8 +195,7 @@ impl TypedError {
         let message = match self.0.kind {
             TypedErrorKind::Decode(_)
             | TypedErrorKind::DepthLimit
-            | TypedErrorKind::UnknownType { .. }
-            | TypedErrorKind::Pickle
+            | TypedErrorKind::Tag(_)
             | TypedErrorKind::Json(_) => return self,
             TypedErrorKind::ClassMismatch => {
                 "the Python object is of another class than the Rust type reads \
@@ -163,8 +221,7 @@ impl TypedError {
             TypedErrorKind::Unrepresentable => ErrorKind::Unrepresentable,
             TypedErrorKind::Decode(d) => d.error_kind(),
             TypedErrorKind::DepthLimit => ErrorKind::DepthLimit,
-            TypedErrorKind::UnknownType { .. } => ErrorKind::UnknownType,
-            TypedErrorKind::Pickle => ErrorKind::Pickle,
+            TypedErrorKind::Tag(e) => e.kind(),
             TypedErrorKind::Json(e) => e.kind(),
         }
     }
@@ -183,6 +240,7 @@ impl fmt::Display for TypedError {
         match (&self.0.kind, self.0.offset) {
             (TypedErrorKind::Decode(e), _) => write!(f, "{e}"),
             (TypedErrorKind::Json(e), _) => write!(f, "{e}"),
+            (TypedErrorKind::Tag(e), _) => write!(f, "{e}"),
             (_, Some(at)) => write!(f, "{} (at byte {at})", self.0.message),
             (_, None) => f.write_str(&self.0.message),
         }
@@ -213,6 +271,13 @@ impl From<DecodeError> for TypedError {
             offset: Some(offset),
             source: None,
         }))
+    }
+}
+
+impl From<TagError> for TypedError {
+    fn from(e: TagError) -> Self {
+        let message = e.to_string();
+        TypedError::new(TypedErrorKind::Tag(e), message)
     }
 }
 

@@ -60,7 +60,7 @@ use bytes::Bytes;
 use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
-pub use error::{TypedError, TypedErrorKind};
+pub use error::{TagError, TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::json::JsonError;
@@ -321,8 +321,8 @@ fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
 /// with `serde_json`); `fallback`'s own tag with `fallback`.
 ///
 /// # Errors
-/// A [`TypedError`] of kind [`TypedErrorKind::Pickle`] for a `pickle` row,
-/// [`TypedErrorKind::UnknownType`] for any other tag, [`TypedErrorKind::Json`] for a
+/// A [`TypedError`] of kind [`TypedErrorKind::Tag`] ([`TagError::Pickle`]) for a
+/// `pickle` row, [`TagError::UnknownType`] for any other tag, [`TypedErrorKind::Json`] for a
 /// `json` row that is not JSON, `fallback`'s error for its rows, else as
 /// [`from_slice`].
 pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
@@ -366,17 +366,12 @@ pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
             crate::msgpack::write_bin(&mut buf, data)?;
             from_slice_with_options(&buf, options)
         }
-        tags::PICKLE => Err(TypedError::new(
-            TypedErrorKind::Pickle,
-            "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python",
-        )),
+        tags::PICKLE => Err(TagError::Pickle.into()),
         tags::JSON => {
             let value = revive::revive(
                 crate::json::parse(
                     data,
-                    options
-                        .depth_limit()
-                        .max(crate::msgpack::DEFAULT_MAX_DEPTH),
+                    options.depth_limit().max(crate::msgpack::DEFAULT_MAX_DEPTH),
                 )
                 .map_err(TypedError::from)?,
             );
@@ -387,12 +382,7 @@ pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
             }
         }
         tag if tag == fallback.type_tag() => fallback.decode(data),
-        other => Err(TypedError::new(
-            TypedErrorKind::UnknownType {
-                tag: other.to_owned(),
-            },
-            format!("unknown serialization type {other:?}"),
-        )),
+        other => Err(TagError::unknown_type(other).into()),
     }
 }
 

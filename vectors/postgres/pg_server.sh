@@ -1,6 +1,7 @@
-# Sourced by .ci/checks.d/postgres.sh (and usable by hand): starts a throw-away
-# PostgreSQL on 127.0.0.1 and a free port, exports LGCODEC_TEST_PG_URL, and stops the
-# server (and removes its directory) when the sourcing shell exits.
+# Sourced by .ci/lib/pg_check.sh (for the Postgres checks in .ci/checks.d) and usable by
+# hand: starts a throw-away PostgreSQL on 127.0.0.1 and a free port, exports
+# LGCODEC_TEST_PG_URL, and stops the server (and removes its directory) when the
+# sourcing shell exits.
 # Installs PostgreSQL with apt-get when no server binaries are found.
 pg_bin_dir() {
     local d
