@@ -1125,3 +1125,71 @@ async fn reads_hand_written_rows_in_the_js_layout() {
         matches!(next, ChannelVersion::Str(v) if v.starts_with("00000000000000000000000000000003."))
     );
 }
+
+/// Every page shape carries the values kept in blobs and the writes: a small page reads
+/// its blobs in the same statement, `list` without a limit (or a limit above 50) in a
+/// second one. Each checkpoint's own blob is found by its version, never a neighbour's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_pages_of_every_shape_carry_blob_values_and_writes() {
+    let Some(url) = url() else { return };
+    let s = saver(&url, "pages").await;
+    let thread = CheckpointConfig::new("pages");
+    let mut cfg = thread.clone();
+    let mut expected: Vec<(String, Value, Value)> = Vec::new();
+    for step in 0..3i64 {
+        let mut cp = Checkpoint::now(step);
+        // A list is no inline primitive: it goes to a blob at this step's version.
+        let messages = Value::from(
+            (0..=step)
+                .map(|i| Value::from(format!("message {i} of step {step}")))
+                .collect::<Vec<_>>(),
+        );
+        let version = ChannelVersion::from(step + 1);
+        cp.channel_values
+            .insert("messages".into(), messages.clone());
+        cp.channel_values.insert("step".into(), Value::from(step));
+        cp.channel_versions
+            .insert("messages".into(), version.clone());
+        cfg = s
+            .put(
+                &cfg,
+                &cp,
+                &CheckpointMetadata::new("loop", step),
+                &versions(&[("messages", version)]),
+            )
+            .await
+            .expect("put");
+        let written = Value::from(format!("write of step {step}"));
+        s.put_writes(&cfg, &[("notes".into(), written.clone())], "task", "")
+            .await
+            .expect("put_writes");
+        expected.push((cp.id.clone(), messages, written));
+    }
+    expected.reverse(); // newest first, as `list` returns them
+    for (limit, want) in [(None, 3), (Some(2), 2), (Some(60), 3)] {
+        let mut options = ListOptions::new();
+        if let Some(l) = limit {
+            options = options.limit(l);
+        }
+        let page = s.list(Some(&thread), &options).await.expect("list");
+        assert_eq!(page.len(), want, "limit {limit:?}");
+        for (t, (id, messages, written)) in page.iter().zip(&expected) {
+            assert_eq!(t.checkpoint.id, *id, "limit {limit:?}");
+            assert_eq!(
+                t.checkpoint.channel_values.get("messages"),
+                Some(messages),
+                "limit {limit:?}, checkpoint {id}"
+            );
+            let writes: Vec<(&str, &Value)> = t
+                .pending_writes
+                .iter()
+                .map(|w| (w.channel.as_str(), &w.value))
+                .collect();
+            assert_eq!(
+                writes,
+                [("notes", written)],
+                "limit {limit:?}, checkpoint {id}"
+            );
+        }
+    }
+}

@@ -162,6 +162,23 @@ mod tests {
     }
 
     #[test]
+    fn writes_compact_json_that_reads_back() {
+        let v = Value::map([
+            (
+                "a",
+                Value::from(vec![Value::from(1i64), Value::from("x"), Value::Nil]),
+            ),
+            (
+                "b",
+                Value::map([("c", Value::Bool(true)), ("d", Value::from(-2i64))]),
+            ),
+        ]);
+        let text = write(&v, "checkpoint").expect("JSONB can hold it");
+        assert_eq!(text, r#"{"a":[1,"x",null],"b":{"c":true,"d":-2}}"#);
+        assert_eq!(read(&text, String::new).expect("reads back"), v);
+    }
+
+    #[test]
     fn refuses_what_jsonb_cannot_hold_with_the_path() {
         let v = Value::Map(vec![(
             Value::from("a"),
