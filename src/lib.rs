@@ -100,3 +100,22 @@ pub use view::ViewError;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The security guide's examples, compiled and run as doctests.
+#[doc = include_str!("../SECURITY.md")]
+#[cfg(doctest)]
+pub struct SecurityDoctests;
+
+/// The guides' examples (`docs/`), compiled and run as doctests.
+#[cfg(doctest)]
+pub mod guide_doctests {
+    /// `docs/interop.md`.
+    #[doc = include_str!("../docs/interop.md")]
+    pub struct Interop;
+    /// `docs/savers.md`.
+    #[doc = include_str!("../docs/savers.md")]
+    pub struct Savers;
+    /// `docs/testing.md`.
+    #[doc = include_str!("../docs/testing.md")]
+    pub struct Testing;
+}

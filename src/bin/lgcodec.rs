@@ -1,6 +1,7 @@
 //! `lgcodec`: decode and encode LangGraph checkpoint rows from the command line.
 //!
-//! A thin shell over [`langgraph_codec::records`]; see the README for the formats.
+//! A thin shell over [`langgraph_codec::records`]; the formats are described in
+//! `docs/interop.md` ("The `lgcodec` command").
 
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
