@@ -643,6 +643,9 @@ pub fn entries() -> Vec<Entry> {
 }
 
 /// The JSON lines, in order.
+///
+/// # Errors
+/// A message naming the vector that could not be written.
 pub fn lines() -> Result<Vec<String>, String> {
     entries()
         .into_iter()

@@ -6,6 +6,9 @@
 //! thread that armed it) before handing it back to the system allocator. One `#[test]`,
 //! so nothing else runs while it is armed.
 
+// A global allocator is an `unsafe impl` by nature; everything else stays safe.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
