@@ -1,4 +1,4 @@
-//! The `+zlib` decompression budget is per saver call, not per row (issue 13, item 1):
+//! The `+zlib` decompression budget is per saver call, not per row:
 //! one `get_tuple` / `list` / `get_delta_channel_history` over many compressed rows
 //! stays within a configurable total.
 

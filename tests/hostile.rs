@@ -225,7 +225,7 @@ fn the_deepest_accepted_value_encodes_and_views_on_a_small_stack() {
     });
 }
 
-/// Issue 13 item 3: clone, ==, Debug, Hash, serde and drop of the deepest values the
+/// Clone, ==, Debug, Hash, serde and drop of the deepest values the
 /// decoders accept, on a 64 KiB thread (these walks recurse; each level runs under the
 /// stack guard). Also far deeper than the default limit.
 #[test]
@@ -502,7 +502,7 @@ fn deep_views_are_refused_not_overflowed() {
     assert!(on_small_stack(move || view::from_str(&text).is_err()));
 }
 
-/// Issue 13, item 1: the pretty view of a deep value is bounded by a fixed multiple of
+/// The pretty view of a deep value is bounded by a fixed multiple of
 /// its one-line view (indentation is capped), not by depth × size. A 1,000-level
 /// nesting around a 20,000-element array used to indent every element by 2,000 spaces
 /// (40 MB; a 1 MB row nesting 1,023 levels became gigabytes).

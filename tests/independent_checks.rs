@@ -1,5 +1,5 @@
-//! Second, independent tests for behaviours that hung on a single test (or none) when
-//! issue 15's review planted bugs one at a time: strict mode on the typed read path,
+//! Second, independent tests for behaviours that hung on a single test (or none) when a
+//! review planted bugs one at a time: strict mode on the typed read path,
 //! the `__scheduled__` write index, ext8 holding exactly 16 bytes, AES key lengths,
 //! the AAD field encoding, first-write-wins for regular writes, and the conformance
 //! level. Each test here reaches the behaviour by a different road than the first one

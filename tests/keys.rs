@@ -1,4 +1,4 @@
-//! Keys and rotation against hostile configuration and rows (issue 13, item 4): keys
+//! Keys and rotation against hostile configuration and rows: keys
 //! that cannot be read are errors, never dropped; the number of previous keys is
 //! capped, so refusing a forged row has a bounded cost; `rekey` refuses rows it cannot
 //! read instead of encrypting them blind.

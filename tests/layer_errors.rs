@@ -1,6 +1,6 @@
 //! Each layer owns its error; errors convert upward with `From`, keep their kind and
-//! their source (issue 14 item 4), and the tag-dispatching typed reads take
-//! `DecodeOptions` (issue 14 item 1).
+//! their source, and the tag-dispatching typed reads take
+//! `DecodeOptions`.
 
 use std::error::Error as _;
 

@@ -1,5 +1,5 @@
 //! The crate's layers depend one way: no module names a module of a higher layer, and
-//! the top-level modules form no cycle (issue 14, "errors that flow one way").
+//! the top-level modules form no cycle.
 //!
 //! The check reads `src/` as text. Ignoring comments (doc comments included) and string
 //! literals, it resolves every `crate::…` path (`use crate::{a, b::c}` groups

@@ -1,5 +1,5 @@
 //! Errors about a decrypted row never quote it: no value, no class name, no part of the
-//! plaintext, through `loads_typed` and the typed layer alike (issue 13, item 2).
+//! plaintext, through `loads_typed` and the typed layer alike.
 //!
 //! Each row holds a secret marker; every error reading it is checked not to contain the
 //! marker (nor any long run of it).

@@ -1,4 +1,4 @@
-//! Typed gaps of issue 12 item 3, against rows Python 4.3.2 wrote
+//! Python types the typed layer once lacked, against rows Python 4.3.2 wrote
 //! (`vectors/wild/typed_gaps.jsonl`, from `vectors/wild/gen_typed_gaps.py`): each reads
 //! into its typed value and writes back byte for byte.
 
