@@ -330,8 +330,14 @@ def pg_dump(url: str, out: str) -> None:
         capture_output=True,
         text=True,
     ).stdout
-    # pg_dump's version banner names the machine's client build; keep the dump stable.
-    lines = [l for l in sql.splitlines() if not l.startswith("-- Dumped ")]
+    # pg_dump's version banner names the machine's client build, and its psql-only
+    # `\\restrict KEY` / `\\unrestrict KEY` guard lines carry a random key: drop them,
+    # so the dump is stable and plain SQL any client runs as one simple query.
+    lines = [
+        l
+        for l in sql.splitlines()
+        if not l.startswith(("-- Dumped ", "\\restrict ", "\\unrestrict "))
+    ]
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict BSaP33cKNxbtz5UWHk2zWV5KJcFfkTaxcFIa1GgOCZblqCbRhtJ7FzTuxoUKZaw
 
 
 SET statement_timeout = 0;
@@ -170,5 +169,4 @@ ALTER TABLE ONLY public.checkpoints
 -- PostgreSQL database dump complete
 --
 
-\unrestrict BSaP33cKNxbtz5UWHk2zWV5KJcFfkTaxcFIa1GgOCZblqCbRhtJ7FzTuxoUKZaw
 

@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict hrLLFVwES9ATn92phlOlOV27wd8mR0JIqYvbmEaelypsY4HkPxOUkouA1Llm0hE
 
 
 SET statement_timeout = 0;
@@ -221,5 +220,4 @@ ALTER TABLE ONLY public.checkpoints
 -- PostgreSQL database dump complete
 --
 
-\unrestrict hrLLFVwES9ATn92phlOlOV27wd8mR0JIqYvbmEaelypsY4HkPxOUkouA1Llm0hE
 

@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict plBuwGbOzD7m99m73g05pYEvssOkdVENfhBiQdxPgamlO9rNR7NMkUZOlM74MQX
 
 
 SET statement_timeout = 0;
@@ -250,5 +249,4 @@ CREATE INDEX checkpoints_thread_id_idx ON public.checkpoints USING btree (thread
 -- PostgreSQL database dump complete
 --
 
-\unrestrict plBuwGbOzD7m99m73g05pYEvssOkdVENfhBiQdxPgamlO9rNR7NMkUZOlM74MQX
 

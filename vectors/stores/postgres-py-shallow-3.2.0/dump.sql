@@ -2,7 +2,6 @@
 -- PostgreSQL database dump
 --
 
-\restrict jyAhLwDj87GFXwuzh1X5bzbF5c3cTbIOVz2lOeDebqnKGGt0Ij0Ydwi52R4nIXx
 
 
 SET statement_timeout = 0;
@@ -187,5 +186,4 @@ CREATE INDEX checkpoints_thread_id_idx ON public.checkpoints USING btree (thread
 -- PostgreSQL database dump complete
 --
 
-\unrestrict jyAhLwDj87GFXwuzh1X5bzbF5c3cTbIOVz2lOeDebqnKGGt0Ij0Ydwi52R4nIXx
 
