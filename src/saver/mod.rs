@@ -9,6 +9,8 @@
 //!   [`Capabilities`], [`ListOptions`] and [`PruneStrategy`].
 //! - [`memory`]: [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
 //! - [`delta`]: the default delta-channel history walk.
+//! - [`layout`]: which saver and release wrote a store ([`StoreLayout`]), detected
+//!   without writing.
 //! - `sqlite` (cargo feature `sqlite`): [`sqlite::SqliteSaver`], Python's
 //!   `langgraph-checkpoint-sqlite` saver on the very same file.
 //! - `postgres` (cargo feature `postgres`): `PostgresSaver`, on the tables Python's
@@ -47,6 +49,7 @@
 pub mod conformance;
 pub mod delta;
 mod error;
+pub mod layout;
 pub mod memory;
 mod pages;
 #[cfg(feature = "postgres")]
@@ -69,6 +72,7 @@ pub use error::{Result, RowKind, SaverError};
 /// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
 /// checkpoint's channel maps.
 pub use indexmap::IndexMap;
+pub use layout::StoreLayout;
 pub use memory::InMemorySaver;
 pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};

@@ -1,0 +1,566 @@
+//! Which saver, and which release of it, wrote a store: [`StoreLayout`], found by
+//! [`detect_sqlite`] and [`detect_postgres`] without writing anything.
+//!
+//! Stores outlive the savers that wrote them. The layouts in use:
+//!
+//! | layout | written by | differs from today's Python |
+//! |---|---|---|
+//! | [`SqlitePython`](StoreLayout::SqlitePython) | `langgraph-checkpoint-sqlite` ≥ 2.0.3 | — |
+//! | [`SqlitePythonBeforeTaskPath`](StoreLayout::SqlitePythonBeforeTaskPath) | `langgraph-checkpoint-sqlite` 1.0.0–2.0.2 | `writes` has no `task_path` |
+//! | [`SqliteThreadTs`](StoreLayout::SqliteThreadTs) | LangGraph 0.1's `langgraph.checkpoint.sqlite` | `thread_ts` / `parent_ts`, no namespaces, no `type` columns (JSON) |
+//! | [`SqliteJs`](StoreLayout::SqliteJs) | LangGraphJS `@langchain/langgraph-checkpoint-sqlite` | no `task_path`; `json` rows |
+//! | [`PostgresPython`](StoreLayout::PostgresPython) | `langgraph-checkpoint-postgres` | `checkpoint_migrations` below 9 (none at 1.0.0) |
+//! | [`PostgresJs`](StoreLayout::PostgresJs) | LangGraphJS `@langchain/langgraph-checkpoint-postgres` | migrations 0..=4, no `task_path`, `json` rows, numeric versions |
+//! | [`PostgresShallow`](StoreLayout::PostgresShallow) | Python's `ShallowPostgresSaver` | one checkpoint per thread and namespace, no `checkpoint_id` / `version` |
+//!
+//! Detection reads only the catalog (`sqlite_master`, `PRAGMA table_info`,
+//! `information_schema`), the migrations table, and — to tell a JS store from a
+//! Python one of the same columns — the `type` of a few rows. It runs on a read-only
+//! SQLite connection (`SQLITE_OPEN_READ_ONLY`, a read-only file) and issues only
+//! `SELECT`s on Postgres.
+//!
+//! `vectors/stores/` holds one store of each layout, written by the real old
+//! packages, with what those packages and today's Python read from them.
+
+use std::fmt;
+
+/// The highest `checkpoint_migrations.v` of today's Python Postgres saver
+/// (`langgraph-checkpoint-postgres` 3.2.0; the saver's `LAST_MIGRATION`).
+pub const CURRENT_POSTGRES_MIGRATION: i32 = 9;
+
+/// The highest `checkpoint_migrations.v` of today's Python `ShallowPostgresSaver`
+/// (its `task_path` migration).
+pub const CURRENT_SHALLOW_MIGRATION: i32 = 7;
+
+/// Which saver, and which release of it, wrote a store. See the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreLayout {
+    /// None of the savers' tables exist (a new file or schema, or one of another
+    /// application).
+    Empty,
+    /// Python's SQLite saver as today (`langgraph-checkpoint-sqlite` ≥ 2.0.3, or an
+    /// older file its `setup()` has migrated).
+    SqlitePython,
+    /// Python's SQLite saver before `writes.task_path` (1.0.0 to 2.0.2).
+    SqlitePythonBeforeTaskPath,
+    /// LangGraph 0.1's SQLite saver: `checkpoints(thread_id, thread_ts, parent_ts,
+    /// checkpoint, metadata)`, `writes(thread_id, thread_ts, task_id, idx, channel,
+    /// value)`; JSON bytes with no type column, no namespaces. `task_path` says
+    /// whether today's Python `setup()` has since added `writes.task_path` (it does,
+    /// then fails to read: `no such column: checkpoint_ns`).
+    SqliteThreadTs {
+        /// `writes` has a `task_path` column.
+        task_path: bool,
+    },
+    /// LangGraphJS's SQLite saver: Python's columns without `task_path`, its own
+    /// statement text, `json` typed rows.
+    SqliteJs,
+    /// Python's Postgres saver. `migrations` is the highest applied
+    /// `checkpoint_migrations.v` ([`CURRENT_POSTGRES_MIGRATION`] today), `None` when
+    /// the table does not exist (`langgraph-checkpoint-postgres` 1.0.0).
+    PostgresPython {
+        /// The highest applied migration.
+        migrations: Option<i32>,
+    },
+    /// LangGraphJS's Postgres saver (its migrations 0..=4: Python's tables without
+    /// `task_path`), told apart from Python's by `json` typed rows or numeric channel
+    /// versions. An empty JS store is reported as
+    /// [`PostgresPython`](Self::PostgresPython) with the same migrations: the two are
+    /// the same tables.
+    PostgresJs {
+        /// The highest applied migration.
+        migrations: i32,
+    },
+    /// Python's `ShallowPostgresSaver` (deprecated): `checkpoints` keyed by thread and
+    /// namespace only, blobs without versions.
+    PostgresShallow {
+        /// The highest applied migration of the shallow saver's own list.
+        migrations: Option<i32>,
+    },
+    /// Tables of the savers' names in a layout no known release writes.
+    Foreign {
+        /// What was found.
+        reason: String,
+    },
+}
+
+impl StoreLayout {
+    /// Today's Python saver reads and writes this store as it is.
+    #[must_use]
+    pub fn is_current(&self) -> bool {
+        match self {
+            Self::SqlitePython => true,
+            Self::PostgresPython { migrations } => *migrations == Some(CURRENT_POSTGRES_MIGRATION),
+            _ => false,
+        }
+    }
+
+    /// Pending writes carry a task path (`writes.task_path` /
+    /// `checkpoint_writes.task_path`).
+    #[must_use]
+    pub fn has_task_path(&self) -> bool {
+        match self {
+            Self::SqlitePython => true,
+            Self::SqliteThreadTs { task_path } => *task_path,
+            Self::PostgresPython { migrations } => {
+                migrations.is_some_and(|v| v >= CURRENT_POSTGRES_MIGRATION)
+            }
+            Self::PostgresShallow { migrations } => {
+                migrations.is_some_and(|v| v >= CURRENT_SHALLOW_MIGRATION)
+            }
+            _ => false,
+        }
+    }
+
+    /// Checkpoints are keyed by namespace as well as thread (false only for
+    /// LangGraph 0.1's layout).
+    #[must_use]
+    pub fn has_namespaces(&self) -> bool {
+        !matches!(
+            self,
+            Self::SqliteThreadTs { .. } | Self::Empty | Self::Foreign { .. }
+        )
+    }
+}
+
+impl fmt::Display for StoreLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => f.write_str("no checkpoint tables"),
+            Self::SqlitePython => f.write_str("Python SQLite saver (current layout)"),
+            Self::SqlitePythonBeforeTaskPath => f.write_str(
+                "Python SQLite saver before writes.task_path (langgraph-checkpoint-sqlite 1.0.0-2.0.2)",
+            ),
+            Self::SqliteThreadTs { task_path } => write!(
+                f,
+                "LangGraph 0.1 SQLite saver (thread_ts columns{})",
+                if *task_path {
+                    "; writes.task_path added by a later setup()"
+                } else {
+                    ""
+                }
+            ),
+            Self::SqliteJs => f.write_str("LangGraphJS SQLite saver"),
+            Self::PostgresPython { migrations: None } => f.write_str(
+                "Python Postgres saver without checkpoint_migrations (langgraph-checkpoint-postgres 1.0.0)",
+            ),
+            Self::PostgresPython {
+                migrations: Some(v),
+            } => write!(
+                f,
+                "Python Postgres saver, migrations 0..={v}{}",
+                if *v == CURRENT_POSTGRES_MIGRATION {
+                    " (current layout)"
+                } else {
+                    ""
+                }
+            ),
+            Self::PostgresJs { migrations } => {
+                write!(f, "LangGraphJS Postgres saver, migrations 0..={migrations}")
+            }
+            Self::PostgresShallow { migrations: None } => {
+                f.write_str("Python ShallowPostgresSaver without checkpoint_migrations")
+            }
+            Self::PostgresShallow {
+                migrations: Some(v),
+            } => write!(f, "Python ShallowPostgresSaver, migrations 0..={v}"),
+            Self::Foreign { reason } => write!(f, "unknown layout: {reason}"),
+        }
+    }
+}
+
+const PY_CHECKPOINTS: &[&str] = &[
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "parent_checkpoint_id",
+    "type",
+    "checkpoint",
+    "metadata",
+];
+const PY_SQLITE_WRITES: &[&str] = &[
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "task_id",
+    "idx",
+    "channel",
+    "type",
+    "value",
+];
+const TS_CHECKPOINTS: &[&str] = &[
+    "thread_id",
+    "thread_ts",
+    "parent_ts",
+    "checkpoint",
+    "metadata",
+];
+const TS_WRITES: &[&str] = &[
+    "thread_id",
+    "thread_ts",
+    "task_id",
+    "idx",
+    "channel",
+    "value",
+];
+const TASK_PATH: &str = "task_path";
+
+/// The two `CREATE TABLE` statements as LangGraphJS's SQLite saver (1.0.x) leaves them
+/// in `sqlite_master` (SQLite keeps the text, minus `IF NOT EXISTS`).
+const JS_SQLITE_STATEMENTS: [&str; 2] = [
+    "CREATE TABLE checkpoints (\n  thread_id TEXT NOT NULL,\n  checkpoint_ns TEXT NOT NULL DEFAULT '',\n  checkpoint_id TEXT NOT NULL,\n  parent_checkpoint_id TEXT,\n  type TEXT,\n  checkpoint BLOB,\n  metadata BLOB,\n  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)\n)",
+    "CREATE TABLE writes (\n  thread_id TEXT NOT NULL,\n  checkpoint_ns TEXT NOT NULL DEFAULT '',\n  checkpoint_id TEXT NOT NULL,\n  task_id TEXT NOT NULL,\n  idx INTEGER NOT NULL,\n  channel TEXT NOT NULL,\n  type TEXT,\n  value BLOB,\n  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)\n)",
+];
+
+/// Same names, any order.
+fn same_columns(found: &[String], want: &[&str]) -> bool {
+    found.len() == want.len() && want.iter().all(|w| found.iter().any(|f| f == w))
+}
+
+/// `want` plus `task_path`, any order.
+fn with_task_path(found: &[String], want: &[&str]) -> bool {
+    found.len() == want.len() + 1
+        && found.iter().any(|f| f == TASK_PATH)
+        && want.iter().all(|w| found.iter().any(|f| f == w))
+}
+
+fn foreign(table: &str, found: &[String]) -> StoreLayout {
+    StoreLayout::Foreign {
+        reason: format!(
+            "table {table} has columns ({}), which no known saver writes",
+            found.join(", ")
+        ),
+    }
+}
+
+#[cfg(feature = "sqlite")]
+pub use sqlite_detect::{detect_sqlite, open_sqlite_read_only};
+
+#[cfg(feature = "sqlite")]
+mod sqlite_detect {
+    use std::path::Path;
+
+    use rusqlite::{Connection, OpenFlags};
+
+    use super::{
+        foreign, same_columns, with_task_path, StoreLayout, JS_SQLITE_STATEMENTS, PY_CHECKPOINTS,
+        PY_SQLITE_WRITES, TS_CHECKPOINTS, TS_WRITES,
+    };
+    use crate::saver::error::SaverError;
+    use crate::saver::Result;
+
+    fn storage(e: rusqlite::Error) -> SaverError {
+        SaverError::Storage {
+            operation: "detect layout",
+            source: Box::new(e),
+        }
+    }
+
+    /// `(name, sql)` of the saver tables that exist.
+    fn tables(conn: &Connection) -> Result<Vec<(String, Option<String>)>> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'table' \
+                 AND name IN ('checkpoints', 'writes') ORDER BY name",
+            )
+            .map_err(storage)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(storage)?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(storage)?;
+        Ok(rows)
+    }
+
+    fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
+        // `table` is one of two literal names, never input.
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(storage)?;
+        let cols = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(storage)?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(storage)?;
+        Ok(cols)
+    }
+
+    /// Any `json` typed row (what the JS saver's serializer writes; Python's never does).
+    fn has_json_rows(conn: &Connection) -> Result<bool> {
+        conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE type = 'json') \
+             OR EXISTS (SELECT 1 FROM writes WHERE type = 'json')",
+            [],
+            |r| r.get::<_, bool>(0),
+        )
+        .map_err(storage)
+    }
+
+    /// `file:` URI of `path`, every byte outside `[A-Za-z0-9/._~-]` percent-encoded.
+    fn file_uri(path: &Path) -> String {
+        let mut uri = String::from("file:");
+        for &b in path.as_os_str().as_encoded_bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'~' | b'-') {
+                uri.push(char::from(b));
+            } else {
+                uri.push_str(&format!("%{b:02X}"));
+            }
+        }
+        uri
+    }
+
+    /// Opens an SQLite store for reading without writing anything: not the file, not
+    /// its journal mode, and no `-wal` / `-shm` beside it.
+    ///
+    /// A store whose `-wal` file exists (a writer is running, or one stopped without
+    /// checkpointing) is opened `SQLITE_OPEN_READ_ONLY`, so what is in the WAL is
+    /// read. Otherwise the file is opened `mode=ro&immutable=1`: SQLite takes no lock
+    /// and creates no side file (a WAL-mode file opened plainly read-only gets a
+    /// `-wal` and `-shm` created beside it, or fails on a read-only directory). An
+    /// immutable connection does not see, and must not overlap, writes another
+    /// process makes while it is open: use it on a store at rest (inspect, export,
+    /// copy from a backup).
+    ///
+    /// # Errors
+    /// [`SaverError::Storage`] if SQLite cannot open the file.
+    pub fn open_sqlite_read_only(path: impl AsRef<Path>) -> Result<Connection> {
+        let path = path.as_ref();
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let opened = if Path::new(&wal).exists() {
+            Connection::open_with_flags(path, flags)
+        } else {
+            Connection::open_with_flags(
+                format!("{}?mode=ro&immutable=1", file_uri(path)),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )
+        };
+        opened.map_err(storage)
+    }
+
+    /// Which saver wrote the SQLite database `conn` is open on. Reads the catalog
+    /// and, for a Python-or-JS file without `task_path`, whether any row is `json`
+    /// typed; writes nothing (works on a connection opened `SQLITE_OPEN_READ_ONLY`).
+    ///
+    /// # Errors
+    /// [`SaverError::Storage`] if SQLite fails to read the catalog (not a database,
+    /// a locked or unreadable file).
+    pub fn detect_sqlite(conn: &Connection) -> Result<StoreLayout> {
+        let found = tables(conn)?;
+        let sql_of = |name: &str| {
+            found
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| s.clone().unwrap_or_default())
+        };
+        let (Some(cp_sql), Some(w_sql)) = (sql_of("checkpoints"), sql_of("writes")) else {
+            return Ok(match found.first() {
+                None => StoreLayout::Empty,
+                Some((name, _)) => StoreLayout::Foreign {
+                    reason: format!(
+                        "only table {name} exists; every saver makes checkpoints and writes"
+                    ),
+                },
+            });
+        };
+        let cp = columns(conn, "checkpoints")?;
+        let w = columns(conn, "writes")?;
+        if same_columns(&cp, TS_CHECKPOINTS) {
+            return Ok(if same_columns(&w, TS_WRITES) {
+                StoreLayout::SqliteThreadTs { task_path: false }
+            } else if with_task_path(&w, TS_WRITES) {
+                StoreLayout::SqliteThreadTs { task_path: true }
+            } else {
+                foreign("writes", &w)
+            });
+        }
+        if !same_columns(&cp, PY_CHECKPOINTS) {
+            return Ok(foreign("checkpoints", &cp));
+        }
+        if with_task_path(&w, PY_SQLITE_WRITES) {
+            return Ok(StoreLayout::SqlitePython);
+        }
+        if !same_columns(&w, PY_SQLITE_WRITES) {
+            return Ok(foreign("writes", &w));
+        }
+        if cp_sql == JS_SQLITE_STATEMENTS[0] && w_sql == JS_SQLITE_STATEMENTS[1]
+            || has_json_rows(conn)?
+        {
+            return Ok(StoreLayout::SqliteJs);
+        }
+        Ok(StoreLayout::SqlitePythonBeforeTaskPath)
+    }
+}
+
+#[cfg(feature = "postgres")]
+pub use postgres_detect::detect_postgres;
+
+#[cfg(feature = "postgres")]
+mod postgres_detect {
+    use tokio_postgres::Client;
+
+    use super::{foreign, same_columns, with_task_path, StoreLayout, PY_CHECKPOINTS};
+    use crate::saver::postgres::PostgresError;
+    use crate::saver::Result;
+
+    const PG_BLOBS: &[&str] = &[
+        "thread_id",
+        "checkpoint_ns",
+        "channel",
+        "version",
+        "type",
+        "blob",
+    ];
+    const PG_WRITES: &[&str] = &[
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "idx",
+        "channel",
+        "type",
+        "blob",
+    ];
+    const SHALLOW_CHECKPOINTS: &[&str] = &[
+        "thread_id",
+        "checkpoint_ns",
+        "type",
+        "checkpoint",
+        "metadata",
+    ];
+    const SHALLOW_BLOBS: &[&str] = &["thread_id", "checkpoint_ns", "channel", "type", "blob"];
+
+    fn db(source: tokio_postgres::Error) -> crate::saver::SaverError {
+        PostgresError::Db {
+            operation: "detect layout",
+            source,
+        }
+        .into()
+    }
+
+    fn quote(name: &str) -> String {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+
+    /// Which saver wrote the tables in `schema` (`"public"` for Python's default).
+    /// Runs only `SELECT`s: the catalog, `max(v)` of `checkpoint_migrations`, and —
+    /// for a Python-or-JS store — whether a sample of rows is `json` typed or has
+    /// numeric channel versions.
+    ///
+    /// # Errors
+    /// [`SaverError::Postgres`](crate::saver::SaverError::Postgres) if a query fails.
+    pub async fn detect_postgres(client: &Client, schema: &str) -> Result<StoreLayout> {
+        let rows = client
+            .query(
+                "SELECT table_name::text, column_name::text FROM information_schema.columns \
+                 WHERE table_schema = $1 AND table_name IN \
+                 ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations') \
+                 ORDER BY table_name, ordinal_position",
+                &[&schema],
+            )
+            .await
+            .map_err(db)?;
+        let cols = |table: &str| -> Option<Vec<String>> {
+            let c: Vec<String> = rows
+                .iter()
+                .filter(|r| r.get::<_, String>(0) == table)
+                .map(|r| r.get::<_, String>(1))
+                .collect();
+            (!c.is_empty()).then_some(c)
+        };
+        let (cp, blobs, writes, has_migrations) = (
+            cols("checkpoints"),
+            cols("checkpoint_blobs"),
+            cols("checkpoint_writes"),
+            cols("checkpoint_migrations").is_some(),
+        );
+        let q = |t: &str| format!("{}.{}", quote(schema), quote(t));
+        let migrations: Option<i32> = if has_migrations {
+            client
+                .query_one(
+                    &format!("SELECT max(v) FROM {}", q("checkpoint_migrations")),
+                    &[],
+                )
+                .await
+                .map_err(db)?
+                .get::<_, Option<i32>>(0)
+        } else {
+            None
+        };
+        let (Some(cp), Some(blobs), Some(writes)) = (cp, blobs, writes) else {
+            if rows.is_empty() || (has_migrations && migrations.is_none() && rows.len() == 1) {
+                return Ok(StoreLayout::Empty);
+            }
+            return Ok(StoreLayout::Foreign {
+                reason: format!(
+                    "schema {schema} has only some of the saver tables (migrations {})",
+                    migrations.map_or("none".to_owned(), |v| format!("0..={v}"))
+                ),
+            });
+        };
+        if has_migrations && migrations.is_none() {
+            return Ok(StoreLayout::Foreign {
+                reason: "checkpoint_migrations exists but is empty while the tables exist"
+                    .to_owned(),
+            });
+        }
+        if same_columns(&cp, SHALLOW_CHECKPOINTS) {
+            if !same_columns(&blobs, SHALLOW_BLOBS) {
+                return Ok(foreign("checkpoint_blobs", &blobs));
+            }
+            if !(same_columns(&writes, PG_WRITES) || with_task_path(&writes, PG_WRITES)) {
+                return Ok(foreign("checkpoint_writes", &writes));
+            }
+            return Ok(StoreLayout::PostgresShallow { migrations });
+        }
+        if !same_columns(&cp, PY_CHECKPOINTS) {
+            return Ok(foreign("checkpoints", &cp));
+        }
+        if !same_columns(&blobs, PG_BLOBS) {
+            return Ok(foreign("checkpoint_blobs", &blobs));
+        }
+        let task_path = with_task_path(&writes, PG_WRITES);
+        if !task_path && !same_columns(&writes, PG_WRITES) {
+            return Ok(foreign("checkpoint_writes", &writes));
+        }
+        let migrated_task_path = migrations.is_some_and(|v| v >= super::CURRENT_POSTGRES_MIGRATION);
+        if task_path != migrated_task_path {
+            return Ok(StoreLayout::Foreign {
+                reason: format!(
+                    "checkpoint_writes {} task_path but checkpoint_migrations is at {}",
+                    if task_path { "has" } else { "lacks" },
+                    migrations.map_or("none".to_owned(), |v| v.to_string())
+                ),
+            });
+        }
+        if let Some(v) = migrations {
+            if !task_path && written_by_js(client, &q).await? {
+                return Ok(StoreLayout::PostgresJs { migrations: v });
+            }
+        }
+        Ok(StoreLayout::PostgresPython { migrations })
+    }
+
+    /// A sample of rows shows LangGraphJS's serializer (`json` typed blobs or writes)
+    /// or its integer channel versions (Python's are strings).
+    async fn written_by_js(client: &Client, q: &impl Fn(&str) -> String) -> Result<bool> {
+        let sql = format!(
+            "SELECT EXISTS (SELECT 1 FROM (SELECT type FROM {b} LIMIT 100) s WHERE type = 'json') \
+             OR EXISTS (SELECT 1 FROM (SELECT type FROM {w} LIMIT 100) s WHERE type = 'json') \
+             OR EXISTS (SELECT 1 FROM (SELECT checkpoint FROM {c} LIMIT 100) s, \
+                jsonb_each(CASE WHEN jsonb_typeof(s.checkpoint -> 'channel_versions') = 'object' \
+                    THEN s.checkpoint -> 'channel_versions' ELSE '{{}}'::jsonb END) e \
+                WHERE jsonb_typeof(e.value) = 'number')",
+            b = q("checkpoint_blobs"),
+            w = q("checkpoint_writes"),
+            c = q("checkpoints"),
+        );
+        Ok(client
+            .query_one(&sql, &[])
+            .await
+            .map_err(db)?
+            .get::<_, bool>(0))
+    }
+}

@@ -1,0 +1,417 @@
+//! Layout detection on stores the real old savers wrote (`vectors/stores/`, made by
+//! the generators there): each fixture is detected as the layout of the release that
+//! wrote it, and detecting writes nothing — SQLite fixtures are opened
+//! `SQLITE_OPEN_READ_ONLY` on a read-only copy whose bytes must not change, Postgres
+//! fixtures are restored into fresh databases whose rows must not change.
+//!
+//! Postgres tests read `LGCODEC_TEST_PG_URL` and print a skip line without it; each
+//! fixture goes into its own database named `<that URL's database>_<fixture>`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use langgraph_codec::saver::layout::{detect_sqlite, open_sqlite_read_only};
+use langgraph_codec::saver::StoreLayout;
+use rusqlite::{Connection, OpenFlags};
+
+fn stores() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores")
+}
+
+/// A fresh directory for one test.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "lgcodec-layouts-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn read_only(path: &Path) {
+    let mut perms = fs::metadata(path).expect("metadata").permissions();
+    perms.set_readonly(true);
+    fs::set_permissions(path, perms).expect("chmod 0444");
+}
+
+/// Detects the layout of a read-only copy of `fixture/store.sqlite`, opened with
+/// `open_sqlite_read_only`, and checks that the file's bytes did not change and no
+/// side file (`-wal`, `-shm`, `-journal`) was made.
+fn detect_fixture(fixture: &str) -> StoreLayout {
+    let src = stores().join(fixture).join("store.sqlite");
+    let original = fs::read(&src).expect("fixture present");
+    let dir = scratch(fixture);
+    let copy = dir.join("store.sqlite");
+    fs::write(&copy, &original).expect("copy");
+    read_only(&copy);
+    let layout = {
+        let conn = open_sqlite_read_only(&copy).expect("opens read-only");
+        detect_sqlite(&conn).expect("detects")
+    };
+    assert_eq!(
+        fs::read(&copy).expect("read back"),
+        original,
+        "{fixture}: detection changed the file"
+    );
+    let left: Vec<String> = fs::read_dir(&dir)
+        .expect("list")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "store.sqlite")
+        .collect();
+    assert!(left.is_empty(), "{fixture}: side files left: {left:?}");
+    let mut perms = fs::metadata(&copy).expect("metadata").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    let _ = fs::set_permissions(&copy, perms);
+    let _ = fs::remove_dir_all(&dir);
+    layout
+}
+
+/// Every old saver left its file in WAL mode; opened plainly `SQLITE_OPEN_READ_ONLY`,
+/// SQLite creates `-wal` and `-shm` beside it (as root; as another user, on a
+/// read-only directory, the open fails). `open_sqlite_read_only` makes neither.
+#[test]
+fn plain_read_only_open_of_a_wal_file_makes_side_files() {
+    let dir = scratch("plain-ro");
+    let copy = dir.join("store.sqlite");
+    fs::copy(stores().join("sqlite-py-2.0.2/store.sqlite"), &copy).expect("copy");
+    let header = fs::read(&copy).expect("read");
+    assert_eq!(
+        header.get(18..20),
+        Some(&[2u8, 2][..]),
+        "fixture is WAL mode"
+    );
+    if let Ok(conn) = Connection::open_with_flags(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY) {
+        let _ = detect_sqlite(&conn);
+    }
+    let side = dir.join("store.sqlite-shm").exists() || dir.join("store.sqlite-wal").exists();
+    println!("plain read-only open left side files: {side}");
+    let _ = fs::remove_dir_all(&dir);
+    let copy2 = scratch("helper-ro").join("store.sqlite");
+    fs::copy(stores().join("sqlite-py-2.0.2/store.sqlite"), &copy2).expect("copy");
+    let conn = open_sqlite_read_only(&copy2).expect("open");
+    assert_eq!(
+        detect_sqlite(&conn).expect("detect"),
+        StoreLayout::SqlitePythonBeforeTaskPath
+    );
+    drop(conn);
+    let parent = copy2.parent().expect("parent");
+    assert!(!parent.join("store.sqlite-shm").exists());
+    assert!(!parent.join("store.sqlite-wal").exists());
+    let _ = fs::remove_dir_all(parent);
+}
+
+/// A path with URI-special characters opens through the helper's `file:` URI.
+#[test]
+fn read_only_open_of_an_odd_path() {
+    let dir = scratch("odd").join("a dir?#%&=");
+    fs::create_dir_all(&dir).expect("dir");
+    let copy = dir.join("store 1.sqlite");
+    fs::copy(stores().join("sqlite-js-1.0.4/store.sqlite"), &copy).expect("copy");
+    let conn = open_sqlite_read_only(&copy).expect("open");
+    assert_eq!(detect_sqlite(&conn).expect("detect"), StoreLayout::SqliteJs);
+    drop(conn);
+    let _ = fs::remove_dir_all(dir.parent().expect("parent"));
+}
+
+#[test]
+fn langgraph_0_1_sqlite_is_the_thread_ts_layout() {
+    let got = detect_fixture("sqlite-lg-0.1.19");
+    assert_eq!(got, StoreLayout::SqliteThreadTs { task_path: false });
+    assert!(!got.has_namespaces() && !got.is_current() && !got.has_task_path());
+}
+
+#[test]
+fn sqlite_1_0_0_and_2_0_2_are_before_task_path() {
+    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2"] {
+        let got = detect_fixture(fixture);
+        assert_eq!(got, StoreLayout::SqlitePythonBeforeTaskPath, "{fixture}");
+        assert!(!got.is_current() && !got.has_task_path() && got.has_namespaces());
+    }
+}
+
+#[test]
+fn sqlite_3_1_2_is_current() {
+    let got = detect_fixture("sqlite-py-3.1.2");
+    assert_eq!(got, StoreLayout::SqlitePython);
+    assert!(got.is_current() && got.has_task_path());
+}
+
+#[test]
+fn langgraphjs_sqlite_is_js() {
+    assert_eq!(detect_fixture("sqlite-js-1.0.4"), StoreLayout::SqliteJs);
+}
+
+/// A JS file whose statement text was lost (e.g. rebuilt by `VACUUM INTO` from a
+/// Python-made schema) is still told apart by its `json` rows.
+#[test]
+fn js_rows_in_python_statement_text_are_js() {
+    let dir = scratch("js-rows");
+    let path = dir.join("s.sqlite");
+    let conn = Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+         CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));",
+    )
+    .expect("tables");
+    assert_eq!(
+        detect_sqlite(&conn).expect("detect"),
+        StoreLayout::SqlitePythonBeforeTaskPath
+    );
+    conn.execute(
+        "INSERT INTO writes VALUES ('t', '', 'c', 'task', 0, 'ch', 'json', X'7B7D')",
+        [],
+    )
+    .expect("row");
+    assert_eq!(detect_sqlite(&conn).expect("detect"), StoreLayout::SqliteJs);
+    drop(conn);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Today's Python `setup()` adds `writes.task_path` to a LangGraph 0.1 file before
+/// failing to read it (`no such column: checkpoint_ns`; see vectors/stores/README.md):
+/// such a file is still the 0.1 layout.
+#[test]
+fn thread_ts_file_touched_by_todays_setup() {
+    let dir = scratch("ts-touched");
+    let path = dir.join("s.sqlite");
+    fs::copy(stores().join("sqlite-lg-0.1.19/store.sqlite"), &path).expect("copy");
+    let conn = Connection::open(&path).expect("open");
+    conn.execute(
+        "ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''",
+        [],
+    )
+    .expect("alter");
+    let got = detect_sqlite(&conn).expect("detect");
+    assert_eq!(got, StoreLayout::SqliteThreadTs { task_path: true });
+    assert!(got.has_task_path());
+    drop(conn);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn empty_and_foreign_sqlite() {
+    let conn = Connection::open_in_memory().expect("open");
+    assert_eq!(detect_sqlite(&conn).expect("detect"), StoreLayout::Empty);
+    conn.execute_batch("CREATE TABLE other (x)").expect("other");
+    assert_eq!(detect_sqlite(&conn).expect("detect"), StoreLayout::Empty);
+    conn.execute_batch("CREATE TABLE checkpoints (thread_id TEXT, blob BLOB)")
+        .expect("checkpoints");
+    let only = detect_sqlite(&conn).expect("detect");
+    assert!(
+        matches!(&only, StoreLayout::Foreign { reason } if reason.contains("only table checkpoints")),
+        "{only:?}"
+    );
+    conn.execute_batch("CREATE TABLE writes (thread_id TEXT)")
+        .expect("writes");
+    let odd = detect_sqlite(&conn).expect("detect");
+    assert!(
+        matches!(&odd, StoreLayout::Foreign { reason } if reason.contains("checkpoints has columns (thread_id, blob)")),
+        "{odd:?}"
+    );
+}
+
+#[test]
+fn todays_rust_saver_file_is_current() {
+    let dir = scratch("rust-saver");
+    let path = dir.join("s.sqlite");
+    let saver = langgraph_codec::saver::sqlite::SqliteSaver::open(&path).expect("open");
+    drop(saver);
+    let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open read-only");
+    // A file the Rust saver opened but never set up has no tables yet.
+    let got = detect_sqlite(&conn).expect("detect");
+    assert!(
+        got == StoreLayout::SqlitePython || got == StoreLayout::Empty,
+        "{got:?}"
+    );
+    drop(conn);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn not_a_database_is_an_error_not_a_panic() {
+    let dir = scratch("garbage");
+    let path = dir.join("s.sqlite");
+    fs::write(
+        &path,
+        b"this is not an SQLite file, only some text of some length....",
+    )
+    .expect("write");
+    let conn =
+        Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open is lazy");
+    let err = detect_sqlite(&conn).expect_err("not a database");
+    assert!(err.to_string().contains("detect layout"), "{err}");
+    drop(conn);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use langgraph_codec::saver::layout::{detect_postgres, CURRENT_POSTGRES_MIGRATION};
+    use langgraph_codec::saver::StoreLayout;
+
+    use super::stores;
+
+    fn url() -> Option<String> {
+        match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => Some(u),
+            _ => {
+                println!(
+                    "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
+                );
+                None
+            }
+        }
+    }
+
+    async fn connect(url: &str) -> tokio_postgres::Client {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(conn);
+        client
+    }
+
+    /// `(server URL with a trailing '/', database name)`.
+    fn split(url: &str) -> (String, String) {
+        let cut = url.rfind('/').expect("URL has a database");
+        let (server, db) = url.split_at(cut + 1);
+        let db = db.split('?').next().unwrap_or(db);
+        (server.to_owned(), db.to_owned())
+    }
+
+    /// Every row of every table in `public`, ordered: what must not change.
+    async fn digest(client: &tokio_postgres::Client) -> String {
+        let tables = client
+            .query(
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+                &[],
+            )
+            .await
+            .expect("tables");
+        let mut out = String::new();
+        for t in tables {
+            let name: String = t.get(0);
+            let rows = client
+                .query(
+                    &format!("SELECT t::text FROM public.\"{name}\" t ORDER BY 1"),
+                    &[],
+                )
+                .await
+                .expect("rows");
+            out.push_str(&name);
+            for r in rows {
+                out.push('\n');
+                out.push_str(&r.get::<_, String>(0));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Restores `fixture/dump.sql` into a fresh database, detects, checks nothing
+    /// changed, drops the database.
+    async fn detect_fixture(url: &str, fixture: Option<&str>) -> StoreLayout {
+        let (server, base) = split(url);
+        let db = format!(
+            "{base}_{}",
+            fixture.unwrap_or("empty").replace(['-', '.'], "_")
+        );
+        let admin = connect(url).await;
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\""))
+            .await
+            .expect("drop");
+        admin
+            .batch_execute(&format!("CREATE DATABASE \"{db}\""))
+            .await
+            .expect("create");
+        let target = format!("{server}{db}");
+        if let Some(fixture) = fixture {
+            let sql = std::fs::read_to_string(stores().join(fixture).join("dump.sql"))
+                .expect("dump present");
+            connect(&target)
+                .await
+                .batch_execute(&sql)
+                .await
+                .expect("restore");
+        }
+        let client = connect(&target).await;
+        let before = digest(&client).await;
+        let got = detect_postgres(&client, "public").await.expect("detect");
+        assert_eq!(digest(&client).await, before, "{fixture:?}: rows changed");
+        drop(client);
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
+            .await
+            .expect("drop");
+        got
+    }
+
+    #[tokio::test]
+    async fn every_postgres_fixture_is_its_layout() {
+        let Some(url) = url() else { return };
+        for (fixture, want) in [
+            (
+                "postgres-py-1.0.0",
+                StoreLayout::PostgresPython { migrations: None },
+            ),
+            (
+                "postgres-py-2.0.0",
+                StoreLayout::PostgresPython {
+                    migrations: Some(4),
+                },
+            ),
+            (
+                "postgres-py-2.0.8",
+                StoreLayout::PostgresPython {
+                    migrations: Some(8),
+                },
+            ),
+            (
+                "postgres-py-3.2.0",
+                StoreLayout::PostgresPython {
+                    migrations: Some(CURRENT_POSTGRES_MIGRATION),
+                },
+            ),
+            (
+                "postgres-py-shallow-3.2.0",
+                StoreLayout::PostgresShallow {
+                    migrations: Some(7),
+                },
+            ),
+            (
+                "postgres-js-1.0.5",
+                StoreLayout::PostgresJs { migrations: 4 },
+            ),
+        ] {
+            let got = detect_fixture(&url, Some(fixture)).await;
+            assert_eq!(got, want, "{fixture}");
+            assert_eq!(
+                got.is_current(),
+                fixture == "postgres-py-3.2.0",
+                "{fixture}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn empty_database_is_empty() {
+        let Some(url) = url() else { return };
+        assert_eq!(detect_fixture(&url, None).await, StoreLayout::Empty);
+    }
+
+    #[test]
+    fn current_migration_is_the_savers() {
+        assert_eq!(
+            CURRENT_POSTGRES_MIGRATION,
+            langgraph_codec::saver::postgres::LAST_MIGRATION
+        );
+    }
+}
