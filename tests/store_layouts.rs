@@ -251,6 +251,260 @@ fn not_a_database_is_an_error_not_a_panic() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+// --- reading the rows of old SQLite layouts ------------------------------------
+
+use base64::Engine as _;
+use langgraph_codec::saver::layout::read_sqlite_rows;
+use langgraph_codec::saver::{RawCheckpointRow, RawRows, RawWriteRow};
+use langgraph_codec::TypedBytes;
+use serde_json::Value as Json;
+
+fn load_json(fixture: &str, file: &str) -> Json {
+    let text = fs::read_to_string(stores().join(fixture).join(file)).expect("recorded file");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// A `rows.json` cell: `{"$bytes": base64}`, text, or null (empty).
+fn cell_bytes(v: &Json) -> Vec<u8> {
+    match v {
+        Json::Null => Vec::new(),
+        Json::String(s) => s.as_bytes().to_vec(),
+        Json::Object(o) => base64::engine::general_purpose::STANDARD
+            .decode(o.get("$bytes").and_then(Json::as_str).expect("$bytes"))
+            .expect("base64"),
+        other => panic!("unexpected cell {other}"),
+    }
+}
+
+fn cell_str(v: &Json) -> String {
+    v.as_str().expect("text cell").to_owned()
+}
+
+/// What Python's `sqlite3` read from the fixture file (`rows.json`), in the shape
+/// and order `read_sqlite_rows` promises.
+fn recorded_rows(fixture: &str) -> RawRows {
+    let rows = load_json(fixture, "rows.json");
+    let table = |name: &str| -> Vec<std::collections::HashMap<String, Json>> {
+        let t = &rows[name];
+        let cols: Vec<String> = t["columns"]
+            .as_array()
+            .expect("columns")
+            .iter()
+            .map(cell_str)
+            .collect();
+        t["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                cols.iter()
+                    .cloned()
+                    .zip(r.as_array().expect("row").iter().cloned())
+                    .collect()
+            })
+            .collect()
+    };
+    let ts = |r: &std::collections::HashMap<String, Json>, new: &str, old: &str| {
+        r.get(new)
+            .or_else(|| r.get(old))
+            .cloned()
+            .unwrap_or(Json::Null)
+    };
+    let mut checkpoints: Vec<RawCheckpointRow> = table("checkpoints")
+        .iter()
+        .map(|r| RawCheckpointRow {
+            thread_id: cell_str(&r["thread_id"]),
+            checkpoint_ns: r.get("checkpoint_ns").map(cell_str).unwrap_or_default(),
+            checkpoint_id: cell_str(&ts(r, "checkpoint_id", "thread_ts")),
+            parent_checkpoint_id: ts(r, "parent_checkpoint_id", "parent_ts")
+                .as_str()
+                .map(str::to_owned),
+            checkpoint: TypedBytes::new(
+                r.get("type")
+                    .and_then(Json::as_str)
+                    .unwrap_or(if r.contains_key("thread_ts") {
+                        "json"
+                    } else {
+                        ""
+                    }),
+                cell_bytes(&r["checkpoint"]),
+            ),
+            metadata: TypedBytes::new("json", cell_bytes(&r["metadata"])),
+        })
+        .collect();
+    checkpoints.sort_by(|a, b| {
+        (&a.thread_id, &a.checkpoint_ns, &a.checkpoint_id).cmp(&(
+            &b.thread_id,
+            &b.checkpoint_ns,
+            &b.checkpoint_id,
+        ))
+    });
+    let mut writes: Vec<RawWriteRow> = table("writes")
+        .iter()
+        .map(|r| RawWriteRow {
+            thread_id: cell_str(&r["thread_id"]),
+            checkpoint_ns: r.get("checkpoint_ns").map(cell_str).unwrap_or_default(),
+            checkpoint_id: cell_str(&ts(r, "checkpoint_id", "thread_ts")),
+            task_id: cell_str(&r["task_id"]),
+            idx: r["idx"].as_i64().expect("idx"),
+            channel: cell_str(&r["channel"]),
+            value: TypedBytes::new(
+                r.get("type")
+                    .and_then(Json::as_str)
+                    .unwrap_or(if r.contains_key("thread_ts") {
+                        "json"
+                    } else {
+                        ""
+                    }),
+                cell_bytes(&r["value"]),
+            ),
+            task_path: r.get("task_path").map(cell_str).unwrap_or_default(),
+        })
+        .collect();
+    writes.sort_by(|a, b| {
+        (
+            &a.thread_id,
+            &a.checkpoint_ns,
+            &a.checkpoint_id,
+            &a.task_path,
+            &a.task_id,
+            a.idx,
+        )
+            .cmp(&(
+                &b.thread_id,
+                &b.checkpoint_ns,
+                &b.checkpoint_id,
+                &b.task_path,
+                &b.task_id,
+                b.idx,
+            ))
+    });
+    RawRows {
+        checkpoints,
+        blobs: Vec::new(),
+        writes,
+    }
+}
+
+/// Each checkpoint the writing saver's `get_tuple` returned (`reads.json`):
+/// `(thread, namespace, id, number of pending writes)`.
+fn recorded_tuples(fixture: &str) -> Vec<(String, String, String, usize)> {
+    let reads = load_json(fixture, "reads.json");
+    let mut out = Vec::new();
+    for (thread, r) in reads["threads"].as_object().expect("threads") {
+        for e in r["get_tuple"].as_array().expect("get_tuple") {
+            let t = e.get("$CheckpointTuple").unwrap_or(e);
+            let cfg = &t["config"];
+            let c = cfg.get("configurable").unwrap_or(cfg);
+            let id = c
+                .get("checkpoint_id")
+                .or_else(|| c.get("thread_ts"))
+                .and_then(Json::as_str)
+                .expect("id");
+            let ns = c.get("checkpoint_ns").and_then(Json::as_str).unwrap_or("");
+            let writes = t["pending_writes"].as_array().map_or(0, Vec::len);
+            out.push((thread.clone(), ns.to_owned(), id.to_owned(), writes));
+        }
+    }
+    out
+}
+
+fn read_fixture_rows(fixture: &str) -> RawRows {
+    let conn = open_sqlite_read_only(stores().join(fixture).join("store.sqlite")).expect("open");
+    let layout = detect_sqlite(&conn).expect("detect");
+    read_sqlite_rows(&conn, &layout).expect("rows")
+}
+
+#[test]
+fn old_sqlite_rows_read_as_python_stored_them() {
+    for fixture in [
+        "sqlite-lg-0.1.19",
+        "sqlite-py-1.0.0",
+        "sqlite-py-2.0.2",
+        "sqlite-py-3.1.2",
+        "sqlite-js-1.0.4",
+    ] {
+        let got = read_fixture_rows(fixture);
+        let want = recorded_rows(fixture);
+        assert_eq!(got.checkpoints, want.checkpoints, "{fixture}: checkpoints");
+        assert_eq!(got.writes, want.writes, "{fixture}: writes");
+        assert!(
+            !got.checkpoints.is_empty() && !got.writes.is_empty(),
+            "{fixture}"
+        );
+    }
+}
+
+/// Every checkpoint the writing release's own saver listed is a row, with as many
+/// write rows as that saver returned pending writes, and no row is unaccounted for.
+#[test]
+fn old_sqlite_rows_match_what_the_writing_saver_read() {
+    for fixture in [
+        "sqlite-lg-0.1.19",
+        "sqlite-py-1.0.0",
+        "sqlite-py-2.0.2",
+        "sqlite-js-1.0.4",
+    ] {
+        let rows = read_fixture_rows(fixture);
+        let tuples = recorded_tuples(fixture);
+        assert_eq!(
+            tuples.len(),
+            rows.checkpoints.len(),
+            "{fixture}: checkpoint count"
+        );
+        for (thread, ns, id, n_writes) in tuples {
+            assert!(
+                rows.checkpoints.iter().any(|c| c.thread_id == thread
+                    && c.checkpoint_ns == ns
+                    && c.checkpoint_id == id),
+                "{fixture}: {thread}/{ns}/{id} missing"
+            );
+            let have = rows
+                .writes
+                .iter()
+                .filter(|w| w.thread_id == thread && w.checkpoint_ns == ns && w.checkpoint_id == id)
+                .count();
+            assert_eq!(have, n_writes, "{fixture}: writes of {thread}/{ns}/{id}");
+        }
+    }
+}
+
+#[test]
+fn the_0_1_rows_have_the_old_shape() {
+    let rows = read_fixture_rows("sqlite-lg-0.1.19");
+    for c in &rows.checkpoints {
+        assert_eq!(c.checkpoint.type_tag, "json");
+        assert_eq!(c.checkpoint_ns, "");
+        // LangGraph 0.1's checkpoint JSON still holds the channel values inline.
+        let v: Json = serde_json::from_slice(&c.checkpoint.data).expect("json checkpoint");
+        assert!(v.get("channel_values").is_some(), "{v}");
+    }
+    assert!(rows
+        .writes
+        .iter()
+        .all(|w| w.task_path.is_empty() && w.value.type_tag == "json"));
+    let roots = rows
+        .checkpoints
+        .iter()
+        .filter(|c| c.parent_checkpoint_id.is_none())
+        .count();
+    assert_eq!(roots, 2, "one root per thread");
+}
+
+#[test]
+fn rows_of_a_non_sqlite_layout_are_refused() {
+    let conn = Connection::open_in_memory().expect("open");
+    for layout in [
+        StoreLayout::Empty,
+        StoreLayout::PostgresPython {
+            migrations: Some(9),
+        },
+    ] {
+        let err = read_sqlite_rows(&conn, &layout).expect_err("refused");
+        assert!(err.to_string().contains("cannot read SQLite rows"), "{err}");
+    }
+}
+
 #[cfg(feature = "postgres")]
 mod postgres {
     use langgraph_codec::saver::layout::{detect_postgres, CURRENT_POSTGRES_MIGRATION};

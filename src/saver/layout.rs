@@ -394,6 +394,143 @@ mod sqlite_detect {
     }
 }
 
+#[cfg(feature = "sqlite")]
+pub use sqlite_rows::read_sqlite_rows;
+
+#[cfg(feature = "sqlite")]
+mod sqlite_rows {
+    use rusqlite::types::ValueRef;
+    use rusqlite::{Connection, Row};
+
+    use super::StoreLayout;
+    use crate::saver::error::SaverError;
+    use crate::saver::rows::{RawCheckpointRow, RawRows, RawWriteRow};
+    use crate::saver::Result;
+    use crate::serializer::{tags, TypedBytes};
+
+    fn storage(e: rusqlite::Error) -> SaverError {
+        SaverError::Storage {
+            operation: "read rows",
+            source: Box::new(e),
+        }
+    }
+
+    /// A BLOB or TEXT cell as bytes; NULL as empty (what Python's savers read as
+    /// "no value"); a number as its decimal text.
+    fn bytes(row: &Row<'_>, i: usize) -> rusqlite::Result<Vec<u8>> {
+        Ok(match row.get_ref(i)? {
+            ValueRef::Null => Vec::new(),
+            ValueRef::Blob(b) | ValueRef::Text(b) => b.to_vec(),
+            ValueRef::Integer(n) => n.to_string().into_bytes(),
+            ValueRef::Real(f) => f.to_string().into_bytes(),
+        })
+    }
+
+    fn collect<T>(
+        conn: &Connection,
+        sql: &str,
+        f: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut stmt = conn.prepare(sql).map_err(storage)?;
+        let rows = stmt
+            .query_map([], f)
+            .map_err(storage)?
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(storage)?;
+        Ok(rows)
+    }
+
+    /// Every checkpoint and pending-write row of an SQLite store in any known
+    /// SQLite layout, as stored, with only `SELECT`s (run it on
+    /// [`open_sqlite_read_only`](super::open_sqlite_read_only)'s connection):
+    ///
+    /// - [`SqlitePython`](StoreLayout::SqlitePython),
+    ///   [`SqlitePythonBeforeTaskPath`](StoreLayout::SqlitePythonBeforeTaskPath) and
+    ///   [`SqliteJs`](StoreLayout::SqliteJs): the rows as `SqliteSaver::export_rows`
+    ///   returns them; a file without `task_path` gives `""`, the default Python's
+    ///   migration gives those rows.
+    /// - [`SqliteThreadTs`](StoreLayout::SqliteThreadTs) (LangGraph 0.1):
+    ///   `checkpoint_id` is `thread_ts`, the parent is `parent_ts`, the namespace
+    ///   `""`, the task path `""`; checkpoints and writes are tagged
+    ///   [`tags::JSON`], as LangGraph 0.1's serializer wrote them. Unlike today's
+    ///   rows the checkpoint JSON still holds `channel_values`, and datetimes in it
+    ///   are `lc: 2` constructors (which today's Python reads back as `None`): a
+    ///   copy into today's layout has to convert them, not move the bytes.
+    ///
+    /// Checkpoints are ordered by thread, namespace, id; writes by thread,
+    /// namespace, checkpoint, task path, task id, index. Blobs are empty: SQLite
+    /// stores channel values inside the checkpoint.
+    ///
+    /// # Errors
+    /// [`SaverError::Schema`] for a layout that is not an SQLite one (or
+    /// [`Empty`](StoreLayout::Empty) / [`Foreign`](StoreLayout::Foreign));
+    /// [`SaverError::Storage`] if SQLite fails or a cell has the wrong type.
+    pub fn read_sqlite_rows(conn: &Connection, layout: &StoreLayout) -> Result<RawRows> {
+        let (checkpoints_sql, writes_sql) = match layout {
+            StoreLayout::SqlitePython => (
+                PY_CHECKPOINTS_SQL,
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, \
+                 value, task_path FROM writes \
+                 ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_path, task_id, idx",
+            ),
+            StoreLayout::SqlitePythonBeforeTaskPath | StoreLayout::SqliteJs => (
+                PY_CHECKPOINTS_SQL,
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, \
+                 value, '' FROM writes \
+                 ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
+            ),
+            StoreLayout::SqliteThreadTs { .. } => (
+                "SELECT thread_id, '', thread_ts, parent_ts, 'json', checkpoint, metadata \
+                 FROM checkpoints ORDER BY thread_id, thread_ts",
+                "SELECT thread_id, '', thread_ts, task_id, idx, channel, 'json', value, '' \
+                 FROM writes ORDER BY thread_id, thread_ts, task_id, idx",
+            ),
+            other => {
+                return Err(SaverError::Schema {
+                    reason: format!("cannot read SQLite rows of a store detected as: {other}"),
+                })
+            }
+        };
+        let checkpoints = collect(conn, checkpoints_sql, |r| {
+            Ok(RawCheckpointRow {
+                thread_id: r.get(0)?,
+                checkpoint_ns: r.get(1)?,
+                checkpoint_id: r.get(2)?,
+                parent_checkpoint_id: r.get(3)?,
+                checkpoint: TypedBytes::new(
+                    r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                    bytes(r, 5)?,
+                ),
+                metadata: TypedBytes::new(tags::JSON, bytes(r, 6)?),
+            })
+        })?;
+        let writes = collect(conn, writes_sql, |r| {
+            Ok(RawWriteRow {
+                thread_id: r.get(0)?,
+                checkpoint_ns: r.get(1)?,
+                checkpoint_id: r.get(2)?,
+                task_id: r.get(3)?,
+                idx: r.get(4)?,
+                channel: r.get(5)?,
+                value: TypedBytes::new(
+                    r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    bytes(r, 7)?,
+                ),
+                task_path: r.get(8)?,
+            })
+        })?;
+        Ok(RawRows {
+            checkpoints,
+            blobs: Vec::new(),
+            writes,
+        })
+    }
+
+    const PY_CHECKPOINTS_SQL: &str = "SELECT thread_id, checkpoint_ns, checkpoint_id, \
+        parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints \
+        ORDER BY thread_id, checkpoint_ns, checkpoint_id";
+}
+
 #[cfg(feature = "postgres")]
 pub use postgres_detect::detect_postgres;
 

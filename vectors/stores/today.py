@@ -142,6 +142,37 @@ def sqlite_fixture(d: str) -> dict:
         except Exception as e:  # noqa: BLE001
             res["read_only_list"] = err(e)
         out["rollback_journal_copy"] = res
+    # A file without `type` columns (LangGraph 0.1) holds JSON: what today's
+    # serializer makes of those bytes as ("json", bytes), e.g. after a naive copy.
+    c = sqlite3.connect(f"file:{os.path.join(d, 'store.sqlite')}?mode=ro&immutable=1", uri=True)
+    cols = [r[1] for r in c.execute("PRAGMA table_info(checkpoints)")]
+    if "type" not in cols:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        serde = JsonPlusSerializer()
+        recorded = json.load(open(os.path.join(d, "reads.json")))
+        want = {}
+        for t in recorded["threads"].values():
+            for x in t["list"]:
+                tup = x["$CheckpointTuple"]
+                want[tup["checkpoint"]["id"]] = tup
+        diffs = []
+        for (blob, meta) in c.execute("SELECT checkpoint, metadata FROM checkpoints"):
+            got_cp = common.canon(serde.loads_typed(("json", blob)))
+            got_meta = common.canon(serde.loads_typed(("json", meta)))
+            w = want.get(got_cp.get("id"))
+            if w is None:
+                continue
+            diffs += [(p, x, y) for p, x, y in diff(w["checkpoint"], got_cp, "/checkpoint")]
+            diffs += [(p, x, y) for p, x, y in diff(w["metadata"], got_meta, "/metadata")]
+        out["json_bytes_via_todays_serializer"] = {
+            "differences": len(diffs),
+            "datetime_to_none": sorted(
+                {p for p, x, y in diffs if isinstance(x, dict) and "$datetime" in x and y is None}
+            ),
+            "first_differences": [[p, short(x), short(y)] for p, x, y in diffs[:12]],
+        }
+    c.close()
     return out
 
 
