@@ -118,4 +118,8 @@ pub mod guide_doctests {
     /// `docs/testing.md`.
     #[doc = include_str!("../docs/testing.md")]
     pub struct Testing;
+    /// `docs/store-layouts.md`.
+    #[cfg(feature = "sqlite")]
+    #[doc = include_str!("../docs/store-layouts.md")]
+    pub struct StoreLayouts;
 }
