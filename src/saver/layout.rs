@@ -1,5 +1,7 @@
 //! Which saver, and which release of it, wrote a store: [`StoreLayout`], found by
-//! [`detect_sqlite`] and [`detect_postgres`] without writing anything.
+//! `detect_sqlite` (cargo feature `sqlite`) and `detect_postgres` (feature `postgres`)
+//! without writing anything; `read_sqlite_rows` reads the rows of every known SQLite
+//! layout.
 //!
 //! Stores outlive the savers that wrote them. The layouts in use:
 //!
@@ -286,11 +288,13 @@ mod sqlite_detect {
         Ok(cols)
     }
 
-    /// Any `json` typed row (what the JS saver's serializer writes; Python's never does).
+    /// A `json` typed row among the first hundred of either table (what the JS
+    /// saver's serializer writes for every value; Python's never does). A sample, so
+    /// a large Python store is not scanned whole.
     fn has_json_rows(conn: &Connection) -> Result<bool> {
         conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE type = 'json') \
-             OR EXISTS (SELECT 1 FROM writes WHERE type = 'json')",
+            "SELECT EXISTS (SELECT 1 FROM (SELECT type FROM checkpoints LIMIT 100) WHERE type = 'json') \
+             OR EXISTS (SELECT 1 FROM (SELECT type FROM writes LIMIT 100) WHERE type = 'json')",
             [],
             |r| r.get::<_, bool>(0),
         )
