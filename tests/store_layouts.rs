@@ -106,6 +106,43 @@ fn plain_read_only_open_of_a_wal_file_makes_side_files() {
     let _ = fs::remove_dir_all(parent);
 }
 
+/// Today's Python cannot read a read-only file in rollback-journal mode (its
+/// `PRAGMA journal_mode=WAL` fails: `attempt to write a readonly database`); the
+/// helper reads it, and the file stays in rollback mode, byte for byte.
+#[test]
+fn read_only_rollback_journal_file_reads_and_stays_rollback() {
+    let dir = scratch("rollback");
+    let path = dir.join("store.sqlite");
+    fs::copy(stores().join("sqlite-py-1.0.0/store.sqlite"), &path).expect("copy");
+    {
+        let conn = Connection::open(&path).expect("open");
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+            .expect("journal mode");
+        assert_eq!(mode, "delete");
+    }
+    read_only(&path);
+    let before = fs::read(&path).expect("read");
+    assert_eq!(before.get(18..20), Some(&[1u8, 1][..]), "rollback mode");
+    let conn = open_sqlite_read_only(&path).expect("open");
+    let layout = detect_sqlite(&conn).expect("detect");
+    assert_eq!(layout, StoreLayout::SqlitePythonBeforeTaskPath);
+    let rows = read_sqlite_rows(&conn, &layout).expect("rows");
+    assert_eq!(
+        rows.checkpoints.len(),
+        recorded_rows("sqlite-py-1.0.0").checkpoints.len()
+    );
+    drop(conn);
+    assert_eq!(fs::read(&path).expect("read"), before, "file unchanged");
+    let left = fs::read_dir(&dir).expect("list").count();
+    assert_eq!(left, 1, "no side files");
+    let mut perms = fs::metadata(&path).expect("metadata").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    let _ = fs::set_permissions(&path, perms);
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A path with URI-special characters opens through the helper's `file:` URI.
 #[test]
 fn read_only_open_of_an_odd_path() {
@@ -409,10 +446,17 @@ fn recorded_tuples(fixture: &str) -> Vec<(String, String, String, usize)> {
     out
 }
 
+/// The rows of a copy of the fixture (the committed file is never opened in place).
 fn read_fixture_rows(fixture: &str) -> RawRows {
-    let conn = open_sqlite_read_only(stores().join(fixture).join("store.sqlite")).expect("open");
+    let dir = scratch(&format!("rows-{fixture}"));
+    let copy = dir.join("store.sqlite");
+    fs::copy(stores().join(fixture).join("store.sqlite"), &copy).expect("copy");
+    let conn = open_sqlite_read_only(&copy).expect("open");
     let layout = detect_sqlite(&conn).expect("detect");
-    read_sqlite_rows(&conn, &layout).expect("rows")
+    let rows = read_sqlite_rows(&conn, &layout).expect("rows");
+    drop(conn);
+    let _ = fs::remove_dir_all(&dir);
+    rows
 }
 
 #[test]
