@@ -172,6 +172,7 @@ impl fmt::Display for StoreLayout {
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 const PY_CHECKPOINTS: &[&str] = &[
     "thread_id",
     "checkpoint_ns",
@@ -181,6 +182,7 @@ const PY_CHECKPOINTS: &[&str] = &[
     "checkpoint",
     "metadata",
 ];
+#[cfg(feature = "sqlite")]
 const PY_SQLITE_WRITES: &[&str] = &[
     "thread_id",
     "checkpoint_ns",
@@ -191,6 +193,7 @@ const PY_SQLITE_WRITES: &[&str] = &[
     "type",
     "value",
 ];
+#[cfg(feature = "sqlite")]
 const TS_CHECKPOINTS: &[&str] = &[
     "thread_id",
     "thread_ts",
@@ -198,6 +201,7 @@ const TS_CHECKPOINTS: &[&str] = &[
     "checkpoint",
     "metadata",
 ];
+#[cfg(feature = "sqlite")]
 const TS_WRITES: &[&str] = &[
     "thread_id",
     "thread_ts",
@@ -206,8 +210,10 @@ const TS_WRITES: &[&str] = &[
     "channel",
     "value",
 ];
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 const TASK_PATH: &str = "task_path";
 
+#[cfg(feature = "sqlite")]
 /// The two `CREATE TABLE` statements as LangGraphJS's SQLite saver (1.0.x) leaves them
 /// in `sqlite_master` (SQLite keeps the text, minus `IF NOT EXISTS`).
 const JS_SQLITE_STATEMENTS: [&str; 2] = [
@@ -215,11 +221,13 @@ const JS_SQLITE_STATEMENTS: [&str; 2] = [
     "CREATE TABLE writes (\n  thread_id TEXT NOT NULL,\n  checkpoint_ns TEXT NOT NULL DEFAULT '',\n  checkpoint_id TEXT NOT NULL,\n  task_id TEXT NOT NULL,\n  idx INTEGER NOT NULL,\n  channel TEXT NOT NULL,\n  type TEXT,\n  value BLOB,\n  PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)\n)",
 ];
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// Same names, any order.
 fn same_columns(found: &[String], want: &[&str]) -> bool {
     found.len() == want.len() && want.iter().all(|w| found.iter().any(|f| f == w))
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 /// `want` plus `task_path`, any order.
 fn with_task_path(found: &[String], want: &[&str]) -> bool {
     found.len() == want.len() + 1
@@ -227,6 +235,7 @@ fn with_task_path(found: &[String], want: &[&str]) -> bool {
         && want.iter().all(|w| found.iter().any(|f| f == w))
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn foreign(table: &str, found: &[String]) -> StoreLayout {
     StoreLayout::Foreign {
         reason: format!(
