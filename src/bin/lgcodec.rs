@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
-use langgraph_codec::crypto::EncryptedSerializer;
+use langgraph_codec::crypto::{CompressedSerializer, EncryptedSerializer, KeyRing};
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
-use langgraph_codec::{Error, TypedBytes};
+use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 
 const EXAMPLES: &str = "\
 Examples (paste them: each works in an empty directory):
@@ -265,7 +265,12 @@ fn run(cli: Cli) -> Result<bool, String> {
             Ok(true)
         }
         Command::Rekey { file, lines, .. } => {
-            let serde = EncryptedSerializer::from_env().map_err(|e| e.to_string())?;
+            // Over the `+zlib` wrapper, so compressed rows are read and stay compressed
+            // (`msgpack+zlib` → `msgpack+zlib+aes`).
+            let serde = EncryptedSerializer::new(
+                KeyRing::from_env().map_err(|e| e.to_string())?,
+                CompressedSerializer::new(JsonPlusSerializer::new()),
+            );
             batch(&file, &lines, &|record| {
                 let typed = record.data()?;
                 serde
