@@ -12,6 +12,10 @@ use langgraph_codec::crypto::{CompressedSerializer, EncryptedSerializer, KeyRing
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[path = "lgcodec/store.rs"]
+mod store;
+
 const EXAMPLES: &str = "\
 Examples (paste them: each works in an empty directory):
   $ echo '{\"type\": \"msgpack\", \"value\": {\"step\": 1}}' | lgcodec encode > row.bin
@@ -85,6 +89,15 @@ enum Command {
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
+    },
+    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit what is
+    /// encrypted under which key, encrypt what is in clear, rekey what is under a
+    /// previous key. Exit status 0 success, 1 findings, 2 fatal.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = store::EXAMPLES)]
+    Store {
+        #[command(subcommand)]
+        command: store::StoreCommand,
     },
     /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
     /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
@@ -264,6 +277,8 @@ fn run(cli: Cli) -> Result<bool, String> {
                 .map_err(|e| format!("cannot write: {e}"))?;
             Ok(true)
         }
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        Command::Store { .. } => Err("store commands are run by main".to_owned()),
         Command::Rekey { file, lines, .. } => {
             // Over the `+zlib` wrapper, so compressed rows are read and stay compressed
             // (`msgpack+zlib` → `msgpack+zlib+aes`).
@@ -283,7 +298,13 @@ fn run(cli: Cli) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    let cli = match cli.command {
+        Command::Store { command } => return store::run(command),
+        command => Cli { command },
+    };
+    match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(message) => {
