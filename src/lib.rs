@@ -74,6 +74,9 @@ pub mod records;
 pub mod saver;
 pub mod serializer;
 mod stack;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
+pub mod store;
 pub mod typed;
 pub mod value;
 pub mod view;

@@ -449,3 +449,53 @@ fn help_examples_work_when_pasted() {
         );
     }
 }
+
+#[test]
+fn rekey_keeps_zlib_rows_compressed() {
+    use langgraph_codec::crypto::CompressedSerializer;
+    use langgraph_codec::JsonPlusSerializer;
+    // Upstream's CompressedSerializer rows, in clear and under the old key.
+    let value = Value::from("x".repeat(300));
+    let zlib = CompressedSerializer::new(JsonPlusSerializer::new())
+        .dumps_typed(&value)
+        .expect("compress");
+    assert_eq!(zlib.type_tag, "msgpack+zlib");
+    let old = EncryptedSerializer::new(
+        langgraph_codec::crypto::KeyRing::new(
+            langgraph_codec::crypto::AesKey::new(OLD_KEY.as_bytes()).expect("key"),
+        ),
+        CompressedSerializer::new(JsonPlusSerializer::new()),
+    )
+    .dumps_typed(&value)
+    .expect("encrypt");
+    assert_eq!(old.type_tag, "msgpack+zlib+aes");
+    let input = format!(
+        "{}{}",
+        data_line(&zlib.type_tag, &zlib.data),
+        data_line(&old.type_tag, &old.data)
+    );
+    let env: [(&str, &[u8]); 2] = [
+        ("LANGGRAPH_AES_KEY", KEY.as_bytes()),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", OLD_KEY.as_bytes()),
+    ];
+    let run = lgcodec(&["rekey"], &env, input.as_bytes());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let new = EncryptedSerializer::new(
+        langgraph_codec::crypto::KeyRing::new(
+            langgraph_codec::crypto::AesKey::new(KEY.as_bytes()).expect("key"),
+        ),
+        CompressedSerializer::new(JsonPlusSerializer::new()),
+    );
+    for answer in answers(&run) {
+        assert_eq!(answer["type"], "msgpack+zlib+aes", "{answer}");
+        let data = B64
+            .decode(answer["data"].as_str().expect("data"))
+            .expect("b64");
+        // Still compressed under the encryption: 300 bytes of x compress to a few.
+        assert!(data.len() < 100, "{} bytes", data.len());
+        assert_eq!(
+            new.loads_typed("msgpack+zlib+aes", &data).ok(),
+            Some(value.clone())
+        );
+    }
+}

@@ -26,9 +26,10 @@ const RANKS: &[(&str, u32)] = &[
     ("serializer", 4),
     ("crypto", 5),
     ("saver", 6),
-    ("error", 7),
-    ("records", 8),
-    ("bin", 9),
+    ("store", 7),
+    ("error", 8),
+    ("records", 9),
+    ("bin", 10),
 ];
 
 fn rank(module: &str) -> Option<u32> {

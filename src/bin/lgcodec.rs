@@ -9,9 +9,13 @@ use std::process::ExitCode;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
-use langgraph_codec::crypto::EncryptedSerializer;
+use langgraph_codec::crypto::{CompressedSerializer, EncryptedSerializer, KeyRing};
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
-use langgraph_codec::{Error, TypedBytes};
+use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[path = "lgcodec/store.rs"]
+mod store;
 
 const EXAMPLES: &str = "\
 Examples (paste them: each works in an empty directory):
@@ -86,6 +90,15 @@ enum Command {
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
+    },
+    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit what is
+    /// encrypted under which key, encrypt what is in clear, rekey what is under a
+    /// previous key. Exit status 0 success, 1 findings, 2 fatal.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = store::EXAMPLES)]
+    Store {
+        #[command(subcommand)]
+        command: store::StoreCommand,
     },
     /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
     /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
@@ -265,8 +278,15 @@ fn run(cli: Cli) -> Result<bool, String> {
                 .map_err(|e| format!("cannot write: {e}"))?;
             Ok(true)
         }
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        Command::Store { .. } => Err("store commands are run by main".to_owned()),
         Command::Rekey { file, lines, .. } => {
-            let serde = EncryptedSerializer::from_env().map_err(|e| e.to_string())?;
+            // Over the `+zlib` wrapper, so compressed rows are read and stay compressed
+            // (`msgpack+zlib` → `msgpack+zlib+aes`).
+            let serde = EncryptedSerializer::new(
+                KeyRing::from_env().map_err(|e| e.to_string())?,
+                CompressedSerializer::new(JsonPlusSerializer::new()),
+            );
             batch(&file, &lines, &|record| {
                 let typed = record.data()?;
                 serde
@@ -279,7 +299,13 @@ fn run(cli: Cli) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    let cli = match cli.command {
+        Command::Store { command } => return store::run(command),
+        command => Cli { command },
+    };
+    match run(cli) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(message) => {

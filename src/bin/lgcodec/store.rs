@@ -1,0 +1,333 @@
+//! `lgcodec store audit|encrypt|rekey STORE`: a thin shell over
+//! [`langgraph_codec::store`]. Exit status: 0 success (audit: clean), 1 findings or a
+//! sweep that left rows it could not do, 2 usage or fatal errors.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Subcommand;
+use langgraph_codec::store::{
+    self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreError, StoreKeys,
+    SweepOptions, SweepReport, Verdict,
+};
+
+pub const EXAMPLES: &str = "\
+Examples (paste them in a directory holding checkpoints.db, a store Python's SqliteSaver
+wrote; a postgresql://user@host:5432/db URL works wherever checkpoints.db does):
+  $ lgcodec store audit checkpoints.db --allow-clear
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt checkpoints.db --dry-run
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt sqlite:checkpoints.db
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store audit checkpoints.db --json
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_FALLBACK_KEYS=0123456789abcdef lgcodec store rekey checkpoints.db --batch-size 200 --max-rows-per-sec 20000
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 lgcodec store audit checkpoints.db
+
+Keys: LANGGRAPH_AES_KEY is the primary key (new rows are written under it, EAX mode, as
+Python's EncryptedSerializer.from_pycryptodome_aes()); LANGGRAPH_AES_KEY_PREVIOUS and
+LANGGRAPH_AES_FALLBACK_KEYS list decrypt-only keys, comma-separated (base64:<...> for a key
+with a comma). Rows in EAX and GCM mode are read.
+Exit status: 0 success (audit: clean); 1 audit findings (values in clear, under a previous
+key, unreadable) or a sweep that left values it could not do; 2 usage or fatal error.
+--json prints one JSON object (the report) on standard output.";
+
+#[derive(Subcommand)]
+pub enum StoreCommand {
+    /// Classify every stored value: in clear, under the primary key, under a previous
+    /// key, unreadable, legacy json; counts and bytes per table and thread. Read-only.
+    Audit {
+        /// sqlite:PATH, a file path, or a postgres:// URL.
+        store: String,
+        /// Print the report as one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Values in clear are not findings.
+        #[arg(long)]
+        allow_clear: bool,
+        /// Values under a previous (decrypt-only) key are not findings.
+        #[arg(long)]
+        allow_previous: bool,
+        /// Postgres: the inline JSONB channel values Python keeps in clear are findings.
+        #[arg(long)]
+        deny_inline: bool,
+    },
+    /// Encrypt every value in clear under LANGGRAPH_AES_KEY (msgpack → msgpack+aes).
+    Encrypt(SweepArgs),
+    /// Re-encrypt every value under a previous key under LANGGRAPH_AES_KEY.
+    Rekey(SweepArgs),
+}
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL.
+    store: String,
+    /// Count what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Rows per transaction.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
+    batch_size: u64,
+    /// At most this many rows read per second.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_rows_per_sec: Option<u64>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+const FATAL: u8 = 2;
+
+fn fatal(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("lgcodec: {message}");
+    ExitCode::from(FATAL)
+}
+
+fn bar() -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template(
+        "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, {eta} left",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
+
+fn on_progress(bar: &indicatif::ProgressBar) -> impl Fn(&Progress) + Send + Sync + 'static {
+    let bar = bar.clone();
+    move |p: &Progress| {
+        bar.set_length(p.total_estimate);
+        bar.set_position(p.rows_done);
+        bar.set_message(p.column);
+    }
+}
+
+pub fn run(command: StoreCommand) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fatal(format!("cannot start the runtime: {e}")),
+    };
+    let keys = match StoreKeys::from_env() {
+        Ok(keys) => keys,
+        Err(e) => return fatal(e),
+    };
+    runtime.block_on(async move {
+        match command {
+            StoreCommand::Audit {
+                store: location,
+                json,
+                allow_clear,
+                allow_previous,
+                deny_inline,
+            } => {
+                let store = match Store::open(&location).await {
+                    Ok(s) => s,
+                    Err(e) => return fatal(e),
+                };
+                let bar = bar();
+                let mut options = AuditOptions::new()
+                    .allow_clear(allow_clear)
+                    .allow_previous(allow_previous)
+                    .deny_inline(deny_inline);
+                if let Some(b) = &bar {
+                    options = options.on_progress(on_progress(b));
+                }
+                let report = store::audit(&store, &keys, &options).await;
+                if let Some(b) = bar {
+                    b.finish_and_clear();
+                }
+                match report {
+                    Ok(report) => print_audit(&report, json),
+                    Err(e) => fatal(e),
+                }
+            }
+            StoreCommand::Encrypt(args) => sweep("encrypt", args, &keys).await,
+            StoreCommand::Rekey(args) => sweep("rekey", args, &keys).await,
+        }
+    })
+}
+
+async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> ExitCode {
+    if !keys.has_primary() {
+        return fatal(format!(
+            "store {operation} needs LANGGRAPH_AES_KEY (the key to write rows under)"
+        ));
+    }
+    let opened = if args.dry_run {
+        Store::open(&args.store).await
+    } else {
+        Store::open_for_writing(&args.store).await
+    };
+    let store = match opened {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let bar = bar();
+    let mut options = SweepOptions::new()
+        .batch_size(usize::try_from(args.batch_size).unwrap_or(usize::MAX))
+        .dry_run(args.dry_run)
+        .max_rows_per_sec(args.max_rows_per_sec);
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let result: Result<SweepReport, StoreError> = match operation {
+        "encrypt" => store::encrypt(&store, keys, &options).await,
+        _ => store::rekey(&store, keys, &options).await,
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match result {
+        Ok(report) => print_sweep(&report, args.json),
+        Err(e) => fatal(e),
+    }
+}
+
+fn counts_line(c: &ClassCounts) -> String {
+    let previous = c.previous_total();
+    format!(
+        "{} value(s): {} under the primary key, {} in clear ({} legacy json), {} under previous keys, {} unreadable, {} empty markers",
+        c.total.rows,
+        c.primary.rows,
+        c.clear_total().rows,
+        c.legacy_json.rows,
+        previous.rows,
+        c.unreadable.rows,
+        c.empty.rows
+    )
+}
+
+fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))
+}
+
+fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
+    let verdict = match report.verdict {
+        Verdict::Clean => "clean",
+        Verdict::Findings => "FINDINGS",
+    };
+    let summary = format!(
+        "lgcodec store audit: {verdict}: {} in {:.1} s",
+        counts_line(&report.totals),
+        report.elapsed_s
+    );
+    if json {
+        if let Err(e) = emit_json(report) {
+            return fatal(e);
+        }
+        eprintln!("{summary}");
+    } else {
+        let mut out = String::new();
+        out.push_str(&format!("store: {} ({})\n", report.store, report.backend));
+        out.push_str(&format!(
+            "keys: {}\n",
+            if report.keys.is_empty() {
+                "none (LANGGRAPH_AES_KEY not set)".to_owned()
+            } else {
+                report.keys.join(", ")
+            }
+        ));
+        for t in &report.tables {
+            out.push_str(&format!("{}: {}\n", t.column, counts_line(&t.counts)));
+            for (label, tally) in &t.counts.previous {
+                out.push_str(&format!(
+                    "  under {label}: {} ({} bytes)\n",
+                    tally.rows, tally.bytes
+                ));
+            }
+        }
+        if let Some(i) = &report.inline {
+            out.push_str(&format!(
+                "checkpoints.checkpoint inline JSONB values: {} in clear ({} bytes), {} null, {} superseded by blobs, over {} checkpoints{}\n",
+                i.values.rows,
+                i.values.bytes,
+                i.nulls,
+                i.markers,
+                i.checkpoints,
+                if i.counted_as_findings { "" } else { " (Python's layout; not findings without --deny-inline)" }
+            ));
+        }
+        for s in &report.unreadable_samples {
+            out.push_str(&format!(
+                "unreadable: {} {:?}: {}\n",
+                s.column, s.key, s.reason
+            ));
+        }
+        out.push_str(&format!(
+            "never encrypted by Python (not findings): {}\n",
+            report.never_encrypted.join("; ")
+        ));
+        for f in &report.findings {
+            out.push_str(&format!("finding: {f}\n"));
+        }
+        out.push_str(&summary);
+        println!("{out}");
+    }
+    match report.verdict {
+        Verdict::Clean => ExitCode::SUCCESS,
+        Verdict::Findings => ExitCode::FAILURE,
+    }
+}
+
+fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
+    let verb = if report.dry_run {
+        "would rewrite"
+    } else {
+        "rewrote"
+    };
+    let summary = format!(
+        "lgcodec store {}: {} value(s) read, {verb} {} ({} bytes) under the primary key, {} failed, {} changed by live writers ({} still pending), {} batch(es), {:.1} s ({:.0} rows/s, {:.1} MB/s){}",
+        report.operation,
+        report.seen.total.rows,
+        report.rewritten.rows,
+        report.rewritten.bytes,
+        report.failed,
+        report.changed_by_writer,
+        report.changed_still_pending,
+        report.batches,
+        report.elapsed_s,
+        report.rows_per_s,
+        report.mb_per_s,
+        if report.complete { "" } else { "; run again after fixing what failed" },
+    );
+    if json {
+        if let Err(e) = emit_json(report) {
+            return fatal(e);
+        }
+        eprintln!("{summary}");
+    } else {
+        let mut out = String::new();
+        out.push_str(&format!("store: {} ({})\n", report.store, report.backend));
+        for t in &report.tables {
+            out.push_str(&format!(
+                "{}: {}; {verb} {}\n",
+                t.column,
+                counts_line(&t.seen),
+                t.rewritten.rows
+            ));
+        }
+        if let Some(n) = report.inline_values_left {
+            out.push_str(&format!(
+                "checkpoints.checkpoint inline JSONB values left in clear: {n} (Python's Postgres layout keeps them inline)\n"
+            ));
+        }
+        for s in &report.failed_samples {
+            out.push_str(&format!("failed: {} {:?}: {}\n", s.column, s.key, s.reason));
+        }
+        out.push_str(&summary);
+        println!("{out}");
+    }
+    if report.complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,99 @@
+//! What both backends offer the operations: tables of serialized values, paged by
+//! primary key, and compare-and-swap rewrites.
+
+/// One part of a row's primary key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum KeyPart {
+    Text(String),
+    Int(i64),
+}
+
+impl KeyPart {
+    pub(crate) fn text(&self) -> String {
+        match self {
+            KeyPart::Text(s) => s.clone(),
+            KeyPart::Int(i) => i.to_string(),
+        }
+    }
+}
+
+/// A table holding serialized values: its primary key columns (`idx` is the only
+/// integer), the type column and the value column.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub name: &'static str,
+    pub key: &'static [&'static str],
+    pub type_col: &'static str,
+    pub value_col: &'static str,
+    /// `table.column`, for reports.
+    pub label: &'static str,
+}
+
+impl Table {
+    pub(crate) fn is_int(column: &str) -> bool {
+        column == "idx"
+    }
+}
+
+/// One stored value.
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub key: Vec<KeyPart>,
+    pub tag: Option<String>,
+    pub data: Option<Vec<u8>>,
+}
+
+impl Row {
+    pub(crate) fn thread_id(&self) -> &str {
+        match self.key.first() {
+            Some(KeyPart::Text(s)) => s,
+            _ => "",
+        }
+    }
+}
+
+/// A compare-and-swap rewrite: applied only if the row still holds `old_*`.
+#[derive(Debug)]
+pub(crate) struct Update {
+    pub key: Vec<KeyPart>,
+    pub old_tag: String,
+    pub old_data: Vec<u8>,
+    pub new_tag: String,
+    pub new_data: Vec<u8>,
+}
+
+/// `SELECT key…, type, value FROM table [WHERE (key…) > (params…)] ORDER BY key… LIMIT n`
+/// with placeholders from `ph` (1-based).
+pub(crate) fn page_sql(t: &Table, after: bool, ph: impl Fn(usize) -> String) -> String {
+    let keys = t.key.join(", ");
+    let mut sql = format!(
+        "SELECT {keys}, {}, {} FROM {}",
+        t.type_col, t.value_col, t.name
+    );
+    let mut n = 0;
+    if after {
+        let params: Vec<String> = (1..=t.key.len()).map(&ph).collect();
+        n = t.key.len();
+        sql.push_str(&format!(" WHERE ({keys}) > ({})", params.join(", ")));
+    }
+    sql.push_str(&format!(" ORDER BY {keys} LIMIT {}", ph(n + 1)));
+    sql
+}
+
+/// `SELECT key…, type, value FROM table WHERE key = params…`.
+pub(crate) fn row_sql(t: &Table, ph: impl Fn(usize) -> String) -> String {
+    let keys = t.key.join(", ");
+    let cond: Vec<String> = t
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k} = {}", ph(i + 1)))
+        .collect();
+    format!(
+        "SELECT {keys}, {}, {} FROM {} WHERE {}",
+        t.type_col,
+        t.value_col,
+        t.name,
+        cond.join(" AND ")
+    )
+}

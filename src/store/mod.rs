@@ -1,0 +1,310 @@
+//! Whole-store operations on a checkpoint store Python LangGraph wrote (features
+//! `sqlite` and/or `postgres`): [`audit`] what is encrypted under which key,
+//! [`encrypt`] what is in clear, [`rekey`] what is under a previous key — while Python
+//! processes keep writing.
+//!
+//! [`Store::open`] takes `sqlite:PATH`, a bare file path, or a `postgres://` /
+//! `postgresql://` URL, and opens it read-only: SQLite with `SQLITE_OPEN_READ_ONLY` (a
+//! read-only file works; nothing is created, the journal mode is left alone), Postgres
+//! in a read-only session. [`Store::open_for_writing`] opens it for the sweeps (still
+//! creating nothing). Both check Python's layout first and refuse anything else with
+//! [`StoreError::NotAStore`] saying what they found.
+//!
+//! **What is stored encrypted** (with Python's `EncryptedSerializer`):
+//!
+//! | backend | values that go through the serializer | never encrypted by Python |
+//! |---|---|---|
+//! | SQLite | `checkpoints.checkpoint` (the whole checkpoint, every channel value), `writes.value` | `checkpoints.metadata`, key columns, `writes.channel` / `task_path` |
+//! | Postgres | `checkpoint_blobs.blob`, `checkpoint_writes.blob` | the `checkpoints.checkpoint` JSONB **including the inline `None`/`str`/`int`/`float`/`bool` channel values**, `checkpoints.metadata`, key columns |
+//!
+//! The audit counts Postgres's inline values in their own section
+//! ([`InlineCounts`]): Python writes them inline, in clear, on every `put`, so no sweep
+//! can keep them encrypted while Python writes; [`encrypt`] leaves them in place (moving
+//! them into blobs would be undone by Python's next `put`). A store written by this
+//! crate's [`PostgresSaver`](crate::saver::postgres::PostgresSaver) with
+//! `all_values_in_blobs` has none; [`AuditOptions::deny_inline`] makes them findings.
+//!
+//! **The sweeps** ([`encrypt`]: in clear → primary key; [`rekey`]: previous key →
+//! primary key) page through each table by primary key (memory does not grow with the
+//! store), and write each batch in one transaction with a compare-and-swap per row: a
+//! row is rewritten only if it still holds the bytes that were read, so a row a live
+//! writer changed meanwhile is left to the writer and counted. A row is rewritten only
+//! after it decodes and its new bytes open, under the primary key alone, to the same
+//! plaintext. Tags keep their inner part (`msgpack+zlib` → `msgpack+zlib+aes`); new
+//! rows are Python's format (EAX unless [`StoreKeys::with_mode`]). Killed at any point,
+//! a sweep leaves every row either old or new; run again, it skips what is done (rows
+//! under the primary key are recognised by reading them).
+//!
+//! ```no_run
+//! use langgraph_codec::store::{audit, rekey, AuditOptions, Store, StoreKeys, SweepOptions};
+//!
+//! # async fn demo() -> Result<(), langgraph_codec::store::StoreError> {
+//! // LANGGRAPH_AES_KEY=new key, LANGGRAPH_AES_KEY_PREVIOUS (or _FALLBACK_KEYS)=old key
+//! let keys = StoreKeys::from_env()?;
+//! let store = Store::open_for_writing("sqlite:checkpoints.db").await?;
+//! let done = rekey(&store, &keys, &SweepOptions::new().batch_size(500)).await?;
+//! assert!(done.complete);
+//! let report = audit(&store, &keys, &AuditOptions::new()).await?;
+//! println!("{}", serde_json::to_string(&report).unwrap_or_default());
+//! # Ok(())
+//! # }
+//! ```
+
+mod backend;
+mod classify;
+mod error;
+mod keys;
+mod ops;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod report;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use classify::Class;
+pub use error::StoreError;
+pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
+pub use ops::{audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions};
+pub use report::{
+    AuditReport, ClassCounts, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
+    UnreadableRow, Verdict,
+};
+
+use std::sync::Arc;
+
+use backend::{KeyPart, Row, Table, Update};
+
+/// Where a store is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Location {
+    /// An SQLite file.
+    Sqlite(std::path::PathBuf),
+    /// A Postgres connection URL.
+    Postgres(String),
+}
+
+impl Location {
+    /// Parses `sqlite:PATH` (`sqlite://PATH` too), a bare file path, or a
+    /// `postgres://` / `postgresql://` URL.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidLocation`] for an empty argument or another URL scheme.
+    pub fn parse(given: &str) -> Result<Self, StoreError> {
+        let invalid = |reason: &str| StoreError::InvalidLocation {
+            given: given.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if given.is_empty() {
+            return Err(invalid("empty"));
+        }
+        if given.starts_with("postgres://") || given.starts_with("postgresql://") {
+            return Ok(Location::Postgres(given.to_owned()));
+        }
+        if let Some(rest) = given.strip_prefix("sqlite:") {
+            let path = rest.strip_prefix("//").unwrap_or(rest);
+            if path.is_empty() {
+                return Err(invalid("sqlite: needs a path"));
+            }
+            return Ok(Location::Sqlite(path.into()));
+        }
+        if let Some((scheme, _)) = given.split_once("://") {
+            return Err(invalid(&format!(
+                "unknown scheme {scheme:?}: use sqlite:PATH, a file path, or a postgres:// URL"
+            )));
+        }
+        Ok(Location::Sqlite(given.into()))
+    }
+
+    /// For reports: the path, or the URL without its password.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(p) => p.display().to_string(),
+            Location::Postgres(url) => redact(url),
+        }
+    }
+}
+
+/// A Postgres URL with the password (between `user:` and `@`) replaced by `***`.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((auth, host)) = rest.split_once('@') else {
+        return url.to_owned();
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[derive(Debug)]
+enum Backend {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlite::SqliteStore),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PgStore),
+}
+
+/// A Python-format checkpoint store, opened read-only ([`open`](Self::open)) or for
+/// writing ([`open_for_writing`](Self::open_for_writing)). Operations take it by
+/// reference: [`audit`], [`encrypt`], [`rekey`].
+#[derive(Debug)]
+pub struct Store {
+    backend: Backend,
+    location: Location,
+    writable: bool,
+}
+
+impl Store {
+    /// Opens a store read-only and checks Python's layout.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidLocation`], [`StoreError::NotFound`] (a missing file is
+    /// not created), [`StoreError::NotAStore`] (another database: what it holds),
+    /// [`StoreError::BackendDisabled`], or the database's error.
+    pub async fn open(location: &str) -> Result<Self, StoreError> {
+        Self::open_with(location, false).await
+    }
+
+    /// Opens a store for the sweeps (still creating nothing) and checks Python's layout.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open), and [`StoreError::ReadOnly`] for a file or server that
+    /// cannot be written.
+    pub async fn open_for_writing(location: &str) -> Result<Self, StoreError> {
+        Self::open_with(location, true).await
+    }
+
+    async fn open_with(given: &str, writable: bool) -> Result<Self, StoreError> {
+        let location = Location::parse(given)?;
+        let shown = location.display();
+        let backend = match &location {
+            #[cfg(feature = "sqlite")]
+            Location::Sqlite(path) => {
+                Backend::Sqlite(sqlite::SqliteStore::open(path, writable, &shown)?)
+            }
+            #[cfg(not(feature = "sqlite"))]
+            Location::Sqlite(_) => {
+                return Err(StoreError::BackendDisabled {
+                    backend: "sqlite",
+                    feature: "sqlite",
+                })
+            }
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => {
+                Backend::Postgres(postgres::PgStore::open(url, writable, &shown).await?)
+            }
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(_) => {
+                return Err(StoreError::BackendDisabled {
+                    backend: "postgres",
+                    feature: "postgres",
+                })
+            }
+        };
+        let _ = &shown;
+        Ok(Store {
+            backend,
+            location,
+            writable,
+        })
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => "sqlite",
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// Whether the store was opened for writing.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    fn tables(&self) -> &'static [Table] {
+        match self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => &sqlite::TABLES,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => &postgres::TABLES,
+        }
+    }
+
+    async fn count(&self, t: &'static Table) -> Result<u64, StoreError> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.count(t).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.count(t).await,
+        }
+    }
+
+    async fn page(
+        &self,
+        t: &'static Table,
+        after: Option<Vec<KeyPart>>,
+        limit: usize,
+    ) -> Result<Vec<Row>, StoreError> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.page(t, after, limit).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.page(t, after, limit).await,
+        }
+    }
+
+    async fn reread(
+        &self,
+        t: &'static Table,
+        key: Vec<KeyPart>,
+    ) -> Result<Option<Row>, StoreError> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.reread(t, key).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.reread(t, key).await,
+        }
+    }
+
+    async fn apply(
+        &self,
+        t: &'static Table,
+        updates: Arc<Vec<Update>>,
+    ) -> Result<Vec<bool>, StoreError> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.apply(t, updates).await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.apply(t, updates).await,
+        }
+    }
+
+    async fn reconnect(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => Ok(()),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.reconnect().await,
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    fn postgres(&self) -> Option<&postgres::PgStore> {
+        match &self.backend {
+            Backend::Postgres(p) => Some(p),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+}

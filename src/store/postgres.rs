@@ -1,0 +1,379 @@
+//! The Postgres backend: Python's `checkpoint_blobs` and `checkpoint_writes` (and the
+//! inline values of `checkpoints`), one connection, read-only sessions unless the
+//! operation writes; the layout is verified without writing.
+
+use std::sync::{Arc, Mutex};
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls};
+
+use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
+use super::error::StoreError;
+use crate::saver::postgres::{PostgresError, PostgresSaver};
+use crate::saver::SaverError;
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) const TABLES: [Table; 2] = [
+    Table {
+        name: "checkpoint_blobs",
+        key: &["thread_id", "checkpoint_ns", "channel", "version"],
+        type_col: "type",
+        value_col: "blob",
+        label: "checkpoint_blobs.blob",
+    },
+    Table {
+        name: "checkpoint_writes",
+        key: &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "task_id",
+            "idx",
+        ],
+        type_col: "type",
+        value_col: "blob",
+        label: "checkpoint_writes.blob",
+    },
+];
+
+fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |source| StoreError::Postgres { operation, source }
+}
+
+/// One checkpoint row's inline values.
+#[derive(Debug)]
+pub(crate) struct InlineRow {
+    pub key: [String; 3],
+    /// Non-null inline values no blob supersedes.
+    pub values: u64,
+    /// Their JSON text length.
+    pub bytes: u64,
+    pub nulls: u64,
+    pub markers: u64,
+}
+
+pub(crate) struct PgStore {
+    url: String,
+    writable: bool,
+    client: Mutex<Arc<Client>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("writable", &self.writable)
+            .finish_non_exhaustive()
+    }
+}
+
+async fn connect(url: &str, writable: bool) -> Result<Client> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(pg("connect"))?;
+    tokio::spawn(async move {
+        // Ends when the client is dropped or the server closes the connection; the
+        // error then reaches the next statement.
+        let _ = connection.await;
+    });
+    if !writable {
+        client
+            .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            .await
+            .map_err(pg("connect"))?;
+    }
+    Ok(client)
+}
+
+fn key_params(key: &[KeyPart]) -> Vec<Box<dyn ToSql + Sync + Send>> {
+    key.iter()
+        .map(|k| -> Box<dyn ToSql + Sync + Send> {
+            match k {
+                KeyPart::Text(s) => Box::new(s.clone()),
+                KeyPart::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+            }
+        })
+        .collect()
+}
+
+fn read_row(t: &Table, r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::Error> {
+    let mut key = Vec::with_capacity(t.key.len());
+    for (i, column) in t.key.iter().enumerate() {
+        key.push(if Table::is_int(column) {
+            KeyPart::Int(i64::from(r.try_get::<_, i32>(i)?))
+        } else {
+            KeyPart::Text(r.try_get(i)?)
+        });
+    }
+    let n = t.key.len();
+    Ok(Row {
+        key,
+        tag: r.try_get(n)?,
+        data: r.try_get(n + 1)?,
+    })
+}
+
+impl PgStore {
+    /// Connects and verifies Python's layout (tables, columns, `checkpoint_migrations`
+    /// 0..=9) without writing.
+    pub(crate) async fn open(url: &str, writable: bool, location: &str) -> Result<Self> {
+        let client = connect(url, writable).await?;
+        let saver = PostgresSaver::builder_from_url(url)
+            .and_then(|b| b.build())
+            .map_err(|e| StoreError::InvalidLocation {
+                given: location.to_owned(),
+                reason: e.to_string(),
+            })?;
+        if let Err(e) = saver.verify().await {
+            return Err(match e {
+                SaverError::Postgres(p) => match *p {
+                    PostgresError::Db { operation, source } => {
+                        StoreError::Postgres { operation, source }
+                    }
+                    PostgresError::Pool { .. } => StoreError::ConnectionLost {
+                        attempts: 1,
+                        last: p.to_string(),
+                    },
+                    other => StoreError::NotAStore {
+                        location: location.to_owned(),
+                        found: other.to_string(),
+                    },
+                },
+                other => StoreError::NotAStore {
+                    location: location.to_owned(),
+                    found: other.to_string(),
+                },
+            });
+        }
+        drop(saver);
+        if writable {
+            let ro: String = client
+                .query_one("SELECT current_setting('transaction_read_only')", &[])
+                .await
+                .map_err(pg("open"))?
+                .try_get(0)
+                .map_err(pg("open"))?;
+            if ro == "on" {
+                return Err(StoreError::ReadOnly {
+                    location: location.to_owned(),
+                    reason: "the server runs read-only transactions (a standby, or default_transaction_read_only)".to_owned(),
+                });
+            }
+        }
+        Ok(PgStore {
+            url: url.to_owned(),
+            writable,
+            client: Mutex::new(Arc::new(client)),
+        })
+    }
+
+    fn client(&self) -> Arc<Client> {
+        Arc::clone(&self.client.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Replaces the connection (after the server closed it).
+    pub(crate) async fn reconnect(&self) -> Result<()> {
+        let client = connect(&self.url, self.writable).await?;
+        *self.client.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(client);
+        Ok(())
+    }
+
+    pub(crate) async fn count(&self, t: &'static Table) -> Result<u64> {
+        let row = self
+            .client()
+            .query_one(&format!("SELECT count(*) FROM {}", t.name), &[])
+            .await
+            .map_err(pg("count"))?;
+        let n: i64 = row.try_get(0).map_err(pg("count"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    pub(crate) async fn count_checkpoints(&self) -> Result<u64> {
+        let row = self
+            .client()
+            .query_one("SELECT count(*) FROM checkpoints", &[])
+            .await
+            .map_err(pg("count"))?;
+        let n: i64 = row.try_get(0).map_err(pg("count"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    pub(crate) async fn page(
+        &self,
+        t: &'static Table,
+        after: Option<Vec<KeyPart>>,
+        limit: usize,
+    ) -> Result<Vec<Row>> {
+        let sql = page_sql(t, after.is_some(), |i| format!("${i}"));
+        let mut params = after.as_deref().map(key_params).unwrap_or_default();
+        params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX)));
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+        let rows = self.client().query(&sql, &refs).await.map_err(pg("read"))?;
+        rows.iter()
+            .map(|r| read_row(t, r).map_err(pg("read")))
+            .collect()
+    }
+
+    pub(crate) async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
+        let sql = row_sql(t, |i| format!("${i}"));
+        let params = key_params(&key);
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+        let rows = self.client().query(&sql, &refs).await.map_err(pg("read"))?;
+        rows.first()
+            .map(|r| read_row(t, r).map_err(pg("read")))
+            .transpose()
+    }
+
+    /// Applies `updates` in one statement (so one transaction): an `UPDATE … FROM
+    /// unnest(…)` matching each row by key, old type and old bytes; the keys it rewrote
+    /// come back.
+    pub(crate) async fn apply(
+        &self,
+        t: &'static Table,
+        updates: Arc<Vec<Update>>,
+    ) -> Result<Vec<bool>> {
+        let mut columns: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
+        let mut decl = Vec::new();
+        for (i, k) in t.key.iter().enumerate() {
+            if Table::is_int(k) {
+                let v: Vec<i32> = updates
+                    .iter()
+                    .map(|u| match u.key.get(i) {
+                        Some(KeyPart::Int(n)) => i32::try_from(*n).unwrap_or(i32::MAX),
+                        _ => 0,
+                    })
+                    .collect();
+                columns.push(Box::new(v));
+                decl.push(format!("${}::int4[]", i + 1));
+            } else {
+                let v: Vec<String> = updates
+                    .iter()
+                    .map(|u| u.key.get(i).map(KeyPart::text).unwrap_or_default())
+                    .collect();
+                columns.push(Box::new(v));
+                decl.push(format!("${}::text[]", i + 1));
+            }
+        }
+        let n = t.key.len();
+        let tags = |f: fn(&Update) -> &String| -> Vec<String> {
+            updates.iter().map(|u| f(u).clone()).collect()
+        };
+        let datas = |f: fn(&Update) -> &Vec<u8>| -> Vec<Vec<u8>> {
+            updates.iter().map(|u| f(u).clone()).collect()
+        };
+        columns.push(Box::new(tags(|u| &u.old_tag)));
+        columns.push(Box::new(datas(|u| &u.old_data)));
+        columns.push(Box::new(tags(|u| &u.new_tag)));
+        columns.push(Box::new(datas(|u| &u.new_data)));
+        decl.push(format!("${}::text[]", n + 1));
+        decl.push(format!("${}::bytea[]", n + 2));
+        decl.push(format!("${}::text[]", n + 3));
+        decl.push(format!("${}::bytea[]", n + 4));
+        let names: Vec<String> = t.key.iter().map(|k| format!("k_{k}")).collect();
+        let cond: Vec<String> = t.key.iter().map(|k| format!("t.{k} = u.k_{k}")).collect();
+        let sql = format!(
+            "UPDATE {table} AS t SET {ty} = u.new_type, {val} = u.new_value \
+             FROM unnest({decl}) AS u({names}, old_type, old_value, new_type, new_value) \
+             WHERE {cond} AND t.{ty} = u.old_type AND t.{val} = u.old_value \
+             RETURNING {ret}",
+            table = t.name,
+            ty = t.type_col,
+            val = t.value_col,
+            decl = decl.join(", "),
+            names = names.join(", "),
+            cond = cond.join(" AND "),
+            ret = t
+                .key
+                .iter()
+                .map(|k| format!("t.{k}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        let refs: Vec<&(dyn ToSql + Sync)> = columns
+            .iter()
+            .map(|p| &**p as &(dyn ToSql + Sync))
+            .collect();
+        let rows = self
+            .client()
+            .query(&sql, &refs)
+            .await
+            .map_err(pg("write"))?;
+        let mut written = std::collections::HashSet::with_capacity(rows.len());
+        for r in &rows {
+            let mut key = Vec::with_capacity(n);
+            for (i, column) in t.key.iter().enumerate() {
+                key.push(if Table::is_int(column) {
+                    KeyPart::Int(i64::from(r.try_get::<_, i32>(i).map_err(pg("write"))?))
+                } else {
+                    KeyPart::Text(r.try_get(i).map_err(pg("write"))?)
+                });
+            }
+            written.insert(key.iter().map(KeyPart::text).collect::<Vec<_>>());
+        }
+        Ok(updates
+            .iter()
+            .map(|u| written.contains(&u.key.iter().map(KeyPart::text).collect::<Vec<_>>()))
+            .collect())
+    }
+
+    /// A page of checkpoint rows' inline values, after `after` by primary key.
+    pub(crate) async fn inline_page(
+        &self,
+        after: Option<[String; 3]>,
+        limit: usize,
+    ) -> Result<Vec<InlineRow>> {
+        const VALUES: &str =
+            "jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+             THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END)";
+        let blob = "EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+             AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
+             AND b.version = c.checkpoint -> 'channel_versions' ->> v.key AND b.type <> 'empty')";
+        let select = format!(
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
+             (SELECT count(*) FROM {VALUES} v WHERE jsonb_typeof(v.value) <> 'null' AND NOT {blob})::int8, \
+             (SELECT coalesce(sum(length(v.value::text)), 0) FROM {VALUES} v WHERE jsonb_typeof(v.value) <> 'null' AND NOT {blob})::int8, \
+             (SELECT count(*) FROM {VALUES} v WHERE jsonb_typeof(v.value) = 'null' AND NOT {blob})::int8, \
+             (SELECT count(*) FROM {VALUES} v WHERE {blob})::int8 \
+             FROM checkpoints c"
+        );
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let client = self.client();
+        let rows = match &after {
+            Some([a, b, c]) => {
+                client
+                    .query(
+                        &format!("{select} WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id) > ($1, $2, $3) ORDER BY 1, 2, 3 LIMIT $4"),
+                        &[a, b, c, &limit],
+                    )
+                    .await
+            }
+            None => {
+                client
+                    .query(&format!("{select} ORDER BY 1, 2, 3 LIMIT $1"), &[&limit])
+                    .await
+            }
+        }
+        .map_err(pg("read"))?;
+        let get = |r: &tokio_postgres::Row, i: usize| -> Result<u64> {
+            let n: i64 = r.try_get(i).map_err(pg("read"))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(InlineRow {
+                    key: [
+                        r.try_get(0).map_err(pg("read"))?,
+                        r.try_get(1).map_err(pg("read"))?,
+                        r.try_get(2).map_err(pg("read"))?,
+                    ],
+                    values: get(r, 3)?,
+                    bytes: get(r, 4)?,
+                    nulls: get(r, 5)?,
+                    markers: get(r, 6)?,
+                })
+            })
+            .collect()
+    }
+}

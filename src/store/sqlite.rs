@@ -1,0 +1,320 @@
+//! The SQLite backend: Python's `checkpoints` and `writes` tables, opened read-only
+//! unless the operation writes; nothing is created, the journal mode is left alone.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::types::{Value as SqlValue, ValueRef};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
+use super::error::StoreError;
+
+type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) const TABLES: [Table; 2] = [
+    Table {
+        name: "checkpoints",
+        key: &["thread_id", "checkpoint_ns", "checkpoint_id"],
+        type_col: "type",
+        value_col: "checkpoint",
+        label: "checkpoints.checkpoint",
+    },
+    Table {
+        name: "writes",
+        key: &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "task_id",
+            "idx",
+        ],
+        type_col: "type",
+        value_col: "value",
+        label: "writes.value",
+    },
+];
+
+/// The columns each table must have (Python's layout; `task_path` since 2.0).
+const COLUMNS: [(&str, &[&str]); 2] = [
+    (
+        "checkpoints",
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "parent_checkpoint_id",
+            "type",
+            "checkpoint",
+            "metadata",
+        ],
+    ),
+    (
+        "writes",
+        &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "task_id",
+            "task_path",
+            "idx",
+            "channel",
+            "type",
+            "value",
+        ],
+    ),
+];
+
+fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sqlite { operation, source }
+}
+
+pub(crate) struct SqliteStore {
+    conn: Arc<Mutex<Connection>>,
+    location: String,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+fn not_a_store(location: &str, found: String) -> StoreError {
+    StoreError::NotAStore {
+        location: location.to_owned(),
+        found,
+    }
+}
+
+/// Checks Python's layout without writing: both tables, every column.
+fn check_layout(conn: &Connection, location: &str) -> Result<()> {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| match e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+                not_a_store(location, "the file is not an SQLite database".to_owned())
+            }
+            other => sqlite("open")(other),
+        })?;
+    for (table, wanted) in COLUMNS {
+        if !tables.iter().any(|t| t == table) {
+            let found = if tables.is_empty() {
+                "an SQLite database without tables".to_owned()
+            } else {
+                format!(
+                    "an SQLite database with tables {} and no {table} table",
+                    tables.join(", ")
+                )
+            };
+            return Err(not_a_store(location, found));
+        }
+        let columns: Vec<String> = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .and_then(|mut s| {
+                s.query_map([], |r| r.get::<_, String>(1))?
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(sqlite("open"))?;
+        for column in wanted {
+            if !columns.iter().any(|c| c == column) {
+                return Err(not_a_store(
+                    location,
+                    format!(
+                        "table {table} has no column {column} (columns: {})",
+                        columns.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn key_params(key: &[KeyPart]) -> Vec<SqlValue> {
+    key.iter()
+        .map(|k| match k {
+            KeyPart::Text(s) => SqlValue::Text(s.clone()),
+            KeyPart::Int(i) => SqlValue::Integer(*i),
+        })
+        .collect()
+}
+
+fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let mut key = Vec::with_capacity(t.key.len());
+    for (i, column) in t.key.iter().enumerate() {
+        key.push(if Table::is_int(column) {
+            KeyPart::Int(r.get(i)?)
+        } else {
+            KeyPart::Text(r.get(i)?)
+        });
+    }
+    let n = t.key.len();
+    let tag: Option<String> = r.get(n)?;
+    let data = match r.get_ref(n + 1)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) => Some(b.to_vec()),
+        // Python writes bytes (BLOB); a TEXT value is read as its bytes, and a
+        // compare-and-swap against a BLOB parameter never matches it.
+        ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(i) => Some(i.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    };
+    Ok(Row { key, tag, data })
+}
+
+impl SqliteStore {
+    /// Opens the file at `path`: read-only (`SQLITE_OPEN_READ_ONLY`), or read-write
+    /// without creating it. Checks Python's layout.
+    pub(crate) fn open(path: &Path, writable: bool, location: &str) -> Result<Self> {
+        let meta = std::fs::metadata(path).map_err(|e| StoreError::NotFound {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if !meta.is_file() {
+            return Err(not_a_store(location, "a directory, not a file".to_owned()));
+        }
+        let flags = if writable {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(sqlite("open"))?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(sqlite("open"))?;
+        check_layout(&conn, location)?;
+        if writable
+            && conn
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(sqlite("open"))?
+        {
+            return Err(StoreError::ReadOnly {
+                location: location.to_owned(),
+                reason: "SQLite opened the file read-only (no write permission on it)".to_owned(),
+            });
+        }
+        Ok(SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            location: location.to_owned(),
+        })
+    }
+
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = Arc::clone(&self.conn);
+        let job = move || {
+            let mut c = conn.lock().unwrap_or_else(|e| e.into_inner());
+            f(&mut c)
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => handle
+                .spawn_blocking(job)
+                .await
+                .map_err(|e| StoreError::Task(e.to_string()))?,
+            Err(_) => job(),
+        }
+    }
+
+    pub(crate) async fn count(&self, t: &'static Table) -> Result<u64> {
+        self.run(move |c| {
+            let n: i64 = c
+                .query_row(&format!("SELECT count(*) FROM {}", t.name), [], |r| {
+                    r.get(0)
+                })
+                .map_err(sqlite("count"))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+        .await
+    }
+
+    pub(crate) async fn page(
+        &self,
+        t: &'static Table,
+        after: Option<Vec<KeyPart>>,
+        limit: usize,
+    ) -> Result<Vec<Row>> {
+        self.run(move |c| {
+            let sql = page_sql(t, after.is_some(), |i| format!("?{i}"));
+            let mut params = after.as_deref().map(key_params).unwrap_or_default();
+            params.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+            let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| read_row(t, r))
+                .map_err(sqlite("read"))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(sqlite("read"))?;
+            Ok(rows)
+        })
+        .await
+    }
+
+    pub(crate) async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
+        self.run(move |c| {
+            let sql = row_sql(t, |i| format!("?{i}"));
+            let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
+            let mut rows = stmt
+                .query_map(rusqlite::params_from_iter(key_params(&key)), |r| {
+                    read_row(t, r)
+                })
+                .map_err(sqlite("read"))?;
+            rows.next().transpose().map_err(sqlite("read"))
+        })
+        .await
+    }
+
+    /// Applies `updates` in one `BEGIN IMMEDIATE` transaction; per update, whether the
+    /// row still held the old bytes (and so was rewritten).
+    pub(crate) async fn apply(
+        &self,
+        t: &'static Table,
+        updates: Arc<Vec<Update>>,
+    ) -> Result<Vec<bool>> {
+        self.run(move |c| {
+            let cond: Vec<String> = t
+                .key
+                .iter()
+                .enumerate()
+                .map(|(i, k)| format!("{k} = ?{}", i + 5))
+                .collect();
+            let sql = format!(
+                "UPDATE {} SET {ty} = ?1, {val} = ?2 WHERE {ty} = ?3 AND {val} = ?4 AND {}",
+                t.name,
+                cond.join(" AND "),
+                ty = t.type_col,
+                val = t.value_col,
+            );
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sqlite("write"))?;
+            let mut done = Vec::with_capacity(updates.len());
+            {
+                let mut stmt = tx.prepare_cached(&sql).map_err(sqlite("write"))?;
+                for u in updates.iter() {
+                    let mut params = vec![
+                        SqlValue::Text(u.new_tag.clone()),
+                        SqlValue::Blob(u.new_data.clone()),
+                        SqlValue::Text(u.old_tag.clone()),
+                        SqlValue::Blob(u.old_data.clone()),
+                    ];
+                    params.extend(key_params(&u.key));
+                    let n = stmt
+                        .execute(rusqlite::params_from_iter(params))
+                        .map_err(sqlite("write"))?;
+                    done.push(n == 1);
+                }
+            }
+            tx.commit().map_err(sqlite("write"))?;
+            Ok(done)
+        })
+        .await
+    }
+}

@@ -1,0 +1,124 @@
+//! Stores shaped like a real graph's, written with this crate's savers (rows
+//! byte-compatible with Python's): per step a checkpoint whose `messages` channel holds
+//! a growing list of message dicts (a blob), small `step`/`notes` values (inline on
+//! Postgres), and two pending writes. Shared by tests/store*.rs, the store bench and
+//! examples/store_fixture.rs (`#[path]`).
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{
+    AesKey, AesMode, CompressedSerializer, EncryptedSerializer, KeyRing,
+};
+use langgraph_codec::saver::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver,
+};
+use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
+
+/// How the rows are serialized.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    pub threads: usize,
+    pub steps: usize,
+    /// Characters per message.
+    pub message_len: usize,
+    /// At most this many messages in the list.
+    pub max_messages: usize,
+    /// Encrypt under this key (EAX), else in clear.
+    pub key: Option<String>,
+    /// Wrap in upstream's `+zlib` serializer.
+    pub zlib: bool,
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape {
+            threads: 4,
+            steps: 5,
+            message_len: 200,
+            max_messages: 10,
+            key: None,
+            zlib: false,
+        }
+    }
+}
+
+pub fn serializer(shape: &Shape) -> Arc<dyn Serializer> {
+    let inner: Arc<dyn Serializer> = match (&shape.key, shape.zlib) {
+        (None, false) => Arc::new(JsonPlusSerializer::new()),
+        (None, true) => Arc::new(CompressedSerializer::new(JsonPlusSerializer::new())),
+        (Some(k), false) => {
+            Arc::new(EncryptedSerializer::from_aes_key(k.as_bytes(), AesMode::Eax).expect("key"))
+        }
+        (Some(k), true) => Arc::new(EncryptedSerializer::new(
+            KeyRing::new(AesKey::new(k.as_bytes()).expect("key")),
+            CompressedSerializer::new(JsonPlusSerializer::new()),
+        )),
+    };
+    inner
+}
+
+fn message(thread: usize, step: usize, i: usize, len: usize) -> Value {
+    let body: String = format!("t{thread} s{step} m{i} ")
+        .chars()
+        .cycle()
+        .take(len)
+        .collect();
+    Value::map([
+        ("type", Value::from(if i % 2 == 0 { "human" } else { "ai" })),
+        ("content", Value::from(body)),
+        ("id", Value::from(format!("msg-{thread}-{step}-{i}"))),
+    ])
+}
+
+/// Writes `shape` into `saver` (set up already). Returns the number of serialized rows
+/// the SQLite layout holds (checkpoints + writes).
+pub async fn fill(saver: &dyn CheckpointSaver, shape: &Shape, thread_prefix: &str) -> usize {
+    let mut rows = 0;
+    for t in 0..shape.threads {
+        let mut config = CheckpointConfig::new(format!("{thread_prefix}{t}"));
+        let mut messages = Vec::new();
+        for step in 0..shape.steps {
+            messages.push(message(t, step, messages.len(), shape.message_len));
+            if messages.len() > shape.max_messages {
+                messages.remove(0);
+            }
+            let mut cp = Checkpoint::now(step as i64);
+            cp.channel_values
+                .insert("messages".into(), Value::Array(messages.clone()));
+            cp.channel_values
+                .insert("step".into(), Value::from(step as i64));
+            cp.channel_values
+                .insert("notes".into(), Value::from(format!("note {t}/{step}")));
+            let mut versions = ChannelVersions::new();
+            for ch in ["messages", "step", "notes"] {
+                versions.insert(ch.into(), ChannelVersion::from((step + 1) as i64));
+            }
+            cp.channel_versions = versions.clone();
+            config = saver
+                .put(
+                    &config,
+                    &cp,
+                    &CheckpointMetadata::new("loop", step as i64),
+                    &versions,
+                )
+                .await
+                .expect("put");
+            let writes = vec![
+                (
+                    "messages".to_owned(),
+                    Value::Array(vec![message(t, step, 99, shape.message_len)]),
+                ),
+                ("step".to_owned(), Value::from((step + 1) as i64)),
+            ];
+            saver
+                .put_writes(&config, &writes, &format!("task-{step}"), "")
+                .await
+                .expect("put_writes");
+            rows += 3;
+        }
+    }
+    rows
+}
