@@ -136,6 +136,9 @@ pub enum ErrorKind {
     NotJsonb,
     /// A stored JSONB or key column that cannot be read. `unreadable_column`.
     UnreadableColumn,
+    /// No checkpoint store where one was to be opened (a missing file, or one without
+    /// LangGraph's tables), and creating was not asked for. `store_not_found`.
+    StoreNotFound,
 }
 
 impl ErrorKind {
@@ -197,6 +200,7 @@ impl ErrorKind {
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::NotJsonb => "not_jsonb",
             ErrorKind::UnreadableColumn => "unreadable_column",
+            ErrorKind::StoreNotFound => "store_not_found",
         }
     }
 }
