@@ -656,3 +656,18 @@ async fn a_row_with_a_non_utf8_thread_id_does_not_block_delete_for_runs() {
         .expect("count");
     assert_eq!(left, 3, "b and both planted rows stay");
 }
+
+/// The driver is re-exported, so code that opens the file itself uses the same
+/// `rusqlite` (and the same bundled SQLite) as the saver, with no second `sqlite3` link.
+#[test]
+fn the_driver_is_re_exported() {
+    use langgraph_codec::saver::sqlite::rusqlite;
+    let conn = rusqlite::Connection::open_in_memory().expect("open");
+    let one: i64 = conn.query_row("SELECT 1", [], |r| r.get(0)).expect("query");
+    assert_eq!(one, 1);
+    assert!(
+        rusqlite::version().starts_with("3."),
+        "{}",
+        rusqlite::version()
+    );
+}

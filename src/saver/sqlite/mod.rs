@@ -88,6 +88,12 @@ mod filter;
 mod schema;
 
 pub use conn::Synchronous;
+
+/// The SQLite driver this saver is built on (rusqlite 0.37, bundled SQLite 3.50),
+/// re-exported: use it to open the same file yourself. Adding another `rusqlite`
+/// to your `Cargo.toml` works only at this same minor version, since two versions
+/// cannot both link `sqlite3`.
+pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
 use conn::{ConnOptions, Connections};
 #[allow(unused_imports)]
