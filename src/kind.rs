@@ -139,6 +139,12 @@ pub enum ErrorKind {
     /// No checkpoint store where one was to be opened (a missing file, or one without
     /// LangGraph's tables), and creating was not asked for. `store_not_found`.
     StoreNotFound,
+    /// A setting from the environment with a value it does not take (e.g.
+    /// `LANGGRAPH_AES_STRICT=on`). `invalid_setting`.
+    InvalidSetting,
+    /// A decrypted row whose inner type tag does not fit its plaintext (a `null+aes`
+    /// row carrying data: a rewritten tag). `inner_tag_mismatch`.
+    InnerTagMismatch,
 }
 
 impl ErrorKind {
@@ -201,6 +207,8 @@ impl ErrorKind {
             ErrorKind::NotJsonb => "not_jsonb",
             ErrorKind::UnreadableColumn => "unreadable_column",
             ErrorKind::StoreNotFound => "store_not_found",
+            ErrorKind::InvalidSetting => "invalid_setting",
+            ErrorKind::InnerTagMismatch => "inner_tag_mismatch",
         }
     }
 }
