@@ -288,6 +288,17 @@ fn entries_from_var(lookup: OsLookup<'_>, var: &str) -> Result<Vec<AesKey>, Cryp
         .collect()
 }
 
+/// Strict mode as the process environment's [`ENV_STRICT`] (`LANGGRAPH_AES_STRICT`)
+/// sets it: `1`, `true`, `yes` on; `0`, `false`, `no`, empty or unset off (ASCII case
+/// ignored, no trimming). For a serializer built in code:
+/// `EncryptedSerializer::new(ring, inner).with_strict(strict_from_env()?)`.
+///
+/// # Errors
+/// [`CryptoError::InvalidSetting`] naming the variable for any other value.
+pub fn strict_from_env() -> Result<bool, CryptoError> {
+    strict_from_vars(&|name| std::env::var_os(name))
+}
+
 /// Strict mode as [`ENV_STRICT`] sets it (unset: off).
 pub(crate) fn strict_from_vars(lookup: OsLookup<'_>) -> Result<bool, CryptoError> {
     let Some(value) = lookup(ENV_STRICT) else {
