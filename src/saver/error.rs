@@ -49,7 +49,10 @@ impl fmt::Display for RowKind {
 #[non_exhaustive]
 pub enum SaverError {
     /// The config has no `thread_id` (Python raises `KeyError: 'thread_id'`).
-    #[error("{operation}: the config has no thread_id")]
+    #[error(
+        "{operation}: the config has no thread_id (put it under configurable: \
+         {{\"configurable\": {{\"thread_id\": \"...\"}}}}, or CheckpointConfig::new)"
+    )]
     MissingThreadId {
         /// The saver operation, e.g. `"put"`.
         operation: &'static str,
