@@ -91,7 +91,7 @@ pub use deadpool_postgres::Pool;
 pub use deadpool_postgres;
 pub use error::PostgresError;
 pub use schema::LAST_MIGRATION;
-/// See [`deadpool_postgres`](self::deadpool_postgres).
+/// See [`deadpool_postgres`].
 pub use tokio_postgres;
 
 use self::db::{db, Exec, Param};
