@@ -43,7 +43,7 @@ fn saver_sqlite(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("lgcodec-bench-sqlite-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let saver = SqliteSaver::open(dir.join("bench.sqlite")).expect("open");
+    let saver = SqliteSaver::create(dir.join("bench.sqlite")).expect("create");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("a runtime");

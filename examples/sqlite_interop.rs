@@ -8,7 +8,7 @@
 //! cargo run --features sqlite --example sqlite_interop -- continue FILE THREAD [--encrypted]
 //! ```
 //!
-//! `setup` opens (and so sets up) the file and exits. `ids` prints the ids `list` returns
+//! `setup` creates the store (as Python's `setup()` does) and exits. `ids` prints the ids `list` returns
 //! for a metadata filter. `dump` prints one JSON line per checkpoint (newest first, every thread and namespace):
 //! its keys, parent, and every value it holds — the checkpoint, the metadata, each pending
 //! write and the `log` delta-channel history — re-serialized with the plain
@@ -31,8 +31,10 @@ use langgraph_codec::typed::pytypes::HumanMessage;
 use langgraph_codec::{typed, JsonPlusSerializer, Serializer, Value};
 use serde_json::json;
 
-fn open(path: &str, encrypted: bool) -> Result<SqliteSaver, Box<dyn Error>> {
-    let mut builder = SqliteSaver::builder(path);
+/// Opens the store at `path`; `create` makes it (as Python's `setup()` does) if needed,
+/// otherwise it must exist and nothing is written on opening.
+fn open(path: &str, encrypted: bool, create: bool) -> Result<SqliteSaver, Box<dyn Error>> {
+    let mut builder = SqliteSaver::builder(path).create(create);
     if encrypted {
         builder = builder.serializer(Arc::new(EncryptedSerializer::from_env()?));
     }
@@ -132,10 +134,12 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .filter(|a| *a != "--encrypted")
         .collect();
     match args.as_slice() {
-        ["setup", path] => open(path, encrypted).map(drop),
-        ["ids", path, filter] => list_ids(&open(path, encrypted)?, filter).await,
-        ["dump", path] => dump(&open(path, encrypted)?).await,
-        ["continue", path, thread] => continue_thread(&open(path, encrypted)?, thread).await,
+        ["setup", path] => open(path, encrypted, true).map(drop),
+        ["ids", path, filter] => list_ids(&open(path, encrypted, false)?, filter).await,
+        ["dump", path] => dump(&open(path, encrypted, false)?).await,
+        ["continue", path, thread] => {
+            continue_thread(&open(path, encrypted, false)?, thread).await
+        }
         _ => Err(
             "usage: sqlite_interop setup FILE | ids FILE FILTER | dump FILE | continue FILE THREAD  [--encrypted]"
                 .into(),

@@ -51,6 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let path = store.strip_prefix("sqlite:").unwrap_or(store);
             let saver = SqliteSaver::builder(path)
                 .serializer(serializer(&shape))
+                .create(true)
                 .open()?;
             Ok(fill(&saver, &shape, &prefix).await)
         }

@@ -136,6 +136,15 @@ pub enum ErrorKind {
     NotJsonb,
     /// A stored JSONB or key column that cannot be read. `unreadable_column`.
     UnreadableColumn,
+    /// No checkpoint store where one was to be opened (a missing file, or one without
+    /// LangGraph's tables), and creating was not asked for. `store_not_found`.
+    StoreNotFound,
+    /// A setting from the environment with a value it does not take (e.g.
+    /// `LANGGRAPH_AES_STRICT=on`). `invalid_setting`.
+    InvalidSetting,
+    /// A decrypted row whose inner type tag does not fit its plaintext (a `null+aes`
+    /// row carrying data: a rewritten tag). `inner_tag_mismatch`.
+    InnerTagMismatch,
 }
 
 impl ErrorKind {
@@ -197,6 +206,9 @@ impl ErrorKind {
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::NotJsonb => "not_jsonb",
             ErrorKind::UnreadableColumn => "unreadable_column",
+            ErrorKind::StoreNotFound => "store_not_found",
+            ErrorKind::InvalidSetting => "invalid_setting",
+            ErrorKind::InnerTagMismatch => "inner_tag_mismatch",
         }
     }
 }

@@ -153,6 +153,7 @@ pub struct RowReader {
     plain: CompressedSerializer<JsonPlusSerializer>,
     keyed: Option<EncryptedSerializer<CompressedSerializer<JsonPlusSerializer>>>,
     key_problem: Option<CryptoError>,
+    strict: bool,
 }
 
 impl RowReader {
@@ -165,13 +166,25 @@ impl RowReader {
                 keyed: Some(EncryptedSerializer::new(ring, plain.clone())),
                 plain,
                 key_problem: None,
+                strict: false,
             },
             Err(e) => RowReader {
                 plain,
                 keyed: None,
                 key_problem: key_set.then_some(e),
+                strict: false,
             },
         }
+    }
+
+    /// Strict mode: refuse rows that are not encrypted
+    /// ([`CryptoError::PlaintextRefused`]), with a key or without one. `from_env` leaves
+    /// it off; the CLI turns it on for `--strict` or `LANGGRAPH_AES_STRICT`
+    /// ([`strict_from_env`](crate::crypto::strict_from_env)).
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self.keyed = self.keyed.map(|k| k.with_strict(strict));
+        self
     }
 
     /// Why encrypted rows cannot be read, when a key is configured but unusable.
@@ -203,6 +216,12 @@ impl RowReader {
         let encrypted = type_tag
             .rsplit_once('+')
             .is_some_and(|(_, name)| name == AES_CIPHER_NAME);
+        if !encrypted && self.strict {
+            return Err(CryptoError::PlaintextRefused {
+                type_tag: type_tag.to_owned(),
+            }
+            .into());
+        }
         if !encrypted {
             return Ok(self.plain.loads_typed(type_tag, data)?);
         }

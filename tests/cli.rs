@@ -29,6 +29,8 @@ fn lgcodec(args: &[&str], env: &[(&str, &[u8])], stdin: &[u8]) -> Run {
     cmd.args(args)
         .env_remove("LANGGRAPH_AES_KEY")
         .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS")
+        .env_remove("LANGGRAPH_AES_STRICT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -498,4 +500,132 @@ fn rekey_keeps_zlib_rows_compressed() {
             Some(value.clone())
         );
     }
+}
+
+/// Without `--jsonl`, decode and encode read the whole input: with a cap
+/// (`--max-input-bytes`), past which they stop with an error instead of reading on.
+#[test]
+fn whole_input_reads_are_capped() {
+    // At the cap: read as usual.
+    let run = lgcodec(
+        &["decode", "--type", "msgpack", "--max-input-bytes", "3"],
+        &[],
+        b"\x81\xa1a",
+    );
+    assert_ne!(run.code, 0, "a truncated map is still an error");
+    assert!(!run.stderr.contains("--max-input-bytes"), "{}", run.stderr);
+    let run = lgcodec(
+        &["decode", "--type", "msgpack", "--max-input-bytes", "1"],
+        &[],
+        b"\x01",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // One byte over, from standard input and from a file.
+    let over = vec![b'\x01'; 4097];
+    let run = lgcodec(
+        &["decode", "--type", "msgpack", "--max-input-bytes", "4096"],
+        &[],
+        &over,
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("more than 4096 bytes"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--max-input-bytes"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    let file = temp_file("over.bin", &over);
+    let path = file.to_str().expect("utf-8 path");
+    let run = lgcodec(
+        &[
+            "decode",
+            "--type",
+            "bytes",
+            "--max-input-bytes",
+            "4096",
+            path,
+        ],
+        &[],
+        b"",
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains(path), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("more than 4096 bytes"),
+        "{}",
+        run.stderr
+    );
+    let value = format!(
+        "{{\"type\": \"msgpack\", \"value\": \"{}\"}}",
+        "A".repeat(100)
+    );
+    let run = lgcodec(
+        &["encode", "--max-input-bytes", "50"],
+        &[],
+        value.as_bytes(),
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("more than 50 bytes"), "{}", run.stderr);
+    let run = lgcodec(
+        &["encode", "--base64", "--max-input-bytes", "500"],
+        &[],
+        value.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The default cap is the JSONL line cap.
+    let help = lgcodec(&["decode", "--help"], &[], b"");
+    assert!(help.stdout.contains("--max-input-bytes"), "{}", help.stdout);
+    assert!(help.stdout.contains("67108864"), "{}", help.stdout);
+}
+
+/// Strict mode from the command line (`--strict`) or the environment
+/// (`LANGGRAPH_AES_STRICT`): plaintext rows are refused by decode and rekey.
+#[test]
+fn strict_mode_by_flag_and_environment() {
+    let key: (&str, &[u8]) = ("LANGGRAPH_AES_KEY", KEY.as_bytes());
+    let strict_env: (&str, &[u8]) = ("LANGGRAPH_AES_STRICT", b"1");
+    let row = encrypted(&Value::from(3i64), KEY);
+    let mut input = data_line("msgpack", b"\x01");
+    input.push_str(&data_line(&row.type_tag, &row.data));
+    for (args, env) in [
+        (&["decode", "--jsonl", "--strict"][..], &[key][..]),
+        (&["decode", "--jsonl"][..], &[key, strict_env][..]),
+        (&["rekey", "--strict"][..], &[key][..]),
+        (&["rekey"][..], &[key, strict_env][..]),
+    ] {
+        let run = lgcodec(args, env, input.as_bytes());
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        let a = answers(&run);
+        assert_eq!(a.len(), 2, "{args:?}");
+        assert_eq!(a[0]["error"]["kind"], "plaintext_refused", "{args:?}");
+        assert!(a[1].get("error").is_none(), "{args:?}: {}", a[1]);
+    }
+    // Single row.
+    let run = lgcodec(
+        &["decode", "--type", "msgpack", "--strict"],
+        &[key],
+        b"\x01",
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("strict mode"), "{}", run.stderr);
+    // Without strict mode the plaintext row reads.
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[key, ("LANGGRAPH_AES_STRICT", b"0")],
+        input.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // A bad value is an error that names the variable.
+    let run = lgcodec(
+        &["decode", "--jsonl"],
+        &[key, ("LANGGRAPH_AES_STRICT", b"on")],
+        input.as_bytes(),
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("LANGGRAPH_AES_STRICT"),
+        "{}",
+        run.stderr
+    );
 }

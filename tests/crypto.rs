@@ -517,3 +517,252 @@ fn typed_values_are_encrypted_and_read_back() {
         Some("secret-note")
     );
 }
+
+/// Python's default reader, `from_pycryptodome_aes()`, knows only EAX: the env-configured
+/// serializer (and a ring without `with_mode`) writes EAX, which the reference `eax`
+/// crate alone opens. GCM is written only when chosen in code.
+#[test]
+fn the_default_from_env_writes_eax_that_pythons_default_reads() {
+    use aes_gcm::aead::array::Array;
+    use aes_gcm::aead::{AeadInOut, KeyInit};
+    let serde =
+        EncryptedSerializer::from_env_vars(vars(&[("LANGGRAPH_AES_KEY", "0123456789abcdef")]))
+            .expect("env");
+    let row = serde.dumps_typed(&Value::from("x")).expect("dumps");
+    let eax_only = |data: &[u8]| -> bool {
+        let eax = eax::Eax::<aes::Aes128>::new_from_slice(KEY_A).expect("key");
+        let (nonce, rest) = data.split_at(16);
+        let (tag, ct) = rest.split_at(16);
+        let mut buf = ct.to_vec();
+        let nonce: [u8; 16] = nonce.try_into().expect("16");
+        let tag: [u8; 16] = tag.try_into().expect("16");
+        eax.decrypt_inout_detached(
+            &Array::from(nonce),
+            b"",
+            buf.as_mut_slice().into(),
+            &Array::from(tag),
+        )
+        .is_ok()
+    };
+    assert!(eax_only(&row.data), "from_env must write EAX");
+    let ring =
+        KeyRing::from_env_vars(vars(&[("LANGGRAPH_AES_KEY", "0123456789abcdef")])).expect("env");
+    assert_eq!(ring.mode(), AesMode::Eax);
+    let gcm = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Gcm).expect("key");
+    let row = gcm.dumps_typed(&Value::from("x")).expect("dumps");
+    assert!(
+        !eax_only(&row.data),
+        "GCM rows are what EAX-only readers refuse"
+    );
+}
+
+/// The inner type tag is not covered by the ciphertext's authentication (Python's
+/// format): a `msgpack+aes` row retagged `null+aes` would read as None. A `null` row
+/// never carries data, so one that does is refused.
+#[test]
+fn a_null_row_that_carries_data_is_refused() {
+    for mode in [AesMode::Eax, AesMode::Gcm] {
+        let serde = EncryptedSerializer::from_aes_key(KEY_A, mode).expect("key");
+        let row = serde.dumps_typed(&Value::from("secret")).expect("dumps");
+        assert_eq!(row.type_tag, "msgpack+aes");
+        let err = crypto_err(serde.loads_typed("null+aes", &row.data));
+        assert!(
+            matches!(&err, CryptoError::InnerTagMismatch { type_tag, .. } if type_tag == "null+aes"),
+            "{err:?}"
+        );
+        assert_eq!(err.kind().as_str(), "inner_tag_mismatch");
+        assert!(err.to_string().contains("null"), "{err}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        // Every path that opens a row refuses it: decrypt_typed and rekey too.
+        assert!(serde.decrypt_typed("null+aes", &row.data, b"").is_err());
+        assert!(serde
+            .rekey(&TypedBytes::new("null+aes", row.data.to_vec()))
+            .is_err());
+        // A real null row still reads.
+        let null = serde.dumps_typed(&Value::Nil).expect("dumps");
+        assert_eq!(
+            serde
+                .loads_typed(&null.type_tag, &null.data)
+                .expect("loads"),
+            Value::Nil
+        );
+    }
+}
+
+/// A plain serializer on an encrypted store says what to use instead.
+#[test]
+fn a_plain_serializer_on_an_encrypted_row_says_what_to_use() {
+    let serde = EncryptedSerializer::from_aes_key(KEY_A, AesMode::Eax).expect("key");
+    let row = serde.dumps_typed(&Value::from(1i64)).expect("dumps");
+    let err = JsonPlusSerializer::new()
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("plain cannot read it");
+    assert_eq!(err.kind().as_str(), "unknown_type");
+    let text = err.to_string();
+    assert!(text.contains("\"msgpack+aes\""), "{text}");
+    assert!(text.contains("EncryptedSerializer"), "{text}");
+    assert!(text.contains("LANGGRAPH_AES_KEY"), "{text}");
+    // A compressed row names the compression wrapper.
+    let text = JsonPlusSerializer::new()
+        .loads_typed("msgpack+zlib", b"LGZ\x01")
+        .expect_err("plain cannot read it")
+        .to_string();
+    assert!(text.contains("CompressedSerializer"), "{text}");
+    // Other unknown tags are as before.
+    let text = JsonPlusSerializer::new()
+        .loads_typed("yaml", b"")
+        .expect_err("unknown")
+        .to_string();
+    assert_eq!(text, "unknown serialization type \"yaml\"");
+}
+
+/// Strict mode from the environment: `LANGGRAPH_AES_STRICT`.
+#[test]
+fn strict_mode_from_the_environment() {
+    let key = ("LANGGRAPH_AES_KEY", "0123456789abcdef");
+    for (value, strict) in [
+        ("1", true),
+        ("true", true),
+        ("yes", true),
+        ("TRUE", true),
+        ("Yes", true),
+        ("0", false),
+        ("false", false),
+        ("no", false),
+        ("", false),
+    ] {
+        let serde =
+            EncryptedSerializer::from_env_vars(vars(&[key, ("LANGGRAPH_AES_STRICT", value)]))
+                .unwrap_or_else(|e| panic!("{value:?}: {e}"));
+        assert_eq!(serde.is_strict(), strict, "{value:?}");
+        assert_eq!(
+            serde.loads_typed("msgpack", b"\x01").is_err(),
+            strict,
+            "{value:?}"
+        );
+    }
+    assert!(!EncryptedSerializer::from_env_vars(vars(&[key]))
+        .expect("unset")
+        .is_strict());
+    for bad in ["on", "2", "ture", " 1x"] {
+        let err = EncryptedSerializer::from_env_vars(vars(&[key, ("LANGGRAPH_AES_STRICT", bad)]))
+            .expect_err(bad);
+        assert_eq!(err.kind().as_str(), "invalid_setting", "{bad}");
+        let text = err.to_string();
+        assert!(text.contains("LANGGRAPH_AES_STRICT"), "{text}");
+        assert!(text.contains("1, true, yes"), "{text}");
+    }
+    assert_eq!(langgraph_codec::crypto::ENV_STRICT, "LANGGRAPH_AES_STRICT");
+}
+
+/// Key-length errors name the usual mistakes.
+#[test]
+fn key_length_errors_name_the_usual_causes() {
+    let primary = |text: &str| {
+        KeyRing::from_env_vars(vars(&[("LANGGRAPH_AES_KEY", text)]))
+            .expect_err("bad length")
+            .to_string()
+    };
+    let previous = |text: &str| {
+        KeyRing::from_env_vars(vars(&[
+            ("LANGGRAPH_AES_KEY", "0123456789abcdef"),
+            ("LANGGRAPH_AES_KEY_PREVIOUS", text),
+        ]))
+        .expect_err("bad length")
+        .to_string()
+    };
+    // base64 of 32 random bytes: 44 characters.
+    let b64 = "q83vEjRWeJCrze8SNFZ4kKvN7xI0VniQq83vEjRWeJA=";
+    assert_eq!(b64.len(), 44);
+    let e = primary(b64);
+    assert!(e.contains("(it is 44 bytes)"), "{e}");
+    assert!(e.contains("looks like base64"), "{e}");
+    assert!(e.contains("decode it"), "{e}");
+    assert!(!e.contains(b64), "{e}");
+    let e = previous(b64);
+    assert!(e.contains("looks like base64"), "{e}");
+    assert!(e.contains("base64:<"), "{e}");
+    // hex of 32 bytes: 64 characters.
+    let hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    let e = primary(hex);
+    assert!(
+        e.contains("(it is 64 bytes)") && e.contains("looks like hex"),
+        "{e}"
+    );
+    assert!(!e.contains(hex), "{e}");
+    // A trailing newline (from `echo` or a file): 17, 25, 33 bytes.
+    for key in [
+        "0123456789abcdef\n",
+        "langgraph-codec-key-24by\n",
+        "langgraph-codec-golden-key-32byt\n",
+    ] {
+        let e = primary(key);
+        assert!(e.contains("trailing newline"), "{e}");
+    }
+    // A space after the comma in the previous-keys list: 33 bytes.
+    let e = previous("langgraph-codec-key-24by, langgraph-codec-golden-key-32byt");
+    assert!(e.contains("entry 2"), "{e}");
+    assert!(e.contains("(it is 33 bytes)"), "{e}");
+    assert!(e.contains("space after a comma"), "{e}");
+    // A plain wrong length gets no guess.
+    let e = primary("short");
+    assert_eq!(
+        e,
+        "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes)"
+    );
+}
+
+/// `LANGGRAPH_AES_FALLBACK_KEYS`: decrypt-only keys with the meaning of
+/// `LANGGRAPH_AES_KEY_PREVIOUS`; both set: the union, PREVIOUS first.
+#[test]
+fn fallback_keys_are_previous_keys_too() {
+    let old = AesCipher::from_key_bytes(KEY_B, AesMode::Eax).expect("key");
+    let older = AesCipher::from_key_bytes(KEY_C, AesMode::Eax).expect("key");
+    let (_, old_blob) = old.encrypt(b"old", b"").expect("encrypt");
+    let (_, older_blob) = older.encrypt(b"older", b"").expect("encrypt");
+    let key = ("LANGGRAPH_AES_KEY", "0123456789abcdef");
+    let ring = KeyRing::from_env_vars(vars(&[
+        key,
+        ("LANGGRAPH_AES_FALLBACK_KEYS", "langgraph-codec-key-24by"),
+    ]))
+    .expect("ring");
+    assert_eq!(ring.key_count(), 2);
+    assert_eq!(ring.decrypt_with_index(&old_blob, b"").expect("old").1, 1);
+    let ring = KeyRing::from_env_vars(vars(&[
+        key,
+        ("LANGGRAPH_AES_KEY_PREVIOUS", "langgraph-codec-key-24by"),
+        (
+            "LANGGRAPH_AES_FALLBACK_KEYS",
+            "base64:bGFuZ2dyYXBoLWNvZGVjLWdvbGRlbi1rZXktMzJieXQ=",
+        ),
+    ]))
+    .expect("ring");
+    assert_eq!(ring.key_count(), 3);
+    assert_eq!(ring.decrypt_with_index(&old_blob, b"").expect("old").1, 1);
+    assert_eq!(
+        ring.decrypt_with_index(&older_blob, b"").expect("older").1,
+        2
+    );
+    // Through the serializer too; errors name the variable and entry.
+    let serde = EncryptedSerializer::from_env_vars(vars(&[
+        key,
+        ("LANGGRAPH_AES_FALLBACK_KEYS", "langgraph-codec-key-24by"),
+    ]))
+    .expect("serde");
+    let row = EncryptedSerializer::from_aes_key(KEY_B, AesMode::Eax)
+        .expect("key")
+        .dumps_typed(&Value::from(7i64))
+        .expect("dumps");
+    assert_eq!(
+        serde.loads_typed(&row.type_tag, &row.data).expect("loads"),
+        Value::from(7i64)
+    );
+    let e = KeyRing::from_env_vars(vars(&[key, ("LANGGRAPH_AES_FALLBACK_KEYS", "a,bad")]))
+        .expect_err("bad")
+        .to_string();
+    assert!(e.starts_with("LANGGRAPH_AES_FALLBACK_KEYS entry 1"), "{e}");
+    assert_eq!(
+        langgraph_codec::crypto::ENV_FALLBACK_KEYS,
+        "LANGGRAPH_AES_FALLBACK_KEYS"
+    );
+}

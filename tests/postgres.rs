@@ -1193,3 +1193,19 @@ async fn list_pages_of_every_shape_carry_blob_values_and_writes() {
         }
     }
 }
+
+/// The driver and pool are re-exported: a pool built from the re-exported crates has
+/// the type the saver takes, whatever versions the application's `Cargo.toml` names.
+#[test]
+fn the_driver_and_pool_are_re_exported() {
+    use langgraph_codec::saver::postgres::{deadpool_postgres, tokio_postgres, Pool};
+    let config: tokio_postgres::Config = "host=127.0.0.1 user=nobody dbname=none"
+        .parse()
+        .expect("config");
+    let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
+    let pool: Pool = deadpool_postgres::Pool::builder(manager)
+        .max_size(1)
+        .build()
+        .expect("pool");
+    let _builder = PostgresSaver::builder(pool);
+}

@@ -197,3 +197,58 @@ fn checkpoint_serializes_straight_to_the_bytes_of_its_dict() {
         assert_eq!(&back, cp);
     }
 }
+
+/// `{"thread_id": …}` without `configurable`: read as LangGraph's `ensure_config` reads a
+/// config given to a graph (langgraph 1.2.22, `_internal/_config.py`): every top-level
+/// key that is not a `RunnableConfig` key (`tags`, `metadata`, `callbacks`, `run_name`,
+/// `max_concurrency`, `recursion_limit`, `configurable`, `run_id`) and is not empty
+/// (`None`, `[]`, `{}`) goes into `configurable`, after (so over) its own entries.
+#[test]
+fn a_config_without_configurable_reads_as_langgraph_reads_it() {
+    let cfg: CheckpointConfig =
+        serde_json::from_str(r#"{"thread_id": "t1"}"#).expect("deserializes");
+    assert_eq!(cfg.thread_id.as_deref(), Some("t1"));
+    assert_eq!((cfg.checkpoint_ns, cfg.checkpoint_id), (None, None));
+    assert!(cfg.configurable.is_empty());
+    let cfg: CheckpointConfig = serde_json::from_str(
+        r#"{"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": null, "user": 1,
+            "empty": [], "tags": ["x"], "recursion_limit": 5,
+            "configurable": {"thread_id": "inner", "model": "m"}}"#,
+    )
+    .expect("deserializes");
+    // What Python's ensure_config gives for the same dict:
+    // {'thread_id': 't', 'model': 'm', 'checkpoint_ns': '', 'user': 1}
+    assert_eq!(cfg.thread_id.as_deref(), Some("t"));
+    assert_eq!(cfg.checkpoint_ns.as_deref(), Some(""));
+    assert_eq!(cfg.checkpoint_id, None);
+    let extra: Vec<(&str, &Value)> = cfg
+        .configurable
+        .iter()
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    assert_eq!(
+        extra,
+        [("model", &Value::from("m")), ("user", &Value::from(1i64))]
+    );
+    // From a Value too, and a bad value is still named.
+    let cfg = CheckpointConfig::from_value(&Value::map([("thread_id", Value::from(7i64))]))
+        .expect("reads");
+    assert_eq!(cfg.thread_id.as_deref(), Some("7"));
+    let err = CheckpointConfig::from_value(&Value::map([("checkpoint_id", Value::from(1.5))]))
+        .expect_err("float id");
+    assert!(
+        err.to_string().contains("checkpoint_id must be a str"),
+        "{err}"
+    );
+}
+
+/// A config with no thread id says where one goes.
+#[tokio::test]
+async fn a_missing_thread_id_says_where_it_goes() {
+    let saver = langgraph_codec::saver::InMemorySaver::new();
+    let cfg: CheckpointConfig = serde_json::from_str(r#"{"configurable": {}}"#).expect("config");
+    let err = saver.get_tuple(&cfg).await.expect_err("no thread");
+    let text = err.to_string();
+    assert!(text.contains("configurable"), "{text}");
+    assert!(text.contains("thread_id"), "{text}");
+}

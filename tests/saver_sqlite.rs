@@ -55,7 +55,7 @@ async fn conformance_full_on_a_real_file() {
     let report = conformance::run_conformance_named("SqliteSaver", || {
         n += 1;
         let path = dir.file(&format!("plain-{n}.sqlite"));
-        async move { SqliteSaver::open(path).expect("open") }
+        async move { SqliteSaver::create(path).expect("create") }
     })
     .await;
     println!("{report}");
@@ -75,6 +75,7 @@ async fn conformance_full_encrypted_both_modes() {
             let path = dir.file(&format!("{mode:?}-{n}.sqlite"));
             async move {
                 SqliteSaver::builder(path)
+                    .create(true)
                     .serializer(key_serde(mode))
                     .open()
                     .expect("open")
@@ -123,7 +124,7 @@ fn schema_of(path: &std::path::Path) -> (Vec<(String, String)>, String) {
 async fn setup_makes_pythons_tables_and_is_idempotent() {
     let dir = TempDir::new("setup");
     let path = dir.file("a.sqlite");
-    let saver = SqliteSaver::open(&path).expect("open");
+    let saver = SqliteSaver::create(&path).expect("create");
     let (first, mode) = schema_of(&path);
     assert_eq!(mode, "wal");
     let names: Vec<&str> = first.iter().map(|(n, _)| n.as_str()).collect();
@@ -147,6 +148,7 @@ async fn setup_makes_pythons_tables_and_is_idempotent() {
         .contains("\n                task_path TEXT NOT NULL DEFAULT '',\n"));
     saver.setup().await.expect("second setup");
     SqliteSaver::open(&path).expect("reopen");
+    SqliteSaver::create(&path).expect("create again");
     assert_eq!(schema_of(&path).0, first);
 }
 
@@ -179,16 +181,30 @@ async fn a_foreign_layout_is_refused_with_a_schema_error() {
             other => panic!("{name}: expected a schema error, got {other:?}"),
         }
     }
-    // verify-only open of an empty file writes nothing and says the table is missing.
-    let empty = dir.file("empty.sqlite");
-    let err = SqliteSaver::builder(&empty)
-        .setup(false)
-        .open()
-        .unwrap_err();
+    // An open without create on a file with only half of Python's tables writes
+    // nothing and says what is missing.
+    let half = dir.file("half.sqlite");
+    rusqlite::Connection::open(&half)
+        .expect("open")
+        .execute_batch(
+            "CREATE TABLE checkpoints (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                type TEXT,
+                checkpoint BLOB,
+                metadata BLOB,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+            )",
+        )
+        .expect("ddl");
+    let err = SqliteSaver::open(&half).unwrap_err();
     assert!(
-        err.to_string().contains("table checkpoints does not exist"),
+        err.to_string().contains("table writes does not exist"),
         "{err}"
     );
+    assert_eq!(schema_of(&half).0.len(), 2, "nothing added");
 }
 
 #[tokio::test]
@@ -202,7 +218,11 @@ async fn a_file_from_before_task_path_is_migrated_as_python_does() {
              INSERT INTO writes VALUES ('t', '', 'c1', 'task', 0, 'ch', 'null', x'');",
         )
         .expect("old layout");
-    let saver = SqliteSaver::open(&path).expect("migrated");
+    // Open alone writes nothing, so it refuses the old layout and says what completes it.
+    let err = SqliteSaver::open(&path).unwrap_err();
+    assert!(err.to_string().contains("task_path"), "{err}");
+    assert!(err.to_string().contains("SqliteSaver::create"), "{err}");
+    let saver = SqliteSaver::create(&path).expect("migrated");
     let cols: Vec<String> = {
         let conn = rusqlite::Connection::open(&path).expect("open");
         let mut stmt = conn.prepare("PRAGMA table_info(writes)").expect("pragma");
@@ -233,7 +253,7 @@ async fn a_file_from_before_task_path_is_migrated_as_python_does() {
 async fn metadata_is_stored_as_pythons_json_dumps_text() {
     let dir = TempDir::new("md");
     let path = dir.file("md.sqlite");
-    let saver = SqliteSaver::open(&path).expect("open");
+    let saver = SqliteSaver::create(&path).expect("create");
     let md = CheckpointMetadata::new("loop", 3)
         .with("score", 0.5)
         .with("big", 1e16)
@@ -293,6 +313,7 @@ async fn metadata_is_stored_as_pythons_json_dumps_text() {
 async fn delta_history_stays_correct_past_1024_checkpoints() {
     let dir = TempDir::new("delta");
     let saver = SqliteSaver::builder(dir.file("delta.sqlite"))
+        .create(true)
         .synchronous(langgraph_codec::saver::sqlite::Synchronous::Off)
         .open()
         .expect("open");
@@ -348,6 +369,7 @@ async fn the_decompression_budget_is_per_call() {
     let dir = TempDir::new("budget");
     // Each checkpoint row inflates to ~100 KB; 250 KB allows two rows per call.
     let saver = SqliteSaver::builder(dir.file("b.sqlite"))
+        .create(true)
         .serializer(Arc::new(CompressedSerializer::new(
             JsonPlusSerializer::new(),
         )))
@@ -409,4 +431,243 @@ async fn the_decompression_budget_is_per_call() {
         .get_delta_channel_history(&config, &["y".to_owned()])
         .await;
     assert!(history.is_err(), "walking 4 ancestors inflates ~400 KB");
+}
+
+/// `PRAGMA journal_mode` and the user tables of a file, read without changing it.
+fn journal_and_tables(path: &std::path::Path) -> (String, Vec<String>) {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open read-only");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .expect("journal_mode");
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .expect("prepare");
+    let tables = stmt
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<Vec<String>, _>>()
+        .expect("tables");
+    (mode, tables)
+}
+
+/// A mistyped path is an error that says so, and creates nothing.
+#[tokio::test]
+async fn open_on_a_missing_path_fails_and_creates_nothing() {
+    let dir = TempDir::new("missing");
+    let path = dir.file("typo.sqlite");
+    let err = SqliteSaver::open(&path).map_err(Error::from).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        langgraph_codec::ErrorKind::StoreNotFound,
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("typo.sqlite"), "{text}");
+    assert!(text.contains("does not exist"), "{text}");
+    assert!(text.contains("SqliteSaver::create"), "{text}");
+    assert!(!path.exists(), "open created {}", path.display());
+    assert_eq!(std::fs::read_dir(&dir.0).expect("dir").count(), 0);
+    // The builder without create(true) behaves the same.
+    let err = SqliteSaver::builder(&path).open().unwrap_err();
+    assert_eq!(err.kind(), langgraph_codec::ErrorKind::StoreNotFound);
+    assert!(!path.exists());
+    // Asking to create makes Python's store.
+    SqliteSaver::create(&path).expect("create");
+    assert_eq!(
+        journal_and_tables(&path),
+        (
+            "wal".to_owned(),
+            vec!["checkpoints".to_owned(), "writes".to_owned()]
+        )
+    );
+}
+
+/// A SQLite file of another application: refused by open and create alike, before a
+/// table is added or the journal mode changes.
+#[tokio::test]
+async fn a_foreign_file_is_refused_before_anything_is_written() {
+    let dir = TempDir::new("foreign-file");
+    for (name, ddl) in [
+        (
+            "other-app",
+            "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
+        ),
+        (
+            "other-checkpoints",
+            "CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, payload BLOB)",
+        ),
+        ("empty-file", ""),
+    ] {
+        let path = dir.file(&format!("{name}.sqlite"));
+        rusqlite::Connection::open(&path)
+            .expect("open")
+            .execute_batch(ddl)
+            .expect("ddl");
+        let before = journal_and_tables(&path);
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(before.0, "delete");
+        type Opener = fn(&std::path::Path) -> Result<SqliteSaver, SaverError>;
+        let openers: [(&str, Opener); 3] = [
+            ("open", |p| SqliteSaver::open(p)),
+            ("create", |p| SqliteSaver::create(p)),
+            ("builder", |p| SqliteSaver::builder(p).create(true).open()),
+        ];
+        for (how, opener) in openers {
+            if name == "empty-file" && how != "open" {
+                continue; // an empty file is where create makes a new store
+            }
+            let result = opener(&path);
+            let err = result.map_err(Error::from).unwrap_err();
+            println!("{name} {how}: {err}");
+            let want = if name == "empty-file" {
+                langgraph_codec::ErrorKind::StoreNotFound
+            } else {
+                langgraph_codec::ErrorKind::Schema
+            };
+            assert_eq!(err.kind(), want, "{name} {how}: {err}");
+            assert_eq!(journal_and_tables(&path), before, "{name} {how}");
+            assert!(
+                std::fs::read(&path).expect("read") == bytes,
+                "{name} {how}: the file changed"
+            );
+        }
+    }
+}
+
+/// Opening a store Python made (here in rollback-journal mode, as a Python process that
+/// never ran setup() itself, or a copy, leaves it) and reading it changes nothing: not a
+/// byte, not the modification time, not the journal mode.
+#[tokio::test]
+async fn open_and_read_leave_a_python_store_as_it_is() {
+    let dir = TempDir::new("untouched");
+    let path = dir.file("py.sqlite");
+    {
+        let saver = SqliteSaver::create(&path).expect("create");
+        saver
+            .put(
+                &CheckpointConfig::new("t"),
+                &Checkpoint::new("c1", "2024-01-01T00:00:00+00:00"),
+                &CheckpointMetadata::new("input", -1),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode=DELETE", [], |r| r.get(0))
+            .expect("journal mode");
+        assert_eq!(mode, "delete");
+    }
+    let bytes = std::fs::read(&path).expect("read");
+    let mtime = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    {
+        let saver = SqliteSaver::open(&path).expect("open");
+        let t = saver
+            .get_tuple(&CheckpointConfig::new("t"))
+            .await
+            .expect("get")
+            .expect("stored");
+        assert_eq!(t.checkpoint.id, "c1");
+        assert_eq!(
+            saver
+                .list(None, &ListOptions::new())
+                .await
+                .expect("list")
+                .len(),
+            1
+        );
+        saver.verify().await.expect("verify");
+    }
+    assert!(
+        std::fs::read(&path).expect("read") == bytes,
+        "open and read changed the file"
+    );
+    assert_eq!(
+        std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .expect("mtime"),
+        mtime
+    );
+    assert_eq!(journal_and_tables(&path).0, "delete");
+    let names: Vec<String> = std::fs::read_dir(&dir.0)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["py.sqlite"], "no -wal or -shm file left behind");
+}
+
+/// One row whose thread id is not UTF-8 text (planted through the driver) does not stop
+/// `delete_for_runs`: the matching rows go, the others (that one included) stay.
+#[tokio::test]
+async fn a_row_with_a_non_utf8_thread_id_does_not_block_delete_for_runs() {
+    let dir = TempDir::new("bad-thread");
+    let path = dir.file("d.sqlite");
+    let saver = SqliteSaver::create(&path).expect("create");
+    for (thread, run) in [("a", "r1"), ("b", "r2")] {
+        saver
+            .put(
+                &CheckpointConfig::new(thread),
+                &Checkpoint::new("c1", "2024-01-01T00:00:00+00:00"),
+                &CheckpointMetadata::new("input", -1).with("run_id", run),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute(
+            "INSERT INTO checkpoints SELECT CAST(x'ff74' AS TEXT), checkpoint_ns, checkpoint_id, \
+             parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'a'",
+            [],
+        )
+        .expect("plant a text thread id that is not UTF-8");
+        conn.execute(
+            "INSERT INTO checkpoints SELECT x'fe', checkpoint_ns, checkpoint_id, \
+             parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'b'",
+            [],
+        )
+        .expect("plant a BLOB thread id");
+    }
+    saver
+        .delete_for_runs(&["r1".to_owned()])
+        .await
+        .expect("delete_for_runs copes with the bad rows");
+    assert!(saver
+        .get_tuple(&CheckpointConfig::new("a"))
+        .await
+        .expect("get a")
+        .is_none());
+    assert!(saver
+        .get_tuple(&CheckpointConfig::new("b"))
+        .await
+        .expect("get b")
+        .is_some());
+    let left: i64 = rusqlite::Connection::open(&path)
+        .expect("open")
+        .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(left, 3, "b and both planted rows stay");
+}
+
+/// The driver is re-exported, so code that opens the file itself uses the same
+/// `rusqlite` (and the same bundled SQLite) as the saver, with no second `sqlite3` link.
+#[test]
+fn the_driver_is_re_exported() {
+    use langgraph_codec::saver::sqlite::rusqlite;
+    let conn = rusqlite::Connection::open_in_memory().expect("open");
+    let one: i64 = conn.query_row("SELECT 1", [], |r| r.get(0)).expect("query");
+    assert_eq!(one, 1);
+    assert!(
+        rusqlite::version().starts_with("3."),
+        "{}",
+        rusqlite::version()
+    );
 }

@@ -125,7 +125,7 @@ fn child_writer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn eight_tasks_and_a_second_process_lose_nothing() {
     let (dir, file) = temp_file("load");
-    let saver = SqliteSaver::open(&file).expect("open");
+    let saver = SqliteSaver::create(&file).expect("create");
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--exact",

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
-use langgraph_codec::crypto::{CompressedSerializer, EncryptedSerializer, KeyRing};
+use langgraph_codec::crypto::{
+    strict_from_env, CompressedSerializer, CryptoError, EncryptedSerializer, KeyRing,
+};
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 
@@ -29,8 +31,9 @@ Examples (paste them: each works in an empty directory):
   $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_KEY_PREVIOUS=0123456789abcdef lgcodec rekey rows.jsonl
 
 Keys: LANGGRAPH_AES_KEY is the key text itself (16, 24 or 32 bytes of UTF-8, as in
-Python); LANGGRAPH_AES_KEY_PREVIOUS lists older keys, comma-separated (base64:<...> for a
-key with a comma). JSONL answers carry the input's line number (\"line\") and its other
+Python); LANGGRAPH_AES_KEY_PREVIOUS (or LANGGRAPH_AES_FALLBACK_KEYS) lists older keys,
+comma-separated (base64:<...> for a key with a comma). LANGGRAPH_AES_STRICT=1 (or
+--strict) refuses plaintext rows. JSONL answers carry the input's line number (\"line\") and its other
 fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}} and the exit
 status is 1.";
 
@@ -54,6 +57,22 @@ struct JsonlOptions {
     max_line_bytes: usize,
 }
 
+#[derive(clap::Args)]
+struct InputOptions {
+    /// Most bytes read from the input (without --jsonl, the whole input is one row);
+    /// past it the command stops with an error.
+    #[arg(long, default_value_t = records::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    max_input_bytes: usize,
+}
+
+#[derive(clap::Args)]
+struct StrictOption {
+    /// Strict mode: refuse rows that are not encrypted (plaintext_refused). Also on when
+    /// LANGGRAPH_AES_STRICT is 1, true or yes.
+    #[arg(long)]
+    strict: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Stored bytes → the JSON view: prints {"type": TAG, "value": VIEW}.
@@ -70,6 +89,10 @@ enum Command {
         jsonl: bool,
         #[command(flatten)]
         lines: JsonlOptions,
+        #[command(flatten)]
+        input: InputOptions,
+        #[command(flatten)]
+        strict: StrictOption,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
@@ -87,6 +110,8 @@ enum Command {
         jsonl: bool,
         #[command(flatten)]
         lines: JsonlOptions,
+        #[command(flatten)]
+        input: InputOptions,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
@@ -109,6 +134,11 @@ enum Command {
         jsonl: bool,
         #[command(flatten)]
         lines: JsonlOptions,
+        /// Strict mode: refuse plaintext rows instead of encrypting them (only rows
+        /// already encrypted are re-encrypted). Also on when LANGGRAPH_AES_STRICT is 1,
+        /// true or yes.
+        #[arg(long)]
+        strict: bool,
         /// Input file, or - for standard input.
         #[arg(default_value = "-")]
         file: String,
@@ -124,15 +154,25 @@ fn io_context(file: &str, e: io::Error) -> String {
     }
 }
 
-fn read_input(file: &str) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
-    if file == "-" {
-        io::stdin()
-            .lock()
-            .read_to_end(&mut buf)
-            .map_err(|e| io_context(file, e))?;
+/// The whole input, at most `cap` bytes: more is an error, not read on.
+fn read_input(file: &str, cap: usize) -> Result<Vec<u8>, String> {
+    let source: Box<dyn Read> = if file == "-" {
+        Box::new(io::stdin().lock())
     } else {
-        buf = std::fs::read(file).map_err(|e| io_context(file, e))?;
+        Box::new(std::fs::File::open(file).map_err(|e| io_context(file, e))?)
+    };
+    let mut buf = Vec::new();
+    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+    source
+        .take(limit)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_context(file, e))?;
+    if buf.len() > cap {
+        let name = if file == "-" { "standard input" } else { file };
+        return Err(format!(
+            "{name} is more than {cap} bytes (the --max-input-bytes limit): raise \
+             --max-input-bytes to read it, or give one row per line with --jsonl"
+        ));
     }
     Ok(buf)
 }
@@ -193,6 +233,15 @@ fn decode_one(reader: &RowReader, typed: &TypedBytes) -> Result<Answer, Failure>
     ))
 }
 
+/// The reader for `decode`: keys from the environment, strict mode from `--strict` or
+/// `LANGGRAPH_AES_STRICT`.
+fn reader(strict: &StrictOption) -> Result<RowReader, String> {
+    let strict = strict.strict || strict_from_env().map_err(|e| e.to_string())?;
+    let reader = RowReader::from_env().with_strict(strict);
+    warn_key(&reader);
+    Ok(reader)
+}
+
 fn run(cli: Cli) -> Result<bool, String> {
     let text = |e: Error| e.to_string();
     match cli.command {
@@ -200,10 +249,10 @@ fn run(cli: Cli) -> Result<bool, String> {
             jsonl: true,
             file,
             lines,
+            strict,
             ..
         } => {
-            let reader = RowReader::from_env();
-            warn_key(&reader);
+            let reader = reader(&strict)?;
             batch(&file, &lines, &|record| {
                 decode_one(&reader, &record.data()?)
             })
@@ -212,12 +261,13 @@ fn run(cli: Cli) -> Result<bool, String> {
             type_tag,
             base64,
             file,
+            input,
+            strict,
             ..
         } => {
-            let reader = RowReader::from_env();
-            warn_key(&reader);
+            let reader = reader(&strict)?;
             let tag = type_tag.unwrap_or_default();
-            let mut data = read_input(&file)?;
+            let mut data = read_input(&file, input.max_input_bytes)?;
             if base64 {
                 data = B64
                     .decode(data.trim_ascii())
@@ -244,6 +294,7 @@ fn run(cli: Cli) -> Result<bool, String> {
             base64,
             file,
             lines,
+            input,
         } => {
             let cipher = if encrypt {
                 Some(EncryptedSerializer::from_env().map_err(|e| e.to_string())?)
@@ -262,7 +313,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                     Ok(Answer::Data(wrap(records::encode_value(&tag, &value)?)?))
                 });
             }
-            let input = String::from_utf8(read_input(&file)?)
+            let input = String::from_utf8(read_input(&file, input.max_input_bytes)?)
                 .map_err(|e| format!("{file}: not UTF-8 text: {}", e.utf8_error()))?;
             let typed = records::encode_value_record(&input)
                 .and_then(wrap)
@@ -280,15 +331,27 @@ fn run(cli: Cli) -> Result<bool, String> {
         }
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         Command::Store { .. } => Err("store commands are run by main".to_owned()),
-        Command::Rekey { file, lines, .. } => {
+        Command::Rekey {
+            file,
+            lines,
+            strict,
+            ..
+        } => {
             // Over the `+zlib` wrapper, so compressed rows are read and stay compressed
             // (`msgpack+zlib` → `msgpack+zlib+aes`).
             let serde = EncryptedSerializer::new(
                 KeyRing::from_env().map_err(|e| e.to_string())?,
                 CompressedSerializer::new(JsonPlusSerializer::new()),
             );
+            let strict = strict || strict_from_env().map_err(|e| e.to_string())?;
             batch(&file, &lines, &|record| {
                 let typed = record.data()?;
+                if strict && !typed.type_tag.ends_with("+aes") && typed.type_tag != "empty" {
+                    let refused = CryptoError::PlaintextRefused {
+                        type_tag: typed.type_tag.clone(),
+                    };
+                    return Err(failure(refused.into(), &typed.type_tag, &typed.data));
+                }
                 serde
                     .rekey(&typed)
                     .map(Answer::Data)

@@ -26,7 +26,10 @@ pub enum AesMode {
     /// EAX, Python's default (`AES.MODE_EAX`).
     #[default]
     Eax,
-    /// GCM with a 16-byte nonce (`mode=AES.MODE_GCM`).
+    /// GCM with a 16-byte nonce (`mode=AES.MODE_GCM`). Python's default reader,
+    /// `from_pycryptodome_aes()`, cannot read GCM rows (`MAC check failed`): choose it
+    /// only when every Python reader uses `mode=AES.MODE_GCM` or a reader that tries
+    /// both modes (as this crate's do). Never chosen by an environment variable.
     Gcm,
 }
 

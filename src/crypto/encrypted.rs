@@ -65,15 +65,19 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     }
 
     /// `from_pycryptodome_aes()`: keys from `LANGGRAPH_AES_KEY` (and the optional
-    /// `LANGGRAPH_AES_KEY_PREVIOUS`, see [`KeyRing`]), EAX mode, over a default
-    /// [`JsonPlusSerializer`].
+    /// decrypt-only `LANGGRAPH_AES_KEY_PREVIOUS` and `LANGGRAPH_AES_FALLBACK_KEYS`, see
+    /// [`KeyRing`]), EAX mode (what Python's default reader reads), over a default
+    /// [`JsonPlusSerializer`]. Strict mode is on when `LANGGRAPH_AES_STRICT` is `1`,
+    /// `true` or `yes` (ASCII case ignored); `0`, `false`, `no`, empty or unset leave it
+    /// off.
     ///
     /// # Errors
     /// The key's error: [`CryptoError::MissingKey`], [`CryptoError::KeyNotUtf8`],
-    /// [`CryptoError::InvalidKeyLength`], or for `LANGGRAPH_AES_KEY_PREVIOUS`
-    /// [`CryptoError::InvalidKeyEncoding`] and [`CryptoError::TooManyKeys`].
+    /// [`CryptoError::InvalidKeyLength`], or for the previous keys
+    /// [`CryptoError::InvalidKeyEncoding`] and [`CryptoError::TooManyKeys`];
+    /// [`CryptoError::InvalidSetting`] for any other `LANGGRAPH_AES_STRICT` value.
     pub fn from_env() -> Result<Self, CryptoError> {
-        Ok(Self::new(KeyRing::from_env()?, JsonPlusSerializer::new()))
+        Self::from_env_vars_os(|name| std::env::var_os(name))
     }
 
     /// [`from_env`](Self::from_env) with variables looked up through `lookup`.
@@ -81,10 +85,23 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// # Errors
     /// As [`from_env`](Self::from_env).
     pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+        Self::from_env_vars_os(|name| lookup(name).map(std::ffi::OsString::from))
+    }
+
+    /// [`from_env`](Self::from_env) with variables looked up through `lookup`, as the
+    /// process environment holds them (not necessarily UTF-8).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn from_env_vars_os(
+        lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Self, CryptoError> {
+        let strict = super::key::strict_from_vars(&lookup)?;
         Ok(Self::new(
-            KeyRing::from_env_vars(lookup)?,
+            KeyRing::from_env_vars_os(lookup)?,
             JsonPlusSerializer::new(),
-        ))
+        )
+        .with_strict(strict))
     }
 }
 
@@ -187,8 +204,9 @@ impl<S: Serializer> EncryptedSerializer<S> {
     ///
     /// # Errors
     /// [`CryptoError::AuthenticationFailed`] (wrong key, tampered row, other `aad`),
-    /// [`CryptoError::Truncated`], or [`CryptoError::PlaintextRefused`] for an
-    /// unencrypted row in strict mode.
+    /// [`CryptoError::Truncated`], [`CryptoError::InnerTagMismatch`] for a `null` row
+    /// that decrypts to data (a rewritten tag), or [`CryptoError::PlaintextRefused`]
+    /// for an unencrypted row in strict mode.
     pub fn open<'t>(
         &self,
         type_tag: &'t str,
@@ -211,6 +229,14 @@ impl<S: Serializer> EncryptedSerializer<S> {
         match self.peel(type_tag) {
             Some((inner_tag, name)) => {
                 let plaintext = self.cipher.decrypt(name, data, aad)?;
+                // The inner tag is not authenticated (Python's format): a `null` row
+                // never carries data, so one that does had its tag rewritten.
+                if inner_tag == tags::NULL && !plaintext.is_empty() {
+                    return Err(CryptoError::InnerTagMismatch {
+                        type_tag: type_tag.to_owned(),
+                        len: plaintext.len(),
+                    });
+                }
                 Ok(Some((inner_tag, plaintext)))
             }
             None => Ok(None),

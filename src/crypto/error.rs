@@ -52,12 +52,40 @@ pub enum CryptoError {
         max: usize,
     },
     /// A key does not have an AES key length.
-    #[error("{source_name} must be 16, 24, or 32 bytes long (it is {len} bytes)")]
+    #[error("{source_name} must be 16, 24, or 32 bytes long (it is {len} bytes){hint}")]
     InvalidKeyLength {
         /// Where the key came from, e.g. `LANGGRAPH_AES_KEY` or
         /// `LANGGRAPH_AES_KEY_PREVIOUS entry 2`.
         source_name: String,
         /// Its length in bytes.
+        len: usize,
+        /// The likely cause, when the bytes show one (empty otherwise): base64 or hex
+        /// text of a key, a trailing newline, a space after a comma. Never key
+        /// material.
+        hint: &'static str,
+    },
+    /// A setting read from the environment (e.g. `LANGGRAPH_AES_STRICT`) has a value
+    /// that is not one of those it takes.
+    #[error("{var} is {value:?}; it takes {expected}")]
+    InvalidSetting {
+        /// The variable.
+        var: String,
+        /// The value found (never a key: only settings use this variant).
+        value: String,
+        /// The values it takes.
+        expected: &'static str,
+    },
+    /// A decrypted row's inner type tag does not fit its plaintext: a `null+aes` row
+    /// whose plaintext is not empty. The inner tag is not authenticated (Python's
+    /// format), so this row's tag was rewritten (e.g. `msgpack+aes` → `null+aes`).
+    #[error(
+        "the row with type tag {type_tag:?} decrypts to {len} bytes, but a `null` row \
+         carries none: its type tag was rewritten (the inner tag is not authenticated)"
+    )]
+    InnerTagMismatch {
+        /// The row's type tag.
+        type_tag: String,
+        /// The plaintext's length.
         len: usize,
     },
     /// A `base64:` key entry is not valid base64.
@@ -166,6 +194,8 @@ impl CryptoError {
             CryptoError::TooManyKeys { .. } => ErrorKind::TooManyKeys,
             CryptoError::InvalidKeyLength { .. } => ErrorKind::InvalidKeyLength,
             CryptoError::InvalidKeyEncoding { .. } => ErrorKind::InvalidKeyEncoding,
+            CryptoError::InvalidSetting { .. } => ErrorKind::InvalidSetting,
+            CryptoError::InnerTagMismatch { .. } => ErrorKind::InnerTagMismatch,
             CryptoError::UnknownCipher { .. } => ErrorKind::UnknownCipher,
             CryptoError::InvalidCipherName { .. } => ErrorKind::InvalidCipherName,
             CryptoError::AuthenticationFailed { .. } => ErrorKind::AuthenticationFailed,

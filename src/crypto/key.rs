@@ -20,6 +20,16 @@ pub const ENV_KEY: &str = "LANGGRAPH_AES_KEY";
 /// [`KeyRing`]: super::KeyRing
 pub const ENV_KEY_PREVIOUS: &str = "LANGGRAPH_AES_KEY_PREVIOUS";
 
+/// More decrypt-only keys, with the meaning and syntax of [`ENV_KEY_PREVIOUS`]; when
+/// both are set the ring holds both lists, [`ENV_KEY_PREVIOUS`]'s first.
+pub const ENV_FALLBACK_KEYS: &str = "LANGGRAPH_AES_FALLBACK_KEYS";
+
+/// Strict mode from the environment: `1`, `true` or `yes` turn it on; `0`, `false`,
+/// `no` or an empty value leave it off (ASCII case ignored, no trimming); anything else
+/// is [`CryptoError::InvalidSetting`]. Read by
+/// [`EncryptedSerializer::from_env`](super::EncryptedSerializer::from_env).
+pub const ENV_STRICT: &str = "LANGGRAPH_AES_STRICT";
+
 /// The prefix of a key entry given in base64.
 pub const BASE64_PREFIX: &str = "base64:";
 
@@ -89,21 +99,20 @@ impl AesKey {
     }
 
     pub(crate) fn named(bytes: &[u8], source_name: &str) -> Result<Self, CryptoError> {
+        let invalid = |len| CryptoError::InvalidKeyLength {
+            source_name: source_name.to_owned(),
+            len,
+            hint: length_hint(bytes, source_name.contains(" entry ")),
+        };
         match bytes.len() {
-            len @ (16 | 24 | 32) => match KeyState::new(bytes) {
+            16 | 24 | 32 => match KeyState::new(bytes) {
                 Some(state) => Ok(AesKey {
                     bytes: Zeroizing::new(bytes.to_vec()),
                     state: Arc::new(state),
                 }),
-                None => Err(CryptoError::InvalidKeyLength {
-                    source_name: source_name.to_owned(),
-                    len,
-                }),
+                None => Err(invalid(bytes.len())),
             },
-            len => Err(CryptoError::InvalidKeyLength {
-                source_name: source_name.to_owned(),
-                len,
-            }),
+            len => Err(invalid(len)),
         }
     }
 
@@ -139,6 +148,58 @@ impl fmt::Debug for AesKey {
             .field("bits", &self.bits())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `n` is an AES key length.
+fn key_len(n: usize) -> bool {
+    matches!(n, 16 | 24 | 32)
+}
+
+/// The likely cause of a key of the wrong length, from its bytes (the usual mistakes:
+/// a trailing newline, a space after a comma in a list, base64 or hex text of the key);
+/// empty when none fits. `entry`: the key is an entry of a previous-keys list, where
+/// `base64:` entries are allowed.
+fn length_hint(bytes: &[u8], entry: bool) -> &'static str {
+    let len = bytes.len();
+    if (bytes.ends_with(b"\r\n") && key_len(len.saturating_sub(2)))
+        || (bytes.ends_with(b"\n") && key_len(len.saturating_sub(1)))
+    {
+        return ": it ends with a trailing newline (from echo or a file?): remove it";
+    }
+    let trimmed = bytes.trim_ascii();
+    if trimmed.len() != len && key_len(trimmed.len()) {
+        return if entry && bytes.first() == Some(&b' ') {
+            ": it starts with a space, as after a space after a comma: entries are not \
+             trimmed, so separate them with a bare comma"
+        } else {
+            ": it starts or ends with whitespace: remove it"
+        };
+    }
+    if len >= 32 && len % 2 == 0 && key_len(len / 2) && bytes.iter().all(u8::is_ascii_hexdigit) {
+        return if entry {
+            ": it looks like hex: the key is its text, not hex; decode it, or give the \
+             decoded bytes as base64:<standard base64>"
+        } else {
+            ": it looks like hex: the key is its text (as Python reads it), not hex; \
+             decode it, or use a key of 16, 24 or 32 characters"
+        };
+    }
+    let b64 = base64::engine::general_purpose::STANDARD
+        .decode(bytes)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(bytes));
+    if let Ok(decoded) = b64 {
+        let fits = key_len(decoded.len());
+        drop(Zeroizing::new(decoded));
+        if fits {
+            return if entry {
+                ": it looks like base64: give it as base64:<the same text>, or decode it"
+            } else {
+                ": it looks like base64: the key is its text (as Python reads it), not \
+                 base64; decode it, or use a key of 16, 24 or 32 characters"
+            };
+        }
+    }
+    ""
 }
 
 /// The most previous keys a [`KeyRing`](super::KeyRing) holds. Refusing a forged row
@@ -187,30 +248,72 @@ pub(crate) fn primary_from_vars(lookup: OsLookup<'_>) -> Result<AesKey, CryptoEr
     AesKey::named(text.as_bytes(), ENV_KEY)
 }
 
-/// Reads the comma-separated previous keys from `LANGGRAPH_AES_KEY_PREVIOUS` (unset or
-/// empty: none). Entries are taken literally (no trimming); empty entries are skipped.
-/// Every entry must be a valid key: one that is not is an error, never dropped. At
-/// most [`MAX_PREVIOUS_KEYS`] entries.
+/// Reads the comma-separated previous keys from `LANGGRAPH_AES_KEY_PREVIOUS`, then
+/// those of `LANGGRAPH_AES_FALLBACK_KEYS` (same syntax and meaning; unset or empty:
+/// none). Entries are taken literally (no trimming); empty entries are skipped. Every
+/// entry must be a valid key: one that is not is an error, never dropped. At most
+/// [`MAX_PREVIOUS_KEYS`] entries in all.
 pub(crate) fn previous_from_vars(lookup: OsLookup<'_>) -> Result<Vec<AesKey>, CryptoError> {
+    let mut keys = entries_from_var(lookup, ENV_KEY_PREVIOUS)?;
+    let fallback = entries_from_var(lookup, ENV_FALLBACK_KEYS)?;
+    let source = if keys.is_empty() {
+        ENV_FALLBACK_KEYS.to_owned()
+    } else if fallback.is_empty() {
+        ENV_KEY_PREVIOUS.to_owned()
+    } else {
+        format!("{ENV_KEY_PREVIOUS} and {ENV_FALLBACK_KEYS}")
+    };
+    keys.extend(fallback);
+    check_previous_count(keys.len(), &source)?;
+    Ok(keys)
+}
+
+/// The keys of one comma-separated list variable.
+fn entries_from_var(lookup: OsLookup<'_>, var: &str) -> Result<Vec<AesKey>, CryptoError> {
     let Some(text) = text_var(
         lookup,
-        ENV_KEY_PREVIOUS,
+        var,
         "; give a key that is not UTF-8 text as a base64:<standard base64> entry",
     )?
     else {
         return Ok(Vec::new());
     };
-    let keys = text
-        .split(',')
+    text.split(',')
         .enumerate()
         .filter(|(_, entry)| !entry.is_empty())
         .map(|(i, entry)| {
             let position = i.saturating_add(1);
-            AesKey::from_entry(entry, &format!("{ENV_KEY_PREVIOUS} entry {position}"))
+            AesKey::from_entry(entry, &format!("{var} entry {position}"))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    check_previous_count(keys.len(), ENV_KEY_PREVIOUS)?;
-    Ok(keys)
+        .collect()
+}
+
+/// Strict mode as the process environment's [`ENV_STRICT`] (`LANGGRAPH_AES_STRICT`)
+/// sets it: `1`, `true`, `yes` on; `0`, `false`, `no`, empty or unset off (ASCII case
+/// ignored, no trimming). For a serializer built in code:
+/// `EncryptedSerializer::new(ring, inner).with_strict(strict_from_env()?)`.
+///
+/// # Errors
+/// [`CryptoError::InvalidSetting`] naming the variable for any other value.
+pub fn strict_from_env() -> Result<bool, CryptoError> {
+    strict_from_vars(&|name| std::env::var_os(name))
+}
+
+/// Strict mode as [`ENV_STRICT`] sets it (unset: off).
+pub(crate) fn strict_from_vars(lookup: OsLookup<'_>) -> Result<bool, CryptoError> {
+    let Some(value) = lookup(ENV_STRICT) else {
+        return Ok(false);
+    };
+    let text = value.to_string_lossy();
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" => Ok(true),
+        "" | "0" | "false" | "no" => Ok(false),
+        _ => Err(CryptoError::InvalidSetting {
+            var: ENV_STRICT.to_owned(),
+            value: text.chars().take(40).collect(),
+            expected: "1, true, yes (strict) or 0, false, no, empty (not strict)",
+        }),
+    }
 }
 
 pub(crate) fn check_previous_count(count: usize, source_name: &str) -> Result<(), CryptoError> {
@@ -311,16 +414,23 @@ mod tests {
     fn previous_keys_are_capped() {
         let entries = |n: usize| vec!["0123456789abcdef"; n].join(",");
         let at_cap = entries(MAX_PREVIOUS_KEYS);
-        let ok = |_: &str| Some(at_cap.clone().into());
+        let ok = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| at_cap.clone().into());
         assert_eq!(
             previous_from_vars(&ok).map(|k| k.len()).ok(),
             Some(MAX_PREVIOUS_KEYS)
         );
         let over = entries(MAX_PREVIOUS_KEYS + 1);
-        let too_many = |_: &str| Some(over.clone().into());
+        let too_many = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| over.clone().into());
         assert!(matches!(
             previous_from_vars(&too_many),
             Err(CryptoError::TooManyKeys { count, max: MAX_PREVIOUS_KEYS, .. }) if count == MAX_PREVIOUS_KEYS + 1
+        ));
+        // The cap counts both lists together.
+        let both = |_: &str| Some(entries(MAX_PREVIOUS_KEYS / 2 + 1).into());
+        assert!(matches!(
+            previous_from_vars(&both),
+            Err(CryptoError::TooManyKeys { ref source_name, .. })
+                if source_name == "LANGGRAPH_AES_KEY_PREVIOUS and LANGGRAPH_AES_FALLBACK_KEYS"
         ));
     }
 }

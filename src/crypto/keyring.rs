@@ -17,6 +17,14 @@ use super::{Cipher, CryptoError, Plaintext};
 ///   length, bad base64, a variable that is not UTF-8) is an error naming it, never a
 ///   dropped key; at most [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS) entries, so
 ///   that refusing a forged row (every key tried in both modes) has a bounded cost.
+/// - `LANGGRAPH_AES_FALLBACK_KEYS` (optional): more decrypt-only keys, same syntax and
+///   meaning; when both are set the ring holds both lists, `LANGGRAPH_AES_KEY_PREVIOUS`
+///   first (the cap counts both).
+/// - A key of the wrong length is an error that names the usual cause when its bytes
+///   show one: base64 or hex text of a key, a trailing newline, a space after a comma.
+///
+/// Strict mode (`LANGGRAPH_AES_STRICT`) is the serializer's:
+/// [`EncryptedSerializer::from_env`](super::EncryptedSerializer::from_env) reads it.
 ///
 /// In code, chain [`new`](Self::new), [`with_previous`](Self::with_previous) and
 /// [`with_mode`](Self::with_mode):
@@ -70,7 +78,8 @@ impl KeyRing {
         self
     }
 
-    /// Reads `LANGGRAPH_AES_KEY` and `LANGGRAPH_AES_KEY_PREVIOUS` from the process
+    /// Reads `LANGGRAPH_AES_KEY`, `LANGGRAPH_AES_KEY_PREVIOUS` and
+    /// `LANGGRAPH_AES_FALLBACK_KEYS` from the process
     /// environment (see the type's documentation); EAX mode.
     ///
     /// # Errors

@@ -61,6 +61,9 @@ pub use compress::{
 };
 pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::{CryptoError, Result};
-pub use key::{AesKey, BASE64_PREFIX, ENV_KEY, ENV_KEY_PREVIOUS, MAX_PREVIOUS_KEYS};
+pub use key::{
+    strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,
+    ENV_STRICT, MAX_PREVIOUS_KEYS,
+};
 pub use keyring::KeyRing;
 pub use wipe::Plaintext;

@@ -49,7 +49,10 @@ impl fmt::Display for RowKind {
 #[non_exhaustive]
 pub enum SaverError {
     /// The config has no `thread_id` (Python raises `KeyError: 'thread_id'`).
-    #[error("{operation}: the config has no thread_id")]
+    #[error(
+        "{operation}: the config has no thread_id (put it under configurable: \
+         {{\"configurable\": {{\"thread_id\": \"...\"}}}}, or CheckpointConfig::new)"
+    )]
     MissingThreadId {
         /// The saver operation, e.g. `"put"`.
         operation: &'static str,
@@ -115,6 +118,16 @@ pub enum SaverError {
         /// What differs, e.g. which table lacks which column.
         reason: String,
     },
+    /// There is no checkpoint store where one was to be opened (the file does not exist,
+    /// or holds none of LangGraph's tables) and creating one was not asked for: opening
+    /// writes nothing, so a mistyped path is an error instead of a new empty store.
+    #[error("no checkpoint store at {location}: {reason}")]
+    StoreNotFound {
+        /// The path or address that was opened.
+        location: String,
+        /// What was found there, and how to create a store if one is wanted.
+        reason: String,
+    },
     /// A `list` filter the saver cannot express (a key outside Python's allowed
     /// characters, a value with no SQL equality).
     #[error("invalid list filter on key {key:?}: {reason}")]
@@ -157,6 +170,7 @@ impl SaverError {
             SaverError::UnreadableRow { .. } => ErrorKind::UnreadableRow,
             SaverError::Storage { .. } => ErrorKind::Storage,
             SaverError::Schema { .. } => ErrorKind::Schema,
+            SaverError::StoreNotFound { .. } => ErrorKind::StoreNotFound,
             SaverError::InvalidFilter { .. } => ErrorKind::InvalidFilter,
             SaverError::Unsupported { .. } => ErrorKind::Unsupported,
             SaverError::Serializer(e) => e.kind(),

@@ -52,8 +52,10 @@ pub enum TypedErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TagError {
-    /// A `(type, bytes)` pair carried a type tag this serializer does not know.
-    #[error("unknown serialization type {tag:?}")]
+    /// A `(type, bytes)` pair carried a type tag this serializer does not know. For a
+    /// tag of an encrypted (`+aes`) or compressed (`+zlib`) row the message says which
+    /// wrapper reads it.
+    #[error("unknown serialization type {tag:?}{}", wrapper_hint(tag))]
     UnknownType {
         /// The tag as found.
         tag: String,
@@ -71,6 +73,23 @@ pub enum TagError {
         /// The kind of value given.
         found: &'static str,
     },
+}
+
+/// Advice for a tag that a wrapper serializer reads: the serializer that met it is a
+/// plain one (the wrappers peel their suffix before their inner serializer sees it).
+fn wrapper_hint(tag: &str) -> &'static str {
+    match tag.rsplit_once('+').map(|(_, suffix)| suffix) {
+        Some("aes") => {
+            ": the row is encrypted; read it with an EncryptedSerializer \
+             (EncryptedSerializer::from_env() with LANGGRAPH_AES_KEY set to the key it was \
+             written with), not a plain serializer"
+        }
+        Some("zlib") => {
+            ": the row is compressed; read it with a CompressedSerializer (inside an \
+             EncryptedSerializer for +zlib+aes rows)"
+        }
+        _ => "",
+    }
 }
 
 impl TagError {

@@ -84,8 +84,15 @@ use tokio_postgres::Row;
 
 pub use db::StatementMode;
 pub use deadpool_postgres::Pool;
+
+/// The Postgres driver (tokio-postgres 0.7) and pool (deadpool-postgres 0.14) this saver
+/// is built on, re-exported, so that a pool or a configuration built in your code has
+/// the types the saver takes whatever versions your `Cargo.toml` names.
+pub use deadpool_postgres;
 pub use error::PostgresError;
 pub use schema::LAST_MIGRATION;
+/// See [`deadpool_postgres`].
+pub use tokio_postgres;
 
 use self::db::{db, Exec, Param};
 use self::rows::{load_sends, location, SelectedRow};

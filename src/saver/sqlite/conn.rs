@@ -41,6 +41,8 @@ pub(super) struct ConnOptions {
     pub busy_timeout: Duration,
     pub synchronous: Synchronous,
     pub max_idle_readers: usize,
+    /// Whether the writer may create the file (`SQLITE_OPEN_CREATE`).
+    pub create: bool,
 }
 
 /// The connections of one saver.
@@ -59,10 +61,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn open_one(path: Option<&Path>, options: &ConnOptions, reader: bool) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
+    let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    // Only the writer of a saver asked to create a store may create the file; a reader
+    // opens what the writer already opened.
+    if options.create && !reader {
+        flags |= OpenFlags::SQLITE_OPEN_CREATE;
+    }
     let conn = match path {
         Some(p) => Connection::open_with_flags(p, flags),
         None => Connection::open_in_memory(),

@@ -22,6 +22,12 @@
 //!   pool; elsewhere it runs inline.
 //! - **`list` without N+1.** The pending writes of a whole `list` come in one query
 //!   (Python runs one per checkpoint).
+//! - **Opening writes nothing.** [`SqliteSaver::open`] opens an existing store as it
+//!   is (its journal mode included); a missing file is [`SaverError::StoreNotFound`],
+//!   not a new empty store. [`SqliteSaver::create`] (or the builder's
+//!   [`create(true)`](SqliteSaverBuilder::create)) makes one as Python's `setup()` does.
+//!   Another application's SQLite file is refused ([`SaverError::Schema`]) before
+//!   anything is written.
 //! - **`setup()` without races**, in one transaction, and a layout check that refuses
 //!   a file whose tables have another shape ([`SaverError::Schema`]).
 //! - The extended capabilities: `delete_for_runs`, `copy_thread` and `prune`, which never
@@ -35,7 +41,9 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let dir = std::env::temp_dir().join(format!("lgcodec-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
-//! let saver = SqliteSaver::open(dir.join("checkpoints.sqlite"))?;
+//! // `create` makes a new store as Python's setup() does; `open` opens an existing one
+//! // and writes nothing (a missing file is an error, not a new store).
+//! let saver = SqliteSaver::create(dir.join("checkpoints.sqlite"))?;
 //! let mut cp = Checkpoint::now(-1);
 //! cp.channel_values.insert("topic".into(), Value::from("rust"));
 //! let stored = saver
@@ -80,7 +88,16 @@ mod filter;
 mod schema;
 
 pub use conn::Synchronous;
+
+/// The SQLite driver this saver is built on (rusqlite 0.37, bundled SQLite 3.50),
+/// re-exported: use it to open the same file yourself. Adding another `rusqlite`
+/// to your `Cargo.toml` works only at this same minor version, since two versions
+/// cannot both link `sqlite3`.
+pub use rusqlite;
+// `inspect_layout` is for the read-only store opener (`crate::store`), too.
 use conn::{ConnOptions, Connections};
+#[allow(unused_imports)]
+pub(crate) use schema::{inspect_layout, Layout};
 
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
@@ -128,7 +145,7 @@ pub struct SqliteSaverBuilder {
     busy_timeout: Duration,
     synchronous: Synchronous,
     max_idle_readers: usize,
-    setup: bool,
+    create: bool,
     max_decompressed_per_call: usize,
 }
 
@@ -171,29 +188,64 @@ impl SqliteSaverBuilder {
         self
     }
 
-    /// Whether `open` runs [`setup`](SqliteSaver::setup) (default `true`). With
-    /// `false`, `open` only [`verify`](SqliteSaver::verify)s the tables, writing nothing.
-    pub fn setup(mut self, setup: bool) -> Self {
-        self.setup = setup;
+    /// Whether [`open`](Self::open) may create a store (default `false`). With `true`
+    /// it does what Python's `setup()` does: creates the file if it is missing, switches
+    /// it to WAL, creates the two tables or completes them (the `task_path`
+    /// migration); [`SqliteSaver::create`] is the shorthand. With `false` it writes
+    /// nothing: the file must exist and hold Python's tables, and its journal mode is
+    /// left as it is. Either way another application's database is refused before
+    /// anything is written.
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
         self
     }
 
-    /// Opens (creating the file if needed) and sets up or verifies the tables.
+    /// The same as [`create`](Self::create) (the name of earlier versions).
+    pub fn setup(self, setup: bool) -> Self {
+        self.create(setup)
+    }
+
+    /// Opens the store: with [`create(true)`](Self::create) sets it up as Python's
+    /// `setup()` does, otherwise opens an existing one without writing anything.
     ///
     /// # Errors
-    /// [`SaverError::Storage`] if SQLite cannot open the file, [`SaverError::Schema`] if
-    /// it holds tables of these names with another layout.
+    /// - [`SaverError::StoreNotFound`] without `create(true)`, when the file does not
+    ///   exist (nothing is created) or holds none of LangGraph's tables;
+    /// - [`SaverError::Schema`] when the database is another application's (other
+    ///   tables, or tables of these names with another layout), refused before
+    ///   anything is written; without `create(true)`, also for Python's tables in an
+    ///   incomplete state that only `setup()` completes (e.g. `writes` from before
+    ///   Python's `task_path` migration);
+    /// - [`SaverError::Storage`] if SQLite cannot open the file.
     pub fn open(self) -> Result<SqliteSaver> {
+        let location = self
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| ":memory:".to_owned());
+        if let Some(path) = &self.path {
+            if !self.create && is_missing(path) {
+                return Err(SaverError::StoreNotFound {
+                    location,
+                    reason: format!(
+                        "the file does not exist (nothing was created; check the path). \
+                         {HOW_TO_CREATE}"
+                    ),
+                });
+            }
+        }
+        let create = self.create || self.path.is_none();
         let conns = Connections::open(ConnOptions {
             path: self.path,
             busy_timeout: self.busy_timeout,
             synchronous: self.synchronous,
             max_idle_readers: self.max_idle_readers,
+            create,
         })?;
-        if self.setup {
+        if create {
             conns.with_writer(schema::setup)?;
         } else {
-            conns.with_writer(|c| schema::verify(c))?;
+            conns.with_writer(|c| open_existing(c, location))?;
         }
         Ok(SqliteSaver {
             inner: Arc::new(Inner {
@@ -207,6 +259,41 @@ impl SqliteSaverBuilder {
     }
 }
 
+/// How to make a store, for [`SaverError::StoreNotFound`].
+const HOW_TO_CREATE: &str = "To make a new store there, as Python's setup() does, use \
+     SqliteSaver::create(path) or SqliteSaver::builder(path).create(true).";
+
+/// Whether `path` surely names no file (not a `file:` URI, and the file system says
+/// not found; any other answer is left to SQLite).
+fn is_missing(path: &Path) -> bool {
+    if path.to_str().is_some_and(|p| p.starts_with("file:")) {
+        return false;
+    }
+    matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The checks of an open without `create`: Python's tables must be there, complete;
+/// nothing is written.
+fn open_existing(conn: &mut rusqlite::Connection, location: String) -> Result<()> {
+    match schema::inspect_layout(conn)? {
+        Layout::Python => Ok(()),
+        Layout::Empty => Err(SaverError::StoreNotFound {
+            location,
+            reason: format!(
+                "the file holds none of LangGraph's checkpoint tables (nothing was \
+                 written). {HOW_TO_CREATE}"
+            ),
+        }),
+        Layout::Incomplete { reason } => Err(SaverError::Schema {
+            reason: format!(
+                "{reason}; SqliteSaver::create(path) (or builder(path).create(true)) \
+                 completes it as Python's setup() does"
+            ),
+        }),
+        Layout::Foreign { reason } => Err(SaverError::Schema { reason }),
+    }
+}
+
 impl SqliteSaver {
     /// A builder for a saver on the file at `path`.
     pub fn builder(path: impl AsRef<Path>) -> SqliteSaverBuilder {
@@ -216,18 +303,32 @@ impl SqliteSaver {
             busy_timeout: Duration::from_secs(5),
             synchronous: Synchronous::default(),
             max_idle_readers: 8,
-            setup: true,
+            create: false,
             max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
         }
     }
 
-    /// Opens the file at `path` (creating it if needed) with the default options and
-    /// Python's [`JsonPlusSerializer`], and runs [`setup`](Self::setup).
+    /// Opens the existing store at `path` with the default options and Python's
+    /// [`JsonPlusSerializer`], writing nothing: the file must exist and hold Python's
+    /// tables (its journal mode is left as it is). A mistyped path is
+    /// [`SaverError::StoreNotFound`], not a new empty store; to make a store, use
+    /// [`create`](Self::create).
     ///
     /// # Errors
     /// As [`SqliteSaverBuilder::open`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::builder(path).open()
+    }
+
+    /// Opens the store at `path`, creating it as Python's `setup()` does (the file if
+    /// missing, WAL mode, both tables, the `task_path` migration), with the default
+    /// options and Python's [`JsonPlusSerializer`]. Another application's SQLite file
+    /// is refused ([`SaverError::Schema`]) before anything is written.
+    ///
+    /// # Errors
+    /// As [`SqliteSaverBuilder::open`].
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        Self::builder(path).create(true).open()
     }
 
     /// A saver on a private in-memory database (one connection; for tests).
@@ -1019,8 +1120,8 @@ impl CheckpointSaver for SqliteSaver {
 
     /// Deletes the checkpoints whose metadata `run_id` is in `run_ids`, with their
     /// writes, in one transaction; a checkpoint that a remaining one still needs to
-    /// rebuild a delta channel is kept. Rows whose metadata cannot be read are never
-    /// matched.
+    /// rebuild a delta channel is kept. Rows whose metadata cannot be read, and rows
+    /// whose ids are not UTF-8 text, are never matched (and so stay).
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
         if run_ids.is_empty() {
             return Ok(());
@@ -1037,7 +1138,13 @@ impl CheckpointSaver for SqliteSaver {
                         .map_err(storage("delete_for_runs"))?;
                     let mut rows = stmt.query([]).map_err(storage("delete_for_runs"))?;
                     while let Some(r) = rows.next().map_err(storage("delete_for_runs"))? {
-                        let row = CheckpointRow::from_row(r).map_err(storage("delete_for_runs"))?;
+                        // A row whose key or columns do not read (a thread id that is
+                        // not UTF-8 text, planted through another driver) cannot be
+                        // addressed by its ids: it is skipped, never matched, so one
+                        // bad row does not block the operation for every caller.
+                        let Ok(row) = CheckpointRow::from_row(r) else {
+                            continue;
+                        };
                         let matched = inner
                             .decode_metadata(&row)
                             .ok()

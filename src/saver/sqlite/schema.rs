@@ -64,14 +64,124 @@ const WRITES: [Column; 9] = [
     ("value", "BLOB", false, None, 0),
 ];
 
-/// Python's `setup()`: WAL, both tables, the `task_path` migration. Unlike Python it
-/// runs in one `BEGIN IMMEDIATE` transaction, so savers of two processes that set up
-/// the same new file at once do not race, and it then checks the layout.
+/// The tables of LangGraph's own `SqliteStore` (`langgraph-checkpoint-sqlite`), which
+/// may share a file with the checkpoint tables: a file holding only these is not another
+/// application's.
+const LANGGRAPH_STORE_TABLES: [&str; 4] = [
+    "store",
+    "store_migrations",
+    "store_vectors",
+    "vector_migrations",
+];
+
+/// What a SQLite database holds, as far as LangGraph's checkpoint tables go; from
+/// [`inspect_layout`], which writes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// No tables (a new or empty file), or only LangGraph's `SqliteStore` tables: a
+    /// store can be created here.
+    Empty,
+    /// Python's two tables, as its `setup()` leaves them.
+    Python,
+    /// Python's tables, not complete: `writes` from before the `task_path` migration,
+    /// or one of the two tables missing. Python's `setup()` (and ours) completes them.
+    Incomplete {
+        /// What is missing.
+        reason: String,
+    },
+    /// Another application's database (other tables and none of LangGraph's), or
+    /// tables of LangGraph's names with another layout. Never written to.
+    Foreign {
+        /// What was found.
+        reason: String,
+    },
+}
+
+/// How one table compares with Python's.
+enum TableState {
+    Missing,
+    Matches,
+    /// `writes` without `task_path`: Python's layout before its migration.
+    MatchesWithoutTaskPath,
+    Differs(String),
+}
+
+/// Reads the database's layout without writing anything (`sqlite_master` and
+/// `PRAGMA table_info` only), so that a store can be refused before it is touched.
 ///
 /// # Errors
-/// [`SaverError::Storage`] if SQLite fails, [`SaverError::Schema`] if the tables exist
-/// with another layout.
+/// [`SaverError::Storage`] if SQLite fails.
+pub(crate) fn inspect_layout(conn: &Connection) -> Result<Layout> {
+    let checkpoints = table_state(conn, "checkpoints", &CHECKPOINTS)?;
+    let writes = table_state(conn, "writes", &WRITES)?;
+    Ok(match (checkpoints, writes) {
+        (TableState::Differs(reason), _) | (_, TableState::Differs(reason)) => {
+            Layout::Foreign { reason }
+        }
+        (TableState::Missing, TableState::Missing) => {
+            let others: Vec<String> = user_tables(conn)?
+                .into_iter()
+                .filter(|t| !LANGGRAPH_STORE_TABLES.contains(&t.as_str()))
+                .collect();
+            if others.is_empty() {
+                Layout::Empty
+            } else {
+                Layout::Foreign {
+                    reason: format!(
+                        "the database holds other tables ({}) and none of LangGraph's \
+                         checkpoint tables: it looks like another application's",
+                        others.join(", ")
+                    ),
+                }
+            }
+        }
+        (TableState::Matches, TableState::Matches) => Layout::Python,
+        (checkpoints, writes) => {
+            let mut missing = Vec::new();
+            if matches!(checkpoints, TableState::Missing) {
+                missing.push("table checkpoints does not exist");
+            }
+            match writes {
+                TableState::Missing => missing.push("table writes does not exist"),
+                TableState::MatchesWithoutTaskPath => missing
+                    .push("table writes has no task_path column (made before Python's migration)"),
+                _ => {}
+            }
+            Layout::Incomplete {
+                reason: missing.join("; "),
+            }
+        }
+    })
+}
+
+/// The names of the database's own tables (not SQLite's internal ones).
+fn user_tables(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )
+        .map_err(storage("inspect"))?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(storage("inspect"))?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(storage("inspect"));
+    names
+}
+
+/// Python's `setup()`: WAL, both tables, the `task_path` migration. Unlike Python it
+/// first reads the layout and refuses a foreign one before writing anything, runs in
+/// one `BEGIN IMMEDIATE` transaction (so savers of two processes that set up the same
+/// new file at once do not race), and then checks the layout.
+///
+/// # Errors
+/// [`SaverError::Storage`] if SQLite fails, [`SaverError::Schema`] if the database is
+/// another application's or holds tables of these names with another layout.
 pub(super) fn setup(conn: &mut Connection) -> Result<()> {
+    if let Layout::Foreign { reason } = inspect_layout(conn)? {
+        return Err(SaverError::Schema { reason });
+    }
     // journal_mode cannot change inside a transaction; it is a property of the file.
     let _mode: String = conn
         .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
@@ -98,11 +208,18 @@ pub(super) fn setup(conn: &mut Connection) -> Result<()> {
 /// # Errors
 /// [`SaverError::Schema`] naming the table and what differs.
 pub(super) fn verify(conn: &Connection) -> Result<()> {
-    check_table(conn, "checkpoints", &CHECKPOINTS)?;
-    check_table(conn, "writes", &WRITES)
+    match inspect_layout(conn)? {
+        Layout::Python => Ok(()),
+        Layout::Empty => Err(SaverError::Schema {
+            reason: "table checkpoints does not exist".to_owned(),
+        }),
+        Layout::Incomplete { reason } | Layout::Foreign { reason } => {
+            Err(SaverError::Schema { reason })
+        }
+    }
 }
 
-fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
+fn table_state(conn: &Connection, table: &str, want: &[Column]) -> Result<TableState> {
     let mut stmt = conn
         .prepare(&format!("PRAGMA table_info({table})"))
         .map_err(storage("verify"))?;
@@ -119,13 +236,17 @@ fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
         .map_err(storage("verify"))?
         .collect::<std::result::Result<_, _>>()
         .map_err(storage("verify"))?;
-    let schema_err = |reason: String| -> crate::saver::SaverError { SaverError::Schema { reason } };
     if found.is_empty() {
-        return Err(schema_err(format!("table {table} does not exist")));
+        return Ok(TableState::Missing);
     }
+    let mut without_task_path = false;
     for (name, ty, not_null, default, pk) in want {
         let Some(col) = found.iter().find(|c| c.0 == *name) else {
-            return Err(schema_err(format!(
+            if *name == "task_path" {
+                without_task_path = true;
+                continue;
+            }
+            return Ok(TableState::Differs(format!(
                 "table {table} has no column {name} (columns: {})",
                 found
                     .iter()
@@ -139,7 +260,7 @@ fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
             && col.3.as_deref() == *default
             && col.4 == *pk;
         if !same {
-            return Err(schema_err(format!(
+            return Ok(TableState::Differs(format!(
                 "column {table}.{name} is `{} {}{}` (primary key position {}), Python's saver makes `{ty}{}{}` (position {pk})",
                 col.0,
                 col.1,
@@ -151,10 +272,14 @@ fn check_table(conn: &Connection, table: &str, want: &[Column]) -> Result<()> {
         }
     }
     if let Some(extra) = found.iter().find(|c| !want.iter().any(|w| w.0 == c.0)) {
-        return Err(schema_err(format!(
+        return Ok(TableState::Differs(format!(
             "table {table} has a column {} that Python's saver does not make",
             extra.0
         )));
     }
-    Ok(())
+    Ok(if without_task_path {
+        TableState::MatchesWithoutTaskPath
+    } else {
+        TableState::Matches
+    })
 }

@@ -136,18 +136,26 @@ impl CheckpointConfig {
     /// Reads Python's config dict. `thread_id` may be a str or an int (written as its
     /// decimal string); `checkpoint_ns` and `checkpoint_id` must be str (or `None`).
     ///
+    /// Keys given at the top level instead of under `configurable`
+    /// (`{"thread_id": "t1"}`) are read as LangGraph's `ensure_config` reads a config
+    /// given to a graph: every top-level key that is not a `RunnableConfig` key (`tags`,
+    /// `metadata`, `callbacks`, `run_name`, `max_concurrency`, `recursion_limit`,
+    /// `configurable`, `run_id`) and whose value is not empty (`None`, `[]`, `{}`) is a
+    /// `configurable` entry, over the one of the same name in `configurable`. (Python's
+    /// checkpoint savers themselves raise `KeyError: 'configurable'` on such a dict.)
+    ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidConfig`] saying which key is wrong: not a map, no
-    /// `configurable` map, or a key of the wrong type.
+    /// [`SaverError::InvalidConfig`] saying which key is wrong: not a map, a
+    /// `configurable` that is not a map, or a key of the wrong type.
     pub fn from_value(value: &Value) -> Result<Self, SaverError> {
         let invalid = |reason: String| SaverError::InvalidConfig { reason };
-        if value.as_map().is_none() {
+        let Some(top) = value.as_map() else {
             return Err(invalid(format!(
                 "expected a map, found {}",
                 value.kind_name()
             )));
-        }
+        };
         let mut out = CheckpointConfig::default();
         if let Some(conf) = value.get("configurable") {
             let entries = conf.as_map().ok_or_else(|| {
@@ -160,29 +168,19 @@ impl CheckpointConfig {
                 let key = k
                     .as_str()
                     .ok_or_else(|| invalid(format!("a {} key in configurable", k.kind_name())))?;
-                let as_opt_str = |v: &Value| -> Result<Option<String>, SaverError> {
-                    match v {
-                        Value::Nil => Ok(None),
-                        Value::Str(s) => Ok(Some(s.to_string())),
-                        other => Err(invalid(format!(
-                            "configurable.{key} must be a str, found {}",
-                            other.kind_name()
-                        ))),
-                    }
-                };
-                match key {
-                    "thread_id" => {
-                        out.thread_id = match v {
-                            Value::Int(i) => Some(i.to_string()),
-                            other => as_opt_str(other)?,
-                        }
-                    }
-                    "checkpoint_ns" => out.checkpoint_ns = as_opt_str(v)?,
-                    "checkpoint_id" => out.checkpoint_id = as_opt_str(v)?,
-                    _ => {
-                        out.configurable.insert(key.to_owned(), v.clone());
-                    }
-                }
+                out.set_configurable(key, v)?;
+            }
+        }
+        for (k, v) in top {
+            let Some(key) = k.as_str() else { continue };
+            let empty = match v {
+                Value::Nil => true,
+                Value::Array(items) => items.is_empty(),
+                Value::Map(entries) => entries.is_empty(),
+                _ => false,
+            };
+            if !empty && !RUNNABLE_CONFIG_KEYS.contains(&key) {
+                out.set_configurable(key, v)?;
             }
         }
         if let Some(md) = value.get("metadata") {
@@ -193,4 +191,48 @@ impl CheckpointConfig {
         }
         Ok(out)
     }
+
+    /// Sets one `configurable` entry: the three known keys into their fields (checked),
+    /// any other into [`configurable`](Self::configurable).
+    fn set_configurable(&mut self, key: &str, v: &Value) -> Result<(), SaverError> {
+        let as_opt_str = |v: &Value| -> Result<Option<String>, SaverError> {
+            match v {
+                Value::Nil => Ok(None),
+                Value::Str(s) => Ok(Some(s.to_string())),
+                other => Err(SaverError::InvalidConfig {
+                    reason: format!(
+                        "configurable.{key} must be a str, found {}",
+                        other.kind_name()
+                    ),
+                }),
+            }
+        };
+        match key {
+            "thread_id" => {
+                self.thread_id = match v {
+                    Value::Int(i) => Some(i.to_string()),
+                    other => as_opt_str(other)?,
+                }
+            }
+            "checkpoint_ns" => self.checkpoint_ns = as_opt_str(v)?,
+            "checkpoint_id" => self.checkpoint_id = as_opt_str(v)?,
+            _ => {
+                self.configurable.insert(key.to_owned(), v.clone());
+            }
+        }
+        Ok(())
+    }
 }
+
+/// `langchain_core.runnables.config.CONFIG_KEYS`: the keys of a `RunnableConfig` itself;
+/// any other top-level key of a config dict is a `configurable` entry.
+const RUNNABLE_CONFIG_KEYS: [&str; 8] = [
+    "tags",
+    "metadata",
+    "callbacks",
+    "run_name",
+    "max_concurrency",
+    "recursion_limit",
+    "configurable",
+    "run_id",
+];
