@@ -35,7 +35,8 @@ pub enum Capability {
     CopyThread,
     /// `prune` (extended).
     Prune,
-    /// `get_delta_channel_history` (every saver has the default parent-chain walk).
+    /// `get_delta_channel_history` (extended, not in Python's suite; every saver has
+    /// the default parent-chain walk, so it is always detected).
     DeltaChannelHistory,
 }
 
@@ -68,11 +69,20 @@ impl Capability {
         }
     }
 
-    /// `true` for the capabilities every saver must have.
+    /// `true` for Python's five base capabilities (put, put_writes, get_tuple, list,
+    /// delete_thread), the ones every saver must implement. The extended ones are
+    /// `delete_for_runs`, `copy_thread`, `prune` and
+    /// [`DeltaChannelHistory`](Capability::DeltaChannelHistory): the last is not in
+    /// Python's suite, and every saver has it through the trait's default walk, so it
+    /// is always detected but does not decide the base level.
     pub fn is_base(self) -> bool {
-        !matches!(
+        matches!(
             self,
-            Capability::DeleteForRuns | Capability::CopyThread | Capability::Prune
+            Capability::Put
+                | Capability::PutWrites
+                | Capability::GetTuple
+                | Capability::List
+                | Capability::DeleteThread
         )
     }
 }
