@@ -38,6 +38,7 @@ mod per_test;
 mod prune;
 mod put;
 mod put_writes;
+mod stated_rules;
 pub mod util;
 
 pub use per_test::run_one_test;

@@ -85,7 +85,7 @@ macro_rules! __conformance_case_names {
                 test_put_multiple_threads_isolated, test_put_parent_config,
                 test_put_incremental_channel_update, test_put_new_channel_added,
                 test_put_channel_removed, test_put_preserves_run_id,
-                test_put_preserves_versions_seen_values
+                test_put_preserves_versions_seen_values, test_put_merges_config_into_metadata
             ];
             put_writes: PutWrites [
                 test_put_writes_basic, test_put_writes_multiple_writes_same_task,
@@ -109,7 +109,7 @@ macro_rules! __conformance_case_names {
                 test_list_metadata_custom_keys, test_list_before, test_list_limit,
                 test_list_limit_plus_before, test_list_combined_thread_and_filter,
                 test_list_empty_result, test_list_includes_pending_writes,
-                test_list_multiple_namespaces
+                test_list_multiple_namespaces, test_list_metadata_filter_none
             ];
             delete_thread: DeleteThread [
                 test_delete_thread_removes_checkpoints, test_delete_thread_removes_writes,
