@@ -345,3 +345,42 @@ async fn levels_read_right_and_passed_all_base_is_pythons() {
     assert!(delta > ext, "{text}");
     assert!(!Capability::DeltaChannelHistory.is_base());
 }
+
+/// The trait's docs state the rules the kit enforces, on the methods an implementer
+/// reads (issue 22, first-time user item 7): the special-channel indices, retried
+/// writes, write order, and the metadata `put` stores.
+#[test]
+fn trait_docs_state_the_rules_the_kit_enforces() {
+    let src = include_str!("../src/saver/traits.rs");
+    let doc_of = |method: &str| -> String {
+        let at = src
+            .find(&format!("async fn {method}("))
+            .unwrap_or_else(|| panic!("no {method}"));
+        let before = &src[..at];
+        before
+            .lines()
+            .rev()
+            .skip(1)
+            .take_while(|l| l.trim_start().starts_with("///"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let put_writes = doc_of("put_writes");
+    for words in [
+        "`__error__` −1",
+        "`__scheduled__` −2",
+        "`__interrupt__` −3",
+        "`__resume__` −4",
+        "position in `writes`",
+        "first write wins",
+        "*every*",
+        "replaces",
+        "`(task_path, task_id, idx)`",
+    ] {
+        assert!(put_writes.contains(words), "put_writes docs lack {words:?}");
+    }
+    let put = doc_of("put");
+    for words in ["get_checkpoint_metadata", "configurable", "`__`"] {
+        assert!(put.contains(words), "put docs lack {words:?}");
+    }
+}

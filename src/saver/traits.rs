@@ -201,7 +201,16 @@ impl ListOptions {
 #[async_trait]
 pub trait CheckpointSaver: Send + Sync {
     /// Stores a checkpoint. `config.checkpoint_id`, if set, is its parent; only the
-    /// channels in `new_versions` get new blobs. Returns the new checkpoint's config.
+    /// channels in `new_versions` get new blobs (a channel not in it keeps the blob of
+    /// its unchanged version). Returns the new checkpoint's config (thread, namespace
+    /// as given, `""` when none, and the checkpoint's id).
+    ///
+    /// The metadata stored is Python's `get_checkpoint_metadata(config, metadata)`
+    /// ([`checkpoint_metadata`](super::types::checkpoint_metadata)): the keys of
+    /// `config.metadata`, then the scalar (str, int, float, bool) keys of
+    /// `config.configurable`, that `metadata` lacks, except keys starting with `__` and
+    /// [`EXCLUDED_METADATA_KEYS`](super::types::EXCLUDED_METADATA_KEYS); `\u0000` is
+    /// removed from string values.
     async fn put(
         &self,
         config: &CheckpointConfig,
@@ -211,7 +220,31 @@ pub trait CheckpointSaver: Send + Sync {
     ) -> Result<CheckpointConfig>;
 
     /// Stores a task's writes against the checkpoint `config` names (its
-    /// `checkpoint_id` is required). `task_path` orders the writes of a superstep.
+    /// `checkpoint_id` is required). The rules the conformance kit checks (Python's
+    /// savers all follow them):
+    ///
+    /// - **Write index.** Each write is stored under `(task_id, idx)`. A regular
+    ///   write's `idx` is its position in `writes` (0, 1, …). The four special channels
+    ///   have fixed negative indices whatever their position
+    ///   ([`WRITES_IDX_MAP`](super::types::WRITES_IDX_MAP), [`write_idx`](super::types::write_idx)):
+    ///   `__error__` −1, `__scheduled__` −2, `__interrupt__` −3, `__resume__` −4, so
+    ///   a special write never takes the place of a regular one.
+    /// - **Retried writes.** A write whose `(task_id, idx)` is already stored is never
+    ///   duplicated. When *every* write of the call is special
+    ///   ([`all_special`](super::types::all_special)), the new value replaces the
+    ///   stored one (Python's `INSERT OR REPLACE` / `ON CONFLICT DO UPDATE`);
+    ///   otherwise the first write wins and the retry is ignored (`INSERT OR IGNORE` /
+    ///   `DO NOTHING`). (A special write retried in a call that also has regular writes
+    ///   replaces in Python's in-memory saver and is ignored by its SQL savers; the kit
+    ///   does not check that mix.)
+    /// - **Order.** [`get_tuple`](Self::get_tuple) and [`list`](Self::list) return a
+    ///   checkpoint's pending writes sorted by `(task_path, task_id, idx)`
+    ///   ([`writes_sort_key`](super::types::writes_sort_key)): `task_path` orders the
+    ///   tasks of a superstep as live execution applies them, and within a task the
+    ///   special writes (−4 … −1) come before the regular ones (0, 1, …).
+    /// - **Scope.** Writes belong to one checkpoint (thread, namespace, id): a new
+    ///   checkpoint starts with none, and deleting a checkpoint (`delete_thread`,
+    ///   `delete_for_runs`, `prune`) deletes its writes.
     async fn put_writes(
         &self,
         config: &CheckpointConfig,

@@ -216,8 +216,7 @@ impl DeltaChannelHistory {
 /// Whether every write goes to a special channel (`__error__`, `__scheduled__`,
 /// `__interrupt__`, `__resume__`): Python's savers then replace stored writes with the
 /// same key, and otherwise keep the first (`INSERT OR REPLACE` vs `OR IGNORE`).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn all_special(writes: &[(String, Value)]) -> bool {
+pub fn all_special(writes: &[(String, Value)]) -> bool {
     writes
         .iter()
         .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == ch))
