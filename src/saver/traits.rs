@@ -156,8 +156,22 @@ impl PruneStrategy {
 /// The keyword arguments of `list`: `filter`, `before`, `limit`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListOptions {
-    /// Metadata equality on every given key (a missing key equals `None`), compared
-    /// as Python's `==` compares (`1 == 1.0 == True`, dicts regardless of order).
+    /// Metadata filter: a checkpoint is listed when its metadata matches *every* key.
+    /// What "matches" means is the backend's, as in Python (the conformance kit checks
+    /// what they share: equal scalars match, a `None` value matches a stored `None` and
+    /// nothing else that is stored):
+    /// - [`InMemorySaver`](crate::saver::InMemorySaver): Python's `==` on the value
+    ///   (`1 == 1.0 == True`, dicts regardless of key order); a missing key equals
+    ///   `None`.
+    /// - `SqliteSaver`: `json_extract(metadata, '$.key') = ?`: equality of the JSON
+    ///   values, `IS NULL` for `None` (so a missing key matches `None`); dicts and lists
+    ///   compare as compact JSON text (key order matters); keys may hold only ASCII
+    ///   letters, digits, `_`, `.` and `-`.
+    /// - `PostgresSaver`: `metadata @> filter`, JSONB containment: a dict or list filter
+    ///   value matches a stored one that *contains* it (`{"a": 1}` matches
+    ///   `{"a": 1, "b": 2}`), numbers compare numerically (`1` matches `1.0`, not
+    ///   `true`), and a `None` value matches only a key stored as `null`, not a missing
+    ///   key.
     pub filter: IndexMap<String, Value>,
     /// Only checkpoints whose id is strictly smaller than this config's `checkpoint_id`.
     pub before: Option<CheckpointConfig>,
@@ -267,6 +281,17 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// Deletes every checkpoint, write and blob of a thread (all namespaces).
     async fn delete_thread(&self, thread_id: &str) -> Result<()>;
+
+    /// Checks, writing nothing, that the saver's store has the layout it needs. The
+    /// default is `Ok(())`, for savers without a schema (in-memory ones);
+    /// `SqliteSaver` and `PostgresSaver` check their tables.
+    ///
+    /// # Errors
+    ///
+    /// The saver's schema error (e.g. [`SaverError::Schema`]).
+    async fn verify(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// The extended capabilities this saver implements.
     fn capabilities(&self) -> Capabilities {
@@ -380,6 +405,9 @@ macro_rules! forward_saver {
             }
             async fn delete_thread(&self, thread_id: &str) -> Result<()> {
                 (**self).delete_thread(thread_id).await
+            }
+            async fn verify(&self) -> Result<()> {
+                (**self).verify().await
             }
             fn capabilities(&self) -> Capabilities {
                 (**self).capabilities()

@@ -105,6 +105,29 @@ pub struct CheckpointTuple {
 }
 
 impl CheckpointTuple {
+    /// The thread id (`config.thread_id`; every saver sets it, `""` if one did not).
+    pub fn thread_id(&self) -> &str {
+        self.config.thread_id.as_deref().unwrap_or("")
+    }
+
+    /// The namespace (`config.checkpoint_ns`, `""` for the root).
+    pub fn checkpoint_ns(&self) -> &str {
+        self.config.ns()
+    }
+
+    /// The checkpoint's id (`checkpoint.id`, which `config.checkpoint_id` repeats).
+    pub fn checkpoint_id(&self) -> &str {
+        &self.checkpoint.id
+    }
+
+    /// The parent checkpoint's id, if it has one.
+    pub fn parent_checkpoint_id(&self) -> Option<&str> {
+        self.parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.as_deref())
+            .filter(|id| !id.is_empty())
+    }
+
     /// The module and class of Python's `CheckpointTuple` (a `NamedTuple`).
     pub const PYTHON_CLASS: (&'static str, &'static str) =
         ("langgraph.checkpoint.base", "CheckpointTuple");
