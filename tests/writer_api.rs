@@ -312,6 +312,7 @@ fn list_filter_docs_describe_every_backend() {
     let docs: String = src[..at]
         .lines()
         .rev()
+        .skip(1)
         .take_while(|l| l.trim_start().starts_with("///"))
         .collect::<Vec<_>>()
         .join("\n");
