@@ -327,3 +327,27 @@ fn list_filter_docs_describe_every_backend() {
         assert!(docs.contains(words), "filter docs lack {words:?}:\n{docs}");
     }
 }
+
+/// Messages made in Rust can get the id Python's `add_messages` reducer gives a message
+/// without one: `str(uuid.uuid4())` (langgraph/graph/message.py: `if m.id is None:
+/// m.id = str(uuid.uuid4())`), 36 characters, version 4, RFC 4122 variant.
+#[test]
+fn messages_made_in_rust_get_a_uuid4_id_as_add_messages_gives() {
+    use langgraph_codec::typed::pytypes::{AiMessage, HumanMessage, Uuid};
+    let m = HumanMessage::new("hi").with_new_id();
+    let id = m.id.clone().expect("an id");
+    let u: Uuid = id.parse().expect("a UUID");
+    assert_eq!(u.to_string(), id, "lowercase hyphenated, as str(uuid4())");
+    assert_eq!(id.len(), 36);
+    assert_eq!(u.as_bytes()[6] >> 4, 4, "version 4");
+    assert_eq!(u.as_bytes()[8] >> 6, 0b10, "RFC 4122 variant");
+    assert_ne!(HumanMessage::new("hi").with_new_id().id, m.id);
+
+    // ensure_id: only a message without an id gets one, as add_messages does.
+    let mut kept = AiMessage::new("a").with_id("a1");
+    assert_eq!(kept.ensure_id(), "a1");
+    let mut fresh = AiMessage::new("b");
+    let given = fresh.ensure_id().to_owned();
+    assert_eq!(given.len(), 36);
+    assert_eq!(fresh.ensure_id(), given, "stable once given");
+}
