@@ -151,7 +151,9 @@ fn fallback_random() -> [u8; 16] {
         h.write_u128(nanos);
         h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
         h.write_usize(i);
-        chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        for (o, b) in chunk.iter_mut().zip(h.finish().to_le_bytes()) {
+            *o = b;
+        }
     }
     out
 }
