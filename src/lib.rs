@@ -100,3 +100,8 @@ pub use view::ViewError;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// `docs/writer-api.md`'s examples, as doctests.
+#[doc = include_str!("../docs/writer-api.md")]
+#[cfg(doctest)]
+pub struct WriterApiDoctests;

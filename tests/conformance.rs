@@ -200,16 +200,21 @@ impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
     }
 }
 
-#[tokio::test]
-async fn missing_capabilities_are_skipped_not_failed() {
-    let report = conformance::run_conformance_named("base only", || async {
+/// The whole kit on a `BaseOnly` saver, optionally broken.
+async fn run_base_only(name: &str, reverse_list: bool, todo_list: bool) -> conformance::Report {
+    conformance::run_conformance_named(name, || async move {
         BaseOnly {
             inner: InMemorySaver::new(),
-            reverse_list: false,
-            todo_list: false,
+            reverse_list,
+            todo_list,
         }
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn missing_capabilities_are_skipped_not_failed() {
+    let report = run_base_only("base only", false, false).await;
     assert!(report.is_success(), "{report}");
     for cap in [
         Capability::DeleteForRuns,
@@ -237,14 +242,7 @@ async fn missing_capabilities_are_skipped_not_failed() {
 
 #[tokio::test]
 async fn a_broken_saver_fails_the_right_cases() {
-    let report = conformance::run_conformance_named("reversed list", || async {
-        BaseOnly {
-            inner: InMemorySaver::new(),
-            reverse_list: true,
-            todo_list: false,
-        }
-    })
-    .await;
+    let report = run_base_only("reversed list", true, false).await;
     assert!(!report.is_success());
     assert_eq!(report.conformance_level(), "BASE");
     assert!(!report.passed_all_base());
@@ -277,14 +275,7 @@ async fn whole_suite_passes_over_encrypted_serializer() {
 /// rest of the run goes on (it used to end the whole run with the panic).
 #[tokio::test]
 async fn a_panic_in_one_method_fails_its_cases_and_the_run_goes_on() {
-    let report = conformance::run_conformance_named("todo list", || async {
-        BaseOnly {
-            inner: InMemorySaver::new(),
-            reverse_list: false,
-            todo_list: true,
-        }
-    })
-    .await;
+    let report = run_base_only("todo list", false, true).await;
     let list = report.capability(Capability::List).expect("list reported");
     assert_eq!(list.passed(), 0, "{report}");
     assert_eq!(list.failed(), list.cases.len(), "{report}");
@@ -313,14 +304,7 @@ async fn a_panic_in_one_method_fails_its_cases_and_the_run_goes_on() {
 /// delta history is printed and counted as extended; `passed_all_base` is Python's.
 #[tokio::test]
 async fn levels_read_right_and_passed_all_base_is_pythons() {
-    let report = conformance::run_conformance_named("base only", || async {
-        BaseOnly {
-            inner: InMemorySaver::new(),
-            reverse_list: false,
-            todo_list: false,
-        }
-    })
-    .await;
+    let report = run_base_only("base only", false, false).await;
     assert_eq!(report.conformance_level(), "FULL");
     assert!(report.passed_all() && report.passed_all_base());
     assert_eq!(
