@@ -7,12 +7,15 @@
 //! `vectors/sqlite/make_quickstart_store.py` remakes it). The graph planned, fanned out
 //! to three workers with `Send`, ran a subgraph, was interrupted, resumed with
 //! `Command(resume="yes")`, and now waits at a second interrupt. The example works on a
-//! copy of that file in a temporary directory.
+//! fresh copy of that file in your temporary directory, and leaves the copy there (its
+//! path is printed) so you can look at it afterwards.
 //!
 //! Python resuming from the checkpoint this example writes is checked in CI by
 //! `vectors/sqlite/interop.py`, with the same graph.
 
 use std::error::Error;
+use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
@@ -47,16 +50,42 @@ fn describe(message: &AnyMessage) -> String {
     )
 }
 
+/// Prints as it goes (the lines are collected in `out`, for the test that runs this
+/// example: `tests/quickstart.rs`).
+macro_rules! say {
+    ($out:expr) => { writeln!($out)? };
+    ($out:expr, $($arg:tt)*) => { writeln!($out, $($arg)*)? };
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn Error>> {
-    let dir = std::env::temp_dir().join(format!("lgcodec-quickstart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    let dir = std::env::temp_dir().join("lgcodec-quickstart");
+    let mut out = String::new();
+    let result = run(&dir, &mut out).await;
+    print!("{out}");
+    result
+}
+
+/// The quickstart, on a fresh copy of the Python store in `dir`.
+///
+/// # Errors
+///
+/// Any error of the steps (the file, the key, the store).
+pub async fn run(dir: &Path, out: &mut String) -> Result<(), Box<dyn Error>> {
+    std::fs::create_dir_all(dir)?;
     let path = dir.join("checkpoints.sqlite");
+    // A fresh copy each run (and no WAL files left from an earlier one).
+    for stale in ["checkpoints.sqlite-wal", "checkpoints.sqlite-shm"] {
+        let _ = std::fs::remove_file(dir.join(stale));
+    }
     std::fs::write(&path, PYTHON_STORE)?;
 
     let serde = Arc::new(EncryptedSerializer::from_aes_key(DEMO_KEY, AesMode::Eax)?);
     let saver = SqliteSaver::builder(&path).serializer(serde).open()?;
-    println!("opened a SQLite checkpoint store written by Python LangGraph (AES-EAX at rest)");
+    say!(
+        out,
+        "opened a SQLite checkpoint store written by Python LangGraph (AES-EAX at rest)"
+    );
 
     // The thread as Python left it: its messages, read into typed LangChain messages.
     let thread = CheckpointConfig::new(THREAD);
@@ -71,12 +100,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
             .get("messages")
             .ok_or("no messages channel")?,
     )?;
-    println!(
+    say!(
+        out,
         "\nthread {THREAD:?}, step {}:",
         latest.metadata.step().unwrap_or_default()
     );
     for m in &messages {
-        println!("  {}", describe(m));
+        say!(out, "  {}", describe(m));
     }
     for write in latest
         .pending_writes
@@ -86,7 +116,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         // Python writes the interrupts of a task as a tuple.
         let interrupts: Vec<Interrupt> = typed::from_value(&write.value)?;
         for interrupt in interrupts {
-            println!(
+            say!(
+                out,
                 "  waiting: a task asks {} (interrupt {})",
                 view::to_string(&interrupt.value)?,
                 interrupt.id
@@ -95,7 +126,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     }
 
     // Its history, newest first, subgraph checkpoints (their own namespace) included.
-    println!("\nhistory (newest first):");
+    say!(out, "\nhistory (newest first):");
     let every_ns = CheckpointConfig::every_namespace(THREAD);
     for t in saver.list(Some(&every_ns), &ListOptions::new()).await? {
         let line = format!(
@@ -109,11 +140,13 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 ns => format!("(subgraph {ns})"),
             }
         );
-        println!("{}", line.trim_end());
+        say!(out, "{}", line.trim_end());
     }
 
-    // The `log` channel is a DeltaChannel: most checkpoints store nothing for it, and its
-    // value is rebuilt from a snapshot plus the writes along the parent chain.
+    // The `log` channel only ever grows, so LangGraph stores it the cheap way (a
+    // "DeltaChannel"): most checkpoints keep no copy of it, only what each step added.
+    // Its value is the last full copy plus the additions made since, which the saver
+    // collects by walking back through the parent checkpoints.
     let history = saver
         .get_delta_channel_history(&latest.config, &["log".to_owned()])
         .await?;
@@ -124,19 +157,26 @@ async fn main() -> Result<(), Box<dyn Error>> {
             None => None,
         }
         .unwrap_or_default();
+        let copied = value.len();
         for w in &log.writes {
             value.extend(w.value.as_array().unwrap_or_default().iter().cloned());
         }
-        println!(
-            "\nthe delta channel `log`, rebuilt from {} write(s): {}",
-            log.writes.len(),
+        say!(
+            out,
+            "\nthe `log` channel (stored as additions, not full copies): {} item(s) from the \
+             last full copy + {} added by later steps = {}",
+            copied,
+            value.len() - copied,
             view::to_string(&Value::Array(value))?
         );
     }
 
     // Continue the thread from Rust: a human edit as the next checkpoint. The task that
     // was waiting stays pending, so Python resumes it with Command(resume=...).
-    let metadata = CheckpointMetadata::for_update(&latest.metadata);
+    let mut metadata = CheckpointMetadata::for_update(&latest.metadata);
+    // Count this step for `log`'s "full copy every N steps" rule, as Python's
+    // update_state does (this edit adds nothing to `log` and stores no copy of it).
+    metadata.advance_delta_counters(&["log"], &["messages"], &[]);
     let mut next = latest
         .checkpoint
         .next_for_update(metadata.step().unwrap_or_default());
@@ -147,8 +187,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .and_then(Value::as_array)
         .map(<[Value]>::to_vec)
         .unwrap_or_default();
+    // A fresh id, as Python's add_messages gives every message (str(uuid4())).
     updated.push(typed::to_value(
-        &HumanMessage::new("Only trains, please").with_id("rust-edit-1"),
+        &HumanMessage::new("Only trains, please").with_new_id(),
     )?);
     let version = saver.get_next_version(next.channel_versions.get("messages"))?;
     next.set_channel("messages", Value::Array(updated), version.clone());
@@ -168,14 +209,18 @@ async fn main() -> Result<(), Box<dyn Error>> {
             .get("messages")
             .ok_or("no messages")?,
     )?;
-    println!(
+    say!(
+        out,
         "\nRust stored checkpoint {} (step {}, source {:?}); its last message:\n  {}",
         stored.checkpoint_id.as_deref().unwrap_or(""),
         reread.metadata.step().unwrap_or_default(),
         reread.metadata.source().unwrap_or(""),
         last.last().map(describe).unwrap_or_default()
     );
-    println!("  Python resumes from it: graph.invoke(Command(resume=...), config)");
+    say!(
+        out,
+        "  Python resumes from it: graph.invoke(Command(resume=...), config)"
+    );
 
     // What is at rest: every value is ciphertext; metadata and keys are in clear, as in
     // Python's saver (it filters on metadata in SQL).
@@ -184,7 +229,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .typed_bytes()
         .filter(|r| r.type_tag != "json")
         .any(|r| r.data.windows(6).any(|w| w == b"Lisbon" || w == b"trains"));
-    println!("\nat rest ({}):", path.display());
+    say!(out, "\nat rest ({}):", path.display());
     for row in rows
         .checkpoints
         .iter()
@@ -192,7 +237,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .filter(|r| r.checkpoint_ns.is_empty())
         .take(2)
     {
-        println!(
+        say!(
+            out,
             "  checkpoint {} type={} {} bytes; metadata in clear: {}",
             row.checkpoint_id,
             row.checkpoint.type_tag,
@@ -200,7 +246,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
             String::from_utf8_lossy(&row.metadata.data)
         );
     }
-    println!(
+    say!(
+        out,
         "  {} checkpoint rows, {} write rows, tags {:?}; plaintext found in values: {leaked}",
         rows.checkpoints.len(),
         rows.writes.len(),
@@ -213,6 +260,26 @@ async fn main() -> Result<(), Box<dyn Error>> {
         return Err("a value is stored in clear".into());
     }
     drop(saver);
-    std::fs::remove_dir_all(&dir)?;
+    say!(
+        out,
+        "\nthe store stays at {} (each run starts from a fresh copy).",
+        path.display()
+    );
+    say!(out, "next steps:");
+    say!(
+        out,
+        "  - look at it: sqlite3 {} 'select checkpoint_id, metadata from checkpoints'",
+        path.display()
+    );
+    say!(
+        out,
+        "  - decode one of its rows: cargo run --features cli --bin lgcodec -- decode --help"
+    );
+    say!(
+        out,
+        "  - your own store: SqliteSaver::create(\"my.sqlite\") makes one, \
+         SqliteSaver::open(...) opens one Python made (or PostgresSaver, \
+         `cargo run --features postgres --example postgres_quickstart`): docs/savers.md"
+    );
     Ok(())
 }

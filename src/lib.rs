@@ -125,4 +125,7 @@ pub mod guide_doctests {
     #[cfg(feature = "sqlite")]
     #[doc = include_str!("../docs/store-layouts.md")]
     pub struct StoreLayouts;
+    /// `docs/writer-api.md`.
+    #[doc = include_str!("../docs/writer-api.md")]
+    pub struct WriterApi;
 }

@@ -520,6 +520,40 @@ impl From<RawExt> for Value {
         Value::Ext(Box::new(e))
     }
 }
+/// A JSON value as the `Value` Python's `json.loads` gives: `null` → `Nil`, numbers
+/// → `Int` (integers; `serde_json` holds up to `u64::MAX`) or `F64`, strings → `Str`,
+/// arrays → `Array`, objects → `Map` with `Str` keys in the object's order (this
+/// crate builds `serde_json` with `preserve_order`).
+impl From<serde_json::Value> for Value {
+    fn from(json: serde_json::Value) -> Self {
+        match json {
+            serde_json::Value::Null => Value::Nil,
+            serde_json::Value::Bool(b) => Value::Bool(b),
+            serde_json::Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    Value::from(u)
+                } else if let Some(i) = n.as_i64() {
+                    Value::from(i)
+                } else {
+                    Value::F64(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            serde_json::Value::String(s) => Value::from(s),
+            serde_json::Value::Array(items) => {
+                crate::stack::guard(|| Value::Array(items.into_iter().map(Value::from).collect()))
+            }
+            serde_json::Value::Object(entries) => crate::stack::guard(|| {
+                Value::Map(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (Value::from(k), Value::from(v)))
+                        .collect(),
+                )
+            }),
+        }
+    }
+}
+
 impl<T: Into<Value>> From<Option<T>> for Value {
     fn from(o: Option<T>) -> Self {
         o.map_or(Value::Nil, Into::into)

@@ -263,8 +263,10 @@ fn js_and_legacy_messages_read_into_any_message_through_the_typed_layer() {
             "system",
             "tool",
             "chat",
+            "ai_blocks",
         ]
-        .contains(&row.label.trim_end_matches("/json"));
+        .contains(&row.label.trim_end_matches("/json"))
+            || (row.label == "remove" && row.raw["py_ok"] == true);
         if row.tag != "json" || !is_message_row {
             continue;
         }
@@ -285,7 +287,70 @@ fn js_and_legacy_messages_read_into_any_message_through_the_typed_layer() {
         );
         read += 1;
     }
-    // Three Python releases wrote json messages (1.0.0 natively, 2.x as their json
-    // form), two LangGraphJS releases: 6 labels each.
-    assert!(read >= 25, "{read}");
+    // Four Python releases wrote json messages (1.0.0 and 1.0.2 natively, 2.x as their
+    // json form), two LangGraphJS releases: 6 labels each, plus list-content AI
+    // messages (1.0.2, both JS) and 1.0.2's RemoveMessage.
+    assert!(read >= 35, "{read}");
+}
+
+/// An `AIMessage` `json` row mixing a valid tool call with one that cannot be parsed
+/// is kept whole, every tool call in it: a revival that dropped the bad call and
+/// rebuilt the message from the rest would lose data Python keeps.
+///
+/// Python 4.3.2 (langchain-core 1.7.2), checked with `JsonPlusSerializer().loads_typed`:
+/// - bad entry in `tool_calls` (`"args": "{not json"`): `ValidationError`
+///   (`tool_calls.1.args: Input should be a valid dictionary`): the row is refused, so
+///   we keep the envelope as written;
+/// - raw OpenAI calls in `additional_kwargs.tool_calls`, one with bad arguments:
+///   Python rebuilds `tool_calls=[{name: "ok", args: {q: 1}, id: "c1"}]` and
+///   `invalid_tool_calls=[{name: "bad", args: "{not json", id: "c2", error: None}]`;
+///   we do not parse raw calls and keep the envelope as written (nothing dropped).
+#[test]
+fn an_ai_message_with_valid_and_unparseable_tool_calls_is_kept_whole() {
+    let serde = JsonPlusSerializer::new();
+    let rows = [
+        r#"{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"","id":"a1","tool_calls":[{"name":"ok","args":{"q":1},"id":"c1","type":"tool_call"},{"name":"bad","args":"{not json","id":"c2","type":"tool_call"}]}}"#,
+        r#"{"lc":1,"type":"constructor","id":["langchain","schema","messages","AIMessage"],"kwargs":{"content":[{"type":"text","text":"t"}],"type":"ai","id":"a1","tool_calls":[{"name":"ok","args":{"q":1},"id":"c1","type":"tool_call"},{"name":"bad","args":null,"id":"c2","type":"tool_call"}],"invalid_tool_calls":[]}}"#,
+        r#"{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"","id":"a1","additional_kwargs":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"ok","arguments":"{\"q\": 1}"}},{"id":"c2","type":"function","function":{"name":"bad","arguments":"{not json"}}]}}}"#,
+    ];
+    for row in rows {
+        let ours = serde.loads_typed("json", row.as_bytes()).expect("reads");
+        let as_written = Value::from(serde_json::from_str::<serde_json::Value>(row).expect("json"));
+        assert_eq!(ours, as_written, "{row}");
+        let text = format!("{ours:?}");
+        assert!(
+            text.contains("\"ok\"") && text.contains("\"bad\""),
+            "a tool call was dropped: {text}"
+        );
+    }
+}
+
+/// The two shapes issue 22 found read differently from Python, from real writers
+/// (rows in `vectors/wild/rows.jsonl`): an `AIMessage` whose content is a list of
+/// blocks (LangGraphJS 1.2.2 / 0.0.18, Python 1.0.2) and a 1.0.2 `RemoveMessage`
+/// with `content: ""` are rebuilt as Python 4.3.2 rebuilds them.
+#[test]
+fn list_content_ai_messages_and_empty_remove_messages_are_rebuilt() {
+    let serde = JsonPlusSerializer::new();
+    let mut seen = 0;
+    for row in rows() {
+        if !(row.label == "ai_blocks" || (row.label == "remove" && row.raw["py_ok"] == true)) {
+            continue;
+        }
+        let ours = serde.loads_typed(&row.tag, &row.data).expect("reads");
+        let obj = ours
+            .as_object()
+            .unwrap_or_else(|| panic!("{} / {}: kept as {ours:?}", row.writer, row.label));
+        let want = if row.label == "remove" {
+            "RemoveMessage"
+        } else {
+            "AIMessage"
+        };
+        assert_eq!(obj.name, want);
+        let py = msgpack::decode(&b64(row.raw["py_redump_data"].as_str().expect("py")))
+            .expect("Python's msgpack");
+        assert_eq!(ours, py, "{} / {}", row.writer, row.label);
+        seen += 1;
+    }
+    assert_eq!(seen, 4, "3 ai_blocks rows and 1 remove row");
 }

@@ -78,7 +78,7 @@ pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{
-    checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,
+    all_special, checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     DeltaChannelHistory, PendingWrite, ERROR, INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
 };

@@ -35,7 +35,8 @@ pub enum Capability {
     CopyThread,
     /// `prune` (extended).
     Prune,
-    /// `get_delta_channel_history` (every saver has the default parent-chain walk).
+    /// `get_delta_channel_history` (extended, not in Python's suite; every saver has
+    /// the default parent-chain walk, so it is always detected).
     DeltaChannelHistory,
 }
 
@@ -68,11 +69,20 @@ impl Capability {
         }
     }
 
-    /// `true` for the capabilities every saver must have.
+    /// `true` for Python's five base capabilities (put, put_writes, get_tuple, list,
+    /// delete_thread), the ones every saver must implement. The extended ones are
+    /// `delete_for_runs`, `copy_thread`, `prune` and
+    /// [`DeltaChannelHistory`](Capability::DeltaChannelHistory): the last is not in
+    /// Python's suite, and every saver has it through the trait's default walk, so it
+    /// is always detected but does not decide the base level.
     pub fn is_base(self) -> bool {
-        !matches!(
+        matches!(
             self,
-            Capability::DeleteForRuns | Capability::CopyThread | Capability::Prune
+            Capability::Put
+                | Capability::PutWrites
+                | Capability::GetTuple
+                | Capability::List
+                | Capability::DeleteThread
         )
     }
 }
@@ -146,8 +156,22 @@ impl PruneStrategy {
 /// The keyword arguments of `list`: `filter`, `before`, `limit`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListOptions {
-    /// Metadata equality on every given key (a missing key equals `None`), compared
-    /// as Python's `==` compares (`1 == 1.0 == True`, dicts regardless of order).
+    /// Metadata filter: a checkpoint is listed when its metadata matches *every* key.
+    /// What "matches" means is the backend's, as in Python (the conformance kit checks
+    /// what they share: equal scalars match, a `None` value matches a stored `None` and
+    /// nothing else that is stored):
+    /// - [`InMemorySaver`](crate::saver::InMemorySaver): Python's `==` on the value
+    ///   (`1 == 1.0 == True`, dicts regardless of key order); a missing key equals
+    ///   `None`.
+    /// - `SqliteSaver`: `json_extract(metadata, '$.key') = ?`: equality of the JSON
+    ///   values, `IS NULL` for `None` (so a missing key matches `None`); dicts and lists
+    ///   compare as compact JSON text (key order matters); keys may hold only ASCII
+    ///   letters, digits, `_`, `.` and `-`.
+    /// - `PostgresSaver`: `metadata @> filter`, JSONB containment: a dict or list filter
+    ///   value matches a stored one that *contains* it (`{"a": 1}` matches
+    ///   `{"a": 1, "b": 2}`), numbers compare numerically (`1` matches `1.0`, not
+    ///   `true`), and a `None` value matches only a key stored as `null`, not a missing
+    ///   key.
     pub filter: IndexMap<String, Value>,
     /// Only checkpoints whose id is strictly smaller than this config's `checkpoint_id`.
     pub before: Option<CheckpointConfig>,
@@ -191,7 +215,16 @@ impl ListOptions {
 #[async_trait]
 pub trait CheckpointSaver: Send + Sync {
     /// Stores a checkpoint. `config.checkpoint_id`, if set, is its parent; only the
-    /// channels in `new_versions` get new blobs. Returns the new checkpoint's config.
+    /// channels in `new_versions` get new blobs (a channel not in it keeps the blob of
+    /// its unchanged version). Returns the new checkpoint's config (thread, namespace
+    /// as given, `""` when none, and the checkpoint's id).
+    ///
+    /// The metadata stored is Python's `get_checkpoint_metadata(config, metadata)`
+    /// ([`checkpoint_metadata`](super::types::checkpoint_metadata)): the keys of
+    /// `config.metadata`, then the scalar (str, int, float, bool) keys of
+    /// `config.configurable`, that `metadata` lacks, except keys starting with `__` and
+    /// [`EXCLUDED_METADATA_KEYS`](super::types::EXCLUDED_METADATA_KEYS); `\u0000` is
+    /// removed from string values.
     async fn put(
         &self,
         config: &CheckpointConfig,
@@ -201,7 +234,31 @@ pub trait CheckpointSaver: Send + Sync {
     ) -> Result<CheckpointConfig>;
 
     /// Stores a task's writes against the checkpoint `config` names (its
-    /// `checkpoint_id` is required). `task_path` orders the writes of a superstep.
+    /// `checkpoint_id` is required). The rules the conformance kit checks (Python's
+    /// savers all follow them):
+    ///
+    /// - **Write index.** Each write is stored under `(task_id, idx)`. A regular
+    ///   write's `idx` is its position in `writes` (0, 1, …). The four special channels
+    ///   have fixed negative indices whatever their position
+    ///   ([`WRITES_IDX_MAP`](super::types::WRITES_IDX_MAP), [`write_idx`](super::types::write_idx)):
+    ///   `__error__` −1, `__scheduled__` −2, `__interrupt__` −3, `__resume__` −4, so
+    ///   a special write never takes the place of a regular one.
+    /// - **Retried writes.** A write whose `(task_id, idx)` is already stored is never
+    ///   duplicated. When *every* write of the call is special
+    ///   ([`all_special`](super::types::all_special)), the new value replaces the
+    ///   stored one (Python's `INSERT OR REPLACE` / `ON CONFLICT DO UPDATE`);
+    ///   otherwise the first write wins and the retry is ignored (`INSERT OR IGNORE` /
+    ///   `DO NOTHING`). (A special write retried in a call that also has regular writes
+    ///   replaces in Python's in-memory saver and is ignored by its SQL savers; the kit
+    ///   does not check that mix.)
+    /// - **Order.** [`get_tuple`](Self::get_tuple) and [`list`](Self::list) return a
+    ///   checkpoint's pending writes sorted by `(task_path, task_id, idx)`
+    ///   ([`writes_sort_key`](super::types::writes_sort_key)): `task_path` orders the
+    ///   tasks of a superstep as live execution applies them, and within a task the
+    ///   special writes (−4 … −1) come before the regular ones (0, 1, …).
+    /// - **Scope.** Writes belong to one checkpoint (thread, namespace, id): a new
+    ///   checkpoint starts with none, and deleting a checkpoint (`delete_thread`,
+    ///   `delete_for_runs`, `prune`) deletes its writes.
     async fn put_writes(
         &self,
         config: &CheckpointConfig,
@@ -224,6 +281,17 @@ pub trait CheckpointSaver: Send + Sync {
 
     /// Deletes every checkpoint, write and blob of a thread (all namespaces).
     async fn delete_thread(&self, thread_id: &str) -> Result<()>;
+
+    /// Checks, writing nothing, that the saver's store has the layout it needs. The
+    /// default is `Ok(())`, for savers without a schema (in-memory ones);
+    /// `SqliteSaver` and `PostgresSaver` check their tables.
+    ///
+    /// # Errors
+    ///
+    /// The saver's schema error (e.g. [`SaverError::Schema`]).
+    async fn verify(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// The extended capabilities this saver implements.
     fn capabilities(&self) -> Capabilities {
@@ -337,6 +405,9 @@ macro_rules! forward_saver {
             }
             async fn delete_thread(&self, thread_id: &str) -> Result<()> {
                 (**self).delete_thread(thread_id).await
+            }
+            async fn verify(&self) -> Result<()> {
+                (**self).verify().await
             }
             fn capabilities(&self) -> Capabilities {
                 (**self).capabilities()

@@ -491,10 +491,16 @@ pub(crate) mod message {
     //! order, defaults filled in, extra keyword arguments after them. Rebuilt only when
     //! the arguments are ones langchain-core's validators keep as they are; otherwise
     //! the envelope stays a map: an `AIMessage` whose `tool_calls` are absent but whose
-    //! `additional_kwargs` hold raw OpenAI tool calls (Python parses them), non-string
-    //! `content` of an `AIMessage` (Python derives tool calls from content blocks),
-    //! invalid-tool-call or tool-call-chunk lists, a non-nil `usage_metadata`, a
-    //! `RemoveMessage` with `content`, and missing required fields.
+    //! `additional_kwargs` hold raw OpenAI tool calls (Python parses them into
+    //! `tool_calls` and `invalid_tool_calls`), an `AIMessage` whose `content` is neither
+    //! a str nor a list of str / dict blocks (Python refuses it), list `content` of an
+    //! `AIMessageChunk`, a `content_blocks` keyword, invalid-tool-call or
+    //! tool-call-chunk lists, a `tool_calls` list with an entry Python cannot
+    //! validate (Python refuses the row: the envelope is kept whole, every tool call
+    //! in it), a non-nil `usage_metadata`, a `RemoveMessage` with truthy `content`
+    //! (Python raises), and missing required fields. An `AIMessage` with a list of
+    //! content blocks is rebuilt as it is (LangGraphJS and older Python write them), as
+    //! is a `RemoveMessage` with falsy `content` (which Python drops for `""`).
 
     use super::*;
 
@@ -878,9 +884,20 @@ pub(crate) mod message {
         let kw = |key: &str| get(kwargs, key);
         let is_ai = name.starts_with("AIMessage");
         if is_ai {
-            let content_is_str = matches!(kw("content"), Some(Value::Str(_)));
+            // A list of content blocks (str or dict items: what pydantic accepts) is
+            // kept as it is by `AIMessage`; chunks run more validators over it.
+            let content_ok = match kw("content") {
+                Some(Value::Str(_)) => true,
+                Some(Value::Array(items)) => {
+                    name == "AIMessage"
+                        && items
+                            .iter()
+                            .all(|b| matches!(b, Value::Str(_) | Value::Map(_)))
+                }
+                _ => false,
+            };
             let raw_calls = kw("additional_kwargs").and_then(|a| a.get("tool_calls"));
-            if !content_is_str
+            if !content_ok
                 || (truthy(raw_calls) && !truthy(kw("tool_calls")))
                 || truthy(kw("invalid_tool_calls"))
                 || truthy(kw("tool_call_chunks"))
@@ -889,7 +906,10 @@ pub(crate) mod message {
                 return None;
             }
         }
-        if name == "RemoveMessage" && kw("content").is_some() {
+        // `RemoveMessage.__init__` pops `content` and raises only when it is truthy;
+        // a falsy one (`""`, `[]`, `None`) is dropped and the message gets `""`.
+        let remove = name == "RemoveMessage";
+        if remove && truthy(kw("content")) {
             return None;
         }
         if name.starts_with("ToolMessage") {
@@ -904,6 +924,7 @@ pub(crate) mod message {
         let declared = fields(name)?;
         for (field, default) in &declared {
             let v = match (kw(field), default) {
+                (_, Some(d)) if remove && *field == "content" => d(),
                 (Some(v), _) => v.clone(),
                 (None, Some(_)) if *field == "type" => Value::from(type_default(name)),
                 (None, Some(d)) => d(),

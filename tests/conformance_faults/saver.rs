@@ -27,6 +27,8 @@ pub enum Fault {
     LoadsOnlyNewBlobs,
     KeepsRemovedChannels,
     AllThreadsShareOneStore,
+    /// Stores the metadata as given: no `config["metadata"]` or `configurable` merge.
+    IgnoresConfigMetadata,
     // what get_tuple / list return
     DropsChannelValues,
     StringifiesNonStringValues,
@@ -63,6 +65,10 @@ pub enum Fault {
     FilterAnyKey,
     FilterOnlySourceAndStep,
     FilterSearchesAllThreads,
+    /// A `None` filter value is dropped, as if it meant "any value".
+    FilterDropsNoneValues,
+    /// A `None` filter value matches only checkpoints without the key.
+    FilterNoneMatchesOnlyMissing,
     IgnoresBefore,
     BeforeInclusive,
     IgnoresLimit,
@@ -550,6 +556,10 @@ impl CheckpointSaver for Faulty {
         if self.is(AllThreadsShareOneStore) {
             cfg.thread_id = Some("shared".to_owned());
         }
+        if self.is(IgnoresConfigMetadata) {
+            cfg.metadata.clear();
+            cfg.configurable.clear();
+        }
         {
             let mut st = self.state();
             st.new_channels.insert(
@@ -671,6 +681,10 @@ impl CheckpointSaver for Faulty {
         if self.is(AllThreadsShareOneStore) {
             cfg.thread_id = Some("shared".to_owned());
         }
+        if self.is(IgnoresConfigMetadata) {
+            cfg.metadata.clear();
+            cfg.configurable.clear();
+        }
         if self.is(IgnoresCheckpointId) {
             cfg.checkpoint_id = None;
         }
@@ -753,10 +767,23 @@ impl CheckpointSaver for Faulty {
                 opts.filter.retain(|k, _| k == "source" || k == "step");
             }
             FilterSearchesAllThreads if !opts.filter.is_empty() => cfg = None,
+            FilterDropsNoneValues => opts.filter.retain(|_, v| !v.is_nil()),
             IgnoresBefore => opts.before = None,
             IgnoresLimit => opts.limit = None,
             _ => {}
         }
+        let none_keys: Vec<String> = if self.is(FilterNoneMatchesOnlyMissing) {
+            let keys = opts
+                .filter
+                .iter()
+                .filter(|(_, v)| v.is_nil())
+                .map(|(k, _)| k.clone())
+                .collect();
+            opts.filter.retain(|_, v| !v.is_nil());
+            keys
+        } else {
+            Vec::new()
+        };
         let mut out = if self.is(FilterAnyKey) && opts.filter.len() > 1 {
             let mut any: Vec<CheckpointTuple> = Vec::new();
             for (k, v) in &opts.filter {
@@ -794,6 +821,7 @@ impl CheckpointSaver for Faulty {
         } else {
             self.inner.list(cfg.as_ref(), &opts).await?
         };
+        out.retain(|t| none_keys.iter().all(|k| t.metadata.get(k).is_none()));
         match self.fault {
             ListReversed => out.reverse(),
             ListDropsLast => {

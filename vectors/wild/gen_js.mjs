@@ -31,6 +31,15 @@ const values = {
   chat: new msgs.ChatMessage({ content: "c", role: "critic" }),
   ai_chunk: new msgs.AIMessageChunk({ content: "par", id: "ch1" }),
   human_blocks: new msgs.HumanMessage({ content: [{ type: "text", text: "t" }] }),
+  // List content, as multimodal and tool-using models return it.
+  ai_blocks: new msgs.AIMessage({
+    content: [
+      { type: "text", text: "Let me search." },
+      { type: "tool_use", id: "c1", name: "search", input: { q: "x" } },
+    ],
+    id: "a2",
+    tool_calls: [{ name: "search", args: { q: "x" }, id: "c1", type: "tool_call" }],
+  }),
   remove: new msgs.RemoveMessage({ id: "r1" }),
   document: new Document({ pageContent: "page", metadata: { source: "s" } }),
   undefined_field: { a: undefined, b: [undefined, 1] },

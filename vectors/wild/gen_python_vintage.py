@@ -62,6 +62,15 @@ values = {
         tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1"}],
     ),
     "ai_plain": AIMessage(content="hello", name="bot"),
+    # List content, as multimodal and tool-using models return it.
+    "ai_blocks": AIMessage(
+        content=[
+            {"type": "text", "text": "Let me search."},
+            {"type": "tool_use", "id": "c1", "name": "search", "input": {"q": "x"}},
+        ],
+        id="a2",
+        tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1"}],
+    ),
     "system": SystemMessage(content="be nice"),
     "tool": ToolMessage(content="42", tool_call_id="c1"),
     "chat": ChatMessage(content="c", role="critic"),
@@ -101,6 +110,12 @@ values = {
 }
 if Send is not None:
     values["send"] = Send("node", {"arg": 1})
+try:
+    from langchain_core.messages import RemoveMessage
+
+    values["remove"] = RemoveMessage(id="r1")
+except Exception:  # noqa: BLE001
+    pass
 try:
     from zoneinfo import ZoneInfo
 

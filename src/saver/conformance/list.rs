@@ -1,6 +1,7 @@
 //! `spec/test_list.py`: `list` with filters, cursor and limit.
 
 use super::case_list;
+use super::stated_rules::test_list_metadata_filter_none;
 use super::util::{
     child_config, config, ensure, generate_checkpoint, generate_config, generate_metadata, ids,
     list_all, metadata, uuid4, versions, writes, CaseResult, Failure,
@@ -27,6 +28,8 @@ pub(super) fn cases() -> Vec<super::Case> {
         test_list_empty_result,
         test_list_includes_pending_writes,
         test_list_multiple_namespaces,
+        // Not in Python's spec: a rule the docs state (stated_rules.rs).
+        test_list_metadata_filter_none,
     ]
 }
 

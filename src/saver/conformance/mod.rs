@@ -17,8 +17,10 @@
 //! # });
 //! ```
 //!
-//! Cases can also be run one at a time ([`cases`], [`run_case`]), e.g. one `#[test]`
-//! per case.
+//! Cases can also be run one at a time ([`cases`], [`run_case`]); the
+//! [`conformance_tests!`](crate::conformance_tests) macro generates one `#[test]` per
+//! case. A panic inside a case (a `todo!()` in one saver method) fails that case, named,
+//! and the run goes on.
 
 use std::fmt;
 use std::future::Future;
@@ -32,11 +34,14 @@ mod delete_thread;
 mod delta;
 mod get_tuple;
 mod list;
+mod per_test;
 mod prune;
 mod put;
 mod put_writes;
+mod stated_rules;
 pub mod util;
 
+pub use per_test::run_one_test;
 pub use util::{CaseResult, Failure};
 
 /// The future a case returns.
@@ -158,9 +163,48 @@ pub async fn run_case(saver: &dyn CheckpointSaver, case: &Case) -> Outcome {
     {
         return Outcome::Skipped(format!("the saver does not implement {missing}"));
     }
-    match case.run(saver).await {
-        Ok(()) => Outcome::Passed,
-        Err(f) => Outcome::Failed(f.0),
+    match (CatchPanic {
+        inner: case.run(saver),
+    })
+    .await
+    {
+        Ok(Ok(())) => Outcome::Passed,
+        Ok(Err(f)) => Outcome::Failed(f.0),
+        Err(why) => Outcome::Failed(format!("panicked: {why}")),
+    }
+}
+
+/// Polls a case's future, turning a panic inside it (a `todo!()` in one saver method,
+/// an `unwrap` on a bug) into `Err(message)`, so one broken method fails its cases and
+/// the run goes on. The panic hook still prints the panic as usual.
+struct CatchPanic<'a> {
+    inner: CaseFuture<'a>,
+}
+
+impl Future for CatchPanic<'_> {
+    type Output = Result<CaseResult, String>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let inner = &mut self.inner;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(r)) => std::task::Poll::Ready(Ok(r)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(payload) => std::task::Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
+    }
+}
+
+/// The text of a panic payload (`panic!("…")` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_owned()
     }
 }
 
@@ -198,6 +242,11 @@ impl CapabilityReport {
     /// Not detected, or detected with no failed case.
     pub fn is_success(&self) -> bool {
         !self.detected || self.failed() == 0
+    }
+
+    /// Python's `CapabilityResult.passed is True`: detected, and no case failed.
+    pub fn passed_all(&self) -> bool {
+        self.detected && self.failed() == 0
     }
 }
 
@@ -242,30 +291,52 @@ impl Report {
         self.capabilities.iter().map(CapabilityReport::passed).sum()
     }
 
-    /// Python's conformance level: `FULL` (every detected capability passed),
-    /// `BASE+PARTIAL` (every base one passed), `BASE` (some base one passed), `NONE`.
-    /// The base capabilities are Python's five (put, put_writes, get_tuple, list,
-    /// delete_thread); the delta history cases, which Python's suite does not have,
-    /// count as an extended capability here.
-    pub fn conformance_level(&self) -> &'static str {
-        let base_ok = |c: &&CapabilityReport| c.detected && c.failed() == 0;
-        let python_base = |c: &&CapabilityReport| {
-            c.capability.is_base() && c.capability != Capability::DeltaChannelHistory
-        };
-        if self.is_success() {
-            "FULL"
-        } else if self
-            .capabilities
+    /// Python's `passed_all()`: every detected capability passed all its cases.
+    /// The same as [`is_success`](Self::is_success).
+    pub fn passed_all(&self) -> bool {
+        self.is_success()
+    }
+
+    /// Python's `passed_all_base()`: every base capability (put, put_writes,
+    /// get_tuple, list, delete_thread) was run and passed all its cases. `false` when a
+    /// base capability was left out of the run ([`run_capabilities`]).
+    pub fn passed_all_base(&self) -> bool {
+        Capability::ALL.iter().filter(|c| c.is_base()).all(|cap| {
+            self.capability(*cap)
+                .is_some_and(CapabilityReport::passed_all)
+        })
+    }
+
+    /// The capabilities the saver does not implement (reported as skipped).
+    pub fn not_implemented(&self) -> Vec<Capability> {
+        self.capabilities
             .iter()
-            .filter(python_base)
-            .all(|c| base_ok(&c))
-        {
+            .filter(|c| !c.detected)
+            .map(|c| c.capability)
+            .collect()
+    }
+
+    /// Python's conformance level (`CapabilityReport.conformance_level`):
+    /// - `FULL`: every capability the saver *implements* passed ([`passed_all`](Self::passed_all)).
+    ///   Capabilities it does not implement do not count against it: a saver with only
+    ///   the base capabilities is `FULL`; [`not_implemented`](Self::not_implemented)
+    ///   lists what it lacks, and `Display` prints both.
+    /// - `BASE+PARTIAL`: every base capability passed ([`passed_all_base`](Self::passed_all_base)),
+    ///   some extended one failed.
+    /// - `BASE`: some base capability passed.
+    /// - `NONE`: no base capability passed.
+    ///
+    /// The base capabilities are Python's five (see [`Capability::is_base`]); the delta
+    /// history cases, which Python's suite does not have, count as extended.
+    pub fn conformance_level(&self) -> &'static str {
+        if self.passed_all() {
+            "FULL"
+        } else if self.passed_all_base() {
             "BASE+PARTIAL"
         } else if self
             .capabilities
             .iter()
-            .filter(python_base)
-            .any(|c| base_ok(&c))
+            .any(|c| c.capability.is_base() && c.passed_all())
         {
             "BASE"
         } else {
@@ -281,8 +352,8 @@ impl fmt::Display for Report {
         writeln!(f, "  Checkpointer conformance: {}", self.saver_name)?;
         writeln!(f, "{border}")?;
         for (title, base) in [
-            ("BASE CAPABILITIES", true),
-            ("EXTENDED CAPABILITIES", false),
+            ("BASE CAPABILITIES (required)", true),
+            ("EXTENDED CAPABILITIES (optional)", false),
         ] {
             writeln!(f, "  {title}")?;
             for c in self
@@ -325,11 +396,28 @@ impl fmt::Display for Report {
             .iter()
             .filter(|c| c.detected && c.failed() == 0)
             .count();
-        writeln!(
+        let base_total = self
+            .capabilities
+            .iter()
+            .filter(|c| c.capability.is_base())
+            .count();
+        let base_ok = self
+            .capabilities
+            .iter()
+            .filter(|c| c.capability.is_base() && c.passed_all())
+            .count();
+        write!(
             f,
-            "  Result: {} ({ok}/{detected} capabilities)",
+            "  Result: {}: {ok} of {detected} implemented capabilities passed (base: {base_ok} of {base_total})",
             self.conformance_level()
         )?;
+        let missing = self.not_implemented();
+        if missing.is_empty() {
+            writeln!(f)?;
+        } else {
+            let names: Vec<&str> = missing.iter().map(|c| c.as_str()).collect();
+            writeln!(f, "; not implemented: {}", names.join(", "))?;
+        }
         write!(f, "{border}")
     }
 }

@@ -1,6 +1,7 @@
 //! `spec/test_put.py`: `put` then `get_tuple` round trips.
 
 use super::case_list;
+use super::stated_rules::test_put_merges_config_into_metadata;
 use super::util::{
     config, ensure, generate_checkpoint, generate_config, generate_metadata, metadata, uuid4, v,
     values_eq, version_major, versions, CaseResult, Failure,
@@ -28,6 +29,8 @@ pub(super) fn cases() -> Vec<super::Case> {
         test_put_channel_removed,
         test_put_preserves_run_id,
         test_put_preserves_versions_seen_values,
+        // Not in Python's spec: a rule the docs state (stated_rules.rs).
+        test_put_merges_config_into_metadata,
     ]
 }
 

@@ -543,6 +543,11 @@ impl Params {
 
 #[async_trait]
 impl CheckpointSaver for PostgresSaver {
+    /// [`PostgresSaver::verify`]: the tables have Python's layout.
+    async fn verify(&self) -> Result<()> {
+        PostgresSaver::verify(self).await
+    }
+
     async fn put(
         &self,
         config: &CheckpointConfig,

@@ -869,6 +869,11 @@ fn delete_thread_rows(tx: &Transaction<'_>, thread: &str) -> Result<()> {
 
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
+    /// [`SqliteSaver::verify`]: the tables have Python's layout.
+    async fn verify(&self) -> Result<()> {
+        SqliteSaver::verify(self).await
+    }
+
     /// Python's `put`: `INSERT OR REPLACE` of the whole serialized checkpoint (channel
     /// values included), its metadata as `json.dumps` text and the parent id from
     /// `config`. `new_versions` is not needed: the values live in the checkpoint row.

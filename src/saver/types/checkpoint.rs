@@ -92,13 +92,22 @@ impl Checkpoint {
         Checkpoint::new(uuid6(step), now_isoformat())
     }
 
-    /// The next checkpoint of a thread for a state edit made outside a graph run (what
-    /// Python's `graph.update_state` stores, without running a node): a fresh id
-    /// ([`uuid6`] with `clock_seq = step`) and timestamp, the same values, versions and
-    /// `versions_seen`, and the same `updated_channels`, so the tasks pending at `self`
-    /// (an interrupted node, say) are still pending when the graph resumes from the
-    /// edit. Change channels with [`set_channel`](Self::set_channel); store it with the
-    /// parent's config and [`CheckpointMetadata::for_update`](super::CheckpointMetadata::for_update).
+    /// The next checkpoint of a thread for a **state edit** made outside a graph run
+    /// (what Python's `graph.update_state` stores, without running a node): a fresh id
+    /// and timestamp, the same values, versions and `versions_seen`, and the parent's
+    /// `updated_channels` *kept*, so the tasks pending at `self` (an interrupted node,
+    /// say) are still pending when the graph resumes from the edit. Channels you then
+    /// change with [`set_channel`](Self::set_channel) are added to that list. Store it
+    /// with the parent's config and
+    /// [`CheckpointMetadata::for_update`](super::CheckpointMetadata::for_update).
+    ///
+    /// For a **continuation** (a superstep of your own after a finished thread, where
+    /// `updated_channels` must list only the channels this step changed) use
+    /// [`next_for_step`](Self::next_for_step).
+    ///
+    /// `step` is the new checkpoint's step (the `step` of its metadata: the parent's
+    /// plus one). It only seeds the id: Python's `create_checkpoint` makes the id with
+    /// `uuid6(clock_seq=step)`; ids stay time-ordered whatever the step.
     ///
     /// ```
     /// use langgraph_codec::saver::{Checkpoint, ChannelVersion};
@@ -122,8 +131,46 @@ impl Checkpoint {
         }
     }
 
+    /// The next checkpoint of a thread for a **continuation**: a superstep run by your
+    /// own code after the parent (e.g. a Rust step appended to a finished Python
+    /// thread). A fresh id and timestamp, the same values, versions and
+    /// `versions_seen`, and an *empty* `updated_channels`: only the channels this step
+    /// changes ([`set_channel`](Self::set_channel), [`bump_channel`](Self::bump_channel))
+    /// are listed, as Python's
+    /// `create_checkpoint` lists the channels a superstep updated.
+    ///
+    /// `step` is as in [`next_for_update`](Self::next_for_update): the new checkpoint's
+    /// metadata step, used only as the id's `uuid6` clock sequence.
+    ///
+    /// ```
+    /// use langgraph_codec::saver::{Checkpoint, ChannelVersion};
+    /// use langgraph_codec::Value;
+    ///
+    /// let mut parent = Checkpoint::now(3);
+    /// parent.updated_channels = Some(vec!["messages".into()]);
+    /// let mut next = parent.next_for_step(4);
+    /// next.set_channel("notes", Value::from("done"), ChannelVersion::Int(2));
+    /// assert_eq!(next.updated_channels.as_deref(), Some(&["notes".to_owned()][..]));
+    /// ```
+    pub fn next_for_step(&self, step: i64) -> Checkpoint {
+        Checkpoint {
+            updated_channels: Some(Vec::new()),
+            ..self.next_for_update(step)
+        }
+    }
+
+    /// Lists a channel in `updated_channels` (kept sorted, as langgraph writes it).
+    fn mark_updated(&mut self, channel: &str) {
+        let updated = self.updated_channels.get_or_insert_with(Vec::new);
+        if !updated.iter().any(|c| c == channel) {
+            updated.push(channel.to_owned());
+            updated.sort();
+        }
+    }
+
     /// Sets a channel's value and version and lists it in `updated_channels` (kept
-    /// sorted, as langgraph writes it).
+    /// sorted, as langgraph writes it). A new channel goes last in `channel_values` and
+    /// `channel_versions`; an existing one keeps its place.
     pub fn set_channel(
         &mut self,
         channel: impl Into<String>,
@@ -131,13 +178,40 @@ impl Checkpoint {
         version: ChannelVersion,
     ) {
         let channel = channel.into();
-        let updated = self.updated_channels.get_or_insert_with(Vec::new);
-        if !updated.contains(&channel) {
-            updated.push(channel.clone());
-            updated.sort();
-        }
+        self.mark_updated(&channel);
         self.channel_versions.insert(channel.clone(), version);
         self.channel_values.insert(channel, value.into());
+    }
+
+    /// Gives a channel a new version *without* a value at this checkpoint, and lists it
+    /// in `updated_channels`: a delta channel's superstep. Python's `create_checkpoint`
+    /// omits a delta channel from `channel_values` except on a snapshot step; the
+    /// value is rebuilt from the writes since the nearest ancestor that stores one
+    /// ([`get_delta_channel_history`](crate::saver::CheckpointSaver::get_delta_channel_history)).
+    /// A value carried over from the parent is removed (in order), since a stored value
+    /// would become that channel's seed. Returns the removed value.
+    pub fn bump_channel(
+        &mut self,
+        channel: impl Into<String>,
+        version: ChannelVersion,
+    ) -> Option<Value> {
+        let channel = channel.into();
+        self.mark_updated(&channel);
+        let old = self.channel_values.shift_remove(&channel);
+        self.channel_versions.insert(channel, version);
+        old
+    }
+
+    /// Removes a channel from the checkpoint: its value and version (keeping the order
+    /// of the others, as Python's dicts do: `IndexMap::swap_remove` would move the
+    /// last channel into its place) and its `updated_channels` entry. `versions_seen`
+    /// is left as it is (it records what nodes saw). Returns the removed value.
+    pub fn remove_channel(&mut self, channel: &str) -> Option<Value> {
+        self.channel_versions.shift_remove(channel);
+        if let Some(updated) = &mut self.updated_channels {
+            updated.retain(|c| c != channel);
+        }
+        self.channel_values.shift_remove(channel)
     }
 
     /// The top-level keys in the order they are written.

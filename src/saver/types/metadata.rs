@@ -88,10 +88,68 @@ impl CheckpointMetadata {
         out
     }
 
+    /// Sets `counters_since_delta_snapshot` as Python's loop writes it: only the
+    /// channels whose counters are not `(0, 0)`, each as `[updates, supersteps]`; the
+    /// key is removed when none is left.
+    pub fn set_counters_since_delta_snapshot(&mut self, counters: &IndexMap<String, (i64, i64)>) {
+        let non_zero: Vec<(Value, Value)> = counters
+            .iter()
+            .filter(|(_, c)| **c != (0, 0))
+            .map(|(name, (u, s))| {
+                (
+                    Value::from(name.as_str()),
+                    Value::Array(vec![Value::from(*u), Value::from(*s)]),
+                )
+            })
+            .collect();
+        if non_zero.is_empty() {
+            self.0.shift_remove("counters_since_delta_snapshot");
+        } else {
+            self.0.insert(
+                "counters_since_delta_snapshot".to_owned(),
+                Value::Map(non_zero),
+            );
+        }
+    }
+
+    /// Counts one more superstep in `counters_since_delta_snapshot`, as Python's
+    /// `update_state` and loop do: for every delta channel of the graph
+    /// (`delta_channels`), supersteps + 1, and updates + 1 when it is in `updated`;
+    /// then the channels in `snapshotted` (those whose value this checkpoint stores as
+    /// a `_DeltaSnapshot`) go back to `(0, 0)`. The counters start from the ones this
+    /// metadata holds (those of the parent, after [`for_update`](Self::for_update)).
+    pub fn advance_delta_counters(
+        &mut self,
+        delta_channels: &[&str],
+        updated: &[&str],
+        snapshotted: &[&str],
+    ) {
+        let previous = self.counters_since_delta_snapshot();
+        let mut next: IndexMap<String, (i64, i64)> = IndexMap::new();
+        for name in delta_channels {
+            let (u, s) = previous.get(*name).copied().unwrap_or((0, 0));
+            let u = if updated.contains(name) {
+                u.saturating_add(1)
+            } else {
+                u
+            };
+            let counters = if snapshotted.contains(name) {
+                (0, 0)
+            } else {
+                (u, s.saturating_add(1))
+            };
+            next.insert((*name).to_owned(), counters);
+        }
+        self.set_counters_since_delta_snapshot(&next);
+    }
+
     /// The metadata of a state edit stored after `previous` (see
     /// [`Checkpoint::next_for_update`](super::Checkpoint::next_for_update)): `{"source": "update", "step": previous step + 1,
-    /// "parents": {}}`, carrying `counters_since_delta_snapshot` so delta channels keep
-    /// their snapshot cadence and pruning keeps the chain they need.
+    /// "parents": {}}`, carrying the parent's `counters_since_delta_snapshot`
+    /// unchanged. On a thread with delta channels, count this edit as Python's
+    /// `update_state` does with [`advance_delta_counters`](Self::advance_delta_counters)
+    /// (only you know the graph's delta channels and which ones you snapshot); without
+    /// it, the snapshot cadence lags one superstep per edit.
     pub fn for_update(previous: &CheckpointMetadata) -> Self {
         let step = previous.step().map_or(0, |s| s.saturating_add(1));
         let mut md = CheckpointMetadata::new("update", step);

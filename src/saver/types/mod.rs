@@ -31,11 +31,9 @@ pub(crate) use python::py_float_repr;
 pub use python::python_eq;
 pub(crate) use versions::next_string_version;
 pub use versions::{ChannelVersion, ChannelVersions};
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) use writes::all_special;
 pub use writes::{
-    write_idx, writes_sort_key, CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR,
-    INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
+    all_special, write_idx, writes_sort_key, CheckpointTuple, DeltaChannelHistory, PendingWrite,
+    ERROR, INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
 };
 
 /// `Serialize` / `Deserialize` through the type's Python dict shape (`to_value` /

@@ -105,6 +105,29 @@ pub struct CheckpointTuple {
 }
 
 impl CheckpointTuple {
+    /// The thread id (`config.thread_id`; every saver sets it, `""` if one did not).
+    pub fn thread_id(&self) -> &str {
+        self.config.thread_id.as_deref().unwrap_or("")
+    }
+
+    /// The namespace (`config.checkpoint_ns`, `""` for the root).
+    pub fn checkpoint_ns(&self) -> &str {
+        self.config.ns()
+    }
+
+    /// The checkpoint's id (`checkpoint.id`, which `config.checkpoint_id` repeats).
+    pub fn checkpoint_id(&self) -> &str {
+        &self.checkpoint.id
+    }
+
+    /// The parent checkpoint's id, if it has one.
+    pub fn parent_checkpoint_id(&self) -> Option<&str> {
+        self.parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.as_deref())
+            .filter(|id| !id.is_empty())
+    }
+
     /// The module and class of Python's `CheckpointTuple` (a `NamedTuple`).
     pub const PYTHON_CLASS: (&'static str, &'static str) =
         ("langgraph.checkpoint.base", "CheckpointTuple");
@@ -216,8 +239,7 @@ impl DeltaChannelHistory {
 /// Whether every write goes to a special channel (`__error__`, `__scheduled__`,
 /// `__interrupt__`, `__resume__`): Python's savers then replace stored writes with the
 /// same key, and otherwise keep the first (`INSERT OR REPLACE` vs `OR IGNORE`).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn all_special(writes: &[(String, Value)]) -> bool {
+pub fn all_special(writes: &[(String, Value)]) -> bool {
     writes
         .iter()
         .all(|(ch, _)| WRITES_IDX_MAP.iter().any(|(special, _)| special == ch))

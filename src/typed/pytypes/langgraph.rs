@@ -349,8 +349,53 @@ impl<'de> Deserialize<'de> for Command {
 
 /// LangGraph's `_DeltaSnapshot(value)`, the DeltaChannel snapshot blob: ext 7 whose
 /// payload is the msgpack encoding of the value itself.
+///
+/// The untyped form is [`Value::DeltaSnapshot`]; the two convert into each other:
+/// `Value::from(DeltaSnapshot(v))` and `DeltaSnapshot::try_from(value)` for a
+/// `DeltaSnapshot<Value>`, [`DeltaSnapshot::to_value`] and [`DeltaSnapshot::from_value`]
+/// for any serde type.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DeltaSnapshot<T>(pub T);
+
+impl From<DeltaSnapshot<Value>> for Value {
+    fn from(s: DeltaSnapshot<Value>) -> Self {
+        Value::DeltaSnapshot(Box::new(s.0))
+    }
+}
+
+/// A `Value` that is not [`Value::DeltaSnapshot`]: the value handed back, unchanged.
+impl TryFrom<Value> for DeltaSnapshot<Value> {
+    type Error = Value;
+
+    fn try_from(mut value: Value) -> Result<Self, Value> {
+        match &mut value {
+            Value::DeltaSnapshot(inner) => Ok(DeltaSnapshot(std::mem::take(&mut **inner))),
+            _ => Err(value),
+        }
+    }
+}
+
+impl<T: Serialize> DeltaSnapshot<T> {
+    /// The snapshot as [`Value::DeltaSnapshot`] of the wrapped value's `Value`.
+    ///
+    /// # Errors
+    ///
+    /// When the wrapped value cannot be serialized (as [`crate::typed::to_value`]).
+    pub fn to_value(&self) -> crate::typed::Result<Value> {
+        crate::typed::to_value(self)
+    }
+}
+
+impl<T: DeserializeOwned> DeltaSnapshot<T> {
+    /// Reads a [`Value::DeltaSnapshot`] as the typed form.
+    ///
+    /// # Errors
+    ///
+    /// When `value` is not a delta snapshot, or its inner value is not a `T`.
+    pub fn from_value(value: &Value) -> crate::typed::Result<Self> {
+        crate::typed::from_value(value)
+    }
+}
 
 impl<T: Serialize> Serialize for DeltaSnapshot<T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

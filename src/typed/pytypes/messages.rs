@@ -243,6 +243,21 @@ macro_rules! message {
                 self
             }
 
+            /// The same message with a fresh id, `str(uuid.uuid4())` as Python's
+            /// `add_messages` reducer gives a message without one (the id it has on
+            /// a thread Python updated through `update_state` or a node).
+            pub fn with_new_id(mut self) -> Self {
+                self.id = Some(crate::typed::pytypes::Uuid::new_v4().to_string());
+                self
+            }
+
+            /// Gives the message a fresh `str(uuid.uuid4())` id if it has none (what
+            /// Python's `add_messages` does to every message), and returns its id.
+            pub fn ensure_id(&mut self) -> &str {
+                self.id
+                    .get_or_insert_with(|| crate::typed::pytypes::Uuid::new_v4().to_string())
+            }
+
             /// The same message with a name.
             pub fn with_name(mut self, name: impl Into<String>) -> Self {
                 self.name = Some(name.into());

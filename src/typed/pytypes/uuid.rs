@@ -26,6 +26,27 @@ use crate::value::ObjectKind;
 pub struct Uuid(pub [u8; 16]);
 
 impl Uuid {
+    /// A random (version 4) UUID, as Python's `uuid.uuid4()`: 122 bits from the OS
+    /// random source (`getrandom`; should it fail, from a randomly keyed SipHash over
+    /// the time and a counter, still unique in practice).
+    ///
+    /// ```
+    /// use langgraph_codec::typed::pytypes::Uuid;
+    /// let u = Uuid::new_v4();
+    /// let s = u.to_string();
+    /// assert_eq!((s.len(), &s[14..15]), (36, "4"));
+    /// assert_ne!(u, Uuid::new_v4());
+    /// ```
+    pub fn new_v4() -> Uuid {
+        let mut b = [0u8; 16];
+        if getrandom::fill(&mut b).is_err() {
+            b = fallback_random();
+        }
+        b[6] = (b[6] & 0x0F) | 0x40;
+        b[8] = (b[8] & 0x3F) | 0x80;
+        Uuid(b)
+    }
+
     /// The 32-character lowercase hex form Python writes.
     pub fn hex(&self) -> String {
         let mut s = String::with_capacity(32);
@@ -112,4 +133,27 @@ impl From<Uuid> for uuid::Uuid {
     fn from(u: Uuid) -> Self {
         uuid::Uuid::from_bytes(u.0)
     }
+}
+
+/// 16 bytes from a randomly keyed SipHash over the time and a counter: only used when
+/// the OS random source fails.
+fn fallback_random() -> [u8; 16] {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let state = std::collections::hash_map::RandomState::new();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut out = [0u8; 16];
+    for (i, chunk) in out.chunks_mut(8).enumerate() {
+        let mut h = state.build_hasher();
+        h.write_u128(nanos);
+        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        h.write_usize(i);
+        for (o, b) in chunk.iter_mut().zip(h.finish().to_le_bytes()) {
+            *o = b;
+        }
+    }
+    out
 }
