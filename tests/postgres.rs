@@ -1193,3 +1193,6 @@ async fn list_pages_of_every_shape_carry_blob_values_and_writes() {
         }
     }
 }
+
+#[path = "postgres/round3.rs"]
+mod round3;

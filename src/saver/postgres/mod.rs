@@ -92,11 +92,12 @@ use self::rows::{load_sends, location, SelectedRow};
 use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory,
+    all_special, checkpoint_metadata, next_string_version, refuse_deep_metadata, write_idx,
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory,
 };
 use super::SaverError;
+use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
@@ -122,6 +123,7 @@ struct Settings {
     mode: StatementMode,
     all_blobs: bool,
     lock_timeout: Duration,
+    max_decompressed_per_call: usize,
 }
 
 impl fmt::Debug for Settings {
@@ -132,6 +134,7 @@ impl fmt::Debug for Settings {
             .field("mode", &self.mode)
             .field("all_blobs", &self.all_blobs)
             .field("lock_timeout", &self.lock_timeout)
+            .field("max_decompressed_per_call", &self.max_decompressed_per_call)
             .finish()
     }
 }
@@ -181,6 +184,17 @@ impl PostgresSaverBuilder {
         self
     }
 
+    /// Total bytes the `+zlib` rows of one read call (`get_tuple`, `list`,
+    /// `get_delta_channel_history`) may decompress to (default
+    /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]), as
+    /// the SQLite and in-memory savers allow. Past it the call fails with
+    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
+    /// (kind `decompression_budget`, under the unreadable row's error).
+    pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
+        self.settings.max_decompressed_per_call = limit;
+        self
+    }
+
     /// The saver.
     ///
     /// # Errors
@@ -222,6 +236,7 @@ impl PostgresSaver {
                 mode: StatementMode::default(),
                 all_blobs: false,
                 lock_timeout: Duration::from_secs(60),
+                max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
             },
         }
     }
@@ -271,6 +286,17 @@ impl PostgresSaver {
     /// The serializer rows are written with.
     pub fn serializer(&self) -> &Arc<dyn Serializer> {
         &self.settings.serde
+    }
+
+    /// A fresh budget for one read call ([`PostgresSaverBuilder::max_decompressed_per_call`]).
+    pub(crate) fn call_budget(&self) -> DecompressionBudget {
+        DecompressionBudget::new(self.settings.max_decompressed_per_call)
+    }
+
+    /// Whether an inline channel value is refused: the serializer refuses plaintext
+    /// (strict mode) and `put` leaves no value inline (`all_values_in_blobs`).
+    pub(crate) fn refuses_inline(&self) -> bool {
+        self.settings.all_blobs && self.settings.serde.refuses_plaintext()
     }
 
     pub(crate) async fn client(
@@ -449,9 +475,11 @@ impl PostgresSaver {
             PageBlobs::Separate => self.page_blobs(client, &selected, operation).await?,
             PageBlobs::Inline => Vec::new(),
         };
+        // One decompression budget for every row this call decodes.
+        let budget = self.call_budget();
         // Every row's blobs decoded while the map borrows them from the rows, before
         // the rows are taken apart into tuples.
-        let blob_values = {
+        let blob_values = budget.scope(|| -> Result<Vec<_>> {
             let mut map = rows::BlobMap::new();
             rows::add_blob_rows(&blob_rows, &mut map)?;
             if page_blobs == PageBlobs::Inline {
@@ -459,11 +487,17 @@ impl PostgresSaver {
                     row.inline_blobs(&mut map)?;
                 }
             }
-            selected
+            let values = selected
                 .iter()
                 .map(|r| r.blob_values(&*self.settings.serde, &map))
-                .collect::<Result<Vec<_>>>()?
-        };
+                .collect::<Result<Vec<_>>>()?;
+            if self.refuses_inline() {
+                for (row, values) in selected.iter().zip(&values) {
+                    row.refuse_inline(values)?;
+                }
+            }
+            Ok(values)
+        })?;
         drop(blob_rows);
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
         let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
@@ -492,28 +526,32 @@ impl PostgresSaver {
                 let types: Vec<Option<String>> = row.try_get(3).map_err(db(operation))?;
                 let blobs: Vec<Vec<u8>> = row.try_get(4).map_err(db(operation))?;
                 let loc = location(&key.0, &key.1, &key.2);
-                sends.insert(key, load_sends(&*self.settings.serde, &loc, types, blobs)?);
+                let values =
+                    budget.scope(|| load_sends(&*self.settings.serde, &loc, types, blobs))?;
+                sends.insert(key, values);
             }
         }
-        selected
-            .into_iter()
-            .zip(blob_values)
-            .map(|(r, values)| {
-                let s = if r.needs_sends() {
-                    let key = (
-                        r.thread_id.clone(),
-                        r.checkpoint_ns.clone(),
-                        r.parent.clone().unwrap_or_default(),
-                    );
-                    sends.get(&key).cloned()
-                } else {
-                    None
-                };
-                r.into_tuple(&*self.settings.serde, values, s, || {
-                    self.get_next_version(None)
+        budget.scope(|| {
+            selected
+                .into_iter()
+                .zip(blob_values)
+                .map(|(r, values)| {
+                    let s = if r.needs_sends() {
+                        let key = (
+                            r.thread_id.clone(),
+                            r.checkpoint_ns.clone(),
+                            r.parent.clone().unwrap_or_default(),
+                        );
+                        sends.get(&key).cloned()
+                    } else {
+                        None
+                    };
+                    r.into_tuple(&*self.settings.serde, values, s, || {
+                        self.get_next_version(None)
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 }
 
@@ -553,7 +591,9 @@ impl CheckpointSaver for PostgresSaver {
         )?;
         let mut md = checkpoint_metadata(config, metadata);
         md.0.shift_remove("writes");
-        let metadata_json = jsonb::write(&md.to_value(), "metadata")?;
+        let md = md.to_value();
+        refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
+        let metadata_json = jsonb::write(&md, "metadata")?;
         let parent = config.checkpoint_id.as_deref();
         self.write_once(
             "put",

@@ -27,6 +27,7 @@ pub(crate) use ids::random_f64;
 pub(crate) use ids::random_u64;
 pub use ids::{now_isoformat, uuid6};
 pub use metadata::{checkpoint_metadata, CheckpointMetadata, EXCLUDED_METADATA_KEYS};
+pub(crate) use metadata::{refuse_deep_checkpoint, refuse_deep_metadata};
 pub(crate) use python::py_float_repr;
 pub use python::python_eq;
 pub(crate) use versions::next_string_version;

@@ -1,0 +1,374 @@
+//! Issue 22 (round three), the Postgres saver: the per-call decompression budget,
+//! strict mode against inline values, a cancelled `setup`, connections the server
+//! closed, nesting `put` must refuse, a foreign `checkpoints` table, and the errors a
+//! first-time user sees when the server is down.
+
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{AesMode, CompressedSerializer, CryptoError, EncryptedSerializer};
+use langgraph_codec::saver::postgres::PostgresSaver;
+use langgraph_codec::saver::{
+    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
+    SaverError,
+};
+use langgraph_codec::{JsonPlusSerializer, Value};
+
+use super::{builder, fresh_schema, key, psql, schema_of, url, versions};
+
+/// The kinds of an error and of every `UnreadableRow` source under it, outermost first.
+fn kinds(e: &SaverError) -> Vec<&'static str> {
+    let mut out = vec![e.kind().as_str()];
+    let mut cur = e;
+    while let SaverError::UnreadableRow { source, .. } = cur {
+        out.push(source.kind().as_str());
+        cur = source;
+    }
+    out
+}
+
+/// 100,000 characters (inflated ~100 kB, a few hundred bytes as `+zlib`), in a list
+/// so that it goes to a blob.
+fn blob_value(fill: &str) -> Value {
+    Value::Array(vec![Value::from(fill.repeat(100_000))])
+}
+
+/// Puts one checkpoint with `channels` (each a new 100 kB blob) after `parent`.
+async fn put_blobs(
+    s: &PostgresSaver,
+    parent: &CheckpointConfig,
+    step: i64,
+    channels: &[&str],
+) -> CheckpointConfig {
+    let mut cp = Checkpoint::now(step);
+    let mut nv = Vec::new();
+    for ch in channels {
+        cp.channel_values
+            .insert((*ch).into(), blob_value(&format!("{step}")));
+        let v = ChannelVersion::Int(step + 1);
+        cp.channel_versions.insert((*ch).into(), v.clone());
+        nv.push((*ch, v));
+    }
+    s.put(
+        parent,
+        &cp,
+        &CheckpointMetadata::new("loop", step),
+        &versions(&nv),
+    )
+    .await
+    .expect("put")
+}
+
+fn is_budget(e: &SaverError, limit: usize) -> bool {
+    let mut cur = e;
+    loop {
+        match cur {
+            SaverError::UnreadableRow { source, .. } => cur = source,
+            SaverError::Crypto(CryptoError::DecompressionBudget { limit: l }) => {
+                return *l == limit
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// Item 1: `get_tuple`, `list` and delta-channel history each share one
+/// decompression budget over all the `+zlib` rows they read, as SQLite and in-memory.
+#[tokio::test]
+async fn reads_share_one_decompression_budget_per_call() {
+    let Some(url) = url() else { return };
+    const LIMIT: usize = 250_000;
+    let schema = fresh_schema("budget");
+    let zlib = Arc::new(CompressedSerializer::new(JsonPlusSerializer::new()));
+    let small = builder(&url, &schema)
+        .serializer(zlib.clone())
+        .max_decompressed_per_call(LIMIT)
+        .build()
+        .expect("build");
+    small.setup().await.expect("setup");
+    let roomy = builder(&url, &schema)
+        .serializer(zlib)
+        .build()
+        .expect("build");
+    // get_tuple: one checkpoint with three 100 kB blobs (300 kB > 250 kB).
+    let wide = put_blobs(&small, &CheckpointConfig::new("wide"), 0, &["a", "b", "c"]).await;
+    let e = small.get_tuple(&wide).await.expect_err("over budget");
+    assert!(is_budget(&e, LIMIT), "{e} {:?}", kinds(&e));
+    assert!(
+        kinds(&e).contains(&"decompression_budget"),
+        "{:?}",
+        kinds(&e)
+    );
+    let read = roomy
+        .get_tuple(&wide)
+        .await
+        .expect("default budget")
+        .expect("stored");
+    assert_eq!(read.checkpoint.channel_values.len(), 3);
+    // list: three checkpoints of one 100 kB blob each; each alone fits.
+    let mut at = CheckpointConfig::new("long");
+    for step in 0..3 {
+        at = put_blobs(&small, &at, step, &["x"]).await;
+    }
+    assert!(small.get_tuple(&at).await.expect("one fits").is_some());
+    // Each call has its own budget: the same call again works.
+    assert!(small.get_tuple(&at).await.expect("again").is_some());
+    let e = small
+        .list(Some(&CheckpointConfig::new("long")), &ListOptions::new())
+        .await
+        .expect_err("list over budget");
+    assert!(is_budget(&e, LIMIT), "{e}");
+    // Large pages select their blobs separately: the same budget applies.
+    let e = small
+        .list(
+            Some(&CheckpointConfig::new("long")),
+            &ListOptions::new().limit(1000),
+        )
+        .await
+        .expect_err("large page over budget");
+    assert!(is_budget(&e, LIMIT), "{e}");
+    assert_eq!(
+        roomy
+            .list(Some(&CheckpointConfig::new("long")), &ListOptions::new())
+            .await
+            .expect("default budget")
+            .len(),
+        3
+    );
+    // Delta history: three 100 kB writes on the parent of the target.
+    let root = put_blobs(&small, &CheckpointConfig::new("delta"), 0, &[]).await;
+    for task in ["t1", "t2", "t3"] {
+        small
+            .put_writes(&root, &[("x".to_owned(), blob_value(task))], task, "")
+            .await
+            .expect("put_writes");
+    }
+    let child = put_blobs(&small, &root, 1, &[]).await;
+    let e = small
+        .get_delta_channel_history(&child, &["x".to_owned()])
+        .await
+        .expect_err("history over budget");
+    assert!(is_budget(&e, LIMIT), "{e}");
+    let history = roomy
+        .get_delta_channel_history(&child, &["x".to_owned()])
+        .await
+        .expect("default budget");
+    assert_eq!(history.get("x").map(|h| h.writes.len()), Some(3));
+}
+
+fn strict_saver_builder(url: &str, schema: &str, strict: bool, all_blobs: bool) -> PostgresSaver {
+    let serde = EncryptedSerializer::from_aes_key(key(), AesMode::Eax)
+        .expect("key")
+        .with_strict(strict);
+    builder(url, schema)
+        .serializer(Arc::new(serde))
+        .all_values_in_blobs(all_blobs)
+        .build()
+        .expect("build")
+}
+
+/// Item 2: strict mode with every value in blobs refuses a value planted inline in the
+/// `checkpoint` JSONB (a new channel, or an encrypted channel replaced by an inline
+/// one) with `plaintext_refused`, in `get_tuple`, `list` and delta history.
+#[tokio::test]
+async fn strict_all_blobs_refuses_inline_values_planted_in_the_checkpoint_jsonb() {
+    let Some(url) = url() else { return };
+    let schema = fresh_schema("strict");
+    let strict = strict_saver_builder(&url, &schema, true, true);
+    strict.setup().await.expect("setup");
+    let mut cp = Checkpoint::now(0);
+    cp.channel_values.insert("a".into(), Value::from("secret"));
+    cp.channel_values.insert("n".into(), Value::from(5));
+    cp.channel_values.insert(
+        "log".into(),
+        Value::DeltaSnapshot(Box::new(Value::from("seed"))),
+    );
+    let nv = versions(&[
+        ("a", ChannelVersion::Int(1)),
+        ("n", ChannelVersion::Int(1)),
+        ("log", ChannelVersion::Int(1)),
+    ]);
+    cp.channel_versions = nv.clone();
+    let stored = strict
+        .put(
+            &CheckpointConfig::new("t"),
+            &cp,
+            &CheckpointMetadata::new("input", -1),
+            &nv,
+        )
+        .await
+        .expect("put");
+    // What this saver wrote reads back in strict mode (the delta marker included).
+    let t = strict
+        .get_tuple(&stored)
+        .await
+        .expect("get")
+        .expect("stored");
+    assert_eq!(
+        t.checkpoint.channel_values.get("a"),
+        Some(&Value::from("secret"))
+    );
+    let child = strict
+        .put(
+            &stored,
+            &Checkpoint::now(1),
+            &CheckpointMetadata::new("loop", 0),
+            &Default::default(),
+        )
+        .await
+        .expect("child");
+    let h = strict
+        .get_delta_channel_history(&child, &["a".to_owned()])
+        .await
+        .expect("history reads");
+    assert_eq!(
+        h.get("a").and_then(|h| h.seed.clone()),
+        Some(Value::from("secret"))
+    );
+    let c = psql(&url).await;
+    let cps = format!("{}.checkpoints", schema_of(&strict));
+    let id = stored.checkpoint_id.clone().unwrap_or_default();
+    let plants = [
+        // A new channel.
+        format!(
+            "UPDATE {cps} SET checkpoint = jsonb_set(checkpoint, '{{channel_values,planted}}', '\"evil\"') WHERE checkpoint_id = '{id}'"
+        ),
+        // The encrypted channel `a` replaced: an inline value, its version moved off
+        // its blob.
+        format!(
+            "UPDATE {cps} SET checkpoint = jsonb_set(jsonb_set(checkpoint, '{{channel_values,a}}', '\"evil\"'), '{{channel_versions,a}}', '\"9\"') WHERE checkpoint_id = '{id}'"
+        ),
+    ];
+    let lax = strict_saver_builder(&url, &schema, false, true);
+    let not_all_blobs = strict_saver_builder(&url, &schema, true, false);
+    for plant in plants {
+        let before: String = c
+            .query_one(
+                &format!("SELECT checkpoint::text FROM {cps} WHERE checkpoint_id = $1"),
+                &[&id],
+            )
+            .await
+            .expect("read")
+            .get(0);
+        c.batch_execute(&plant).await.expect("plant");
+        let e = strict.get_tuple(&stored).await.expect_err("planted value");
+        assert!(
+            kinds(&e).contains(&"plaintext_refused"),
+            "{e} {:?}",
+            kinds(&e)
+        );
+        let e = strict
+            .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+            .await
+            .expect_err("planted value in list");
+        assert!(kinds(&e).contains(&"plaintext_refused"), "{e}");
+        let e = strict
+            .get_delta_channel_history(&child, &["a".to_owned(), "planted".to_owned()])
+            .await
+            .expect_err("planted seed");
+        assert!(kinds(&e).contains(&"plaintext_refused"), "{e}");
+        // Without strict mode, or with Python's inline primitives allowed, the row
+        // reads (the planted value is what it holds).
+        let read = lax.get_tuple(&stored).await.expect("lax").expect("stored");
+        assert!(read
+            .checkpoint
+            .channel_values
+            .values()
+            .any(|v| v == &Value::from("evil")));
+        assert!(not_all_blobs.get_tuple(&stored).await.is_ok());
+        c.execute(
+            &format!("UPDATE {cps} SET checkpoint = $2::text::jsonb WHERE checkpoint_id = $1"),
+            &[&id, &before],
+        )
+        .await
+        .expect("restore");
+        assert!(strict.get_tuple(&stored).await.is_ok());
+    }
+}
+
+/// Item 2: the whole kit passes on a strict, all-blobs saver (nothing this saver
+/// writes is refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_strict_all_blobs() {
+    let Some(url) = url() else { return };
+    let report = langgraph_codec::saver::conformance::run_conformance_named(
+        "PostgresSaver+aes strict",
+        || {
+            let url = url.clone();
+            async move {
+                let s = strict_saver_builder(&url, &fresh_schema("strictconf"), true, true);
+                s.setup().await.expect("setup");
+                s
+            }
+        },
+    )
+    .await;
+    assert!(report.is_success(), "{report}");
+}
+
+/// A value nested `levels` deep: `[[[ ... "x" ... ]]]`.
+fn nested(levels: usize) -> Value {
+    let mut v = Value::from("x");
+    for _ in 0..levels {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// Item 5: `put` refuses metadata (and checkpoint `extra` values) nested deeper than
+/// the reader accepts (1,024 levels of JSONB); the thread's latest checkpoint still
+/// reads.
+#[tokio::test]
+async fn put_refuses_nesting_readers_refuse() {
+    let Some(url) = url() else { return };
+    let s = builder(&url, &fresh_schema("deep")).build().expect("build");
+    s.setup().await.expect("setup");
+    let first = s
+        .put(
+            &CheckpointConfig::new("t"),
+            &Checkpoint::now(-1),
+            &CheckpointMetadata::new("input", -1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    // The metadata map is level 1: 1,023 levels under a key is the deepest accepted.
+    let ok = CheckpointMetadata::new("loop", 0).with("deep", nested(1_023));
+    let deepest = s
+        .put(&first, &Checkpoint::now(0), &ok, &Default::default())
+        .await
+        .expect("1,024 levels are accepted");
+    assert!(s.get_tuple(&deepest).await.expect("reads").is_some());
+    for levels in [1_024, 5_000] {
+        let md = CheckpointMetadata::new("loop", 1).with("deep", nested(levels));
+        let e = s
+            .put(&deepest, &Checkpoint::now(1), &md, &Default::default())
+            .await
+            .expect_err("too deep");
+        assert_eq!(e.kind().as_str(), "invalid_metadata", "{e}");
+        let mut cp = Checkpoint::now(1);
+        cp.extra.insert("deep".into(), nested(levels));
+        let e = s
+            .put(
+                &deepest,
+                &cp,
+                &CheckpointMetadata::new("loop", 1),
+                &Default::default(),
+            )
+            .await
+            .expect_err("too deep");
+        assert_eq!(e.kind().as_str(), "invalid_checkpoint", "{e}");
+    }
+    let latest = s
+        .get_tuple(&CheckpointConfig::new("t"))
+        .await
+        .expect("the thread still reads")
+        .expect("latest");
+    assert_eq!(latest.config.checkpoint_id, deepest.checkpoint_id);
+    assert_eq!(
+        s.list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+            .await
+            .expect("list")
+            .len(),
+        2
+    );
+}
