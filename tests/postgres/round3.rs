@@ -4,6 +4,7 @@
 //! first-time user sees when the server is down.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use langgraph_codec::crypto::{AesMode, CompressedSerializer, CryptoError, EncryptedSerializer};
 use langgraph_codec::saver::postgres::PostgresSaver;
@@ -371,4 +372,135 @@ async fn put_refuses_nesting_readers_refuse() {
             .len(),
         2
     );
+}
+
+/// Item 3: a `setup` cancelled at any point (its future dropped by a timeout, maybe
+/// while it holds the migration lock or runs a migration) leaves no lock behind on a
+/// pooled connection: another saver's `setup` then succeeds, `verify` passes, and so
+/// does the cancelled saver's own next `setup`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_setup_leaves_no_lock_behind() {
+    let Some(url) = url() else { return };
+    let mut cancelled = 0;
+    for delay_us in [
+        0u64, 200, 500, 1_000, 2_000, 3_000, 5_000, 8_000, 12_000, 20_000, 30_000, 50_000, 80_000,
+        120_000,
+    ] {
+        let schema = fresh_schema("cancel");
+        let a = builder(&url, &schema).build().expect("build");
+        if tokio::time::timeout(Duration::from_micros(delay_us), a.setup())
+            .await
+            .is_err()
+        {
+            cancelled += 1;
+        }
+        let b = builder(&url, &schema)
+            .lock_timeout(Duration::from_secs(5))
+            .build()
+            .expect("build");
+        b.setup()
+            .await
+            .unwrap_or_else(|e| panic!("setup after a setup cancelled at {delay_us} us: {e}"));
+        b.verify()
+            .await
+            .unwrap_or_else(|e| panic!("verify after cancel at {delay_us} us: {e}"));
+        // The cancelled saver's pool works too (no lock held twice by a pooled session).
+        tokio::time::timeout(Duration::from_secs(10), a.setup())
+            .await
+            .unwrap_or_else(|_| panic!("second setup of the cancelled saver hangs ({delay_us} us)"))
+            .unwrap_or_else(|e| panic!("second setup of the cancelled saver ({delay_us} us): {e}"));
+        let c = psql(&url).await;
+        let invalid: i64 = c
+            .query_one(
+                "SELECT count(*) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+                 JOIN pg_namespace n ON n.oid = t.relnamespace
+                 WHERE n.nspname = $1 AND NOT i.indisvalid",
+                &[&schema],
+            )
+            .await
+            .expect("indexes")
+            .get(0);
+        assert_eq!(
+            invalid, 0,
+            "invalid index left by a setup cancelled at {delay_us} us"
+        );
+        // A third saver finds the lock free at once.
+        let d = builder(&url, &schema)
+            .lock_timeout(Duration::from_millis(200))
+            .build()
+            .expect("build");
+        d.setup().await.expect("lock free");
+    }
+    assert!(
+        cancelled >= 5,
+        "only {cancelled} setups were cancelled mid-way"
+    );
+}
+
+/// `url` with `application_name` set, so a test can find its own pool's backends.
+fn url_with_app(url: &str, app: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}application_name={app}")
+}
+
+/// Item 4: after the server terminates every idle connection of the pool, the next
+/// `put` succeeds, every time: the retry does not take another dead pooled connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn puts_succeed_after_the_server_closes_the_pools_idle_connections() {
+    let Some(url) = url() else { return };
+    let app = format!("lgcodec_kill_{}", std::process::id());
+    let s = PostgresSaver::builder_from_url(&url_with_app(&url, &app))
+        .expect("url")
+        .schema(fresh_schema("killidle"))
+        .build()
+        .expect("build");
+    s.setup().await.expect("setup");
+    let killer = psql(&url).await;
+    let mut at = s
+        .put(
+            &CheckpointConfig::new("t"),
+            &Checkpoint::now(-1),
+            &CheckpointMetadata::new("input", -1),
+            &Default::default(),
+        )
+        .await
+        .expect("first put");
+    for round in 0..30 {
+        // Several idle connections in the pool.
+        let (a, b, c, d) = tokio::join!(
+            s.get_tuple(&at),
+            s.get_tuple(&at),
+            s.get_tuple(&at),
+            s.get_tuple(&at)
+        );
+        for r in [a, b, c, d] {
+            r.expect("read");
+        }
+        let killed = killer
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE datname = current_database() AND application_name = $1",
+                &[&app],
+            )
+            .await
+            .expect("terminate")
+            .len();
+        assert!(killed >= 1, "no pooled connection to terminate");
+        at = s
+            .put(
+                &at,
+                &Checkpoint::now(round),
+                &CheckpointMetadata::new("loop", round),
+                &Default::default(),
+            )
+            .await
+            .unwrap_or_else(|e| {
+                panic!("put after terminating {killed} idle connections (round {round}): {e}")
+            });
+    }
+    let all = s
+        .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+        .await
+        .expect("list");
+    assert_eq!(all.len(), 31);
 }

@@ -87,7 +87,7 @@ pub use deadpool_postgres::Pool;
 pub use error::PostgresError;
 pub use schema::LAST_MIGRATION;
 
-use self::db::{db, Exec, Param};
+use self::db::{connection_lost, db, Exec, Param};
 use self::rows::{load_sends, location, SelectedRow};
 use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
@@ -109,6 +109,11 @@ enum Write<'a> {
     /// Writes values that may be large enough for TOAST to compress.
     Toasting(&'a WriteSql),
 }
+
+/// How many times [`PostgresSaver::write_once`] runs a write again on a new connection
+/// after losing one: the pool is emptied at the first loss, so the first retry normally
+/// succeeds; a few more cover connections other tasks return meanwhile.
+const WRITE_RETRIES: u32 = 3;
 
 /// [`PostgresSaver::lz4_usable`] not asked yet, and its two answers.
 const LZ4_UNKNOWN: u8 = 0;
@@ -312,8 +317,10 @@ impl PostgresSaver {
     /// Runs one statement of an idempotent write (`put`, `put_writes`,
     /// `delete_thread`). A connection the server closed (a restart, a failover,
     /// `pg_terminate_backend`) may still sit in the pool when the driver has not noticed
-    /// yet; when the statement fails that way it is dropped from the pool and the
-    /// statement runs once more on another connection. Each of these statements is
+    /// yet; when the statement fails that way ([`connection_lost`]) it is dropped, and
+    /// so is every idle connection in the pool (whatever closed one closed the others
+    /// too, and the pool cannot tell them apart yet), and the statement runs again on
+    /// a new connection, up to [`WRITE_RETRIES`] times. Each of these statements is
     /// atomic and idempotent, so running it again is safe. A [`WriteSql`] runs in its
     /// lz4 form when the server can and may compress with lz4.
     async fn write_once(
@@ -322,7 +329,7 @@ impl PostgresSaver {
         sql: Write<'_>,
         params: &[Param<'_>],
     ) -> Result<()> {
-        let mut retried = false;
+        let mut retries = 0;
         loop {
             let client = self.client(operation).await?;
             let result = match sql {
@@ -338,9 +345,10 @@ impl PostgresSaver {
             };
             match result {
                 Ok(_) => return Ok(()),
-                Err(e) if e.is_closed() && !retried => {
+                Err(e) if connection_lost(&e) && retries < WRITE_RETRIES => {
                     drop(deadpool_postgres::Object::take(client));
-                    retried = true;
+                    self.pool.retain(|_, _| false);
+                    retries += 1;
                 }
                 Err(e) => return Err(db(operation)(e)),
             }
@@ -366,7 +374,7 @@ impl PostgresSaver {
                 .first()
                 .and_then(|row| row.try_get::<_, bool>(0).ok())
                 .unwrap_or(false),
-            Err(e) if e.is_closed() => return Err(e),
+            Err(e) if connection_lost(&e) => return Err(e),
             Err(_) => false,
         };
         self.lz4.store(
@@ -386,16 +394,31 @@ impl PostgresSaver {
     /// [`PostgresError::ShallowSchema`] if the tables are the shallow saver's,
     /// [`PostgresError::SchemaTooNew`] if a newer saver migrated the database,
     /// [`PostgresError::LockTimeout`], or a server error.
+    ///
+    /// Cancelling it (dropping the future, e.g. under a timeout) is safe: the
+    /// connection it ran on, which may hold the migration lock or be inside a
+    /// migration's transaction, is closed instead of going back to the pool, so the
+    /// server releases the lock and the next `setup` (this replica's or another's)
+    /// proceeds. A `setup` that fails closes its connection too.
     pub async fn setup(&self) -> Result<()> {
-        let client = self.client("setup").await?;
-        schema::setup(
-            &client,
-            self.settings.mode,
-            self.settings.schema.as_deref(),
-            &self.sql.tables,
-            self.settings.lock_timeout,
-        )
-        .await
+        let client = CloseUnlessReturned(Some(self.client("setup").await?));
+        let result = match &client.0 {
+            Some(c) => {
+                schema::setup(
+                    c,
+                    self.settings.mode,
+                    self.settings.schema.as_deref(),
+                    &self.sql.tables,
+                    self.settings.lock_timeout,
+                )
+                .await
+            }
+            None => Ok(()),
+        };
+        if result.is_ok() {
+            client.give_back();
+        }
+        result
     }
 
     /// Checks, without writing anything, that the tables are Python's fully migrated
@@ -552,6 +575,29 @@ impl PostgresSaver {
                 })
                 .collect()
         })
+    }
+}
+
+/// A pooled connection that is closed, not returned to the pool, unless
+/// [`give_back`](Self::give_back) is called: when the future using it is dropped
+/// mid-way (a cancelled `setup` holding the advisory lock) or the use failed, closing
+/// it makes the server release its session state (advisory locks, an open
+/// transaction).
+struct CloseUnlessReturned(Option<deadpool_postgres::Object>);
+
+impl CloseUnlessReturned {
+    /// Returns the connection to the pool.
+    fn give_back(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for CloseUnlessReturned {
+    fn drop(&mut self) {
+        if let Some(object) = self.0.take() {
+            // Detached from the pool: dropping the client closes the connection.
+            drop(deadpool_postgres::Object::take(object));
+        }
     }
 }
 
