@@ -504,3 +504,114 @@ async fn puts_succeed_after_the_server_closes_the_pools_idle_connections() {
         .expect("list");
     assert_eq!(all.len(), 31);
 }
+
+/// The tables in `schema`, sorted.
+async fn tables_in(c: &tokio_postgres::Client, schema: &str) -> Vec<String> {
+    c.query(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1
+         ORDER BY 1",
+        &[&schema],
+    )
+    .await
+    .expect("tables")
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+/// Item 7: `setup` over another application's `checkpoints` table (or one of the other
+/// names with another layout) is refused with a typed schema error before anything is
+/// written: no table created, no migration recorded. Python's deprecated shallow layout
+/// likewise, with `shallow_schema`.
+#[tokio::test]
+async fn setup_refuses_foreign_and_shallow_tables_before_writing_anything() {
+    let Some(url) = url() else { return };
+    let c = psql(&url).await;
+    let foreign = [
+        // Another application's table of the same name.
+        "CREATE TABLE {s}.checkpoints (id SERIAL PRIMARY KEY, name TEXT, data JSONB)",
+        // Our columns, one of another type.
+        "CREATE TABLE {s}.checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+           checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT,
+           checkpoint TEXT NOT NULL, metadata JSONB NOT NULL DEFAULT '{{}}')",
+        // Our columns and one more.
+        "CREATE TABLE {s}.checkpoint_writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL,
+           checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL,
+           channel TEXT NOT NULL, type TEXT, blob BYTEA NOT NULL, owner TEXT)",
+        // Another migrations table.
+        "CREATE TABLE {s}.checkpoint_migrations (name TEXT PRIMARY KEY, applied TIMESTAMPTZ)",
+    ];
+    for sql in foreign {
+        let schema = fresh_schema("foreign");
+        c.batch_execute(&format!(
+            "CREATE SCHEMA {schema}; {}",
+            sql.replace("{s}", &schema).replace("{{}}", "{}")
+        ))
+        .await
+        .expect("foreign table");
+        let before = tables_in(&c, &schema).await;
+        let s = builder(&url, &schema).build().expect("build");
+        let e = s.setup().await.expect_err("foreign layout");
+        assert_eq!(e.kind().as_str(), "schema", "{e}");
+        assert!(e.to_string().contains(&schema), "{e}");
+        assert_eq!(tables_in(&c, &schema).await, before, "setup wrote: {e}");
+        let e = s.verify().await.expect_err("foreign layout");
+        assert_eq!(e.kind().as_str(), "schema", "{e}");
+    }
+    // Python's ShallowPostgresSaver, fully set up (its migrations 0..=7 recorded).
+    let schema = fresh_schema("shallowsetup");
+    c.batch_execute(&format!(
+        "CREATE SCHEMA {schema};
+         CREATE TABLE {schema}.checkpoint_migrations (v INTEGER PRIMARY KEY);
+         CREATE TABLE {schema}.checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+           type TEXT, checkpoint JSONB NOT NULL, metadata JSONB NOT NULL DEFAULT '{{}}',
+           PRIMARY KEY (thread_id, checkpoint_ns));
+         CREATE TABLE {schema}.checkpoint_blobs (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+           channel TEXT NOT NULL, type TEXT NOT NULL, blob BYTEA,
+           PRIMARY KEY (thread_id, checkpoint_ns, channel));
+         CREATE TABLE {schema}.checkpoint_writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+           checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL,
+           type TEXT, blob BYTEA NOT NULL, task_path TEXT NOT NULL DEFAULT '',
+           PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+         INSERT INTO {schema}.checkpoint_migrations SELECT generate_series(0, 7);"
+    ))
+    .await
+    .expect("shallow tables");
+    let before = tables_in(&c, &schema).await;
+    let s = builder(&url, &schema).build().expect("build");
+    let e = s.setup().await.expect_err("shallow layout");
+    assert_eq!(e.kind().as_str(), "shallow_schema", "{e}");
+    assert_eq!(tables_in(&c, &schema).await, before);
+    let n: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM {schema}.checkpoint_migrations"),
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(n, 8, "migrations recorded over the shallow layout");
+    // Only the blobs table shallow: refused the same way.
+    let schema = fresh_schema("shallowblobs");
+    c.batch_execute(&format!(
+        "CREATE SCHEMA {schema};
+         CREATE TABLE {schema}.checkpoint_blobs (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',
+           channel TEXT NOT NULL, type TEXT NOT NULL, blob BYTEA,
+           PRIMARY KEY (thread_id, checkpoint_ns, channel));"
+    ))
+    .await
+    .expect("shallow blobs");
+    let s = builder(&url, &schema).build().expect("build");
+    let e = s.setup().await.expect_err("shallow blobs");
+    assert_eq!(e.kind().as_str(), "shallow_schema", "{e}");
+    assert_eq!(
+        tables_in(&c, &schema).await,
+        vec!["checkpoint_blobs".to_owned()]
+    );
+    // A schema that does not exist yet is created, and set up (creating was asked).
+    let schema = fresh_schema("fresh");
+    let s = builder(&url, &schema).build().expect("build");
+    s.setup().await.expect("setup creates");
+    s.verify().await.expect("verify");
+    assert_eq!(tables_in(&c, &schema).await.len(), 4);
+}
