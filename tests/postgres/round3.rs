@@ -615,3 +615,108 @@ async fn setup_refuses_foreign_and_shallow_tables_before_writing_anything() {
     s.verify().await.expect("verify");
     assert_eq!(tables_in(&c, &schema).await.len(), 4);
 }
+
+/// The Display of an error and of each of its sources, outermost first.
+fn chain(e: &dyn std::error::Error) -> Vec<String> {
+    let mut out = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        out.push(c.to_string());
+        cur = c.source();
+    }
+    out
+}
+
+/// No level of the chain repeats the text of a level under it.
+fn each_text_once(texts: &[String]) {
+    for (i, outer) in texts.iter().enumerate() {
+        for inner in &texts[i + 1..] {
+            assert!(
+                !outer.contains(inner.as_str()),
+                "{outer:?} repeats its source's text {inner:?} (chain {texts:?})"
+            );
+        }
+    }
+}
+
+/// First-time user item 4: with the server down, the error names the host, the port
+/// and the cause without walking `source()`; a bad URL says why; a server error gives
+/// its SQLSTATE and message; no message repeats its source's text.
+#[tokio::test]
+async fn connection_errors_name_the_server_and_the_cause_once() {
+    let Some(url) = url() else { return };
+    // Nothing listens on port 1.
+    let down = PostgresSaver::builder_from_url("postgresql://postgres@127.0.0.1:1/h_pg")
+        .expect("url")
+        .build()
+        .expect("build");
+    let e = down
+        .get_tuple(&CheckpointConfig::new("t"))
+        .await
+        .expect_err("server down");
+    let text = e.to_string();
+    assert_eq!(e.kind().as_str(), "postgres_pool", "{text}");
+    assert!(text.contains("127.0.0.1:1"), "{text}");
+    assert!(text.contains("connection refused"), "{text}");
+    let texts = chain(&e);
+    println!("server down: {texts:?}");
+    assert!(texts.len() >= 2, "the OS error stays a source: {texts:?}");
+    each_text_once(&texts);
+    let crate_error = langgraph_codec::Error::from(e);
+    let texts = chain(&crate_error);
+    assert!(texts[0].contains("127.0.0.1:1: "), "{texts:?}");
+    each_text_once(&texts);
+    // Setup too.
+    let e = down.setup().await.expect_err("server down");
+    assert!(
+        e.to_string()
+            .contains("postgres setup: cannot connect to 127.0.0.1:1"),
+        "{e}"
+    );
+    // A database that does not exist: the server's words, with the address.
+    let missing_db = url
+        .rsplit_once('/')
+        .map(|(base, _)| format!("{base}/h_pg_no_such_database"))
+        .expect("url with a database");
+    let s = PostgresSaver::builder_from_url(&missing_db)
+        .expect("url")
+        .build()
+        .expect("build");
+    let e = s.verify().await.expect_err("no database");
+    let text = e.to_string();
+    println!("missing database: {:?}", chain(&e));
+    assert!(text.contains("3D000"), "{text}");
+    assert!(
+        text.contains("\"h_pg_no_such_database\" does not exist"),
+        "{text}"
+    );
+    assert!(text.contains(":55432") || !url.contains(":55432"), "{text}");
+    each_text_once(&chain(&e));
+    // A bad URL says why, and does not echo the password.
+    for bad in [
+        "postgresql://postgres:s3cret@127.0.0.1:notaport/db",
+        "host=127.0.0.1 port=notaport password=s3cret",
+    ] {
+        let e = PostgresSaver::builder_from_url(bad).expect_err("bad url");
+        let text = e.to_string();
+        println!("bad url: {:?}", chain(&e));
+        assert_eq!(e.kind().as_str(), "postgres_config", "{text}");
+        assert!(text.contains("port"), "the reason is shown: {text}");
+        assert!(!text.contains("s3cret"), "{text}");
+        each_text_once(&chain(&e));
+    }
+    // A server error: SQLSTATE and message in the Display, no repeated source text.
+    let s = builder(&url, &fresh_schema("nosetup"))
+        .build()
+        .expect("build");
+    let e = s
+        .get_tuple(&CheckpointConfig::new("t"))
+        .await
+        .expect_err("no tables");
+    let text = e.to_string();
+    assert!(
+        text.contains("42P01") && text.contains("does not exist"),
+        "{text}"
+    );
+    each_text_once(&chain(&e));
+}

@@ -129,6 +129,8 @@ struct Settings {
     all_blobs: bool,
     lock_timeout: Duration,
     max_decompressed_per_call: usize,
+    /// `host:port` of the server, for connection errors (from a connection string).
+    target: Option<String>,
 }
 
 impl fmt::Debug for Settings {
@@ -140,6 +142,7 @@ impl fmt::Debug for Settings {
             .field("all_blobs", &self.all_blobs)
             .field("lock_timeout", &self.lock_timeout)
             .field("max_decompressed_per_call", &self.max_decompressed_per_call)
+            .field("target", &self.target)
             .finish()
     }
 }
@@ -242,6 +245,7 @@ impl PostgresSaver {
                 all_blobs: false,
                 lock_timeout: Duration::from_secs(60),
                 max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
+                target: None,
             },
         }
     }
@@ -261,11 +265,17 @@ impl PostgresSaver {
     /// a `key=value` connection string. For TLS, build the pool yourself and use
     /// [`builder`](Self::builder).
     ///
+    /// Connection errors then name the server's host and port.
+    ///
     /// # Errors
-    /// [`PostgresError::Db`] if the connection string does not parse,
-    /// [`PostgresError::Config`] if the pool cannot be built.
+    /// [`PostgresError::Config`] if the connection string does not parse (saying why,
+    /// without echoing the string, which may hold a password) or the pool cannot be
+    /// built.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
-        let config = tokio_postgres::Config::from_str(url).map_err(db("connect"))?;
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| PostgresError::Config {
+            reason: error::explain(&e).0,
+        })?;
+        let target = describe_target(&config);
         let manager = deadpool_postgres::Manager::from_config(
             config,
             tokio_postgres::NoTls,
@@ -280,7 +290,9 @@ impl PostgresSaver {
                 .map_err(|e| PostgresError::Config {
                     reason: e.to_string(),
                 })?;
-        Ok(Self::builder(pool))
+        let mut builder = Self::builder(pool);
+        builder.settings.target = Some(target);
+        Ok(builder)
     }
 
     /// The pool.
@@ -308,10 +320,14 @@ impl PostgresSaver {
         &self,
         operation: &'static str,
     ) -> Result<deadpool_postgres::Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|source| PostgresError::Pool { operation, source }.into())
+        self.pool.get().await.map_err(|source| {
+            PostgresError::Pool {
+                operation,
+                source,
+                target: self.settings.target.clone(),
+            }
+            .into()
+        })
     }
 
     /// Runs one statement of an idempotent write (`put`, `put_writes`,
@@ -575,6 +591,38 @@ impl PostgresSaver {
                 })
                 .collect()
         })
+    }
+}
+
+/// `host:port` of each host of a connection string (`, `-separated), as connection
+/// errors name the server; a Unix socket by its directory.
+fn describe_target(config: &tokio_postgres::Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            // One port for every host, or one per host; 5432 when none is given.
+            let port = ports
+                .get(i)
+                .or_else(|| ports.first())
+                .copied()
+                .unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(dir) => {
+                    format!("{}/.s.PGSQL.{port}", dir.display())
+                }
+            }
+        })
+        .collect();
+    if hosts.is_empty() {
+        // libpq's default: the local socket, or localhost.
+        "localhost:5432".to_owned()
+    } else {
+        hosts.join(", ")
     }
 }
 
