@@ -178,6 +178,7 @@ pub fn checkpoint_metadata(
 /// JSON documents of the SQLite and Postgres savers (metadata, the `checkpoint` JSONB)
 /// are checked with this before they are written, against the depth their readers
 /// accept, so a stored checkpoint always reads back.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn too_deep(value: &Value, limit: usize) -> Option<String> {
     let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
     while let Some((v, level)) = stack.pop() {
@@ -199,6 +200,7 @@ pub(crate) fn too_deep(value: &Value, limit: usize) -> Option<String> {
 }
 
 /// [`too_deep`] as the error `put` returns for metadata.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn refuse_deep_metadata(value: &Value, limit: usize) -> Result<(), SaverError> {
     match too_deep(value, limit) {
         Some(reason) => Err(SaverError::InvalidMetadata { reason }),
@@ -207,6 +209,7 @@ pub(crate) fn refuse_deep_metadata(value: &Value, limit: usize) -> Result<(), Sa
 }
 
 /// [`too_deep`] as the error `put` returns for the checkpoint document.
+#[cfg(feature = "postgres")]
 pub(crate) fn refuse_deep_checkpoint(value: &Value, limit: usize) -> Result<(), SaverError> {
     match too_deep(value, limit) {
         Some(reason) => Err(SaverError::InvalidCheckpoint {
