@@ -306,14 +306,10 @@ async fn conformance_strict_all_blobs() {
     assert!(report.is_success(), "{report}");
 }
 
-/// A value nested `levels` deep: `[[[ ... "x" ... ]]]`.
-fn nested(levels: usize) -> Value {
-    let mut v = Value::from("x");
-    for _ in 0..levels {
-        v = Value::Array(vec![v]);
-    }
-    v
-}
+#[path = "../put_depth_common/mod.rs"]
+mod put_depth_common;
+
+use put_depth_common::{check, nested};
 
 /// Item 5: `put` refuses metadata (and checkpoint `extra` values) nested deeper than
 /// the reader accepts (1,024 levels of JSONB); the thread's latest checkpoint still
@@ -323,34 +319,15 @@ async fn put_refuses_nesting_readers_refuse() {
     let Some(url) = url() else { return };
     let s = builder(&url, &fresh_schema("deep")).build().expect("build");
     s.setup().await.expect("setup");
-    let first = s
-        .put(
-            &CheckpointConfig::new("t"),
-            &Checkpoint::now(-1),
-            &CheckpointMetadata::new("input", -1),
-            &Default::default(),
-        )
-        .await
-        .expect("put");
     // The metadata map is level 1: 1,023 levels under a key is the deepest accepted.
-    let ok = CheckpointMetadata::new("loop", 0).with("deep", nested(1_023));
-    let deepest = s
-        .put(&first, &Checkpoint::now(0), &ok, &Default::default())
-        .await
-        .expect("1,024 levels are accepted");
-    assert!(s.get_tuple(&deepest).await.expect("reads").is_some());
+    check(&s, 1_023, &[1_024, 5_000]).await;
+    let at = CheckpointConfig::new("t");
     for levels in [1_024, 5_000] {
-        let md = CheckpointMetadata::new("loop", 1).with("deep", nested(levels));
-        let e = s
-            .put(&deepest, &Checkpoint::now(1), &md, &Default::default())
-            .await
-            .expect_err("too deep");
-        assert_eq!(e.kind().as_str(), "invalid_metadata", "{e}");
         let mut cp = Checkpoint::now(1);
         cp.extra.insert("deep".into(), nested(levels));
         let e = s
             .put(
-                &deepest,
+                &at,
                 &cp,
                 &CheckpointMetadata::new("loop", 1),
                 &Default::default(),
@@ -359,14 +336,8 @@ async fn put_refuses_nesting_readers_refuse() {
             .expect_err("too deep");
         assert_eq!(e.kind().as_str(), "invalid_checkpoint", "{e}");
     }
-    let latest = s
-        .get_tuple(&CheckpointConfig::new("t"))
-        .await
-        .expect("the thread still reads")
-        .expect("latest");
-    assert_eq!(latest.config.checkpoint_id, deepest.checkpoint_id);
     assert_eq!(
-        s.list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
+        s.list(Some(&at), &ListOptions::new())
             .await
             .expect("list")
             .len(),

@@ -89,10 +89,13 @@ pub(crate) fn migrations(t: &Tables) -> [String; 10] {
     ]
 }
 
+/// A column of [`LAYOUT`]: name, data type, whether it may be missing.
+type LayoutColumn = (&'static str, &'static str, bool);
+
 /// Every column Python's migrations give each table, at any migration, with its
 /// `information_schema` data type, and whether a complete layout before the last
 /// migration may lack it.
-const LAYOUT: [(&str, &[(&str, &str, bool)]); 4] = [
+const LAYOUT: [(&str, &[LayoutColumn]); 4] = [
     ("checkpoint_migrations", &[("v", "integer", false)]),
     (
         "checkpoints",
