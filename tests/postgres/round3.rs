@@ -381,16 +381,7 @@ async fn a_cancelled_setup_leaves_no_lock_behind() {
             .unwrap_or_else(|_| panic!("second setup of the cancelled saver hangs ({delay_us} us)"))
             .unwrap_or_else(|e| panic!("second setup of the cancelled saver ({delay_us} us): {e}"));
         let c = psql(&url).await;
-        let invalid: i64 = c
-            .query_one(
-                "SELECT count(*) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
-                 JOIN pg_namespace n ON n.oid = t.relnamespace
-                 WHERE n.nspname = $1 AND NOT i.indisvalid",
-                &[&schema],
-            )
-            .await
-            .expect("indexes")
-            .get(0);
+        let invalid = invalid_indexes(&c, &schema).await;
         assert_eq!(
             invalid, 0,
             "invalid index left by a setup cancelled at {delay_us} us"
@@ -690,4 +681,78 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
         "{text}"
     );
     each_text_once(&chain(&e));
+}
+
+/// Invalid indexes (left by an interrupted `CREATE INDEX CONCURRENTLY`) in `schema`.
+async fn invalid_indexes(c: &tokio_postgres::Client, schema: &str) -> i64 {
+    c.query_one(
+        "SELECT count(*) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+         JOIN pg_namespace n ON n.oid = t.relnamespace
+         WHERE n.nspname = $1 AND NOT i.indisvalid",
+        &[&schema],
+    )
+    .await
+    .expect("indexes")
+    .get(0)
+}
+
+/// Item 3, the worst point to stop: inside a `CREATE INDEX CONCURRENTLY` migration.
+/// A cancelled `setup`'s server session goes on with the statement until it ends (and
+/// keeps the lock until then); if that session is killed (`pg_terminate_backend`, a
+/// restart), the index stays behind invalid. The next `setup` replaces it (Python's
+/// `IF NOT EXISTS` would keep the invalid index for ever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_killed_inside_create_index_concurrently_leaves_no_invalid_index() {
+    let Some(url) = url() else { return };
+    let schema = fresh_schema("cic");
+    let c = psql(&url).await;
+    // An open snapshot makes CREATE INDEX CONCURRENTLY wait (after it has created the
+    // index, not yet valid).
+    let blocker = psql(&url).await;
+    blocker
+        .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class")
+        .await
+        .expect("snapshot");
+    let a = builder(&url, &schema).build().expect("build");
+    let cancelled = tokio::time::timeout(Duration::from_millis(1500), a.setup()).await;
+    assert!(
+        cancelled.is_err(),
+        "setup did not wait on the index: {cancelled:?}"
+    );
+    let killed = c
+        .query(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+             WHERE datname = current_database() AND query LIKE 'CREATE INDEX CONCURRENTLY%'
+             AND query LIKE '%' || $1 || '%'",
+            &[&schema],
+        )
+        .await
+        .expect("terminate")
+        .len();
+    assert_eq!(
+        killed, 1,
+        "no CREATE INDEX CONCURRENTLY of this test running"
+    );
+    blocker.batch_execute("COMMIT").await.expect("commit");
+    assert_eq!(
+        invalid_indexes(&c, &schema).await,
+        1,
+        "no invalid index to repair"
+    );
+    let b = builder(&url, &schema)
+        .lock_timeout(Duration::from_secs(5))
+        .build()
+        .expect("build");
+    b.setup().await.expect("setup after the kill");
+    b.verify().await.expect("verify");
+    assert_eq!(invalid_indexes(&c, &schema).await, 0, "invalid index kept");
+    let valid: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%thread_id_idx'",
+            &[&schema],
+        )
+        .await
+        .expect("indexes")
+        .get(0);
+    assert_eq!(valid, 3);
 }

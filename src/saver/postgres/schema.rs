@@ -409,6 +409,9 @@ async fn migrate(
         if sql.contains("CONCURRENTLY") {
             // Cannot run inside a transaction block: run it, then record it. A crash in
             // between leaves it unrecorded; `IF NOT EXISTS` makes the rerun a no-op.
+            // A crash (or a killed session) inside it leaves the index invalid, which
+            // `IF NOT EXISTS` would keep: drop it first.
+            drop_invalid_index(client, mode, schema, sql).await?;
             client.batch_execute(sql).await.map_err(db("setup"))?;
             client.batch_execute(&record).await.map_err(db("setup"))?;
         } else {
@@ -421,6 +424,40 @@ async fn migrate(
                 return Err(db("setup")(e));
             }
         }
+    }
+    Ok(())
+}
+
+/// Drops the index a `CREATE INDEX CONCURRENTLY IF NOT EXISTS <name> ON …` migration
+/// creates when it exists but is invalid (left by an interrupted run).
+async fn drop_invalid_index(
+    client: &deadpool_postgres::ClientWrapper,
+    mode: StatementMode,
+    schema: Option<&str>,
+    migration: &str,
+) -> Result<()> {
+    let mut words = migration.split_whitespace();
+    let Some(name) = words.by_ref().skip_while(|w| *w != "EXISTS").nth(1) else {
+        return Ok(());
+    };
+    let rows = client
+        .rows(
+            mode,
+            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_index i \
+             JOIN pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = $1 AND n.nspname = coalesce($2, current_schema()) \
+             AND NOT i.indisvalid",
+            &[(&name, Type::TEXT), (&schema, Type::TEXT)],
+        )
+        .await
+        .map_err(db("setup"))?;
+    for row in rows {
+        let qualified: String = row.try_get(0).map_err(db("setup"))?;
+        client
+            .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {qualified}"))
+            .await
+            .map_err(db("setup"))?;
     }
     Ok(())
 }
