@@ -756,3 +756,24 @@ async fn a_setup_killed_inside_create_index_concurrently_leaves_no_invalid_index
         .get(0);
     assert_eq!(valid, 3);
 }
+
+/// Item 2: how a saver knows strict mode is on: `Serializer::refuses_plaintext`,
+/// answered by `EncryptedSerializer` and forwarded by every wrapper.
+#[test]
+fn refuses_plaintext_reports_strict_mode_through_wrappers() {
+    use langgraph_codec::Serializer;
+    let enc = |strict| {
+        EncryptedSerializer::from_aes_key(key(), AesMode::Eax)
+            .expect("key")
+            .with_strict(strict)
+    };
+    assert!(!JsonPlusSerializer::new().refuses_plaintext());
+    assert!(!enc(false).refuses_plaintext());
+    assert!(enc(true).refuses_plaintext());
+    let wrapped: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(true)));
+    assert!(wrapped.refuses_plaintext());
+    assert!(Box::new(enc(true)).refuses_plaintext());
+    assert!((&enc(true)).refuses_plaintext());
+    let lax: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(false)));
+    assert!(!lax.refuses_plaintext());
+}
