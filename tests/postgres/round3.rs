@@ -773,7 +773,8 @@ fn refuses_plaintext_reports_strict_mode_through_wrappers() {
     let wrapped: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(true)));
     assert!(wrapped.refuses_plaintext());
     assert!(Box::new(enc(true)).refuses_plaintext());
-    assert!((&enc(true)).refuses_plaintext());
+    let by_ref: &dyn Serializer = &enc(true);
+    assert!(by_ref.refuses_plaintext());
     let lax: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(false)));
     assert!(!lax.refuses_plaintext());
 }
