@@ -186,6 +186,16 @@ pub trait Serializer: Send + Sync + fmt::Debug {
         false
     }
 
+    /// Whether this serializer refuses rows that are not encrypted (an
+    /// [`EncryptedSerializer`](crate::crypto::EncryptedSerializer) in strict mode). A
+    /// saver that keeps values outside the serializer (the Postgres saver's inline
+    /// JSONB channel values) asks this to refuse those too when every value is meant to
+    /// go through the serializer. Default `false`; encryption wrappers answer their
+    /// strict setting, other wrappers ask their inner serializer.
+    fn refuses_plaintext(&self) -> bool {
+        false
+    }
+
     /// Hook for the typed layer: the inverse of [`wrap_serialized`](Self::wrap_serialized).
     /// Calls `read` once with the pair as [`JsonPlusSerializer`] would have written it
     /// and returns what `read` returns. A decrypting wrapper hands `read` its plaintext
@@ -214,6 +224,9 @@ macro_rules! forward_typed_hooks {
     () => {
         fn confidential(&self) -> bool {
             (**self).confidential()
+        }
+        fn refuses_plaintext(&self) -> bool {
+            (**self).refuses_plaintext()
         }
         fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
             (**self).wrap_serialized(raw, aad)

@@ -69,6 +69,8 @@ case_tests!(delete_thread, DeleteThread:
     test_delete_thread_removes_checkpoints, test_delete_thread_removes_writes,
     test_delete_thread_removes_all_namespaces, test_delete_thread_preserves_other_threads,
     test_delete_thread_nonexistent_noop,
+    // Beyond the spec.
+    test_delete_thread_then_restore_reads_new_values,
 );
 case_tests!(delete_for_runs, DeleteForRuns:
     test_delete_for_runs_single, test_delete_for_runs_multiple,
@@ -106,8 +108,8 @@ async fn whole_suite_passes_on_plain_jsonplus() {
     println!("{report}");
     assert!(report.is_success(), "{report}");
     assert_eq!(report.conformance_level(), "FULL");
-    // 81 Python spec cases + 2 of the kit's own + 14 delta cases, none skipped.
-    assert_eq!(report.passed(), 97);
+    // 81 Python spec cases + 3 of the kit's own + 14 delta cases, none skipped.
+    assert_eq!(report.passed(), 98);
 }
 
 /// A stand-in for an encrypting serializer: every byte at rest is transformed and the
@@ -139,7 +141,7 @@ async fn whole_suite_passes_over_a_transforming_serializer() {
     })
     .await;
     assert!(report.is_success(), "{report}");
-    assert_eq!(report.passed(), 97);
+    assert_eq!(report.passed(), 98);
 }
 
 /// A saver with only the base capabilities (and one optional bug): forwards to
@@ -267,7 +269,7 @@ async fn whole_suite_passes_over_encrypted_serializer() {
         })
         .await;
         assert!(report.is_success(), "{report}");
-        assert_eq!(report.passed(), 97);
+        assert_eq!(report.passed(), 98);
     }
 }
 

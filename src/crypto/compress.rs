@@ -241,6 +241,10 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
         self.inner.confidential()
     }
 
+    fn refuses_plaintext(&self) -> bool {
+        self.inner.refuses_plaintext()
+    }
+
     /// Typed (serde) values: the inner serializer's pair, then compressed; `aad` goes
     /// to the inner serializer.
     fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {

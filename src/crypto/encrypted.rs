@@ -390,6 +390,11 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
         true
     }
 
+    /// Strict mode ([`with_strict`](Self::with_strict)).
+    fn refuses_plaintext(&self) -> bool {
+        self.strict
+    }
+
     /// Typed (serde) values: the inner serializer's pair, then [sealed](Self::seal)
     /// under `aad`; the serialized plaintext is wiped.
     fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> serializer::Result<TypedBytes> {

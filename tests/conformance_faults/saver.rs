@@ -88,6 +88,10 @@ pub enum Fault {
     // delete_thread
     DeleteThreadNoop,
     DeleteThreadLeavesWrites,
+    /// Leaves the channel value blobs of the thread behind: storing the same
+    /// checkpoint again at the same channel version keeps the old value (as a saver
+    /// whose blob insert ignores an existing key, Postgres's `ON CONFLICT DO NOTHING`).
+    DeleteThreadLeavesBlobs,
     DeleteThreadRootNsOnly,
     DeleteThreadDeletesEveryThread,
     DeleteThreadErrorsWhenMissing,
@@ -149,6 +153,8 @@ struct State {
     write_counts: HashMap<(CpKey, String, String), usize>,
     /// Write indices taken, per (checkpoint, task) or per checkpoint only.
     taken: HashSet<(CpKey, String, i64)>,
+    /// Channel values a faulty delete left behind, by (thread, ns, channel, version).
+    leftover_blobs: HashMap<(String, String, String, String), Value>,
 }
 
 pub struct Faulty {
@@ -572,9 +578,31 @@ impl CheckpointSaver for Faulty {
                 vals.insert(k.clone(), v.clone());
             }
         }
+        // Blobs left behind by a faulty delete win over the new values at their key.
+        let mut kept = None;
+        if self.is(DeleteThreadLeavesBlobs) {
+            let st = self.state();
+            let (thread, ns) = (
+                cfg.thread_id.clone().unwrap_or_default(),
+                cfg.ns().to_owned(),
+            );
+            for (ch, ver) in new_versions {
+                let k = (thread.clone(), ns.clone(), ch.clone(), ver.to_string());
+                if let Some(old) = st.leftover_blobs.get(&k) {
+                    kept.get_or_insert_with(|| checkpoint.clone())
+                        .channel_values
+                        .insert(ch.clone(), old.clone());
+                }
+            }
+        }
         let stored = self
             .inner
-            .put(&cfg, checkpoint, metadata, new_versions)
+            .put(
+                &cfg,
+                kept.as_ref().unwrap_or(checkpoint),
+                metadata,
+                new_versions,
+            )
             .await?;
         let ghost = self.state().ghosts.remove(&key(&stored));
         if let Some(ws) = ghost {
@@ -839,6 +867,28 @@ impl CheckpointSaver for Faulty {
             DeleteThreadLeavesWrites => {
                 let all = self.tuples(Some(thread_id)).await?;
                 self.ghost(&all);
+                self.inner.delete_thread(thread_id).await
+            }
+            DeleteThreadLeavesBlobs => {
+                let all = self.tuples(Some(thread_id)).await?;
+                {
+                    let mut st = self.state();
+                    for t in &all {
+                        for (ch, v) in &t.checkpoint.channel_values {
+                            if let Some(ver) = t.checkpoint.channel_versions.get(ch) {
+                                st.leftover_blobs.insert(
+                                    (
+                                        thread_id.to_owned(),
+                                        t.config.ns().to_owned(),
+                                        ch.clone(),
+                                        ver.to_string(),
+                                    ),
+                                    v.clone(),
+                                );
+                            }
+                        }
+                    }
+                }
                 self.inner.delete_thread(thread_id).await
             }
             DeleteThreadRootNsOnly => {

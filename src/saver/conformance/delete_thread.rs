@@ -6,7 +6,8 @@ use super::util::{
     list_all, metadata, uuid4, versions, writes, CaseResult,
 };
 use crate::saver::traits::{Capability, CheckpointSaver};
-use crate::saver::types::CheckpointConfig;
+use crate::saver::types::{ChannelVersion, CheckpointConfig};
+use crate::value::Value;
 
 pub(super) fn cases() -> Vec<super::Case> {
     case_list![Capability::DeleteThread;
@@ -15,6 +16,7 @@ pub(super) fn cases() -> Vec<super::Case> {
         test_delete_thread_removes_all_namespaces,
         test_delete_thread_preserves_other_threads,
         test_delete_thread_nonexistent_noop,
+        test_delete_thread_then_restore_reads_new_values,
     ]
 }
 
@@ -145,6 +147,41 @@ async fn test_delete_thread_nonexistent_noop(s: &dyn CheckpointSaver) -> CaseRes
     ensure!(
         s.get_tuple(&config(&other)).await?.is_some(),
         "deleting a missing thread deleted another thread"
+    );
+    Ok(())
+}
+
+/// Beyond the Python spec: the channel values (blobs) go too. A thread deleted and
+/// then stored again, the same checkpoint id with the same channel version but a new
+/// value, reads the new value, not one a blob left behind by the delete.
+async fn test_delete_thread_then_restore_reads_new_values(s: &dyn CheckpointSaver) -> CaseResult {
+    let tid = uuid4();
+    let value = |v: &str| Value::map([("v", Value::from(v))]);
+    let version = [("ch", ChannelVersion::Int(1))];
+    let mut cp = generate_checkpoint(&[("ch", value("old"))], &version, &[]);
+    s.put(&config(&tid), &cp, &metadata(), &versions(&version))
+        .await?;
+    let old = s.get_tuple(&config(&tid)).await?;
+    let got = old.and_then(|t| t.checkpoint.channel_values.get("ch").cloned());
+    ensure!(
+        got == Some(value("old")),
+        "pre-delete: channel_values[\"ch\"] is {got:?}, expected {:?}",
+        value("old")
+    );
+    s.delete_thread(&tid).await?;
+    cp.channel_values.insert("ch".to_owned(), value("new"));
+    s.put(&config(&tid), &cp, &metadata(), &versions(&version))
+        .await?;
+    let got = s
+        .get_tuple(&config(&tid))
+        .await?
+        .and_then(|t| t.checkpoint.channel_values.get("ch").cloned());
+    ensure!(
+        got == Some(value("new")),
+        "after delete_thread and storing the checkpoint again at the same version, \
+         channel_values[\"ch\"] is {got:?}, expected {:?} (a value of the deleted thread \
+         survived delete_thread)",
+        value("new")
     );
     Ok(())
 }

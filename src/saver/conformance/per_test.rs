@@ -116,7 +116,8 @@ macro_rules! __conformance_case_names {
             delete_thread: DeleteThread [
                 test_delete_thread_removes_checkpoints, test_delete_thread_removes_writes,
                 test_delete_thread_removes_all_namespaces,
-                test_delete_thread_preserves_other_threads, test_delete_thread_nonexistent_noop
+                test_delete_thread_preserves_other_threads, test_delete_thread_nonexistent_noop,
+                test_delete_thread_then_restore_reads_new_values
             ];
             delete_for_runs: DeleteForRuns [
                 test_delete_for_runs_single, test_delete_for_runs_multiple,

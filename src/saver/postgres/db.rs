@@ -68,3 +68,17 @@ pub(crate) fn db(
 ) -> impl Fn(tokio_postgres::Error) -> crate::saver::SaverError {
     move |source| PostgresError::Db { operation, source }.into()
 }
+
+/// Whether `e` says the connection is gone: the driver saw it close, or the server
+/// terminated the session (`57P01` admin_shutdown, e.g. `pg_terminate_backend`; `57P02`
+/// crash_shutdown; `57P03` cannot_connect_now). A pooled connection the server closed
+/// while idle answers its next statement this way.
+pub(crate) fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    e.is_closed()
+        || e.code().is_some_and(|c| {
+            *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+        })
+}

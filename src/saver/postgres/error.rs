@@ -5,36 +5,43 @@ use crate::kind::ErrorKind;
 /// Errors of [`PostgresSaver`](super::PostgresSaver), wrapped in
 /// [`SaverError::Postgres`](crate::saver::SaverError::Postgres) (and the crate's
 /// [`Error::Postgres`](crate::Error::Postgres)).
-#[derive(Debug, thiserror::Error)]
+///
+/// The message of a driver or pool error says what happened without walking
+/// [`source()`](std::error::Error::source): the server's SQLSTATE, message, detail and
+/// hint; for a connection that could not be made, the server's address (when the saver
+/// knows it) and the cause, e.g. `connection refused`. It never repeats the text of its
+/// `source()`, so a printed error chain shows each text once: a server error has no
+/// further source (the message says it all), a failed connection has the operating
+/// system's error as its source (`Connection refused (os error 111)`). The driver's and
+/// pool's errors stay in the `source` fields.
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum PostgresError {
     /// The server (or the connection to it) reported an error.
-    #[error("postgres {operation}: {source}")]
     Db {
         /// The saver operation, e.g. `"put"`.
         operation: &'static str,
         /// The driver's error (SQLSTATE in `source.code()`).
-        #[source]
         source: tokio_postgres::Error,
     },
     /// No connection could be taken from the pool.
-    #[error("postgres {operation}: no connection from the pool: {source}")]
     Pool {
         /// The saver operation.
         operation: &'static str,
         /// The pool's error.
-        #[source]
         source: deadpool_postgres::PoolError,
+        /// The server's `host:port` (several, comma-separated) when the saver built
+        /// the pool from a connection string.
+        target: Option<String>,
     },
-    /// The pool could not be built from the given configuration.
-    #[error("postgres pool configuration: {reason}")]
+    /// The pool could not be built from the given configuration, or the connection
+    /// string does not parse.
     Config {
         /// What was wrong.
         reason: String,
     },
     /// The schema name is not a plain identifier (`[A-Za-z_][A-Za-z0-9_$]*`, at most
     /// 63 bytes).
-    #[error("invalid schema name {name:?}: {reason}")]
     InvalidSchemaName {
         /// The name as given.
         name: String,
@@ -42,21 +49,18 @@ pub enum PostgresError {
         reason: &'static str,
     },
     /// `verify`: there is no `checkpoint_migrations` table (run `setup` first).
-    #[error("no checkpoint schema in {schema}: run setup() first")]
     SchemaMissing {
         /// The schema searched (`search_path` when none was configured).
         schema: String,
     },
     /// `verify`/`setup`: the tables have the layout of Python's deprecated
     /// `ShallowPostgresSaver` (no `checkpoint_id` in `checkpoints`).
-    #[error("the checkpoint tables in {schema} belong to ShallowPostgresSaver (no checkpoints.checkpoint_id); this saver cannot share them")]
     ShallowSchema {
         /// The schema searched.
         schema: String,
     },
     /// `verify`/`setup`: the database was migrated past the last version this saver
     /// knows, by a newer saver whose layout it cannot vouch for.
-    #[error("checkpoint schema in {schema} is at migration {found}, newer than the last known ({known})")]
     SchemaTooNew {
         /// The schema searched.
         schema: String,
@@ -66,7 +70,6 @@ pub enum PostgresError {
         known: i32,
     },
     /// `verify`: migrations are missing, or a table or column they create is absent.
-    #[error("checkpoint schema in {schema} is incomplete: {reason}")]
     SchemaIncomplete {
         /// The schema searched.
         schema: String,
@@ -74,14 +77,12 @@ pub enum PostgresError {
         reason: String,
     },
     /// `setup`: another process held the migration lock for longer than the timeout.
-    #[error("setup: the migration advisory lock was not free within {waited_ms} ms")]
     LockTimeout {
         /// How long `setup` waited.
         waited_ms: u128,
     },
     /// A value that must go into a JSONB column (checkpoint, metadata, `list` filter)
     /// has no JSONB form.
-    #[error("{what} at {path}: {reason}")]
     NotJsonb {
         /// `checkpoint`, `metadata` or `filter`.
         what: &'static str,
@@ -91,7 +92,6 @@ pub enum PostgresError {
         reason: String,
     },
     /// A stored JSONB or key column could not be read.
-    #[error("stored row {location}: {reason}")]
     UnreadableColumn {
         /// Thread, namespace, checkpoint id and column.
         location: String,
@@ -134,4 +134,120 @@ impl From<&PostgresError> for ErrorKind {
     fn from(e: &PostgresError) -> Self {
         e.kind()
     }
+}
+
+impl std::fmt::Display for PostgresError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use PostgresError as P;
+        match self {
+            P::Db { operation, source } => write!(f, "postgres {operation}: {}", explain(source).0),
+            P::Pool {
+                operation,
+                source,
+                target,
+            } => {
+                let to = target.as_deref().unwrap_or("the server");
+                match source {
+                    deadpool_postgres::PoolError::Backend(e) => {
+                        write!(
+                            f,
+                            "postgres {operation}: cannot connect to {to}: {}",
+                            explain(e).0
+                        )
+                    }
+                    other => write!(
+                        f,
+                        "postgres {operation}: no connection to {to} from the pool: {other}"
+                    ),
+                }
+            }
+            P::Config { reason } => write!(f, "postgres configuration: {reason}"),
+            P::InvalidSchemaName { name, reason } => {
+                write!(f, "invalid schema name {name:?}: {reason}")
+            }
+            P::SchemaMissing { schema } => {
+                write!(f, "no checkpoint schema in {schema}: run setup() first")
+            }
+            P::ShallowSchema { schema } => write!(
+                f,
+                "the checkpoint tables in {schema} belong to ShallowPostgresSaver (no \
+                 checkpoints.checkpoint_id or checkpoint_blobs.version); this saver cannot \
+                 share them"
+            ),
+            P::SchemaTooNew {
+                schema,
+                found,
+                known,
+            } => write!(
+                f,
+                "checkpoint schema in {schema} is at migration {found}, newer than the last \
+                 known ({known})"
+            ),
+            P::SchemaIncomplete { schema, reason } => {
+                write!(f, "checkpoint schema in {schema} is incomplete: {reason}")
+            }
+            P::LockTimeout { waited_ms } => write!(
+                f,
+                "setup: the migration advisory lock was not free within {waited_ms} ms"
+            ),
+            P::NotJsonb { what, path, reason } => write!(f, "{what} at {path}: {reason}"),
+            P::UnreadableColumn { location, reason } => {
+                write!(f, "stored row {location}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PostgresError {
+    /// The operating system's error under a failed connection; nothing else (the
+    /// message already says what the driver, the pool or the server said).
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PostgresError::Db { source, .. } => explain(source).1.map(|io| io as _),
+            PostgresError::Pool {
+                source: deadpool_postgres::PoolError::Backend(e),
+                ..
+            } => explain(e).1.map(|io| io as _),
+            _ => None,
+        }
+    }
+}
+
+/// What a driver error says, as one line, and the I/O error at its root. The line
+/// names the I/O error only by its kind (`connection refused`), so the line and the
+/// I/O error's own text (`Connection refused (os error 111)`) do not repeat each other.
+pub(crate) fn explain(e: &tokio_postgres::Error) -> (String, Option<&std::io::Error>) {
+    if let Some(db) = e.as_db_error() {
+        let mut text = format!(
+            "server error {} ({}): {}",
+            db.code().code(),
+            db.severity(),
+            db.message()
+        );
+        if let Some(detail) = db.detail() {
+            text.push_str("; detail: ");
+            text.push_str(detail);
+        }
+        if let Some(hint) = db.hint() {
+            text.push_str("; hint: ");
+            text.push_str(hint);
+        }
+        return (text, None);
+    }
+    let mut parts = vec![e.to_string()];
+    let mut io = None;
+    let mut cur = std::error::Error::source(e);
+    while let Some(c) = cur {
+        if let Some(found) = c.downcast_ref::<std::io::Error>() {
+            parts.push(found.kind().to_string());
+            io = Some(found);
+            break;
+        }
+        let text = c.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = c.source();
+    }
+    (parts.join(": "), io)
 }

@@ -381,6 +381,8 @@ pub(crate) async fn delta_channel_history(
     let ns = config.ns();
     let t = &saver.sql.tables;
     let client = saver.client(OP).await?;
+    // One decompression budget for every write and seed this call decodes.
+    let budget = saver.call_budget();
     // The target: the given id, or the latest.
     let target_rows = client
         .rows(
@@ -511,10 +513,13 @@ ORDER BY checkpoint_id, task_path COLLATE "C", task_id COLLATE "C", idx"#,
             let tag: Option<String> = row.try_get(3).map_err(db(OP))?;
             let data: Vec<u8> = row.try_get(4).map_err(db(OP))?;
             let idx: i32 = row.try_get(5).map_err(db(OP))?;
-            let value = saver
-                .settings
-                .serde
-                .loads_typed(tag.as_deref().unwrap_or_default(), &data)
+            let value = budget
+                .scope(|| {
+                    saver
+                        .settings
+                        .serde
+                        .loads_typed(tag.as_deref().unwrap_or_default(), &data)
+                })
                 .map_err(|e| {
                     unreadable(
                         RowKind::Write,
@@ -579,11 +584,23 @@ LEFT JOIN {blobs} b ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel =
             let data: Option<Vec<u8>> = row.try_get(4).map_err(db(OP))?;
             let loc = || format!("{} channel {ch:?}", location(thread, ns, &id));
             let value = match (tag, inline) {
-                (Some(tag), _) => saver
-                    .settings
-                    .serde
-                    .loads_typed(&tag, data.as_deref().unwrap_or_default())
+                (Some(tag), _) => budget
+                    .scope(|| {
+                        saver
+                            .settings
+                            .serde
+                            .loads_typed(&tag, data.as_deref().unwrap_or_default())
+                    })
                     .map_err(|e| unreadable(RowKind::Blob, loc(), e))?,
+                (None, Some(_)) if saver.refuses_inline() => {
+                    return Err(unreadable(
+                        RowKind::Checkpoint,
+                        loc(),
+                        crate::crypto::CryptoError::PlaintextRefused {
+                            type_tag: super::rows::INLINE_TAG.to_owned(),
+                        },
+                    ))
+                }
                 (None, Some(text)) => jsonb::read(&text, loc)?,
                 (None, None) => continue,
             };

@@ -94,16 +94,17 @@ pub use schema::LAST_MIGRATION;
 /// See [`deadpool_postgres`].
 pub use tokio_postgres;
 
-use self::db::{db, Exec, Param};
+use self::db::{connection_lost, db, Exec, Param};
 use self::rows::{load_sends, location, SelectedRow};
 use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory,
+    all_special, checkpoint_metadata, next_string_version, refuse_deep_metadata, write_idx,
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory,
 };
 use super::SaverError;
+use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;
@@ -115,6 +116,11 @@ enum Write<'a> {
     /// Writes values that may be large enough for TOAST to compress.
     Toasting(&'a WriteSql),
 }
+
+/// How many times [`PostgresSaver::write_once`] runs a write again on a new connection
+/// after losing one: the pool is emptied at the first loss, so the first retry normally
+/// succeeds; a few more cover connections other tasks return meanwhile.
+const WRITE_RETRIES: u32 = 3;
 
 /// [`PostgresSaver::lz4_usable`] not asked yet, and its two answers.
 const LZ4_UNKNOWN: u8 = 0;
@@ -129,6 +135,9 @@ struct Settings {
     mode: StatementMode,
     all_blobs: bool,
     lock_timeout: Duration,
+    max_decompressed_per_call: usize,
+    /// `host:port` of the server, for connection errors (from a connection string).
+    target: Option<String>,
 }
 
 impl fmt::Debug for Settings {
@@ -139,6 +148,8 @@ impl fmt::Debug for Settings {
             .field("mode", &self.mode)
             .field("all_blobs", &self.all_blobs)
             .field("lock_timeout", &self.lock_timeout)
+            .field("max_decompressed_per_call", &self.max_decompressed_per_call)
+            .field("target", &self.target)
             .finish()
     }
 }
@@ -188,6 +199,17 @@ impl PostgresSaverBuilder {
         self
     }
 
+    /// Total bytes the `+zlib` rows of one read call (`get_tuple`, `list`,
+    /// `get_delta_channel_history`) may decompress to (default
+    /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]), as
+    /// the SQLite and in-memory savers allow. Past it the call fails with
+    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
+    /// (kind `decompression_budget`, under the unreadable row's error).
+    pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
+        self.settings.max_decompressed_per_call = limit;
+        self
+    }
+
     /// The saver.
     ///
     /// # Errors
@@ -229,6 +251,8 @@ impl PostgresSaver {
                 mode: StatementMode::default(),
                 all_blobs: false,
                 lock_timeout: Duration::from_secs(60),
+                max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
+                target: None,
             },
         }
     }
@@ -248,11 +272,17 @@ impl PostgresSaver {
     /// a `key=value` connection string. For TLS, build the pool yourself and use
     /// [`builder`](Self::builder).
     ///
+    /// Connection errors then name the server's host and port.
+    ///
     /// # Errors
-    /// [`PostgresError::Db`] if the connection string does not parse,
-    /// [`PostgresError::Config`] if the pool cannot be built.
+    /// [`PostgresError::Config`] if the connection string does not parse (saying why,
+    /// without echoing the string, which may hold a password) or the pool cannot be
+    /// built.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
-        let config = tokio_postgres::Config::from_str(url).map_err(db("connect"))?;
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| PostgresError::Config {
+            reason: error::explain(&e).0,
+        })?;
+        let target = describe_target(&config);
         let manager = deadpool_postgres::Manager::from_config(
             config,
             tokio_postgres::NoTls,
@@ -267,7 +297,9 @@ impl PostgresSaver {
                 .map_err(|e| PostgresError::Config {
                     reason: e.to_string(),
                 })?;
-        Ok(Self::builder(pool))
+        let mut builder = Self::builder(pool);
+        builder.settings.target = Some(target);
+        Ok(builder)
     }
 
     /// The pool.
@@ -280,21 +312,38 @@ impl PostgresSaver {
         &self.settings.serde
     }
 
+    /// A fresh budget for one read call ([`PostgresSaverBuilder::max_decompressed_per_call`]).
+    pub(crate) fn call_budget(&self) -> DecompressionBudget {
+        DecompressionBudget::new(self.settings.max_decompressed_per_call)
+    }
+
+    /// Whether an inline channel value is refused: the serializer refuses plaintext
+    /// (strict mode) and `put` leaves no value inline (`all_values_in_blobs`).
+    pub(crate) fn refuses_inline(&self) -> bool {
+        self.settings.all_blobs && self.settings.serde.refuses_plaintext()
+    }
+
     pub(crate) async fn client(
         &self,
         operation: &'static str,
     ) -> Result<deadpool_postgres::Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|source| PostgresError::Pool { operation, source }.into())
+        self.pool.get().await.map_err(|source| {
+            PostgresError::Pool {
+                operation,
+                source,
+                target: self.settings.target.clone(),
+            }
+            .into()
+        })
     }
 
     /// Runs one statement of an idempotent write (`put`, `put_writes`,
     /// `delete_thread`). A connection the server closed (a restart, a failover,
     /// `pg_terminate_backend`) may still sit in the pool when the driver has not noticed
-    /// yet; when the statement fails that way it is dropped from the pool and the
-    /// statement runs once more on another connection. Each of these statements is
+    /// yet; when the statement fails that way ([`connection_lost`]) it is dropped, and
+    /// so is every idle connection in the pool (whatever closed one closed the others
+    /// too, and the pool cannot tell them apart yet), and the statement runs again on
+    /// a new connection, up to [`WRITE_RETRIES`] times. Each of these statements is
     /// atomic and idempotent, so running it again is safe. A [`WriteSql`] runs in its
     /// lz4 form when the server can and may compress with lz4.
     async fn write_once(
@@ -303,7 +352,7 @@ impl PostgresSaver {
         sql: Write<'_>,
         params: &[Param<'_>],
     ) -> Result<()> {
-        let mut retried = false;
+        let mut retries = 0;
         loop {
             let client = self.client(operation).await?;
             let result = match sql {
@@ -319,9 +368,10 @@ impl PostgresSaver {
             };
             match result {
                 Ok(_) => return Ok(()),
-                Err(e) if e.is_closed() && !retried => {
+                Err(e) if connection_lost(&e) && retries < WRITE_RETRIES => {
                     drop(deadpool_postgres::Object::take(client));
-                    retried = true;
+                    self.pool.retain(|_, _| false);
+                    retries += 1;
                 }
                 Err(e) => return Err(db(operation)(e)),
             }
@@ -347,7 +397,7 @@ impl PostgresSaver {
                 .first()
                 .and_then(|row| row.try_get::<_, bool>(0).ok())
                 .unwrap_or(false),
-            Err(e) if e.is_closed() => return Err(e),
+            Err(e) if connection_lost(&e) => return Err(e),
             Err(_) => false,
         };
         self.lz4.store(
@@ -367,16 +417,31 @@ impl PostgresSaver {
     /// [`PostgresError::ShallowSchema`] if the tables are the shallow saver's,
     /// [`PostgresError::SchemaTooNew`] if a newer saver migrated the database,
     /// [`PostgresError::LockTimeout`], or a server error.
+    ///
+    /// Cancelling it (dropping the future, e.g. under a timeout) is safe: the
+    /// connection it ran on, which may hold the migration lock or be inside a
+    /// migration's transaction, is closed instead of going back to the pool, so the
+    /// server releases the lock and the next `setup` (this replica's or another's)
+    /// proceeds. A `setup` that fails closes its connection too.
     pub async fn setup(&self) -> Result<()> {
-        let client = self.client("setup").await?;
-        schema::setup(
-            &client,
-            self.settings.mode,
-            self.settings.schema.as_deref(),
-            &self.sql.tables,
-            self.settings.lock_timeout,
-        )
-        .await
+        let client = CloseUnlessReturned(Some(self.client("setup").await?));
+        let result = match &client.0 {
+            Some(c) => {
+                schema::setup(
+                    c,
+                    self.settings.mode,
+                    self.settings.schema.as_deref(),
+                    &self.sql.tables,
+                    self.settings.lock_timeout,
+                )
+                .await
+            }
+            None => Ok(()),
+        };
+        if result.is_ok() {
+            client.give_back();
+        }
+        result
     }
 
     /// Checks, without writing anything, that the tables are Python's fully migrated
@@ -456,9 +521,11 @@ impl PostgresSaver {
             PageBlobs::Separate => self.page_blobs(client, &selected, operation).await?,
             PageBlobs::Inline => Vec::new(),
         };
+        // One decompression budget for every row this call decodes.
+        let budget = self.call_budget();
         // Every row's blobs decoded while the map borrows them from the rows, before
         // the rows are taken apart into tuples.
-        let blob_values = {
+        let blob_values = budget.scope(|| -> Result<Vec<_>> {
             let mut map = rows::BlobMap::new();
             rows::add_blob_rows(&blob_rows, &mut map)?;
             if page_blobs == PageBlobs::Inline {
@@ -466,11 +533,17 @@ impl PostgresSaver {
                     row.inline_blobs(&mut map)?;
                 }
             }
-            selected
+            let values = selected
                 .iter()
                 .map(|r| r.blob_values(&*self.settings.serde, &map))
-                .collect::<Result<Vec<_>>>()?
-        };
+                .collect::<Result<Vec<_>>>()?;
+            if self.refuses_inline() {
+                for (row, values) in selected.iter().zip(&values) {
+                    row.refuse_inline(values)?;
+                }
+            }
+            Ok(values)
+        })?;
         drop(blob_rows);
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
         let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
@@ -499,28 +572,87 @@ impl PostgresSaver {
                 let types: Vec<Option<String>> = row.try_get(3).map_err(db(operation))?;
                 let blobs: Vec<Vec<u8>> = row.try_get(4).map_err(db(operation))?;
                 let loc = location(&key.0, &key.1, &key.2);
-                sends.insert(key, load_sends(&*self.settings.serde, &loc, types, blobs)?);
+                let values =
+                    budget.scope(|| load_sends(&*self.settings.serde, &loc, types, blobs))?;
+                sends.insert(key, values);
             }
         }
-        selected
-            .into_iter()
-            .zip(blob_values)
-            .map(|(r, values)| {
-                let s = if r.needs_sends() {
-                    let key = (
-                        r.thread_id.clone(),
-                        r.checkpoint_ns.clone(),
-                        r.parent.clone().unwrap_or_default(),
-                    );
-                    sends.get(&key).cloned()
-                } else {
-                    None
-                };
-                r.into_tuple(&*self.settings.serde, values, s, || {
-                    self.get_next_version(None)
+        budget.scope(|| {
+            selected
+                .into_iter()
+                .zip(blob_values)
+                .map(|(r, values)| {
+                    let s = if r.needs_sends() {
+                        let key = (
+                            r.thread_id.clone(),
+                            r.checkpoint_ns.clone(),
+                            r.parent.clone().unwrap_or_default(),
+                        );
+                        sends.get(&key).cloned()
+                    } else {
+                        None
+                    };
+                    r.into_tuple(&*self.settings.serde, values, s, || {
+                        self.get_next_version(None)
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
+    }
+}
+
+/// `host:port` of each host of a connection string (`, `-separated), as connection
+/// errors name the server; a Unix socket by its directory.
+fn describe_target(config: &tokio_postgres::Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            // One port for every host, or one per host; 5432 when none is given.
+            let port = ports
+                .get(i)
+                .or_else(|| ports.first())
+                .copied()
+                .unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(dir) => {
+                    format!("{}/.s.PGSQL.{port}", dir.display())
+                }
+            }
+        })
+        .collect();
+    if hosts.is_empty() {
+        // libpq's default: the local socket, or localhost.
+        "localhost:5432".to_owned()
+    } else {
+        hosts.join(", ")
+    }
+}
+
+/// A pooled connection that is closed, not returned to the pool, unless
+/// [`give_back`](Self::give_back) is called: when the future using it is dropped
+/// mid-way (a cancelled `setup` holding the advisory lock) or the use failed, closing
+/// it makes the server release its session state (advisory locks, an open
+/// transaction).
+struct CloseUnlessReturned(Option<deadpool_postgres::Object>);
+
+impl CloseUnlessReturned {
+    /// Returns the connection to the pool.
+    fn give_back(mut self) {
+        drop(self.0.take());
+    }
+}
+
+impl Drop for CloseUnlessReturned {
+    fn drop(&mut self) {
+        if let Some(object) = self.0.take() {
+            // Detached from the pool: dropping the client closes the connection.
+            drop(deadpool_postgres::Object::take(object));
+        }
     }
 }
 
@@ -565,7 +697,9 @@ impl CheckpointSaver for PostgresSaver {
         )?;
         let mut md = checkpoint_metadata(config, metadata);
         md.0.shift_remove("writes");
-        let metadata_json = jsonb::write(&md.to_value(), "metadata")?;
+        let md = md.to_value();
+        refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
+        let metadata_json = jsonb::write(&md, "metadata")?;
         let parent = config.checkpoint_id.as_deref();
         self.write_once(
             "put",

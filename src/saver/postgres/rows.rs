@@ -9,7 +9,8 @@ use super::error::PostgresError;
 use super::jsonb;
 use crate::saver::error::{RowKind, SaverError};
 use crate::saver::types::{
-    ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
+    refuse_deep_checkpoint, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, PendingWrite,
 };
 use crate::saver::Result;
 use crate::serializer::{tags, Serializer};
@@ -17,6 +18,9 @@ use crate::value::Value;
 
 /// `__pregel_tasks`: the channel `v < 4` checkpoints kept their pending sends in.
 pub(crate) const TASKS: &str = "__pregel_tasks";
+
+/// The "type tag" a refused inline channel value is reported with.
+pub(crate) const INLINE_TAG: &str = "inline jsonb value";
 
 /// Where a row is, for error messages.
 pub(crate) fn location(thread: &str, ns: &str, id: &str) -> String {
@@ -125,6 +129,7 @@ pub(crate) fn split_values(
         whole.channel_values = inline;
         row = whole.to_value();
     }
+    refuse_deep_checkpoint(&row, jsonb::MAX_DEPTH)?;
     out.checkpoint_json = jsonb::write(&row, "checkpoint")?;
     Ok(out)
 }
@@ -256,6 +261,27 @@ impl SelectedRow {
             merged.push((ch.clone(), value));
         }
         Ok(merged)
+    }
+
+    /// Strict mode with every value in blobs: the serializer refuses rows that are not
+    /// encrypted and `put` left no channel value inline, so an inline value that no
+    /// blob replaces (a channel planted in the `checkpoint` JSONB, or an encrypted
+    /// channel swapped for an inline one) was not written by this saver and is refused
+    /// with [`CryptoError::PlaintextRefused`](crate::crypto::CryptoError::PlaintextRefused).
+    /// (A `_DeltaSnapshot`'s inline `true` marker is replaced by its blob.)
+    pub(crate) fn refuse_inline(&self, blob_values: &[(String, Value)]) -> Result<()> {
+        for ch in self.checkpoint.channel_values.keys() {
+            if !blob_values.iter().any(|(b, _)| b == ch) {
+                return Err(unreadable(
+                    RowKind::Checkpoint,
+                    format!("{} channel {ch:?}", self.loc()),
+                    crate::crypto::CryptoError::PlaintextRefused {
+                        type_tag: INLINE_TAG.to_owned(),
+                    },
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Builds the tuple: `blob_values` merged into the inline values, `sends` (the

@@ -8,7 +8,7 @@ use tokio_postgres::types::Type;
 use super::db::{db, Exec, StatementMode};
 use super::error::PostgresError;
 use super::sql::Tables;
-use crate::saver::Result;
+use crate::saver::{Result, SaverError};
 
 /// The last migration this saver knows (Python `langgraph-checkpoint-postgres` 3.2.0).
 pub const LAST_MIGRATION: i32 = 9;
@@ -89,59 +89,70 @@ pub(crate) fn migrations(t: &Tables) -> [String; 10] {
     ]
 }
 
-/// The columns each table must have after migration 9.
-const COLUMNS: [(&str, &[&str]); 3] = [
+/// A column of [`LAYOUT`]: name, data type, whether it may be missing.
+type LayoutColumn = (&'static str, &'static str, bool);
+
+/// Every column Python's migrations give each table, at any migration, with its
+/// `information_schema` data type, and whether a complete layout before the last
+/// migration may lack it.
+const LAYOUT: [(&str, &[LayoutColumn]); 4] = [
+    ("checkpoint_migrations", &[("v", "integer", false)]),
     (
         "checkpoints",
         &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "parent_checkpoint_id",
-            "type",
-            "checkpoint",
-            "metadata",
+            ("thread_id", "text", false),
+            ("checkpoint_ns", "text", false),
+            ("checkpoint_id", "text", false),
+            ("parent_checkpoint_id", "text", false),
+            ("type", "text", false),
+            ("checkpoint", "jsonb", false),
+            ("metadata", "jsonb", false),
         ],
     ),
     (
         "checkpoint_blobs",
         &[
-            "thread_id",
-            "checkpoint_ns",
-            "channel",
-            "version",
-            "type",
-            "blob",
+            ("thread_id", "text", false),
+            ("checkpoint_ns", "text", false),
+            ("channel", "text", false),
+            ("version", "text", false),
+            ("type", "text", false),
+            ("blob", "bytea", false),
         ],
     ),
     (
         "checkpoint_writes",
         &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "task_id",
-            "idx",
-            "channel",
-            "type",
-            "blob",
-            "task_path",
+            ("thread_id", "text", false),
+            ("checkpoint_ns", "text", false),
+            ("checkpoint_id", "text", false),
+            ("task_id", "text", false),
+            ("idx", "integer", false),
+            ("channel", "text", false),
+            ("type", "text", false),
+            ("blob", "bytea", false),
+            // Migration 9.
+            ("task_path", "text", true),
         ],
     ),
 ];
 
+/// A column of one of the four tables: table, column, data type.
+type Column = (String, String, String);
+
 /// The schema's name (the configured one, else `current_schema()`), and the columns of
-/// the three tables present in it.
+/// the four tables present in it.
 async fn inspect<C: Exec + ?Sized>(
     client: &C,
     mode: StatementMode,
     schema: Option<&str>,
     operation: &'static str,
-) -> Result<(String, Vec<(String, String)>)> {
+) -> Result<(String, Vec<Column>)> {
     let rows = client
         .rows(
             mode,
-            "SELECT coalesce($1, current_schema())::text, table_name::text, column_name::text \
+            "SELECT coalesce($1, current_schema())::text, table_name::text, column_name::text, \
+             data_type::text \
              FROM (SELECT 1) one LEFT JOIN information_schema.columns \
              ON table_schema = coalesce($1, current_schema()) \
              AND table_name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
@@ -158,19 +169,69 @@ async fn inspect<C: Exec + ?Sized>(
             .unwrap_or_default();
         let table: Option<String> = row.try_get(1).map_err(db(operation))?;
         let column: Option<String> = row.try_get(2).map_err(db(operation))?;
+        let ty: Option<String> = row.try_get(3).map_err(db(operation))?;
         if let (Some(t), Some(c)) = (table, column) {
-            columns.push((t, c));
+            columns.push((t, c, ty.unwrap_or_default()));
         }
     }
     Ok((name, columns))
 }
 
-fn refuse_shallow(schema: &str, columns: &[(String, String)]) -> Result<(), PostgresError> {
-    let has = |t: &str, c: &str| columns.iter().any(|(a, b)| a == t && b == c);
-    if columns.iter().any(|(t, _)| t == "checkpoints") && !has("checkpoints", "checkpoint_id") {
+/// Python's deprecated `ShallowPostgresSaver` layout: `checkpoints` without
+/// `checkpoint_id`, or `checkpoint_blobs` without `version`, and otherwise only
+/// columns of our layout (anything else is [`refuse_foreign`]'s).
+fn refuse_shallow(schema: &str, columns: &[Column]) -> Result<(), PostgresError> {
+    let shallow = |table: &str, key: &str| {
+        let Some((_, ours)) = LAYOUT.iter().find(|(t, _)| *t == table) else {
+            return false;
+        };
+        let mut of_table = columns.iter().filter(|(t, _, _)| t == table).peekable();
+        of_table.peek().is_some()
+            && of_table
+                .clone()
+                .all(|(_, c, _)| c != key && ours.iter().any(|(o, _, _)| o == c))
+    };
+    if shallow("checkpoints", "checkpoint_id") || shallow("checkpoint_blobs", "version") {
         return Err(PostgresError::ShallowSchema {
             schema: schema.to_owned(),
         });
+    }
+    Ok(())
+}
+
+/// Tables of these names with another layout (another application's `checkpoints`):
+/// a column Python's migrations never create, one of another type, or one they create
+/// missing. Refused with [`SaverError::Schema`] before `setup` writes anything.
+fn refuse_foreign(schema: &str, columns: &[Column]) -> Result<()> {
+    let refuse = |reason: String| -> Result<()> {
+        Err(SaverError::Schema {
+            reason: format!(
+                "{reason} in schema {schema}: these are not LangGraph's checkpoint tables \
+                 (use another schema, or the saver's schema option)"
+            ),
+        })
+    };
+    for (table, column, ty) in columns {
+        let Some((_, wanted)) = LAYOUT.iter().find(|(t, _)| t == table) else {
+            continue;
+        };
+        match wanted.iter().find(|(c, _, _)| c == column) {
+            None => return refuse(format!("{table} has a column {column:?} ({ty})")),
+            Some((_, want, _)) if want != ty => {
+                return refuse(format!("{table}.{column} is {ty}, not {want}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (table, wanted) in LAYOUT {
+        if !columns.iter().any(|(t, _, _)| t == table) {
+            continue;
+        }
+        for (column, _, optional) in wanted {
+            if !optional && !columns.iter().any(|(t, c, _)| t == table && c == column) {
+                return refuse(format!("{table} has no column {column:?}"));
+            }
+        }
     }
     Ok(())
 }
@@ -203,6 +264,17 @@ async fn max_migration<C: Exec + ?Sized>(
     Ok((max, count))
 }
 
+fn refuse_too_new(schema: &str, max: Option<i32>) -> Result<(), PostgresError> {
+    match max {
+        Some(found) if found > LAST_MIGRATION => Err(PostgresError::SchemaTooNew {
+            schema: schema.to_owned(),
+            found,
+            known: LAST_MIGRATION,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// `verify`: read-only checks that the schema is exactly Python's, fully migrated.
 pub(crate) async fn verify<C: Exec + ?Sized>(
     client: &C,
@@ -212,7 +284,8 @@ pub(crate) async fn verify<C: Exec + ?Sized>(
 ) -> Result<()> {
     let (name, columns) = inspect(client, mode, schema, "verify").await?;
     refuse_shallow(&name, &columns)?;
-    if !columns.iter().any(|(t, _)| t == "checkpoint_migrations") {
+    refuse_foreign(&name, &columns)?;
+    if !columns.iter().any(|(t, _, _)| t == "checkpoint_migrations") {
         return Err(PostgresError::SchemaMissing { schema: name }.into());
     }
     let (max, count) = max_migration(client, mode, t, "verify").await?;
@@ -234,9 +307,9 @@ pub(crate) async fn verify<C: Exec + ?Sized>(
         }
         .into());
     }
-    for (table, wanted) in COLUMNS {
-        for column in wanted {
-            if !columns.iter().any(|(a, b)| a == table && b == column) {
+    for (table, wanted) in LAYOUT {
+        for (column, _, _) in wanted {
+            if !columns.iter().any(|(a, b, _)| a == table && b == column) {
                 return Err(PostgresError::SchemaIncomplete {
                     schema: name,
                     reason: format!("{table}.{column} is missing"),
@@ -303,6 +376,14 @@ async fn migrate(
     schema: Option<&str>,
     t: &Tables,
 ) -> Result<()> {
+    // Everything that refuses the tables is checked before anything is written.
+    let (name, columns) = inspect(client, mode, schema, "setup").await?;
+    refuse_shallow(&name, &columns)?;
+    refuse_foreign(&name, &columns)?;
+    if columns.iter().any(|(t, _, _)| t == "checkpoint_migrations") {
+        let (max, _) = max_migration(client, mode, t, "setup").await?;
+        refuse_too_new(&name, max)?;
+    }
     if let Some(s) = schema {
         client
             .batch_execute(&format!(
@@ -312,22 +393,13 @@ async fn migrate(
             .await
             .map_err(db("setup"))?;
     }
-    let (name, columns) = inspect(client, mode, schema, "setup").await?;
-    refuse_shallow(&name, &columns)?;
     let all = migrations(t);
     if let Some(first) = all.first() {
         client.batch_execute(first).await.map_err(db("setup"))?;
     }
     let (max, _) = max_migration(client, mode, t, "setup").await?;
+    refuse_too_new(&name, max)?;
     let current = max.unwrap_or(-1);
-    if current > LAST_MIGRATION {
-        return Err(PostgresError::SchemaTooNew {
-            schema: name,
-            found: current,
-            known: LAST_MIGRATION,
-        }
-        .into());
-    }
     for (v, sql) in all
         .iter()
         .enumerate()
@@ -337,6 +409,9 @@ async fn migrate(
         if sql.contains("CONCURRENTLY") {
             // Cannot run inside a transaction block: run it, then record it. A crash in
             // between leaves it unrecorded; `IF NOT EXISTS` makes the rerun a no-op.
+            // A crash (or a killed session) inside it leaves the index invalid, which
+            // `IF NOT EXISTS` would keep: drop it first.
+            drop_invalid_index(client, mode, schema, sql).await?;
             client.batch_execute(sql).await.map_err(db("setup"))?;
             client.batch_execute(&record).await.map_err(db("setup"))?;
         } else {
@@ -349,6 +424,40 @@ async fn migrate(
                 return Err(db("setup")(e));
             }
         }
+    }
+    Ok(())
+}
+
+/// Drops the index a `CREATE INDEX CONCURRENTLY IF NOT EXISTS <name> ON …` migration
+/// creates when it exists but is invalid (left by an interrupted run).
+async fn drop_invalid_index(
+    client: &deadpool_postgres::ClientWrapper,
+    mode: StatementMode,
+    schema: Option<&str>,
+    migration: &str,
+) -> Result<()> {
+    let mut words = migration.split_whitespace();
+    let Some(name) = words.by_ref().skip_while(|w| *w != "EXISTS").nth(1) else {
+        return Ok(());
+    };
+    let rows = client
+        .rows(
+            mode,
+            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_index i \
+             JOIN pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = $1 AND n.nspname = coalesce($2, current_schema()) \
+             AND NOT i.indisvalid",
+            &[(&name, Type::TEXT), (&schema, Type::TEXT)],
+        )
+        .await
+        .map_err(db("setup"))?;
+    for row in rows {
+        let qualified: String = row.try_get(0).map_err(db("setup"))?;
+        client
+            .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {qualified}"))
+            .await
+            .map_err(db("setup"))?;
     }
     Ok(())
 }

@@ -73,9 +73,9 @@ use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
-    all_special, checkpoint_metadata, next_string_version, write_idx, ChannelVersion,
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory, PendingWrite,
+    all_special, checkpoint_metadata, next_string_version, refuse_deep_metadata, write_idx,
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
@@ -889,11 +889,10 @@ impl CheckpointSaver for SqliteSaver {
         // The typed serializer writes the dict straight from the checkpoint: the same
         // bytes as dumps_typed(&checkpoint.to_value()), without copying the state first.
         let row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
-        let metadata_text = pyjson::dumps(
-            &checkpoint_metadata(config, metadata).to_value(),
-            pyjson::METADATA,
-        )
-        .map_err(|reason| SaverError::InvalidMetadata { reason })?;
+        let metadata_value = checkpoint_metadata(config, metadata).to_value();
+        refuse_deep_metadata(&metadata_value, METADATA_MAX_DEPTH)?;
+        let metadata_text = pyjson::dumps(&metadata_value, pyjson::METADATA)
+            .map_err(|reason| SaverError::InvalidMetadata { reason })?;
         let parent = config.checkpoint_id.clone();
         let id = checkpoint.id.clone();
         let out = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());

@@ -226,3 +226,54 @@ pub fn checkpoint_metadata(
     }
     CheckpointMetadata(out)
 }
+
+/// Where `value` nests containers (maps, arrays) more than `limit` levels deep, counting
+/// `value` itself as level 1 when it is a container: `None` when it does not. Walks
+/// without recursion, so any depth is safe to check.
+///
+/// `put` refuses what its own readers would refuse: the in-memory saver's msgpack rows
+/// stop at [`DEFAULT_MAX_DEPTH`](crate::msgpack::DEFAULT_MAX_DEPTH) when encoding; the
+/// JSON documents of the SQLite and Postgres savers (metadata, the `checkpoint` JSONB)
+/// are checked with this before they are written, against the depth their readers
+/// accept, so a stored checkpoint always reads back.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn too_deep(value: &Value, limit: usize) -> Option<String> {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((v, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Map(entries) => Box::new(entries.iter().flat_map(|(k, v)| [k, v])),
+            Value::DeltaSnapshot(inner) => Box::new(std::iter::once(&**inner)),
+            _ => continue,
+        };
+        if level > limit {
+            return Some(format!(
+                "nested more than {limit} levels deep (readers stop at {limit}); refused so \
+                 the thread stays readable"
+            ));
+        }
+        stack.extend(children.map(|c| (c, level + 1)));
+    }
+    None
+}
+
+/// [`too_deep`] as the error `put` returns for metadata.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn refuse_deep_metadata(value: &Value, limit: usize) -> Result<(), SaverError> {
+    match too_deep(value, limit) {
+        Some(reason) => Err(SaverError::InvalidMetadata { reason }),
+        None => Ok(()),
+    }
+}
+
+/// [`too_deep`] as the error `put` returns for the checkpoint document.
+#[cfg(feature = "postgres")]
+pub(crate) fn refuse_deep_checkpoint(value: &Value, limit: usize) -> Result<(), SaverError> {
+    match too_deep(value, limit) {
+        Some(reason) => Err(SaverError::InvalidCheckpoint {
+            field: "checkpoint".to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}

@@ -26,6 +26,10 @@ pub(crate) use ids::random_f64;
 #[cfg(feature = "conformance")]
 pub(crate) use ids::random_u64;
 pub use ids::{now_isoformat, uuid6};
+#[cfg(feature = "postgres")]
+pub(crate) use metadata::refuse_deep_checkpoint;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) use metadata::refuse_deep_metadata;
 pub use metadata::{checkpoint_metadata, CheckpointMetadata, EXCLUDED_METADATA_KEYS};
 pub(crate) use python::py_float_repr;
 pub use python::python_eq;
