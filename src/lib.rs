@@ -125,6 +125,10 @@ pub mod guide_doctests {
     #[cfg(feature = "sqlite")]
     #[doc = include_str!("../docs/store-layouts.md")]
     pub struct StoreLayouts;
+    /// `docs/sqlite-saver.md`.
+    #[cfg(feature = "sqlite")]
+    #[doc = include_str!("../docs/sqlite-saver.md")]
+    pub struct SqliteSaver;
     /// `docs/writer-api.md`.
     #[doc = include_str!("../docs/writer-api.md")]
     pub struct WriterApi;
