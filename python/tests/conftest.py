@@ -43,12 +43,11 @@ def rust_bin():
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "debug"
     built: set[str] = set()
 
-    def get(kind: str, name: str, features: str = "") -> Path:
+    def get(kind: str, name: str) -> Path:
+        # One feature set for every build, so that cargo does not rebuild the library
+        # between a binary and an example.
         if (kind, name) not in built:
-            args = [f"--{kind}", name]
-            if features:
-                args += ["--features", features]
-            _cargo_build(args)
+            _cargo_build([f"--{kind}", name, "--features", "cli"])
             built.add((kind, name))
         return target / ("examples" if kind == "example" else "") / name
 
