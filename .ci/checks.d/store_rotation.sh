@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The runbooks of docs/store-encryption.md, proven while Python keeps running
+# (vectors/store/rotation.py): Python graph processes (StateGraph + SqliteSaver /
+# PostgresSaver, serializer from python/'s langgraph-codec-keys) keep writing and
+# resuming threads, and reading each other's, through rolling restarts while
+#  - rotate:  new key deployed as a fallback; primary switched; `lgcodec store rekey`;
+#             `lgcodec store audit` clean; old key dropped;
+#  - encrypt: a store in clear; key deployed; `lgcodec store encrypt`; audit clean;
+#             LANGGRAPH_AES_STRICT=1 (rows in clear refused), with
+#             LANGGRAPH_STRICT_MSGPACK=true (LangGraph rebuilds the serializer);
+# on a SQLite file and on a throwaway PostgreSQL. Fails if any writer ever fails, if an
+# audit is not clean, or if a thread lost or gained anything.
+set -euo pipefail
+STEP_PREFIX=store_rotation
+# shellcheck source=../lib/pg_check.sh
+source .ci/lib/pg_check.sh
+DRIVER=vectors/store/rotation.py
+step "build lgcodec (cli, postgres)" cargo build --quiet --features cli,postgres --bin lgcodec
+LG="$PWD/target/debug/lgcodec"
+
+new_db() {
+    "$PY" - "$URL" "$1" <<'PYEOF'
+import sys, psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as c:
+    c.execute(f'DROP DATABASE IF EXISTS "{sys.argv[2]}"')
+    c.execute(f'CREATE DATABASE "{sys.argv[2]}"')
+PYEOF
+    echo "${URL%/*}/$1"
+}
+
+step "rotate on sqlite" "$PY" "$DRIVER" runbook rotate "sqlite:$WORK/rotate.sqlite" --lgcodec "$LG" --work "$WORK/rotate-sqlite"
+step "encrypt on sqlite (strict msgpack)" env LANGGRAPH_STRICT_MSGPACK=true \
+    "$PY" "$DRIVER" runbook encrypt "sqlite:$WORK/encrypt.sqlite" --lgcodec "$LG" --work "$WORK/encrypt-sqlite"
+DB="$(new_db rotation_rotate)"
+step "rotate on postgres" "$PY" "$DRIVER" runbook rotate "$DB" --lgcodec "$LG" --work "$WORK/rotate-pg"
+DB="$(new_db rotation_encrypt)"
+step "encrypt on postgres (strict msgpack)" env LANGGRAPH_STRICT_MSGPACK=true \
+    "$PY" "$DRIVER" runbook encrypt "$DB" --lgcodec "$LG" --work "$WORK/encrypt-pg"
