@@ -15,8 +15,12 @@ STEP_PREFIX=store_rotation
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 DRIVER=vectors/store/rotation.py
-step "build lgcodec (cli, postgres)" cargo build --quiet --features cli,postgres --bin lgcodec
-LG="$PWD/target/debug/lgcodec"
+# LGCODEC_STORE_BIN: a prebuilt lgcodec with the store commands (else built here).
+LG="${LGCODEC_STORE_BIN:-}"
+if [ -z "$LG" ]; then
+    step "build lgcodec (cli, postgres)" cargo build --quiet --features cli,postgres --bin lgcodec
+    LG="$PWD/target/debug/lgcodec"
+fi
 
 new_db() {
     "$PY" - "$URL" "$1" <<'PYEOF'

@@ -153,3 +153,32 @@ def test_strict_from_env_and_custom_inner(monkeypatch):
 def test_plain_python_serializer_reads_clear_rows_silently():
     """Why fail-closed mode exists: Python 4.3.2 reads rows in clear without a word."""
     assert python(NEW).loads_typed(JsonPlusSerializer().dumps_typed(VALUE)) == VALUE
+
+
+def test_decrypt_only_keys_write_in_clear_and_read_encrypted(monkeypatch):
+    """Step 1 of turning encryption on: the key deployed as decrypt-only everywhere."""
+    monkeypatch.setenv("LANGGRAPH_AES_FALLBACK_KEYS", NEW)
+    serde = encrypted_serializer()
+    tag, data = serde.dumps_typed(VALUE)
+    assert tag == "msgpack" and JsonPlusSerializer().loads_typed((tag, data)) == VALUE
+    for mode in (AES.MODE_EAX, AES.MODE_GCM):
+        assert serde.loads_typed(python(NEW, mode).dumps_typed(VALUE)) == VALUE
+    assert serde.loads_typed((tag, data)) == VALUE
+    # LangGraph's strict-msgpack rebuild copies the inner serializer: still decrypts
+    locked = encrypted_serializer(JsonPlusSerializer(allowed_msgpack_modules=None))
+    again = locked.with_msgpack_allowlist([("x", "Y")])
+    assert again is not locked and again.cipher is locked.cipher
+    assert again.loads_typed(python(NEW).dumps_typed(VALUE)) == VALUE
+    # Python's default serializer (the fleet before step 1) cannot read the rows
+    with pytest.raises(NotImplementedError, match="msgpack\\+aes"):
+        JsonPlusSerializer().loads_typed(python(NEW).dumps_typed(VALUE))
+    # strict mode needs a primary key; no key at all is the usual error
+    monkeypatch.setenv("LANGGRAPH_AES_STRICT", "1")
+    with pytest.raises(ValueError, match="LANGGRAPH_AES_STRICT is on but LANGGRAPH_AES_KEY is not set"):
+        encrypted_serializer()
+    monkeypatch.delenv("LANGGRAPH_AES_FALLBACK_KEYS")
+    monkeypatch.delenv("LANGGRAPH_AES_STRICT")
+    with pytest.raises(ValueError, match="^LANGGRAPH_AES_KEY environment variable is not set"):
+        encrypted_serializer()
+    with pytest.raises(CipherError, match="only decrypts"):
+        KeyRingCipher(None, [NEW.encode()]).encrypt(b"x")

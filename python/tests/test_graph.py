@@ -200,3 +200,25 @@ def test_strict_msgpack_run():
     )
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     print(out.stdout.strip().splitlines()[-1])
+
+
+def test_encryption_turned_on_in_steps(monkeypatch, store):
+    """Clear store -> key deployed decrypt-only (writes in clear, reads encrypted) ->
+    primary set. A process still at step 1 resumes a thread a step-2 process wrote; a
+    process at step 0 could not (why step 1 exists)."""
+    open_saver, rows = store
+    run(open_saver, JsonPlusSerializer(), ["s"], 2)  # step 0: in clear
+    keys(monkeypatch, NEW)
+    monkeypatch.delenv("LANGGRAPH_AES_KEY")
+    monkeypatch.setenv("LANGGRAPH_AES_FALLBACK_KEYS", NEW)
+    step1 = encrypted_serializer()
+    run(open_saver, step1, ["s"], 1)
+    assert all("+" not in tag for tag, _ in rows())  # still written in clear
+    keys(monkeypatch, NEW)
+    run(open_saver, encrypted_serializer(), ["s"], 1)  # step 2 writes encrypted
+    assert any(tag.endswith("+aes") for tag, _ in rows())
+    with open_saver(JsonPlusSerializer()) as saver:  # a step-0 process fails
+        with pytest.raises(NotImplementedError, match="Unknown serialization type"):
+            graphs.build_graph(saver).get_state(graphs.config("s"))
+    run(open_saver, step1, ["s"], 1)  # a step-1 process resumes it
+    check(open_saver, encrypted_serializer(), ["s"], 5)

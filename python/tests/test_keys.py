@@ -131,3 +131,12 @@ def test_cipher_from_env(monkeypatch):
     monkeypatch.setenv("LANGGRAPH_AES_STRICT", "yes")
     c = KeyRingCipher.from_env()
     assert (c.key_count, c.mode, c.strict) == (2, "eax", True)
+
+
+def test_decrypt_only_keys_without_primary_when_allowed():
+    env = {"LANGGRAPH_AES_FALLBACK_KEYS": K16}
+    with pytest.raises(KeyConfigError, match="LANGGRAPH_AES_KEY environment"):
+        keys_from_env(env)  # as Rust
+    cfg = keys_from_env(env, require_primary=False)
+    assert (cfg.primary, cfg.previous, cfg.labels) == (None, (K16.encode(),), ("LANGGRAPH_AES_FALLBACK_KEYS #1",))
+    assert keys_from_env({}, require_primary=False).previous == ()

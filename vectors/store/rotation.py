@@ -117,9 +117,10 @@ def tag_counts(store: str) -> dict[str, int]:
 
 
 def serializer_from_env():
-    """The writer's serializer: the package's ring when LANGGRAPH_AES_KEY is set,
-    else LangGraph's default (a store in clear)."""
-    if os.environ.get("LANGGRAPH_AES_KEY") is None:
+    """The writer's serializer: the package's (which writes in clear when only
+    decrypt-only keys are set) when any key variable is set, else LangGraph's default
+    (a store in clear)."""
+    if not any(os.environ.get(v) for v in KEY_VARS[:3]):
         return None
     from langgraph_codec_keys import encrypted_serializer
 
@@ -342,17 +343,20 @@ def runbook(args) -> int:
             audit_json(lg, store, final)
         elif args.scenario == "encrypt":
             fleet.roll({}, "no key (a store in clear)")
-            # 1. key deployed: writers read rows in clear, write new rows encrypted
+            # 1. the key deployed as decrypt-only everywhere (rows still written in clear)
+            if not args.skip_fallback_step:
+                fleet.roll({"LANGGRAPH_AES_FALLBACK_KEYS": NEW}, "LANGGRAPH_AES_FALLBACK_KEYS=new only (writes in clear)")
+            # 2. primary set: writers write new rows encrypted, still read rows in clear
             keyed = {"LANGGRAPH_AES_KEY": NEW}
             fleet.roll(keyed, "LANGGRAPH_AES_KEY=new (rows in clear still read)")
             lgcodec(lg, ["store", "audit", store], keyed, ok=(1,))  # rows in clear: findings
-            # 2. the sweep, while the writers keep writing
+            # 3. the sweep, while the writers keep writing
             lgcodec(lg, ["store", "encrypt", store, *batch], keyed)
             fleet.check_alive()
-            # 3. the proof: no row in clear
+            # 4. the proof: no row in clear
             lgcodec(lg, ["store", "audit", store], keyed)
             audit_json(lg, store, keyed)
-            # 4. fail closed: writers refuse rows in clear from now on
+            # 5. fail closed: writers refuse rows in clear from now on
             final = {**keyed, "LANGGRAPH_AES_STRICT": "1"}
             fleet.roll(final, "LANGGRAPH_AES_STRICT=1 (rows in clear refused)")
             audit_json(lg, store, final)
@@ -391,7 +395,7 @@ def main() -> int:
     r.add_argument("--writers", type=int, default=WRITERS)
     r.add_argument("--threads", type=int, default=THREADS)
     r.add_argument("--skip-fallback-step", action="store_true",
-                   help="negative control: switch the primary without deploying the new key as a fallback first (writers not yet restarted then fail)")
+                   help="negative control: switch the primary (rotate) or set it (encrypt) without deploying the key as decrypt-only first: writers not yet restarted then fail on rows the restarted ones wrote")
     args = ap.parse_args()
     if args.cmd == "writer":
         return writer(args)

@@ -28,6 +28,8 @@ from .keys import (
     strict_from_env,
 )
 from .serde import (
+    DecryptingSerializer,
+    decrypting,
     FailClosedJsonPlusSerializer,
     FailClosedSerializer,
     encrypted_serializer,
@@ -47,6 +49,8 @@ __all__ = [
     "MAX_PREVIOUS_KEYS",
     "ZLIB_AES_NAME",
     "CipherError",
+    "DecryptingSerializer",
+    "decrypting",
     "FailClosedJsonPlusSerializer",
     "FailClosedSerializer",
     "KeyConfig",

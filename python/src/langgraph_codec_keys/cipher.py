@@ -21,6 +21,7 @@ from .keys import (
     KeyConfig,
     KeyConfigError,
     keys_from_env,
+    missing_key_error,
     strict_from_env,
 )
 
@@ -103,7 +104,7 @@ class KeyRingCipher:
 
     def __init__(
         self,
-        primary: bytes,
+        primary: bytes | None,
         previous: Iterable[bytes] = (),
         *,
         mode: str = "eax",
@@ -111,18 +112,23 @@ class KeyRingCipher:
         labels: Sequence[str] | None = None,
         max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
     ) -> None:
-        keys = [bytes(primary), *(bytes(k) for k in previous)]
+        prev = [bytes(k) for k in previous]
+        keys = ([bytes(primary)] if primary is not None else []) + prev
+        if not keys:
+            raise KeyConfigError("a KeyRingCipher needs a primary key or decrypt-only keys")
         for i, k in enumerate(keys):
             if len(k) not in (16, 24, 32):
-                what = "primary key" if i == 0 else f"previous key {i}"
+                what = "primary key" if i == 0 and primary is not None else "decrypt-only key"
                 raise KeyConfigError(
                     f"{what} must be 16, 24, or 32 bytes long (it is {len(k)} bytes)"
                 )
-        if len(keys) - 1 > MAX_PREVIOUS_KEYS:
+        if len(prev) > MAX_PREVIOUS_KEYS:
             raise KeyConfigError(
-                f"KeyRing holds {len(keys) - 1} previous keys; at most "
+                f"KeyRing holds {len(prev)} previous keys; at most "
                 f"{MAX_PREVIOUS_KEYS} are allowed"
             )
+        #: False: decrypt-only (no LANGGRAPH_AES_KEY); ``encrypt`` refuses.
+        self.has_primary = primary is not None
         if mode not in _MODES:
             raise KeyConfigError(f"mode must be 'eax' or 'gcm', not {mode!r}")
         self._keys = tuple(keys)
@@ -131,7 +137,8 @@ class KeyRingCipher:
         self.strict = bool(strict)
         self.max_decompressed = max_decompressed
         self.labels = tuple(labels) if labels is not None else tuple(
-            [ENV_KEY] + [f"previous #{i}" for i in range(1, len(keys))]
+            ([ENV_KEY] if primary is not None else [])
+            + [f"previous #{i}" for i in range(1, len(prev) + 1)]
         )
 
     @classmethod
@@ -140,12 +147,23 @@ class KeyRingCipher:
 
     @classmethod
     def from_env(
-        cls, environ: Mapping[str, str] | None = None, *, mode: str = "eax"
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        mode: str = "eax",
+        require_primary: bool = True,
     ) -> KeyRingCipher:
         """Keys and the strict switch from the environment (see :mod:`.keys`)."""
-        return cls.from_config(
-            keys_from_env(environ), mode=mode, strict=strict_from_env(environ)
-        )
+        config = keys_from_env(environ, require_primary=require_primary)
+        if config.primary is None and not config.previous:
+            raise missing_key_error()
+        strict = strict_from_env(environ)
+        if strict and config.primary is None:
+            raise KeyConfigError(
+                f"LANGGRAPH_AES_STRICT is on but {ENV_KEY} is not set: a service "
+                "that refuses rows in clear must write encrypted rows"
+            )
+        return cls.from_config(config, mode=mode, strict=strict)
 
     def __repr__(self) -> str:
         return (
@@ -164,6 +182,10 @@ class KeyRingCipher:
     # -- CipherProtocol --------------------------------------------------------------
 
     def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        if not self.has_primary:
+            raise CipherError(
+                f"no primary key ({ENV_KEY} is not set): this cipher only decrypts"
+            )
         cipher = AES.new(self._keys[0], self._order[0])
         ciphertext, tag = cipher.encrypt_and_digest(plaintext)
         return AES_NAME, cipher.nonce + tag + ciphertext
@@ -189,8 +211,9 @@ class KeyRingCipher:
     # -- for tools ------------------------------------------------------------------
 
     def open(self, blob: bytes) -> tuple[bytes, int]:
-        """The plaintext of an ``aes`` blob and the index of the key that opened it
-        (0: the primary key, n: the n-th decrypt-only key)."""
+        """The plaintext of an ``aes`` blob and the index of the key that opened it:
+        its position in the ring, primary key first when there is one (0: the primary
+        key, n: the n-th decrypt-only key); ``labels[index]`` names it."""
         blob = bytes(blob)
         if len(blob) < HEADER_LEN:
             raise CipherError(

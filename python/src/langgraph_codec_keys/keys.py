@@ -85,12 +85,13 @@ def _too_many(source_name: str, count: int) -> KeyConfigError:
 class KeyConfig:
     """The keys of a process: one primary key, decrypt-only keys with labels."""
 
-    primary: bytes
+    primary: bytes | None
     previous: tuple[bytes, ...] = ()
     labels: tuple[str, ...] = field(default=(ENV_KEY,))
 
     def __repr__(self) -> str:  # never print key bytes
-        sizes = ", ".join(str(len(k) * 8) for k in (self.primary, *self.previous))
+        keys = (self.primary, *self.previous) if self.primary is not None else self.previous
+        sizes = ", ".join(str(len(k) * 8) for k in keys)
         return f"KeyConfig(bits=[{sizes}], labels={list(self.labels)!r})"
 
 
@@ -117,23 +118,37 @@ def _split_entries(
     return keys, labels
 
 
-def keys_from_env(environ: Mapping[str, str] | None = None) -> KeyConfig:
+def missing_key_error() -> KeyConfigError:
+    return KeyConfigError(
+        f"{ENV_KEY} environment variable is not set: set it to the key "
+        "(16, 24 or 32 bytes of UTF-8 text)"
+    )
+
+
+def keys_from_env(
+    environ: Mapping[str, str] | None = None, *, require_primary: bool = True
+) -> KeyConfig:
     """The primary and decrypt-only keys from ``environ`` (default: ``os.environ``).
 
-    Raises :class:`KeyConfigError` when ``LANGGRAPH_AES_KEY`` is unset, or when any
-    entry is malformed (the message names the variable and entry).
+    Raises :class:`KeyConfigError` when ``LANGGRAPH_AES_KEY`` is unset (as Rust does),
+    or when any entry is malformed (the message names the variable and entry).
+
+    ``require_primary=False`` (an extension of this package, not in Rust's parsing):
+    with ``LANGGRAPH_AES_KEY`` unset, ``primary`` is ``None`` and only decrypt-only keys
+    are returned (possibly none) -- the first step of turning encryption on without
+    downtime (see :func:`langgraph_codec_keys.encrypted_serializer`).
     """
     env = os.environ if environ is None else environ
     text = env.get(ENV_KEY)
     if text is None:
-        raise KeyConfigError(
-            f"{ENV_KEY} environment variable is not set: set it to the key "
-            "(16, 24 or 32 bytes of UTF-8 text)"
+        if require_primary:
+            raise missing_key_error()
+        primary = None
+    else:
+        primary = _check_length(
+            _utf8(text, ENV_KEY, " (Python reads the key as UTF-8 text, as the key itself)"),
+            ENV_KEY,
         )
-    primary = _check_length(
-        _utf8(text, ENV_KEY, " (Python reads the key as UTF-8 text, as the key itself)"),
-        ENV_KEY,
-    )
     previous, prev_labels = _split_entries(env, ENV_KEY_PREVIOUS, None)
     if len(previous) > MAX_PREVIOUS_KEYS:
         raise _too_many(ENV_KEY_PREVIOUS, len(previous))
@@ -143,7 +158,7 @@ def keys_from_env(environ: Mapping[str, str] | None = None) -> KeyConfig:
     return KeyConfig(
         primary=primary,
         previous=tuple(previous + fallback),
-        labels=(ENV_KEY, *prev_labels, *fb_labels),
+        labels=(*([ENV_KEY] if primary is not None else []), *prev_labels, *fb_labels),
     )
 
 

@@ -26,6 +26,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from .cipher import KeyRingCipher, PlaintextRefused, take_opened
+from .keys import KeyConfigError
 
 
 class FailClosedMixin:
@@ -80,6 +81,57 @@ def fail_closed(serde: SerializerProtocol) -> SerializerProtocol:
     return FailClosedSerializer(serde)
 
 
+class DecryptingMixin:
+    """Writes rows in clear (as the inner serializer does) and reads encrypted rows with
+    ``self.cipher``: a service with decrypt-only keys and no primary key."""
+
+    cipher: KeyRingCipher
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        tag, payload = data
+        if "+" not in tag:
+            return super().loads_typed(data)  # type: ignore[misc]
+        typ, ciphername = tag.split("+", 1)
+        return super().loads_typed((typ, self.cipher.decrypt(ciphername, payload)))  # type: ignore[misc]
+
+
+@lru_cache(maxsize=None)
+def _decrypting_class(cls: type) -> type:
+    return type(f"Decrypting{cls.__name__}", (DecryptingMixin, cls), {})
+
+
+class DecryptingSerializer:
+    """:class:`DecryptingMixin` for an inner serializer that is not a
+    ``JsonPlusSerializer``."""
+
+    def __init__(self, inner: SerializerProtocol, cipher: KeyRingCipher) -> None:
+        self.inner, self.cipher = inner, cipher
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return self.inner.dumps_typed(obj)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        tag, payload = data
+        if "+" not in tag:
+            return self.inner.loads_typed(data)
+        typ, ciphername = tag.split("+", 1)
+        return self.inner.loads_typed((typ, self.cipher.decrypt(ciphername, payload)))
+
+
+def decrypting(serde: SerializerProtocol, cipher: KeyRingCipher) -> SerializerProtocol:
+    """A copy of ``serde`` that also reads rows encrypted under ``cipher``'s keys and
+    still writes rows in clear. For a ``JsonPlusSerializer`` (or subclass) the copy is
+    a subclass of its class, so LangGraph's strict-msgpack rebuild
+    (``with_msgpack_allowlist``: a ``copy.copy``) keeps it."""
+    if isinstance(serde, JsonPlusSerializer):
+        cls = _decrypting_class(type(serde))
+        clone = cls.__new__(cls)
+        clone.__dict__.update(copy.copy(serde).__dict__)
+        clone.cipher = cipher
+        return clone
+    return DecryptingSerializer(serde, cipher)
+
+
 def encrypted_serializer(
     serde: SerializerProtocol | None = None,
     *,
@@ -87,8 +139,15 @@ def encrypted_serializer(
     environ: Mapping[str, str] | None = None,
     strict: bool | None = None,
     mode: str = "eax",
-) -> EncryptedSerializer:
+) -> SerializerProtocol:
     """LangGraph's ``EncryptedSerializer`` with a key ring from the environment.
+
+    With ``LANGGRAPH_AES_KEY`` unset but decrypt-only keys set (``LANGGRAPH_AES_FALLBACK_KEYS``
+    or ``LANGGRAPH_AES_KEY_PREVIOUS``), the serializer writes rows **in clear** and reads
+    rows encrypted under those keys (not an ``EncryptedSerializer`` then: the inner
+    serializer made to decrypt, see :func:`decrypting`). That is step 1 of turning
+    encryption on without downtime: deploy the key as decrypt-only everywhere, so that
+    no process fails on a row a process already switched to ``LANGGRAPH_AES_KEY`` wrote.
 
     - ``serde``: the inner serializer (default ``JsonPlusSerializer()``, which follows
       ``LANGGRAPH_STRICT_MSGPACK`` as usual).
@@ -99,10 +158,17 @@ def encrypted_serializer(
     - ``mode``: ``"eax"`` (Python's default) or ``"gcm"`` for new rows; both are read.
     """
     if cipher is None:
-        cipher = KeyRingCipher.from_env(environ, mode=mode)
+        cipher = KeyRingCipher.from_env(environ, mode=mode, require_primary=False)
     if strict is not None:
         cipher.strict = strict
     inner: SerializerProtocol = serde if serde is not None else JsonPlusSerializer()
+    if not cipher.has_primary:
+        if cipher.strict:
+            raise KeyConfigError(
+                "strict mode needs a primary key (LANGGRAPH_AES_KEY): a service that "
+                "refuses rows in clear must write encrypted rows"
+            )
+        return decrypting(inner, cipher)
     if cipher.strict:
         inner = fail_closed(inner)
     return EncryptedSerializer(cipher, inner)
