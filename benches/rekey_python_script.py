@@ -19,6 +19,12 @@ decode into Python objects) then `dumps_typed` (msgpack encode + encrypt), one U
 per row, a commit every `--batch` rows. It is not careful: no compare-and-swap (a row
 a live writer changed in between is overwritten with what was read), no read-back check,
 `+zlib` rows are not understood (Python 4.3.2 has no zlib wrapper; counted as skipped).
+Worse, decoding into Python objects is lossy: a value of a class the script cannot
+import (the graph's own dataclasses, say) is decoded as a dict and written back as a
+dict. Run on the rotation runbook's store (vectors/store/rotation.py, whose state holds
+`graphs.Note`), the graph afterwards reads `dict`s where it wrote `Note`s
+(`AttributeError: 'dict' object has no attribute 'n'`). `lgcodec store rekey` re-encrypts
+the stored bytes and never decodes them.
 """
 
 from __future__ import annotations
