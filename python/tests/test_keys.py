@@ -105,6 +105,16 @@ def test_at_most_four_decrypt_only_keys():
                 "LANGGRAPH_AES_FALLBACK_KEYS": f"{K16},{K16}",
             }
         )
+    # as Rust's KeyRing::with_previous: the fifth key is refused as it is added, before
+    # a later entry is parsed
+    with pytest.raises(KeyConfigError, match=r"^KeyRing holds 5 previous keys"):
+        keys_from_env(
+            {
+                "LANGGRAPH_AES_KEY": K16,
+                "LANGGRAPH_AES_KEY_PREVIOUS": ",".join([K16] * 3),
+                "LANGGRAPH_AES_FALLBACK_KEYS": f"{K16},{K16},bad",
+            }
+        )
 
 
 @pytest.mark.parametrize(
