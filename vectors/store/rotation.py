@@ -365,7 +365,7 @@ def runbook(args) -> int:
         else:
             raise SystemExit(f"unknown scenario {args.scenario!r}")
         for i in range(fleet.n):
-            fleet.wait_rounds(i, 3 * fleet.threads)
+            fleet.wait_rounds(i, fleet.threads)
         fleet.stop_all()
         final_check(store, fleet, final)
     except BaseException:
@@ -388,7 +388,7 @@ def main() -> int:
     w.add_argument("--threads", type=int, default=THREADS)
     w.add_argument("--writers", type=int, default=WRITERS)
     w.add_argument("--dir", required=True)
-    w.add_argument("--pause", type=float, default=0.1, help="seconds between passes")
+    w.add_argument("--pause", type=float, default=0.25, help="seconds between passes")
     r = sub.add_parser("runbook")
     r.add_argument("scenario", choices=["rotate", "encrypt"])
     r.add_argument("store")
