@@ -66,6 +66,19 @@ def one_round(graph, thread_id: str) -> int:
     return out["count"]
 
 
+async def one_round_async(graph, thread_id: str) -> int:
+    """:func:`one_round` with the async API (for the async savers)."""
+    cfg = config(thread_id)
+    snap = await graph.aget_state(cfg)
+    if not snap.values:
+        out = await graph.ainvoke({"notes": [], "count": 0}, cfg)
+    elif snap.next:
+        out = await graph.ainvoke(None, cfg)
+    else:
+        out = await graph.ainvoke({"notes": []}, cfg)
+    return out["count"]
+
+
 def check_thread(graph, thread_id: str, rounds: int | None = None) -> int:
     """Reads the thread's state; raises AssertionError unless its notes are exactly
     0..count-1 (and count == rounds when given). Returns count."""

@@ -222,3 +222,38 @@ def test_encryption_turned_on_in_steps(monkeypatch, store):
             graphs.build_graph(saver).get_state(graphs.config("s"))
     run(open_saver, step1, ["s"], 1)  # a step-1 process resumes it
     check(open_saver, encrypted_serializer(), ["s"], 5)
+
+
+def test_async_saver_strict_with_concurrent_tasks(monkeypatch, tmp_path):
+    """AsyncSqliteSaver: many threads read concurrently in one event loop under strict
+    mode (the cipher's per-thread marker is consumed within one synchronous
+    loads_typed, so tasks cannot interleave between decrypt and read), and a clear
+    row is refused."""
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = tmp_path / "a.sqlite"
+    keys(monkeypatch, NEW, strict="1")
+    threads = [f"a{i}" for i in range(8)]
+
+    async def go():
+        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+            saver.serde = encrypted_serializer()
+            graph = graphs.build_graph(saver)
+            for _ in range(3):
+                await asyncio.gather(*(graphs.one_round_async(graph, t) for t in threads))
+            states = await asyncio.gather(*(graph.aget_state(graphs.config(t)) for t in threads))
+            assert [s.values["count"] for s in states] == [3] * len(threads)
+            # a thread in clear next to them
+            plain = AsyncSqliteSaver(saver.conn, serde=JsonPlusSerializer())
+            await graphs.build_graph(plain).ainvoke({"notes": [], "count": 0}, graphs.config("clear"))
+            results = await asyncio.gather(
+                *(graph.aget_state(graphs.config(t)) for t in [*threads, "clear"]),
+                return_exceptions=True,
+            )
+            assert all(not isinstance(r, Exception) for r in results[:-1])
+            assert isinstance(results[-1], PlaintextRefused)
+
+    asyncio.run(go())
+
