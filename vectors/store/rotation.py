@@ -231,6 +231,9 @@ class Fleet:
         for p in self.procs.values():
             p.kill()
 
+    def total_rounds(self) -> int:
+        return sum(1 for i in range(self.n) for e in self._log(i) if e["event"] == "round")
+
     def last_counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for i in range(self.n):
@@ -254,6 +257,17 @@ def lgcodec(binary: str, args: list[str], env: dict[str, str], ok=(0,)) -> subpr
     if p.returncode not in ok:
         raise SystemExit(f"FAIL: lgcodec {' '.join(args)} exited {p.returncode} (expected {ok})")
     return p
+
+
+def sweep(fleet: Fleet, binary: str, args: list[str], env: dict[str, str]) -> None:
+    """Runs a sweep and checks that the writers kept writing while it ran."""
+    before = fleet.total_rounds()
+    lgcodec(binary, args, env)
+    fleet.check_alive()
+    during = fleet.total_rounds() - before
+    if during == 0:
+        raise SystemExit("FAIL: no writer completed a round while the sweep ran")
+    say(f"writers completed {during} rounds while `{' '.join(args[:2])}` ran")
 
 
 def audit_json(binary: str, store: str, env: dict[str, str]) -> dict:
@@ -321,7 +335,8 @@ def runbook(args) -> int:
     store = args.store
     lg = args.lgcodec
     fleet = Fleet(store, work, args.writers, args.threads)
-    batch = ["--batch-size", "20"]
+    # small batches, and a rate limit so that the sweep spans several writer passes
+    batch = ["--batch-size", "20", "--max-rows-per-sec", "800"]
     try:
         if args.scenario == "rotate":
             old = {"LANGGRAPH_AES_KEY": OLD}
@@ -334,8 +349,7 @@ def runbook(args) -> int:
             fleet.roll(switched, "LANGGRAPH_AES_KEY=new, LANGGRAPH_AES_FALLBACK_KEYS=old")
             lgcodec(lg, ["store", "audit", store], switched, ok=(1,))  # rows under old: findings
             # 3. the sweep, while the writers keep writing
-            lgcodec(lg, ["store", "rekey", store, *batch], switched)
-            fleet.check_alive()
+            sweep(fleet, lg, ["store", "rekey", store, *batch], switched)
             # 4. the proof: no row under the old key
             lgcodec(lg, ["store", "audit", store], switched)
             audit_json(lg, store, switched)
@@ -353,8 +367,7 @@ def runbook(args) -> int:
             fleet.roll(keyed, "LANGGRAPH_AES_KEY=new (rows in clear still read)")
             lgcodec(lg, ["store", "audit", store], keyed, ok=(1,))  # rows in clear: findings
             # 3. the sweep, while the writers keep writing
-            lgcodec(lg, ["store", "encrypt", store, *batch], keyed)
-            fleet.check_alive()
+            sweep(fleet, lg, ["store", "encrypt", store, *batch], keyed)
             # 4. the proof: no row in clear
             lgcodec(lg, ["store", "audit", store], keyed)
             audit_json(lg, store, keyed)
