@@ -95,19 +95,23 @@ def test_base64_entries_must_be_canonical_standard_base64(entry):
 def test_at_most_four_decrypt_only_keys():
     four = ",".join([K16] * 4)
     assert len(keys_from_env({"LANGGRAPH_AES_KEY": K16, "LANGGRAPH_AES_KEY_PREVIOUS": four}).previous) == 4
-    with pytest.raises(KeyConfigError, match=r"^LANGGRAPH_AES_KEY_PREVIOUS holds 5 previous keys; at most 4"):
-        keys_from_env({"LANGGRAPH_AES_KEY": K16, "LANGGRAPH_AES_KEY_PREVIOUS": four + "," + K16})
-    with pytest.raises(KeyConfigError, match=r"^KeyRing holds 5 previous keys"):
-        keys_from_env(
-            {
-                "LANGGRAPH_AES_KEY": K16,
-                "LANGGRAPH_AES_KEY_PREVIOUS": ",".join([K16] * 3),
-                "LANGGRAPH_AES_FALLBACK_KEYS": f"{K16},{K16}",
-            }
+    # named as Rust's previous_from_vars names the source
+    for env, source in (
+        ({"LANGGRAPH_AES_KEY_PREVIOUS": four + "," + K16}, "LANGGRAPH_AES_KEY_PREVIOUS"),
+        ({"LANGGRAPH_AES_FALLBACK_KEYS": four + "," + K16}, "LANGGRAPH_AES_FALLBACK_KEYS"),
+        (
+            {"LANGGRAPH_AES_KEY_PREVIOUS": ",".join([K16] * 3), "LANGGRAPH_AES_FALLBACK_KEYS": f"{K16},{K16}"},
+            "LANGGRAPH_AES_KEY_PREVIOUS and LANGGRAPH_AES_FALLBACK_KEYS",
+        ),
+    ):
+        with pytest.raises(KeyConfigError) as e:
+            keys_from_env({"LANGGRAPH_AES_KEY": K16, **env})
+        assert str(e.value) == (
+            f"{source} holds 5 previous keys; at most 4 are allowed (each one costs every "
+            "refused row two authentication passes): re-encrypt old rows and drop the oldest keys"
         )
-    # as Rust's KeyRing::with_previous: the fifth key is refused as it is added, before
-    # a later entry is parsed
-    with pytest.raises(KeyConfigError, match=r"^KeyRing holds 5 previous keys"):
+    # every entry is parsed before the count is checked: a malformed entry is named
+    with pytest.raises(KeyConfigError, match="FALLBACK_KEYS entry 3 must be"):
         keys_from_env(
             {
                 "LANGGRAPH_AES_KEY": K16,
@@ -129,8 +133,12 @@ def test_strict_switch(value, on):
 
 @pytest.mark.parametrize("value", ["on", "2", " true", "enabled"])
 def test_strict_switch_rejects_anything_else(value):
-    with pytest.raises(KeyConfigError, match="^LANGGRAPH_AES_STRICT must be"):
+    with pytest.raises(KeyConfigError) as e:
         strict_from_env({"LANGGRAPH_AES_STRICT": value})
+    assert str(e.value) == (  # Rust's CryptoError::InvalidSetting text
+        f'LANGGRAPH_AES_STRICT is "{value}"; it takes 1, true, yes (strict) or 0, false, '
+        "no, empty (not strict)"
+    )
     with pytest.raises(KeyConfigError, match="LANGGRAPH_AES_STRICT"):
         KeyRingCipher.from_env({"LANGGRAPH_AES_KEY": K16, "LANGGRAPH_AES_STRICT": value})
 

@@ -10,7 +10,8 @@
 - ``LANGGRAPH_AES_STRICT``: ``1``/``true``/``yes`` on, ``0``/``false``/``no``/empty or
   unset off (ASCII case ignored), anything else an error naming the variable.
 
-(Rust: ``src/crypto/key.rs``, ``src/crypto/keyring.rs``, ``src/store/keys.rs``.)
+(Rust: ``src/crypto/key.rs`` ``previous_from_vars`` / ``strict_from_vars``,
+``src/crypto/keyring.rs``.)
 """
 
 from __future__ import annotations
@@ -95,12 +96,9 @@ class KeyConfig:
         return f"KeyConfig(bits=[{sizes}], labels={list(self.labels)!r})"
 
 
-def _split_entries(
-    env: Mapping[str, str], var: str, already: int | None
-) -> tuple[list[bytes], list[str]]:
-    """The entries of ``var``; ``already`` decrypt-only keys came before them (a key
-    past :data:`MAX_PREVIOUS_KEYS` in all is refused as it is added, as Rust's
-    ``KeyRing::with_previous`` does); ``None``: no check here."""
+def _split_entries(env: Mapping[str, str], var: str) -> tuple[list[bytes], list[str]]:
+    """Every entry of ``var`` (all parsed before any count is checked, as Rust's
+    ``entries_from_var``)."""
     value = env.get(var)
     if value is None:
         return [], []
@@ -110,10 +108,7 @@ def _split_entries(
     for i, entry in enumerate(value.split(",")):
         if entry == "":
             continue
-        key = key_from_entry(entry, f"{var} entry {i + 1}")
-        if already is not None and already + len(keys) + 1 > MAX_PREVIOUS_KEYS:
-            raise _too_many("KeyRing", already + len(keys) + 1)
-        keys.append(key)
+        keys.append(key_from_entry(entry, f"{var} entry {i + 1}"))
         labels.append(f"{var} #{len(keys)}")
     return keys, labels
 
@@ -149,12 +144,17 @@ def keys_from_env(
             _utf8(text, ENV_KEY, " (Python reads the key as UTF-8 text, as the key itself)"),
             ENV_KEY,
         )
-    previous, prev_labels = _split_entries(env, ENV_KEY_PREVIOUS, None)
-    if len(previous) > MAX_PREVIOUS_KEYS:
-        raise _too_many(ENV_KEY_PREVIOUS, len(previous))
-    fallback, fb_labels = _split_entries(env, ENV_FALLBACK_KEYS, len(previous))
+    previous, prev_labels = _split_entries(env, ENV_KEY_PREVIOUS)
+    fallback, fb_labels = _split_entries(env, ENV_FALLBACK_KEYS)
     if len(previous) + len(fallback) > MAX_PREVIOUS_KEYS:
-        raise _too_many("KeyRing", len(previous) + len(fallback))
+        # named as Rust's previous_from_vars names it
+        if not previous:
+            source = ENV_FALLBACK_KEYS
+        elif not fallback:
+            source = ENV_KEY_PREVIOUS
+        else:
+            source = f"{ENV_KEY_PREVIOUS} and {ENV_FALLBACK_KEYS}"
+        raise _too_many(source, len(previous) + len(fallback))
     return KeyConfig(
         primary=primary,
         previous=tuple(previous + fallback),
@@ -173,7 +173,8 @@ def strict_from_env(environ: Mapping[str, str] | None = None) -> bool:
         return True
     if low in ("0", "false", "no", ""):
         return False
+    shown = value[:40].replace("\\", "\\\\").replace('"', '\\"')
     raise KeyConfigError(
-        f"{ENV_STRICT} must be 1, true or yes (on) or 0, false, no or empty (off); "
-        f"it is {value!r}"
+        f'{ENV_STRICT} is "{shown}"; it takes 1, true, yes (strict) or 0, false, no, '
+        "empty (not strict)"
     )
