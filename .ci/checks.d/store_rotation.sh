@@ -9,7 +9,8 @@
 #             LANGGRAPH_AES_STRICT=1 (rows in clear refused), with
 #             LANGGRAPH_STRICT_MSGPACK=true (LangGraph rebuilds the serializer);
 # on a SQLite file and on a throwaway PostgreSQL. Fails if any writer ever fails, if an
-# audit is not clean, or if a thread lost or gained anything.
+# audit is not clean, or if a thread lost or gained anything. First, two negative
+# controls: each runbook without its step 1 must make a writer fail.
 set -euo pipefail
 STEP_PREFIX=store_rotation
 # shellcheck source=../lib/pg_check.sh
@@ -32,6 +33,22 @@ PYEOF
     echo "${URL%/*}/$1"
 }
 
+# Negative controls: without step 1 (the key deployed as decrypt-only everywhere) a
+# writer not yet restarted must fail on the rows a restarted one wrote; this check
+# fails if the driver does not notice.
+must_fail() {
+    local scenario="$1" expect="$2" out
+    if out="$("$PY" "$DRIVER" runbook "$scenario" "sqlite:$WORK/neg-$scenario.sqlite" --lgcodec "$LG" \
+        --work "$WORK/neg-$scenario" --skip-fallback-step 2>&1)"; then
+        echo "$out" | tail -5; echo "store_rotation: $scenario without step 1 passed; it must fail"; return 1
+    fi
+    if ! grep -q "FAIL: writer .*$expect" <<<"$out"; then
+        echo "$out" | tail -20; echo "store_rotation: $scenario without step 1 failed otherwise than with: $expect"; return 1
+    fi
+    grep "FAIL: writer" <<<"$out" | cut -c1-200
+}
+step "negative control: rotate without the fallback step fails" must_fail rotate "decryption failed"
+step "negative control: encrypt without the decrypt-only step fails" must_fail encrypt "Unknown serialization type: msgpack+aes"
 step "rotate on sqlite" "$PY" "$DRIVER" runbook rotate "sqlite:$WORK/rotate.sqlite" --lgcodec "$LG" --work "$WORK/rotate-sqlite"
 step "encrypt on sqlite (strict msgpack)" env LANGGRAPH_STRICT_MSGPACK=true \
     "$PY" "$DRIVER" runbook encrypt "sqlite:$WORK/encrypt.sqlite" --lgcodec "$LG" --work "$WORK/encrypt-sqlite"

@@ -218,6 +218,12 @@ class Fleet:
             if i in self.procs:
                 self.stop(i)
             self.start(i, env)
+            # every writer not yet restarted completes a whole pass (its rounds and its
+            # reads of the others' threads, the restarted one's new rows included)
+            # before the next restart
+            others = {j: self.rounds_since_start(j) for j in self.procs if j != i}
+            for j, seen in others.items():
+                self.wait_rounds(j, seen + 2 * self.threads)
         # every writer completed a pass under the new configuration
         for i in range(self.n):
             self.wait_rounds(i, 2 * self.threads)  # two whole passes (reads of the others too)
