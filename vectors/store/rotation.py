@@ -10,11 +10,19 @@ SCENARIO is `rotate` or `encrypt`; STORE is `sqlite:PATH` or a `postgres://` /
 `postgresql://` URL of an empty database. Exit status 0 when every check passed.
 
 Every writer owns its threads (no two processes invoke one thread at once, as in a real
-deployment where a thread's run is routed to one worker); a restart replaces one writer
-with a new process under the next configuration, one writer at a time (a rolling
-restart: the others keep writing), and the new process resumes its threads where the
-old one left them. After each change the operator waits until every writer has
-completed rounds under it.
+deployment where a thread's run is routed to one worker) and, every pass, also reads the
+current state of every other writer's threads. A restart replaces one writer with a new
+process under the next configuration, one writer at a time (a rolling restart: the
+others keep writing); the new process resumes its threads where the old one left them,
+and every writer not yet restarted completes a whole pass — reading the rows the
+restarted one wrote — before the next restart. After each change the operator waits
+until every writer has completed two passes under it. The sweeps are rate-limited and
+must overlap writer rounds.
+
+`--skip-fallback-step` leaves out step 1 of either runbook (the key deployed as
+decrypt-only everywhere): a writer not yet restarted then fails on a row a restarted one
+wrote (`decryption failed` / `Unknown serialization type: msgpack+aes`), and so does the
+run — the negative control .ci/checks.d/store_rotation.sh runs first.
 
 Checks: no writer ever fails (any exception ends the writer with status 1 and the run
 fails); after the sweep `lgcodec store audit` exits 0; after the old key is dropped (or
