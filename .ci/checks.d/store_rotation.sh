@@ -49,11 +49,29 @@ must_fail() {
 }
 step "negative control: rotate without the fallback step fails" must_fail rotate "decryption failed"
 step "negative control: encrypt without the decrypt-only step fails" must_fail encrypt "Unknown serialization type: msgpack+aes"
-step "rotate on sqlite" "$PY" "$DRIVER" runbook rotate "sqlite:$WORK/rotate.sqlite" --lgcodec "$LG" --work "$WORK/rotate-sqlite"
-step "encrypt on sqlite (strict msgpack)" env LANGGRAPH_STRICT_MSGPACK=true \
-    "$PY" "$DRIVER" runbook encrypt "sqlite:$WORK/encrypt.sqlite" --lgcodec "$LG" --work "$WORK/encrypt-sqlite"
-DB="$(new_db rotation_rotate)"
-step "rotate on postgres" "$PY" "$DRIVER" runbook rotate "$DB" --lgcodec "$LG" --work "$WORK/rotate-pg"
-DB="$(new_db rotation_encrypt)"
-step "encrypt on postgres (strict msgpack)" env LANGGRAPH_STRICT_MSGPACK=true \
-    "$PY" "$DRIVER" runbook encrypt "$DB" --lgcodec "$LG" --work "$WORK/encrypt-pg"
+# The two backends run side by side (each lane: rotate, then encrypt with strict
+# msgpack); each lane's output is printed when it ends.
+sqlite_lane() {
+    "$PY" "$DRIVER" runbook rotate "sqlite:$WORK/rotate.sqlite" --lgcodec "$LG" --work "$WORK/rotate-sqlite" &&
+    LANGGRAPH_STRICT_MSGPACK=true \
+        "$PY" "$DRIVER" runbook encrypt "sqlite:$WORK/encrypt.sqlite" --lgcodec "$LG" --work "$WORK/encrypt-sqlite"
+}
+postgres_lane() {
+    local db
+    db="$(new_db rotation_rotate)" &&
+    "$PY" "$DRIVER" runbook rotate "$db" --lgcodec "$LG" --work "$WORK/rotate-pg" &&
+    db="$(new_db rotation_encrypt)" &&
+    LANGGRAPH_STRICT_MSGPACK=true \
+        "$PY" "$DRIVER" runbook encrypt "$db" --lgcodec "$LG" --work "$WORK/encrypt-pg"
+}
+lanes() {
+    local rc=0
+    sqlite_lane > "$WORK/sqlite-lane.log" 2>&1 & local s=$!
+    postgres_lane > "$WORK/postgres-lane.log" 2>&1 & local p=$!
+    wait "$s" || rc=1
+    echo "--- sqlite lane (rotate, encrypt):"; cat "$WORK/sqlite-lane.log"
+    wait "$p" || rc=1
+    echo "--- postgres lane (rotate, encrypt):"; cat "$WORK/postgres-lane.log"
+    return "$rc"
+}
+step "rotate and encrypt, sqlite and postgres side by side" lanes
