@@ -136,6 +136,12 @@ pub enum ErrorKind {
     NotJsonb,
     /// A stored JSONB or key column that cannot be read. `unreadable_column`.
     UnreadableColumn,
+    /// A write the durability wrapper queued failed in the background. `write_behind`.
+    WriteBehind,
+    /// `flush` did not finish within its timeout. `flush_timeout`.
+    FlushTimeout,
+    /// A call after the durability wrapper was shut down. `saver_closed`.
+    SaverClosed,
 }
 
 impl ErrorKind {
@@ -197,6 +203,9 @@ impl ErrorKind {
             ErrorKind::LockTimeout => "lock_timeout",
             ErrorKind::NotJsonb => "not_jsonb",
             ErrorKind::UnreadableColumn => "unreadable_column",
+            ErrorKind::WriteBehind => "write_behind",
+            ErrorKind::FlushTimeout => "flush_timeout",
+            ErrorKind::SaverClosed => "saver_closed",
         }
     }
 }

@@ -118,4 +118,8 @@ pub mod guide_doctests {
     /// `docs/testing.md`.
     #[doc = include_str!("../docs/testing.md")]
     pub struct Testing;
+    /// `docs/durability.md`.
+    #[cfg(all(feature = "durable", feature = "sqlite"))]
+    #[doc = include_str!("../docs/durability.md")]
+    pub struct Durability;
 }
