@@ -159,8 +159,11 @@ def python_measurements(min_time, repeats):
     cases.update(sqlite_cases(messages_obj["messages"][:20]))
     cases.update(postgres_cases(messages_obj["messages"][:20]))
     out = {}
+    # The Python cases the selected rows compare with (`--only saver_durable` needs
+    # `saver_sqlite/put` and `saver_postgres/put`).
+    needed = {pid for rid, pid, *_ in ROWS if pid and (rid or pid).startswith(only_prefix())}
     for name, fn in cases.items():
-        if not name.startswith(only_prefix()):
+        if not name.startswith(only_prefix()) and name not in needed:
             continue
         best, median = timeit(fn, min_time, repeats)
         out[name] = {"best_s": best, "median_s": median}
@@ -337,6 +340,18 @@ ROWS = [
     ("saver_postgres/get_tuple", "saver_postgres/get_tuple", 5, "PostgresSaver get_tuple (latest of 300)"),
     ("saver_postgres/list_limit10", "saver_postgres/list_limit10", 5, "PostgresSaver list(limit=10)"),
     ("saver_postgres/list_all", "saver_postgres/list_all", 5, "PostgresSaver list (all 300)"),
+    ("saver_durable_sqlite/sync_put", "saver_sqlite/put", None,
+     "DurableSaver sync over SqliteSaver (the store's put); Python: SqliteSaver.put"),
+    ("saver_durable_sqlite/async_put", "saver_sqlite/put", None,
+     "DurableSaver async: caller-visible put (queued); Python: SqliteSaver.put"),
+    ("saver_durable_sqlite/async_drain_per_put", "saver_sqlite/put", None,
+     "DurableSaver async: sustained queue + store, per put (1/x = drain rate)"),
+    ("saver_durable_postgres/sync_put", "saver_postgres/put", None,
+     "DurableSaver sync over PostgresSaver; Python: PostgresSaver put"),
+    ("saver_durable_postgres/async_put", "saver_postgres/put", None,
+     "DurableSaver async: caller-visible put (queued); Python: PostgresSaver put"),
+    ("saver_durable_postgres/async_drain_per_put", "saver_postgres/put", None,
+     "DurableSaver async: sustained queue + store, per put (1/x = drain rate)"),
     ("reference/memcpy_1mib", None, None, "copy 1 MiB"),
     ("reference/aes_gcm_crate_1mib", "pycryptodome/gcm_1mib", None,
      "bare aes-gcm crate vs bare pycryptodome GCM"),

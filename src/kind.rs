@@ -145,6 +145,12 @@ pub enum ErrorKind {
     /// A decrypted row whose inner type tag does not fit its plaintext (a `null+aes`
     /// row carrying data: a rewritten tag). `inner_tag_mismatch`.
     InnerTagMismatch,
+    /// A write the durability wrapper queued failed in the background. `write_behind`.
+    WriteBehind,
+    /// `flush` did not finish within its timeout. `flush_timeout`.
+    FlushTimeout,
+    /// A call after the durability wrapper was shut down. `saver_closed`.
+    SaverClosed,
 }
 
 impl ErrorKind {
@@ -209,6 +215,9 @@ impl ErrorKind {
             ErrorKind::StoreNotFound => "store_not_found",
             ErrorKind::InvalidSetting => "invalid_setting",
             ErrorKind::InnerTagMismatch => "inner_tag_mismatch",
+            ErrorKind::WriteBehind => "write_behind",
+            ErrorKind::FlushTimeout => "flush_timeout",
+            ErrorKind::SaverClosed => "saver_closed",
         }
     }
 }

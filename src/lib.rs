@@ -132,4 +132,8 @@ pub mod guide_doctests {
     /// `docs/writer-api.md`.
     #[doc = include_str!("../docs/writer-api.md")]
     pub struct WriterApi;
+    /// `docs/durability.md`.
+    #[cfg(all(feature = "durable", feature = "sqlite"))]
+    #[doc = include_str!("../docs/durability.md")]
+    pub struct Durability;
 }

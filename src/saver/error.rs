@@ -143,6 +143,35 @@ pub enum SaverError {
         /// The capability's name, e.g. `"copy_thread"`.
         capability: &'static str,
     },
+    /// A write the durability wrapper (`saver::durable::DurableSaver`, feature
+    /// `durable`) queued failed when its background writer ran it. The write
+    /// is kept at the head of its queue (not dropped): `flush` retries it,
+    /// `discard_failed` removes it.
+    #[error("queued {operation} of thread {thread_id:?} (checkpoint {checkpoint_id:?}) failed in the background: {source}")]
+    WriteBehind {
+        /// The queued operation: `"put"` or `"put_writes"`.
+        operation: &'static str,
+        /// Its thread.
+        thread_id: String,
+        /// The checkpoint it stores (`put`) or writes against (`put_writes`).
+        checkpoint_id: String,
+        /// The wrapped saver's error (shared: every call reports the same failure).
+        source: std::sync::Arc<SaverError>,
+    },
+    /// `flush` did not finish within its timeout; the writes it waited for stay queued.
+    #[error("flush did not finish within {timeout:?}: {pending} writes still queued")]
+    FlushTimeout {
+        /// The timeout given.
+        timeout: std::time::Duration,
+        /// Writes still queued or held when it expired.
+        pending: usize,
+    },
+    /// A call to a durability wrapper after `shutdown`.
+    #[error("{operation}: the durable saver was shut down")]
+    Closed {
+        /// The operation refused.
+        operation: &'static str,
+    },
     /// The serializer could not write or read a value.
     #[error(transparent)]
     Serializer(SerializerError),
@@ -173,6 +202,9 @@ impl SaverError {
             SaverError::StoreNotFound { .. } => ErrorKind::StoreNotFound,
             SaverError::InvalidFilter { .. } => ErrorKind::InvalidFilter,
             SaverError::Unsupported { .. } => ErrorKind::Unsupported,
+            SaverError::WriteBehind { .. } => ErrorKind::WriteBehind,
+            SaverError::FlushTimeout { .. } => ErrorKind::FlushTimeout,
+            SaverError::Closed { .. } => ErrorKind::SaverClosed,
             SaverError::Serializer(e) => e.kind(),
             SaverError::Crypto(e) => e.kind(),
             #[cfg(feature = "postgres")]

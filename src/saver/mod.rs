@@ -15,6 +15,8 @@
 //!   `langgraph-checkpoint-sqlite` saver on the very same file.
 //! - `postgres` (cargo feature `postgres`): `PostgresSaver`, on the tables Python's
 //!   `langgraph-checkpoint-postgres` uses, shared with Python services.
+//! - `durable` (cargo feature `durable`): `DurableSaver`, LangGraph's durability modes
+//!   (`sync`, `async` write-behind, `exit`) around any saver.
 //! - `conformance` (cargo feature `conformance`, on by default): the port of
 //!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
 //!
@@ -48,6 +50,9 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "conformance")))]
 pub mod conformance;
 pub mod delta;
+#[cfg(feature = "durable")]
+#[cfg_attr(docsrs, doc(cfg(feature = "durable")))]
+pub mod durable;
 mod error;
 pub mod layout;
 pub mod memory;
