@@ -262,7 +262,7 @@ fn saver_durable(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("lgcodec-bench-durable-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let sqlite = Arc::new(SqliteSaver::open(dir.join("bench.sqlite")).expect("open"));
+    let sqlite = Arc::new(SqliteSaver::create(dir.join("bench.sqlite")).expect("create"));
     put_benches(c, "saver_durable_sqlite", &rt, &state, || sqlite.clone());
 
     #[cfg(feature = "postgres")]

@@ -68,7 +68,7 @@ fn crash_child() {
         .build()
         .expect("runtime");
     rt.block_on(async move {
-        let inner = Arc::new(SqliteSaver::open(&path).expect("open"));
+        let inner = Arc::new(SqliteSaver::create(&path).expect("create"));
         let saver = DurableSaver::with_options(
             inner,
             DurableOptions::new(Durability::Async).capacity(100_000),

@@ -257,7 +257,7 @@ fn empty_and_foreign_sqlite() {
 fn todays_rust_saver_file_is_current() {
     let dir = scratch("rust-saver");
     let path = dir.join("s.sqlite");
-    let saver = langgraph_codec::saver::sqlite::SqliteSaver::open(&path).expect("open");
+    let saver = langgraph_codec::saver::sqlite::SqliteSaver::create(&path).expect("create");
     drop(saver);
     let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .expect("open read-only");
