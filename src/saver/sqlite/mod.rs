@@ -95,7 +95,7 @@ pub use conn::Synchronous;
 /// cannot both link `sqlite3`.
 pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
-use conn::{ConnOptions, Connections};
+use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, Layout};
 
@@ -892,8 +892,9 @@ impl CheckpointSaver for SqliteSaver {
         let parent = config.checkpoint_id.clone();
         let id = checkpoint.id.clone();
         let out = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
+        let pages = wal_pages(row.data.len() + metadata_text.len());
         self.run(move |inner| {
-            inner.conns.write("put", |tx| {
+            inner.conns.write("put", pages, |tx| {
                 tx.prepare_cached(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -943,8 +944,9 @@ impl CheckpointSaver for SqliteSaver {
             })
             .collect::<Result<Vec<(i64, String, TypedBytes)>>>()?;
         let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
+        let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
         self.run(move |inner| {
-            inner.conns.write("put_writes", |tx| {
+            inner.conns.write("put_writes", pages, |tx| {
                 let sql = if replace {
                     "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                      task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -1107,9 +1109,9 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         let thread = thread_id.to_owned();
         self.run(move |inner| {
-            inner
-                .conns
-                .write("delete_thread", |tx| delete_thread_rows(tx, &thread))
+            inner.conns.write("delete_thread", CHECKPOINT_PAGES, |tx| {
+                delete_thread_rows(tx, &thread)
+            })
         })
         .await
     }
@@ -1128,43 +1130,47 @@ impl CheckpointSaver for SqliteSaver {
         }
         let run_ids = run_ids.to_vec();
         self.run(move |inner| {
-            inner.conns.write("delete_for_runs", |tx| {
-                // Metadata is read here, not with json_extract, so rows SQLite's JSON
-                // parser refuses still count.
-                let mut doomed: IndexMap<(String, String), BTreeSet<String>> = IndexMap::new();
-                {
-                    let mut stmt = tx
-                        .prepare_cached(&format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints"))
-                        .map_err(storage("delete_for_runs"))?;
-                    let mut rows = stmt.query([]).map_err(storage("delete_for_runs"))?;
-                    while let Some(r) = rows.next().map_err(storage("delete_for_runs"))? {
-                        // A row whose key or columns do not read (a thread id that is
-                        // not UTF-8 text, planted through another driver) cannot be
-                        // addressed by its ids: it is skipped, never matched, so one
-                        // bad row does not block the operation for every caller.
-                        let Ok(row) = CheckpointRow::from_row(r) else {
-                            continue;
-                        };
-                        let matched = inner
-                            .decode_metadata(&row)
-                            .ok()
-                            .and_then(|m| m.run_id().map(|r| run_ids.iter().any(|x| x == r)))
-                            .unwrap_or(false);
-                        if matched {
-                            doomed
-                                .entry((row.thread_id, row.checkpoint_ns))
-                                .or_default()
-                                .insert(row.checkpoint_id);
+            inner
+                .conns
+                .write("delete_for_runs", CHECKPOINT_PAGES, |tx| {
+                    // Metadata is read here, not with json_extract, so rows SQLite's JSON
+                    // parser refuses still count.
+                    let mut doomed: IndexMap<(String, String), BTreeSet<String>> = IndexMap::new();
+                    {
+                        let mut stmt = tx
+                            .prepare_cached(&format!(
+                                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints"
+                            ))
+                            .map_err(storage("delete_for_runs"))?;
+                        let mut rows = stmt.query([]).map_err(storage("delete_for_runs"))?;
+                        while let Some(r) = rows.next().map_err(storage("delete_for_runs"))? {
+                            // A row whose key or columns do not read (a thread id that is
+                            // not UTF-8 text, planted through another driver) cannot be
+                            // addressed by its ids: it is skipped, never matched, so one
+                            // bad row does not block the operation for every caller.
+                            let Ok(row) = CheckpointRow::from_row(r) else {
+                                continue;
+                            };
+                            let matched = inner
+                                .decode_metadata(&row)
+                                .ok()
+                                .and_then(|m| m.run_id().map(|r| run_ids.iter().any(|x| x == r)))
+                                .unwrap_or(false);
+                            if matched {
+                                doomed
+                                    .entry((row.thread_id, row.checkpoint_ns))
+                                    .or_default()
+                                    .insert(row.checkpoint_id);
+                            }
                         }
                     }
-                }
-                for ((thread, ns), ids) in &doomed {
-                    let all = ids_of(tx, thread, ns)?;
-                    let survivors: BTreeSet<String> = all.difference(ids).cloned().collect();
-                    inner.delete_unneeded(tx, thread, ns, &survivors, ids)?;
-                }
-                Ok(())
-            })
+                    for ((thread, ns), ids) in &doomed {
+                        let all = ids_of(tx, thread, ns)?;
+                        let survivors: BTreeSet<String> = all.difference(ids).cloned().collect();
+                        inner.delete_unneeded(tx, thread, ns, &survivors, ids)?;
+                    }
+                    Ok(())
+                })
         })
         .await
     }
@@ -1177,7 +1183,7 @@ impl CheckpointSaver for SqliteSaver {
         }
         let (src, dst) = (source_thread_id.to_owned(), target_thread_id.to_owned());
         self.run(move |inner| {
-            inner.conns.write("copy_thread", |tx| {
+            inner.conns.write("copy_thread", CHECKPOINT_PAGES, |tx| {
                 tx.execute(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) \
@@ -1206,7 +1212,7 @@ impl CheckpointSaver for SqliteSaver {
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         let threads = thread_ids.to_vec();
         self.run(move |inner| {
-            inner.conns.write("prune", |tx| {
+            inner.conns.write("prune", CHECKPOINT_PAGES, |tx| {
                 for thread in &threads {
                     match strategy {
                         PruneStrategy::Delete => delete_thread_rows(tx, thread)?,
