@@ -540,18 +540,33 @@ const WRITE_SELECT: &str = "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id
      w.channel, w.type, w.value, w.idx FROM writes w";
 const WRITE_ORDER: &str = "ORDER BY w.task_path, w.task_id, w.idx";
 
+/// One `writes` row of [`WRITE_SELECT`], after its three key columns.
+fn write_row(row: &Row<'_>) -> rusqlite::Result<WriteRow> {
+    Ok(WriteRow {
+        task_id: row.get(3)?,
+        channel: row.get(4)?,
+        type_tag: row.get(5)?,
+        value: bytes_col(row, 6)?,
+        idx: row.get(7)?,
+    })
+}
+
 fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoint> {
     let mut out: WritesByCheckpoint = HashMap::new();
     let mut rows = rows;
     while let Some(row) = rows.next()? {
         let key = (row.get(0)?, row.get(1)?, row.get(2)?);
-        out.entry(key).or_default().push(WriteRow {
-            task_id: row.get(3)?,
-            channel: row.get(4)?,
-            type_tag: row.get(5)?,
-            value: bytes_col(row, 6)?,
-            idx: row.get(7)?,
-        });
+        out.entry(key).or_default().push(write_row(row)?);
+    }
+    Ok(out)
+}
+
+/// The writes of a query for one checkpoint's key, in order: no map, no key copies.
+fn collect_writes_of_one(rows: rusqlite::Rows<'_>) -> rusqlite::Result<Vec<WriteRow>> {
+    let mut out = Vec::new();
+    let mut rows = rows;
+    while let Some(row) = rows.next()? {
+        out.push(write_row(row)?);
     }
     Ok(out)
 }
@@ -1019,11 +1034,10 @@ impl CheckpointSaver for SqliteSaver {
                          AND w.checkpoint_id = ? {WRITE_ORDER}"
                     ))
                     .map_err(storage("get_tuple"))?;
-                let mut writes = stmt
+                let writes = stmt
                     .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
                     .map_err(storage("get_tuple"))
-                    .and_then(|rows| collect_writes(rows).map_err(storage("get_tuple")))?;
-                let writes = writes.remove(&row.key()).unwrap_or_default();
+                    .and_then(|rows| collect_writes_of_one(rows).map_err(storage("get_tuple")))?;
                 Ok(Some((row, writes)))
             })?;
             let Some((row, writes)) = found else {
