@@ -92,6 +92,23 @@ pub enum StoreError {
     /// A blocking task of the SQLite backend failed (panicked or was cancelled).
     #[error("sqlite: a blocking task failed: {0}")]
     Task(String),
+    /// A stored value or row could not be read (store maintenance: inspect, copy):
+    /// which, and why.
+    #[error("{what}: {reason}")]
+    Unreadable {
+        /// The row.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// A backup file (store export/import) is malformed, or cannot be read or written.
+    #[error("backup {file}: {reason}")]
+    Backup {
+        /// The file, with the line number when known.
+        file: String,
+        /// What was wrong.
+        reason: String,
+    },
 }
 
 impl StoreError {

@@ -146,6 +146,11 @@ impl StoreKeys {
         Ok(keys)
     }
 
+    /// Every key (primary first), for the maintenance operations' serializer.
+    pub(crate) fn ring(&self) -> Option<&KeyRing> {
+        self.ring.as_ref()
+    }
+
     /// Whether a primary key is set (encrypt and rekey need one).
     pub fn has_primary(&self) -> bool {
         self.primary.is_some()

@@ -53,13 +53,22 @@
 mod backend;
 mod classify;
 mod error;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod inspect;
 mod keys;
 mod ops;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod raw;
 mod report;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use inspect::{
+    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, Size, StoreStats,
+    ThreadHistory, ThreadSize, ThreadSummary,
+};
 
 pub use classify::Class;
 pub use error::StoreError;

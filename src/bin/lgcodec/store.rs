@@ -7,6 +7,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Subcommand;
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[path = "store_maint.rs"]
+mod maint;
 use langgraph_codec::store::{
     self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreError, StoreKeys,
     SweepOptions, SweepReport, Verdict,
@@ -54,6 +58,16 @@ pub enum StoreCommand {
     Encrypt(SweepArgs),
     /// Re-encrypt every value under a previous key under LANGGRAPH_AES_KEY.
     Rekey(SweepArgs),
+    /// Threads (latest checkpoint, step, time, size); with --thread its history as a
+    /// tree; with --checkpoint the state (JSON view, decrypted); with --diff what
+    /// changed. Any layout a saver wrote, read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Inspect(maint::InspectArgs),
+    /// Rows and bytes per thread and per channel. Read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Stats(maint::StatsArgs),
 }
 
 #[derive(clap::Args)]
@@ -76,7 +90,7 @@ pub struct SweepArgs {
 
 const FATAL: u8 = 2;
 
-fn fatal(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("lgcodec: {message}");
     ExitCode::from(FATAL)
 }
@@ -149,6 +163,10 @@ pub fn run(command: StoreCommand) -> ExitCode {
             }
             StoreCommand::Encrypt(args) => sweep("encrypt", args, &keys).await,
             StoreCommand::Rekey(args) => sweep("rekey", args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(args) => maint::inspect(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(args) => maint::stats(args).await,
         }
     })
 }
@@ -203,7 +221,7 @@ fn counts_line(c: &ClassCounts) -> String {
     )
 }
 
-fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
+pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
     let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))

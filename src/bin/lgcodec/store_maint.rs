@@ -1,0 +1,202 @@
+//! `lgcodec store inspect|stats|export|import|copy`: store maintenance over
+//! [`langgraph_codec::store`] (needs the `sqlite` and `postgres` features).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// `println!` that ignores a closed pipe (`| head`) instead of panicking.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+use clap::Args;
+use langgraph_codec::store::{AnyStore, StoreKeys};
+
+use super::{emit_json, fatal};
+
+pub const MAINT_EXAMPLES: &str = "\
+Maintenance examples (checkpoints.db is a store Python's SqliteSaver wrote; any
+postgresql://user@host:5432/db URL works wherever a store is named):
+  $ lgcodec store stats checkpoints.db
+  $ lgcodec store inspect checkpoints.db
+  $ lgcodec store inspect checkpoints.db --thread 1 --json";
+
+#[derive(Args)]
+pub struct InspectArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// Show this thread's history as a tree (forks marked).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// With --thread: print this checkpoint's state (JSON view, decrypted with the keys
+    /// in LANGGRAPH_AES_KEY / _PREVIOUS / _FALLBACK_KEYS).
+    #[arg(long, requires = "thread")]
+    pub checkpoint: Option<String>,
+    /// With --checkpoint: what changed from --checkpoint to this checkpoint.
+    #[arg(long, requires = "checkpoint", value_name = "ID2")]
+    pub diff: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
+    let store = match AnyStore::open(&args.store).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let Some(thread) = args.thread else {
+        let threads = match store.threads(keys).await {
+            Ok(t) => t,
+            Err(e) => return fatal(e),
+        };
+        if args.json {
+            return done(emit_json(&threads));
+        }
+        say!(
+            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
+            "thread",
+            "checkpoints",
+            "writes",
+            "latest checkpoint",
+            "step",
+            "time",
+            "bytes"
+        );
+        for t in &threads {
+            say!(
+                "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
+                t.thread_id,
+                t.checkpoints,
+                t.writes,
+                t.latest_checkpoint_id,
+                t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
+                t.latest_ts.as_deref().unwrap_or("?"),
+                t.bytes
+            );
+        }
+        eprintln!(
+            "lgcodec store inspect: {} thread(s) in {} ({})",
+            threads.len(),
+            args.store,
+            store.layout()
+        );
+        return ExitCode::SUCCESS;
+    };
+    match (args.checkpoint, args.diff) {
+        (None, _) => match store.history(&thread).await {
+            Ok(h) if h.nodes.is_empty() => fatal(format!("no thread {thread:?} in the store")),
+            Ok(h) if args.json => done(emit_json(&h)),
+            Ok(h) => {
+                say!("{}", h.render().trim_end());
+                eprintln!(
+                    "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s)",
+                    h.nodes.len(),
+                    h.forks.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fatal(e),
+        },
+        (Some(id), None) => match store.state(keys, &thread, &id).await {
+            Ok(Some(state)) => {
+                let text = if args.json {
+                    serde_json::to_string(&state)
+                } else {
+                    serde_json::to_string_pretty(&state)
+                };
+                match text {
+                    Ok(t) => {
+                        say!("{t}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => fatal(e),
+                }
+            }
+            Ok(None) => fatal(format!("no checkpoint {id:?} in thread {thread:?}")),
+            Err(e) => fatal(e),
+        },
+        (Some(from), Some(to)) => match store.diff(keys, &thread, &from, &to).await {
+            Ok(d) if args.json => done(emit_json(&d)),
+            Ok(d) => {
+                say!("{} -> {}", d.from, d.to);
+                say!("changed: {}", d.changed.join(", "));
+                say!("added:   {}", d.added.join(", "));
+                say!("removed: {}", d.removed.join(", "));
+                for (channel, items) in &d.appended {
+                    say!("{channel}: {} item(s) appended", items.len());
+                    for item in items {
+                        say!("  + {item}");
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fatal(e),
+        },
+    }
+}
+
+pub async fn stats(args: StatsArgs) -> ExitCode {
+    let store = match AnyStore::open(&args.store).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let stats = match store.stats().await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    if args.json {
+        return done(emit_json(&stats));
+    }
+    say!(
+        "store: {} ({}; {})",
+        stats.store,
+        stats.backend,
+        stats.layout
+    );
+    say!(
+        "{} thread(s), {} bytes: checkpoints {} rows / {} bytes, blobs {} / {}, writes {} / {}",
+        stats.threads,
+        stats.total.total_bytes,
+        stats.total.checkpoints.rows,
+        stats.total.checkpoints.bytes,
+        stats.total.blobs.rows,
+        stats.total.blobs.bytes,
+        stats.total.writes.rows,
+        stats.total.writes.bytes
+    );
+    say!("per thread (bytes: checkpoints + blobs + writes):");
+    for (thread, s) in &stats.per_thread {
+        say!(
+            "  {thread:<36} {:>10} = {} + {} + {} ({} checkpoint(s))",
+            s.total_bytes,
+            s.checkpoints.bytes,
+            s.blobs.bytes,
+            s.writes.bytes,
+            s.checkpoints.rows
+        );
+    }
+    say!("per channel (writes and blobs):");
+    for (channel, s) in &stats.per_channel {
+        say!("  {channel:<36} {:>10} bytes in {} row(s)", s.bytes, s.rows);
+    }
+    ExitCode::SUCCESS
+}
+
+fn done(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
