@@ -387,3 +387,189 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         assert_eq!(pg::digest(&db).await, before, "{fixture}: rows changed");
     }
 }
+
+async fn export_to(
+    location: &str,
+    path: &Path,
+    threads: &[&str],
+) -> langgraph_codec::store::ExportReport {
+    let store = AnyStore::open(location).await.expect("open");
+    let mut file = std::io::BufWriter::new(fs::File::create(path).expect("create"));
+    let options = langgraph_codec::store::ExportOptions::new()
+        .threads(threads.iter().copied())
+        .page_size(3);
+    langgraph_codec::store::export(&store, &mut file, &options)
+        .await
+        .expect("export")
+}
+
+async fn import_from(path: &Path, target: &str) -> langgraph_codec::store::ImportReport {
+    let mut input = std::io::BufReader::new(fs::File::open(path).expect("open"));
+    let options = langgraph_codec::store::ImportOptions::new().batch_size(4);
+    langgraph_codec::store::import(&mut input, "backup", target, &options)
+        .await
+        .expect("import")
+}
+
+/// Every row of an SQLite store as Python's sqlite3 would list them.
+fn sqlite_rows(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, hex(checkpoint), hex(metadata) FROM checkpoints ORDER BY 1, 2, 3",
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, hex(value) FROM writes ORDER BY 1, 2, 3, 4, 5",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut cells = Vec::new();
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    cells.push(format!("{v:?}"));
+                }
+                Ok(cells.join("|"))
+            })
+            .expect("query")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("rows");
+        out.extend(rows);
+    }
+    out
+}
+
+#[tokio::test]
+async fn sqlite_export_import_export_is_byte_identical_and_encrypted_rows_stay_encrypted() {
+    let dir = scratch("backup");
+    // A store Python wrote, and an encrypted one the saver wrote.
+    let python = dir.join("python.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &python,
+    )
+    .expect("copy");
+    let encrypted = dir.join("encrypted.db");
+    let serde = EncryptedSerializer::from_aes_key(&[7u8; 16], AesMode::Eax).expect("serde");
+    forked_store(&encrypted, Arc::new(serde)).await;
+    for (name, source) in [("python", &python), ("encrypted", &encrypted)] {
+        let first = dir.join(format!("{name}-1.jsonl"));
+        let second = dir.join(format!("{name}-2.jsonl"));
+        let restored = dir.join(format!("{name}-restored.db"));
+        let exported = export_to(source.to_str().expect("utf-8"), &first, &[]).await;
+        assert!(exported.checkpoints > 0 && exported.writes > 0);
+        let report = import_from(&first, restored.to_str().expect("utf-8")).await;
+        assert!(report.complete && report.created_tables, "{report:?}");
+        assert_eq!(report.inserted, exported.checkpoints + exported.writes);
+        export_to(restored.to_str().expect("utf-8"), &second, &[]).await;
+        assert_eq!(
+            fs::read(&first).expect("read"),
+            fs::read(&second).expect("read"),
+            "{name}: export of the import differs"
+        );
+        assert_eq!(
+            sqlite_rows(source),
+            sqlite_rows(&restored),
+            "{name}: rows differ"
+        );
+        // Again: every row is already there and identical.
+        let again = import_from(&first, restored.to_str().expect("utf-8")).await;
+        assert_eq!((again.inserted, again.conflicts), (0, 0));
+        assert_eq!(again.identical, exported.checkpoints + exported.writes);
+    }
+    let text = fs::read_to_string(dir.join("encrypted-1.jsonl")).expect("read");
+    assert!(
+        text.contains("\"type\":\"msgpack+aes\""),
+        "encrypted rows stay encrypted"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn import_never_overwrites_a_different_row_and_one_thread_exports_alone() {
+    let dir = scratch("conflict");
+    let source = dir.join("s.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let file = dir.join("b.jsonl");
+    let exported = export_to(source.to_str().expect("utf-8"), &file, &["t-short"]).await;
+    assert_eq!(
+        (exported.checkpoints, exported.writes),
+        (3, 8),
+        "t-short's rows as Python's sqlite3 counted them (rows.json)"
+    );
+    let target = dir.join("t.db");
+    import_from(&file, target.to_str().expect("utf-8")).await;
+    {
+        let conn = rusqlite::Connection::open(&target).expect("open");
+        conn.execute(
+            "UPDATE checkpoints SET metadata = CAST('{}' AS BLOB) WHERE checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints)",
+            [],
+        )
+        .expect("change");
+        conn.execute(
+            "DELETE FROM writes WHERE rowid = (SELECT min(rowid) FROM writes)",
+            [],
+        )
+        .expect("delete");
+    }
+    let before = sqlite_rows(&target);
+    let report = import_from(&file, target.to_str().expect("utf-8")).await;
+    assert_eq!(report.conflicts, 1, "{report:?}");
+    assert_eq!(report.conflict_samples[0].kind, "checkpoint");
+    assert_eq!(report.inserted, 1, "the deleted write comes back");
+    assert_eq!(report.identical, 3 + 8 - 2);
+    let after = sqlite_rows(&target);
+    assert_eq!(after.len(), before.len() + 1);
+    assert!(
+        after.iter().any(|r| r.ends_with("|Text(\"7B7D\")")),
+        "changed row kept"
+    );
+
+    // A file cut short restores what it holds and says so.
+    let text = fs::read_to_string(&file).expect("read");
+    let cut: Vec<&str> = text.lines().take(3).collect();
+    let short = dir.join("short.jsonl");
+    fs::write(&short, cut.join("\n")).expect("write");
+    let partial = import_from(&short, dir.join("p.db").to_str().expect("utf-8")).await;
+    assert!(!partial.complete);
+    assert_eq!(partial.inserted, 2);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_export_import_export_is_byte_identical() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-backup");
+    let source = pg::restored(&url, "postgres-py-3.2.0").await;
+    let first = dir.join("1.jsonl");
+    let second = dir.join("2.jsonl");
+    let exported = export_to(&source, &first, &[]).await;
+    assert!(exported.blobs > 0);
+    let target = pg::fresh(&url, "backup_target").await;
+    let report = import_from(&first, &target).await;
+    assert!(report.complete && report.created_tables);
+    assert_eq!(
+        report.inserted,
+        exported.checkpoints + exported.blobs + exported.writes
+    );
+    export_to(&target, &second, &[]).await;
+    assert_eq!(fs::read(&first).expect("1"), fs::read(&second).expect("2"));
+    assert_eq!(pg::digest(&source).await, pg::digest(&target).await);
+    let again = import_from(&first, &target).await;
+    assert_eq!((again.inserted, again.conflicts), (0, 0));
+    // A backup of one backend does not go into the other.
+    let mut input = std::io::BufReader::new(fs::File::open(&first).expect("open"));
+    let err = langgraph_codec::store::import(
+        &mut input,
+        "backup",
+        dir.join("x.db").to_str().expect("utf-8"),
+        &langgraph_codec::store::ImportOptions::new(),
+    )
+    .await
+    .expect_err("postgres backup into sqlite");
+    assert!(err.to_string().contains("store copy"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -54,6 +54,8 @@ mod backend;
 mod classify;
 mod error;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod export;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod inspect;
 mod keys;
 mod ops;
@@ -64,6 +66,11 @@ mod raw;
 mod report;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use export::{
+    export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,
+    BACKUP_FORMAT, BACKUP_VERSION,
+};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
     diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, Size, StoreStats,

@@ -68,6 +68,16 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Stats(maint::StatsArgs),
+    /// Write a store's rows, exactly as stored, to a backup file (JSON Lines,
+    /// lgcodec-store-backup v1); encrypted rows stay encrypted.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Export(maint::ExportArgs),
+    /// Restore a backup file into a store of the same backend; existing rows are
+    /// never overwritten (identical ones skipped, different ones reported: exit 1).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Import(maint::ImportArgs),
 }
 
 #[derive(clap::Args)]
@@ -95,7 +105,7 @@ pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(FATAL)
 }
 
-fn bar() -> Option<indicatif::ProgressBar> {
+pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -110,7 +120,9 @@ fn bar() -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-fn on_progress(bar: &indicatif::ProgressBar) -> impl Fn(&Progress) + Send + Sync + 'static {
+pub(crate) fn on_progress(
+    bar: &indicatif::ProgressBar,
+) -> impl Fn(&Progress) + Send + Sync + 'static {
     let bar = bar.clone();
     move |p: &Progress| {
         bar.set_length(p.total_estimate);
@@ -167,6 +179,10 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Inspect(args) => maint::inspect(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Stats(args) => maint::stats(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(args) => maint::export(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(args) => maint::import(args).await,
         }
     })
 }
