@@ -151,6 +151,11 @@ impl StoreKeys {
         self.ring.as_ref()
     }
 
+    /// The primary key alone, for the maintenance operations' writing serializer.
+    pub(crate) fn primary_ring(&self) -> Option<&KeyRing> {
+        self.primary.as_ref()
+    }
+
     /// Whether a primary key is set (encrypt and rekey need one).
     pub fn has_primary(&self) -> bool {
         self.primary.is_some()

@@ -52,6 +52,8 @@
 
 mod backend;
 mod classify;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod copy;
 mod error;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod export;
@@ -66,6 +68,8 @@ mod raw;
 mod report;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use copy::{copy, CopyOptions, CopyReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{
     export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,

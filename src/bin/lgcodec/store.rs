@@ -78,6 +78,11 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Import(maint::ImportArgs),
+    /// Copy every thread (or --thread ones) to another store, SQLite or Postgres,
+    /// written by the target saver as Python writes it; resumable, verified.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Copy(maint::CopyArgs),
 }
 
 #[derive(clap::Args)]
@@ -183,6 +188,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Export(args) => maint::export(args).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Import(args) => maint::import(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(args) => maint::copy(args, &keys).await,
         }
     })
 }

@@ -12,7 +12,9 @@ macro_rules! say {
 }
 
 use clap::Args;
-use langgraph_codec::store::{self, AnyStore, ExportOptions, ImportOptions, StoreKeys};
+use langgraph_codec::store::{
+    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreKeys,
+};
 
 use super::{bar, emit_json, fatal, on_progress};
 
@@ -25,7 +27,14 @@ postgresql://user@host:5432/db URL works wherever a store is named):
   $ lgcodec store export checkpoints.db backup.jsonl
   $ lgcodec store export checkpoints.db thread-1.jsonl --thread 1
   $ lgcodec store import backup.jsonl restored.db
-  $ lgcodec store import backup.jsonl restored.db --json";
+  $ lgcodec store import backup.jsonl restored.db --json
+  $ lgcodec store copy checkpoints.db copy.db --dry-run
+  $ lgcodec store copy checkpoints.db copy.db
+  $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread 1 --json
+Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/db (an
+empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
+_PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
+primary key re-encrypts on the way.";
 
 #[derive(Args)]
 pub struct InspectArgs {
@@ -313,6 +322,70 @@ pub async fn import(args: ImportArgs) -> ExitCode {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
+            }
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    /// The source: sqlite:PATH, a file path, or a postgres:// URL.
+    pub source: String,
+    /// The target (an empty one gets Python's tables; a rerun skips what is there).
+    pub target: String,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Count what would be copied; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
+    let bar = bar();
+    let mut options = CopyOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run);
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::copy(&args.source, &args.target, keys, &options).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            if args.json {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            for m in &r.mismatches {
+                eprintln!("mismatch: {m}");
+            }
+            eprintln!(
+                "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){} ({:.1} s)",
+                r.checkpoints,
+                r.source,
+                r.source_layout,
+                if r.dry_run { "would copy" } else { "copied" },
+                r.copied,
+                r.already_there,
+                r.target,
+                r.writes_inserted,
+                r.verified,
+                r.mismatches.len(),
+                if r.created_tables { "; Python's tables created" } else { "" },
+                r.elapsed_s
+            );
+            if r.mismatches.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
         }
         Err(e) => fatal(e),
