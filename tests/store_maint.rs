@@ -309,8 +309,9 @@ pub mod pg {
     }
 
     /// A fresh database holding `fixture/dump.sql`.
-    pub async fn restored(url: &str, fixture: &str) -> String {
-        let target = fresh(url, &fixture.replace(['-', '.'], "_")).await;
+    /// (Each test uses its own `tag`: tests run in parallel.)
+    pub async fn restored(url: &str, fixture: &str, tag: &str) -> String {
+        let target = fresh(url, &format!("{tag}_{}", fixture.replace(['-', '.'], "_"))).await;
         let sql = fs::read_to_string(stores().join(fixture).join("dump.sql")).expect("dump");
         connect(&target)
             .await
@@ -360,7 +361,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
     ] {
-        let db = pg::restored(&url, fixture).await;
+        let db = pg::restored(&url, fixture, "inspect").await;
         let before = pg::digest(&db).await;
         let store = AnyStore::open(&db).await.expect(fixture);
         let threads = store.threads(&StoreKeys::none()).await.expect(fixture);
@@ -543,7 +544,7 @@ async fn import_never_overwrites_a_different_row_and_one_thread_exports_alone() 
 async fn postgres_export_import_export_is_byte_identical() {
     let Some(url) = pg::url() else { return };
     let dir = scratch("pg-backup");
-    let source = pg::restored(&url, "postgres-py-3.2.0").await;
+    let source = pg::restored(&url, "postgres-py-3.2.0", "backup").await;
     let first = dir.join("1.jsonl");
     let second = dir.join("2.jsonl");
     let exported = export_to(&source, &first, &[]).await;
