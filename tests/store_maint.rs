@@ -644,3 +644,74 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
     assert_eq!(keys(&a), keys(&b));
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn dates_and_checkpoint_id_times_are_unix_seconds() {
+    use langgraph_codec::store::{id_time, parse_date};
+    // Expected values from Python's datetime(..., tzinfo=timezone.utc).timestamp().
+    assert_eq!(
+        parse_date("2024-07-01T12:30:45Z").expect("date"),
+        1_719_837_045
+    );
+    assert_eq!(
+        parse_date("2024-07-01T12:30:45.5+00:00").expect("date"),
+        1_719_837_045
+    );
+    assert_eq!(parse_date("1999-12-31").expect("date"), 946_598_400);
+    assert!(parse_date("2024-07-01T12:30:45+02:00").is_err());
+    assert!(parse_date("yesterday").is_err());
+    // Python's uuid6(clock_seq=1) made at Unix time 1795618958 (time.time()).
+    assert_eq!(
+        id_time("1f1e8e14-15a5-6c9a-8001-73c70dd9ebf6"),
+        Some(1_795_618_958)
+    );
+    assert_eq!(id_time("not-a-uuid"), None);
+}
+
+#[tokio::test]
+async fn prune_keeps_the_latest_per_namespace_and_dry_run_deletes_nothing() {
+    use langgraph_codec::store::{prune, PruneOptions};
+    let dir = scratch("prune");
+    let path = dir.join("s.db");
+    let [_, _, c, d] = forked_store(&path, Arc::new(JsonPlusSerializer::new())).await;
+    let store = path.to_str().expect("utf-8").to_owned();
+    let before = sqlite_rows(&path);
+    let dry = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().keep_latest(1).dry_run(true),
+    )
+    .await
+    .expect("dry run");
+    assert_eq!((dry.checkpoints_deleted, dry.writes_deleted), (3, 1));
+    assert!(dry.bytes_freed > 0);
+    assert_eq!(sqlite_rows(&path), before, "a dry run deletes nothing");
+    let done = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().keep_latest(1).vacuum(true),
+    )
+    .await
+    .expect("prune");
+    assert_eq!((done.checkpoints_deleted, done.checkpoints_kept), (3, 1));
+    let h = AnyStore::open(&store)
+        .await
+        .expect("open")
+        .history("t")
+        .await
+        .expect("history");
+    let ids: Vec<&str> = h.nodes.iter().map(|n| n.checkpoint_id.as_str()).collect();
+    assert_eq!(ids, [d.as_str()]);
+    assert!(done.file_bytes.is_some());
+    let _ = c;
+    // A date rule never drops the latest; ids that are not uuid6 have no time: kept.
+    let again = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().before(i64::MAX),
+    )
+    .await
+    .expect("before");
+    assert_eq!(again.checkpoints_deleted, 0);
+    let _ = fs::remove_dir_all(&dir);
+}

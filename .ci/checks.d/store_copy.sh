@@ -8,6 +8,8 @@
 #     copied back into a new SQLite file, Python resumes the other there.
 #  3. `lgcodec store copy` killed with SIGKILL mid-way and run again: nothing lost,
 #     nothing duplicated, every checkpoint verified.
+#  4. `lgcodec store prune --keep-latest 1` on that graph's threads (SQLite, and copied
+#     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
 set -euo pipefail
 STEP_PREFIX=store_copy
 # shellcheck source=../lib/pg_check.sh
@@ -34,3 +36,5 @@ step "python graph: SQLite -> Postgres -> SQLite, resumed on both" \
     "$PY" -u vectors/store_maint/copy_resume.py "$BIN" "$(fresh_db store_copy_py)"
 step "copy killed mid-way and resumed" \
     "$PY" -u vectors/store_maint/kill_resume.py "$BIN" "$(fresh_db store_copy_kill)" 1200
+step "prune --keep-latest 1 with a DeltaChannel, resumed by Python (SQLite and Postgres)" \
+    "$PY" -u vectors/store_maint/prune_resume.py "$BIN" "$(fresh_db store_prune_py)"

@@ -101,6 +101,14 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// A date for store prune is malformed, or no prune rule was given.
+    #[error("prune: {reason} ({given:?})")]
+    InvalidDate {
+        /// The text as given.
+        given: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
     Backup {

@@ -64,6 +64,8 @@ mod ops;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod prune;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod raw;
 mod report;
 #[cfg(feature = "sqlite")]
@@ -80,6 +82,8 @@ pub use inspect::{
     diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, Size, StoreStats,
     ThreadHistory, ThreadSize, ThreadSummary,
 };
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use prune::{id_time, parse_date, prune, PruneOptions, PruneReport};
 
 pub use classify::Class;
 pub use error::StoreError;

@@ -83,6 +83,11 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Copy(maint::CopyArgs),
+    /// Retention: keep the latest N per thread and namespace, drop checkpoints before a
+    /// date, delete idle threads; DeltaChannel threads stay reconstructible.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Prune(maint::PruneArgs),
 }
 
 #[derive(clap::Args)]
@@ -190,6 +195,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Import(args) => maint::import(args).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Copy(args) => maint::copy(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(args) => maint::prune(args, &keys).await,
         }
     })
 }

@@ -13,7 +13,7 @@ macro_rules! say {
 
 use clap::Args;
 use langgraph_codec::store::{
-    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreKeys,
+    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
 };
 
 use super::{bar, emit_json, fatal, on_progress};
@@ -31,6 +31,10 @@ postgresql://user@host:5432/db URL works wherever a store is named):
   $ lgcodec store copy checkpoints.db copy.db --dry-run
   $ lgcodec store copy checkpoints.db copy.db
   $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread 1 --json
+  $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ lgcodec store prune copy.db --keep-latest 2 --vacuum
+  $ lgcodec store prune copy.db --before 2024-01-01 --json
+  $ lgcodec store prune copy.db --idle-since 2024-01-01T00:00:00Z --dry-run
 Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/db (an
 empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
 _PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
@@ -387,6 +391,99 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_latest", "before", "idle_since"])))]
+pub struct PruneArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
+    pub store: String,
+    /// Keep the latest N checkpoints per thread and namespace (and what their
+    /// DeltaChannels need).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_latest: Option<u64>,
+    /// Drop checkpoints older than DATE (UTC: 2024-01-31 or 2024-01-31T12:00:00Z); the
+    /// latest of each namespace stays.
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+    /// Delete threads whose latest checkpoint is older than DATE.
+    #[arg(long, value_name = "DATE")]
+    pub idle_since: Option<String>,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Only threads whose latest metadata has KEY equal to the JSON VALUE (repeat).
+    #[arg(long = "metadata", value_name = "KEY=JSON")]
+    pub metadata: Vec<String>,
+    /// Report what would go and how many bytes; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// SQLite: VACUUM afterwards so the file shrinks.
+    #[arg(long)]
+    pub vacuum: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
+    let mut options = PruneOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run)
+        .vacuum(args.vacuum);
+    if let Some(n) = args.keep_latest {
+        options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    for (date, before) in [(args.before, true), (args.idle_since, false)] {
+        let Some(date) = date else { continue };
+        match store::parse_date(&date) {
+            Ok(t) if before => options = options.before(t),
+            Ok(t) => options = options.idle_since(t),
+            Err(e) => return fatal(e),
+        }
+    }
+    for m in &args.metadata {
+        let Some((k, v)) = m.split_once('=') else {
+            return fatal(format!("--metadata {m:?}: expected KEY=JSON"));
+        };
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::from(v));
+        options = options.metadata(k, value);
+    }
+    let bar = bar();
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::prune(&args.store, keys, &options).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            if args.json {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            eprintln!(
+                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} for DeltaChannels){} ({:.1} s)",
+                r.threads,
+                if r.dry_run { "would delete" } else { "deleted" },
+                r.checkpoints_deleted,
+                r.threads_deleted,
+                r.writes_deleted,
+                r.blobs_deleted,
+                r.bytes_freed,
+                r.checkpoints_kept,
+                r.kept_for_delta,
+                r.file_bytes
+                    .map(|(a, b)| format!("; file {a} -> {b} bytes after VACUUM"))
+                    .unwrap_or_default(),
+                r.elapsed_s
+            );
+            ExitCode::SUCCESS
         }
         Err(e) => fatal(e),
     }
