@@ -19,18 +19,20 @@ use langgraph_codec::store::{
 use super::{bar, emit_json, fatal, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
-Maintenance examples (checkpoints.db is a store Python's SqliteSaver wrote; any
-postgresql://user@host:5432/db URL works wherever a store is named):
+Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
+SqliteSaver wrote with a thread t-main, e.g. a copy of the crate's
+vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
+wherever a store is named):
   $ lgcodec store stats checkpoints.db
   $ lgcodec store inspect checkpoints.db
-  $ lgcodec store inspect checkpoints.db --thread 1 --json
+  $ lgcodec store inspect checkpoints.db --thread t-main --json
   $ lgcodec store export checkpoints.db backup.jsonl
-  $ lgcodec store export checkpoints.db thread-1.jsonl --thread 1
+  $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
   $ lgcodec store import backup.jsonl restored.db
   $ lgcodec store import backup.jsonl restored.db --json
   $ lgcodec store copy checkpoints.db copy.db --dry-run
   $ lgcodec store copy checkpoints.db copy.db
-  $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread 1 --json
+  $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread t-main --json
   $ lgcodec store prune copy.db --keep-latest 2 --dry-run
   $ lgcodec store prune copy.db --keep-latest 2 --vacuum
   $ lgcodec store prune copy.db --before 2024-01-01 --json
