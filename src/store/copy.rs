@@ -438,7 +438,8 @@ fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<String> {
 }
 
 /// Copies the checkpoints of `source` (every thread, or [`CopyOptions::threads`]) into
-/// `target`. See the [module docs](self).
+/// `target`: written by the target saver, resumable, verified (see
+/// `docs/store-maintenance.md`).
 ///
 /// # Errors
 /// [`StoreError::NotAStore`] for a target in an old layout; [`StoreError::Unreadable`]

@@ -410,7 +410,9 @@ pub async fn export(
                     obj.extend(m.clone());
                     line(out, &Json::Object(obj))?;
                 }
-                counts[slot] += rows.len() as u64;
+                if let Some(c) = counts.get_mut(slot) {
+                    *c += rows.len() as u64;
+                }
                 done += rows.len() as u64;
                 if let Some(f) = &options.progress {
                     f(&Progress {
@@ -882,7 +884,8 @@ async fn existing(target: &Target, spec: &Spec, key: &[Cell]) -> Result<Option<V
 
 /// Restores a backup file (read line by line from `input`) into the store `target`
 /// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
-/// from. See the [module docs](self) for the semantics.
+/// from: only free keys are inserted, identical rows skipped, different rows
+/// reported and never overwritten (see `docs/store-maintenance.md`).
 ///
 /// # Errors
 /// [`StoreError::Backup`] for a malformed file (the line is named) or one of
@@ -912,16 +915,19 @@ pub async fn import(
             })
         }
     };
-    if header["format"] != BACKUP_FORMAT || header["version"] != BACKUP_VERSION {
+    let field = |name: &str| header.get(name).cloned().unwrap_or(Json::Null);
+    if field("format") != BACKUP_FORMAT || field("version") != BACKUP_VERSION {
         return Err(StoreError::Backup {
             file: at(1),
             reason: format!(
                 "not a {BACKUP_FORMAT} version {BACKUP_VERSION} file (format {}, version {})",
-                header["format"], header["version"]
+                field("format"),
+                field("version")
             ),
         });
     }
-    let layout = header["layout"].as_str().unwrap_or_default();
+    let layout = field("layout");
+    let layout = layout.as_str().unwrap_or_default();
     if layout.starts_with("LangGraph 0.1") {
         return Err(StoreError::Backup {
             file: at(1),
@@ -933,12 +939,12 @@ pub async fn import(
         Target::Sqlite(_) => "sqlite",
         Target::Postgres(_) => "postgres",
     };
-    if header["backend"] != backend {
+    if field("backend") != backend {
         return Err(StoreError::Backup {
             file: at(1),
             reason: format!(
                 "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
-                header["backend"]
+                field("backend")
             ),
         });
     }

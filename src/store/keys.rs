@@ -147,11 +147,13 @@ impl StoreKeys {
     }
 
     /// Every key (primary first), for the maintenance operations' serializer.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn ring(&self) -> Option<&KeyRing> {
         self.ring.as_ref()
     }
 
     /// The primary key alone, for the maintenance operations' writing serializer.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn primary_ring(&self) -> Option<&KeyRing> {
         self.primary.as_ref()
     }

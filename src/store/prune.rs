@@ -489,7 +489,7 @@ async fn remove(
 /// Prunes `store` (`sqlite:PATH`, a file path, or a `postgres://` URL in today's
 /// Python layout) by `options`' rules; `keys` read encrypted SQLite checkpoints (to
 /// know which channels they store; without them such a checkpoint keeps its whole
-/// chain). See the [module docs](self).
+/// chain). Rules and guarantees: `docs/store-maintenance.md`.
 ///
 /// # Errors
 /// [`StoreError::InvalidDate`] without any rule; [`StoreError::NotAStore`] for an
