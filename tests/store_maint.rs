@@ -109,7 +109,11 @@ async fn inspect_and_stats_read_every_sqlite_layout_without_a_write() {
         assert_eq!(stats.threads, threads.len() as u64);
         // While the store is open too: SQLite removes the -wal/-shm a plain open of a
         // WAL file makes when the last connection closes.
-        assert_eq!(files_in(&dir), vec!["store.sqlite"], "{fixture}: side files while open");
+        assert_eq!(
+            files_in(&dir),
+            vec!["store.sqlite"],
+            "{fixture}: side files while open"
+        );
         drop(store);
         assert_eq!(
             fs::read(&copy).expect("read"),
@@ -716,5 +720,76 @@ async fn prune_keeps_the_latest_per_namespace_and_dry_run_deletes_nothing() {
     .await
     .expect("before");
     assert_eq!(again.checkpoints_deleted, 0);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
+    use langgraph_codec::store::{parse_date, prune, PruneOptions};
+    let dir = scratch("prune-dates");
+    let path = dir.join("s.sqlite");
+    // Python wrote this store on 2026-11-25 (its uuid6 ids and ts say so): t-main has 9
+    // checkpoints over 2 namespaces, t-short 3 (rows.json).
+    fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    let store = path.to_str().expect("utf-8").to_owned();
+    let none = StoreKeys::none();
+    let run = |o: PruneOptions| {
+        let store = store.clone();
+        let none = none.clone();
+        async move { prune(&store, &none, &o.dry_run(true)).await.expect("prune") }
+    };
+    let early = parse_date("2026-01-01").expect("date");
+    let late = parse_date("2027-01-01").expect("date");
+    assert_eq!(
+        run(PruneOptions::new().idle_since(early))
+            .await
+            .threads_deleted,
+        0
+    );
+    let idle = run(PruneOptions::new().idle_since(late)).await;
+    assert_eq!((idle.threads_deleted, idle.checkpoints_deleted), (2, 12));
+    assert_eq!(idle.writes_deleted, 27);
+    assert_eq!(
+        run(PruneOptions::new().before(early))
+            .await
+            .checkpoints_deleted,
+        0
+    );
+    // Everything is older than 2027, but the latest of each namespace (and what its
+    // DeltaChannels need: none in this graph) stays: 3 namespaces.
+    let before = run(PruneOptions::new().before(late)).await;
+    assert_eq!(before.checkpoints_kept, 3);
+    assert_eq!(before.checkpoints_deleted, 9);
+    let one = run(PruneOptions::new().idle_since(late).threads(["t-short"])).await;
+    assert_eq!((one.threads, one.checkpoints_deleted), (1, 3));
+    // Python's metadata on these checkpoints has "user": "ada" (rows.json).
+    let by_md = run(PruneOptions::new()
+        .idle_since(late)
+        .metadata("user", Json::from("bob")))
+    .await;
+    assert_eq!(by_md.threads, 0);
+    let by_md = run(PruneOptions::new()
+        .idle_since(late)
+        .metadata("user", Json::from("ada")))
+    .await;
+    assert_eq!(by_md.threads, 2);
+    // And for real: the idle thread goes whole, writes included.
+    prune(
+        &store,
+        &none,
+        &PruneOptions::new().idle_since(late).threads(["t-short"]),
+    )
+    .await
+    .expect("prune");
+    let threads = AnyStore::open(&store)
+        .await
+        .expect("open")
+        .threads(&none)
+        .await
+        .expect("threads");
+    let names: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+    assert_eq!(names, ["t-main"]);
+    let rows = sqlite_rows(&path);
+    assert!(!rows.iter().any(|r| r.contains("t-short")));
     let _ = fs::remove_dir_all(&dir);
 }
