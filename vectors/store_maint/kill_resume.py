@@ -22,9 +22,11 @@ import tempfile
 import time
 
 import psycopg
-from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+
+sys.path.insert(0, os.path.dirname(__file__))
+from make_store import make_store  # noqa: E402
 
 
 def main() -> None:
@@ -35,22 +37,7 @@ def main() -> None:
     threads = 30
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "big.sqlite")
-        conn = sqlite3.connect(path, check_same_thread=False)
-        saver = SqliteSaver(conn)
-        saver.setup()
-        conn.execute("PRAGMA synchronous=OFF")  # a fixture: speed over durability
-        started = time.time()
-        for t in range(threads):
-            config = {"configurable": {"thread_id": f"t{t}", "checkpoint_ns": ""}}
-            for i in range(total // threads):
-                cp = empty_checkpoint()
-                cp["channel_values"] = {"messages": [f"m{j}" * 20 for j in range(i % 20)], "step": i}
-                cp["channel_versions"] = {"messages": str(i + 1), "step": str(i + 1)}
-                config = saver.put(config, cp, {"source": "loop", "step": i, "parents": {}},
-                                   cp["channel_versions"])
-                saver.put_writes(config, [("messages", ["w"]), ("step", i)], f"task-{i}", "~")
-        conn.close()
-        print(f"  Python wrote {total} checkpoints in {time.time() - started:.1f} s")
+        make_store(path, total, threads)
 
         count_sql = "SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM checkpoint_writes)"
         proc = subprocess.Popen([binary, "store", "copy", path, url],
