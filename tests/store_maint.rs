@@ -793,3 +793,51 @@ async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     assert!(!rows.iter().any(|r| r.contains("t-short")));
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn copy_re_encrypts_under_the_primary_key_on_the_way() {
+    let dir = scratch("reencrypt");
+    let source = dir.join("old.db");
+    let old = EncryptedSerializer::from_aes_key(&[7u8; 16], AesMode::Eax).expect("serde");
+    let [_, _, c, _] = forked_store(&source, Arc::new(old)).await;
+    let target = dir.join("new.db");
+    let ring = StoreKeys::new(key(9))
+        .with_previous(key(7), "old")
+        .expect("ring");
+    let report = langgraph_codec::store::copy(
+        source.to_str().expect("utf-8"),
+        target.to_str().expect("utf-8"),
+        &ring,
+        &langgraph_codec::store::CopyOptions::new(),
+    )
+    .await
+    .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified),
+        (4, 4),
+        "{:?}",
+        report.mismatches
+    );
+    let copied = AnyStore::open(target.to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    // The new key alone reads every copied value; the old key alone reads none.
+    let state = copied
+        .state(&StoreKeys::new(key(9)), "t", &c)
+        .await
+        .expect("new key")
+        .expect("present");
+    assert_eq!(state["pending_writes"][0]["value"], "w");
+    assert!(copied
+        .state(&StoreKeys::new(key(7)), "t", &c)
+        .await
+        .is_err());
+    // Every value row of the copy is encrypted (the type tags say so).
+    for row in sqlite_rows(&target) {
+        assert!(
+            row.contains("msgpack+aes") || row.contains("null+aes"),
+            "{row}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
