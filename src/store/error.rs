@@ -92,6 +92,31 @@ pub enum StoreError {
     /// A blocking task of the SQLite backend failed (panicked or was cancelled).
     #[error("sqlite: a blocking task failed: {0}")]
     Task(String),
+    /// A stored value or row could not be read (store maintenance: inspect, copy):
+    /// which, and why.
+    #[error("{what}: {reason}")]
+    Unreadable {
+        /// The row.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// A date for store prune is malformed, or no prune rule was given.
+    #[error("prune: {reason} ({given:?})")]
+    InvalidDate {
+        /// The text as given.
+        given: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A backup file (store export/import) is malformed, or cannot be read or written.
+    #[error("backup {file}: {reason}")]
+    Backup {
+        /// The file, with the line number when known.
+        file: String,
+        /// What was wrong.
+        reason: String,
+    },
 }
 
 impl StoreError {

@@ -146,6 +146,18 @@ impl StoreKeys {
         Ok(keys)
     }
 
+    /// Every key (primary first), for the maintenance operations' serializer.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn ring(&self) -> Option<&KeyRing> {
+        self.ring.as_ref()
+    }
+
+    /// The primary key alone, for the maintenance operations' writing serializer.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn primary_ring(&self) -> Option<&KeyRing> {
+        self.primary.as_ref()
+    }
+
     /// Whether a primary key is set (encrypt and rekey need one).
     pub fn has_primary(&self) -> bool {
         self.primary.is_some()

@@ -52,14 +52,38 @@
 
 mod backend;
 mod classify;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod copy;
 mod error;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod export;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod inspect;
 mod keys;
 mod ops;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod prune;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod raw;
 mod report;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use copy::{copy, CopyOptions, CopyReport};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use export::{
+    export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,
+    BACKUP_FORMAT, BACKUP_VERSION,
+};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use inspect::{
+    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, Size, StoreStats,
+    ThreadHistory, ThreadSize, ThreadSummary,
+};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use prune::{id_time, parse_date, prune, PruneOptions, PruneReport};
 
 pub use classify::Class;
 pub use error::StoreError;

@@ -7,6 +7,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Subcommand;
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[path = "store_maint.rs"]
+mod maint;
 use langgraph_codec::store::{
     self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreError, StoreKeys,
     SweepOptions, SweepReport, Verdict,
@@ -54,6 +58,36 @@ pub enum StoreCommand {
     Encrypt(SweepArgs),
     /// Re-encrypt every value under a previous key under LANGGRAPH_AES_KEY.
     Rekey(SweepArgs),
+    /// Threads (latest checkpoint, step, time, size); with --thread its history as a
+    /// tree; with --checkpoint the state (JSON view, decrypted); with --diff what
+    /// changed. Any layout a saver wrote, read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Inspect(maint::InspectArgs),
+    /// Rows and bytes per thread and per channel. Read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Stats(maint::StatsArgs),
+    /// Write a store's rows, exactly as stored, to a backup file (JSON Lines,
+    /// lgcodec-store-backup v1); encrypted rows stay encrypted.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Export(maint::ExportArgs),
+    /// Restore a backup file into a store of the same backend; existing rows are
+    /// never overwritten (identical ones skipped, different ones reported: exit 1).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Import(maint::ImportArgs),
+    /// Copy every thread (or --thread ones) to another store, SQLite or Postgres,
+    /// written by the target saver as Python writes it; resumable, verified.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Copy(maint::CopyArgs),
+    /// Retention: keep the latest N per thread and namespace, drop checkpoints before a
+    /// date, delete idle threads; DeltaChannel threads stay reconstructible.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Prune(maint::PruneArgs),
 }
 
 #[derive(clap::Args)]
@@ -76,12 +110,12 @@ pub struct SweepArgs {
 
 const FATAL: u8 = 2;
 
-fn fatal(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("lgcodec: {message}");
     ExitCode::from(FATAL)
 }
 
-fn bar() -> Option<indicatif::ProgressBar> {
+pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -96,7 +130,9 @@ fn bar() -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-fn on_progress(bar: &indicatif::ProgressBar) -> impl Fn(&Progress) + Send + Sync + 'static {
+pub(crate) fn on_progress(
+    bar: &indicatif::ProgressBar,
+) -> impl Fn(&Progress) + Send + Sync + 'static {
     let bar = bar.clone();
     move |p: &Progress| {
         bar.set_length(p.total_estimate);
@@ -149,6 +185,18 @@ pub fn run(command: StoreCommand) -> ExitCode {
             }
             StoreCommand::Encrypt(args) => sweep("encrypt", args, &keys).await,
             StoreCommand::Rekey(args) => sweep("rekey", args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(args) => maint::inspect(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(args) => maint::stats(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(args) => maint::export(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(args) => maint::import(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(args) => maint::copy(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(args) => maint::prune(args, &keys).await,
         }
     })
 }
@@ -203,7 +251,7 @@ fn counts_line(c: &ClassCounts) -> String {
     )
 }
 
-fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
+pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
     let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Store maintenance against a throwaway PostgreSQL (run by .ci/run with PY set):
+#  1. Rust tests of inspect/stats/export/import/copy (tests/store_maint.rs) on every
+#     committed store of old releases and on stores the savers write, SQLite and Postgres.
+#  2. A real Python graph's SQLite store (messages, Send, subgraph, DeltaChannel,
+#     interrupts) copied into an empty Postgres by `lgcodec store copy`; Python's
+#     PostgresSaver reads both threads as SQLite gave them and resumes one to its end;
+#     copied back into a new SQLite file, Python resumes the other there.
+#  3. `lgcodec store copy` killed with SIGKILL mid-way and run again: nothing lost,
+#     nothing duplicated, every checkpoint verified.
+#  4. `lgcodec store prune --keep-latest 1` on that graph's threads (SQLite, and copied
+#     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
+set -euo pipefail
+STEP_PREFIX=store_copy
+# shellcheck source=../lib/pg_check.sh
+source .ci/lib/pg_check.sh
+
+step "rust tests (inspect, stats, export/import, copy)" \
+    cargo test --quiet --features sqlite,postgres --test store_maint
+step "build lgcodec" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec
+BIN="target/debug/lgcodec"
+
+fresh_db() {
+    "$PY" - "$URL" "$1" <<'PY'
+import sys, psycopg
+url, name = sys.argv[1], sys.argv[2]
+with psycopg.connect(url, autocommit=True) as c:
+    c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    c.execute(f'CREATE DATABASE "{name}"')
+base = url.rsplit("/", 1)[0]
+print(f"{base}/{name}")
+PY
+}
+
+step "python graph: SQLite -> Postgres -> SQLite, resumed on both" \
+    "$PY" -u vectors/store_maint/copy_resume.py "$BIN" "$(fresh_db store_copy_py)"
+step "copy killed mid-way and resumed" \
+    "$PY" -u vectors/store_maint/kill_resume.py "$BIN" "$(fresh_db store_copy_kill)" 1200
+step "prune --keep-latest 1 with a DeltaChannel, resumed by Python (SQLite and Postgres)" \
+    "$PY" -u vectors/store_maint/prune_resume.py "$BIN" "$(fresh_db store_prune_py)"

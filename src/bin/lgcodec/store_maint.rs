@@ -1,0 +1,492 @@
+//! `lgcodec store inspect|stats|export|import|copy`: store maintenance over
+//! [`langgraph_codec::store`] (needs the `sqlite` and `postgres` features).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+/// `println!` that ignores a closed pipe (`| head`) instead of panicking.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+use clap::Args;
+use langgraph_codec::store::{
+    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
+};
+
+use super::{bar, emit_json, fatal, on_progress};
+
+pub const MAINT_EXAMPLES: &str = "\
+Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
+SqliteSaver wrote with a thread t-main, e.g. a copy of the crate's
+vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
+wherever a store is named):
+  $ lgcodec store stats checkpoints.db
+  $ lgcodec store inspect checkpoints.db
+  $ lgcodec store inspect checkpoints.db --thread t-main --json
+  $ lgcodec store export checkpoints.db backup.jsonl
+  $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
+  $ lgcodec store import backup.jsonl restored.db
+  $ lgcodec store import backup.jsonl restored.db --json
+  $ lgcodec store copy checkpoints.db copy.db --dry-run
+  $ lgcodec store copy checkpoints.db copy.db
+  $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread t-main --json
+  $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ lgcodec store prune copy.db --keep-latest 2 --vacuum
+  $ lgcodec store prune copy.db --before 2024-01-01 --json
+  $ lgcodec store prune copy.db --idle-since 2024-01-01T00:00:00Z --dry-run
+Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/db (an
+empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
+_PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
+primary key re-encrypts on the way.";
+
+#[derive(Args)]
+pub struct InspectArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// Show this thread's history as a tree (forks marked).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// With --thread: print this checkpoint's state (JSON view, decrypted with the keys
+    /// in LANGGRAPH_AES_KEY / _PREVIOUS / _FALLBACK_KEYS).
+    #[arg(long, requires = "thread")]
+    pub checkpoint: Option<String>,
+    /// With --checkpoint: what changed from --checkpoint to this checkpoint.
+    #[arg(long, requires = "checkpoint", value_name = "ID2")]
+    pub diff: Option<String>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
+    let store = match AnyStore::open(&args.store).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let Some(thread) = args.thread else {
+        let threads = match store.threads(keys).await {
+            Ok(t) => t,
+            Err(e) => return fatal(e),
+        };
+        if args.json {
+            return done(emit_json(&threads));
+        }
+        say!(
+            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
+            "thread",
+            "checkpoints",
+            "writes",
+            "latest checkpoint",
+            "step",
+            "time",
+            "bytes"
+        );
+        for t in &threads {
+            say!(
+                "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
+                t.thread_id,
+                t.checkpoints,
+                t.writes,
+                t.latest_checkpoint_id,
+                t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
+                t.latest_ts.as_deref().unwrap_or("?"),
+                t.bytes
+            );
+        }
+        eprintln!(
+            "lgcodec store inspect: {} thread(s) in {} ({})",
+            threads.len(),
+            args.store,
+            store.layout()
+        );
+        return ExitCode::SUCCESS;
+    };
+    match (args.checkpoint, args.diff) {
+        (None, _) => match store.history(&thread).await {
+            Ok(h) if h.nodes.is_empty() => fatal(format!("no thread {thread:?} in the store")),
+            Ok(h) if args.json => done(emit_json(&h)),
+            Ok(h) => {
+                say!("{}", h.render().trim_end());
+                eprintln!(
+                    "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s)",
+                    h.nodes.len(),
+                    h.forks.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fatal(e),
+        },
+        (Some(id), None) => match store.state(keys, &thread, &id).await {
+            Ok(Some(state)) => {
+                let text = if args.json {
+                    serde_json::to_string(&state)
+                } else {
+                    serde_json::to_string_pretty(&state)
+                };
+                match text {
+                    Ok(t) => {
+                        say!("{t}");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => fatal(e),
+                }
+            }
+            Ok(None) => fatal(format!("no checkpoint {id:?} in thread {thread:?}")),
+            Err(e) => fatal(e),
+        },
+        (Some(from), Some(to)) => match store.diff(keys, &thread, &from, &to).await {
+            Ok(d) if args.json => done(emit_json(&d)),
+            Ok(d) => {
+                say!("{} -> {}", d.from, d.to);
+                say!("changed: {}", d.changed.join(", "));
+                say!("added:   {}", d.added.join(", "));
+                say!("removed: {}", d.removed.join(", "));
+                for (channel, items) in &d.appended {
+                    say!("{channel}: {} item(s) appended", items.len());
+                    for item in items {
+                        say!("  + {item}");
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => fatal(e),
+        },
+    }
+}
+
+pub async fn stats(args: StatsArgs) -> ExitCode {
+    let store = match AnyStore::open(&args.store).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let stats = match store.stats().await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    if args.json {
+        return done(emit_json(&stats));
+    }
+    say!(
+        "store: {} ({}; {})",
+        stats.store,
+        stats.backend,
+        stats.layout
+    );
+    say!(
+        "{} thread(s), {} bytes: checkpoints {} rows / {} bytes, blobs {} / {}, writes {} / {}",
+        stats.threads,
+        stats.total.total_bytes,
+        stats.total.checkpoints.rows,
+        stats.total.checkpoints.bytes,
+        stats.total.blobs.rows,
+        stats.total.blobs.bytes,
+        stats.total.writes.rows,
+        stats.total.writes.bytes
+    );
+    say!("per thread (bytes: checkpoints + blobs + writes):");
+    for (thread, s) in &stats.per_thread {
+        say!(
+            "  {thread:<36} {:>10} = {} + {} + {} ({} checkpoint(s))",
+            s.total_bytes,
+            s.checkpoints.bytes,
+            s.blobs.bytes,
+            s.writes.bytes,
+            s.checkpoints.rows
+        );
+    }
+    say!("per channel (writes and blobs):");
+    for (channel, s) in &stats.per_channel {
+        say!("  {channel:<36} {:>10} bytes in {} row(s)", s.bytes, s.rows);
+    }
+    ExitCode::SUCCESS
+}
+
+fn done(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// The backup file to write (- for standard output).
+    pub file: String,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The backup file to read (- for standard input).
+    pub file: String,
+    /// The target: an empty one gets Python's tables; rows already there are never
+    /// overwritten.
+    pub store: String,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn export(args: ExportArgs) -> ExitCode {
+    let store = match AnyStore::open(&args.store).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    let mut out: Box<dyn std::io::Write> = if args.file == "-" {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        match std::fs::File::create(&args.file) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => return fatal(format!("cannot create {}: {e}", args.file)),
+        }
+    };
+    let bar = bar();
+    let mut options = ExportOptions::new().threads(args.threads);
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::export(&store, &mut out, &options).await;
+    drop(out);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            let summary = format!(
+                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({} bytes, {:.1} s)",
+                r.checkpoints, r.blobs, r.writes, r.store, r.layout, args.file, r.bytes, r.elapsed_s
+            );
+            if args.json && args.file != "-" {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            eprintln!("{summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+pub async fn import(args: ImportArgs) -> ExitCode {
+    let mut input: Box<dyn std::io::BufRead> = if args.file == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin().lock()))
+    } else {
+        match std::fs::File::open(&args.file) {
+            Ok(f) => Box::new(std::io::BufReader::new(f)),
+            Err(e) => return fatal(format!("cannot open {}: {e}", args.file)),
+        }
+    };
+    let bar = bar();
+    let mut options = ImportOptions::new();
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::import(&mut input, &args.file, &args.store, &options).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            if args.json {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            eprintln!(
+                "lgcodec store import: {} row(s) inserted, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
+                r.inserted,
+                r.identical,
+                r.conflicts,
+                if r.created_tables { "; Python's tables created" } else { "" },
+                if r.complete { "" } else { "; THE FILE WAS CUT SHORT (no end line)" },
+                r.elapsed_s
+            );
+            for c in &r.conflict_samples {
+                eprintln!("conflict: {} {:?}", c.kind, c.key);
+            }
+            if r.conflicts > 0 || !r.complete {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+#[derive(Args)]
+pub struct CopyArgs {
+    /// The source: sqlite:PATH, a file path, or a postgres:// URL.
+    pub source: String,
+    /// The target (an empty one gets Python's tables; a rerun skips what is there).
+    pub target: String,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Count what would be copied; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
+    let bar = bar();
+    let mut options = CopyOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run);
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::copy(&args.source, &args.target, keys, &options).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            if args.json {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            for m in &r.mismatches {
+                eprintln!("mismatch: {m}");
+            }
+            eprintln!(
+                "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){} ({:.1} s)",
+                r.checkpoints,
+                r.source,
+                r.source_layout,
+                if r.dry_run { "would copy" } else { "copied" },
+                r.copied,
+                r.already_there,
+                r.target,
+                r.writes_inserted,
+                r.verified,
+                r.mismatches.len(),
+                if r.created_tables { "; Python's tables created" } else { "" },
+                r.elapsed_s
+            );
+            if r.mismatches.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_latest", "before", "idle_since"])))]
+pub struct PruneArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
+    pub store: String,
+    /// Keep the latest N checkpoints per thread and namespace (and what their
+    /// DeltaChannels need).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_latest: Option<u64>,
+    /// Drop checkpoints older than DATE (UTC: 2024-01-31 or 2024-01-31T12:00:00Z); the
+    /// latest of each namespace stays.
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+    /// Delete threads whose latest checkpoint is older than DATE.
+    #[arg(long, value_name = "DATE")]
+    pub idle_since: Option<String>,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Only threads whose latest metadata has KEY equal to the JSON VALUE (repeat).
+    #[arg(long = "metadata", value_name = "KEY=JSON")]
+    pub metadata: Vec<String>,
+    /// Report what would go and how many bytes; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// SQLite: VACUUM afterwards so the file shrinks.
+    #[arg(long)]
+    pub vacuum: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
+    let mut options = PruneOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run)
+        .vacuum(args.vacuum);
+    if let Some(n) = args.keep_latest {
+        options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    for (date, before) in [(args.before, true), (args.idle_since, false)] {
+        let Some(date) = date else { continue };
+        match store::parse_date(&date) {
+            Ok(t) if before => options = options.before(t),
+            Ok(t) => options = options.idle_since(t),
+            Err(e) => return fatal(e),
+        }
+    }
+    for m in &args.metadata {
+        let Some((k, v)) = m.split_once('=') else {
+            return fatal(format!("--metadata {m:?}: expected KEY=JSON"));
+        };
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::from(v));
+        options = options.metadata(k, value);
+    }
+    let bar = bar();
+    if let Some(b) = &bar {
+        options = options.on_progress(on_progress(b));
+    }
+    let report = store::prune(&args.store, keys, &options).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match report {
+        Ok(r) => {
+            if args.json {
+                if let Err(e) = emit_json(&r) {
+                    return fatal(e);
+                }
+            }
+            eprintln!(
+                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} for DeltaChannels){} ({:.1} s)",
+                r.threads,
+                if r.dry_run { "would delete" } else { "deleted" },
+                r.checkpoints_deleted,
+                r.threads_deleted,
+                r.writes_deleted,
+                r.blobs_deleted,
+                r.bytes_freed,
+                r.checkpoints_kept,
+                r.kept_for_delta,
+                r.file_bytes
+                    .map(|(a, b)| format!("; file {a} -> {b} bytes after VACUUM"))
+                    .unwrap_or_default(),
+                r.elapsed_s
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fatal(e),
+    }
+}

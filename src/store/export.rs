@@ -1,0 +1,1056 @@
+//! [`export`] and [`import`]: a streaming backup file of a store's rows exactly as
+//! stored, and its restore.
+//!
+//! **Format** `lgcodec-store-backup`, version 1: JSON Lines (UTF-8, one object a line).
+//!
+//! 1. A header: `{"format": "lgcodec-store-backup", "version": 1, "backend": "sqlite" |
+//!    "postgres", "layout": "<the layout found>", "threads": null | ["id", …]}`.
+//! 2. One line per row, tables in this order, each in primary-key order:
+//!    - `{"t": "checkpoint", "thread_id", "checkpoint_ns", "checkpoint_id",
+//!      "parent_checkpoint_id", "type", "checkpoint", "metadata"}` — SQLite: the
+//!      `checkpoint` and `metadata` cells' bytes; Postgres: the JSONB text's UTF-8
+//!      bytes. Bytes are standard base64; a NULL cell is `null`.
+//!    - `{"t": "blob", "thread_id", "checkpoint_ns", "channel", "version", "type",
+//!      "blob"}` (Postgres only).
+//!    - `{"t": "write", "thread_id", "checkpoint_ns", "checkpoint_id", "task_id",
+//!      "task_path", "idx", "channel", "type", "value"}`.
+//! 3. A footer: `{"t": "end", "checkpoints": n, "blobs": n, "writes": n}`; a file
+//!    without it was cut short, and [`import`] says so after restoring what it holds.
+//!
+//! Type tags and bytes are the stored ones: encrypted rows stay encrypted, and an
+//! export of an import of an export is the same file. Old layouts export under
+//! today's column names (LangGraph 0.1's `thread_ts` as `checkpoint_id`, a missing
+//! `task_path` as `""`); the header names the layout they came from.
+//!
+//! [`import`] restores into a store of the same backend (use [`copy`](super::copy)
+//! between backends): an empty target first gets Python's tables from the saver's own
+//! `setup()`. Each row is inserted only if its key is free; a row already there with
+//! the same columns is skipped, one with other columns is reported and left alone
+//! (never overwritten). Batches of rows are committed one transaction each, so an
+//! import stopped anywhere is resumed by running it again.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::time::Instant;
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::{json, Map, Value as Json};
+use tokio_postgres::types::ToSql;
+
+use super::error::StoreError;
+use super::inspect::AnyStore;
+use super::ops::{Progress, ProgressFn, Stage};
+use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Raw, Result};
+use super::Location;
+use crate::saver::postgres::PostgresSaver;
+use crate::saver::sqlite::SqliteSaver;
+use crate::saver::StoreLayout;
+
+/// The backup format's name (the header's `format`).
+pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
+/// The backup format's version this crate writes and reads.
+pub const BACKUP_VERSION: u64 = 1;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Text,
+    OptText,
+    Int,
+    Bytes,
+    /// Postgres JSONB, read as text, stored as its bytes.
+    Jsonb,
+}
+
+struct Spec {
+    kind: &'static str,
+    table: &'static str,
+    /// Output name, SQL expression, kind; the first `keys` are the primary key.
+    cols: Vec<(&'static str, &'static str, Col)>,
+    keys: usize,
+}
+
+fn specs(raw: &Raw) -> Vec<Spec> {
+    let c = raw.cols();
+    let pgres = matches!(raw, Raw::Postgres { .. });
+    let mut out = vec![Spec {
+        kind: "checkpoint",
+        table: "checkpoints",
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", c.ns, Col::Text),
+            ("checkpoint_id", c.id, Col::Text),
+            ("parent_checkpoint_id", c.parent, Col::OptText),
+            ("type", c.ty, Col::OptText),
+            (
+                "checkpoint",
+                if pgres {
+                    "checkpoint::text"
+                } else {
+                    "checkpoint"
+                },
+                if pgres { Col::Jsonb } else { Col::Bytes },
+            ),
+            (
+                "metadata",
+                if pgres { "metadata::text" } else { "metadata" },
+                if pgres { Col::Jsonb } else { Col::Bytes },
+            ),
+        ],
+        keys: 3,
+    }];
+    if pgres {
+        out.push(Spec {
+            kind: "blob",
+            table: "checkpoint_blobs",
+            cols: vec![
+                ("thread_id", "thread_id", Col::Text),
+                ("checkpoint_ns", "checkpoint_ns", Col::Text),
+                ("channel", "channel", Col::Text),
+                ("version", "version", Col::Text),
+                ("type", "type", Col::Text),
+                ("blob", "blob", Col::Bytes),
+            ],
+            keys: 4,
+        });
+    }
+    out.push(Spec {
+        kind: "write",
+        table: raw.writes_table(),
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", c.ns, Col::Text),
+            ("checkpoint_id", c.w_id, Col::Text),
+            ("task_id", "task_id", Col::Text),
+            ("idx", "idx", Col::Int),
+            ("task_path", c.w_path, Col::Text),
+            ("channel", "channel", Col::Text),
+            ("type", c.w_ty, Col::OptText),
+            ("value", if pgres { "blob" } else { "value" }, Col::Bytes),
+        ],
+        keys: 5,
+    });
+    out
+}
+
+fn b64(bytes: Option<Vec<u8>>) -> Json {
+    bytes.map_or(Json::Null, |b| Json::String(B64.encode(b)))
+}
+
+/// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`.
+fn page_sql(spec: &Spec, sqlite: bool, thread: bool, after: bool) -> String {
+    let exprs: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
+    let keys: Vec<&str> = exprs.iter().take(spec.keys).copied().collect();
+    let mut conds = Vec::new();
+    let mut n = 0;
+    if thread {
+        n += 1;
+        conds.push(format!("thread_id = {}", ph(sqlite, n)));
+    }
+    if after {
+        let params: Vec<String> = (0..spec.keys).map(|i| ph(sqlite, n + i + 1)).collect();
+        n += spec.keys;
+        conds.push(format!("({}) > ({})", keys.join(", "), params.join(", ")));
+    }
+    format!(
+        "SELECT {} FROM {}{} ORDER BY {} LIMIT {}",
+        exprs.join(", "),
+        spec.table,
+        if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        },
+        keys.join(", "),
+        ph(sqlite, n + 1)
+    )
+}
+
+/// A key part for the next page's parameters.
+#[derive(Clone, Debug)]
+enum Part {
+    Text(String),
+    Int(i64),
+}
+
+async fn page(
+    raw: &Raw,
+    spec: &Spec,
+    thread: Option<&str>,
+    after: Option<&[Part]>,
+    limit: usize,
+) -> Result<Vec<(Map<String, Json>, Vec<Part>)>> {
+    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sql = page_sql(spec, sqlite, thread.is_some(), after.is_some());
+    let mut params: Vec<Part> = Vec::new();
+    if let Some(t) = thread {
+        params.push(Part::Text(t.to_owned()));
+    }
+    params.extend(after.unwrap_or_default().iter().cloned());
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    match raw {
+        Raw::Sqlite { conn, .. } => {
+            let mut values: Vec<rusqlite::types::Value> = params
+                .iter()
+                .map(|p| match p {
+                    Part::Text(s) => rusqlite::types::Value::Text(s.clone()),
+                    Part::Int(i) => rusqlite::types::Value::Integer(*i),
+                })
+                .collect();
+            values.push(rusqlite::types::Value::Integer(limit));
+            let mut stmt = conn.prepare_cached(&sql).map_err(sq("export"))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(values), |r| {
+                    let mut m = Map::new();
+                    let mut key = Vec::new();
+                    for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
+                        let v = match kind {
+                            Col::Text | Col::OptText => {
+                                let s: Option<String> = r.get(i)?;
+                                if i < spec.keys {
+                                    key.push(Part::Text(s.clone().unwrap_or_default()));
+                                }
+                                s.map_or(Json::Null, Json::String)
+                            }
+                            Col::Int => {
+                                let n: i64 = r.get(i)?;
+                                key.push(Part::Int(n));
+                                Json::from(n)
+                            }
+                            Col::Bytes | Col::Jsonb => b64(cell_bytes(r, i)?),
+                        };
+                        m.insert((*name).to_owned(), v);
+                    }
+                    Ok((m, key))
+                })
+                .map_err(sq("export"))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(sq("export"))?;
+            Ok(rows)
+        }
+        Raw::Postgres { client, .. } => {
+            let mut boxed: Vec<Box<dyn ToSql + Sync + Send>> = params
+                .iter()
+                .map(|p| -> Box<dyn ToSql + Sync + Send> {
+                    match p {
+                        Part::Text(s) => Box::new(s.clone()),
+                        Part::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                    }
+                })
+                .collect();
+            boxed.push(Box::new(limit));
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+            let rows = client.query(&sql, &refs).await.map_err(pg("export"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let mut m = Map::new();
+                let mut key = Vec::new();
+                for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
+                    let v = match kind {
+                        Col::Text | Col::OptText => {
+                            let s: Option<String> = r.try_get(i).map_err(pg("export"))?;
+                            if i < spec.keys {
+                                key.push(Part::Text(s.clone().unwrap_or_default()));
+                            }
+                            s.map_or(Json::Null, Json::String)
+                        }
+                        Col::Int => {
+                            let n: i32 = r.try_get(i).map_err(pg("export"))?;
+                            key.push(Part::Int(i64::from(n)));
+                            Json::from(n)
+                        }
+                        Col::Bytes => b64(r.try_get(i).map_err(pg("export"))?),
+                        Col::Jsonb => b64(r
+                            .try_get::<_, Option<String>>(i)
+                            .map_err(pg("export"))?
+                            .map(String::into_bytes)),
+                    };
+                    m.insert((*name).to_owned(), v);
+                }
+                out.push((m, key));
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Options of [`export`].
+#[derive(Clone, Default)]
+pub struct ExportOptions {
+    threads: Vec<String>,
+    page_size: Option<usize>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for ExportOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExportOptions")
+            .field("threads", &self.threads)
+            .field("page_size", &self.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExportOptions {
+    /// Every thread, pages of 500 rows.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Only these threads (none given: every thread).
+    pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.threads = threads.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Rows read per query (at least 1).
+    pub fn page_size(mut self, rows: usize) -> Self {
+        self.page_size = Some(rows.max(1));
+        self
+    }
+
+    /// Called after each page.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// What [`export`] wrote.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct ExportReport {
+    /// `export`.
+    pub operation: &'static str,
+    /// The store.
+    pub store: String,
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// The layout found.
+    pub layout: String,
+    /// Checkpoint rows written.
+    pub checkpoints: u64,
+    /// Blob rows written.
+    pub blobs: u64,
+    /// Write rows written.
+    pub writes: u64,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Seconds.
+    pub elapsed_s: f64,
+}
+
+fn io_err(file: &str) -> impl Fn(std::io::Error) -> StoreError + '_ {
+    move |e| StoreError::Backup {
+        file: file.to_owned(),
+        reason: e.to_string(),
+    }
+}
+
+/// Writes the rows of `store` (every thread, or those of
+/// [`ExportOptions::threads`]) to `out` in the backup format, page by page: memory
+/// does not grow with the store.
+///
+/// # Errors
+/// [`StoreError::Backup`] if `out` fails; the database's errors.
+pub async fn export(
+    store: &AnyStore,
+    out: &mut dyn Write,
+    options: &ExportOptions,
+) -> Result<ExportReport> {
+    let started = Instant::now();
+    let raw = &store.raw;
+    let file = "(output)";
+    let mut written = 0u64;
+    let mut line = |out: &mut dyn Write, v: &Json| -> Result<()> {
+        let text = serde_json::to_string(v).map_err(|e| StoreError::Backup {
+            file: file.to_owned(),
+            reason: e.to_string(),
+        })?;
+        out.write_all(text.as_bytes()).map_err(io_err(file))?;
+        out.write_all(b"\n").map_err(io_err(file))?;
+        written = written.saturating_add(text.len() as u64 + 1);
+        Ok(())
+    };
+    line(
+        out,
+        &json!({
+            "format": BACKUP_FORMAT,
+            "version": BACKUP_VERSION,
+            "backend": raw.backend(),
+            "layout": raw.layout().to_string(),
+            "threads": if options.threads.is_empty() { Json::Null } else { json!(options.threads) },
+        }),
+    )?;
+    let mut counts = [0u64; 3];
+    let page_size = options.page_size.unwrap_or(500);
+    let threads: Vec<Option<&str>> = if options.threads.is_empty() {
+        vec![None]
+    } else {
+        options.threads.iter().map(|t| Some(t.as_str())).collect()
+    };
+    let mut done = 0u64;
+    for spec in specs(raw) {
+        let slot = match spec.kind {
+            "checkpoint" => 0,
+            "blob" => 1,
+            _ => 2,
+        };
+        for thread in &threads {
+            let mut after: Option<Vec<Part>> = None;
+            loop {
+                let rows = page(raw, &spec, *thread, after.as_deref(), page_size).await?;
+                let Some((_, last)) = rows.last() else { break };
+                let next = last.clone();
+                for (m, _) in rows.iter() {
+                    let mut obj = Map::new();
+                    obj.insert("t".to_owned(), Json::from(spec.kind));
+                    obj.extend(m.clone());
+                    line(out, &Json::Object(obj))?;
+                }
+                if let Some(c) = counts.get_mut(slot) {
+                    *c += rows.len() as u64;
+                }
+                done += rows.len() as u64;
+                if let Some(f) = &options.progress {
+                    f(&Progress {
+                        operation: "export",
+                        column: spec.table,
+                        rows_done: done,
+                        total_estimate: done,
+                        rewritten: 0,
+                        stage: Stage::Done,
+                        page: None,
+                    });
+                }
+                if rows.len() < page_size {
+                    break;
+                }
+                after = Some(next);
+            }
+        }
+    }
+    line(
+        out,
+        &json!({"t": "end", "checkpoints": counts[0], "blobs": counts[1], "writes": counts[2]}),
+    )?;
+    out.flush().map_err(io_err(file))?;
+    Ok(ExportReport {
+        operation: "export",
+        store: raw.shown().to_owned(),
+        backend: raw.backend(),
+        layout: raw.layout().to_string(),
+        checkpoints: counts[0],
+        blobs: counts[1],
+        writes: counts[2],
+        bytes: written,
+        elapsed_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Options of [`import`].
+#[derive(Clone, Default)]
+pub struct ImportOptions {
+    batch_size: Option<usize>,
+    max_conflict_samples: Option<usize>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportOptions")
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImportOptions {
+    /// Batches of 500 rows, 20 conflict samples.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Rows per transaction (at least 1).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = Some(rows.max(1));
+        self
+    }
+
+    /// Called after each batch.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// A row of the file whose key the target holds with other columns.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportConflict {
+    /// `checkpoint`, `blob` or `write`.
+    pub kind: String,
+    /// Its primary key.
+    pub key: Vec<String>,
+}
+
+/// What [`import`] did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// `import`.
+    pub operation: &'static str,
+    /// The target.
+    pub store: String,
+    /// Rows inserted.
+    pub inserted: u64,
+    /// Rows already there with the same columns.
+    pub identical: u64,
+    /// Rows already there with other columns (left as they were).
+    pub conflicts: u64,
+    /// The first conflicts.
+    pub conflict_samples: Vec<ImportConflict>,
+    /// Whether the file ended with its footer (not cut short).
+    pub complete: bool,
+    /// Whether the target was empty and got Python's tables.
+    pub created_tables: bool,
+    /// Seconds.
+    pub elapsed_s: f64,
+}
+
+/// A writable target of the same backend in the current layout.
+pub(crate) enum Target {
+    Sqlite(rusqlite::Connection),
+    Postgres(tokio_postgres::Client),
+}
+
+/// Opens `given` for writing; an empty target (a missing file, a database without
+/// the saver's tables) gets Python's tables from the saver's `setup()`. Returns the
+/// connection and whether tables were created.
+///
+/// # Errors
+/// [`StoreError::NotAStore`] for a target in another layout than today's Python's.
+pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
+    let location = Location::parse(given)?;
+    let shown = location.display();
+    let not_current = |layout: &StoreLayout| {
+        StoreError::NotAStore {
+        location: shown.clone(),
+        found: format!(
+            "{layout}: a target must be empty or in today's Python layout (copy an old store into a fresh one)"
+        ),
+    }
+    };
+    match location {
+        Location::Sqlite(path) => {
+            let mut created = false;
+            let layout = if path.is_file() {
+                let conn = rusqlite::Connection::open_with_flags(
+                    &path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+                )
+                .map_err(sq("open"))?;
+                crate::saver::layout::detect_sqlite(&conn).map_err(super::raw::saver_err(&shown))?
+            } else {
+                StoreLayout::Empty
+            };
+            match layout {
+                StoreLayout::SqlitePython => {}
+                StoreLayout::Empty => {
+                    // Python's tables, as Python's setup() makes them (WAL included).
+                    SqliteSaver::create(&path).map_err(super::raw::saver_err(&shown))?;
+                    created = true;
+                }
+                other => return Err(not_current(&other)),
+            }
+            let conn = rusqlite::Connection::open_with_flags(
+                &path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
+            )
+            .map_err(sq("open"))?;
+            conn.busy_timeout(std::time::Duration::from_secs(30))
+                .map_err(sq("open"))?;
+            Ok((Target::Sqlite(conn), created, shown))
+        }
+        Location::Postgres(url) => {
+            let client = pg_connect(&url, false).await?;
+            let layout = crate::saver::layout::detect_postgres(&client, "public")
+                .await
+                .map_err(super::raw::saver_err(&shown))?;
+            let created = match layout {
+                StoreLayout::Empty => {
+                    let saver = PostgresSaver::builder_from_url(&url)
+                        .and_then(|b| b.build())
+                        .map_err(super::raw::saver_err(&shown))?;
+                    saver.setup().await.map_err(super::raw::saver_err(&shown))?;
+                    true
+                }
+                ref l if l.is_current() => false,
+                other => return Err(not_current(&other)),
+            };
+            Ok((Target::Postgres(client), created, shown))
+        }
+    }
+}
+
+fn target_specs(target: &Target) -> Vec<Spec> {
+    // The current layout's columns, as an export of such a store names them.
+    let pgres = matches!(target, Target::Postgres(_));
+    let mut out = vec![Spec {
+        kind: "checkpoint",
+        table: "checkpoints",
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", "checkpoint_ns", Col::Text),
+            ("checkpoint_id", "checkpoint_id", Col::Text),
+            ("parent_checkpoint_id", "parent_checkpoint_id", Col::OptText),
+            ("type", "type", Col::OptText),
+            (
+                "checkpoint",
+                "checkpoint",
+                if pgres { Col::Jsonb } else { Col::Bytes },
+            ),
+            (
+                "metadata",
+                "metadata",
+                if pgres { Col::Jsonb } else { Col::Bytes },
+            ),
+        ],
+        keys: 3,
+    }];
+    if pgres {
+        out.push(Spec {
+            kind: "blob",
+            table: "checkpoint_blobs",
+            cols: vec![
+                ("thread_id", "thread_id", Col::Text),
+                ("checkpoint_ns", "checkpoint_ns", Col::Text),
+                ("channel", "channel", Col::Text),
+                ("version", "version", Col::Text),
+                ("type", "type", Col::Text),
+                ("blob", "blob", Col::Bytes),
+            ],
+            keys: 4,
+        });
+    }
+    out.push(Spec {
+        kind: "write",
+        table: if pgres { "checkpoint_writes" } else { "writes" },
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", "checkpoint_ns", Col::Text),
+            ("checkpoint_id", "checkpoint_id", Col::Text),
+            ("task_id", "task_id", Col::Text),
+            ("idx", "idx", Col::Int),
+            ("task_path", "task_path", Col::Text),
+            ("channel", "channel", Col::Text),
+            ("type", "type", Col::OptText),
+            ("value", if pgres { "blob" } else { "value" }, Col::Bytes),
+        ],
+        keys: 5,
+    });
+    out
+}
+
+/// One decoded cell of a backup line.
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    Text(Option<String>),
+    Int(i64),
+    Bytes(Option<Vec<u8>>),
+}
+
+fn cells(spec: &Spec, obj: &Map<String, Json>, at: &str) -> Result<Vec<Cell>> {
+    let bad = |reason: String| StoreError::Backup {
+        file: at.to_owned(),
+        reason,
+    };
+    spec.cols
+        .iter()
+        .map(|(name, _, kind)| {
+            let v = obj.get(*name).unwrap_or(&Json::Null);
+            Ok(match kind {
+                Col::Text => Cell::Text(Some(
+                    v.as_str()
+                        .ok_or_else(|| bad(format!("{name} must be a string")))?
+                        .to_owned(),
+                )),
+                Col::OptText => match v {
+                    Json::Null => Cell::Text(None),
+                    Json::String(s) => Cell::Text(Some(s.clone())),
+                    _ => return Err(bad(format!("{name} must be a string or null"))),
+                },
+                Col::Int => Cell::Int(
+                    v.as_i64()
+                        .ok_or_else(|| bad(format!("{name} must be an integer")))?,
+                ),
+                Col::Bytes | Col::Jsonb => match v {
+                    Json::Null => Cell::Bytes(None),
+                    Json::String(s) => Cell::Bytes(Some(
+                        B64.decode(s)
+                            .map_err(|e| bad(format!("{name} is not base64: {e}")))?,
+                    )),
+                    _ => return Err(bad(format!("{name} must be base64 text or null"))),
+                },
+            })
+        })
+        .collect()
+}
+
+fn key_text(c: &[Cell], keys: usize) -> Vec<String> {
+    c.iter()
+        .take(keys)
+        .map(|c| match c {
+            Cell::Text(s) => s.clone().unwrap_or_default(),
+            Cell::Int(i) => i.to_string(),
+            Cell::Bytes(_) => String::new(),
+        })
+        .collect()
+}
+
+/// Inserts a batch in one transaction; per row: inserted (true) or already there
+/// (false).
+async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> Result<Vec<bool>> {
+    let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
+    let keys: Vec<&str> = names.iter().take(spec.keys).copied().collect();
+    match target {
+        Target::Sqlite(conn) => {
+            let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+            let sql = format!(
+                "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
+                spec.table,
+                names.join(", "),
+                params.join(", ")
+            );
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sq("import"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            {
+                let mut stmt = tx.prepare_cached(&sql).map_err(sq("import"))?;
+                for row in rows {
+                    let values: Vec<rusqlite::types::Value> = row
+                        .iter()
+                        .map(|c| match c {
+                            Cell::Text(Some(s)) => rusqlite::types::Value::Text(s.clone()),
+                            Cell::Int(i) => rusqlite::types::Value::Integer(*i),
+                            Cell::Bytes(Some(b)) => rusqlite::types::Value::Blob(b.clone()),
+                            Cell::Text(None) | Cell::Bytes(None) => rusqlite::types::Value::Null,
+                        })
+                        .collect();
+                    let n = stmt
+                        .execute(rusqlite::params_from_iter(values))
+                        .map_err(sq("import"))?;
+                    out.push(n == 1);
+                }
+            }
+            tx.commit().map_err(sq("import"))?;
+            Ok(out)
+        }
+        Target::Postgres(client) => {
+            let params: Vec<String> = spec
+                .cols
+                .iter()
+                .enumerate()
+                .map(|(i, (_, _, kind))| match kind {
+                    Col::Int => format!("${}::int4", i + 1),
+                    Col::Jsonb => format!("convert_from(${}::bytea, 'UTF8')::jsonb", i + 1),
+                    Col::Bytes => format!("${}::bytea", i + 1),
+                    _ => format!("${}::text", i + 1),
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO NOTHING",
+                spec.table,
+                names.join(", "),
+                params.join(", "),
+                keys.join(", ")
+            );
+            let tx = client.transaction().await.map_err(pg("import"))?;
+            let stmt = tx.prepare(&sql).await.map_err(pg("import"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let boxed: Vec<Box<dyn ToSql + Sync + Send>> = row
+                    .iter()
+                    .map(|c| -> Box<dyn ToSql + Sync + Send> {
+                        match c {
+                            Cell::Text(s) => Box::new(s.clone()),
+                            Cell::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                            Cell::Bytes(b) => Box::new(b.clone()),
+                        }
+                    })
+                    .collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+                let n = tx.execute(&stmt, &refs).await.map_err(pg("import"))?;
+                out.push(n == 1);
+            }
+            tx.commit().await.map_err(pg("import"))?;
+            Ok(out)
+        }
+    }
+}
+
+/// The row of `spec` with this key in the target, as cells.
+async fn existing(target: &Target, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
+    let sqlite = matches!(target, Target::Sqlite(_));
+    let exprs: Vec<String> = spec
+        .cols
+        .iter()
+        .map(|(_, e, k)| {
+            if *k == Col::Jsonb {
+                format!("{e}::text")
+            } else {
+                (*e).to_owned()
+            }
+        })
+        .collect();
+    let cond: Vec<String> = spec
+        .cols
+        .iter()
+        .take(spec.keys)
+        .enumerate()
+        .map(|(i, (_, e, _))| format!("{e} = {}", ph(sqlite, i + 1)))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {}",
+        exprs.join(", "),
+        spec.table,
+        cond.join(" AND ")
+    );
+    match target {
+        Target::Sqlite(conn) => {
+            let values: Vec<rusqlite::types::Value> = key
+                .iter()
+                .map(|c| match c {
+                    Cell::Text(s) => rusqlite::types::Value::Text(s.clone().unwrap_or_default()),
+                    Cell::Int(i) => rusqlite::types::Value::Integer(*i),
+                    Cell::Bytes(_) => rusqlite::types::Value::Null,
+                })
+                .collect();
+            let mut stmt = conn.prepare_cached(&sql).map_err(sq("import"))?;
+            let mut rows = stmt
+                .query_map(rusqlite::params_from_iter(values), |r| {
+                    spec.cols
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (_, _, kind))| {
+                            Ok(match kind {
+                                Col::Int => Cell::Int(r.get(i)?),
+                                Col::Text | Col::OptText => Cell::Text(r.get(i)?),
+                                Col::Bytes | Col::Jsonb => Cell::Bytes(cell_bytes(r, i)?),
+                            })
+                        })
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(sq("import"))?;
+            rows.next().transpose().map_err(sq("import"))
+        }
+        Target::Postgres(client) => {
+            let boxed: Vec<Box<dyn ToSql + Sync + Send>> = key
+                .iter()
+                .map(|c| -> Box<dyn ToSql + Sync + Send> {
+                    match c {
+                        Cell::Text(s) => Box::new(s.clone().unwrap_or_default()),
+                        Cell::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                        Cell::Bytes(b) => Box::new(b.clone()),
+                    }
+                })
+                .collect();
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+            let rows = client.query(&sql, &refs).await.map_err(pg("import"))?;
+            let Some(r) = rows.first() else {
+                return Ok(None);
+            };
+            let mut out = Vec::new();
+            for (i, (_, _, kind)) in spec.cols.iter().enumerate() {
+                out.push(match kind {
+                    Col::Int => Cell::Int(i64::from(r.try_get::<_, i32>(i).map_err(pg("import"))?)),
+                    Col::Text | Col::OptText => Cell::Text(r.try_get(i).map_err(pg("import"))?),
+                    Col::Bytes => Cell::Bytes(r.try_get(i).map_err(pg("import"))?),
+                    Col::Jsonb => Cell::Bytes(
+                        r.try_get::<_, Option<String>>(i)
+                            .map_err(pg("import"))?
+                            .map(String::into_bytes),
+                    ),
+                });
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+/// Restores a backup file (read line by line from `input`) into the store `target`
+/// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
+/// from: only free keys are inserted, identical rows skipped, different rows
+/// reported and never overwritten (see `docs/store-maintenance.md`).
+///
+/// # Errors
+/// [`StoreError::Backup`] for a malformed file (the line is named) or one of
+/// another backend; [`StoreError::NotAStore`] for a target in an old layout; the
+/// database's errors.
+pub async fn import(
+    input: &mut dyn BufRead,
+    file: &str,
+    target: &str,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let mut lines = input.lines();
+    let at = |n: usize| format!("{file}:{n}");
+    let header: Json = match lines.next() {
+        Some(l) => {
+            let l = l.map_err(io_err(file))?;
+            serde_json::from_str(&l).map_err(|e| StoreError::Backup {
+                file: at(1),
+                reason: format!("not a backup header: {e}"),
+            })?
+        }
+        None => {
+            return Err(StoreError::Backup {
+                file: file.to_owned(),
+                reason: "empty file".to_owned(),
+            })
+        }
+    };
+    let field = |name: &str| header.get(name).cloned().unwrap_or(Json::Null);
+    if field("format") != BACKUP_FORMAT || field("version") != BACKUP_VERSION {
+        return Err(StoreError::Backup {
+            file: at(1),
+            reason: format!(
+                "not a {BACKUP_FORMAT} version {BACKUP_VERSION} file (format {}, version {})",
+                field("format"),
+                field("version")
+            ),
+        });
+    }
+    let layout = field("layout");
+    let layout = layout.as_str().unwrap_or_default();
+    if layout.starts_with("LangGraph 0.1") {
+        return Err(StoreError::Backup {
+            file: at(1),
+            reason: "a LangGraph 0.1 (thread_ts) store's rows are JSON of another shape: use `store copy` from the old store to upgrade it".to_owned(),
+        });
+    }
+    let (mut tgt, created, shown) = open_target(target).await?;
+    let backend = match tgt {
+        Target::Sqlite(_) => "sqlite",
+        Target::Postgres(_) => "postgres",
+    };
+    if field("backend") != backend {
+        return Err(StoreError::Backup {
+            file: at(1),
+            reason: format!(
+                "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
+                field("backend")
+            ),
+        });
+    }
+    let specs = target_specs(&tgt);
+    let batch_size = options.batch_size.unwrap_or(500);
+    let max_samples = options.max_conflict_samples.unwrap_or(20);
+    let mut report = ImportReport {
+        operation: "import",
+        store: shown,
+        created_tables: created,
+        ..ImportReport::default()
+    };
+    let mut batch: Vec<Vec<Cell>> = Vec::new();
+    let mut batch_kind: Option<usize> = None;
+    let mut done = 0u64;
+    let mut n = 1usize;
+    async fn flush(
+        tgt: &mut Target,
+        spec: &Spec,
+        batch: &mut Vec<Vec<Cell>>,
+        report: &mut ImportReport,
+        max_samples: usize,
+    ) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let inserted = insert_batch(tgt, spec, batch).await?;
+        for (row, ok) in batch.iter().zip(inserted) {
+            if ok {
+                report.inserted += 1;
+                continue;
+            }
+            let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
+            match existing(tgt, spec, &key).await? {
+                Some(there) if &there == row => report.identical += 1,
+                _ => {
+                    report.conflicts += 1;
+                    if report.conflict_samples.len() < max_samples {
+                        report.conflict_samples.push(ImportConflict {
+                            kind: spec.kind.to_owned(),
+                            key: key_text(row, spec.keys),
+                        });
+                    }
+                }
+            }
+        }
+        batch.clear();
+        Ok(())
+    }
+    for l in lines {
+        n += 1;
+        let l = l.map_err(io_err(file))?;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let obj: Map<String, Json> = serde_json::from_str(&l).map_err(|e| StoreError::Backup {
+            file: at(n),
+            reason: e.to_string(),
+        })?;
+        let kind = obj.get("t").and_then(Json::as_str).unwrap_or_default();
+        if kind == "end" {
+            if let Some(i) = batch_kind {
+                if let Some(spec) = specs.get(i) {
+                    flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
+                }
+            }
+            report.complete = true;
+            break;
+        }
+        let Some(i) = specs.iter().position(|s| s.kind == kind) else {
+            return Err(StoreError::Backup {
+                file: at(n),
+                reason: format!("unknown row kind {kind:?} for a {backend} store"),
+            });
+        };
+        if batch_kind != Some(i) || batch.len() >= batch_size {
+            if let Some(j) = batch_kind {
+                if let Some(spec) = specs.get(j) {
+                    flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
+                }
+            }
+            batch_kind = Some(i);
+            if let Some(f) = &options.progress {
+                f(&Progress {
+                    operation: "import",
+                    column: specs.get(i).map_or("", |s| s.table),
+                    rows_done: done,
+                    total_estimate: done,
+                    rewritten: report.inserted,
+                    stage: Stage::Done,
+                    page: None,
+                });
+            }
+        }
+        if let Some(spec) = specs.get(i) {
+            batch.push(cells(spec, &obj, &at(n))?);
+        }
+        done += 1;
+    }
+    if !report.complete {
+        if let Some(i) = batch_kind {
+            if let Some(spec) = specs.get(i) {
+                flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
+            }
+        }
+    }
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}

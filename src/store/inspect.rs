@@ -1,0 +1,841 @@
+//! Read-only views of a store in any layout: [`AnyStore::threads`] (latest checkpoint,
+//! step, time, size per thread), [`AnyStore::history`] (a thread's checkpoints as a
+//! tree with its forks), [`AnyStore::state`] (a checkpoint as the JSON view, decrypted
+//! with the key ring), [`AnyStore::diff`] (channels changed and items added between
+//! two checkpoints) and [`AnyStore::stats`] (rows and bytes per thread and per
+//! channel). Nothing is written: SQLite files are opened without a write (bytes and
+//! side files unchanged), Postgres in a read-only session.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+
+use super::error::StoreError;
+use super::keys::StoreKeys;
+use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
+use crate::saver::postgres::PostgresSaver;
+use crate::saver::{
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
+    PendingWrite, StoreLayout,
+};
+use crate::serializer::Serializer;
+use crate::value::Value;
+
+const METADATA_MAX_DEPTH: usize = 1_000;
+
+/// A store of any layout `saver::layout` detects, opened read-only for inspect,
+/// stats and export.
+#[derive(Debug)]
+pub struct AnyStore {
+    pub(crate) raw: Raw,
+}
+
+/// One thread: [`AnyStore::threads`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ThreadSummary {
+    /// Thread id.
+    pub thread_id: String,
+    /// Checkpoints (every namespace).
+    pub checkpoints: u64,
+    /// Namespaces.
+    pub namespaces: u64,
+    /// Pending writes.
+    pub writes: u64,
+    /// The latest checkpoint of the root namespace (or of any, if it has none).
+    pub latest_checkpoint_id: String,
+    /// Its `ts` (`None` if it cannot be decoded, e.g. without its key).
+    pub latest_ts: Option<String>,
+    /// Its metadata `step`.
+    pub latest_step: Option<i64>,
+    /// Stored bytes of its checkpoints, metadata, blobs and writes.
+    pub bytes: u64,
+}
+
+/// A checkpoint in [`ThreadHistory`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HistoryNode {
+    /// Namespace.
+    pub checkpoint_ns: String,
+    /// Checkpoint id.
+    pub checkpoint_id: String,
+    /// Parent id.
+    pub parent_checkpoint_id: Option<String>,
+    /// Metadata `step`.
+    pub step: Option<i64>,
+    /// Metadata `source`.
+    pub source: Option<String>,
+    /// Children ids (more than one: a fork).
+    pub children: Vec<String>,
+}
+
+/// A thread's checkpoints as a tree: [`AnyStore::history`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ThreadHistory {
+    /// Thread id.
+    pub thread_id: String,
+    /// Every checkpoint, by namespace then id (oldest first).
+    pub nodes: Vec<HistoryNode>,
+    /// Ids with more than one child.
+    pub forks: Vec<String>,
+}
+
+impl ThreadHistory {
+    /// The tree as indented text, one checkpoint a line; forks marked.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let by_id: BTreeMap<(&str, &str), &HistoryNode> = self
+            .nodes
+            .iter()
+            .map(|n| ((n.checkpoint_ns.as_str(), n.checkpoint_id.as_str()), n))
+            .collect();
+        for root in self.nodes.iter().filter(|n| {
+            n.parent_checkpoint_id
+                .as_deref()
+                .is_none_or(|p| !by_id.contains_key(&(n.checkpoint_ns.as_str(), p)))
+        }) {
+            // Iterative depth-first walk (no recursion on stored data).
+            let mut stack = vec![(root, 0usize)];
+            while let Some((node, depth)) = stack.pop() {
+                let ns = if node.checkpoint_ns.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ns={:?}", node.checkpoint_ns)
+                };
+                out.push_str(&format!(
+                    "{}{} step={} source={}{}{}\n",
+                    "  ".repeat(depth.min(64)),
+                    node.checkpoint_id,
+                    node.step.map_or("?".to_owned(), |s| s.to_string()),
+                    node.source.as_deref().unwrap_or("?"),
+                    ns,
+                    if node.children.len() > 1 {
+                        format!(" (fork: {} branches)", node.children.len())
+                    } else {
+                        String::new()
+                    }
+                ));
+                let fork = node.children.len() > 1;
+                for child in node.children.iter().rev() {
+                    if let Some(c) = by_id.get(&(node.checkpoint_ns.as_str(), child.as_str())) {
+                        stack.push((c, if fork { depth + 1 } else { depth }));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// What changed between two checkpoints: [`AnyStore::diff`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct CheckpointDiff {
+    /// The first checkpoint.
+    pub from: String,
+    /// The second.
+    pub to: String,
+    /// Channels present in both whose value or version differ.
+    pub changed: Vec<String>,
+    /// Channels only in the second.
+    pub added: Vec<String>,
+    /// Channels only in the first.
+    pub removed: Vec<String>,
+    /// Per list channel that grew by appending (e.g. `messages`): the items appended,
+    /// as the JSON view.
+    pub appended: BTreeMap<String, Vec<Json>>,
+}
+
+/// Rows and bytes: [`StoreStats`].
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Size {
+    /// Rows.
+    pub rows: u64,
+    /// Stored bytes (values, and on Postgres the JSONB text of checkpoints and metadata).
+    pub bytes: u64,
+}
+
+impl Size {
+    fn add(&mut self, rows: u64, bytes: u64) {
+        self.rows = self.rows.saturating_add(rows);
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+}
+
+/// Sizes of one thread: [`StoreStats`].
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ThreadSize {
+    /// Checkpoint rows (SQLite: with every channel value; Postgres: JSONB + metadata).
+    pub checkpoints: Size,
+    /// Postgres channel blobs.
+    pub blobs: Size,
+    /// Pending writes.
+    pub writes: Size,
+    /// All of it.
+    pub total_bytes: u64,
+}
+
+/// [`AnyStore::stats`].
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// The store (URL without password).
+    pub store: String,
+    /// `sqlite` or `postgres`.
+    pub backend: &'static str,
+    /// The layout found.
+    pub layout: String,
+    /// Threads.
+    pub threads: u64,
+    /// Totals.
+    pub total: ThreadSize,
+    /// Per thread.
+    pub per_thread: BTreeMap<String, ThreadSize>,
+    /// Per channel: pending writes, and Postgres blobs (SQLite keeps channel values
+    /// inside the checkpoint row: `inspect --thread` measures them per checkpoint).
+    pub per_channel: BTreeMap<String, Size>,
+}
+
+fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
+    let text = bytes?;
+    let value = crate::json::parse(text, METADATA_MAX_DEPTH).ok()?;
+    CheckpointMetadata::from_value(&value).ok()
+}
+
+fn view(value: &Value) -> Json {
+    crate::view::to_json(value).unwrap_or_else(|e| json!({"$unviewable": e.to_string()}))
+}
+
+/// The JSON document `inspect --checkpoint` prints for a tuple.
+pub fn tuple_json(t: &CheckpointTuple) -> Json {
+    json!({
+        "thread_id": t.config.thread_id,
+        "checkpoint_ns": t.config.ns(),
+        "checkpoint_id": t.checkpoint.id,
+        "parent_checkpoint_id": t.parent_config.as_ref().and_then(|p| p.checkpoint_id.clone()),
+        "checkpoint": view(&t.checkpoint.to_value()),
+        "metadata": view(&t.metadata.to_value()),
+        "pending_writes": t.pending_writes.iter().map(|w| json!({
+            "task_id": w.task_id, "channel": w.channel, "value": view(&w.value)
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn unreadable(what: String, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Unreadable {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+impl AnyStore {
+    /// Opens a store of any known layout read-only: `sqlite:PATH`, a file path or a
+    /// `postgres://` URL.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`], [`StoreError::NotAStore`] (no saver's tables, or the
+    /// shallow saver's), the database's errors.
+    pub async fn open(location: &str) -> Result<Self> {
+        Ok(AnyStore {
+            raw: Raw::open(location).await?,
+        })
+    }
+
+    /// The layout found.
+    pub fn layout(&self) -> &StoreLayout {
+        self.raw.layout()
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend_name(&self) -> &'static str {
+        self.raw.backend()
+    }
+
+    /// Every thread: checkpoints, namespaces, writes, latest checkpoint (id, ts, step)
+    /// and bytes. The latest checkpoint is decoded with `keys` for its `ts`.
+    ///
+    /// # Errors
+    /// The database's errors.
+    pub async fn threads(&self, keys: &StoreKeys) -> Result<Vec<ThreadSummary>> {
+        let stats = self.stats().await?;
+        let c = self.raw.cols();
+        let serde = serializer(keys);
+        let mut out = Vec::new();
+        let counts = self.thread_counts().await?;
+        for (thread, (checkpoints, namespaces)) in counts {
+            let size = stats.per_thread.get(&thread).cloned().unwrap_or_default();
+            let latest = self.latest(&thread, &c).await?;
+            let (latest_id, ns, meta) = latest.unwrap_or_default();
+            let tuple = self
+                .tuple(&serde, &thread, Some(&ns), &latest_id)
+                .await
+                .ok()
+                .flatten();
+            out.push(ThreadSummary {
+                latest_ts: tuple.as_ref().map(|t| t.checkpoint.ts.clone()),
+                latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
+                thread_id: thread,
+                checkpoints,
+                namespaces,
+                writes: size.writes.rows,
+                latest_checkpoint_id: latest_id,
+                bytes: size.total_bytes,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn thread_counts(&self) -> Result<Vec<(String, (u64, u64))>> {
+        let c = self.raw.cols();
+        let sql = format!(
+            "SELECT thread_id, count(*), count(DISTINCT {ns}) FROM checkpoints GROUP BY thread_id ORDER BY thread_id",
+            ns = c.ns
+        );
+        let to_u = |n: i64| u64::try_from(n).unwrap_or(0);
+        match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
+                let rows = stmt
+                    .query_map([], |r| {
+                        Ok((r.get::<_, String>(0)?, (to_u(r.get(1)?), to_u(r.get(2)?))))
+                    })
+                    .map_err(sq("read"))?
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(sq("read"))?;
+                Ok(rows)
+            }
+            Raw::Postgres { client, .. } => {
+                let rows = client.query(&sql, &[]).await.map_err(pg("read"))?;
+                rows.iter()
+                    .map(|r| {
+                        Ok((
+                            r.try_get::<_, String>(0).map_err(pg("read"))?,
+                            (
+                                to_u(r.try_get(1).map_err(pg("read"))?),
+                                to_u(r.try_get(2).map_err(pg("read"))?),
+                            ),
+                        ))
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The latest checkpoint of a thread (root namespace first): id, ns, metadata.
+    async fn latest(
+        &self,
+        thread: &str,
+        c: &super::raw::Cols,
+    ) -> Result<Option<(String, String, Option<Vec<u8>>)>> {
+        let sqlite = matches!(self.raw, Raw::Sqlite { .. });
+        let meta = if sqlite { "metadata" } else { "metadata::text" };
+        let sql = format!(
+            "SELECT {id}, {ns}, {meta} FROM checkpoints WHERE thread_id = {p} \
+             ORDER BY CASE WHEN {ns} = '' THEN 0 ELSE 1 END, {id} DESC LIMIT 1",
+            id = c.id,
+            ns = c.ns,
+            p = ph(sqlite, 1)
+        );
+        match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
+                let mut rows = stmt
+                    .query_map([thread], |r| Ok((r.get(0)?, r.get(1)?, cell_bytes(r, 2)?)))
+                    .map_err(sq("read"))?;
+                rows.next().transpose().map_err(sq("read"))
+            }
+            Raw::Postgres { client, .. } => {
+                let rows = client.query(&sql, &[&thread]).await.map_err(pg("read"))?;
+                rows.first()
+                    .map(|r| {
+                        Ok((
+                            r.try_get(0).map_err(pg("read"))?,
+                            r.try_get(1).map_err(pg("read"))?,
+                            r.try_get::<_, Option<String>>(2)
+                                .map_err(pg("read"))?
+                                .map(String::into_bytes),
+                        ))
+                    })
+                    .transpose()
+            }
+        }
+    }
+
+    /// A thread's checkpoints as a tree (parents from `parent_checkpoint_id`), with
+    /// step and source from the metadata (in clear in every layout).
+    ///
+    /// # Errors
+    /// The database's errors.
+    pub async fn history(&self, thread: &str) -> Result<ThreadHistory> {
+        let c = self.raw.cols();
+        let sqlite = matches!(self.raw, Raw::Sqlite { .. });
+        let meta = if sqlite { "metadata" } else { "metadata::text" };
+        let sql = format!(
+            "SELECT {ns}, {id}, {parent}, {meta} FROM checkpoints WHERE thread_id = {p} ORDER BY {ns}, {id}",
+            ns = c.ns,
+            id = c.id,
+            parent = c.parent,
+            p = ph(sqlite, 1)
+        );
+        type RowT = (String, String, Option<String>, Option<Vec<u8>>);
+        let rows: Vec<RowT> = match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
+                let rows = stmt
+                    .query_map([thread], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, cell_bytes(r, 3)?))
+                    })
+                    .map_err(sq("read"))?
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(sq("read"))?;
+                rows
+            }
+            Raw::Postgres { client, .. } => {
+                let rows = client.query(&sql, &[&thread]).await.map_err(pg("read"))?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    out.push((
+                        r.try_get(0).map_err(pg("read"))?,
+                        r.try_get(1).map_err(pg("read"))?,
+                        r.try_get(2).map_err(pg("read"))?,
+                        r.try_get::<_, Option<String>>(3)
+                            .map_err(pg("read"))?
+                            .map(String::into_bytes),
+                    ));
+                }
+                out
+            }
+        };
+        let mut nodes: Vec<HistoryNode> = rows
+            .into_iter()
+            .map(|(ns, id, parent, meta)| {
+                let m = metadata_of(meta.as_deref());
+                HistoryNode {
+                    checkpoint_ns: ns,
+                    checkpoint_id: id,
+                    parent_checkpoint_id: parent.filter(|p| !p.is_empty()),
+                    step: m.as_ref().and_then(CheckpointMetadata::step),
+                    source: m.as_ref().and_then(|m| m.source().map(str::to_owned)),
+                    children: Vec::new(),
+                }
+            })
+            .collect();
+        let mut children: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for n in &nodes {
+            if let Some(p) = &n.parent_checkpoint_id {
+                children
+                    .entry((n.checkpoint_ns.clone(), p.clone()))
+                    .or_default()
+                    .push(n.checkpoint_id.clone());
+            }
+        }
+        let mut forks = Vec::new();
+        for n in &mut nodes {
+            if let Some(c) = children.remove(&(n.checkpoint_ns.clone(), n.checkpoint_id.clone())) {
+                n.children = c;
+            }
+            if n.children.len() > 1 {
+                forks.push(n.checkpoint_id.clone());
+            }
+        }
+        Ok(ThreadHistory {
+            thread_id: thread.to_owned(),
+            nodes,
+            forks,
+        })
+    }
+
+    /// The checkpoint `checkpoint_id` of `thread` (in namespace `ns`, or the first
+    /// namespace holding that id), with its metadata, parent and pending writes,
+    /// decoded with `serde`. SQLite: every layout; Postgres: the current layout
+    /// (through the Postgres saver's `get_tuple`).
+    pub(crate) async fn tuple(
+        &self,
+        serde: &Arc<dyn Serializer>,
+        thread: &str,
+        ns: Option<&str>,
+        checkpoint_id: &str,
+    ) -> Result<Option<CheckpointTuple>> {
+        let c = self.raw.cols();
+        match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                let sql = format!(
+                    "SELECT {ns}, {parent}, {ty}, checkpoint, metadata FROM checkpoints \
+                     WHERE thread_id = ?1 AND {id} = ?2 AND (?3 IS NULL OR {ns} = ?3) ORDER BY {ns} LIMIT 1",
+                    ns = c.ns,
+                    parent = c.parent,
+                    ty = c.ty,
+                    id = c.id
+                );
+                type CpRow = (
+                    String,
+                    Option<String>,
+                    Option<String>,
+                    Option<Vec<u8>>,
+                    Option<Vec<u8>>,
+                );
+                let row: Option<CpRow> = {
+                    let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
+                    let mut rows = stmt
+                        .query_map(rusqlite::params![thread, checkpoint_id, ns], |r| {
+                            Ok((
+                                r.get(0)?,
+                                r.get(1)?,
+                                r.get(2)?,
+                                cell_bytes(r, 3)?,
+                                cell_bytes(r, 4)?,
+                            ))
+                        })
+                        .map_err(sq("read"))?;
+                    rows.next().transpose().map_err(sq("read"))?
+                };
+                let Some((ns, parent, ty, data, meta)) = row else {
+                    return Ok(None);
+                };
+                let at = format!("checkpoint {thread}/{ns:?}/{checkpoint_id}");
+                let value = serde
+                    .loads_typed(
+                        ty.as_deref().unwrap_or_default(),
+                        data.as_deref().unwrap_or_default(),
+                    )
+                    .map_err(|e| unreadable(at.clone(), e))?;
+                let checkpoint =
+                    Checkpoint::from_owned_value(value).map_err(|e| unreadable(at.clone(), e))?;
+                let metadata = match meta.as_deref() {
+                    None => CheckpointMetadata::default(),
+                    Some(text) => {
+                        let v = crate::json::parse(text, METADATA_MAX_DEPTH)
+                            .map_err(|e| unreadable(format!("metadata of {at}"), e))?;
+                        CheckpointMetadata::from_value(&v)
+                            .map_err(|e| unreadable(format!("metadata of {at}"), e))?
+                    }
+                };
+                let wsql = format!(
+                    "SELECT task_id, channel, {ty}, value FROM writes WHERE thread_id = ?1 AND {ns} = ?2 AND {id} = ?3 \
+                     ORDER BY {path}, task_id, idx",
+                    ty = c.w_ty,
+                    ns = c.ns,
+                    id = c.w_id,
+                    path = c.w_path
+                );
+                let mut stmt = conn.prepare(&wsql).map_err(sq("read"))?;
+                let rows = stmt
+                    .query_map(rusqlite::params![thread, ns, checkpoint_id], |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, String>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            cell_bytes(r, 3)?,
+                        ))
+                    })
+                    .map_err(sq("read"))?;
+                let mut pending_writes = Vec::new();
+                for row in rows {
+                    let (task_id, channel, ty, data) = row.map_err(sq("read"))?;
+                    let value = serde
+                        .loads_typed(
+                            ty.as_deref().unwrap_or_default(),
+                            data.as_deref().unwrap_or_default(),
+                        )
+                        .map_err(|e| unreadable(format!("write {task_id}/{channel} of {at}"), e))?;
+                    pending_writes.push(PendingWrite {
+                        task_id,
+                        channel,
+                        value,
+                    });
+                }
+                Ok(Some(CheckpointTuple {
+                    config: CheckpointConfig::for_checkpoint(thread, &ns, checkpoint_id),
+                    parent_config: parent
+                        .filter(|p| !p.is_empty())
+                        .map(|p| CheckpointConfig::for_checkpoint(thread, &ns, p)),
+                    checkpoint,
+                    metadata,
+                    pending_writes,
+                }))
+            }
+            Raw::Postgres { url, client, .. } => {
+                let ns = match ns {
+                    Some(ns) => ns.to_owned(),
+                    None => {
+                        let rows = client
+                            .query(
+                                "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY 1 LIMIT 1",
+                                &[&thread, &checkpoint_id],
+                            )
+                            .await
+                            .map_err(pg("read"))?;
+                        match rows.first() {
+                            Some(r) => r.try_get(0).map_err(pg("read"))?,
+                            None => return Ok(None),
+                        }
+                    }
+                };
+                if !self.raw.layout().is_current() {
+                    return Err(StoreError::Unreadable {
+                        what: format!("checkpoint {thread}/{checkpoint_id}"),
+                        reason: format!(
+                            "decoding checkpoints needs Python's current Postgres layout; this store is: {} (copy it into a fresh store first)",
+                            self.raw.layout()
+                        ),
+                    });
+                }
+                let saver = pg_saver(url, serde)?;
+                saver
+                    .get_tuple(&CheckpointConfig::for_checkpoint(
+                        thread,
+                        &ns,
+                        checkpoint_id,
+                    ))
+                    .await
+                    .map_err(|e| {
+                        unreadable(format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
+                    })
+            }
+        }
+    }
+
+    /// The checkpoint as a JSON document (the crate's JSON view of checkpoint,
+    /// metadata and pending writes), decrypted with `keys`; `None` if there is no
+    /// such checkpoint.
+    ///
+    /// # Errors
+    /// [`StoreError::Unreadable`] (no key for it, a value that does not decode), the
+    /// database's errors.
+    pub async fn state(
+        &self,
+        keys: &StoreKeys,
+        thread: &str,
+        checkpoint_id: &str,
+    ) -> Result<Option<Json>> {
+        let serde = serializer(keys);
+        Ok(self
+            .tuple(&serde, thread, None, checkpoint_id)
+            .await?
+            .map(|t| tuple_json(&t)))
+    }
+
+    /// What changed from checkpoint `from` to checkpoint `to` of a thread.
+    ///
+    /// # Errors
+    /// [`StoreError::Unreadable`] if either is missing or does not decode.
+    pub async fn diff(
+        &self,
+        keys: &StoreKeys,
+        thread: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<CheckpointDiff> {
+        let serde = serializer(keys);
+        let missing = |id: &str| StoreError::Unreadable {
+            what: format!("checkpoint {thread}/{id}"),
+            reason: "no such checkpoint".to_owned(),
+        };
+        let a = self
+            .tuple(&serde, thread, None, from)
+            .await?
+            .ok_or_else(|| missing(from))?;
+        let b = self
+            .tuple(&serde, thread, None, to)
+            .await?
+            .ok_or_else(|| missing(to))?;
+        Ok(diff_checkpoints(&a.checkpoint, &b.checkpoint))
+    }
+
+    /// Rows and bytes per thread and per channel. Memory grows with the number of
+    /// threads and channels, not with checkpoints.
+    ///
+    /// # Errors
+    /// The database's errors.
+    pub async fn stats(&self) -> Result<StoreStats> {
+        let c = self.raw.cols();
+        let mut per_thread: BTreeMap<String, ThreadSize> = BTreeMap::new();
+        let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();
+        let (cp_len, w_len, blob_len) = match self.raw {
+            Raw::Sqlite { .. } => (
+                "coalesce(length(CAST(checkpoint AS BLOB)), 0) + coalesce(length(CAST(metadata AS BLOB)), 0)",
+                "coalesce(length(CAST(value AS BLOB)), 0)",
+                "",
+            ),
+            Raw::Postgres { .. } => (
+                "octet_length(checkpoint::text) + octet_length(metadata::text)",
+                "coalesce(octet_length(blob), 0)",
+                "coalesce(octet_length(blob), 0)",
+            ),
+        };
+        let _ = &c;
+        let mut queries: Vec<(u8, String)> = vec![
+            (
+                0,
+                format!(
+                    "SELECT thread_id, count(*), sum({cp_len}) FROM checkpoints GROUP BY thread_id"
+                ),
+            ),
+            (
+                1,
+                format!(
+                    "SELECT thread_id, count(*), sum({w_len}) FROM {} GROUP BY thread_id",
+                    self.raw.writes_table()
+                ),
+            ),
+            (
+                3,
+                format!(
+                    "SELECT channel, count(*), sum({w_len}) FROM {} GROUP BY channel",
+                    self.raw.writes_table()
+                ),
+            ),
+        ];
+        if !blob_len.is_empty() {
+            queries.push((
+                2,
+                format!("SELECT thread_id, count(*), sum({blob_len}) FROM checkpoint_blobs GROUP BY thread_id"),
+            ));
+            queries.push((
+                3,
+                format!("SELECT channel, count(*), sum({blob_len}) FROM checkpoint_blobs GROUP BY channel"),
+            ));
+        }
+        for (kind, sql) in queries {
+            let rows: Vec<(String, u64, u64)> = match &self.raw {
+                Raw::Sqlite { conn, .. } => {
+                    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
+                    let rows = stmt
+                        .query_map([], |r| {
+                            Ok((
+                                r.get::<_, String>(0)?,
+                                u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                                u64::try_from(r.get::<_, Option<i64>>(2)?.unwrap_or(0))
+                                    .unwrap_or(0),
+                            ))
+                        })
+                        .map_err(sq("stats"))?
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(sq("stats"))?;
+                    rows
+                }
+                Raw::Postgres { client, .. } => {
+                    let sql = sql
+                        .replace("count(*), sum(", "count(*), (sum(")
+                        .replace(") FROM", ")::int8) FROM");
+                    let rows = client.query(&sql, &[]).await.map_err(pg("stats"))?;
+                    let mut out = Vec::with_capacity(rows.len());
+                    for r in &rows {
+                        out.push((
+                            r.try_get::<_, String>(0).map_err(pg("stats"))?,
+                            u64::try_from(r.try_get::<_, i64>(1).map_err(pg("stats"))?)
+                                .unwrap_or(0),
+                            u64::try_from(
+                                r.try_get::<_, Option<i64>>(2)
+                                    .map_err(pg("stats"))?
+                                    .unwrap_or(0),
+                            )
+                            .unwrap_or(0),
+                        ));
+                    }
+                    out
+                }
+            };
+            for (key, n, bytes) in rows {
+                if kind == 3 {
+                    per_channel.entry(key).or_default().add(n, bytes);
+                    continue;
+                }
+                let t = per_thread.entry(key).or_default();
+                match kind {
+                    0 => t.checkpoints.add(n, bytes),
+                    1 => t.writes.add(n, bytes),
+                    _ => t.blobs.add(n, bytes),
+                }
+                t.total_bytes = t.total_bytes.saturating_add(bytes);
+            }
+        }
+        let mut total = ThreadSize::default();
+        for t in per_thread.values() {
+            total
+                .checkpoints
+                .add(t.checkpoints.rows, t.checkpoints.bytes);
+            total.blobs.add(t.blobs.rows, t.blobs.bytes);
+            total.writes.add(t.writes.rows, t.writes.bytes);
+            total.total_bytes = total.total_bytes.saturating_add(t.total_bytes);
+        }
+        Ok(StoreStats {
+            store: self.raw.shown().to_owned(),
+            backend: self.raw.backend(),
+            layout: self.raw.layout().to_string(),
+            threads: per_thread.len() as u64,
+            total,
+            per_thread,
+            per_channel,
+        })
+    }
+}
+
+pub(crate) fn pg_saver(url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
+    PostgresSaver::builder_from_url(url)
+        .and_then(|b| b.serializer(Arc::clone(serde)).build())
+        .map_err(|e| StoreError::InvalidLocation {
+            given: super::redact(url),
+            reason: e.to_string(),
+        })
+}
+
+/// Channels changed, added, removed, and items appended to list channels.
+pub fn diff_checkpoints(a: &Checkpoint, b: &Checkpoint) -> CheckpointDiff {
+    let mut d = CheckpointDiff {
+        from: a.id.clone(),
+        to: b.id.clone(),
+        changed: Vec::new(),
+        added: Vec::new(),
+        removed: Vec::new(),
+        appended: BTreeMap::new(),
+    };
+    let mut names: Vec<&String> = a
+        .channel_versions
+        .keys()
+        .chain(a.channel_values.keys())
+        .chain(b.channel_versions.keys())
+        .chain(b.channel_values.keys())
+        .collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let in_a = a.channel_versions.contains_key(name) || a.channel_values.contains_key(name);
+        let in_b = b.channel_versions.contains_key(name) || b.channel_values.contains_key(name);
+        match (in_a, in_b) {
+            (false, true) => d.added.push(name.clone()),
+            (true, false) => d.removed.push(name.clone()),
+            _ => {
+                let (va, vb) = (a.channel_values.get(name), b.channel_values.get(name));
+                if va != vb || a.channel_versions.get(name) != b.channel_versions.get(name) {
+                    d.changed.push(name.clone());
+                }
+            }
+        }
+        let (old, new) = (
+            a.channel_values.get(name).and_then(as_list),
+            b.channel_values.get(name).and_then(as_list),
+        );
+        if let Some(new) = new {
+            let old = old.unwrap_or(&[]);
+            if new.len() > old.len() && new.starts_with(old) {
+                d.appended
+                    .insert(name.clone(), new.iter().skip(old.len()).map(view).collect());
+            }
+        }
+    }
+    d
+}
+
+fn as_list(v: &Value) -> Option<&[Value]> {
+    match v {
+        Value::Array(items) => Some(items),
+        Value::DeltaSnapshot(inner) => as_list(inner),
+        _ => None,
+    }
+}

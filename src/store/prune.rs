@@ -1,0 +1,618 @@
+//! [`prune`]: retention for a store in today's Python layout (SQLite or Postgres).
+//!
+//! Rules (any together; a checkpoint goes if a rule drops it and nothing keeps it):
+//! - **keep latest N** per thread and namespace;
+//! - **before DATE**: checkpoints older than DATE go, except the latest of each
+//!   namespace (so every kept thread stays resumable);
+//! - **idle since DATE**: threads whose latest checkpoint is older than DATE go whole.
+//!
+//! A checkpoint's time is the one in its id (Python's ids are uuid6, made from the same
+//! clock reading as `ts`, to the 100 ns); an id that is not a uuid6 has no known time
+//! and is never dropped by a date rule. Threads are every thread, or
+//! [`PruneOptions::threads`], narrowed by [`PruneOptions::metadata`] (the latest
+//! checkpoint's metadata must hold each key with that JSON value).
+//!
+//! **DeltaChannel threads stay reconstructible:** for every kept checkpoint, the
+//! ancestors it needs to rebuild its delta channels (up to the nearest one storing
+//! each channel) are kept, with the savers' own walk (`saver::delta`'s
+//! `needed_ancestors`). A checkpoint whose row cannot be read (no key) keeps its whole
+//! chain. Pending writes of dropped checkpoints go with them; on Postgres, blobs no
+//! kept checkpoint of the namespace references go too.
+//!
+//! One transaction per thread: killed at any point, a prune leaves each thread
+//! either as it was or pruned; run it again to finish. A dry run reports what would
+//! go and how many bytes. SQLite can `VACUUM` afterwards
+//! ([`PruneOptions::vacuum`]) to give the space back to the file system.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::error::StoreError;
+use super::export::{open_target, Target};
+use super::keys::StoreKeys;
+use super::ops::{Progress, ProgressFn, Stage};
+use super::raw::{cell_bytes, pg, serializer, sq, Result};
+use super::Location;
+use crate::saver::delta::{needed_ancestors, ChainNode};
+use crate::saver::{Checkpoint, CheckpointMetadata};
+use crate::serializer::Serializer;
+
+/// Options of [`prune`]. At least one rule must be set.
+#[derive(Clone, Default)]
+pub struct PruneOptions {
+    keep_latest: Option<usize>,
+    before: Option<i64>,
+    idle_since: Option<i64>,
+    threads: Vec<String>,
+    metadata: Vec<(String, Json)>,
+    dry_run: bool,
+    vacuum: bool,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for PruneOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PruneOptions")
+            .field("keep_latest", &self.keep_latest)
+            .field("before", &self.before)
+            .field("idle_since", &self.idle_since)
+            .field("threads", &self.threads)
+            .field("dry_run", &self.dry_run)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Seconds since the Unix epoch of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS[.f]]` with
+/// an optional `Z` / `+00:00` (UTC; other offsets are refused).
+///
+/// # Errors
+/// [`StoreError::InvalidDate`] naming what was wrong.
+pub fn parse_date(text: &str) -> Result<i64> {
+    let bad = |reason: &str| StoreError::InvalidDate {
+        given: text.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let t = text.trim();
+    let t = t
+        .strip_suffix('Z')
+        .or_else(|| t.strip_suffix("+00:00"))
+        .unwrap_or(t);
+    let (date, time) = match t.split_once(['T', ' ']) {
+        Some((d, tm)) => (d, Some(tm)),
+        None => (t, None),
+    };
+    let num = |s: &str, what: &str| s.parse::<i64>().map_err(|_| bad(what));
+    let mut d = date.split('-');
+    let (Some(y), Some(m), Some(day), None) = (d.next(), d.next(), d.next(), d.next()) else {
+        return Err(bad("expected YYYY-MM-DD[THH:MM[:SS]] in UTC"));
+    };
+    let (y, m, day) = (
+        num(y, "bad year")?,
+        num(m, "bad month")?,
+        num(day, "bad day")?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return Err(bad("month or day out of range"));
+    }
+    let mut secs = 0i64;
+    if let Some(time) = time {
+        if time.contains(['+', '-']) {
+            return Err(bad("only UTC (Z or +00:00) is accepted"));
+        }
+        let mut parts = time.split(':');
+        let h = num(parts.next().unwrap_or(""), "bad hour")?;
+        let mi = num(parts.next().unwrap_or("0"), "bad minute")?;
+        let s = parts
+            .next()
+            .map(|s| s.split('.').next().unwrap_or("0"))
+            .unwrap_or("0");
+        let s = num(s, "bad second")?;
+        if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..61).contains(&s) {
+            return Err(bad("time out of range"));
+        }
+        secs = h * 3600 + mi * 60 + s;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(days * 86_400 + secs)
+}
+
+/// The Unix time (seconds) in a uuid6 checkpoint id, `None` if it is not one.
+pub fn id_time(id: &str) -> Option<i64> {
+    let hex: String = id.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || hex.get(12..13) != Some("6") {
+        return None;
+    }
+    let high = u64::from_str_radix(hex.get(0..8)?, 16).ok()?;
+    let mid = u64::from_str_radix(hex.get(8..12)?, 16).ok()?;
+    let low = u64::from_str_radix(hex.get(13..16)?, 16).ok()?;
+    let ticks = (high << 28) | (mid << 12) | low;
+    let unix = ticks.checked_sub(0x01B2_1DD2_1381_4000)?;
+    i64::try_from(unix / 10_000_000).ok()
+}
+
+impl PruneOptions {
+    /// No rule yet, writing, no vacuum.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keep the latest `n` checkpoints per thread and namespace (at least 1).
+    pub fn keep_latest(mut self, n: usize) -> Self {
+        self.keep_latest = Some(n.max(1));
+        self
+    }
+
+    /// Drop checkpoints older than `unix_seconds` (see [`parse_date`]), keeping the
+    /// latest of each namespace.
+    pub fn before(mut self, unix_seconds: i64) -> Self {
+        self.before = Some(unix_seconds);
+        self
+    }
+
+    /// Delete threads whose latest checkpoint is older than `unix_seconds`.
+    pub fn idle_since(mut self, unix_seconds: i64) -> Self {
+        self.idle_since = Some(unix_seconds);
+        self
+    }
+
+    /// Only these threads.
+    pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.threads = threads.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Only threads whose latest checkpoint's metadata has `key` equal to `value`.
+    pub fn metadata(mut self, key: impl Into<String>, value: Json) -> Self {
+        self.metadata.push((key.into(), value));
+        self
+    }
+
+    /// Report what would go; delete nothing.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// SQLite: `VACUUM` afterwards (the file shrinks; needs free space for a copy).
+    pub fn vacuum(mut self, on: bool) -> Self {
+        self.vacuum = on;
+        self
+    }
+
+    /// Called after each thread.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// What [`prune`] did (or would do).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct PruneReport {
+    /// `prune`.
+    pub operation: &'static str,
+    /// The store.
+    pub store: String,
+    /// A dry run.
+    pub dry_run: bool,
+    /// Threads looked at (after the selection).
+    pub threads: u64,
+    /// Threads deleted whole (idle).
+    pub threads_deleted: u64,
+    /// Checkpoints dropped (would be).
+    pub checkpoints_deleted: u64,
+    /// Checkpoints kept only because a kept checkpoint needs them for its delta
+    /// channels.
+    pub kept_for_delta: u64,
+    /// Checkpoints kept.
+    pub checkpoints_kept: u64,
+    /// Pending-write rows dropped.
+    pub writes_deleted: u64,
+    /// Postgres blob rows dropped.
+    pub blobs_deleted: u64,
+    /// Bytes of the dropped rows' values (and Postgres JSONB text).
+    pub bytes_freed: u64,
+    /// SQLite with vacuum: file size before and after.
+    pub file_bytes: Option<(u64, u64)>,
+    /// Seconds.
+    pub elapsed_s: f64,
+}
+
+/// One checkpoint of a namespace, with what the delta walk needs.
+struct Cp {
+    ns: String,
+    id: String,
+    node: ChainNode,
+    metadata: Option<CheckpointMetadata>,
+}
+
+fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
+    let v = crate::json::parse(bytes?, 1_000).ok()?;
+    CheckpointMetadata::from_value(&v).ok()
+}
+
+fn node(
+    parent: Option<String>,
+    stored: Option<HashSet<String>>,
+    md: &Option<CheckpointMetadata>,
+) -> ChainNode {
+    ChainNode {
+        parent: parent.filter(|p| !p.is_empty()),
+        stored,
+        delta_channels: md
+            .as_ref()
+            .map(|m| m.counters_since_delta_snapshot().into_keys().collect()),
+    }
+}
+
+async fn thread_ids(target: &Target, only: &[String]) -> Result<Vec<String>> {
+    if !only.is_empty() {
+        return Ok(only.to_vec());
+    }
+    let sql = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id";
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn.prepare(sql).map_err(sq("prune"))?;
+            let rows = stmt
+                .query_map([], |r| r.get(0))
+                .map_err(sq("prune"))?
+                .collect::<std::result::Result<Vec<String>, _>>()
+                .map_err(sq("prune"))?;
+            Ok(rows)
+        }
+        Target::Postgres(client) => client
+            .query(sql, &[])
+            .await
+            .map_err(pg("prune"))?
+            .iter()
+            .map(|r| r.try_get(0).map_err(pg("prune")))
+            .collect(),
+    }
+}
+
+async fn load_thread(
+    target: &Target,
+    serde: &Arc<dyn Serializer>,
+    thread: &str,
+) -> Result<Vec<Cp>> {
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+                     FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
+                )
+                .map_err(sq("prune"))?;
+            let rows = stmt
+                .query_map([thread], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<String>>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        cell_bytes(r, 4)?,
+                        cell_bytes(r, 5)?,
+                    ))
+                })
+                .map_err(sq("prune"))?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (ns, id, parent, ty, data, meta) = row.map_err(sq("prune"))?;
+                let stored = serde
+                    .loads_typed(
+                        ty.as_deref().unwrap_or_default(),
+                        data.as_deref().unwrap_or_default(),
+                    )
+                    .ok()
+                    .and_then(|v| Checkpoint::from_owned_value(v).ok())
+                    .map(|c| c.channel_values.into_keys().collect());
+                let metadata = metadata_of(meta.as_deref());
+                out.push(Cp {
+                    node: node(parent, stored, &metadata),
+                    ns,
+                    id,
+                    metadata,
+                });
+            }
+            Ok(out)
+        }
+        Target::Postgres(client) => {
+            let rows = client
+                .query(
+                    "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+                     ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+                        THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
+                        SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+                        THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
+                        SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+                        AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
+                        AND b.version = v.value AND b.type <> 'empty')) \
+                     FROM checkpoints c WHERE c.thread_id = $1 ORDER BY 1, 2",
+                    &[&thread],
+                )
+                .await
+                .map_err(pg("prune"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let meta: Option<String> = r.try_get(3).map_err(pg("prune"))?;
+                let metadata = metadata_of(meta.as_deref().map(str::as_bytes));
+                let stored: Vec<String> = r.try_get(4).map_err(pg("prune"))?;
+                out.push(Cp {
+                    ns: r.try_get(0).map_err(pg("prune"))?,
+                    id: r.try_get(1).map_err(pg("prune"))?,
+                    node: node(
+                        r.try_get(2).map_err(pg("prune"))?,
+                        Some(stored.into_iter().collect()),
+                        &metadata,
+                    ),
+                    metadata,
+                });
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn matches_metadata(md: Option<&CheckpointMetadata>, wanted: &[(String, Json)]) -> bool {
+    if wanted.is_empty() {
+        return true;
+    }
+    let Some(md) = md else { return false };
+    let Ok(json) = crate::view::to_json(&md.to_value()) else {
+        return false;
+    };
+    wanted.iter().all(|(k, v)| json.get(k) == Some(v))
+}
+
+/// `(rows, bytes)` of what deleting these checkpoints of a namespace removes, and
+/// removes it unless `dry_run`; in one transaction per call.
+async fn remove(
+    target: &mut Target,
+    thread: &str,
+    ns: &str,
+    doomed: &[String],
+    whole_thread: bool,
+    dry_run: bool,
+    report: &mut PruneReport,
+) -> Result<()> {
+    match target {
+        Target::Sqlite(conn) => {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sq("prune"))?;
+            for id in doomed {
+                let (cb, wn, wb): (i64, i64, i64) = tx
+                    .query_row(
+                        "SELECT (SELECT coalesce(sum(length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB))), 0) \
+                         FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3), \
+                         (SELECT count(*) FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3), \
+                         (SELECT coalesce(sum(length(CAST(value AS BLOB))), 0) FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
+                        [thread, ns, id.as_str()],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )
+                    .map_err(sq("prune"))?;
+                report.writes_deleted += u64::try_from(wn).unwrap_or(0);
+                report.bytes_freed += u64::try_from(cb + wb).unwrap_or(0);
+                if !dry_run {
+                    tx.execute(
+                        "DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+                        [thread, ns, id.as_str()],
+                    )
+                    .map_err(sq("prune"))?;
+                    tx.execute(
+                        "DELETE FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
+                        [thread, ns, id.as_str()],
+                    )
+                    .map_err(sq("prune"))?;
+                }
+            }
+            if whole_thread && !dry_run {
+                // Writes stored against checkpoints that are not stored go too.
+                tx.execute("DELETE FROM writes WHERE thread_id = ?1", [thread])
+                    .map_err(sq("prune"))?;
+            }
+            tx.commit().map_err(sq("prune"))?;
+        }
+        Target::Postgres(client) => {
+            let tx = client.transaction().await.map_err(pg("prune"))?;
+            let doomed: Vec<String> = doomed.to_vec();
+            let sizes = tx
+                .query_one(
+                    "SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0)::int8 \
+                       FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
+                     (SELECT count(*)::int8 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
+                     (SELECT coalesce(sum(octet_length(blob)), 0)::int8 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
+                     (SELECT count(*)::int8 FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
+                        SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
+                        AND c.checkpoint_id <> ALL($3) AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)), \
+                     (SELECT coalesce(sum(octet_length(b.blob)), 0)::int8 FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
+                        SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
+                        AND c.checkpoint_id <> ALL($3) AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version))",
+                    &[&thread, &ns, &doomed],
+                )
+                .await
+                .map_err(pg("prune"))?;
+            let get = |i: usize| -> Result<u64> {
+                Ok(u64::try_from(sizes.try_get::<_, i64>(i).map_err(pg("prune"))?).unwrap_or(0))
+            };
+            report.writes_deleted += get(1)?;
+            report.blobs_deleted += get(3)?;
+            report.bytes_freed += get(0)? + get(2)? + get(4)?;
+            if !dry_run {
+                tx.execute(
+                    "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)",
+                    &[&thread, &ns, &doomed],
+                )
+                .await
+                .map_err(pg("prune"))?;
+                tx.execute(
+                    "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)",
+                    &[&thread, &ns, &doomed],
+                )
+                .await
+                .map_err(pg("prune"))?;
+                tx.execute(
+                    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
+                     SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
+                     AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
+                    &[&thread, &ns],
+                )
+                .await
+                .map_err(pg("prune"))?;
+                if whole_thread {
+                    tx.execute(
+                        "DELETE FROM checkpoint_writes WHERE thread_id = $1",
+                        &[&thread],
+                    )
+                    .await
+                    .map_err(pg("prune"))?;
+                }
+            }
+            tx.commit().await.map_err(pg("prune"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Prunes `store` (`sqlite:PATH`, a file path, or a `postgres://` URL in today's
+/// Python layout) by `options`' rules; `keys` read encrypted SQLite checkpoints (to
+/// know which channels they store; without them such a checkpoint keeps its whole
+/// chain). Rules and guarantees: `docs/store-maintenance.md`.
+///
+/// # Errors
+/// [`StoreError::InvalidDate`] without any rule; [`StoreError::NotAStore`] for an
+/// old layout; the database's errors.
+pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Result<PruneReport> {
+    let started = Instant::now();
+    if options.keep_latest.is_none() && options.before.is_none() && options.idle_since.is_none() {
+        return Err(StoreError::InvalidDate {
+            given: String::new(),
+            reason: "prune needs a rule: keep_latest, before or idle_since".to_owned(),
+        });
+    }
+    let location = Location::parse(store)?;
+    if let Location::Sqlite(path) = &location {
+        if !path.is_file() {
+            return Err(StoreError::NotFound {
+                path: path.clone(),
+                reason: "no such file".to_owned(),
+            });
+        }
+    }
+    let (mut target, created, shown) = open_target(store).await?;
+    let _ = created;
+    let serde = serializer(keys);
+    let mut report = PruneReport {
+        operation: "prune",
+        store: shown,
+        dry_run: options.dry_run,
+        ..PruneReport::default()
+    };
+    let file_before = match &location {
+        Location::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+        Location::Postgres(_) => None,
+    };
+    let threads = thread_ids(&target, &options.threads).await?;
+    let total = threads.len() as u64;
+    for (n, thread) in threads.iter().enumerate() {
+        let cps = load_thread(&target, &serde, thread).await?;
+        if cps.is_empty() {
+            continue;
+        }
+        // The latest checkpoint of the root namespace (or of any).
+        let latest = cps
+            .iter()
+            .filter(|c| c.ns.is_empty())
+            .max_by(|a, b| a.id.cmp(&b.id))
+            .or_else(|| cps.iter().max_by(|a, b| a.id.cmp(&b.id)));
+        if !matches_metadata(latest.and_then(|c| c.metadata.as_ref()), &options.metadata) {
+            continue;
+        }
+        report.threads += 1;
+        let newest = cps.iter().filter_map(|c| id_time(&c.id)).max();
+        let idle = options
+            .idle_since
+            .is_some_and(|d| newest.is_some_and(|t| t < d));
+        let mut by_ns: BTreeMap<&str, Vec<&Cp>> = BTreeMap::new();
+        for c in &cps {
+            by_ns.entry(c.ns.as_str()).or_default().push(c);
+        }
+        if idle {
+            report.threads_deleted += 1;
+        }
+        for (ns, list) in by_ns {
+            let all: BTreeSet<String> = list.iter().map(|c| c.id.clone()).collect();
+            let doomed: Vec<String> = if idle {
+                all.iter().cloned().collect()
+            } else {
+                let mut keep: BTreeSet<String> = all.clone();
+                if let Some(k) = options.keep_latest {
+                    keep = all.iter().rev().take(k).cloned().collect();
+                }
+                if let Some(d) = options.before {
+                    keep.retain(|id| id_time(id).is_none_or(|t| t >= d));
+                    if let Some(last) = all.iter().next_back() {
+                        keep.insert(last.clone());
+                    }
+                }
+                let nodes: std::collections::HashMap<&str, &ChainNode> =
+                    list.iter().map(|c| (c.id.as_str(), &c.node)).collect();
+                let needed = needed_ancestors(&keep, |id| nodes.get(id).map(|n| (*n).clone()));
+                let extra = needed.iter().filter(|id| !keep.contains(*id)).count() as u64;
+                report.kept_for_delta += extra;
+                keep.extend(needed);
+                report.checkpoints_kept += keep.len() as u64;
+                all.iter()
+                    .filter(|id| !keep.contains(*id))
+                    .cloned()
+                    .collect()
+            };
+            report.checkpoints_deleted += doomed.len() as u64;
+            if !doomed.is_empty() {
+                remove(
+                    &mut target,
+                    thread,
+                    ns,
+                    &doomed,
+                    idle,
+                    options.dry_run,
+                    &mut report,
+                )
+                .await?;
+            }
+        }
+        if let Some(f) = &options.progress {
+            f(&Progress {
+                operation: "prune",
+                column: "threads",
+                rows_done: n as u64 + 1,
+                total_estimate: total,
+                rewritten: report.checkpoints_deleted,
+                stage: Stage::Done,
+                page: None,
+            });
+        }
+    }
+    if let (Target::Sqlite(conn), true, false) = (&target, options.vacuum, options.dry_run) {
+        conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(sq("vacuum"))?;
+        if let Location::Sqlite(p) = &location {
+            let after = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            report.file_bytes = file_before.map(|b| (b, after));
+        }
+    }
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}

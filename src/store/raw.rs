@@ -1,0 +1,226 @@
+//! Raw, layout-aware access for the maintenance operations (inspect, stats, export,
+//! import, copy): a store in any layout [`crate::saver::layout`] detects, opened
+//! read-only (SQLite through `open_sqlite_read_only`: no write, no `-wal`/`-shm`;
+//! Postgres in a read-only session), or a target opened for writing with Python's
+//! tables created by the savers' own `setup()` when it has none.
+//!
+//! The audit's [`Store`](super::Store) pages one `(type, value)` column per table and
+//! accepts only today's layout; these operations need every column (parents, metadata,
+//! channels, task paths) and old layouts, so they page by primary key here, with the
+//! same keyset paging (`WHERE (key…) > (last key…) ORDER BY key… LIMIT n`).
+
+use std::sync::Arc;
+
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+use tokio_postgres::{Client, NoTls};
+
+use super::error::StoreError;
+use super::keys::StoreKeys;
+use super::Location;
+use crate::crypto::EncryptedSerializer;
+use crate::saver::layout::{detect_postgres, detect_sqlite, open_sqlite_read_only};
+use crate::saver::StoreLayout;
+use crate::serializer::Serializer;
+use crate::JsonPlusSerializer;
+
+pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sqlite { operation, source }
+}
+
+pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |source| StoreError::Postgres { operation, source }
+}
+
+pub(crate) fn saver_err(location: &str) -> impl Fn(crate::saver::SaverError) -> StoreError + '_ {
+    move |e| StoreError::NotAStore {
+        location: location.to_owned(),
+        found: e.to_string(),
+    }
+}
+
+/// The serializer of the keys: the key ring (primary writes, every key reads) around
+/// Python's `JsonPlusSerializer`, or `JsonPlusSerializer` alone without keys.
+pub(crate) fn serializer(keys: &StoreKeys) -> Arc<dyn Serializer> {
+    match keys.ring() {
+        Some(ring) => Arc::new(EncryptedSerializer::new(
+            ring.clone(),
+            JsonPlusSerializer::new(),
+        )),
+        None => Arc::new(JsonPlusSerializer::new()),
+    }
+}
+
+/// An open store of any known layout.
+pub(crate) enum Raw {
+    Sqlite {
+        conn: Connection,
+        layout: StoreLayout,
+        shown: String,
+    },
+    Postgres {
+        client: Arc<Client>,
+        layout: StoreLayout,
+        shown: String,
+        url: String,
+    },
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Raw")
+            .field("store", &self.shown())
+            .field("layout", self.layout())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) async fn pg_connect(url: &str, read_only: bool) -> Result<Client> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(pg("connect"))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    if read_only {
+        client
+            .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            .await
+            .map_err(pg("connect"))?;
+    }
+    Ok(client)
+}
+
+/// SQL column expressions of a layout: thread, namespace, id, parent, type of the
+/// checkpoints table; checkpoint id, type and task path of the writes table.
+pub(crate) struct Cols {
+    pub ns: &'static str,
+    pub id: &'static str,
+    pub parent: &'static str,
+    pub ty: &'static str,
+    pub w_id: &'static str,
+    pub w_ty: &'static str,
+    pub w_path: &'static str,
+}
+
+impl Raw {
+    /// Opens `given` read-only in whatever layout it has (refusing only what no saver
+    /// wrote: [`StoreLayout::Empty`], [`StoreLayout::Foreign`], and the shallow saver's
+    /// tables, which have no checkpoint ids).
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`], [`StoreError::NotAStore`], the database's errors.
+    pub(crate) async fn open(given: &str) -> Result<Raw> {
+        let location = Location::parse(given)?;
+        let shown = location.display();
+        let raw = match location {
+            Location::Sqlite(path) => {
+                if !path.is_file() {
+                    return Err(StoreError::NotFound {
+                        path,
+                        reason: "no such file".to_owned(),
+                    });
+                }
+                let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
+                let layout = detect_sqlite(&conn).map_err(saver_err(&shown))?;
+                Raw::Sqlite {
+                    conn,
+                    layout,
+                    shown,
+                }
+            }
+            Location::Postgres(url) => {
+                let client = pg_connect(&url, true).await?;
+                let layout = detect_postgres(&client, "public")
+                    .await
+                    .map_err(saver_err(&shown))?;
+                Raw::Postgres {
+                    client: Arc::new(client),
+                    layout,
+                    shown,
+                    url,
+                }
+            }
+        };
+        match raw.layout() {
+            StoreLayout::Empty
+            | StoreLayout::Foreign { .. }
+            | StoreLayout::PostgresShallow { .. } => Err(StoreError::NotAStore {
+                location: raw.shown().to_owned(),
+                found: raw.layout().to_string(),
+            }),
+            _ => Ok(raw),
+        }
+    }
+
+    pub(crate) fn layout(&self) -> &StoreLayout {
+        match self {
+            Raw::Sqlite { layout, .. } | Raw::Postgres { layout, .. } => layout,
+        }
+    }
+
+    pub(crate) fn shown(&self) -> &str {
+        match self {
+            Raw::Sqlite { shown, .. } | Raw::Postgres { shown, .. } => shown,
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &'static str {
+        match self {
+            Raw::Sqlite { .. } => "sqlite",
+            Raw::Postgres { .. } => "postgres",
+        }
+    }
+
+    pub(crate) fn cols(&self) -> Cols {
+        let task_path = self.layout().has_task_path();
+        match self.layout() {
+            StoreLayout::SqliteThreadTs { .. } => Cols {
+                ns: "''",
+                id: "thread_ts",
+                parent: "parent_ts",
+                ty: "'json'",
+                w_id: "thread_ts",
+                w_ty: "'json'",
+                w_path: "''",
+            },
+            _ => Cols {
+                ns: "checkpoint_ns",
+                id: "checkpoint_id",
+                parent: "parent_checkpoint_id",
+                ty: "type",
+                w_id: "checkpoint_id",
+                w_ty: "type",
+                w_path: if task_path { "task_path" } else { "''" },
+            },
+        }
+    }
+
+    pub(crate) fn writes_table(&self) -> &'static str {
+        match self {
+            Raw::Sqlite { .. } => "writes",
+            Raw::Postgres { .. } => "checkpoint_writes",
+        }
+    }
+}
+
+/// A BLOB or TEXT cell as bytes; NULL as `None`.
+pub(crate) fn cell_bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}
+
+/// `?1, ?2, …` (SQLite) or `$1, $2, …` (Postgres) placeholders.
+pub(crate) fn ph(sqlite: bool, i: usize) -> String {
+    if sqlite {
+        format!("?{i}")
+    } else {
+        format!("${i}")
+    }
+}
