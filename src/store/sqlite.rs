@@ -299,15 +299,12 @@ impl SqliteStore {
             {
                 let mut stmt = tx.prepare_cached(&sql).map_err(sqlite("write"))?;
                 for u in updates.iter() {
-                    let mut params = vec![
-                        SqlValue::Text(u.new_tag.clone()),
-                        SqlValue::Blob(u.new_data.clone()),
-                        SqlValue::Text(u.old_tag.clone()),
-                        SqlValue::Blob(u.old_data.clone()),
-                    ];
-                    params.extend(key_params(&u.key));
+                    let key = key_params(&u.key);
+                    let mut params: Vec<&dyn rusqlite::ToSql> =
+                        vec![&u.new_tag, &u.new_data, &u.old_tag, &u.old_data];
+                    params.extend(key.iter().map(|k| k as &dyn rusqlite::ToSql));
                     let n = stmt
-                        .execute(rusqlite::params_from_iter(params))
+                        .execute(params.as_slice())
                         .map_err(sqlite("write"))?;
                     done.push(n == 1);
                 }
