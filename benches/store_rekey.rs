@@ -142,7 +142,9 @@ fn store_rekey(c: &mut Criterion) {
             client.batch_execute(&sql).await.expect("admin statement");
         })
     };
-    admin(format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"));
+    admin(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ));
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
     let rows = runtime.block_on(async {
