@@ -321,13 +321,14 @@ pub async fn audit(
     let started = Instant::now();
     let mut reconnects = 0u64;
     let retries = options.max_reconnects;
-    let mut total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
+    let total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
     #[cfg(feature = "postgres")]
-    if let Some(pg) = store.postgres() {
-        total = total.saturating_add(
+    let total = match store.postgres() {
+        Some(pg) => total.saturating_add(
             retrying(store, retries, &mut reconnects, || pg.count_checkpoints()).await?,
-        );
-    }
+        ),
+        None => total,
+    };
     let mut done = 0u64;
     let mut tables = Vec::new();
     let mut totals = ClassCounts::default();
