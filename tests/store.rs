@@ -1129,3 +1129,90 @@ fn postgres_kill_9_and_terminated_connections_then_resume_equals_an_uninterrupte
         .iter()
         .all(|(_, _, tag, data)| plain(&ring, tag, data).2 == Some(0)));
 }
+
+#[test]
+fn encrypt_turns_legacy_json_and_zlib_rows_into_rows_python_reads() {
+    let dir = temp_dir("json");
+    let path = mixed_sqlite(&dir);
+    let p = path.to_str().expect("utf-8");
+    let (code, stdout, stderr) = lgcodec(&["store", "encrypt", p, "--json"], &ENV_ROTATE);
+    // The three unreadable rows are left (exit 1); the rest is done.
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let rows: Vec<(i64, String, Vec<u8>)> = conn
+        .prepare("SELECT idx, type, value FROM writes WHERE thread_id = 'mix' ORDER BY idx")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect()
+        })
+        .expect("rows");
+    let tags: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(
+        tags,
+        [
+            "msgpack+aes",
+            "json+aes",
+            "msgpack+aes",
+            "msgpack+aes",
+            "msgpack+aes",
+            "msgpack+aes",
+            "msgpack",
+            "msgpack+zlib+aes"
+        ],
+        "clear rows (0, 1, 7) encrypted; the unreadable clear row (6) left"
+    );
+    let python = EncryptedSerializer::new(
+        KeyRing::new(key(NEW)),
+        CompressedSerializer::new(JsonPlusSerializer::new()),
+    );
+    for i in [0usize, 1, 7] {
+        let (_, tag, data) = &rows[i];
+        assert_eq!(
+            python.loads_typed(tag, data).ok(),
+            Some(Value::from("secret")),
+            "row {i}"
+        );
+    }
+}
+
+#[test]
+fn postgres_inline_entries_a_blob_supersedes_are_counted_as_markers() {
+    let Some((url, _)) = pg_schema("markers") else {
+        return;
+    };
+    pg_store(&url, 1, 0, 2);
+    // A blob at the same channel version as one checkpoint's inline `step` (what
+    // Python's put leaves for a _DeltaSnapshot: the inline entry is a marker).
+    rt().block_on(async {
+        let (c, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.expect("connect");
+        tokio::spawn(conn);
+        c.batch_execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+             SELECT thread_id, checkpoint_ns, 'step', checkpoint -> 'channel_versions' ->> 'step', 'msgpack', '\\x01' \
+             FROM checkpoints ORDER BY checkpoint_id LIMIT 1",
+        )
+        .await
+        .expect("insert");
+    });
+    let report = rt()
+        .block_on(async {
+            store::audit(
+                &Store::open(&url).await?,
+                &new_with_old(),
+                &AuditOptions::new(),
+            )
+            .await
+        })
+        .expect("audit");
+    let inline = report.inline.expect("inline");
+    // 2 checkpoints x (step, notes) inline; one step superseded by its blob.
+    assert_eq!(
+        (
+            inline.checkpoints,
+            inline.values.rows,
+            inline.markers,
+            inline.nulls
+        ),
+        (2, 3, 1, 0)
+    );
+}
