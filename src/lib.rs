@@ -99,6 +99,11 @@ pub use typed::{tags, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 pub use view::ViewError;
 
+/// The store-encryption guide's example, compiled as a doctest so it stays true.
+#[doc = include_str!("../docs/store-encryption.md")]
+#[cfg(all(doctest, feature = "sqlite", feature = "postgres"))]
+pub struct StoreGuideDoctests;
+
 /// The README's examples, compiled and run as doctests so they stay true.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

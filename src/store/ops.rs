@@ -57,6 +57,7 @@ pub struct AuditOptions {
     page_size: usize,
     per_thread: bool,
     max_samples: usize,
+    max_reconnects: u32,
     progress: Option<ProgressFn>,
 }
 
@@ -90,8 +91,16 @@ impl AuditOptions {
             page_size: 1000,
             per_thread: true,
             max_samples: 20,
+            max_reconnects: 5,
             progress: None,
         }
+    }
+
+    /// Postgres: how many times in a row a lost connection is re-opened (the page is
+    /// read again) before the audit stops with [`StoreError::ConnectionLost`].
+    pub fn max_reconnects(mut self, n: u32) -> Self {
+        self.max_reconnects = n;
+        self
     }
 
     /// Values in clear are not findings (e.g. before encryption is turned on).
@@ -234,6 +243,53 @@ async fn total_estimate(store: &Store) -> Result<u64, StoreError> {
     Ok(total)
 }
 
+/// Runs `f`; when the Postgres connection is lost, reconnects (backing off) and runs it
+/// again, at most `max` times in a row.
+async fn retrying<T, F, Fut>(
+    store: &Store,
+    max: u32,
+    reconnects: &mut u64,
+    mut f: F,
+) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut lost = 0u32;
+    loop {
+        match f().await {
+            Err(e) if e.is_connection_lost() => {
+                lost = lost.saturating_add(1);
+                if lost > max {
+                    return Err(StoreError::ConnectionLost {
+                        attempts: lost,
+                        last: e.to_string(),
+                    });
+                }
+                reconnect(store, lost, reconnects).await?;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Waits a little longer each time, then re-opens the Postgres connection (a failed
+/// attempt counts as one more loss at the next statement).
+async fn reconnect(store: &Store, attempt: u32, reconnects: &mut u64) -> Result<(), StoreError> {
+    sleep(Duration::from_millis(
+        100u64.saturating_mul(u64::from(attempt.min(20))),
+    ))
+    .await;
+    match store.reconnect().await {
+        Ok(()) => {
+            *reconnects = reconnects.saturating_add(1);
+            Ok(())
+        }
+        Err(e) if e.is_connection_lost() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 fn never_encrypted(store: &Store) -> Vec<String> {
     match store.backend_name() {
         "postgres" => vec![
@@ -263,11 +319,16 @@ pub async fn audit(
     options: &AuditOptions,
 ) -> Result<AuditReport, StoreError> {
     let started = Instant::now();
-    let mut total = total_estimate(store).await?;
+    let mut reconnects = 0u64;
+    let retries = options.max_reconnects;
+    let total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
     #[cfg(feature = "postgres")]
-    if let Some(pg) = store.postgres() {
-        total = total.saturating_add(pg.count_checkpoints().await?);
-    }
+    let total = match store.postgres() {
+        Some(pg) => total.saturating_add(
+            retrying(store, retries, &mut reconnects, || pg.count_checkpoints()).await?,
+        ),
+        None => total,
+    };
     let mut done = 0u64;
     let mut tables = Vec::new();
     let mut totals = ClassCounts::default();
@@ -290,7 +351,11 @@ pub async fn audit(
         let mut counts = ClassCounts::default();
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
-            let rows = store.page(t, after.take(), options.page_size).await?;
+            let from = after.take();
+            let rows = retrying(store, retries, &mut reconnects, || {
+                store.page(t, from.clone(), options.page_size)
+            })
+            .await?;
             let Some(last) = rows.last() else { break };
             let next = last.key.clone();
             for row in &rows {
@@ -336,7 +401,11 @@ pub async fn audit(
         };
         let mut after = None;
         loop {
-            let rows = pg.inline_page(after.take(), options.page_size).await?;
+            let from = after.take();
+            let rows = retrying(store, retries, &mut reconnects, || {
+                pg.inline_page(from.clone(), options.page_size)
+            })
+            .await?;
             let Some(last) = rows.last() else { break };
             let next = last.key.clone();
             for r in &rows {
@@ -527,7 +596,11 @@ async fn sweep(
             operation: op.name(),
         });
     }
-    let total = total_estimate(store).await?;
+    let mut reconnects = 0u64;
+    let total = retrying(store, options.max_reconnects, &mut reconnects, || {
+        total_estimate(store)
+    })
+    .await?;
     let mut report = SweepReport {
         operation: op.name(),
         store: store.location().display(),
@@ -542,7 +615,7 @@ async fn sweep(
         failed: 0,
         inline_values_left: None,
         batches: 0,
-        reconnects: 0,
+        reconnects,
         failed_samples: Vec::new(),
         elapsed_s: 0.0,
         rows_per_s: 0.0,
@@ -670,7 +743,14 @@ async fn sweep(
             let mut left = 0u64;
             let mut after = None;
             loop {
-                let rows = pg.inline_page(after.take(), 1000).await?;
+                let from = after.take();
+                let rows = retrying(
+                    store,
+                    options.max_reconnects,
+                    &mut report.reconnects,
+                    || pg.inline_page(from.clone(), 250),
+                )
+                .await?;
                 let Some(last) = rows.last() else { break };
                 let next = last.key.clone();
                 left = left.saturating_add(rows.iter().map(|r| r.values).sum::<u64>());

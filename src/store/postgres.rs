@@ -324,36 +324,40 @@ impl PgStore {
         after: Option<[String; 3]>,
         limit: usize,
     ) -> Result<Vec<InlineRow>> {
-        const VALUES: &str =
-            "jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
-             THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END)";
-        let blob = "EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
-             AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
-             AND b.version = c.checkpoint -> 'channel_versions' ->> v.key AND b.type <> 'empty')";
-        let select = format!(
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
-             (SELECT count(*) FROM {VALUES} v WHERE jsonb_typeof(v.value) <> 'null' AND NOT {blob})::int8, \
-             (SELECT coalesce(sum(length(v.value::text)), 0) FROM {VALUES} v WHERE jsonb_typeof(v.value) <> 'null' AND NOT {blob})::int8, \
-             (SELECT count(*) FROM {VALUES} v WHERE jsonb_typeof(v.value) = 'null' AND NOT {blob})::int8, \
-             (SELECT count(*) FROM {VALUES} v WHERE {blob})::int8 \
-             FROM checkpoints c"
-        );
+        // One page of checkpoint rows (by primary key), each joined with its inline
+        // values and, per value, the blob of the same channel version if there is one.
+        let page = |cond: &str, limit: &str| {
+            format!(
+                "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
+                 count(v.key) FILTER (WHERE jsonb_typeof(v.value) <> 'null' AND b.channel IS NULL)::int8, \
+                 coalesce(sum(length(v.value::text)) FILTER (WHERE jsonb_typeof(v.value) <> 'null' AND b.channel IS NULL), 0)::int8, \
+                 count(v.key) FILTER (WHERE jsonb_typeof(v.value) = 'null' AND b.channel IS NULL)::int8, \
+                 count(b.channel)::int8 \
+                 FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints {cond} \
+                       ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {limit}) c \
+                 LEFT JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+                      THEN c.checkpoint -> 'channel_values' ELSE '{{}}'::jsonb END) v ON true \
+                 LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+                      AND b.channel = v.key AND b.version = c.checkpoint -> 'channel_versions' ->> v.key \
+                      AND b.type <> 'empty' \
+                 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+            )
+        };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let client = self.client();
         let rows = match &after {
             Some([a, b, c]) => {
                 client
                     .query(
-                        &format!("{select} WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id) > ($1, $2, $3) ORDER BY 1, 2, 3 LIMIT $4"),
+                        &page(
+                            "WHERE (thread_id, checkpoint_ns, checkpoint_id) > ($1, $2, $3)",
+                            "$4",
+                        ),
                         &[a, b, c, &limit],
                     )
                     .await
             }
-            None => {
-                client
-                    .query(&format!("{select} ORDER BY 1, 2, 3 LIMIT $1"), &[&limit])
-                    .await
-            }
+            None => client.query(&page("", "$1"), &[&limit]).await,
         }
         .map_err(pg("read"))?;
         let get = |r: &tokio_postgres::Row, i: usize| -> Result<u64> {

@@ -190,6 +190,13 @@ impl SqliteStore {
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(sqlite("open"))?;
         check_layout(&conn, location)?;
+        if writable {
+            // This connection's commits only: under WAL (Python's setup), NORMAL syncs at
+            // checkpoints, not at every batch; a power cut may undo the last batches
+            // (never corrupting the file), which the next run redoes.
+            conn.pragma_update(None, "synchronous", "NORMAL")
+                .map_err(sqlite("open"))?;
+        }
         if writable
             && conn
                 .is_readonly(rusqlite::MAIN_DB)
@@ -299,16 +306,11 @@ impl SqliteStore {
             {
                 let mut stmt = tx.prepare_cached(&sql).map_err(sqlite("write"))?;
                 for u in updates.iter() {
-                    let mut params = vec![
-                        SqlValue::Text(u.new_tag.clone()),
-                        SqlValue::Blob(u.new_data.clone()),
-                        SqlValue::Text(u.old_tag.clone()),
-                        SqlValue::Blob(u.old_data.clone()),
-                    ];
-                    params.extend(key_params(&u.key));
-                    let n = stmt
-                        .execute(rusqlite::params_from_iter(params))
-                        .map_err(sqlite("write"))?;
+                    let key = key_params(&u.key);
+                    let mut params: Vec<&dyn rusqlite::ToSql> =
+                        vec![&u.new_tag, &u.new_data, &u.old_tag, &u.old_data];
+                    params.extend(key.iter().map(|k| k as &dyn rusqlite::ToSql));
+                    let n = stmt.execute(params.as_slice()).map_err(sqlite("write"))?;
                     done.push(n == 1);
                 }
             }
