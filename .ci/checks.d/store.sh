@@ -58,5 +58,35 @@ flow() { # STORE
 }
 
 step "sqlite: audit, encrypt, rotate, rekey; Python reads every step" flow "$WORK/store.db"
+
+# A full disk mid-sweep (a small tmpfs: room for the store, not for rewriting it): a clear
+# error and exit 2, nothing half-written (Python reads every value, the same values), and
+# the same command, run again with room, resumes and finishes.
+full_disk() {
+    local D="$WORK/full" size before after
+    mkdir -p "$D"
+    "$FIX" "$WORK/full-src.db" 20 10 >/dev/null
+    size="$(stat -c %s "$WORK/full-src.db")"
+    if ! mount -t tmpfs -o "size=$((size + size / 4))" tmpfs "$D" 2>"$WORK/out"; then
+        if [ "${CI:-}" = true ]; then echo "store: cannot mount a tmpfs in CI:"; cat "$WORK/out"; return 1; fi
+        echo "store: skipped the full-disk check (mounting a tmpfs needs root)"; return 0
+    fi
+    # shellcheck disable=SC2064
+    trap "umount '$D' 2>/dev/null || true; pg_check_end" EXIT
+    "$PY" -c 'import sqlite3, sys; d = sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()' \
+        "$WORK/full-src.db" "$D/s.db"
+    before="$("$PY" "$READS" "$WORK/full-src.db")"
+    expect 2 env LANGGRAPH_AES_KEY="$NEW" "$L" store encrypt "$D/s.db" --batch-size 50
+    grep -q "disk is full" "$WORK/out" || { echo "store: the error does not say the disk is full"; cat "$WORK/out"; return 1; }
+    after="$(LANGGRAPH_AES_KEY="$NEW" "$PY" "$READS" "$D/s.db")"
+    [ "$before" = "$after" ] || { echo "store: python reads other values after a full disk: $after"; return 1; }
+    mount -o "remount,size=$((size * 4))" "$D"
+    expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store encrypt "$D/s.db" --batch-size 50
+    expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$D/s.db"
+    after="$(LANGGRAPH_AES_KEY="$NEW" "$PY" "$READS" "$D/s.db")"
+    [ "$before" = "$after" ] || { echo "store: python reads other values after the resumed encrypt: $after"; return 1; }
+    umount "$D"
+}
+step "sqlite: a full disk mid-encrypt, then resume" full_disk
 "$PY" -c "import psycopg, sys; psycopg.connect(sys.argv[1], autocommit=True).execute('CREATE DATABASE store_e2e')" "$URL"
 step "postgres: audit, encrypt, rotate, rekey; Python reads every step" flow "${URL%/*}/store_e2e"
