@@ -766,3 +766,72 @@ fn fallback_keys_are_previous_keys_too() {
         "LANGGRAPH_AES_FALLBACK_KEYS"
     );
 }
+
+/// Turning encryption on without downtime starts with the key deployed decrypt-only:
+/// with only `LANGGRAPH_AES_FALLBACK_KEYS` (or `_PREVIOUS`) set, `from_env` gives a
+/// serializer that writes rows in clear, exactly as the plain serializer does, and reads
+/// rows a process that already has `LANGGRAPH_AES_KEY` encrypted. Without it, a Rust
+/// process not yet restarted fails on the first encrypted row.
+#[test]
+fn decrypt_only_keys_write_in_clear_and_read_encrypted_rows() {
+    const KEY: &str = "decrypt-only-key-0123456789abcde";
+    for var in ["LANGGRAPH_AES_FALLBACK_KEYS", "LANGGRAPH_AES_KEY_PREVIOUS"] {
+        let serde =
+            EncryptedSerializer::from_env_vars(|name| (name == var).then(|| KEY.to_owned()))
+                .expect("decrypt-only keys are a valid configuration");
+        assert!(serde.writes_in_clear());
+        let value = Value::from("state");
+        let row = serde.dumps_typed(&value).expect("dumps");
+        let plain = JsonPlusSerializer::new()
+            .dumps_typed(&value)
+            .expect("plain");
+        assert_eq!(
+            (row.type_tag.as_str(), &row.data[..]),
+            (plain.type_tag.as_str(), &plain.data[..])
+        );
+        let none = serde.dumps_typed(&Value::Nil).expect("dumps None");
+        assert_eq!((none.type_tag.as_str(), none.data.len()), ("null", 0));
+        // A row written by a process that has the key as its primary.
+        let full = EncryptedSerializer::from_aes_key(KEY.as_bytes(), AesMode::Eax).expect("key");
+        let encrypted = full.dumps_typed(&value).expect("encrypt");
+        assert_eq!(
+            serde
+                .loads_typed(&encrypted.type_tag, &encrypted.data)
+                .expect("reads"),
+            value
+        );
+        assert_eq!(
+            serde
+                .loads_typed(&row.type_tag, &row.data)
+                .expect("reads clear"),
+            value
+        );
+    }
+    // Strict mode refuses rows in clear, which a decrypt-only serializer writes: refused.
+    let err = EncryptedSerializer::from_env_vars(|name| match name {
+        "LANGGRAPH_AES_FALLBACK_KEYS" => Some(KEY.to_owned()),
+        "LANGGRAPH_AES_STRICT" => Some("1".to_owned()),
+        _ => None,
+    })
+    .expect_err("strict mode without a primary key");
+    assert_eq!(
+        err.kind(),
+        langgraph_codec::ErrorKind::InvalidSetting,
+        "{err}"
+    );
+    // No key at all is still an error, and a primary key still encrypts.
+    let err = EncryptedSerializer::from_env_vars(|_| None).expect_err("no key");
+    assert_eq!(err.kind(), langgraph_codec::ErrorKind::MissingKey);
+    let serde = EncryptedSerializer::from_env_vars(|name| {
+        (name == "LANGGRAPH_AES_KEY").then(|| KEY.to_owned())
+    })
+    .expect("primary");
+    assert!(!serde.writes_in_clear());
+    assert_eq!(
+        serde
+            .dumps_typed(&Value::from(1i64))
+            .expect("dumps")
+            .type_tag,
+        "msgpack+aes"
+    );
+}

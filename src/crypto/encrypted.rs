@@ -52,6 +52,7 @@ pub struct EncryptedSerializer<S = JsonPlusSerializer> {
     cipher: Arc<dyn Cipher>,
     inner: S,
     strict: bool,
+    writes_in_clear: bool,
 }
 
 impl EncryptedSerializer<JsonPlusSerializer> {
@@ -69,13 +70,15 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// [`KeyRing`]), EAX mode (what Python's default reader reads), over a default
     /// [`JsonPlusSerializer`]. Strict mode is on when `LANGGRAPH_AES_STRICT` is `1`,
     /// `true` or `yes` (ASCII case ignored); `0`, `false`, `no`, empty or unset leave it
-    /// off.
+    /// off. With `LANGGRAPH_AES_KEY` unset but decrypt-only keys set, the serializer is
+    /// decrypt-only ([`with_writes_in_clear`](EncryptedSerializer::with_writes_in_clear)).
     ///
     /// # Errors
-    /// The key's error: [`CryptoError::MissingKey`], [`CryptoError::KeyNotUtf8`],
+    /// The key's error: [`CryptoError::MissingKey`] (no key at all), [`CryptoError::KeyNotUtf8`],
     /// [`CryptoError::InvalidKeyLength`], or for the previous keys
     /// [`CryptoError::InvalidKeyEncoding`] and [`CryptoError::TooManyKeys`];
-    /// [`CryptoError::InvalidSetting`] for any other `LANGGRAPH_AES_STRICT` value.
+    /// [`CryptoError::InvalidSetting`] for any other `LANGGRAPH_AES_STRICT` value, or for
+    /// strict mode with decrypt-only keys (which write in clear).
     pub fn from_env() -> Result<Self, CryptoError> {
         Self::from_env_vars_os(|name| std::env::var_os(name))
     }
@@ -97,11 +100,24 @@ impl EncryptedSerializer<JsonPlusSerializer> {
         lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Self, CryptoError> {
         let strict = super::key::strict_from_vars(&lookup)?;
-        Ok(Self::new(
-            KeyRing::from_env_vars_os(lookup)?,
-            JsonPlusSerializer::new(),
-        )
-        .with_strict(strict))
+        let ring = match KeyRing::from_env_vars_os(&lookup) {
+            Err(CryptoError::MissingKey { var }) => {
+                // Decrypt-only: no primary key, but decrypt-only keys to read with.
+                let ring = KeyRing::decrypt_only_from_vars_os(&lookup)?
+                    .ok_or(CryptoError::MissingKey { var })?;
+                if strict {
+                    return Err(CryptoError::InvalidSetting {
+                        var: super::key::ENV_STRICT.to_owned(),
+                        value: "on".to_owned(),
+                        expected: "off while LANGGRAPH_AES_KEY is unset (decrypt-only keys \
+                                   write rows in clear, which strict mode refuses)",
+                    });
+                }
+                return Ok(Self::new(ring, JsonPlusSerializer::new()).with_writes_in_clear(true));
+            }
+            other => other?,
+        };
+        Ok(Self::new(ring, JsonPlusSerializer::new()).with_strict(strict))
     }
 }
 
@@ -117,7 +133,24 @@ impl<S: Serializer> EncryptedSerializer<S> {
             cipher,
             inner,
             strict: false,
+            writes_in_clear: false,
         }
+    }
+
+    /// Decrypt-only: rows are written in clear, exactly as the inner serializer writes
+    /// them, and encrypted rows are still read with the cipher. The first step of turning
+    /// encryption on without downtime (deploy the key decrypt-only everywhere, then as the
+    /// primary key), so that a process not yet given the primary key reads the rows the
+    /// others encrypt. [`from_env`](EncryptedSerializer::from_env) turns it on when
+    /// `LANGGRAPH_AES_KEY` is unset and decrypt-only keys are set.
+    pub fn with_writes_in_clear(mut self, on: bool) -> Self {
+        self.writes_in_clear = on;
+        self
+    }
+
+    /// Whether rows are written in clear ([`with_writes_in_clear`](Self::with_writes_in_clear)).
+    pub fn writes_in_clear(&self) -> bool {
+        self.writes_in_clear
     }
 
     /// Strict mode: refuse rows that are not encrypted with
@@ -190,6 +223,9 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// The cipher's error, or [`CryptoError::InvalidCipherName`] when the cipher names
     /// itself with something that cannot go into a type tag.
     pub fn seal(&self, inner_tag: &str, plaintext: &[u8], aad: &[u8]) -> Result<TypedBytes> {
+        if self.writes_in_clear {
+            return Ok(TypedBytes::new(inner_tag.to_owned(), plaintext.to_vec()));
+        }
         let (name, ciphertext) = self.cipher.encrypt(plaintext, aad)?;
         if name.is_empty() || name.contains('+') {
             return Err(CryptoError::InvalidCipherName { name });

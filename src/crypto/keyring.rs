@@ -125,6 +125,24 @@ impl KeyRing {
     pub fn from_env_vars_os(
         lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Self, CryptoError> {
+        Self::from_vars(&lookup)
+    }
+
+    /// The decrypt-only keys of the environment (`LANGGRAPH_AES_KEY_PREVIOUS`, then
+    /// `LANGGRAPH_AES_FALLBACK_KEYS`) as a ring whose first key stands in the primary
+    /// key's place, for a serializer that writes in clear; `None` when there are none.
+    pub(crate) fn decrypt_only_from_vars_os(
+        lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Result<Option<Self>, CryptoError> {
+        let mut keys = key::previous_from_vars(lookup)?.into_iter();
+        Ok(keys.next().map(|primary| KeyRing {
+            primary,
+            previous: keys.collect(),
+            mode: AesMode::Eax,
+        }))
+    }
+
+    fn from_vars(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<Self, CryptoError> {
         let primary = key::primary_from_vars(&lookup)?;
         let previous = key::previous_from_vars(&lookup)?;
         Ok(KeyRing {
