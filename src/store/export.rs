@@ -42,7 +42,7 @@ use tokio_postgres::types::ToSql;
 use super::error::StoreError;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage};
-use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Raw, Result};
+use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
@@ -71,9 +71,21 @@ struct Spec {
     keys: usize,
 }
 
-fn specs(raw: &Raw) -> Vec<Spec> {
-    let c = raw.cols();
-    let pgres = matches!(raw, Raw::Postgres { .. });
+/// The tables of a backup and their columns: output name, SQL expression, kind.
+/// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
+/// today's layout (`c` is then [`Cols::current`]).
+fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
+    let jsonb = |column: &'static str, as_text: &'static str| {
+        if !pgres {
+            (column, Col::Bytes)
+        } else if reading {
+            (as_text, Col::Jsonb)
+        } else {
+            (column, Col::Jsonb)
+        }
+    };
+    let (checkpoint, checkpoint_col) = jsonb("checkpoint", "checkpoint::text");
+    let (metadata, metadata_col) = jsonb("metadata", "metadata::text");
     let mut out = vec![Spec {
         kind: "checkpoint",
         table: "checkpoints",
@@ -83,20 +95,8 @@ fn specs(raw: &Raw) -> Vec<Spec> {
             ("checkpoint_id", c.id, Col::Text),
             ("parent_checkpoint_id", c.parent, Col::OptText),
             ("type", c.ty, Col::OptText),
-            (
-                "checkpoint",
-                if pgres {
-                    "checkpoint::text"
-                } else {
-                    "checkpoint"
-                },
-                if pgres { Col::Jsonb } else { Col::Bytes },
-            ),
-            (
-                "metadata",
-                if pgres { "metadata::text" } else { "metadata" },
-                if pgres { Col::Jsonb } else { Col::Bytes },
-            ),
+            ("checkpoint", checkpoint, checkpoint_col),
+            ("metadata", metadata, metadata_col),
         ],
         keys: 3,
     }];
@@ -117,7 +117,7 @@ fn specs(raw: &Raw) -> Vec<Spec> {
     }
     out.push(Spec {
         kind: "write",
-        table: raw.writes_table(),
+        table: if pgres { "checkpoint_writes" } else { "writes" },
         cols: vec![
             ("thread_id", "thread_id", Col::Text),
             ("checkpoint_ns", c.ns, Col::Text),
@@ -392,7 +392,7 @@ pub async fn export(
         options.threads.iter().map(|t| Some(t.as_str())).collect()
     };
     let mut done = 0u64;
-    for spec in specs(raw) {
+    for spec in specs(&raw.cols(), matches!(raw, Raw::Postgres { .. }), true) {
         let slot = match spec.kind {
             "checkpoint" => 0,
             "blob" => 1,
@@ -592,65 +592,6 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
             Ok((Target::Postgres(client), created, shown))
         }
     }
-}
-
-fn target_specs(target: &Target) -> Vec<Spec> {
-    // The current layout's columns, as an export of such a store names them.
-    let pgres = matches!(target, Target::Postgres(_));
-    let mut out = vec![Spec {
-        kind: "checkpoint",
-        table: "checkpoints",
-        cols: vec![
-            ("thread_id", "thread_id", Col::Text),
-            ("checkpoint_ns", "checkpoint_ns", Col::Text),
-            ("checkpoint_id", "checkpoint_id", Col::Text),
-            ("parent_checkpoint_id", "parent_checkpoint_id", Col::OptText),
-            ("type", "type", Col::OptText),
-            (
-                "checkpoint",
-                "checkpoint",
-                if pgres { Col::Jsonb } else { Col::Bytes },
-            ),
-            (
-                "metadata",
-                "metadata",
-                if pgres { Col::Jsonb } else { Col::Bytes },
-            ),
-        ],
-        keys: 3,
-    }];
-    if pgres {
-        out.push(Spec {
-            kind: "blob",
-            table: "checkpoint_blobs",
-            cols: vec![
-                ("thread_id", "thread_id", Col::Text),
-                ("checkpoint_ns", "checkpoint_ns", Col::Text),
-                ("channel", "channel", Col::Text),
-                ("version", "version", Col::Text),
-                ("type", "type", Col::Text),
-                ("blob", "blob", Col::Bytes),
-            ],
-            keys: 4,
-        });
-    }
-    out.push(Spec {
-        kind: "write",
-        table: if pgres { "checkpoint_writes" } else { "writes" },
-        cols: vec![
-            ("thread_id", "thread_id", Col::Text),
-            ("checkpoint_ns", "checkpoint_ns", Col::Text),
-            ("checkpoint_id", "checkpoint_id", Col::Text),
-            ("task_id", "task_id", Col::Text),
-            ("idx", "idx", Col::Int),
-            ("task_path", "task_path", Col::Text),
-            ("channel", "channel", Col::Text),
-            ("type", "type", Col::OptText),
-            ("value", if pgres { "blob" } else { "value" }, Col::Bytes),
-        ],
-        keys: 5,
-    });
-    out
 }
 
 /// One decoded cell of a backup line.
@@ -948,7 +889,11 @@ pub async fn import(
             ),
         });
     }
-    let specs = target_specs(&tgt);
+    let specs = specs(
+        &Cols::current(true),
+        matches!(tgt, Target::Postgres(_)),
+        false,
+    );
     let batch_size = options.batch_size.unwrap_or(500);
     let max_samples = options.max_conflict_samples.unwrap_or(20);
     let mut report = ImportReport {

@@ -105,6 +105,21 @@ pub(crate) struct Cols {
     pub w_path: &'static str,
 }
 
+impl Cols {
+    /// Today's layout's columns (`task_path`, when the `writes` table has it).
+    pub(crate) fn current(task_path: bool) -> Cols {
+        Cols {
+            ns: "checkpoint_ns",
+            id: "checkpoint_id",
+            parent: "parent_checkpoint_id",
+            ty: "type",
+            w_id: "checkpoint_id",
+            w_ty: "type",
+            w_path: if task_path { "task_path" } else { "''" },
+        }
+    }
+}
+
 impl Raw {
     /// Opens `given` read-only in whatever layout it has (refusing only what no saver
     /// wrote: [`StoreLayout::Empty`], [`StoreLayout::Foreign`], and the shallow saver's
@@ -186,15 +201,7 @@ impl Raw {
                 w_ty: "'json'",
                 w_path: "''",
             },
-            _ => Cols {
-                ns: "checkpoint_ns",
-                id: "checkpoint_id",
-                parent: "parent_checkpoint_id",
-                ty: "type",
-                w_id: "checkpoint_id",
-                w_ty: "type",
-                w_path: if task_path { "task_path" } else { "''" },
-            },
+            _ => Cols::current(task_path),
         }
     }
 
