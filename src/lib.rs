@@ -68,6 +68,7 @@
 pub mod crypto;
 pub mod error;
 pub mod json;
+mod jsonl;
 mod kind;
 pub mod msgpack;
 pub mod records;

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 const RANKS: &[(&str, u32)] = &[
     ("stack", 0),
     ("kind", 0),
+    ("jsonl", 0),
     ("value", 0),
     ("msgpack", 1),
     ("json", 2),

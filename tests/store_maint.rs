@@ -842,3 +842,34 @@ async fn copy_re_encrypts_under_the_primary_key_on_the_way() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A backup line longer than the import's line limit is refused, naming the line, and
+/// never held whole in memory; lines within the limit import as usual.
+#[tokio::test]
+async fn import_refuses_a_line_longer_than_its_limit() {
+    use langgraph_codec::store::{import, ImportOptions, BACKUP_FORMAT, BACKUP_VERSION};
+    let dir = scratch("long-line");
+    let target = dir.join("target.sqlite");
+    let header = serde_json::json!({
+        "format": BACKUP_FORMAT, "version": BACKUP_VERSION, "backend": "sqlite",
+        "layout": "Python SQLite saver (today's layout)",
+    });
+    // A header, then one line of 100 kB (a row's worth of base64, say).
+    let text = format!("{header}\n{{\"t\": \"{}\"}}\n", "x".repeat(100_000));
+    let limited = ImportOptions::new().max_line_bytes(4_096);
+    let err = import(
+        &mut text.as_bytes(),
+        "backup.jsonl",
+        target.to_str().expect("utf-8"),
+        &limited,
+    )
+    .await
+    .expect_err("a line over the limit");
+    match &err {
+        StoreError::Backup { file, reason } => {
+            assert_eq!(file, "backup.jsonl:2", "{err}");
+            assert!(reason.contains("4096"), "{err}");
+        }
+        other => panic!("{other}"),
+    }
+}

@@ -44,6 +44,7 @@ use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
+use crate::jsonl::{JsonlLine, JsonlReader};
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
 use crate::saver::StoreLayout;
@@ -52,6 +53,28 @@ use crate::saver::StoreLayout;
 pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
 /// The backup format's version this crate writes and reads.
 pub const BACKUP_VERSION: u64 = 1;
+
+/// The longest backup line [`import`] reads by default: 1.5 GiB, room for the largest
+/// value a store holds (Postgres `bytea` stops at 1 GiB) in base64 with its key columns.
+pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
+
+/// A line of a backup file as text; `None` for a blank line.
+fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
+    let bad = |reason: String| StoreError::Backup {
+        file: at.to_owned(),
+        reason,
+    };
+    match line {
+        JsonlLine::Text(text) => Ok(Some(text)),
+        JsonlLine::Blank => Ok(None),
+        JsonlLine::TooLong { limit } => Err(bad(format!(
+            "the line is longer than {limit} bytes (ImportOptions::max_line_bytes); it was not read"
+        ))),
+        JsonlLine::NotUtf8 { offset } => {
+            Err(bad(format!("not UTF-8 at byte {offset} of the line")))
+        }
+    }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Col {
@@ -454,6 +477,7 @@ pub async fn export(
 #[derive(Clone, Default)]
 pub struct ImportOptions {
     batch_size: Option<usize>,
+    max_line_bytes: Option<usize>,
     max_conflict_samples: Option<usize>,
     progress: Option<ProgressFn>,
 }
@@ -475,6 +499,13 @@ impl ImportOptions {
     /// Rows per transaction (at least 1).
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = Some(rows.max(1));
+        self
+    }
+
+    /// The longest line of the file read, in bytes (default
+    /// [`DEFAULT_MAX_BACKUP_LINE_BYTES`]); a longer line is refused, never held whole.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = Some(bytes);
         self
     }
 
@@ -839,11 +870,16 @@ pub async fn import(
     options: &ImportOptions,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut lines = input.lines();
-    let at = |n: usize| format!("{file}:{n}");
-    let header: Json = match lines.next() {
-        Some(l) => {
-            let l = l.map_err(io_err(file))?;
+    let mut lines = JsonlReader::new(
+        input,
+        options
+            .max_line_bytes
+            .unwrap_or(DEFAULT_MAX_BACKUP_LINE_BYTES),
+    );
+    let at = |n: u64| format!("{file}:{n}");
+    let header: Json = match lines.next_line().map_err(io_err(file))? {
+        Some((n, line)) => {
+            let l = line_text(&at(n), line)?.unwrap_or_default();
             serde_json::from_str(&l).map_err(|e| StoreError::Backup {
                 file: at(1),
                 reason: format!("not a backup header: {e}"),
@@ -905,7 +941,6 @@ pub async fn import(
     let mut batch: Vec<Vec<Cell>> = Vec::new();
     let mut batch_kind: Option<usize> = None;
     let mut done = 0u64;
-    let mut n = 1usize;
     async fn flush(
         tgt: &mut Target,
         spec: &Spec,
@@ -939,12 +974,10 @@ pub async fn import(
         batch.clear();
         Ok(())
     }
-    for l in lines {
-        n += 1;
-        let l = l.map_err(io_err(file))?;
-        if l.trim().is_empty() {
+    while let Some((n, line)) = lines.next_line().map_err(io_err(file))? {
+        let Some(l) = line_text(&at(n), line)? else {
             continue;
-        }
+        };
         let obj: Map<String, Json> = serde_json::from_str(&l).map_err(|e| StoreError::Backup {
             file: at(n),
             reason: e.to_string(),
@@ -962,7 +995,10 @@ pub async fn import(
         let Some(i) = specs.iter().position(|s| s.kind == kind) else {
             return Err(StoreError::Backup {
                 file: at(n),
-                reason: format!("unknown row kind {kind:?} for a {backend} store"),
+                reason: format!(
+                    "unknown row kind {:?} for a {backend} store",
+                    kind.chars().take(40).collect::<String>()
+                ),
             });
         };
         if batch_kind != Some(i) || batch.len() >= batch_size {

@@ -75,7 +75,7 @@ pub use copy::{copy, CopyOptions, CopyReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{
     export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,
-    BACKUP_FORMAT, BACKUP_VERSION,
+    BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
