@@ -6,7 +6,7 @@
 //! makes its own databases `<that database>_<tag>` and drops them.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{AesKey, AesMode, EncryptedSerializer};
@@ -19,22 +19,7 @@ use langgraph_codec::store::{AnyStore, StoreError, StoreKeys};
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
 
-fn stores() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores")
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lgcodec-maint-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+use pg::{scratch, stores};
 
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
@@ -275,89 +260,8 @@ async fn state_is_decrypted_with_the_key_ring_and_refused_without_it() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-pub mod pg {
-    use super::*;
-
-    pub fn url() -> Option<String> {
-        match std::env::var("LGCODEC_TEST_PG_URL") {
-            Ok(u) if !u.is_empty() => Some(u),
-            _ => {
-                println!(
-                    "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
-                );
-                None
-            }
-        }
-    }
-
-    pub async fn connect(url: &str) -> tokio_postgres::Client {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
-        client
-    }
-
-    /// A fresh, empty database `<base>_<tag>`; its URL.
-    pub async fn fresh(url: &str, tag: &str) -> String {
-        let cut = url.rfind('/').expect("URL has a database");
-        let (server, base) = url.split_at(cut + 1);
-        let base = base.split('?').next().unwrap_or(base);
-        let db = format!("{base}_{tag}");
-        let admin = connect(url).await;
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
-            .await
-            .expect("drop");
-        admin
-            .batch_execute(&format!("CREATE DATABASE \"{db}\""))
-            .await
-            .expect("create");
-        format!("{server}{db}")
-    }
-
-    /// A fresh database holding `fixture/dump.sql`.
-    /// (Each test uses its own `tag`: tests run in parallel.)
-    pub async fn restored(url: &str, fixture: &str, tag: &str) -> String {
-        let target = fresh(url, &format!("{tag}_{}", fixture.replace(['-', '.'], "_"))).await;
-        let sql = fs::read_to_string(stores().join(fixture).join("dump.sql")).expect("dump");
-        connect(&target)
-            .await
-            .batch_execute(&sql)
-            .await
-            .expect("restore");
-        target
-    }
-
-    /// Every row of every table, ordered.
-    pub async fn digest(url: &str) -> String {
-        let client = connect(url).await;
-        let mut out = String::new();
-        for t in [
-            "checkpoints",
-            "checkpoint_blobs",
-            "checkpoint_writes",
-            "checkpoint_migrations",
-        ] {
-            let rows = client
-                .query(&format!("SELECT t::text FROM {t} t ORDER BY 1"), &[])
-                .await
-                .map(|rows| {
-                    rows.iter()
-                        .map(|r| r.get::<_, String>(0))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
-            out.push_str(t);
-            for r in rows {
-                out.push('\n');
-                out.push_str(&r);
-            }
-            out.push('\n');
-        }
-        out
-    }
-}
+#[path = "support/store_pg.rs"]
+pub mod pg;
 
 #[tokio::test]
 async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {

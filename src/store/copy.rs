@@ -3,9 +3,11 @@
 //! writes (task ids, task paths, indices) and metadata as Python writes them for the
 //! target backend.
 //!
-//! Each checkpoint is read from the source (any SQLite layout; Python's current
-//! Postgres layout) and decoded with the key ring, then written by the **target
-//! saver's own `put`** (the SQLite saver serializes the whole checkpoint into one row;
+//! Each checkpoint is read from the source (any layout `saver::layout` detects
+//! except the shallow saver's: Postgres stores before Python's migration 9 and
+//! LangGraphJS's are read, with only `SELECT`s, as Python reads them after its
+//! `setup()`: a missing task path is `''`) and decoded with the key ring, then
+//! written by the **target saver's own `put`** (the SQLite saver serializes the whole checkpoint into one row;
 //! the Postgres saver splits channel values into inline JSONB primitives and blobs
 //! keyed by channel and version), with its parent as Python's `put` receives it. Its
 //! pending writes are written before it, row by row with their stored task id, task
@@ -34,7 +36,7 @@ use tokio_postgres::types::ToSql;
 
 use super::error::StoreError;
 use super::export::{open_target, Target};
-use super::inspect::{pg_saver, AnyStore};
+use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
@@ -454,15 +456,6 @@ pub async fn copy(
 ) -> Result<CopyReport> {
     let started = Instant::now();
     let src = AnyStore::open(source).await?;
-    if let (Raw::Postgres { .. }, false) = (&src.raw, src.raw.layout().is_current()) {
-        return Err(StoreError::NotAStore {
-            location: src.raw.shown().to_owned(),
-            found: format!(
-                "{}: copy reads Postgres stores in today's layout (run today's Python setup(), or export/import within Postgres)",
-                src.raw.layout()
-            ),
-        });
-    }
     let read_serde = serializer(keys);
     let write_serde: Arc<dyn Serializer> = match keys.primary_ring() {
         Some(primary) => Arc::new(EncryptedSerializer::new(
@@ -505,7 +498,7 @@ pub async fn copy(
                     .open()
                     .map_err(super::raw::saver_err(&report.target))?,
             ),
-            Location::Postgres(url) => Arc::new(pg_saver(&url, &write_serde)?),
+            Location::Postgres(url) => Arc::new(pg_copy_target(&url, &write_serde)?),
         });
         tgt = Some(t);
     }

@@ -576,16 +576,10 @@ impl AnyStore {
                         }
                     }
                 };
-                if !self.raw.layout().is_current() {
-                    return Err(StoreError::Unreadable {
-                        what: format!("checkpoint {thread}/{checkpoint_id}"),
-                        reason: format!(
-                            "decoding checkpoints needs Python's current Postgres layout; this store is: {} (copy it into a fresh store first)",
-                            self.raw.layout()
-                        ),
-                    });
-                }
-                let saver = pg_saver(url, serde)?;
+                // Any Postgres layout Raw opens (Python's at any migration,
+                // LangGraphJS's): tables before migration 9 are read with the task
+                // path `''` that migration gives existing rows, without migrating.
+                let saver = pg_reader(url, serde, self.raw.layout())?;
                 saver
                     .get_tuple(&CheckpointConfig::for_checkpoint(
                         thread,
@@ -776,9 +770,36 @@ impl AnyStore {
     }
 }
 
-pub(crate) fn pg_saver(url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
+/// The saver a copy writes a Postgres target with: Python's `put`, except that a
+/// metadata `writes` entry (recorded by releases before LangGraph 0.4, and read back
+/// by Python from such rows) is kept, so the copy reads back as its source.
+pub(crate) fn pg_copy_target(url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
+    pg_builder(url, serde, false, true)
+}
+
+/// A Postgres saver that reads a store of `layout` as Python's saver reads it after
+/// its `setup()` (only `SELECT`s: `get_tuple`, `list`).
+pub(crate) fn pg_reader(
+    url: &str,
+    serde: &Arc<dyn Serializer>,
+    layout: &StoreLayout,
+) -> Result<PostgresSaver> {
+    pg_builder(url, serde, !layout.has_task_path(), false)
+}
+
+fn pg_builder(
+    url: &str,
+    serde: &Arc<dyn Serializer>,
+    before_task_path: bool,
+    keep_metadata_writes: bool,
+) -> Result<PostgresSaver> {
     PostgresSaver::builder_from_url(url)
-        .and_then(|b| b.serializer(Arc::clone(serde)).build())
+        .and_then(|b| {
+            b.serializer(Arc::clone(serde))
+                .before_task_path(before_task_path)
+                .keep_metadata_writes(keep_metadata_writes)
+                .build()
+        })
         .map_err(|e| StoreError::InvalidLocation {
             given: super::redact(url),
             reason: e.to_string(),

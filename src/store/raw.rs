@@ -115,7 +115,13 @@ impl Cols {
             ty: "type",
             w_id: "checkpoint_id",
             w_ty: "type",
-            w_path: if task_path { "task_path" } else { "''" },
+            // An expression, not a bare literal: Postgres refuses a constant in
+            // ORDER BY (SQLite takes either).
+            w_path: if task_path {
+                "task_path"
+            } else {
+                "CAST('' AS TEXT)"
+            },
         }
     }
 }

@@ -136,6 +136,10 @@ struct Settings {
     all_blobs: bool,
     lock_timeout: Duration,
     max_decompressed_per_call: usize,
+    /// Reads select `checkpoint_writes.task_path` (false: tables before migration 9).
+    task_path: bool,
+    /// `put` keeps a metadata `writes` entry (Python's drops it).
+    keep_metadata_writes: bool,
     /// `host:port` of the server, for connection errors (from a connection string).
     target: Option<String>,
 }
@@ -149,6 +153,8 @@ impl fmt::Debug for Settings {
             .field("all_blobs", &self.all_blobs)
             .field("lock_timeout", &self.lock_timeout)
             .field("max_decompressed_per_call", &self.max_decompressed_per_call)
+            .field("task_path", &self.task_path)
+            .field("keep_metadata_writes", &self.keep_metadata_writes)
             .field("target", &self.target)
             .finish()
     }
@@ -210,6 +216,29 @@ impl PostgresSaverBuilder {
         self
     }
 
+    /// Read tables from before Python's migration 9 (`checkpoint_writes` without
+    /// `task_path`: `langgraph-checkpoint-postgres` before 2.0.9, LangGraphJS's
+    /// Postgres saver) without migrating them: `get_tuple` and `list` read every
+    /// pending write with the task path `''`, which is what that migration's
+    /// `DEFAULT ''` gives the existing rows, so the tuples are the ones Python reads
+    /// after its `setup()`. For reading only: writes still name the column and fail
+    /// on such tables, and [`verify`](PostgresSaver::verify) still refuses them.
+    /// (Default `false`.)
+    pub fn before_task_path(mut self, on: bool) -> Self {
+        self.settings.task_path = !on;
+        self
+    }
+
+    /// Let `put` keep a `writes` entry of the metadata it is given (default `false`:
+    /// dropped, as Python's `put` drops it with `get_serializable_checkpoint_metadata`).
+    /// Releases before LangGraph 0.4 recorded each step's writes there, and Python
+    /// reads such rows back with them; a copy of those rows keeps them so that it reads
+    /// back as its source does.
+    pub fn keep_metadata_writes(mut self, on: bool) -> Self {
+        self.settings.keep_metadata_writes = on;
+        self
+    }
+
     /// The saver.
     ///
     /// # Errors
@@ -219,7 +248,10 @@ impl PostgresSaverBuilder {
             check_schema_name(s)?;
         }
         Ok(PostgresSaver {
-            sql: Arc::new(Statements::new(self.settings.schema.as_deref())),
+            sql: Arc::new(Statements::with_task_path(
+                self.settings.schema.as_deref(),
+                self.settings.task_path,
+            )),
             pool: self.pool,
             settings: self.settings,
             lz4: Arc::new(AtomicU8::new(LZ4_UNKNOWN)),
@@ -252,6 +284,8 @@ impl PostgresSaver {
                 all_blobs: false,
                 lock_timeout: Duration::from_secs(60),
                 max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
+                task_path: true,
+                keep_metadata_writes: false,
                 target: None,
             },
         }
@@ -696,7 +730,9 @@ impl CheckpointSaver for PostgresSaver {
             self.settings.all_blobs,
         )?;
         let mut md = checkpoint_metadata(config, metadata);
-        md.0.shift_remove("writes");
+        if !self.settings.keep_metadata_writes {
+            md.0.shift_remove("writes");
+        }
         let md = md.to_value();
         refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
         let metadata_json = jsonb::write(&md, "metadata")?;

@@ -122,6 +122,9 @@ impl WriteSql {
 #[derive(Clone, Debug)]
 pub(crate) struct Statements {
     pub(crate) tables: Tables,
+    /// The task path expression of the reads ([`TASK_PATH_COLUMN`], or `''` for
+    /// tables before migration 9).
+    task_path: &'static str,
     /// `$1..$6`: thread, ns, id, parent, checkpoint, metadata (text → jsonb);
     /// `$7..$10`: blob channels, versions, types, bytes.
     pub(crate) put: WriteSql,
@@ -146,12 +149,32 @@ pub(crate) struct Statements {
 }
 
 /// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
-/// code point (`COLLATE "C"` on UTF-8).
-const WRITES_ORDER: &str = r#"task_path COLLATE "C", task_id COLLATE "C", idx"#;
+/// code point (`COLLATE "C"` on UTF-8). `path` is the task path column's expression.
+fn writes_order(path: &str) -> String {
+    format!(r#"{path} COLLATE "C", task_id COLLATE "C", idx"#)
+}
+
+/// The task path of a write as the reads select it: the column, or — in tables from
+/// before Python's migration 9 (`checkpoint_writes` without `task_path`) — the `''`
+/// that migration's `DEFAULT ''` gives every existing row.
+const TASK_PATH_COLUMN: &str = "task_path";
+const TASK_PATH_BEFORE_MIGRATION_9: &str = "''::text";
 
 impl Statements {
     pub(crate) fn new(schema: Option<&str>) -> Self {
+        Self::with_task_path(schema, true)
+    }
+
+    /// As [`new`](Self::new); with `task_path` false the reads (`get_tuple`, `list`,
+    /// pending sends) select `''` for the task path, for tables Python's migration 9
+    /// has not reached (the writes still name the column and fail on such tables).
+    pub(crate) fn with_task_path(schema: Option<&str>, task_path: bool) -> Self {
         let t = Tables::new(schema);
+        let path = if task_path {
+            TASK_PATH_COLUMN
+        } else {
+            TASK_PATH_BEFORE_MIGRATION_9
+        };
         let put = WriteSql::new(|lz4| {
             let (with, from_z) = if lz4 {
                 (format!("WITH {LZ4_CTE},\n"), "z, ")
@@ -202,13 +225,14 @@ DELETE FROM {w} WHERE thread_id = $1",
         );
         let pending_sends = format!(
             "SELECT thread_id, checkpoint_ns, checkpoint_id,
-    array_agg(type ORDER BY {WRITES_ORDER}), array_agg(blob ORDER BY {WRITES_ORDER})
+    array_agg(type ORDER BY {order}), array_agg(blob ORDER BY {order})
 FROM {w}
 WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
 AND channel = '__pregel_tasks'
 GROUP BY thread_id, checkpoint_ns, checkpoint_id",
-            w = t.writes
+            w = t.writes,
+            order = writes_order(path),
         );
         let blobs = format!(
             "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b}
@@ -231,6 +255,7 @@ WHERE (thread_id, checkpoint_ns, channel, version) IN (
             get_tuple_by_id: String::new(),
             get_tuple_latest: String::new(),
             tables: t,
+            task_path: path,
         };
         statements.get_tuple_by_id = statements.select(
             "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
@@ -305,7 +330,7 @@ FROM (
 LEFT JOIN LATERAL (
     SELECT array_agg(task_id) AS task_ids, array_agg(channel) AS channels,
         array_agg(type) AS types, array_agg(blob) AS blobs,
-        array_agg(task_path) AS task_paths, array_agg(idx) AS idxs
+        array_agg({path}) AS task_paths, array_agg(idx) AS idxs
     FROM {w} cw
     WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
         AND cw.checkpoint_id = c.checkpoint_id
@@ -313,6 +338,7 @@ LEFT JOIN LATERAL (
 ORDER BY c.checkpoint_id DESC",
             cp = t.checkpoints,
             w = t.writes,
+            path = self.task_path,
         )
     }
 }

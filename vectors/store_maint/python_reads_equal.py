@@ -1,0 +1,81 @@
+"""Today's Python savers read the same checkpoints from every TARGET as from REFERENCE.
+
+    python vectors/store_maint/python_reads_equal.py [--setup] REFERENCE TARGET...
+
+REFERENCE and each TARGET is an SQLite file path or a postgres:// URL. Each is read
+with today's Python saver (`SqliteSaver` / `PostgresSaver`, langgraph-checkpoint-sqlite
+3.1.2 / -postgres 3.2.0): `list` of every thread (every namespace) and `get_tuple` of
+every listed config, as vectors/stores/common.py `reads` does. With `--setup`, Python's
+own `PostgresSaver.setup()` runs on REFERENCE first (its migrations: the way today's
+Python makes an old Postgres store readable; give it a copy). TARGETs are read without
+`setup()` on Postgres: what our copy or upgrade left must read as it is.
+
+Prints one JSON line (`threads`, `checkpoints`, `writes` read per store) and exits 0
+when every TARGET reads equal to REFERENCE; exits 1 naming the first differences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "stores"))
+import common  # noqa: E402
+from today import diff, short  # noqa: E402  (the comparison today.json is made with)
+
+
+def read(store: str, setup: bool = False) -> dict:
+    if store.startswith(("postgres://", "postgresql://")):
+        import psycopg
+        from psycopg.rows import dict_row
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with psycopg.connect(store, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            saver = PostgresSaver(conn)
+            if setup:
+                saver.setup()
+            threads = [r["thread_id"] for r in conn.execute(
+                "SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+            return common.reads(saver, threads)
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(store, check_same_thread=False)
+    try:
+        threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+        return common.reads(SqliteSaver(conn), threads)
+    finally:
+        conn.close()
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    setup = bool(args) and args[0] == "--setup"
+    if setup:
+        args = args[1:]
+    if len(args) < 2:
+        sys.exit(__doc__)
+    want = read(args[0], setup=setup)
+    checkpoints = sum(len(t["get_tuple"]) for t in want.values())
+    writes = sum(len(x["$CheckpointTuple"]["pending_writes"]) for t in want.values() for x in t["get_tuple"])
+    if checkpoints == 0:
+        sys.exit(f"FAIL: the reference {args[0]} reads no checkpoint")
+    failed = False
+    for target in args[1:]:
+        got = read(target)
+        d = diff(want, got)
+        if d:
+            failed = True
+            print(f"FAIL: {target} reads {len(d)} difference(s) from the reference:", file=sys.stderr)
+            for p, x, y in d[:8]:
+                print(f"  {p}\n    want {short(x)}\n    got  {short(y)}", file=sys.stderr)
+    print(json.dumps({"threads": len(want), "checkpoints": checkpoints, "writes": writes,
+                      "targets": len(args) - 1, "equal": not failed}))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
