@@ -5,20 +5,26 @@
 use std::path::Path;
 use std::process::Command;
 
-#[test]
-fn maintenance_help_examples_work_when_pasted() {
-    let bin = env!("CARGO_BIN_EXE_lgcodec");
-    let help = Command::new(bin)
-        .args(["store", "copy", "--help"])
+/// `lgcodec store COMMAND --help`: the text, and its `$ lgcodec …` example lines.
+fn help_examples(command: &str) -> (String, Vec<String>) {
+    let help = Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+        .args(["store", command, "--help"])
         .output()
         .expect("run");
     assert!(help.status.success());
     let text = String::from_utf8_lossy(&help.stdout).into_owned();
-    let examples: Vec<String> = text
+    let examples = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("$ lgcodec "))
         .map(str::to_owned)
         .collect();
+    (text, examples)
+}
+
+#[test]
+fn maintenance_help_examples_work_when_pasted() {
+    let bin = env!("CARGO_BIN_EXE_lgcodec");
+    let (text, examples) = help_examples("copy");
     assert!(examples.len() >= 12, "{text}");
     let dir = std::env::temp_dir().join(format!("lgcodec-maint-help-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -42,5 +48,71 @@ fn maintenance_help_examples_work_when_pasted() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lgcodec store upgrade`: its `--help` examples (the SQLite ones) as pasted, then the
+/// exit statuses and JSON fields docs/store-cli.md promises.
+#[test]
+fn upgrade_examples_exit_statuses_and_json() {
+    let bin = env!("CARGO_BIN_EXE_lgcodec");
+    let (text, mut examples) = help_examples("upgrade");
+    examples.retain(|l| !l.contains("postgresql://"));
+    assert_eq!(examples.len(), 2, "{text}");
+    let dir = std::env::temp_dir().join(format!("lgcodec-upgrade-help-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let stores = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores");
+    std::fs::copy(
+        stores.join("sqlite-py-2.0.2/store.sqlite"),
+        dir.join("old.db"),
+    )
+    .expect("copy");
+    std::fs::copy(
+        stores.join("sqlite-lg-0.1.19/store.sqlite"),
+        dir.join("v01.db"),
+    )
+    .expect("copy");
+    let run = |args: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"{bin}\" {args}"))
+            .current_dir(&dir)
+            .output()
+            .expect("sh")
+    };
+    let mut outputs = Vec::new();
+    for example in &examples {
+        let out = run(example);
+        assert!(
+            out.status.success(),
+            "`lgcodec {example}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(out);
+    }
+    // The second example (--json) upgraded it.
+    let report: serde_json::Value =
+        serde_json::from_slice(&outputs[1].stdout).expect("one JSON object");
+    assert_eq!(report["operation"], "upgrade");
+    assert_eq!(report["dry_run"], false);
+    assert_eq!(report["current"], true);
+    assert_eq!(report["steps"][0]["name"], "task_path");
+    assert_eq!(report["steps"][0]["ran"], true);
+    // Again: nothing to do, exit 0.
+    let again = run("store upgrade old.db --json");
+    assert!(again.status.success());
+    let again: serde_json::Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_eq!(again["steps"], serde_json::json!([]));
+    // LangGraph 0.1: exit 1, a refusal naming `store copy`, the file untouched.
+    let before = std::fs::read(dir.join("v01.db")).expect("read");
+    let refused = run("store upgrade v01.db --json");
+    assert_eq!(refused.status.code(), Some(1));
+    let refusal: serde_json::Value = serde_json::from_slice(&refused.stdout).expect("json");
+    assert_eq!(refusal["upgradable"], false);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("store copy"));
+    assert_eq!(std::fs::read(dir.join("v01.db")).expect("read"), before);
+    // A missing file: exit 2.
+    assert_eq!(run("store upgrade missing.db").status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,8 +9,11 @@
 
 use std::fs;
 
+use std::path::Path;
+
 use langgraph_codec::store::{
-    copy, export, import, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreKeys,
+    copy, export, import, upgrade, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreError,
+    StoreKeys, UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
 };
 
 #[path = "support/store_pg.rs"]
@@ -157,4 +160,251 @@ async fn old_postgres_stores_show_state_and_diff_without_a_write() {
         drop(store);
         assert_eq!(pg::digest(&source).await, before, "{fixture}: rows changed");
     }
+}
+
+fn sqlite_writes_sql(path: &Path) -> String {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open");
+    conn.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'writes'",
+        [],
+        |r| r.get(0),
+    )
+    .expect("writes table")
+}
+
+fn bytes_and_files(dir: &Path, file: &Path) -> (Vec<u8>, Vec<String>) {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    (fs::read(file).expect("read"), names)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_asked() {
+    let python = pg::python();
+    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2"] {
+        let dir = scratch(&format!("upsq-{fixture}"));
+        let store = dir.join("store.sqlite");
+        let reference = dir.join("reference.sqlite");
+        for p in [&store, &reference] {
+            fs::copy(stores().join(fixture).join("store.sqlite"), p).expect("copy");
+        }
+        let location = format!("sqlite:{}", store.display());
+        // Opening, inspecting and a dry run write nothing.
+        let before = bytes_and_files(&dir, &store);
+        let opened = AnyStore::open(&location).await.expect("open");
+        let _ = opened.stats().await.expect("stats");
+        let dry = opened
+            .upgrade(&UpgradeOptions::new().dry_run(true))
+            .await
+            .expect("dry run");
+        drop(opened);
+        assert_eq!(
+            bytes_and_files(&dir, &store),
+            before,
+            "{fixture}: dry run wrote"
+        );
+        assert_eq!(dry.steps.len(), 1, "{fixture}: {dry:?}");
+        assert_eq!(dry.steps[0].sql, SQLITE_TASK_PATH_MIGRATION);
+        assert!(!dry.steps[0].ran);
+        // Two upgrades at once: both succeed, the column is added once.
+        let (a, b) = {
+            let (x, y) = (location.clone(), location.clone());
+            let a = tokio::spawn(async move { upgrade(&x, &UpgradeOptions::new()).await });
+            let b = tokio::spawn(async move { upgrade(&y, &UpgradeOptions::new()).await });
+            (a.await.expect("join"), b.await.expect("join"))
+        };
+        let (a, b) = (a.expect("upgrade a"), b.expect("upgrade b"));
+        assert!(a.current && b.current, "{a:?} {b:?}");
+        let ran = [&a, &b]
+            .iter()
+            .filter(|r| r.steps.iter().any(|s| s.ran))
+            .count();
+        assert_eq!(ran, 1, "exactly one of them altered the table: {a:?} {b:?}");
+        let again = upgrade(&location, &UpgradeOptions::new())
+            .await
+            .expect("again");
+        assert!(again.steps.is_empty() && again.current, "{again:?}");
+        let ours = sqlite_writes_sql(&store);
+        if let Some(py) = &python {
+            // Python's SqliteSaver runs its setup() on the reference as it reads it.
+            let out = pg::python_reads_equal(
+                py,
+                false,
+                reference.to_str().expect("utf-8"),
+                &[store.to_str().expect("utf-8")],
+            );
+            println!("{fixture}: {}", out.trim());
+            assert_eq!(
+                ours,
+                sqlite_writes_sql(&reference),
+                "{fixture}: the writes table as Python's setup() leaves it"
+            );
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+#[tokio::test]
+async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
+    for fixture in ["sqlite-lg-0.1.19", "sqlite-js-1.0.4"] {
+        let dir = scratch(&format!("upno-{fixture}"));
+        let store = dir.join("store.sqlite");
+        fs::copy(stores().join(fixture).join("store.sqlite"), &store).expect("copy");
+        let before = bytes_and_files(&dir, &store);
+        for dry_run in [true, false] {
+            let err = upgrade(
+                store.to_str().expect("utf-8"),
+                &UpgradeOptions::new().dry_run(dry_run),
+            )
+            .await
+            .expect_err(fixture);
+            assert!(
+                matches!(err, StoreError::CannotUpgrade { .. })
+                    && err.to_string().contains("store copy"),
+                "{fixture}: {err}"
+            );
+        }
+        assert_eq!(bytes_and_files(&dir, &store), before, "{fixture}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+    let Some(url) = pg::url() else { return };
+    for fixture in ["postgres-js-1.0.5", "postgres-py-shallow-3.2.0"] {
+        let db = pg::restored(&url, fixture, "upno").await;
+        let before = pg::digest(&db).await;
+        let err = upgrade(&db, &UpgradeOptions::new())
+            .await
+            .expect_err(fixture);
+        assert!(
+            matches!(err, StoreError::CannotUpgrade { .. }),
+            "{fixture}: {err}"
+        );
+        assert_eq!(pg::digest(&db).await, before, "{fixture}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_without_setup() {
+    let Some(url) = pg::url() else { return };
+    let python = pg::python();
+    // Python 3.2.0's MIGRATIONS has 10 entries (v = 0..=9); each fixture's README says
+    // how far its release got.
+    // `graph`: the interrupt_fn / plain flags its generate.py ran the graph with.
+    for (fixture, missing, graph) in [
+        ("postgres-py-1.0.0", 10, ["0", "1"]),
+        ("postgres-py-2.0.0", 5, ["0", "0"]),
+        ("postgres-py-2.0.8", 1, ["1", "0"]),
+        ("postgres-py-3.2.0", 0, ["1", "0"]),
+    ] {
+        let db = pg::restored(&url, fixture, "uppg").await;
+        let before = pg::digest(&db).await;
+        let dry = upgrade(&db, &UpgradeOptions::new().dry_run(true))
+            .await
+            .expect("dry run");
+        assert_eq!(
+            pg::digest(&db).await,
+            before,
+            "{fixture}: the dry run wrote"
+        );
+        assert_eq!(dry.steps.len(), missing, "{fixture}: {dry:?}");
+        if missing > 0 {
+            assert_eq!(
+                dry.steps.last().map(|s| s.name.as_str()),
+                Some("migration 9")
+            );
+        }
+        // Two upgrades at once, and (with Python) Python's own setup() on the same
+        // database at the same time: ours both succeed, nothing runs twice.
+        let py_setup = python.as_ref().filter(|_| missing > 0).map(|py| {
+            std::process::Command::new(py)
+                .args([
+                    "-c",
+                    "import sys, psycopg\nfrom langgraph.checkpoint.postgres import PostgresSaver\n\
+                     with psycopg.connect(sys.argv[1], autocommit=True) as c:\n    PostgresSaver(c).setup()",
+                    &db,
+                ])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("python setup")
+        });
+        let (a, b) = {
+            let (x, y) = (db.clone(), db.clone());
+            let a = tokio::spawn(async move { upgrade(&x, &UpgradeOptions::new()).await });
+            let b = tokio::spawn(async move { upgrade(&y, &UpgradeOptions::new()).await });
+            (a.await.expect("join"), b.await.expect("join"))
+        };
+        let (a, b) = (
+            a.unwrap_or_else(|e| panic!("{fixture}: {e}")),
+            b.unwrap_or_else(|e| panic!("{fixture}: {e}")),
+        );
+        if let Some(child) = py_setup {
+            let out = child.wait_with_output().expect("python setup");
+            // Python's setup() takes no lock: it may lose the race for a version our
+            // upgrade recorded first (its own two-replica race); ours must not fail.
+            println!(
+                "{fixture}: Python's concurrent setup() {}",
+                if out.status.success() {
+                    "succeeded".to_owned()
+                } else {
+                    format!(
+                        "failed: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                    )
+                }
+            );
+        }
+        assert!(a.current && b.current, "{fixture}: {a:?} {b:?}");
+        for step in 0..missing {
+            let ran = [&a, &b].iter().filter(|r| r.steps[step].ran).count();
+            assert!(ran <= 1, "{fixture}: step {step} ran twice");
+        }
+        if let Some(py) = &python {
+            // Today's Python reads the upgraded store without setup() as it reads its
+            // own setup()-migrated copy, and the two databases are the same, catalog
+            // (columns, indexes, migrations) and rows.
+            let reference = pg::restored(&url, fixture, "uppg_ref").await;
+            let out = pg::python_reads_equal(py, true, &reference, &[&db]);
+            println!("{fixture}: {}", out.trim());
+            assert_eq!(
+                pg::digest(&db).await,
+                pg::digest(&reference).await,
+                "{fixture}: not what Python's setup() makes of it"
+            );
+            // And resumes the interrupted thread on it (no setup()), which fails on
+            // the store as it was (`column cw.task_path does not exist`).
+            if missing > 0 {
+                let untouched = pg::restored(&url, fixture, "uppg_pre").await;
+                let out = resume(py, &untouched, graph);
+                assert!(
+                    !out.status.success(),
+                    "{fixture}: resumed before the upgrade?"
+                );
+            }
+            let out = resume(py, &db, graph);
+            assert!(
+                out.status.success(),
+                "{fixture}: Python did not resume the upgraded store: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("{fixture}: {}", String::from_utf8_lossy(&out.stdout).trim());
+        }
+    }
+}
+
+/// `vectors/store_maint/resume_upgraded.py`: today's Python resumes `t-short`.
+fn resume(python: &str, store: &str, graph: [&str; 2]) -> std::process::Output {
+    std::process::Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/store_maint/resume_upgraded.py"))
+        .arg(store)
+        .args(graph)
+        .output()
+        .expect("run python")
 }

@@ -101,6 +101,18 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// The store's layout cannot be upgraded in place (store upgrade): copy it into a
+    /// fresh store instead (`lgcodec store copy STORE NEW_STORE`), which reads every
+    /// old layout.
+    #[error("{location} ({layout}) cannot be upgraded in place: {reason}; copy it into a fresh store instead (lgcodec store copy {location} NEW_STORE)")]
+    CannotUpgrade {
+        /// The store.
+        location: String,
+        /// The layout found.
+        layout: String,
+        /// Why.
+        reason: String,
+    },
     /// A date for store prune is malformed, or no prune rule was given.
     #[error("prune: {reason} ({given:?})")]
     InvalidDate {

@@ -71,6 +71,8 @@ mod report;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod upgrade;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{copy, CopyOptions, CopyReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{
@@ -84,6 +86,10 @@ pub use inspect::{
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use prune::{id_time, parse_date, prune, PruneOptions, PruneReport};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use upgrade::{
+    upgrade, UpgradeOptions, UpgradeReport, UpgradeStep, SQLITE_TASK_PATH_MIGRATION,
+};
 
 pub use classify::Class;
 pub use error::StoreError;

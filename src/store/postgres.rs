@@ -113,6 +113,28 @@ fn read_row(t: &Table, r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::E
     })
 }
 
+/// A Postgres saver's error (`verify`, `setup`) about the store at `location`: the
+/// server's error, a lost connection, or a store that is not (yet) Python's layout.
+pub(crate) fn from_saver(location: &str, e: SaverError) -> StoreError {
+    match e {
+        SaverError::Postgres(p) => match *p {
+            PostgresError::Db { operation, source } => StoreError::Postgres { operation, source },
+            PostgresError::Pool { .. } => StoreError::ConnectionLost {
+                attempts: 1,
+                last: p.to_string(),
+            },
+            other => StoreError::NotAStore {
+                location: location.to_owned(),
+                found: other.to_string(),
+            },
+        },
+        other => StoreError::NotAStore {
+            location: location.to_owned(),
+            found: other.to_string(),
+        },
+    }
+}
+
 impl PgStore {
     /// Connects and verifies Python's layout (tables, columns, `checkpoint_migrations`
     /// 0..=9) without writing.
@@ -125,25 +147,7 @@ impl PgStore {
                 reason: e.to_string(),
             })?;
         if let Err(e) = saver.verify().await {
-            return Err(match e {
-                SaverError::Postgres(p) => match *p {
-                    PostgresError::Db { operation, source } => {
-                        StoreError::Postgres { operation, source }
-                    }
-                    PostgresError::Pool { .. } => StoreError::ConnectionLost {
-                        attempts: 1,
-                        last: p.to_string(),
-                    },
-                    other => StoreError::NotAStore {
-                        location: location.to_owned(),
-                        found: other.to_string(),
-                    },
-                },
-                other => StoreError::NotAStore {
-                    location: location.to_owned(),
-                    found: other.to_string(),
-                },
-            });
+            return Err(from_saver(location, e));
         }
         drop(saver);
         if writable {

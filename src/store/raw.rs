@@ -59,6 +59,7 @@ pub(crate) enum Raw {
         conn: Connection,
         layout: StoreLayout,
         shown: String,
+        path: std::path::PathBuf,
     },
     Postgres {
         client: Arc<Client>,
@@ -150,6 +151,7 @@ impl Raw {
                     conn,
                     layout,
                     shown,
+                    path,
                 }
             }
             Location::Postgres(url) => {

@@ -88,6 +88,13 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Prune(maint::PruneArgs),
+    /// Bring a store of an older layout to today's in place, with the statements
+    /// today's Python setup() runs (SQLite before writes.task_path; Python's Postgres
+    /// before migration 9). Other old layouts: exit 1, use `store copy` into a fresh
+    /// store.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::UPGRADE_EXAMPLES)]
+    Upgrade(maint::UpgradeArgs),
 }
 
 #[derive(clap::Args)]
@@ -197,6 +204,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Copy(args) => maint::copy(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Prune(args) => maint::prune(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Upgrade(args) => maint::upgrade(args).await,
         }
     })
 }

@@ -458,6 +458,16 @@ impl PostgresSaver {
     /// server releases the lock and the next `setup` (this replica's or another's)
     /// proceeds. A `setup` that fails closes its connection too.
     pub async fn setup(&self) -> Result<()> {
+        self.setup_migrations().await.map(|_| ())
+    }
+
+    /// [`setup`](Self::setup), saying which of Python's migrations (their `v`) this
+    /// call ran: none when the tables were already at [`LAST_MIGRATION`] (or another
+    /// process migrated them while this one waited for the lock).
+    ///
+    /// # Errors
+    /// As [`setup`](Self::setup).
+    pub async fn setup_migrations(&self) -> Result<Vec<i32>> {
         let client = CloseUnlessReturned(Some(self.client("setup").await?));
         let result = match &client.0 {
             Some(c) => {
@@ -470,12 +480,18 @@ impl PostgresSaver {
                 )
                 .await
             }
-            None => Ok(()),
+            None => Ok(Vec::new()),
         };
         if result.is_ok() {
             client.give_back();
         }
         result
+    }
+
+    /// Python's migrations as [`setup`](Self::setup) runs them (index `v` is migration
+    /// `v`, table names qualified by the configured schema), for a dry run to show.
+    pub fn migration_statements(&self) -> Vec<String> {
+        schema::migrations(&self.sql.tables).to_vec()
     }
 
     /// Checks, without writing anything, that the tables are Python's fully migrated

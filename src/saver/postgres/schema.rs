@@ -331,7 +331,7 @@ pub(crate) async fn setup(
     schema: Option<&str>,
     t: &Tables,
     lock_timeout: Duration,
-) -> Result<()> {
+) -> Result<Vec<i32>> {
     let lock_sql = format!(
         "SELECT pg_try_advisory_lock({LOCK_CLASS}, hashtext(coalesce($1, current_schema())::text))"
     );
@@ -367,7 +367,9 @@ pub(crate) async fn setup(
         )
         .await
         .map_err(db("setup"));
-    result.and(unlock.map(|_| ()))
+    let ran = result?;
+    unlock?;
+    Ok(ran)
 }
 
 async fn migrate(
@@ -375,7 +377,7 @@ async fn migrate(
     mode: StatementMode,
     schema: Option<&str>,
     t: &Tables,
-) -> Result<()> {
+) -> Result<Vec<i32>> {
     // Everything that refuses the tables is checked before anything is written.
     let (name, columns) = inspect(client, mode, schema, "setup").await?;
     refuse_shallow(&name, &columns)?;
@@ -400,12 +402,18 @@ async fn migrate(
     let (max, _) = max_migration(client, mode, t, "setup").await?;
     refuse_too_new(&name, max)?;
     let current = max.unwrap_or(-1);
+    let mut ran = Vec::new();
     for (v, sql) in all
         .iter()
         .enumerate()
         .skip(usize::try_from(current + 1).unwrap_or(0))
     {
-        let record = format!("INSERT INTO {} (v) VALUES ({v})", t.migrations);
+        // Python's setup() takes no lock: one running meanwhile may record the same
+        // version first (every migration is idempotent); that is not a failure here.
+        let record = format!(
+            "INSERT INTO {} (v) VALUES ({v}) ON CONFLICT (v) DO NOTHING",
+            t.migrations
+        );
         if sql.contains("CONCURRENTLY") {
             // Cannot run inside a transaction block: run it, then record it. A crash in
             // between leaves it unrecorded; `IF NOT EXISTS` makes the rerun a no-op.
@@ -424,12 +432,14 @@ async fn migrate(
                 return Err(db("setup")(e));
             }
         }
+        ran.push(i32::try_from(v).unwrap_or(i32::MAX));
     }
-    Ok(())
+    Ok(ran)
 }
 
 /// Drops the index a `CREATE INDEX CONCURRENTLY IF NOT EXISTS <name> ON …` migration
-/// creates when it exists but is invalid (left by an interrupted run).
+/// creates when it exists but is invalid (left by an interrupted run) — unless it is
+/// being built right now (another process's setup, e.g. Python's, which takes no lock).
 async fn drop_invalid_index(
     client: &deadpool_postgres::ClientWrapper,
     mode: StatementMode,
@@ -447,7 +457,9 @@ async fn drop_invalid_index(
              JOIN pg_class c ON c.oid = i.indexrelid \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE c.relname = $1 AND n.nspname = coalesce($2, current_schema()) \
-             AND NOT i.indisvalid",
+             AND NOT i.indisvalid \
+             AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_create_index p \
+                 WHERE p.index_relid = i.indexrelid)",
             &[(&name, Type::TEXT), (&schema, Type::TEXT)],
         )
         .await
