@@ -408,3 +408,116 @@ fn resume(python: &str, store: &str, graph: [&str; 2]) -> std::process::Output {
         .output()
         .expect("run python")
 }
+
+/// `vectors/store_maint/channel_sizes.py`: Python's per-channel `[rows, bytes]`.
+fn python_channel_sizes(
+    python: &str,
+    store: &Path,
+    key: Option<&str>,
+) -> std::collections::BTreeMap<String, (u64, u64)> {
+    let out = std::process::Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/store_maint/channel_sizes.py"))
+        .arg(store)
+        .args(key)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sizes: std::collections::BTreeMap<String, [u64; 2]> =
+        serde_json::from_slice(&out.stdout).expect("json");
+    sizes
+        .into_iter()
+        .map(|(k, [rows, bytes])| (k, (rows, bytes)))
+        .collect()
+}
+
+#[tokio::test]
+async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it() {
+    use langgraph_codec::crypto::AesKey;
+    let python = pg::python();
+    let dir = scratch("sizes");
+    let key = "0123456789abcdef";
+    let keys = StoreKeys::new(AesKey::new(key.as_bytes()).expect("key"));
+    let mut stores_here = Vec::new();
+    for fixture in [
+        "sqlite-py-3.1.2",
+        "sqlite-py-2.0.2",
+        "sqlite-js-1.0.4",
+        "sqlite-lg-0.1.19",
+    ] {
+        let path = dir.join(format!("{fixture}.sqlite"));
+        fs::copy(stores().join(fixture).join("store.sqlite"), &path).expect("copy");
+        stores_here.push(path);
+    }
+    // The same checkpoints, encrypted (EAX, Python's default) by a copy.
+    let encrypted = dir.join("encrypted.sqlite");
+    let report = copy(
+        stores_here[0].to_str().expect("utf-8"),
+        encrypted.to_str().expect("utf-8"),
+        &keys,
+        &CopyOptions::new(),
+    )
+    .await
+    .expect("copy");
+    assert_eq!(report.copied, 12);
+    let none = StoreKeys::none();
+    for (path, store_keys, key) in [
+        (&stores_here[0], &none, None),
+        (&stores_here[1], &none, None),
+        (&encrypted, &keys, Some(key)),
+    ] {
+        let stats = AnyStore::open(path.to_str().expect("utf-8"))
+            .await
+            .expect("open")
+            .stats_with_keys(store_keys)
+            .await
+            .expect("stats");
+        assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());
+        let got: std::collections::BTreeMap<String, (u64, u64)> = stats
+            .per_channel_values
+            .iter()
+            .map(|(k, s)| (k.clone(), (s.rows, s.bytes)))
+            .collect();
+        assert!(got.contains_key("messages"), "{got:?}");
+        // per_channel adds the pending writes' stored bytes.
+        for (channel, size) in &stats.per_channel_values {
+            assert!(stats.per_channel[channel].bytes >= size.bytes);
+        }
+        if let Some(py) = &python {
+            assert_eq!(
+                got,
+                python_channel_sizes(py, path, key),
+                "{}: sizes as Python's serializer encodes each value",
+                path.display()
+            );
+        }
+    }
+    // Without the key: every encrypted checkpoint is counted unreadable, no panic.
+    let blind = AnyStore::open(encrypted.to_str().expect("utf-8"))
+        .await
+        .expect("open")
+        .stats()
+        .await
+        .expect("stats without a key");
+    assert_eq!(blind.unreadable_checkpoints, 12);
+    assert!(blind.per_channel_values.is_empty());
+    // JSON rows (LangGraphJS, LangGraph 0.1) are measured too.
+    for path in &stores_here[2..] {
+        let stats = AnyStore::open(path.to_str().expect("utf-8"))
+            .await
+            .expect("open")
+            .stats()
+            .await
+            .expect("stats");
+        assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());
+        assert!(
+            stats.per_channel_values.contains_key("messages"),
+            "{}",
+            path.display()
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -196,9 +196,19 @@ pub struct StoreStats {
     pub total: ThreadSize,
     /// Per thread.
     pub per_thread: BTreeMap<String, ThreadSize>,
-    /// Per channel: pending writes, and Postgres blobs (SQLite keeps channel values
-    /// inside the checkpoint row: `inspect --thread` measures them per checkpoint).
+    /// Per channel: pending writes and channel values ([`per_channel_values`]).
+    ///
+    /// [`per_channel_values`]: Self::per_channel_values
     pub per_channel: BTreeMap<String, Size>,
+    /// Per channel, its values alone. Postgres: the blob rows (stored bytes, as
+    /// Python wrote them). SQLite (every layout): the checkpoint rows holding the
+    /// channel, and the bytes of each value as Python's serializer encodes it on its
+    /// own (`dumps_typed(value)` in clear: what a Postgres blob of it holds before
+    /// encryption), read by decoding each checkpoint with the key ring.
+    pub per_channel_values: BTreeMap<String, Size>,
+    /// SQLite: checkpoint rows whose channel values could not be measured (no key for
+    /// them, or a row that does not decode); counted, never fatal.
+    pub unreadable_checkpoints: u64,
 }
 
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
@@ -641,12 +651,23 @@ impl AnyStore {
         Ok(diff_checkpoints(&a.checkpoint, &b.checkpoint))
     }
 
-    /// Rows and bytes per thread and per channel. Memory grows with the number of
-    /// threads and channels, not with checkpoints.
+    /// [`stats_with_keys`](Self::stats_with_keys) without keys: an encrypted SQLite
+    /// checkpoint counts as unreadable for the per-channel sizes.
     ///
     /// # Errors
     /// The database's errors.
     pub async fn stats(&self) -> Result<StoreStats> {
+        self.stats_with_keys(&StoreKeys::none()).await
+    }
+
+    /// Rows and bytes per thread and per channel; SQLite checkpoint rows are decoded
+    /// (decrypted with `keys`) to size each channel's value. Memory grows with the
+    /// number of threads and channels, not with checkpoints.
+    ///
+    /// # Errors
+    /// The database's errors (a row that does not decode is counted in
+    /// [`StoreStats::unreadable_checkpoints`], not an error).
+    pub async fn stats_with_keys(&self, keys: &StoreKeys) -> Result<StoreStats> {
         let c = self.raw.cols();
         let mut per_thread: BTreeMap<String, ThreadSize> = BTreeMap::new();
         let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();
@@ -749,6 +770,41 @@ impl AnyStore {
                 t.total_bytes = t.total_bytes.saturating_add(bytes);
             }
         }
+        let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
+        let mut unreadable_checkpoints = 0;
+        match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                unreadable_checkpoints =
+                    sqlite_value_sizes(conn, &c, &serializer(keys), &mut per_channel_values)?;
+                for (channel, size) in &per_channel_values {
+                    per_channel
+                        .entry(channel.clone())
+                        .or_default()
+                        .add(size.rows, size.bytes);
+                }
+            }
+            Raw::Postgres { client, .. } => {
+                let rows = client
+                    .query(
+                        "SELECT channel, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                         FROM checkpoint_blobs GROUP BY channel",
+                        &[],
+                    )
+                    .await
+                    .map_err(pg("stats"))?;
+                for r in &rows {
+                    let n: i64 = r.try_get(1).map_err(pg("stats"))?;
+                    let bytes: Option<i64> = r.try_get(2).map_err(pg("stats"))?;
+                    per_channel_values
+                        .entry(r.try_get(0).map_err(pg("stats"))?)
+                        .or_default()
+                        .add(
+                            u64::try_from(n).unwrap_or(0),
+                            u64::try_from(bytes.unwrap_or(0)).unwrap_or(0),
+                        );
+                }
+            }
+        }
         let mut total = ThreadSize::default();
         for t in per_thread.values() {
             total
@@ -766,8 +822,56 @@ impl AnyStore {
             total,
             per_thread,
             per_channel,
+            per_channel_values,
+            unreadable_checkpoints,
         })
     }
+}
+
+/// Adds the size of each channel value held in the SQLite checkpoint rows to `out`
+/// (rows holding the channel; bytes of `dumps_typed(value)` by Python's serializer in
+/// clear), one row at a time; how many rows could not be decoded.
+fn sqlite_value_sizes(
+    conn: &rusqlite::Connection,
+    c: &super::raw::Cols,
+    serde: &Arc<dyn Serializer>,
+    out: &mut BTreeMap<String, Size>,
+) -> Result<u64> {
+    let plain = crate::JsonPlusSerializer::new();
+    let sql = format!("SELECT {ty}, checkpoint FROM checkpoints", ty = c.ty);
+    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
+    let mut rows = stmt.query([]).map_err(sq("stats"))?;
+    let mut unreadable = 0u64;
+    while let Some(row) = rows.next().map_err(sq("stats"))? {
+        let tag: Option<String> = row.get(0).map_err(sq("stats"))?;
+        let data = cell_bytes(row, 1).map_err(sq("stats"))?;
+        let checkpoint = serde
+            .loads_typed(
+                tag.as_deref().unwrap_or_default(),
+                data.as_deref().unwrap_or_default(),
+            )
+            .ok()
+            .and_then(|v| Checkpoint::from_owned_value(v).ok());
+        let Some(checkpoint) = checkpoint else {
+            unreadable += 1;
+            continue;
+        };
+        let mut sizes = Vec::with_capacity(checkpoint.channel_values.len());
+        for (channel, value) in &checkpoint.channel_values {
+            match plain.dumps_typed(value) {
+                Ok(typed) => sizes.push((channel, typed.data.len() as u64)),
+                Err(_) => break,
+            }
+        }
+        if sizes.len() < checkpoint.channel_values.len() {
+            unreadable += 1;
+            continue;
+        }
+        for (channel, bytes) in sizes {
+            out.entry(channel.clone()).or_default().add(1, bytes);
+        }
+    }
+    Ok(unreadable)
 }
 
 /// The saver a copy writes a Postgres target with: Python's `put`, except that a

@@ -195,7 +195,7 @@ pub fn run(command: StoreCommand) -> ExitCode {
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Inspect(args) => maint::inspect(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Stats(args) => maint::stats(args).await,
+            StoreCommand::Stats(args) => maint::stats(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Export(args) => maint::export(args).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -64,6 +64,8 @@ pub struct InspectArgs {
 #[derive(Args)]
 pub struct StatsArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    /// SQLite checkpoints are decoded (with the keys in LANGGRAPH_AES_KEY / _PREVIOUS /
+    /// _FALLBACK_KEYS) to size each channel's value.
     pub store: String,
     /// Print one JSON document.
     #[arg(long)]
@@ -166,12 +168,12 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
     }
 }
 
-pub async fn stats(args: StatsArgs) -> ExitCode {
+pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     let store = match AnyStore::open(&args.store).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
-    let stats = match store.stats().await {
+    let stats = match store.stats_with_keys(keys).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
@@ -206,9 +208,26 @@ pub async fn stats(args: StatsArgs) -> ExitCode {
             s.checkpoints.rows
         );
     }
-    say!("per channel (writes and blobs):");
+    say!("per channel (writes and values):");
     for (channel, s) in &stats.per_channel {
         say!("  {channel:<36} {:>10} bytes in {} row(s)", s.bytes, s.rows);
+    }
+    say!(
+        "per channel, values only ({}):",
+        if stats.backend == "sqlite" {
+            "encoded size of each value in the checkpoint rows"
+        } else {
+            "blob rows"
+        }
+    );
+    for (channel, s) in &stats.per_channel_values {
+        say!("  {channel:<36} {:>10} bytes in {} row(s)", s.bytes, s.rows);
+    }
+    if stats.unreadable_checkpoints > 0 {
+        say!(
+            "{} checkpoint row(s) could not be decoded (no key for them?): their channels are not counted",
+            stats.unreadable_checkpoints
+        );
     }
     ExitCode::SUCCESS
 }
