@@ -154,8 +154,22 @@ fn plan(
 }
 
 /// Brings the store at `location` (`sqlite:PATH`, a file path, or a `postgres://` URL)
-/// to today's layout in place, with the statements today's Python `setup()` runs (see
-/// the [module docs](self)); with [`UpgradeOptions::dry_run`], only says what would run.
+/// to today's layout in place, with the statements today's Python `setup()` runs, so
+/// that today's Python savers read and write it without calling `setup()` first; with
+/// [`UpgradeOptions::dry_run`], only says what would run (read-only).
+///
+/// - SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–2.0.2):
+///   [`SQLITE_TASK_PATH_MIGRATION`] (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE`
+///   transaction that re-reads the columns first.
+/// - Python's Postgres before migration 9 (1.0.0 without `checkpoint_migrations`
+///   too): the missing entries of Python 3.2.0's `MIGRATIONS`, each recorded, under
+///   the saver's advisory lock with the version re-read under it
+///   ([`PostgresSaver::setup_migrations`]).
+/// - Today's layouts: nothing. LangGraph 0.1's `thread_ts` SQLite, LangGraphJS's
+///   stores and the shallow saver's: refused (copy them into a fresh store).
+///
+/// Every step is idempotent and safe against a concurrent upgrade or Python `setup()`
+/// (see `docs/store-layouts.md`).
 ///
 /// # Errors
 /// [`StoreError::CannotUpgrade`] for a layout that cannot be upgraded in place (copy it
