@@ -43,6 +43,10 @@ use langgraph_codec::Value;
 
 const CALLS: [&str; 5] = ["put", "put_writes", "get_tuple", "list_limit10", "setup"];
 
+/// Postgres only: the parts of a `put` without the saver, on a pooled connection of
+/// the saver's pool, prepared, in the same call shape (see [`postgres_floor`]).
+const FLOOR_CALLS: [&str; 3] = ["select1", "put_const", "put_params"];
+
 fn twenty_messages() -> Vec<Value> {
     let path = format!(
         "{}/vectors/payloads/messages300.msgpack",
@@ -114,10 +118,19 @@ impl Shape {
             Shape::Task(rt) => rt
                 .block_on(rt.spawn(async move {
                     let mut out = Vec::with_capacity(n);
+                    // The worker thread runs the calls and the connection tasks: its CPU
+                    // time per call is the client's whole CPU cost of a call.
+                    let cpu = thread_cpu_ns();
                     for i in 0..n {
                         let t = Instant::now();
                         call(i).await;
                         out.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                    if let (Some(a), Some(b)) = (cpu, thread_cpu_ns()) {
+                        println!(
+                            "worker thread CPU: {:.1} µs per call",
+                            (b - a) as f64 / 1e3 / n.max(1) as f64
+                        );
                     }
                     out
                 }))
@@ -131,6 +144,16 @@ impl Shape {
                 .collect(),
         }
     }
+}
+
+/// CPU time of the calling thread so far, in ns (Linux: `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn report(what: &str, mut v: Vec<f64>) {
@@ -318,7 +341,7 @@ fn postgres(call: &str, n: usize) {
         let md = md.clone();
         shape.block_on(async move {
             saver.setup().await.expect("setup");
-            for t in ["bench-300", "bench-put", "bench-writes"] {
+            for t in ["bench-300", "bench-put", "bench-writes", "bench-floor"] {
                 saver.delete_thread(t).await.expect("clean");
             }
             let last = prepared.pop().expect("one more");
@@ -339,6 +362,31 @@ fn postgres(call: &str, n: usize) {
     };
     let times = match call {
         "setup" => Vec::new(),
+        "put" if std::env::var("LGCODEC_PROFILE_PUT").as_deref() == Ok("hot") => {
+            // One checkpoint, its id changed per call: its messages stay in the cache,
+            // as Python's bench's one shared list does.
+            let one = std::sync::Arc::new(std::sync::Mutex::new(Some(next(
+                &saver,
+                uuid6(1),
+                &messages,
+            ))));
+            let (saver, md) = (saver.clone(), md.clone());
+            let put_thread = CheckpointConfig::new("bench-put");
+            shape.calls(n, move |i| {
+                let (saver, one, md, cfg) =
+                    (saver.clone(), one.clone(), md.clone(), put_thread.clone());
+                async move {
+                    let mut cp = one.lock().expect("lock").take().expect("checkpoint");
+                    cp.0.id = uuid6(i as i64 + 1);
+                    // A new version too, so that every call inserts a new blob row.
+                    let v = saver.get_next_version(None).expect("version");
+                    cp.0.channel_versions.insert("messages".into(), v.clone());
+                    cp.1.insert("messages".into(), v);
+                    black_box(saver.put(&cfg, &cp.0, &md, &cp.1).await.expect("put"));
+                    *one.lock().expect("lock") = Some(cp);
+                }
+            })
+        }
         "put" => {
             let cps: Vec<_> = (0..n)
                 .map(|i| std::sync::Arc::new(next(&saver, uuid6(i as i64 + 1), &messages)))
@@ -372,6 +420,15 @@ fn postgres(call: &str, n: usize) {
                 }
             })
         }
+        floor if FLOOR_CALLS.contains(&floor) => {
+            use langgraph_codec::serializer::Serializer;
+            let blob = langgraph_codec::JsonPlusSerializer::new()
+                .dumps_typed(&messages)
+                .expect("blob")
+                .data
+                .to_vec();
+            postgres_floor(&shape, &saver, floor, n, blob)
+        }
         "get_tuple" => {
             let saver = saver.clone();
             shape.calls(n, move |_| {
@@ -390,6 +447,116 @@ fn postgres(call: &str, n: usize) {
         other => panic!("unknown call {other:?}: one of {CALLS:?}"),
     };
     report(&format!("postgres {call}"), times);
+}
+
+/// The saver's `put` statement in its lz4 form (as `src/saver/postgres/sql.rs` builds
+/// it) for the tables of `schema`, with its ten parameters; `put_const` replaces the
+/// values by constants as `benches/postgres_server_time.py --pgbench` does.
+#[cfg(feature = "postgres")]
+fn put_sql(schema: &str, row: &str, blob_values: &str) -> String {
+    format!(
+        "WITH z AS MATERIALIZED (SELECT set_config('default_toast_compression', 'lz4', true)),
+b AS (
+    INSERT INTO {schema}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT {row_key}, u.channel, u.version, u.type, u.blob
+    FROM z, unnest({blob_values}) AS u(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+)
+INSERT INTO {schema}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+SELECT {row} FROM z
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata",
+        row_key = row.split(", ").take(2).collect::<Vec<_>>().join(", "),
+    )
+}
+
+/// What a `put` costs without the saver, in the saver's call shape, one connection of
+/// its pool per call as the saver takes one: `select1` a bare round trip; `put_const`
+/// the statement pgbench runs for the floor (`postgres_server_time.py --pgbench`: the
+/// bench's values as constants, only the key a parameter); `put_params` the saver's
+/// statement with the saver's parameters, made before the clock (the 10 kB blob sent
+/// as a parameter, the JSONB as text), so that what `put` adds to it is the saver's
+/// own work (serializing, building the parameters, the pool).
+#[cfg(feature = "postgres")]
+fn postgres_floor(
+    shape: &Shape,
+    saver: &langgraph_codec::saver::postgres::PostgresSaver,
+    call: &str,
+    n: usize,
+    blob: Vec<u8>,
+) -> Vec<f64> {
+    use langgraph_codec::saver::postgres::tokio_postgres::types::{ToSql, Type};
+    let schema = "\"profile_rs\"";
+    let hex: String = blob.iter().map(|b| format!("{b:02x}")).collect();
+    let version = "00000000000000000000000000000001.5";
+    let (sql, types): (String, Vec<Type>) = match call {
+        "select1" => ("SELECT 1".to_owned(), vec![]),
+        "put_const" => (
+            put_sql(
+                schema,
+                "'bench-floor', '', 'id-' || $1::text, NULL, '{\"v\": 4, \"channel_versions\": {\"messages\": \"00000000000000000000000000000001.5\"}}'::jsonb, '{\"source\": \"loop\", \"step\": 1, \"parents\": {}}'::jsonb",
+                &format!("ARRAY['messages'], ARRAY[$1::text], ARRAY['msgpack'], ARRAY['\\x{hex}'::bytea]"),
+            ),
+            vec![Type::TEXT],
+        ),
+        _ => (
+            put_sql(
+                schema,
+                "$1, $2, $3, $4, $5::jsonb, $6::jsonb",
+                "$7::text[], $8::text[], $9::text[], $10::bytea[]",
+            ),
+            vec![
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT,
+                Type::TEXT_ARRAY,
+                Type::TEXT_ARRAY,
+                Type::TEXT_ARRAY,
+                Type::BYTEA_ARRAY,
+            ],
+        ),
+    };
+    // The checkpoint and metadata texts of a saver's row of this workload.
+    let checkpoint = format!(
+        "{{\"v\": 4, \"id\": \"ID\", \"ts\": \"2025-01-01T00:00:00.000000+00:00\", \"versions_seen\": {{}}, \"updated_channels\": null, \"channel_values\": {{}}, \"channel_versions\": {{\"messages\": \"{version}\"}}}}"
+    );
+    let metadata = r#"{"step": 1, "source": "loop", "parents": {}}"#.to_owned();
+    let pool = saver.pool().clone();
+    let blob = std::sync::Arc::new(blob);
+    shape.calls(n, move |i| {
+        let (pool, sql, types, blob) = (pool.clone(), sql.clone(), types.clone(), blob.clone());
+        let (checkpoint, metadata) = (checkpoint.clone(), metadata.clone());
+        async move {
+            let client = pool.get().await.expect("pool");
+            let st = client
+                .prepare_typed_cached(&sql, &types)
+                .await
+                .expect("prepare");
+            let key = format!("{}-{i}", std::process::id());
+            let params: Vec<Box<dyn ToSql + Sync + Send>> = match types.len() {
+                0 => vec![],
+                1 => vec![Box::new(key)],
+                _ => vec![
+                    Box::new("bench-floor".to_owned()),
+                    Box::new(String::new()),
+                    Box::new(key.clone()),
+                    Box::new(None::<String>),
+                    Box::new(checkpoint.replace("ID", &key)),
+                    Box::new(metadata),
+                    Box::new(vec!["messages".to_owned()]),
+                    Box::new(vec![key]),
+                    Box::new(vec!["msgpack".to_owned()]),
+                    Box::new(vec![(*blob).clone()]),
+                ],
+            };
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+            black_box(client.query(&st, &refs).await.expect("statement"));
+        }
+    })
 }
 
 #[cfg(not(feature = "postgres"))]

@@ -753,6 +753,7 @@ impl CheckpointSaver for PostgresSaver {
         refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
         let metadata_json = jsonb::write(&md, "metadata")?;
         let parent = config.checkpoint_id.as_deref();
+        let blobs = split.blob_slices();
         self.write_once(
             "put",
             Write::Toasting(&self.sql.put),
@@ -766,7 +767,7 @@ impl CheckpointSaver for PostgresSaver {
                 (&split.channels, Type::TEXT_ARRAY),
                 (&split.versions, Type::TEXT_ARRAY),
                 (&split.types, Type::TEXT_ARRAY),
-                (&split.blobs, Type::BYTEA_ARRAY),
+                (&blobs, Type::BYTEA_ARRAY),
             ],
         )
         .await?;
@@ -811,9 +812,10 @@ impl CheckpointSaver for PostgresSaver {
             let typed = self.settings.serde.dumps_typed(value)?;
             idxs.push(idx);
             channels.push(channel);
-            types.push(typed.type_tag.to_string());
-            blobs.push(typed.data.to_vec());
+            types.push(typed.type_tag);
+            blobs.push(typed.data);
         }
+        let blobs: Vec<&[u8]> = blobs.iter().map(|b| &b[..]).collect();
         let sql = if upsert {
             &self.sql.put_writes_upsert
         } else {

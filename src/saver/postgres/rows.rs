@@ -47,7 +47,15 @@ pub(crate) struct SplitValues {
     pub(crate) channels: Vec<String>,
     pub(crate) versions: Vec<String>,
     pub(crate) types: Vec<String>,
-    pub(crate) blobs: Vec<Vec<u8>>,
+    /// The serializer's buffers as they are (sent as borrowed slices, not copied).
+    pub(crate) blobs: Vec<bytes::Bytes>,
+}
+
+impl SplitValues {
+    /// The blobs as the `bytea[]` parameter borrows them.
+    pub(crate) fn blob_slices(&self) -> Vec<&[u8]> {
+        self.blobs.iter().map(|b| &b[..]).collect()
+    }
 }
 
 /// Python's `put` split: a `_DeltaSnapshot` goes to a blob and leaves an inline `true`;
@@ -75,8 +83,8 @@ pub(crate) fn split_values(
         let typed = serde.dumps_typed(value)?;
         out.channels.push(ch.to_owned());
         out.versions.push(version.to_string());
-        out.types.push(typed.type_tag.to_string());
-        out.blobs.push(typed.data.to_vec());
+        out.types.push(typed.type_tag);
+        out.blobs.push(typed.data);
         Ok(())
     };
     for (ch, value) in &checkpoint.channel_values {
