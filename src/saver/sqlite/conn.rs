@@ -16,14 +16,15 @@
 //! whichever connection runs it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
 use super::storage;
-use crate::saver::Result;
+use crate::saver::{Result, SaverError};
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -83,6 +84,11 @@ pub(super) struct Connections {
     readers: Option<Mutex<Vec<Connection>>>,
     /// The background checkpointer, started by the first write to a file.
     checkpointer: OnceLock<Checkpointer>,
+    /// A commit never syncs: the file is in WAL mode (checked at open and after
+    /// `setup`) with `synchronous=NORMAL`, or `synchronous=OFF`, or the database is in
+    /// memory. Only then may a write run on the caller's thread
+    /// ([`try_write`](Connections::try_write)).
+    commits_without_sync: AtomicBool,
 }
 
 /// What the writer and the checkpointer thread share.
@@ -97,6 +103,9 @@ struct CheckpointState {
     wal: i64,
     /// The saver is being dropped.
     stop: bool,
+    /// The last checkpoint copied the whole WAL, so the next write restarts it, and a
+    /// restarted WAL's header is synced (an `fsync` on the writer's thread).
+    restart_next: bool,
 }
 
 /// The state and its condition variable, and the lock a checkpoint runs under.
@@ -141,6 +150,26 @@ impl Checkpointer {
             wake.notify_one();
         }
         false
+    }
+
+    /// Whether a write of `pages` might wait for the disk or for the checkpoint thread:
+    /// it makes [`wrote`](Self::wrote) ask for an inline checkpoint, or it restarts a
+    /// fully checkpointed WAL (whose new header SQLite syncs). Asked under the writer's
+    /// lock, so only the checkpoint thread can change the answer meanwhile, and it only
+    /// ever lowers the WAL's count.
+    fn might_wait(&self, pages: u64) -> bool {
+        let st = lock(&self.shared.0 .0);
+        st.restart_next
+            || st
+                .wal
+                .saturating_add(i64::try_from(pages).unwrap_or(i64::MAX))
+                >= INLINE_CHECKPOINT_FRAMES
+            || (self.thread.is_none() && st.pending.saturating_add(pages) >= CHECKPOINT_PAGES)
+    }
+
+    /// Notes that the writer checkpointed (`copied_all`: the whole WAL) or wrote.
+    fn set_restart_next(&self, restart_next: bool) {
+        lock(&self.shared.0 .0).restart_next = restart_next;
     }
 }
 
@@ -187,9 +216,12 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
             let _running = lock(running);
             conn.as_ref().and_then(checkpoint)
         };
-        if let Some(frames) = done {
+        if let Some((frames, copied)) = done {
             let mut st = lock(state);
             st.pending = st.pending.saturating_sub(pending_before);
+            // Nothing written since it began and every frame copied: the next write
+            // restarts the WAL.
+            st.restart_next |= st.wal == wal_before && frames == copied;
             st.wal = frames
                 .max(0)
                 .saturating_add(st.wal.saturating_sub(wal_before));
@@ -198,14 +230,52 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
 }
 
 /// `PRAGMA wal_checkpoint(PASSIVE)`: copies what it can without waiting for anyone;
-/// the frames in the WAL (-1 outside WAL mode), `None` if it failed or was busy
-/// (another process checkpointing).
-fn checkpoint(conn: &Connection) -> Option<i64> {
+/// the frames in the WAL (-1 outside WAL mode) and how many of them are copied into the
+/// file, `None` if it failed or was busy (another process checkpointing).
+fn checkpoint(conn: &Connection) -> Option<(i64, i64)> {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
     })
     .ok()
-    .and_then(|(busy, frames)| (busy == 0).then_some(frames))
+    .and_then(|(busy, frames, copied)| (busy == 0).then_some((frames, copied)))
+}
+
+/// rusqlite's `busy_timeout` panics past `i32::MAX` ms (24 days): such a timeout is
+/// that long.
+fn set_busy_timeout(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
+    conn.busy_timeout(timeout.min(Duration::from_millis(i32::MAX as u64)))
+}
+
+/// Whether `e` is SQLite's "database is busy / locked": another connection holds a lock
+/// that a call with a zero busy timeout did not wait for.
+fn is_busy(e: &SaverError) -> bool {
+    let SaverError::Storage { source, .. } = e else {
+        return false;
+    };
+    source
+        .downcast_ref::<rusqlite::Error>()
+        .and_then(rusqlite::Error::sqlite_error_code)
+        .is_some_and(|c| matches!(c, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+/// One `BEGIN IMMEDIATE` transaction running `f`, committed; on any error (`f`'s,
+/// or a failed `COMMIT`) the transaction is rolled back as it is dropped, so nothing of
+/// it is written.
+fn commit_one<T>(
+    conn: &mut Connection,
+    operation: &'static str,
+    f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(storage(operation))?;
+    let out = f(&tx)?;
+    tx.commit().map_err(storage(operation))?;
+    Ok(out)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -228,8 +298,7 @@ fn open_one(path: Option<&Path>, options: &ConnOptions, reader: bool) -> Result<
         None => Connection::open_in_memory(),
     }
     .map_err(storage("open"))?;
-    conn.busy_timeout(options.busy_timeout)
-        .map_err(storage("open"))?;
+    set_busy_timeout(&conn, options.busy_timeout).map_err(storage("open"))?;
     conn.pragma_update(None, "synchronous", options.synchronous.pragma())
         .map_err(storage("open"))?;
     if path.is_some() && !reader {
@@ -255,7 +324,39 @@ impl Connections {
             writer: Mutex::new(writer),
             readers,
             checkpointer: OnceLock::new(),
+            commits_without_sync: AtomicBool::new(false),
         })
+    }
+
+    /// Reads the file's journal mode (after open and `setup`): whether a commit syncs,
+    /// and so whether writes may take the fast path.
+    pub fn note_journal_mode(&self) {
+        let no_sync = match self.options.synchronous {
+            _ if self.options.path.is_none() => true,
+            Synchronous::Off => true,
+            Synchronous::Full => false,
+            Synchronous::Normal => lock(&self.writer)
+                .query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+                .is_ok_and(|m| m.eq_ignore_ascii_case("wal")),
+        };
+        self.commits_without_sync.store(no_sync, Ordering::Relaxed);
+    }
+
+    /// The writer, with the configured busy timeout (a fast-path attempt that panicked
+    /// may have left it at zero).
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        let conn = lock(&self.writer);
+        let _ = set_busy_timeout(&conn, self.options.busy_timeout);
+        conn
+    }
+
+    /// The writer if no other thread holds it.
+    fn try_writer(&self) -> Option<MutexGuard<'_, Connection>> {
+        match self.writer.try_lock() {
+            Ok(conn) => Some(conn),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -264,7 +365,7 @@ impl Connections {
 
     /// Runs `f` with the writer connection (no transaction opened).
     pub fn with_writer<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
-        f(&mut lock(&self.writer))
+        f(&mut self.writer())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer and commits it: the
@@ -278,25 +379,103 @@ impl Connections {
         pages: u64,
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = lock(&self.writer);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(storage(operation))?;
-        let out = f(&tx)?;
-        tx.commit().map_err(storage(operation))?;
-        if let Some(path) = &self.options.path {
-            let ckpt = self
-                .checkpointer
-                .get_or_init(|| Checkpointer::start(path, &self.options));
-            if ckpt.wrote(pages) {
-                // Only one checkpoint runs at a time: wait for the thread's to finish,
-                // then copy the rest while this saver appends nothing. The committed
-                // transaction stands whatever the checkpoint does.
-                let _running = lock(&ckpt.shared.1);
-                let _ = checkpoint(&conn);
+        let mut conn = self.writer();
+        let out = commit_one(&mut conn, operation, f)?;
+        self.wrote(&conn, pages);
+        Ok(out)
+    }
+
+    /// After a committed write of about `pages` WAL pages: tells the checkpointer, and
+    /// checkpoints inline when it asks for it.
+    fn wrote(&self, conn: &Connection, pages: u64) {
+        let Some(path) = &self.options.path else {
+            return;
+        };
+        let ckpt = self
+            .checkpointer
+            .get_or_init(|| Checkpointer::start(path, &self.options));
+        if ckpt.wrote(pages) {
+            // Only one checkpoint runs at a time: wait for the thread's to finish,
+            // then copy the rest while this saver appends nothing. The committed
+            // transaction stands whatever the checkpoint does.
+            let _running = lock(&ckpt.shared.1);
+            let copied_all = checkpoint(conn).is_some_and(|(frames, copied)| frames == copied);
+            ckpt.set_restart_next(copied_all);
+        } else {
+            ckpt.set_restart_next(false);
+        }
+    }
+
+    /// The fast path of [`write`](Self::write), for the caller's own thread: `None`
+    /// when the write might have to wait, and then nothing of it was written (run
+    /// [`write`](Self::write) instead, e.g. on a blocking pool). It might wait when
+    /// another thread holds the writer, another connection or process holds the file's
+    /// write lock (tried with a zero busy timeout: `SQLITE_BUSY` at once, never a
+    /// sleep), the commit would `fsync` (not WAL mode, `synchronous=FULL`, the first
+    /// write of a restarted WAL) or the writer would have to checkpoint, or the write is
+    /// larger than `max_pages`. A `SQLITE_BUSY` anywhere in `f` or at the commit
+    /// rolls the whole transaction back before `None` is returned.
+    pub fn try_write<T>(
+        &self,
+        operation: &'static str,
+        pages: u64,
+        max_pages: u64,
+        f: &impl Fn(&Transaction<'_>) -> Result<T>,
+    ) -> Option<Result<T>> {
+        if pages > max_pages || !self.commits_without_sync.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut conn = self.try_writer()?;
+        if self.checkpointer.get().is_some_and(|c| c.might_wait(pages)) {
+            return None;
+        }
+        set_busy_timeout(&conn, Duration::ZERO).ok()?;
+        let out = commit_one(&mut conn, operation, f);
+        let _ = set_busy_timeout(&conn, self.options.busy_timeout);
+        match out {
+            Err(e) if is_busy(&e) => None,
+            Err(e) => Some(Err(e)),
+            Ok(out) => {
+                self.wrote(&conn, pages);
+                Some(Ok(out))
             }
         }
-        Ok(out)
+    }
+
+    /// The fast path of [`read`](Self::read): `None` (nothing done) when no reader is
+    /// idle (opening one reads the schema from disk), another thread holds the
+    /// in-memory database's only connection, or another connection or process holds a
+    /// lock the read would have to wait for (a zero busy timeout, as in
+    /// [`try_write`](Self::try_write)).
+    pub fn try_read<T>(
+        &self,
+        operation: &'static str,
+        f: &impl Fn(&Transaction<'_>) -> Result<T>,
+    ) -> Option<Result<T>> {
+        let Some(pool) = &self.readers else {
+            let mut conn = self.try_writer()?;
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(storage(operation));
+            return Some(tx.and_then(|tx| f(&tx)));
+        };
+        let mut conn = lock(pool).pop()?;
+        let out = set_busy_timeout(&conn, Duration::ZERO).ok().map(|()| {
+            conn.transaction_with_behavior(TransactionBehavior::Deferred)
+                .map_err(storage(operation))
+                .and_then(|tx| f(&tx))
+        });
+        // A reader whose busy timeout cannot be set back is closed, not kept.
+        if set_busy_timeout(&conn, self.options.busy_timeout).is_ok() {
+            let mut idle = lock(pool);
+            if idle.len() < self.options.max_idle_readers {
+                idle.push(conn);
+            }
+        }
+        match out {
+            Some(Err(e)) if is_busy(&e) => None,
+            out => out,
+        }
     }
 
     /// Runs `f` in one read transaction (a consistent snapshot) on an idle reader, a
@@ -307,7 +486,7 @@ impl Connections {
         f: impl FnOnce(&Transaction<'_>) -> Result<T>,
     ) -> Result<T> {
         let Some(pool) = &self.readers else {
-            let mut conn = lock(&self.writer);
+            let mut conn = self.writer();
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Deferred)
                 .map_err(storage(operation))?;
@@ -330,5 +509,84 @@ impl Connections {
             idle.push(conn);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn busy() -> SaverError {
+        storage("test")(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        ))
+    }
+
+    #[test]
+    fn a_busy_fast_write_is_rolled_back_whole_and_can_be_run_again() {
+        let dir = std::env::temp_dir().join(format!("lgcodec-conn-busy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let conns = Connections::open(ConnOptions {
+            path: Some(dir.join("c.sqlite")),
+            busy_timeout: Duration::from_secs(5),
+            synchronous: Synchronous::Normal,
+            max_idle_readers: 2,
+            create: true,
+        })
+        .expect("open");
+        conns
+            .with_writer(|c| {
+                c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER)")
+                    .map_err(storage("test"))
+            })
+            .expect("table");
+        conns.note_journal_mode();
+        let attempts = Cell::new(0);
+        // Two rows written, then SQLITE_BUSY on the first attempt (as a statement or
+        // COMMIT would report another connection's lock).
+        let f = |tx: &Transaction<'_>| -> Result<()> {
+            tx.execute("INSERT INTO t VALUES (1)", [])
+                .map_err(storage("test"))?;
+            tx.execute("INSERT INTO t VALUES (2)", [])
+                .map_err(storage("test"))?;
+            attempts.set(attempts.get() + 1);
+            if attempts.get() == 1 {
+                return Err(busy());
+            }
+            Ok(())
+        };
+        let rows = |conns: &Connections| {
+            conns
+                .read("test", |tx| {
+                    tx.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+                        .map_err(storage("test"))
+                })
+                .expect("count")
+        };
+        assert!(
+            conns.try_write("test", 1, 20, &f).is_none(),
+            "busy: not done"
+        );
+        assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
+        // Another error is the caller's, not a reason to run again.
+        let fails = |_: &Transaction<'_>| -> Result<()> {
+            Err(SaverError::Storage {
+                operation: "test",
+                source: "boom".into(),
+            })
+        };
+        assert!(matches!(
+            conns.try_write("test", 1, 20, &fails),
+            Some(Err(_))
+        ));
+        // The writer is usable again, with its busy timeout back.
+        conns.write("test", 1, f).expect("second attempt");
+        assert_eq!(rows(&conns), 2);
+        assert_eq!(attempts.get(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -103,6 +103,15 @@ use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, Layout};
 
+/// The largest write (in WAL pages, see [`wal_pages`]) the fast path runs on the
+/// calling task: about 64 KB of row data.
+const INLINE_MAX_PAGES: u64 = 20;
+
+/// The most stored bytes (checkpoint, metadata and writes) that `get_tuple`'s fast path
+/// decodes on the calling task (a 20-message checkpoint is ~10 KB and decodes in
+/// ~15 µs); compressed rows are always decoded on the blocking pool.
+const INLINE_DECODE_BYTES: usize = 32 * 1024;
+
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
 const METADATA_MAX_DEPTH: usize = 1_000;
@@ -129,6 +138,8 @@ struct Inner {
     serde: Arc<dyn Serializer>,
     conns: Connections,
     max_decompressed_per_call: usize,
+    /// [`SqliteSaverBuilder::inline_fast_path`].
+    inline: bool,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -151,6 +162,7 @@ pub struct SqliteSaverBuilder {
     max_idle_readers: usize,
     create: bool,
     max_decompressed_per_call: usize,
+    inline_fast_path: bool,
 }
 
 impl SqliteSaverBuilder {
@@ -204,6 +216,27 @@ impl SqliteSaverBuilder {
         self
     }
 
+    /// Whether `put`, `put_writes` and `get_tuple` run their SQL on the calling task
+    /// when it cannot wait (default `true`); with `false` every call inside a Tokio
+    /// runtime runs on Tokio's blocking pool.
+    ///
+    /// The fast path runs a call inline only when the writer (or an idle reader) is free
+    /// in this process, the commit does not sync (WAL with `synchronous=NORMAL`, or
+    /// `OFF`), no checkpoint or WAL restart is due, the write is small (under ~64 KB)
+    /// and no other connection or process holds the lock it needs: the statement is
+    /// tried with a zero busy timeout, so such a lock fails at once (the transaction
+    /// rolled back, nothing written) and the call is run again on the blocking pool,
+    /// where it waits up to the [busy timeout](Self::busy_timeout). Inline, a call costs
+    /// the executor thread a few tens of µs of CPU (a 20-message `put` ~30 µs, within
+    /// Tokio's guidance of 10–100 µs between awaits) instead of the hop to the pool and
+    /// back (~18 µs and two thread wake-ups). Turn it off when even that is too long
+    /// between awaits for your executor, or when the file sits on a slow or network file
+    /// system, where any read may wait for the disk. See `docs/sqlite-saver.md`.
+    pub fn inline_fast_path(mut self, inline: bool) -> Self {
+        self.inline_fast_path = inline;
+        self
+    }
+
     /// The same as [`create`](Self::create) (the name of earlier versions).
     pub fn setup(self, setup: bool) -> Self {
         self.create(setup)
@@ -251,6 +284,7 @@ impl SqliteSaverBuilder {
         } else {
             conns.with_writer(|c| open_existing(c, location))?;
         }
+        conns.note_journal_mode();
         Ok(SqliteSaver {
             inner: Arc::new(Inner {
                 serde: self
@@ -258,6 +292,7 @@ impl SqliteSaverBuilder {
                     .unwrap_or_else(|| Arc::new(JsonPlusSerializer::new())),
                 conns,
                 max_decompressed_per_call: self.max_decompressed_per_call,
+                inline: self.inline_fast_path,
             }),
         })
     }
@@ -309,6 +344,7 @@ impl SqliteSaver {
             max_idle_readers: 8,
             create: false,
             max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
+            inline_fast_path: true,
         }
     }
 
@@ -365,8 +401,12 @@ impl SqliteSaver {
     /// # Errors
     /// [`SaverError::Storage`] or [`SaverError::Schema`].
     pub async fn setup(&self) -> Result<()> {
-        self.run(|inner| inner.conns.with_writer(schema::setup))
-            .await
+        self.run(|inner| {
+            inner.conns.with_writer(schema::setup)?;
+            inner.conns.note_journal_mode();
+            Ok(())
+        })
+        .await
     }
 
     /// Checks, writing nothing, that both tables have Python's layout.
@@ -446,6 +486,54 @@ impl SqliteSaver {
                 rows.writes = writes;
                 Ok(rows)
             })
+        })
+        .await
+    }
+
+    /// One write transaction: on the calling task when it cannot wait
+    /// ([`Connections::try_write`], unless the fast path is off), else through
+    /// [`run`](Self::run).
+    async fn write<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        pages: u64,
+        f: impl Fn(&Transaction<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        if self.inner.inline {
+            let fast = self
+                .inner
+                .conns
+                .try_write(operation, pages, INLINE_MAX_PAGES, &f);
+            if let Some(out) = fast {
+                return out;
+            }
+        }
+        self.run(move |inner| inner.conns.write(operation, pages, f))
+            .await
+    }
+
+    /// One read snapshot, then `then` on what it read: both on the calling task when the
+    /// read cannot wait ([`Connections::try_read`], unless the fast path is off) and
+    /// `then_inline` says `then` is quick for it; otherwise what is left runs in one
+    /// trip through [`run`](Self::run).
+    async fn read_then<R: Send + 'static, T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        read: impl Fn(&Transaction<'_>) -> Result<R> + Send + 'static,
+        then: impl FnOnce(&Inner, R) -> Result<T> + Send + 'static,
+        then_inline: impl FnOnce(&R) -> bool,
+    ) -> Result<T> {
+        if self.inner.inline {
+            match self.inner.conns.try_read(operation, &read) {
+                Some(Ok(found)) if then_inline(&found) => return then(&self.inner, found),
+                Some(Ok(found)) => return self.run(move |inner| then(inner, found)).await,
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        self.run(move |inner| {
+            let found = inner.conns.read(operation, read)?;
+            then(inner, found)
         })
         .await
     }
@@ -559,6 +647,23 @@ fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoi
         out.entry(key).or_default().push(write_row(row)?);
     }
     Ok(out)
+}
+
+/// Whether a checkpoint row and its writes are small enough to decode on the calling
+/// task ([`INLINE_DECODE_BYTES`], nothing compressed).
+fn quick_to_decode(row: &CheckpointRow, writes: &[WriteRow]) -> bool {
+    let compressed = |tag: &Option<String>| {
+        tag.as_deref()
+            .is_some_and(|t| t.contains(crate::crypto::ZLIB_SUFFIX))
+    };
+    let len = |b: &Option<Vec<u8>>| b.as_ref().map_or(0, Vec::len);
+    let bytes = writes.iter().map(|w| len(&w.value)).fold(
+        len(&row.checkpoint) + len(&row.metadata),
+        usize::saturating_add,
+    );
+    bytes <= INLINE_DECODE_BYTES
+        && !compressed(&row.type_tag)
+        && !writes.iter().any(|w| compressed(&w.type_tag))
 }
 
 /// The writes of a query for one checkpoint's key, in order: no map, no key copies.
@@ -916,8 +1021,7 @@ impl CheckpointSaver for SqliteSaver {
         let id = checkpoint.id.clone();
         let out = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
         let pages = wal_pages(row.data.len() + metadata_text.len());
-        self.run(move |inner| {
-            inner.conns.write("put", pages, |tx| {
+        self.write("put", pages, move |tx| {
                 tx.prepare_cached(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -936,7 +1040,6 @@ impl CheckpointSaver for SqliteSaver {
                 .map_err(storage("put"))?;
                 Ok(())
             })
-        })
         .await?;
         Ok(out)
     }
@@ -968,32 +1071,30 @@ impl CheckpointSaver for SqliteSaver {
             .collect::<Result<Vec<(i64, String, TypedBytes)>>>()?;
         let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
-        self.run(move |inner| {
-            inner.conns.write("put_writes", pages, |tx| {
-                let sql = if replace {
-                    "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+        self.write("put_writes", pages, move |tx| {
+            let sql = if replace {
+                "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                      task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                } else {
-                    "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+            } else {
+                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                      task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                };
-                let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
-                for (idx, channel, value) in &rows {
-                    stmt.execute(params![
-                        thread,
-                        ns,
-                        checkpoint_id,
-                        task_id,
-                        task_path,
-                        idx,
-                        channel,
-                        value.type_tag,
-                        &value.data[..]
-                    ])
-                    .map_err(storage("put_writes"))?;
-                }
-                Ok(())
-            })
+            };
+            let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
+            for (idx, channel, value) in &rows {
+                stmt.execute(params![
+                    thread,
+                    ns,
+                    checkpoint_id,
+                    task_id,
+                    task_path,
+                    idx,
+                    channel,
+                    value.type_tag,
+                    &value.data[..]
+                ])
+                .map_err(storage("put_writes"))?;
+            }
+            Ok(())
         })
         .await
     }
@@ -1005,49 +1106,51 @@ impl CheckpointSaver for SqliteSaver {
         let ns = config.ns().to_owned();
         let id = config.checkpoint_id.clone().filter(|id| !id.is_empty());
         let config = config.clone();
-        self.run(move |inner| {
-            let found = inner.conns.read("get_tuple", |tx| {
-                // Cached statements: parsing the SELECT took ~55k of get_tuple's ~290k
-                // instructions (callgrind).
-                let row = match &id {
-                    Some(id) => tx
-                        .prepare_cached(&format!(
-                            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                             WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-                        ))
-                        .and_then(|mut s| {
-                            s.query_row(params![thread, ns, id], CheckpointRow::from_row)
-                        }),
-                    None => {
-                        tx.prepare_cached(&format!(
-                            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                             WHERE thread_id = ? AND checkpoint_ns = ? \
-                             ORDER BY checkpoint_id DESC LIMIT 1"
-                        ))
-                        .and_then(|mut s| s.query_row(params![thread, ns], CheckpointRow::from_row))
-                    }
-                };
-                let row = match row {
-                    Ok(row) => row,
-                    Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(None),
-                    Err(e) => return Err(storage("get_tuple")(e)),
-                };
-                let mut stmt = tx
-                    .prepare_cached(&format!(
-                        "{WRITE_SELECT} WHERE w.thread_id = ? AND w.checkpoint_ns = ? \
-                         AND w.checkpoint_id = ? {WRITE_ORDER}"
+        let read = move |tx: &Transaction<'_>| {
+            // Cached statements: parsing the SELECT took ~55k of get_tuple's ~290k
+            // instructions (callgrind).
+            let row = match &id {
+                Some(id) => {
+                    tx.prepare_cached(&format!(
+                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
+                         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
                     ))
-                    .map_err(storage("get_tuple"))?;
-                let writes = stmt
-                    .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
-                    .map_err(storage("get_tuple"))
-                    .and_then(|rows| collect_writes_of_one(rows).map_err(storage("get_tuple")))?;
-                Ok(Some((row, writes)))
-            })?;
+                    .and_then(|mut s| s.query_row(params![thread, ns, id], CheckpointRow::from_row))
+                }
+                None => tx
+                    .prepare_cached(&format!(
+                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
+                         WHERE thread_id = ? AND checkpoint_ns = ? \
+                         ORDER BY checkpoint_id DESC LIMIT 1"
+                    ))
+                    .and_then(|mut s| s.query_row(params![thread, ns], CheckpointRow::from_row)),
+            };
+            let row = match row {
+                Ok(row) => row,
+                Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(None),
+                Err(e) => return Err(storage("get_tuple")(e)),
+            };
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "{WRITE_SELECT} WHERE w.thread_id = ? AND w.checkpoint_ns = ? \
+                     AND w.checkpoint_id = ? {WRITE_ORDER}"
+                ))
+                .map_err(storage("get_tuple"))?;
+            let writes = stmt
+                .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
+                .map_err(storage("get_tuple"))
+                .and_then(|rows| collect_writes_of_one(rows).map_err(storage("get_tuple")))?;
+            Ok(Some((row, writes)))
+        };
+        let by_id = config
+            .checkpoint_id
+            .as_deref()
+            .is_some_and(|id| !id.is_empty());
+        let decode = move |inner: &Inner, found: Option<(CheckpointRow, Vec<WriteRow>)>| {
             let Some((row, writes)) = found else {
                 return Ok(None);
             };
-            let out_config = if id.is_some() {
+            let out_config = if by_id {
                 config
             } else {
                 CheckpointConfig::for_checkpoint(
@@ -1060,6 +1163,11 @@ impl CheckpointSaver for SqliteSaver {
                 .call_budget()
                 .scope(|| inner.decode_tuple(&row, &writes, out_config))
                 .map(Some)
+        };
+        self.read_then("get_tuple", read, decode, |found| {
+            found
+                .as_ref()
+                .is_none_or(|(row, writes)| quick_to_decode(row, writes))
         })
         .await
     }
