@@ -69,7 +69,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{params, params_from_iter, Row, Transaction};
+use rusqlite::{params, params_from_iter, Connection, Row};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{row_location, unreadable, RowKind, SaverError};
@@ -497,7 +497,7 @@ impl SqliteSaver {
         &self,
         operation: &'static str,
         pages: u64,
-        f: impl Fn(&Transaction<'_>) -> Result<T> + Send + 'static,
+        f: impl Fn(&Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         if self.inner.inline {
             let fast = self
@@ -519,7 +519,7 @@ impl SqliteSaver {
     async fn read_then<R: Send + 'static, T: Send + 'static>(
         &self,
         operation: &'static str,
-        read: impl Fn(&Transaction<'_>) -> Result<R> + Send + 'static,
+        read: impl Fn(&Connection) -> Result<R> + Send + 'static,
         then: impl FnOnce(&Inner, R) -> Result<T> + Send + 'static,
         then_inline: impl FnOnce(&R) -> bool,
     ) -> Result<T> {
@@ -766,13 +766,7 @@ impl Inner {
     }
 
     /// What the delta-chain walk needs of one checkpoint of a namespace.
-    fn chain_node(
-        &self,
-        tx: &Transaction<'_>,
-        thread: &str,
-        ns: &str,
-        id: &str,
-    ) -> Option<ChainNode> {
+    fn chain_node(&self, tx: &Connection, thread: &str, ns: &str, id: &str) -> Option<ChainNode> {
         let row = tx
             .query_row(
                 &format!(
@@ -800,7 +794,7 @@ impl Inner {
     /// other checkpoints of the namespace among `candidates`, with their writes.
     fn delete_unneeded(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         thread: &str,
         ns: &str,
         keep: &BTreeSet<String>,
@@ -957,7 +951,7 @@ impl Inner {
     }
 }
 
-fn namespaces_of(tx: &Transaction<'_>, thread: &str) -> Result<Vec<String>> {
+fn namespaces_of(tx: &Connection, thread: &str) -> Result<Vec<String>> {
     let mut stmt = tx
         .prepare_cached("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?")
         .map_err(storage("prune"))?;
@@ -969,7 +963,7 @@ fn namespaces_of(tx: &Transaction<'_>, thread: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn ids_of(tx: &Transaction<'_>, thread: &str, ns: &str) -> Result<BTreeSet<String>> {
+fn ids_of(tx: &Connection, thread: &str, ns: &str) -> Result<BTreeSet<String>> {
     let mut stmt = tx
         .prepare_cached(
             "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
@@ -983,7 +977,7 @@ fn ids_of(tx: &Transaction<'_>, thread: &str, ns: &str) -> Result<BTreeSet<Strin
     Ok(out)
 }
 
-fn delete_thread_rows(tx: &Transaction<'_>, thread: &str) -> Result<()> {
+fn delete_thread_rows(tx: &Connection, thread: &str) -> Result<()> {
     tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread])
         .map_err(storage("delete_thread"))?;
     tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread])
@@ -1106,7 +1100,7 @@ impl CheckpointSaver for SqliteSaver {
         let ns = config.ns().to_owned();
         let id = config.checkpoint_id.clone().filter(|id| !id.is_empty());
         let config = config.clone();
-        let read = move |tx: &Transaction<'_>| {
+        let read = move |tx: &Connection| {
             // Cached statements: parsing the SELECT took ~55k of get_tuple's ~290k
             // instructions (callgrind).
             let row = match &id {
