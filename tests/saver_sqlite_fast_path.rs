@@ -195,6 +195,29 @@ fn beside_a_ticker<T>(call: impl std::future::Future<Output = T>) -> (T, Duratio
 
 const HOLD: Duration = Duration::from_millis(200);
 
+/// The call waited for the lock (about [`HOLD`]) while the executor thread kept running
+/// the ticker (1 ms ticks; a blocked executor runs none).
+fn waited_on_the_pool(took: Duration, ticks: u64) {
+    assert!(
+        took >= HOLD / 2,
+        "the call did not wait for the lock ({took:?})"
+    );
+    assert!(
+        ticks >= 20,
+        "only {ticks} ticks ran while the call waited {took:?}"
+    );
+}
+
+/// The id of the checkpoint stored at `at`, read back.
+fn stored_id(saver: &SqliteSaver, at: &CheckpointConfig) -> String {
+    runtime_with_one_blocking_thread()
+        .block_on(saver.get_tuple(at))
+        .expect("get_tuple")
+        .expect("stored")
+        .checkpoint
+        .id
+}
+
 #[test]
 fn a_put_waits_on_the_pool_for_another_connections_write_lock_and_the_executor_runs_on() {
     let dir = TempDir::new("locked");
@@ -207,19 +230,9 @@ fn a_put_waits_on_the_pool_for_another_connections_write_lock_and_the_executor_r
     let (stored, took, ticks) = beside_a_ticker(saver.put(&config, &cp, &md, &Default::default()));
     holder.join().expect("holder");
     let stored = stored.expect("the put succeeds once the lock is released");
-    assert!(took >= HOLD / 2, "the put waited for the lock ({took:?})");
-    // The executor thread ran the ticker while the put waited (1 ms ticks over ~200 ms;
-    // a blocked executor would run none).
-    assert!(
-        ticks >= 20,
-        "only {ticks} ticks ran while the put waited {took:?}"
-    );
+    waited_on_the_pool(took, ticks);
+    assert_eq!(stored_id(&saver, &stored), cp.id);
     let rt = runtime_with_one_blocking_thread();
-    let got = rt
-        .block_on(saver.get_tuple(&stored))
-        .expect("get_tuple")
-        .expect("stored");
-    assert_eq!(got.checkpoint.id, cp.id);
 
     // put_writes the same way.
     let holder = hold_lock(&path, "BEGIN IMMEDIATE", HOLD);
@@ -227,7 +240,7 @@ fn a_put_waits_on_the_pool_for_another_connections_write_lock_and_the_executor_r
     let (done, took, ticks) = beside_a_ticker(saver.put_writes(&stored, &writes, "task", ""));
     holder.join().expect("holder");
     done.expect("put_writes succeeds once the lock is released");
-    assert!(took >= HOLD / 2 && ticks >= 20, "{took:?}, {ticks} ticks");
+    waited_on_the_pool(took, ticks);
     let got = rt
         .block_on(saver.get_tuple(&stored))
         .expect("get_tuple")
@@ -277,7 +290,7 @@ fn a_read_blocked_by_another_connections_exclusive_lock_waits_on_the_pool() {
         got.checkpoint.channel_values.get("n"),
         Some(&Value::from("step 3"))
     );
-    assert!(took >= HOLD / 2 && ticks >= 20, "{took:?}, {ticks} ticks");
+    waited_on_the_pool(took, ticks);
 }
 
 #[test]
@@ -314,7 +327,7 @@ fn a_busy_commit_is_rolled_back_and_the_put_retried_on_the_pool() {
     drop(release);
     reader.join().expect("reader");
     let stored = stored.expect("the put succeeds once the reader is gone");
-    assert!(took >= HOLD / 2 && ticks >= 20, "{took:?}, {ticks} ticks");
+    waited_on_the_pool(took, ticks);
     let conn = rusqlite::Connection::open(&path).expect("open");
     let n: i64 = conn
         .query_row(
@@ -380,4 +393,77 @@ fn no_inline_put_checkpoints_the_wal_on_the_calling_thread() {
         most < 60,
         "a put made {most} write syscalls on the calling thread: it checkpointed the WAL"
     );
+}
+
+/// A Python interpreter: `LGCODEC_PYTHON` (CI sets it; then required), else the venv
+/// of this machine or `python3` on the path; `None` (the test skipped) if none runs.
+fn python() -> Option<String> {
+    if let Ok(p) = std::env::var("LGCODEC_PYTHON") {
+        return Some(p);
+    }
+    ["/work/venv/bin/python", ".venv/bin/python", "python3"]
+        .into_iter()
+        .find(|p| {
+            std::process::Command::new(p)
+                .args(["-c", "import sqlite3"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .map(str::to_owned)
+}
+
+#[test]
+fn a_put_waits_for_a_python_process_holding_the_write_lock_without_blocking_the_executor() {
+    let Some(python) = python() else {
+        println!("skipping: no Python found (set LGCODEC_PYTHON)");
+        return;
+    };
+    let dir = TempDir::new("python");
+    let path = dir.file();
+    let saver = SqliteSaver::create(&path).expect("create");
+    // Python's sqlite3, as langgraph-checkpoint-sqlite uses it, in its own process: a
+    // write transaction (a write of its own inside) held for 200 ms.
+    let script = r#"
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) VALUES ('py', '', 'x', 't', 0, 'c', 'msgpack', x'c0')")
+print("locked", flush=True)
+time.sleep(0.2)
+conn.execute("COMMIT")
+"#;
+    let mut child = std::process::Command::new(&python)
+        .args(["-c", script])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python runs");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("python's line");
+    assert_eq!(line.trim(), "locked");
+    let cp = checkpoint(11);
+    let (stored, took, ticks) = beside_a_ticker(saver.put(
+        &CheckpointConfig::new("py-shared"),
+        &cp,
+        &CheckpointMetadata::new("loop", 11),
+        &Default::default(),
+    ));
+    assert!(child.wait().expect("python ends").success());
+    let stored = stored.expect("the put succeeds once Python commits");
+    waited_on_the_pool(took, ticks);
+    assert_eq!(stored_id(&saver, &stored), cp.id);
+    // Python's row is there too: both transactions committed, neither lost.
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM writes WHERE thread_id = 'py'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(n, 1);
 }

@@ -18,8 +18,12 @@
 //!   processes are waited for up to the busy timeout), and reads run in parallel on a
 //!   pool of reader connections, each in one snapshot. Python uses one connection with
 //!   deferred transactions.
-//! - **No blocked executor.** Inside a Tokio runtime the SQL runs on Tokio's blocking
-//!   pool; elsewhere it runs inline.
+//! - **No blocked executor, and no hop when none is needed.** Inside a Tokio runtime
+//!   `put`, `put_writes` and `get_tuple` run on the calling task when they cannot wait
+//!   (the connection free, the commit not syncing, the lock tried with a zero busy
+//!   timeout) and on Tokio's blocking pool when they might; every other call runs on
+//!   the pool. Outside a runtime the SQL runs inline. See
+//!   [`SqliteSaverBuilder::inline_fast_path`].
 //! - **WAL checkpoints in the background.** A thread of the saver, started by its first
 //!   write, checkpoints the WAL (`PASSIVE`) once ~1,000 pages were written, so no
 //!   `put` pays for copying the WAL into the file; the writer checkpoints itself only to
@@ -414,7 +418,7 @@ impl SqliteSaver {
     /// # Errors
     /// [`SaverError::Schema`] naming the table and what differs.
     pub async fn verify(&self) -> Result<()> {
-        self.run(|inner| inner.conns.read("verify", |tx| schema::verify(tx)))
+        self.run(|inner| inner.conns.read("verify", schema::verify))
             .await
     }
 
