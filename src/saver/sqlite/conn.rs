@@ -106,6 +106,9 @@ struct CheckpointState {
     /// The last checkpoint copied the whole WAL, so the next write restarts it, and a
     /// restarted WAL's header is synced (an `fsync` on the writer's thread).
     restart_next: bool,
+    /// A background checkpoint is running and nothing was written since it began: it
+    /// may end with the whole WAL copied, so the next write may restart the WAL.
+    clean_checkpoint: bool,
 }
 
 /// The state and its condition variable, and the lock a checkpoint runs under.
@@ -130,15 +133,20 @@ impl Checkpointer {
 
     /// Adds `pages` written; returns whether the writer must checkpoint inline (the
     /// thread is missing, or the WAL has grown to [`INLINE_CHECKPOINT_FRAMES`]).
-    fn wrote(&self, pages: u64) -> bool {
+    /// With `may_checkpoint` false (a write on the caller's thread) an inline
+    /// checkpoint that falls due is left due: [`might_wait`](Self::might_wait) then
+    /// sends the next write to the blocking pool, which runs it.
+    fn wrote(&self, pages: u64, may_checkpoint: bool) -> bool {
         let (state, wake) = &self.shared.0;
         let mut st = lock(state);
+        st.clean_checkpoint = false;
         st.pending = st.pending.saturating_add(pages);
         st.wal = st
             .wal
             .saturating_add(i64::try_from(pages).unwrap_or(i64::MAX));
-        if st.wal >= INLINE_CHECKPOINT_FRAMES
-            || (self.thread.is_none() && st.pending >= CHECKPOINT_PAGES)
+        if may_checkpoint
+            && (st.wal >= INLINE_CHECKPOINT_FRAMES
+                || (self.thread.is_none() && st.pending >= CHECKPOINT_PAGES))
         {
             // After this checkpoint the next write restarts the WAL.
             st.pending = 0;
@@ -160,6 +168,7 @@ impl Checkpointer {
     fn might_wait(&self, pages: u64) -> bool {
         let st = lock(&self.shared.0 .0);
         st.restart_next
+            || st.clean_checkpoint
             || st
                 .wal
                 .saturating_add(i64::try_from(pages).unwrap_or(i64::MAX))
@@ -200,6 +209,7 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
                 return;
             }
             st.wanted = false;
+            st.clean_checkpoint = true;
             (st.pending, st.wal)
         };
         if conn.is_none() {
@@ -216,16 +226,17 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
             let _running = lock(running);
             conn.as_ref().and_then(checkpoint)
         };
+        let mut st = lock(state);
         if let Some((frames, copied)) = done {
-            let mut st = lock(state);
             st.pending = st.pending.saturating_sub(pending_before);
             // Nothing written since it began and every frame copied: the next write
             // restarts the WAL.
-            st.restart_next |= st.wal == wal_before && frames == copied;
+            st.restart_next |= st.clean_checkpoint && frames == copied;
             st.wal = frames
                 .max(0)
                 .saturating_add(st.wal.saturating_sub(wal_before));
         }
+        st.clean_checkpoint = false;
     }
 }
 
@@ -425,20 +436,21 @@ impl Connections {
     ) -> Result<T> {
         let conn = self.writer();
         let out = commit_one(&conn, operation, f)?;
-        self.wrote(&conn, pages);
+        self.wrote(&conn, pages, true);
         Ok(out)
     }
 
     /// After a committed write of about `pages` WAL pages: tells the checkpointer, and
     /// checkpoints inline when it asks for it.
-    fn wrote(&self, conn: &Connection, pages: u64) {
+    /// `may_checkpoint`: see [`Checkpointer::wrote`].
+    fn wrote(&self, conn: &Connection, pages: u64, may_checkpoint: bool) {
         let Some(path) = &self.options.path else {
             return;
         };
         let ckpt = self
             .checkpointer
             .get_or_init(|| Checkpointer::start(path, &self.options));
-        if ckpt.wrote(pages) {
+        if ckpt.wrote(pages, may_checkpoint) {
             // Only one checkpoint runs at a time: wait for the thread's to finish,
             // then copy the rest while this saver appends nothing. The committed
             // transaction stands whatever the checkpoint does.
@@ -480,7 +492,7 @@ impl Connections {
             Err(e) if is_busy(&e) => None,
             Err(e) => Some(Err(e)),
             Ok(out) => {
-                self.wrote(&conn, pages);
+                self.wrote(&conn, pages, false);
                 Some(Ok(out))
             }
         }
@@ -552,6 +564,34 @@ mod tests {
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
             None,
         ))
+    }
+
+    #[test]
+    fn a_checkpoint_due_after_a_fast_write_is_left_to_the_next_write_on_the_pool() {
+        let ckpt = Checkpointer {
+            shared: Arc::default(),
+            thread: None,
+        };
+        assert!(!ckpt.might_wait(4), "a fresh WAL");
+        // The WAL's estimate passes the writer's threshold on a fast-path write (the
+        // checkpoint thread's count of real frames can raise it after might_wait).
+        let frames = u64::try_from(INLINE_CHECKPOINT_FRAMES).expect("positive");
+        assert!(
+            !ckpt.wrote(frames, false),
+            "no checkpoint on the caller's thread"
+        );
+        assert!(ckpt.might_wait(4), "so the next write goes to the pool ...");
+        assert!(ckpt.wrote(4, true), "... and checkpoints there");
+        assert!(!ckpt.might_wait(4));
+        // A background checkpoint with nothing written since it began may leave the
+        // whole WAL copied: the next write (which restarts it, syncing) waits too.
+        lock(&ckpt.shared.0 .0).clean_checkpoint = true;
+        assert!(ckpt.might_wait(4));
+        assert!(!ckpt.wrote(4, true));
+        assert!(
+            !ckpt.might_wait(4),
+            "a write since: no restart from that checkpoint"
+        );
     }
 
     #[test]
