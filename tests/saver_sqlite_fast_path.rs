@@ -467,3 +467,100 @@ conn.execute("COMMIT")
         .expect("count");
     assert_eq!(n, 1);
 }
+
+#[test]
+fn put_writes_of_many_rows_and_of_special_channels_store_what_python_stores() {
+    // 19 writes in one call, then the same task again; special channels twice.
+    let dir = TempDir::new("batched");
+    let path = dir.file();
+    let saver = SqliteSaver::create(&path).expect("create");
+    let rt = runtime_with_one_blocking_thread();
+    let at = rt
+        .block_on(saver.put(
+            &CheckpointConfig::new("w"),
+            &checkpoint(1),
+            &CheckpointMetadata::new("loop", 1),
+            &Default::default(),
+        ))
+        .expect("put");
+    let writes = |tag: &str| -> Vec<(String, Value)> {
+        (0..19)
+            .map(|i| (format!("c{i}"), Value::from(format!("{tag} {i}"))))
+            .collect()
+    };
+    rt.block_on(saver.put_writes(&at, &writes("first"), "task", "p"))
+        .expect("put_writes");
+    // Python's INSERT OR IGNORE: a retried task's first writes win.
+    rt.block_on(saver.put_writes(&at, &writes("second"), "task", "p"))
+        .expect("put_writes again");
+    // Only special channels: INSERT OR REPLACE, idx from Python's WRITES_IDX_MAP.
+    let special = |tag: &str| -> Vec<(String, Value)> {
+        ["__error__", "__scheduled__", "__interrupt__", "__resume__"]
+            .iter()
+            .cycle()
+            .take(10)
+            .enumerate()
+            .map(|(i, c)| ((*c).to_owned(), Value::from(format!("{tag} {i}"))))
+            .collect()
+    };
+    rt.block_on(saver.put_writes(&at, &special("first"), "task2", ""))
+        .expect("special");
+    rt.block_on(saver.put_writes(&at, &special("second"), "task2", ""))
+        .expect("special again");
+
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let rows: Vec<(String, String, i64, String)> = conn
+        .prepare(
+            "SELECT task_id, task_path, idx, channel FROM writes \
+             ORDER BY task_id, idx",
+        )
+        .expect("select")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let mut expected: Vec<(String, String, i64, String)> = (0..19)
+        .map(|i| ("task".to_owned(), "p".to_owned(), i, format!("c{i}")))
+        .collect();
+    // The last of each special channel replaced the earlier ones (same idx).
+    for (idx, channel) in [
+        (-4, "__resume__"),
+        (-3, "__interrupt__"),
+        (-2, "__scheduled__"),
+        (-1, "__error__"),
+    ] {
+        expected.push(("task2".to_owned(), String::new(), idx, channel.to_owned()));
+    }
+    expected.sort();
+    let mut rows = rows;
+    rows.sort();
+    assert_eq!(rows, expected);
+    let got = rt
+        .block_on(saver.get_tuple(&at))
+        .expect("get_tuple")
+        .expect("stored");
+    let task: Vec<(String, Value)> = got
+        .pending_writes
+        .iter()
+        .filter(|w| w.task_id == "task")
+        .map(|w| (w.channel.clone(), w.value.clone()))
+        .collect();
+    assert_eq!(task, writes("first"));
+    let task2: Vec<(String, Value)> = got
+        .pending_writes
+        .iter()
+        .filter(|w| w.task_id == "task2")
+        .map(|w| (w.channel.clone(), w.value.clone()))
+        .collect();
+    // Python's order within a task is by idx: -4 .. -1. The last write of each
+    // channel of the second call: positions 9 (__scheduled__... cycle) and so on.
+    assert_eq!(
+        task2,
+        vec![
+            ("__resume__".to_owned(), Value::from("second 7")),
+            ("__interrupt__".to_owned(), Value::from("second 6")),
+            ("__scheduled__".to_owned(), Value::from("second 9")),
+            ("__error__".to_owned(), Value::from("second 8")),
+        ]
+    );
+}
