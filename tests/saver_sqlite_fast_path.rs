@@ -58,6 +58,18 @@ fn checkpoint(step: i64) -> Checkpoint {
     cp
 }
 
+/// Stores `checkpoint(step)` as the first checkpoint of `thread`.
+fn put_step(saver: &SqliteSaver, thread: &str, step: i64) -> CheckpointConfig {
+    runtime_with_one_blocking_thread()
+        .block_on(saver.put(
+            &CheckpointConfig::new(thread),
+            &checkpoint(step),
+            &CheckpointMetadata::new("loop", step),
+            &Default::default(),
+        ))
+        .expect("put")
+}
+
 /// What finished within a second while the runtime's only blocking thread was busy:
 /// `(put, put_writes, get_tuple)`. A call that needs the pool cannot finish until the
 /// pool is released.
@@ -270,14 +282,7 @@ fn a_read_blocked_by_another_connections_exclusive_lock_waits_on_the_pool() {
     let path = dir.file();
     let saver = rollback_journal_store(&path, Synchronous::Normal);
     let rt = runtime_with_one_blocking_thread();
-    let stored = rt
-        .block_on(saver.put(
-            &CheckpointConfig::new("r"),
-            &checkpoint(3),
-            &CheckpointMetadata::new("loop", 3),
-            &Default::default(),
-        ))
-        .expect("put");
+    let stored = put_step(&saver, "r", 3);
     // Warm a reader, so the read below would take the fast path.
     rt.block_on(saver.get_tuple(&stored)).expect("get_tuple");
     let holder = hold_lock(&path, "BEGIN EXCLUSIVE", HOLD);
@@ -475,14 +480,7 @@ fn put_writes_of_many_rows_and_of_special_channels_store_what_python_stores() {
     let path = dir.file();
     let saver = SqliteSaver::create(&path).expect("create");
     let rt = runtime_with_one_blocking_thread();
-    let at = rt
-        .block_on(saver.put(
-            &CheckpointConfig::new("w"),
-            &checkpoint(1),
-            &CheckpointMetadata::new("loop", 1),
-            &Default::default(),
-        ))
-        .expect("put");
+    let at = put_step(&saver, "w", 1);
     let writes = |tag: &str| -> Vec<(String, Value)> {
         (0..19)
             .map(|i| (format!("c{i}"), Value::from(format!("{tag} {i}"))))
