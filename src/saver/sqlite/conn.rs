@@ -16,14 +16,15 @@
 //! whichever connection runs it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::storage;
-use crate::saver::Result;
+use crate::saver::{Result, SaverError};
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -83,6 +84,11 @@ pub(super) struct Connections {
     readers: Option<Mutex<Vec<Connection>>>,
     /// The background checkpointer, started by the first write to a file.
     checkpointer: OnceLock<Checkpointer>,
+    /// A commit never syncs: the file is in WAL mode (checked at open and after
+    /// `setup`) with `synchronous=NORMAL`, or `synchronous=OFF`, or the database is in
+    /// memory. Only then may a write run on the caller's thread
+    /// ([`try_write`](Connections::try_write)).
+    commits_without_sync: AtomicBool,
 }
 
 /// What the writer and the checkpointer thread share.
@@ -97,6 +103,12 @@ struct CheckpointState {
     wal: i64,
     /// The saver is being dropped.
     stop: bool,
+    /// The last checkpoint copied the whole WAL, so the next write restarts it, and a
+    /// restarted WAL's header is synced (an `fsync` on the writer's thread).
+    restart_next: bool,
+    /// A background checkpoint is running and nothing was written since it began: it
+    /// may end with the whole WAL copied, so the next write may restart the WAL.
+    clean_checkpoint: bool,
 }
 
 /// The state and its condition variable, and the lock a checkpoint runs under.
@@ -121,15 +133,20 @@ impl Checkpointer {
 
     /// Adds `pages` written; returns whether the writer must checkpoint inline (the
     /// thread is missing, or the WAL has grown to [`INLINE_CHECKPOINT_FRAMES`]).
-    fn wrote(&self, pages: u64) -> bool {
+    /// With `may_checkpoint` false (a write on the caller's thread) an inline
+    /// checkpoint that falls due is left due: [`might_wait`](Self::might_wait) then
+    /// sends the next write to the blocking pool, which runs it.
+    fn wrote(&self, pages: u64, may_checkpoint: bool) -> bool {
         let (state, wake) = &self.shared.0;
         let mut st = lock(state);
+        st.clean_checkpoint = false;
         st.pending = st.pending.saturating_add(pages);
         st.wal = st
             .wal
             .saturating_add(i64::try_from(pages).unwrap_or(i64::MAX));
-        if st.wal >= INLINE_CHECKPOINT_FRAMES
-            || (self.thread.is_none() && st.pending >= CHECKPOINT_PAGES)
+        if may_checkpoint
+            && (st.wal >= INLINE_CHECKPOINT_FRAMES
+                || (self.thread.is_none() && st.pending >= CHECKPOINT_PAGES))
         {
             // After this checkpoint the next write restarts the WAL.
             st.pending = 0;
@@ -141,6 +158,27 @@ impl Checkpointer {
             wake.notify_one();
         }
         false
+    }
+
+    /// Whether a write of `pages` might wait for the disk or for the checkpoint thread:
+    /// it makes [`wrote`](Self::wrote) ask for an inline checkpoint, or it restarts a
+    /// fully checkpointed WAL (whose new header SQLite syncs). Asked under the writer's
+    /// lock, so only the checkpoint thread can change the answer meanwhile, and it only
+    /// ever lowers the WAL's count.
+    fn might_wait(&self, pages: u64) -> bool {
+        let st = lock(&self.shared.0 .0);
+        st.restart_next
+            || st.clean_checkpoint
+            || st
+                .wal
+                .saturating_add(i64::try_from(pages).unwrap_or(i64::MAX))
+                >= INLINE_CHECKPOINT_FRAMES
+            || (self.thread.is_none() && st.pending.saturating_add(pages) >= CHECKPOINT_PAGES)
+    }
+
+    /// Notes that the writer checkpointed (`copied_all`: the whole WAL) or wrote.
+    fn set_restart_next(&self, restart_next: bool) {
+        lock(&self.shared.0 .0).restart_next = restart_next;
     }
 }
 
@@ -171,6 +209,7 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
                 return;
             }
             st.wanted = false;
+            st.clean_checkpoint = true;
             (st.pending, st.wal)
         };
         if conn.is_none() {
@@ -187,25 +226,111 @@ fn checkpoint_loop(path: &Path, options: &ConnOptions, shared: &Shared) {
             let _running = lock(running);
             conn.as_ref().and_then(checkpoint)
         };
-        if let Some(frames) = done {
-            let mut st = lock(state);
+        let mut st = lock(state);
+        if let Some((frames, copied)) = done {
             st.pending = st.pending.saturating_sub(pending_before);
+            // Nothing written since it began and every frame copied: the next write
+            // restarts the WAL.
+            st.restart_next |= st.clean_checkpoint && frames == copied;
             st.wal = frames
                 .max(0)
                 .saturating_add(st.wal.saturating_sub(wal_before));
         }
+        st.clean_checkpoint = false;
     }
 }
 
 /// `PRAGMA wal_checkpoint(PASSIVE)`: copies what it can without waiting for anyone;
-/// the frames in the WAL (-1 outside WAL mode), `None` if it failed or was busy
-/// (another process checkpointing).
-fn checkpoint(conn: &Connection) -> Option<i64> {
+/// the frames in the WAL (-1 outside WAL mode) and how many of them are copied into the
+/// file, `None` if it failed or was busy (another process checkpointing).
+fn checkpoint(conn: &Connection) -> Option<(i64, i64)> {
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
     })
     .ok()
-    .and_then(|(busy, frames)| (busy == 0).then_some(frames))
+    .and_then(|(busy, frames, copied)| (busy == 0).then_some((frames, copied)))
+}
+
+/// rusqlite's `busy_timeout` panics past `i32::MAX` ms (24 days): such a timeout is
+/// that long.
+fn set_busy_timeout(conn: &Connection, timeout: Duration) -> rusqlite::Result<()> {
+    conn.busy_timeout(timeout.min(Duration::from_millis(i32::MAX as u64)))
+}
+
+/// Whether `e` is SQLite's "database is busy / locked": another connection holds a lock
+/// that a call with a zero busy timeout did not wait for.
+fn is_busy(e: &SaverError) -> bool {
+    let SaverError::Storage { source, .. } = e else {
+        return false;
+    };
+    source
+        .downcast_ref::<rusqlite::Error>()
+        .and_then(rusqlite::Error::sqlite_error_code)
+        .is_some_and(|c| matches!(c, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+/// A transaction begun and ended with cached statements (rusqlite's `Transaction`
+/// parses its `BEGIN` and `COMMIT` or `ROLLBACK` at every call: ~3.5k instructions
+/// each, callgrind). Rolled back when dropped uncommitted, on an error or a panic.
+struct Tx<'c> {
+    conn: &'c Connection,
+}
+
+impl<'c> Tx<'c> {
+    /// `sql`: `BEGIN IMMEDIATE` (the write lock up front) or `BEGIN` (a read snapshot).
+    fn begin(conn: &'c Connection, sql: &'static str) -> rusqlite::Result<Self> {
+        conn.prepare_cached(sql)?.execute([])?;
+        Ok(Tx { conn })
+    }
+
+    /// Commits; on failure (e.g. `SQLITE_BUSY` in rollback-journal mode) the
+    /// transaction is rolled back as `self` is dropped.
+    fn commit(self) -> rusqlite::Result<()> {
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if !self.conn.is_autocommit() {
+            let rolled_back = self
+                .conn
+                .prepare_cached("ROLLBACK")
+                .and_then(|mut s| s.execute([]));
+            if rolled_back.is_err() {
+                let _ = self.conn.execute_batch("ROLLBACK");
+            }
+        }
+    }
+}
+
+/// One `BEGIN IMMEDIATE` transaction running `f`, committed; on any error (`f`'s,
+/// or a failed `COMMIT`) the transaction is rolled back, so nothing of it is written.
+fn commit_one<T>(
+    conn: &Connection,
+    operation: &'static str,
+    f: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    let tx = Tx::begin(conn, "BEGIN IMMEDIATE").map_err(storage(operation))?;
+    let out = f(conn)?;
+    tx.commit().map_err(storage(operation))?;
+    Ok(out)
+}
+
+/// One read transaction (a consistent snapshot) running `f`; it ends (rolls back, as
+/// nothing was written) when done.
+fn read_one<T>(
+    conn: &Connection,
+    operation: &'static str,
+    f: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    let _tx = Tx::begin(conn, "BEGIN").map_err(storage(operation))?;
+    f(conn)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -228,8 +353,7 @@ fn open_one(path: Option<&Path>, options: &ConnOptions, reader: bool) -> Result<
         None => Connection::open_in_memory(),
     }
     .map_err(storage("open"))?;
-    conn.busy_timeout(options.busy_timeout)
-        .map_err(storage("open"))?;
+    set_busy_timeout(&conn, options.busy_timeout).map_err(storage("open"))?;
     conn.pragma_update(None, "synchronous", options.synchronous.pragma())
         .map_err(storage("open"))?;
     if path.is_some() && !reader {
@@ -255,7 +379,39 @@ impl Connections {
             writer: Mutex::new(writer),
             readers,
             checkpointer: OnceLock::new(),
+            commits_without_sync: AtomicBool::new(false),
         })
+    }
+
+    /// Reads the file's journal mode (after open and `setup`): whether a commit syncs,
+    /// and so whether writes may take the fast path.
+    pub fn note_journal_mode(&self) {
+        let no_sync = match self.options.synchronous {
+            _ if self.options.path.is_none() => true,
+            Synchronous::Off => true,
+            Synchronous::Full => false,
+            Synchronous::Normal => lock(&self.writer)
+                .query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+                .is_ok_and(|m| m.eq_ignore_ascii_case("wal")),
+        };
+        self.commits_without_sync.store(no_sync, Ordering::Relaxed);
+    }
+
+    /// The writer, with the configured busy timeout (a fast-path attempt that panicked
+    /// may have left it at zero).
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        let conn = lock(&self.writer);
+        let _ = set_busy_timeout(&conn, self.options.busy_timeout);
+        conn
+    }
+
+    /// The writer if no other thread holds it.
+    fn try_writer(&self) -> Option<MutexGuard<'_, Connection>> {
+        match self.writer.try_lock() {
+            Ok(conn) => Some(conn),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     pub fn path(&self) -> Option<&Path> {
@@ -264,7 +420,7 @@ impl Connections {
 
     /// Runs `f` with the writer connection (no transaction opened).
     pub fn with_writer<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
-        f(&mut lock(&self.writer))
+        f(&mut self.writer())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer and commits it: the
@@ -276,27 +432,101 @@ impl Connections {
         &self,
         operation: &'static str,
         pages: u64,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+        f: impl FnOnce(&Connection) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = lock(&self.writer);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(storage(operation))?;
-        let out = f(&tx)?;
-        tx.commit().map_err(storage(operation))?;
-        if let Some(path) = &self.options.path {
-            let ckpt = self
-                .checkpointer
-                .get_or_init(|| Checkpointer::start(path, &self.options));
-            if ckpt.wrote(pages) {
-                // Only one checkpoint runs at a time: wait for the thread's to finish,
-                // then copy the rest while this saver appends nothing. The committed
-                // transaction stands whatever the checkpoint does.
-                let _running = lock(&ckpt.shared.1);
-                let _ = checkpoint(&conn);
+        let conn = self.writer();
+        let out = commit_one(&conn, operation, f)?;
+        self.wrote(&conn, pages, true);
+        Ok(out)
+    }
+
+    /// After a committed write of about `pages` WAL pages: tells the checkpointer, and
+    /// checkpoints inline when it asks for it.
+    /// `may_checkpoint`: see [`Checkpointer::wrote`].
+    fn wrote(&self, conn: &Connection, pages: u64, may_checkpoint: bool) {
+        let Some(path) = &self.options.path else {
+            return;
+        };
+        let ckpt = self
+            .checkpointer
+            .get_or_init(|| Checkpointer::start(path, &self.options));
+        if ckpt.wrote(pages, may_checkpoint) {
+            // Only one checkpoint runs at a time: wait for the thread's to finish,
+            // then copy the rest while this saver appends nothing. The committed
+            // transaction stands whatever the checkpoint does.
+            let _running = lock(&ckpt.shared.1);
+            let copied_all = checkpoint(conn).is_some_and(|(frames, copied)| frames == copied);
+            ckpt.set_restart_next(copied_all);
+        } else {
+            ckpt.set_restart_next(false);
+        }
+    }
+
+    /// The fast path of [`write`](Self::write), for the caller's own thread: `None`
+    /// when the write might have to wait, and then nothing of it was written (run
+    /// [`write`](Self::write) instead, e.g. on a blocking pool). It might wait when
+    /// another thread holds the writer, another connection or process holds the file's
+    /// write lock (tried with a zero busy timeout: `SQLITE_BUSY` at once, never a
+    /// sleep), the commit would `fsync` (not WAL mode, `synchronous=FULL`, the first
+    /// write of a restarted WAL) or the writer would have to checkpoint, or the write is
+    /// larger than `max_pages`. A `SQLITE_BUSY` anywhere in `f` or at the commit
+    /// rolls the whole transaction back before `None` is returned.
+    pub fn try_write<T>(
+        &self,
+        operation: &'static str,
+        pages: u64,
+        max_pages: u64,
+        f: &impl Fn(&Connection) -> Result<T>,
+    ) -> Option<Result<T>> {
+        if pages > max_pages || !self.commits_without_sync.load(Ordering::Relaxed) {
+            return None;
+        }
+        let conn = self.try_writer()?;
+        if self.checkpointer.get().is_some_and(|c| c.might_wait(pages)) {
+            return None;
+        }
+        set_busy_timeout(&conn, Duration::ZERO).ok()?;
+        let out = commit_one(&conn, operation, f);
+        let _ = set_busy_timeout(&conn, self.options.busy_timeout);
+        match out {
+            Err(e) if is_busy(&e) => None,
+            Err(e) => Some(Err(e)),
+            Ok(out) => {
+                self.wrote(&conn, pages, false);
+                Some(Ok(out))
             }
         }
-        Ok(out)
+    }
+
+    /// The fast path of [`read`](Self::read): `None` (nothing done) when no reader is
+    /// idle (opening one reads the schema from disk), another thread holds the
+    /// in-memory database's only connection, or another connection or process holds a
+    /// lock the read would have to wait for (a zero busy timeout, as in
+    /// [`try_write`](Self::try_write)).
+    pub fn try_read<T>(
+        &self,
+        operation: &'static str,
+        f: &impl Fn(&Connection) -> Result<T>,
+    ) -> Option<Result<T>> {
+        let Some(pool) = &self.readers else {
+            let conn = self.try_writer()?;
+            return Some(read_one(&conn, operation, f));
+        };
+        let conn = lock(pool).pop()?;
+        let out = set_busy_timeout(&conn, Duration::ZERO)
+            .ok()
+            .map(|()| read_one(&conn, operation, f));
+        // A reader whose busy timeout cannot be set back is closed, not kept.
+        if set_busy_timeout(&conn, self.options.busy_timeout).is_ok() {
+            let mut idle = lock(pool);
+            if idle.len() < self.options.max_idle_readers {
+                idle.push(conn);
+            }
+        }
+        match out {
+            Some(Err(e)) if is_busy(&e) => None,
+            out => out,
+        }
     }
 
     /// Runs `f` in one read transaction (a consistent snapshot) on an idle reader, a
@@ -304,31 +534,128 @@ impl Connections {
     pub fn read<T>(
         &self,
         operation: &'static str,
-        f: impl FnOnce(&Transaction<'_>) -> Result<T>,
+        f: impl FnOnce(&Connection) -> Result<T>,
     ) -> Result<T> {
         let Some(pool) = &self.readers else {
-            let mut conn = lock(&self.writer);
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Deferred)
-                .map_err(storage(operation))?;
-            return f(&tx);
+            return read_one(&self.writer(), operation, f);
         };
         let idle = lock(pool).pop();
-        let mut conn = match idle {
+        let conn = match idle {
             Some(c) => c,
             None => open_one(self.options.path.as_deref(), &self.options, true)?,
         };
-        let out = {
-            let tx = conn
-                .transaction_with_behavior(TransactionBehavior::Deferred)
-                .map_err(storage(operation))?;
-            f(&tx)
-            // The transaction rolls back (ends) on drop: nothing was written.
-        };
+        let out = read_one(&conn, operation, f);
         let mut idle = lock(pool);
         if idle.len() < self.options.max_idle_readers {
             idle.push(conn);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    fn busy() -> SaverError {
+        storage("test")(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            None,
+        ))
+    }
+
+    #[test]
+    fn a_checkpoint_due_after_a_fast_write_is_left_to_the_next_write_on_the_pool() {
+        let ckpt = Checkpointer {
+            shared: Arc::default(),
+            thread: None,
+        };
+        assert!(!ckpt.might_wait(4), "a fresh WAL");
+        // The WAL's estimate passes the writer's threshold on a fast-path write (the
+        // checkpoint thread's count of real frames can raise it after might_wait).
+        let frames = u64::try_from(INLINE_CHECKPOINT_FRAMES).expect("positive");
+        assert!(
+            !ckpt.wrote(frames, false),
+            "no checkpoint on the caller's thread"
+        );
+        assert!(ckpt.might_wait(4), "so the next write goes to the pool ...");
+        assert!(ckpt.wrote(4, true), "... and checkpoints there");
+        assert!(!ckpt.might_wait(4));
+        // A background checkpoint with nothing written since it began may leave the
+        // whole WAL copied: the next write (which restarts it, syncing) waits too.
+        lock(&ckpt.shared.0 .0).clean_checkpoint = true;
+        assert!(ckpt.might_wait(4));
+        assert!(!ckpt.wrote(4, true));
+        assert!(
+            !ckpt.might_wait(4),
+            "a write since: no restart from that checkpoint"
+        );
+    }
+
+    #[test]
+    fn a_busy_fast_write_is_rolled_back_whole_and_can_be_run_again() {
+        let dir = std::env::temp_dir().join(format!("lgcodec-conn-busy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let conns = Connections::open(ConnOptions {
+            path: Some(dir.join("c.sqlite")),
+            busy_timeout: Duration::from_secs(5),
+            synchronous: Synchronous::Normal,
+            max_idle_readers: 2,
+            create: true,
+        })
+        .expect("open");
+        conns
+            .with_writer(|c| {
+                c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t (n INTEGER)")
+                    .map_err(storage("test"))
+            })
+            .expect("table");
+        conns.note_journal_mode();
+        let attempts = Cell::new(0);
+        // Two rows written, then SQLITE_BUSY on the first attempt (as a statement or
+        // COMMIT would report another connection's lock).
+        let f = |tx: &Connection| -> Result<()> {
+            tx.execute("INSERT INTO t VALUES (1)", [])
+                .map_err(storage("test"))?;
+            tx.execute("INSERT INTO t VALUES (2)", [])
+                .map_err(storage("test"))?;
+            attempts.set(attempts.get() + 1);
+            if attempts.get() == 1 {
+                return Err(busy());
+            }
+            Ok(())
+        };
+        let rows = |conns: &Connections| {
+            conns
+                .read("test", |tx| {
+                    tx.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))
+                        .map_err(storage("test"))
+                })
+                .expect("count")
+        };
+        assert!(
+            conns.try_write("test", 1, 20, &f).is_none(),
+            "busy: not done"
+        );
+        assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
+        // Another error is the caller's, not a reason to run again.
+        let fails = |_: &Connection| -> Result<()> {
+            Err(SaverError::Storage {
+                operation: "test",
+                source: "boom".into(),
+            })
+        };
+        assert!(matches!(
+            conns.try_write("test", 1, 20, &fails),
+            Some(Err(_))
+        ));
+        // The writer is usable again, with its busy timeout back.
+        conns.write("test", 1, f).expect("second attempt");
+        assert_eq!(rows(&conns), 2);
+        assert_eq!(attempts.get(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

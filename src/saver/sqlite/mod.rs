@@ -18,8 +18,12 @@
 //!   processes are waited for up to the busy timeout), and reads run in parallel on a
 //!   pool of reader connections, each in one snapshot. Python uses one connection with
 //!   deferred transactions.
-//! - **No blocked executor.** Inside a Tokio runtime the SQL runs on Tokio's blocking
-//!   pool; elsewhere it runs inline.
+//! - **No blocked executor, and no hop when none is needed.** Inside a Tokio runtime
+//!   `put`, `put_writes` and `get_tuple` run on the calling task when they cannot wait
+//!   (the connection free, the commit not syncing, the lock tried with a zero busy
+//!   timeout) and on Tokio's blocking pool when they might; every other call runs on
+//!   the pool. Outside a runtime the SQL runs inline. See
+//!   [`SqliteSaverBuilder::inline_fast_path`].
 //! - **WAL checkpoints in the background.** A thread of the saver, started by its first
 //!   write, checkpoints the WAL (`PASSIVE`) once ~1,000 pages were written, so no
 //!   `put` pays for copying the WAL into the file; the writer checkpoints itself only to
@@ -69,7 +73,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{params, params_from_iter, Row, Transaction};
+use rusqlite::{params, params_from_iter, Connection, Row};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{row_location, unreadable, RowKind, SaverError};
@@ -103,6 +107,15 @@ use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, Layout};
 
+/// The largest write (in WAL pages, see [`wal_pages`]) the fast path runs on the
+/// calling task: about 64 KB of row data.
+const INLINE_MAX_PAGES: u64 = 20;
+
+/// The most stored bytes (checkpoint, metadata and writes) that `get_tuple`'s fast path
+/// decodes on the calling task (a 20-message checkpoint is ~10 KB and decodes in
+/// ~15 µs); compressed rows are always decoded on the blocking pool.
+const INLINE_DECODE_BYTES: usize = 32 * 1024;
+
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
 const METADATA_MAX_DEPTH: usize = 1_000;
@@ -129,6 +142,8 @@ struct Inner {
     serde: Arc<dyn Serializer>,
     conns: Connections,
     max_decompressed_per_call: usize,
+    /// [`SqliteSaverBuilder::inline_fast_path`].
+    inline: bool,
 }
 
 impl fmt::Debug for SqliteSaver {
@@ -151,6 +166,7 @@ pub struct SqliteSaverBuilder {
     max_idle_readers: usize,
     create: bool,
     max_decompressed_per_call: usize,
+    inline_fast_path: bool,
 }
 
 impl SqliteSaverBuilder {
@@ -204,6 +220,27 @@ impl SqliteSaverBuilder {
         self
     }
 
+    /// Whether `put`, `put_writes` and `get_tuple` run their SQL on the calling task
+    /// when it cannot wait (default `true`); with `false` every call inside a Tokio
+    /// runtime runs on Tokio's blocking pool.
+    ///
+    /// The fast path runs a call inline only when the writer (or an idle reader) is free
+    /// in this process, the commit does not sync (WAL with `synchronous=NORMAL`, or
+    /// `OFF`), no checkpoint or WAL restart is due, the write is small (under ~64 KB)
+    /// and no other connection or process holds the lock it needs: the statement is
+    /// tried with a zero busy timeout, so such a lock fails at once (the transaction
+    /// rolled back, nothing written) and the call is run again on the blocking pool,
+    /// where it waits up to the [busy timeout](Self::busy_timeout). Inline, a call costs
+    /// the executor thread a few tens of µs of CPU (a 20-message `put` ~30 µs, within
+    /// Tokio's guidance of 10–100 µs between awaits) instead of the hop to the pool and
+    /// back (~18 µs and two thread wake-ups). Turn it off when even that is too long
+    /// between awaits for your executor, or when the file sits on a slow or network file
+    /// system, where any read may wait for the disk. See `docs/sqlite-saver.md`.
+    pub fn inline_fast_path(mut self, inline: bool) -> Self {
+        self.inline_fast_path = inline;
+        self
+    }
+
     /// The same as [`create`](Self::create) (the name of earlier versions).
     pub fn setup(self, setup: bool) -> Self {
         self.create(setup)
@@ -251,6 +288,7 @@ impl SqliteSaverBuilder {
         } else {
             conns.with_writer(|c| open_existing(c, location))?;
         }
+        conns.note_journal_mode();
         Ok(SqliteSaver {
             inner: Arc::new(Inner {
                 serde: self
@@ -258,6 +296,7 @@ impl SqliteSaverBuilder {
                     .unwrap_or_else(|| Arc::new(JsonPlusSerializer::new())),
                 conns,
                 max_decompressed_per_call: self.max_decompressed_per_call,
+                inline: self.inline_fast_path,
             }),
         })
     }
@@ -309,6 +348,7 @@ impl SqliteSaver {
             max_idle_readers: 8,
             create: false,
             max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
+            inline_fast_path: true,
         }
     }
 
@@ -365,8 +405,12 @@ impl SqliteSaver {
     /// # Errors
     /// [`SaverError::Storage`] or [`SaverError::Schema`].
     pub async fn setup(&self) -> Result<()> {
-        self.run(|inner| inner.conns.with_writer(schema::setup))
-            .await
+        self.run(|inner| {
+            inner.conns.with_writer(schema::setup)?;
+            inner.conns.note_journal_mode();
+            Ok(())
+        })
+        .await
     }
 
     /// Checks, writing nothing, that both tables have Python's layout.
@@ -374,7 +418,7 @@ impl SqliteSaver {
     /// # Errors
     /// [`SaverError::Schema`] naming the table and what differs.
     pub async fn verify(&self) -> Result<()> {
-        self.run(|inner| inner.conns.read("verify", |tx| schema::verify(tx)))
+        self.run(|inner| inner.conns.read("verify", schema::verify))
             .await
     }
 
@@ -446,6 +490,54 @@ impl SqliteSaver {
                 rows.writes = writes;
                 Ok(rows)
             })
+        })
+        .await
+    }
+
+    /// One write transaction: on the calling task when it cannot wait
+    /// ([`Connections::try_write`], unless the fast path is off), else through
+    /// [`run`](Self::run).
+    async fn write<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        pages: u64,
+        f: impl Fn(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        if self.inner.inline {
+            let fast = self
+                .inner
+                .conns
+                .try_write(operation, pages, INLINE_MAX_PAGES, &f);
+            if let Some(out) = fast {
+                return out;
+            }
+        }
+        self.run(move |inner| inner.conns.write(operation, pages, f))
+            .await
+    }
+
+    /// One read snapshot, then `then` on what it read: both on the calling task when the
+    /// read cannot wait ([`Connections::try_read`], unless the fast path is off) and
+    /// `then_inline` says `then` is quick for it; otherwise what is left runs in one
+    /// trip through [`run`](Self::run).
+    async fn read_then<R: Send + 'static, T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        read: impl Fn(&Connection) -> Result<R> + Send + 'static,
+        then: impl FnOnce(&Inner, R) -> Result<T> + Send + 'static,
+        then_inline: impl FnOnce(&R) -> bool,
+    ) -> Result<T> {
+        if self.inner.inline {
+            match self.inner.conns.try_read(operation, &read) {
+                Some(Ok(found)) if then_inline(&found) => return then(&self.inner, found),
+                Some(Ok(found)) => return self.run(move |inner| then(inner, found)).await,
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        self.run(move |inner| {
+            let found = inner.conns.read(operation, read)?;
+            then(inner, found)
         })
         .await
     }
@@ -561,6 +653,23 @@ fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoi
     Ok(out)
 }
 
+/// Whether a checkpoint row and its writes are small enough to decode on the calling
+/// task ([`INLINE_DECODE_BYTES`], nothing compressed).
+fn quick_to_decode(row: &CheckpointRow, writes: &[WriteRow]) -> bool {
+    let compressed = |tag: &Option<String>| {
+        tag.as_deref()
+            .is_some_and(|t| t.contains(crate::crypto::ZLIB_SUFFIX))
+    };
+    let len = |b: &Option<Vec<u8>>| b.as_ref().map_or(0, Vec::len);
+    let bytes = writes.iter().map(|w| len(&w.value)).fold(
+        len(&row.checkpoint) + len(&row.metadata),
+        usize::saturating_add,
+    );
+    bytes <= INLINE_DECODE_BYTES
+        && !compressed(&row.type_tag)
+        && !writes.iter().any(|w| compressed(&w.type_tag))
+}
+
 /// The writes of a query for one checkpoint's key, in order: no map, no key copies.
 fn collect_writes_of_one(rows: rusqlite::Rows<'_>) -> rusqlite::Result<Vec<WriteRow>> {
     let mut out = Vec::new();
@@ -661,13 +770,7 @@ impl Inner {
     }
 
     /// What the delta-chain walk needs of one checkpoint of a namespace.
-    fn chain_node(
-        &self,
-        tx: &Transaction<'_>,
-        thread: &str,
-        ns: &str,
-        id: &str,
-    ) -> Option<ChainNode> {
+    fn chain_node(&self, tx: &Connection, thread: &str, ns: &str, id: &str) -> Option<ChainNode> {
         let row = tx
             .query_row(
                 &format!(
@@ -695,7 +798,7 @@ impl Inner {
     /// other checkpoints of the namespace among `candidates`, with their writes.
     fn delete_unneeded(
         &self,
-        tx: &Transaction<'_>,
+        tx: &Connection,
         thread: &str,
         ns: &str,
         keep: &BTreeSet<String>,
@@ -852,7 +955,7 @@ impl Inner {
     }
 }
 
-fn namespaces_of(tx: &Transaction<'_>, thread: &str) -> Result<Vec<String>> {
+fn namespaces_of(tx: &Connection, thread: &str) -> Result<Vec<String>> {
     let mut stmt = tx
         .prepare_cached("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?")
         .map_err(storage("prune"))?;
@@ -864,7 +967,7 @@ fn namespaces_of(tx: &Transaction<'_>, thread: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn ids_of(tx: &Transaction<'_>, thread: &str, ns: &str) -> Result<BTreeSet<String>> {
+fn ids_of(tx: &Connection, thread: &str, ns: &str) -> Result<BTreeSet<String>> {
     let mut stmt = tx
         .prepare_cached(
             "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
@@ -878,7 +981,7 @@ fn ids_of(tx: &Transaction<'_>, thread: &str, ns: &str) -> Result<BTreeSet<Strin
     Ok(out)
 }
 
-fn delete_thread_rows(tx: &Transaction<'_>, thread: &str) -> Result<()> {
+fn delete_thread_rows(tx: &Connection, thread: &str) -> Result<()> {
     tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread])
         .map_err(storage("delete_thread"))?;
     tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread])
@@ -916,8 +1019,7 @@ impl CheckpointSaver for SqliteSaver {
         let id = checkpoint.id.clone();
         let out = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
         let pages = wal_pages(row.data.len() + metadata_text.len());
-        self.run(move |inner| {
-            inner.conns.write("put", pages, |tx| {
+        self.write("put", pages, move |tx| {
                 tx.prepare_cached(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -936,7 +1038,6 @@ impl CheckpointSaver for SqliteSaver {
                 .map_err(storage("put"))?;
                 Ok(())
             })
-        })
         .await?;
         Ok(out)
     }
@@ -968,32 +1069,30 @@ impl CheckpointSaver for SqliteSaver {
             .collect::<Result<Vec<(i64, String, TypedBytes)>>>()?;
         let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
-        self.run(move |inner| {
-            inner.conns.write("put_writes", pages, |tx| {
-                let sql = if replace {
-                    "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+        self.write("put_writes", pages, move |tx| {
+            let sql = if replace {
+                "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                      task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                } else {
-                    "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+            } else {
+                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                      task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                };
-                let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
-                for (idx, channel, value) in &rows {
-                    stmt.execute(params![
-                        thread,
-                        ns,
-                        checkpoint_id,
-                        task_id,
-                        task_path,
-                        idx,
-                        channel,
-                        value.type_tag,
-                        &value.data[..]
-                    ])
-                    .map_err(storage("put_writes"))?;
-                }
-                Ok(())
-            })
+            };
+            let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
+            for (idx, channel, value) in &rows {
+                stmt.execute(params![
+                    thread,
+                    ns,
+                    checkpoint_id,
+                    task_id,
+                    task_path,
+                    idx,
+                    channel,
+                    value.type_tag,
+                    &value.data[..]
+                ])
+                .map_err(storage("put_writes"))?;
+            }
+            Ok(())
         })
         .await
     }
@@ -1005,49 +1104,51 @@ impl CheckpointSaver for SqliteSaver {
         let ns = config.ns().to_owned();
         let id = config.checkpoint_id.clone().filter(|id| !id.is_empty());
         let config = config.clone();
-        self.run(move |inner| {
-            let found = inner.conns.read("get_tuple", |tx| {
-                // Cached statements: parsing the SELECT took ~55k of get_tuple's ~290k
-                // instructions (callgrind).
-                let row = match &id {
-                    Some(id) => tx
-                        .prepare_cached(&format!(
-                            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                             WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
-                        ))
-                        .and_then(|mut s| {
-                            s.query_row(params![thread, ns, id], CheckpointRow::from_row)
-                        }),
-                    None => {
-                        tx.prepare_cached(&format!(
-                            "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                             WHERE thread_id = ? AND checkpoint_ns = ? \
-                             ORDER BY checkpoint_id DESC LIMIT 1"
-                        ))
-                        .and_then(|mut s| s.query_row(params![thread, ns], CheckpointRow::from_row))
-                    }
-                };
-                let row = match row {
-                    Ok(row) => row,
-                    Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(None),
-                    Err(e) => return Err(storage("get_tuple")(e)),
-                };
-                let mut stmt = tx
-                    .prepare_cached(&format!(
-                        "{WRITE_SELECT} WHERE w.thread_id = ? AND w.checkpoint_ns = ? \
-                         AND w.checkpoint_id = ? {WRITE_ORDER}"
+        let read = move |tx: &Connection| {
+            // Cached statements: parsing the SELECT took ~55k of get_tuple's ~290k
+            // instructions (callgrind).
+            let row = match &id {
+                Some(id) => {
+                    tx.prepare_cached(&format!(
+                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
+                         WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"
                     ))
-                    .map_err(storage("get_tuple"))?;
-                let writes = stmt
-                    .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
-                    .map_err(storage("get_tuple"))
-                    .and_then(|rows| collect_writes_of_one(rows).map_err(storage("get_tuple")))?;
-                Ok(Some((row, writes)))
-            })?;
+                    .and_then(|mut s| s.query_row(params![thread, ns, id], CheckpointRow::from_row))
+                }
+                None => tx
+                    .prepare_cached(&format!(
+                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
+                         WHERE thread_id = ? AND checkpoint_ns = ? \
+                         ORDER BY checkpoint_id DESC LIMIT 1"
+                    ))
+                    .and_then(|mut s| s.query_row(params![thread, ns], CheckpointRow::from_row)),
+            };
+            let row = match row {
+                Ok(row) => row,
+                Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(None),
+                Err(e) => return Err(storage("get_tuple")(e)),
+            };
+            let mut stmt = tx
+                .prepare_cached(&format!(
+                    "{WRITE_SELECT} WHERE w.thread_id = ? AND w.checkpoint_ns = ? \
+                     AND w.checkpoint_id = ? {WRITE_ORDER}"
+                ))
+                .map_err(storage("get_tuple"))?;
+            let writes = stmt
+                .query(params![row.thread_id, row.checkpoint_ns, row.checkpoint_id])
+                .map_err(storage("get_tuple"))
+                .and_then(|rows| collect_writes_of_one(rows).map_err(storage("get_tuple")))?;
+            Ok(Some((row, writes)))
+        };
+        let by_id = config
+            .checkpoint_id
+            .as_deref()
+            .is_some_and(|id| !id.is_empty());
+        let decode = move |inner: &Inner, found: Option<(CheckpointRow, Vec<WriteRow>)>| {
             let Some((row, writes)) = found else {
                 return Ok(None);
             };
-            let out_config = if id.is_some() {
+            let out_config = if by_id {
                 config
             } else {
                 CheckpointConfig::for_checkpoint(
@@ -1060,6 +1161,11 @@ impl CheckpointSaver for SqliteSaver {
                 .call_budget()
                 .scope(|| inner.decode_tuple(&row, &writes, out_config))
                 .map(Some)
+        };
+        self.read_then("get_tuple", read, decode, |found| {
+            found
+                .as_ref()
+                .is_none_or(|(row, writes)| quick_to_decode(row, writes))
         })
         .await
     }
