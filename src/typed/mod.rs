@@ -64,6 +64,7 @@ pub use error::{TagError, TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::json::JsonError;
+use crate::msgpack::marker as M;
 use crate::msgpack::DecodeOptions;
 
 /// `Result` with the typed layer's [`TypedError`].
@@ -286,19 +287,11 @@ pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
 }
 
 fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
-    if bytes == [0xc0] {
+    if bytes == [M::NIL] {
         return TypedBytes::new(tags::NULL, Bytes::new());
     }
-    let bin = match bytes.as_slice() {
-        [0xc4, n, rest @ ..] if usize::from(*n) == rest.len() => Some(2),
-        [0xc5, a, b, rest @ ..] if usize::from(u16::from_be_bytes([*a, *b])) == rest.len() => {
-            Some(3)
-        }
-        [0xc6, a, b, c, d, rest @ ..]
-            if u32::from_be_bytes([*a, *b, *c, *d]) as usize == rest.len() =>
-        {
-            Some(5)
-        }
+    let bin = match M::bin_header(&bytes) {
+        Some((skip, len)) if bytes.len().checked_sub(skip) == Some(len) => Some(skip),
         _ => None,
     };
     match bin {
@@ -360,7 +353,7 @@ pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
 ) -> Result<T> {
     match type_tag {
         tags::MSGPACK => from_slice_with_options(data, options),
-        tags::NULL => from_slice_with_options(&[0xc0], options),
+        tags::NULL => from_slice_with_options(&[M::NIL], options),
         tags::BYTES | tags::BYTEARRAY => {
             let mut buf = Vec::with_capacity(data.len() + 5);
             crate::msgpack::write_bin(&mut buf, data)?;
