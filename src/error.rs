@@ -18,7 +18,7 @@ use crate::serializer::SerializerError;
 use crate::typed::TypedError;
 
 /// Every error this crate returns, for callers that use several layers (the CLI,
-/// [`records`](crate::records)): each layer's error converts into it with `From`,
+/// `records` with feature `cli`): each layer's error converts into it with `From`,
 /// and it names the cause itself: a [`SaverError`] or [`CryptoError`] that wraps a
 /// serializer's error becomes that error's variant ([`Error::Serializer`] for a tag it
 /// cannot handle, [`Error::Decode`] for malformed msgpack, …), a

@@ -25,7 +25,7 @@
 //!   LangGraph), and the conformance kit `saver::conformance`.
 //!
 //! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
-//! [`records`], the JSONL record format of the `lgcodec` command; [`error`], the crate's
+//! `records` (feature `cli`), the JSONL record format of the `lgcodec` command; [`error`], the crate's
 //! [`Error`] (the top of the error layers) and re-exports of the lower layers' errors.
 //!
 //! Cargo features:
@@ -35,7 +35,7 @@
 //! | `sqlite` | yes | `saver::sqlite::SqliteSaver` on a bundled SQLite (compiles SQLite once, about 20 s) |
 //! | `postgres` | no | `saver::postgres::PostgresSaver` (tokio-postgres, deadpool-postgres) |
 //! | `conformance` | no | `saver::conformance`, the kit that checks a saver against Python's spec |
-//! | `cli` | no | the `lgcodec` command-line tool (`cargo install langgraph-codec --features cli`) |
+//! | `cli` | no | the `lgcodec` command-line tool (`cargo install langgraph-codec --features cli`) and its record formats, `records` |
 //! | `chrono` | no | conversions between [`typed::pytypes`] dates and times and `chrono` |
 //! | `uuid` | no | conversions between [`typed::pytypes::Uuid`] and the `uuid` crate |
 //!
@@ -68,9 +68,12 @@
 pub mod crypto;
 pub mod error;
 pub mod json;
+#[cfg(any(feature = "cli", all(feature = "sqlite", feature = "postgres")))]
 mod jsonl;
 mod kind;
 pub mod msgpack;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod records;
 pub mod saver;
 pub mod serializer;
