@@ -12,6 +12,7 @@ pub use crate::kind::ErrorKind;
 pub use crate::msgpack::{DecodeError, DecodeErrorKind, EncodeError};
 pub use crate::view::ViewError;
 
+use crate::compression::CompressionError;
 use crate::crypto::CryptoError;
 use crate::saver::SaverError;
 use crate::serializer::SerializerError;
@@ -150,10 +151,21 @@ impl From<SerializerError> for Error {
             SerializerError::Typed(e) => Error::Typed(e),
             SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
                 Ok(crypto) => Error::from(*crypto),
-                Err(source) => Error::Serializer(SerializerError::Other { kind, source }),
+                Err(source) => match source.downcast::<CompressionError>() {
+                    Ok(compression) => Error::from(*compression),
+                    Err(source) => Error::Serializer(SerializerError::Other { kind, source }),
+                },
             },
             tag @ SerializerError::Tag(_) => Error::Serializer(tag),
         }
+    }
+}
+
+/// A compression error is named as the crypto layer names it ([`Error::Crypto`] with
+/// the variant of the same name), as before compression left `crypto`.
+impl From<CompressionError> for Error {
+    fn from(e: CompressionError) -> Self {
+        Error::Crypto(e.into())
     }
 }
 

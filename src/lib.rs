@@ -17,8 +17,10 @@
 //! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`),
 //!   [`JsonPlusSerializer`] and [`serializer::TypedSerializerExt`] (typed values through
 //!   any serializer); [`json`] reads and writes `json`-tagged rows.
+//! - [`compression`]: the `+zlib` compression wrapper (`CompressedSerializer`) and its
+//!   per-row and per-call decompression limits, a serializer wrapper of its own.
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
-//!   associated data) and the `+zlib` compression wrapper.
+//!   associated data), composing compression for `+zlib+aes` rows.
 //! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]) and its
 //!   types, [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` and
 //!   `saver::postgres::PostgresSaver` (Python's own tables, shared with Python
@@ -65,6 +67,7 @@
     )
 )]
 
+pub mod compression;
 pub mod crypto;
 pub mod error;
 pub mod json;

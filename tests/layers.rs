@@ -25,12 +25,14 @@ const RANKS: &[(&str, u32)] = &[
     ("view", 2),
     ("typed", 3),
     ("serializer", 4),
-    ("crypto", 5),
-    ("saver", 6),
-    ("store", 7),
-    ("error", 8),
-    ("records", 9),
-    ("bin", 10),
+    // Compression wraps serializers and names nothing of crypto; crypto composes it.
+    ("compression", 5),
+    ("crypto", 6),
+    ("saver", 7),
+    ("store", 8),
+    ("error", 9),
+    ("records", 10),
+    ("bin", 11),
 ];
 
 fn rank(module: &str) -> Option<u32> {
