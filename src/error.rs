@@ -28,7 +28,7 @@ use crate::typed::TypedError;
 ///
 /// ```
 /// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
-/// use langgraph_codec::typed::TagError;
+/// use langgraph_codec::serializer::TagError;
 ///
 /// let err = Error::from(JsonPlusSerializer::new().loads_typed("yaml", b"a: 1").unwrap_err());
 /// assert_eq!(err.kind(), ErrorKind::UnknownType);
@@ -116,7 +116,7 @@ impl From<&Error> for ErrorKind {
 }
 
 /// A typed read's error, as [`SerializerError`]'s `From` sorts it (a `pickle` row is
-/// [`Error::Serializer`] holding [`TagError::Pickle`](crate::typed::TagError::Pickle),
+/// [`Error::Serializer`] holding [`TagError::Pickle`](crate::serializer::TagError::Pickle),
 /// …).
 impl From<TypedError> for Error {
     fn from(e: TypedError) -> Self {
@@ -135,8 +135,8 @@ impl From<crate::view::ReadError> for Error {
 }
 
 /// A tag error, as the serializer layer reports it ([`Error::Serializer`]).
-impl From<crate::typed::TagError> for Error {
-    fn from(e: crate::typed::TagError) -> Self {
+impl From<crate::serializer::TagError> for Error {
+    fn from(e: crate::serializer::TagError) -> Self {
         Error::Serializer(e.into())
     }
 }

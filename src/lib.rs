@@ -75,6 +75,7 @@ pub mod json;
 mod jsonl;
 mod kind;
 pub mod msgpack;
+mod protocol;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod records;
@@ -101,8 +102,7 @@ pub use error::{Error, Result};
 pub use json::JsonError;
 pub use kind::ErrorKind;
 pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
-pub use serializer::{JsonPlusSerializer, Serializer, SerializerError, TagError};
-pub use typed::{tags, TypedBytes};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 pub use view::ViewError;
 

@@ -298,3 +298,17 @@ fn a_foreign_serializers_error_keeps_its_kind_and_source_at_the_top() {
         "{top:?}"
     );
 }
+
+/// The protocol's vocabulary has one definition, public at `serializer` and the crate
+/// root; the typed layer's old paths name the same items.
+#[test]
+fn protocol_items_are_the_same_under_every_path() {
+    use langgraph_codec::{serializer, typed};
+    let row: serializer::TypedBytes = typed::TypedBytes::new(typed::tags::NULL, Vec::new());
+    let root: langgraph_codec::TypedBytes = row.clone();
+    assert_eq!(root.type_tag, serializer::tags::NULL);
+    let e: serializer::TagError = typed::TagError::unknown_type("x+zlib");
+    let e: langgraph_codec::TagError = e;
+    assert_eq!(e.kind(), ErrorKind::UnknownType);
+    assert!(e.to_string().contains("CompressedSerializer"), "{e}");
+}

@@ -19,6 +19,9 @@ const RANKS: &[(&str, u32)] = &[
     ("stack", 0),
     ("kind", 0),
     ("jsonl", 0),
+    // The serializer protocol's vocabulary (TypedBytes, tags, TagError), public at
+    // `serializer`, defined below `typed`, which speaks it.
+    ("protocol", 0),
     ("value", 0),
     ("msgpack", 1),
     ("json", 2),

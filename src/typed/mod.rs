@@ -60,7 +60,10 @@ use bytes::Bytes;
 use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
-pub use error::{TagError, TypedError, TypedErrorKind};
+/// The protocol's vocabulary, defined in [`serializer`](crate::serializer) (kept here
+/// so the old paths `typed::{tags, TagError, TypedBytes}` still work).
+pub use crate::protocol::{tags, TagError, TypedBytes};
+pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::json::JsonError;
@@ -69,45 +72,6 @@ use crate::msgpack::DecodeOptions;
 
 /// `Result` with the typed layer's [`TypedError`].
 pub type Result<T, E = TypedError> = std::result::Result<T, E>;
-
-/// The type tags Python's `JsonPlusSerializer` and the savers use (also at
-/// [`serializer::tags`](crate::serializer::tags) and the crate root).
-pub mod tags {
-    /// `None`, with empty bytes.
-    pub const NULL: &str = "null";
-    /// Top-level `bytes`, stored as they are.
-    pub const BYTES: &str = "bytes";
-    /// Top-level `bytearray`, stored as they are.
-    pub const BYTEARRAY: &str = "bytearray";
-    /// Everything else: an ormsgpack document.
-    pub const MSGPACK: &str = "msgpack";
-    /// Legacy Python rows and everything LangGraphJS writes: JSON text.
-    pub const JSON: &str = "json";
-    /// Python's pickle fallback; unreadable outside Python.
-    pub const PICKLE: &str = "pickle";
-    /// Savers' marker for a channel that has no value (empty bytes).
-    pub const EMPTY: &str = "empty";
-}
-
-/// One serialized value: a type tag and the bytes, as a saver stores them (also at
-/// [`serializer::TypedBytes`](crate::serializer::TypedBytes) and the crate root).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct TypedBytes {
-    /// The type tag, e.g. `"msgpack"` or `"msgpack+aes"`.
-    pub type_tag: String,
-    /// The serialized bytes.
-    pub data: Bytes,
-}
-
-impl TypedBytes {
-    /// A new pair.
-    pub fn new(type_tag: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        TypedBytes {
-            type_tag: type_tag.into(),
-            data: data.into(),
-        }
-    }
-}
 
 /// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
 pub(crate) const EXT_MARKER: &str = "$langgraph_codec::Ext";
