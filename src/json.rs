@@ -505,6 +505,7 @@ pub(crate) enum Floats {
 
 /// Which map keys a style writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))] // the SQLite saver's
 pub(crate) enum Keys {
     /// Strings (lone surrogates included).
     Strings,
@@ -549,6 +550,7 @@ pub(crate) const COMPACT: Style = Style {
 };
 
 /// `json.dumps(metadata, ensure_ascii=False)`: Python's SQLite saver's metadata column.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))] // the SQLite saver's
 pub(crate) const PY_METADATA: Style = Style {
     item_sep: ", ",
     key_sep: ": ",
@@ -560,6 +562,7 @@ pub(crate) const PY_METADATA: Style = Style {
 };
 
 /// `json.dumps(v, separators=(",", ":"))`: Python's SQLite `list` filter values.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))] // the SQLite saver's
 pub(crate) const PY_FILTER: Style = Style {
     item_sep: ",",
     key_sep: ":",
@@ -571,6 +574,7 @@ pub(crate) const PY_FILTER: Style = Style {
 };
 
 /// Compact JSON a Postgres `jsonb` column holds.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // the Postgres saver's
 pub(crate) const JSONB: Style = Style {
     item_sep: ",",
     key_sep: ":",
@@ -616,6 +620,7 @@ pub(crate) fn jsonb_problem(value: &Value) -> Option<&'static str> {
 
 /// One step of the path to a value: a map key or an array index.
 #[derive(Debug)]
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) enum Step<'a> {
     /// A string key.
     Key(&'a str),
@@ -657,6 +662,7 @@ impl<'a> Trail<'a> for Vec<Step<'a>> {
 }
 
 /// A trail as `$.a[0]`.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn path_text(path: &[Step<'_>]) -> String {
     use std::fmt::Write as _;
     let mut text = String::from("$");
