@@ -12,13 +12,14 @@ pub use crate::kind::ErrorKind;
 pub use crate::msgpack::{DecodeError, DecodeErrorKind, EncodeError};
 pub use crate::view::ViewError;
 
+use crate::compression::CompressionError;
 use crate::crypto::CryptoError;
 use crate::saver::SaverError;
 use crate::serializer::SerializerError;
 use crate::typed::TypedError;
 
 /// Every error this crate returns, for callers that use several layers (the CLI,
-/// [`records`](crate::records)): each layer's error converts into it with `From`,
+/// `records` with feature `cli`): each layer's error converts into it with `From`,
 /// and it names the cause itself: a [`SaverError`] or [`CryptoError`] that wraps a
 /// serializer's error becomes that error's variant ([`Error::Serializer`] for a tag it
 /// cannot handle, [`Error::Decode`] for malformed msgpack, …), a
@@ -27,7 +28,7 @@ use crate::typed::TypedError;
 ///
 /// ```
 /// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
-/// use langgraph_codec::typed::TagError;
+/// use langgraph_codec::serializer::TagError;
 ///
 /// let err = Error::from(JsonPlusSerializer::new().loads_typed("yaml", b"a: 1").unwrap_err());
 /// assert_eq!(err.kind(), ErrorKind::UnknownType);
@@ -115,7 +116,7 @@ impl From<&Error> for ErrorKind {
 }
 
 /// A typed read's error, as [`SerializerError`]'s `From` sorts it (a `pickle` row is
-/// [`Error::Serializer`] holding [`TagError::Pickle`](crate::typed::TagError::Pickle),
+/// [`Error::Serializer`] holding [`TagError::Pickle`](crate::serializer::TagError::Pickle),
 /// …).
 impl From<TypedError> for Error {
     fn from(e: TypedError) -> Self {
@@ -134,8 +135,8 @@ impl From<crate::view::ReadError> for Error {
 }
 
 /// A tag error, as the serializer layer reports it ([`Error::Serializer`]).
-impl From<crate::typed::TagError> for Error {
-    fn from(e: crate::typed::TagError) -> Self {
+impl From<crate::serializer::TagError> for Error {
+    fn from(e: crate::serializer::TagError) -> Self {
         Error::Serializer(e.into())
     }
 }
@@ -150,10 +151,21 @@ impl From<SerializerError> for Error {
             SerializerError::Typed(e) => Error::Typed(e),
             SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
                 Ok(crypto) => Error::from(*crypto),
-                Err(source) => Error::Serializer(SerializerError::Other { kind, source }),
+                Err(source) => match source.downcast::<CompressionError>() {
+                    Ok(compression) => Error::from(*compression),
+                    Err(source) => Error::Serializer(SerializerError::Other { kind, source }),
+                },
             },
             tag @ SerializerError::Tag(_) => Error::Serializer(tag),
         }
+    }
+}
+
+/// A compression error is named as the crypto layer names it ([`Error::Crypto`] with
+/// the variant of the same name), as before compression left `crypto`.
+impl From<CompressionError> for Error {
+    fn from(e: CompressionError) -> Self {
+        Error::Crypto(e.into())
     }
 }
 

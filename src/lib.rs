@@ -17,15 +17,17 @@
 //! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`),
 //!   [`JsonPlusSerializer`] and [`serializer::TypedSerializerExt`] (typed values through
 //!   any serializer); [`json`] reads and writes `json`-tagged rows.
+//! - [`compression`]: the `+zlib` compression wrapper (`CompressedSerializer`) and its
+//!   per-row and per-call decompression limits, a serializer wrapper of its own.
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
-//!   associated data) and the `+zlib` compression wrapper.
+//!   associated data), composing compression for `+zlib+aes` rows.
 //! - [`saver`]: Python's checkpoint-saver contract ([`saver::CheckpointSaver`]) and its
 //!   types, [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` and
 //!   `saver::postgres::PostgresSaver` (Python's own tables, shared with Python
 //!   LangGraph), and the conformance kit `saver::conformance`.
 //!
 //! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
-//! [`records`], the JSONL record format of the `lgcodec` command; [`error`], the crate's
+//! `records` (feature `cli`), the JSONL record format of the `lgcodec` command; [`error`], the crate's
 //! [`Error`] (the top of the error layers) and re-exports of the lower layers' errors.
 //!
 //! Cargo features:
@@ -35,7 +37,7 @@
 //! | `sqlite` | yes | `saver::sqlite::SqliteSaver` on a bundled SQLite (compiles SQLite once, about 20 s) |
 //! | `postgres` | no | `saver::postgres::PostgresSaver` (tokio-postgres, deadpool-postgres) |
 //! | `conformance` | no | `saver::conformance`, the kit that checks a saver against Python's spec |
-//! | `cli` | no | the `lgcodec` command-line tool (`cargo install langgraph-codec --features cli`) |
+//! | `cli` | no | the `lgcodec` command-line tool (`cargo install langgraph-codec --features cli`) and its record formats, `records` |
 //! | `chrono` | no | conversions between [`typed::pytypes`] dates and times and `chrono` |
 //! | `uuid` | no | conversions between [`typed::pytypes::Uuid`] and the `uuid` crate |
 //!
@@ -65,12 +67,17 @@
     )
 )]
 
+pub mod compression;
 pub mod crypto;
 pub mod error;
 pub mod json;
+#[cfg(any(feature = "cli", all(feature = "sqlite", feature = "postgres")))]
 mod jsonl;
 mod kind;
 pub mod msgpack;
+mod protocol;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod records;
 pub mod saver;
 pub mod serializer;
@@ -95,8 +102,7 @@ pub use error::{Error, Result};
 pub use json::JsonError;
 pub use kind::ErrorKind;
 pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
-pub use serializer::{JsonPlusSerializer, Serializer, SerializerError, TagError};
-pub use typed::{tags, TypedBytes};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 pub use view::ViewError;
 

@@ -15,7 +15,7 @@ use crate::view::ViewError;
 
 mod typed_ext;
 
-pub use crate::typed::{tags, TagError, TypedBytes};
+pub use crate::protocol::{tags, TagError, TypedBytes};
 pub use typed_ext::TypedSerializerExt;
 
 /// The error of the [`Serializer`] protocol: what a serializer could not write or

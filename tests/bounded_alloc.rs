@@ -162,33 +162,36 @@ fn hostile_lengths_are_refused_without_allocating_them() {
     let deeper = "[".repeat(400_000);
     assert!(matches!(view::from_str(&deeper), Err(e) if e.to_string().contains("nesting deeper")));
 
-    // lgcodec --jsonl (records::run_jsonl): a 16 MiB line under a 64 KiB limit is
-    // answered line_too_long without being held; the next line is answered. Memory stays
-    // a small multiple of the limit, not of the line.
-    let limit = 64 * 1024;
-    let mut input = vec![b'x'; 16 << 20];
-    input.extend_from_slice(b"\n{\"id\": 2, \"type\": \"msgpack\", \"data\": \"AQ==\"}\n");
-    let mut out = Vec::new();
-    let reader = langgraph_codec::records::RowReader::from_env();
-    let (summary, peak) = peak_during(|| {
-        langgraph_codec::records::run_jsonl(&input[..], &mut out, limit, &|record| {
-            let typed = record.data()?;
-            Ok(langgraph_codec::records::Answer::Value(
-                typed.type_tag.clone(),
-                reader.loads(&typed.type_tag, &typed.data)?,
-            ))
-        })
-    });
-    let summary = summary.expect("in memory");
-    assert_eq!((summary.records, summary.failed), (2, 1));
-    let text = String::from_utf8(out).expect("utf-8");
-    assert!(
-        text.contains("line_too_long")
-            && text.contains(r#"{"line":2,"id":2,"type":"msgpack","value":1}"#),
-        "{text}"
-    );
-    assert!(
-        peak < 4 * limit,
-        "jsonl peaked at {peak} bytes for a {limit}-byte limit"
-    );
+    // lgcodec --jsonl (records::run_jsonl, feature `cli`): a 16 MiB line under a 64 KiB
+    // limit is answered line_too_long without being held; the next line is answered.
+    // Memory stays a small multiple of the limit, not of the line.
+    #[cfg(feature = "cli")]
+    {
+        let limit = 64 * 1024;
+        let mut input = vec![b'x'; 16 << 20];
+        input.extend_from_slice(b"\n{\"id\": 2, \"type\": \"msgpack\", \"data\": \"AQ==\"}\n");
+        let mut out = Vec::new();
+        let reader = langgraph_codec::records::RowReader::from_env();
+        let (summary, peak) = peak_during(|| {
+            langgraph_codec::records::run_jsonl(&input[..], &mut out, limit, &|record| {
+                let typed = record.data()?;
+                Ok(langgraph_codec::records::Answer::Value(
+                    typed.type_tag.clone(),
+                    reader.loads(&typed.type_tag, &typed.data)?,
+                ))
+            })
+        });
+        let summary = summary.expect("in memory");
+        assert_eq!((summary.records, summary.failed), (2, 1));
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(
+            text.contains("line_too_long")
+                && text.contains(r#"{"line":2,"id":2,"type":"msgpack","value":1}"#),
+            "{text}"
+        );
+        assert!(
+            peak < 4 * limit,
+            "jsonl peaked at {peak} bytes for a {limit}-byte limit"
+        );
+    }
 }

@@ -132,3 +132,71 @@ fn budgets_are_shared_by_clones_and_scopes_nest() {
     assert_eq!(outer.used(), 2 * inflated);
     assert_eq!(DecompressionBudget::current().map(|b| b.limit()), None);
 }
+
+/// Compression is a serializer wrapper of its own (`compression`, below `crypto`): its
+/// errors come through the `Serializer` protocol as `SerializerError::Other` holding a
+/// `CompressionError`, and the crate-wide `Error` and `SaverError` still name them as
+/// the crypto layer's variants of the same name, as before the move. The old paths
+/// under `crypto` are the same items.
+#[test]
+fn compression_errors_keep_their_names_in_every_layer() {
+    use langgraph_codec::compression::{self, CompressionError};
+    use langgraph_codec::{ErrorKind, SerializerError};
+
+    let serde = compression::CompressedSerializer::new(JsonPlusSerializer::new());
+    let row = serde
+        .dumps_typed(&Value::from("x".repeat(600)))
+        .expect("dumps");
+    // The same type under both paths.
+    let old: CompressedSerializer = serde.clone().with_max_decompressed_size(100);
+    let e = old
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("over the row limit");
+    assert_eq!(e.kind(), ErrorKind::DecompressionLimit);
+    let SerializerError::Other { source, .. } = &e else {
+        panic!("expected Other, got {e:?}")
+    };
+    assert_eq!(
+        source.downcast_ref::<CompressionError>(),
+        Some(&CompressionError::DecompressionLimit { limit: 100 })
+    );
+    assert_eq!(
+        e.to_string(),
+        "decompressed data exceeds the limit of 100 bytes"
+    );
+    assert!(matches!(
+        Error::from(e),
+        Error::Crypto(CryptoError::DecompressionLimit { limit: 100 })
+    ));
+    let e = old
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("again");
+    assert!(matches!(
+        SaverError::from(e),
+        SaverError::Crypto(CryptoError::DecompressionLimit { limit: 100 })
+    ));
+    // The budget under a scope, through an encrypting wrapper: the crypto variant.
+    let key = AesKey::new(b"0123456789abcdef").expect("key");
+    let sealed = EncryptedSerializer::new(KeyRing::new(key), serde);
+    let row = sealed
+        .dumps_typed(&Value::from("y".repeat(600)))
+        .expect("dumps");
+    let budget = DecompressionBudget::new(10);
+    let e = budget
+        .scope(|| sealed.loads_typed(&row.type_tag, &row.data))
+        .expect_err("over budget");
+    assert!(matches!(
+        SaverError::from(e),
+        SaverError::Crypto(CryptoError::DecompressionBudget { limit: 10 })
+    ));
+    // The free functions, under both paths.
+    let packed = compression::compress(b"hello", 6).expect("compress");
+    assert_eq!(
+        langgraph_codec::crypto::decompress(&packed, 5).expect("inflate"),
+        b"hello"
+    );
+    assert_eq!(
+        compression::decompress(&packed, 4),
+        Err(CompressionError::DecompressionLimit { limit: 4 })
+    );
+}

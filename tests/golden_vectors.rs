@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use langgraph_codec::{
-    msgpack, records, tags, JsonPlusSerializer, ObjectKind, Serializer, TypedBytes, Value,
+    msgpack, tags, JsonPlusSerializer, ObjectKind, Serializer, TypedBytes, Value,
 };
 
 struct Vector {
@@ -110,8 +110,11 @@ fn every_vector_decodes_and_reencodes_byte_identically() {
     assert!(checked > 300, "only {checked} vectors checked");
 }
 
+/// The CLI's record formats (feature `cli`).
+#[cfg(feature = "cli")]
 #[test]
 fn cli_records_round_trip_every_vector() {
+    use langgraph_codec::records;
     let serde = JsonPlusSerializer::new();
     for v in all_vectors() {
         let tag = v.typed.type_tag.as_str();

@@ -259,16 +259,20 @@ fn tag_errors_are_one_type_in_every_layer() {
         e.to_string(),
         "a int value cannot be written with type tag \"null\""
     );
-    let e = langgraph_codec::records::encode_value("empty", &Value::from(1i64))
-        .expect_err("1 is not nil");
-    assert!(
-        matches!(
-            &e,
-            Error::Serializer(SerializerError::Tag(TagError::TagMismatch { tag, .. })) if tag == "empty"
-        ),
-        "{e:?}"
-    );
-    assert_eq!(e.kind(), ErrorKind::TagMismatch);
+    // The records layer is the CLI's (feature `cli`).
+    #[cfg(feature = "cli")]
+    {
+        let e = langgraph_codec::records::encode_value("empty", &Value::from(1i64))
+            .expect_err("1 is not nil");
+        assert!(
+            matches!(
+                &e,
+                Error::Serializer(SerializerError::Tag(TagError::TagMismatch { tag, .. })) if tag == "empty"
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.kind(), ErrorKind::TagMismatch);
+    }
 }
 
 /// The error of a serializer implemented outside this crate stays the serializer's
@@ -293,4 +297,18 @@ fn a_foreign_serializers_error_keeps_its_kind_and_source_at_the_top() {
         top.source().is_some_and(|s| s.is::<std::io::Error>()),
         "{top:?}"
     );
+}
+
+/// The protocol's vocabulary has one definition, public at `serializer` and the crate
+/// root; the typed layer's old paths name the same items.
+#[test]
+fn protocol_items_are_the_same_under_every_path() {
+    use langgraph_codec::{serializer, typed};
+    let row: serializer::TypedBytes = typed::TypedBytes::new(typed::tags::NULL, Vec::new());
+    let root: langgraph_codec::TypedBytes = row.clone();
+    assert_eq!(root.type_tag, serializer::tags::NULL);
+    let e: serializer::TagError = typed::TagError::unknown_type("x+zlib");
+    let e: langgraph_codec::TagError = e;
+    assert_eq!(e.kind(), ErrorKind::UnknownType);
+    assert!(e.to_string().contains("CompressedSerializer"), "{e}");
 }

@@ -2,6 +2,7 @@
 //!
 //! No variant ever holds key material or plaintext: only names, lengths and limits.
 
+use crate::compression::CompressionError;
 use crate::kind::ErrorKind;
 use crate::serializer::SerializerError;
 
@@ -135,25 +136,23 @@ pub enum CryptoError {
         /// The row's type tag.
         type_tag: String,
     },
-    /// Decompression would produce more than the configured limit (a zip bomb, or the
-    /// limit is too small for real data).
-    #[error("decompressed data exceeds the limit of {limit} bytes")]
+    /// [`CompressionError::DecompressionLimit`] as this layer names it (the crate-wide
+    /// error and the savers report compression failures here, as before compression
+    /// left this module). Same message.
+    #[error("{}", CompressionError::DecompressionLimit { limit: *limit })]
     DecompressionLimit {
-        /// The limit in force.
+        /// The per-row limit in force.
         limit: usize,
     },
-    /// The rows of one call (a [`DecompressionBudget`](super::DecompressionBudget) scope)
-    /// would decompress to more than its total.
-    #[error(
-        "decompressed data of this call exceeds its budget of {limit} bytes \
-         (a total over all its +zlib rows)"
-    )]
+    /// [`CompressionError::DecompressionBudget`] as this layer names it: the rows of
+    /// one call would decompress to more than its total. Same message.
+    #[error("{}", CompressionError::DecompressionBudget { limit: *limit })]
     DecompressionBudget {
         /// The budget's total.
         limit: usize,
     },
-    /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
-    #[error("invalid compressed payload: {reason}")]
+    /// [`CompressionError::InvalidCompressedData`] as this layer names it. Same message.
+    #[error("{}", CompressionError::InvalidCompressedData { reason: reason.clone() })]
     InvalidCompressedData {
         /// What was wrong.
         reason: String,
@@ -230,6 +229,24 @@ impl From<CryptoError> for SerializerError {
                 kind: other.kind(),
                 source: Box::new(other),
             },
+        }
+    }
+}
+
+/// A compression error as the crypto layer names it: the variant of the same name (the
+/// crypto layer composes [`CompressedSerializer`](crate::compression::CompressedSerializer)).
+impl From<CompressionError> for CryptoError {
+    fn from(e: CompressionError) -> Self {
+        match e {
+            CompressionError::DecompressionLimit { limit } => {
+                CryptoError::DecompressionLimit { limit }
+            }
+            CompressionError::DecompressionBudget { limit } => {
+                CryptoError::DecompressionBudget { limit }
+            }
+            CompressionError::InvalidCompressedData { reason } => {
+                CryptoError::InvalidCompressedData { reason }
+            }
         }
     }
 }

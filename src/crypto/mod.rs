@@ -6,7 +6,8 @@
 //!   `nonce (16) | tag (16) | ciphertext`; [`KeyRing`]: the same with key rotation.
 //! - [`EncryptedSerializer`]: wraps any [`Serializer`](crate::Serializer); tag
 //!   `"<inner>+aes"`; strict mode; [`rekey`](EncryptedSerializer::rekey).
-//! - [`CompressedSerializer`]: upstream LangGraph's `+zlib` wrapper, bounded.
+//! - [`CompressedSerializer`]: upstream LangGraph's `+zlib` wrapper, bounded; it lives in
+//!   [`compression`](crate::compression), a layer below this one, and is re-exported here.
 //! - [`aad`]: upstream LangGraph's canonical associated data binding a row's
 //!   ciphertext to its thread, namespace, checkpoint, channel…
 //!
@@ -46,7 +47,6 @@ pub mod aad;
 mod aead;
 mod aes;
 mod cipher;
-mod compress;
 mod encrypted;
 mod error;
 mod key;
@@ -54,11 +54,13 @@ mod keyring;
 mod wipe;
 
 pub use self::aes::{AesCipher, AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
-pub use cipher::Cipher;
-pub use compress::{
+/// Re-exported from [`compression`](crate::compression), where compression lives (a
+/// serializer wrapper of its own, below encryption).
+pub use crate::compression::{
     compress, decompress, CompressedSerializer, DecompressionBudget, DEFAULT_MAX_DECOMPRESSED,
     DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
 };
+pub use cipher::Cipher;
 pub use encrypted::{AadSerializer, EncryptedSerializer};
 pub use error::{CryptoError, Result};
 pub use key::{

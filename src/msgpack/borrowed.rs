@@ -8,6 +8,7 @@
 //! is allocated, and deep input runs on heap-allocated stack segments.
 
 use super::error::{DecodeError, DecodeErrorKind as Kind};
+use super::marker as M;
 use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
@@ -525,8 +526,8 @@ fn object_payload<'a, B: Build<'a>>(
 ) -> Result<Option<B>, Fail> {
     let at = r.pos;
     let len = match r.peek() {
-        Some(0x93) => 3,
-        Some(0x94) => 4,
+        Some(M::FIXARRAY_3) => 3,
+        Some(M::FIXARRAY_4) => 4,
         _ => {
             walk::<()>(r)?;
             return Ok(None);

@@ -16,6 +16,7 @@
 use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind as Kind};
+use super::marker as M;
 use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
@@ -243,8 +244,8 @@ impl<'a> Decoder<'a> {
     fn object_payload(&mut self, kind: ObjectKind) -> Result<Option<Value>, Fail> {
         let at = self.r.pos;
         let len = match self.r.peek() {
-            Some(0x93) => 3,
-            Some(0x94) => 4,
+            Some(M::FIXARRAY_3) => 3,
+            Some(M::FIXARRAY_4) => 4,
             // Not a 3- or 4-tuple (a longer header for 3 or 4 items is non-canonical,
             // refused in a payload): checked for its errors, it stays raw either way.
             _ => {

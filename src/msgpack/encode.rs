@@ -8,6 +8,7 @@
 //! same bytes without building a [`Value`].
 
 use super::error::EncodeError;
+use super::marker as M;
 use super::read::{DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 use crate::value::{Int, NdArray, PyObject, Value};
 
@@ -243,12 +244,12 @@ impl Enc {
     fn value(&mut self, value: &Value, depth: Level) -> Res {
         let out = &mut self.out;
         match value {
-            Value::Nil => put(out, &[0xc0]),
-            Value::Bool(b) => put(out, &[if *b { 0xc3 } else { 0xc2 }]),
+            Value::Nil => put(out, &[M::NIL]),
+            Value::Bool(b) => put(out, &[if *b { M::TRUE } else { M::FALSE }]),
             Value::Int(i) => put_int(out, *i),
             Value::F32(f) => {
                 let [a, b, c, d] = f.to_bits().to_be_bytes();
-                put(out, &[0xca, a, b, c, d]);
+                put(out, &[M::F32, a, b, c, d]);
             }
             Value::F64(f) => put_f64(out, *f),
             Value::Str(s) => return put_str(out, s),
@@ -495,16 +496,16 @@ fn put_u64(out: &mut Vec<u8>, u: u64) {
     if u < 0x80 {
         put(out, &[u as u8]);
     } else if u <= 0xff {
-        put(out, &[0xcc, u as u8]);
+        put(out, &[M::U8, u as u8]);
     } else if u <= 0xffff {
         let [a, b] = (u as u16).to_be_bytes();
-        put(out, &[0xcd, a, b]);
+        put(out, &[M::U16, a, b]);
     } else if u <= 0xffff_ffff {
         let [a, b, c, d] = (u as u32).to_be_bytes();
-        put(out, &[0xce, a, b, c, d]);
+        put(out, &[M::U32, a, b, c, d]);
     } else {
         let [a, b, c, d, e, f, g, h] = u.to_be_bytes();
-        put(out, &[0xcf, a, b, c, d, e, f, g, h]);
+        put(out, &[M::U64, a, b, c, d, e, f, g, h]);
     }
 }
 
@@ -516,16 +517,16 @@ fn put_i64(out: &mut Vec<u8>, i: i64) {
     } else if i >= -32 {
         put(out, &[i as u8]);
     } else if i >= -0x80 {
-        put(out, &[0xd0, i as u8]);
+        put(out, &[M::I8, i as u8]);
     } else if i >= -0x8000 {
         let [a, b] = (i as i16).to_be_bytes();
-        put(out, &[0xd1, a, b]);
+        put(out, &[M::I16, a, b]);
     } else if i >= -0x8000_0000 {
         let [a, b, c, d] = (i as i32).to_be_bytes();
-        put(out, &[0xd2, a, b, c, d]);
+        put(out, &[M::I32, a, b, c, d]);
     } else {
         let [a, b, c, d, e, f, g, h] = i.to_be_bytes();
-        put(out, &[0xd3, a, b, c, d, e, f, g, h]);
+        put(out, &[M::I64, a, b, c, d, e, f, g, h]);
     }
 }
 
@@ -533,7 +534,7 @@ fn put_i64(out: &mut Vec<u8>, i: i64) {
 #[cfg_attr(debug_assertions, inline)]
 fn put_f64(out: &mut Vec<u8>, f: f64) {
     let [a, b, c, d, e, f, g, h] = f.to_bits().to_be_bytes();
-    put(out, &[0xcb, a, b, c, d, e, f, g, h]);
+    put(out, &[M::F64, a, b, c, d, e, f, g, h]);
 }
 
 fn len32(what: &'static str, len: usize) -> Result<u32, EncodeError> {
@@ -549,15 +550,15 @@ fn put_str(out: &mut Vec<u8>, s: &str) -> Res {
     // Keys are mostly a few bytes long: each written as one fixed-size store, not a
     // call to `memcpy`.
     match *bytes {
-        [a] => put(out, &[0xa1, a]),
-        [a, b] => put(out, &[0xa2, a, b]),
-        [a, b, c] => put(out, &[0xa3, a, b, c]),
-        [a, b, c, d] => put(out, &[0xa4, a, b, c, d]),
+        [a] => put(out, &[M::FIXSTR | 1, a]),
+        [a, b] => put(out, &[M::FIXSTR | 2, a, b]),
+        [a, b, c] => put(out, &[M::FIXSTR | 3, a, b, c]),
+        [a, b, c, d] => put(out, &[M::FIXSTR | 4, a, b, c, d]),
         _ => {
             let len = bytes.len();
             if len < 32 {
                 room(out, len + 1);
-                out.push(0xa0 | len as u8);
+                out.push(M::FIXSTR | len as u8);
             } else {
                 put_str_header(out, len)?;
             }
@@ -572,13 +573,13 @@ fn put_str(out: &mut Vec<u8>, s: &str) -> Res {
 fn put_str_header(out: &mut Vec<u8>, len: usize) -> Res {
     room(out, len.saturating_add(5));
     if len <= 0xff {
-        out.extend_from_slice(&[0xd9, len as u8]);
+        out.extend_from_slice(&[M::STR8, len as u8]);
     } else if len <= 0xffff {
         let [a, b] = (len as u16).to_be_bytes();
-        out.extend_from_slice(&[0xda, a, b]);
+        out.extend_from_slice(&[M::STR16, a, b]);
     } else {
         let [a, b, c, d] = len32("str", len).map_err(fail)?.to_be_bytes();
-        out.extend_from_slice(&[0xdb, a, b, c, d]);
+        out.extend_from_slice(&[M::STR32, a, b, c, d]);
     }
     Ok(())
 }
@@ -587,13 +588,13 @@ fn put_bin(out: &mut Vec<u8>, b: &[u8]) -> Res {
     let len = b.len();
     room(out, len.saturating_add(5));
     if len <= 0xff {
-        out.extend_from_slice(&[0xc4, len as u8]);
+        out.extend_from_slice(&[M::BIN8, len as u8]);
     } else if len <= 0xffff {
         let [x, y] = (len as u16).to_be_bytes();
-        out.extend_from_slice(&[0xc5, x, y]);
+        out.extend_from_slice(&[M::BIN16, x, y]);
     } else {
         let [x, y, z, w] = len32("bin", len).map_err(fail)?.to_be_bytes();
-        out.extend_from_slice(&[0xc6, x, y, z, w]);
+        out.extend_from_slice(&[M::BIN32, x, y, z, w]);
     }
     out.extend_from_slice(b);
     Ok(())
@@ -603,13 +604,13 @@ fn put_bin(out: &mut Vec<u8>, b: &[u8]) -> Res {
 #[cfg_attr(debug_assertions, inline)]
 fn put_array_len(out: &mut Vec<u8>, len: usize) -> Res {
     if len < 16 {
-        put(out, &[0x90 | len as u8]);
+        put(out, &[M::FIXARRAY | len as u8]);
     } else if len <= 0xffff {
         let [a, b] = (len as u16).to_be_bytes();
-        put(out, &[0xdc, a, b]);
+        put(out, &[M::ARRAY16, a, b]);
     } else {
         let [a, b, c, d] = len32("array", len).map_err(fail)?.to_be_bytes();
-        put(out, &[0xdd, a, b, c, d]);
+        put(out, &[M::ARRAY32, a, b, c, d]);
     }
     Ok(())
 }
@@ -618,13 +619,13 @@ fn put_array_len(out: &mut Vec<u8>, len: usize) -> Res {
 #[cfg_attr(debug_assertions, inline)]
 fn put_map_len(out: &mut Vec<u8>, len: usize) -> Res {
     if len < 16 {
-        put(out, &[0x80 | len as u8]);
+        put(out, &[M::FIXMAP | len as u8]);
     } else if len <= 0xffff {
         let [a, b] = (len as u16).to_be_bytes();
-        put(out, &[0xde, a, b]);
+        put(out, &[M::MAP16, a, b]);
     } else {
         let [a, b, c, d] = len32("map", len).map_err(fail)?.to_be_bytes();
-        put(out, &[0xdf, a, b, c, d]);
+        put(out, &[M::MAP32, a, b, c, d]);
     }
     Ok(())
 }
@@ -700,19 +701,19 @@ pub fn write_map_len(out: &mut Vec<u8>, len: usize) -> Result<(), EncodeError> {
 fn ext_header(len: usize, code: i8) -> Result<([u8; 6], usize), EncodeError> {
     let c = code as u8;
     Ok(match len {
-        1 => ([0xd4, c, 0, 0, 0, 0], 2),
-        2 => ([0xd5, c, 0, 0, 0, 0], 2),
-        4 => ([0xd6, c, 0, 0, 0, 0], 2),
-        8 => ([0xd7, c, 0, 0, 0, 0], 2),
-        16 => ([0xd8, c, 0, 0, 0, 0], 2),
-        0..=0xff => ([0xc7, len as u8, c, 0, 0, 0], 3),
+        1 => ([M::FIXEXT1, c, 0, 0, 0, 0], 2),
+        2 => ([M::FIXEXT2, c, 0, 0, 0, 0], 2),
+        4 => ([M::FIXEXT4, c, 0, 0, 0, 0], 2),
+        8 => ([M::FIXEXT8, c, 0, 0, 0, 0], 2),
+        16 => ([M::FIXEXT16, c, 0, 0, 0, 0], 2),
+        0..=0xff => ([M::EXT8, len as u8, c, 0, 0, 0], 3),
         0x100..=0xffff => {
             let [a, b] = (len as u16).to_be_bytes();
-            ([0xc8, a, b, c, 0, 0], 4)
+            ([M::EXT16, a, b, c, 0, 0], 4)
         }
         _ => {
             let [a, b, d, e] = len32("ext", len)?.to_be_bytes();
-            ([0xc9, a, b, d, e, c], 6)
+            ([M::EXT32, a, b, d, e, c], 6)
         }
     })
 }

@@ -21,6 +21,7 @@ pub(crate) mod borrowed;
 pub(crate) mod decode;
 mod encode;
 mod error;
+pub(crate) mod marker;
 pub(crate) mod read;
 
 pub use borrowed::{LazyValue, NdArrayRef, PyObjectRef, RawExtRef, ValueRef};

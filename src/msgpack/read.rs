@@ -15,6 +15,7 @@
 //! - extension payload scopes: reads inside a payload stop at its end.
 
 use super::error::{DecodeError, DecodeErrorKind as Kind};
+use super::marker as M;
 
 /// The nesting limit ormsgpack reads (it writes at most 255 levels), per document.
 ///
@@ -341,29 +342,29 @@ impl<'a> Reader<'a> {
         let at = self.pos;
         let marker = self.u8()?;
         Ok(match marker {
-            0x00..=0x7f => Head::U(u64::from(marker)),
-            0x80..=0x8f => self.map(usize::from(marker & 0x0f), at)?,
-            0x90..=0x9f => self.array(usize::from(marker & 0x0f), at)?,
-            0xa0..=0xbf => self.str(usize::from(marker & 0x1f), at)?,
-            0xc0 => Head::Nil,
-            0xc1 => return Err(DecodeError::new(Kind::ReservedByte(0xc1), at)),
-            0xc2 => Head::Bool(false),
-            0xc3 => Head::Bool(true),
-            0xc4 => {
+            0x00..=M::POS_FIXINT_MAX => Head::U(u64::from(marker)),
+            M::FIXMAP..=M::FIXMAP_MAX => self.map(usize::from(marker & 0x0f), at)?,
+            M::FIXARRAY..=M::FIXARRAY_MAX => self.array(usize::from(marker & 0x0f), at)?,
+            M::FIXSTR..=M::FIXSTR_MAX => self.str(usize::from(marker & 0x1f), at)?,
+            M::NIL => Head::Nil,
+            M::RESERVED => return Err(DecodeError::new(Kind::ReservedByte(M::RESERVED), at)),
+            M::FALSE => Head::Bool(false),
+            M::TRUE => Head::Bool(true),
+            M::BIN8 => {
                 let n = usize::from(self.u8()?);
                 self.bin(n, at)?
             }
-            0xc5 => {
+            M::BIN16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "bin16 holding a shorter bin", at)?;
                 self.bin(n, at)?
             }
-            0xc6 => {
+            M::BIN32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "bin32 holding a shorter bin", at)?;
                 self.bin(n, at)?
             }
-            0xc7 => {
+            M::EXT8 => {
                 let n = usize::from(self.u8()?);
                 self.canonical(
                     !matches!(n, 1 | 2 | 4 | 8 | 16),
@@ -372,99 +373,99 @@ impl<'a> Reader<'a> {
                 )?;
                 self.ext(n, at)?
             }
-            0xc8 => {
+            M::EXT16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "ext16 holding a shorter payload", at)?;
                 self.ext(n, at)?
             }
-            0xc9 => {
+            M::EXT32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "ext32 holding a shorter payload", at)?;
                 self.ext(n, at)?
             }
-            0xca => Head::F32(f32::from_bits(self.u32()?)),
-            0xcb => Head::F64(f64::from_bits(self.u64()?)),
-            0xcc => {
+            M::F32 => Head::F32(f32::from_bits(self.u32()?)),
+            M::F64 => Head::F64(f64::from_bits(self.u64()?)),
+            M::U8 => {
                 let n = self.u8()?;
                 self.canonical(n >= 0x80, "uint8 holding a positive fixint", at)?;
                 Head::U(u64::from(n))
             }
-            0xcd => {
+            M::U16 => {
                 let n = self.u16()?;
                 self.canonical(n > 0xff, "uint16 holding a smaller integer", at)?;
                 Head::U(u64::from(n))
             }
-            0xce => {
+            M::U32 => {
                 let n = self.u32()?;
                 self.canonical(n > 0xffff, "uint32 holding a smaller integer", at)?;
                 Head::U(u64::from(n))
             }
-            0xcf => {
+            M::U64 => {
                 let n = self.u64()?;
                 self.canonical(n > 0xffff_ffff, "uint64 holding a smaller integer", at)?;
                 Head::U(n)
             }
-            0xd0 => {
+            M::I8 => {
                 let n = i8::from_be_bytes(self.take_array()?);
                 self.canonical(n < -32, "int8 holding a fixint", at)?;
                 int(i64::from(n))
             }
-            0xd1 => {
+            M::I16 => {
                 let n = i16::from_be_bytes(self.take_array()?);
                 self.canonical(n < -0x80, "int16 holding a smaller integer", at)?;
                 int(i64::from(n))
             }
-            0xd2 => {
+            M::I32 => {
                 let n = i32::from_be_bytes(self.take_array()?);
                 self.canonical(n < -0x8000, "int32 holding a smaller integer", at)?;
                 int(i64::from(n))
             }
-            0xd3 => {
+            M::I64 => {
                 let n = i64::from_be_bytes(self.take_array()?);
                 self.canonical(n < -0x8000_0000, "int64 holding a smaller integer", at)?;
                 int(n)
             }
-            0xd4 => self.ext(1, at)?,
-            0xd5 => self.ext(2, at)?,
-            0xd6 => self.ext(4, at)?,
-            0xd7 => self.ext(8, at)?,
-            0xd8 => self.ext(16, at)?,
-            0xd9 => {
+            M::FIXEXT1 => self.ext(1, at)?,
+            M::FIXEXT2 => self.ext(2, at)?,
+            M::FIXEXT4 => self.ext(4, at)?,
+            M::FIXEXT8 => self.ext(8, at)?,
+            M::FIXEXT16 => self.ext(16, at)?,
+            M::STR8 => {
                 let n = usize::from(self.u8()?);
                 self.canonical(n >= 32, "str8 holding a fixstr", at)?;
                 self.str(n, at)?
             }
-            0xda => {
+            M::STR16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "str16 holding a shorter string", at)?;
                 self.str(n, at)?
             }
-            0xdb => {
+            M::STR32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "str32 holding a shorter string", at)?;
                 self.str(n, at)?
             }
-            0xdc => {
+            M::ARRAY16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n >= 16, "array16 holding a fixarray", at)?;
                 self.array(n, at)?
             }
-            0xdd => {
+            M::ARRAY32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "array32 holding a shorter array", at)?;
                 self.array(n, at)?
             }
-            0xde => {
+            M::MAP16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n >= 16, "map16 holding a fixmap", at)?;
                 self.map(n, at)?
             }
-            0xdf => {
+            M::MAP32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "map32 holding a shorter map", at)?;
                 self.map(n, at)?
             }
-            0xe0..=0xff => Head::I(i64::from(i8::from_be_bytes([marker]))),
+            M::NEG_FIXINT..=0xff => Head::I(i64::from(i8::from_be_bytes([marker]))),
         })
     }
 

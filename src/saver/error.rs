@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::compression::CompressionError;
 use crate::crypto::CryptoError;
 use crate::json::JsonError;
 use crate::kind::ErrorKind;
@@ -219,18 +220,28 @@ impl From<&SaverError> for ErrorKind {
     }
 }
 
-/// A serializer error; one that carries a [`CryptoError`] (an encrypting or
-/// compressing serializer's, through [`SerializerError::Other`]) becomes
+/// A serializer error; one that carries a [`CryptoError`] or a [`CompressionError`] (an
+/// encrypting or compressing serializer's, through [`SerializerError::Other`]) becomes
 /// [`SaverError::Crypto`].
 impl From<SerializerError> for SaverError {
     fn from(e: SerializerError) -> Self {
         match e {
             SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
                 Ok(crypto) => SaverError::Crypto(*crypto),
-                Err(source) => SaverError::Serializer(SerializerError::Other { kind, source }),
+                Err(source) => match source.downcast::<CompressionError>() {
+                    Ok(compression) => SaverError::Crypto((*compression).into()),
+                    Err(source) => SaverError::Serializer(SerializerError::Other { kind, source }),
+                },
             },
             other => SaverError::Serializer(other),
         }
+    }
+}
+
+/// A compression error, named as the crypto layer names it ([`SaverError::Crypto`]).
+impl From<CompressionError> for SaverError {
+    fn from(e: CompressionError) -> Self {
+        SaverError::Crypto(e.into())
     }
 }
 

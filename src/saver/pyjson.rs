@@ -5,176 +5,35 @@
 //! filter compares dict and list values as `json.dumps(v, separators=(",", ":"))` (ASCII
 //! escapes). A Rust writer that wants the very same rows has to write the very same text.
 
-use std::fmt::Write as _;
-
-use super::types::py_float_repr;
+use crate::json::{self, Problem, Step};
 use crate::value::Value;
 
-/// The `json.dumps` options Python's savers use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Style {
-    /// `ensure_ascii`: non-ASCII characters as `\uXXXX` escapes (surrogate pairs above
-    /// U+FFFF).
-    pub ensure_ascii: bool,
-    /// `separators=(",", ":")` instead of the default `(", ", ": ")`.
-    pub compact: bool,
-}
+/// The `json.dumps` options Python's savers use: one of the crate's JSON writer styles.
+pub(crate) type Style = json::Style;
 
 /// `json.dumps(metadata, ensure_ascii=False)`: the SQLite saver's metadata column.
-pub(crate) const METADATA: Style = Style {
-    ensure_ascii: false,
-    compact: false,
-};
+pub(crate) const METADATA: Style = json::PY_METADATA;
 
 /// `json.dumps(v, separators=(",", ":"))`: the SQLite `list` filter's dict/list values.
-pub(crate) const FILTER: Style = Style {
-    ensure_ascii: true,
-    compact: true,
-};
+pub(crate) const FILTER: Style = json::PY_FILTER;
 
 /// Writes `value` as Python's `json.dumps` would. `Err` names the kind of the first
 /// value Python's encoder refuses (`TypeError: Object of type … is not JSON
 /// serializable`) and where it is, as a `$.a[0]`-style path.
 pub(crate) fn dumps(value: &Value, style: Style) -> Result<String, String> {
     let mut out = String::new();
-    let mut path = String::from("$");
-    write_value(value, style, &mut out, &mut path)?;
-    Ok(out)
-}
-
-fn write_value(
-    value: &Value,
-    style: Style,
-    out: &mut String,
-    path: &mut String,
-) -> Result<(), String> {
-    match value {
-        Value::Nil => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::F64(f) => write_float(*f, out),
-        Value::F32(f) => write_float(f64::from(*f), out),
-        Value::Str(s) => write_str(s, style.ensure_ascii, out),
-        Value::Array(_) | Value::Map(_) => {
-            crate::stack::guard(|| write_container(value, style, out, path))?
-        }
-        other => {
-            return Err(format!(
-                "{path}: a {} has no JSON form (Python's json.dumps raises TypeError)",
-                other.kind_name()
-            ))
-        }
+    let mut trail: Vec<Step<'_>> = Vec::new();
+    match json::write_styled(value, &style, &mut out, &mut trail) {
+        Ok(()) => Ok(out),
+        Err(Problem::Key { kind }) => Err(format!(
+            "{}: a {kind} dict key (Python's json.dumps takes str, int, float, bool or None keys)",
+            json::path_text(&trail)
+        )),
+        Err(Problem::Value { kind } | Problem::Jsonb { kind, .. }) => Err(format!(
+            "{}: a {kind} has no JSON form (Python's json.dumps raises TypeError)",
+            json::path_text(&trail)
+        )),
     }
-    Ok(())
-}
-
-fn write_container(
-    value: &Value,
-    style: Style,
-    out: &mut String,
-    path: &mut String,
-) -> Result<(), String> {
-    let (item_sep, key_sep) = if style.compact {
-        (",", ":")
-    } else {
-        (", ", ": ")
-    };
-    let mark = path.len();
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                let _ = write!(path, "[{i}]");
-                write_value(item, style, out, path)?;
-                path.truncate(mark);
-            }
-            out.push(']');
-        }
-        Value::Map(entries) => {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                let key = key_text(k).ok_or_else(|| {
-                    format!(
-                        "{path}: a {} dict key (Python's json.dumps takes str, int, float, bool or None keys)",
-                        k.kind_name()
-                    )
-                })?;
-                write_str(&key, style.ensure_ascii, out);
-                out.push_str(key_sep);
-                let _ = write!(path, ".{key}");
-                write_value(v, style, out, path)?;
-                path.truncate(mark);
-            }
-            out.push('}');
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// A dict key as `json.dumps` turns it into a string.
-fn key_text(key: &Value) -> Option<String> {
-    Some(match key {
-        Value::Str(s) => s.to_string(),
-        Value::Bool(true) => "true".to_owned(),
-        Value::Bool(false) => "false".to_owned(),
-        Value::Nil => "null".to_owned(),
-        Value::Int(i) => i.to_string(),
-        Value::F64(f) => float_text(*f),
-        Value::F32(f) => float_text(f64::from(*f)),
-        _ => return None,
-    })
-}
-
-fn write_float(f: f64, out: &mut String) {
-    out.push_str(&float_text(f));
-}
-
-/// `float.__repr__`, and `json.dumps`'s `NaN`, `Infinity`, `-Infinity`.
-fn float_text(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
-    }
-    py_float_repr(f)
-}
-
-/// A JSON string as `json.dumps` writes it: `py_encode_basestring` (ensure_ascii off)
-/// or `py_encode_basestring_ascii`.
-fn write_str(s: &str, ensure_ascii: bool, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if ensure_ascii && !c.is_ascii() => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -11,12 +11,12 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use rmp::Marker;
 use serde::de::value::{BorrowedBytesDeserializer, BorrowedStrDeserializer, I8Deserializer};
 use serde::de::{self, DeserializeSeed, Visitor};
 
 use super::error::TypedError;
 use super::{EXT_MARKER, RAW_MARKER, VALUE_MARKER, VALUE_REF_MARKER};
+use crate::msgpack::marker as M;
 use crate::msgpack::read::{DecodeOptions, Head, Reader, Walk};
 use crate::msgpack::DecodeError;
 use crate::value::Value;
@@ -157,30 +157,7 @@ impl<'de> De<'de> {
     }
 
     fn describe_next(&self) -> &'static str {
-        match self.r.peek().map(Marker::from_u8) {
-            None => "end of input",
-            Some(Marker::Null) => "nil",
-            Some(Marker::True | Marker::False) => "bool",
-            Some(
-                Marker::FixPos(_)
-                | Marker::FixNeg(_)
-                | Marker::U8
-                | Marker::U16
-                | Marker::U32
-                | Marker::U64
-                | Marker::I8
-                | Marker::I16
-                | Marker::I32
-                | Marker::I64,
-            ) => "int",
-            Some(Marker::F32 | Marker::F64) => "float",
-            Some(Marker::FixStr(_) | Marker::Str8 | Marker::Str16 | Marker::Str32) => "str",
-            Some(Marker::Bin8 | Marker::Bin16 | Marker::Bin32) => "bin",
-            Some(Marker::FixArray(_) | Marker::Array16 | Marker::Array32) => "array",
-            Some(Marker::FixMap(_) | Marker::Map16 | Marker::Map32) => "map",
-            Some(Marker::Reserved) => "reserved byte",
-            Some(_) => "ext",
-        }
+        self.r.peek().map_or("end of input", M::describe)
     }
 
     /// `EXT_MARKER`: presents the next ext as the pair `(code, payload)`, the payload
@@ -188,7 +165,7 @@ impl<'de> De<'de> {
     /// its own (as Python packs and reads it), which must be consumed exactly.
     fn visit_ext<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value> {
         let at = self.r.pos;
-        if !matches!(self.r.peek(), Some(0xc7..=0xc9 | 0xd4..=0xd8)) {
+        if !self.r.peek().is_some_and(M::is_ext) {
             return Err(TypedError::msg(format!(
                 "expected a Python object (msgpack ext), found {}",
                 self.describe_next()
@@ -246,7 +223,7 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        if self.peek()? == 0xc0 {
+        if self.peek()? == M::NIL {
             self.r.pos += 1;
             visitor.visit_none()
         } else {
@@ -297,14 +274,15 @@ impl<'de> de::Deserializer<'de> for &mut De<'de> {
         visitor: V,
     ) -> Result<V::Value> {
         let at = self.r.pos;
-        match Marker::from_u8(self.peek()?) {
-            Marker::FixStr(_) | Marker::Str8 | Marker::Str16 | Marker::Str32 => {
+        const ONE_ENTRY_MAP: u8 = M::FIXMAP | 1;
+        match self.peek()? {
+            M::FIXSTR..=M::FIXSTR_MAX | M::STR8..=M::STR32 => {
                 let s: &'de str = de::Deserialize::deserialize(&mut *self)?;
                 visitor
                     .visit_enum(BorrowedStrDeserializer::<TypedError>::new(s))
                     .map_err(|e| e.at(at))
             }
-            Marker::FixMap(1) => {
+            ONE_ENTRY_MAP => {
                 self.r.pos += 1;
                 self.nested(at, |de| visitor.visit_enum(VariantAcc { de }))
                     .map_err(|e| e.at(at))
@@ -395,7 +373,17 @@ impl<'de> de::MapAccess<'de> for RawItemMap<'de> {
 /// Markers of items that are canonical whatever follows and hold nothing nested: nil,
 /// bools, fixints, fixstrs, the empty array and the empty map.
 fn is_plain_byte(marker: u8) -> bool {
-    matches!(marker, 0x00..=0x7f | 0x80 | 0x90 | 0xa0..=0xbf | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff)
+    matches!(
+        marker,
+        0x00..=M::POS_FIXINT_MAX
+            | M::FIXMAP
+            | M::FIXARRAY
+            | M::FIXSTR..=M::FIXSTR_MAX
+            | M::NIL
+            | M::FALSE
+            | M::TRUE
+            | M::NEG_FIXINT..=0xff
+    )
 }
 
 /// The newtype variant `RAW_MARKER(<bytes of one msgpack item>)`.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::json::JsonError;
 use crate::kind::ErrorKind;
 use crate::msgpack::{DecodeError, EncodeError};
+use crate::protocol::TagError;
 
 /// What went wrong in a typed (serde) write or read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,88 +32,6 @@ pub enum TypedErrorKind {
     Tag(TagError),
     /// A `json` row's text was not JSON.
     Json(JsonError),
-}
-
-/// A `(type, bytes)` pair whose type tag cannot be read or written: the one definition
-/// of these failures, shared by every layer that reports them (the typed layer's
-/// [`TypedErrorKind::Tag`], the serializer's
-/// [`SerializerError::Tag`](crate::SerializerError::Tag), and through it the crate-wide
-/// [`Error::Serializer`](crate::Error::Serializer)).
-///
-/// ```
-/// use langgraph_codec::typed::TagError;
-/// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
-///
-/// let err = JsonPlusSerializer::new().loads_typed("pickle", b"\x80\x04").unwrap_err();
-/// assert!(matches!(err, SerializerError::Tag(TagError::Pickle)));
-/// let err = Error::from(err);
-/// assert!(matches!(err, Error::Serializer(SerializerError::Tag(TagError::Pickle))));
-/// assert_eq!(err.kind(), ErrorKind::Pickle);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TagError {
-    /// A `(type, bytes)` pair carried a type tag this serializer does not know. For a
-    /// tag of an encrypted (`+aes`) or compressed (`+zlib`) row the message says which
-    /// wrapper reads it.
-    #[error("unknown serialization type {tag:?}{}", wrapper_hint(tag))]
-    UnknownType {
-        /// The tag as found.
-        tag: String,
-    },
-    /// The row was written by Python's pickle fallback (type tag `pickle`).
-    #[error(
-        "type tag \"pickle\": written by Python's pickle fallback; cannot be read outside Python"
-    )]
-    Pickle,
-    /// A value cannot be written under the requested type tag.
-    #[error("a {found} value cannot be written with type tag {tag:?}")]
-    TagMismatch {
-        /// The requested tag.
-        tag: String,
-        /// The kind of value given.
-        found: &'static str,
-    },
-}
-
-/// Advice for a tag that a wrapper serializer reads: the serializer that met it is a
-/// plain one (the wrappers peel their suffix before their inner serializer sees it).
-fn wrapper_hint(tag: &str) -> &'static str {
-    match tag.rsplit_once('+').map(|(_, suffix)| suffix) {
-        Some("aes") => {
-            ": the row is encrypted; read it with an EncryptedSerializer \
-             (EncryptedSerializer::from_env() with LANGGRAPH_AES_KEY set to the key it was \
-             written with), not a plain serializer"
-        }
-        Some("zlib") => {
-            ": the row is compressed; read it with a CompressedSerializer (inside an \
-             EncryptedSerializer for +zlib+aes rows)"
-        }
-        _ => "",
-    }
-}
-
-impl TagError {
-    /// An [`UnknownType`](Self::UnknownType) error for `tag`.
-    pub fn unknown_type(tag: impl Into<String>) -> Self {
-        TagError::UnknownType { tag: tag.into() }
-    }
-
-    /// What kind of error this is: [`ErrorKind::UnknownType`], [`ErrorKind::Pickle`]
-    /// or [`ErrorKind::TagMismatch`].
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            TagError::UnknownType { .. } => ErrorKind::UnknownType,
-            TagError::Pickle => ErrorKind::Pickle,
-            TagError::TagMismatch { .. } => ErrorKind::TagMismatch,
-        }
-    }
-}
-
-impl From<&TagError> for ErrorKind {
-    fn from(e: &TagError) -> Self {
-        e.kind()
-    }
 }
 
 /// A typed value could not be written or read: what, and where (a byte offset into the

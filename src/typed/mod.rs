@@ -60,53 +60,18 @@ use bytes::Bytes;
 use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
-pub use error::{TagError, TypedError, TypedErrorKind};
+/// The protocol's vocabulary, defined in [`serializer`](crate::serializer) (kept here
+/// so the old paths `typed::{tags, TagError, TypedBytes}` still work).
+pub use crate::protocol::{tags, TagError, TypedBytes};
+pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
 use crate::json::JsonError;
+use crate::msgpack::marker as M;
 use crate::msgpack::DecodeOptions;
 
 /// `Result` with the typed layer's [`TypedError`].
 pub type Result<T, E = TypedError> = std::result::Result<T, E>;
-
-/// The type tags Python's `JsonPlusSerializer` and the savers use (also at
-/// [`serializer::tags`](crate::serializer::tags) and the crate root).
-pub mod tags {
-    /// `None`, with empty bytes.
-    pub const NULL: &str = "null";
-    /// Top-level `bytes`, stored as they are.
-    pub const BYTES: &str = "bytes";
-    /// Top-level `bytearray`, stored as they are.
-    pub const BYTEARRAY: &str = "bytearray";
-    /// Everything else: an ormsgpack document.
-    pub const MSGPACK: &str = "msgpack";
-    /// Legacy Python rows and everything LangGraphJS writes: JSON text.
-    pub const JSON: &str = "json";
-    /// Python's pickle fallback; unreadable outside Python.
-    pub const PICKLE: &str = "pickle";
-    /// Savers' marker for a channel that has no value (empty bytes).
-    pub const EMPTY: &str = "empty";
-}
-
-/// One serialized value: a type tag and the bytes, as a saver stores them (also at
-/// [`serializer::TypedBytes`](crate::serializer::TypedBytes) and the crate root).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct TypedBytes {
-    /// The type tag, e.g. `"msgpack"` or `"msgpack+aes"`.
-    pub type_tag: String,
-    /// The serialized bytes.
-    pub data: Bytes,
-}
-
-impl TypedBytes {
-    /// A new pair.
-    pub fn new(type_tag: impl Into<String>, data: impl Into<Bytes>) -> Self {
-        TypedBytes {
-            type_tag: type_tag.into(),
-            data: data.into(),
-        }
-    }
-}
 
 /// Newtype-struct name: the content is the pair `(code, payload)` of an ext.
 pub(crate) const EXT_MARKER: &str = "$langgraph_codec::Ext";
@@ -286,19 +251,11 @@ pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
 }
 
 fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
-    if bytes == [0xc0] {
+    if bytes == [M::NIL] {
         return TypedBytes::new(tags::NULL, Bytes::new());
     }
-    let bin = match bytes.as_slice() {
-        [0xc4, n, rest @ ..] if usize::from(*n) == rest.len() => Some(2),
-        [0xc5, a, b, rest @ ..] if usize::from(u16::from_be_bytes([*a, *b])) == rest.len() => {
-            Some(3)
-        }
-        [0xc6, a, b, c, d, rest @ ..]
-            if u32::from_be_bytes([*a, *b, *c, *d]) as usize == rest.len() =>
-        {
-            Some(5)
-        }
+    let bin = match M::bin_header(&bytes) {
+        Some((skip, len)) if bytes.len().checked_sub(skip) == Some(len) => Some(skip),
         _ => None,
     };
     match bin {
@@ -360,7 +317,7 @@ pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
 ) -> Result<T> {
     match type_tag {
         tags::MSGPACK => from_slice_with_options(data, options),
-        tags::NULL => from_slice_with_options(&[0xc0], options),
+        tags::NULL => from_slice_with_options(&[M::NIL], options),
         tags::BYTES | tags::BYTEARRAY => {
             let mut buf = Vec::with_capacity(data.len() + 5);
             crate::msgpack::write_bin(&mut buf, data)?;

@@ -13,6 +13,7 @@ use serde::ser::{self, Serialize};
 
 use super::error::TypedError;
 use super::{BYTEARRAY_MARKER, DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
+use crate::msgpack::marker as M;
 use crate::msgpack::{
     encode_into_at_depth, finish_ext, put, replace_prefix, write_array_len, write_bin, write_f64,
     write_i64, write_map_len, write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
@@ -279,7 +280,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
 
     #[inline]
     fn serialize_bool(self, v: bool) -> Result<()> {
-        put(self.out, &[if v { 0xc3 } else { 0xc2 }]);
+        put(self.out, &[if v { M::TRUE } else { M::FALSE }]);
         Ok(())
     }
     fn serialize_i8(self, v: i8) -> Result<()> {
@@ -358,7 +359,7 @@ impl<'s, 'a> ser::Serializer for &'s mut Ser<'a> {
     }
     #[inline]
     fn serialize_none(self) -> Result<()> {
-        put(self.out, &[0xc0]);
+        put(self.out, &[M::NIL]);
         Ok(())
     }
     #[inline]
@@ -589,10 +590,11 @@ fn write_marked_ext<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     ser.depth = outer;
     r?;
     let written = ser.out.get(start + room..).unwrap_or_default();
+    const PAIR: u8 = M::FIXARRAY | 2;
     let (code, prefix_len) = match written {
-        [0x92, c, ..] if *c < 0x80 => (*c as i8, 2),
-        [0x92, c, ..] if *c >= 0xe0 => (*c as i8, 2),
-        [0x92, 0xd0, c, ..] => (*c as i8, 3),
+        [PAIR, c, ..] if *c <= M::POS_FIXINT_MAX => (*c as i8, 2),
+        [PAIR, c, ..] if *c >= M::NEG_FIXINT => (*c as i8, 2),
+        [PAIR, M::I8, c, ..] => (*c as i8, 3),
         _ => {
             return Err(TypedError::msg(
                 "internal: an ext marker must wrap a (code: i8, payload) pair",
@@ -612,11 +614,8 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     let start = ser.out.len();
     value.serialize(&mut *ser)?;
     let written = ser.out.get(start..).unwrap_or_default();
-    let (header_len, len) = match written {
-        [0xc4, n, ..] => (2, usize::from(*n)),
-        [0xc5, a, b, ..] => (3, usize::from(u16::from_be_bytes([*a, *b]))),
-        [0xc6, a, b, c, d, ..] => (5, u32::from_be_bytes([*a, *b, *c, *d]) as usize),
-        _ => return Err(TypedError::msg("internal: a raw marker must wrap bytes")),
+    let Some((header_len, len)) = M::bin_header(written) else {
+        return Err(TypedError::msg("internal: a raw marker must wrap bytes"));
     };
     let item = written.get(header_len..).unwrap_or_default();
     if item.len() != len || super::de::item_len(item).ok() != Some(len) {

@@ -20,7 +20,7 @@ use super::types::{
     ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
     DeltaChannelHistory, PendingWrite,
 };
-use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;

@@ -8,22 +8,14 @@
 //! [`Value::BigInt`], kept exactly.
 
 use super::error::PostgresError;
-use crate::json;
+use crate::json::{self, Problem, Step};
 use crate::value::Value;
 
 /// Deepest nesting read back from a `jsonb` column (what ormsgpack reads, too).
 pub(crate) const MAX_DEPTH: usize = 1024;
 
 /// Why a value cannot be held inline in a `jsonb` column, if it cannot.
-pub(crate) fn scalar_problem(value: &Value) -> Option<&'static str> {
-    match value {
-        Value::F64(f) if !f.is_finite() => Some("NaN and infinities have no JSONB form"),
-        Value::F32(f) if !f.is_finite() => Some("NaN and infinities have no JSONB form"),
-        Value::Str(s) if s.contains('\u{0}') => Some("JSONB strings cannot hold \\u0000"),
-        Value::WStr(_) => Some("JSONB strings cannot hold lone surrogates"),
-        _ => None,
-    }
-}
+pub(crate) use crate::json::jsonb_problem as scalar_problem;
 
 /// Whether Python's `put` keeps this channel value inline in the checkpoint JSONB
 /// (`None`, `str`, `int`, `float`, `bool`), and JSONB can hold it.
@@ -45,84 +37,22 @@ pub(crate) fn is_inline_primitive(value: &Value) -> bool {
 /// Writes `value` as JSONB text, or says where and why it has no JSONB form.
 pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, PostgresError> {
     let mut out = String::new();
-    let mut path = Vec::new();
-    write_into(value, &mut out, &mut path).map_err(|reason| PostgresError::NotJsonb {
-        what,
-        path: path_text(&path),
-        reason,
+    // The path is kept as steps and only printed on an error (printing it at every key
+    // and index took most of the time of writing a checkpoint's JSONB).
+    let mut trail: Vec<Step<'_>> = Vec::new();
+    json::write_styled(value, &json::JSONB, &mut out, &mut trail).map_err(|problem| {
+        let reason = match problem {
+            Problem::Jsonb { reason, .. } => reason.to_owned(),
+            Problem::Key { kind } => format!("a {kind} key has no JSONB form"),
+            Problem::Value { kind } => format!("a {kind} value has no JSONB form"),
+        };
+        PostgresError::NotJsonb {
+            what,
+            path: json::path_text(&trail),
+            reason,
+        }
     })?;
     Ok(out)
-}
-
-/// One step of the path to a value: a map key or an array index. The path is kept as
-/// these steps and only printed on an error (printing it at every key and index took
-/// most of the time of writing a checkpoint's JSONB).
-enum Step<'a> {
-    Key(&'a str),
-    Index(usize),
-}
-
-fn path_text(path: &[Step<'_>]) -> String {
-    let mut text = String::from("$");
-    for step in path {
-        match step {
-            Step::Key(k) => {
-                text.push('.');
-                text.push_str(k);
-            }
-            Step::Index(i) => text.push_str(&format!("[{i}]")),
-        }
-    }
-    text
-}
-
-/// Writes `value` into `out`; on an error, `path` is left pointing at the culprit.
-fn write_into<'a>(
-    value: &'a Value,
-    out: &mut String,
-    path: &mut Vec<Step<'a>>,
-) -> Result<(), String> {
-    if let Some(problem) = scalar_problem(value) {
-        return Err(problem.to_owned());
-    }
-    match value {
-        Value::Array(items) => crate::stack::guard(|| {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                path.push(Step::Index(i));
-                write_into(item, out, path)?;
-                path.pop();
-            }
-            out.push(']');
-            Ok(())
-        }),
-        Value::Map(entries) => crate::stack::guard(|| {
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                let Value::Str(key) = k else {
-                    return Err(format!("a {} key has no JSONB form", k.kind_name()));
-                };
-                path.push(Step::Key(key));
-                if key.contains('\u{0}') {
-                    return Err("JSONB keys cannot hold \\u0000".to_owned());
-                }
-                if i > 0 {
-                    out.push(',');
-                }
-                json::write_into(k, out).map_err(|e| e.to_string())?;
-                out.push(':');
-                write_into(v, out, path)?;
-                path.pop();
-            }
-            out.push('}');
-            Ok(())
-        }),
-        scalar => json::write_into(scalar, out)
-            .map_err(|e| format!("a {} value has no JSONB form", e.value_kind())),
-    }
 }
 
 /// Reads `jsonb` text as Python's `json.loads` does.

@@ -104,7 +104,7 @@ use super::types::{
     CheckpointTuple, DeltaChannelHistory,
 };
 use super::SaverError;
-use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;

@@ -85,7 +85,7 @@ use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
-use crate::crypto::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::TypedSerializerExt;
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};

@@ -2,51 +2,8 @@
 
 use crate::value::Value;
 
-/// Python's `repr(float)`: shortest round-trip digits, scientific notation when the
-/// decimal exponent is below −4 or at least 16.
-pub(crate) fn py_float_repr(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    let sign = if x < 0.0 { "-" } else { "" };
-    // Rust's `{:e}` gives the shortest round-trip digits: "8.444218515250481e-1".
-    let sci = format!("{:e}", x.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let ndigits = i64::try_from(digits.len()).unwrap_or(i64::MAX);
-    let body = if (-4..16).contains(&exp) {
-        if exp >= 0 {
-            let int_len = usize::try_from(exp + 1).unwrap_or(0);
-            if digits.len() <= int_len {
-                let zeros = "0".repeat(int_len - digits.len());
-                format!("{digits}{zeros}.0")
-            } else {
-                let (int_part, frac) = digits.split_at(int_len);
-                format!("{int_part}.{frac}")
-            }
-        } else {
-            let zeros = "0".repeat(usize::try_from(-exp - 1).unwrap_or(0));
-            format!("0.{zeros}{digits}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        let frac = if ndigits > 1 {
-            format!(".{rest}")
-        } else {
-            String::new()
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{first}{frac}e{esign}{:02}", exp.unsigned_abs())
-    };
-    format!("{sign}{body}")
-}
+/// Python's `repr(float)` (one float path, in the JSON writer).
+pub(crate) use crate::json::py_float_repr;
 
 /// Python's `==` on decoded values, as `list(filter=…)` compares metadata: numbers
 /// compare by value across int, float and bool (`1 == 1.0 == True`), maps compare

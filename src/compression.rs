@@ -1,6 +1,40 @@
 //! [`CompressedSerializer`]: upstream LangGraph's `CompressedSerializer` (newer than
 //! 4.3.2): tag suffix `+zlib`, payload `b"LGZ\x01"` followed by a zlib stream.
-//! Decompression is bounded, so a small hostile row cannot expand into gigabytes.
+//! Decompression is bounded, so a small hostile row cannot expand into gigabytes: per
+//! row ([`CompressedSerializer::with_max_decompressed_size`]) and per saver call
+//! ([`DecompressionBudget`]).
+//!
+//! # Its layer
+//!
+//! A serializer wrapper of its own, above [`serializer`](crate::serializer) and below
+//! [`crypto`](crate::crypto): it names only the serializer protocol and the value
+//! model, so a saver or tool that compresses without encrypting does not depend on the
+//! crypto layer. The crypto layer composes it (`msgpack+zlib+aes` is an
+//! `EncryptedSerializer` over a `CompressedSerializer`) and turns a
+//! [`CompressionError`] into the [`CryptoError`](crate::crypto::CryptoError) variant of
+//! the same name, so the crate-wide [`Error`](crate::Error) and
+//! [`SaverError`](crate::saver::SaverError) report compression failures as they did
+//! when this module lived in `crypto` (`Error::Crypto(CompressionError::DecompressionBudget
+//! { .. })`). `crypto::{CompressedSerializer, DecompressionBudget, compress, …}` stay as
+//! re-exports.
+//!
+//! # Why the per-call budget is a thread-local scope, not an argument
+//!
+//! A saver holds its serializer as `Arc<dyn Serializer>`, composed by the user: the
+//! `CompressedSerializer` may sit under an `EncryptedSerializer`, under a user's own
+//! wrapper, or not be there at all. For a budget to travel with the call it would
+//! have to be a parameter of every [`Serializer`] method (`loads_typed`,
+//! `unwrap_serialized`, the typed layer's entry points) and every wrapper, including
+//! serializers written outside this crate, would have to forward it; one that did not
+//! (a default method) would silently drop the limit. The saver cannot instead build a
+//! budgeted copy of its serializer per call, since it does not know where in the
+//! `dyn` stack the compressor is. A [`DecompressionBudget::scope`] reaches the
+//! compressor under any wrapper without changing the protocol, and costs one
+//! thread-local read per inflated row. Its limits, stated where it is used: decoding
+//! is synchronous, so a scope never spans an `.await` (an async call opens one scope
+//! per row on clones of one budget, which share the total), and work a serializer hands
+//! to another thread is not charged. When the protocol gains a per-call options value
+//! (issue 24's "options instead of suffix families"), the budget belongs there.
 
 use std::cell::RefCell;
 use std::io::{Read, Write};
@@ -11,11 +45,73 @@ use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 
-use super::CryptoError;
-use crate::serializer::Result;
-
-use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
+use crate::kind::ErrorKind;
+use crate::serializer::{JsonPlusSerializer, Serializer, SerializerError, TypedBytes};
 use crate::value::Value;
+
+/// A `+zlib` payload that cannot be inflated, or inflates past a limit.
+///
+/// Through the [`Serializer`] protocol it is a [`SerializerError::Other`] with its kind;
+/// the crate-wide [`Error`](crate::Error) and [`SaverError`](crate::saver::SaverError)
+/// name it as the [`CryptoError`](crate::crypto::CryptoError) variant of the same name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressionError {
+    /// Decompression would produce more than the configured limit (a zip bomb, or the
+    /// limit is too small for real data).
+    #[error("decompressed data exceeds the limit of {limit} bytes")]
+    DecompressionLimit {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// The rows of one call (a [`DecompressionBudget`] scope) would decompress to more
+    /// than its total.
+    #[error(
+        "decompressed data of this call exceeds its budget of {limit} bytes \
+         (a total over all its +zlib rows)"
+    )]
+    DecompressionBudget {
+        /// The budget's total.
+        limit: usize,
+    },
+    /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
+    #[error("invalid compressed payload: {reason}")]
+    InvalidCompressedData {
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+impl CompressionError {
+    /// The stable kind: `decompression_limit`, `decompression_budget` or
+    /// `invalid_compressed_data`.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            CompressionError::DecompressionLimit { .. } => ErrorKind::DecompressionLimit,
+            CompressionError::DecompressionBudget { .. } => ErrorKind::DecompressionBudget,
+            CompressionError::InvalidCompressedData { .. } => ErrorKind::InvalidCompressedData,
+        }
+    }
+}
+
+impl From<&CompressionError> for ErrorKind {
+    fn from(e: &CompressionError) -> Self {
+        e.kind()
+    }
+}
+
+/// Through the [`Serializer`] protocol: [`SerializerError::Other`] with its kind, the
+/// `CompressionError` as its source.
+impl From<CompressionError> for SerializerError {
+    fn from(e: CompressionError) -> Self {
+        SerializerError::Other {
+            kind: e.kind(),
+            source: Box::new(e),
+        }
+    }
+}
+
+type Result<T, E = SerializerError> = std::result::Result<T, E>;
 
 /// The tag suffix of compressed rows.
 pub const ZLIB_SUFFIX: &str = "+zlib";
@@ -35,13 +131,14 @@ pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
 /// decoding inside [`scope`](Self::scope): every `+zlib` row a [`CompressedSerializer`]
 /// inflates on this thread within the scope — under any wrappers (`+zlib+aes`), through
 /// [`Serializer::loads_typed`] or the typed layer — is charged to it, and a row that
-/// would go past the total fails with [`CryptoError::DecompressionBudget`] before
+/// would go past the total fails with [`CompressionError::DecompressionBudget`] before
 /// inflating further. The serializer API does not change. Clones share the total, so
 /// a call that decodes rows in several places (even across `.await`s, one `scope` per
 /// row) charges one budget.
 ///
 /// ```
-/// use langgraph_codec::crypto::{CompressedSerializer, CryptoError, DecompressionBudget};
+/// use langgraph_codec::compression::{CompressedSerializer, DecompressionBudget};
+/// use langgraph_codec::crypto::CryptoError;
 /// use langgraph_codec::{Error, JsonPlusSerializer, Serializer, Value};
 ///
 /// let serde = CompressedSerializer::new(JsonPlusSerializer::new());
@@ -51,8 +148,8 @@ pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
 /// assert!(first.is_ok());
 /// assert_eq!(budget.used(), 603);
 /// let second = budget.scope(|| serde.loads_typed(&row.type_tag, &row.data));
-/// // Through the `Serializer` trait the crypto error is `SerializerError::Other`;
-/// // the crate-wide `Error` names it.
+/// // Through the `Serializer` trait the compression error is `SerializerError::Other`;
+/// // the crate-wide `Error` names it as the crypto layer did before the move.
 /// let second = second.map_err(Error::from);
 /// assert!(matches!(second, Err(Error::Crypto(CryptoError::DecompressionBudget { limit: 1_000 }))));
 /// // Outside a scope only the per-row limit applies.
@@ -103,9 +200,9 @@ impl DecompressionBudget {
     /// Charges `bytes` (for a saver that inflates data by other means).
     ///
     /// # Errors
-    /// [`CryptoError::DecompressionBudget`] when the total would pass the limit
+    /// [`CompressionError::DecompressionBudget`] when the total would pass the limit
     /// (nothing is charged then).
-    pub fn charge(&self, bytes: usize) -> Result<(), CryptoError> {
+    pub fn charge(&self, bytes: usize) -> Result<(), CompressionError> {
         let limit = self.limit();
         self.shared
             .used
@@ -113,7 +210,7 @@ impl DecompressionBudget {
                 used.checked_add(bytes).filter(|total| *total <= limit)
             })
             .map(|_| ())
-            .map_err(|_| CryptoError::DecompressionBudget { limit })
+            .map_err(|_| CompressionError::DecompressionBudget { limit })
     }
 
     /// Runs `f` with this budget charged for every `+zlib` row inflated on this thread
@@ -138,14 +235,14 @@ impl DecompressionBudget {
 }
 
 /// Inflates one row: at most `row_limit` bytes, and within the current budget.
-fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>, CryptoError> {
+fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>, CompressionError> {
     let Some(budget) = DecompressionBudget::current() else {
         return decompress(payload, row_limit);
     };
     let remaining = budget.remaining();
     if remaining < row_limit {
         let out = decompress(payload, remaining).map_err(|e| match e {
-            CryptoError::DecompressionLimit { .. } => CryptoError::DecompressionBudget {
+            CompressionError::DecompressionLimit { .. } => CompressionError::DecompressionBudget {
                 limit: budget.limit(),
             },
             other => other,
@@ -162,11 +259,11 @@ fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>, CryptoError> {
 /// with upstream LangGraph's `CompressedSerializer`. Tags without the suffix go to the
 /// inner serializer unchanged (rows written before compression was turned on).
 ///
-/// Put it *inside* an [`EncryptedSerializer`](super::EncryptedSerializer) to compress
+/// Put it *inside* an [`EncryptedSerializer`](crate::crypto::EncryptedSerializer) to compress
 /// before encrypting (`msgpack+zlib+aes`); Python 4.3.2 cannot read such rows.
 ///
 /// ```
-/// use langgraph_codec::crypto::CompressedSerializer;
+/// use langgraph_codec::compression::CompressedSerializer;
 /// use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
 ///
 /// let serde = CompressedSerializer::new(JsonPlusSerializer::new());
@@ -277,13 +374,13 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
 /// `b"LGZ\x01" + zlib.compress(data, level)`.
 ///
 /// # Errors
-/// [`CryptoError::InvalidCompressedData`] if the zlib encoder fails (writing to memory,
+/// [`CompressionError::InvalidCompressedData`] if the zlib encoder fails (writing to memory,
 /// not expected).
-pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CryptoError> {
+pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CompressionError> {
     let mut out = Vec::with_capacity(data.len() / 2 + 16);
     out.extend_from_slice(ZLIB_MARKER);
     let mut encoder = ZlibEncoder::new(out, Compression::new(level.min(9)));
-    let io = |e: std::io::Error| CryptoError::InvalidCompressedData {
+    let io = |e: std::io::Error| CompressionError::InvalidCompressedData {
         reason: format!("zlib compression failed: {e}"),
     };
     encoder.write_all(data).map_err(io)?;
@@ -294,14 +391,14 @@ pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CryptoError> {
 /// than `limit`, truncated streams and bytes after the end of the stream.
 ///
 /// # Errors
-/// [`CryptoError::InvalidCompressedData`] without the marker, for a truncated or
-/// corrupt stream or bytes after it; [`CryptoError::DecompressionLimit`] past `limit`;
-/// [`CryptoError::DecompressionBudget`] past the budget of an enclosing
+/// [`CompressionError::InvalidCompressedData`] without the marker, for a truncated or
+/// corrupt stream or bytes after it; [`CompressionError::DecompressionLimit`] past `limit`;
+/// [`CompressionError::DecompressionBudget`] past the budget of an enclosing
 /// [`DecompressionBudget::scope`].
-pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CryptoError> {
+pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
     let stream = payload
         .strip_prefix(ZLIB_MARKER.as_slice())
-        .ok_or_else(|| CryptoError::InvalidCompressedData {
+        .ok_or_else(|| CompressionError::InvalidCompressedData {
             reason: "missing the b\"LGZ\\x01\" marker".to_owned(),
         })?;
     let mut decoder = ZlibDecoder::new(stream);
@@ -310,15 +407,15 @@ pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CryptoError> 
     (&mut decoder)
         .take(cap)
         .read_to_end(&mut out)
-        .map_err(|e| CryptoError::InvalidCompressedData {
+        .map_err(|e| CompressionError::InvalidCompressedData {
             reason: format!("invalid zlib stream: {e}"),
         })?;
     if out.len() > limit {
-        return Err(CryptoError::DecompressionLimit { limit });
+        return Err(CompressionError::DecompressionLimit { limit });
     }
     let consumed = decoder.total_in();
     if consumed != u64::try_from(stream.len()).unwrap_or(u64::MAX) {
-        return Err(CryptoError::InvalidCompressedData {
+        return Err(CompressionError::InvalidCompressedData {
             reason: format!(
                 "{} byte(s) after the end of the zlib stream",
                 (stream.len() as u64).saturating_sub(consumed)
@@ -355,7 +452,7 @@ mod tests {
         // no marker
         assert!(matches!(
             decompress(&good[4..], 1 << 20),
-            Err(CryptoError::InvalidCompressedData { .. })
+            Err(CompressionError::InvalidCompressedData { .. })
         ));
         // every truncation
         for cut in 4..good.len() {
@@ -372,7 +469,7 @@ mod tests {
         assert!(decompress(&good, 23).is_ok());
         assert!(matches!(
             decompress(&good, 22),
-            Err(CryptoError::DecompressionLimit { limit: 22 })
+            Err(CompressionError::DecompressionLimit { limit: 22 })
         ));
     }
 
@@ -382,7 +479,7 @@ mod tests {
         assert!(bomb.len() < 20_000);
         assert!(matches!(
             decompress(&bomb, 1 << 20),
-            Err(CryptoError::DecompressionLimit { .. })
+            Err(CompressionError::DecompressionLimit { .. })
         ));
     }
 }
