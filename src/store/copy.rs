@@ -18,13 +18,19 @@
 //! primary key re-encrypts on the way; without keys the target is written in clear
 //! (and an encrypted source cannot be read).
 //!
+//! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
+//! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
+//! inserts the batch's pending writes, another puts its checkpoints through the target
+//! saver (`put_batch`: the rows of `put`, one commit), then the batch is verified.
+//!
 //! **Resumable:** a checkpoint already in the target is not written again (its
-//! writes are inserted if missing: inserts only take free keys). Killed at any point,
-//! a copy leaves whole checkpoints (each is one statement) whose writes are already
-//! there; run it again to finish. **Verified:** every copied or present checkpoint is
-//! read back through the target saver's `get_tuple` and compared with the source
-//! (checkpoint, metadata, parent, pending writes in order); counts are reported.
-//! Memory holds one checkpoint at a time and one page of keys.
+//! writes are inserted if missing: inserts only take free keys). Writes commit before
+//! their checkpoints, so killed at any point, a copy leaves whole checkpoints whose
+//! writes are already there; run it again to finish. **Verified:** every copied or
+//! present checkpoint is read back through the target saver's `get_tuple` (a few at a
+//! time) and compared with the source (checkpoint, metadata, parent, pending writes in
+//! order); counts are reported. Memory holds one batch and one page of keys. Needs a
+//! Tokio runtime (the read-backs are Tokio tasks).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -509,17 +515,23 @@ async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<u64> {
     Ok(n)
 }
 
+/// Checkpoints read back at the same time when a batch is verified.
+const VERIFY_IN_FLIGHT: usize = 4;
+
+/// A checkpoint read back from the target.
+type ReadBack = std::result::Result<Option<CheckpointTuple>, SaverError>;
+
 /// The target saver: `put` of a batch in one transaction, `get_tuple` to verify.
 enum Writer {
-    Sqlite(SqliteSaver),
-    Postgres(PostgresSaver),
+    Sqlite(Arc<SqliteSaver>),
+    Postgres(Arc<PostgresSaver>),
 }
 
 impl Writer {
-    fn saver(&self) -> &dyn CheckpointSaver {
+    fn shared(&self) -> Arc<dyn CheckpointSaver> {
         match self {
-            Writer::Sqlite(s) => s,
-            Writer::Postgres(s) => s,
+            Writer::Sqlite(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+            Writer::Postgres(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
         }
     }
 
@@ -681,13 +693,13 @@ pub async fn copy(
         let (t, created, _) = open_target(target).await?;
         report.created_tables = created;
         writer = Some(match Location::parse(target)? {
-            Location::Sqlite(path) => Writer::Sqlite(
+            Location::Sqlite(path) => Writer::Sqlite(Arc::new(
                 SqliteSaver::builder(&path)
                     .serializer(Arc::clone(&write_serde))
                     .open()
                     .map_err(super::raw::saver_err(&report.target))?,
-            ),
-            Location::Postgres(url) => Writer::Postgres(pg_saver(&url, &write_serde)?),
+            )),
+            Location::Postgres(url) => Writer::Postgres(Arc::new(pg_saver(&url, &write_serde)?)),
         });
         tgt = Some(t);
     }
@@ -833,34 +845,54 @@ async fn flush(
     }
     report.copied += missing.len() as u64;
     report.already_there += (batch.len() - missing.len()) as u64;
-    for p in batch.drain(..) {
-        *done += 1;
-        let back = writer
-            .saver()
-            .get_tuple(&CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id))
-            .await;
-        match back {
-            Ok(Some(b)) => match difference(&p.tuple, &b) {
-                None => report.verified += 1,
-                Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
-            },
-            Ok(None) => report
-                .mismatches
-                .push(format!("{}: not in the target", p.at())),
-            Err(e) => report
-                .mismatches
-                .push(format!("{}: does not read back: {e}", p.at())),
+    // Read back a window of checkpoints at a time, concurrently (on Postgres each
+    // read is a round trip; the SQLite saver decodes on its blocking pool), then
+    // compare and report them in order.
+    let saver = writer.shared();
+    let items: Vec<Pending> = std::mem::take(batch);
+    for window in items.chunks(VERIFY_IN_FLIGHT) {
+        let mut reads = tokio::task::JoinSet::new();
+        for (i, p) in window.iter().enumerate() {
+            let saver = Arc::clone(&saver);
+            let config = CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id);
+            reads.spawn(async move { (i, saver.get_tuple(&config).await) });
         }
-        if let Some(f) = &options.progress {
-            f(&Progress {
-                operation: "copy",
-                column: "checkpoints",
-                rows_done: *done,
-                total_estimate: report.checkpoints.max(*done),
-                rewritten: report.copied,
-                stage: Stage::Done,
-                page: None,
-            });
+        let mut back: Vec<Option<ReadBack>> = window.iter().map(|_| None).collect();
+        while let Some(joined) = reads.join_next().await {
+            if let Ok((i, read)) = joined {
+                if let Some(slot) = back.get_mut(i) {
+                    *slot = Some(read);
+                }
+            }
+        }
+        for (p, read) in window.iter().zip(back) {
+            *done += 1;
+            match read {
+                Some(Ok(Some(b))) => match difference(&p.tuple, &b) {
+                    None => report.verified += 1,
+                    Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
+                },
+                Some(Ok(None)) => report
+                    .mismatches
+                    .push(format!("{}: not in the target", p.at())),
+                Some(Err(e)) => report
+                    .mismatches
+                    .push(format!("{}: does not read back: {e}", p.at())),
+                None => report
+                    .mismatches
+                    .push(format!("{}: does not read back: the read failed", p.at())),
+            }
+            if let Some(f) = &options.progress {
+                f(&Progress {
+                    operation: "copy",
+                    column: "checkpoints",
+                    rows_done: *done,
+                    total_estimate: report.checkpoints.max(*done),
+                    rewritten: report.copied,
+                    stage: Stage::Done,
+                    page: None,
+                });
+            }
         }
     }
     Ok(())

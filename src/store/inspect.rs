@@ -30,6 +30,10 @@ const METADATA_MAX_DEPTH: usize = 1_000;
 #[derive(Debug)]
 pub struct AnyStore {
     pub(crate) raw: Raw,
+    /// The Postgres saver [`AnyStore::tuple`] reads through, kept for the next call
+    /// with the same serializer (one saver per call was one new connection per
+    /// checkpoint a copy read).
+    pg_reader: std::sync::Mutex<Option<(Arc<dyn Serializer>, PostgresSaver)>>,
 }
 
 /// One thread: [`AnyStore::threads`].
@@ -243,6 +247,7 @@ impl AnyStore {
     pub async fn open(location: &str) -> Result<Self> {
         Ok(AnyStore {
             raw: Raw::open(location).await?,
+            pg_reader: std::sync::Mutex::new(None),
         })
     }
 
@@ -585,7 +590,7 @@ impl AnyStore {
                         ),
                     });
                 }
-                let saver = pg_saver(url, serde)?;
+                let saver = self.pg_reader(url, serde)?;
                 saver
                     .get_tuple(&CheckpointConfig::for_checkpoint(
                         thread,
@@ -773,6 +778,25 @@ impl AnyStore {
             per_thread,
             per_channel,
         })
+    }
+}
+
+impl AnyStore {
+    /// The saver [`AnyStore::tuple`] reads a Postgres store through: made once, made
+    /// again only for another serializer.
+    fn pg_reader(&self, url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
+        let mut held = self
+            .pg_reader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((s, saver)) = held.as_ref() {
+            if std::ptr::addr_eq(Arc::as_ptr(s), Arc::as_ptr(serde)) {
+                return Ok(saver.clone());
+            }
+        }
+        let saver = pg_saver(url, serde)?;
+        *held = Some((Arc::clone(serde), saver.clone()));
+        Ok(saver)
     }
 }
 
