@@ -11,10 +11,10 @@
 #
 # PY: a Python with the pinned packages. LGCODEC_TEST_PG_URL: a server where databases
 # DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py and DB_import may be dropped and
-# created (DB: $DB_PREFIX, default mb). SIZES (checkpoints, multiples of 10; default "10000 100000"), LGCODEC (the
-# binary; default target/release/lgcodec), PY_SKIP (copies whose Python side is left
-# out: sqlite->postgres, postgres->sqlite), ONLY (a list among copy-sqlite-pg,
-# copy-pg-sqlite, prune, export; default all).
+# created (DB: $DB_PREFIX, default mb). SIZES (checkpoints, multiples of 10; default
+# "10000 100000"), LGCODEC (the binary; default target/release/lgcodec), PY_SKIP
+# (copies whose Python side is left out: sqlite->postgres, postgres->sqlite), ONLY (a
+# list among copy-sqlite-pg, copy-pg-sqlite, prune, export; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W="$(mktemp -d -t lgcodec-maint-bench.XXXXXX)"; trap 'rm -rf "$W"' EXIT
