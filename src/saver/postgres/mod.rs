@@ -738,7 +738,7 @@ impl PostgresSaver {
     }
 
     /// [`put`](CheckpointSaver::put) of many checkpoints in **one** transaction on one
-    /// connection: the same statements and rows, one commit (a store copy writes its
+    /// connection: the same statements and rows (pipelined), one commit (a store copy writes its
     /// batches this way). Either every row is stored or none is; a lost connection
     /// fails the batch (run it again: `put` is idempotent). Returns each checkpoint's
     /// config, in order.
@@ -765,10 +765,15 @@ impl PostgresSaver {
         let lz4 = self.lz4_usable(&*client).await.map_err(db("put"))?;
         let sql = self.sql.put.pick(lz4);
         let tx = client.transaction().await.map_err(db("put"))?;
-        for row in &rows {
-            tx.rows(self.settings.mode, sql, &row.params())
-                .await
-                .map_err(db("put"))?;
+        // The statements are pipelined: one round trip's wait for the batch, not one
+        // per checkpoint.
+        let params: Vec<_> = rows.iter().map(PutRow::params).collect();
+        let puts = params
+            .iter()
+            .map(|p| tx.rows(self.settings.mode, sql, p))
+            .collect();
+        for done in db::join_all(puts).await {
+            done.map_err(db("put"))?;
         }
         tx.commit().await.map_err(db("put"))?;
         Ok(rows.iter().map(PutRow::config).collect())
