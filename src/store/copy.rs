@@ -20,13 +20,19 @@
 //! primary key re-encrypts on the way; without keys the target is written in clear
 //! (and an encrypted source cannot be read).
 //!
+//! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
+//! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
+//! inserts the batch's pending writes, another puts its checkpoints through the target
+//! saver (`put_batch`: the rows of `put`, one commit), then the batch is verified.
+//!
 //! **Resumable:** a checkpoint already in the target is not written again (its
-//! writes are inserted if missing: inserts only take free keys). Killed at any point,
-//! a copy leaves whole checkpoints (each is one statement) whose writes are already
-//! there; run it again to finish. **Verified:** every copied or present checkpoint is
-//! read back through the target saver's `get_tuple` and compared with the source
-//! (checkpoint, metadata, parent, pending writes in order); counts are reported.
-//! Memory holds one checkpoint at a time and one page of keys.
+//! writes are inserted if missing: inserts only take free keys). Writes commit before
+//! their checkpoints, so killed at any point, a copy leaves whole checkpoints whose
+//! writes are already there; run it again to finish. **Verified:** every copied or
+//! present checkpoint is read back through the target saver's `get_tuple` (a few at a
+//! time) and compared with the source (checkpoint, metadata, parent, pending writes in
+//! order); counts are reported. Memory holds one batch and one page of keys. Needs a
+//! Tokio runtime (the read-backs are Tokio tasks).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,10 +48,14 @@ use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
-use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::saver::{
+    ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple, SaverError,
+};
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
+use crate::Value;
 
 /// Options of [`copy`].
 #[derive(Clone, Default)]
@@ -53,8 +63,17 @@ pub struct CopyOptions {
     threads: Vec<String>,
     dry_run: bool,
     page_size: Option<usize>,
+    batch_size: Option<usize>,
+    batch_bytes: Option<usize>,
     progress: Option<ProgressFn>,
 }
+
+/// Checkpoints written per target transaction unless [`CopyOptions::batch_size`] says.
+pub const DEFAULT_COPY_BATCH: usize = 256;
+/// Bytes (about: the decoded values and the pending writes' serialized bytes) a batch
+/// holds at most unless [`CopyOptions::batch_bytes`] says; a checkpoint larger than
+/// this goes in a batch of its own.
+pub const DEFAULT_COPY_BATCH_BYTES: usize = 16 << 20;
 
 impl std::fmt::Debug for CopyOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -89,7 +108,22 @@ impl CopyOptions {
         self
     }
 
-    /// Called after each checkpoint.
+    /// Checkpoints written per target transaction (at least 1; default
+    /// [`DEFAULT_COPY_BATCH`]). Each batch is read back and verified before the next
+    /// one is read.
+    pub fn batch_size(mut self, checkpoints: usize) -> Self {
+        self.batch_size = Some(checkpoints.max(1));
+        self
+    }
+
+    /// Bytes a batch holds at most (default [`DEFAULT_COPY_BATCH_BYTES`]): memory stays
+    /// within about this much whatever the size of the store.
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = Some(bytes.max(1));
+        self
+    }
+
+    /// Called after each checkpoint (once its batch is written and verified).
     pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
         self
@@ -124,6 +158,9 @@ pub struct CopyReport {
     pub verified: u64,
     /// Checkpoints that read back differently (or not at all): which, and how.
     pub mismatches: Vec<String>,
+    /// Batches: each wrote its pending writes in one target transaction and its
+    /// checkpoints in another, then was read back and verified.
+    pub batches: u64,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -293,35 +330,107 @@ async fn write_rows(raw: &Raw, thread: &str, ns: &str, id: &str) -> Result<Vec<W
     }
 }
 
-async fn exists(target: &Target, thread: &str, ns: &str, id: &str) -> Result<bool> {
-    match target {
-        Target::Sqlite(conn) => conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
-                [thread, ns, id],
-                |r| r.get(0),
-            )
-            .map_err(sq("copy")),
-        Target::Postgres(client) => client
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3)",
-                &[&thread, &ns, &id],
-            )
-            .await
-            .map_err(pg("copy"))?
-            .try_get(0)
-            .map_err(pg("copy")),
+/// A source checkpoint on its way to the target, with its pending writes serialized
+/// by the target's serializer.
+struct Pending {
+    thread: String,
+    ns: String,
+    id: String,
+    tuple: CheckpointTuple,
+    writes: Vec<CopiedWrite>,
+}
+
+/// A stored pending write with its value as the target's serializer writes it: bytes
+/// and type tag.
+type CopiedWrite = (WriteRow, Vec<u8>, String);
+
+impl Pending {
+    fn at(&self) -> String {
+        format!("{}/{:?}/{}", self.thread, self.ns, self.id)
     }
 }
 
-/// Inserts write rows whose key is free; how many were inserted.
-async fn insert_writes(
-    target: &mut Target,
-    thread: &str,
-    ns: &str,
-    id: &str,
-    rows: &[(WriteRow, Vec<u8>, String)],
-) -> Result<u64> {
+/// About how many bytes `value` holds (strings, bytes, containers): what bounds a batch.
+fn value_bytes(value: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(16);
+        match v {
+            Value::Str(s) => total = total.saturating_add(s.len()),
+            Value::Bin(b) => total = total.saturating_add(b.len()),
+            Value::Ext(e) => total = total.saturating_add(e.data.len()),
+            Value::NdArray(a) => total = total.saturating_add(a.buffer.len()),
+            Value::WStr(_) | Value::BigInt(_) => total = total.saturating_add(32),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Map(entries) => stack.extend(entries.iter().flat_map(|(k, v)| [k, v])),
+            Value::Object(o) => {
+                total = total.saturating_add(o.module.len() + o.name.len());
+                stack.push(&o.arg);
+            }
+            Value::DeltaSnapshot(inner) => stack.push(inner),
+            _ => {}
+        }
+    }
+    total
+}
+
+fn pending_bytes(p: &Pending) -> usize {
+    let values: usize = p
+        .tuple
+        .checkpoint
+        .channel_values
+        .values()
+        .map(value_bytes)
+        .sum();
+    let writes: usize = p.writes.iter().map(|(_, data, _)| data.len()).sum();
+    values.saturating_add(writes).saturating_add(512)
+}
+
+/// Which checkpoints of the batch the target already holds, by position.
+async fn present(target: &Target, batch: &[Pending]) -> Result<Vec<bool>> {
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
+                )
+                .map_err(sq("copy"))?;
+            batch
+                .iter()
+                .map(|p| {
+                    stmt.query_row([&p.thread, &p.ns, &p.id], |r| r.get(0))
+                        .map_err(sq("copy"))
+                })
+                .collect()
+        }
+        Target::Postgres(client) => {
+            let threads: Vec<&str> = batch.iter().map(|p| p.thread.as_str()).collect();
+            let nss: Vec<&str> = batch.iter().map(|p| p.ns.as_str()).collect();
+            let ids: Vec<&str> = batch.iter().map(|p| p.id.as_str()).collect();
+            let rows = client
+                .query(
+                    "SELECT k.n::int8 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
+                     WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id)",
+                    &[&threads, &nss, &ids],
+                )
+                .await
+                .map_err(pg("copy"))?;
+            let mut out = vec![false; batch.len()];
+            for r in &rows {
+                let n: i64 = r.try_get(0).map_err(pg("copy"))?;
+                if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = true;
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Inserts the batch's write rows whose key is free, in one transaction; how many
+/// were inserted.
+async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<u64> {
     let mut n = 0u64;
     match target {
         Target::Sqlite(conn) => {
@@ -335,20 +444,22 @@ async fn insert_writes(
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     )
                     .map_err(sq("copy"))?;
-                for (w, data, tag) in rows {
-                    n += stmt
-                        .execute(rusqlite::params![
-                            thread,
-                            ns,
-                            id,
-                            w.task_id,
-                            w.task_path,
-                            w.idx,
-                            w.channel,
-                            tag,
-                            data
-                        ])
-                        .map_err(sq("copy"))? as u64;
+                for p in batch {
+                    for (w, data, tag) in &p.writes {
+                        n += stmt
+                            .execute(rusqlite::params![
+                                p.thread,
+                                p.ns,
+                                p.id,
+                                w.task_id,
+                                w.task_path,
+                                w.idx,
+                                w.channel,
+                                tag,
+                                data
+                            ])
+                            .map_err(sq("copy"))? as u64;
+                    }
                 }
             }
             tx.commit().map_err(sq("copy"))?;
@@ -358,37 +469,120 @@ async fn insert_writes(
             let stmt = tx
                 .prepare(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6::int4, $7, $8, $9) ON CONFLICT DO NOTHING",
+                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::bytea[]) \
+                     ON CONFLICT DO NOTHING",
                 )
                 .await
                 .map_err(pg("copy"))?;
-            for (w, data, tag) in rows {
-                let idx = i32::try_from(w.idx).map_err(|_| StoreError::Unreadable {
-                    what: format!("write {thread}/{id}/{}", w.task_id),
+            let rows: Vec<(&Pending, &CopiedWrite)> = batch
+                .iter()
+                .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
+                .collect();
+            let mut idxs = Vec::with_capacity(rows.len());
+            for (p, (w, _, _)) in &rows {
+                idxs.push(i32::try_from(w.idx).map_err(|_| StoreError::Unreadable {
+                    what: format!("write {}/{}", p.at(), w.task_id),
                     reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
-                })?;
-                n += tx
-                    .execute(
-                        &stmt,
-                        &[
-                            &thread,
-                            &ns,
-                            &id,
-                            &w.task_id,
-                            &w.task_path,
-                            &idx,
-                            &w.channel,
-                            tag,
-                            data,
-                        ],
-                    )
-                    .await
-                    .map_err(pg("copy"))?;
+                })?);
             }
+            let threads: Vec<&str> = rows.iter().map(|(p, _)| p.thread.as_str()).collect();
+            let nss: Vec<&str> = rows.iter().map(|(p, _)| p.ns.as_str()).collect();
+            let ids: Vec<&str> = rows.iter().map(|(p, _)| p.id.as_str()).collect();
+            let tasks: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.task_id.as_str())
+                .collect();
+            let paths: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.task_path.as_str())
+                .collect();
+            let channels: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.channel.as_str())
+                .collect();
+            let tags: Vec<&str> = rows.iter().map(|(_, (_, _, t))| t.as_str()).collect();
+            let blobs: Vec<&[u8]> = rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect();
+            n += tx
+                .execute(
+                    &stmt,
+                    &[
+                        &threads, &nss, &ids, &tasks, &paths, &idxs, &channels, &tags, &blobs,
+                    ],
+                )
+                .await
+                .map_err(pg("copy"))?;
             tx.commit().await.map_err(pg("copy"))?;
         }
     }
     Ok(n)
+}
+
+/// Checkpoints read back at the same time when a batch is verified.
+const VERIFY_IN_FLIGHT: usize = 4;
+
+/// A checkpoint read back from the target.
+type ReadBack = std::result::Result<Option<CheckpointTuple>, SaverError>;
+
+/// The target saver: `put` of a batch in one transaction, `get_tuple` to verify.
+enum Writer {
+    Sqlite(Arc<SqliteSaver>),
+    Postgres(Arc<PostgresSaver>),
+}
+
+impl Writer {
+    fn shared(&self) -> Arc<dyn CheckpointSaver> {
+        match self {
+            Writer::Sqlite(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+            Writer::Postgres(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+        }
+    }
+
+    /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
+    /// transaction.
+    async fn put_batch(&self, batch: &[&Pending]) -> std::result::Result<(), SaverError> {
+        let config = |p: &Pending| {
+            let config = CheckpointConfig::new(p.thread.clone()).with_ns(p.ns.clone());
+            match p
+                .tuple
+                .parent_config
+                .as_ref()
+                .and_then(|c| c.checkpoint_id.clone())
+            {
+                Some(parent) => config.with_checkpoint_id(parent),
+                None => config,
+            }
+        };
+        match self {
+            Writer::Sqlite(s) => {
+                let items: Vec<_> = batch
+                    .iter()
+                    .map(|p| (config(p), &p.tuple.checkpoint, &p.tuple.metadata))
+                    .collect();
+                s.put_batch(&items).await?;
+            }
+            Writer::Postgres(s) => {
+                // The versions of the channels the checkpoint holds a value for.
+                let versions: Vec<ChannelVersions> = batch
+                    .iter()
+                    .map(|p| {
+                        let cp = &p.tuple.checkpoint;
+                        cp.channel_versions
+                            .iter()
+                            .filter(|(k, _)| cp.channel_values.contains_key(*k))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .collect();
+                let items: Vec<_> = batch
+                    .iter()
+                    .zip(&versions)
+                    .map(|(p, v)| (config(p), &p.tuple.checkpoint, &p.tuple.metadata, v))
+                    .collect();
+                s.put_batch(&items).await?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Why two tuples differ, or `None`.
@@ -487,23 +681,29 @@ pub async fn copy(
         None
     };
     let mut tgt = None;
-    let mut saver: Option<Arc<dyn CheckpointSaver>> = None;
+    let mut writer = None;
     if !options.dry_run {
         let (t, created, _) = open_target(target).await?;
         report.created_tables = created;
-        saver = Some(match Location::parse(target)? {
-            Location::Sqlite(path) => Arc::new(
+        writer = Some(match Location::parse(target)? {
+            Location::Sqlite(path) => Writer::Sqlite(Arc::new(
                 SqliteSaver::builder(&path)
                     .serializer(Arc::clone(&write_serde))
                     .open()
                     .map_err(super::raw::saver_err(&report.target))?,
-            ),
-            Location::Postgres(url) => Arc::new(pg_copy_target(&url, &write_serde)?),
+            )),
+            Location::Postgres(url) => {
+                Writer::Postgres(Arc::new(pg_copy_target(&url, &write_serde)?))
+            }
         });
         tgt = Some(t);
     }
     let page_size = options.page_size.unwrap_or(500);
+    let batch_size = options.batch_size.unwrap_or(DEFAULT_COPY_BATCH);
+    let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES);
     let mut done = 0u64;
+    let mut batch: Vec<Pending> = Vec::new();
+    let mut held = 0usize;
     for thread in &threads {
         let mut after: Option<(String, String, String)> = None;
         loop {
@@ -512,9 +712,9 @@ pub async fn copy(
                 break;
             };
             for (t, ns, id) in &keys_page {
-                done += 1;
-                let (Some(target_conn), Some(saver)) = (tgt.as_mut(), saver.as_ref()) else {
+                let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) else {
                     // Dry run.
+                    done += 1;
                     let there = match &dry_target {
                         Some(d) => d.raw.checkpoint_exists(t, ns, id).await.unwrap_or(false),
                         None => false,
@@ -533,8 +733,7 @@ pub async fn copy(
                         what: format!("checkpoint {t}/{ns:?}/{id}"),
                         reason: "vanished from the source during the copy".to_owned(),
                     })?;
-                // Writes first: a checkpoint present in the target has its writes.
-                let mut rows = Vec::new();
+                let mut writes = Vec::new();
                 for w in write_rows(&src.raw, t, ns, id).await? {
                     let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
                     let value = read_serde.loads_typed(&w.tag, &w.data).map_err(|e| {
@@ -550,62 +749,34 @@ pub async fn copy(
                                 what: at(),
                                 reason: e.to_string(),
                             })?;
-                    rows.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+                    writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
                 }
-                report.writes_inserted += insert_writes(target_conn, t, ns, id, &rows).await?;
-                if exists(target_conn, t, ns, id).await? {
-                    report.already_there += 1;
-                } else {
-                    let mut config = CheckpointConfig::new(t.clone()).with_ns(ns.clone());
-                    if let Some(parent) = tuple
-                        .parent_config
-                        .as_ref()
-                        .and_then(|p| p.checkpoint_id.clone())
-                    {
-                        config = config.with_checkpoint_id(parent);
-                    }
-                    let versions: ChannelVersions = tuple
-                        .checkpoint
-                        .channel_versions
-                        .iter()
-                        .filter(|(k, _)| tuple.checkpoint.channel_values.contains_key(*k))
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    saver
-                        .put(&config, &tuple.checkpoint, &tuple.metadata, &versions)
-                        .await
-                        .map_err(|e| StoreError::Unreadable {
-                            what: format!("put of checkpoint {t}/{ns:?}/{id} into the target"),
-                            reason: e.to_string(),
-                        })?;
-                    report.copied += 1;
+                let pending = Pending {
+                    thread: t.clone(),
+                    ns: ns.clone(),
+                    id: id.clone(),
+                    tuple,
+                    writes,
+                };
+                // The batch goes when it is full, or when this checkpoint would take it
+                // over its bytes (a checkpoint larger than that goes alone).
+                let size = pending_bytes(&pending);
+                if batch.len() >= batch_size
+                    || (!batch.is_empty() && held.saturating_add(size) > batch_bytes)
+                {
+                    flush(
+                        &mut batch,
+                        target_conn,
+                        writer,
+                        options,
+                        &mut report,
+                        &mut done,
+                    )
+                    .await?;
+                    held = 0;
                 }
-                let back = saver
-                    .get_tuple(&CheckpointConfig::for_checkpoint(t, ns, id))
-                    .await;
-                match back {
-                    Ok(Some(b)) => match difference(&tuple, &b) {
-                        None => report.verified += 1,
-                        Some(why) => report.mismatches.push(format!("{t}/{ns:?}/{id}: {why}")),
-                    },
-                    Ok(None) => report
-                        .mismatches
-                        .push(format!("{t}/{ns:?}/{id}: not in the target")),
-                    Err(e) => report
-                        .mismatches
-                        .push(format!("{t}/{ns:?}/{id}: does not read back: {e}")),
-                }
-                if let Some(f) = &options.progress {
-                    f(&Progress {
-                        operation: "copy",
-                        column: "checkpoints",
-                        rows_done: done,
-                        total_estimate: report.checkpoints.max(done),
-                        rewritten: report.copied,
-                        stage: Stage::Done,
-                        page: None,
-                    });
-                }
+                held = held.saturating_add(size);
+                batch.push(pending);
             }
             if keys_page.len() < page_size {
                 break;
@@ -613,8 +784,113 @@ pub async fn copy(
             after = Some(last);
         }
     }
+    if let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) {
+        flush(
+            &mut batch,
+            target_conn,
+            writer,
+            options,
+            &mut report,
+            &mut done,
+        )
+        .await?;
+    }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Writes a batch and verifies it, emptying it: its pending writes in one target
+/// transaction (insert-or-ignore), then the checkpoints not yet there through the
+/// target saver in another (so a checkpoint in the target always has its writes, and
+/// a copy killed at any point is finished by running it again), then every checkpoint
+/// of the batch read back through the target saver's `get_tuple` and compared with
+/// its source.
+async fn flush(
+    batch: &mut Vec<Pending>,
+    target: &mut Target,
+    writer: &Writer,
+    options: &CopyOptions,
+    report: &mut CopyReport,
+    done: &mut u64,
+) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    report.batches += 1;
+    report.writes_inserted += insert_writes(target, batch).await?;
+    let there = present(target, batch).await?;
+    let missing: Vec<&Pending> = batch
+        .iter()
+        .zip(&there)
+        .filter(|(_, there)| !**there)
+        .map(|(p, _)| p)
+        .collect();
+    if !missing.is_empty() {
+        writer
+            .put_batch(&missing)
+            .await
+            .map_err(|e| StoreError::Unreadable {
+                what: format!(
+                    "put of checkpoints {} .. {} into the target",
+                    missing.first().map(|p| p.at()).unwrap_or_default(),
+                    missing.last().map(|p| p.at()).unwrap_or_default()
+                ),
+                reason: e.to_string(),
+            })?;
+    }
+    report.copied += missing.len() as u64;
+    report.already_there += (batch.len() - missing.len()) as u64;
+    // Read back a window of checkpoints at a time, concurrently (on Postgres each
+    // read is a round trip; the SQLite saver decodes on its blocking pool), then
+    // compare and report them in order.
+    let saver = writer.shared();
+    let items: Vec<Pending> = std::mem::take(batch);
+    for window in items.chunks(VERIFY_IN_FLIGHT) {
+        let mut reads = tokio::task::JoinSet::new();
+        for (i, p) in window.iter().enumerate() {
+            let saver = Arc::clone(&saver);
+            let config = CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id);
+            reads.spawn(async move { (i, saver.get_tuple(&config).await) });
+        }
+        let mut back: Vec<Option<ReadBack>> = window.iter().map(|_| None).collect();
+        while let Some(joined) = reads.join_next().await {
+            if let Ok((i, read)) = joined {
+                if let Some(slot) = back.get_mut(i) {
+                    *slot = Some(read);
+                }
+            }
+        }
+        for (p, read) in window.iter().zip(back) {
+            *done += 1;
+            match read {
+                Some(Ok(Some(b))) => match difference(&p.tuple, &b) {
+                    None => report.verified += 1,
+                    Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
+                },
+                Some(Ok(None)) => report
+                    .mismatches
+                    .push(format!("{}: not in the target", p.at())),
+                Some(Err(e)) => report
+                    .mismatches
+                    .push(format!("{}: does not read back: {e}", p.at())),
+                None => report
+                    .mismatches
+                    .push(format!("{}: does not read back: the read failed", p.at())),
+            }
+            if let Some(f) = &options.progress {
+                f(&Progress {
+                    operation: "copy",
+                    column: "checkpoints",
+                    rows_done: *done,
+                    total_estimate: report.checkpoints.max(*done),
+                    rewritten: report.copied,
+                    stage: Stage::Done,
+                    page: None,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Raw {

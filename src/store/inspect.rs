@@ -30,6 +30,10 @@ const METADATA_MAX_DEPTH: usize = 1_000;
 #[derive(Debug)]
 pub struct AnyStore {
     pub(crate) raw: Raw,
+    /// The Postgres saver [`AnyStore::tuple`] reads through, kept for the next call
+    /// with the same serializer (one saver per call was one new connection per
+    /// checkpoint a copy read).
+    pg_reader: std::sync::Mutex<Option<(Arc<dyn Serializer>, PostgresSaver)>>,
 }
 
 /// One thread: [`AnyStore::threads`].
@@ -253,6 +257,7 @@ impl AnyStore {
     pub async fn open(location: &str) -> Result<Self> {
         Ok(AnyStore {
             raw: Raw::open(location).await?,
+            pg_reader: std::sync::Mutex::new(None),
         })
     }
 
@@ -589,7 +594,7 @@ impl AnyStore {
                 // Any Postgres layout Raw opens (Python's at any migration,
                 // LangGraphJS's): tables before migration 9 are read with the task
                 // path `''` that migration gives existing rows, without migrating.
-                let saver = pg_reader(url, serde, self.raw.layout())?;
+                let saver = self.cached_pg_reader(url, serde)?;
                 saver
                     .get_tuple(&CheckpointConfig::for_checkpoint(
                         thread,
@@ -825,6 +830,25 @@ impl AnyStore {
             per_channel_values,
             unreadable_checkpoints,
         })
+    }
+}
+
+impl AnyStore {
+    /// The saver [`AnyStore::tuple`] reads a Postgres store through: made once, made
+    /// again only for another serializer.
+    fn cached_pg_reader(&self, url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
+        let mut held = self
+            .pg_reader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((s, saver)) = held.as_ref() {
+            if std::ptr::addr_eq(Arc::as_ptr(s), Arc::as_ptr(serde)) {
+                return Ok(saver.clone());
+            }
+        }
+        let saver = pg_reader(url, serde, self.raw.layout())?;
+        *held = Some((Arc::clone(serde), saver.clone()));
+        Ok(saver)
     }
 }
 

@@ -73,7 +73,7 @@ mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use copy::{copy, CopyOptions, CopyReport};
+pub use copy::{copy, CopyOptions, CopyReport, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{
     export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,

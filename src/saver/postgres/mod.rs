@@ -723,6 +723,118 @@ impl Params {
     }
 }
 
+/// The parameters of one `put` statement (`self.sql.put`).
+struct PutRow<'a> {
+    thread: &'a str,
+    ns: &'a str,
+    id: &'a str,
+    parent: Option<&'a str>,
+    split: rows::SplitValues,
+    metadata_json: String,
+}
+
+impl PutRow<'_> {
+    /// The statement's parameters; `blobs` is [`rows::SplitValues::blob_slices`] of
+    /// this row (the serializer's buffers, borrowed rather than copied).
+    fn params<'b>(&'b self, blobs: &'b Vec<&'b [u8]>) -> [Param<'b>; 10] {
+        [
+            (&self.thread, Type::TEXT),
+            (&self.ns, Type::TEXT),
+            (&self.id, Type::TEXT),
+            (&self.parent, Type::TEXT),
+            (&self.split.checkpoint_json, Type::TEXT),
+            (&self.metadata_json, Type::TEXT),
+            (&self.split.channels, Type::TEXT_ARRAY),
+            (&self.split.versions, Type::TEXT_ARRAY),
+            (&self.split.types, Type::TEXT_ARRAY),
+            (blobs, Type::BYTEA_ARRAY),
+        ]
+    }
+
+    fn config(&self) -> CheckpointConfig {
+        CheckpointConfig::for_checkpoint(self.thread, self.ns, self.id)
+    }
+}
+
+impl PostgresSaver {
+    /// What Python's `put` writes: channel values split into inline JSONB and blobs
+    /// (for the channels in `new_versions`), metadata without `writes`, the parent id
+    /// from `config`.
+    fn put_row<'a>(
+        &self,
+        config: &'a CheckpointConfig,
+        checkpoint: &'a Checkpoint,
+        metadata: &CheckpointMetadata,
+        new_versions: &ChannelVersions,
+    ) -> Result<PutRow<'a>> {
+        let thread = config.require_thread_id("put")?;
+        let split = rows::split_values(
+            &*self.settings.serde,
+            checkpoint,
+            new_versions,
+            self.settings.all_blobs,
+        )?;
+        let mut md = checkpoint_metadata(config, metadata);
+        if !self.settings.keep_metadata_writes {
+            md.0.shift_remove("writes");
+        }
+        let md = md.to_value();
+        refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
+        let metadata_json = jsonb::write(&md, "metadata")?;
+        Ok(PutRow {
+            thread,
+            ns: config.ns(),
+            id: &checkpoint.id,
+            parent: config.checkpoint_id.as_deref(),
+            split,
+            metadata_json,
+        })
+    }
+
+    /// [`put`](CheckpointSaver::put) of many checkpoints in **one** transaction on one
+    /// connection: the same statements and rows (pipelined), one commit (a store copy writes its
+    /// batches this way). Either every row is stored or none is; a lost connection
+    /// fails the batch (run it again: `put` is idempotent). Returns each checkpoint's
+    /// config, in order.
+    ///
+    /// # Errors
+    /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
+    /// too deep, the server's errors (then nothing is stored).
+    pub(crate) async fn put_batch(
+        &self,
+        items: &[(
+            CheckpointConfig,
+            &Checkpoint,
+            &CheckpointMetadata,
+            &ChannelVersions,
+        )],
+    ) -> Result<Vec<CheckpointConfig>> {
+        let rows = items
+            .iter()
+            .map(|(config, checkpoint, metadata, versions)| {
+                self.put_row(config, checkpoint, metadata, versions)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut client = self.client("put").await?;
+        let lz4 = self.lz4_usable(&*client).await.map_err(db("put"))?;
+        let sql = self.sql.put.pick(lz4);
+        let tx = client.transaction().await.map_err(db("put"))?;
+        // The statements are pipelined: one round trip's wait for the batch, not one
+        // per checkpoint.
+        let blobs: Vec<_> = rows.iter().map(|r| r.split.blob_slices()).collect();
+        let params: Vec<_> = rows.iter().zip(&blobs).map(|(r, b)| r.params(b)).collect();
+        let puts = params
+            .iter()
+            .map(|p| tx.rows(self.settings.mode, sql, p))
+            .collect();
+        for done in db::join_all(puts).await {
+            done.map_err(db("put"))?;
+        }
+        tx.commit().await.map_err(db("put"))?;
+        Ok(rows.iter().map(PutRow::config).collect())
+    }
+}
+
 #[async_trait]
 impl CheckpointSaver for PostgresSaver {
     /// [`PostgresSaver::verify`]: the tables have Python's layout.
@@ -737,45 +849,11 @@ impl CheckpointSaver for PostgresSaver {
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        let thread = config.require_thread_id("put")?;
-        let ns = config.ns();
-        let split = rows::split_values(
-            &*self.settings.serde,
-            checkpoint,
-            new_versions,
-            self.settings.all_blobs,
-        )?;
-        let mut md = checkpoint_metadata(config, metadata);
-        if !self.settings.keep_metadata_writes {
-            md.0.shift_remove("writes");
-        }
-        let md = md.to_value();
-        refuse_deep_metadata(&md, jsonb::MAX_DEPTH)?;
-        let metadata_json = jsonb::write(&md, "metadata")?;
-        let parent = config.checkpoint_id.as_deref();
-        let blobs = split.blob_slices();
-        self.write_once(
-            "put",
-            Write::Toasting(&self.sql.put),
-            &[
-                (&thread, Type::TEXT),
-                (&ns, Type::TEXT),
-                (&checkpoint.id, Type::TEXT),
-                (&parent, Type::TEXT),
-                (&split.checkpoint_json, Type::TEXT),
-                (&metadata_json, Type::TEXT),
-                (&split.channels, Type::TEXT_ARRAY),
-                (&split.versions, Type::TEXT_ARRAY),
-                (&split.types, Type::TEXT_ARRAY),
-                (&blobs, Type::BYTEA_ARRAY),
-            ],
-        )
-        .await?;
-        Ok(CheckpointConfig::for_checkpoint(
-            thread,
-            ns,
-            checkpoint.id.clone(),
-        ))
+        let row = self.put_row(config, checkpoint, metadata, new_versions)?;
+        let blobs = row.split.blob_slices();
+        self.write_once("put", Write::Toasting(&self.sql.put), &row.params(&blobs))
+            .await?;
+        Ok(row.config())
     }
 
     async fn put_writes(

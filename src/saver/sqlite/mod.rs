@@ -989,6 +989,100 @@ fn delete_thread_rows(tx: &Connection, thread: &str) -> Result<()> {
     Ok(())
 }
 
+/// One `checkpoints` row as `put` writes it.
+struct PutRow {
+    thread: String,
+    ns: String,
+    id: String,
+    parent: Option<String>,
+    row: TypedBytes,
+    metadata_text: String,
+}
+
+impl PutRow {
+    fn config(&self) -> CheckpointConfig {
+        CheckpointConfig::for_checkpoint(self.thread.as_str(), self.ns.as_str(), self.id.as_str())
+    }
+
+    fn bytes(&self) -> usize {
+        self.row.data.len() + self.metadata_text.len()
+    }
+
+    fn insert(&self, conn: &Connection) -> Result<()> {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
+             parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                self.thread,
+                self.ns,
+                self.id,
+                self.parent,
+                self.row.type_tag,
+                &self.row.data[..],
+                self.metadata_text.as_bytes()
+            ])
+        })
+        .map_err(storage("put"))?;
+        Ok(())
+    }
+}
+
+impl SqliteSaver {
+    /// The row Python's `put` writes: the whole serialized checkpoint (channel values
+    /// included), its metadata as `json.dumps` text and the parent id from `config`.
+    fn put_row(
+        &self,
+        config: &CheckpointConfig,
+        checkpoint: &Checkpoint,
+        metadata: &CheckpointMetadata,
+    ) -> Result<PutRow> {
+        let thread = config.require_thread_id("put")?.to_owned();
+        // The typed serializer writes the dict straight from the checkpoint: the same
+        // bytes as dumps_typed(&checkpoint.to_value()), without copying the state first.
+        let row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
+        let metadata_value = checkpoint_metadata(config, metadata).to_value();
+        refuse_deep_metadata(&metadata_value, METADATA_MAX_DEPTH)?;
+        let metadata_text = pyjson::dumps(&metadata_value, pyjson::METADATA)
+            .map_err(|reason| SaverError::InvalidMetadata { reason })?;
+        Ok(PutRow {
+            thread,
+            ns: config.ns().to_owned(),
+            id: checkpoint.id.clone(),
+            parent: config.checkpoint_id.clone(),
+            row,
+            metadata_text,
+        })
+    }
+
+    /// [`put`](CheckpointSaver::put) of many checkpoints in **one** transaction: the
+    /// same rows, one commit (a store copy writes its batches this way). Either every
+    /// row is stored or none is. Returns each checkpoint's config, in order.
+    ///
+    /// # Errors
+    /// As `put`: a value the serializer refuses, metadata nested too deep, the
+    /// database's errors (then nothing is stored).
+    pub(crate) async fn put_batch(
+        &self,
+        items: &[(CheckpointConfig, &Checkpoint, &CheckpointMetadata)],
+    ) -> Result<Vec<CheckpointConfig>> {
+        let rows = items
+            .iter()
+            .map(|(config, checkpoint, metadata)| self.put_row(config, checkpoint, metadata))
+            .collect::<Result<Vec<_>>>()?;
+        let out = rows.iter().map(PutRow::config).collect();
+        let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
+        self.run(move |inner| {
+            inner.conns.write("put", pages, |tx| {
+                rows.iter().try_for_each(|row| row.insert(tx))
+            })
+        })
+        .await?;
+        Ok(out)
+    }
+}
+
 #[async_trait]
 impl CheckpointSaver for SqliteSaver {
     /// [`SqliteSaver::verify`]: the tables have Python's layout.
@@ -1006,39 +1100,11 @@ impl CheckpointSaver for SqliteSaver {
         metadata: &CheckpointMetadata,
         _new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        let thread = config.require_thread_id("put")?.to_owned();
-        let ns = config.ns().to_owned();
-        // The typed serializer writes the dict straight from the checkpoint: the same
-        // bytes as dumps_typed(&checkpoint.to_value()), without copying the state first.
-        let row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
-        let metadata_value = checkpoint_metadata(config, metadata).to_value();
-        refuse_deep_metadata(&metadata_value, METADATA_MAX_DEPTH)?;
-        let metadata_text = pyjson::dumps(&metadata_value, pyjson::METADATA)
-            .map_err(|reason| SaverError::InvalidMetadata { reason })?;
-        let parent = config.checkpoint_id.clone();
-        let id = checkpoint.id.clone();
-        let out = CheckpointConfig::for_checkpoint(thread.as_str(), ns.as_str(), id.as_str());
-        let pages = wal_pages(row.data.len() + metadata_text.len());
-        self.write("put", pages, move |tx| {
-                tx.prepare_cached(
-                    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
-                     parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                )
-                .and_then(|mut s| {
-                    s.execute(params![
-                        thread,
-                        ns,
-                        id,
-                        parent,
-                        row.type_tag,
-                        &row.data[..],
-                        metadata_text.as_bytes()
-                    ])
-                })
-                .map_err(storage("put"))?;
-                Ok(())
-            })
-        .await?;
+        let row = self.put_row(config, checkpoint, metadata)?;
+        let out = row.config();
+        let pages = wal_pages(row.bytes());
+        self.write("put", pages, move |conn| row.insert(conn))
+            .await?;
         Ok(out)
     }
 

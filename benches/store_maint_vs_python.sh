@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `lgcodec store copy | prune | export | import` beside what a user does today with
+# Python's savers (benches/store_copy_python_script.py, benches/store_prune_python_script.py)
+# on the same graph-shaped stores (examples/store_fixture.rs: 10 checkpoints per thread,
+# two pending writes each), SQLite and Postgres: wall time and peak memory
+# (/usr/bin/time) of each, every result checked (counts; Python's savers read the
+# target, benches/store_maint_check.py; `lgcodec store audit` reads every value).
+#
+#   cargo build --release --features cli,sqlite,postgres --bin lgcodec --example store_fixture
+#   PY=/path/to/python LGCODEC_TEST_PG_URL=postgresql://... bash benches/store_maint_vs_python.sh
+#
+# PY: a Python with the pinned packages. LGCODEC_TEST_PG_URL: a server where databases
+# DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py and DB_import may be dropped and
+# created (DB: $DB_PREFIX, default mb). SIZES (checkpoints, multiples of 10; default
+# "10000 100000"), LGCODEC (the binary; default target/release/lgcodec), PY_SKIP
+# (copies whose Python side is left out: sqlite->postgres, postgres->sqlite), ONLY (a
+# list among copy-sqlite-pg, copy-pg-sqlite, prune, export; default all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W="$(mktemp -d -t lgcodec-maint-bench.XXXXXX)"; trap 'rm -rf "$W"' EXIT
+PY="${PY:-python3}"; L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
+BASE="${LGCODEC_TEST_PG_URL%/*}"; D="${DB_PREFIX:-mb}"
+ONLY="${ONLY:-copy-sqlite-pg copy-pg-sqlite prune export}"
+psqlc() { "$PY" -c 'import sys, psycopg; c = psycopg.connect(sys.argv[1], autocommit=True); c.execute(sys.argv[2])' "$LGCODEC_TEST_PG_URL" "$1"; }
+fresh() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
+measure() { # CMD... -> "wall_s maxrss_kb"; the command's output in $W/out
+  /usr/bin/time -f "%e %M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
+  cat "$W/t"
+}
+sqlcp() { "$PY" -c 'import sqlite3,sys; d=sqlite3.connect(sys.argv[2]); sqlite3.connect(sys.argv[1]).backup(d); d.close()' "$1" "$2"; }
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+copy_pair() { # LABEL SOURCE RUST_TARGET PYTHON_TARGET
+  local r p
+  r=$(measure $L store copy "$2" "$3" --json)
+  grep -q '"mismatches":\[\]' "$W/out" || { echo "rust copy mismatches"; cat "$W/out"; exit 1; }
+  p="not run"
+  if [[ " ${PY_SKIP:-} " != *" $1 "* ]]; then
+    p=$(measure $PY benches/store_copy_python_script.py "$2" "$4")
+    $PY benches/store_maint_check.py copy "$2" "$4" >/dev/null
+  fi
+  $PY benches/store_maint_check.py copy "$2" "$3" >/dev/null
+  $L store audit "$3" --allow-clear >/dev/null
+  echo "copy $1 checkpoints=$n rust=[$r] python=[$p] (seconds, peak KiB)"
+}
+echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+for n in ${SIZES:-10000 100000}; do
+  threads=$((n / 10))
+  rm -f "$W"/*.db* "$W"/*.jsonl
+  $F "$W/src.db" $threads 10 >/dev/null
+  fresh ${D}_src; $F "$BASE/${D}_src" $threads 10 >/dev/null
+
+  if want copy-sqlite-pg; then
+    fresh ${D}_rust; fresh ${D}_py
+    copy_pair "sqlite->postgres" "$W/src.db" "$BASE/${D}_rust" "$BASE/${D}_py"
+  fi
+  if want copy-pg-sqlite; then
+    copy_pair "postgres->sqlite" "$BASE/${D}_src" "$W/rust.db" "$W/py.db"
+  fi
+
+  if want prune; then
+    sqlcp "$W/src.db" "$W/prune_rust.db"; sqlcp "$W/src.db" "$W/prune_py.db"
+    r=$(measure $L store prune "$W/prune_rust.db" --keep-latest 1 --json)
+    p=$(measure $PY benches/store_prune_python_script.py "$W/prune_py.db")
+    $PY benches/store_maint_check.py prune "$W/prune_rust.db" $threads >/dev/null
+    $PY benches/store_maint_check.py prune "$W/prune_py.db" $threads >/dev/null
+    echo "prune sqlite keep-latest=1 checkpoints=$n rust=[$r] raw-sql=[$p] (seconds, peak KiB)"
+    fresh ${D}_prune_rust ${D}_src; fresh ${D}_prune_py ${D}_src
+    r=$(measure $L store prune "$BASE/${D}_prune_rust" --keep-latest 1 --json)
+    p=$(measure $PY benches/store_prune_python_script.py "$BASE/${D}_prune_py")
+    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_rust" $threads >/dev/null
+    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_py" $threads >/dev/null
+    echo "prune postgres keep-latest=1 checkpoints=$n rust=[$r] python-prune=[$p] (seconds, peak KiB)"
+  fi
+
+  if want export; then
+    r=$(measure $L store export "$W/src.db" "$W/s.jsonl")
+    i=$(measure $L store import "$W/s.jsonl" "$W/imported.db")
+    $PY benches/store_maint_check.py copy "$W/src.db" "$W/imported.db" >/dev/null
+    echo "export sqlite checkpoints=$n file_bytes=$(stat -c %s "$W/s.jsonl") export=[$r] import=[$i] (seconds, peak KiB)"
+    fresh ${D}_import
+    r=$(measure $L store export "$BASE/${D}_src" "$W/p.jsonl")
+    i=$(measure $L store import "$W/p.jsonl" "$BASE/${D}_import")
+    $PY benches/store_maint_check.py copy "$BASE/${D}_src" "$BASE/${D}_import" >/dev/null
+    echo "export postgres checkpoints=$n file_bytes=$(stat -c %s "$W/p.jsonl") export=[$r] import=[$i] (seconds, peak KiB)"
+  fi
+done
+echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg)"
