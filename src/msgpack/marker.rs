@@ -5,91 +5,98 @@
 //! Names follow the msgpack specification. A `…_MAX` constant closes the range of a
 //! marker that carries a small number in its low bits (fixints, fixmap, fixarray,
 //! fixstr).
+//!
+//! The bytes come from `rmp::Marker`, the msgpack primitives crate, so the crate has one
+//! table: these names are `const`s (usable in `match` patterns, which `Marker`'s
+//! variants with payloads are not), and `markers_are_the_specifications` checks them
+//! against the specification's own list.
+
+use rmp::Marker;
 
 /// Positive fixint `0x00..=0x7f`: the number is the marker.
-pub(crate) const POS_FIXINT_MAX: u8 = 0x7f;
+pub(crate) const POS_FIXINT_MAX: u8 = Marker::FixPos(0x7f).to_u8();
 /// fixmap `0x80..=0x8f`: up to 15 entries, the count in the low four bits.
-pub(crate) const FIXMAP: u8 = 0x80;
+pub(crate) const FIXMAP: u8 = Marker::FixMap(0).to_u8();
 /// The last fixmap marker.
-pub(crate) const FIXMAP_MAX: u8 = 0x8f;
+pub(crate) const FIXMAP_MAX: u8 = Marker::FixMap(15).to_u8();
 /// fixarray `0x90..=0x9f`: up to 15 items, the count in the low four bits.
-pub(crate) const FIXARRAY: u8 = 0x90;
+pub(crate) const FIXARRAY: u8 = Marker::FixArray(0).to_u8();
 /// The last fixarray marker.
-pub(crate) const FIXARRAY_MAX: u8 = 0x9f;
+pub(crate) const FIXARRAY_MAX: u8 = Marker::FixArray(15).to_u8();
 /// The fixarray of 3 items (a Python object's envelope without a method).
 pub(crate) const FIXARRAY_3: u8 = FIXARRAY | 3;
 /// The fixarray of 4 items (a Python object's envelope with a method).
 pub(crate) const FIXARRAY_4: u8 = FIXARRAY | 4;
 /// fixstr `0xa0..=0xbf`: up to 31 bytes, the length in the low five bits.
-pub(crate) const FIXSTR: u8 = 0xa0;
+pub(crate) const FIXSTR: u8 = Marker::FixStr(0).to_u8();
 /// The last fixstr marker.
-pub(crate) const FIXSTR_MAX: u8 = 0xbf;
+pub(crate) const FIXSTR_MAX: u8 = Marker::FixStr(31).to_u8();
 /// `None`.
-pub(crate) const NIL: u8 = 0xc0;
+pub(crate) const NIL: u8 = Marker::Null.to_u8();
 /// The byte msgpack never uses.
-pub(crate) const RESERVED: u8 = 0xc1;
+pub(crate) const RESERVED: u8 = Marker::Reserved.to_u8();
 /// `False`.
-pub(crate) const FALSE: u8 = 0xc2;
+pub(crate) const FALSE: u8 = Marker::False.to_u8();
 /// `True`.
-pub(crate) const TRUE: u8 = 0xc3;
+pub(crate) const TRUE: u8 = Marker::True.to_u8();
 /// bin8: a one-byte length, then the bytes.
-pub(crate) const BIN8: u8 = 0xc4;
+pub(crate) const BIN8: u8 = Marker::Bin8.to_u8();
 /// bin16: a two-byte length.
-pub(crate) const BIN16: u8 = 0xc5;
+pub(crate) const BIN16: u8 = Marker::Bin16.to_u8();
 /// bin32: a four-byte length.
-pub(crate) const BIN32: u8 = 0xc6;
+pub(crate) const BIN32: u8 = Marker::Bin32.to_u8();
 /// ext8: a one-byte length, the type code, then the payload.
-pub(crate) const EXT8: u8 = 0xc7;
+pub(crate) const EXT8: u8 = Marker::Ext8.to_u8();
 /// ext16: a two-byte length.
-pub(crate) const EXT16: u8 = 0xc8;
+pub(crate) const EXT16: u8 = Marker::Ext16.to_u8();
 /// ext32: a four-byte length.
-pub(crate) const EXT32: u8 = 0xc9;
+pub(crate) const EXT32: u8 = Marker::Ext32.to_u8();
 /// float32.
-pub(crate) const F32: u8 = 0xca;
+pub(crate) const F32: u8 = Marker::F32.to_u8();
 /// float64 (every Python float).
-pub(crate) const F64: u8 = 0xcb;
+pub(crate) const F64: u8 = Marker::F64.to_u8();
 /// uint8.
-pub(crate) const U8: u8 = 0xcc;
+pub(crate) const U8: u8 = Marker::U8.to_u8();
 /// uint16.
-pub(crate) const U16: u8 = 0xcd;
+pub(crate) const U16: u8 = Marker::U16.to_u8();
 /// uint32.
-pub(crate) const U32: u8 = 0xce;
+pub(crate) const U32: u8 = Marker::U32.to_u8();
 /// uint64.
-pub(crate) const U64: u8 = 0xcf;
+pub(crate) const U64: u8 = Marker::U64.to_u8();
 /// int8.
-pub(crate) const I8: u8 = 0xd0;
+pub(crate) const I8: u8 = Marker::I8.to_u8();
 /// int16.
-pub(crate) const I16: u8 = 0xd1;
+pub(crate) const I16: u8 = Marker::I16.to_u8();
 /// int32.
-pub(crate) const I32: u8 = 0xd2;
+pub(crate) const I32: u8 = Marker::I32.to_u8();
 /// int64.
-pub(crate) const I64: u8 = 0xd3;
+pub(crate) const I64: u8 = Marker::I64.to_u8();
 /// fixext1: the type code, then one byte of payload.
-pub(crate) const FIXEXT1: u8 = 0xd4;
+pub(crate) const FIXEXT1: u8 = Marker::FixExt1.to_u8();
 /// fixext2.
-pub(crate) const FIXEXT2: u8 = 0xd5;
+pub(crate) const FIXEXT2: u8 = Marker::FixExt2.to_u8();
 /// fixext4.
-pub(crate) const FIXEXT4: u8 = 0xd6;
+pub(crate) const FIXEXT4: u8 = Marker::FixExt4.to_u8();
 /// fixext8.
-pub(crate) const FIXEXT8: u8 = 0xd7;
+pub(crate) const FIXEXT8: u8 = Marker::FixExt8.to_u8();
 /// fixext16.
-pub(crate) const FIXEXT16: u8 = 0xd8;
+pub(crate) const FIXEXT16: u8 = Marker::FixExt16.to_u8();
 /// str8: a one-byte length, then UTF-8.
-pub(crate) const STR8: u8 = 0xd9;
+pub(crate) const STR8: u8 = Marker::Str8.to_u8();
 /// str16.
-pub(crate) const STR16: u8 = 0xda;
+pub(crate) const STR16: u8 = Marker::Str16.to_u8();
 /// str32.
-pub(crate) const STR32: u8 = 0xdb;
+pub(crate) const STR32: u8 = Marker::Str32.to_u8();
 /// array16: a two-byte count.
-pub(crate) const ARRAY16: u8 = 0xdc;
+pub(crate) const ARRAY16: u8 = Marker::Array16.to_u8();
 /// array32: a four-byte count.
-pub(crate) const ARRAY32: u8 = 0xdd;
+pub(crate) const ARRAY32: u8 = Marker::Array32.to_u8();
 /// map16: a two-byte count.
-pub(crate) const MAP16: u8 = 0xde;
+pub(crate) const MAP16: u8 = Marker::Map16.to_u8();
 /// map32: a four-byte count.
-pub(crate) const MAP32: u8 = 0xdf;
+pub(crate) const MAP32: u8 = Marker::Map32.to_u8();
 /// Negative fixint `0xe0..=0xff`: the marker is the number as an `i8` (-32..=-1).
-pub(crate) const NEG_FIXINT: u8 = 0xe0;
+pub(crate) const NEG_FIXINT: u8 = Marker::FixNeg(-32).to_u8();
 
 /// The header of a bin item at the start of `bytes`: `(header length, payload
 /// length)`, or `None` when `bytes` does not start with a bin marker and its length.
