@@ -736,6 +736,9 @@ struct PutRow<'a> {
 impl PutRow<'_> {
     /// The statement's parameters; `blobs` is [`rows::SplitValues::blob_slices`] of
     /// this row (the serializer's buffers, borrowed rather than copied).
+    // A `&Vec`, not a slice: the parameter borrows a `ToSql` value for `'b`, and
+    // `Vec<&[u8]>` is one where `[&[u8]]` (unsized) is not.
+    #[allow(clippy::ptr_arg)]
     fn params<'b>(&'b self, blobs: &'b Vec<&'b [u8]>) -> [Param<'b>; 10] {
         [
             (&self.thread, Type::TEXT),
