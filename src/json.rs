@@ -899,7 +899,8 @@ fn write_wstr(w: &PyWStr, ensure_ascii: bool, out: &mut String) {
 /// character as `\uXXXX` (Python's `py_encode_basestring_ascii`). A string that needs
 /// no escape is copied whole.
 fn write_str(s: &str, ensure_ascii: bool, out: &mut String) {
-    let plain = |b: u8| b >= 0x20 && b != b'"' && b != b'\\' && (b < 0x80 || !ensure_ascii);
+    // With `ensure_ascii`, Python escapes everything outside ' '..='~': DEL (0x7f) too.
+    let plain = |b: u8| b >= 0x20 && b != b'"' && b != b'\\' && (b < 0x7f || !ensure_ascii);
     if s.bytes().all(plain) {
         out.reserve(s.len() + 2);
         out.push('"');
@@ -939,7 +940,7 @@ fn escape_char(c: char, ensure_ascii: bool, out: &mut String) {
         c if (c as u32) < 0x20 => {
             let _ = write!(out, "\\u{:04x}", c as u32);
         }
-        c if ensure_ascii && !c.is_ascii() => {
+        c if ensure_ascii && (c as u32) >= 0x7f => {
             let mut units = [0u16; 2];
             for unit in c.encode_utf16(&mut units) {
                 let _ = write!(out, "\\u{unit:04x}");
@@ -1006,6 +1007,22 @@ mod tests {
         let mut out = String::new();
         write_styled(&keys, &PY_METADATA, &mut out, &mut ()).expect("writes");
         assert_eq!(out, r#"{"1": "x", "2.5": "y", "null": "w"}"#);
+    }
+
+    /// DEL (0x7f) is ASCII but not printable: CPython's `json.dumps("a\x7fb")` gives
+    /// `"a\u007fb"`, with `ensure_ascii=False` the byte stays as it is (as it does for
+    /// serde_json and `JSON.stringify`).
+    #[test]
+    fn del_is_escaped_where_python_escapes_it() {
+        let v = Value::from("a\u{7f}b");
+        let styled = |style: &Style| {
+            let mut out = String::new();
+            write_styled(&v, style, &mut out, &mut ()).expect("writes");
+            out
+        };
+        assert_eq!(styled(&PY_FILTER), r#""a\u007fb""#);
+        assert_eq!(styled(&PY_METADATA), "\"a\u{7f}b\"");
+        assert_eq!(styled(&COMPACT), serde_json::json!("a\u{7f}b").to_string());
     }
 
     #[test]
