@@ -60,7 +60,7 @@ mod pages;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub mod postgres;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(feature = "sqlite")]
 mod pyjson;
 mod rows;
 #[cfg(feature = "sqlite")]

@@ -21,7 +21,7 @@
 //! ([`InlineCounts`]): Python writes them inline, in clear, on every `put`, so no sweep
 //! can keep them encrypted while Python writes; [`encrypt`] leaves them in place (moving
 //! them into blobs would be undone by Python's next `put`). A store written by this
-//! crate's [`PostgresSaver`](crate::saver::postgres::PostgresSaver) with
+//! crate's `PostgresSaver` (feature `postgres`) with
 //! `all_values_in_blobs` has none; [`AuditOptions::deny_inline`] makes them findings.
 //!
 //! **The sweeps** ([`encrypt`]: in clear → primary key; [`rekey`]: previous key →

@@ -312,7 +312,7 @@ fn never_encrypted(store: &Store) -> Vec<String> {
 /// nothing; pages through each table by primary key.
 ///
 /// # Errors
-/// The database's errors ([`StoreError::Sqlite`], [`StoreError::Postgres`]).
+/// The database's errors (`StoreError::Sqlite`, `StoreError::Postgres`).
 pub async fn audit(
     store: &Store,
     keys: &StoreKeys,

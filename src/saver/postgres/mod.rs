@@ -803,6 +803,8 @@ impl PostgresSaver {
     /// # Errors
     /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
     /// too deep, the server's errors (then nothing is stored).
+    // Only the store copy (which needs both backends) writes batches.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     pub(crate) async fn put_batch(
         &self,
         items: &[(

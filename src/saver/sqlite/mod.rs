@@ -1063,6 +1063,8 @@ impl SqliteSaver {
     /// # Errors
     /// As `put`: a value the serializer refuses, metadata nested too deep, the
     /// database's errors (then nothing is stored).
+    // Only the store copy (which needs both backends) writes batches.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     pub(crate) async fn put_batch(
         &self,
         items: &[(CheckpointConfig, &Checkpoint, &CheckpointMetadata)],
