@@ -16,7 +16,7 @@ use langgraph_codec::store::{
     self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
 };
 
-use super::{bar, emit_json, fatal, on_progress};
+use super::{bar, emit_json, fatal, json_line, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
 Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
@@ -294,10 +294,8 @@ pub async fn export(args: ExportArgs) -> ExitCode {
                 "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({} bytes, {:.1} s)",
                 r.checkpoints, r.blobs, r.writes, r.store, r.layout, args.file, r.bytes, r.elapsed_s
             );
-            if args.json && args.file != "-" {
-                if let Err(e) = emit_json(&r) {
-                    return fatal(e);
-                }
+            if let Err(code) = json_line(args.json && args.file != "-", &r) {
+                return code;
             }
             eprintln!("{summary}");
             ExitCode::SUCCESS
@@ -326,10 +324,8 @@ pub async fn import(args: ImportArgs) -> ExitCode {
     }
     match report {
         Ok(r) => {
-            if args.json {
-                if let Err(e) = emit_json(&r) {
-                    return fatal(e);
-                }
+            if let Err(code) = json_line(args.json, &r) {
+                return code;
             }
             eprintln!(
                 "lgcodec store import: {} row(s) inserted, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
@@ -379,10 +375,8 @@ pub async fn upgrade(args: UpgradeArgs) -> ExitCode {
     let options = store::UpgradeOptions::new().dry_run(args.dry_run);
     match store::upgrade(&args.store, &options).await {
         Ok(r) => {
-            if args.json {
-                if let Err(e) = emit_json(&r) {
-                    return fatal(e);
-                }
+            if let Err(code) = json_line(args.json, &r) {
+                return code;
             }
             for step in &r.steps {
                 eprintln!(
@@ -475,10 +469,8 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
     }
     match report {
         Ok(r) => {
-            if args.json {
-                if let Err(e) = emit_json(&r) {
-                    return fatal(e);
-                }
+            if let Err(code) = json_line(args.json, &r) {
+                return code;
             }
             for m in &r.mismatches {
                 eprintln!("mismatch: {m}");
@@ -574,10 +566,8 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     }
     match report {
         Ok(r) => {
-            if args.json {
-                if let Err(e) = emit_json(&r) {
-                    return fatal(e);
-                }
+            if let Err(code) = json_line(args.json, &r) {
+                return code;
             }
             eprintln!(
                 "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} for DeltaChannels){} ({:.1} s)",

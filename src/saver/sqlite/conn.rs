@@ -518,10 +518,7 @@ impl Connections {
             .map(|()| read_one(&conn, operation, f));
         // A reader whose busy timeout cannot be set back is closed, not kept.
         if set_busy_timeout(&conn, self.options.busy_timeout).is_ok() {
-            let mut idle = lock(pool);
-            if idle.len() < self.options.max_idle_readers {
-                idle.push(conn);
-            }
+            self.put_back(pool, conn);
         }
         match out {
             Some(Err(e)) if is_busy(&e) => None,
@@ -545,11 +542,17 @@ impl Connections {
             None => open_one(self.options.path.as_deref(), &self.options, true)?,
         };
         let out = read_one(&conn, operation, f);
+        self.put_back(pool, conn);
+        out
+    }
+
+    /// Keeps a reader for the next read, unless `max_idle_readers` are idle already
+    /// (then it is closed).
+    fn put_back(&self, pool: &Mutex<Vec<Connection>>, conn: Connection) {
         let mut idle = lock(pool);
         if idle.len() < self.options.max_idle_readers {
             idle.push(conn);
         }
-        out
     }
 }
 
