@@ -8,7 +8,8 @@ indexes TAGS in fuzz_targets/loads_typed.rs). msgpack_roundtrip: every msgpack r
 every encrypted row's plaintext. encrypted_loads: the encrypted rows under the 16-byte
 test key, as they are. typed_from_slice and value_ref: every msgpack row (the graph rows hold real
 messages). view_roundtrip: every row's JSON view, as the
-`lgcodec` CLI writes it (built with `cargo run --features cli`), plus the json rows.
+`lgcodec` CLI writes it (built with `cargo run --features cli`, or the binary named by
+`LGCODEC_BIN` when set, as CI does), plus the json rows.
 The corpus directories are gitignored; libFuzzer adds what it finds next to the seeds.
 """
 import base64
@@ -40,8 +41,12 @@ def rows():
                     yield row["type"], base64.b64decode(row["data"])
 
 
+# CI seeds a scratch directory (FUZZ_CORPUS_DIR) so a local corpus is never touched.
+CORPUS = os.environ.get("FUZZ_CORPUS_DIR") or os.path.join(HERE, "corpus")
+
+
 def write(target, data):
-    d = os.path.join(HERE, "corpus", target)
+    d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
         f.write(data)
@@ -69,8 +74,10 @@ def main():
             write("view_roundtrip", data)
         if tag in ("msgpack", "json", "bytes", "null"):
             records.append(json.dumps({"type": tag, "data": base64.b64encode(data).decode()}))
+    cli = os.environ.get("LGCODEC_BIN")
+    cmd = [cli] if cli else ["cargo", "run", "-q", "--features", "cli", "--bin", "lgcodec", "--"]
     out = subprocess.run(
-        ["cargo", "run", "-q", "--features", "cli", "--bin", "lgcodec", "--", "decode", "--jsonl"],
+        cmd + ["decode", "--jsonl"],
         cwd=ROOT,
         input="\n".join(records) + "\n",
         capture_output=True,
