@@ -772,7 +772,8 @@ fn refuses_plaintext_reports_strict_mode_through_wrappers() {
     assert!(enc(true).refuses_plaintext());
     let wrapped: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(true)));
     assert!(wrapped.refuses_plaintext());
-    assert!(Box::new(enc(true)).refuses_plaintext());
+    let boxed: Box<dyn Serializer> = Box::new(enc(true));
+    assert!(boxed.refuses_plaintext());
     let by_ref: &dyn Serializer = &enc(true);
     assert!(by_ref.refuses_plaintext());
     let lax: Arc<dyn Serializer> = Arc::new(CompressedSerializer::new(enc(false)));
