@@ -17,7 +17,7 @@ use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind as Kind};
 use super::marker as M;
-use super::read::{DecodeOptions, Fail, Head, Reader, Walk};
+use super::read::{DecodeOptions, Fail, Head, Reader, SeenStrs, Walk};
 use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 
 /// Arrays reserve at most this many items (maps half as many entries) before the items
@@ -70,6 +70,7 @@ pub(crate) fn read_owned(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
     let mut d = Decoder {
         r: *r,
         shared: None,
+        seen: SeenStrs::new(),
     };
     let value = d.value().map_err(|e| *e);
     *r = d.r;
@@ -83,6 +84,8 @@ pub(crate) fn read_owned(r: &mut Reader<'_>) -> Result<Value, DecodeError> {
 struct Decoder<'a> {
     r: Reader<'a>,
     shared: Option<&'a Bytes>,
+    /// Short strings already checked as UTF-8 (see [`SeenStrs`]).
+    seen: SeenStrs<'a>,
 }
 
 impl<'a> Walk<'a> for Decoder<'a> {
@@ -97,6 +100,7 @@ impl<'a> Decoder<'a> {
         Decoder {
             r: Reader::new(input, options),
             shared,
+            seen: SeenStrs::new(),
         }
     }
 
@@ -128,7 +132,7 @@ impl<'a> Decoder<'a> {
     /// decode time on flat records).
     fn read_into(&mut self, slot: &mut Value) -> Result<(), Fail> {
         let at = self.r.pos;
-        let value = match self.r.head()? {
+        let value = match self.r.head_seen(&mut self.seen)? {
             Head::U(n) => Value::Int(Int::from(n)),
             Head::I(n) => Value::Int(Int::from(n)),
             Head::Nil => return Ok(()),

@@ -297,12 +297,17 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
-    fn str(&mut self, n: usize, at: usize) -> Result<Head<'a>, DecodeError> {
+    #[inline(always)]
+    fn str<S: StrCheck<'a>>(
+        &mut self,
+        n: usize,
+        at: usize,
+        seen: &mut S,
+    ) -> Result<Head<'a>, DecodeError> {
         self.check_len(n, 1, at)?;
         let start = self.pos;
         let bytes = self.take(n)?;
-        match std::str::from_utf8(bytes) {
+        match seen.check(bytes) {
             Ok(s) => Ok(Head::Str(s)),
             Err(e) => Err(DecodeError::new(Kind::InvalidUtf8, start + e.valid_up_to())),
         }
@@ -339,13 +344,25 @@ impl<'a> Reader<'a> {
     /// the canonical rules.
     #[inline(always)]
     pub(crate) fn head(&mut self) -> Result<Head<'a>, DecodeError> {
+        self.head_with(&mut Utf8)
+    }
+
+    /// As [`Self::head`], with strings checked through `seen` (see [`SeenStrs`]):
+    /// the same heads and the same errors at the same offsets.
+    #[inline(always)]
+    pub(crate) fn head_seen(&mut self, seen: &mut SeenStrs<'a>) -> Result<Head<'a>, DecodeError> {
+        self.head_with(seen)
+    }
+
+    #[inline(always)]
+    fn head_with<S: StrCheck<'a>>(&mut self, seen: &mut S) -> Result<Head<'a>, DecodeError> {
         let at = self.pos;
         let marker = self.u8()?;
         Ok(match marker {
             0x00..=M::POS_FIXINT_MAX => Head::U(u64::from(marker)),
             M::FIXMAP..=M::FIXMAP_MAX => self.map(usize::from(marker & 0x0f), at)?,
             M::FIXARRAY..=M::FIXARRAY_MAX => self.array(usize::from(marker & 0x0f), at)?,
-            M::FIXSTR..=M::FIXSTR_MAX => self.str(usize::from(marker & 0x1f), at)?,
+            M::FIXSTR..=M::FIXSTR_MAX => self.str(usize::from(marker & 0x1f), at, seen)?,
             M::NIL => Head::Nil,
             M::RESERVED => return Err(DecodeError::new(Kind::ReservedByte(M::RESERVED), at)),
             M::FALSE => Head::Bool(false),
@@ -433,17 +450,17 @@ impl<'a> Reader<'a> {
             M::STR8 => {
                 let n = usize::from(self.u8()?);
                 self.canonical(n >= 32, "str8 holding a fixstr", at)?;
-                self.str(n, at)?
+                self.str(n, at, seen)?
             }
             M::STR16 => {
                 let n = usize::from(self.u16()?);
                 self.canonical(n > 0xff, "str16 holding a shorter string", at)?;
-                self.str(n, at)?
+                self.str(n, at, seen)?
             }
             M::STR32 => {
                 let n = self.u32()? as usize;
                 self.canonical(n > 0xffff, "str32 holding a shorter string", at)?;
-                self.str(n, at)?
+                self.str(n, at, seen)?
             }
             M::ARRAY16 => {
                 let n = usize::from(self.u16()?);
@@ -530,6 +547,80 @@ impl<'a> Reader<'a> {
         self.depth = scope.depth;
         self.ext_depth = self.ext_depth.saturating_sub(1);
         self.total = self.total.saturating_sub(1);
+    }
+}
+
+/// How a string's bytes become a `&str`: the UTF-8 check, or a cache of strings
+/// already checked in the same input.
+pub(crate) trait StrCheck<'a> {
+    fn check(&mut self, bytes: &'a [u8]) -> Result<&'a str, std::str::Utf8Error>;
+}
+
+/// Every string checked with [`std::str::from_utf8`].
+struct Utf8;
+
+impl<'a> StrCheck<'a> for Utf8 {
+    #[inline(always)]
+    fn check(&mut self, bytes: &'a [u8]) -> Result<&'a str, std::str::Utf8Error> {
+        std::str::from_utf8(bytes)
+    }
+}
+
+/// Slots of [`SeenStrs`].
+const SEEN_SLOTS: usize = 64;
+
+/// Strings longer than this are always checked (a miss costs a compare on top of the
+/// check, and long strings rarely repeat; the ones that do are cheap to check).
+const SEEN_MAX_LEN: usize = 32;
+
+/// The short strings of one input already checked as UTF-8, as slices of the input,
+/// in a small direct-mapped table: a string whose bytes equal a slot's is that slot's
+/// `&str`, with no second UTF-8 check (equal bytes are equally valid). Map keys and
+/// class names repeat in every message of a checkpoint (`type`, `content`, `id`,
+/// `langchain_core.messages.ai`, …: 284 of the 361 strings of the benches' 20-message
+/// blob), and std's check of a short string runs byte by byte. A miss costs one
+/// compare of at most [`SEEN_MAX_LEN`] bytes; invalid UTF-8 is never stored, so errors
+/// and their offsets are those of the plain check.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeenStrs<'a> {
+    slots: [&'a str; SEEN_SLOTS],
+}
+
+impl<'a> SeenStrs<'a> {
+    pub(crate) const fn new() -> Self {
+        SeenStrs {
+            slots: [""; SEEN_SLOTS],
+        }
+    }
+
+    /// The slot of `bytes` (1 to [`SEEN_MAX_LEN`] bytes): its length, first, second
+    /// and last byte mixed.
+    #[inline(always)]
+    fn slot(bytes: &[u8]) -> usize {
+        let first = usize::from(bytes.first().copied().unwrap_or_default());
+        let second = usize::from(bytes.get(1).copied().unwrap_or_default());
+        let last = usize::from(bytes.last().copied().unwrap_or_default());
+        (bytes.len().wrapping_mul(0x9e) ^ first ^ second.wrapping_mul(5) ^ last.wrapping_mul(3))
+            % SEEN_SLOTS
+    }
+}
+
+impl<'a> StrCheck<'a> for SeenStrs<'a> {
+    #[inline(always)]
+    fn check(&mut self, bytes: &'a [u8]) -> Result<&'a str, std::str::Utf8Error> {
+        if bytes.is_empty() || bytes.len() > SEEN_MAX_LEN {
+            return std::str::from_utf8(bytes);
+        }
+        let i = Self::slot(bytes);
+        match self.slots.get_mut(i) {
+            Some(slot) if slot.as_bytes() == bytes => Ok(*slot),
+            Some(slot) => {
+                let s = std::str::from_utf8(bytes)?;
+                *slot = s;
+                Ok(s)
+            }
+            None => std::str::from_utf8(bytes),
+        }
     }
 }
 
