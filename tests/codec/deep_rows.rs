@@ -3,15 +3,14 @@
 //! `vectors/wild/gen_deep.py`) read with both readers, write back byte for byte, and
 //! every walk over them works on a 64 KiB thread.
 
-mod small_stack;
+use crate::small_stack::on_small_stack;
 use base64::Engine as _;
 use langgraph_codec::typed::pytypes::{Dataclass, PyClass, Send};
 use langgraph_codec::{msgpack, JsonPlusSerializer, Serializer, Value};
 use serde::{Deserialize, Serialize};
-use small_stack::on_small_stack;
 
 fn row(label: &str) -> Vec<u8> {
-    let text = include_str!("../vectors/wild/deep.jsonl");
+    let text = include_str!("../../vectors/wild/deep.jsonl");
     let line = text
         .lines()
         .find(|l| l.contains(&format!("\"label\": \"{label}\"")))

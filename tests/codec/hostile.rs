@@ -1,10 +1,9 @@
 //! Hostile input: every malformed document gets its typed error at the right byte
 //! offset, nothing declared-but-absent is allocated, and no depth overflows a stack.
 
-mod small_stack;
+use crate::small_stack::on_small_stack;
 use langgraph_codec::msgpack::{self, DecodeOptions};
 use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
-use small_stack::on_small_stack;
 
 fn kind_at(bytes: &[u8]) -> (DecodeErrorKind, usize) {
     let e = msgpack::decode(bytes).expect_err("must be refused");

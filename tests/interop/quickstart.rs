@@ -4,7 +4,7 @@
 #![cfg(feature = "sqlite")]
 
 #[allow(dead_code)]
-#[path = "../examples/quickstart.rs"]
+#[path = "../../examples/quickstart.rs"]
 mod quickstart;
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! `vectors/check_rust_typed.py`) is exactly what `examples/emit_typed_vectors.rs`
 //! writes now.
 
-#[path = "../examples/emit_typed_vectors.rs"]
+#[path = "../../examples/emit_typed_vectors.rs"]
 #[allow(dead_code)]
 mod emit;
 

@@ -22,7 +22,7 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let text = include_str!("../vectors/wild/rows.jsonl");
+    let text = include_str!("../../vectors/wild/rows.jsonl");
     text.lines()
         .map(|line| {
             let raw: serde_json::Value = serde_json::from_str(line).expect("row is JSON");

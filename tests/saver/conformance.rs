@@ -337,7 +337,7 @@ async fn levels_read_right_and_passed_all_base_is_pythons() {
 /// writes, write order, and the metadata `put` stores.
 #[test]
 fn trait_docs_state_the_rules_the_kit_enforces() {
-    let src = include_str!("../src/saver/traits.rs");
+    let src = include_str!("../../src/saver/traits.rs");
     let doc_of = |method: &str| -> String {
         let at = src
             .find(&format!("async fn {method}("))

@@ -5,13 +5,11 @@
 //! (The Postgres part is in `tests/postgres/round3.rs`.)
 #![cfg(feature = "sqlite")]
 
-mod put_depth_common;
-
+use crate::put_depth_common::{check, nested};
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver,
 };
-use put_depth_common::{check, nested};
 
 #[tokio::test]
 async fn sqlite_put_refuses_metadata_nested_deeper_than_its_reader_accepts() {

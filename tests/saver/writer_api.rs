@@ -304,7 +304,7 @@ async fn verify_through_the_trait_checks_sqlite_tables() {
 /// one: SQLite's `json_extract` equality and Postgres's `@>` containment.
 #[test]
 fn list_filter_docs_describe_every_backend() {
-    let src = include_str!("../src/saver/traits.rs");
+    let src = include_str!("../../src/saver/traits.rs");
     let at = src
         .find("pub filter: IndexMap<String, Value>,")
         .expect("filter");

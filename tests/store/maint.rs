@@ -260,7 +260,7 @@ async fn state_is_decrypted_with_the_key_ring_and_refused_without_it() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-#[path = "support/store_pg.rs"]
+#[path = "../support/store_pg.rs"]
 pub mod pg;
 
 #[tokio::test]

@@ -9,7 +9,7 @@
 //! under which key) and from the crate's `EncryptedSerializer`, which other tests check
 //! against Python byte for byte; `.ci/checks.d/store.sh` has Python read the results.
 
-#[path = "support/store_fixture.rs"]
+#[path = "../support/store_fixture.rs"]
 mod store_fixture;
 
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@ use langgraph_codec::store::{
     StoreKeys, UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
 };
 
-#[path = "support/store_pg.rs"]
+#[path = "../support/store_pg.rs"]
 pub mod pg;
 
 use pg::{scratch, stores};

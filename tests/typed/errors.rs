@@ -1,13 +1,11 @@
 //! Class checks, hostile input, fallback codec and the serializer hooks.
 
-mod typed_common;
-
+use crate::common::*;
 use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
-use typed_common::*;
 
 #[test]
 fn wrong_class_names_expected_and_found() {

@@ -2,13 +2,11 @@
 //! values (vectors/unit.jsonl, made by the real langgraph-checkpoint 4.3.2), and read
 //! Python's bytes back.
 
-mod typed_common;
-
+use crate::common::*;
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, JsonFallback};
 use langgraph_codec::Value;
 use serde::{Deserialize, Serialize};
-use typed_common::*;
 
 fn map(entries: Vec<(&str, Value)>) -> Value {
     Value::map(entries)

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 fn row(label: &str) -> (String, Vec<u8>) {
-    let text = include_str!("../vectors/wild/typed_gaps.jsonl");
+    let text = include_str!("../../vectors/wild/typed_gaps.jsonl");
     let line = text
         .lines()
         .find(|l| l.contains(&format!("\"label\": \"{label}\"")))

@@ -306,10 +306,7 @@ async fn conformance_strict_all_blobs() {
     assert!(report.is_success(), "{report}");
 }
 
-#[path = "../put_depth_common/mod.rs"]
-mod put_depth_common;
-
-use put_depth_common::{check, nested};
+use crate::put_depth_common::{check, nested};
 
 /// Item 5: `put` refuses metadata (and checkpoint `extra` values) nested deeper than
 /// the reader accepts (1,024 levels of JSONB); the thread's latest checkpoint still
