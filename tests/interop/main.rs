@@ -6,7 +6,7 @@
 mod crypto_vectors;
 mod golden_vectors;
 mod json_golden_values;
-mod quickstart;
+mod quickstart_example;
 mod saver_python_rows;
 mod typed_rust_vectors;
 mod wild_rows;

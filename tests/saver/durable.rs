@@ -136,15 +136,7 @@ async fn conformance_full_in_every_mode_over_postgres() {
 }
 
 #[cfg(feature = "postgres")]
-fn pg_url() -> Option<String> {
-    match std::env::var("LGCODEC_TEST_PG_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            println!("skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server)");
-            None
-        }
-    }
-}
+use crate::support::pg::url as pg_url;
 
 #[cfg(feature = "postgres")]
 async fn pg_saver(url: String, encrypted: bool) -> langgraph_codec::saver::postgres::PostgresSaver {

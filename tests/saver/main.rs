@@ -21,4 +21,6 @@ mod python_rules;
 mod sqlite;
 mod sqlite_checkpoint;
 mod sqlite_fast_path;
+#[path = "../support/mod.rs"]
+mod support;
 mod writer_api;

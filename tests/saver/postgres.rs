@@ -18,17 +18,8 @@ use langgraph_codec::saver::{
 };
 use langgraph_codec::{Error, Value};
 
-fn url() -> Option<String> {
-    match std::env::var("LGCODEC_TEST_PG_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            println!(
-                "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
-            );
-            None
-        }
-    }
-}
+// `psql`: one direct client for inspecting rows.
+use crate::support::pg::{connect as psql, url};
 
 /// A schema name no other test (or test process) uses.
 fn fresh_schema(tag: &str) -> String {
@@ -56,15 +47,6 @@ async fn saver(url: &str, tag: &str) -> PostgresSaver {
         .expect("valid schema");
     s.setup().await.expect("setup");
     s
-}
-
-/// One direct client for inspecting rows.
-async fn psql(url: &str) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(conn);
-    client
 }
 
 fn key() -> &'static [u8] {

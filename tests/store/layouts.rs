@@ -5,32 +5,16 @@
 //! fixtures are restored into fresh databases whose rows must not change.
 //!
 //! Postgres tests read `LGCODEC_TEST_PG_URL` and print a skip line without it; each
-//! fixture goes into its own database named `<that URL's database>_<fixture>`.
+//! fixture goes into its own database named `<that URL's database>_layouts_<fixture>`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use langgraph_codec::saver::layout::{detect_sqlite, open_sqlite_read_only};
 use langgraph_codec::saver::StoreLayout;
 use rusqlite::{Connection, OpenFlags};
 
-fn stores() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores")
-}
-
-/// A fresh directory for one test.
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lgcodec-layouts-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+use crate::support::{scratch, stores};
 
 fn read_only(path: &Path) {
     let mut perms = fs::metadata(path).expect("metadata").permissions();
@@ -554,27 +538,7 @@ mod postgres {
     use langgraph_codec::saver::layout::{detect_postgres, CURRENT_POSTGRES_MIGRATION};
     use langgraph_codec::saver::StoreLayout;
 
-    use super::stores;
-
-    fn url() -> Option<String> {
-        match std::env::var("LGCODEC_TEST_PG_URL") {
-            Ok(u) if !u.is_empty() => Some(u),
-            _ => {
-                println!(
-                    "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
-                );
-                None
-            }
-        }
-    }
-
-    async fn connect(url: &str) -> tokio_postgres::Client {
-        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
-        client
-    }
+    use crate::support::pg::{connect, fresh, restored, url};
 
     /// `(server URL with a trailing '/', database name)`.
     fn split(url: &str) -> (String, String) {
@@ -616,36 +580,18 @@ mod postgres {
     /// Restores `fixture/dump.sql` into a fresh database, detects, checks nothing
     /// changed, drops the database.
     async fn detect_fixture(url: &str, fixture: Option<&str>) -> StoreLayout {
-        let (server, base) = split(url);
-        let db = format!(
-            "{base}_{}",
-            fixture.unwrap_or("empty").replace(['-', '.'], "_")
-        );
-        let admin = connect(url).await;
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\""))
-            .await
-            .expect("drop");
-        admin
-            .batch_execute(&format!("CREATE DATABASE \"{db}\""))
-            .await
-            .expect("create");
-        let target = format!("{server}{db}");
-        if let Some(fixture) = fixture {
-            let sql = std::fs::read_to_string(stores().join(fixture).join("dump.sql"))
-                .expect("dump present");
-            connect(&target)
-                .await
-                .batch_execute(&sql)
-                .await
-                .expect("restore");
-        }
+        let target = match fixture {
+            Some(fixture) => restored(url, fixture, "layouts").await,
+            None => fresh(url, "layouts_empty").await,
+        };
         let client = connect(&target).await;
         let before = digest(&client).await;
         let got = detect_postgres(&client, "public").await.expect("detect");
         assert_eq!(digest(&client).await, before, "{fixture:?}: rows changed");
         drop(client);
-        admin
+        let (_, db) = split(&target);
+        connect(url)
+            .await
             .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
             .await
             .expect("drop");

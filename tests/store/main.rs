@@ -2,6 +2,9 @@
 //! export/import, copy, upgrade) and the encryption sweeps (audit, encrypt, rekey), on
 //! SQLite files and a Postgres server (`LGCODEC_TEST_PG_URL`, skipped without it).
 
+#[path = "../support/mod.rs"]
+mod support;
+
 #[cfg(feature = "sqlite")]
 mod layouts;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

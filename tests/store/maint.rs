@@ -19,7 +19,7 @@ use langgraph_codec::store::{AnyStore, StoreError, StoreKeys};
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
 
-use pg::{scratch, stores};
+use crate::support::{pg, scratch, stores};
 
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
@@ -259,9 +259,6 @@ async fn state_is_decrypted_with_the_key_ring_and_refused_without_it() {
     assert!(matches!(err, StoreError::Unreadable { .. }), "{err}");
     let _ = fs::remove_dir_all(&dir);
 }
-
-#[path = "../support/store_pg.rs"]
-pub mod pg;
 
 #[tokio::test]
 async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {

@@ -9,15 +9,14 @@
 //! under which key) and from the crate's `EncryptedSerializer`, which other tests check
 //! against Python byte for byte; `.ci/checks.d/store.sh` has Python read the results.
 
-#[path = "../support/store_fixture.rs"]
-mod store_fixture;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::pg::{connect, url as pg_base};
+use crate::support::store_fixture::{fill, serializer, Shape};
 use langgraph_codec::crypto::{
     AesKey, AesMode, Cipher, CompressedSerializer, EncryptedSerializer, KeyRing,
 };
@@ -27,7 +26,6 @@ use langgraph_codec::store::{
     self, AuditOptions, Stage, Store, StoreError, StoreKeys, SweepOptions, Verdict,
 };
 use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
-use store_fixture::{fill, serializer, Shape};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const OLD: &str = "old-key-16-bytes";
@@ -827,18 +825,6 @@ fn store_help_examples_work_when_pasted() {
 // ---------------------------------------------------------------------------------
 // Postgres
 
-fn pg_base() -> Option<String> {
-    match std::env::var("LGCODEC_TEST_PG_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            println!(
-                "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
-            );
-            None
-        }
-    }
-}
-
 /// A fresh schema on the test server and a URL whose search_path is it.
 fn pg_schema(tag: &str) -> Option<(String, String)> {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -849,10 +835,7 @@ fn pg_schema(tag: &str) -> Option<(String, String)> {
         N.fetch_add(1, Ordering::Relaxed)
     );
     rt().block_on(async {
-        let (c, conn) = tokio_postgres::connect(&base, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
+        let c = connect(&base).await;
         c.batch_execute(&format!(
             "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
         ))
@@ -890,10 +873,7 @@ fn pg_store(url: &str, clear: usize, old: usize, steps: usize) {
 /// Every blob and write: (table, key, type, bytes), by key.
 fn pg_rows(url: &str) -> Vec<(String, String, String, Vec<u8>)> {
     rt().block_on(async {
-        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-            .await
-            .expect("connect");
-        tokio::spawn(conn);
+        let c = connect(url).await;
         let mut out = Vec::new();
         for (table, key) in [
             (

@@ -16,10 +16,7 @@ use langgraph_codec::store::{
     StoreKeys, UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
 };
 
-#[path = "../support/store_pg.rs"]
-pub mod pg;
-
-use pg::{scratch, stores};
+use crate::support::{self, pg, scratch, stores};
 
 /// How many `messages` the writing release's own saver read back at checkpoint `id`
 /// of `t-main` (`reads.json`, recorded by the old package).
@@ -56,7 +53,7 @@ fn short(fixture: &str) -> String {
 #[tokio::test]
 async fn old_postgres_stores_copy_into_fresh_stores_that_python_reads_as_after_its_setup() {
     let Some(url) = pg::url() else { return };
-    let python = pg::python();
+    let python = support::python();
     let dir = scratch("oldcopy");
     for fixture in OLD_POSTGRES {
         let tag = short(fixture);
@@ -109,7 +106,7 @@ async fn old_postgres_stores_copy_into_fresh_stores_that_python_reads_as_after_i
         // What Python reads from its own migration of a separate copy.
         if let Some(py) = &python {
             let reference = pg::restored(&url, fixture, "upc_ref").await;
-            let out = pg::python_reads_equal(
+            let out = support::python_reads_equal(
                 py,
                 true,
                 &reference,
@@ -185,7 +182,7 @@ fn bytes_and_files(dir: &Path, file: &Path) -> (Vec<u8>, Vec<String>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_asked() {
-    let python = pg::python();
+    let python = support::python();
     for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2"] {
         let dir = scratch(&format!("upsq-{fixture}"));
         let store = dir.join("store.sqlite");
@@ -232,7 +229,7 @@ async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_as
         let ours = sqlite_writes_sql(&store);
         if let Some(py) = &python {
             // Python's SqliteSaver runs its setup() on the reference as it reads it.
-            let out = pg::python_reads_equal(
+            let out = support::python_reads_equal(
                 py,
                 false,
                 reference.to_str().expect("utf-8"),
@@ -290,7 +287,7 @@ async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_without_setup() {
     let Some(url) = pg::url() else { return };
-    let python = pg::python();
+    let python = support::python();
     // Python 3.2.0's MIGRATIONS has 10 entries (v = 0..=9); each fixture's README says
     // how far its release got.
     // `graph`: the interrupt_fn / plain flags its generate.py ran the graph with.
@@ -371,7 +368,7 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
             // own setup()-migrated copy, and the two databases are the same, catalog
             // (columns, indexes, migrations) and rows.
             let reference = pg::restored(&url, fixture, "uppg_ref").await;
-            let out = pg::python_reads_equal(py, true, &reference, &[&db]);
+            let out = support::python_reads_equal(py, true, &reference, &[&db]);
             println!("{fixture}: {}", out.trim());
             assert_eq!(
                 pg::digest(&db).await,
@@ -437,7 +434,7 @@ fn python_channel_sizes(
 #[tokio::test]
 async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it() {
     use langgraph_codec::crypto::AesKey;
-    let python = pg::python();
+    let python = support::python();
     let dir = scratch("sizes");
     let key = "0123456789abcdef";
     let keys = StoreKeys::new(AesKey::new(key.as_bytes()).expect("key"));
