@@ -652,7 +652,7 @@ fn tangles(refs: &[Reference]) -> BTreeSet<String> {
 }
 
 /// Groups of children of one module that import each other around a loop, known and
-/// not yet undone (issue 24 lists them to untangle). The check fails on any other
+/// not yet undone (each to untangle). The check fails on any other
 /// loop, and on a known group that grows; a group that shrinks or splits passes (then
 /// shrink its entry here).
 const KNOWN_TANGLES: &[&str] = &[

@@ -1,4 +1,4 @@
-//! The quickstart example (issue 22, first-time user item 12): it leaves the store it
+//! The quickstart example, as a first-time user runs it: it leaves the store it
 //! tells you to look at, ends with next steps, and explains the `log` channel instead
 //! of naming "delta channels" to a reader who does not know them.
 #![cfg(feature = "sqlite")]

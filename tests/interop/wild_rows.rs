@@ -325,7 +325,7 @@ fn an_ai_message_with_valid_and_unparseable_tool_calls_is_kept_whole() {
     }
 }
 
-/// The two shapes issue 22 found read differently from Python, from real writers
+/// The two shapes once read differently from Python, from real writers
 /// (rows in `vectors/wild/rows.jsonl`): an `AIMessage` whose content is a list of
 /// blocks (LangGraphJS 1.2.2 / 0.0.18, Python 1.0.2) and a 1.0.2 `RemoveMessage`
 /// with `content: ""` are rebuilt as Python 4.3.2 rebuilds them.

@@ -301,7 +301,7 @@ async fn a_panic_in_one_method_fails_its_cases_and_the_run_goes_on() {
         .contains("list::test_list_all: panicked: not yet implemented"));
 }
 
-/// The report reads right (issue 22, first-time user item 5): a saver with only the
+/// The report reads right for a first-time user: a saver with only the
 /// base capabilities is Python's `FULL`, and the result line says what it lacks; the
 /// delta history is printed and counted as extended; `passed_all_base` is Python's.
 #[tokio::test]
@@ -333,7 +333,7 @@ async fn levels_read_right_and_passed_all_base_is_pythons() {
 }
 
 /// The trait's docs state the rules the kit enforces, on the methods an implementer
-/// reads (issue 22, first-time user item 7): the special-channel indices, retried
+/// reads: the special-channel indices, retried
 /// writes, write order, and the metadata `put` stores.
 #[test]
 fn trait_docs_state_the_rules_the_kit_enforces() {

@@ -1191,5 +1191,4 @@ fn the_driver_and_pool_are_re_exported() {
         .expect("pool");
     let _builder = PostgresSaver::builder(pool);
 }
-#[path = "postgres/round3.rs"]
-mod round3;
+mod edge_cases;

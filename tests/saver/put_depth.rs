@@ -1,8 +1,8 @@
-//! Issue 22, item 5: `put` refuses what no reader accepts. Metadata nested deeper than
+//! `put` refuses what no reader accepts. Metadata nested deeper than
 //! the SQLite saver's reader accepts (1,000 levels, Python's `json.loads` limit) is
 //! refused at `put` with a typed error, as the in-memory saver refuses what its
 //! msgpack rows cannot hold, and the thread's latest checkpoint still reads.
-//! (The Postgres part is in `tests/postgres/round3.rs`.)
+//! (The Postgres part is in `postgres/edge_cases.rs`.)
 #![cfg(feature = "sqlite")]
 
 use crate::put_depth_common::{check, nested};

@@ -1,6 +1,5 @@
-//! `put` refuses nesting its reader refuses (issue 22, item 5): the check every saver's
-//! test runs (`tests/put_depth.rs` for SQLite and in-memory, `tests/postgres/round3.rs`
-//! for Postgres).
+//! `put` refuses nesting its reader refuses: the check every saver's test runs
+//! (`put_depth.rs` for SQLite and in-memory, `postgres/edge_cases.rs` for Postgres).
 #![allow(dead_code)]
 
 use langgraph_codec::saver::{

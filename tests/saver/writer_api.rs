@@ -1,4 +1,4 @@
-//! The writer API (issue 22, "The writer API"): what a Rust continuation of a Python
+//! The writer API: what a Rust continuation of a Python
 //! thread needs from `saver::types`. Expected values come from Python (quoted where
 //! they do) or from the rule the docs state.
 

@@ -1,7 +1,7 @@
-//! Issue 22 (round three), the Postgres saver: the per-call decompression budget,
-//! strict mode against inline values, a cancelled `setup`, connections the server
-//! closed, nesting `put` must refuse, a foreign `checkpoints` table, and the errors a
-//! first-time user sees when the server is down.
+//! The Postgres saver at its edges: the per-call decompression budget, strict mode
+//! against inline values, a cancelled `setup`, connections the server closed, nesting
+//! `put` must refuse, a foreign `checkpoints` table, and the errors a first-time user
+//! sees when the server is down.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,7 +72,7 @@ fn is_budget(e: &SaverError, limit: usize) -> bool {
     }
 }
 
-/// Item 1: `get_tuple`, `list` and delta-channel history each share one
+/// `get_tuple`, `list` and delta-channel history each share one
 /// decompression budget over all the `+zlib` rows they read, as SQLite and in-memory.
 #[tokio::test]
 async fn reads_share_one_decompression_budget_per_call() {
@@ -167,7 +167,7 @@ fn strict_saver_builder(url: &str, schema: &str, strict: bool, all_blobs: bool) 
         .expect("build")
 }
 
-/// Item 2: strict mode with every value in blobs refuses a value planted inline in the
+/// Strict mode with every value in blobs refuses a value planted inline in the
 /// `checkpoint` JSONB (a new channel, or an encrypted channel replaced by an inline
 /// one) with `plaintext_refused`, in `get_tuple`, `list` and delta history.
 #[tokio::test]
@@ -286,7 +286,7 @@ async fn strict_all_blobs_refuses_inline_values_planted_in_the_checkpoint_jsonb(
     }
 }
 
-/// Item 2: the whole kit passes on a strict, all-blobs saver (nothing this saver
+/// The whole kit passes on a strict, all-blobs saver (nothing this saver
 /// writes is refused).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_strict_all_blobs() {
@@ -308,7 +308,7 @@ async fn conformance_strict_all_blobs() {
 
 use crate::put_depth_common::{check, nested};
 
-/// Item 5: `put` refuses metadata (and checkpoint `extra` values) nested deeper than
+/// `put` refuses metadata (and checkpoint `extra` values) nested deeper than
 /// the reader accepts (1,024 levels of JSONB); the thread's latest checkpoint still
 /// reads.
 #[tokio::test]
@@ -342,7 +342,7 @@ async fn put_refuses_nesting_readers_refuse() {
     );
 }
 
-/// Item 3: a `setup` cancelled at any point (its future dropped by a timeout, maybe
+/// A `setup` cancelled at any point (its future dropped by a timeout, maybe
 /// while it holds the migration lock or runs a migration) leaves no lock behind on a
 /// pooled connection: another saver's `setup` then succeeds, `verify` passes, and so
 /// does the cancelled saver's own next `setup`.
@@ -402,7 +402,7 @@ fn url_with_app(url: &str, app: &str) -> String {
     format!("{url}{sep}application_name={app}")
 }
 
-/// Item 4: after the server terminates every idle connection of the pool, the next
+/// After the server terminates every idle connection of the pool, the next
 /// `put` succeeds, every time: the retry does not take another dead pooled connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn puts_succeed_after_the_server_closes_the_pools_idle_connections() {
@@ -478,7 +478,7 @@ async fn tables_in(c: &tokio_postgres::Client, schema: &str) -> Vec<String> {
     .collect()
 }
 
-/// Item 7: `setup` over another application's `checkpoints` table (or one of the other
+/// `setup` over another application's `checkpoints` table (or one of the other
 /// names with another layout) is refused with a typed schema error before anything is
 /// written: no table created, no migration recorded. Python's deprecated shallow layout
 /// likewise, with `shallow_schema`.
@@ -598,7 +598,7 @@ fn each_text_once(texts: &[String]) {
     }
 }
 
-/// First-time user item 4: with the server down, the error names the host, the port
+/// With the server down, the error names the host, the port
 /// and the cause without walking `source()`; a bad URL says why; a server error gives
 /// its SQLSTATE and message; no message repeats its source's text.
 #[tokio::test]
@@ -693,7 +693,7 @@ async fn invalid_indexes(c: &tokio_postgres::Client, schema: &str) -> i64 {
     .get(0)
 }
 
-/// Item 3, the worst point to stop: inside a `CREATE INDEX CONCURRENTLY` migration.
+/// A cancelled `setup` at the worst point to stop: inside a `CREATE INDEX CONCURRENTLY` migration.
 /// A cancelled `setup`'s server session goes on with the statement until it ends (and
 /// keeps the lock until then); if that session is killed (`pg_terminate_backend`, a
 /// restart), the index stays behind invalid. The next `setup` replaces it (Python's
@@ -754,7 +754,7 @@ async fn a_setup_killed_inside_create_index_concurrently_leaves_no_invalid_index
     assert_eq!(valid, 3);
 }
 
-/// Item 2: how a saver knows strict mode is on: `Serializer::refuses_plaintext`,
+/// How a saver knows strict mode is on: `Serializer::refuses_plaintext`,
 /// answered by `EncryptedSerializer` and forwarded by every wrapper.
 #[test]
 fn refuses_plaintext_reports_strict_mode_through_wrappers() {
