@@ -1,10 +1,12 @@
-//! Tests that kill the mutants the mutation run of MUTANTS.md found surviving. Each
-//! checks behaviour through the public API, with expected values from the msgpack
+//! The codec at its boundaries: every msgpack size boundary both ways (the header
+//! Python writes, strict and liberal reading of one form too long), ext8 at the fixext
+//! sizes, and the depth limits (siblings, object payloads, delta snapshots, numpy
+//! arrays, the shared-buffer reader). Expected values come from the msgpack
 //! specification, Python or first principles, never from the code under test.
 
 use bytes::Bytes;
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{DecodeErrorKind, RawExt, Value};
+use langgraph_codec::{DecodeErrorKind, JsonPlusSerializer, RawExt, Serializer, Value};
 
 // ---------------------------------------------------------------------------------------
 // msgpack: every size boundary, both ways.
@@ -278,34 +280,51 @@ fn one_form_too_long_is_refused_strictly_and_read_liberally() {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// crypto
-// ---------------------------------------------------------------------------------------
+// ---- ext8 holding exactly 16 bytes -------------------------------------------------
+// First test: tests/hostile.rs `non_canonical_forms_are_refused_unless_allowed`.
 
-use std::sync::Arc;
-
-use langgraph_codec::crypto::{
-    AesCipher, AesMode, Cipher, CompressedSerializer, DecompressionBudget,
-};
-use langgraph_codec::{JsonPlusSerializer, Serializer, SerializerError};
-
+/// The msgpack spec's shortest ext header: fixext for 1, 2, 4, 8, 16 bytes, ext8 for
+/// the other lengths up to 255. ormsgpack writes the shortest, so an ext8 of a fixext
+/// size is non-canonical, and every other ext8 is read.
 #[test]
-fn aes_modes_parse_by_name_in_any_case_and_nothing_else() {
-    for (name, mode) in [
-        ("eax", Some(AesMode::Eax)),
-        ("EAX", Some(AesMode::Eax)),
-        ("gcm", Some(AesMode::Gcm)),
-        ("Gcm", Some(AesMode::Gcm)),
-        ("cbc", None),
-        ("", None),
-        ("eax ", None),
-    ] {
-        assert_eq!(AesMode::from_name(name), mode, "{name:?}");
-    }
-    for mode in [AesMode::Eax, AesMode::Gcm] {
-        assert_eq!(AesMode::from_name(mode.as_str()), Some(mode));
+fn ext8_is_refused_exactly_at_the_fixext_sizes() {
+    for n in 0usize..=40 {
+        let mut bytes = vec![0xc7, n as u8, 0x63];
+        bytes.extend(std::iter::repeat_n(0xaa, n));
+        let got = msgpack::decode(&bytes);
+        if matches!(n, 1 | 2 | 4 | 8 | 16) {
+            let e = got.expect_err("fixext size in an ext8");
+            assert!(
+                matches!(e.kind(), DecodeErrorKind::NonCanonical { .. }) && e.offset() == 0,
+                "n={n}: {e:?}"
+            );
+        } else {
+            let v = got.unwrap_or_else(|e| panic!("n={n}: {e:?}"));
+            assert_eq!(msgpack::encode(&v).expect("encodes"), bytes, "n={n}");
+        }
     }
 }
+
+/// Through the serializer and the typed layer: an ext8 of 16 bytes inside a value is
+/// refused, the fixext16 of the same payload is read.
+#[test]
+fn an_ext8_of_16_bytes_is_refused_by_serializer_and_typed_reads() {
+    let payload = [0x55u8; 16];
+    // [ext] as a one-element array, so the ext is not at offset 0.
+    let mut ext8 = vec![0x91, 0xc7, 16, 0x63];
+    ext8.extend_from_slice(&payload);
+    let mut fixext16 = vec![0x91, 0xd8, 0x63];
+    fixext16.extend_from_slice(&payload);
+    let serde = JsonPlusSerializer::new();
+    assert!(serde.loads_typed("msgpack", &fixext16).is_ok());
+    assert!(serde.loads_typed("msgpack", &ext8).is_err());
+    assert!(langgraph_codec::typed::from_slice::<Value>(&fixext16).is_ok());
+    assert!(langgraph_codec::typed::from_slice::<Value>(&ext8).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// depth limits
+// ---------------------------------------------------------------------------------------
 
 /// `levels` arrays nested one in another around `1`.
 fn nested_arrays(levels: usize) -> Value {
@@ -376,201 +395,6 @@ fn a_view_is_read_back_only_within_the_codecs_depth_limits() {
     assert!(langgraph_codec::view::from_str(&text).is_err());
     let text = langgraph_codec::view::to_string(&snapshot(1024)).expect("view");
     assert!(langgraph_codec::view::from_str(&text).expect("fits") == snapshot(1024));
-}
-
-#[test]
-fn key_sizes_are_reported_in_bytes_and_bits() {
-    use langgraph_codec::crypto::AesKey;
-    for (len, bits) in [(16, 128), (24, 192), (32, 256)] {
-        let key = AesKey::new(&vec![7u8; len]).expect("valid length");
-        assert_eq!((key.len(), key.bits(), key.is_empty()), (len, bits, false));
-        assert_eq!(format!("{key:?}"), format!("AesKey {{ bits: {bits}, .. }}"));
-    }
-}
-
-#[test]
-fn boxed_and_shared_ciphers_behave_as_the_cipher_they_hold() {
-    let key = b"0123456789abcdef";
-    let plain = AesCipher::from_key_bytes(key, AesMode::Eax).expect("key");
-    let boxed: Box<dyn Cipher> = Box::new(plain.clone());
-    let shared: Arc<dyn Cipher> = Arc::new(plain.clone());
-    let boxed_concrete = Box::new(plain.clone());
-    let shared_concrete = Arc::new(plain.clone());
-    let wrappers: [(&str, &dyn Cipher); 4] = [
-        ("Box<dyn Cipher>", &boxed),
-        ("Arc<dyn Cipher>", &shared),
-        ("Box<AesCipher>", &boxed_concrete),
-        ("Arc<AesCipher>", &shared_concrete),
-    ];
-    for (what, cipher) in wrappers {
-        // Python's AES cipher is named "aes"; other suffixes are not its rows.
-        assert!(cipher.accepts("aes"), "{what}");
-        assert!(!cipher.accepts("zlib"), "{what}");
-        let (name, blob) = cipher.encrypt(b"hello", b"row").expect("encrypts");
-        assert_eq!(name, "aes", "{what}");
-        // nonce (16) | tag (16) | ciphertext (5), readable by the bare cipher.
-        assert_eq!(blob.len(), 16 + 16 + 5, "{what}");
-        assert_eq!(
-            plain.decrypt("aes", &blob, b"row").expect("opens"),
-            b"hello",
-            "{what}"
-        );
-        let (_, theirs) = plain.encrypt(b"world", b"").expect("encrypts");
-        assert_eq!(
-            cipher.decrypt("aes", &theirs, b"").expect("opens"),
-            b"world",
-            "{what}"
-        );
-        assert!(
-            cipher.decrypt("aes", &theirs, b"other row").is_err(),
-            "{what}"
-        );
-    }
-}
-
-#[test]
-fn the_per_row_inflation_limit_holds_inside_a_larger_budget() {
-    let serde =
-        CompressedSerializer::new(JsonPlusSerializer::new()).with_max_decompressed_size(1_000);
-    // A str of 10,000 bytes: its msgpack (str16 header + text) inflates to 10,003 bytes.
-    let typed = serde
-        .dumps_typed(&Value::from("x".repeat(10_000)))
-        .expect("compresses");
-    let kind = |r: Result<Value, SerializerError>| r.expect_err("refused").kind().as_str();
-    // A budget far above the row limit does not lift the row limit.
-    let big = DecompressionBudget::new(10_000_000);
-    let r = big.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));
-    assert_eq!(kind(r), "decompression_limit");
-    assert_eq!(big.used(), 0);
-    // A budget below the row limit is what stops the row, and says so.
-    let small = DecompressionBudget::new(500);
-    let r = small.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));
-    assert_eq!(kind(r), "decompression_budget");
-    // Within both, the row is read and charged its inflated size.
-    let roomy =
-        CompressedSerializer::new(JsonPlusSerializer::new()).with_max_decompressed_size(20_000);
-    let budget = DecompressionBudget::new(15_000);
-    let v = budget
-        .scope(|| roomy.loads_typed(&typed.type_tag, &typed.data))
-        .expect("fits");
-    assert!(v == Value::from("x".repeat(10_000)));
-    assert_eq!(budget.used(), 10_003);
-}
-
-// ---------------------------------------------------------------------------------------
-// saver types
-// ---------------------------------------------------------------------------------------
-
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use langgraph_codec::saver::types::{now_isoformat, uuid6};
-
-/// The 141,427 days from 1582-10-15 (the uuid v1/v6 epoch) to 1970-01-01 in 100-ns
-/// ticks: Python's `0x01B21DD213814000`.
-const UUID_EPOCH_OFFSET: u128 = 141_427 * 86_400 * 10_000_000;
-
-/// Now in 100-ns ticks since 1582-10-15 (Python's `time.time_ns() // 100 +
-/// 0x01B21DD213814000`).
-fn uuid_ticks_now() -> u128 {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
-    nanos / 100 + UUID_EPOCH_OFFSET
-}
-
-#[test]
-fn uuid6_carries_the_time_clock_seq_version_and_variant_python_puts_there() {
-    let before = uuid_ticks_now();
-    let id = uuid6(0x1_2345); // 14 bits kept: 0x2345
-    let after = uuid_ticks_now();
-    let parts: Vec<&str> = id.split('-').collect();
-    assert_eq!(
-        parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
-        [8, 4, 4, 4, 12],
-        "{id}"
-    );
-    let field = |i: usize| u128::from_str_radix(parts[i], 16).expect("hex");
-    // Python's `UUID.time` for version 6:
-    // (time_low << 28) | (time_mid << 12) | (time_hi_version & 0x0FFF).
-    let ticks = (field(0) << 28) | (field(1) << 12) | (field(2) & 0x0fff);
-    assert!(
-        before <= ticks && ticks <= after + 1_000,
-        "{id}: {ticks} not in {before}..{after}"
-    );
-    assert_eq!(field(2) >> 12, 6, "version nibble of {id}");
-    let clock_seq = field(3);
-    assert_eq!(clock_seq >> 14, 0b10, "variant bits of {id}");
-    assert_eq!(clock_seq & 0x3fff, 0x2345, "clock_seq of {id}");
-}
-
-/// Days since 1970-01-01 as (year, month, day), by counting whole years and months:
-/// slow and obviously right, unlike the closed form the crate uses.
-fn civil_by_counting(mut days: u64) -> (u64, u64, u64) {
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let mut year = 1970;
-    loop {
-        let len = if leap(year) { 366 } else { 365 };
-        if days < len {
-            break;
-        }
-        days -= len;
-        year += 1;
-    }
-    let months = [
-        31,
-        if leap(year) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    let mut month = 1;
-    for len in months {
-        if days < len {
-            break;
-        }
-        days -= len;
-        month += 1;
-    }
-    (year, month, days + 1)
-}
-
-#[test]
-fn now_isoformat_is_todays_utc_date_and_time_in_pythons_format() {
-    let today = || {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("after 1970")
-            .as_secs();
-        let (y, m, d) = civil_by_counting(secs / 86_400);
-        format!("{y:04}-{m:02}-{d:02}T")
-    };
-    let before = today();
-    let stamp = now_isoformat();
-    let after = today();
-    assert!(
-        stamp.starts_with(&before) || stamp.starts_with(&after),
-        "{stamp} vs {before}"
-    );
-    // `datetime.now(timezone.utc).isoformat()`: HH:MM:SS, microseconds when non-zero.
-    assert!(stamp.ends_with("+00:00"), "{stamp}");
-    let len = stamp.len();
-    assert!(
-        len == "2026-01-01T00:00:00+00:00".len() || len == "2026-01-01T00:00:00.000001+00:00".len()
-    );
-    // The counting reference itself, on dates Python gives:
-    // `date(1970, 1, 1) + timedelta(days=n)`.
-    assert_eq!(civil_by_counting(0), (1970, 1, 1));
-    assert_eq!(civil_by_counting(59), (1970, 3, 1));
-    assert_eq!(civil_by_counting(11_016), (2000, 2, 29));
-    assert_eq!(civil_by_counting(20_454), (2026, 1, 1));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions, SaverError,
 };
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::{Error, JsonPlusSerializer, Serializer, SerializerError, Value};
 
 /// Each checkpoint stores one 100,000-character blob (~100 KB inflated, a few hundred
 /// bytes compressed).
@@ -199,4 +199,35 @@ fn compression_errors_keep_their_names_in_every_layer() {
         compression::decompress(&packed, 4),
         Err(CompressionError::DecompressionLimit { limit: 4 })
     );
+}
+
+/// The per-row limit (`with_max_decompressed_size`) inside a call's budget: a larger
+/// budget does not lift it, a smaller one stops the row first.
+#[test]
+fn the_per_row_inflation_limit_holds_inside_a_larger_budget() {
+    let serde =
+        CompressedSerializer::new(JsonPlusSerializer::new()).with_max_decompressed_size(1_000);
+    // A str of 10,000 bytes: its msgpack (str16 header + text) inflates to 10,003 bytes.
+    let typed = serde
+        .dumps_typed(&Value::from("x".repeat(10_000)))
+        .expect("compresses");
+    let kind = |r: Result<Value, SerializerError>| r.expect_err("refused").kind().as_str();
+    // A budget far above the row limit does not lift the row limit.
+    let big = DecompressionBudget::new(10_000_000);
+    let r = big.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));
+    assert_eq!(kind(r), "decompression_limit");
+    assert_eq!(big.used(), 0);
+    // A budget below the row limit is what stops the row, and says so.
+    let small = DecompressionBudget::new(500);
+    let r = small.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));
+    assert_eq!(kind(r), "decompression_budget");
+    // Within both, the row is read and charged its inflated size.
+    let roomy =
+        CompressedSerializer::new(JsonPlusSerializer::new()).with_max_decompressed_size(20_000);
+    let budget = DecompressionBudget::new(15_000);
+    let v = budget
+        .scope(|| roomy.loads_typed(&typed.type_tag, &typed.data))
+        .expect("fits");
+    assert!(v == Value::from("x".repeat(10_000)));
+    assert_eq!(budget.used(), 10_003);
 }

@@ -6,3 +6,4 @@ mod decompression_budget;
 mod encryption;
 mod keys;
 mod plaintext_errors;
+mod settings;

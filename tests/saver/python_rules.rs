@@ -1,106 +1,15 @@
-//! Second, independent tests for behaviours that hung on a single test (or none) when a
-//! review planted bugs one at a time: strict mode on the typed read path,
-//! the `__scheduled__` write index, ext8 holding exactly 16 bytes, AES key lengths,
-//! the AAD field encoding, first-write-wins for regular writes, and the conformance
-//! level. Each test here reaches the behaviour by a different road than the first one
-//! (named in its doc comment); expected values come from Python's source or the specs.
+//! Rules the saver layer takes from Python's source: the write index of each special
+//! channel (`__scheduled__` among them), first write wins for regular writes, the
+//! write order (`writes_sort_key`), the conformance level, and `uuid6` checkpoint ids
+//! and `now_isoformat` timestamps. Several tests reach a behaviour by a second road
+//! beside the first test named in their comment; expected values come from Python's
+//! source or first principles, never from the code under test.
 
-use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
-use langgraph_codec::msgpack;
 use langgraph_codec::saver::{
     CheckpointConfig, CheckpointMetadata, CheckpointSaver, InMemorySaver, PendingWrite, ERROR,
     INTERRUPT, RESUME, SCHEDULED,
 };
-use langgraph_codec::serializer::TypedSerializerExt;
-use langgraph_codec::{DecodeErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
-
-// ---- strict mode on the typed read path ------------------------------------------
-// First test: tests/crypto.rs `strict_mode_refuses_plaintext` (Value path).
-
-const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
-
-fn strict() -> EncryptedSerializer {
-    EncryptedSerializer::from_aes_key(KEY, AesMode::Eax)
-        .expect("32-byte key")
-        .with_strict(true)
-}
-
-/// Plaintext rows of every tag JsonPlus writes are refused by a strict serializer's
-/// typed reads, as its `Value` reads refuse them.
-#[test]
-fn strict_typed_reads_refuse_plaintext_of_every_tag() {
-    let plain = JsonPlusSerializer::new();
-    let s = strict();
-    let rows: Vec<TypedBytes> = vec![
-        plain.dumps_typed(&Value::from("secret")).expect("msgpack"),
-        plain.dumps_typed(&Value::Nil).expect("null"),
-        plain
-            .dumps_typed(&Value::Bin(vec![1u8, 2, 3].into()))
-            .expect("bytes"),
-        TypedBytes::new("json", b"\"secret\"".to_vec()),
-    ];
-    for row in rows {
-        assert!(
-            s.loads_typed(&row.type_tag, &row.data).is_err(),
-            "{}: Value read accepted plaintext",
-            row.type_tag
-        );
-        let typed = s.loads_typed_value::<Option<String>>(&row.type_tag, &row.data);
-        assert!(
-            matches!(&typed, Err(langgraph_codec::SerializerError::Other { source, .. }) if source.is::<langgraph_codec::CryptoError>()),
-            "{}: typed read accepted plaintext: {typed:?}",
-            row.type_tag
-        );
-        let with = s.loads_typed_value_with::<Option<String>, _>(
-            &row.type_tag,
-            &row.data,
-            &langgraph_codec::typed::JsonFallback,
-        );
-        assert!(
-            with.is_err(),
-            "{}: typed read (with fallback) accepted plaintext",
-            row.type_tag
-        );
-    }
-}
-
-/// A strict serializer's own typed rows read back; the same rows with the encryption
-/// peeled off (what a downgrade attack stores) are refused.
-#[test]
-fn strict_typed_reads_take_ciphertext_and_refuse_it_decrypted() {
-    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
-    struct State {
-        messages: Vec<String>,
-        step: i64,
-    }
-    let s = strict();
-    let state = State {
-        messages: vec!["hi".into()],
-        step: 3,
-    };
-    let row = s.dumps_typed_value(&state).expect("dumps");
-    assert!(row.type_tag.ends_with("+aes"), "{}", row.type_tag);
-    assert_eq!(
-        s.loads_typed_value::<State>(&row.type_tag, &row.data)
-            .expect("loads"),
-        state
-    );
-    let peeled = s
-        .decrypt_typed(&row.type_tag, &row.data, b"")
-        .expect("decrypts");
-    assert_eq!(peeled.type_tag, "msgpack");
-    assert!(s
-        .loads_typed_value::<State>(&peeled.type_tag, &peeled.data)
-        .is_err());
-    // Non-strict reads it (so the refusal above is strict mode's doing).
-    assert_eq!(
-        s.clone()
-            .with_strict(false)
-            .loads_typed_value::<State>(&peeled.type_tag, &peeled.data)
-            .expect("lax loads"),
-        state
-    );
-}
+use langgraph_codec::Value;
 
 // ---- the __scheduled__ write index -----------------------------------------------
 // First test: the kit's test_put_writes_special_channels (index order and collisions).
@@ -159,151 +68,6 @@ async fn stored_write_rows_use_the_special_indices() {
     ];
     want.sort();
     assert_eq!(got, want);
-}
-
-// ---- ext8 holding exactly 16 bytes -------------------------------------------------
-// First test: tests/hostile.rs `non_canonical_forms_are_refused_unless_allowed`.
-
-/// The msgpack spec's shortest ext header: fixext for 1, 2, 4, 8, 16 bytes, ext8 for
-/// the other lengths up to 255. ormsgpack writes the shortest, so an ext8 of a fixext
-/// size is non-canonical, and every other ext8 is read.
-#[test]
-fn ext8_is_refused_exactly_at_the_fixext_sizes() {
-    for n in 0usize..=40 {
-        let mut bytes = vec![0xc7, n as u8, 0x63];
-        bytes.extend(std::iter::repeat_n(0xaa, n));
-        let got = msgpack::decode(&bytes);
-        if matches!(n, 1 | 2 | 4 | 8 | 16) {
-            let e = got.expect_err("fixext size in an ext8");
-            assert!(
-                matches!(e.kind(), DecodeErrorKind::NonCanonical { .. }) && e.offset() == 0,
-                "n={n}: {e:?}"
-            );
-        } else {
-            let v = got.unwrap_or_else(|e| panic!("n={n}: {e:?}"));
-            assert_eq!(msgpack::encode(&v).expect("encodes"), bytes, "n={n}");
-        }
-    }
-}
-
-/// Through the serializer and the typed layer: an ext8 of 16 bytes inside a value is
-/// refused, the fixext16 of the same payload is read.
-#[test]
-fn an_ext8_of_16_bytes_is_refused_by_serializer_and_typed_reads() {
-    let payload = [0x55u8; 16];
-    // [ext] as a one-element array, so the ext is not at offset 0.
-    let mut ext8 = vec![0x91, 0xc7, 16, 0x63];
-    ext8.extend_from_slice(&payload);
-    let mut fixext16 = vec![0x91, 0xd8, 0x63];
-    fixext16.extend_from_slice(&payload);
-    let serde = JsonPlusSerializer::new();
-    assert!(serde.loads_typed("msgpack", &fixext16).is_ok());
-    assert!(serde.loads_typed("msgpack", &ext8).is_err());
-    assert!(langgraph_codec::typed::from_slice::<Value>(&fixext16).is_ok());
-    assert!(langgraph_codec::typed::from_slice::<Value>(&ext8).is_err());
-}
-
-// ---- AES key lengths ---------------------------------------------------------------
-// First tests: crypto/key.rs `lengths_follow_aes` and tests/crypto_vectors.rs (Python
-// rows under 16-, 24- and 32-byte keys).
-
-/// A 16/24/32-byte key is AES-128/192/256: GCM rows decrypt with RustCrypto's
-/// `aes-gcm` directly (`nonce(16) | tag(16) | ciphertext`, pycryptodome's layout).
-#[test]
-fn key_lengths_select_aes_128_192_256() {
-    use aes_gcm::aead::consts::U16;
-    use aes_gcm::aead::{Aead, KeyInit, Payload};
-    use aes_gcm::aes::{Aes128, Aes192, Aes256};
-    use aes_gcm::AesGcm;
-
-    fn open<C: KeyInit + Aead>(key: &[u8], blob: &[u8]) -> Option<Vec<u8>> {
-        let cipher = C::new_from_slice(key).ok()?;
-        let (nonce, rest) = blob.split_at(16);
-        let (tag, body) = rest.split_at(16);
-        let mut ct = body.to_vec();
-        ct.extend_from_slice(tag);
-        cipher
-            .decrypt(nonce.try_into().ok()?, Payload { msg: &ct, aad: b"" })
-            .ok()
-    }
-    let key: Vec<u8> = (0u8..32).collect();
-    for len in [16usize, 24, 32] {
-        let k = &key[..len];
-        let s = EncryptedSerializer::from_aes_key(k, AesMode::Gcm).expect("valid length");
-        let row = s.dumps_typed(&Value::from("secret")).expect("dumps");
-        let plain = JsonPlusSerializer::new()
-            .dumps_typed(&Value::from("secret"))
-            .expect("plain");
-        let opened = [
-            open::<AesGcm<Aes128, U16>>(k, &row.data),
-            open::<AesGcm<Aes192, U16>>(k, &row.data),
-            open::<AesGcm<Aes256, U16>>(k, &row.data),
-        ];
-        let which: Vec<usize> = opened
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| o.as_deref() == Some(&plain.data[..]))
-            .map(|(i, _)| [16, 24, 32][i])
-            .collect();
-        assert_eq!(which, [len], "a {len}-byte key");
-    }
-}
-
-/// Every other length is refused with a typed error, through the serializer's
-/// constructor (the first test checks `AesKey::new`).
-#[test]
-fn other_key_lengths_are_refused_by_the_serializer() {
-    for len in (0..=64).filter(|n| !matches!(n, 16 | 24 | 32)) {
-        let key = vec![b'k'; len];
-        for mode in [AesMode::Eax, AesMode::Gcm] {
-            assert!(
-                EncryptedSerializer::from_aes_key(&key, mode).is_err(),
-                "{len}-byte key accepted"
-            );
-        }
-    }
-}
-
-// ---- AAD field encoding --------------------------------------------------------------
-// First test: crypto/aad.rs `matches_python_struct_encoding`.
-
-/// `b"langgraph-aad-v1" | u32be(len(kind)) | kind | u32be(n) | (u32be(len(f)) | f)*`,
-/// written out byte by byte here (PROTOCOL.md section 4), for fields with multi-byte
-/// UTF-8, empty strings and a negative index; and a row sealed under it opens only
-/// under the same bytes.
-#[test]
-fn aad_bytes_follow_the_spec_and_bind_the_row() {
-    fn field(out: &mut Vec<u8>, f: &str) {
-        out.extend_from_slice(&(f.len() as u32).to_be_bytes());
-        out.extend_from_slice(f.as_bytes());
-    }
-    let mut want = b"langgraph-aad-v1".to_vec();
-    field(&mut want, "write");
-    want.extend_from_slice(&6u32.to_be_bytes());
-    for f in ["thé", "", "cp", "task-1", "-4", "__resume__"] {
-        field(&mut want, f);
-    }
-    let got = aad::write("thé", "", "cp", "task-1", -4, "__resume__").expect("aad");
-    assert_eq!(got, want);
-    // Lengths are bytes, not characters: "thé" is 4.
-    assert_eq!(
-        &want[16 + 4 + 5 + 4..16 + 4 + 5 + 4 + 4],
-        &4u32.to_be_bytes()
-    );
-
-    let s = EncryptedSerializer::from_aes_key(KEY, AesMode::Eax).expect("key");
-    let row = s
-        .dumps_typed_with_aad(&Value::from("v"), &want)
-        .expect("seal");
-    assert_eq!(
-        s.loads_typed_with_aad(&row.type_tag, &row.data, &got)
-            .expect("same AAD opens"),
-        Value::from("v")
-    );
-    let other = aad::write("thé", "", "cp", "task-1", -3, "__resume__").expect("aad");
-    assert!(s
-        .loads_typed_with_aad(&row.type_tag, &row.data, &other)
-        .is_err());
 }
 
 // ---- first write wins for regular writes ---------------------------------------------
@@ -453,4 +217,120 @@ fn writes_sort_key_orders_by_path_then_task_then_index() {
             ("~z", "t0", 0),
         ]
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// saver types
+// ---------------------------------------------------------------------------------------
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use langgraph_codec::saver::types::{now_isoformat, uuid6};
+
+/// The 141,427 days from 1582-10-15 (the uuid v1/v6 epoch) to 1970-01-01 in 100-ns
+/// ticks: Python's `0x01B21DD213814000`.
+const UUID_EPOCH_OFFSET: u128 = 141_427 * 86_400 * 10_000_000;
+
+/// Now in 100-ns ticks since 1582-10-15 (Python's `time.time_ns() // 100 +
+/// 0x01B21DD213814000`).
+fn uuid_ticks_now() -> u128 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    nanos / 100 + UUID_EPOCH_OFFSET
+}
+
+#[test]
+fn uuid6_carries_the_time_clock_seq_version_and_variant_python_puts_there() {
+    let before = uuid_ticks_now();
+    let id = uuid6(0x1_2345); // 14 bits kept: 0x2345
+    let after = uuid_ticks_now();
+    let parts: Vec<&str> = id.split('-').collect();
+    assert_eq!(
+        parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+        [8, 4, 4, 4, 12],
+        "{id}"
+    );
+    let field = |i: usize| u128::from_str_radix(parts[i], 16).expect("hex");
+    // Python's `UUID.time` for version 6:
+    // (time_low << 28) | (time_mid << 12) | (time_hi_version & 0x0FFF).
+    let ticks = (field(0) << 28) | (field(1) << 12) | (field(2) & 0x0fff);
+    assert!(
+        before <= ticks && ticks <= after + 1_000,
+        "{id}: {ticks} not in {before}..{after}"
+    );
+    assert_eq!(field(2) >> 12, 6, "version nibble of {id}");
+    let clock_seq = field(3);
+    assert_eq!(clock_seq >> 14, 0b10, "variant bits of {id}");
+    assert_eq!(clock_seq & 0x3fff, 0x2345, "clock_seq of {id}");
+}
+
+/// Days since 1970-01-01 as (year, month, day), by counting whole years and months:
+/// slow and obviously right, unlike the closed form the crate uses.
+fn civil_by_counting(mut days: u64) -> (u64, u64, u64) {
+    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let mut year = 1970;
+    loop {
+        let len = if leap(year) { 366 } else { 365 };
+        if days < len {
+            break;
+        }
+        days -= len;
+        year += 1;
+    }
+    let months = [
+        31,
+        if leap(year) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let mut month = 1;
+    for len in months {
+        if days < len {
+            break;
+        }
+        days -= len;
+        month += 1;
+    }
+    (year, month, days + 1)
+}
+
+#[test]
+fn now_isoformat_is_todays_utc_date_and_time_in_pythons_format() {
+    let today = || {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs();
+        let (y, m, d) = civil_by_counting(secs / 86_400);
+        format!("{y:04}-{m:02}-{d:02}T")
+    };
+    let before = today();
+    let stamp = now_isoformat();
+    let after = today();
+    assert!(
+        stamp.starts_with(&before) || stamp.starts_with(&after),
+        "{stamp} vs {before}"
+    );
+    // `datetime.now(timezone.utc).isoformat()`: HH:MM:SS, microseconds when non-zero.
+    assert!(stamp.ends_with("+00:00"), "{stamp}");
+    let len = stamp.len();
+    assert!(
+        len == "2026-01-01T00:00:00+00:00".len() || len == "2026-01-01T00:00:00.000001+00:00".len()
+    );
+    // The counting reference itself, on dates Python gives:
+    // `date(1970, 1, 1) + timedelta(days=n)`.
+    assert_eq!(civil_by_counting(0), (1970, 1, 1));
+    assert_eq!(civil_by_counting(59), (1970, 3, 1));
+    assert_eq!(civil_by_counting(11_016), (2000, 2, 29));
+    assert_eq!(civil_by_counting(20_454), (2026, 1, 1));
 }
