@@ -281,7 +281,7 @@ fn one_form_too_long_is_refused_strictly_and_read_liberally() {
 }
 
 // ---- ext8 holding exactly 16 bytes -------------------------------------------------
-// First test: tests/hostile.rs `non_canonical_forms_are_refused_unless_allowed`.
+// First test: tests/codec/hostile.rs `non_canonical_forms_are_refused_unless_allowed`.
 
 /// The msgpack spec's shortest ext header: fixext for 1, 2, 4, 8, 16 bytes, ext8 for
 /// the other lengths up to 255. ormsgpack writes the shortest, so an ext8 of a fixext

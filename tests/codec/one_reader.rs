@@ -8,7 +8,7 @@
 //!   (its own container and ext paths, no `Value` involved),
 //! - the skipping lookup (`LazyValue::bytes`), for the error.
 //!
-//! The inputs: the hostile cases of `tests/hostile.rs`, the forms the old readers
+//! The inputs: the hostile cases of `tests/codec/hostile.rs`, the forms the old readers
 //! disagreed on, and every golden vector Python wrote cut short at every length and
 //! with single bytes replaced by markers that break it.
 
@@ -159,7 +159,7 @@ fn nested_ext(code: u8, depth: usize, inner: &[u8]) -> Vec<u8> {
     v
 }
 
-/// The cases of `tests/hostile.rs` and more, one per rule of the reader.
+/// The cases of `tests/codec/hostile.rs` and more, one per rule of the reader.
 fn hostile_cases() -> Vec<Vec<u8>> {
     let mut cases: Vec<Vec<u8>> = [
         &b""[..],

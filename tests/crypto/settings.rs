@@ -11,7 +11,7 @@ use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
 
 // ---- strict mode on the typed read path ------------------------------------------
-// First test: tests/crypto.rs `strict_mode_refuses_plaintext` (Value path).
+// First test: tests/crypto/encryption.rs `strict_mode_refuses_plaintext` (Value path).
 
 const KEY: &[u8] = b"0123456789abcdef0123456789abcdef";
 
@@ -119,7 +119,7 @@ fn aes_modes_parse_by_name_in_any_case_and_nothing_else() {
 }
 
 // ---- AES key lengths ---------------------------------------------------------------
-// First tests: crypto/key.rs `lengths_follow_aes` and tests/crypto_vectors.rs (Python
+// First tests: crypto/key.rs `lengths_follow_aes` and tests/interop/crypto_vectors.rs (Python
 // rows under 16-, 24- and 32-byte keys).
 
 /// A 16/24/32-byte key is AES-128/192/256: GCM rows decrypt with RustCrypto's

@@ -126,7 +126,7 @@ async fn retried_writes_keep_regular_firsts_and_replace_specials() {
 }
 
 // ---- the conformance level ------------------------------------------------------------
-// First tests: tests/conformance.rs (FULL on a passing saver, BASE on a reversed list).
+// First tests: tests/saver/conformance.rs (FULL on a passing saver, BASE on a reversed list).
 
 #[cfg(feature = "conformance")]
 mod conformance_level {

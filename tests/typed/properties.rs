@@ -11,7 +11,7 @@
 //!   round trip is the identity as well.
 //!
 //! Which bytes each type must produce is pinned separately by Python's own vectors
-//! (`tests/typed_python.rs`); these tests make sure every value of the types, not just
+//! (`tests/typed/python.rs`); these tests make sure every value of the types, not just
 //! the vector ones, stays consistent.
 
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
