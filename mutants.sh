@@ -28,7 +28,7 @@ out=${3:-mutants.out.d}/$group-${shard/\//-of-}
 mkdir -p "$out"
 
 common=(--in-place --baseline "${BASELINE:-skip}" --timeout 60 --jobserver-tasks 1
-    --features postgres --shard "$shard" --sharding round-robin --output "$out")
+    --features postgres,conformance --shard "$shard" --sharding round-robin --output "$out")
 if [ -n "${RERUN:-}" ]; then
     while IFS= read -r name; do
         [ -n "$name" ] && common+=(--re "$(printf '%s' "$name" | sed 's/[][\\.+*?(){}|^$#&~-]/\\&/g')")
@@ -39,22 +39,19 @@ case $group in
 crypto)
     # Every crypto file but aad.rs (covered in full by the first run).
     files=(--file 'src/crypto/*.rs' --exclude src/crypto/aad.rs)
-    tests=(--lib --test crypto --test crypto_vectors --test keys --test decompression_budget
-        --test plaintext_errors --test mutants_kill)
+    tests=(--lib --test crypto --test interop)
     ;;
 msgpack)
     # src/msgpack has no unit tests: the lib test binary is not rebuilt per mutant.
     files=(--file 'src/msgpack/*.rs')
-    tests=(--test hostile --test golden_vectors --test properties --test fuzz_regressions
-        --test bounded_alloc --test independent_checks --test deep_rows --test mutants_kill)
+    tests=(--test codec --test codec_bounded_alloc --test interop)
     ;;
 saver)
-    # The conformance kit is proven by the 93-fault family (tests/conformance_faults.rs);
+    # The conformance kit is proven by the 93-fault family (tests/saver/conformance_faults.rs);
     # writes.rs was covered in full by the first run.
     files=(--file 'src/saver/**/*.rs' --exclude 'src/saver/conformance/**'
         --exclude src/saver/types/writes.rs)
-    tests=(--lib --test saver_api --test saver_memory --test saver_sqlite --test conformance
-        --test saver_python_rows --test postgres --test independent_checks --test mutants_kill)
+    tests=(--lib --test saver --test interop)
     # shellcheck source=vectors/postgres/pg_server.sh
     source vectors/postgres/pg_server.sh
     ;;

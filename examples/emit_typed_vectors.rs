@@ -16,7 +16,7 @@ use langgraph_codec::typed::{self, JsonFallback};
 use langgraph_codec::{NdArray, Value};
 use serde::{Deserialize, Serialize};
 
-#[path = "../tests/typed_common/pytypes.rs"]
+#[path = "../tests/typed/common/pytypes.rs"]
 mod pytypes_classes;
 use pytypes_classes::*;
 

@@ -51,7 +51,7 @@ fn describe(message: &AnyMessage) -> String {
 }
 
 /// Prints as it goes (the lines are collected in `out`, for the test that runs this
-/// example: `tests/quickstart.rs`).
+/// example: `tests/interop/quickstart_example.rs`).
 macro_rules! say {
     ($out:expr) => { writeln!($out)? };
     ($out:expr, $($arg:tt)*) => { writeln!($out, $($arg)*)? };

@@ -2,7 +2,7 @@
 # `lgcodec store` (audit, encrypt, rekey) on a real SQLite file and a real PostgreSQL
 # (started here, stopped on exit), with Python's own savers reading every row after each
 # step (vectors/store/python_reads.py, the digest of every value it reads):
-#  1. tests/store.rs: classes, verdicts, Python-format rows, dry runs, read-only and
+#  1. tests/store/sweep.rs: classes, verdicts, Python-format rows, dry runs, read-only and
 #     foreign stores, unreadable rows, a live writer between read and write, kill -9
 #     rounds then resume, Postgres connections terminated mid-sweep.
 #  2. Per backend: a store with rows in clear and rows under an old key -> audit finds
@@ -14,7 +14,7 @@ STEP_PREFIX=store
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 
-step "rust tests (tests/store.rs)" cargo test --quiet --features cli,sqlite,postgres --test store
+step "rust tests (tests/store/sweep.rs)" cargo test --quiet --features cli,sqlite,postgres --test store -- sweep::
 step "build lgcodec and store_fixture" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec --example store_fixture
 L="target/debug/lgcodec"
 FIX="target/debug/examples/store_fixture"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Store maintenance against a throwaway PostgreSQL (run by .ci/run with PY set):
-#  1. Rust tests of inspect/stats/export/import/copy (tests/store_maint.rs) on every
+#  1. Rust tests of inspect/stats/export/import/copy (tests/store/maint.rs) on every
 #     committed store of old releases and on stores the savers write, SQLite and Postgres.
 #  2. A real Python graph's SQLite store (messages, Send, subgraph, DeltaChannel,
 #     interrupts) copied into an empty Postgres by `lgcodec store copy`; Python's
@@ -18,7 +18,7 @@ STEP_PREFIX=store_copy
 source .ci/lib/pg_check.sh
 
 step "rust tests (inspect, stats, export/import, copy)" \
-    cargo test --quiet --features sqlite,postgres --test store_maint
+    cargo test --quiet --features sqlite,postgres --test store -- maint::
 step "build lgcodec" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec
 BIN="target/debug/lgcodec"
 

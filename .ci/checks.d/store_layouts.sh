@@ -3,7 +3,7 @@
 #  1. Layout detection: the SQLite half runs in the plain test suite; here every
 #     Postgres fixture's dump.sql is restored into a fresh database and detected with
 #     reads only.
-#  2. tests/store_upgrade.rs with today's Python (PY, the CI venv: LGCODEC_PYTHON makes
+#  2. tests/store/upgrade.rs with today's Python (PY, the CI venv: LGCODEC_PYTHON makes
 #     the Python reads required): each old Postgres fixture (Python 1.0.0, 2.0.0, 2.0.8,
 #     LangGraphJS 1.0.5) copied into a fresh SQLite file and a fresh Postgres database
 #     and exported/imported, Python reading every target equal to its own
@@ -18,6 +18,6 @@ STEP_PREFIX=store_layouts
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 step "rust tests (layouts of old stores, SQLite and Postgres)" \
-    cargo test --quiet --features postgres --test store_layouts
+    cargo test --quiet --features postgres --test store -- layouts::
 step "old stores: copy from old Postgres, upgrade, sizes (Python reads them)" \
-    env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store_upgrade
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store -- upgrade::

@@ -24,5 +24,5 @@ if ! cmp -s "$OUT" vectors/wild/rows.jsonl; then
     diff <(cut -c1-300 vectors/wild/rows.jsonl) <(cut -c1-300 "$OUT") | head -20 >&2
     exit 1
 fi
-cargo test --quiet --test wild_rows
+cargo test --quiet --test interop -- wild_rows::
 echo "wild: $(wc -l < vectors/wild/rows.jsonl) rows agree with Python 4.3.2 ($(( $(date +%s) - start ))s)"

@@ -1,8 +1,8 @@
 //! Stores shaped like a real graph's, written with this crate's savers (rows
 //! byte-compatible with Python's): per step a checkpoint whose `messages` channel holds
 //! a growing list of message dicts (a blob), small `step`/`notes` values (inline on
-//! Postgres), and two pending writes. Shared by tests/store*.rs, the store bench and
-//! examples/store_fixture.rs (`#[path]`).
+//! Postgres), and two pending writes. Shared by the store tests (`support::store_fixture`),
+//! the store bench and examples/store_fixture.rs (`#[path]`).
 
 #![allow(dead_code)]
 

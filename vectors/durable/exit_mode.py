@@ -1,5 +1,5 @@
 """What LangGraph's `durability="exit"` stores, the reference for DurableSaver's `Exit`
-flush (tests/durable.rs `exit_flush_stores_only_the_final_checkpoint_and_its_writes`):
+flush (tests/saver/durable.rs `exit_flush_stores_only_the_final_checkpoint_and_its_writes`):
 a three-node graph run twice on one thread stores one checkpoint per run — the final
 one, with the run's last step in its metadata and every channel — the first without a
 parent, the second with the first run's final checkpoint as parent; `async` stores every

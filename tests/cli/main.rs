@@ -1,0 +1,7 @@
+//! The `lgcodec` command (feature `cli`) as a user meets it: its messages, JSONL
+//! batches, keys, and every `--help` example run as pasted.
+
+#[cfg(feature = "cli")]
+mod lgcodec;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod store_help;

@@ -1,0 +1,15 @@
+//! `store`: layouts of stores old releases wrote, maintenance (inspect, stats,
+//! export/import, copy, upgrade) and the encryption sweeps (audit, encrypt, rekey), on
+//! SQLite files and a Postgres server (`LGCODEC_TEST_PG_URL`, skipped without it).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+#[cfg(feature = "sqlite")]
+mod layouts;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod maint;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod sweep;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod upgrade;

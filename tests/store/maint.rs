@@ -1,0 +1,908 @@
+//! Store maintenance (inspect, stats, export/import, copy) on real SQLite files and a
+//! real Postgres server: the stores of every release in `vectors/stores/` (written
+//! by the real old packages) and stores written by the savers.
+//!
+//! Postgres tests read `LGCODEC_TEST_PG_URL` and print a skip line without it; each
+//! makes its own databases `<that database>_<tag>` and drops them.
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use langgraph_codec::crypto::{AesKey, AesMode, EncryptedSerializer};
+use langgraph_codec::saver::sqlite::SqliteSaver;
+use langgraph_codec::saver::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver,
+};
+use langgraph_codec::store::{AnyStore, StoreError, StoreKeys};
+use langgraph_codec::{JsonPlusSerializer, Value};
+use serde_json::Value as Json;
+
+use crate::support::{pg, scratch, stores};
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `(thread, checkpoints, writes)` per thread from the rows Python's sqlite3 read
+/// from the fixture (`rows.json`), not from the code under test.
+fn recorded_counts(fixture: &str) -> Vec<(String, u64, u64)> {
+    let text = fs::read_to_string(stores().join(fixture).join("rows.json")).expect("rows.json");
+    let rows: Json = serde_json::from_str(&text).expect("json");
+    let mut out: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for (table, slot) in [("checkpoints", 0), ("writes", 1)] {
+        let columns = rows[table]["columns"].as_array().expect("columns");
+        let at = columns
+            .iter()
+            .position(|c| c == "thread_id")
+            .expect("thread_id column");
+        for r in rows[table]["rows"].as_array().expect("table rows") {
+            let thread = r[at].as_str().expect("thread_id").to_owned();
+            let e = out.entry(thread).or_default();
+            if slot == 0 {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+    }
+    out.into_iter().map(|(t, (c, w))| (t, c, w)).collect()
+}
+
+#[tokio::test]
+async fn inspect_and_stats_read_every_sqlite_layout_without_a_write() {
+    for fixture in [
+        "sqlite-lg-0.1.19",
+        "sqlite-py-1.0.0",
+        "sqlite-py-2.0.2",
+        "sqlite-py-3.1.2",
+        "sqlite-js-1.0.4",
+    ] {
+        let dir = scratch(&format!("inspect-{fixture}"));
+        let copy = dir.join("store.sqlite");
+        fs::copy(stores().join(fixture).join("store.sqlite"), &copy).expect("copy");
+        let before = fs::read(&copy).expect("read");
+        let store = AnyStore::open(copy.to_str().expect("utf-8"))
+            .await
+            .expect(fixture);
+        let threads = store.threads(&StoreKeys::none()).await.expect(fixture);
+        let got: Vec<(String, u64, u64)> = threads
+            .iter()
+            .map(|t| (t.thread_id.clone(), t.checkpoints, t.writes))
+            .collect();
+        assert_eq!(got, recorded_counts(fixture), "{fixture}");
+        for t in &threads {
+            assert!(t.latest_ts.is_some(), "{fixture}: {t:?}");
+            assert!(t.latest_step.is_some(), "{fixture}: {t:?}");
+            assert!(t.bytes > 0, "{fixture}");
+            let history = store.history(&t.thread_id).await.expect("history");
+            assert_eq!(history.nodes.len() as u64, t.checkpoints, "{fixture}");
+            let state = store
+                .state(&StoreKeys::none(), &t.thread_id, &t.latest_checkpoint_id)
+                .await
+                .expect("state")
+                .expect("present");
+            assert_eq!(state["checkpoint_id"], t.latest_checkpoint_id.as_str());
+        }
+        let stats = store.stats().await.expect("stats");
+        assert_eq!(stats.threads, threads.len() as u64);
+        // While the store is open too: SQLite removes the -wal/-shm a plain open of a
+        // WAL file makes when the last connection closes.
+        assert_eq!(
+            files_in(&dir),
+            vec!["store.sqlite"],
+            "{fixture}: side files while open"
+        );
+        drop(store);
+        assert_eq!(
+            fs::read(&copy).expect("read"),
+            before,
+            "{fixture}: bytes changed"
+        );
+        assert_eq!(
+            files_in(&dir),
+            vec!["store.sqlite"],
+            "{fixture}: side files"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+fn key(byte: u8) -> AesKey {
+    AesKey::new(&[byte; 16]).expect("key")
+}
+
+/// A store written by the SQLite saver: thread `t` with a root `a`, a child `b`
+/// (messages [hi]) and two children of `b` (a fork): `c1` (messages [hi, there]) and
+/// `c2` (messages [hi, other]), plus a write on `c1`.
+async fn forked_store(path: &Path, serde: Arc<dyn langgraph_codec::Serializer>) -> [String; 4] {
+    let saver = SqliteSaver::builder(path)
+        .serializer(serde)
+        .create(true)
+        .open()
+        .expect("create");
+    let mut a = Checkpoint::new(
+        "1ef00000-0000-6000-8000-00000000000a",
+        "2024-01-01T00:00:00+00:00",
+    );
+    a.set_channel("messages", Value::Array(vec![]), ChannelVersion::Int(1));
+    let versions = |c: &Checkpoint| -> ChannelVersions { c.channel_versions.clone() };
+    let cfg = CheckpointConfig::new("t");
+    let ca = saver
+        .put(
+            &cfg,
+            &a,
+            &CheckpointMetadata::new("input", -1),
+            &versions(&a),
+        )
+        .await
+        .expect("put a");
+    let mut b = Checkpoint::new(
+        "1ef00000-0000-6000-8000-00000000000b",
+        "2024-01-01T00:00:01+00:00",
+    );
+    b.set_channel(
+        "messages",
+        Value::Array(vec![Value::from("hi")]),
+        ChannelVersion::Int(2),
+    );
+    let cb = saver
+        .put(&ca, &b, &CheckpointMetadata::new("loop", 0), &versions(&b))
+        .await
+        .expect("put b");
+    let mut ids = vec![a.id.clone(), b.id.clone()];
+    for (n, word) in [("c", "there"), ("d", "other")] {
+        let mut c = Checkpoint::new(
+            format!("1ef00000-0000-6000-8000-00000000000{n}"),
+            "2024-01-01T00:00:02+00:00",
+        );
+        c.set_channel(
+            "messages",
+            Value::Array(vec![Value::from("hi"), Value::from(word)]),
+            ChannelVersion::Int(3),
+        );
+        c.set_channel("notes", Value::from(word), ChannelVersion::Int(1));
+        let cc = saver
+            .put(&cb, &c, &CheckpointMetadata::new("loop", 1), &versions(&c))
+            .await
+            .expect("put c");
+        saver
+            .put_writes(
+                &cc,
+                &[("notes".to_owned(), Value::from("w"))],
+                "task-1",
+                "~",
+            )
+            .await
+            .expect("writes");
+        ids.push(c.id.clone());
+    }
+    [
+        ids[0].clone(),
+        ids[1].clone(),
+        ids[2].clone(),
+        ids[3].clone(),
+    ]
+}
+
+#[tokio::test]
+async fn history_is_a_tree_with_its_fork_and_diff_names_what_changed() {
+    let dir = scratch("fork");
+    let path = dir.join("s.db");
+    let [a, b, c, d] = forked_store(&path, Arc::new(JsonPlusSerializer::new())).await;
+    let store = AnyStore::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    let h = store.history("t").await.expect("history");
+    assert_eq!(h.forks, vec![b.clone()]);
+    let node = |id: &str| {
+        h.nodes
+            .iter()
+            .find(|n| n.checkpoint_id == id)
+            .expect("node")
+    };
+    assert_eq!(node(&a).children, vec![b.clone()]);
+    assert_eq!(node(&b).children, vec![c.clone(), d.clone()]);
+    assert_eq!(node(&c).parent_checkpoint_id.as_deref(), Some(b.as_str()));
+    let text = h.render();
+    assert!(text.contains("(fork: 2 branches)"), "{text}");
+
+    let diff = store
+        .diff(&StoreKeys::none(), "t", &b, &c)
+        .await
+        .expect("diff");
+    assert_eq!(diff.changed, vec!["messages"]);
+    assert_eq!(diff.added, vec!["notes"]);
+    assert!(diff.removed.is_empty());
+    assert_eq!(diff.appended["messages"], vec![Json::from("there")]);
+
+    let threads = store.threads(&StoreKeys::none()).await.expect("threads");
+    assert_eq!(threads.len(), 1);
+    assert_eq!(threads[0].latest_checkpoint_id, d);
+    assert_eq!(threads[0].latest_step, Some(1));
+    assert_eq!(threads[0].writes, 2);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn state_is_decrypted_with_the_key_ring_and_refused_without_it() {
+    let dir = scratch("keys");
+    let path = dir.join("s.db");
+    let old = EncryptedSerializer::from_aes_key(&[7u8; 16], AesMode::Eax).expect("serde");
+    let [_, _, c, _] = forked_store(&path, Arc::new(old)).await;
+    let store = AnyStore::open(path.to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    let ring = StoreKeys::new(key(9))
+        .with_previous(key(7), "old")
+        .expect("ring");
+    let state = store
+        .state(&ring, "t", &c)
+        .await
+        .expect("state")
+        .expect("present");
+    assert_eq!(
+        state["checkpoint"]["channel_values"]["messages"],
+        serde_json::json!(["hi", "there"])
+    );
+    assert_eq!(state["pending_writes"][0]["value"], "w");
+    let err = store
+        .state(&StoreKeys::none(), "t", &c)
+        .await
+        .expect_err("no key");
+    assert!(matches!(err, StoreError::Unreadable { .. }), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
+    let Some(url) = pg::url() else { return };
+    for fixture in [
+        "postgres-py-1.0.0",
+        "postgres-py-2.0.0",
+        "postgres-py-2.0.8",
+        "postgres-py-3.2.0",
+        "postgres-js-1.0.5",
+    ] {
+        let db = pg::restored(&url, fixture, "inspect").await;
+        let before = pg::digest(&db).await;
+        let store = AnyStore::open(&db).await.expect(fixture);
+        let threads = store.threads(&StoreKeys::none()).await.expect(fixture);
+        let names: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+        assert_eq!(names, ["t-main", "t-short"], "{fixture}");
+        for t in &threads {
+            let h = store.history(&t.thread_id).await.expect("history");
+            assert_eq!(h.nodes.len() as u64, t.checkpoints, "{fixture}");
+            assert!(t.latest_step.is_some(), "{fixture}");
+        }
+        if fixture == "postgres-py-3.2.0" {
+            let t = &threads[0];
+            assert!(t.latest_ts.is_some());
+            let state = store
+                .state(&StoreKeys::none(), &t.thread_id, &t.latest_checkpoint_id)
+                .await
+                .expect("state")
+                .expect("present");
+            assert!(state["checkpoint"]["channel_values"]["messages"].is_array());
+        }
+        let stats = store.stats().await.expect("stats");
+        assert!(stats.total.blobs.rows > 0, "{fixture}");
+        drop(store);
+        assert_eq!(pg::digest(&db).await, before, "{fixture}: rows changed");
+    }
+}
+
+async fn export_to(
+    location: &str,
+    path: &Path,
+    threads: &[&str],
+) -> langgraph_codec::store::ExportReport {
+    let store = AnyStore::open(location).await.expect("open");
+    let mut file = std::io::BufWriter::new(fs::File::create(path).expect("create"));
+    let options = langgraph_codec::store::ExportOptions::new()
+        .threads(threads.iter().copied())
+        .page_size(3);
+    langgraph_codec::store::export(&store, &mut file, &options)
+        .await
+        .expect("export")
+}
+
+async fn import_from(path: &Path, target: &str) -> langgraph_codec::store::ImportReport {
+    let mut input = std::io::BufReader::new(fs::File::open(path).expect("open"));
+    let options = langgraph_codec::store::ImportOptions::new().batch_size(4);
+    langgraph_codec::store::import(&mut input, "backup", target, &options)
+        .await
+        .expect("import")
+}
+
+/// Every row of an SQLite store as Python's sqlite3 would list them.
+fn sqlite_rows(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, hex(checkpoint), hex(metadata) FROM checkpoints ORDER BY 1, 2, 3",
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, hex(value) FROM writes ORDER BY 1, 2, 3, 4, 5",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut cells = Vec::new();
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    cells.push(format!("{v:?}"));
+                }
+                Ok(cells.join("|"))
+            })
+            .expect("query")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("rows");
+        out.extend(rows);
+    }
+    out
+}
+
+#[tokio::test]
+async fn sqlite_export_import_export_is_byte_identical_and_encrypted_rows_stay_encrypted() {
+    let dir = scratch("backup");
+    // A store Python wrote, and an encrypted one the saver wrote.
+    let python = dir.join("python.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &python,
+    )
+    .expect("copy");
+    let encrypted = dir.join("encrypted.db");
+    let serde = EncryptedSerializer::from_aes_key(&[7u8; 16], AesMode::Eax).expect("serde");
+    forked_store(&encrypted, Arc::new(serde)).await;
+    for (name, source) in [("python", &python), ("encrypted", &encrypted)] {
+        let first = dir.join(format!("{name}-1.jsonl"));
+        let second = dir.join(format!("{name}-2.jsonl"));
+        let restored = dir.join(format!("{name}-restored.db"));
+        let exported = export_to(source.to_str().expect("utf-8"), &first, &[]).await;
+        assert!(exported.checkpoints > 0 && exported.writes > 0);
+        let report = import_from(&first, restored.to_str().expect("utf-8")).await;
+        assert!(report.complete && report.created_tables, "{report:?}");
+        assert_eq!(report.inserted, exported.checkpoints + exported.writes);
+        export_to(restored.to_str().expect("utf-8"), &second, &[]).await;
+        assert_eq!(
+            fs::read(&first).expect("read"),
+            fs::read(&second).expect("read"),
+            "{name}: export of the import differs"
+        );
+        assert_eq!(
+            sqlite_rows(source),
+            sqlite_rows(&restored),
+            "{name}: rows differ"
+        );
+        // Again: every row is already there and identical.
+        let again = import_from(&first, restored.to_str().expect("utf-8")).await;
+        assert_eq!((again.inserted, again.conflicts), (0, 0));
+        assert_eq!(again.identical, exported.checkpoints + exported.writes);
+    }
+    let text = fs::read_to_string(dir.join("encrypted-1.jsonl")).expect("read");
+    assert!(
+        text.contains("\"type\":\"msgpack+aes\""),
+        "encrypted rows stay encrypted"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn import_never_overwrites_a_different_row_and_one_thread_exports_alone() {
+    let dir = scratch("conflict");
+    let source = dir.join("s.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let file = dir.join("b.jsonl");
+    let exported = export_to(source.to_str().expect("utf-8"), &file, &["t-short"]).await;
+    assert_eq!(
+        (exported.checkpoints, exported.writes),
+        (3, 8),
+        "t-short's rows as Python's sqlite3 counted them (rows.json)"
+    );
+    let target = dir.join("t.db");
+    import_from(&file, target.to_str().expect("utf-8")).await;
+    {
+        let conn = rusqlite::Connection::open(&target).expect("open");
+        conn.execute(
+            "UPDATE checkpoints SET metadata = CAST('{}' AS BLOB) WHERE checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints)",
+            [],
+        )
+        .expect("change");
+        conn.execute(
+            "DELETE FROM writes WHERE rowid = (SELECT min(rowid) FROM writes)",
+            [],
+        )
+        .expect("delete");
+    }
+    let before = sqlite_rows(&target);
+    let report = import_from(&file, target.to_str().expect("utf-8")).await;
+    assert_eq!(report.conflicts, 1, "{report:?}");
+    assert_eq!(report.conflict_samples[0].kind, "checkpoint");
+    assert_eq!(report.inserted, 1, "the deleted write comes back");
+    assert_eq!(report.identical, 3 + 8 - 2);
+    let after = sqlite_rows(&target);
+    assert_eq!(after.len(), before.len() + 1);
+    assert!(
+        after.iter().any(|r| r.ends_with("|Text(\"7B7D\")")),
+        "changed row kept"
+    );
+
+    // A file cut short restores what it holds and says so.
+    let text = fs::read_to_string(&file).expect("read");
+    let cut: Vec<&str> = text.lines().take(3).collect();
+    let short = dir.join("short.jsonl");
+    fs::write(&short, cut.join("\n")).expect("write");
+    let partial = import_from(&short, dir.join("p.db").to_str().expect("utf-8")).await;
+    assert!(!partial.complete);
+    assert_eq!(partial.inserted, 2);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn postgres_export_import_export_is_byte_identical() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-backup");
+    let source = pg::restored(&url, "postgres-py-3.2.0", "backup").await;
+    let first = dir.join("1.jsonl");
+    let second = dir.join("2.jsonl");
+    let exported = export_to(&source, &first, &[]).await;
+    assert!(exported.blobs > 0);
+    let target = pg::fresh(&url, "backup_target").await;
+    let report = import_from(&first, &target).await;
+    assert!(report.complete && report.created_tables);
+    assert_eq!(
+        report.inserted,
+        exported.checkpoints + exported.blobs + exported.writes
+    );
+    export_to(&target, &second, &[]).await;
+    assert_eq!(fs::read(&first).expect("1"), fs::read(&second).expect("2"));
+    assert_eq!(pg::digest(&source).await, pg::digest(&target).await);
+    let again = import_from(&first, &target).await;
+    assert_eq!((again.inserted, again.conflicts), (0, 0));
+    // A backup of one backend does not go into the other.
+    let mut input = std::io::BufReader::new(fs::File::open(&first).expect("open"));
+    let err = langgraph_codec::store::import(
+        &mut input,
+        "backup",
+        dir.join("x.db").to_str().expect("utf-8"),
+        &langgraph_codec::store::ImportOptions::new(),
+    )
+    .await
+    .expect_err("postgres backup into sqlite");
+    assert!(err.to_string().contains("store copy"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("copy");
+    let source = dir.join("python.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let source = source.to_str().expect("utf-8").to_owned();
+    let target = pg::fresh(&url, "copy_target").await;
+    let none = StoreKeys::none();
+    let options = langgraph_codec::store::CopyOptions::new().page_size(4);
+    let dry = langgraph_codec::store::copy(&source, &target, &none, &options.clone().dry_run(true))
+        .await
+        .expect("dry run");
+    assert_eq!(
+        (dry.checkpoints, dry.copied),
+        (12, 12),
+        "Python's 12 checkpoints (rows.json)"
+    );
+    let there = langgraph_codec::store::copy(&source, &target, &none, &options)
+        .await
+        .expect("copy");
+    assert!(there.created_tables);
+    assert_eq!(
+        (there.copied, there.verified),
+        (12, 12),
+        "{:?}",
+        there.mismatches
+    );
+    assert_eq!(there.writes_inserted, 27, "Python's 27 writes (rows.json)");
+    // Run again: nothing copied twice.
+    let again = langgraph_codec::store::copy(&source, &target, &none, &options)
+        .await
+        .expect("again");
+    assert_eq!(
+        (again.copied, again.already_there, again.writes_inserted),
+        (0, 12, 0)
+    );
+    // And back into a fresh SQLite file: the rows are the ones Python wrote.
+    let back = dir.join("back.sqlite");
+    let report =
+        langgraph_codec::store::copy(&target, back.to_str().expect("utf-8"), &none, &options)
+            .await
+            .expect("back");
+    assert_eq!(
+        (report.copied, report.verified),
+        (12, 12),
+        "{:?}",
+        report.mismatches
+    );
+    // Through Postgres, metadata comes back in JSONB's key order and channel values
+    // in the blobs' order (as Python's savers would move them); the writes are the
+    // stored bytes, and every checkpoint's key and parent are the same.
+    let (a, b) = (sqlite_rows(Path::new(&source)), sqlite_rows(&back));
+    assert_eq!(a.len(), b.len());
+    let writes = |rows: &[String]| rows.iter().skip(12).cloned().collect::<Vec<_>>();
+    assert!(writes(&a) == writes(&b), "write rows differ");
+    let keys = |rows: &[String]| {
+        rows.iter()
+            .take(12)
+            .map(|r| r.split('|').take(4).collect::<Vec<_>>().join("|"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keys(&a), keys(&b));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn dates_and_checkpoint_id_times_are_unix_seconds() {
+    use langgraph_codec::store::{id_time, parse_date};
+    // Expected values from Python's datetime(..., tzinfo=timezone.utc).timestamp().
+    assert_eq!(
+        parse_date("2024-07-01T12:30:45Z").expect("date"),
+        1_719_837_045
+    );
+    assert_eq!(
+        parse_date("2024-07-01T12:30:45.5+00:00").expect("date"),
+        1_719_837_045
+    );
+    assert_eq!(parse_date("1999-12-31").expect("date"), 946_598_400);
+    assert!(parse_date("2024-07-01T12:30:45+02:00").is_err());
+    assert!(parse_date("yesterday").is_err());
+    // Python's uuid6(clock_seq=1) made at Unix time 1795618958 (time.time()).
+    assert_eq!(
+        id_time("1f1e8e14-15a5-6c9a-8001-73c70dd9ebf6"),
+        Some(1_795_618_958)
+    );
+    assert_eq!(id_time("not-a-uuid"), None);
+}
+
+#[tokio::test]
+async fn prune_keeps_the_latest_per_namespace_and_dry_run_deletes_nothing() {
+    use langgraph_codec::store::{prune, PruneOptions};
+    let dir = scratch("prune");
+    let path = dir.join("s.db");
+    let [_, _, c, d] = forked_store(&path, Arc::new(JsonPlusSerializer::new())).await;
+    let store = path.to_str().expect("utf-8").to_owned();
+    let before = sqlite_rows(&path);
+    let dry = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().keep_latest(1).dry_run(true),
+    )
+    .await
+    .expect("dry run");
+    assert_eq!((dry.checkpoints_deleted, dry.writes_deleted), (3, 1));
+    assert!(dry.bytes_freed > 0);
+    assert_eq!(sqlite_rows(&path), before, "a dry run deletes nothing");
+    let done = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().keep_latest(1).vacuum(true),
+    )
+    .await
+    .expect("prune");
+    assert_eq!((done.checkpoints_deleted, done.checkpoints_kept), (3, 1));
+    let h = AnyStore::open(&store)
+        .await
+        .expect("open")
+        .history("t")
+        .await
+        .expect("history");
+    let ids: Vec<&str> = h.nodes.iter().map(|n| n.checkpoint_id.as_str()).collect();
+    assert_eq!(ids, [d.as_str()]);
+    assert!(done.file_bytes.is_some());
+    let _ = c;
+    // A date rule never drops the latest; ids that are not uuid6 have no time: kept.
+    let again = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().before(i64::MAX),
+    )
+    .await
+    .expect("before");
+    assert_eq!(again.checkpoints_deleted, 0);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
+    use langgraph_codec::store::{parse_date, prune, PruneOptions};
+    let dir = scratch("prune-dates");
+    let path = dir.join("s.sqlite");
+    // Python wrote this store on 2026-11-25 (its uuid6 ids and ts say so): t-main has 9
+    // checkpoints over 2 namespaces, t-short 3 (rows.json).
+    fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    let store = path.to_str().expect("utf-8").to_owned();
+    let none = StoreKeys::none();
+    let run = |o: PruneOptions| {
+        let store = store.clone();
+        let none = none.clone();
+        async move { prune(&store, &none, &o.dry_run(true)).await.expect("prune") }
+    };
+    let early = parse_date("2026-01-01").expect("date");
+    let late = parse_date("2027-01-01").expect("date");
+    assert_eq!(
+        run(PruneOptions::new().idle_since(early))
+            .await
+            .threads_deleted,
+        0
+    );
+    let idle = run(PruneOptions::new().idle_since(late)).await;
+    assert_eq!((idle.threads_deleted, idle.checkpoints_deleted), (2, 12));
+    assert_eq!(idle.writes_deleted, 27);
+    assert_eq!(
+        run(PruneOptions::new().before(early))
+            .await
+            .checkpoints_deleted,
+        0
+    );
+    // Everything is older than 2027, but the latest of each namespace (and what its
+    // DeltaChannels need: none in this graph) stays: 3 namespaces.
+    let before = run(PruneOptions::new().before(late)).await;
+    assert_eq!(before.checkpoints_kept, 3);
+    assert_eq!(before.checkpoints_deleted, 9);
+    let one = run(PruneOptions::new().idle_since(late).threads(["t-short"])).await;
+    assert_eq!((one.threads, one.checkpoints_deleted), (1, 3));
+    // Python's metadata on these checkpoints has "user": "ada" (rows.json).
+    let by_md = run(PruneOptions::new()
+        .idle_since(late)
+        .metadata("user", Json::from("bob")))
+    .await;
+    assert_eq!(by_md.threads, 0);
+    let by_md = run(PruneOptions::new()
+        .idle_since(late)
+        .metadata("user", Json::from("ada")))
+    .await;
+    assert_eq!(by_md.threads, 2);
+    // And for real: the idle thread goes whole, writes included.
+    prune(
+        &store,
+        &none,
+        &PruneOptions::new().idle_since(late).threads(["t-short"]),
+    )
+    .await
+    .expect("prune");
+    let threads = AnyStore::open(&store)
+        .await
+        .expect("open")
+        .threads(&none)
+        .await
+        .expect("threads");
+    let names: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+    assert_eq!(names, ["t-main"]);
+    let rows = sqlite_rows(&path);
+    assert!(!rows.iter().any(|r| r.contains("t-short")));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn copy_re_encrypts_under_the_primary_key_on_the_way() {
+    let dir = scratch("reencrypt");
+    let source = dir.join("old.db");
+    let old = EncryptedSerializer::from_aes_key(&[7u8; 16], AesMode::Eax).expect("serde");
+    let [_, _, c, _] = forked_store(&source, Arc::new(old)).await;
+    let target = dir.join("new.db");
+    let ring = StoreKeys::new(key(9))
+        .with_previous(key(7), "old")
+        .expect("ring");
+    let report = langgraph_codec::store::copy(
+        source.to_str().expect("utf-8"),
+        target.to_str().expect("utf-8"),
+        &ring,
+        &langgraph_codec::store::CopyOptions::new(),
+    )
+    .await
+    .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified),
+        (4, 4),
+        "{:?}",
+        report.mismatches
+    );
+    let copied = AnyStore::open(target.to_str().expect("utf-8"))
+        .await
+        .expect("open");
+    // The new key alone reads every copied value; the old key alone reads none.
+    let state = copied
+        .state(&StoreKeys::new(key(9)), "t", &c)
+        .await
+        .expect("new key")
+        .expect("present");
+    assert_eq!(state["pending_writes"][0]["value"], "w");
+    assert!(copied
+        .state(&StoreKeys::new(key(7)), "t", &c)
+        .await
+        .is_err());
+    // Every value row of the copy is encrypted (the type tags say so).
+    for row in sqlite_rows(&target) {
+        assert!(
+            row.contains("msgpack+aes") || row.contains("null+aes"),
+            "{row}"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A backup line longer than the import's line limit is refused, naming the line, and
+/// never held whole in memory; lines within the limit import as usual.
+#[tokio::test]
+async fn import_refuses_a_line_longer_than_its_limit() {
+    use langgraph_codec::store::{import, ImportOptions, BACKUP_FORMAT, BACKUP_VERSION};
+    let dir = scratch("long-line");
+    let target = dir.join("target.sqlite");
+    let header = serde_json::json!({
+        "format": BACKUP_FORMAT, "version": BACKUP_VERSION, "backend": "sqlite",
+        "layout": "Python SQLite saver (today's layout)",
+    });
+    // A header, then one line of 100 kB (a row's worth of base64, say).
+    let text = format!("{header}\n{{\"t\": \"{}\"}}\n", "x".repeat(100_000));
+    let limited = ImportOptions::new().max_line_bytes(4_096);
+    let err = import(
+        &mut text.as_bytes(),
+        "backup.jsonl",
+        target.to_str().expect("utf-8"),
+        &limited,
+    )
+    .await
+    .expect_err("a line over the limit");
+    match &err {
+        StoreError::Backup { file, reason } => {
+            assert_eq!(file, "backup.jsonl:2", "{err}");
+            assert!(reason.contains("4096"), "{err}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+/// A copy of Python's 3.1.2 SQLite store (12 checkpoints, 27 writes) in `dir`.
+fn python_store_in(dir: &Path) -> String {
+    let source = dir.join("python.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    source.to_str().expect("utf-8").to_owned()
+}
+
+/// Copy writes its checkpoints in batches, each one target transaction for the
+/// pending writes and one for the checkpoints: as many checkpoints per batch as
+/// `batch_size` says, fewer when `batch_bytes` is reached, and every checkpoint still
+/// verified and reported to the progress callback once, in order.
+#[tokio::test]
+async fn copy_writes_batches_bounded_by_count_and_by_bytes() {
+    use langgraph_codec::store::{copy, CopyOptions};
+    use std::sync::Mutex;
+    let dir = scratch("batches");
+    let source = python_store_in(&dir);
+    let none = StoreKeys::none();
+    let target = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let by_count = copy(
+        &source,
+        &target("five.db"),
+        &none,
+        &CopyOptions::new()
+            .batch_size(5)
+            .on_progress(move |p| log.lock().expect("lock").push(p.rows_done)),
+    )
+    .await
+    .expect("copy");
+    // Python's 12 checkpoints and 27 writes (rows.json): batches of 5, 5 and 2.
+    assert_eq!(
+        (
+            by_count.copied,
+            by_count.verified,
+            by_count.writes_inserted,
+            by_count.batches
+        ),
+        (12, 12, 27, 3),
+        "{:?}",
+        by_count.mismatches
+    );
+    assert_eq!(*seen.lock().expect("lock"), (1..=12).collect::<Vec<u64>>());
+    // A byte bound below any checkpoint's size: one checkpoint per batch.
+    let by_bytes = copy(
+        &source,
+        &target("one.db"),
+        &none,
+        &CopyOptions::new().batch_bytes(1),
+    )
+    .await
+    .expect("copy");
+    assert_eq!((by_bytes.verified, by_bytes.batches), (12, 12));
+    // The default holds all 12 in one batch; the rows are the same whatever the batches.
+    let whole = copy(&source, &target("all.db"), &none, &CopyOptions::new())
+        .await
+        .expect("copy");
+    assert_eq!((whole.verified, whole.batches), (12, 1));
+    assert_eq!(
+        sqlite_rows(&dir.join("five.db")),
+        sqlite_rows(&dir.join("one.db"))
+    );
+    assert_eq!(
+        sqlite_rows(&dir.join("five.db")),
+        sqlite_rows(&dir.join("all.db"))
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A rerun over a target that already holds the checkpoints verifies each of them
+/// against its source in the batch it falls in: a checkpoint changed in the target is
+/// reported (and not overwritten), a write missing from the target is put back.
+#[tokio::test]
+async fn copy_rerun_reports_a_changed_checkpoint_and_restores_a_missing_write() {
+    use langgraph_codec::store::{copy, CopyOptions};
+    let dir = scratch("rerun-verify");
+    let source = python_store_in(&dir);
+    let target = dir.join("copy.db");
+    let none = StoreKeys::none();
+    let options = CopyOptions::new().batch_size(5);
+    let first = copy(&source, target.to_str().expect("utf-8"), &none, &options)
+        .await
+        .expect("copy");
+    assert_eq!((first.copied, first.verified), (12, 12));
+    let conn = rusqlite::Connection::open(&target).expect("open");
+    let changed: String = conn
+        .query_row(
+            "SELECT checkpoint_id FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT 1 OFFSET 6",
+            [],
+            |r| r.get(0),
+        )
+        .expect("seventh checkpoint");
+    conn.execute(
+        "UPDATE checkpoints SET metadata = CAST('{\"step\": 99}' AS BLOB) WHERE checkpoint_id = ?1",
+        [&changed],
+    )
+    .expect("change");
+    assert_eq!(
+        conn.execute(
+            "DELETE FROM writes WHERE rowid = (SELECT max(rowid) FROM writes)",
+            []
+        )
+        .expect("delete"),
+        1
+    );
+    drop(conn);
+    let again = copy(&source, target.to_str().expect("utf-8"), &none, &options)
+        .await
+        .expect("rerun");
+    assert_eq!(
+        (
+            again.copied,
+            again.already_there,
+            again.writes_inserted,
+            again.verified
+        ),
+        (0, 12, 1, 11)
+    );
+    assert_eq!(again.mismatches.len(), 1, "{:?}", again.mismatches);
+    assert!(
+        again.mismatches[0].contains(&changed) && again.mismatches[0].contains("metadata"),
+        "{:?}",
+        again.mismatches
+    );
+    let _ = fs::remove_dir_all(&dir);
+}

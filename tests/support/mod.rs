@@ -1,0 +1,80 @@
+//! Helpers shared by the test binaries, included with `#[path = "../support/mod.rs"]`:
+//! the committed stores of `vectors/stores/`, scratch directories, today's Python for
+//! the reads it must agree with, the store fixture (`store_fixture`, also used by the
+//! store bench and `examples/store_fixture.rs`) and, with the `postgres` feature, the
+//! test server (`pg`). Each binary uses a part; the rest is dead code there.
+
+#![allow(dead_code)]
+
+#[cfg(feature = "postgres")]
+pub mod pg;
+pub mod store_fixture;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// `vectors/stores/`: the stores of every release.
+pub fn stores() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores")
+}
+
+/// A fresh scratch directory under the system's temporary directory.
+pub fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "lgcodec-store-{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// Today's Python (the pinned langgraph-checkpoint-sqlite 3.1.2 / -postgres 3.2.0):
+/// `LGCODEC_PYTHON` (CI sets it; the Python checks are then required), else a venv
+/// with the pinned packages if one is found, else `None` (the caller skips with a
+/// printed reason).
+pub fn python() -> Option<String> {
+    if let Ok(p) = std::env::var("LGCODEC_PYTHON") {
+        return Some(p);
+    }
+    let found = [
+        "/work/venv/bin/python",
+        ".venv/bin/python",
+        ".ci-venv/bin/python",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .map(str::to_owned);
+    if found.is_none() {
+        println!("skipped the Python reads: no venv found (set LGCODEC_PYTHON)");
+    }
+    found
+}
+
+/// `vectors/store_maint/python_reads_equal.py`: today's Python savers read every
+/// target equal to `reference` (after Python's own `setup()` on it when `setup`).
+/// Panics with Python's report otherwise; returns its JSON line.
+pub fn python_reads_equal(python: &str, setup: bool, reference: &str, targets: &[&str]) -> String {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/store_maint/python_reads_equal.py");
+    let mut cmd = std::process::Command::new(python);
+    cmd.arg(script);
+    if setup {
+        cmd.arg("--setup");
+    }
+    let out = cmd
+        .arg(reference)
+        .args(targets)
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "Python reads differ:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

@@ -1,0 +1,105 @@
+//! The Postgres part of the shared helpers (feature `postgres`): the server from
+//! `LGCODEC_TEST_PG_URL` (a skip line without it), one client, fresh databases
+//! `<that database>_<tag>`, the committed fixtures of `vectors/stores/` restored into
+//! them, and a digest of every row (what must not change).
+
+use std::fs;
+
+use super::stores;
+
+/// The test server's URL from `LGCODEC_TEST_PG_URL`; `None`, with a printed skip line,
+/// without it.
+pub fn url() -> Option<String> {
+    match std::env::var("LGCODEC_TEST_PG_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            println!(
+                "skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)"
+            );
+            None
+        }
+    }
+}
+
+/// One client; its connection runs on a spawned task.
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    client
+}
+
+/// A fresh, empty database `<base>_<tag>`; its URL.
+pub async fn fresh(url: &str, tag: &str) -> String {
+    let cut = url.rfind('/').expect("URL has a database");
+    let (server, base) = url.split_at(cut + 1);
+    let base = base.split('?').next().unwrap_or(base);
+    let db = format!("{base}_{tag}");
+    let admin = connect(url).await;
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"))
+        .await
+        .expect("drop");
+    admin
+        .batch_execute(&format!("CREATE DATABASE \"{db}\""))
+        .await
+        .expect("create");
+    format!("{server}{db}")
+}
+
+/// A fresh database holding `fixture/dump.sql`.
+/// (Each test uses its own `tag`: tests run in parallel.)
+pub async fn restored(url: &str, fixture: &str, tag: &str) -> String {
+    let target = fresh(url, &format!("{tag}_{}", fixture.replace(['-', '.'], "_"))).await;
+    let sql = fs::read_to_string(stores().join(fixture).join("dump.sql")).expect("dump");
+    connect(&target)
+        .await
+        .batch_execute(&sql)
+        .await
+        .expect("restore");
+    target
+}
+
+/// Every row of every table, ordered.
+pub async fn digest(url: &str) -> String {
+    let client = connect(url).await;
+    let mut out = String::new();
+    for t in [
+        "checkpoints",
+        "checkpoint_blobs",
+        "checkpoint_writes",
+        "checkpoint_migrations",
+    ] {
+        let rows = client
+            .query(&format!("SELECT t::text FROM {t} t ORDER BY 1"), &[])
+            .await
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| r.get::<_, String>(0))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        out.push_str(t);
+        for r in rows {
+            out.push('\n');
+            out.push_str(&r);
+        }
+        out.push('\n');
+    }
+    // And the catalog: tables, columns and indexes (a migration adds some).
+    let catalog = client
+        .query(
+            "SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable \
+             FROM information_schema.columns WHERE table_schema = 'public' \
+             UNION ALL SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1",
+            &[],
+        )
+        .await
+        .expect("catalog");
+    for r in catalog {
+        out.push_str(&r.get::<_, String>(0));
+        out.push('\n');
+    }
+    out
+}
