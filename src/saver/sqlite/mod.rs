@@ -116,6 +116,45 @@ const INLINE_MAX_PAGES: u64 = 20;
 /// ~15 µs); compressed rows are always decoded on the blocking pool.
 const INLINE_DECODE_BYTES: usize = 32 * 1024;
 
+/// The most `writes` rows one `put_writes` statement inserts (one cached statement per
+/// row count up to this): a multi-row `INSERT` binds the five key columns once.
+const WRITES_PER_INSERT: usize = 8;
+
+/// `put_writes`' statement for `rows` rows (1..=[`WRITES_PER_INSERT`]): Python's `INSERT
+/// OR REPLACE` (every channel a special one) or `INSERT OR IGNORE`, the key parameters
+/// `?1`..`?5` shared by the rows, then `idx, channel, type, value` per row.
+fn writes_insert_sql(replace: bool, rows: usize) -> &'static str {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        [false, true]
+            .into_iter()
+            .flat_map(|replace| {
+                (1..=WRITES_PER_INSERT).map(move |n| {
+                    let values = (0..n)
+                        .map(|row| {
+                            let at = 6 + 4 * row;
+                            format!(
+                                "(?1, ?2, ?3, ?4, ?5, ?{at}, ?{}, ?{}, ?{})",
+                                at + 1,
+                                at + 2,
+                                at + 3
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!(
+                        "INSERT OR {} INTO writes (thread_id, checkpoint_ns, checkpoint_id, \
+                         task_id, task_path, idx, channel, type, value) VALUES {values}",
+                        if replace { "REPLACE" } else { "IGNORE" }
+                    )
+                })
+            })
+            .collect()
+    });
+    let at = usize::from(replace) * WRITES_PER_INSERT + rows.clamp(1, WRITES_PER_INSERT) - 1;
+    all.get(at).map_or("", String::as_str)
+}
+
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
 const METADATA_MAX_DEPTH: usize = 1_000;
@@ -1138,27 +1177,27 @@ impl CheckpointSaver for SqliteSaver {
         let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
         self.write("put_writes", pages, move |tx| {
-            let sql = if replace {
-                "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-                     task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            } else {
-                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-                     task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            };
-            let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
-            for (idx, channel, value) in &rows {
-                stmt.execute(params![
-                    thread,
-                    ns,
-                    checkpoint_id,
-                    task_id,
-                    task_path,
-                    idx,
-                    channel,
-                    value.type_tag,
-                    &value.data[..]
-                ])
-                .map_err(storage("put_writes"))?;
+            // Up to WRITES_PER_INSERT rows per statement, the five key parameters bound
+            // once: each row is still ignored or replaced on its own, in order, as by
+            // Python's executemany.
+            for chunk in rows.chunks(WRITES_PER_INSERT) {
+                let mut stmt = tx
+                    .prepare_cached(writes_insert_sql(replace, chunk.len()))
+                    .map_err(storage("put_writes"))?;
+                let keys = [&thread, &ns, &checkpoint_id, &task_id, &task_path];
+                for (i, key) in keys.into_iter().enumerate() {
+                    stmt.raw_bind_parameter(i + 1, key)
+                        .map_err(storage("put_writes"))?;
+                }
+                for (row, (idx, channel, value)) in chunk.iter().enumerate() {
+                    let at = 6 + 4 * row;
+                    stmt.raw_bind_parameter(at, idx)
+                        .and_then(|()| stmt.raw_bind_parameter(at + 1, channel))
+                        .and_then(|()| stmt.raw_bind_parameter(at + 2, &value.type_tag))
+                        .and_then(|()| stmt.raw_bind_parameter(at + 3, &value.data[..]))
+                        .map_err(storage("put_writes"))?;
+                }
+                stmt.raw_execute().map_err(storage("put_writes"))?;
             }
             Ok(())
         })
