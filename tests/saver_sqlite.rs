@@ -717,7 +717,9 @@ async fn put_writes_rows_are_pythons_executemany_rows() {
         )
         .expect("prepare");
     let rows: Vec<(String, String, i64, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .expect("query")
         .collect::<Result<_, _>>()
         .expect("rows");

@@ -155,6 +155,37 @@ fn writes_insert_sql(replace: bool, rows: usize) -> &'static str {
     all.get(at).map_or("", String::as_str)
 }
 
+/// `put_writes`' rows in one transaction: the keys (thread, namespace, checkpoint id,
+/// task id, task path) and each write's `(idx, channel, dumps_typed)`. Up to
+/// [`WRITES_PER_INSERT`] rows per statement, the five key parameters bound once: each
+/// row is still ignored or replaced on its own, in order, as by Python's `executemany`.
+fn insert_writes(
+    tx: &Connection,
+    replace: bool,
+    keys: [&str; 5],
+    rows: &[(i64, impl AsRef<str>, TypedBytes)],
+) -> Result<()> {
+    for chunk in rows.chunks(WRITES_PER_INSERT) {
+        let mut stmt = tx
+            .prepare_cached(writes_insert_sql(replace, chunk.len()))
+            .map_err(storage("put_writes"))?;
+        for (i, key) in keys.into_iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, key)
+                .map_err(storage("put_writes"))?;
+        }
+        for (row, (idx, channel, value)) in chunk.iter().enumerate() {
+            let at = 6 + 4 * row;
+            stmt.raw_bind_parameter(at, idx)
+                .and_then(|()| stmt.raw_bind_parameter(at + 1, channel.as_ref()))
+                .and_then(|()| stmt.raw_bind_parameter(at + 2, &value.type_tag))
+                .and_then(|()| stmt.raw_bind_parameter(at + 3, &value.data[..]))
+                .map_err(storage("put_writes"))?;
+        }
+        stmt.raw_execute().map_err(storage("put_writes"))?;
+    }
+    Ok(())
+}
+
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
 const METADATA_MAX_DEPTH: usize = 1_000;
@@ -1159,9 +1190,13 @@ impl CheckpointSaver for SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        let thread = config.require_thread_id("put_writes")?.to_owned();
-        let checkpoint_id = config.require_checkpoint_id("put_writes")?.to_owned();
-        let ns = config.ns().to_owned();
+        let keys = [
+            config.require_thread_id("put_writes")?,
+            config.ns(),
+            config.require_checkpoint_id("put_writes")?,
+            task_id,
+            task_path,
+        ];
         let replace = all_special(writes);
         let rows = writes
             .iter()
@@ -1169,37 +1204,32 @@ impl CheckpointSaver for SqliteSaver {
             .map(|(position, (channel, value))| {
                 Ok((
                     write_idx(channel, position),
-                    channel.clone(),
+                    channel.as_str(),
                     self.inner.serde.dumps_typed(value)?,
                 ))
             })
-            .collect::<Result<Vec<(i64, String, TypedBytes)>>>()?;
-        let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
+            .collect::<Result<Vec<(i64, &str, TypedBytes)>>>()?;
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
-        self.write("put_writes", pages, move |tx| {
-            // Up to WRITES_PER_INSERT rows per statement, the five key parameters bound
-            // once: each row is still ignored or replaced on its own, in order, as by
-            // Python's executemany.
-            for chunk in rows.chunks(WRITES_PER_INSERT) {
-                let mut stmt = tx
-                    .prepare_cached(writes_insert_sql(replace, chunk.len()))
-                    .map_err(storage("put_writes"))?;
-                let keys = [&thread, &ns, &checkpoint_id, &task_id, &task_path];
-                for (i, key) in keys.into_iter().enumerate() {
-                    stmt.raw_bind_parameter(i + 1, key)
-                        .map_err(storage("put_writes"))?;
-                }
-                for (row, (idx, channel, value)) in chunk.iter().enumerate() {
-                    let at = 6 + 4 * row;
-                    stmt.raw_bind_parameter(at, idx)
-                        .and_then(|()| stmt.raw_bind_parameter(at + 1, channel))
-                        .and_then(|()| stmt.raw_bind_parameter(at + 2, &value.type_tag))
-                        .and_then(|()| stmt.raw_bind_parameter(at + 3, &value.data[..]))
-                        .map_err(storage("put_writes"))?;
-                }
-                stmt.raw_execute().map_err(storage("put_writes"))?;
+        // The fast path borrows the keys and channels; only the pool's copy owns them.
+        if self.inner.inline {
+            let insert = |tx: &Connection| insert_writes(tx, replace, keys, &rows);
+            let fast = self
+                .inner
+                .conns
+                .try_write("put_writes", pages, INLINE_MAX_PAGES, &insert);
+            if let Some(out) = fast {
+                return out;
             }
-            Ok(())
+        }
+        let keys = keys.map(str::to_owned);
+        let rows: Vec<(i64, String, TypedBytes)> = rows
+            .into_iter()
+            .map(|(idx, channel, value)| (idx, channel.to_owned(), value))
+            .collect();
+        self.run(move |inner| {
+            inner.conns.write("put_writes", pages, |tx| {
+                insert_writes(tx, replace, keys.each_ref().map(String::as_str), &rows)
+            })
         })
         .await
     }
