@@ -262,7 +262,16 @@ fn saver_durable(c: &mut Criterion) {
     let dir = std::env::temp_dir().join(format!("lgcodec-bench-durable-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let sqlite = Arc::new(SqliteSaver::create(dir.join("bench.sqlite")).expect("create"));
+    // LGCODEC_BENCH_SQLITE_INLINE=0: the SQLite saver without its inline fast path (every
+    // call on the blocking pool), to compare.
+    let inline = std::env::var("LGCODEC_BENCH_SQLITE_INLINE").as_deref() != Ok("0");
+    let sqlite = Arc::new(
+        SqliteSaver::builder(dir.join("bench.sqlite"))
+            .create(true)
+            .inline_fast_path(inline)
+            .open()
+            .expect("create"),
+    );
     put_benches(c, "saver_durable_sqlite", &rt, &state, || sqlite.clone());
 
     #[cfg(feature = "postgres")]

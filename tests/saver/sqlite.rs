@@ -671,3 +671,98 @@ fn the_driver_is_re_exported() {
         rusqlite::version()
     );
 }
+
+/// `put_writes` of more writes than one statement inserts, with a special channel
+/// written twice: the rows are Python's `executemany`, one row at a time in order
+/// (`INSERT OR IGNORE`: the first of two rows with one key stays; `INSERT OR REPLACE`,
+/// every channel special: the last one does), each `idx` its position or the special
+/// channel's fixed index (`WRITES_IDX_MAP`: `__error__` -1, `__interrupt__` -3).
+#[tokio::test]
+async fn put_writes_rows_are_pythons_executemany_rows() {
+    let dir = TempDir::new("many-writes");
+    let path = dir.file("w.sqlite");
+    let saver = SqliteSaver::create(&path).expect("create");
+    let stored = saver
+        .put(
+            &CheckpointConfig::new("t"),
+            &Checkpoint::now(1),
+            &CheckpointMetadata::new("loop", 1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let mut writes: Vec<(String, Value)> = (0..19)
+        .map(|i| (format!("ch{i}"), Value::from(i64::from(i))))
+        .collect();
+    writes.insert(3, ("__error__".into(), Value::from("first error")));
+    writes.push(("__error__".into(), Value::from("second error")));
+    saver
+        .put_writes(&stored, &writes, "task-a", "path-a")
+        .await
+        .expect("put_writes");
+    let special = [
+        ("__interrupt__".to_owned(), Value::from("first")),
+        ("__interrupt__".to_owned(), Value::from("second")),
+    ];
+    saver
+        .put_writes(&stored, &special, "task-b", "")
+        .await
+        .expect("put_writes");
+    drop(saver);
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let mut stmt = conn
+        .prepare(
+            "SELECT task_id, task_path, idx, channel, type FROM writes \
+             ORDER BY task_id, idx",
+        )
+        .expect("prepare");
+    let rows: Vec<(String, String, i64, String, String)> = stmt
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let mut want: Vec<(String, String, i64, String, String)> = vec![(
+        "task-a".into(),
+        "path-a".into(),
+        -1,
+        "__error__".into(),
+        "msgpack".into(),
+    )];
+    for (position, (channel, _)) in writes.iter().enumerate() {
+        if !channel.starts_with("__") {
+            let idx = i64::try_from(position).expect("small");
+            want.push((
+                "task-a".into(),
+                "path-a".into(),
+                idx,
+                channel.clone(),
+                "msgpack".into(),
+            ));
+        }
+    }
+    want.push((
+        "task-b".into(),
+        String::new(),
+        -3,
+        "__interrupt__".into(),
+        "msgpack".into(),
+    ));
+    assert_eq!(rows, want);
+    let values: Vec<(String, Vec<u8>)> = conn
+        .prepare("SELECT task_id, value FROM writes WHERE idx < 0 ORDER BY task_id")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let text = |v: &str| langgraph_codec::msgpack::encode(&Value::from(v)).expect("encode");
+    assert_eq!(
+        values,
+        vec![
+            ("task-a".to_owned(), text("first error")),
+            ("task-b".to_owned(), text("second")),
+        ]
+    );
+}

@@ -27,7 +27,7 @@
 //! - **WAL checkpoints in the background.** A thread of the saver, started by its first
 //!   write, checkpoints the WAL (`PASSIVE`) once ~1,000 pages were written, so no
 //!   `put` pays for copying the WAL into the file; the writer checkpoints itself only to
-//!   let SQLite restart a WAL of ~4,000 frames. Durability is SQLite's, unchanged.
+//!   let SQLite restart a WAL of ~8,000 frames. Durability is SQLite's, unchanged.
 //! - **`list` without N+1.** The pending writes of a whole `list` come in one query
 //!   (Python runs one per checkpoint).
 //! - **Opening writes nothing.** [`SqliteSaver::open`] opens an existing store as it
@@ -115,6 +115,76 @@ const INLINE_MAX_PAGES: u64 = 20;
 /// decodes on the calling task (a 20-message checkpoint is ~10 KB and decodes in
 /// ~15 µs); compressed rows are always decoded on the blocking pool.
 const INLINE_DECODE_BYTES: usize = 32 * 1024;
+
+/// The most `writes` rows one `put_writes` statement inserts (one cached statement per
+/// row count up to this): a multi-row `INSERT` binds the five key columns once.
+const WRITES_PER_INSERT: usize = 8;
+
+/// `put_writes`' statement for `rows` rows (1..=[`WRITES_PER_INSERT`]): Python's `INSERT
+/// OR REPLACE` (every channel a special one) or `INSERT OR IGNORE`, the key parameters
+/// `?1`..`?5` shared by the rows, then `idx, channel, type, value` per row.
+fn writes_insert_sql(replace: bool, rows: usize) -> &'static str {
+    static SQL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let all = SQL.get_or_init(|| {
+        [false, true]
+            .into_iter()
+            .flat_map(|replace| {
+                (1..=WRITES_PER_INSERT).map(move |n| {
+                    let values = (0..n)
+                        .map(|row| {
+                            let at = 6 + 4 * row;
+                            format!(
+                                "(?1, ?2, ?3, ?4, ?5, ?{at}, ?{}, ?{}, ?{})",
+                                at + 1,
+                                at + 2,
+                                at + 3
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!(
+                        "INSERT OR {} INTO writes (thread_id, checkpoint_ns, checkpoint_id, \
+                         task_id, task_path, idx, channel, type, value) VALUES {values}",
+                        if replace { "REPLACE" } else { "IGNORE" }
+                    )
+                })
+            })
+            .collect()
+    });
+    let at = usize::from(replace) * WRITES_PER_INSERT + rows.clamp(1, WRITES_PER_INSERT) - 1;
+    all.get(at).map_or("", String::as_str)
+}
+
+/// `put_writes`' rows in one transaction: the keys (thread, namespace, checkpoint id,
+/// task id, task path) and each write's `(idx, channel, dumps_typed)`. Up to
+/// [`WRITES_PER_INSERT`] rows per statement, the five key parameters bound once: each
+/// row is still ignored or replaced on its own, in order, as by Python's `executemany`.
+fn insert_writes(
+    tx: &Connection,
+    replace: bool,
+    keys: [&str; 5],
+    rows: &[(i64, impl AsRef<str>, TypedBytes)],
+) -> Result<()> {
+    for chunk in rows.chunks(WRITES_PER_INSERT) {
+        let mut stmt = tx
+            .prepare_cached(writes_insert_sql(replace, chunk.len()))
+            .map_err(storage("put_writes"))?;
+        for (i, key) in keys.into_iter().enumerate() {
+            stmt.raw_bind_parameter(i + 1, key)
+                .map_err(storage("put_writes"))?;
+        }
+        for (row, (idx, channel, value)) in chunk.iter().enumerate() {
+            let at = 6 + 4 * row;
+            stmt.raw_bind_parameter(at, idx)
+                .and_then(|()| stmt.raw_bind_parameter(at + 1, channel.as_ref()))
+                .and_then(|()| stmt.raw_bind_parameter(at + 2, &value.type_tag))
+                .and_then(|()| stmt.raw_bind_parameter(at + 3, &value.data[..]))
+                .map_err(storage("put_writes"))?;
+        }
+        stmt.raw_execute().map_err(storage("put_writes"))?;
+    }
+    Ok(())
+}
 
 /// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
 /// recursion limit, 1,000).
@@ -1120,9 +1190,13 @@ impl CheckpointSaver for SqliteSaver {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        let thread = config.require_thread_id("put_writes")?.to_owned();
-        let checkpoint_id = config.require_checkpoint_id("put_writes")?.to_owned();
-        let ns = config.ns().to_owned();
+        let keys = [
+            config.require_thread_id("put_writes")?,
+            config.ns(),
+            config.require_checkpoint_id("put_writes")?,
+            task_id,
+            task_path,
+        ];
         let replace = all_special(writes);
         let rows = writes
             .iter()
@@ -1130,37 +1204,32 @@ impl CheckpointSaver for SqliteSaver {
             .map(|(position, (channel, value))| {
                 Ok((
                     write_idx(channel, position),
-                    channel.clone(),
+                    channel.as_str(),
                     self.inner.serde.dumps_typed(value)?,
                 ))
             })
-            .collect::<Result<Vec<(i64, String, TypedBytes)>>>()?;
-        let (task_id, task_path) = (task_id.to_owned(), task_path.to_owned());
+            .collect::<Result<Vec<(i64, &str, TypedBytes)>>>()?;
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
-        self.write("put_writes", pages, move |tx| {
-            let sql = if replace {
-                "INSERT OR REPLACE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-                     task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            } else {
-                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-                     task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            };
-            let mut stmt = tx.prepare_cached(sql).map_err(storage("put_writes"))?;
-            for (idx, channel, value) in &rows {
-                stmt.execute(params![
-                    thread,
-                    ns,
-                    checkpoint_id,
-                    task_id,
-                    task_path,
-                    idx,
-                    channel,
-                    value.type_tag,
-                    &value.data[..]
-                ])
-                .map_err(storage("put_writes"))?;
+        // The fast path borrows the keys and channels; only the pool's copy owns them.
+        if self.inner.inline {
+            let insert = |tx: &Connection| insert_writes(tx, replace, keys, &rows);
+            let fast = self
+                .inner
+                .conns
+                .try_write("put_writes", pages, INLINE_MAX_PAGES, &insert);
+            if let Some(out) = fast {
+                return out;
             }
-            Ok(())
+        }
+        let keys = keys.map(str::to_owned);
+        let rows: Vec<(i64, String, TypedBytes)> = rows
+            .into_iter()
+            .map(|(idx, channel, value)| (idx, channel.to_owned(), value))
+            .collect();
+        self.run(move |inner| {
+            inner.conns.write("put_writes", pages, |tx| {
+                insert_writes(tx, replace, keys.each_ref().map(String::as_str), &rows)
+            })
         })
         .await
     }
