@@ -27,13 +27,15 @@ const RANKS: &[(&str, u32)] = &[
     ("json", 2),
     ("view", 2),
     ("typed", 3),
-    ("serializer", 4),
+    // The crate's one `Error`, just above the leaf codec errors (msgpack, json, view,
+    // protocol, typed): every layer above returns it, and it names none of them.
+    ("error", 4),
+    ("serializer", 5),
     // Compression wraps serializers and names nothing of crypto; crypto composes it.
-    ("compression", 5),
-    ("crypto", 6),
-    ("saver", 7),
-    ("store", 8),
-    ("error", 9),
+    ("compression", 6),
+    ("crypto", 7),
+    ("saver", 8),
+    ("store", 9),
     ("records", 10),
     ("bin", 11),
 ];

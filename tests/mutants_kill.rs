@@ -287,7 +287,7 @@ use std::sync::Arc;
 use langgraph_codec::crypto::{
     AesCipher, AesMode, Cipher, CompressedSerializer, DecompressionBudget,
 };
-use langgraph_codec::{JsonPlusSerializer, Serializer, SerializerError};
+use langgraph_codec::{Error, JsonPlusSerializer, Serializer};
 
 #[test]
 fn aes_modes_parse_by_name_in_any_case_and_nothing_else() {
@@ -436,7 +436,7 @@ fn the_per_row_inflation_limit_holds_inside_a_larger_budget() {
     let typed = serde
         .dumps_typed(&Value::from("x".repeat(10_000)))
         .expect("compresses");
-    let kind = |r: Result<Value, SerializerError>| r.expect_err("refused").kind().as_str();
+    let kind = |r: Result<Value, Error>| r.expect_err("refused").kind().as_str();
     // A budget far above the row limit does not lift the row limit.
     let big = DecompressionBudget::new(10_000_000);
     let r = big.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));

@@ -69,11 +69,12 @@ pub mod sqlite;
 pub mod traits;
 pub mod types;
 
+pub(crate) use crate::error::Result;
 /// The attribute [`CheckpointSaver`] is declared with: put `#[async_trait]` on your
 /// `impl CheckpointSaver for MySaver` block.
 pub use async_trait::async_trait;
 pub use delta::default_delta_channel_history;
-pub use error::{Result, RowKind, SaverError};
+pub(crate) use error::SaverFault;
 /// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
 /// checkpoint's channel maps.
 pub use indexmap::IndexMap;

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use indexmap::IndexMap;
 
 use super::delta::default_delta_channel_history;
-use super::error::SaverError;
+use super::error::SaverFault;
 use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory,
@@ -208,7 +208,7 @@ impl ListOptions {
 /// `Arc<dyn CheckpointSaver>`.
 ///
 /// The base operations are required. The extended ones (`delete_for_runs`,
-/// `copy_thread`, `prune`) default to [`SaverError::Unsupported`]; a saver that
+/// `copy_thread`, `prune`) default to [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported); a saver that
 /// implements them says so in [`capabilities`](Self::capabilities).
 /// [`get_delta_channel_history`](Self::get_delta_channel_history) defaults to the
 /// parent-chain walk over [`get_tuple`](Self::get_tuple) that Python provides.
@@ -288,7 +288,7 @@ pub trait CheckpointSaver: Send + Sync {
     ///
     /// # Errors
     ///
-    /// The saver's schema error (e.g. [`SaverError::Schema`]).
+    /// The saver's schema error (e.g. [`ErrorKind::Schema`](crate::ErrorKind::Schema)).
     async fn verify(&self) -> Result<()> {
         Ok(())
     }
@@ -302,25 +302,19 @@ pub trait CheckpointSaver: Send + Sync {
     /// `run_ids`.
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
         let _ = run_ids;
-        Err(SaverError::Unsupported {
-            capability: "delete_for_runs",
-        })
+        Err(crate::Error::unsupported("delete_for_runs"))
     }
 
     /// Copies every checkpoint, write and blob of one thread to another.
     async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<()> {
         let _ = (source_thread_id, target_thread_id);
-        Err(SaverError::Unsupported {
-            capability: "copy_thread",
-        })
+        Err(crate::Error::unsupported("copy_thread"))
     }
 
     /// Prunes the checkpoints of the given threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         let _ = (thread_ids, strategy);
-        Err(SaverError::Unsupported {
-            capability: "prune",
-        })
+        Err(crate::Error::unsupported("prune"))
     }
 
     /// Per channel: the on-path writes since the nearest ancestor that stores a value
@@ -339,7 +333,7 @@ pub trait CheckpointSaver: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidVersion`] for a string version
+    /// [`ErrorKind::InvalidVersion`](crate::ErrorKind::InvalidVersion) for a string version
     /// or an integer at `i64::MAX`, in the default.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
         match current {
@@ -349,19 +343,21 @@ pub trait CheckpointSaver: Send + Sync {
                 .map(ChannelVersion::Int)
                 .ok_or_else(|| overflow(&i.to_string())),
             Some(ChannelVersion::Float(f)) => Ok(ChannelVersion::Float(f + 1.0)),
-            Some(v @ ChannelVersion::Str(_)) => Err(SaverError::InvalidVersion {
+            Some(v @ ChannelVersion::Str(_)) => Err(SaverFault::InvalidVersion {
                 version: v.to_string(),
                 reason: "the base saver only counts int and float versions".to_owned(),
-            }),
+            }
+            .into()),
         }
     }
 }
 
-pub(crate) fn overflow(version: &str) -> crate::saver::SaverError {
-    SaverError::InvalidVersion {
+pub(crate) fn overflow(version: &str) -> crate::Error {
+    SaverFault::InvalidVersion {
         version: version.to_owned(),
         reason: "the next version does not fit in an i64".to_owned(),
     }
+    .into()
 }
 
 macro_rules! forward_saver {
