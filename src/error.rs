@@ -9,8 +9,8 @@
 //! which type tag or limit), a message saying what was wrong and where, and
 //! [`source()`](std::error::Error::source) reaching the leaf or backend error
 //! (`rusqlite`, `tokio-postgres`) underneath, with typed accessors for each
-//! ([`as_decode`](Error::as_decode), [`as_sqlite`](Error::as_sqlite),
-//! [`as_postgres`](Error::as_postgres), …).
+//! ([`as_decode`](Error::as_decode), [`as_typed`](Error::as_typed), `as_sqlite` with
+//! feature `sqlite`, `as_postgres` with feature `postgres`, …).
 //!
 //! This module sits just above `typed` and below `serializer`: it names no layer above
 //! it, so every layer above can build its errors with it. No error ever contains key
@@ -166,7 +166,8 @@ impl fmt::Display for RowLocation {
 ///   write wraps), with typed accessors: [`as_decode`](Self::as_decode),
 ///   [`as_encode`](Self::as_encode), [`as_json`](Self::as_json),
 ///   [`as_typed`](Self::as_typed), [`as_tag`](Self::as_tag), [`cause`](Self::cause),
-///   [`as_sqlite`](Self::as_sqlite) and [`as_postgres`](Self::as_postgres).
+///   `as_sqlite` (feature `sqlite`) and `as_postgres` / `sqlstate` (feature
+///   `postgres`).
 ///
 /// [`new`](Self::new) and [`with_source`](Self::with_source) build one, for a
 /// [`Serializer`](crate::Serializer) or saver implemented outside this crate.

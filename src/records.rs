@@ -213,7 +213,7 @@ impl RowReader {
             };
         }
         if let Some(keyed) = &self.keyed {
-            return Ok(keyed.loads_typed(type_tag, data)?);
+            return keyed.loads_typed(type_tag, data);
         }
         let encrypted = type_tag
             .rsplit_once('+')
@@ -225,7 +225,7 @@ impl RowReader {
             .into());
         }
         if !encrypted {
-            return Ok(self.plain.loads_typed(type_tag, data)?);
+            return self.plain.loads_typed(type_tag, data);
         }
         match crate::crypto::KeyRing::from_env() {
             // The environment changed since start-up; report the key as it was.
@@ -387,7 +387,7 @@ pub fn encode_value(type_tag: &str, value: &Value) -> Result<TypedBytes, Error> 
             .into()),
         };
     }
-    Ok(JsonPlusSerializer::new().dumps_as(type_tag, value)?)
+    JsonPlusSerializer::new().dumps_as(type_tag, value)
 }
 
 /// Encodes a value record text with [`encode_value`].

@@ -118,10 +118,7 @@ fn a_sqlite_failure_reaches_rusqlites_error() {
         Some(rusqlite::ErrorCode::NotADatabase),
         "{sqlite:?}"
     );
-    assert!(
-        chain(&e).iter().any(|c| c.is::<rusqlite::Error>()),
-        "{e:?}"
-    );
+    assert!(chain(&e).iter().any(|c| c.is::<rusqlite::Error>()), "{e:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

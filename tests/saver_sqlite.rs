@@ -461,7 +461,7 @@ fn journal_and_tables(path: &std::path::Path) -> (String, Vec<String>) {
 async fn open_on_a_missing_path_fails_and_creates_nothing() {
     let dir = TempDir::new("missing");
     let path = dir.file("typo.sqlite");
-    let err = SqliteSaver::open(&path).map_err(Error::from).unwrap_err();
+    let err = SqliteSaver::open(&path).unwrap_err();
     assert_eq!(
         err.kind(),
         langgraph_codec::ErrorKind::StoreNotFound,
@@ -523,7 +523,7 @@ async fn a_foreign_file_is_refused_before_anything_is_written() {
                 continue; // an empty file is where create makes a new store
             }
             let result = opener(&path);
-            let err = result.map_err(Error::from).unwrap_err();
+            let err = result.unwrap_err();
             println!("{name} {how}: {err}");
             let want = if name == "empty-file" {
                 langgraph_codec::ErrorKind::StoreNotFound

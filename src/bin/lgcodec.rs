@@ -353,7 +353,7 @@ fn run(cli: Cli) -> Result<bool, String> {
                 serde
                     .rekey(&typed)
                     .map(Answer::Data)
-                    .map_err(|e| failure(e.into(), &typed.type_tag, &typed.data))
+                    .map_err(|e| failure(e, &typed.type_tag, &typed.data))
             })
         }
     }

@@ -423,11 +423,11 @@ impl<S: Serializer> AadSerializer for EncryptedSerializer<S> {
 
 impl<S: Serializer> Serializer for EncryptedSerializer<S> {
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
-        Ok(self.dumps_typed_with_aad(value, b"")?)
+        self.dumps_typed_with_aad(value, b"")
     }
 
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
-        Ok(self.loads_typed_with_aad(type_tag, data, b"")?)
+        self.loads_typed_with_aad(type_tag, data, b"")
     }
 
     /// Always `true`: typed reads of decrypted rows withhold what they found.
@@ -444,7 +444,7 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
     /// under `aad`; the serialized plaintext is wiped.
     fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         let inner = self.inner.wrap_serialized(raw, b"")?;
-        Ok(self.seal_owned(inner, aad)?)
+        self.seal_owned(inner, aad)
     }
 
     /// Typed (serde) values: [opened](Self::open) under `aad`, then handed to the inner

@@ -21,6 +21,7 @@ pub(crate) enum CryptoFault {
         "the row with type tag {type_tag:?} is encrypted and {var} is not set: \
          set {var} to the key it was written with"
     )]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     EncryptedRowWithoutKey {
         /// The row's type tag.
         type_tag: String,

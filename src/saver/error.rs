@@ -54,6 +54,7 @@ pub(crate) enum SaverFault {
     /// The database under a saver failed (I/O, a constraint, a lock that outlived the
     /// busy timeout, …).
     #[error("{operation}: the database failed: {source}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     Storage {
         /// The saver operation, e.g. `"put"`, or `"open"` / `"setup"`.
         operation: &'static str,
@@ -64,6 +65,7 @@ pub(crate) enum SaverFault {
     /// The database holds tables of the saver's names with another layout (another
     /// saver's, an older or newer schema): refused rather than misread.
     #[error("unknown database layout: {reason}")]
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Schema {
         /// What differs, e.g. which table lacks which column.
         reason: String,
@@ -72,6 +74,7 @@ pub(crate) enum SaverFault {
     /// or holds none of LangGraph's tables) and creating one was not asked for: opening
     /// writes nothing, so a mistyped path is an error instead of a new empty store.
     #[error("no checkpoint store at {location}: {reason}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     StoreNotFound {
         /// The path or address that was opened.
         location: String,
@@ -81,6 +84,7 @@ pub(crate) enum SaverFault {
     /// A `list` filter the saver cannot express (a key outside Python's allowed
     /// characters, a value with no SQL equality).
     #[error("invalid list filter on key {key:?}: {reason}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     InvalidFilter {
         /// The metadata key.
         key: String,
@@ -89,6 +93,7 @@ pub(crate) enum SaverFault {
     },
     /// `flush` did not finish within its timeout; the writes it waited for stay queued.
     #[error("flush did not finish within {timeout:?}: {pending} writes still queued")]
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     FlushTimeout {
         /// The timeout given.
         timeout: std::time::Duration,
@@ -97,6 +102,7 @@ pub(crate) enum SaverFault {
     },
     /// A call to a durability wrapper after `shutdown`.
     #[error("{operation}: the durable saver was shut down")]
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     Closed {
         /// The operation refused.
         operation: &'static str,
@@ -125,7 +131,7 @@ impl SaverFault {
 /// The fault's kind and message, and its context: the operation
 /// ([`Error::operation`]), the field, filter key, capability or store
 /// ([`Error::subject`]), the writes still queued ([`Error::count`]); a database's error
-/// as `source()` ([`Error::as_sqlite`]).
+/// as `source()` (`Error::as_sqlite`).
 impl From<SaverFault> for Error {
     #[cold]
     fn from(fault: SaverFault) -> Self {
@@ -177,6 +183,7 @@ pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<Str
     .into()
 }
 
+#[cfg(feature = "durable")]
 /// [`ErrorKind::WriteBehind`]: a write the durability wrapper queued failed in the
 /// background; `source` (shared: every call reports the same failure) is its cause.
 pub(crate) fn write_behind(

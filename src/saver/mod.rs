@@ -74,6 +74,7 @@ pub(crate) use crate::error::Result;
 /// `impl CheckpointSaver for MySaver` block.
 pub use async_trait::async_trait;
 pub use delta::default_delta_channel_history;
+#[cfg(feature = "postgres")]
 pub(crate) use error::SaverFault;
 /// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
 /// checkpoint's channel maps.

@@ -29,6 +29,7 @@ pub(crate) enum StoreFault {
     },
     /// No file at the path (nothing is created).
     #[error("no SQLite store at {}: {reason}", path.display())]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     NotFound {
         /// The path.
         path: PathBuf,
@@ -88,10 +89,12 @@ pub(crate) enum StoreFault {
     },
     /// A blocking task of the SQLite backend failed (panicked or was cancelled).
     #[error("sqlite: a blocking task failed: {0}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     Task(String),
     /// A stored value or row could not be read (store maintenance: inspect, copy):
     /// which, and why.
     #[error("{what}: {reason}")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Unreadable {
         /// The row.
         what: String,
@@ -102,6 +105,7 @@ pub(crate) enum StoreFault {
     /// fresh store instead (`lgcodec store copy STORE NEW_STORE`), which reads every
     /// old layout.
     #[error("{location} ({layout}) cannot be upgraded in place: {reason}; copy it into a fresh store instead (lgcodec store copy {location} NEW_STORE)")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     CannotUpgrade {
         /// The store.
         location: String,
@@ -112,6 +116,7 @@ pub(crate) enum StoreFault {
     },
     /// A date for store prune is malformed, or no prune rule was given.
     #[error("prune: {reason} ({given:?})")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     InvalidDate {
         /// The text as given.
         given: String,
@@ -120,6 +125,7 @@ pub(crate) enum StoreFault {
     },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Backup {
         /// The file, with the line number when known.
         file: String,

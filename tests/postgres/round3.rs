@@ -625,7 +625,7 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
     println!("server down: {texts:?}");
     assert!(texts.len() >= 2, "the OS error stays a source: {texts:?}");
     each_text_once(&texts);
-    let crate_error = langgraph_codec::Error::from(e);
+    let crate_error = e;
     let texts = chain(&crate_error);
     assert!(texts[0].contains("127.0.0.1:1: "), "{texts:?}");
     each_text_once(&texts);

@@ -643,7 +643,7 @@ mod tests {
         assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
         // Another error is the caller's, not a reason to run again.
         let fails = |_: &Connection| -> Result<()> {
-            Err(crate::saver::SaverFault::Storage {
+            Err(crate::saver::error::SaverFault::Storage {
                 operation: "test",
                 source: "boom".into(),
             }
