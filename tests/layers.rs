@@ -708,7 +708,6 @@ fn tangles(refs: &[Reference]) -> BTreeSet<String> {
 /// shrink its entry here).
 const KNOWN_TANGLES: &[&str] = &[
     "crypto::aead, crypto::aes, crypto::key",
-    "saver::delta, saver::error, saver::postgres, saver::traits, saver::types",
     "typed::ser, typed::value_serde",
 ];
 

@@ -174,6 +174,16 @@ pub(crate) fn unreadable(kind: RowKind, location: RowLocation, source: impl Into
     Error::unreadable_row(location.of_kind(kind), source.into())
 }
 
+/// [`ErrorKind::InvalidVersion`]: the next version after `version` does not fit in an
+/// `i64`.
+pub(crate) fn overflow(version: &str) -> Error {
+    SaverFault::InvalidVersion {
+        version: version.to_owned(),
+        reason: "the next version does not fit in an i64".to_owned(),
+    }
+    .into()
+}
+
 /// [`ErrorKind::InvalidCheckpoint`] at `field`.
 pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<String>) -> Error {
     SaverFault::InvalidCheckpoint {

@@ -3,14 +3,16 @@
 use std::fmt;
 use std::sync::Arc;
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
-use super::delta::default_delta_channel_history;
+use super::delta::finish;
 use super::error::SaverFault;
 use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory,
+    CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::saver::Result;
 use crate::value::Value;
@@ -341,7 +343,7 @@ pub trait CheckpointSaver: Send + Sync {
             Some(ChannelVersion::Int(i)) => i
                 .checked_add(1)
                 .map(ChannelVersion::Int)
-                .ok_or_else(|| overflow(&i.to_string())),
+                .ok_or_else(|| super::error::overflow(&i.to_string())),
             Some(ChannelVersion::Float(f)) => Ok(ChannelVersion::Float(f + 1.0)),
             Some(v @ ChannelVersion::Str(_)) => Err(SaverFault::InvalidVersion {
                 version: v.to_string(),
@@ -352,12 +354,63 @@ pub trait CheckpointSaver: Send + Sync {
     }
 }
 
-pub(crate) fn overflow(version: &str) -> crate::Error {
-    SaverFault::InvalidVersion {
-        version: version.to_owned(),
-        reason: "the next version does not fit in an i64".to_owned(),
+/// Python's default `BaseCheckpointSaver.get_delta_channel_history`: walks
+/// [`get_tuple`](CheckpointSaver::get_tuple) and `parent_config` once for all channels.
+/// Stops on a parent cycle (which only corrupt storage can have) instead of looping.
+///
+/// # Errors
+///
+/// Whatever `saver.get_tuple` returns for a checkpoint of the chain (storage, decoding
+/// or config errors); a missing checkpoint is not an error (its history is empty).
+pub async fn default_delta_channel_history<S: CheckpointSaver + ?Sized>(
+    saver: &S,
+    config: &CheckpointConfig,
+    channels: &[String],
+) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    if channels.is_empty() {
+        return Ok(IndexMap::new());
     }
-    .into()
+    let mut collected: IndexMap<String, Vec<PendingWrite>> =
+        channels.iter().map(|c| (c.clone(), Vec::new())).collect();
+    let mut seeds: IndexMap<String, Value> = IndexMap::new();
+    let mut remaining: HashSet<String> = channels.iter().cloned().collect();
+    let mut visited: HashSet<String> = HashSet::new();
+
+    let target = saver.get_tuple(config).await?;
+    let mut cursor = target.and_then(|t| t.parent_config);
+    while let Some(cfg) = cursor {
+        if remaining.is_empty() {
+            break;
+        }
+        if let Some(id) = &cfg.checkpoint_id {
+            if !visited.insert(id.clone()) {
+                break;
+            }
+        }
+        let Some(tuple) = saver.get_tuple(&cfg).await? else {
+            break;
+        };
+        for write in tuple.pending_writes.iter().rev() {
+            if remaining.contains(&write.channel) {
+                if let Some(list) = collected.get_mut(&write.channel) {
+                    list.push(write.clone());
+                }
+            }
+        }
+        let done: Vec<String> = remaining
+            .iter()
+            .filter(|ch| tuple.checkpoint.channel_values.contains_key(*ch))
+            .cloned()
+            .collect();
+        for ch in done {
+            if let Some(v) = tuple.checkpoint.channel_values.get(&ch) {
+                seeds.insert(ch.clone(), v.clone());
+            }
+            remaining.remove(&ch);
+        }
+        cursor = tuple.parent_config;
+    }
+    Ok(finish(collected, seeds))
 }
 
 macro_rules! forward_saver {

@@ -40,8 +40,8 @@ pub use queue::FailedWrite;
 use held::Held;
 use queue::{Item, Op, Queue};
 
-use crate::saver::delta::default_delta_channel_history;
 use crate::saver::error::SaverFault;
+use crate::saver::traits::default_delta_channel_history;
 use crate::saver::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use crate::saver::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,

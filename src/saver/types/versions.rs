@@ -147,7 +147,7 @@ pub(crate) fn next_string_version(
     };
     let next = n
         .checked_add(1)
-        .ok_or_else(|| crate::saver::traits::overflow(&n.to_string()))?;
+        .ok_or_else(|| crate::saver::error::overflow(&n.to_string()))?;
     Ok(ChannelVersion::Str(format_memory_version(
         next,
         super::random_f64(),
