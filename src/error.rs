@@ -617,3 +617,48 @@ impl From<ReadError> for Error {
         }
     }
 }
+
+// `Error` crosses threads and tasks (savers are `Send + Sync`, futures are `Send`).
+const _: fn() = || {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Error>();
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One pointer wide: a `Result<T, Error>` costs a saver's hot path no more than
+    /// the value it carries.
+    #[test]
+    fn the_error_is_one_pointer_wide() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    /// Context setters and accessors agree; `cause` and `root` walk wrapped errors.
+    #[test]
+    fn context_and_causes_read_back() {
+        let row = RowLocation::new(RowKind::Write, "t", "", "1").with_detail("task \"a\" idx 0");
+        let leaf = Error::new(ErrorKind::AuthenticationFailed, "decryption failed").with_count(2);
+        let e = Error::unreadable_row(row.clone(), leaf).with_operation("get_tuple");
+        assert_eq!(e.kind(), ErrorKind::UnreadableRow);
+        assert_eq!(e.row(), Some(&row));
+        assert_eq!(e.operation(), Some("get_tuple"));
+        assert_eq!(
+            e.to_string(),
+            "stored write row (thread \"t\", ns \"\", checkpoint \"1\") task \"a\" idx 0 is \
+             unreadable: decryption failed"
+        );
+        assert_eq!(
+            e.cause().map(Error::kind),
+            Some(ErrorKind::AuthenticationFailed)
+        );
+        assert_eq!(e.root().count(), Some(2));
+        let shared = Error::shared(ErrorKind::WriteBehind, "queued put failed", Arc::new(e));
+        assert_eq!(shared.root().kind(), ErrorKind::AuthenticationFailed);
+        assert_eq!(
+            shared.cause().map(Error::kind),
+            Some(ErrorKind::UnreadableRow)
+        );
+    }
+}
