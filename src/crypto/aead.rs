@@ -11,8 +11,6 @@
 //! Every piece of key material here lives in a type that wipes itself on drop (`aes`
 //! and `aes-gcm` with their `zeroize` features; `cmac` wipes its state).
 
-use super::CryptoFault;
-use crate::error::Error;
 use aes::{Aes128, Aes192, Aes256};
 use aes_gcm::aead::array::Array;
 use aes_gcm::aead::consts::U16;
@@ -25,6 +23,8 @@ use cmac::{Cmac, Mac};
 use ctutils::CtEq;
 
 use super::aes::{AesMode, NONCE_LEN, TAG_LEN};
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The AEAD state of one key, both modes.
 #[derive(Clone)]

@@ -1,10 +1,10 @@
 //! The [`Cipher`] trait: Python's `CipherProtocol`, with optional associated data.
 
-use crate::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
 use super::Plaintext;
+use crate::error::Error;
 
 /// Python's `CipherProtocol`: bytes in, `(cipher name, ciphertext)` out, and back.
 ///

@@ -1,8 +1,6 @@
 //! [`EncryptedSerializer`]: Python's `EncryptedSerializer`, plus strict mode,
 //! associated data and re-encryption.
 
-use super::CryptoFault;
-use crate::error::Error;
 use std::sync::Arc;
 
 use super::wipe::Plaintext;
@@ -11,6 +9,8 @@ use super::aes::AesMode;
 use super::{Cipher, KeyRing};
 use crate::error::Result;
 
+use super::CryptoFault;
+use crate::error::Error;
 use crate::kind::ErrorKind;
 use crate::serializer::{tags, JsonPlusSerializer, Serializer, TagError, TypedBytes};
 use crate::value::Value;

@@ -1,8 +1,6 @@
 //! [`AesKey`]: AES key bytes in a buffer that is wiped when dropped, and how keys are
 //! read from configuration text.
 
-use super::CryptoFault;
-use crate::error::Error;
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,6 +8,8 @@ use base64::Engine as _;
 use zeroize::Zeroizing;
 
 use super::aead::KeyState;
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The environment variable Python reads the key from (its UTF-8 bytes are the key).
 pub const ENV_KEY: &str = "LANGGRAPH_AES_KEY";

@@ -34,7 +34,6 @@
 //! order); counts are reported. Memory holds one batch and one page of keys. Needs a
 //! Tokio runtime (the read-backs are Tokio tasks).
 
-use crate::error::Error;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -49,6 +48,7 @@ use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};

@@ -29,7 +29,6 @@
 //! (never overwritten). Batches of rows are committed one transaction each, so an
 //! import stopped anywhere is resumed by running it again.
 
-use crate::error::Error;
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +44,7 @@ use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
+use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;

@@ -6,7 +6,6 @@
 //! channel). Nothing is written: SQLite files are opened without a write (bytes and
 //! side files unchanged), Postgres in a read-only session.
 
-use crate::error::Error;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use serde_json::{json, Value as Json};
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
+use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,

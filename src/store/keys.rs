@@ -1,10 +1,10 @@
 //! [`StoreKeys`]: the keys a store operation reads and writes with.
 
-use crate::crypto::CryptoFault;
-use crate::error::Error;
 use std::ffi::OsString;
 
+use crate::crypto::CryptoFault;
 use crate::crypto::{AesKey, AesMode, Cipher, KeyRing, Plaintext, ENV_KEY, ENV_KEY_PREVIOUS};
+use crate::error::Error;
 
 /// The LangChain Agent Server's name for decrypt-only keys, accepted with the meaning
 /// of `LANGGRAPH_AES_KEY_PREVIOUS` (same syntax: comma-separated, `base64:` entries).

@@ -100,10 +100,11 @@ pub use report::{
     UnreadableRow, Verdict,
 };
 
-use crate::error::Error;
 use std::sync::Arc;
 
 use backend::{KeyPart, Row, Table, Update};
+
+use crate::error::Error;
 
 /// Where a store is.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,6 +1,5 @@
 //! [`audit`], [`encrypt`], [`rekey`] and their options.
 
-use crate::error::Error;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,6 +13,7 @@ use super::report::{
     UnreadableRow, Verdict,
 };
 use super::Store;
+use crate::error::Error;
 
 /// A progress callback.
 pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;

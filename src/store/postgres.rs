@@ -2,7 +2,6 @@
 //! inline values of `checkpoints`), one connection, read-only sessions unless the
 //! operation writes; the layout is verified without writing.
 
-use crate::error::Error;
 use std::sync::{Arc, Mutex};
 
 use tokio_postgres::types::ToSql;
@@ -10,6 +9,7 @@ use tokio_postgres::{Client, NoTls};
 
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
+use crate::error::Error;
 use crate::kind::ErrorKind;
 use crate::saver::postgres::PostgresSaver;
 

@@ -9,7 +9,6 @@
 //! channels, task paths) and old layouts, so they page by primary key here, with the
 //! same keyset paging (`WHERE (key…) > (last key…) ORDER BY key… LIMIT n`).
 
-use crate::error::Error;
 use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
@@ -20,6 +19,7 @@ use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::layout::{detect_postgres, detect_sqlite, open_sqlite_read_only};
 use crate::saver::StoreLayout;
 use crate::serializer::Serializer;

@@ -1,7 +1,6 @@
 //! The SQLite backend: Python's `checkpoints` and `writes` tables, opened read-only
 //! unless the operation writes; nothing is created, the journal mode is left alone.
 
-use crate::error::Error;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
+use crate::error::Error;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -15,7 +15,6 @@
 //! which is then not recorded twice. A dry run only reads (a read-only SQLite
 //! connection, a read-only Postgres session) and lists what would run.
 
-use crate::error::Error;
 use std::time::Instant;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -25,6 +24,7 @@ use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::raw::{pg, pg_connect, saver_err, sq, Raw, Result};
 use super::Location;
+use crate::error::Error;
 use crate::saver::layout::{
     detect_postgres, detect_sqlite, open_sqlite_read_only, CURRENT_POSTGRES_MIGRATION,
 };

@@ -8,8 +8,6 @@
 //! items (what reads wait on) includes the one in flight. A failed item stays at the
 //! head and stops its shard until `flush` retries it or `discard_failed` removes it.
 
-use crate::error::Error;
-use crate::saver::error::write_behind;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -17,6 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 
+use crate::error::Error;
+use crate::saver::error::write_behind;
 use crate::saver::error::SaverFault;
 use crate::saver::traits::CheckpointSaver;
 use crate::saver::types::{ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata};

@@ -1,7 +1,6 @@
 //! Python's migrations (`checkpoint_migrations` v = 0..9), run under an advisory lock,
 //! and the read-only `verify`.
 
-use crate::error::Error;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::types::Type;
@@ -9,6 +8,7 @@ use tokio_postgres::types::Type;
 use super::db::{db, Exec, StatementMode};
 use super::error::PgFault;
 use super::sql::Tables;
+use crate::error::Error;
 use crate::saver::{Result, SaverFault};
 
 /// The last migration this saver knows (Python `langgraph-checkpoint-postgres` 3.2.0).

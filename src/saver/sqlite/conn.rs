@@ -15,7 +15,6 @@
 //! Durability is unchanged: a checkpoint syncs the WAL, then the database file,
 //! whichever connection runs it.
 
-use crate::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, TryLockError};
@@ -25,6 +24,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::storage;
+use crate::error::Error;
 use crate::saver::Result;
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.

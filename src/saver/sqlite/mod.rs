@@ -64,7 +64,6 @@
 //! # }).unwrap();
 //! ```
 
-use crate::error::Error;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -87,6 +86,7 @@ use super::types::{
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::error::Error;
 use crate::saver::Result;
 use crate::serializer::TypedSerializerExt;
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};

@@ -1,12 +1,12 @@
 //! Channel versions: [`ChannelVersion`] (Python's `str | int | float`) and the
 //! `f"{n:032}.{random():016}"` strings Python's savers make.
 
-use crate::error::Error;
 use std::fmt;
 
 use indexmap::IndexMap;
 
 use super::py_float_repr;
+use crate::error::Error;
 use crate::saver::error::SaverFault;
 use crate::saver::Result;
 use crate::value::Value;
