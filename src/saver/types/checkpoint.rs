@@ -1,11 +1,11 @@
 //! [`Checkpoint`]: Python's checkpoint dict, keys in the order they were written.
 
-use crate::error::Error;
 use indexmap::IndexMap;
 
 use super::maps::{str_map_from_owned, str_map_from_value, str_map_to_value};
 use super::versions::{versions_from_value, versions_to_value};
 use super::{now_isoformat, uuid6, ChannelVersion, ChannelVersions};
+use crate::error::Error;
 use crate::value::Value;
 
 /// The top-level keys of a checkpoint in the order langgraph's `create_checkpoint`

@@ -1,9 +1,9 @@
 //! [`CheckpointConfig`]: Python's `RunnableConfig` as savers read it.
 
-use crate::error::Error;
 use indexmap::IndexMap;
 
 use super::maps::{str_map_from_value, str_map_to_value};
+use crate::error::Error;
 use crate::saver::error::SaverFault;
 use crate::value::Value;
 

@@ -1,8 +1,8 @@
 //! `dict[str, Any]` ⇄ [`Value`] maps, shared by the config, checkpoint and metadata.
 
-use crate::error::Error;
 use indexmap::IndexMap;
 
+use crate::error::Error;
 use crate::value::Value;
 
 pub(super) fn str_map_from_value(

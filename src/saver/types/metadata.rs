@@ -1,10 +1,10 @@
 //! [`CheckpointMetadata`] and Python's `get_checkpoint_metadata`.
 
-use crate::error::Error;
 use indexmap::IndexMap;
 
 use super::maps::str_map_to_value;
 use super::CheckpointConfig;
+use crate::error::Error;
 use crate::saver::error::SaverFault;
 use crate::value::Value;
 
