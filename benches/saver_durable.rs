@@ -30,9 +30,9 @@ use langgraph_codec::saver::durable::{Durability, DurableOptions, DurableSaver};
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
     async_trait, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, ListOptions, Result,
+    CheckpointSaver, CheckpointTuple, ListOptions,
 };
-use langgraph_codec::Value;
+use langgraph_codec::{Result, Value};
 
 const BATCH: u64 = 500;
 const FLUSH: Duration = Duration::from_secs(600);

@@ -10,13 +10,10 @@
 //! [`crypto`](crate::crypto): it names only the serializer protocol and the value
 //! model, so a saver or tool that compresses without encrypting does not depend on the
 //! crypto layer. The crypto layer composes it (`msgpack+zlib+aes` is an
-//! `EncryptedSerializer` over a `CompressedSerializer`) and turns a
-//! [`CompressionError`] into the [`CryptoError`](crate::crypto::CryptoError) variant of
-//! the same name, so the crate-wide [`Error`](crate::Error) and
-//! [`SaverError`](crate::saver::SaverError) report compression failures as they did
-//! when this module lived in `crypto` (`Error::Crypto(CompressionError::DecompressionBudget
-//! { .. })`). `crypto::{CompressedSerializer, DecompressionBudget, compress, …}` stay as
-//! re-exports.
+//! `EncryptedSerializer` over a `CompressedSerializer`). Its failures are the crate's
+//! [`Error`] with kind [`ErrorKind::DecompressionLimit`],
+//! [`ErrorKind::DecompressionBudget`] or [`ErrorKind::InvalidCompressedData`] (and the
+//! limit in force as [`Error::limit`]), through any wrapper and saver.
 //!
 //! # Why the per-call budget is a thread-local scope, not an argument
 //!
@@ -45,73 +42,41 @@ use flate2::read::ZlibDecoder;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 
+use std::fmt;
+
+use crate::error::{Error, Result};
 use crate::kind::ErrorKind;
-use crate::serializer::{JsonPlusSerializer, Serializer, SerializerError, TypedBytes};
+use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
-/// A `+zlib` payload that cannot be inflated, or inflates past a limit.
-///
-/// Through the [`Serializer`] protocol it is a [`SerializerError::Other`] with its kind;
-/// the crate-wide [`Error`](crate::Error) and [`SaverError`](crate::saver::SaverError)
-/// name it as the [`CryptoError`](crate::crypto::CryptoError) variant of the same name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CompressionError {
-    /// Decompression would produce more than the configured limit (a zip bomb, or the
-    /// limit is too small for real data).
-    #[error("decompressed data exceeds the limit of {limit} bytes")]
-    DecompressionLimit {
-        /// The limit in force.
-        limit: usize,
-    },
-    /// The rows of one call (a [`DecompressionBudget`] scope) would decompress to more
-    /// than its total.
-    #[error(
-        "decompressed data of this call exceeds its budget of {limit} bytes \
-         (a total over all its +zlib rows)"
-    )]
-    DecompressionBudget {
-        /// The budget's total.
-        limit: usize,
-    },
-    /// A `+zlib` payload is not `b"LGZ\x01"` followed by a complete zlib stream.
-    #[error("invalid compressed payload: {reason}")]
-    InvalidCompressedData {
-        /// What was wrong.
-        reason: String,
-    },
+/// [`ErrorKind::DecompressionLimit`]: more than `limit` bytes would come out of one row.
+fn limit_exceeded(limit: usize) -> Error {
+    Error::new(
+        ErrorKind::DecompressionLimit,
+        format!("decompressed data exceeds the limit of {limit} bytes"),
+    )
+    .with_limit(limit)
 }
 
-impl CompressionError {
-    /// The stable kind: `decompression_limit`, `decompression_budget` or
-    /// `invalid_compressed_data`.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            CompressionError::DecompressionLimit { .. } => ErrorKind::DecompressionLimit,
-            CompressionError::DecompressionBudget { .. } => ErrorKind::DecompressionBudget,
-            CompressionError::InvalidCompressedData { .. } => ErrorKind::InvalidCompressedData,
-        }
-    }
+/// [`ErrorKind::DecompressionBudget`]: the rows of one call would inflate past `limit`.
+fn budget_exceeded(limit: usize) -> Error {
+    Error::new(
+        ErrorKind::DecompressionBudget,
+        format!(
+            "decompressed data of this call exceeds its budget of {limit} bytes \
+             (a total over all its +zlib rows)"
+        ),
+    )
+    .with_limit(limit)
 }
 
-impl From<&CompressionError> for ErrorKind {
-    fn from(e: &CompressionError) -> Self {
-        e.kind()
-    }
+/// [`ErrorKind::InvalidCompressedData`].
+fn invalid(reason: impl fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InvalidCompressedData,
+        format!("invalid compressed payload: {reason}"),
+    )
 }
-
-/// Through the [`Serializer`] protocol: [`SerializerError::Other`] with its kind, the
-/// `CompressionError` as its source.
-impl From<CompressionError> for SerializerError {
-    fn from(e: CompressionError) -> Self {
-        SerializerError::Other {
-            kind: e.kind(),
-            source: Box::new(e),
-        }
-    }
-}
-
-type Result<T, E = SerializerError> = std::result::Result<T, E>;
 
 /// The tag suffix of compressed rows.
 pub const ZLIB_SUFFIX: &str = "+zlib";
@@ -131,15 +96,14 @@ pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
 /// decoding inside [`scope`](Self::scope): every `+zlib` row a [`CompressedSerializer`]
 /// inflates on this thread within the scope — under any wrappers (`+zlib+aes`), through
 /// [`Serializer::loads_typed`] or the typed layer — is charged to it, and a row that
-/// would go past the total fails with [`CompressionError::DecompressionBudget`] before
+/// would go past the total fails with [`ErrorKind::DecompressionBudget`] before
 /// inflating further. The serializer API does not change. Clones share the total, so
 /// a call that decodes rows in several places (even across `.await`s, one `scope` per
 /// row) charges one budget.
 ///
 /// ```
 /// use langgraph_codec::compression::{CompressedSerializer, DecompressionBudget};
-/// use langgraph_codec::crypto::CryptoError;
-/// use langgraph_codec::{Error, JsonPlusSerializer, Serializer, Value};
+/// use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer, Value};
 ///
 /// let serde = CompressedSerializer::new(JsonPlusSerializer::new());
 /// let row = serde.dumps_typed(&Value::from("x".repeat(600)))?; // 603 bytes inflated
@@ -148,10 +112,9 @@ pub const DEFAULT_MAX_DECOMPRESSED_PER_CALL: usize = 1 << 30;
 /// assert!(first.is_ok());
 /// assert_eq!(budget.used(), 603);
 /// let second = budget.scope(|| serde.loads_typed(&row.type_tag, &row.data));
-/// // Through the `Serializer` trait the compression error is `SerializerError::Other`;
-/// // the crate-wide `Error` names it as the crypto layer did before the move.
-/// let second = second.map_err(Error::from);
-/// assert!(matches!(second, Err(Error::Crypto(CryptoError::DecompressionBudget { limit: 1_000 }))));
+/// let second = second.unwrap_err();
+/// assert_eq!(second.kind(), ErrorKind::DecompressionBudget);
+/// assert_eq!(second.limit(), Some(1_000));
 /// // Outside a scope only the per-row limit applies.
 /// assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
 /// # Ok::<(), langgraph_codec::Error>(())
@@ -200,9 +163,9 @@ impl DecompressionBudget {
     /// Charges `bytes` (for a saver that inflates data by other means).
     ///
     /// # Errors
-    /// [`CompressionError::DecompressionBudget`] when the total would pass the limit
+    /// [`ErrorKind::DecompressionBudget`] when the total would pass the limit
     /// (nothing is charged then).
-    pub fn charge(&self, bytes: usize) -> Result<(), CompressionError> {
+    pub fn charge(&self, bytes: usize) -> Result<()> {
         let limit = self.limit();
         self.shared
             .used
@@ -210,7 +173,7 @@ impl DecompressionBudget {
                 used.checked_add(bytes).filter(|total| *total <= limit)
             })
             .map(|_| ())
-            .map_err(|_| CompressionError::DecompressionBudget { limit })
+            .map_err(|_| budget_exceeded(limit))
     }
 
     /// Runs `f` with this budget charged for every `+zlib` row inflated on this thread
@@ -235,17 +198,15 @@ impl DecompressionBudget {
 }
 
 /// Inflates one row: at most `row_limit` bytes, and within the current budget.
-fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>, CompressionError> {
+fn inflate(payload: &[u8], row_limit: usize) -> Result<Vec<u8>> {
     let Some(budget) = DecompressionBudget::current() else {
         return decompress(payload, row_limit);
     };
     let remaining = budget.remaining();
     if remaining < row_limit {
-        let out = decompress(payload, remaining).map_err(|e| match e {
-            CompressionError::DecompressionLimit { .. } => CompressionError::DecompressionBudget {
-                limit: budget.limit(),
-            },
-            other => other,
+        let out = decompress(payload, remaining).map_err(|e| match e.kind() {
+            ErrorKind::DecompressionLimit => budget_exceeded(budget.limit()),
+            _ => e,
         })?;
         budget.charge(out.len())?;
         return Ok(out);
@@ -374,15 +335,13 @@ impl<S: Serializer> Serializer for CompressedSerializer<S> {
 /// `b"LGZ\x01" + zlib.compress(data, level)`.
 ///
 /// # Errors
-/// [`CompressionError::InvalidCompressedData`] if the zlib encoder fails (writing to memory,
+/// [`ErrorKind::InvalidCompressedData`] if the zlib encoder fails (writing to memory,
 /// not expected).
-pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CompressionError> {
+pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(data.len() / 2 + 16);
     out.extend_from_slice(ZLIB_MARKER);
     let mut encoder = ZlibEncoder::new(out, Compression::new(level.min(9)));
-    let io = |e: std::io::Error| CompressionError::InvalidCompressedData {
-        reason: format!("zlib compression failed: {e}"),
-    };
+    let io = |e: std::io::Error| invalid(format_args!("zlib compression failed: {e}"));
     encoder.write_all(data).map_err(io)?;
     encoder.finish().map_err(io)
 }
@@ -391,36 +350,28 @@ pub fn compress(data: &[u8], level: u32) -> Result<Vec<u8>, CompressionError> {
 /// than `limit`, truncated streams and bytes after the end of the stream.
 ///
 /// # Errors
-/// [`CompressionError::InvalidCompressedData`] without the marker, for a truncated or
-/// corrupt stream or bytes after it; [`CompressionError::DecompressionLimit`] past `limit`;
-/// [`CompressionError::DecompressionBudget`] past the budget of an enclosing
-/// [`DecompressionBudget::scope`].
-pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>, CompressionError> {
+/// [`ErrorKind::InvalidCompressedData`] without the marker, for a truncated or
+/// corrupt stream or bytes after it; [`ErrorKind::DecompressionLimit`] past `limit`.
+pub fn decompress(payload: &[u8], limit: usize) -> Result<Vec<u8>> {
     let stream = payload
         .strip_prefix(ZLIB_MARKER.as_slice())
-        .ok_or_else(|| CompressionError::InvalidCompressedData {
-            reason: "missing the b\"LGZ\\x01\" marker".to_owned(),
-        })?;
+        .ok_or_else(|| invalid("missing the b\"LGZ\\x01\" marker"))?;
     let mut decoder = ZlibDecoder::new(stream);
     let mut out = Vec::new();
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     (&mut decoder)
         .take(cap)
         .read_to_end(&mut out)
-        .map_err(|e| CompressionError::InvalidCompressedData {
-            reason: format!("invalid zlib stream: {e}"),
-        })?;
+        .map_err(|e| invalid(format_args!("invalid zlib stream: {e}")))?;
     if out.len() > limit {
-        return Err(CompressionError::DecompressionLimit { limit });
+        return Err(limit_exceeded(limit));
     }
     let consumed = decoder.total_in();
     if consumed != u64::try_from(stream.len()).unwrap_or(u64::MAX) {
-        return Err(CompressionError::InvalidCompressedData {
-            reason: format!(
-                "{} byte(s) after the end of the zlib stream",
-                (stream.len() as u64).saturating_sub(consumed)
-            ),
-        });
+        return Err(invalid(format_args!(
+            "{} byte(s) after the end of the zlib stream",
+            (stream.len() as u64).saturating_sub(consumed)
+        )));
     }
     Ok(out)
 }
@@ -450,10 +401,10 @@ mod tests {
     fn refuses_bad_payloads() {
         let good = unhex(PY_PAYLOAD);
         // no marker
-        assert!(matches!(
-            decompress(&good[4..], 1 << 20),
-            Err(CompressionError::InvalidCompressedData { .. })
-        ));
+        assert_eq!(
+            decompress(&good[4..], 1 << 20).map_err(|e| e.kind()),
+            Err(ErrorKind::InvalidCompressedData)
+        );
         // every truncation
         for cut in 4..good.len() {
             assert!(
@@ -467,19 +418,19 @@ mod tests {
         assert!(decompress(&long, 1 << 20).is_err());
         // limit: 23 bytes of output
         assert!(decompress(&good, 23).is_ok());
-        assert!(matches!(
-            decompress(&good, 22),
-            Err(CompressionError::DecompressionLimit { limit: 22 })
-        ));
+        assert_eq!(
+            decompress(&good, 22).map_err(|e| (e.kind(), e.limit())),
+            Err((ErrorKind::DecompressionLimit, Some(22)))
+        );
     }
 
     #[test]
     fn zip_bomb_is_bounded() {
         let bomb = compress(&vec![0u8; 8 << 20], 9).expect("compress");
         assert!(bomb.len() < 20_000);
-        assert!(matches!(
-            decompress(&bomb, 1 << 20),
-            Err(CompressionError::DecompressionLimit { .. })
-        ));
+        assert_eq!(
+            decompress(&bomb, 1 << 20).map_err(|e| e.kind()),
+            Err(ErrorKind::DecompressionLimit)
+        );
     }
 }

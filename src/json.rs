@@ -417,7 +417,8 @@ impl Parser<'_> {
 }
 
 /// A value has no JSON form: what was found. Converts into
-/// [`Error::JsonWrite`](crate::Error::JsonWrite).
+/// the crate's [`Error`](crate::Error) (kind [`NoJsonForm`](crate::ErrorKind::NoJsonForm), the
+/// error as [`as_json_write`](crate::Error::as_json_write)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum JsonWriteError {

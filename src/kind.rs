@@ -8,13 +8,12 @@ use std::fmt;
 /// reports (the CLI's `{"error": {"kind": …}}`): one variant per distinct cause, across
 /// every layer, each with a stable snake_case name ([`as_str`](Self::as_str)).
 ///
-/// Every layer's error reports one: `kind()` of the crate-wide
-/// [`Error`](crate::Error), [`SerializerError`](crate::SerializerError),
-/// [`CryptoError`](crate::CryptoError), [`SaverError`](crate::saver::SaverError),
-/// [`EncodeError`](crate::EncodeError), [`JsonError`](crate::JsonError),
-/// [`ViewError`](crate::ViewError), …; `error_kind()` of
-/// [`DecodeError`](crate::DecodeError) and [`TypedError`](crate::typed::TypedError),
-/// whose `kind()` is their own finer enum; and `ErrorKind::from(&e)` of each.
+/// [`Error::kind`](crate::Error::kind) reports one, and so does `kind()` of the leaf
+/// errors that have a single cause ([`EncodeError`](crate::EncodeError),
+/// [`JsonError`](crate::JsonError), [`ViewError`](crate::ViewError),
+/// [`TagError`](crate::TagError)); [`DecodeError`](crate::DecodeError) and
+/// [`TypedError`](crate::typed::TypedError) have their own finer `kind()`, and
+/// `ErrorKind::from(&e)` gives theirs.
 ///
 /// ```
 /// use langgraph_codec::{msgpack, Error, ErrorKind};
@@ -151,6 +150,26 @@ pub enum ErrorKind {
     FlushTimeout,
     /// A call after the durability wrapper was shut down. `saver_closed`.
     SaverClosed,
+    /// The Postgres connection kept failing and a store operation stopped (nothing half-written). `connection_lost`.
+    ConnectionLost,
+    /// A store argument that is neither `sqlite:PATH`, a file path nor a `postgres://` URL. `invalid_store_location`.
+    InvalidStoreLocation,
+    /// A store whose backend this build does not have (a crate feature is off). `backend_disabled`.
+    BackendDisabled,
+    /// A database that is not a Python LangGraph checkpoint store of a layout this version knows. `not_a_store`.
+    NotAStore,
+    /// A store that cannot be written (a read-only file, directory or server). `read_only`.
+    ReadOnly,
+    /// A writing operation on a store opened read-only. `not_writable`.
+    NotWritable,
+    /// A blocking task of the SQLite backend failed (panicked or was cancelled). `task_failed`.
+    TaskFailed,
+    /// A store whose layout cannot be upgraded in place (copy it instead). `cannot_upgrade`.
+    CannotUpgrade,
+    /// A malformed date for `store prune`, or no prune rule. `invalid_date`.
+    InvalidDate,
+    /// A backup file (`store export`/`import`) that is malformed or cannot be read or written. `backup`.
+    Backup,
 }
 
 impl ErrorKind {
@@ -218,8 +237,95 @@ impl ErrorKind {
             ErrorKind::WriteBehind => "write_behind",
             ErrorKind::FlushTimeout => "flush_timeout",
             ErrorKind::SaverClosed => "saver_closed",
+            ErrorKind::ConnectionLost => "connection_lost",
+            ErrorKind::InvalidStoreLocation => "invalid_store_location",
+            ErrorKind::BackendDisabled => "backend_disabled",
+            ErrorKind::NotAStore => "not_a_store",
+            ErrorKind::ReadOnly => "read_only",
+            ErrorKind::NotWritable => "not_writable",
+            ErrorKind::TaskFailed => "task_failed",
+            ErrorKind::CannotUpgrade => "cannot_upgrade",
+            ErrorKind::InvalidDate => "invalid_date",
+            ErrorKind::Backup => "backup",
         }
     }
+}
+
+impl ErrorKind {
+    /// Every kind, in declaration order (for tests and tools that list them).
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::Truncated,
+        ErrorKind::InvalidUtf8,
+        ErrorKind::ReservedByte,
+        ErrorKind::TrailingBytes,
+        ErrorKind::LengthExceedsInput,
+        ErrorKind::DepthLimit,
+        ErrorKind::NonCanonical,
+        ErrorKind::TooLong,
+        ErrorKind::NotMsgpack,
+        ErrorKind::NoJsonForm,
+        ErrorKind::InvalidJson,
+        ErrorKind::InvalidView,
+        ErrorKind::UnknownType,
+        ErrorKind::Pickle,
+        ErrorKind::TagMismatch,
+        ErrorKind::Typed,
+        ErrorKind::ClassMismatch,
+        ErrorKind::Unrepresentable,
+        ErrorKind::MissingKey,
+        ErrorKind::KeyNotUtf8,
+        ErrorKind::TooManyKeys,
+        ErrorKind::InvalidKeyLength,
+        ErrorKind::InvalidKeyEncoding,
+        ErrorKind::UnknownCipher,
+        ErrorKind::InvalidCipherName,
+        ErrorKind::AuthenticationFailed,
+        ErrorKind::CiphertextTruncated,
+        ErrorKind::PlaintextRefused,
+        ErrorKind::DecompressionLimit,
+        ErrorKind::DecompressionBudget,
+        ErrorKind::InvalidCompressedData,
+        ErrorKind::RandomSource,
+        ErrorKind::CipherBackend,
+        ErrorKind::MissingThreadId,
+        ErrorKind::MissingCheckpointId,
+        ErrorKind::InvalidConfig,
+        ErrorKind::InvalidCheckpoint,
+        ErrorKind::InvalidMetadata,
+        ErrorKind::InvalidVersion,
+        ErrorKind::UnreadableRow,
+        ErrorKind::Storage,
+        ErrorKind::Schema,
+        ErrorKind::InvalidFilter,
+        ErrorKind::Unsupported,
+        ErrorKind::PostgresDb,
+        ErrorKind::PostgresPool,
+        ErrorKind::PostgresConfig,
+        ErrorKind::InvalidSchemaName,
+        ErrorKind::SchemaMissing,
+        ErrorKind::ShallowSchema,
+        ErrorKind::SchemaTooNew,
+        ErrorKind::SchemaIncomplete,
+        ErrorKind::LockTimeout,
+        ErrorKind::NotJsonb,
+        ErrorKind::UnreadableColumn,
+        ErrorKind::StoreNotFound,
+        ErrorKind::InvalidSetting,
+        ErrorKind::InnerTagMismatch,
+        ErrorKind::WriteBehind,
+        ErrorKind::FlushTimeout,
+        ErrorKind::SaverClosed,
+        ErrorKind::ConnectionLost,
+        ErrorKind::InvalidStoreLocation,
+        ErrorKind::BackendDisabled,
+        ErrorKind::NotAStore,
+        ErrorKind::ReadOnly,
+        ErrorKind::NotWritable,
+        ErrorKind::TaskFailed,
+        ErrorKind::CannotUpgrade,
+        ErrorKind::InvalidDate,
+        ErrorKind::Backup,
+    ];
 }
 
 impl fmt::Display for ErrorKind {

@@ -4,11 +4,12 @@
 //! (`langgraph-checkpoint==4.3.2`) does: the `(type, bytes)` serializer protocol with
 //! its msgpack extension codes, byte for byte.
 //!
-//! Layers, data flowing one way. Each owns its error type ([`DecodeError`],
-//! [`typed::TypedError`], [`SerializerError`], [`CryptoError`], [`saver::SaverError`], …),
-//! converted upward with `From` and into the crate-wide [`Error`]; each reports an
-//! [`ErrorKind`]. A type tag that cannot be read or written is one [`TagError`] in
-//! every layer. No module names a module above it:
+//! Layers, data flowing one way. The codec layers own their leaf errors
+//! ([`DecodeError`], [`EncodeError`], [`JsonError`], [`ViewError`], [`TagError`],
+//! [`typed::TypedError`]); everything above them (serializers, compression,
+//! encryption, savers, store operations) returns the one [`Error`], with a stable
+//! [`ErrorKind`], context and `source()` reaching the leaf or backend error. No module
+//! names a module above it:
 //! - [`value`]: [`Value`], the lossless data model of everything Python writes.
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
 //!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
@@ -27,8 +28,7 @@
 //!   LangGraph), and the conformance kit `saver::conformance`.
 //!
 //! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
-//! `records` (feature `cli`), the JSONL record format of the `lgcodec` command; [`error`], the crate's
-//! [`Error`] (the top of the error layers) and re-exports of the lower layers' errors.
+//! `records` (feature `cli`), the JSONL record format of the `lgcodec` command.
 //!
 //! Cargo features:
 //!
@@ -69,7 +69,7 @@
 
 pub mod compression;
 pub mod crypto;
-pub mod error;
+mod error;
 pub mod json;
 #[cfg(any(feature = "cli", all(feature = "sqlite", feature = "postgres")))]
 mod jsonl;
@@ -97,12 +97,11 @@ pub use bytes;
 /// order in the saver types.
 pub use indexmap;
 
-pub use crypto::CryptoError;
-pub use error::{Error, Result};
+pub use error::{Error, Result, RowKind, RowLocation};
 pub use json::JsonError;
 pub use kind::ErrorKind;
 pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes};
+pub use serializer::{tags, JsonPlusSerializer, Serializer, TagError, TypedBytes};
 pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 pub use view::ViewError;
 

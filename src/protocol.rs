@@ -57,18 +57,15 @@ impl TypedBytes {
 
 /// A `(type, bytes)` pair whose type tag cannot be read or written: the one definition
 /// of these failures, shared by every layer that reports them (the typed layer's
-/// [`TypedErrorKind::Tag`](crate::typed::TypedErrorKind::Tag), the serializer's
-/// [`SerializerError::Tag`](crate::SerializerError::Tag), and through it the crate-wide
-/// [`Error::Serializer`](crate::Error::Serializer)).
+/// [`TypedErrorKind::Tag`](crate::typed::TypedErrorKind::Tag), and the crate's
+/// [`Error`](crate::Error), whose [`as_tag`](crate::Error::as_tag) gives it back).
 ///
 /// ```
 /// use langgraph_codec::serializer::TagError;
-/// use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, SerializerError};
+/// use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer};
 ///
 /// let err = JsonPlusSerializer::new().loads_typed("pickle", b"\x80\x04").unwrap_err();
-/// assert!(matches!(err, SerializerError::Tag(TagError::Pickle)));
-/// let err = Error::from(err);
-/// assert!(matches!(err, Error::Serializer(SerializerError::Tag(TagError::Pickle))));
+/// assert_eq!(err.as_tag(), Some(&TagError::Pickle));
 /// assert_eq!(err.kind(), ErrorKind::Pickle);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -22,13 +22,14 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::crypto::{CompressedSerializer, CryptoError, EncryptedSerializer, AES_CIPHER_NAME};
-use crate::error::{DecodeErrorKind, Error, ViewError};
-use crate::serializer::{
-    tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes,
-};
+use crate::crypto::{CompressedSerializer, CryptoFault, EncryptedSerializer, AES_CIPHER_NAME};
+use crate::error::Error;
+use crate::kind::ErrorKind;
+use crate::msgpack::DecodeErrorKind;
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TagError, TypedBytes};
 use crate::value::Value;
 use crate::view::View;
+use crate::view::ViewError;
 
 /// Nesting allowed in a record line (the view of a value nests deeper than the value;
 /// values nest up to `DEFAULT_MAX_TOTAL_DEPTH` levels across extension payloads).
@@ -54,7 +55,7 @@ impl Record {
     /// Parses one record line (a JSON object).
     ///
     /// # Errors
-    /// [`Error::Json`] for text that is not JSON, [`Error::View`] for JSON that is not
+    /// [`ErrorKind::InvalidJson`] for text that is not JSON, [`ErrorKind::InvalidView`] for JSON that is not
     /// an object.
     pub fn parse(line: &str) -> Result<Record, Error> {
         let Ok(entries) = crate::json::parse(line.as_bytes(), RECORD_DEPTH)?.into_map() else {
@@ -101,7 +102,7 @@ impl Record {
     /// Reads the record as a data record `{"type": TAG, "data": BASE64}`.
     ///
     /// # Errors
-    /// [`Error::View`] naming the missing or malformed field.
+    /// [`ErrorKind::InvalidView`] naming the missing or malformed field.
     pub fn data(&self) -> Result<TypedBytes, Error> {
         let type_tag = self.str_field("type")?.to_owned();
         let data = B64
@@ -113,7 +114,7 @@ impl Record {
     /// Reads the record as a value record `{"type": TAG, "value": VIEW}`.
     ///
     /// # Errors
-    /// [`Error::View`] naming the missing or malformed field.
+    /// [`ErrorKind::InvalidView`] naming the missing or malformed field.
     pub fn value(&self) -> Result<(String, Value), Error> {
         let type_tag = self.str_field("type")?.to_owned();
         let view = self
@@ -126,7 +127,7 @@ impl Record {
 /// Reads a data record `{"type": TAG, "data": BASE64}`.
 ///
 /// # Errors
-/// [`Error::Json`] or [`Error::View`] saying what is wrong with the line.
+/// [`ErrorKind::InvalidJson`] or [`ErrorKind::InvalidView`] saying what is wrong with the line.
 pub fn parse_data_record(line: &str) -> Result<TypedBytes, Error> {
     Record::parse(line)?.data()
 }
@@ -134,7 +135,7 @@ pub fn parse_data_record(line: &str) -> Result<TypedBytes, Error> {
 /// Reads a value record `{"type": TAG, "value": VIEW}`.
 ///
 /// # Errors
-/// [`Error::Json`] or [`Error::View`] saying what is wrong with the text.
+/// [`ErrorKind::InvalidJson`] or [`ErrorKind::InvalidView`] saying what is wrong with the text.
 pub fn parse_value_record(text: &str) -> Result<(String, Value), Error> {
     Record::parse(text)?.value()
 }
@@ -152,7 +153,7 @@ pub fn inner_tag(type_tag: &str) -> &str {
 pub struct RowReader {
     plain: CompressedSerializer<JsonPlusSerializer>,
     keyed: Option<EncryptedSerializer<CompressedSerializer<JsonPlusSerializer>>>,
-    key_problem: Option<CryptoError>,
+    key_problem: Option<Error>,
     strict: bool,
 }
 
@@ -178,7 +179,7 @@ impl RowReader {
     }
 
     /// Strict mode: refuse rows that are not encrypted
-    /// ([`CryptoError::PlaintextRefused`]), with a key or without one. `from_env` leaves
+    /// (kind [`PlaintextRefused`](ErrorKind::PlaintextRefused)), with a key or without one. `from_env` leaves
     /// it off; the CLI turns it on for `--strict` or `LANGGRAPH_AES_STRICT`
     /// ([`strict_from_env`](crate::crypto::strict_from_env)).
     pub fn with_strict(mut self, strict: bool) -> Self {
@@ -188,7 +189,7 @@ impl RowReader {
     }
 
     /// Why encrypted rows cannot be read, when a key is configured but unusable.
-    pub fn key_problem(&self) -> Option<&CryptoError> {
+    pub fn key_problem(&self) -> Option<&Error> {
         self.key_problem.as_ref()
     }
 
@@ -197,7 +198,8 @@ impl RowReader {
     ///
     /// # Errors
     /// The serializer's errors; for an `+aes` row without a usable key, the key's error
-    /// ([`CryptoError::EncryptedRowWithoutKey`] when none is set).
+    /// (kind [`MissingKey`](ErrorKind::MissingKey) naming the row's type tag when none is
+    /// set).
     pub fn loads(&self, type_tag: &str, data: &[u8]) -> Result<Value, Error> {
         if type_tag == tags::EMPTY {
             return if data.is_empty() {
@@ -211,57 +213,60 @@ impl RowReader {
             };
         }
         if let Some(keyed) = &self.keyed {
-            return Ok(keyed.loads_typed(type_tag, data)?);
+            return keyed.loads_typed(type_tag, data);
         }
         let encrypted = type_tag
             .rsplit_once('+')
             .is_some_and(|(_, name)| name == AES_CIPHER_NAME);
         if !encrypted && self.strict {
-            return Err(CryptoError::PlaintextRefused {
+            return Err(CryptoFault::PlaintextRefused {
                 type_tag: type_tag.to_owned(),
             }
             .into());
         }
         if !encrypted {
-            return Ok(self.plain.loads_typed(type_tag, data)?);
+            return self.plain.loads_typed(type_tag, data);
         }
         match crate::crypto::KeyRing::from_env() {
             // The environment changed since start-up; report the key as it was.
-            Ok(_) | Err(CryptoError::MissingKey { .. }) => {
-                Err(CryptoError::EncryptedRowWithoutKey {
-                    type_tag: type_tag.to_owned(),
-                    var: crate::crypto::ENV_KEY.to_owned(),
-                }
-                .into())
-            }
-            Err(e) => Err(e.into()),
+            Ok(_) => Err(without_key(type_tag)),
+            Err(e) if e.kind() == ErrorKind::MissingKey => Err(without_key(type_tag)),
+            Err(e) => Err(e),
         }
     }
+}
+
+fn without_key(type_tag: &str) -> Error {
+    CryptoFault::EncryptedRowWithoutKey {
+        type_tag: type_tag.to_owned(),
+        var: crate::crypto::ENV_KEY.to_owned(),
+    }
+    .into()
 }
 
 /// Advice for an error reading `data` under `type_tag`: base64 text where bytes were
 /// expected, ciphertext under a plaintext tag, an unknown tag.
 pub fn hint(error: &Error, type_tag: &str, data: &[u8]) -> Option<String> {
-    match error {
-        Error::Serializer(SerializerError::Tag(TagError::UnknownType { .. })) => {
-            Some(format!("valid types: {KNOWN_TAGS}"))
-        }
-        Error::Crypto(CryptoError::UnknownCipher { .. }) => Some(format!(
+    if let Some(TagError::UnknownType { .. }) = error.as_tag() {
+        return Some(format!("valid types: {KNOWN_TAGS}"));
+    }
+    if error.kind() == ErrorKind::UnknownCipher {
+        return Some(format!(
             "valid types: {KNOWN_TAGS}; set LANGGRAPH_AES_KEY to read +aes rows"
-        )),
-        Error::Decode(e) if looks_like_base64(data) => Some(format!(
+        ));
+    }
+    match error.as_decode() {
+        Some(e) if looks_like_base64(data) => Some(format!(
             "the bytes look like base64 text, not stored bytes{}: decode the base64 first \
              (lgcodec decode --base64 reads base64 input)",
             trailing_note(e.kind())
         )),
-        Error::Decode(e) if !type_tag.contains('+') && looks_like_ciphertext(data) => {
-            Some(format!(
-                "the bytes look like ciphertext{}: an encrypted row's type tag ends in +aes \
+        Some(e) if !type_tag.contains('+') && looks_like_ciphertext(data) => Some(format!(
+            "the bytes look like ciphertext{}: an encrypted row's type tag ends in +aes \
                  (e.g. {}+aes), and LANGGRAPH_AES_KEY must hold its key",
-                trailing_note(e.kind()),
-                type_tag
-            ))
-        }
+            trailing_note(e.kind()),
+            type_tag
+        )),
         _ => None,
     }
 }
@@ -382,7 +387,7 @@ pub fn encode_value(type_tag: &str, value: &Value) -> Result<TypedBytes, Error> 
             .into()),
         };
     }
-    Ok(JsonPlusSerializer::new().dumps_as(type_tag, value)?)
+    JsonPlusSerializer::new().dumps_as(type_tag, value)
 }
 
 /// Encodes a value record text with [`encode_value`].

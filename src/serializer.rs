@@ -6,121 +6,14 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::json::{JsonError, JsonWriteError};
-use crate::kind::ErrorKind;
-use crate::msgpack::{self, DecodeError, DecodeOptions, EncodeError};
-use crate::typed::{TypedError, TypedErrorKind};
+use crate::error::Result;
+use crate::msgpack::{self, DecodeOptions};
 use crate::value::Value;
-use crate::view::ViewError;
 
 mod typed_ext;
 
 pub use crate::protocol::{tags, TagError, TypedBytes};
 pub use typed_ext::TypedSerializerExt;
-
-/// The error of the [`Serializer`] protocol: what a serializer could not write or
-/// read. Converts into the crate's [`Error`](crate::Error) with `From`.
-///
-/// [`Tag`](Self::Tag) holds the [`TagError`] that every layer reports for a type tag it
-/// cannot handle (one definition, in [`typed`](crate::typed)); the other codec variants
-/// wrap the lower layers' errors; [`Other`](Self::Other) carries the error of
-/// an implementation above it (an encrypting serializer's
-/// [`CryptoError`](crate::CryptoError)) with its kind, and hands it out as
-/// [`source`](std::error::Error::source):
-///
-/// ```
-/// use std::error::Error as _;
-/// use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
-/// use langgraph_codec::{ErrorKind, Serializer};
-///
-/// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
-/// let row = serde.dumps_typed(&"secret".into())?;
-/// let other = EncryptedSerializer::from_aes_key(b"fedcba9876543210", AesMode::Eax)?;
-/// let err = other.loads_typed(&row.type_tag, &row.data).unwrap_err();
-/// assert_eq!(err.kind(), ErrorKind::AuthenticationFailed);
-/// let crypto = err.source().and_then(|s| s.downcast_ref::<CryptoError>());
-/// assert!(matches!(crypto, Some(CryptoError::AuthenticationFailed { .. })));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SerializerError {
-    /// A type tag this serializer cannot read or write: unknown, `pickle`, or one the
-    /// value cannot be written under.
-    #[error(transparent)]
-    Tag(#[from] TagError),
-    /// msgpack bytes were malformed.
-    #[error(transparent)]
-    Decode(#[from] DecodeError),
-    /// A value could not be written as msgpack.
-    #[error(transparent)]
-    Encode(#[from] EncodeError),
-    /// A `json` row's text was malformed.
-    #[error(transparent)]
-    Json(#[from] JsonError),
-    /// A JSON view was not a valid value.
-    #[error(transparent)]
-    View(#[from] ViewError),
-    /// A typed (serde) value could not be written or read.
-    #[error(transparent)]
-    Typed(TypedError),
-    /// The error of a serializer implemented above this layer (encryption,
-    /// compression, your own), with its kind; `source()` is that error, so
-    /// `downcast_ref` reaches it.
-    #[error("{source}")]
-    Other {
-        /// The kind the implementation reports.
-        kind: ErrorKind,
-        /// The implementation's error.
-        source: Box<dyn std::error::Error + Send + Sync + 'static>,
-    },
-}
-
-impl SerializerError {
-    /// What kind of error this is.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            SerializerError::Tag(e) => e.kind(),
-            SerializerError::Decode(e) => e.error_kind(),
-            SerializerError::Encode(e) => e.kind(),
-            SerializerError::Json(e) => e.kind(),
-            SerializerError::View(e) => e.kind(),
-            SerializerError::Typed(e) => e.error_kind(),
-            SerializerError::Other { kind, .. } => *kind,
-        }
-    }
-
-    /// An implementation's own error with its kind (see [`Other`](Self::Other)).
-    pub fn other(kind: ErrorKind, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        SerializerError::Other {
-            kind,
-            source: Box::new(source),
-        }
-    }
-}
-
-impl From<&SerializerError> for ErrorKind {
-    fn from(e: &SerializerError) -> Self {
-        e.kind()
-    }
-}
-
-/// A typed read's error; a `pickle` or unknown tag and a `json` row that is not JSON
-/// become this layer's [`Tag`](SerializerError::Tag) (the same [`TagError`]) and
-/// [`Json`](SerializerError::Json), as [`JsonPlusSerializer`] reports them for
-/// [`Value`]s.
-impl From<TypedError> for SerializerError {
-    fn from(e: TypedError) -> Self {
-        match e.kind() {
-            TypedErrorKind::Tag(t) => SerializerError::Tag(t.clone()),
-            TypedErrorKind::Json(j) => SerializerError::Json(j.clone()),
-            _ => SerializerError::Typed(e),
-        }
-    }
-}
-
-/// `Result` with the serializer layer's [`SerializerError`].
-pub type Result<T, E = SerializerError> = std::result::Result<T, E>;
 
 /// Python's `SerializerProtocol`: values to `(type, bytes)` pairs and back.
 ///
@@ -131,16 +24,19 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The implementation's error; [`JsonPlusSerializer`]'s are
-    /// [`SerializerError::Encode`] (nesting beyond the limit, a length beyond 2^32-1).
+    /// errors of kind [`ErrorKind::DepthLimit`](crate::ErrorKind::DepthLimit) and
+    /// [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) (nesting beyond the limit, a length
+    /// beyond 2^32-1), with the [`EncodeError`](crate::EncodeError) as `source()`.
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes>;
 
     /// Reads a `(type, bytes)` pair back.
     ///
     /// # Errors
     /// The implementation's error; [`JsonPlusSerializer`]'s are
-    /// [`SerializerError::Decode`] and [`SerializerError::Json`] for malformed bytes or
-    /// text, [`TagError::Pickle`] and [`TagError::UnknownType`] for tags
-    /// it cannot read.
+    /// the [`DecodeError`](crate::DecodeError) or [`JsonError`](crate::JsonError) of
+    /// malformed bytes or text ([`Error::as_decode`](crate::Error::as_decode), [`Error::as_json`](crate::Error::as_json)), and
+    /// [`TagError::Pickle`] and [`TagError::UnknownType`] for tags it cannot read
+    /// ([`Error::as_tag`](crate::Error::as_tag)).
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value>;
 
     /// Hook for the typed layer ([`TypedSerializerExt`]):
@@ -289,7 +185,7 @@ impl<S: Serializer + ?Sized> Serializer for &S {
 /// let typed = serde.dumps_typed(&value)?;
 /// assert_eq!(typed.type_tag, "msgpack");
 /// assert_eq!(serde.loads_typed(&typed.type_tag, &typed.data)?, value);
-/// # Ok::<(), langgraph_codec::serializer::SerializerError>(())
+/// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JsonPlusSerializer {
@@ -321,7 +217,7 @@ impl JsonPlusSerializer {
     /// [`TagError::TagMismatch`] when the value cannot be written under the tag
     /// (e.g. `null` for a non-nil value, `json` for bytes), [`TagError::Pickle`]
     /// and [`TagError::UnknownType`] for tags it cannot write,
-    /// [`SerializerError::Encode`] as [`msgpack::encode`].
+    /// the [`EncodeError`](crate::EncodeError) of [`msgpack::encode`].
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
         let mismatch = || TagError::TagMismatch {
             tag: type_tag.to_owned(),
@@ -342,7 +238,9 @@ impl JsonPlusSerializer {
                     crate::json::write(value).map_err(|e| TagError::TagMismatch {
                         tag: type_tag.to_owned(),
                         found: match e {
-                            JsonWriteError::NonStringKey { .. } => "map with a non-string key",
+                            crate::json::JsonWriteError::NonStringKey { .. } => {
+                                "map with a non-string key"
+                            }
                             other => other.value_kind(),
                         },
                     })?,
@@ -379,7 +277,7 @@ impl Serializer for JsonPlusSerializer {
                 // json rows) go back into a json row, which Python reads as the same
                 // value; Python 4.3.2 itself raises on the first and writes `?` for
                 // the second.
-                Err(e @ EncodeError::NotMsgpack { .. }) => {
+                Err(e @ msgpack::EncodeError::NotMsgpack { .. }) => {
                     let text = crate::json::write(other).map_err(|_| e)?;
                     Ok(TypedBytes::new(tags::JSON, Bytes::from(text)))
                 }
@@ -443,11 +341,12 @@ mod tests {
     fn pickle_and_unknown_tags_are_named_errors() {
         let s = JsonPlusSerializer::new();
         assert!(matches!(
-            s.loads_typed("pickle", b"\x80\x04"),
-            Err(SerializerError::Tag(TagError::Pickle))
+            s.loads_typed("pickle", b"\x80\x04")
+                .map_err(|e| e.as_tag().cloned()),
+            Err(Some(TagError::Pickle))
         ));
-        match s.loads_typed("yaml", b"") {
-            Err(SerializerError::Tag(TagError::UnknownType { tag })) => assert_eq!(tag, "yaml"),
+        match s.loads_typed("yaml", b"").map_err(|e| e.as_tag().cloned()) {
+            Err(Some(TagError::UnknownType { tag })) => assert_eq!(tag, "yaml"),
             other => panic!("expected UnknownType, got {other:?}"),
         }
     }

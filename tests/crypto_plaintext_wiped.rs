@@ -13,7 +13,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use langgraph_codec::crypto::{aad, AesMode, CryptoError, EncryptedSerializer};
+use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
 use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::{TypedBytes, Value};
 use serde::{Deserialize, Serialize};
@@ -118,11 +118,8 @@ fn plaintext_is_wiped_on_every_path() {
         let refused = serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &there);
         assert!(
             matches!(
-                refused
-                    .as_ref()
-                    .map_err(|e| std::error::Error::source(e)
-                        .and_then(|s| s.downcast_ref::<CryptoError>())),
-                Err(Some(CryptoError::AuthenticationFailed { .. }))
+                refused.as_ref().map_err(|e| e.kind()),
+                Err(langgraph_codec::ErrorKind::AuthenticationFailed)
             ),
             "{mode:?}: {refused:?}"
         );

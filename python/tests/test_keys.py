@@ -135,7 +135,7 @@ def test_strict_switch(value, on):
 def test_strict_switch_rejects_anything_else(value):
     with pytest.raises(KeyConfigError) as e:
         strict_from_env({"LANGGRAPH_AES_STRICT": value})
-    assert str(e.value) == (  # Rust's CryptoError::InvalidSetting text
+    assert str(e.value) == (  # Rust's invalid_setting error text
         f'LANGGRAPH_AES_STRICT is "{value}"; it takes 1, true, yes (strict) or 0, false, '
         "no, empty (not strict)"
     )

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
 use langgraph_codec::crypto::{
-    strict_from_env, CompressedSerializer, CryptoError, EncryptedSerializer, KeyRing,
+    plaintext_refused, strict_from_env, CompressedSerializer, EncryptedSerializer, KeyRing,
 };
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
@@ -347,15 +347,13 @@ fn run(cli: Cli) -> Result<bool, String> {
             batch(&file, &lines, &|record| {
                 let typed = record.data()?;
                 if strict && !typed.type_tag.ends_with("+aes") && typed.type_tag != "empty" {
-                    let refused = CryptoError::PlaintextRefused {
-                        type_tag: typed.type_tag.clone(),
-                    };
-                    return Err(failure(refused.into(), &typed.type_tag, &typed.data));
+                    let refused = plaintext_refused(&typed.type_tag);
+                    return Err(failure(refused, &typed.type_tag, &typed.data));
                 }
                 serde
                     .rekey(&typed)
                     .map(Answer::Data)
-                    .map_err(|e| failure(e.into(), &typed.type_tag, &typed.data))
+                    .map_err(|e| failure(e, &typed.type_tag, &typed.data))
             })
         }
     }

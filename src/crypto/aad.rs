@@ -15,16 +15,17 @@
 //! assert!(a.starts_with(b"langgraph-aad-v1\x00\x00\x00\x0acheckpoint\x00\x00\x00\x03"));
 //! // Fields are length-prefixed, so ("ab", "c") and ("a", "bc") differ.
 //! assert_ne!(aad::build("blob", &["ab", "c"])?, aad::build("blob", &["a", "bc"])?);
-//! # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+//! # Ok::<(), langgraph_codec::Error>(())
 //! ```
 
-use super::CryptoError;
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The version prefix of every canonical AAD.
 pub const AAD_VERSION: &[u8] = b"langgraph-aad-v1";
 
-fn push_len(out: &mut Vec<u8>, len: usize) -> Result<(), CryptoError> {
-    let n = u32::try_from(len).map_err(|_| CryptoError::TooLong {
+fn push_len(out: &mut Vec<u8>, len: usize) -> Result<(), Error> {
+    let n = u32::try_from(len).map_err(|_| CryptoFault::TooLong {
         what: "associated-data field",
         len,
     })?;
@@ -35,8 +36,8 @@ fn push_len(out: &mut Vec<u8>, len: usize) -> Result<(), CryptoError> {
 /// The canonical AAD for a row kind and its identifying fields.
 ///
 /// # Errors
-/// [`CryptoError::TooLong`] when a field is longer than its 32-bit length prefix.
-pub fn build(kind: &str, fields: &[&str]) -> Result<Vec<u8>, CryptoError> {
+/// [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) when a field is longer than its 32-bit length prefix.
+pub fn build(kind: &str, fields: &[&str]) -> Result<Vec<u8>, Error> {
     let size = fields.iter().fold(
         AAD_VERSION
             .len()
@@ -59,24 +60,24 @@ pub fn build(kind: &str, fields: &[&str]) -> Result<Vec<u8>, CryptoError> {
 /// AAD of a checkpoint row: kind `checkpoint`, `(thread_id, checkpoint_ns, checkpoint_id)`.
 ///
 /// # Errors
-/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
+/// As [`build`]: [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) for a field longer than 2^32-1 bytes.
 pub fn checkpoint(
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
-) -> Result<Vec<u8>, CryptoError> {
+) -> Result<Vec<u8>, Error> {
     build("checkpoint", &[thread_id, checkpoint_ns, checkpoint_id])
 }
 
 /// AAD of a checkpoint's metadata: kind `metadata`, `(thread_id, checkpoint_ns, checkpoint_id)`.
 ///
 /// # Errors
-/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
+/// As [`build`]: [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) for a field longer than 2^32-1 bytes.
 pub fn metadata(
     thread_id: &str,
     checkpoint_ns: &str,
     checkpoint_id: &str,
-) -> Result<Vec<u8>, CryptoError> {
+) -> Result<Vec<u8>, Error> {
     build("metadata", &[thread_id, checkpoint_ns, checkpoint_id])
 }
 
@@ -84,25 +85,21 @@ pub fn metadata(
 /// An integer version is written as its decimal text (Python `str(version)`).
 ///
 /// # Errors
-/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
+/// As [`build`]: [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) for a field longer than 2^32-1 bytes.
 pub fn blob(
     thread_id: &str,
     checkpoint_ns: &str,
     channel: &str,
     version: &str,
-) -> Result<Vec<u8>, CryptoError> {
+) -> Result<Vec<u8>, Error> {
     build("blob", &[thread_id, checkpoint_ns, channel, version])
 }
 
 /// AAD of a shallow saver's blob: kind `shallow_blob`, `(thread_id, checkpoint_ns, channel)`.
 ///
 /// # Errors
-/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
-pub fn shallow_blob(
-    thread_id: &str,
-    checkpoint_ns: &str,
-    channel: &str,
-) -> Result<Vec<u8>, CryptoError> {
+/// As [`build`]: [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) for a field longer than 2^32-1 bytes.
+pub fn shallow_blob(thread_id: &str, checkpoint_ns: &str, channel: &str) -> Result<Vec<u8>, Error> {
     build("shallow_blob", &[thread_id, checkpoint_ns, channel])
 }
 
@@ -110,7 +107,7 @@ pub fn shallow_blob(
 /// `(thread_id, checkpoint_ns, checkpoint_id, task_id, str(idx), channel)`.
 ///
 /// # Errors
-/// As [`build`]: [`CryptoError::TooLong`] for a field longer than 2^32-1 bytes.
+/// As [`build`]: [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) for a field longer than 2^32-1 bytes.
 pub fn write(
     thread_id: &str,
     checkpoint_ns: &str,
@@ -118,7 +115,7 @@ pub fn write(
     task_id: &str,
     idx: i64,
     channel: &str,
-) -> Result<Vec<u8>, CryptoError> {
+) -> Result<Vec<u8>, Error> {
     let idx = idx.to_string();
     build(
         "write",

@@ -23,7 +23,8 @@ use cmac::{Cmac, Mac};
 use ctutils::CtEq;
 
 use super::aes::{AesMode, NONCE_LEN, TAG_LEN};
-use super::CryptoError;
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The AEAD state of one key, both modes.
 #[derive(Clone)]
@@ -61,7 +62,7 @@ impl KeyState {
         aad: &[u8],
         plaintext: &[u8],
         out: &mut [u8],
-    ) -> Result<Tag, CryptoError> {
+    ) -> Result<Tag, Error> {
         match self {
             KeyState::A128(m) => m.seal(mode, nonce, aad, plaintext, out),
             KeyState::A192(m) => m.seal(mode, nonce, aad, plaintext, out),
@@ -79,7 +80,7 @@ impl KeyState {
         body: &[u8],
         tag: &Tag,
         out: &mut [u8],
-    ) -> Result<bool, CryptoError> {
+    ) -> Result<bool, Error> {
         match self {
             KeyState::A128(m) => m.open(mode, nonce, aad, body, tag, out),
             KeyState::A192(m) => m.open(mode, nonce, aad, body, tag, out),
@@ -88,8 +89,8 @@ impl KeyState {
     }
 }
 
-fn too_long(what: &'static str, len: usize) -> CryptoError {
-    CryptoError::TooLong { what, len }
+fn too_long(what: &'static str, len: usize) -> Error {
+    CryptoFault::TooLong { what, len }.into()
 }
 
 macro_rules! modes {
@@ -110,7 +111,7 @@ impl Modes<$aes> {
         aad: &[u8],
         plaintext: &[u8],
         out: &mut [u8],
-    ) -> Result<Tag, CryptoError> {
+    ) -> Result<Tag, Error> {
         let len = plaintext.len();
         let buf = InOutBuf::new(plaintext, out).map_err(|_| too_long("plaintext", len))?;
         match mode {
@@ -137,7 +138,7 @@ impl Modes<$aes> {
         body: &[u8],
         tag: &Tag,
         out: &mut [u8],
-    ) -> Result<bool, CryptoError> {
+    ) -> Result<bool, Error> {
         let buffer = InOutBuf::new(body, out).map_err(|_| too_long("ciphertext", body.len()))?;
         match mode {
             // GCM checks the tag over the input before writing any output.

@@ -9,7 +9,9 @@
 
 use super::key::{self, AesKey};
 use super::wipe::Plaintext;
-use super::{Cipher, CryptoError};
+use super::Cipher;
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The cipher name Python's AES cipher writes into type tags.
 pub const AES_CIPHER_NAME: &str = "aes";
@@ -71,7 +73,7 @@ impl AesMode {
 /// let (_, blob) = gcm.encrypt(b"secret", b"")?;
 /// // The EAX cipher reads GCM blobs too: the mode is found by trying.
 /// assert_eq!(eax.decrypt("aes", &blob, b"")?, b"secret");
-/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct AesCipher {
@@ -88,8 +90,8 @@ impl AesCipher {
     /// A cipher from raw key bytes (16, 24 or 32), like Python's `key=` argument.
     ///
     /// # Errors
-    /// [`CryptoError::InvalidKeyLength`] for any other length.
-    pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for any other length.
+    pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, Error> {
         Ok(Self::new(AesKey::new(key)?, mode))
     }
 
@@ -97,10 +99,10 @@ impl AesCipher {
     /// `LANGGRAPH_AES_KEY`; EAX mode.
     ///
     /// # Errors
-    /// [`CryptoError::MissingKey`] when `LANGGRAPH_AES_KEY` is unset,
-    /// [`CryptoError::KeyNotUtf8`] when it is not UTF-8,
-    /// [`CryptoError::InvalidKeyLength`] when it is not 16, 24 or 32 bytes.
-    pub fn from_env() -> Result<Self, CryptoError> {
+    /// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) when `LANGGRAPH_AES_KEY` is unset,
+    /// [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8) when it is not UTF-8,
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) when it is not 16, 24 or 32 bytes.
+    pub fn from_env() -> Result<Self, Error> {
         Ok(Self::new(
             key::primary_from_vars(&|name| std::env::var_os(name))?,
             AesMode::Eax,
@@ -112,7 +114,7 @@ impl AesCipher {
     ///
     /// # Errors
     /// As [`from_env`](Self::from_env).
-    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         let lookup = |name: &str| lookup(name).map(std::ffi::OsString::from);
         Ok(Self::new(key::primary_from_vars(&lookup)?, AesMode::Eax))
     }
@@ -130,13 +132,13 @@ impl AesCipher {
 }
 
 impl Cipher for AesCipher {
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error> {
         let nonce = fresh_nonce()?;
         let blob = seal(&self.key, self.mode, &nonce, plaintext, aad)?;
         Ok((AES_CIPHER_NAME.to_owned(), blob))
     }
 
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, Error> {
         check_name(name)?;
         open_any(std::iter::once(&self.key), self.mode, ciphertext, aad)
     }
@@ -146,20 +148,21 @@ impl Cipher for AesCipher {
     }
 }
 
-pub(crate) fn check_name(name: &str) -> Result<(), CryptoError> {
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     if name == AES_CIPHER_NAME {
         Ok(())
     } else {
-        Err(CryptoError::UnknownCipher {
+        Err(CryptoFault::UnknownCipher {
             name: name.to_owned(),
-        })
+        }
+        .into())
     }
 }
 
 /// 16 fresh bytes from the operating system's random source.
-pub(crate) fn fresh_nonce() -> Result<[u8; NONCE_LEN], CryptoError> {
+pub(crate) fn fresh_nonce() -> Result<[u8; NONCE_LEN], Error> {
     let mut nonce = [0u8; NONCE_LEN];
-    getrandom::fill(&mut nonce).map_err(|e| CryptoError::RandomSource {
+    getrandom::fill(&mut nonce).map_err(|e| CryptoFault::RandomSource {
         message: e.to_string(),
     })?;
     Ok(nonce)
@@ -172,8 +175,8 @@ pub(crate) fn seal(
     nonce: &[u8; NONCE_LEN],
     plaintext: &[u8],
     aad: &[u8],
-) -> Result<Vec<u8>, CryptoError> {
-    let too_long = || CryptoError::TooLong {
+) -> Result<Vec<u8>, Error> {
+    let too_long = || CryptoFault::TooLong {
         what: "plaintext or associated data",
         len: plaintext.len().max(aad.len()),
     };
@@ -201,7 +204,7 @@ pub(crate) fn open_any<'k>(
     preferred: AesMode,
     blob: &[u8],
     aad: &[u8],
-) -> Result<Plaintext, CryptoError> {
+) -> Result<Plaintext, Error> {
     open_any_indexed(keys, preferred, blob, aad).map(|(plaintext, _)| plaintext)
 }
 
@@ -215,8 +218,8 @@ pub(crate) fn open_any_indexed<'k>(
     preferred: AesMode,
     blob: &[u8],
     aad: &[u8],
-) -> Result<(Plaintext, usize), CryptoError> {
-    let truncated = || CryptoError::Truncated { len: blob.len() };
+) -> Result<(Plaintext, usize), Error> {
+    let truncated = || CryptoFault::Truncated { len: blob.len() };
     let (nonce, rest) = blob
         .split_first_chunk::<NONCE_LEN>()
         .ok_or_else(truncated)?;
@@ -234,7 +237,7 @@ pub(crate) fn open_any_indexed<'k>(
             }
         }
     }
-    Err(CryptoError::AuthenticationFailed { keys_tried })
+    Err(CryptoFault::AuthenticationFailed { keys_tried }.into())
 }
 
 #[cfg(test)]
@@ -304,14 +307,18 @@ mod tests {
     fn truncated_is_distinct_from_authentication() {
         let key = AesKey::new(KEY16).expect("valid key");
         for len in 0..HEADER_LEN {
-            assert!(matches!(
-                open_any(std::iter::once(&key), AesMode::Eax, &vec![0u8; len], b""),
-                Err(CryptoError::Truncated { len: l }) if l == len
-            ));
+            assert_eq!(
+                open_any(std::iter::once(&key), AesMode::Eax, &vec![0u8; len], b"")
+                    .map(|_| ())
+                    .map_err(|e| (e.kind(), e.count())),
+                Err((crate::ErrorKind::CiphertextTruncated, Some(len)))
+            );
         }
-        assert!(matches!(
-            open_any(std::iter::once(&key), AesMode::Eax, &[0u8; HEADER_LEN], b""),
-            Err(CryptoError::AuthenticationFailed { keys_tried: 1 })
-        ));
+        assert_eq!(
+            open_any(std::iter::once(&key), AesMode::Eax, &[0u8; HEADER_LEN], b"")
+                .map(|_| ())
+                .map_err(|e| (e.kind(), e.count())),
+            Err((crate::ErrorKind::AuthenticationFailed, Some(1)))
+        );
     }
 }

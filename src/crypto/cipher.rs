@@ -3,7 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{CryptoError, Plaintext};
+use super::Plaintext;
+use crate::error::Error;
 
 /// Python's `CipherProtocol`: bytes in, `(cipher name, ciphertext)` out, and back.
 ///
@@ -28,7 +29,7 @@ use super::{CryptoError, Plaintext};
 /// assert_eq!(name, "aes");
 /// assert_eq!(blob.len(), 16 + 16 + 5); // nonce | tag | ciphertext
 /// assert_eq!(cipher.decrypt(&name, &blob, b"")?, b"hello");
-/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 pub trait Cipher: Send + Sync + fmt::Debug {
     /// Encrypts `plaintext`, binding it to `aad`; returns the cipher name for the type
@@ -36,22 +37,18 @@ pub trait Cipher: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The implementation's: for [`AesCipher`](super::AesCipher),
-    /// [`CryptoError::RandomSource`] or [`CryptoError::TooLong`].
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError>;
+    /// [`ErrorKind::RandomSource`](crate::ErrorKind::RandomSource) or [`ErrorKind::TooLong`](crate::ErrorKind::TooLong).
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error>;
 
     /// Decrypts a ciphertext written under `cipher_name` with the same `aad`, into a
     /// buffer wiped when dropped (`Plaintext::new(vec)` takes a `Vec<u8>`).
     ///
     /// # Errors
     /// The implementation's: for [`AesCipher`](super::AesCipher),
-    /// [`CryptoError::UnknownCipher`], [`CryptoError::Truncated`] or
-    /// [`CryptoError::AuthenticationFailed`]; never part of the plaintext.
-    fn decrypt(
-        &self,
-        cipher_name: &str,
-        ciphertext: &[u8],
-        aad: &[u8],
-    ) -> Result<Plaintext, CryptoError>;
+    /// [`ErrorKind::UnknownCipher`](crate::ErrorKind::UnknownCipher), [`ErrorKind::CiphertextTruncated`](crate::ErrorKind::CiphertextTruncated) or
+    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed); never part of the plaintext.
+    fn decrypt(&self, cipher_name: &str, ciphertext: &[u8], aad: &[u8])
+        -> Result<Plaintext, Error>;
 
     /// Whether a type-tag suffix is a name this cipher writes or reads. A row whose last
     /// suffix is not accepted is not encrypted by this cipher (e.g. `msgpack+zlib`) and
@@ -63,10 +60,10 @@ pub trait Cipher: Send + Sync + fmt::Debug {
 }
 
 impl<C: Cipher + ?Sized> Cipher for Arc<C> {
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, Error> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {
@@ -75,10 +72,10 @@ impl<C: Cipher + ?Sized> Cipher for Arc<C> {
 }
 
 impl<C: Cipher + ?Sized> Cipher for Box<C> {
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error> {
         (**self).encrypt(plaintext, aad)
     }
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, Error> {
         (**self).decrypt(name, ciphertext, aad)
     }
     fn accepts(&self, cipher_name: &str) -> bool {

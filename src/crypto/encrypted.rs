@@ -6,12 +6,13 @@ use std::sync::Arc;
 use super::wipe::Plaintext;
 
 use super::aes::AesMode;
-use super::error::Result;
-use super::{Cipher, CryptoError, KeyRing};
+use super::{Cipher, KeyRing};
+use crate::error::Result;
 
-use crate::serializer::{
-    self, tags, JsonPlusSerializer, Serializer, SerializerError, TagError, TypedBytes,
-};
+use super::CryptoFault;
+use crate::error::Error;
+use crate::kind::ErrorKind;
+use crate::serializer::{tags, JsonPlusSerializer, Serializer, TagError, TypedBytes};
 use crate::value::Value;
 
 /// Wraps any [`Serializer`] and encrypts its bytes with a [`Cipher`].
@@ -59,8 +60,8 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// `from_pycryptodome_aes(key=key, mode=...)` over a default [`JsonPlusSerializer`].
     ///
     /// # Errors
-    /// [`CryptoError::InvalidKeyLength`] when the key is not 16, 24 or 32 bytes long.
-    pub fn from_aes_key(key: &[u8], mode: AesMode) -> Result<Self, CryptoError> {
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) when the key is not 16, 24 or 32 bytes long.
+    pub fn from_aes_key(key: &[u8], mode: AesMode) -> Result<Self, Error> {
         let ring = KeyRing::new(super::AesKey::new(key)?).with_mode(mode);
         Ok(Self::new(ring, JsonPlusSerializer::new()))
     }
@@ -74,12 +75,12 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// decrypt-only ([`with_writes_in_clear`](EncryptedSerializer::with_writes_in_clear)).
     ///
     /// # Errors
-    /// The key's error: [`CryptoError::MissingKey`] (no key at all), [`CryptoError::KeyNotUtf8`],
-    /// [`CryptoError::InvalidKeyLength`], or for the previous keys
-    /// [`CryptoError::InvalidKeyEncoding`] and [`CryptoError::TooManyKeys`];
-    /// [`CryptoError::InvalidSetting`] for any other `LANGGRAPH_AES_STRICT` value, or for
+    /// The key's error: [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) (no key at all), [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8),
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength), or for the previous keys
+    /// [`ErrorKind::InvalidKeyEncoding`](crate::ErrorKind::InvalidKeyEncoding) and [`ErrorKind::TooManyKeys`](crate::ErrorKind::TooManyKeys);
+    /// [`ErrorKind::InvalidSetting`](crate::ErrorKind::InvalidSetting) for any other `LANGGRAPH_AES_STRICT` value, or for
     /// strict mode with decrypt-only keys (which write in clear).
-    pub fn from_env() -> Result<Self, CryptoError> {
+    pub fn from_env() -> Result<Self, Error> {
         Self::from_env_vars_os(|name| std::env::var_os(name))
     }
 
@@ -87,7 +88,7 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     ///
     /// # Errors
     /// As [`from_env`](Self::from_env).
-    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         Self::from_env_vars_os(|name| lookup(name).map(std::ffi::OsString::from))
     }
 
@@ -98,20 +99,22 @@ impl EncryptedSerializer<JsonPlusSerializer> {
     /// As [`from_env`](Self::from_env).
     pub fn from_env_vars_os(
         lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<Self, CryptoError> {
+    ) -> Result<Self, Error> {
         let strict = super::key::strict_from_vars(&lookup)?;
         let ring = match KeyRing::from_env_vars_os(&lookup) {
-            Err(CryptoError::MissingKey { var }) => {
+            Err(missing) if missing.kind() == ErrorKind::MissingKey => {
                 // Decrypt-only: no primary key, but decrypt-only keys to read with.
-                let ring = KeyRing::decrypt_only_from_vars_os(&lookup)?
-                    .ok_or(CryptoError::MissingKey { var })?;
+                let Some(ring) = KeyRing::decrypt_only_from_vars_os(&lookup)? else {
+                    return Err(missing);
+                };
                 if strict {
-                    return Err(CryptoError::InvalidSetting {
+                    return Err(CryptoFault::InvalidSetting {
                         var: super::key::ENV_STRICT.to_owned(),
                         value: "on".to_owned(),
                         expected: "off while LANGGRAPH_AES_KEY is unset (decrypt-only keys \
                                    write rows in clear, which strict mode refuses)",
-                    });
+                    }
+                    .into());
                 }
                 return Ok(Self::new(ring, JsonPlusSerializer::new()).with_writes_in_clear(true));
             }
@@ -154,7 +157,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     }
 
     /// Strict mode: refuse rows that are not encrypted with
-    /// [`CryptoError::PlaintextRefused`] instead of reading them. Turn it on once every
+    /// [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused) instead of reading them. Turn it on once every
     /// row has been re-encrypted, so that nobody can slip in a plaintext row.
     pub fn with_strict(mut self, strict: bool) -> Self {
         self.strict = strict;
@@ -182,7 +185,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// serialized plaintext is wiped once encrypted.
     ///
     /// # Errors
-    /// The inner serializer's error ([`CryptoError::Serializer`]), or the cipher's.
+    /// The inner serializer's error, or the cipher's.
     pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
         let plain = self.inner.dumps_typed(value)?;
         self.seal_owned(plain, aad)
@@ -192,8 +195,8 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// encrypted with. Unencrypted rows ignore `aad`.
     ///
     /// # Errors
-    /// [`CryptoError::AuthenticationFailed`] for a wrong key, a tampered row or another
-    /// `aad`; [`CryptoError::PlaintextRefused`] for an unencrypted row in strict mode;
+    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) for a wrong key, a tampered row or another
+    /// `aad`; [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused) for an unencrypted row in strict mode;
     /// the inner serializer's error reading the decrypted bytes.
     pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
         match self.open(type_tag, data, aad)? {
@@ -220,7 +223,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// ```
     ///
     /// # Errors
-    /// The cipher's error, or [`CryptoError::InvalidCipherName`] when the cipher names
+    /// The cipher's error, or [`ErrorKind::InvalidCipherName`](crate::ErrorKind::InvalidCipherName) when the cipher names
     /// itself with something that cannot go into a type tag.
     pub fn seal(&self, inner_tag: &str, plaintext: &[u8], aad: &[u8]) -> Result<TypedBytes> {
         if self.writes_in_clear {
@@ -228,7 +231,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
         }
         let (name, ciphertext) = self.cipher.encrypt(plaintext, aad)?;
         if name.is_empty() || name.contains('+') {
-            return Err(CryptoError::InvalidCipherName { name });
+            return Err(CryptoFault::InvalidCipherName { name }.into());
         }
         Ok(TypedBytes::new(format!("{inner_tag}+{name}"), ciphertext))
     }
@@ -239,9 +242,9 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// this serializer goes through here.
     ///
     /// # Errors
-    /// [`CryptoError::AuthenticationFailed`] (wrong key, tampered row, other `aad`),
-    /// [`CryptoError::Truncated`], [`CryptoError::InnerTagMismatch`] for a `null` row
-    /// that decrypts to data (a rewritten tag), or [`CryptoError::PlaintextRefused`]
+    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) (wrong key, tampered row, other `aad`),
+    /// [`ErrorKind::CiphertextTruncated`](crate::ErrorKind::CiphertextTruncated), [`ErrorKind::InnerTagMismatch`](crate::ErrorKind::InnerTagMismatch) for a `null` row
+    /// that decrypts to data (a rewritten tag), or [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused)
     /// for an unencrypted row in strict mode.
     pub fn open<'t>(
         &self,
@@ -250,7 +253,7 @@ impl<S: Serializer> EncryptedSerializer<S> {
         aad: &[u8],
     ) -> Result<Option<(&'t str, Plaintext)>> {
         match self.open_lenient(type_tag, data, aad)? {
-            None if self.strict => Err(refused(type_tag)),
+            None if self.strict => Err(plaintext_refused(type_tag)),
             opened => Ok(opened),
         }
     }
@@ -268,10 +271,11 @@ impl<S: Serializer> EncryptedSerializer<S> {
                 // The inner tag is not authenticated (Python's format): a `null` row
                 // never carries data, so one that does had its tag rewritten.
                 if inner_tag == tags::NULL && !plaintext.is_empty() {
-                    return Err(CryptoError::InnerTagMismatch {
+                    return Err(CryptoFault::InnerTagMismatch {
                         type_tag: type_tag.to_owned(),
                         len: plaintext.len(),
-                    });
+                    }
+                    .into());
                 }
                 Ok(Some((inner_tag, plaintext)))
             }
@@ -354,35 +358,40 @@ impl<S: Serializer> EncryptedSerializer<S> {
     }
 
     /// The inner serializer; a suffix nobody in the stack knows becomes
-    /// [`CryptoError::UnknownCipher`].
+    /// [`ErrorKind::UnknownCipher`](crate::ErrorKind::UnknownCipher).
     fn load_inner(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
         match self.inner.loads_typed(type_tag, data) {
-            Err(SerializerError::Tag(TagError::UnknownType { tag })) if tag == type_tag => {
-                match tag.rsplit_once('+') {
-                    Some((_, name)) => Err(CryptoError::UnknownCipher {
+            Err(e) if matches!(e.as_tag(), Some(TagError::UnknownType { tag }) if tag == type_tag) => {
+                match type_tag.rsplit_once('+') {
+                    Some((_, name)) => Err(CryptoFault::UnknownCipher {
                         name: name.to_owned(),
-                    }),
-                    None => Err(SerializerError::from(TagError::UnknownType { tag }).into()),
+                    }
+                    .into()),
+                    None => Err(e),
                 }
             }
-            other => Ok(other?),
+            other => other,
         }
     }
 }
 
 /// Whether a row reads back, for [`EncryptedSerializer::rekey`]: pickle rows count as
 /// readable (Python reads them).
-fn readable<E: Into<CryptoError>>(read: Result<Value, E>) -> Result<()> {
+fn readable<E: Into<Error>>(read: Result<Value, E>) -> Result<()> {
     match read.map_err(Into::into) {
-        Ok(_) | Err(CryptoError::Serializer(SerializerError::Tag(TagError::Pickle))) => Ok(()),
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.as_tag(), Some(TagError::Pickle)) => Ok(()),
         Err(e) => Err(e),
     }
 }
 
-fn refused(type_tag: &str) -> CryptoError {
-    CryptoError::PlaintextRefused {
+/// The error of strict mode refusing an unencrypted row: kind
+/// [`ErrorKind::PlaintextRefused`], the row's tag as [`Error::type_tag`].
+pub fn plaintext_refused(type_tag: &str) -> Error {
+    CryptoFault::PlaintextRefused {
         type_tag: type_tag.to_owned(),
     }
+    .into()
 }
 
 /// A [`Serializer`] that can bind rows to associated data, as an object-safe trait, so a
@@ -392,13 +401,13 @@ pub trait AadSerializer: Serializer {
     /// [`dumps_typed`](Serializer::dumps_typed) bound to `aad`.
     ///
     /// # Errors
-    /// The inner serializer's error ([`CryptoError::Serializer`]) or the cipher's.
+    /// The inner serializer's error or the cipher's.
     fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes>;
     /// [`loads_typed`](Serializer::loads_typed) of a row bound to `aad`.
     ///
     /// # Errors
-    /// [`CryptoError::AuthenticationFailed`] for a wrong key, a tampered row or another
-    /// `aad`; the inner serializer's error ([`CryptoError::Serializer`]) reading the
+    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) for a wrong key, a tampered row or another
+    /// `aad`; the inner serializer's error reading the
     /// plaintext.
     fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value>;
 }
@@ -413,12 +422,12 @@ impl<S: Serializer> AadSerializer for EncryptedSerializer<S> {
 }
 
 impl<S: Serializer> Serializer for EncryptedSerializer<S> {
-    fn dumps_typed(&self, value: &Value) -> serializer::Result<TypedBytes> {
-        Ok(self.dumps_typed_with_aad(value, b"")?)
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        self.dumps_typed_with_aad(value, b"")
     }
 
-    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> serializer::Result<Value> {
-        Ok(self.loads_typed_with_aad(type_tag, data, b"")?)
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        self.loads_typed_with_aad(type_tag, data, b"")
     }
 
     /// Always `true`: typed reads of decrypted rows withhold what they found.
@@ -433,9 +442,9 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
 
     /// Typed (serde) values: the inner serializer's pair, then [sealed](Self::seal)
     /// under `aad`; the serialized plaintext is wiped.
-    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> serializer::Result<TypedBytes> {
+    fn wrap_serialized(&self, raw: TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         let inner = self.inner.wrap_serialized(raw, b"")?;
-        Ok(self.seal_owned(inner, aad)?)
+        self.seal_owned(inner, aad)
     }
 
     /// Typed (serde) values: [opened](Self::open) under `aad`, then handed to the inner
@@ -445,8 +454,8 @@ impl<S: Serializer> Serializer for EncryptedSerializer<S> {
         type_tag: &str,
         data: &[u8],
         aad: &[u8],
-        read: &mut dyn FnMut(&str, &[u8]) -> serializer::Result<()>,
-    ) -> serializer::Result<()> {
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
         match self.open(type_tag, data, aad)? {
             Some((inner_tag, plaintext)) => self
                 .inner

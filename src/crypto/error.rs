@@ -1,17 +1,15 @@
-//! [`CryptoError`]: everything that can go wrong with keys, ciphers and wrappers.
+//! What can go wrong with keys, ciphers and wrappers, as the crate's [`Error`].
 //!
-//! No variant ever holds key material or plaintext: only names, lengths and limits.
+//! [`CryptoFault`] only builds those errors (each variant's message, kind and
+//! context); it never leaves this layer. No variant ever holds key material or
+//! plaintext: only names, lengths and limits.
 
-use crate::compression::CompressionError;
+use crate::error::Error;
 use crate::kind::ErrorKind;
-use crate::serializer::SerializerError;
 
-/// An error of the at-rest encryption layer. Converts into the crate's
-/// [`Error`](crate::Error) (its [`Error::Crypto`](crate::Error::Crypto), or for
-/// [`Serializer`](Self::Serializer) the serializer's own variant) with `From`.
+/// The crypto layer's failures, turned into [`Error`] at once with `From`.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum CryptoError {
+pub(crate) enum CryptoFault {
     /// No key was configured: the environment variable is unset.
     #[error("{var} environment variable is not set: set it to the key (16, 24 or 32 bytes of UTF-8 text)")]
     MissingKey {
@@ -23,6 +21,7 @@ pub enum CryptoError {
         "the row with type tag {type_tag:?} is encrypted and {var} is not set: \
          set {var} to the key it was written with"
     )]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     EncryptedRowWithoutKey {
         /// The row's type tag.
         type_tag: String,
@@ -136,27 +135,6 @@ pub enum CryptoError {
         /// The row's type tag.
         type_tag: String,
     },
-    /// [`CompressionError::DecompressionLimit`] as this layer names it (the crate-wide
-    /// error and the savers report compression failures here, as before compression
-    /// left this module). Same message.
-    #[error("{}", CompressionError::DecompressionLimit { limit: *limit })]
-    DecompressionLimit {
-        /// The per-row limit in force.
-        limit: usize,
-    },
-    /// [`CompressionError::DecompressionBudget`] as this layer names it: the rows of
-    /// one call would decompress to more than its total. Same message.
-    #[error("{}", CompressionError::DecompressionBudget { limit: *limit })]
-    DecompressionBudget {
-        /// The budget's total.
-        limit: usize,
-    },
-    /// [`CompressionError::InvalidCompressedData`] as this layer names it. Same message.
-    #[error("{}", CompressionError::InvalidCompressedData { reason: reason.clone() })]
-    InvalidCompressedData {
-        /// What was wrong.
-        reason: String,
-    },
     /// The plaintext or associated data is longer than the AEAD mode allows, or a field
     /// of associated data is longer than its 32-bit length prefix.
     #[error("{what} is too long ({len} bytes)")]
@@ -172,84 +150,63 @@ pub enum CryptoError {
         /// The error reported.
         message: String,
     },
-    /// A user-supplied cipher (KMS, HSM, …) failed.
-    #[error("cipher backend failed: {0}")]
-    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// The wrapped serializer failed (writing the plaintext row, or reading the
-    /// decrypted one).
-    #[error(transparent)]
-    Serializer(#[from] SerializerError),
 }
 
-impl CryptoError {
-    /// The crate-wide kind, e.g. [`ErrorKind::AuthenticationFailed`]; for
-    /// [`Serializer`](Self::Serializer), the serializer error's kind.
-    pub fn kind(&self) -> ErrorKind {
+impl CryptoFault {
+    fn kind(&self) -> ErrorKind {
         match self {
-            CryptoError::MissingKey { .. } | CryptoError::EncryptedRowWithoutKey { .. } => {
+            CryptoFault::MissingKey { .. } | CryptoFault::EncryptedRowWithoutKey { .. } => {
                 ErrorKind::MissingKey
             }
-            CryptoError::KeyNotUtf8 { .. } => ErrorKind::KeyNotUtf8,
-            CryptoError::TooManyKeys { .. } => ErrorKind::TooManyKeys,
-            CryptoError::InvalidKeyLength { .. } => ErrorKind::InvalidKeyLength,
-            CryptoError::InvalidKeyEncoding { .. } => ErrorKind::InvalidKeyEncoding,
-            CryptoError::InvalidSetting { .. } => ErrorKind::InvalidSetting,
-            CryptoError::InnerTagMismatch { .. } => ErrorKind::InnerTagMismatch,
-            CryptoError::UnknownCipher { .. } => ErrorKind::UnknownCipher,
-            CryptoError::InvalidCipherName { .. } => ErrorKind::InvalidCipherName,
-            CryptoError::AuthenticationFailed { .. } => ErrorKind::AuthenticationFailed,
-            CryptoError::Truncated { .. } => ErrorKind::CiphertextTruncated,
-            CryptoError::PlaintextRefused { .. } => ErrorKind::PlaintextRefused,
-            CryptoError::DecompressionLimit { .. } => ErrorKind::DecompressionLimit,
-            CryptoError::DecompressionBudget { .. } => ErrorKind::DecompressionBudget,
-            CryptoError::InvalidCompressedData { .. } => ErrorKind::InvalidCompressedData,
-            CryptoError::TooLong { .. } => ErrorKind::TooLong,
-            CryptoError::RandomSource { .. } => ErrorKind::RandomSource,
-            CryptoError::Backend(_) => ErrorKind::CipherBackend,
-            CryptoError::Serializer(e) => e.kind(),
+            CryptoFault::KeyNotUtf8 { .. } => ErrorKind::KeyNotUtf8,
+            CryptoFault::TooManyKeys { .. } => ErrorKind::TooManyKeys,
+            CryptoFault::InvalidKeyLength { .. } => ErrorKind::InvalidKeyLength,
+            CryptoFault::InvalidKeyEncoding { .. } => ErrorKind::InvalidKeyEncoding,
+            CryptoFault::InvalidSetting { .. } => ErrorKind::InvalidSetting,
+            CryptoFault::InnerTagMismatch { .. } => ErrorKind::InnerTagMismatch,
+            CryptoFault::UnknownCipher { .. } => ErrorKind::UnknownCipher,
+            CryptoFault::InvalidCipherName { .. } => ErrorKind::InvalidCipherName,
+            CryptoFault::AuthenticationFailed { .. } => ErrorKind::AuthenticationFailed,
+            CryptoFault::Truncated { .. } => ErrorKind::CiphertextTruncated,
+            CryptoFault::PlaintextRefused { .. } => ErrorKind::PlaintextRefused,
+            CryptoFault::TooLong { .. } => ErrorKind::TooLong,
+            CryptoFault::RandomSource { .. } => ErrorKind::RandomSource,
         }
     }
 }
 
-impl From<&CryptoError> for ErrorKind {
-    fn from(e: &CryptoError) -> Self {
-        e.kind()
-    }
-}
-
-/// A crypto error reported through the [`Serializer`](crate::Serializer) protocol
-/// (an encrypting or compressing serializer's `loads_typed`): the serializer's own
-/// error comes back out of [`CryptoError::Serializer`]; any other becomes
-/// [`SerializerError::Other`] with its kind, the `CryptoError` as its source.
-impl From<CryptoError> for SerializerError {
-    fn from(e: CryptoError) -> Self {
-        match e {
-            CryptoError::Serializer(e) => e,
-            other => SerializerError::Other {
-                kind: other.kind(),
-                source: Box::new(other),
-            },
+/// The fault's kind and message, and its context: the variable, key source or cipher
+/// ([`Error::subject`]), the row's type tag ([`Error::type_tag`]), the count or length
+/// ([`Error::count`]). Never a key or plaintext.
+impl From<CryptoFault> for Error {
+    #[cold]
+    fn from(fault: CryptoFault) -> Self {
+        let e = Error::new(fault.kind(), fault.to_string());
+        match fault {
+            CryptoFault::MissingKey { var } => e.with_subject(var),
+            CryptoFault::EncryptedRowWithoutKey { type_tag, var } => {
+                e.with_subject(var).with_type_tag(type_tag)
+            }
+            CryptoFault::KeyNotUtf8 { var, .. } => e.with_subject(var),
+            CryptoFault::TooManyKeys {
+                source_name, count, ..
+            } => e.with_subject(source_name).with_count(count),
+            CryptoFault::InvalidKeyLength {
+                source_name, len, ..
+            } => e.with_subject(source_name).with_count(len),
+            CryptoFault::InvalidSetting { var, .. } => e.with_subject(var),
+            CryptoFault::InnerTagMismatch { type_tag, len } => {
+                e.with_type_tag(type_tag).with_count(len)
+            }
+            CryptoFault::InvalidKeyEncoding { source_name } => e.with_subject(source_name),
+            CryptoFault::UnknownCipher { name } | CryptoFault::InvalidCipherName { name } => {
+                e.with_subject(name)
+            }
+            CryptoFault::AuthenticationFailed { keys_tried } => e.with_count(keys_tried),
+            CryptoFault::Truncated { len } => e.with_count(len),
+            CryptoFault::PlaintextRefused { type_tag } => e.with_type_tag(type_tag),
+            CryptoFault::TooLong { what, len } => e.with_subject(what).with_count(len),
+            CryptoFault::RandomSource { .. } => e,
         }
     }
 }
-
-/// A compression error as the crypto layer names it: the variant of the same name (the
-/// crypto layer composes [`CompressedSerializer`](crate::compression::CompressedSerializer)).
-impl From<CompressionError> for CryptoError {
-    fn from(e: CompressionError) -> Self {
-        match e {
-            CompressionError::DecompressionLimit { limit } => {
-                CryptoError::DecompressionLimit { limit }
-            }
-            CompressionError::DecompressionBudget { limit } => {
-                CryptoError::DecompressionBudget { limit }
-            }
-            CompressionError::InvalidCompressedData { reason } => {
-                CryptoError::InvalidCompressedData { reason }
-            }
-        }
-    }
-}
-
-/// `Result` with the crypto layer's [`CryptoError`].
-pub type Result<T, E = CryptoError> = std::result::Result<T, E>;

@@ -8,7 +8,8 @@ use base64::Engine as _;
 use zeroize::Zeroizing;
 
 use super::aead::KeyState;
-use super::CryptoError;
+use super::CryptoFault;
+use crate::error::Error;
 
 /// The environment variable Python reads the key from (its UTF-8 bytes are the key).
 pub const ENV_KEY: &str = "LANGGRAPH_AES_KEY";
@@ -26,7 +27,7 @@ pub const ENV_FALLBACK_KEYS: &str = "LANGGRAPH_AES_FALLBACK_KEYS";
 
 /// Strict mode from the environment: `1`, `true` or `yes` turn it on; `0`, `false`,
 /// `no` or an empty value leave it off (ASCII case ignored, no trimming); anything else
-/// is [`CryptoError::InvalidSetting`]. Read by
+/// is [`ErrorKind::InvalidSetting`](crate::ErrorKind::InvalidSetting). Read by
 /// [`EncryptedSerializer::from_env`](super::EncryptedSerializer::from_env).
 pub const ENV_STRICT: &str = "LANGGRAPH_AES_STRICT";
 
@@ -46,7 +47,7 @@ pub const BASE64_PREFIX: &str = "base64:";
 /// assert_eq!(key.len(), 16);
 /// assert_eq!(format!("{key:?}"), "AesKey { bits: 128, .. }");
 /// assert!(AesKey::new(b"too short").is_err());
-/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct AesKey {
@@ -60,17 +61,17 @@ impl AesKey {
     /// A key from raw bytes, which must be 16, 24 or 32 bytes long.
     ///
     /// # Errors
-    /// [`CryptoError::InvalidKeyLength`] for any other length.
-    pub fn new(bytes: &[u8]) -> Result<Self, CryptoError> {
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for any other length.
+    pub fn new(bytes: &[u8]) -> Result<Self, Error> {
         Self::named(bytes, "AES key")
     }
 
     /// A key from text the way Python takes `LANGGRAPH_AES_KEY`: its UTF-8 bytes.
     ///
     /// # Errors
-    /// [`CryptoError::InvalidKeyLength`] unless the text is 16, 24 or 32 bytes of
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) unless the text is 16, 24 or 32 bytes of
     /// UTF-8.
-    pub fn from_text(text: &str) -> Result<Self, CryptoError> {
+    pub fn from_text(text: &str) -> Result<Self, Error> {
         Self::named(text.as_bytes(), "AES key text")
     }
 
@@ -79,16 +80,16 @@ impl AesKey {
     /// entry came from, for errors.
     ///
     /// # Errors
-    /// [`CryptoError::InvalidKeyEncoding`] for a `base64:` entry that is not standard
-    /// base64, [`CryptoError::InvalidKeyLength`] for a key that is not 16, 24 or 32
+    /// [`ErrorKind::InvalidKeyEncoding`](crate::ErrorKind::InvalidKeyEncoding) for a `base64:` entry that is not standard
+    /// base64, [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for a key that is not 16, 24 or 32
     /// bytes; both name `source_name`.
-    pub fn from_entry(entry: &str, source_name: &str) -> Result<Self, CryptoError> {
+    pub fn from_entry(entry: &str, source_name: &str) -> Result<Self, Error> {
         match entry.strip_prefix(BASE64_PREFIX) {
             Some(b64) => {
                 let bytes = Zeroizing::new(
                     base64::engine::general_purpose::STANDARD
                         .decode(b64)
-                        .map_err(|_| CryptoError::InvalidKeyEncoding {
+                        .map_err(|_| CryptoFault::InvalidKeyEncoding {
                             source_name: source_name.to_owned(),
                         })?,
                 );
@@ -98,11 +99,14 @@ impl AesKey {
         }
     }
 
-    pub(crate) fn named(bytes: &[u8], source_name: &str) -> Result<Self, CryptoError> {
-        let invalid = |len| CryptoError::InvalidKeyLength {
-            source_name: source_name.to_owned(),
-            len,
-            hint: length_hint(bytes, source_name.contains(" entry ")),
+    pub(crate) fn named(bytes: &[u8], source_name: &str) -> Result<Self, Error> {
+        let invalid = |len| -> Error {
+            CryptoFault::InvalidKeyLength {
+                source_name: source_name.to_owned(),
+                len,
+                hint: length_hint(bytes, source_name.contains(" entry ")),
+            }
+            .into()
         };
         match bytes.len() {
             16 | 24 | 32 => match KeyState::new(bytes) {
@@ -211,12 +215,12 @@ pub const MAX_PREVIOUS_KEYS: usize = 4;
 pub(crate) type OsLookup<'a> = &'a dyn Fn(&str) -> Option<std::ffi::OsString>;
 
 /// The text of `var`, or `None` when unset; a value that is not UTF-8 is
-/// [`CryptoError::KeyNotUtf8`] (its bytes are wiped).
+/// [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8) (its bytes are wiped).
 fn text_var(
     lookup: OsLookup<'_>,
     var: &str,
     advice: &'static str,
-) -> Result<Option<Zeroizing<String>>, CryptoError> {
+) -> Result<Option<Zeroizing<String>>, Error> {
     let Some(value) = lookup(var) else {
         return Ok(None);
     };
@@ -224,25 +228,26 @@ fn text_var(
         Ok(text) => Ok(Some(Zeroizing::new(text))),
         Err(e) => {
             drop(Zeroizing::new(e.into_bytes()));
-            Err(CryptoError::KeyNotUtf8 {
+            Err(CryptoFault::KeyNotUtf8 {
                 var: var.to_owned(),
                 advice,
-            })
+            }
+            .into())
         }
     }
 }
 
 /// Reads `LANGGRAPH_AES_KEY` through `lookup` exactly as Python does: unset is
-/// [`CryptoError::MissingKey`], not UTF-8 is [`CryptoError::KeyNotUtf8`] (Python cannot
+/// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey), not UTF-8 is [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8) (Python cannot
 /// encode it either), otherwise the UTF-8 bytes of the value, which must be 16, 24 or
 /// 32 bytes long.
-pub(crate) fn primary_from_vars(lookup: OsLookup<'_>) -> Result<AesKey, CryptoError> {
+pub(crate) fn primary_from_vars(lookup: OsLookup<'_>) -> Result<AesKey, Error> {
     let text = text_var(
         lookup,
         ENV_KEY,
         " (Python reads the key as UTF-8 text, as the key itself)",
     )?
-    .ok_or_else(|| CryptoError::MissingKey {
+    .ok_or_else(|| CryptoFault::MissingKey {
         var: ENV_KEY.to_owned(),
     })?;
     AesKey::named(text.as_bytes(), ENV_KEY)
@@ -253,7 +258,7 @@ pub(crate) fn primary_from_vars(lookup: OsLookup<'_>) -> Result<AesKey, CryptoEr
 /// none). Entries are taken literally (no trimming); empty entries are skipped. Every
 /// entry must be a valid key: one that is not is an error, never dropped. At most
 /// [`MAX_PREVIOUS_KEYS`] entries in all.
-pub(crate) fn previous_from_vars(lookup: OsLookup<'_>) -> Result<Vec<AesKey>, CryptoError> {
+pub(crate) fn previous_from_vars(lookup: OsLookup<'_>) -> Result<Vec<AesKey>, Error> {
     let mut keys = entries_from_var(lookup, ENV_KEY_PREVIOUS)?;
     let fallback = entries_from_var(lookup, ENV_FALLBACK_KEYS)?;
     let source = if keys.is_empty() {
@@ -269,7 +274,7 @@ pub(crate) fn previous_from_vars(lookup: OsLookup<'_>) -> Result<Vec<AesKey>, Cr
 }
 
 /// The keys of one comma-separated list variable.
-fn entries_from_var(lookup: OsLookup<'_>, var: &str) -> Result<Vec<AesKey>, CryptoError> {
+fn entries_from_var(lookup: OsLookup<'_>, var: &str) -> Result<Vec<AesKey>, Error> {
     let Some(text) = text_var(
         lookup,
         var,
@@ -294,13 +299,13 @@ fn entries_from_var(lookup: OsLookup<'_>, var: &str) -> Result<Vec<AesKey>, Cryp
 /// `EncryptedSerializer::new(ring, inner).with_strict(strict_from_env()?)`.
 ///
 /// # Errors
-/// [`CryptoError::InvalidSetting`] naming the variable for any other value.
-pub fn strict_from_env() -> Result<bool, CryptoError> {
+/// [`ErrorKind::InvalidSetting`](crate::ErrorKind::InvalidSetting) naming the variable for any other value.
+pub fn strict_from_env() -> Result<bool, Error> {
     strict_from_vars(&|name| std::env::var_os(name))
 }
 
 /// Strict mode as [`ENV_STRICT`] sets it (unset: off).
-pub(crate) fn strict_from_vars(lookup: OsLookup<'_>) -> Result<bool, CryptoError> {
+pub(crate) fn strict_from_vars(lookup: OsLookup<'_>) -> Result<bool, Error> {
     let Some(value) = lookup(ENV_STRICT) else {
         return Ok(false);
     };
@@ -308,21 +313,23 @@ pub(crate) fn strict_from_vars(lookup: OsLookup<'_>) -> Result<bool, CryptoError
     match text.to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" => Ok(true),
         "" | "0" | "false" | "no" => Ok(false),
-        _ => Err(CryptoError::InvalidSetting {
+        _ => Err(CryptoFault::InvalidSetting {
             var: ENV_STRICT.to_owned(),
             value: text.chars().take(40).collect(),
             expected: "1, true, yes (strict) or 0, false, no, empty (not strict)",
-        }),
+        }
+        .into()),
     }
 }
 
-pub(crate) fn check_previous_count(count: usize, source_name: &str) -> Result<(), CryptoError> {
+pub(crate) fn check_previous_count(count: usize, source_name: &str) -> Result<(), Error> {
     if count > MAX_PREVIOUS_KEYS {
-        return Err(CryptoError::TooManyKeys {
+        return Err(CryptoFault::TooManyKeys {
             source_name: source_name.to_owned(),
             count,
             max: MAX_PREVIOUS_KEYS,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -330,6 +337,7 @@ pub(crate) fn check_previous_count(count: usize, source_name: &str) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kind::ErrorKind;
 
     #[test]
     fn lengths_follow_aes() {
@@ -347,7 +355,7 @@ mod tests {
             Some(16)
         );
         match AesKey::from_text("0123456789abcdeé") {
-            Err(CryptoError::InvalidKeyLength { len, .. }) => assert_eq!(len, 17),
+            Err(e) if e.kind() == ErrorKind::InvalidKeyLength => assert_eq!(e.count(), Some(17)),
             other => panic!("expected InvalidKeyLength, got {other:?}"),
         }
     }
@@ -360,10 +368,12 @@ mod tests {
             key.as_ref().map(AesKey::as_bytes),
             Some(&b"a,b,c,d,e,f,g,h,"[..])
         );
-        assert!(matches!(
-            AesKey::from_entry("base64:!!!", "t"),
-            Err(CryptoError::InvalidKeyEncoding { .. })
-        ));
+        assert_eq!(
+            AesKey::from_entry("base64:!!!", "t")
+                .map_err(|e| e.kind())
+                .err(),
+            Some(ErrorKind::InvalidKeyEncoding)
+        );
     }
 
     #[test]
@@ -399,11 +409,11 @@ mod tests {
     fn keys_that_are_not_utf8_are_errors_not_absent() {
         let bad = |_: &str| Some(os(b"0123456789abcde\xff"));
         match primary_from_vars(&bad) {
-            Err(CryptoError::KeyNotUtf8 { var, .. }) => assert_eq!(var, ENV_KEY),
+            Err(e) if e.kind() == ErrorKind::KeyNotUtf8 => assert_eq!(e.subject(), Some(ENV_KEY)),
             other => panic!("expected KeyNotUtf8, got {other:?}"),
         }
         match previous_from_vars(&bad) {
-            Err(e @ CryptoError::KeyNotUtf8 { .. }) => {
+            Err(e) if e.kind() == ErrorKind::KeyNotUtf8 => {
                 assert!(e.to_string().contains("base64:"), "{e}")
             }
             other => panic!("expected KeyNotUtf8, got {other:?}"),
@@ -421,16 +431,22 @@ mod tests {
         );
         let over = entries(MAX_PREVIOUS_KEYS + 1);
         let too_many = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| over.clone().into());
-        assert!(matches!(
-            previous_from_vars(&too_many),
-            Err(CryptoError::TooManyKeys { count, max: MAX_PREVIOUS_KEYS, .. }) if count == MAX_PREVIOUS_KEYS + 1
-        ));
+        let e = previous_from_vars(&too_many).err();
+        assert_eq!(
+            e.as_ref().map(|e| (e.kind(), e.count())),
+            Some((ErrorKind::TooManyKeys, Some(MAX_PREVIOUS_KEYS + 1)))
+        );
+        let max = format!("at most {MAX_PREVIOUS_KEYS} are allowed");
+        assert!(e.is_some_and(|e| e.to_string().contains(&max)));
         // The cap counts both lists together.
         let both = |_: &str| Some(entries(MAX_PREVIOUS_KEYS / 2 + 1).into());
-        assert!(matches!(
-            previous_from_vars(&both),
-            Err(CryptoError::TooManyKeys { ref source_name, .. })
-                if source_name == "LANGGRAPH_AES_KEY_PREVIOUS and LANGGRAPH_AES_FALLBACK_KEYS"
-        ));
+        let e = previous_from_vars(&both).err();
+        assert_eq!(
+            e.as_ref().map(|e| (e.kind(), e.subject())),
+            Some((
+                ErrorKind::TooManyKeys,
+                Some("LANGGRAPH_AES_KEY_PREVIOUS and LANGGRAPH_AES_FALLBACK_KEYS")
+            ))
+        );
     }
 }

@@ -2,7 +2,8 @@
 
 use super::aes::{self, AesMode, AES_CIPHER_NAME};
 use super::key::{self, AesKey};
-use super::{Cipher, CryptoError, Plaintext};
+use super::{Cipher, Plaintext};
+use crate::error::Error;
 
 /// An AES cipher (name `"aes"`, Python-compatible bytes) with one primary key that
 /// encrypts and any number of previous keys that only decrypt.
@@ -41,7 +42,7 @@ use super::{Cipher, CryptoError, Plaintext};
 /// // New rows are written with the primary key only.
 /// let (_, new_blob) = ring.encrypt(b"today", b"")?;
 /// assert!(old.decrypt("aes", &new_blob, b"").is_err());
-/// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+/// # Ok::<(), langgraph_codec::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct KeyRing {
@@ -64,9 +65,9 @@ impl KeyRing {
     /// primary key.
     ///
     /// # Errors
-    /// [`CryptoError::TooManyKeys`] past [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS)
+    /// [`ErrorKind::TooManyKeys`](crate::ErrorKind::TooManyKeys) past [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS)
     /// previous keys: refusing a forged row tries every key.
-    pub fn with_previous(mut self, key: AesKey) -> Result<Self, CryptoError> {
+    pub fn with_previous(mut self, key: AesKey) -> Result<Self, Error> {
         key::check_previous_count(self.previous.len().saturating_add(1), "KeyRing")?;
         self.previous.push(key);
         Ok(self)
@@ -83,12 +84,12 @@ impl KeyRing {
     /// environment (see the type's documentation); EAX mode.
     ///
     /// # Errors
-    /// [`CryptoError::MissingKey`] when `LANGGRAPH_AES_KEY` is unset,
-    /// [`CryptoError::KeyNotUtf8`] when either variable is not UTF-8,
-    /// [`CryptoError::InvalidKeyLength`] / [`CryptoError::InvalidKeyEncoding`] naming
-    /// the bad entry, [`CryptoError::TooManyKeys`] past
+    /// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) when `LANGGRAPH_AES_KEY` is unset,
+    /// [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8) when either variable is not UTF-8,
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) / [`ErrorKind::InvalidKeyEncoding`](crate::ErrorKind::InvalidKeyEncoding) naming
+    /// the bad entry, [`ErrorKind::TooManyKeys`](crate::ErrorKind::TooManyKeys) past
     /// [`MAX_PREVIOUS_KEYS`](super::MAX_PREVIOUS_KEYS) previous keys.
-    pub fn from_env() -> Result<Self, CryptoError> {
+    pub fn from_env() -> Result<Self, Error> {
         Self::from_env_vars_os(|name| std::env::var_os(name))
     }
 
@@ -107,12 +108,12 @@ impl KeyRing {
     /// };
     /// let ring = KeyRing::from_env_vars(vars)?;
     /// assert_eq!(ring.key_count(), 3);
-    /// # Ok::<(), langgraph_codec::crypto::CryptoError>(())
+    /// # Ok::<(), langgraph_codec::Error>(())
     /// ```
     ///
     /// # Errors
     /// As [`from_env`](Self::from_env).
-    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, CryptoError> {
+    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
         Self::from_env_vars_os(|name| lookup(name).map(std::ffi::OsString::from))
     }
 
@@ -124,7 +125,7 @@ impl KeyRing {
     /// As [`from_env`](Self::from_env).
     pub fn from_env_vars_os(
         lookup: impl Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<Self, CryptoError> {
+    ) -> Result<Self, Error> {
         Self::from_vars(&lookup)
     }
 
@@ -133,7 +134,7 @@ impl KeyRing {
     /// key's place, for a serializer that writes in clear; `None` when there are none.
     pub(crate) fn decrypt_only_from_vars_os(
         lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-    ) -> Result<Option<Self>, CryptoError> {
+    ) -> Result<Option<Self>, Error> {
         let mut keys = key::previous_from_vars(lookup)?.into_iter();
         Ok(keys.next().map(|primary| KeyRing {
             primary,
@@ -142,7 +143,7 @@ impl KeyRing {
         }))
     }
 
-    fn from_vars(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<Self, CryptoError> {
+    fn from_vars(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<Self, Error> {
         let primary = key::primary_from_vars(&lookup)?;
         let previous = key::previous_from_vars(&lookup)?;
         Ok(KeyRing {
@@ -166,13 +167,13 @@ impl KeyRing {
     /// previous key. Lets a migration skip rows already under the primary key.
     ///
     /// # Errors
-    /// [`CryptoError::Truncated`], or [`CryptoError::AuthenticationFailed`] when no key
+    /// [`ErrorKind::CiphertextTruncated`](crate::ErrorKind::CiphertextTruncated), or [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) when no key
     /// opens the ciphertext in either mode.
     pub fn decrypt_with_index(
         &self,
         ciphertext: &[u8],
         aad: &[u8],
-    ) -> Result<(Plaintext, usize), CryptoError> {
+    ) -> Result<(Plaintext, usize), Error> {
         aes::open_any_indexed(self.keys(), self.mode, ciphertext, aad)
     }
 
@@ -182,13 +183,13 @@ impl KeyRing {
 }
 
 impl Cipher for KeyRing {
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), CryptoError> {
+    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error> {
         let nonce = aes::fresh_nonce()?;
         let blob = aes::seal(&self.primary, self.mode, &nonce, plaintext, aad)?;
         Ok((AES_CIPHER_NAME.to_owned(), blob))
     }
 
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, CryptoError> {
+    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, Error> {
         aes::check_name(name)?;
         aes::open_any(self.keys(), self.mode, ciphertext, aad)
     }

@@ -12,11 +12,13 @@
 //!   ciphertext to its thread, namespace, checkpoint, channel…
 //!
 //! Keys live in [`zeroize`] buffers and are wiped on drop; `Debug` output and errors
-//! never contain key material or plaintext.
+//! never contain key material or plaintext. Every failure is the crate's
+//! [`Error`](crate::Error), with kinds such as
+//! [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed).
 //!
 //! ```
-//! use langgraph_codec::crypto::{aad, EncryptedSerializer, CryptoError};
-//! use langgraph_codec::{Serializer, Value};
+//! use langgraph_codec::crypto::{aad, EncryptedSerializer};
+//! use langgraph_codec::{ErrorKind, Serializer, Value};
 //!
 //! // Keys as Python reads them: LANGGRAPH_AES_KEY is the key text itself.
 //! let env = |name: &str| match name {
@@ -36,10 +38,8 @@
 //! let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
 //! let row = serde.dumps_typed_with_aad(&value, &here)?;
 //! assert_eq!(serde.loads_typed_with_aad(&row.type_tag, &row.data, &here)?, value);
-//! assert!(matches!(
-//!     serde.loads_typed_with_aad(&row.type_tag, &row.data, &there),
-//!     Err(CryptoError::AuthenticationFailed { .. })
-//! ));
+//! let refused = serde.loads_typed_with_aad(&row.type_tag, &row.data, &there).unwrap_err();
+//! assert_eq!(refused.kind(), ErrorKind::AuthenticationFailed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -61,8 +61,8 @@ pub use crate::compression::{
     DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
 };
 pub use cipher::Cipher;
-pub use encrypted::{AadSerializer, EncryptedSerializer};
-pub use error::{CryptoError, Result};
+pub use encrypted::{plaintext_refused, AadSerializer, EncryptedSerializer};
+pub(crate) use error::CryptoFault;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,
     ENV_STRICT, MAX_PREVIOUS_KEYS,

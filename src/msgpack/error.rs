@@ -64,12 +64,6 @@ impl DecodeError {
     pub fn offset(&self) -> usize {
         self.offset
     }
-
-    /// The crate-wide [`ErrorKind`] of [`kind`](Self::kind), e.g.
-    /// [`ErrorKind::Truncated`].
-    pub fn error_kind(&self) -> ErrorKind {
-        ErrorKind::from(&self.kind)
-    }
 }
 
 impl fmt::Display for DecodeError {
@@ -173,9 +167,10 @@ impl From<&DecodeErrorKind> for ErrorKind {
     }
 }
 
+/// The crate-wide kind of [`DecodeError::kind`], e.g. [`ErrorKind::Truncated`].
 impl From<&DecodeError> for ErrorKind {
     fn from(e: &DecodeError) -> Self {
-        e.error_kind()
+        ErrorKind::from(&e.kind)
     }
 }
 

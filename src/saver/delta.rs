@@ -9,73 +9,17 @@
 //! not included (they are pending for the next step). Forks follow only their own
 //! parent chain.
 
+//!
+//! The walk itself over any saver's `get_tuple` is
+//! [`default_delta_channel_history`](super::default_delta_channel_history), beside the
+//! trait whose default it is; this module keeps what the savers' own walks share.
+
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
 
-use super::traits::CheckpointSaver;
-use super::types::{CheckpointConfig, DeltaChannelHistory, PendingWrite};
-use crate::saver::Result;
+use super::types::{DeltaChannelHistory, PendingWrite};
 use crate::value::Value;
-
-/// Python's default `BaseCheckpointSaver.get_delta_channel_history`: walks
-/// [`get_tuple`](CheckpointSaver::get_tuple) and `parent_config` once for all channels.
-/// Stops on a parent cycle (which only corrupt storage can have) instead of looping.
-///
-/// # Errors
-///
-/// Whatever `saver.get_tuple` returns for a checkpoint of the chain (storage, decoding
-/// or config errors); a missing checkpoint is not an error (its history is empty).
-pub async fn default_delta_channel_history<S: CheckpointSaver + ?Sized>(
-    saver: &S,
-    config: &CheckpointConfig,
-    channels: &[String],
-) -> Result<IndexMap<String, DeltaChannelHistory>> {
-    if channels.is_empty() {
-        return Ok(IndexMap::new());
-    }
-    let mut collected: IndexMap<String, Vec<PendingWrite>> =
-        channels.iter().map(|c| (c.clone(), Vec::new())).collect();
-    let mut seeds: IndexMap<String, Value> = IndexMap::new();
-    let mut remaining: HashSet<String> = channels.iter().cloned().collect();
-    let mut visited: HashSet<String> = HashSet::new();
-
-    let target = saver.get_tuple(config).await?;
-    let mut cursor = target.and_then(|t| t.parent_config);
-    while let Some(cfg) = cursor {
-        if remaining.is_empty() {
-            break;
-        }
-        if let Some(id) = &cfg.checkpoint_id {
-            if !visited.insert(id.clone()) {
-                break;
-            }
-        }
-        let Some(tuple) = saver.get_tuple(&cfg).await? else {
-            break;
-        };
-        for write in tuple.pending_writes.iter().rev() {
-            if remaining.contains(&write.channel) {
-                if let Some(list) = collected.get_mut(&write.channel) {
-                    list.push(write.clone());
-                }
-            }
-        }
-        let done: Vec<String> = remaining
-            .iter()
-            .filter(|ch| tuple.checkpoint.channel_values.contains_key(*ch))
-            .cloned()
-            .collect();
-        for ch in done {
-            if let Some(v) = tuple.checkpoint.channel_values.get(&ch) {
-                seeds.insert(ch.clone(), v.clone());
-            }
-            remaining.remove(&ch);
-        }
-        cursor = tuple.parent_config;
-    }
-    Ok(finish(collected, seeds))
-}
 
 /// Turns newest-first collections into the result: writes oldest first, seeds where
 /// found, one entry per requested channel in request order.

@@ -1,54 +1,13 @@
-//! [`SaverError`]: what a checkpoint saver refuses or cannot read.
+//! What a checkpoint saver refuses or cannot read, as the crate's [`Error`].
 
-use std::fmt;
-
-use crate::compression::CompressionError;
-use crate::crypto::CryptoError;
-use crate::json::JsonError;
+use crate::error::Error;
+pub(crate) use crate::error::{RowKind, RowLocation};
 use crate::kind::ErrorKind;
-use crate::msgpack::{DecodeError, EncodeError};
-use crate::serializer::SerializerError;
-use crate::typed::TypedError;
 
-/// Which kind of stored row a [`SaverError::UnreadableRow`] is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum RowKind {
-    /// The checkpoint row (the checkpoint without `channel_values`).
-    Checkpoint,
-    /// The metadata row.
-    Metadata,
-    /// One channel value blob.
-    Blob,
-    /// One pending write.
-    Write,
-}
-
-impl RowKind {
-    /// A short name: `checkpoint`, `metadata`, `blob`, `write`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RowKind::Checkpoint => "checkpoint",
-            RowKind::Metadata => "metadata",
-            RowKind::Blob => "blob",
-            RowKind::Write => "write",
-        }
-    }
-}
-
-impl fmt::Display for RowKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Errors of the checkpoint savers ([`crate::saver`]): what a saver refuses, and the
-/// errors of the layers below it (serializer, encryption, the Postgres driver) that a
-/// saver call met. Converts into the crate's [`Error`](crate::Error) with `From`
-/// (the lower layers' errors become their own variants there).
+/// What a checkpoint saver refuses: each variant's message, kind and context, turned
+/// into the crate's [`Error`] at once with `From`. It never leaves the saver layer.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SaverError {
+pub(crate) enum SaverFault {
     /// The config has no `thread_id` (Python raises `KeyError: 'thread_id'`).
     #[error(
         "{operation}: the config has no thread_id (put it under configurable: \
@@ -92,29 +51,21 @@ pub enum SaverError {
         /// What was wrong.
         reason: String,
     },
-    /// A stored row could not be deserialized: corrupt bytes, or ciphertext the
-    /// serializer cannot decrypt (wrong key). Other rows and threads stay readable.
-    #[error("stored {kind} row {location} is unreadable: {source}")]
-    UnreadableRow {
-        /// Which kind of row.
-        kind: RowKind,
-        /// Where: thread, namespace, checkpoint id and (for blobs and writes) the key.
-        location: String,
-        /// Why, as the serializer reported it.
-        source: Box<SaverError>,
-    },
     /// The database under a saver failed (I/O, a constraint, a lock that outlived the
     /// busy timeout, …).
     #[error("{operation}: the database failed: {source}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     Storage {
         /// The saver operation, e.g. `"put"`, or `"open"` / `"setup"`.
         operation: &'static str,
         /// The driver's error.
+        #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// The database holds tables of the saver's names with another layout (another
     /// saver's, an older or newer schema): refused rather than misread.
     #[error("unknown database layout: {reason}")]
+    #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Schema {
         /// What differs, e.g. which table lacks which column.
         reason: String,
@@ -123,6 +74,7 @@ pub enum SaverError {
     /// or holds none of LangGraph's tables) and creating one was not asked for: opening
     /// writes nothing, so a mistyped path is an error instead of a new empty store.
     #[error("no checkpoint store at {location}: {reason}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     StoreNotFound {
         /// The path or address that was opened.
         location: String,
@@ -132,35 +84,16 @@ pub enum SaverError {
     /// A `list` filter the saver cannot express (a key outside Python's allowed
     /// characters, a value with no SQL equality).
     #[error("invalid list filter on key {key:?}: {reason}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     InvalidFilter {
         /// The metadata key.
         key: String,
         /// What was wrong.
         reason: String,
     },
-    /// The saver does not implement an extended capability.
-    #[error("this saver does not support {capability}")]
-    Unsupported {
-        /// The capability's name, e.g. `"copy_thread"`.
-        capability: &'static str,
-    },
-    /// A write the durability wrapper (`saver::durable::DurableSaver`, feature
-    /// `durable`) queued failed when its background writer ran it. The write
-    /// is kept at the head of its queue (not dropped): `flush` retries it,
-    /// `discard_failed` removes it.
-    #[error("queued {operation} of thread {thread_id:?} (checkpoint {checkpoint_id:?}) failed in the background: {source}")]
-    WriteBehind {
-        /// The queued operation: `"put"` or `"put_writes"`.
-        operation: &'static str,
-        /// Its thread.
-        thread_id: String,
-        /// The checkpoint it stores (`put`) or writes against (`put_writes`).
-        checkpoint_id: String,
-        /// The wrapped saver's error (shared: every call reports the same failure).
-        source: std::sync::Arc<SaverError>,
-    },
     /// `flush` did not finish within its timeout; the writes it waited for stay queued.
     #[error("flush did not finish within {timeout:?}: {pending} writes still queued")]
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     FlushTimeout {
         /// The timeout given.
         timeout: std::time::Duration,
@@ -169,136 +102,109 @@ pub enum SaverError {
     },
     /// A call to a durability wrapper after `shutdown`.
     #[error("{operation}: the durable saver was shut down")]
+    #[cfg_attr(not(feature = "durable"), allow(dead_code))]
     Closed {
         /// The operation refused.
         operation: &'static str,
     },
-    /// The serializer could not write or read a value.
-    #[error(transparent)]
-    Serializer(SerializerError),
-    /// Encryption, decryption, key configuration or compression failed.
-    #[error(transparent)]
-    Crypto(CryptoError),
-    /// The Postgres saver's server, pool or schema reported an error (feature
-    /// `postgres`).
-    #[cfg(feature = "postgres")]
-    #[error(transparent)]
-    Postgres(Box<super::postgres::PostgresError>),
 }
 
-impl SaverError {
-    /// The crate-wide kind, e.g. [`ErrorKind::MissingThreadId`]; a lower layer's
-    /// error has its own kind.
-    pub fn kind(&self) -> ErrorKind {
+impl SaverFault {
+    fn kind(&self) -> ErrorKind {
         match self {
-            SaverError::MissingThreadId { .. } => ErrorKind::MissingThreadId,
-            SaverError::MissingCheckpointId { .. } => ErrorKind::MissingCheckpointId,
-            SaverError::InvalidConfig { .. } => ErrorKind::InvalidConfig,
-            SaverError::InvalidCheckpoint { .. } => ErrorKind::InvalidCheckpoint,
-            SaverError::InvalidMetadata { .. } => ErrorKind::InvalidMetadata,
-            SaverError::InvalidVersion { .. } => ErrorKind::InvalidVersion,
-            SaverError::UnreadableRow { .. } => ErrorKind::UnreadableRow,
-            SaverError::Storage { .. } => ErrorKind::Storage,
-            SaverError::Schema { .. } => ErrorKind::Schema,
-            SaverError::StoreNotFound { .. } => ErrorKind::StoreNotFound,
-            SaverError::InvalidFilter { .. } => ErrorKind::InvalidFilter,
-            SaverError::Unsupported { .. } => ErrorKind::Unsupported,
-            SaverError::WriteBehind { .. } => ErrorKind::WriteBehind,
-            SaverError::FlushTimeout { .. } => ErrorKind::FlushTimeout,
-            SaverError::Closed { .. } => ErrorKind::SaverClosed,
-            SaverError::Serializer(e) => e.kind(),
-            SaverError::Crypto(e) => e.kind(),
-            #[cfg(feature = "postgres")]
-            SaverError::Postgres(e) => e.kind(),
+            SaverFault::MissingThreadId { .. } => ErrorKind::MissingThreadId,
+            SaverFault::MissingCheckpointId { .. } => ErrorKind::MissingCheckpointId,
+            SaverFault::InvalidConfig { .. } => ErrorKind::InvalidConfig,
+            SaverFault::InvalidCheckpoint { .. } => ErrorKind::InvalidCheckpoint,
+            SaverFault::InvalidMetadata { .. } => ErrorKind::InvalidMetadata,
+            SaverFault::InvalidVersion { .. } => ErrorKind::InvalidVersion,
+            SaverFault::Storage { .. } => ErrorKind::Storage,
+            SaverFault::Schema { .. } => ErrorKind::Schema,
+            SaverFault::StoreNotFound { .. } => ErrorKind::StoreNotFound,
+            SaverFault::InvalidFilter { .. } => ErrorKind::InvalidFilter,
+            SaverFault::FlushTimeout { .. } => ErrorKind::FlushTimeout,
+            SaverFault::Closed { .. } => ErrorKind::SaverClosed,
         }
     }
 }
 
-impl From<&SaverError> for ErrorKind {
-    fn from(e: &SaverError) -> Self {
-        e.kind()
-    }
-}
-
-/// A serializer error; one that carries a [`CryptoError`] or a [`CompressionError`] (an
-/// encrypting or compressing serializer's, through [`SerializerError::Other`]) becomes
-/// [`SaverError::Crypto`].
-impl From<SerializerError> for SaverError {
-    fn from(e: SerializerError) -> Self {
-        match e {
-            SerializerError::Other { kind, source } => match source.downcast::<CryptoError>() {
-                Ok(crypto) => SaverError::Crypto(*crypto),
-                Err(source) => match source.downcast::<CompressionError>() {
-                    Ok(compression) => SaverError::Crypto((*compression).into()),
-                    Err(source) => SaverError::Serializer(SerializerError::Other { kind, source }),
-                },
-            },
-            other => SaverError::Serializer(other),
-        }
-    }
-}
-
-/// A compression error, named as the crypto layer names it ([`SaverError::Crypto`]).
-impl From<CompressionError> for SaverError {
-    fn from(e: CompressionError) -> Self {
-        SaverError::Crypto(e.into())
-    }
-}
-
-/// A crypto error; [`CryptoError::Serializer`] becomes [`SaverError::Serializer`].
-impl From<CryptoError> for SaverError {
-    fn from(e: CryptoError) -> Self {
-        match e {
-            CryptoError::Serializer(e) => e.into(),
-            other => SaverError::Crypto(other),
-        }
-    }
-}
-
-macro_rules! through_serializer {
-    ($($ty:ty),*) => {$(
-        impl From<$ty> for SaverError {
-            fn from(e: $ty) -> Self {
-                SerializerError::from(e).into()
+/// The fault's kind and message, and its context: the operation
+/// ([`Error::operation`]), the field, filter key, capability or store
+/// ([`Error::subject`]), the writes still queued ([`Error::count`]); a database's error
+/// as `source()` (`Error::as_sqlite`).
+impl From<SaverFault> for Error {
+    #[cold]
+    fn from(fault: SaverFault) -> Self {
+        let kind = fault.kind();
+        let message = fault.to_string();
+        let e = Error::new(kind, message.clone());
+        match fault {
+            SaverFault::MissingThreadId { operation }
+            | SaverFault::MissingCheckpointId { operation }
+            | SaverFault::Closed { operation } => e.with_operation(operation),
+            SaverFault::InvalidCheckpoint { field, reason } => {
+                e.with_subject(field).with_reason(reason)
             }
-        }
-    )*};
-}
-through_serializer!(DecodeError, EncodeError, TypedError, JsonError);
-
-#[cfg(feature = "postgres")]
-impl From<super::postgres::PostgresError> for SaverError {
-    fn from(e: super::postgres::PostgresError) -> Self {
-        SaverError::Postgres(Box::new(e))
-    }
-}
-
-/// `Result` with the saver layer's [`SaverError`].
-pub type Result<T, E = SaverError> = std::result::Result<T, E>;
-
-/// Where a checkpoint row is: `(thread "t", ns "", checkpoint "1")`.
-pub(crate) fn row_location(thread: &str, ns: &str, id: &str) -> String {
-    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
-}
-
-/// [`SaverError::UnreadableRow`] of `source`.
-pub(crate) fn unreadable(
-    kind: RowKind,
-    location: String,
-    source: impl Into<SaverError>,
-) -> SaverError {
-    SaverError::UnreadableRow {
-        kind,
-        location,
-        source: Box::new(source.into()),
-    }
-}
-
-impl SaverError {
-    pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        SaverError::InvalidCheckpoint {
-            field: field.into(),
-            reason: reason.into(),
+            SaverFault::InvalidVersion { version, reason } => {
+                e.with_subject(version).with_reason(reason)
+            }
+            SaverFault::StoreNotFound { location, reason } => {
+                e.with_subject(location).with_reason(reason)
+            }
+            SaverFault::InvalidFilter { key, reason } => e.with_subject(key).with_reason(reason),
+            SaverFault::FlushTimeout { pending, .. } => e.with_count(pending),
+            SaverFault::Storage { operation, source } => {
+                Error::with_source(kind, message, source).with_operation(operation)
+            }
+            SaverFault::InvalidConfig { reason }
+            | SaverFault::InvalidMetadata { reason }
+            | SaverFault::Schema { reason } => e.with_reason(reason),
         }
     }
+}
+
+/// Where a checkpoint row is: `(thread "t", ns "", checkpoint "1")` (its kind is set
+/// by [`unreadable`]).
+pub(crate) fn row_location(thread: &str, ns: &str, id: &str) -> RowLocation {
+    RowLocation::new(RowKind::Checkpoint, thread, ns, id)
+}
+
+/// [`ErrorKind::UnreadableRow`] of the `kind` row at `location`, `source` its cause.
+pub(crate) fn unreadable(kind: RowKind, location: RowLocation, source: impl Into<Error>) -> Error {
+    Error::unreadable_row(location.of_kind(kind), source.into())
+}
+
+/// [`ErrorKind::InvalidVersion`]: the next version after `version` does not fit in an
+/// `i64`.
+pub(crate) fn overflow(version: &str) -> Error {
+    SaverFault::InvalidVersion {
+        version: version.to_owned(),
+        reason: "the next version does not fit in an i64".to_owned(),
+    }
+    .into()
+}
+
+/// [`ErrorKind::InvalidCheckpoint`] at `field`.
+pub(crate) fn invalid_checkpoint(field: impl Into<String>, reason: impl Into<String>) -> Error {
+    SaverFault::InvalidCheckpoint {
+        field: field.into(),
+        reason: reason.into(),
+    }
+    .into()
+}
+
+#[cfg(feature = "durable")]
+/// [`ErrorKind::WriteBehind`]: a write the durability wrapper queued failed in the
+/// background; `source` (shared: every call reports the same failure) is its cause.
+pub(crate) fn write_behind(
+    operation: &'static str,
+    thread_id: &str,
+    checkpoint_id: &str,
+    source: std::sync::Arc<Error>,
+) -> Error {
+    let message = format!(
+        "queued {operation} of thread {thread_id:?} (checkpoint {checkpoint_id:?}) failed in \
+         the background: {source}"
+    );
+    Error::shared(ErrorKind::WriteBehind, message, source).with_operation(operation)
 }

@@ -258,14 +258,15 @@ mod sqlite_detect {
         foreign, same_columns, with_task_path, StoreLayout, JS_SQLITE_STATEMENTS, PY_CHECKPOINTS,
         PY_SQLITE_WRITES, TS_CHECKPOINTS, TS_WRITES,
     };
-    use crate::saver::error::SaverError;
+    use crate::saver::error::SaverFault;
     use crate::saver::Result;
 
-    fn storage(e: rusqlite::Error) -> SaverError {
-        SaverError::Storage {
+    fn storage(e: rusqlite::Error) -> crate::Error {
+        SaverFault::Storage {
             operation: "detect layout",
             source: Box::new(e),
         }
+        .into()
     }
 
     /// `(name, sql)` of the saver tables that exist.
@@ -336,7 +337,7 @@ mod sqlite_detect {
     /// copy from a backup).
     ///
     /// # Errors
-    /// [`SaverError::Storage`] if SQLite cannot open the file.
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite cannot open the file.
     pub fn open_sqlite_read_only(path: impl AsRef<Path>) -> Result<Connection> {
         let path = path.as_ref();
         let mut wal = path.as_os_str().to_owned();
@@ -358,7 +359,7 @@ mod sqlite_detect {
     /// typed; writes nothing (works on a connection opened `SQLITE_OPEN_READ_ONLY`).
     ///
     /// # Errors
-    /// [`SaverError::Storage`] if SQLite fails to read the catalog (not a database,
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails to read the catalog (not a database,
     /// a locked or unreadable file).
     pub fn detect_sqlite(conn: &Connection) -> Result<StoreLayout> {
         let found = tables(conn)?;
@@ -416,16 +417,17 @@ mod sqlite_rows {
     use rusqlite::{Connection, Row};
 
     use super::StoreLayout;
-    use crate::saver::error::SaverError;
+    use crate::saver::error::SaverFault;
     use crate::saver::rows::{RawCheckpointRow, RawRows, RawWriteRow};
     use crate::saver::Result;
     use crate::serializer::{tags, TypedBytes};
 
-    fn storage(e: rusqlite::Error) -> SaverError {
-        SaverError::Storage {
+    fn storage(e: rusqlite::Error) -> crate::Error {
+        SaverFault::Storage {
             operation: "read rows",
             source: Box::new(e),
         }
+        .into()
     }
 
     /// A BLOB or TEXT cell as bytes; NULL as empty (what Python's savers read as
@@ -475,9 +477,9 @@ mod sqlite_rows {
     /// stores channel values inside the checkpoint.
     ///
     /// # Errors
-    /// [`SaverError::Schema`] for a layout that is not an SQLite one (or
+    /// [`ErrorKind::Schema`](crate::ErrorKind::Schema) for a layout that is not an SQLite one (or
     /// [`Empty`](StoreLayout::Empty) / [`Foreign`](StoreLayout::Foreign));
-    /// [`SaverError::Storage`] if SQLite fails or a cell has the wrong type.
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails or a cell has the wrong type.
     pub fn read_sqlite_rows(conn: &Connection, layout: &StoreLayout) -> Result<RawRows> {
         let (checkpoints_sql, writes_sql) = match layout {
             StoreLayout::SqlitePython => (
@@ -499,9 +501,10 @@ mod sqlite_rows {
                  FROM writes ORDER BY thread_id, thread_ts, task_id, idx",
             ),
             other => {
-                return Err(SaverError::Schema {
+                return Err(SaverFault::Schema {
                     reason: format!("cannot read SQLite rows of a store detected as: {other}"),
-                })
+                }
+                .into())
             }
         };
         let checkpoints = collect(conn, checkpoints_sql, |r| {
@@ -552,7 +555,7 @@ mod postgres_detect {
     use tokio_postgres::Client;
 
     use super::{foreign, same_columns, with_task_path, StoreLayout, PY_CHECKPOINTS};
-    use crate::saver::postgres::PostgresError;
+    use crate::saver::postgres::PgFault;
     use crate::saver::Result;
 
     const PG_BLOBS: &[&str] = &[
@@ -582,8 +585,8 @@ mod postgres_detect {
     ];
     const SHALLOW_BLOBS: &[&str] = &["thread_id", "checkpoint_ns", "channel", "type", "blob"];
 
-    fn db(source: tokio_postgres::Error) -> crate::saver::SaverError {
-        PostgresError::Db {
+    fn db(source: tokio_postgres::Error) -> crate::Error {
+        PgFault::Db {
             operation: "detect layout",
             source,
         }
@@ -600,7 +603,7 @@ mod postgres_detect {
     /// numeric channel versions.
     ///
     /// # Errors
-    /// [`SaverError::Postgres`](crate::saver::SaverError::Postgres) if a query fails.
+    /// [`ErrorKind::PostgresDb`](crate::ErrorKind::PostgresDb) if a query fails.
     pub async fn detect_postgres(client: &Client, schema: &str) -> Result<StoreLayout> {
         let rows = client
             .query(

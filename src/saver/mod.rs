@@ -69,11 +69,12 @@ pub mod sqlite;
 pub mod traits;
 pub mod types;
 
+pub(crate) use crate::error::Result;
 /// The attribute [`CheckpointSaver`] is declared with: put `#[async_trait]` on your
 /// `impl CheckpointSaver for MySaver` block.
 pub use async_trait::async_trait;
-pub use delta::default_delta_channel_history;
-pub use error::{Result, RowKind, SaverError};
+#[cfg(feature = "postgres")]
+pub(crate) use error::SaverFault;
 /// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
 /// checkpoint's channel maps.
 pub use indexmap::IndexMap;
@@ -81,6 +82,7 @@ pub use layout::StoreLayout;
 pub use memory::InMemorySaver;
 pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
+pub use traits::default_delta_channel_history;
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{
     all_special, checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,

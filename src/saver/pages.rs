@@ -1,6 +1,6 @@
 //! [`ListPages`]: `list` a page at a time instead of one `Vec` of everything.
 
-use super::error::SaverError;
+use super::error::SaverFault;
 use super::traits::{CheckpointSaver, ListOptions};
 use super::types::{CheckpointConfig, CheckpointTuple};
 use crate::saver::Result;
@@ -63,8 +63,8 @@ impl<'a> ListPages<'a> {
     /// match `options` (its `filter`, `before` and `limit` apply to the whole listing).
     ///
     /// # Errors
-    /// [`SaverError::MissingThreadId`] without a thread,
-    /// [`SaverError::InvalidConfig`] without a namespace or with a zero page size.
+    /// [`ErrorKind::MissingThreadId`](crate::ErrorKind::MissingThreadId) without a thread,
+    /// [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig) without a namespace or with a zero page size.
     pub fn new(
         saver: &'a dyn CheckpointSaver,
         config: CheckpointConfig,
@@ -73,16 +73,18 @@ impl<'a> ListPages<'a> {
     ) -> Result<Self> {
         config.require_thread_id("list")?;
         if config.checkpoint_ns.is_none() {
-            return Err(SaverError::InvalidConfig {
+            return Err(SaverFault::InvalidConfig {
                 reason:
                     "ListPages pages through one namespace: set checkpoint_ns (\"\" for the root)"
                         .to_owned(),
-            });
+            }
+            .into());
         }
         if page_size == 0 {
-            return Err(SaverError::InvalidConfig {
+            return Err(SaverFault::InvalidConfig {
                 reason: "a page size of 0".to_owned(),
-            });
+            }
+            .into());
         }
         Ok(ListPages {
             saver,

@@ -3,14 +3,16 @@
 use std::fmt;
 use std::sync::Arc;
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
-use super::delta::default_delta_channel_history;
-use super::error::SaverError;
+use super::delta::finish;
+use super::error::SaverFault;
 use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory,
+    CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::saver::Result;
 use crate::value::Value;
@@ -208,7 +210,7 @@ impl ListOptions {
 /// `Arc<dyn CheckpointSaver>`.
 ///
 /// The base operations are required. The extended ones (`delete_for_runs`,
-/// `copy_thread`, `prune`) default to [`SaverError::Unsupported`]; a saver that
+/// `copy_thread`, `prune`) default to [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported); a saver that
 /// implements them says so in [`capabilities`](Self::capabilities).
 /// [`get_delta_channel_history`](Self::get_delta_channel_history) defaults to the
 /// parent-chain walk over [`get_tuple`](Self::get_tuple) that Python provides.
@@ -288,7 +290,7 @@ pub trait CheckpointSaver: Send + Sync {
     ///
     /// # Errors
     ///
-    /// The saver's schema error (e.g. [`SaverError::Schema`]).
+    /// The saver's schema error (e.g. [`ErrorKind::Schema`](crate::ErrorKind::Schema)).
     async fn verify(&self) -> Result<()> {
         Ok(())
     }
@@ -302,25 +304,19 @@ pub trait CheckpointSaver: Send + Sync {
     /// `run_ids`.
     async fn delete_for_runs(&self, run_ids: &[String]) -> Result<()> {
         let _ = run_ids;
-        Err(SaverError::Unsupported {
-            capability: "delete_for_runs",
-        })
+        Err(crate::Error::unsupported("delete_for_runs"))
     }
 
     /// Copies every checkpoint, write and blob of one thread to another.
     async fn copy_thread(&self, source_thread_id: &str, target_thread_id: &str) -> Result<()> {
         let _ = (source_thread_id, target_thread_id);
-        Err(SaverError::Unsupported {
-            capability: "copy_thread",
-        })
+        Err(crate::Error::unsupported("copy_thread"))
     }
 
     /// Prunes the checkpoints of the given threads.
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         let _ = (thread_ids, strategy);
-        Err(SaverError::Unsupported {
-            capability: "prune",
-        })
+        Err(crate::Error::unsupported("prune"))
     }
 
     /// Per channel: the on-path writes since the nearest ancestor that stores a value
@@ -339,7 +335,7 @@ pub trait CheckpointSaver: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidVersion`] for a string version
+    /// [`ErrorKind::InvalidVersion`](crate::ErrorKind::InvalidVersion) for a string version
     /// or an integer at `i64::MAX`, in the default.
     fn get_next_version(&self, current: Option<&ChannelVersion>) -> Result<ChannelVersion> {
         match current {
@@ -347,21 +343,74 @@ pub trait CheckpointSaver: Send + Sync {
             Some(ChannelVersion::Int(i)) => i
                 .checked_add(1)
                 .map(ChannelVersion::Int)
-                .ok_or_else(|| overflow(&i.to_string())),
+                .ok_or_else(|| super::error::overflow(&i.to_string())),
             Some(ChannelVersion::Float(f)) => Ok(ChannelVersion::Float(f + 1.0)),
-            Some(v @ ChannelVersion::Str(_)) => Err(SaverError::InvalidVersion {
+            Some(v @ ChannelVersion::Str(_)) => Err(SaverFault::InvalidVersion {
                 version: v.to_string(),
                 reason: "the base saver only counts int and float versions".to_owned(),
-            }),
+            }
+            .into()),
         }
     }
 }
 
-pub(crate) fn overflow(version: &str) -> crate::saver::SaverError {
-    SaverError::InvalidVersion {
-        version: version.to_owned(),
-        reason: "the next version does not fit in an i64".to_owned(),
+/// Python's default `BaseCheckpointSaver.get_delta_channel_history`: walks
+/// [`get_tuple`](CheckpointSaver::get_tuple) and `parent_config` once for all channels.
+/// Stops on a parent cycle (which only corrupt storage can have) instead of looping.
+///
+/// # Errors
+///
+/// Whatever `saver.get_tuple` returns for a checkpoint of the chain (storage, decoding
+/// or config errors); a missing checkpoint is not an error (its history is empty).
+pub async fn default_delta_channel_history<S: CheckpointSaver + ?Sized>(
+    saver: &S,
+    config: &CheckpointConfig,
+    channels: &[String],
+) -> Result<IndexMap<String, DeltaChannelHistory>> {
+    if channels.is_empty() {
+        return Ok(IndexMap::new());
     }
+    let mut collected: IndexMap<String, Vec<PendingWrite>> =
+        channels.iter().map(|c| (c.clone(), Vec::new())).collect();
+    let mut seeds: IndexMap<String, Value> = IndexMap::new();
+    let mut remaining: HashSet<String> = channels.iter().cloned().collect();
+    let mut visited: HashSet<String> = HashSet::new();
+
+    let target = saver.get_tuple(config).await?;
+    let mut cursor = target.and_then(|t| t.parent_config);
+    while let Some(cfg) = cursor {
+        if remaining.is_empty() {
+            break;
+        }
+        if let Some(id) = &cfg.checkpoint_id {
+            if !visited.insert(id.clone()) {
+                break;
+            }
+        }
+        let Some(tuple) = saver.get_tuple(&cfg).await? else {
+            break;
+        };
+        for write in tuple.pending_writes.iter().rev() {
+            if remaining.contains(&write.channel) {
+                if let Some(list) = collected.get_mut(&write.channel) {
+                    list.push(write.clone());
+                }
+            }
+        }
+        let done: Vec<String> = remaining
+            .iter()
+            .filter(|ch| tuple.checkpoint.channel_values.contains_key(*ch))
+            .cloned()
+            .collect();
+        for ch in done {
+            if let Some(v) = tuple.checkpoint.channel_values.get(&ch) {
+                seeds.insert(ch.clone(), v.clone());
+            }
+            remaining.remove(&ch);
+        }
+        cursor = tuple.parent_config;
+    }
+    Ok(finish(collected, seeds))
 }
 
 macro_rules! forward_saver {

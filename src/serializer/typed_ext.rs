@@ -5,7 +5,8 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{Result, Serializer, SerializerError, TypedBytes};
+use super::{Result, Serializer, TypedBytes};
+use crate::error::Error;
 use crate::msgpack::DecodeOptions;
 use crate::typed::{self, FallbackCodec, JsonFallback, TypedError, TypedErrorKind};
 
@@ -20,8 +21,9 @@ use crate::typed::{self, FallbackCodec, JsonFallback, TypedError, TypedErrorKind
 /// and wipes the decrypted bytes once the value is read.
 ///
 /// ```
-/// use langgraph_codec::crypto::{aad, AesMode, CryptoError, EncryptedSerializer};
-/// use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
+/// use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
+/// use langgraph_codec::serializer::TypedSerializerExt;
+/// use langgraph_codec::ErrorKind;
 ///
 /// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
 /// let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
@@ -32,10 +34,7 @@ use crate::typed::{self, FallbackCodec, JsonFallback, TypedError, TypedErrorKind
 /// let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
 /// assert!(matches!(
 ///     serde.loads_typed_value_with_aad::<Vec<u8>>(&row.type_tag, &row.data, &there),
-///     Err(e) if matches!(
-///         std::error::Error::source(&e).and_then(|s| s.downcast_ref::<CryptoError>()),
-///         Some(CryptoError::AuthenticationFailed { .. })
-///     )
+///     Err(e) if e.kind() == ErrorKind::AuthenticationFailed
 /// ));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -43,7 +42,7 @@ pub trait TypedSerializerExt: Serializer {
     /// Serializes a typed value to a `(type, bytes)` pair, with the JSON fallback.
     ///
     /// # Errors
-    /// As [`typed::dumps`] (as [`SerializerError::Typed`]), or the serializer's error
+    /// As [`typed::dumps`] (its [`TypedError`] as `source()`), or the serializer's error
     /// finishing the pair (encryption).
     fn dumps_typed_value<T: Serialize + ?Sized>(&self, value: &T) -> Result<TypedBytes> {
         self.dumps_typed_value_with(value, &JsonFallback)
@@ -79,8 +78,13 @@ pub trait TypedSerializerExt: Serializer {
     ///
     /// # Errors
     /// The serializer's error opening the pair (decryption), or as [`typed::loads`]
-    /// ([`SerializerError::Tag`] for a `pickle` or unknown tag, [`SerializerError::Json`]
-    /// for a `json` row that is not JSON, else [`SerializerError::Typed`]).
+    /// (the [`TypedError`] as `source()`: kinds [`ErrorKind::Pickle`] and
+    /// [`ErrorKind::UnknownType`] for a `pickle` or unknown tag,
+    /// [`ErrorKind::InvalidJson`] for a `json` row that is not JSON, …).
+    ///
+    /// [`ErrorKind::Pickle`]: crate::ErrorKind::Pickle
+    /// [`ErrorKind::UnknownType`]: crate::ErrorKind::UnknownType
+    /// [`ErrorKind::InvalidJson`]: crate::ErrorKind::InvalidJson
     fn loads_typed_value<T: DeserializeOwned>(&self, type_tag: &str, data: &[u8]) -> Result<T> {
         self.loads_typed_value_with(type_tag, data, &JsonFallback)
     }
@@ -120,7 +124,7 @@ pub trait TypedSerializerExt: Serializer {
     /// let liberal = DecodeOptions::new().allow_non_canonical(true);
     /// let five: u8 = serde.loads_typed_value_with_options("msgpack", b"\xcd\x00\x05", &liberal)?;
     /// assert_eq!(five, 5);
-    /// # Ok::<(), langgraph_codec::serializer::SerializerError>(())
+    /// # Ok::<(), langgraph_codec::Error>(())
     /// ```
     ///
     /// # Errors
@@ -140,7 +144,7 @@ pub trait TypedSerializerExt: Serializer {
     /// # Errors
     /// As [`loads_typed_value`](Self::loads_typed_value); an encrypting serializer
     /// refuses a row bound to other associated data
-    /// ([`CryptoError::AuthenticationFailed`](crate::crypto::CryptoError::AuthenticationFailed)).
+    /// (kind [`AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed)).
     fn loads_typed_value_with_aad<T: DeserializeOwned>(
         &self,
         type_tag: &str,
@@ -186,7 +190,7 @@ where
         Ok(())
     })?;
     out.ok_or_else(|| {
-        SerializerError::Typed(TypedError::new(
+        Error::from(TypedError::new(
             TypedErrorKind::Message,
             "the serializer's unwrap_serialized hook did not hand over the row",
         ))

@@ -2,7 +2,7 @@
 //! unreadable, or the savers' `empty` marker.
 
 use crate::crypto::{CompressedSerializer, Plaintext, AES_CIPHER_NAME};
-use crate::serializer::{JsonPlusSerializer, Serializer, SerializerError, TagError};
+use crate::serializer::{JsonPlusSerializer, Serializer, TagError};
 
 use super::keys::StoreKeys;
 
@@ -52,7 +52,8 @@ impl Classified {
 pub(crate) fn readable(tag: &str, data: &[u8]) -> Result<(), String> {
     let serde = CompressedSerializer::new(JsonPlusSerializer::new());
     match serde.loads_typed(tag, data) {
-        Ok(_) | Err(SerializerError::Tag(TagError::Pickle)) => Ok(()),
+        Ok(_) => Ok(()),
+        Err(e) if matches!(e.as_tag(), Some(TagError::Pickle)) => Ok(()),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -40,7 +40,7 @@ use std::time::Instant;
 use serde::Serialize;
 use tokio_postgres::types::ToSql;
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::export::{open_target, Target};
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
@@ -48,11 +48,10 @@ use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
-use crate::saver::{
-    ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple, SaverError,
-};
+use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 use crate::Value;
@@ -480,7 +479,7 @@ async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<u64> {
                 .collect();
             let mut idxs = Vec::with_capacity(rows.len());
             for (p, (w, _, _)) in &rows {
-                idxs.push(i32::try_from(w.idx).map_err(|_| StoreError::Unreadable {
+                idxs.push(i32::try_from(w.idx).map_err(|_| StoreFault::Unreadable {
                     what: format!("write {}/{}", p.at(), w.task_id),
                     reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
                 })?);
@@ -521,7 +520,7 @@ async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<u64> {
 const VERIFY_IN_FLIGHT: usize = 4;
 
 /// A checkpoint read back from the target.
-type ReadBack = std::result::Result<Option<CheckpointTuple>, SaverError>;
+type ReadBack = std::result::Result<Option<CheckpointTuple>, Error>;
 
 /// The target saver: `put` of a batch in one transaction, `get_tuple` to verify.
 enum Writer {
@@ -539,7 +538,7 @@ impl Writer {
 
     /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
     /// transaction.
-    async fn put_batch(&self, batch: &[&Pending]) -> std::result::Result<(), SaverError> {
+    async fn put_batch(&self, batch: &[&Pending]) -> std::result::Result<(), Error> {
         let config = |p: &Pending| {
             let config = CheckpointConfig::new(p.thread.clone()).with_ns(p.ns.clone());
             match p
@@ -638,7 +637,7 @@ fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<String> {
 /// `docs/store-maintenance.md`).
 ///
 /// # Errors
-/// [`StoreError::NotAStore`] for a target in an old layout; [`StoreError::Unreadable`]
+/// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow)
 /// for a source row that does not decode (no key for it); the databases' errors. A
 /// checkpoint that reads back differently is not an error: it is listed in
 /// [`CopyReport::mismatches`].
@@ -729,7 +728,7 @@ pub async fn copy(
                 let tuple = src
                     .tuple(&read_serde, t, Some(ns), id)
                     .await?
-                    .ok_or_else(|| StoreError::Unreadable {
+                    .ok_or_else(|| StoreFault::Unreadable {
                         what: format!("checkpoint {t}/{ns:?}/{id}"),
                         reason: "vanished from the source during the copy".to_owned(),
                     })?;
@@ -737,7 +736,7 @@ pub async fn copy(
                 for w in write_rows(&src.raw, t, ns, id).await? {
                     let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
                     let value = read_serde.loads_typed(&w.tag, &w.data).map_err(|e| {
-                        StoreError::Unreadable {
+                        StoreFault::Unreadable {
                             what: at(),
                             reason: e.to_string(),
                         }
@@ -745,7 +744,7 @@ pub async fn copy(
                     let typed =
                         write_serde
                             .dumps_typed(&value)
-                            .map_err(|e| StoreError::Unreadable {
+                            .map_err(|e| StoreFault::Unreadable {
                                 what: at(),
                                 reason: e.to_string(),
                             })?;
@@ -829,7 +828,7 @@ async fn flush(
         writer
             .put_batch(&missing)
             .await
-            .map_err(|e| StoreError::Unreadable {
+            .map_err(|e| StoreFault::Unreadable {
                 what: format!(
                     "put of checkpoints {} .. {} into the target",
                     missing.first().map(|p| p.at()).unwrap_or_default(),

@@ -1,13 +1,14 @@
-//! [`StoreError`]: why a store could not be opened or an operation stopped.
+//! Why a store could not be opened or an operation stopped, as the crate's [`Error`].
 
 use std::path::PathBuf;
 
-use crate::crypto::CryptoError;
+use crate::error::Error;
+use crate::kind::ErrorKind;
 
-/// Errors of the store operations ([`crate::store`]).
+/// The store operations' failures: each variant's message, kind and context, turned
+/// into the crate's [`Error`] at once with `From`. It never leaves the store layer.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreError {
+pub(crate) enum StoreFault {
     /// The store argument is neither `sqlite:PATH`, a file path, nor a
     /// `postgres://`/`postgresql://` URL.
     #[error("invalid store {given:?}: {reason}")]
@@ -19,6 +20,7 @@ pub enum StoreError {
     },
     /// The store's backend is not compiled in.
     #[error("{backend} stores need the crate feature `{feature}`, which this build does not have")]
+    #[cfg_attr(all(feature = "sqlite", feature = "postgres"), allow(dead_code))]
     BackendDisabled {
         /// `sqlite` or `postgres`.
         backend: &'static str,
@@ -27,6 +29,7 @@ pub enum StoreError {
     },
     /// No file at the path (nothing is created).
     #[error("no SQLite store at {}: {reason}", path.display())]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     NotFound {
         /// The path.
         path: PathBuf,
@@ -57,9 +60,6 @@ pub enum StoreError {
         /// The operation.
         operation: &'static str,
     },
-    /// A key is missing or malformed.
-    #[error("keys: {0}")]
-    Keys(#[from] CryptoError),
     /// SQLite reported an error.
     #[cfg(feature = "sqlite")]
     #[error("sqlite {operation}: {source}")]
@@ -67,7 +67,6 @@ pub enum StoreError {
         /// What was being done.
         operation: &'static str,
         /// SQLite's error.
-        #[source]
         source: rusqlite::Error,
     },
     /// The Postgres server (or the connection to it) reported an error.
@@ -77,7 +76,6 @@ pub enum StoreError {
         /// What was being done.
         operation: &'static str,
         /// The driver's error (SQLSTATE in `source.code()`).
-        #[source]
         source: tokio_postgres::Error,
     },
     /// The Postgres connection kept failing: the sweep stopped. Every committed batch
@@ -91,10 +89,12 @@ pub enum StoreError {
     },
     /// A blocking task of the SQLite backend failed (panicked or was cancelled).
     #[error("sqlite: a blocking task failed: {0}")]
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     Task(String),
     /// A stored value or row could not be read (store maintenance: inspect, copy):
     /// which, and why.
     #[error("{what}: {reason}")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Unreadable {
         /// The row.
         what: String,
@@ -105,6 +105,7 @@ pub enum StoreError {
     /// fresh store instead (`lgcodec store copy STORE NEW_STORE`), which reads every
     /// old layout.
     #[error("{location} ({layout}) cannot be upgraded in place: {reason}; copy it into a fresh store instead (lgcodec store copy {location} NEW_STORE)")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     CannotUpgrade {
         /// The store.
         location: String,
@@ -115,6 +116,7 @@ pub enum StoreError {
     },
     /// A date for store prune is malformed, or no prune rule was given.
     #[error("prune: {reason} ({given:?})")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     InvalidDate {
         /// The text as given.
         given: String,
@@ -123,6 +125,7 @@ pub enum StoreError {
     },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     Backup {
         /// The file, with the line number when known.
         file: String,
@@ -131,21 +134,69 @@ pub enum StoreError {
     },
 }
 
-impl StoreError {
-    /// Whether the error is a lost Postgres connection (closed, terminated by the
-    /// server): the operation may reconnect and retry the batch.
-    pub fn is_connection_lost(&self) -> bool {
+impl StoreFault {
+    fn kind(&self) -> ErrorKind {
         match self {
+            StoreFault::InvalidLocation { .. } => ErrorKind::InvalidStoreLocation,
+            StoreFault::BackendDisabled { .. } => ErrorKind::BackendDisabled,
+            StoreFault::NotFound { .. } => ErrorKind::StoreNotFound,
+            StoreFault::NotAStore { .. } => ErrorKind::NotAStore,
+            StoreFault::ReadOnly { .. } => ErrorKind::ReadOnly,
+            StoreFault::NotWritable { .. } => ErrorKind::NotWritable,
+            #[cfg(feature = "sqlite")]
+            StoreFault::Sqlite { .. } => ErrorKind::Storage,
             #[cfg(feature = "postgres")]
-            StoreError::Postgres { source, .. } => {
-                source.is_closed()
-                    || std::error::Error::source(source).is_some_and(|s| s.is::<std::io::Error>())
-                    || source.code().is_some_and(|c| {
-                        let c = c.code();
-                        c.starts_with("08") || c.starts_with("57P")
-                    })
+            StoreFault::Postgres { .. } => ErrorKind::PostgresDb,
+            StoreFault::ConnectionLost { .. } => ErrorKind::ConnectionLost,
+            StoreFault::Task(_) => ErrorKind::TaskFailed,
+            StoreFault::Unreadable { .. } => ErrorKind::UnreadableRow,
+            StoreFault::CannotUpgrade { .. } => ErrorKind::CannotUpgrade,
+            StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
+            StoreFault::Backup { .. } => ErrorKind::Backup,
+        }
+    }
+}
+
+/// The fault's kind and message; the operation ([`Error::operation`]); the store,
+/// backup file or what was unreadable ([`Error::subject`]); SQLite's or the Postgres
+/// driver's error as `source()` ([`Error::as_sqlite`], [`Error::as_postgres`]).
+impl From<StoreFault> for Error {
+    #[cold]
+    fn from(fault: StoreFault) -> Self {
+        let kind = fault.kind();
+        let message = fault.to_string();
+        let e = Error::new(kind, message.clone());
+        match fault {
+            #[cfg(feature = "sqlite")]
+            StoreFault::Sqlite { operation, source } => {
+                Error::with_source(kind, message, source).with_operation(operation)
             }
-            _ => false,
+            #[cfg(feature = "postgres")]
+            StoreFault::Postgres { operation, source } => {
+                Error::with_source(kind, message, source).with_operation(operation)
+            }
+            StoreFault::CannotUpgrade {
+                location,
+                layout,
+                reason,
+            } => e
+                .with_subject(location)
+                .with_found(layout)
+                .with_reason(reason),
+            StoreFault::NotAStore { location, found } => e.with_subject(location).with_found(found),
+            StoreFault::InvalidLocation { given: s, reason }
+            | StoreFault::ReadOnly {
+                location: s,
+                reason,
+            }
+            | StoreFault::Backup { file: s, reason }
+            | StoreFault::Unreadable { what: s, reason } => e.with_subject(s).with_reason(reason),
+            StoreFault::NotFound { path, .. } => e.with_subject(path.display().to_string()),
+            StoreFault::NotWritable { operation } => e.with_operation(operation),
+            StoreFault::BackendDisabled { .. }
+            | StoreFault::ConnectionLost { .. }
+            | StoreFault::Task(_)
+            | StoreFault::InvalidDate { .. } => e,
         }
     }
 }

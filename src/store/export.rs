@@ -39,11 +39,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use tokio_postgres::types::ToSql;
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
+use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
@@ -60,7 +61,7 @@ pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
 
 /// A line of a backup file as text; `None` for a blank line.
 fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
-    let bad = |reason: String| StoreError::Backup {
+    let bad = |reason: String| StoreFault::Backup {
         file: at.to_owned(),
         reason,
     };
@@ -69,9 +70,10 @@ fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
         JsonlLine::Blank => Ok(None),
         JsonlLine::TooLong { limit } => Err(bad(format!(
             "the line is longer than {limit} bytes (ImportOptions::max_line_bytes); it was not read"
-        ))),
+        ))
+        .into()),
         JsonlLine::NotUtf8 { offset } => {
-            Err(bad(format!("not UTF-8 at byte {offset} of the line")))
+            Err(bad(format!("not UTF-8 at byte {offset} of the line")).into())
         }
     }
 }
@@ -365,10 +367,13 @@ pub struct ExportReport {
     pub elapsed_s: f64,
 }
 
-fn io_err(file: &str) -> impl Fn(std::io::Error) -> StoreError + '_ {
-    move |e| StoreError::Backup {
-        file: file.to_owned(),
-        reason: e.to_string(),
+fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| {
+        StoreFault::Backup {
+            file: file.to_owned(),
+            reason: e.to_string(),
+        }
+        .into()
     }
 }
 
@@ -377,7 +382,7 @@ fn io_err(file: &str) -> impl Fn(std::io::Error) -> StoreError + '_ {
 /// does not grow with the store.
 ///
 /// # Errors
-/// [`StoreError::Backup`] if `out` fails; the database's errors.
+/// [`ErrorKind::Backup`](crate::ErrorKind::Backup) if `out` fails; the database's errors.
 pub async fn export(
     store: &AnyStore,
     out: &mut dyn Write,
@@ -388,7 +393,7 @@ pub async fn export(
     let file = "(output)";
     let mut written = 0u64;
     let mut line = |out: &mut dyn Write, v: &Json| -> Result<()> {
-        let text = serde_json::to_string(v).map_err(|e| StoreError::Backup {
+        let text = serde_json::to_string(v).map_err(|e| StoreFault::Backup {
             file: file.to_owned(),
             reason: e.to_string(),
         })?;
@@ -561,12 +566,12 @@ pub(crate) enum Target {
 /// connection and whether tables were created.
 ///
 /// # Errors
-/// [`StoreError::NotAStore`] for a target in another layout than today's Python's.
+/// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in another layout than today's Python's.
 pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
     let location = Location::parse(given)?;
     let shown = location.display();
     let not_current = |layout: &StoreLayout| {
-        StoreError::NotAStore {
+        StoreFault::NotAStore {
         location: shown.clone(),
         found: format!(
             "{layout}: a target must be empty or in today's Python layout (copy an old store into a fresh one)"
@@ -593,7 +598,7 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
                     SqliteSaver::create(&path).map_err(super::raw::saver_err(&shown))?;
                     created = true;
                 }
-                other => return Err(not_current(&other)),
+                other => return Err(not_current(&other).into()),
             }
             let conn = rusqlite::Connection::open_with_flags(
                 &path,
@@ -630,7 +635,7 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
                     true
                 }
                 ref l if l.is_current() => false,
-                other => return Err(not_current(&other)),
+                other => return Err(not_current(&other).into()),
             };
             Ok((Target::Postgres(client), created, shown))
         }
@@ -646,9 +651,12 @@ enum Cell {
 }
 
 fn cells(spec: &Spec, obj: &Map<String, Json>, at: &str) -> Result<Vec<Cell>> {
-    let bad = |reason: String| StoreError::Backup {
-        file: at.to_owned(),
-        reason,
+    let bad = |reason: String| -> Error {
+        StoreFault::Backup {
+            file: at.to_owned(),
+            reason,
+        }
+        .into()
     };
     spec.cols
         .iter()
@@ -872,8 +880,8 @@ async fn existing(target: &Target, spec: &Spec, key: &[Cell]) -> Result<Option<V
 /// reported and never overwritten (see `docs/store-maintenance.md`).
 ///
 /// # Errors
-/// [`StoreError::Backup`] for a malformed file (the line is named) or one of
-/// another backend; [`StoreError::NotAStore`] for a target in an old layout; the
+/// [`ErrorKind::Backup`](crate::ErrorKind::Backup) for a malformed file (the line is named) or one of
+/// another backend; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; the
 /// database's errors.
 pub async fn import(
     input: &mut dyn BufRead,
@@ -892,36 +900,38 @@ pub async fn import(
     let header: Json = match lines.next_line().map_err(io_err(file))? {
         Some((n, line)) => {
             let l = line_text(&at(n), line)?.unwrap_or_default();
-            serde_json::from_str(&l).map_err(|e| StoreError::Backup {
+            serde_json::from_str(&l).map_err(|e| StoreFault::Backup {
                 file: at(1),
                 reason: format!("not a backup header: {e}"),
             })?
         }
         None => {
-            return Err(StoreError::Backup {
+            return Err(StoreFault::Backup {
                 file: file.to_owned(),
                 reason: "empty file".to_owned(),
-            })
+            }
+            .into())
         }
     };
     let field = |name: &str| header.get(name).cloned().unwrap_or(Json::Null);
     if field("format") != BACKUP_FORMAT || field("version") != BACKUP_VERSION {
-        return Err(StoreError::Backup {
+        return Err(StoreFault::Backup {
             file: at(1),
             reason: format!(
                 "not a {BACKUP_FORMAT} version {BACKUP_VERSION} file (format {}, version {})",
                 field("format"),
                 field("version")
             ),
-        });
+        }
+        .into());
     }
     let layout = field("layout");
     let layout = layout.as_str().unwrap_or_default();
     if layout.starts_with("LangGraph 0.1") {
-        return Err(StoreError::Backup {
+        return Err(StoreFault::Backup {
             file: at(1),
             reason: "a LangGraph 0.1 (thread_ts) store's rows are JSON of another shape: use `store copy` from the old store to upgrade it".to_owned(),
-        });
+        }.into());
     }
     let (mut tgt, created, shown) = open_target(target).await?;
     let backend = match tgt {
@@ -929,13 +939,13 @@ pub async fn import(
         Target::Postgres(_) => "postgres",
     };
     if field("backend") != backend {
-        return Err(StoreError::Backup {
+        return Err(StoreFault::Backup {
             file: at(1),
             reason: format!(
                 "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
                 field("backend")
             ),
-        });
+        }.into());
     }
     let specs = specs(
         &Cols::current(true),
@@ -990,7 +1000,7 @@ pub async fn import(
         let Some(l) = line_text(&at(n), line)? else {
             continue;
         };
-        let obj: Map<String, Json> = serde_json::from_str(&l).map_err(|e| StoreError::Backup {
+        let obj: Map<String, Json> = serde_json::from_str(&l).map_err(|e| StoreFault::Backup {
             file: at(n),
             reason: e.to_string(),
         })?;
@@ -1005,13 +1015,14 @@ pub async fn import(
             break;
         }
         let Some(i) = specs.iter().position(|s| s.kind == kind) else {
-            return Err(StoreError::Backup {
+            return Err(StoreFault::Backup {
                 file: at(n),
                 reason: format!(
                     "unknown row kind {:?} for a {backend} store",
                     kind.chars().take(40).collect::<String>()
                 ),
-            });
+            }
+            .into());
         };
         if batch_kind != Some(i) || batch.len() >= batch_size {
             if let Some(j) = batch_kind {

@@ -12,9 +12,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
+use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
@@ -240,11 +241,12 @@ pub fn tuple_json(t: &CheckpointTuple) -> Json {
     })
 }
 
-fn unreadable(what: String, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Unreadable {
+fn unreadable(what: String, e: impl std::fmt::Display) -> Error {
+    StoreFault::Unreadable {
         what,
         reason: e.to_string(),
     }
+    .into()
 }
 
 impl AnyStore {
@@ -252,7 +254,7 @@ impl AnyStore {
     /// `postgres://` URL.
     ///
     /// # Errors
-    /// [`StoreError::NotFound`], [`StoreError::NotAStore`] (no saver's tables, or the
+    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (no saver's tables, or the
     /// shallow saver's), the database's errors.
     pub async fn open(location: &str) -> Result<Self> {
         Ok(AnyStore {
@@ -614,7 +616,7 @@ impl AnyStore {
     /// such checkpoint.
     ///
     /// # Errors
-    /// [`StoreError::Unreadable`] (no key for it, a value that does not decode), the
+    /// [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow) (no key for it, a value that does not decode), the
     /// database's errors.
     pub async fn state(
         &self,
@@ -632,7 +634,7 @@ impl AnyStore {
     /// What changed from checkpoint `from` to checkpoint `to` of a thread.
     ///
     /// # Errors
-    /// [`StoreError::Unreadable`] if either is missing or does not decode.
+    /// [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow) if either is missing or does not decode.
     pub async fn diff(
         &self,
         keys: &StoreKeys,
@@ -641,7 +643,7 @@ impl AnyStore {
         to: &str,
     ) -> Result<CheckpointDiff> {
         let serde = serializer(keys);
-        let missing = |id: &str| StoreError::Unreadable {
+        let missing = |id: &str| StoreFault::Unreadable {
             what: format!("checkpoint {thread}/{id}"),
             reason: "no such checkpoint".to_owned(),
         };
@@ -928,10 +930,11 @@ fn pg_builder(
                 .keep_metadata_writes(keep_metadata_writes)
                 .build()
         })
-        .map_err(|e| StoreError::InvalidLocation {
+        .map_err(|e| StoreFault::InvalidLocation {
             given: super::redact(url),
             reason: e.to_string(),
         })
+        .map_err(crate::Error::from)
 }
 
 /// Channels changed, added, removed, and items appended to list channels.

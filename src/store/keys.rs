@@ -2,9 +2,9 @@
 
 use std::ffi::OsString;
 
-use crate::crypto::{
-    AesKey, AesMode, Cipher, CryptoError, KeyRing, Plaintext, ENV_KEY, ENV_KEY_PREVIOUS,
-};
+use crate::crypto::CryptoFault;
+use crate::crypto::{AesKey, AesMode, Cipher, KeyRing, Plaintext, ENV_KEY, ENV_KEY_PREVIOUS};
+use crate::error::Error;
 
 /// The LangChain Agent Server's name for decrypt-only keys, accepted with the meaning
 /// of `LANGGRAPH_AES_KEY_PREVIOUS` (same syntax: comma-separated, `base64:` entries).
@@ -53,14 +53,10 @@ impl StoreKeys {
     /// Adds a decrypt-only key, labelled `label` in reports.
     ///
     /// # Errors
-    /// [`CryptoError::MissingKey`] without a primary key,
-    /// [`CryptoError::TooManyKeys`] past [`MAX_PREVIOUS_KEYS`](crate::crypto::MAX_PREVIOUS_KEYS).
-    pub fn with_previous(
-        mut self,
-        key: AesKey,
-        label: impl Into<String>,
-    ) -> Result<Self, CryptoError> {
-        let ring = self.ring.take().ok_or_else(|| CryptoError::MissingKey {
+    /// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) without a primary key,
+    /// [`ErrorKind::TooManyKeys`](crate::ErrorKind::TooManyKeys) past [`MAX_PREVIOUS_KEYS`](crate::crypto::MAX_PREVIOUS_KEYS).
+    pub fn with_previous(mut self, key: AesKey, label: impl Into<String>) -> Result<Self, Error> {
+        let ring = self.ring.take().ok_or_else(|| CryptoFault::MissingKey {
             var: ENV_KEY.to_owned(),
         })?;
         self.ring = Some(ring.with_previous(key)?);
@@ -82,11 +78,11 @@ impl StoreKeys {
     /// (decrypt-only; see [`KeyRing`] for the syntax). None set: no keys.
     ///
     /// # Errors
-    /// A malformed key, named ([`CryptoError::InvalidKeyLength`],
-    /// [`CryptoError::InvalidKeyEncoding`], [`CryptoError::KeyNotUtf8`],
-    /// [`CryptoError::TooManyKeys`]); [`CryptoError::MissingKey`] when decrypt-only keys
+    /// A malformed key, named ([`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength),
+    /// [`ErrorKind::InvalidKeyEncoding`](crate::ErrorKind::InvalidKeyEncoding), [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8),
+    /// [`ErrorKind::TooManyKeys`](crate::ErrorKind::TooManyKeys)); [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) when decrypt-only keys
     /// are set without `LANGGRAPH_AES_KEY`.
-    pub fn from_env() -> Result<Self, CryptoError> {
+    pub fn from_env() -> Result<Self, Error> {
         Self::from_env_vars_os(|name| std::env::var_os(name))
     }
 
@@ -94,15 +90,14 @@ impl StoreKeys {
     ///
     /// # Errors
     /// As [`from_env`](Self::from_env).
-    pub fn from_env_vars_os(
-        lookup: impl Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, CryptoError> {
+    pub fn from_env_vars_os(lookup: impl Fn(&str) -> Option<OsString>) -> Result<Self, Error> {
         let set = |name: &str| lookup(name).is_some_and(|v| !v.is_empty());
         if lookup(ENV_KEY).is_none() {
             if set(ENV_KEY_PREVIOUS) || set(ENV_FALLBACK_KEYS) {
-                return Err(CryptoError::MissingKey {
+                return Err(CryptoFault::MissingKey {
                     var: ENV_KEY.to_owned(),
-                });
+                }
+                .into());
             }
             return Ok(Self::none());
         }
@@ -127,7 +122,7 @@ impl StoreKeys {
             mode: AesMode::Eax,
         };
         if let Some(value) = lookup(ENV_FALLBACK_KEYS) {
-            let text = value.into_string().map_err(|_| CryptoError::KeyNotUtf8 {
+            let text = value.into_string().map_err(|_| CryptoFault::KeyNotUtf8 {
                 var: ENV_FALLBACK_KEYS.to_owned(),
                 advice: "; give a key that is not UTF-8 text as a base64:<standard base64> entry",
             })?;
@@ -188,12 +183,14 @@ impl StoreKeys {
                 "encrypted, and no key was given ({ENV_KEY} is not set)"
             ));
         };
-        ring.decrypt_with_index(data, b"").map_err(|e| match e {
-            CryptoError::AuthenticationFailed { keys_tried } => format!(
-                "no key opens it ({keys_tried} key(s) tried in EAX and GCM mode: wrong key or altered bytes)"
+        ring.decrypt_with_index(data, b"")
+            .map_err(|e| match e.kind() {
+                crate::ErrorKind::AuthenticationFailed => format!(
+                "no key opens it ({} key(s) tried in EAX and GCM mode: wrong key or altered bytes)",
+                e.count().unwrap_or_default()
             ),
-            other => other.to_string(),
-        })
+                _ => e.to_string(),
+            })
     }
 
     /// Seals `plaintext` under the primary key and checks that the new bytes open under

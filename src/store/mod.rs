@@ -8,7 +8,7 @@
 //! read-only file works; nothing is created, the journal mode is left alone), Postgres
 //! in a read-only session. [`Store::open_for_writing`] opens it for the sweeps (still
 //! creating nothing). Both check Python's layout first and refuse anything else with
-//! [`StoreError::NotAStore`] saying what they found.
+//! [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) saying what they found.
 //!
 //! **What is stored encrypted** (with Python's `EncryptedSerializer`):
 //!
@@ -38,7 +38,7 @@
 //! ```no_run
 //! use langgraph_codec::store::{audit, rekey, AuditOptions, Store, StoreKeys, SweepOptions};
 //!
-//! # async fn demo() -> Result<(), langgraph_codec::store::StoreError> {
+//! # async fn demo() -> Result<(), langgraph_codec::Error> {
 //! // LANGGRAPH_AES_KEY=new key, LANGGRAPH_AES_KEY_PREVIOUS (or _FALLBACK_KEYS)=old key
 //! let keys = StoreKeys::from_env()?;
 //! let store = Store::open_for_writing("sqlite:checkpoints.db").await?;
@@ -92,7 +92,7 @@ pub use upgrade::{
 };
 
 pub use classify::Class;
-pub use error::StoreError;
+pub(crate) use error::StoreFault;
 pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
 pub use ops::{audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions};
 pub use report::{
@@ -103,6 +103,8 @@ pub use report::{
 use std::sync::Arc;
 
 use backend::{KeyPart, Row, Table, Update};
+
+use crate::error::Error;
 
 /// Where a store is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,14 +121,14 @@ impl Location {
     /// `postgres://` / `postgresql://` URL.
     ///
     /// # Errors
-    /// [`StoreError::InvalidLocation`] for an empty argument or another URL scheme.
-    pub fn parse(given: &str) -> Result<Self, StoreError> {
-        let invalid = |reason: &str| StoreError::InvalidLocation {
+    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) for an empty argument or another URL scheme.
+    pub fn parse(given: &str) -> Result<Self, Error> {
+        let invalid = |reason: &str| StoreFault::InvalidLocation {
             given: given.to_owned(),
             reason: reason.to_owned(),
         };
         if given.is_empty() {
-            return Err(invalid("empty"));
+            return Err(invalid("empty").into());
         }
         if given.starts_with("postgres://") || given.starts_with("postgresql://") {
             return Ok(Location::Postgres(given.to_owned()));
@@ -134,14 +136,15 @@ impl Location {
         if let Some(rest) = given.strip_prefix("sqlite:") {
             let path = rest.strip_prefix("//").unwrap_or(rest);
             if path.is_empty() {
-                return Err(invalid("sqlite: needs a path"));
+                return Err(invalid("sqlite: needs a path").into());
             }
             return Ok(Location::Sqlite(path.into()));
         }
         if let Some((scheme, _)) = given.split_once("://") {
             return Err(invalid(&format!(
                 "unknown scheme {scheme:?}: use sqlite:PATH, a file path, or a postgres:// URL"
-            )));
+            ))
+            .into());
         }
         Ok(Location::Sqlite(given.into()))
     }
@@ -191,23 +194,23 @@ impl Store {
     /// Opens a store read-only and checks Python's layout.
     ///
     /// # Errors
-    /// [`StoreError::InvalidLocation`], [`StoreError::NotFound`] (a missing file is
-    /// not created), [`StoreError::NotAStore`] (another database: what it holds),
-    /// [`StoreError::BackendDisabled`], or the database's error.
-    pub async fn open(location: &str) -> Result<Self, StoreError> {
+    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation), [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) (a missing file is
+    /// not created), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (another database: what it holds),
+    /// [`ErrorKind::BackendDisabled`](crate::ErrorKind::BackendDisabled), or the database's error.
+    pub async fn open(location: &str) -> Result<Self, Error> {
         Self::open_with(location, false).await
     }
 
     /// Opens a store for the sweeps (still creating nothing) and checks Python's layout.
     ///
     /// # Errors
-    /// As [`open`](Self::open), and [`StoreError::ReadOnly`] for a file or server that
+    /// As [`open`](Self::open), and [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly) for a file or server that
     /// cannot be written.
-    pub async fn open_for_writing(location: &str) -> Result<Self, StoreError> {
+    pub async fn open_for_writing(location: &str) -> Result<Self, Error> {
         Self::open_with(location, true).await
     }
 
-    async fn open_with(given: &str, writable: bool) -> Result<Self, StoreError> {
+    async fn open_with(given: &str, writable: bool) -> Result<Self, Error> {
         let location = Location::parse(given)?;
         let shown = location.display();
         let backend = match &location {
@@ -217,10 +220,11 @@ impl Store {
             }
             #[cfg(not(feature = "sqlite"))]
             Location::Sqlite(_) => {
-                return Err(StoreError::BackendDisabled {
+                return Err(StoreFault::BackendDisabled {
                     backend: "sqlite",
                     feature: "sqlite",
-                })
+                }
+                .into())
             }
             #[cfg(feature = "postgres")]
             Location::Postgres(url) => {
@@ -228,10 +232,11 @@ impl Store {
             }
             #[cfg(not(feature = "postgres"))]
             Location::Postgres(_) => {
-                return Err(StoreError::BackendDisabled {
+                return Err(StoreFault::BackendDisabled {
                     backend: "postgres",
                     feature: "postgres",
-                })
+                }
+                .into())
             }
         };
         let _ = &shown;
@@ -271,7 +276,7 @@ impl Store {
         }
     }
 
-    async fn count(&self, t: &'static Table) -> Result<u64, StoreError> {
+    async fn count(&self, t: &'static Table) -> Result<u64, Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(s) => s.count(t).await,
@@ -285,7 +290,7 @@ impl Store {
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
         limit: usize,
-    ) -> Result<Vec<Row>, StoreError> {
+    ) -> Result<Vec<Row>, Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(s) => s.page(t, after, limit).await,
@@ -294,11 +299,7 @@ impl Store {
         }
     }
 
-    async fn reread(
-        &self,
-        t: &'static Table,
-        key: Vec<KeyPart>,
-    ) -> Result<Option<Row>, StoreError> {
+    async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>, Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(s) => s.reread(t, key).await,
@@ -311,7 +312,7 @@ impl Store {
         &self,
         t: &'static Table,
         updates: Arc<Vec<Update>>,
-    ) -> Result<Vec<bool>, StoreError> {
+    ) -> Result<Vec<bool>, Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(s) => s.apply(t, updates).await,
@@ -320,7 +321,7 @@ impl Store {
         }
     }
 
-    async fn reconnect(&self) -> Result<(), StoreError> {
+    async fn reconnect(&self) -> Result<(), Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(_) => Ok(()),

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use super::backend::{KeyPart, Row, Table, Update};
 use super::classify::{classify, Class, Classified};
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::report::{
     AuditReport, ClassCounts, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
     UnreadableRow, Verdict,
 };
 use super::Store;
+use crate::error::Error;
 
 /// A progress callback.
 pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
@@ -97,7 +98,7 @@ impl AuditOptions {
     }
 
     /// Postgres: how many times in a row a lost connection is re-opened (the page is
-    /// read again) before the audit stops with [`StoreError::ConnectionLost`].
+    /// read again) before the audit stops with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     pub fn max_reconnects(mut self, n: u32) -> Self {
         self.max_reconnects = n;
         self
@@ -207,7 +208,7 @@ impl SweepOptions {
 
     /// Postgres: how many times in a row a lost connection is re-opened (the batch in
     /// flight is read again) before the sweep stops with
-    /// [`StoreError::ConnectionLost`].
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     pub fn max_reconnects(mut self, n: u32) -> Self {
         self.max_reconnects = n;
         self
@@ -235,7 +236,7 @@ fn stored_len(row: &Row) -> u64 {
     row.data.as_ref().map_or(0, |d| d.len() as u64)
 }
 
-async fn total_estimate(store: &Store) -> Result<u64, StoreError> {
+async fn total_estimate(store: &Store) -> Result<u64, Error> {
     let mut total = 0u64;
     for t in store.tables() {
         total = total.saturating_add(store.count(t).await?);
@@ -250,10 +251,10 @@ async fn retrying<T, F, Fut>(
     max: u32,
     reconnects: &mut u64,
     mut f: F,
-) -> Result<T, StoreError>
+) -> Result<T, Error>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, StoreError>>,
+    Fut: std::future::Future<Output = Result<T, Error>>,
 {
     let mut lost = 0u32;
     loop {
@@ -261,10 +262,11 @@ where
             Err(e) if e.is_connection_lost() => {
                 lost = lost.saturating_add(1);
                 if lost > max {
-                    return Err(StoreError::ConnectionLost {
+                    return Err(StoreFault::ConnectionLost {
                         attempts: lost,
                         last: e.to_string(),
-                    });
+                    }
+                    .into());
                 }
                 reconnect(store, lost, reconnects).await?;
             }
@@ -275,7 +277,7 @@ where
 
 /// Waits a little longer each time, then re-opens the Postgres connection (a failed
 /// attempt counts as one more loss at the next statement).
-async fn reconnect(store: &Store, attempt: u32, reconnects: &mut u64) -> Result<(), StoreError> {
+async fn reconnect(store: &Store, attempt: u32, reconnects: &mut u64) -> Result<(), Error> {
     sleep(Duration::from_millis(
         100u64.saturating_mul(u64::from(attempt.min(20))),
     ))
@@ -312,12 +314,12 @@ fn never_encrypted(store: &Store) -> Vec<String> {
 /// nothing; pages through each table by primary key.
 ///
 /// # Errors
-/// The database's errors (`StoreError::Sqlite`, `StoreError::Postgres`).
+/// The database's errors (`StoreFault::Sqlite`, `StoreFault::Postgres`).
 pub async fn audit(
     store: &Store,
     keys: &StoreKeys,
     options: &AuditOptions,
-) -> Result<AuditReport, StoreError> {
+) -> Result<AuditReport, Error> {
     let started = Instant::now();
     let mut reconnects = 0u64;
     let retries = options.max_reconnects;
@@ -507,15 +509,15 @@ impl Sweep {
 /// [module docs](super)).
 ///
 /// # Errors
-/// [`StoreError::Keys`] without a primary key, [`StoreError::NotWritable`] on a
+/// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) without a primary key, [`ErrorKind::NotWritable`](crate::ErrorKind::NotWritable) on a
 /// read-only handle (unless a dry run), the database's errors;
-/// [`StoreError::ConnectionLost`] when Postgres keeps dropping the connection. Values
+/// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost) when Postgres keeps dropping the connection. Values
 /// that cannot be rewritten are not errors: they are counted (`failed`).
 pub async fn encrypt(
     store: &Store,
     keys: &StoreKeys,
     options: &SweepOptions,
-) -> Result<SweepReport, StoreError> {
+) -> Result<SweepReport, Error> {
     sweep(store, keys, options, Sweep::Encrypt).await
 }
 
@@ -529,7 +531,7 @@ pub async fn rekey(
     store: &Store,
     keys: &StoreKeys,
     options: &SweepOptions,
-) -> Result<SweepReport, StoreError> {
+) -> Result<SweepReport, Error> {
     sweep(store, keys, options, Sweep::Rekey).await
 }
 
@@ -584,17 +586,19 @@ async fn sweep(
     keys: &StoreKeys,
     options: &SweepOptions,
     op: Sweep,
-) -> Result<SweepReport, StoreError> {
+) -> Result<SweepReport, Error> {
     let started = Instant::now();
     if !keys.has_primary() {
-        return Err(StoreError::Keys(crate::crypto::CryptoError::MissingKey {
+        return Err(crate::crypto::CryptoFault::MissingKey {
             var: crate::crypto::ENV_KEY.to_owned(),
-        }));
+        }
+        .into());
     }
     if !options.dry_run && !store.is_writable() {
-        return Err(StoreError::NotWritable {
+        return Err(StoreFault::NotWritable {
             operation: op.name(),
-        });
+        }
+        .into());
     }
     let mut reconnects = 0u64;
     let total = retrying(store, options.max_reconnects, &mut reconnects, || {
@@ -672,10 +676,11 @@ async fn sweep(
                 Err(e) if e.is_connection_lost() => {
                     lost_in_a_row = lost_in_a_row.saturating_add(1);
                     if lost_in_a_row > options.max_reconnects {
-                        return Err(StoreError::ConnectionLost {
+                        return Err(StoreFault::ConnectionLost {
                             attempts: lost_in_a_row,
                             last: e.to_string(),
-                        });
+                        }
+                        .into());
                     }
                     sleep(Duration::from_millis(
                         100u64.saturating_mul(u64::from(lost_in_a_row)),
@@ -780,7 +785,7 @@ async fn batch(
     t: &'static Table,
     after: Option<Vec<KeyPart>>,
     on_read: &mut (dyn FnMut(&[Row]) + Send),
-) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, StoreError> {
+) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, Error> {
     let rows = store.page(t, after, options.batch_size).await?;
     let Some(last) = rows.last() else {
         return Ok(None);

@@ -8,11 +8,12 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls};
 
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
-use super::error::StoreError;
-use crate::saver::postgres::{PostgresError, PostgresSaver};
-use crate::saver::SaverError;
+use super::error::StoreFault;
+use crate::error::Error;
+use crate::kind::ErrorKind;
+use crate::saver::postgres::PostgresSaver;
 
-type Result<T, E = StoreError> = std::result::Result<T, E>;
+type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) const TABLES: [Table; 2] = [
     Table {
@@ -37,8 +38,8 @@ pub(crate) const TABLES: [Table; 2] = [
     },
 ];
 
-fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |source| StoreError::Postgres { operation, source }
+fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
+    move |source| StoreFault::Postgres { operation, source }.into()
 }
 
 /// One checkpoint row's inline values.
@@ -115,23 +116,19 @@ fn read_row(t: &Table, r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::E
 
 /// A Postgres saver's error (`verify`, `setup`) about the store at `location`: the
 /// server's error, a lost connection, or a store that is not (yet) Python's layout.
-pub(crate) fn from_saver(location: &str, e: SaverError) -> StoreError {
-    match e {
-        SaverError::Postgres(p) => match *p {
-            PostgresError::Db { operation, source } => StoreError::Postgres { operation, source },
-            PostgresError::Pool { .. } => StoreError::ConnectionLost {
-                attempts: 1,
-                last: p.to_string(),
-            },
-            other => StoreError::NotAStore {
-                location: location.to_owned(),
-                found: other.to_string(),
-            },
-        },
-        other => StoreError::NotAStore {
+pub(crate) fn from_saver(location: &str, e: Error) -> Error {
+    match e.kind() {
+        ErrorKind::PostgresDb => e,
+        ErrorKind::PostgresPool => StoreFault::ConnectionLost {
+            attempts: 1,
+            last: e.to_string(),
+        }
+        .into(),
+        _ => StoreFault::NotAStore {
             location: location.to_owned(),
-            found: other.to_string(),
-        },
+            found: e.to_string(),
+        }
+        .into(),
     }
 }
 
@@ -142,7 +139,7 @@ impl PgStore {
         let client = connect(url, writable).await?;
         let saver = PostgresSaver::builder_from_url(url)
             .and_then(|b| b.build())
-            .map_err(|e| StoreError::InvalidLocation {
+            .map_err(|e| StoreFault::InvalidLocation {
                 given: location.to_owned(),
                 reason: e.to_string(),
             })?;
@@ -158,10 +155,10 @@ impl PgStore {
                 .try_get(0)
                 .map_err(pg("open"))?;
             if ro == "on" {
-                return Err(StoreError::ReadOnly {
+                return Err(StoreFault::ReadOnly {
                     location: location.to_owned(),
                     reason: "the server runs read-only transactions (a standby, or default_transaction_read_only)".to_owned(),
-                });
+                }.into());
             }
         }
         Ok(PgStore {

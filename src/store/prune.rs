@@ -31,7 +31,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::export::{open_target, Target};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage};
@@ -70,9 +70,9 @@ impl std::fmt::Debug for PruneOptions {
 /// an optional `Z` / `+00:00` (UTC; other offsets are refused).
 ///
 /// # Errors
-/// [`StoreError::InvalidDate`] naming what was wrong.
+/// [`ErrorKind::InvalidDate`](crate::ErrorKind::InvalidDate) naming what was wrong.
 pub fn parse_date(text: &str) -> Result<i64> {
-    let bad = |reason: &str| StoreError::InvalidDate {
+    let bad = |reason: &str| StoreFault::InvalidDate {
         given: text.to_owned(),
         reason: reason.to_owned(),
     };
@@ -88,7 +88,7 @@ pub fn parse_date(text: &str) -> Result<i64> {
     let num = |s: &str, what: &str| s.parse::<i64>().map_err(|_| bad(what));
     let mut d = date.split('-');
     let (Some(y), Some(m), Some(day), None) = (d.next(), d.next(), d.next(), d.next()) else {
-        return Err(bad("expected YYYY-MM-DD[THH:MM[:SS]] in UTC"));
+        return Err(bad("expected YYYY-MM-DD[THH:MM[:SS]] in UTC").into());
     };
     let (y, m, day) = (
         num(y, "bad year")?,
@@ -96,12 +96,12 @@ pub fn parse_date(text: &str) -> Result<i64> {
         num(day, "bad day")?,
     );
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return Err(bad("month or day out of range"));
+        return Err(bad("month or day out of range").into());
     }
     let mut secs = 0i64;
     if let Some(time) = time {
         if time.contains(['+', '-']) {
-            return Err(bad("only UTC (Z or +00:00) is accepted"));
+            return Err(bad("only UTC (Z or +00:00) is accepted").into());
         }
         let mut parts = time.split(':');
         let h = num(parts.next().unwrap_or(""), "bad hour")?;
@@ -112,7 +112,7 @@ pub fn parse_date(text: &str) -> Result<i64> {
             .unwrap_or("0");
         let s = num(s, "bad second")?;
         if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..61).contains(&s) {
-            return Err(bad("time out of range"));
+            return Err(bad("time out of range").into());
         }
         secs = h * 3600 + mi * 60 + s;
     }
@@ -492,23 +492,25 @@ async fn remove(
 /// chain). Rules and guarantees: `docs/store-maintenance.md`.
 ///
 /// # Errors
-/// [`StoreError::InvalidDate`] without any rule; [`StoreError::NotAStore`] for an
+/// [`ErrorKind::InvalidDate`](crate::ErrorKind::InvalidDate) without any rule; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for an
 /// old layout; the database's errors.
 pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Result<PruneReport> {
     let started = Instant::now();
     if options.keep_latest.is_none() && options.before.is_none() && options.idle_since.is_none() {
-        return Err(StoreError::InvalidDate {
+        return Err(StoreFault::InvalidDate {
             given: String::new(),
             reason: "prune needs a rule: keep_latest, before or idle_since".to_owned(),
-        });
+        }
+        .into());
     }
     let location = Location::parse(store)?;
     if let Location::Sqlite(path) = &location {
         if !path.is_file() {
-            return Err(StoreError::NotFound {
+            return Err(StoreFault::NotFound {
                 path: path.clone(),
                 reason: "no such file".to_owned(),
-            });
+            }
+            .into());
         }
     }
     let (mut target, created, shown) = open_target(store).await?;

@@ -15,29 +15,33 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use tokio_postgres::{Client, NoTls};
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::layout::{detect_postgres, detect_sqlite, open_sqlite_read_only};
 use crate::saver::StoreLayout;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
-pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
-pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sqlite { operation, source }
+pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+    move |source| StoreFault::Sqlite { operation, source }.into()
 }
 
-pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
-    move |source| StoreError::Postgres { operation, source }
+pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
+    move |source| StoreFault::Postgres { operation, source }.into()
 }
 
-pub(crate) fn saver_err(location: &str) -> impl Fn(crate::saver::SaverError) -> StoreError + '_ {
-    move |e| StoreError::NotAStore {
-        location: location.to_owned(),
-        found: e.to_string(),
+pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
+    move |e| {
+        StoreFault::NotAStore {
+            location: location.to_owned(),
+            found: e.to_string(),
+        }
+        .into()
     }
 }
 
@@ -133,17 +137,18 @@ impl Raw {
     /// tables, which have no checkpoint ids).
     ///
     /// # Errors
-    /// [`StoreError::NotFound`], [`StoreError::NotAStore`], the database's errors.
+    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), the database's errors.
     pub(crate) async fn open(given: &str) -> Result<Raw> {
         let location = Location::parse(given)?;
         let shown = location.display();
         let raw = match location {
             Location::Sqlite(path) => {
                 if !path.is_file() {
-                    return Err(StoreError::NotFound {
+                    return Err(StoreFault::NotFound {
                         path,
                         reason: "no such file".to_owned(),
-                    });
+                    }
+                    .into());
                 }
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 let layout = detect_sqlite(&conn).map_err(saver_err(&shown))?;
@@ -170,10 +175,11 @@ impl Raw {
         match raw.layout() {
             StoreLayout::Empty
             | StoreLayout::Foreign { .. }
-            | StoreLayout::PostgresShallow { .. } => Err(StoreError::NotAStore {
+            | StoreLayout::PostgresShallow { .. } => Err(StoreFault::NotAStore {
                 location: raw.shown().to_owned(),
                 found: raw.layout().to_string(),
-            }),
+            }
+            .into()),
             _ => Ok(raw),
         }
     }

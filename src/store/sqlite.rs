@@ -9,9 +9,10 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
-use super::error::StoreError;
+use super::error::StoreFault;
+use crate::error::Error;
 
-type Result<T, E = StoreError> = std::result::Result<T, E>;
+type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) const TABLES: [Table; 2] = [
     Table {
@@ -66,8 +67,8 @@ const COLUMNS: [(&str, &[&str]); 2] = [
     ),
 ];
 
-fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sqlite { operation, source }
+fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+    move |source| StoreFault::Sqlite { operation, source }.into()
 }
 
 pub(crate) struct SqliteStore {
@@ -83,11 +84,12 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
-fn not_a_store(location: &str, found: String) -> StoreError {
-    StoreError::NotAStore {
+fn not_a_store(location: &str, found: String) -> Error {
+    StoreFault::NotAStore {
         location: location.to_owned(),
         found,
     }
+    .into()
 }
 
 /// Checks Python's layout without writing: both tables, every column.
@@ -174,7 +176,7 @@ impl SqliteStore {
     /// Opens the file at `path`: read-only (`SQLITE_OPEN_READ_ONLY`), or read-write
     /// without creating it. Checks Python's layout.
     pub(crate) fn open(path: &Path, writable: bool, location: &str) -> Result<Self> {
-        let meta = std::fs::metadata(path).map_err(|e| StoreError::NotFound {
+        let meta = std::fs::metadata(path).map_err(|e| StoreFault::NotFound {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
@@ -202,10 +204,11 @@ impl SqliteStore {
                 .is_readonly(rusqlite::MAIN_DB)
                 .map_err(sqlite("open"))?
         {
-            return Err(StoreError::ReadOnly {
+            return Err(StoreFault::ReadOnly {
                 location: location.to_owned(),
                 reason: "SQLite opened the file read-only (no write permission on it)".to_owned(),
-            });
+            }
+            .into());
         }
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
@@ -226,7 +229,7 @@ impl SqliteStore {
             Ok(handle) => handle
                 .spawn_blocking(job)
                 .await
-                .map_err(|e| StoreError::Task(e.to_string()))?,
+                .map_err(|e| StoreFault::Task(e.to_string()))?,
             Err(_) => job(),
         }
     }

@@ -7,7 +7,7 @@
 //! | SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–2.0.2) | `ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''` (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE` transaction that re-reads the columns first |
 //! | Python's Postgres before migration 9 (1.0.0 without `checkpoint_migrations` too) | the missing entries of Python 3.2.0's `MIGRATIONS`, each recorded in `checkpoint_migrations`, under the saver's advisory lock (the version re-read under it), `CREATE INDEX CONCURRENTLY` outside a transaction |
 //! | today's layouts | nothing |
-//! | LangGraph 0.1's `thread_ts` SQLite, LangGraphJS's SQLite and Postgres, the shallow saver's | refused with [`StoreError::CannotUpgrade`]: copy into a fresh store instead |
+//! | LangGraph 0.1's `thread_ts` SQLite, LangGraphJS's SQLite and Postgres, the shallow saver's | refused with [`ErrorKind::CannotUpgrade`](crate::ErrorKind::CannotUpgrade): copy into a fresh store instead |
 //!
 //! Every step is idempotent (`IF NOT EXISTS`, a column re-checked under the lock) and
 //! safe against a concurrent upgrade or setup: two upgrades serialize on the lock; a
@@ -20,10 +20,11 @@ use std::time::Instant;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use serde::Serialize;
 
-use super::error::StoreError;
+use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::raw::{pg, pg_connect, saver_err, sq, Raw, Result};
 use super::Location;
+use crate::error::Error;
 use crate::saver::layout::{
     detect_postgres, detect_sqlite, open_sqlite_read_only, CURRENT_POSTGRES_MIGRATION,
 };
@@ -90,12 +91,13 @@ pub struct UpgradeReport {
     pub elapsed_s: f64,
 }
 
-fn cannot(location: &str, layout: &StoreLayout, reason: &str) -> StoreError {
-    StoreError::CannotUpgrade {
+fn cannot(location: &str, layout: &StoreLayout, reason: &str) -> Error {
+    StoreFault::CannotUpgrade {
         location: location.to_owned(),
         layout: layout.to_string(),
         reason: reason.to_owned(),
     }
+    .into()
 }
 
 /// What an upgrade of `layout` runs, or why there is none.
@@ -146,10 +148,10 @@ fn plan(
             layout,
             "the shallow saver's tables hold one checkpoint per thread, without checkpoint ids or blob versions",
         )),
-        other => Err(StoreError::NotAStore {
+        other => Err(StoreFault::NotAStore {
             location: location.to_owned(),
             found: other.to_string(),
-        }),
+        }.into()),
     }
 }
 
@@ -172,9 +174,9 @@ fn plan(
 /// (see `docs/store-layouts.md`).
 ///
 /// # Errors
-/// [`StoreError::CannotUpgrade`] for a layout that cannot be upgraded in place (copy it
-/// into a fresh store instead); [`StoreError::NotFound`], [`StoreError::NotAStore`],
-/// [`StoreError::ReadOnly`]; the database's errors.
+/// [`ErrorKind::CannotUpgrade`](crate::ErrorKind::CannotUpgrade) for a layout that cannot be upgraded in place (copy it
+/// into a fresh store instead); [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore),
+/// [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly); the database's errors.
 pub async fn upgrade(location: &str, options: &UpgradeOptions) -> Result<UpgradeReport> {
     upgrade_at(Location::parse(location)?, options).await
 }
@@ -185,10 +187,11 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
     let mut report = match parsed {
         Location::Sqlite(path) => {
             if !path.is_file() {
-                return Err(StoreError::NotFound {
+                return Err(StoreFault::NotFound {
                     path,
                     reason: "no such file".to_owned(),
-                });
+                }
+                .into());
             }
             let before = {
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
@@ -201,7 +204,7 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
                     let (path, shown) = (path.clone(), shown.clone());
                     tokio::task::spawn_blocking(move || sqlite_task_path(&path, &shown))
                         .await
-                        .map_err(|e| StoreError::Task(e.to_string()))??
+                        .map_err(|e| StoreFault::Task(e.to_string()))??
                 };
                 for s in &mut steps {
                     s.ran = ran;
@@ -215,7 +218,7 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
             let before = pg_layout(&url, &shown).await?;
             let saver = PostgresSaver::builder_from_url(&url)
                 .and_then(|b| b.build())
-                .map_err(|e| StoreError::InvalidLocation {
+                .map_err(|e| StoreFault::InvalidLocation {
                     given: shown.clone(),
                     reason: e.to_string(),
                 })?;
@@ -297,12 +300,12 @@ fn sqlite_task_path(path: &std::path::Path, shown: &str) -> Result<bool> {
     // A file or directory that cannot be written is ReadOnly; anything else SQLite's.
     let refused = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
-            StoreError::ReadOnly {
+            StoreFault::ReadOnly {
                 location: shown.to_owned(),
                 reason: e.to_string(),
             }
         }
-        _ => StoreError::Sqlite {
+        _ => StoreFault::Sqlite {
             operation: "upgrade",
             source: e,
         },
@@ -326,12 +329,13 @@ fn sqlite_task_path(path: &std::path::Path, shown: &str) -> Result<bool> {
         }
         StoreLayout::SqlitePython => false,
         other => {
-            return Err(plan(shown, &other, &[])
-                .err()
-                .unwrap_or_else(|| StoreError::NotAStore {
+            return Err(plan(shown, &other, &[]).err().unwrap_or_else(|| {
+                StoreFault::NotAStore {
                     location: shown.to_owned(),
                     found: other.to_string(),
-                }))
+                }
+                .into()
+            }))
         }
     };
     tx.commit().map_err(sq("upgrade"))?;

@@ -150,14 +150,12 @@ impl TypedError {
         self
     }
 
-    /// The crate-wide kind, e.g. [`ErrorKind::ClassMismatch`]; a malformed-msgpack
-    /// error has its [`DecodeError`]'s kind.
-    pub fn error_kind(&self) -> ErrorKind {
+    fn crate_kind(&self) -> ErrorKind {
         match &self.0.kind {
             TypedErrorKind::Message => ErrorKind::Typed,
             TypedErrorKind::ClassMismatch => ErrorKind::ClassMismatch,
             TypedErrorKind::Unrepresentable => ErrorKind::Unrepresentable,
-            TypedErrorKind::Decode(d) => d.error_kind(),
+            TypedErrorKind::Decode(d) => ErrorKind::from(d),
             TypedErrorKind::DepthLimit => ErrorKind::DepthLimit,
             TypedErrorKind::Tag(e) => e.kind(),
             TypedErrorKind::Json(e) => e.kind(),
@@ -194,9 +192,11 @@ impl std::error::Error for TypedError {
     }
 }
 
+/// The crate-wide kind, e.g. [`ErrorKind::ClassMismatch`]; a malformed-msgpack error
+/// has its [`DecodeError`]'s kind.
 impl From<&TypedError> for ErrorKind {
     fn from(e: &TypedError) -> Self {
-        e.error_kind()
+        e.crate_kind()
     }
 }
 

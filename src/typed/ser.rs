@@ -749,7 +749,11 @@ mod tests {
                 }
                 Err(e) => {
                     assert!(!fits, "{n}: {e}");
-                    assert_eq!(e.error_kind(), crate::ErrorKind::DepthLimit, "{e}");
+                    assert_eq!(
+                        crate::ErrorKind::from(&e),
+                        crate::ErrorKind::DepthLimit,
+                        "{e}"
+                    );
                 }
             }
         }

@@ -1,13 +1,12 @@
-//! Each layer owns its error; errors convert upward with `From`, keep their kind and
-//! their source, and the tag-dispatching typed reads take
-//! `DecodeOptions`.
+//! The leaf errors and the one `Error` above them: every layer above the codec reports
+//! the same `Error` with its kind, the leaf error stays reachable (accessors and
+//! `source()`), and the tag-dispatching typed reads take `DecodeOptions`.
 
 use std::error::Error as _;
 
-use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack::DecodeOptions;
-use langgraph_codec::saver::SaverError;
-use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::{self, JsonFallback, TagError, TypedError, TypedErrorKind};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
 
@@ -17,10 +16,10 @@ const TWO_LEVELS: &[u8] = b"\x91\x91\x01";
 const LONG_FIVE: &[u8] = b"\xcd\x00\x05";
 
 /// A typed read of `[[1]]` under some options.
-type Read<'a> = dyn Fn(&DecodeOptions) -> Result<Vec<Vec<u8>>, SerializerError> + 'a;
+type Read<'a> = dyn Fn(&DecodeOptions) -> Result<Vec<Vec<u8>>, Error> + 'a;
 
 fn depth_limit(e: &TypedError) -> bool {
-    matches!(e.kind(), TypedErrorKind::Decode(d) if d.error_kind() == ErrorKind::DepthLimit)
+    matches!(e.kind(), TypedErrorKind::Decode(d) if ErrorKind::from(d) == ErrorKind::DepthLimit)
 }
 
 #[test]
@@ -38,7 +37,7 @@ fn typed_loads_with_options_honours_a_tighter_limit() {
     // A json row is read under the same options.
     let e = typed::loads_with_options::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback, &one)
         .expect_err("two levels under a limit of one");
-    assert_eq!(e.error_kind(), ErrorKind::DepthLimit, "{e:?}");
+    assert_eq!(ErrorKind::from(&e), ErrorKind::DepthLimit, "{e:?}");
     // And a looser option is honoured too: non-canonical forms accepted.
     assert!(typed::loads::<u8, _>("msgpack", LONG_FIVE, &JsonFallback).is_err());
     let liberal = DecodeOptions::new().allow_non_canonical(true);
@@ -69,7 +68,14 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
     for (read, name) in cases {
         assert_eq!(read(&DecodeOptions::new()).expect(name), [[1]]);
         match read(&one) {
-            Err(SerializerError::Typed(e)) => assert!(depth_limit(&e), "{name}: {e:?}"),
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::DepthLimit, "{name}: {e:?}");
+                assert!(e.as_typed().is_some_and(depth_limit), "{name}: {e:?}");
+                assert!(
+                    e.source().is_some_and(|s| s.is::<TypedError>()),
+                    "{name}: {e:?}"
+                );
+            }
             other => panic!("{name}: expected a depth error, got {other:?}"),
         }
     }
@@ -89,54 +95,29 @@ fn an_encrypting_serializers_error_keeps_its_kind_and_source() {
         .loads_typed(&row.type_tag, &row.data)
         .expect_err("wrong key");
     assert_eq!(e.kind(), ErrorKind::AuthenticationFailed);
-    let SerializerError::Other { kind, source } = &e else {
-        panic!("expected Other, got {e:?}")
-    };
-    assert_eq!(*kind, ErrorKind::AuthenticationFailed);
-    assert!(matches!(
-        source.downcast_ref::<CryptoError>(),
-        Some(CryptoError::AuthenticationFailed { .. })
-    ));
-    assert!(e.source().is_some_and(|s| s.is::<CryptoError>()));
-    // The crate-wide error names the cause: Crypto, as before the layers split.
-    let top = Error::from(e);
-    assert_eq!(top.kind(), ErrorKind::AuthenticationFailed);
-    assert!(matches!(
-        top,
-        Error::Crypto(CryptoError::AuthenticationFailed { .. })
-    ));
-    // Through a saver: SaverError::Crypto, and the same kind at the top.
-    let e = b
-        .loads_typed(&row.type_tag, &row.data)
-        .expect_err("wrong key");
-    let saver = SaverError::from(e);
-    assert!(matches!(
-        saver,
-        SaverError::Crypto(CryptoError::AuthenticationFailed { .. })
-    ));
-    assert_eq!(saver.kind(), ErrorKind::AuthenticationFailed);
-    assert!(matches!(Error::from(saver), Error::Crypto(_)));
+    assert_eq!(e.count(), Some(1), "keys tried: {e:?}");
+    assert!(e.to_string().starts_with("decryption failed"), "{e}");
+    // The crypto layer's own failure: nothing under it, no codec error to reach.
+    assert!(e.source().is_none(), "{e:?}");
+    assert!(e.as_decode().is_none() && e.as_tag().is_none(), "{e:?}");
+    // Through a saver, the same error is the cause of the unreadable row
+    // (tests/saver_memory.rs, rows_under_another_key_are_unreadable_rows_not_panics).
 }
 
+/// The inner serializer's error under an encrypting wrapper comes out as it is: no
+/// wrapping to undo.
 #[test]
-fn crypto_errors_that_wrap_a_serializer_error_unwrap_to_it() {
-    let pickle = || SerializerError::from(TagError::Pickle);
-    let e = CryptoError::from(pickle());
+fn an_inner_serializers_error_comes_through_the_wrapper_unchanged() {
+    let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax).expect("key");
+    // A sealed pickle row: the wrapper decrypts it, the inner serializer refuses it.
+    let row = serde.seal("pickle", b"\x80\x04", b"").expect("seal");
+    assert_eq!(row.type_tag, "pickle+aes");
+    let e = serde
+        .loads_typed(&row.type_tag, &row.data)
+        .expect_err("pickle");
     assert_eq!(e.kind(), ErrorKind::Pickle);
-    assert!(matches!(
-        SerializerError::from(e),
-        SerializerError::Tag(TagError::Pickle)
-    ));
-    let e = CryptoError::from(pickle());
-    assert!(matches!(
-        Error::from(e),
-        Error::Serializer(SerializerError::Tag(TagError::Pickle))
-    ));
-    let e = CryptoError::from(pickle());
-    assert!(matches!(
-        SaverError::from(e),
-        SaverError::Serializer(SerializerError::Tag(TagError::Pickle))
-    ));
+    assert_eq!(e.as_tag(), Some(&TagError::Pickle));
+    assert_eq!(e.to_string(), TagError::Pickle.to_string());
 }
 
 #[test]
@@ -148,19 +129,21 @@ fn typed_tag_errors_have_their_kinds_in_every_layer() {
     ];
     for (tag, data, kind) in cases {
         let e = typed::loads::<Value, _>(tag, data, &JsonFallback).expect_err(tag);
-        assert_eq!(e.error_kind(), kind, "{tag}: typed");
-        let e = SerializerError::from(e);
-        assert_eq!(e.kind(), kind, "{tag}: serializer");
+        assert_eq!(ErrorKind::from(&e), kind, "{tag}: typed");
+        let top = Error::from(e.clone());
+        assert_eq!(top.kind(), kind, "{tag}: crate");
+        assert_eq!(top.as_typed(), Some(&e), "{tag}");
         // As JsonPlusSerializer reports the same row read as a Value.
         let value = JsonPlusSerializer::new()
             .loads_typed(tag, data)
             .expect_err(tag);
+        assert_eq!(value.kind(), kind, "{tag}: {top:?} vs {value:?}");
+        assert_eq!(value.as_tag(), top.as_tag(), "{tag}: {top:?} vs {value:?}");
         assert_eq!(
-            std::mem::discriminant(&e),
-            std::mem::discriminant(&value),
-            "{tag}: {e:?} vs {value:?}"
+            value.as_json().is_some(),
+            top.as_json().is_some(),
+            "{tag}: {top:?} vs {value:?}"
         );
-        assert_eq!(Error::from(e).kind(), kind, "{tag}: crate");
     }
 }
 
@@ -175,28 +158,29 @@ fn the_json_fallback_keeps_serde_jsons_error_as_its_source() {
     // source.
     let e = langgraph_codec::typed::FallbackCodec::decode::<Point>(&JsonFallback, b"\"text\"")
         .expect_err("not a Point");
-    assert_eq!(e.error_kind(), ErrorKind::Typed);
+    assert_eq!(ErrorKind::from(&e), ErrorKind::Typed);
     assert!(
         e.source().is_some_and(|s| s.is::<serde_json::Error>()),
         "{e:?}"
     );
-    // Kept through the serializer layer and the crate-wide error.
-    // (`Typed` is transparent: its source is the typed error's source.)
-    let s = SerializerError::from(e.clone());
-    assert!(
-        s.source().is_some_and(|t| t.is::<serde_json::Error>()),
-        "{s:?}"
-    );
+    // Kept under the crate-wide error: its source is the typed error, whose source is
+    // serde_json's.
     let top = Error::from(e);
     assert!(
-        top.source().is_some_and(|t| t.is::<serde_json::Error>()),
+        top.source().is_some_and(|t| t.is::<TypedError>()),
+        "{top:?}"
+    );
+    assert!(
+        top.source()
+            .and_then(|t| t.source())
+            .is_some_and(|t| t.is::<serde_json::Error>()),
         "{top:?}"
     );
 }
 
 /// The tag failures have one definition (`typed::TagError`): the typed layer, the
-/// serializer and the crate-wide error report the same value, with the same message and
-/// kind, and the crate-wide error holds the serializer's error instead of repeating it.
+/// serializer (the crate-wide error) report the same value, with the same message and
+/// kind.
 #[test]
 fn tag_errors_are_one_type_in_every_layer() {
     // (tag, the TagError expected, its kind, words its message must say)
@@ -223,21 +207,17 @@ fn tag_errors_are_one_type_in_every_layer() {
             &TypedErrorKind::Tag(expected.clone()),
             "{tag}"
         );
-        assert_eq!(typed_err.error_kind(), kind, "{tag}");
-        let serde_err = JsonPlusSerializer::new()
+        assert_eq!(ErrorKind::from(&typed_err), kind, "{tag}");
+        let top = JsonPlusSerializer::new()
             .loads_typed(tag, b"")
             .expect_err(tag);
+        assert_eq!(top.as_tag(), Some(&expected), "{tag}: {top:?}");
         assert!(
-            matches!(&serde_err, SerializerError::Tag(t) if *t == expected),
-            "{tag}: {serde_err:?}"
-        );
-        assert_eq!(serde_err.kind(), kind, "{tag}");
-        let top = Error::from(serde_err);
-        assert!(
-            matches!(&top, Error::Serializer(SerializerError::Tag(t)) if *t == expected),
+            top.source().is_some_and(|s| s.is::<TagError>()),
             "{tag}: {top:?}"
         );
         assert_eq!(top.kind(), kind, "{tag}");
+        assert_eq!(Error::from(typed_err.clone()).as_tag(), Some(&expected));
         // One message, word for word, in every layer.
         assert!(expected.to_string().contains(words), "{tag}: {expected}");
         assert_eq!(typed_err.to_string(), expected.to_string(), "{tag}");
@@ -251,7 +231,7 @@ fn tag_errors_are_one_type_in_every_layer() {
         .dumps_as("null", &Value::from(1i64))
         .expect_err("1 is not nil");
     assert!(
-        matches!(&e, SerializerError::Tag(TagError::TagMismatch { tag, .. }) if tag == "null"),
+        matches!(e.as_tag(), Some(TagError::TagMismatch { tag, .. }) if tag == "null"),
         "{e:?}"
     );
     assert_eq!(e.kind(), ErrorKind::TagMismatch);
@@ -265,33 +245,20 @@ fn tag_errors_are_one_type_in_every_layer() {
         let e = langgraph_codec::records::encode_value("empty", &Value::from(1i64))
             .expect_err("1 is not nil");
         assert!(
-            matches!(
-                &e,
-                Error::Serializer(SerializerError::Tag(TagError::TagMismatch { tag, .. })) if tag == "empty"
-            ),
+            matches!(e.as_tag(), Some(TagError::TagMismatch { tag, .. }) if tag == "empty"),
             "{e:?}"
         );
         assert_eq!(e.kind(), ErrorKind::TagMismatch);
     }
 }
 
-/// The error of a serializer implemented outside this crate stays the serializer's
-/// error at the top, with its kind and source.
+/// The error of a serializer implemented outside this crate: built with
+/// `Error::with_source`, it keeps its kind, message and source.
 #[test]
 fn a_foreign_serializers_error_keeps_its_kind_and_source_at_the_top() {
     let io = std::io::Error::other("disk on fire");
-    let top = Error::from(SerializerError::other(ErrorKind::Storage, io));
+    let top = Error::with_source(ErrorKind::Storage, "disk on fire", io);
     assert_eq!(top.kind(), ErrorKind::Storage);
-    assert!(
-        matches!(
-            &top,
-            Error::Serializer(SerializerError::Other {
-                kind: ErrorKind::Storage,
-                ..
-            })
-        ),
-        "{top:?}"
-    );
     assert_eq!(top.to_string(), "disk on fire");
     assert!(
         top.source().is_some_and(|s| s.is::<std::io::Error>()),

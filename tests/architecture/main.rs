@@ -1,5 +1,7 @@
 //! The crate's shape: the layers depend one way with no cycle (read from `src/`), and
-//! each layer's errors convert upward keeping their kind and source.
+//! each layer's errors convert upward keeping their kind and source, and the one
+//! `Error`'s contract (stable kind names, `source()` chains, messages naming the row).
 
+mod error_contract;
 mod layer_errors;
 mod layers;

@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{
-    AesKey, CompressedSerializer, CryptoError, DecompressionBudget, EncryptedSerializer, KeyRing,
+    AesKey, CompressedSerializer, DecompressionBudget, EncryptedSerializer, KeyRing,
 };
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
-    InMemorySaver, ListOptions, SaverError,
+    InMemorySaver, ListOptions,
 };
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer, SerializerError, Value};
+use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
 
 /// Each checkpoint stores one 100,000-character blob (~100 KB inflated, a few hundred
 /// bytes compressed).
@@ -35,14 +35,15 @@ async fn filled(serde: Arc<dyn Serializer>, budget: usize) -> InMemorySaver {
     saver
 }
 
-fn budget_error(e: &SaverError) -> Option<usize> {
-    match e {
-        SaverError::UnreadableRow { source, .. } => match &**source {
-            SaverError::Crypto(CryptoError::DecompressionBudget { limit }) => Some(*limit),
-            _ => None,
-        },
-        _ => None,
+/// The budget's limit when `e` is an unreadable row refused for the call's budget.
+fn budget_error(e: &Error) -> Option<usize> {
+    if e.kind() != ErrorKind::UnreadableRow {
+        return None;
     }
+    let cause = e.cause()?;
+    (cause.kind() == ErrorKind::DecompressionBudget)
+        .then(|| cause.limit())
+        .flatten()
 }
 
 fn serializers() -> Vec<(&'static str, Arc<dyn Serializer>)> {
@@ -114,12 +115,12 @@ fn budgets_are_shared_by_clones_and_scopes_nest() {
         inner.scope(|| {
             assert!(serde.loads_typed(&row.type_tag, &row.data).is_ok());
             // The inner budget is spent; the row is refused before inflating it all.
-            assert!(matches!(
+            assert_eq!(
                 serde
                     .loads_typed(&row.type_tag, &row.data)
-                    .map_err(Error::from),
-                Err(Error::Crypto(CryptoError::DecompressionBudget { .. }))
-            ));
+                    .map_err(|e| e.kind()),
+                Err(ErrorKind::DecompressionBudget)
+            );
         });
         let clone = outer.clone();
         std::thread::scope(|s| {
@@ -134,14 +135,12 @@ fn budgets_are_shared_by_clones_and_scopes_nest() {
 }
 
 /// Compression is a serializer wrapper of its own (`compression`, below `crypto`): its
-/// errors come through the `Serializer` protocol as `SerializerError::Other` holding a
-/// `CompressionError`, and the crate-wide `Error` and `SaverError` still name them as
-/// the crypto layer's variants of the same name, as before the move. The old paths
-/// under `crypto` are the same items.
+/// errors are the one `Error`, with the same kind, limit and message through the
+/// `Serializer` protocol and under an encrypting wrapper. The old paths under `crypto`
+/// are the same items.
 #[test]
 fn compression_errors_keep_their_names_in_every_layer() {
-    use langgraph_codec::compression::{self, CompressionError};
-    use langgraph_codec::{ErrorKind, SerializerError};
+    use langgraph_codec::compression;
 
     let serde = compression::CompressedSerializer::new(JsonPlusSerializer::new());
     let row = serde
@@ -152,29 +151,14 @@ fn compression_errors_keep_their_names_in_every_layer() {
     let e = old
         .loads_typed(&row.type_tag, &row.data)
         .expect_err("over the row limit");
-    assert_eq!(e.kind(), ErrorKind::DecompressionLimit);
-    let SerializerError::Other { source, .. } = &e else {
-        panic!("expected Other, got {e:?}")
-    };
     assert_eq!(
-        source.downcast_ref::<CompressionError>(),
-        Some(&CompressionError::DecompressionLimit { limit: 100 })
+        (e.kind(), e.limit()),
+        (ErrorKind::DecompressionLimit, Some(100))
     );
     assert_eq!(
         e.to_string(),
         "decompressed data exceeds the limit of 100 bytes"
     );
-    assert!(matches!(
-        Error::from(e),
-        Error::Crypto(CryptoError::DecompressionLimit { limit: 100 })
-    ));
-    let e = old
-        .loads_typed(&row.type_tag, &row.data)
-        .expect_err("again");
-    assert!(matches!(
-        SaverError::from(e),
-        SaverError::Crypto(CryptoError::DecompressionLimit { limit: 100 })
-    ));
     // The budget under a scope, through an encrypting wrapper: the crypto variant.
     let key = AesKey::new(b"0123456789abcdef").expect("key");
     let sealed = EncryptedSerializer::new(KeyRing::new(key), serde);
@@ -185,10 +169,10 @@ fn compression_errors_keep_their_names_in_every_layer() {
     let e = budget
         .scope(|| sealed.loads_typed(&row.type_tag, &row.data))
         .expect_err("over budget");
-    assert!(matches!(
-        SaverError::from(e),
-        SaverError::Crypto(CryptoError::DecompressionBudget { limit: 10 })
-    ));
+    assert_eq!(
+        (e.kind(), e.limit()),
+        (ErrorKind::DecompressionBudget, Some(10))
+    );
     // The free functions, under both paths.
     let packed = compression::compress(b"hello", 6).expect("compress");
     assert_eq!(
@@ -196,8 +180,8 @@ fn compression_errors_keep_their_names_in_every_layer() {
         b"hello"
     );
     assert_eq!(
-        compression::decompress(&packed, 4),
-        Err(CompressionError::DecompressionLimit { limit: 4 })
+        compression::decompress(&packed, 4).map_err(|e| (e.kind(), e.limit())),
+        Err((ErrorKind::DecompressionLimit, Some(4)))
     );
 }
 
@@ -211,7 +195,7 @@ fn the_per_row_inflation_limit_holds_inside_a_larger_budget() {
     let typed = serde
         .dumps_typed(&Value::from("x".repeat(10_000)))
         .expect("compresses");
-    let kind = |r: Result<Value, SerializerError>| r.expect_err("refused").kind().as_str();
+    let kind = |r: Result<Value, Error>| r.expect_err("refused").kind().as_str();
     // A budget far above the row limit does not lift the row limit.
     let big = DecompressionBudget::new(10_000_000);
     let r = big.scope(|| serde.loads_typed(&typed.type_tag, &typed.data));

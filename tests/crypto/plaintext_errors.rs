@@ -28,7 +28,6 @@ fn assert_clean(err: &dyn std::error::Error, secrets: &[&str]) {
 fn typed_err<T: DeserializeOwned + std::fmt::Debug>(s: &dyn Serializer, row: &TypedBytes) -> Error {
     s.loads_typed_value::<T>(&row.type_tag, &row.data)
         .expect_err("must not read")
-        .into()
 }
 
 #[derive(Debug, Deserialize)]

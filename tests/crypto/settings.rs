@@ -43,7 +43,7 @@ fn strict_typed_reads_refuse_plaintext_of_every_tag() {
         );
         let typed = s.loads_typed_value::<Option<String>>(&row.type_tag, &row.data);
         assert!(
-            matches!(&typed, Err(langgraph_codec::SerializerError::Other { source, .. }) if source.is::<langgraph_codec::CryptoError>()),
+            matches!(&typed, Err(e) if e.kind() == langgraph_codec::ErrorKind::PlaintextRefused),
             "{}: typed read accepted plaintext: {typed:?}",
             row.type_tag
         );

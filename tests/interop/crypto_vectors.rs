@@ -9,8 +9,8 @@
 use std::collections::BTreeSet;
 
 use base64::Engine as _;
-use langgraph_codec::crypto::{AesMode, CryptoError, EncryptedSerializer};
-use langgraph_codec::{Error, JsonPlusSerializer, Serializer};
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
+use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 struct Row {
     name: String,
@@ -109,8 +109,8 @@ fn python_encrypted_rows_decrypt_and_decode() {
                 matches!(
                     wrong
                         .loads_typed(&row.type_tag, &row.data)
-                        .map_err(Error::from),
-                    Err(Error::Crypto(CryptoError::AuthenticationFailed { .. }))
+                        .map_err(|e| e.kind()),
+                    Err(langgraph_codec::ErrorKind::AuthenticationFailed)
                 ),
                 "{}: wrong key accepted",
                 row.name

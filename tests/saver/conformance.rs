@@ -118,16 +118,12 @@ async fn whole_suite_passes_on_plain_jsonplus() {
 struct XorSerializer(u8);
 
 impl Serializer for XorSerializer {
-    fn dumps_typed(&self, value: &Value) -> langgraph_codec::serializer::Result<TypedBytes> {
+    fn dumps_typed(&self, value: &Value) -> langgraph_codec::Result<TypedBytes> {
         let inner = JsonPlusSerializer::new().dumps_typed(value)?;
         let data: Vec<u8> = inner.data.iter().map(|b| b ^ self.0).collect();
         Ok(TypedBytes::new(format!("{}+xor", inner.type_tag), data))
     }
-    fn loads_typed(
-        &self,
-        type_tag: &str,
-        data: &[u8],
-    ) -> langgraph_codec::serializer::Result<Value> {
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> langgraph_codec::Result<Value> {
         let tag = type_tag.strip_suffix("+xor").unwrap_or(type_tag);
         let plain: Vec<u8> = data.iter().map(|b| b ^ self.0).collect();
         JsonPlusSerializer::new().loads_typed(tag, &plain)
@@ -161,7 +157,7 @@ impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
         checkpoint: &langgraph_codec::saver::Checkpoint,
         metadata: &langgraph_codec::saver::CheckpointMetadata,
         new_versions: &langgraph_codec::saver::ChannelVersions,
-    ) -> langgraph_codec::saver::Result<langgraph_codec::saver::CheckpointConfig> {
+    ) -> langgraph_codec::Result<langgraph_codec::saver::CheckpointConfig> {
         self.inner
             .put(config, checkpoint, metadata, new_versions)
             .await
@@ -172,7 +168,7 @@ impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
         writes: &[(String, Value)],
         task_id: &str,
         task_path: &str,
-    ) -> langgraph_codec::saver::Result<()> {
+    ) -> langgraph_codec::Result<()> {
         self.inner
             .put_writes(config, writes, task_id, task_path)
             .await
@@ -180,14 +176,14 @@ impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
     async fn get_tuple(
         &self,
         config: &langgraph_codec::saver::CheckpointConfig,
-    ) -> langgraph_codec::saver::Result<Option<langgraph_codec::saver::CheckpointTuple>> {
+    ) -> langgraph_codec::Result<Option<langgraph_codec::saver::CheckpointTuple>> {
         self.inner.get_tuple(config).await
     }
     async fn list(
         &self,
         config: Option<&langgraph_codec::saver::CheckpointConfig>,
         options: &langgraph_codec::saver::ListOptions,
-    ) -> langgraph_codec::saver::Result<Vec<langgraph_codec::saver::CheckpointTuple>> {
+    ) -> langgraph_codec::Result<Vec<langgraph_codec::saver::CheckpointTuple>> {
         if self.todo_list {
             todo!()
         }
@@ -197,7 +193,7 @@ impl langgraph_codec::saver::CheckpointSaver for BaseOnly {
         }
         Ok(out)
     }
-    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::saver::Result<()> {
+    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::Result<()> {
         self.inner.delete_thread(thread_id).await
     }
 }

@@ -15,9 +15,9 @@ use langgraph_codec::saver::durable::{Durability, DurableOptions, DurableSaver};
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
     async_trait, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver, CheckpointTuple, InMemorySaver, ListOptions, Result, SaverError,
+    CheckpointSaver, CheckpointTuple, InMemorySaver, ListOptions,
 };
-use langgraph_codec::{ErrorKind, Value};
+use langgraph_codec::{Error, ErrorKind, Result, Value};
 
 const MODES: [Durability; 3] = [Durability::Sync, Durability::Async, Durability::Exit];
 const SECOND: Duration = Duration::from_secs(10);
@@ -400,10 +400,12 @@ impl Gated {
     async fn pass(&self) -> Result<()> {
         let _permit = self.gate.acquire().await.expect("gate never closed");
         if self.fail.load(Ordering::SeqCst) {
-            return Err(SaverError::Storage {
-                operation: "put",
-                source: "disk full".into(),
-            });
+            return Err(Error::with_source(
+                ErrorKind::Storage,
+                "put: the database failed: disk full",
+                "disk full",
+            )
+            .with_operation("put"));
         }
         Ok(())
     }
@@ -614,10 +616,8 @@ async fn async_flush_timeout_loses_nothing() {
         .await
         .expect_err("blocked store");
     assert_eq!(err.kind(), ErrorKind::FlushTimeout);
-    assert!(
-        matches!(err, SaverError::FlushTimeout { pending: 2, .. }),
-        "{err}"
-    );
+    assert_eq!(err.count(), Some(2), "{err}");
+    assert!(err.to_string().contains("2 writes still queued"), "{err}");
     gated.open();
     saver.flush(SECOND).await.expect("flush");
     let stored = gated

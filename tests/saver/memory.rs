@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
-    InMemorySaver, ListOptions, RowKind, SaverError, ERROR, INTERRUPT,
+    InMemorySaver, ListOptions, ERROR, INTERRUPT,
 };
 use langgraph_codec::serializer::TagError;
-use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{
+    Error, ErrorKind, JsonPlusSerializer, RowKind, Serializer, TypedBytes, Value,
+};
 
 fn md(step: i64) -> CheckpointMetadata {
     CheckpointMetadata::new("loop", step)
@@ -28,7 +30,7 @@ async fn put_one(saver: &InMemorySaver, thread: &str, value: &str) -> Checkpoint
         .expect("put")
 }
 
-fn saver_error(e: SaverError) -> SaverError {
+fn saver_error(e: Error) -> Error {
     // The saver's own error: its refusals, and the lower layers' errors it met.
     e
 }
@@ -42,10 +44,11 @@ async fn missing_thread_id_is_a_typed_error() {
         .await
         .expect_err("no thread id");
     assert_eq!(e.kind().as_str(), "missing_thread_id");
-    assert!(matches!(
-        saver_error(e),
-        SaverError::MissingThreadId { operation: "put" }
-    ));
+    let e = saver_error(e);
+    assert_eq!(
+        (e.kind(), e.operation()),
+        (ErrorKind::MissingThreadId, Some("put"))
+    );
     for e in [
         saver.get_tuple(&no_thread).await.expect_err("get_tuple"),
         saver
@@ -73,12 +76,11 @@ async fn put_writes_without_checkpoint_id_is_a_typed_error() {
         )
         .await
         .expect_err("no checkpoint id");
-    assert!(matches!(
-        saver_error(e),
-        SaverError::MissingCheckpointId {
-            operation: "put_writes"
-        }
-    ));
+    let e = saver_error(e);
+    assert_eq!(
+        (e.kind(), e.operation()),
+        (ErrorKind::MissingCheckpointId, Some("put_writes"))
+    );
 }
 
 #[tokio::test]
@@ -98,21 +100,20 @@ async fn a_corrupt_row_fails_only_its_thread() {
         .await
         .expect_err("corrupt blob");
     assert_eq!(e.kind().as_str(), "unreadable_row");
-    match saver_error(e) {
-        SaverError::UnreadableRow {
-            kind,
-            location,
-            source,
-        } => {
-            assert_eq!(kind, RowKind::Blob);
-            assert!(
-                location.contains("\"bad\"") && location.contains("\"x\""),
-                "{location}"
-            );
-            assert_eq!(source.kind().as_str(), "length_exceeds_input");
-        }
-        other => panic!("{other:?}"),
-    }
+    let e = saver_error(e);
+    let row = e.row().expect("the unreadable row");
+    assert_eq!(row.kind(), RowKind::Blob);
+    assert_eq!(row.thread_id(), "bad");
+    let location = row.to_string();
+    assert!(
+        location.contains("\"bad\"") && location.contains("\"x\""),
+        "{location}"
+    );
+    assert!(e.to_string().contains(&location), "{e}");
+    assert_eq!(
+        e.cause().map(|c| c.kind().as_str()),
+        Some("length_exceeds_input")
+    );
     // Other threads keep working, for reads and writes.
     let good = fresh
         .get_tuple(&CheckpointConfig::new("good"))
@@ -137,17 +138,13 @@ async fn a_corrupt_row_fails_only_its_thread() {
 struct Keyed(u8);
 
 impl Serializer for Keyed {
-    fn dumps_typed(&self, value: &Value) -> langgraph_codec::serializer::Result<TypedBytes> {
+    fn dumps_typed(&self, value: &Value) -> langgraph_codec::Result<TypedBytes> {
         let inner = JsonPlusSerializer::new().dumps_typed(value)?;
         let mut data = vec![self.0];
         data.extend(inner.data.iter().map(|b| b ^ self.0));
         Ok(TypedBytes::new(format!("{}+keyed", inner.type_tag), data))
     }
-    fn loads_typed(
-        &self,
-        type_tag: &str,
-        data: &[u8],
-    ) -> langgraph_codec::serializer::Result<Value> {
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> langgraph_codec::Result<Value> {
         let tag = type_tag.strip_suffix("+keyed").unwrap_or(type_tag);
         match data.split_first() {
             Some((k, rest)) if *k == self.0 => {
@@ -173,10 +170,9 @@ async fn rows_under_another_key_are_unreadable_rows_not_panics() {
         .get_tuple(&CheckpointConfig::new("t"))
         .await
         .expect_err("wrong key");
-    match saver_error(e) {
-        SaverError::UnreadableRow { kind, .. } => assert_eq!(kind, RowKind::Checkpoint),
-        other => panic!("{other:?}"),
-    }
+    let e = saver_error(e);
+    assert_eq!(e.kind(), ErrorKind::UnreadableRow, "{e:?}");
+    assert_eq!(e.row().map(|r| r.kind()), Some(RowKind::Checkpoint));
     put_one(&reader, "mine", "readable").await;
     assert!(reader
         .get_tuple(&CheckpointConfig::new("mine"))
@@ -439,13 +435,14 @@ async fn aes_rows_at_rest_are_ciphertext_and_a_wrong_key_is_an_unreadable_row() 
         .get_tuple(&CheckpointConfig::new("t"))
         .await
         .expect_err("wrong key");
-    match saver_error(e) {
-        SaverError::UnreadableRow { kind, source, .. } => {
-            assert_eq!(kind, RowKind::Checkpoint);
-            assert!(matches!(*source, SaverError::Crypto(_)), "{source:?}");
-        }
-        other => panic!("{other:?}"),
-    }
+    let e = saver_error(e);
+    assert_eq!(e.kind(), ErrorKind::UnreadableRow, "{e:?}");
+    assert_eq!(e.row().map(|r| r.kind()), Some(RowKind::Checkpoint));
+    assert_eq!(
+        e.cause().map(|c| c.kind()),
+        Some(ErrorKind::AuthenticationFailed),
+        "{e:?}"
+    );
     put_one(&reader, "mine", "readable").await;
     assert!(reader
         .get_tuple(&CheckpointConfig::new("mine"))

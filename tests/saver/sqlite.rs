@@ -11,7 +11,7 @@ use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::saver::conformance;
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::saver::{
-    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions, SaverError,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
 };
 use langgraph_codec::{Error, Value};
 
@@ -174,8 +174,10 @@ async fn a_foreign_layout_is_refused_with_a_schema_error() {
             .expect("open")
             .execute_batch(ddl)
             .expect("ddl");
-        match (SqliteSaver::open(&path)).map_err(Error::from) {
-            Err(Error::Saver(SaverError::Schema { reason })) => {
+        match SqliteSaver::open(&path) {
+            Err(e) if e.kind() == langgraph_codec::ErrorKind::Schema => {
+                let reason = e.reason().expect("what differs");
+                assert!(e.to_string().ends_with(reason), "{e}");
                 println!("{name}: {reason}");
             }
             other => panic!("{name}: expected a schema error, got {other:?}"),
@@ -300,7 +302,11 @@ async fn metadata_is_stored_as_pythons_json_dumps_text() {
         )
         .await
         .unwrap_err();
-    assert!(matches!(err, SaverError::InvalidMetadata { .. }), "{err}");
+    assert_eq!(
+        err.kind(),
+        langgraph_codec::ErrorKind::InvalidMetadata,
+        "{err}"
+    );
     let n = saver
         .list(None, &ListOptions::new())
         .await
@@ -364,7 +370,8 @@ async fn delta_history_stays_correct_past_1024_checkpoints() {
 /// The `+zlib` budget covers a whole call, not each row (as on InMemorySaver).
 #[tokio::test]
 async fn the_decompression_budget_is_per_call() {
-    use langgraph_codec::crypto::{CompressedSerializer, CryptoError};
+    use langgraph_codec::crypto::CompressedSerializer;
+    use langgraph_codec::ErrorKind;
     use langgraph_codec::JsonPlusSerializer;
     let dir = TempDir::new("budget");
     // Each checkpoint row inflates to ~100 KB; 250 KB allows two rows per call.
@@ -416,14 +423,11 @@ async fn the_decompression_budget_is_per_call() {
         .list(Some(&CheckpointConfig::new("t")), &ListOptions::new())
         .await
         .unwrap_err();
-    let SaverError::UnreadableRow { source, .. } = &err else {
-        panic!("expected an unreadable row, got {err}");
-    };
-    assert!(
-        matches!(
-            &**source,
-            SaverError::Crypto(CryptoError::DecompressionBudget { limit: 250_000 })
-        ),
+    assert_eq!(err.kind(), ErrorKind::UnreadableRow, "{err}");
+    let cause = err.cause().expect("why");
+    assert_eq!(
+        (cause.kind(), cause.limit()),
+        (ErrorKind::DecompressionBudget, Some(250_000)),
         "{err}"
     );
     // The delta walk over the chain is one call too.
@@ -457,7 +461,7 @@ fn journal_and_tables(path: &std::path::Path) -> (String, Vec<String>) {
 async fn open_on_a_missing_path_fails_and_creates_nothing() {
     let dir = TempDir::new("missing");
     let path = dir.file("typo.sqlite");
-    let err = SqliteSaver::open(&path).map_err(Error::from).unwrap_err();
+    let err = SqliteSaver::open(&path).unwrap_err();
     assert_eq!(
         err.kind(),
         langgraph_codec::ErrorKind::StoreNotFound,
@@ -508,7 +512,7 @@ async fn a_foreign_file_is_refused_before_anything_is_written() {
         let before = journal_and_tables(&path);
         let bytes = std::fs::read(&path).expect("read");
         assert_eq!(before.0, "delete");
-        type Opener = fn(&std::path::Path) -> Result<SqliteSaver, SaverError>;
+        type Opener = fn(&std::path::Path) -> Result<SqliteSaver, Error>;
         let openers: [(&str, Opener); 3] = [
             ("open", |p| SqliteSaver::open(p)),
             ("create", |p| SqliteSaver::create(p)),
@@ -519,7 +523,7 @@ async fn a_foreign_file_is_refused_before_anything_is_written() {
                 continue; // an empty file is where create makes a new store
             }
             let result = opener(&path);
-            let err = result.map_err(Error::from).unwrap_err();
+            let err = result.unwrap_err();
             println!("{name} {how}: {err}");
             let want = if name == "empty-file" {
                 langgraph_codec::ErrorKind::StoreNotFound

@@ -15,7 +15,8 @@ use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,
 };
-use langgraph_codec::store::{AnyStore, StoreError, StoreKeys};
+use langgraph_codec::store::{AnyStore, StoreKeys};
+use langgraph_codec::ErrorKind;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
 
@@ -256,7 +257,7 @@ async fn state_is_decrypted_with_the_key_ring_and_refused_without_it() {
         .state(&StoreKeys::none(), "t", &c)
         .await
         .expect_err("no key");
-    assert!(matches!(err, StoreError::Unreadable { .. }), "{err}");
+    assert_eq!(err.kind(), ErrorKind::UnreadableRow, "{err}");
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -766,13 +767,9 @@ async fn import_refuses_a_line_longer_than_its_limit() {
     )
     .await
     .expect_err("a line over the limit");
-    match &err {
-        StoreError::Backup { file, reason } => {
-            assert_eq!(file, "backup.jsonl:2", "{err}");
-            assert!(reason.contains("4096"), "{err}");
-        }
-        other => panic!("{other}"),
-    }
+    assert_eq!(err.kind(), ErrorKind::Backup, "{err}");
+    assert_eq!(err.subject(), Some("backup.jsonl:2"), "{err}");
+    assert!(err.reason().is_some_and(|r| r.contains("4096")), "{err}");
 }
 
 /// A copy of Python's 3.1.2 SQLite store (12 checkpoints, 27 writes) in `dir`.

@@ -22,10 +22,8 @@ use langgraph_codec::crypto::{
 };
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::sqlite::SqliteSaver;
-use langgraph_codec::store::{
-    self, AuditOptions, Stage, Store, StoreError, StoreKeys, SweepOptions, Verdict,
-};
-use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::store::{self, AuditOptions, Stage, Store, StoreKeys, SweepOptions, Verdict};
+use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const OLD: &str = "old-key-16-bytes";
@@ -181,11 +179,12 @@ fn a_missing_file_is_not_created() {
     let err = rt()
         .block_on(Store::open(&format!("sqlite:{}", path.display())))
         .expect_err("no store");
-    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+    assert_eq!(err.kind(), ErrorKind::StoreNotFound, "{err}");
+    assert_eq!(err.subject(), path.to_str(), "{err:?}");
     let err = rt()
         .block_on(Store::open_for_writing(path.to_str().expect("utf-8")))
         .expect_err("no store");
-    assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
+    assert_eq!(err.kind(), ErrorKind::StoreNotFound, "{err}");
     assert!(!path.exists());
     let (code, _, stderr) = lgcodec(&["store", "audit", path.to_str().expect("utf-8")], &[]);
     assert_eq!(code, 2, "{stderr}");
@@ -212,12 +211,12 @@ fn a_database_without_pythons_tables_is_refused_and_left_as_it_was() {
             }
         });
         let err = opened.expect_err("not a store");
-        match &err {
-            StoreError::NotAStore { found, .. } => assert!(
+        match err.found() {
+            Some(found) if err.kind() == ErrorKind::NotAStore => assert!(
                 found.contains("users") && found.contains("no checkpoints table"),
                 "{found}"
             ),
-            other => panic!("{other}"),
+            _ => panic!("{err}"),
         }
     }
     assert_eq!(
@@ -275,7 +274,7 @@ fn a_read_only_file_is_audited_and_refused_for_writing() {
         let err = rt()
             .block_on(Store::open_for_writing(p))
             .expect_err("read-only");
-        assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+        assert_eq!(err.kind(), ErrorKind::ReadOnly, "{err}");
     }
     let as_user = |args: &[&str]| -> (i32, String, String) {
         if !privileged {
@@ -962,7 +961,7 @@ fn postgres_audit_encrypt_rekey_and_the_inline_values() {
     let err = rt()
         .block_on(Store::open_for_writing(&bare))
         .expect_err("no tables");
-    assert!(matches!(err, StoreError::NotAStore { .. }), "{err}");
+    assert_eq!(err.kind(), ErrorKind::NotAStore, "{err}");
     let tables: i64 = rt().block_on(async {
         let (c, conn) = tokio_postgres::connect(&bare, tokio_postgres::NoTls)
             .await

@@ -12,8 +12,8 @@ use std::fs;
 use std::path::Path;
 
 use langgraph_codec::store::{
-    copy, export, import, upgrade, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreError,
-    StoreKeys, UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
+    copy, export, import, upgrade, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreKeys,
+    UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
 };
 
 use crate::support::{self, pg, scratch, stores};
@@ -261,7 +261,7 @@ async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
             .await
             .expect_err(fixture);
             assert!(
-                matches!(err, StoreError::CannotUpgrade { .. })
+                err.kind() == langgraph_codec::ErrorKind::CannotUpgrade
                     && err.to_string().contains("store copy"),
                 "{fixture}: {err}"
             );
@@ -277,7 +277,7 @@ async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
             .await
             .expect_err(fixture);
         assert!(
-            matches!(err, StoreError::CannotUpgrade { .. }),
+            err.kind() == langgraph_codec::ErrorKind::CannotUpgrade,
             "{fixture}: {err}"
         );
         assert_eq!(pg::digest(&db).await, before, "{fixture}");

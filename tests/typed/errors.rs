@@ -1,7 +1,7 @@
 //! Class checks, hostile input, fallback codec and the serializer hooks.
 
 use crate::common::*;
-use langgraph_codec::serializer::{SerializerError, TypedSerializerExt};
+use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
@@ -232,16 +232,15 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
         err.kind(),
         typed::TypedErrorKind::Tag(typed::TagError::Pickle)
     ));
-    assert!(matches!(
-        Error::from(err.clone()),
-        Error::Serializer(SerializerError::Tag(typed::TagError::Pickle))
-    ));
+    assert_eq!(
+        Error::from(err.clone()).as_tag(),
+        Some(&typed::TagError::Pickle)
+    );
     assert!(err.to_string().contains("cannot be read outside Python"));
+    let e = typed::loads::<Value, _>("yaml", b"", &JsonFallback).map_err(Error::from);
     assert!(matches!(
-        typed::loads::<Value, _>("yaml", b"", &JsonFallback).map_err(Error::from),
-        Err(Error::Serializer(SerializerError::Tag(
-            typed::TagError::UnknownType { .. }
-        )))
+        e.as_ref().map_err(Error::as_tag),
+        Err(Some(typed::TagError::UnknownType { .. }))
     ));
 }
 
@@ -251,11 +250,11 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
 struct Suffixing;
 
 impl Serializer for Suffixing {
-    fn dumps_typed(&self, value: &Value) -> langgraph_codec::serializer::Result<TypedBytes> {
+    fn dumps_typed(&self, value: &Value) -> langgraph_codec::Result<TypedBytes> {
         let inner = JsonPlusSerializer::new().dumps_typed(value)?;
         Ok(TypedBytes::new(format!("{}+x", inner.type_tag), inner.data))
     }
-    fn loads_typed(&self, tag: &str, data: &[u8]) -> langgraph_codec::serializer::Result<Value> {
+    fn loads_typed(&self, tag: &str, data: &[u8]) -> langgraph_codec::Result<Value> {
         let inner = tag.strip_suffix("+x").unwrap_or(tag);
         JsonPlusSerializer::new().loads_typed(inner, data)
     }
@@ -364,7 +363,10 @@ fn the_fallback_codecs_error_is_the_source() {
         .loads_typed_value::<Vec<u8>>("json", b"[18446744073709551616]")
         .map(|_| ())
         .expect_err("refused");
-    let source = err.source().expect("a source");
+    // The crate's error: its source is the typed error, whose source is serde_json's.
+    let typed = err.source().expect("a source");
+    assert!(typed.is::<typed::TypedError>(), "{typed:?}");
+    let source = typed.source().expect("the fallback's error");
     assert!(
         source.downcast_ref::<serde_json::Error>().is_some(),
         "{source:?}"

@@ -12,8 +12,8 @@ use clap::Subcommand;
 #[path = "store_maint.rs"]
 mod maint;
 use langgraph_codec::store::{
-    self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreError, StoreKeys,
-    SweepOptions, SweepReport, Verdict,
+    self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreKeys, SweepOptions,
+    SweepReport, Verdict,
 };
 
 pub const EXAMPLES: &str = "\
@@ -233,7 +233,7 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
     if let Some(b) = &bar {
         options = options.on_progress(on_progress(b));
     }
-    let result: Result<SweepReport, StoreError> = match operation {
+    let result: Result<SweepReport, langgraph_codec::Error> = match operation {
         "encrypt" => store::encrypt(&store, keys, &options).await,
         _ => store::rekey(&store, keys, &options).await,
     };

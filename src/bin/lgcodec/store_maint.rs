@@ -15,6 +15,7 @@ use clap::Args;
 use langgraph_codec::store::{
     self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
 };
+use langgraph_codec::ErrorKind;
 
 use super::{bar, emit_json, fatal, json_line, on_progress};
 
@@ -411,11 +412,10 @@ pub async fn upgrade(args: UpgradeArgs) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Err(store::StoreError::CannotUpgrade {
-            location,
-            layout,
-            reason,
-        }) => {
+        Err(e) if e.kind() == ErrorKind::CannotUpgrade => {
+            let location = e.subject().unwrap_or_default();
+            let layout = e.found().unwrap_or_default();
+            let reason = e.reason().unwrap_or_default();
             if args.json {
                 let refusal = serde_json::json!({
                     "operation": "upgrade",

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 
 use super::case_list;
 use super::util::{config, ensure, generate_checkpoint, uuid4, v, CaseResult, Failure};
-use crate::saver::delta::default_delta_channel_history;
+use crate::saver::traits::default_delta_channel_history;
 use crate::saver::traits::{Capability, CheckpointSaver, PruneStrategy};
 use crate::saver::types::{
     ChannelVersion, CheckpointConfig, CheckpointMetadata, DeltaChannelHistory, PendingWrite,

@@ -21,8 +21,8 @@ impl fmt::Display for Failure {
     }
 }
 
-impl From<crate::saver::SaverError> for Failure {
-    fn from(e: crate::saver::SaverError) -> Self {
+impl From<crate::Error> for Failure {
+    fn from(e: crate::Error) -> Self {
         Failure(format!("saver error ({}): {e}", e.kind()))
     }
 }

@@ -10,7 +10,7 @@
 //!   that thread's queued writes are stored (read-your-writes). The queue is bounded:
 //!   a full queue makes the caller wait, nothing is dropped. A write that fails in the
 //!   background stays queued and every later call returns
-//!   [`SaverError::WriteBehind`] until [`flush`](DurableSaver::flush) retries it
+//!   [`ErrorKind::WriteBehind`](crate::ErrorKind::WriteBehind) until [`flush`](DurableSaver::flush) retries it
 //!   successfully or [`discard_failed`](DurableSaver::discard_failed) removes it.
 //! - [`Durability::Exit`]: calls are held in memory and reads see them; the store gets
 //!   only what [`flush`](DurableSaver::flush) writes, which is what LangGraph writes
@@ -40,8 +40,8 @@ pub use queue::FailedWrite;
 use held::Held;
 use queue::{Item, Op, Queue};
 
-use crate::saver::delta::default_delta_channel_history;
-use crate::saver::error::SaverError;
+use crate::saver::error::SaverFault;
+use crate::saver::traits::default_delta_channel_history;
 use crate::saver::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use crate::saver::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
@@ -150,7 +150,7 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidConfig`] in `async` mode outside a Tokio runtime.
+    /// [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig) in `async` mode outside a Tokio runtime.
     pub fn new(inner: Arc<S>, mode: Durability) -> Result<Self> {
         Self::with_options(inner, DurableOptions::new(mode))
     }
@@ -160,12 +160,12 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidConfig`] in `async` mode outside a Tokio runtime.
+    /// [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig) in `async` mode outside a Tokio runtime.
     pub fn with_options(inner: Arc<S>, options: DurableOptions) -> Result<Self> {
         let queue = match options.mode {
             Durability::Async => {
                 let handle = tokio::runtime::Handle::try_current().map_err(|e| {
-                    SaverError::InvalidConfig {
+                    SaverFault::InvalidConfig {
                         reason: format!(
                             "DurableSaver in async mode needs a Tokio runtime for its writers: {e}"
                         ),
@@ -222,16 +222,17 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
     ///
     /// # Errors
     ///
-    /// [`SaverError::FlushTimeout`] after `timeout` (nothing is lost: what was not
+    /// [`ErrorKind::FlushTimeout`](crate::ErrorKind::FlushTimeout) after `timeout` (nothing is lost: what was not
     /// written stays queued or held, and a later flush writes it);
-    /// [`SaverError::WriteBehind`] when a write fails (it stays queued or held).
+    /// [`ErrorKind::WriteBehind`](crate::ErrorKind::WriteBehind) when a write fails (it stays queued or held).
     pub async fn flush(&self, timeout: Duration) -> Result<FlushReport> {
         match tokio::time::timeout(timeout, self.flush_now()).await {
             Ok(result) => result,
-            Err(_) => Err(SaverError::FlushTimeout {
+            Err(_) => Err(SaverFault::FlushTimeout {
                 timeout,
                 pending: self.pending().await,
-            }),
+            }
+            .into()),
         }
     }
 
@@ -258,12 +259,12 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
                     op,
                 };
                 if let Err(e) = item.run(&*self.inner).await {
-                    return Err(SaverError::WriteBehind {
-                        operation: item.operation(),
-                        thread_id: thread,
-                        checkpoint_id: item.checkpoint_id(),
-                        source: Arc::new(e),
-                    });
+                    return Err(crate::saver::error::write_behind(
+                        item.operation(),
+                        &thread,
+                        &item.checkpoint_id(),
+                        Arc::new(e),
+                    ));
                 }
                 report.written += 1;
             }
@@ -272,7 +273,7 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
         Ok(report)
     }
 
-    /// Refuses every later call ([`SaverError::Closed`]; `flush` and
+    /// Refuses every later call ([`ErrorKind::SaverClosed`](crate::ErrorKind::SaverClosed); `flush` and
     /// `discard_failed` still work), flushes, and lets the background writers exit.
     ///
     /// # Errors
@@ -301,7 +302,7 @@ impl<S: CheckpointSaver + ?Sized + 'static> DurableSaver<S> {
     /// Refuses calls after shutdown and while a background write is failed.
     fn check(&self, operation: &'static str) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
-            return Err(SaverError::Closed { operation });
+            return Err(SaverFault::Closed { operation }.into());
         }
         match self.queue.as_ref().and_then(Queue::failure) {
             Some(e) => Err(e),

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 
-use crate::saver::error::SaverError;
+use crate::error::Error;
+use crate::saver::error::write_behind;
+use crate::saver::error::SaverFault;
 use crate::saver::traits::CheckpointSaver;
 use crate::saver::types::{ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata};
 use crate::saver::Result;
@@ -87,7 +89,7 @@ impl Item {
 /// A write that failed in the background and is still queued.
 #[derive(Clone, Debug)]
 struct Failure {
-    error: Arc<SaverError>,
+    error: Arc<Error>,
 }
 
 /// A write `discard_failed` removed from the queue: what it was and why it failed.
@@ -100,7 +102,7 @@ pub struct FailedWrite {
     /// The checkpoint it stored or wrote against.
     pub checkpoint_id: String,
     /// The wrapped saver's error.
-    pub error: Arc<SaverError>,
+    pub error: Arc<Error>,
 }
 
 #[derive(Default)]
@@ -123,25 +125,20 @@ impl ShardState {
         self.queue.front().map_or(self.next_seq, |(seq, _)| *seq)
     }
 
-    fn failure_error(&self, head: Option<&Arc<Item>>) -> Option<SaverError> {
+    fn failure_error(&self, head: Option<&Arc<Item>>) -> Option<Error> {
         let failure = self.failure.as_ref()?;
         Some(match head {
-            Some(item) => SaverError::WriteBehind {
-                operation: item.operation(),
-                thread_id: item.thread.clone(),
-                checkpoint_id: item.checkpoint_id(),
-                source: failure.error.clone(),
-            },
-            None => SaverError::WriteBehind {
-                operation: "put",
-                thread_id: String::new(),
-                checkpoint_id: String::new(),
-                source: failure.error.clone(),
-            },
+            Some(item) => write_behind(
+                item.operation(),
+                &item.thread,
+                &item.checkpoint_id(),
+                failure.error.clone(),
+            ),
+            None => write_behind("put", "", "", failure.error.clone()),
         })
     }
 
-    fn error(&self) -> Option<SaverError> {
+    fn error(&self) -> Option<Error> {
         self.failure_error(self.queue.front().map(|(_, item)| item))
     }
 
@@ -225,7 +222,7 @@ impl Queue {
     }
 
     /// The first background failure still outstanding, as the error calls return.
-    pub(crate) fn failure(&self) -> Option<SaverError> {
+    pub(crate) fn failure(&self) -> Option<Error> {
         self.shards.iter().find_map(|s| s.lock().error())
     }
 
@@ -238,7 +235,7 @@ impl Queue {
     ///
     /// # Errors
     ///
-    /// [`SaverError::Closed`] after shutdown; [`SaverError::WriteBehind`] while the
+    /// [`ErrorKind::SaverClosed`](crate::ErrorKind::SaverClosed) after shutdown; [`ErrorKind::WriteBehind`](crate::ErrorKind::WriteBehind) while the
     /// shard holds a failed write.
     pub(crate) async fn push(&self, item: Item) -> Result<()> {
         let shard = self.shard_of(&item.thread);
@@ -250,9 +247,10 @@ impl Queue {
             {
                 let mut st = shard.lock();
                 if st.closed {
-                    return Err(SaverError::Closed {
+                    return Err(SaverFault::Closed {
                         operation: item.operation(),
-                    });
+                    }
+                    .into());
                 }
                 if let Some(e) = st.error() {
                     return Err(e);
@@ -276,7 +274,7 @@ impl Queue {
     ///
     /// # Errors
     ///
-    /// [`SaverError::WriteBehind`] if a write it waits for failed.
+    /// [`ErrorKind::WriteBehind`](crate::ErrorKind::WriteBehind) if a write it waits for failed.
     pub(crate) async fn drained(&self, thread: Option<&str>) -> Result<()> {
         let shards: Vec<&Arc<Shard>> = match thread {
             Some(t) => vec![self.shard_of(t)],
@@ -311,7 +309,7 @@ impl Queue {
     ///
     /// # Errors
     ///
-    /// [`SaverError::WriteBehind`] if a write fails (again).
+    /// [`ErrorKind::WriteBehind`](crate::ErrorKind::WriteBehind) if a write fails (again).
     pub(crate) async fn flush(&self) -> Result<usize> {
         let mut targets = Vec::with_capacity(self.shards.len());
         let mut written: u64 = 0;

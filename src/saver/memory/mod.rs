@@ -12,7 +12,7 @@ mod store;
 
 use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{row_location as location, unreadable, RowKind};
+use super::error::{row_location as location, unreadable, RowKind, RowLocation};
 pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
@@ -100,8 +100,8 @@ impl InMemorySaver {
     /// `get_delta_channel_history` call may decompress to in total (default
     /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]).
     /// Past it the call fails with
-    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
-    /// inside [`SaverError::UnreadableRow`](crate::saver::SaverError::UnreadableRow).
+    /// [`ErrorKind::DecompressionBudget`](crate::ErrorKind::DecompressionBudget)
+    /// inside [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow).
     pub fn with_max_decompressed_per_call(mut self, limit: usize) -> Self {
         self.max_decompressed_per_call = limit;
         self
@@ -232,7 +232,12 @@ impl InMemorySaver {
         self.store.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn load(&self, kind: RowKind, loc: impl FnOnce() -> String, row: &TypedBytes) -> Result<Value> {
+    fn load(
+        &self,
+        kind: RowKind,
+        loc: impl FnOnce() -> RowLocation,
+        row: &TypedBytes,
+    ) -> Result<Value> {
         self.serde
             .loads_typed(&row.type_tag, &row.data)
             .map_err(|e| unreadable(kind, loc(), e))
@@ -272,13 +277,7 @@ impl InMemorySaver {
     ) -> Result<PendingWrite> {
         let value = self.load(
             RowKind::Write,
-            || {
-                format!(
-                    "{} task {:?} idx {idx}",
-                    location(thread, ns, id),
-                    w.task_id
-                )
-            },
+            || location(thread, ns, id).with_detail(format!("task {:?} idx {idx}", w.task_id)),
             &w.value,
         )?;
         Ok(PendingWrite {
@@ -298,7 +297,10 @@ impl InMemorySaver {
     ) -> Result<Value> {
         self.load(
             RowKind::Blob,
-            || format!("(thread {thread:?}, ns {ns:?}, channel {channel:?}, version {version})"),
+            || {
+                RowLocation::new(RowKind::Blob, thread, ns, "")
+                    .with_detail(format!("channel {channel:?} version {version}"))
+            },
             b,
         )
     }

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Row;
 
-use super::error::PostgresError;
+use super::error::PgFault;
 
 /// How statements are sent to the server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -63,10 +63,8 @@ impl_exec!(deadpool_postgres::ClientWrapper);
 impl_exec!(deadpool_postgres::Transaction<'_>);
 
 /// Maps a driver error of `operation` into the crate's error.
-pub(crate) fn db(
-    operation: &'static str,
-) -> impl Fn(tokio_postgres::Error) -> crate::saver::SaverError {
-    move |source| PostgresError::Db { operation, source }.into()
+pub(crate) fn db(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> crate::Error {
+    move |source| PgFault::Db { operation, source }.into()
 }
 
 /// Whether `e` says the connection is gone: the driver saw it close, or the server

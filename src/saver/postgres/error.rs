@@ -1,22 +1,21 @@
-//! [`PostgresError`]: what the Postgres saver refuses or what the server reported.
+//! What the Postgres saver refuses or what the server reported, as the crate's
+//! [`Error`].
 
+use crate::error::Error;
 use crate::kind::ErrorKind;
 
-/// Errors of [`PostgresSaver`](super::PostgresSaver), wrapped in
-/// [`SaverError::Postgres`](crate::saver::SaverError::Postgres) (and the crate's
-/// [`Error::Postgres`](crate::Error::Postgres)).
+/// What the Postgres saver refuses or what the server reported: each variant's
+/// message, kind and context, turned into the crate's [`Error`] at once with `From`.
 ///
 /// The message of a driver or pool error says what happened without walking
-/// [`source()`](std::error::Error::source): the server's SQLSTATE, message, detail and
-/// hint; for a connection that could not be made, the server's address (when the saver
-/// knows it) and the cause, e.g. `connection refused`. It never repeats the text of its
-/// `source()`, so a printed error chain shows each text once: a server error has no
-/// further source (the message says it all), a failed connection has the operating
-/// system's error as its source (`Connection refused (os error 111)`). The driver's and
-/// pool's errors stay in the `source` fields.
+/// `source()`: the server's SQLSTATE, message, detail and hint; for a connection that
+/// could not be made, the server's address (when the saver knows it) and the cause,
+/// e.g. `connection refused`. It never repeats the text of the errors under it, so a
+/// printed error chain shows each text once: the driver's error is the `source()`
+/// ([`Error::as_postgres`]), and under a failed connection the operating system's
+/// error.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum PostgresError {
+pub(crate) enum PgFault {
     /// The server (or the connection to it) reported an error.
     Db {
         /// The saver operation, e.g. `"put"`.
@@ -100,20 +99,9 @@ pub enum PostgresError {
     },
 }
 
-impl PostgresError {
-    /// The SQLSTATE the server reported, if this is a server error.
-    pub fn sqlstate(&self) -> Option<&str> {
-        match self {
-            PostgresError::Db { source, .. } => source.code().map(|c| c.code()),
-            _ => None,
-        }
-    }
-}
-
-impl PostgresError {
-    /// The crate-wide kind, e.g. [`ErrorKind::PostgresDb`].
-    pub fn kind(&self) -> ErrorKind {
-        use PostgresError as P;
+impl PgFault {
+    fn kind(&self) -> ErrorKind {
+        use PgFault as P;
         match self {
             P::Db { .. } => ErrorKind::PostgresDb,
             P::Pool { .. } => ErrorKind::PostgresPool,
@@ -130,15 +118,43 @@ impl PostgresError {
     }
 }
 
-impl From<&PostgresError> for ErrorKind {
-    fn from(e: &PostgresError) -> Self {
-        e.kind()
+/// The fault's kind and message; the operation ([`Error::operation`]); the schema,
+/// name or path ([`Error::subject`]); the driver's error as `source()` (for a pool that
+/// could not connect, the driver's error under it).
+impl From<PgFault> for Error {
+    #[cold]
+    fn from(fault: PgFault) -> Self {
+        use PgFault as P;
+        let kind = fault.kind();
+        let message = fault.to_string();
+        match fault {
+            P::Db { operation, source } => {
+                Error::with_source(kind, message, source).with_operation(operation)
+            }
+            P::Pool {
+                operation, source, ..
+            } => match source {
+                deadpool_postgres::PoolError::Backend(e) => {
+                    Error::with_source(kind, message, e).with_operation(operation)
+                }
+                other => Error::with_source(kind, message, other).with_operation(operation),
+            },
+            P::InvalidSchemaName { name, .. } => Error::new(kind, message).with_subject(name),
+            P::SchemaMissing { schema }
+            | P::ShallowSchema { schema }
+            | P::SchemaTooNew { schema, .. }
+            | P::SchemaIncomplete { schema, .. } => Error::new(kind, message).with_subject(schema),
+            P::NotJsonb { path, .. } => Error::new(kind, message).with_subject(path),
+            P::Config { .. } | P::LockTimeout { .. } | P::UnreadableColumn { .. } => {
+                Error::new(kind, message)
+            }
+        }
     }
 }
 
-impl std::fmt::Display for PostgresError {
+impl std::fmt::Display for PgFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use PostgresError as P;
+        use PgFault as P;
         match self {
             P::Db { operation, source } => write!(f, "postgres {operation}: {}", explain(source).0),
             P::Pool {
@@ -198,21 +214,6 @@ impl std::fmt::Display for PostgresError {
     }
 }
 
-impl std::error::Error for PostgresError {
-    /// The operating system's error under a failed connection; nothing else (the
-    /// message already says what the driver, the pool or the server said).
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PostgresError::Db { source, .. } => explain(source).1.map(|io| io as _),
-            PostgresError::Pool {
-                source: deadpool_postgres::PoolError::Backend(e),
-                ..
-            } => explain(e).1.map(|io| io as _),
-            _ => None,
-        }
-    }
-}
-
 /// What a driver error says, as one line, and the I/O error at its root. The line
 /// names the I/O error only by its kind (`connection refused`), so the line and the
 /// I/O error's own text (`Connection refused (os error 111)`) do not repeat each other.
@@ -234,7 +235,9 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> (String, Option<&std::io::Er
         }
         return (text, None);
     }
-    let mut parts = vec![e.to_string()];
+    // The driver's own text is its `Display` (the `source()` of the crate's error), so
+    // the line starts below it: the causes under it, the I/O error by its kind.
+    let mut parts: Vec<String> = Vec::new();
     let mut io = None;
     let mut cur = std::error::Error::source(e);
     while let Some(c) = cur {
@@ -248,6 +251,9 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> (String, Option<&std::io::Er
             parts.push(text);
         }
         cur = c.source();
+    }
+    if parts.is_empty() {
+        parts.push(e.to_string());
     }
     (parts.join(": "), io)
 }

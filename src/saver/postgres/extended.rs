@@ -523,7 +523,8 @@ ORDER BY checkpoint_id, task_path COLLATE "C", task_id COLLATE "C", idx"#,
                 .map_err(|e| {
                     unreadable(
                         RowKind::Write,
-                        format!("{} task {task_id:?} idx {idx}", location(thread, ns, &id)),
+                        location(thread, ns, &id)
+                            .with_detail(format!("task {task_id:?} idx {idx}")),
                         e,
                     )
                 })?;
@@ -582,7 +583,7 @@ LEFT JOIN {blobs} b ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel =
                 .map(|r| r.0);
             let tag: Option<String> = row.try_get(3).map_err(db(OP))?;
             let data: Option<Vec<u8>> = row.try_get(4).map_err(db(OP))?;
-            let loc = || format!("{} channel {ch:?}", location(thread, ns, &id));
+            let loc = || location(thread, ns, &id).with_detail(format!("channel {ch:?}"));
             let value = match (tag, inline) {
                 (Some(tag), _) => budget
                     .scope(|| {
@@ -596,12 +597,12 @@ LEFT JOIN {blobs} b ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel =
                     return Err(unreadable(
                         RowKind::Checkpoint,
                         loc(),
-                        crate::crypto::CryptoError::PlaintextRefused {
+                        crate::crypto::CryptoFault::PlaintextRefused {
                             type_tag: super::rows::INLINE_TAG.to_owned(),
                         },
                     ))
                 }
-                (None, Some(text)) => jsonb::read(&text, loc)?,
+                (None, Some(text)) => jsonb::read(&text, || loc().to_string())?,
                 (None, None) => continue,
             };
             seeds.insert(ch, value);

@@ -7,7 +7,8 @@
 //! becomes an int, and integers beyond the msgpack range become
 //! [`Value::BigInt`], kept exactly.
 
-use super::error::PostgresError;
+use super::error::PgFault;
+use crate::error::Error;
 use crate::json::{self, Problem, Step};
 use crate::value::Value;
 
@@ -35,7 +36,7 @@ pub(crate) fn is_inline_primitive(value: &Value) -> bool {
 }
 
 /// Writes `value` as JSONB text, or says where and why it has no JSONB form.
-pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, PostgresError> {
+pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, Error> {
     let mut out = String::new();
     // The path is kept as steps and only printed on an error (printing it at every key
     // and index took most of the time of writing a checkpoint's JSONB).
@@ -46,7 +47,7 @@ pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, Postgre
             Problem::Key { kind } => format!("a {kind} key has no JSONB form"),
             Problem::Value { kind } => format!("a {kind} value has no JSONB form"),
         };
-        PostgresError::NotJsonb {
+        PgFault::NotJsonb {
             what,
             path: json::path_text(&trail),
             reason,
@@ -56,10 +57,13 @@ pub(crate) fn write(value: &Value, what: &'static str) -> Result<String, Postgre
 }
 
 /// Reads `jsonb` text as Python's `json.loads` does.
-pub(crate) fn read(text: &str, location: impl FnOnce() -> String) -> Result<Value, PostgresError> {
-    json::parse(text.as_bytes(), MAX_DEPTH).map_err(|e| PostgresError::UnreadableColumn {
-        location: location(),
-        reason: e.to_string(),
+pub(crate) fn read(text: &str, location: impl FnOnce() -> String) -> Result<Value, Error> {
+    json::parse(text.as_bytes(), MAX_DEPTH).map_err(|e| {
+        PgFault::UnreadableColumn {
+            location: location(),
+            reason: e.to_string(),
+        }
+        .into()
     })
 }
 
@@ -115,8 +119,9 @@ mod tests {
             Value::Array(vec![Value::from(1i64), Value::F64(f64::NAN)]),
         )]);
         match write(&v, "metadata") {
-            Err(PostgresError::NotJsonb { what, path, .. }) => {
-                assert_eq!((what, path.as_str()), ("metadata", "$.a[1]"))
+            Err(e) if e.kind() == crate::ErrorKind::NotJsonb => {
+                assert_eq!(e.subject(), Some("$.a[1]"));
+                assert!(e.to_string().starts_with("metadata at $.a[1]: "), "{e}");
             }
             other => panic!("{other:?}"),
         }

@@ -7,7 +7,7 @@
 //!   advisory lock so replicas can start together; Python's `setup()` after ours
 //!   changes nothing and ours after Python's changes nothing.
 //!   [`verify`](PostgresSaver::verify) only reads, and refuses a missing, shallow-saver or
-//!   newer-than-known schema with a typed [`PostgresError`].
+//!   newer-than-known schema with a typed [`Error`](crate::Error).
 //! - Python's row semantics: primitive channel values (`None`, `str`, `int`, `float`,
 //!   `bool`) inline in the `checkpoint` JSONB, everything else a blob keyed by channel
 //!   version, a `_DeltaSnapshot` a blob plus an inline `true`; metadata JSONB as Python
@@ -89,7 +89,7 @@ pub use deadpool_postgres::Pool;
 /// is built on, re-exported, so that a pool or a configuration built in your code has
 /// the types the saver takes whatever versions your `Cargo.toml` names.
 pub use deadpool_postgres;
-pub use error::PostgresError;
+pub(crate) use error::PgFault;
 pub use schema::LAST_MIGRATION;
 /// See [`deadpool_postgres`].
 pub use tokio_postgres;
@@ -103,7 +103,7 @@ use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory,
 };
-use super::SaverError;
+use super::SaverFault;
 use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
@@ -209,7 +209,7 @@ impl PostgresSaverBuilder {
     /// `get_delta_channel_history`) may decompress to (default
     /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]), as
     /// the SQLite and in-memory savers allow. Past it the call fails with
-    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
+    /// [`ErrorKind::DecompressionBudget`](crate::ErrorKind::DecompressionBudget)
     /// (kind `decompression_budget`, under the unreadable row's error).
     pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
         self.settings.max_decompressed_per_call = limit;
@@ -242,7 +242,7 @@ impl PostgresSaverBuilder {
     /// The saver.
     ///
     /// # Errors
-    /// [`PostgresError::InvalidSchemaName`] if the schema is not a plain identifier.
+    /// [`ErrorKind::InvalidSchemaName`](crate::ErrorKind::InvalidSchemaName) if the schema is not a plain identifier.
     pub fn build(self) -> Result<PostgresSaver> {
         if let Some(s) = &self.settings.schema {
             check_schema_name(s)?;
@@ -309,11 +309,11 @@ impl PostgresSaver {
     /// Connection errors then name the server's host and port.
     ///
     /// # Errors
-    /// [`PostgresError::Config`] if the connection string does not parse (saying why,
+    /// [`ErrorKind::PostgresConfig`](crate::ErrorKind::PostgresConfig) if the connection string does not parse (saying why,
     /// without echoing the string, which may hold a password) or the pool cannot be
     /// built.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
-        let config = tokio_postgres::Config::from_str(url).map_err(|e| PostgresError::Config {
+        let config = tokio_postgres::Config::from_str(url).map_err(|e| PgFault::Config {
             reason: error::explain(&e).0,
         })?;
         let target = describe_target(&config);
@@ -324,13 +324,12 @@ impl PostgresSaver {
                 recycling_method: deadpool_postgres::RecyclingMethod::Fast,
             },
         );
-        let pool =
-            Pool::builder(manager)
-                .max_size(16)
-                .build()
-                .map_err(|e| PostgresError::Config {
-                    reason: e.to_string(),
-                })?;
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .build()
+            .map_err(|e| PgFault::Config {
+                reason: e.to_string(),
+            })?;
         let mut builder = Self::builder(pool);
         builder.settings.target = Some(target);
         Ok(builder)
@@ -362,7 +361,7 @@ impl PostgresSaver {
         operation: &'static str,
     ) -> Result<deadpool_postgres::Object> {
         self.pool.get().await.map_err(|source| {
-            PostgresError::Pool {
+            PgFault::Pool {
                 operation,
                 source,
                 target: self.settings.target.clone(),
@@ -448,9 +447,9 @@ impl PostgresSaver {
     /// transaction).
     ///
     /// # Errors
-    /// [`PostgresError::ShallowSchema`] if the tables are the shallow saver's,
-    /// [`PostgresError::SchemaTooNew`] if a newer saver migrated the database,
-    /// [`PostgresError::LockTimeout`], or a server error.
+    /// [`ErrorKind::ShallowSchema`](crate::ErrorKind::ShallowSchema) if the tables are the shallow saver's,
+    /// [`ErrorKind::SchemaTooNew`](crate::ErrorKind::SchemaTooNew) if a newer saver migrated the database,
+    /// [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout), or a server error.
     ///
     /// Cancelling it (dropping the future, e.g. under a timeout) is safe: the
     /// connection it ran on, which may hold the migration lock or be inside a
@@ -498,8 +497,8 @@ impl PostgresSaver {
     /// layout (migrations 0..=[`LAST_MIGRATION`], every column present).
     ///
     /// # Errors
-    /// [`PostgresError::SchemaMissing`], [`PostgresError::ShallowSchema`],
-    /// [`PostgresError::SchemaTooNew`] or [`PostgresError::SchemaIncomplete`].
+    /// [`ErrorKind::SchemaMissing`](crate::ErrorKind::SchemaMissing), [`ErrorKind::ShallowSchema`](crate::ErrorKind::ShallowSchema),
+    /// [`ErrorKind::SchemaTooNew`](crate::ErrorKind::SchemaTooNew) or [`ErrorKind::SchemaIncomplete`](crate::ErrorKind::SchemaIncomplete).
     pub async fn verify(&self) -> Result<()> {
         let client = self.client("verify").await?;
         schema::verify(
@@ -877,7 +876,7 @@ impl CheckpointSaver for PostgresSaver {
         let mut by_idx: IndexMap<i32, (&str, &Value)> = IndexMap::new();
         for (position, (channel, value)) in writes.iter().enumerate() {
             let idx = i32::try_from(write_idx(channel, position)).map_err(|_| {
-                SaverError::InvalidConfig {
+                SaverFault::InvalidConfig {
                     reason: format!(
                         "put_writes: write index {position} does not fit the INTEGER idx column"
                     ),

@@ -5,9 +5,9 @@ use std::borrow::Cow;
 use indexmap::IndexMap;
 use tokio_postgres::Row;
 
-use super::error::PostgresError;
+use super::error::PgFault;
 use super::jsonb;
-use crate::saver::error::{RowKind, SaverError};
+use crate::saver::error::{RowKind, RowLocation};
 use crate::saver::types::{
     refuse_deep_checkpoint, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, PendingWrite,
@@ -22,22 +22,7 @@ pub(crate) const TASKS: &str = "__pregel_tasks";
 /// The "type tag" a refused inline channel value is reported with.
 pub(crate) const INLINE_TAG: &str = "inline jsonb value";
 
-/// Where a row is, for error messages.
-pub(crate) fn location(thread: &str, ns: &str, id: &str) -> String {
-    format!("(thread {thread:?}, ns {ns:?}, checkpoint {id:?})")
-}
-
-pub(crate) fn unreadable(
-    kind: RowKind,
-    location: String,
-    source: impl Into<SaverError>,
-) -> SaverError {
-    SaverError::UnreadableRow {
-        kind,
-        location,
-        source: Box::new(source.into()),
-    }
-}
+pub(crate) use crate::saver::error::{row_location as location, unreadable};
 
 /// The blob and inline parts of a checkpoint's `channel_values`, as `put` stores them.
 pub(crate) struct SplitValues {
@@ -108,7 +93,7 @@ pub(crate) fn split_values(
                     inline.insert(ch.clone(), value.clone());
                 }
                 None => {
-                    return Err(PostgresError::NotJsonb {
+                    return Err(PgFault::NotJsonb {
                         what: "checkpoint",
                         path: format!("$.channel_values.{ch}"),
                         reason: format!(
@@ -224,7 +209,7 @@ impl SelectedRow {
         self.checkpoint.v < 4 && self.parent.as_deref().is_some_and(|p| !p.is_empty())
     }
 
-    fn loc(&self) -> String {
+    fn loc(&self) -> RowLocation {
         location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
@@ -264,7 +249,11 @@ impl SelectedRow {
             let value = serde
                 .loads_typed(tag, data.unwrap_or_default())
                 .map_err(|e| {
-                    unreadable(RowKind::Blob, format!("{} channel {ch:?}", self.loc()), e)
+                    unreadable(
+                        RowKind::Blob,
+                        self.loc().with_detail(format!("channel {ch:?}")),
+                        e,
+                    )
                 })?;
             merged.push((ch.clone(), value));
         }
@@ -275,15 +264,15 @@ impl SelectedRow {
     /// encrypted and `put` left no channel value inline, so an inline value that no
     /// blob replaces (a channel planted in the `checkpoint` JSONB, or an encrypted
     /// channel swapped for an inline one) was not written by this saver and is refused
-    /// with [`CryptoError::PlaintextRefused`](crate::crypto::CryptoError::PlaintextRefused).
+    /// with [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused).
     /// (A `_DeltaSnapshot`'s inline `true` marker is replaced by its blob.)
     pub(crate) fn refuse_inline(&self, blob_values: &[(String, Value)]) -> Result<()> {
         for ch in self.checkpoint.channel_values.keys() {
             if !blob_values.iter().any(|(b, _)| b == ch) {
                 return Err(unreadable(
                     RowKind::Checkpoint,
-                    format!("{} channel {ch:?}", self.loc()),
-                    crate::crypto::CryptoError::PlaintextRefused {
+                    self.loc().with_detail(format!("channel {ch:?}")),
+                    crate::crypto::CryptoFault::PlaintextRefused {
                         type_tag: INLINE_TAG.to_owned(),
                     },
                 ));
@@ -349,7 +338,8 @@ impl SelectedRow {
                 .map_err(|e| {
                     unreadable(
                         RowKind::Write,
-                        format!("{loc} task {task_id:?} channel {channel:?}"),
+                        loc.clone()
+                            .with_detail(format!("task {task_id:?} channel {channel:?}")),
                         e,
                     )
                 })?;
@@ -408,7 +398,7 @@ fn as_f64(v: &ChannelVersion) -> f64 {
 /// Decodes the pending-sends rows of one parent: `(type, blob)` pairs in write order.
 pub(crate) fn load_sends(
     serde: &dyn Serializer,
-    loc: &str,
+    loc: &RowLocation,
     types: Vec<Option<String>>,
     blobs: Vec<Vec<u8>>,
 ) -> Result<Vec<Value>> {
@@ -418,7 +408,7 @@ pub(crate) fn load_sends(
         .map(|(tag, data)| {
             serde
                 .loads_typed(tag.as_deref().unwrap_or_default(), &data)
-                .map_err(|e| unreadable(RowKind::Write, format!("{loc} {TASKS}"), e))
+                .map_err(|e| unreadable(RowKind::Write, loc.clone().with_detail(TASKS), e))
         })
         .collect()
 }

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 use tokio_postgres::types::Type;
 
 use super::db::{db, Exec, StatementMode};
-use super::error::PostgresError;
+use super::error::PgFault;
 use super::sql::Tables;
-use crate::saver::{Result, SaverError};
+use crate::error::Error;
+use crate::saver::{Result, SaverFault};
 
 /// The last migration this saver knows (Python `langgraph-checkpoint-postgres` 3.2.0).
 pub const LAST_MIGRATION: i32 = 9;
@@ -180,7 +181,7 @@ async fn inspect<C: Exec + ?Sized>(
 /// Python's deprecated `ShallowPostgresSaver` layout: `checkpoints` without
 /// `checkpoint_id`, or `checkpoint_blobs` without `version`, and otherwise only
 /// columns of our layout (anything else is [`refuse_foreign`]'s).
-fn refuse_shallow(schema: &str, columns: &[Column]) -> Result<(), PostgresError> {
+fn refuse_shallow(schema: &str, columns: &[Column]) -> Result<(), Error> {
     let shallow = |table: &str, key: &str| {
         let Some((_, ours)) = LAYOUT.iter().find(|(t, _)| *t == table) else {
             return false;
@@ -192,24 +193,26 @@ fn refuse_shallow(schema: &str, columns: &[Column]) -> Result<(), PostgresError>
                 .all(|(_, c, _)| c != key && ours.iter().any(|(o, _, _)| o == c))
     };
     if shallow("checkpoints", "checkpoint_id") || shallow("checkpoint_blobs", "version") {
-        return Err(PostgresError::ShallowSchema {
+        return Err(PgFault::ShallowSchema {
             schema: schema.to_owned(),
-        });
+        }
+        .into());
     }
     Ok(())
 }
 
 /// Tables of these names with another layout (another application's `checkpoints`):
 /// a column Python's migrations never create, one of another type, or one they create
-/// missing. Refused with [`SaverError::Schema`] before `setup` writes anything.
+/// missing. Refused with [`ErrorKind::Schema`](crate::ErrorKind::Schema) before `setup` writes anything.
 fn refuse_foreign(schema: &str, columns: &[Column]) -> Result<()> {
     let refuse = |reason: String| -> Result<()> {
-        Err(SaverError::Schema {
+        Err(SaverFault::Schema {
             reason: format!(
                 "{reason} in schema {schema}: these are not LangGraph's checkpoint tables \
                  (use another schema, or the saver's schema option)"
             ),
-        })
+        }
+        .into())
     };
     for (table, column, ty) in columns {
         let Some((_, wanted)) = LAYOUT.iter().find(|(t, _)| t == table) else {
@@ -264,13 +267,14 @@ async fn max_migration<C: Exec + ?Sized>(
     Ok((max, count))
 }
 
-fn refuse_too_new(schema: &str, max: Option<i32>) -> Result<(), PostgresError> {
+fn refuse_too_new(schema: &str, max: Option<i32>) -> Result<(), Error> {
     match max {
-        Some(found) if found > LAST_MIGRATION => Err(PostgresError::SchemaTooNew {
+        Some(found) if found > LAST_MIGRATION => Err(PgFault::SchemaTooNew {
             schema: schema.to_owned(),
             found,
             known: LAST_MIGRATION,
-        }),
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -286,12 +290,12 @@ pub(crate) async fn verify<C: Exec + ?Sized>(
     refuse_shallow(&name, &columns)?;
     refuse_foreign(&name, &columns)?;
     if !columns.iter().any(|(t, _, _)| t == "checkpoint_migrations") {
-        return Err(PostgresError::SchemaMissing { schema: name }.into());
+        return Err(PgFault::SchemaMissing { schema: name }.into());
     }
     let (max, count) = max_migration(client, mode, t, "verify").await?;
     let found = max.unwrap_or(-1);
     if found > LAST_MIGRATION {
-        return Err(PostgresError::SchemaTooNew {
+        return Err(PgFault::SchemaTooNew {
             schema: name,
             found,
             known: LAST_MIGRATION,
@@ -299,7 +303,7 @@ pub(crate) async fn verify<C: Exec + ?Sized>(
         .into());
     }
     if found < LAST_MIGRATION || count != i64::from(LAST_MIGRATION) + 1 {
-        return Err(PostgresError::SchemaIncomplete {
+        return Err(PgFault::SchemaIncomplete {
             schema: name,
             reason: format!(
                 "checkpoint_migrations holds {count} versions up to {found}, expected 0..={LAST_MIGRATION}"
@@ -310,7 +314,7 @@ pub(crate) async fn verify<C: Exec + ?Sized>(
     for (table, wanted) in LAYOUT {
         for (column, _, _) in wanted {
             if !columns.iter().any(|(a, b, _)| a == table && b == column) {
-                return Err(PostgresError::SchemaIncomplete {
+                return Err(PgFault::SchemaIncomplete {
                     schema: name,
                     reason: format!("{table}.{column} is missing"),
                 }
@@ -351,7 +355,7 @@ pub(crate) async fn setup(
             break;
         }
         if started.elapsed() >= lock_timeout {
-            return Err(PostgresError::LockTimeout {
+            return Err(PgFault::LockTimeout {
                 waited_ms: started.elapsed().as_millis(),
             }
             .into());

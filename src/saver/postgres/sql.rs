@@ -1,6 +1,7 @@
 //! The SQL the saver runs, with table names qualified by the configured schema.
 
-use super::error::PostgresError;
+use super::error::PgFault;
+use crate::error::Error;
 
 /// `"name"`, with embedded quotes doubled.
 pub(crate) fn quote_ident(name: &str) -> String {
@@ -8,10 +9,13 @@ pub(crate) fn quote_ident(name: &str) -> String {
 }
 
 /// Checks a schema name: a plain identifier of at most 63 bytes.
-pub(crate) fn check_schema_name(name: &str) -> Result<(), PostgresError> {
-    let bad = |reason| PostgresError::InvalidSchemaName {
-        name: name.to_owned(),
-        reason,
+pub(crate) fn check_schema_name(name: &str) -> Result<(), Error> {
+    let bad = |reason| -> Error {
+        PgFault::InvalidSchemaName {
+            name: name.to_owned(),
+            reason,
+        }
+        .into()
     };
     let mut chars = name.chars();
     match chars.next() {

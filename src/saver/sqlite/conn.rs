@@ -25,7 +25,8 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::storage;
-use crate::saver::{Result, SaverError};
+use crate::error::Error;
+use crate::saver::Result;
 
 /// SQLite's `PRAGMA synchronous` in WAL mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -284,12 +285,8 @@ fn set_busy_timeout(conn: &Connection, timeout: Duration) -> rusqlite::Result<()
 
 /// Whether `e` is SQLite's "database is busy / locked": another connection holds a lock
 /// that a call with a zero busy timeout did not wait for.
-fn is_busy(e: &SaverError) -> bool {
-    let SaverError::Storage { source, .. } = e else {
-        return false;
-    };
-    source
-        .downcast_ref::<rusqlite::Error>()
+fn is_busy(e: &Error) -> bool {
+    e.as_sqlite()
         .and_then(rusqlite::Error::sqlite_error_code)
         .is_some_and(|c| matches!(c, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
@@ -583,7 +580,7 @@ mod tests {
 
     use super::*;
 
-    fn busy() -> SaverError {
+    fn busy() -> Error {
         storage("test")(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
             None,
@@ -713,10 +710,11 @@ mod tests {
         assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
         // Another error is the caller's, not a reason to run again.
         let fails = |_: &Connection| -> Result<()> {
-            Err(SaverError::Storage {
+            Err(crate::saver::error::SaverFault::Storage {
                 operation: "test",
                 source: "boom".into(),
-            })
+            }
+            .into())
         };
         assert!(matches!(
             conns.try_write("test", 1, 20, &fails),

@@ -3,7 +3,7 @@
 
 use rusqlite::types::Value as SqlValue;
 
-use crate::saver::error::SaverError;
+use crate::saver::error::SaverFault;
 use crate::saver::pyjson;
 use crate::saver::traits::ListOptions;
 use crate::saver::types::CheckpointConfig;
@@ -21,11 +21,12 @@ fn valid_key(key: &str) -> bool {
 
 /// Python's `_where_value`: the operator and the bound value for one filter value.
 fn where_value(key: &str, value: &Value) -> Result<(&'static str, SqlValue)> {
-    let invalid = |reason: String| -> crate::saver::SaverError {
-        SaverError::InvalidFilter {
+    let invalid = |reason: String| -> crate::Error {
+        SaverFault::InvalidFilter {
             key: key.to_owned(),
             reason,
         }
+        .into()
     };
     Ok(match value {
         Value::Nil => ("IS ?", SqlValue::Null),
@@ -59,8 +60,8 @@ fn where_value(key: &str, value: &Value) -> Result<(&'static str, SqlValue)> {
 /// (only when given), checkpoint id, metadata filters, `before`.
 ///
 /// # Errors
-/// [`SaverError::MissingThreadId`] for a config without a thread,
-/// [`SaverError::InvalidFilter`] for a key outside `[a-zA-Z0-9_.-]` or a value with no
+/// [`ErrorKind::MissingThreadId`](crate::ErrorKind::MissingThreadId) for a config without a thread,
+/// [`ErrorKind::InvalidFilter`](crate::ErrorKind::InvalidFilter) for a key outside `[a-zA-Z0-9_.-]` or a value with no
 /// SQL equality.
 pub(super) fn search_where(
     config: Option<&CheckpointConfig>,
@@ -82,11 +83,12 @@ pub(super) fn search_where(
     }
     for (key, value) in &options.filter {
         if !valid_key(key) {
-            return Err(SaverError::InvalidFilter {
+            return Err(SaverFault::InvalidFilter {
                 key: key.clone(),
                 reason: "filter keys may only hold ASCII letters, digits, '_', '.' and '-'"
                     .to_owned(),
-            });
+            }
+            .into());
         }
         let (op, param) = where_value(key, value)?;
         wheres.push(format!(

@@ -31,13 +31,13 @@
 //! - **`list` without N+1.** The pending writes of a whole `list` come in one query
 //!   (Python runs one per checkpoint).
 //! - **Opening writes nothing.** [`SqliteSaver::open`] opens an existing store as it
-//!   is (its journal mode included); a missing file is [`SaverError::StoreNotFound`],
+//!   is (its journal mode included); a missing file is [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound),
 //!   not a new empty store. [`SqliteSaver::create`] (or the builder's
 //!   [`create(true)`](SqliteSaverBuilder::create)) makes one as Python's `setup()` does.
-//!   Another application's SQLite file is refused ([`SaverError::Schema`]) before
+//!   Another application's SQLite file is refused ([`ErrorKind::Schema`](crate::ErrorKind::Schema)) before
 //!   anything is written.
 //! - **`setup()` without races**, in one transaction, and a layout check that refuses
-//!   a file whose tables have another shape ([`SaverError::Schema`]).
+//!   a file whose tables have another shape ([`ErrorKind::Schema`](crate::ErrorKind::Schema)).
 //! - The extended capabilities: `delete_for_runs`, `copy_thread` and `prune`, which never
 //!   cut a delta-channel chain that a kept checkpoint still needs.
 //!
@@ -76,7 +76,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, Row};
 
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{row_location, unreadable, RowKind, SaverError};
+use super::error::{row_location, unreadable, RowKind, RowLocation, SaverFault};
 use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
@@ -86,6 +86,7 @@ use super::types::{
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
 use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::error::Error;
 use crate::saver::Result;
 use crate::serializer::TypedSerializerExt;
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
@@ -190,11 +191,14 @@ fn insert_writes(
 /// recursion limit, 1,000).
 const METADATA_MAX_DEPTH: usize = 1_000;
 
-/// Maps a rusqlite error into [`SaverError::Storage`] for `operation`.
-pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> SaverError {
-    move |e| SaverError::Storage {
-        operation,
-        source: Box::new(e),
+/// Maps a rusqlite error into [`ErrorKind::Storage`](crate::ErrorKind::Storage) for `operation`.
+pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+    move |e| {
+        SaverFault::Storage {
+            operation,
+            source: Box::new(e),
+        }
+        .into()
     }
 }
 
@@ -271,8 +275,8 @@ impl SqliteSaverBuilder {
     /// `get_delta_channel_history` call may decompress to in total (default
     /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]). Past
     /// it the call fails with
-    /// [`CryptoError::DecompressionBudget`](crate::crypto::CryptoError::DecompressionBudget)
-    /// inside [`SaverError::UnreadableRow`].
+    /// [`ErrorKind::DecompressionBudget`](crate::ErrorKind::DecompressionBudget)
+    /// inside [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow).
     pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
         self.max_decompressed_per_call = limit;
         self
@@ -320,14 +324,14 @@ impl SqliteSaverBuilder {
     /// `setup()` does, otherwise opens an existing one without writing anything.
     ///
     /// # Errors
-    /// - [`SaverError::StoreNotFound`] without `create(true)`, when the file does not
+    /// - [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) without `create(true)`, when the file does not
     ///   exist (nothing is created) or holds none of LangGraph's tables;
-    /// - [`SaverError::Schema`] when the database is another application's (other
+    /// - [`ErrorKind::Schema`](crate::ErrorKind::Schema) when the database is another application's (other
     ///   tables, or tables of these names with another layout), refused before
     ///   anything is written; without `create(true)`, also for Python's tables in an
     ///   incomplete state that only `setup()` completes (e.g. `writes` from before
     ///   Python's `task_path` migration);
-    /// - [`SaverError::Storage`] if SQLite cannot open the file.
+    /// - [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite cannot open the file.
     pub fn open(self) -> Result<SqliteSaver> {
         let location = self
             .path
@@ -336,13 +340,14 @@ impl SqliteSaverBuilder {
             .unwrap_or_else(|| ":memory:".to_owned());
         if let Some(path) = &self.path {
             if !self.create && is_missing(path) {
-                return Err(SaverError::StoreNotFound {
+                return Err(SaverFault::StoreNotFound {
                     location,
                     reason: format!(
                         "the file does not exist (nothing was created; check the path). \
                          {HOW_TO_CREATE}"
                     ),
-                });
+                }
+                .into());
             }
         }
         let create = self.create || self.path.is_none();
@@ -372,7 +377,7 @@ impl SqliteSaverBuilder {
     }
 }
 
-/// How to make a store, for [`SaverError::StoreNotFound`].
+/// How to make a store, for [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound).
 const HOW_TO_CREATE: &str = "To make a new store there, as Python's setup() does, use \
      SqliteSaver::create(path) or SqliteSaver::builder(path).create(true).";
 
@@ -390,20 +395,22 @@ fn is_missing(path: &Path) -> bool {
 fn open_existing(conn: &mut rusqlite::Connection, location: String) -> Result<()> {
     match schema::inspect_layout(conn)? {
         Layout::Python => Ok(()),
-        Layout::Empty => Err(SaverError::StoreNotFound {
+        Layout::Empty => Err(SaverFault::StoreNotFound {
             location,
             reason: format!(
                 "the file holds none of LangGraph's checkpoint tables (nothing was \
                  written). {HOW_TO_CREATE}"
             ),
-        }),
-        Layout::Incomplete { reason } => Err(SaverError::Schema {
+        }
+        .into()),
+        Layout::Incomplete { reason } => Err(SaverFault::Schema {
             reason: format!(
                 "{reason}; SqliteSaver::create(path) (or builder(path).create(true)) \
                  completes it as Python's setup() does"
             ),
-        }),
-        Layout::Foreign { reason } => Err(SaverError::Schema { reason }),
+        }
+        .into()),
+        Layout::Foreign { reason } => Err(SaverFault::Schema { reason }.into()),
     }
 }
 
@@ -425,7 +432,7 @@ impl SqliteSaver {
     /// Opens the existing store at `path` with the default options and Python's
     /// [`JsonPlusSerializer`], writing nothing: the file must exist and hold Python's
     /// tables (its journal mode is left as it is). A mistyped path is
-    /// [`SaverError::StoreNotFound`], not a new empty store; to make a store, use
+    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), not a new empty store; to make a store, use
     /// [`create`](Self::create).
     ///
     /// # Errors
@@ -437,7 +444,7 @@ impl SqliteSaver {
     /// Opens the store at `path`, creating it as Python's `setup()` does (the file if
     /// missing, WAL mode, both tables, the `task_path` migration), with the default
     /// options and Python's [`JsonPlusSerializer`]. Another application's SQLite file
-    /// is refused ([`SaverError::Schema`]) before anything is written.
+    /// is refused ([`ErrorKind::Schema`](crate::ErrorKind::Schema)) before anything is written.
     ///
     /// # Errors
     /// As [`SqliteSaverBuilder::open`].
@@ -473,7 +480,7 @@ impl SqliteSaver {
     /// nothing after Python's.
     ///
     /// # Errors
-    /// [`SaverError::Storage`] or [`SaverError::Schema`].
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) or [`ErrorKind::Schema`](crate::ErrorKind::Schema).
     pub async fn setup(&self) -> Result<()> {
         self.run(|inner| {
             inner.conns.with_writer(schema::setup)?;
@@ -486,7 +493,7 @@ impl SqliteSaver {
     /// Checks, writing nothing, that both tables have Python's layout.
     ///
     /// # Errors
-    /// [`SaverError::Schema`] naming the table and what differs.
+    /// [`ErrorKind::Schema`](crate::ErrorKind::Schema) naming the table and what differs.
     pub async fn verify(&self) -> Result<()> {
         self.run(|inner| inner.conns.read("verify", schema::verify))
             .await
@@ -499,7 +506,7 @@ impl SqliteSaver {
     /// `(task_path, task_id, idx)` order.
     ///
     /// # Errors
-    /// [`SaverError::Storage`] if SQLite fails.
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails.
     pub async fn export_rows(&self) -> Result<RawRows> {
         self.run(|inner| {
             inner.conns.read("export_rows", |tx| {
@@ -623,7 +630,7 @@ impl SqliteSaver {
             Ok(handle) => handle
                 .spawn_blocking(move || f(&inner))
                 .await
-                .map_err(|e| SaverError::Storage {
+                .map_err(|e| SaverFault::Storage {
                     operation: "blocking task",
                     source: Box::new(e),
                 })?,
@@ -672,7 +679,7 @@ impl CheckpointRow {
         })
     }
 
-    fn location(&self) -> String {
+    fn location(&self) -> RowLocation {
         row_location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
@@ -759,7 +766,7 @@ impl Inner {
     fn load(
         &self,
         kind: RowKind,
-        location: impl Fn() -> String,
+        location: impl Fn() -> RowLocation,
         tag: Option<&str>,
         data: Option<&[u8]>,
     ) -> Result<Value> {
@@ -767,10 +774,7 @@ impl Inner {
             unreadable(
                 kind,
                 location(),
-                SaverError::InvalidCheckpoint {
-                    field: "type".to_owned(),
-                    reason: "the type column is NULL".to_owned(),
-                },
+                crate::saver::error::invalid_checkpoint("type", "the type column is NULL"),
             )
         })?;
         self.serde
@@ -806,7 +810,10 @@ impl Inner {
             .map(|w| {
                 let value = self.load(
                     RowKind::Write,
-                    || format!("{} task {:?} idx {}", row.location(), w.task_id, w.idx),
+                    || {
+                        row.location()
+                            .with_detail(format!("task {:?} idx {}", w.task_id, w.idx))
+                    },
                     w.type_tag.as_deref(),
                     w.value.as_deref(),
                 )?;
@@ -1115,7 +1122,7 @@ impl SqliteSaver {
         let metadata_value = checkpoint_metadata(config, metadata).to_value();
         refuse_deep_metadata(&metadata_value, METADATA_MAX_DEPTH)?;
         let metadata_text = pyjson::dumps(&metadata_value, pyjson::METADATA)
-            .map_err(|reason| SaverError::InvalidMetadata { reason })?;
+            .map_err(|reason| SaverFault::InvalidMetadata { reason })?;
         Ok(PutRow {
             thread,
             ns: config.ns().to_owned(),

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::storage;
-use crate::saver::error::SaverError;
+use crate::saver::error::SaverFault;
 use crate::saver::Result;
 
 /// The two `CREATE TABLE` statements exactly as `langgraph-checkpoint-sqlite==3.1.2`
@@ -110,7 +110,7 @@ enum TableState {
 /// `PRAGMA table_info` only), so that a store can be refused before it is touched.
 ///
 /// # Errors
-/// [`SaverError::Storage`] if SQLite fails.
+/// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails.
 pub(crate) fn inspect_layout(conn: &Connection) -> Result<Layout> {
     let checkpoints = table_state(conn, "checkpoints", &CHECKPOINTS)?;
     let writes = table_state(conn, "writes", &WRITES)?;
@@ -176,11 +176,11 @@ fn user_tables(conn: &Connection) -> Result<Vec<String>> {
 /// new file at once do not race), and then checks the layout.
 ///
 /// # Errors
-/// [`SaverError::Storage`] if SQLite fails, [`SaverError::Schema`] if the database is
+/// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails, [`ErrorKind::Schema`](crate::ErrorKind::Schema) if the database is
 /// another application's or holds tables of these names with another layout.
 pub(super) fn setup(conn: &mut Connection) -> Result<()> {
     if let Layout::Foreign { reason } = inspect_layout(conn)? {
-        return Err(SaverError::Schema { reason });
+        return Err(SaverFault::Schema { reason }.into());
     }
     // journal_mode cannot change inside a transaction; it is a property of the file.
     let _mode: String = conn
@@ -206,15 +206,16 @@ pub(super) fn setup(conn: &mut Connection) -> Result<()> {
 /// last, where Python's migration puts it on old files).
 ///
 /// # Errors
-/// [`SaverError::Schema`] naming the table and what differs.
+/// [`ErrorKind::Schema`](crate::ErrorKind::Schema) naming the table and what differs.
 pub(super) fn verify(conn: &Connection) -> Result<()> {
     match inspect_layout(conn)? {
         Layout::Python => Ok(()),
-        Layout::Empty => Err(SaverError::Schema {
+        Layout::Empty => Err(SaverFault::Schema {
             reason: "table checkpoints does not exist".to_owned(),
-        }),
+        }
+        .into()),
         Layout::Incomplete { reason } | Layout::Foreign { reason } => {
-            Err(SaverError::Schema { reason })
+            Err(SaverFault::Schema { reason }.into())
         }
     }
 }

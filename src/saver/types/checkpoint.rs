@@ -5,7 +5,7 @@ use indexmap::IndexMap;
 use super::maps::{str_map_from_owned, str_map_from_value, str_map_to_value};
 use super::versions::{versions_from_value, versions_to_value};
 use super::{now_isoformat, uuid6, ChannelVersion, ChannelVersions};
-use crate::saver::error::SaverError;
+use crate::error::Error;
 use crate::value::Value;
 
 /// The top-level keys of a checkpoint in the order langgraph's `create_checkpoint`
@@ -309,7 +309,7 @@ impl Checkpoint {
     ///
     /// # Errors
     /// As [`from_value`](Self::from_value).
-    pub fn from_owned_value(mut value: Value) -> Result<Self, SaverError> {
+    pub fn from_owned_value(mut value: Value) -> Result<Self, Error> {
         let channel_values = match &mut value {
             Value::Map(entries) => entries
                 .iter_mut()
@@ -327,11 +327,11 @@ impl Checkpoint {
     /// Reads Python's checkpoint dict (with or without `channel_values`).
     ///
     /// # Errors
-    /// [`SaverError::InvalidCheckpoint`] naming the field that does not have Python's
+    /// [`ErrorKind::InvalidCheckpoint`](crate::ErrorKind::InvalidCheckpoint) naming the field that does not have Python's
     /// shape (`v`, `id` and `ts` are required).
-    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
         let entries = value.as_map().ok_or_else(|| {
-            SaverError::invalid_checkpoint(
+            crate::saver::error::invalid_checkpoint(
                 "$",
                 format!("expected a map, found {}", value.kind_name()),
             )
@@ -341,11 +341,11 @@ impl Checkpoint {
         let (mut has_v, mut has_id, mut has_ts) = (false, false, false);
         for (k, v) in entries {
             let key = k.as_str().ok_or_else(|| {
-                SaverError::invalid_checkpoint("$", format!("a {} key", k.kind_name()))
+                crate::saver::error::invalid_checkpoint("$", format!("a {} key", k.kind_name()))
             })?;
-            let expect_str = |v: &Value| -> Result<String, SaverError> {
+            let expect_str = |v: &Value| -> Result<String, Error> {
                 v.as_str().map(str::to_owned).ok_or_else(|| {
-                    SaverError::invalid_checkpoint(
+                    crate::saver::error::invalid_checkpoint(
                         key,
                         format!("expected a str, found {}", v.kind_name()),
                     )
@@ -354,7 +354,7 @@ impl Checkpoint {
             match key {
                 "v" => {
                     cp.v = v.as_i64().ok_or_else(|| {
-                        SaverError::invalid_checkpoint(
+                        crate::saver::error::invalid_checkpoint(
                             "v",
                             format!("expected an int, found {}", v.kind_name()),
                         )
@@ -392,7 +392,7 @@ impl Checkpoint {
                                 .iter()
                                 .map(|c| {
                                     c.as_str().map(str::to_owned).ok_or_else(|| {
-                                        SaverError::invalid_checkpoint(
+                                        crate::saver::error::invalid_checkpoint(
                                             "updated_channels",
                                             format!("a {} item", c.kind_name()),
                                         )
@@ -401,7 +401,7 @@ impl Checkpoint {
                                 .collect::<Result<_, _>>()?,
                         ),
                         other => {
-                            return Err(SaverError::invalid_checkpoint(
+                            return Err(crate::saver::error::invalid_checkpoint(
                                 "updated_channels",
                                 format!("expected a list or None, found {}", other.kind_name()),
                             ))
@@ -418,7 +418,7 @@ impl Checkpoint {
         }
         for (present, name) in [(has_v, "v"), (has_id, "id"), (has_ts, "ts")] {
             if !present {
-                return Err(SaverError::invalid_checkpoint(name, "missing"));
+                return Err(crate::saver::error::invalid_checkpoint(name, "missing"));
             }
         }
         Ok(cp)

@@ -3,7 +3,8 @@
 use indexmap::IndexMap;
 
 use super::maps::{str_map_from_value, str_map_to_value};
-use crate::saver::error::SaverError;
+use crate::error::Error;
+use crate::saver::error::SaverFault;
 use crate::value::Value;
 
 /// Python's `RunnableConfig` as far as savers read it:
@@ -90,22 +91,22 @@ impl CheckpointConfig {
     ///
     /// # Errors
     ///
-    /// [`SaverError::MissingThreadId`] naming `operation` when it is not set.
-    pub fn require_thread_id(&self, operation: &'static str) -> Result<&str, SaverError> {
+    /// [`ErrorKind::MissingThreadId`](crate::ErrorKind::MissingThreadId) naming `operation` when it is not set.
+    pub fn require_thread_id(&self, operation: &'static str) -> Result<&str, Error> {
         self.thread_id
             .as_deref()
-            .ok_or(SaverError::MissingThreadId { operation })
+            .ok_or_else(|| SaverFault::MissingThreadId { operation }.into())
     }
 
     /// The checkpoint id.
     ///
     /// # Errors
     ///
-    /// [`SaverError::MissingCheckpointId`] naming `operation` when it is not set.
-    pub fn require_checkpoint_id(&self, operation: &'static str) -> Result<&str, SaverError> {
+    /// [`ErrorKind::MissingCheckpointId`](crate::ErrorKind::MissingCheckpointId) naming `operation` when it is not set.
+    pub fn require_checkpoint_id(&self, operation: &'static str) -> Result<&str, Error> {
         self.checkpoint_id
             .as_deref()
-            .ok_or(SaverError::MissingCheckpointId { operation })
+            .ok_or_else(|| SaverFault::MissingCheckpointId { operation }.into())
     }
 
     /// The config as Python's dict: `{"configurable": {…}}`, plus `"metadata"` when
@@ -146,10 +147,10 @@ impl CheckpointConfig {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidConfig`] saying which key is wrong: not a map, a
+    /// [`ErrorKind::InvalidConfig`](crate::ErrorKind::InvalidConfig) saying which key is wrong: not a map, a
     /// `configurable` that is not a map, or a key of the wrong type.
-    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
-        let invalid = |reason: String| SaverError::InvalidConfig { reason };
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        let invalid = |reason: String| -> Error { SaverFault::InvalidConfig { reason }.into() };
         let Some(top) = value.as_map() else {
             return Err(invalid(format!(
                 "expected a map, found {}",
@@ -194,17 +195,18 @@ impl CheckpointConfig {
 
     /// Sets one `configurable` entry: the three known keys into their fields (checked),
     /// any other into [`configurable`](Self::configurable).
-    fn set_configurable(&mut self, key: &str, v: &Value) -> Result<(), SaverError> {
-        let as_opt_str = |v: &Value| -> Result<Option<String>, SaverError> {
+    fn set_configurable(&mut self, key: &str, v: &Value) -> Result<(), Error> {
+        let as_opt_str = |v: &Value| -> Result<Option<String>, Error> {
             match v {
                 Value::Nil => Ok(None),
                 Value::Str(s) => Ok(Some(s.to_string())),
-                other => Err(SaverError::InvalidConfig {
+                other => Err(SaverFault::InvalidConfig {
                     reason: format!(
                         "configurable.{key} must be a str, found {}",
                         other.kind_name()
                     ),
-                }),
+                }
+                .into()),
             }
         };
         match key {

@@ -2,15 +2,15 @@
 
 use indexmap::IndexMap;
 
-use crate::saver::error::SaverError;
+use crate::error::Error;
 use crate::value::Value;
 
 pub(super) fn str_map_from_value(
     value: &Value,
     field: &str,
-) -> Result<IndexMap<String, Value>, SaverError> {
+) -> Result<IndexMap<String, Value>, Error> {
     let entries = value.as_map().ok_or_else(|| {
-        SaverError::invalid_checkpoint(
+        crate::saver::error::invalid_checkpoint(
             field,
             format!("expected a map, found {}", value.kind_name()),
         )
@@ -18,7 +18,7 @@ pub(super) fn str_map_from_value(
     let mut out = IndexMap::with_capacity(entries.len());
     for (k, v) in entries {
         let key = k.as_str().ok_or_else(|| {
-            SaverError::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
+            crate::saver::error::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
         })?;
         out.insert(key.to_owned(), v.clone());
     }
@@ -29,9 +29,9 @@ pub(super) fn str_map_from_value(
 pub(super) fn str_map_from_owned(
     value: Value,
     field: &str,
-) -> Result<IndexMap<String, Value>, SaverError> {
+) -> Result<IndexMap<String, Value>, Error> {
     let entries = value.into_map().map_err(|other| {
-        SaverError::invalid_checkpoint(
+        crate::saver::error::invalid_checkpoint(
             field,
             format!("expected a map, found {}", other.kind_name()),
         )
@@ -39,7 +39,7 @@ pub(super) fn str_map_from_owned(
     let mut out = IndexMap::with_capacity(entries.len());
     for (k, v) in entries {
         let key = k.as_str().ok_or_else(|| {
-            SaverError::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
+            crate::saver::error::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
         })?;
         out.insert(key.to_owned(), v);
     }

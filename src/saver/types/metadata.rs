@@ -4,7 +4,8 @@ use indexmap::IndexMap;
 
 use super::maps::str_map_to_value;
 use super::CheckpointConfig;
-use crate::saver::error::SaverError;
+use crate::error::Error;
+use crate::saver::error::SaverFault;
 use crate::value::Value;
 
 /// Python's `EXCLUDED_METADATA_KEYS`: config keys never copied into metadata.
@@ -168,14 +169,14 @@ impl CheckpointMetadata {
     ///
     /// # Errors
     ///
-    /// [`SaverError::InvalidMetadata`] when it is not a map or a key is not a string.
-    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
-        let entries = value.as_map().ok_or_else(|| SaverError::InvalidMetadata {
+    /// [`ErrorKind::InvalidMetadata`](crate::ErrorKind::InvalidMetadata) when it is not a map or a key is not a string.
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        let entries = value.as_map().ok_or_else(|| SaverFault::InvalidMetadata {
             reason: format!("expected a map, found {}", value.kind_name()),
         })?;
         let mut out = IndexMap::with_capacity(entries.len());
         for (k, v) in entries {
-            let key = k.as_str().ok_or_else(|| SaverError::InvalidMetadata {
+            let key = k.as_str().ok_or_else(|| SaverFault::InvalidMetadata {
                 reason: format!("a {} key", k.kind_name()),
             })?;
             out.insert(key.to_owned(), v.clone());
@@ -259,21 +260,22 @@ pub(crate) fn too_deep(value: &Value, limit: usize) -> Option<String> {
 
 /// [`too_deep`] as the error `put` returns for metadata.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn refuse_deep_metadata(value: &Value, limit: usize) -> Result<(), SaverError> {
+pub(crate) fn refuse_deep_metadata(value: &Value, limit: usize) -> Result<(), Error> {
     match too_deep(value, limit) {
-        Some(reason) => Err(SaverError::InvalidMetadata { reason }),
+        Some(reason) => Err(SaverFault::InvalidMetadata { reason }.into()),
         None => Ok(()),
     }
 }
 
 /// [`too_deep`] as the error `put` returns for the checkpoint document.
 #[cfg(feature = "postgres")]
-pub(crate) fn refuse_deep_checkpoint(value: &Value, limit: usize) -> Result<(), SaverError> {
+pub(crate) fn refuse_deep_checkpoint(value: &Value, limit: usize) -> Result<(), Error> {
     match too_deep(value, limit) {
-        Some(reason) => Err(SaverError::InvalidCheckpoint {
+        Some(reason) => Err(SaverFault::InvalidCheckpoint {
             field: "checkpoint".to_owned(),
             reason,
-        }),
+        }
+        .into()),
         None => Ok(()),
     }
 }

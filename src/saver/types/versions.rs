@@ -6,7 +6,8 @@ use std::fmt;
 use indexmap::IndexMap;
 
 use super::py_float_repr;
-use crate::saver::error::SaverError;
+use crate::error::Error;
+use crate::saver::error::SaverFault;
 use crate::saver::Result;
 use crate::value::Value;
 
@@ -87,12 +88,9 @@ pub(super) fn versions_to_value(versions: &ChannelVersions) -> Value {
     )
 }
 
-pub(super) fn versions_from_value(
-    value: &Value,
-    field: &str,
-) -> Result<ChannelVersions, SaverError> {
+pub(super) fn versions_from_value(value: &Value, field: &str) -> Result<ChannelVersions, Error> {
     let entries = value.as_map().ok_or_else(|| {
-        SaverError::invalid_checkpoint(
+        crate::saver::error::invalid_checkpoint(
             field,
             format!("expected a map, found {}", value.kind_name()),
         )
@@ -100,10 +98,10 @@ pub(super) fn versions_from_value(
     let mut out = ChannelVersions::with_capacity(entries.len());
     for (k, v) in entries {
         let key = k.as_str().ok_or_else(|| {
-            SaverError::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
+            crate::saver::error::invalid_checkpoint(field, format!("a {} key", k.kind_name()))
         })?;
         let version = ChannelVersion::from_value(v).ok_or_else(|| {
-            SaverError::invalid_checkpoint(
+            crate::saver::error::invalid_checkpoint(
                 format!("{field}.{key}"),
                 format!(
                     "a version must be str, int or float, found {}",
@@ -140,15 +138,16 @@ pub(crate) fn next_string_version(
         Some(ChannelVersion::Int(i)) => *i,
         Some(ChannelVersion::Str(s)) => parse_version_prefix(s)?,
         Some(v @ ChannelVersion::Float(_)) => {
-            return Err(SaverError::InvalidVersion {
+            return Err(SaverFault::InvalidVersion {
                 version: v.to_string(),
                 reason: format!("{saver} versions are str or int"),
-            })
+            }
+            .into())
         }
     };
     let next = n
         .checked_add(1)
-        .ok_or_else(|| crate::saver::traits::overflow(&n.to_string()))?;
+        .ok_or_else(|| crate::saver::error::overflow(&n.to_string()))?;
     Ok(ChannelVersion::Str(format_memory_version(
         next,
         super::random_f64(),
@@ -156,13 +155,14 @@ pub(crate) fn next_string_version(
 }
 
 /// Python's `int(current.split(".")[0])` for a version string.
-pub(crate) fn parse_version_prefix(version: &str) -> Result<i64, SaverError> {
+pub(crate) fn parse_version_prefix(version: &str) -> Result<i64, Error> {
     let head = version.split('.').next().unwrap_or("").trim();
     let cleaned: String = head.chars().filter(|c| *c != '_').collect();
     cleaned
         .parse::<i64>()
-        .map_err(|_| SaverError::InvalidVersion {
+        .map_err(|_| SaverFault::InvalidVersion {
             version: version.to_owned(),
             reason: "the part before the first '.' is not an integer".to_owned(),
         })
+        .map_err(Error::from)
 }

@@ -3,7 +3,7 @@
 //! [`DeltaChannelHistory`].
 
 use super::{Checkpoint, CheckpointConfig, CheckpointMetadata};
-use crate::saver::error::SaverError;
+use crate::error::Error;
 use crate::value::{ObjectKind, PyObject, Value};
 
 /// `__error__`: a task's error, stored at write index −1.
@@ -66,9 +66,10 @@ impl PendingWrite {
     /// Reads Python's `(task_id, channel, value)` tuple.
     ///
     /// # Errors
-    /// [`SaverError::InvalidCheckpoint`] (field `pending_writes`) for anything else.
-    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
-        let invalid = |reason: String| SaverError::invalid_checkpoint("pending_writes", reason);
+    /// [`ErrorKind::InvalidCheckpoint`](crate::ErrorKind::InvalidCheckpoint) (field `pending_writes`) for anything else.
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
+        let invalid =
+            |reason: String| crate::saver::error::invalid_checkpoint("pending_writes", reason);
         match value.as_array() {
             Some([task_id, channel, value]) => Ok(PendingWrite {
                 task_id: task_id
@@ -147,7 +148,7 @@ impl CheckpointTuple {
     ///     pending_writes: vec![],
     /// };
     /// assert_eq!(CheckpointTuple::from_value(&t.to_value())?, t);
-    /// # Ok::<(), langgraph_codec::saver::SaverError>(())
+    /// # Ok::<(), langgraph_codec::Error>(())
     /// ```
     pub fn to_value(&self) -> Value {
         let (module, name) = Self::PYTHON_CLASS;
@@ -182,15 +183,15 @@ impl CheckpointTuple {
     /// writes, or a plain map with the same five fields.
     ///
     /// # Errors
-    /// [`SaverError`] naming the field that does not have Python's shape.
-    pub fn from_value(value: &Value) -> Result<Self, SaverError> {
+    /// [`Error`](crate::Error) naming the field that does not have Python's shape.
+    pub fn from_value(value: &Value) -> Result<Self, Error> {
         let fields = match value.as_object() {
             Some(obj) => &obj.arg,
             None => value,
         };
         let field = |name: &str| {
             fields.get(name).ok_or_else(|| {
-                SaverError::invalid_checkpoint(name, "missing from the CheckpointTuple")
+                crate::saver::error::invalid_checkpoint(name, "missing from the CheckpointTuple")
             })
         };
         let parent = field("parent_config")?;
@@ -204,7 +205,9 @@ impl CheckpointTuple {
             },
             pending_writes: field("pending_writes")?
                 .as_array()
-                .ok_or_else(|| SaverError::invalid_checkpoint("pending_writes", "expected a list"))?
+                .ok_or_else(|| {
+                    crate::saver::error::invalid_checkpoint("pending_writes", "expected a list")
+                })?
                 .iter()
                 .map(PendingWrite::from_value)
                 .collect::<Result<_, _>>()?,

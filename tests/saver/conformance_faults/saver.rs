@@ -8,13 +8,13 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
-use langgraph_codec::saver::Result;
 use langgraph_codec::saver::{
     async_trait, uuid6, Capabilities, ChannelVersion, ChannelVersions, Checkpoint,
     CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
-    InMemorySaver, IndexMap, ListOptions, PendingWrite, PruneStrategy, SaverError, WRITES_IDX_MAP,
+    InMemorySaver, IndexMap, ListOptions, PendingWrite, PruneStrategy, WRITES_IDX_MAP,
 };
 use langgraph_codec::Value;
+use langgraph_codec::{Error, Result};
 
 /// One fault each. Grouped by the operation they break.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -171,8 +171,8 @@ fn key(c: &CheckpointConfig) -> CpKey {
     )
 }
 
-fn broken(what: &'static str) -> SaverError {
-    SaverError::Unsupported { capability: what }
+fn broken(what: &'static str) -> Error {
+    Error::unsupported(what)
 }
 
 fn bump(v: &ChannelVersion) -> ChannelVersion {
@@ -553,7 +553,7 @@ impl CheckpointSaver for Faulty {
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
-    ) -> langgraph_codec::saver::Result<CheckpointConfig> {
+    ) -> langgraph_codec::Result<CheckpointConfig> {
         use Fault::*;
         let mut cfg = config.clone();
         if self.is(EmptyNsStoredAsDefault) && cfg.ns().is_empty() {
@@ -620,7 +620,7 @@ impl CheckpointSaver for Faulty {
         writes: &[(String, Value)],
         task_id: &str,
         task_path: &str,
-    ) -> langgraph_codec::saver::Result<()> {
+    ) -> langgraph_codec::Result<()> {
         use Fault::*;
         let k = key(config);
         match self.fault {
@@ -703,7 +703,7 @@ impl CheckpointSaver for Faulty {
     async fn get_tuple(
         &self,
         config: &CheckpointConfig,
-    ) -> langgraph_codec::saver::Result<Option<CheckpointTuple>> {
+    ) -> langgraph_codec::Result<Option<CheckpointTuple>> {
         use Fault::*;
         let mut cfg = config.clone();
         if self.is(AllThreadsShareOneStore) {
@@ -770,7 +770,7 @@ impl CheckpointSaver for Faulty {
         &self,
         config: Option<&CheckpointConfig>,
         options: &ListOptions,
-    ) -> langgraph_codec::saver::Result<Vec<CheckpointTuple>> {
+    ) -> langgraph_codec::Result<Vec<CheckpointTuple>> {
         use Fault::*;
         let mut cfg = config.cloned();
         let mut opts = options.clone();
@@ -860,7 +860,7 @@ impl CheckpointSaver for Faulty {
         Ok(out.into_iter().map(|t| self.fix(t, true)).collect())
     }
 
-    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::saver::Result<()> {
+    async fn delete_thread(&self, thread_id: &str) -> langgraph_codec::Result<()> {
         use Fault::*;
         match self.fault {
             DeleteThreadNoop => Ok(()),
@@ -918,7 +918,7 @@ impl CheckpointSaver for Faulty {
         Capabilities::ALL
     }
 
-    async fn delete_for_runs(&self, run_ids: &[String]) -> langgraph_codec::saver::Result<()> {
+    async fn delete_for_runs(&self, run_ids: &[String]) -> langgraph_codec::Result<()> {
         use Fault::*;
         match self.fault {
             DeleteForRunsNoop => Ok(()),
@@ -989,7 +989,7 @@ impl CheckpointSaver for Faulty {
         }
     }
 
-    async fn copy_thread(&self, source: &str, target: &str) -> langgraph_codec::saver::Result<()> {
+    async fn copy_thread(&self, source: &str, target: &str) -> langgraph_codec::Result<()> {
         use Fault::*;
         let all = self.tuples(Some(source)).await?;
         match self.fault {
@@ -1045,7 +1045,7 @@ impl CheckpointSaver for Faulty {
         &self,
         thread_ids: &[String],
         strategy: PruneStrategy,
-    ) -> langgraph_codec::saver::Result<()> {
+    ) -> langgraph_codec::Result<()> {
         use Fault::*;
         match self.fault {
             PruneNoop => Ok(()),
@@ -1104,7 +1104,7 @@ impl CheckpointSaver for Faulty {
         &self,
         config: &CheckpointConfig,
         channels: &[String],
-    ) -> langgraph_codec::saver::Result<IndexMap<String, DeltaChannelHistory>> {
+    ) -> langgraph_codec::Result<IndexMap<String, DeltaChannelHistory>> {
         self.delta_walk(config, channels).await
     }
 }

@@ -6,23 +6,23 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use langgraph_codec::crypto::{AesMode, CompressedSerializer, CryptoError, EncryptedSerializer};
+use langgraph_codec::crypto::{AesMode, CompressedSerializer, EncryptedSerializer};
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
-    SaverError,
 };
-use langgraph_codec::{JsonPlusSerializer, Value};
+use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Value};
 
 use super::{builder, fresh_schema, key, psql, schema_of, url, versions};
 
 /// The kinds of an error and of every `UnreadableRow` source under it, outermost first.
-fn kinds(e: &SaverError) -> Vec<&'static str> {
+fn kinds(e: &Error) -> Vec<&'static str> {
     let mut out = vec![e.kind().as_str()];
     let mut cur = e;
-    while let SaverError::UnreadableRow { source, .. } = cur {
-        out.push(source.kind().as_str());
-        cur = source;
+    while cur.kind() == ErrorKind::UnreadableRow {
+        let Some(cause) = cur.cause() else { break };
+        out.push(cause.kind().as_str());
+        cur = cause;
     }
     out
 }
@@ -59,14 +59,15 @@ async fn put_blobs(
     .expect("put")
 }
 
-fn is_budget(e: &SaverError, limit: usize) -> bool {
+fn is_budget(e: &Error, limit: usize) -> bool {
     let mut cur = e;
     loop {
-        match cur {
-            SaverError::UnreadableRow { source, .. } => cur = source,
-            SaverError::Crypto(CryptoError::DecompressionBudget { limit: l }) => {
-                return *l == limit
-            }
+        match cur.kind() {
+            ErrorKind::UnreadableRow => match cur.cause() {
+                Some(cause) => cur = cause,
+                None => return false,
+            },
+            ErrorKind::DecompressionBudget => return cur.limit() == Some(limit),
             _ => return false,
         }
     }
@@ -621,7 +622,7 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
     println!("server down: {texts:?}");
     assert!(texts.len() >= 2, "the OS error stays a source: {texts:?}");
     each_text_once(&texts);
-    let crate_error = langgraph_codec::Error::from(e);
+    let crate_error = e;
     let texts = chain(&crate_error);
     assert!(texts[0].contains("127.0.0.1:1: "), "{texts:?}");
     each_text_once(&texts);
