@@ -360,7 +360,10 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
         }
         assert!(a.current && b.current, "{fixture}: {a:?} {b:?}");
         for step in 0..missing {
-            let ran = [&a, &b].iter().filter(|r| r.steps[step].ran).count();
+            let ran = [&a, &b]
+                .iter()
+                .filter(|r| r.steps.get(step).is_some_and(|s| s.ran))
+                .count();
             assert!(ran <= 1, "{fixture}: step {step} ran twice");
         }
         if let Some(py) = &python {
