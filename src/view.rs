@@ -19,6 +19,12 @@
 //! | integer beyond 64 bits (`json` rows) | `{"$bigint": "1180591620717411303424"}` |
 //! | string with lone surrogates (`json` rows) | `{"$wstr": ["a", 55296, "b"]}` |
 //!
+//! The view is a serde mapping ([`View`] implements `Serialize`), so any serde format
+//! writes it; its text forms here go through `serde_json`, the ecosystem's JSON writer.
+//! That is on purpose and is not [`crate::json`]'s writer: `crate::json` exists to
+//! reproduce the exact bytes of Python's `json.dumps` (metadata, filters, `json` rows,
+//! JSONB), and the view has no Python counterpart whose bytes it must match.
+//!
 //! ```
 //! use langgraph_codec::{msgpack, view};
 //!
