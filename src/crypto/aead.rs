@@ -22,7 +22,7 @@ use cmac::digest::common::InnerInit;
 use cmac::{Cmac, Mac};
 use ctutils::CtEq;
 
-use super::aes::{AesMode, NONCE_LEN, TAG_LEN};
+use super::format::{AesMode, NONCE_LEN, TAG_LEN};
 use super::CryptoFault;
 use crate::error::Error;
 

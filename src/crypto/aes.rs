@@ -7,61 +7,12 @@
 //! then the other. Both are authenticated with 128-bit tags, so a wrong guess fails
 //! authentication instead of returning garbage.
 
+use super::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 use super::key::{self, AesKey};
 use super::wipe::Plaintext;
 use super::Cipher;
 use super::CryptoFault;
 use crate::error::Error;
-
-/// The cipher name Python's AES cipher writes into type tags.
-pub const AES_CIPHER_NAME: &str = "aes";
-/// Nonce length in bytes.
-pub const NONCE_LEN: usize = 16;
-/// Authentication tag length in bytes.
-pub const TAG_LEN: usize = 16;
-/// `nonce | tag`: the shortest valid ciphertext (empty plaintext, e.g. `None`).
-pub const HEADER_LEN: usize = NONCE_LEN + TAG_LEN;
-
-/// The AES mode used to encrypt. Decryption accepts both.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum AesMode {
-    /// EAX, Python's default (`AES.MODE_EAX`).
-    #[default]
-    Eax,
-    /// GCM with a 16-byte nonce (`mode=AES.MODE_GCM`). Python's default reader,
-    /// `from_pycryptodome_aes()`, cannot read GCM rows (`MAC check failed`): choose it
-    /// only when every Python reader uses `mode=AES.MODE_GCM` or a reader that tries
-    /// both modes (as this crate's do). Never chosen by an environment variable.
-    Gcm,
-}
-
-impl AesMode {
-    fn other(self) -> Self {
-        match self {
-            AesMode::Eax => AesMode::Gcm,
-            AesMode::Gcm => AesMode::Eax,
-        }
-    }
-
-    /// The lowercase name, `"eax"` or `"gcm"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AesMode::Eax => "eax",
-            AesMode::Gcm => "gcm",
-        }
-    }
-
-    /// Parses `"eax"` or `"gcm"` (any case).
-    pub fn from_name(name: &str) -> Option<Self> {
-        if name.eq_ignore_ascii_case("eax") {
-            Some(AesMode::Eax)
-        } else if name.eq_ignore_ascii_case("gcm") {
-            Some(AesMode::Gcm)
-        } else {
-            None
-        }
-    }
-}
 
 /// Python's AES cipher: one key, name `"aes"`, a fresh OS-random nonce per call.
 ///

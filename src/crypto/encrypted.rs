@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::wipe::Plaintext;
 
-use super::aes::AesMode;
+use super::format::AesMode;
 use super::{Cipher, KeyRing};
 use crate::error::Result;
 

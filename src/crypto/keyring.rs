@@ -1,6 +1,7 @@
 //! [`KeyRing`]: key rotation. One primary key encrypts; previous keys only decrypt.
 
-use super::aes::{self, AesMode, AES_CIPHER_NAME};
+use super::aes;
+use super::format::{AesMode, AES_CIPHER_NAME};
 use super::key::{self, AesKey};
 use super::{Cipher, Plaintext};
 use crate::error::Error;

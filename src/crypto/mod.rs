@@ -49,11 +49,13 @@ mod aes;
 mod cipher;
 mod encrypted;
 mod error;
+mod format;
 mod key;
 mod keyring;
 mod wipe;
 
-pub use self::aes::{AesCipher, AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
+pub use self::aes::AesCipher;
+pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 /// Re-exported from [`compression`](crate::compression), where compression lives (a
 /// serializer wrapper of its own, below encryption).
 pub use crate::compression::{
