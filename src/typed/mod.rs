@@ -47,6 +47,7 @@
 //! ```
 
 mod de;
+mod direct;
 mod error;
 mod fallback;
 mod object;
@@ -112,7 +113,7 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
 /// [`to_vec`], and whether the value was a top-level [`pytypes::ByteArray`].
 fn to_vec_marked<T: Serialize + ?Sized>(value: &T) -> Result<(Vec<u8>, bool)> {
     let mut out = Vec::with_capacity(128);
-    let _active = ser::ActiveGuard::new();
+    let _active = direct::ActiveGuard::new();
     let mut ser = ser::Ser::new(&mut out);
     value.serialize(&mut ser)?;
     let top_bytearray = ser.top_bytearray();

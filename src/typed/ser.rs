@@ -11,15 +11,14 @@ use std::cell::Cell;
 
 use serde::ser::{self, Serialize};
 
+use super::direct;
 use super::error::TypedError;
 use super::{BYTEARRAY_MARKER, DIRECT_MARKER, EXT_MARKER, RAW_MARKER};
 use crate::msgpack::marker as M;
 use crate::msgpack::{
-    encode_into_at_depth, finish_ext, put, replace_prefix, write_array_len, write_bin, write_f64,
-    write_i64, write_map_len, write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
+    finish_ext, put, replace_prefix, write_array_len, write_bin, write_f64, write_i64,
+    write_map_len, write_str, write_u64, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH,
 };
-use crate::value::Value;
-
 type Result<T, E = TypedError> = std::result::Result<T, E>;
 
 /// Writes msgpack into a buffer. Use [`to_vec`](super::to_vec) for the common case.
@@ -50,39 +49,6 @@ const STACK_CHECK_AT: usize = 6;
 /// Nesting levels with their own ext header guess.
 const EXT_GUESS_LEVELS: usize = 4;
 
-thread_local! {
-    /// How many of this crate's serializers are running on this thread. While one is,
-    /// a `Value` is written by the crate's own encoder (see [`serialize_direct`]), so
-    /// deep untyped parts cost no serde recursion.
-    static ACTIVE: Cell<usize> = const { Cell::new(0) };
-
-    /// The output buffer of the serializer, lent to a `Value` for one `DIRECT_MARKER`
-    /// call (moved, not copied; `None` the rest of the time), with the levels the
-    /// serializer has open: the `Value` counts them against the depth limit too.
-    static LENT: Cell<Option<(Vec<u8>, usize)>> = const { Cell::new(None) };
-}
-
-/// `true` while this crate's serializer runs on this thread.
-pub(crate) fn active() -> bool {
-    ACTIVE.with(|a| a.get() > 0)
-}
-
-/// Marks this crate's serializer as running for the guard's lifetime.
-pub(crate) struct ActiveGuard;
-
-impl ActiveGuard {
-    pub(crate) fn new() -> Self {
-        ACTIVE.with(|a| a.set(a.get().saturating_add(1)));
-        ActiveGuard
-    }
-}
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        ACTIVE.with(|a| a.set(a.get().saturating_sub(1)));
-    }
-}
-
 impl<'a> Ser<'a> {
     pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
         Ser {
@@ -103,18 +69,17 @@ impl<'a> Ser<'a> {
     /// error, never silently wrong output.
     fn direct<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         let buf = std::mem::take(self.out);
-        if let Some(other) = LENT.with(|l| l.replace(Some((buf, self.depth)))) {
+        if let Some(other) = direct::lent(|l| l.replace(Some((buf, self.depth)))) {
             // Another lend is open on this thread (cannot happen: a lend ends before
             // any other serde call). Undo ours and refuse.
-            *self.out = LENT
-                .with(|l| l.replace(Some(other)))
+            *self.out = direct::lent(|l| l.replace(Some(other)))
                 .map(|(buf, _)| buf)
                 .unwrap_or_default();
             return Err(TypedError::msg("internal: nested direct value marker"));
         }
         self.lent = true;
         let r = value.serialize(&mut *self);
-        let back = LENT.with(Cell::take);
+        let back = direct::lent(Cell::take);
         let reported = !self.lent;
         self.lent = false;
         let stray = match back {
@@ -640,34 +605,6 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     Ok(())
 }
 
-/// Serializes `value` while this crate's serializer runs (see [`active`]): the `Value`
-/// is handed over under `DIRECT_MARKER` and encodes itself into the lent output buffer.
-pub(crate) fn serialize_direct<S: ser::Serializer>(value: &Value, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_newtype_struct(DIRECT_MARKER, &Direct(value))
-}
-
-/// A `Value` under `DIRECT_MARKER`.
-struct Direct<'a>(&'a Value);
-
-impl Serialize for Direct<'_> {
-    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match LENT.with(Cell::take) {
-            Some((mut out, open)) => {
-                // The encoder counts depth from the serializer's open levels (the
-                // msgpack limit) and runs its recursion under the stack guard, so
-                // hostile depth fails cleanly.
-                let r = encode_into_at_depth(self.0, &mut out, open);
-                LENT.with(|l| l.set(Some((out, open))));
-                r.map_err(super::value_serde::encode_error)?;
-                s.serialize_unit_struct(DIRECT_MARKER)
-            }
-            // A foreign serializer stands between the `Value` and ours (it forwarded
-            // the marker without reaching `Ser::direct`): the encoded bytes instead.
-            None => super::value_serde::serialize_raw(self.0, s),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde::ser::{Serialize, Serializer};
@@ -716,7 +653,7 @@ mod tests {
     struct Inner;
     impl Serialize for Inner {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            super::serialize_direct(&map(), s)
+            super::super::direct::serialize_direct(&map(), s)
         }
     }
 
@@ -830,7 +767,7 @@ mod tests {
     #[test]
     fn a_value_through_a_foreign_serializer_still_serializes() {
         // serde_json inside our serializer's run: the value arrives as bytes (as before).
-        let _active = super::ActiveGuard::new();
+        let _active = super::super::direct::ActiveGuard::new();
         assert!(serde_json::to_vec(&map()).is_ok());
     }
 }

@@ -3,7 +3,7 @@
 //! Through this crate's own serializer and deserializer a `Value` round-trips byte for
 //! byte, extension values included: the serializer lets the crate's msgpack encoder
 //! write a non-empty container or extension value straight into its output (see
-//! `ser::serialize_direct`), and the deserializer hands such items over as their raw
+//! `direct::serialize_direct`), and the deserializer hands such items over as their raw
 //! msgpack bytes under a private marker that only this crate recognises, for the
 //! crate's msgpack decoder. Through other serde formats (e.g. `serde_json`) plain
 //! values map naturally; extension values become their msgpack bytes. (While this
@@ -18,27 +18,18 @@ use serde::de::{
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
 use super::de::{ByteVec, IsRawMarker};
-use super::error::{relay_decode, ser_error, UNREPRESENTABLE_PREFIX};
-use super::TypedErrorKind;
+use super::direct::{self, encode_error};
+use super::error::relay_decode;
 use super::{RAW_MARKER, VALUE_MARKER};
 use crate::msgpack;
 use crate::value::{Int, Value};
 
-/// Raw msgpack bytes of one item, serialized as bytes.
-struct RawBytes<'a>(&'a [u8]);
-
-impl Serialize for RawBytes<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
-    }
-}
-
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if !is_scalar(self) && super::ser::active() {
+        if !is_scalar(self) && direct::active() {
             // Inside this crate's serializer: the crate's own encoder writes the value
             // straight into the output, so deep untyped parts cost no serde recursion.
-            return super::ser::serialize_direct(self, s);
+            return direct::serialize_direct(self, s);
         }
         match self {
             Value::Nil => s.serialize_unit(),
@@ -83,7 +74,7 @@ impl Serialize for Value {
             | Value::DeltaSnapshot(_)
             | Value::Ext(_) => {
                 let bytes = msgpack::encode(self).map_err(encode_error)?;
-                s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
+                s.serialize_newtype_struct(RAW_MARKER, &direct::RawBytes(&bytes))
             }
         }
     }
@@ -97,27 +88,6 @@ fn is_scalar(v: &Value) -> bool {
         Value::Array(items) => items.is_empty(),
         Value::Map(entries) => entries.is_empty(),
         _ => false,
-    }
-}
-
-/// `v` as its encoded bytes under the raw marker, for a foreign serializer running
-/// inside this crate's. The nesting is checked first, without recursion, so hostile
-/// depth fails before any encoding starts.
-pub(super) fn serialize_raw<S: Serializer>(v: &Value, s: S) -> Result<S::Ok, S::Error> {
-    msgpack::check_depth(v).map_err(encode_error)?;
-    let bytes = msgpack::encode(v).map_err(encode_error)?;
-    s.serialize_newtype_struct(RAW_MARKER, &RawBytes(&bytes))
-}
-
-pub(super) fn encode_error<E: serde::ser::Error>(e: crate::msgpack::EncodeError) -> E {
-    match e {
-        crate::msgpack::EncodeError::DepthLimit { .. } => {
-            ser_error(TypedErrorKind::DepthLimit, e.to_string())
-        }
-        _ => ser_error(
-            TypedErrorKind::Unrepresentable,
-            format!("{UNREPRESENTABLE_PREFIX}{e}"),
-        ),
     }
 }
 
