@@ -1,0 +1,217 @@
+//! The SQLite saver's rows: reading `checkpoints` and `writes` rows as stored, and
+//! decoding them into checkpoints, metadata and pending writes (with the shared row
+//! location and unreadable-row error of `saver::error`), as `postgres::rows` does for
+//! the Postgres saver.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// One `checkpoints` row as stored.
+pub(super) struct CheckpointRow {
+    pub(super) thread_id: String,
+    pub(super) checkpoint_ns: String,
+    pub(super) checkpoint_id: String,
+    pub(super) parent: Option<String>,
+    pub(super) type_tag: Option<String>,
+    pub(super) checkpoint: Option<Vec<u8>>,
+    pub(super) metadata: Option<Vec<u8>>,
+}
+
+pub(super) const CHECKPOINT_COLUMNS: &str =
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+
+/// A BLOB or TEXT column's bytes (Python writes BLOBs; a hand-made row may hold TEXT).
+pub(super) fn bytes_col(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}
+
+impl CheckpointRow {
+    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(CheckpointRow {
+            thread_id: row.get(0)?,
+            checkpoint_ns: row.get(1)?,
+            checkpoint_id: row.get(2)?,
+            parent: row.get(3)?,
+            type_tag: row.get(4)?,
+            checkpoint: bytes_col(row, 5)?,
+            metadata: bytes_col(row, 6)?,
+        })
+    }
+
+    pub(super) fn location(&self) -> RowLocation {
+        row_location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
+    }
+
+    pub(super) fn key(&self) -> (String, String, String) {
+        (
+            self.thread_id.clone(),
+            self.checkpoint_ns.clone(),
+            self.checkpoint_id.clone(),
+        )
+    }
+}
+
+/// One `writes` row as stored.
+pub(super) struct WriteRow {
+    pub(super) task_id: String,
+    pub(super) channel: String,
+    pub(super) type_tag: Option<String>,
+    pub(super) value: Option<Vec<u8>>,
+    pub(super) idx: i64,
+}
+
+/// `(thread, ns, checkpoint) → writes in (task_path, task_id, idx) order`.
+pub(super) type WritesByCheckpoint = HashMap<(String, String, String), Vec<WriteRow>>;
+
+/// The `writes` columns after the three key columns, in Python's sort order.
+pub(super) const WRITE_SELECT: &str =
+    "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, \
+     w.channel, w.type, w.value, w.idx FROM writes w";
+pub(super) const WRITE_ORDER: &str = "ORDER BY w.task_path, w.task_id, w.idx";
+
+/// One `writes` row of [`WRITE_SELECT`], after its three key columns.
+fn write_row(row: &Row<'_>) -> rusqlite::Result<WriteRow> {
+    Ok(WriteRow {
+        task_id: row.get(3)?,
+        channel: row.get(4)?,
+        type_tag: row.get(5)?,
+        value: bytes_col(row, 6)?,
+        idx: row.get(7)?,
+    })
+}
+
+pub(super) fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<WritesByCheckpoint> {
+    let mut out: WritesByCheckpoint = HashMap::new();
+    let mut rows = rows;
+    while let Some(row) = rows.next()? {
+        let key = (row.get(0)?, row.get(1)?, row.get(2)?);
+        out.entry(key).or_default().push(write_row(row)?);
+    }
+    Ok(out)
+}
+
+/// Whether a checkpoint row and its writes are small enough to decode on the calling
+/// task ([`INLINE_DECODE_BYTES`], nothing compressed).
+pub(super) fn quick_to_decode(row: &CheckpointRow, writes: &[WriteRow]) -> bool {
+    let compressed = |tag: &Option<String>| {
+        tag.as_deref()
+            .is_some_and(|t| t.contains(crate::crypto::ZLIB_SUFFIX))
+    };
+    let len = |b: &Option<Vec<u8>>| b.as_ref().map_or(0, Vec::len);
+    let bytes = writes.iter().map(|w| len(&w.value)).fold(
+        len(&row.checkpoint) + len(&row.metadata),
+        usize::saturating_add,
+    );
+    bytes <= INLINE_DECODE_BYTES
+        && !compressed(&row.type_tag)
+        && !writes.iter().any(|w| compressed(&w.type_tag))
+}
+
+/// The writes of a query for one checkpoint's key, in order: no map, no key copies.
+pub(super) fn collect_writes_of_one(rows: rusqlite::Rows<'_>) -> rusqlite::Result<Vec<WriteRow>> {
+    let mut out = Vec::new();
+    let mut rows = rows;
+    while let Some(row) = rows.next()? {
+        out.push(write_row(row)?);
+    }
+    Ok(out)
+}
+
+impl Inner {
+    /// A fresh decompression budget for one reading call.
+    pub(super) fn call_budget(&self) -> DecompressionBudget {
+        DecompressionBudget::new(self.max_decompressed_per_call)
+    }
+
+    pub(super) fn load(
+        &self,
+        kind: RowKind,
+        location: impl Fn() -> RowLocation,
+        tag: Option<&str>,
+        data: Option<&[u8]>,
+    ) -> Result<Value> {
+        let tag = tag.ok_or_else(|| {
+            unreadable(
+                kind,
+                location(),
+                crate::saver::error::invalid_checkpoint("type", "the type column is NULL"),
+            )
+        })?;
+        self.serde
+            .loads_typed(tag, data.unwrap_or_default())
+            .map_err(|e| unreadable(kind, location(), e))
+    }
+
+    pub(super) fn decode_checkpoint(&self, row: &CheckpointRow) -> Result<Checkpoint> {
+        let value = self.load(
+            RowKind::Checkpoint,
+            || row.location(),
+            row.type_tag.as_deref(),
+            row.checkpoint.as_deref(),
+        )?;
+        Checkpoint::from_owned_value(value)
+            .map_err(|e| unreadable(RowKind::Checkpoint, row.location(), e))
+    }
+
+    /// Python: `json.loads(metadata) if metadata is not None else {}`.
+    pub(super) fn decode_metadata(&self, row: &CheckpointRow) -> Result<CheckpointMetadata> {
+        let Some(text) = &row.metadata else {
+            return Ok(CheckpointMetadata::default());
+        };
+        let value = crate::json::parse(text, METADATA_MAX_DEPTH)
+            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))?;
+        CheckpointMetadata::from_value(&value)
+            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))
+    }
+
+    pub(super) fn decode_writes(
+        &self,
+        row: &CheckpointRow,
+        writes: &[WriteRow],
+    ) -> Result<Vec<PendingWrite>> {
+        writes
+            .iter()
+            .map(|w| {
+                let value = self.load(
+                    RowKind::Write,
+                    || {
+                        row.location()
+                            .with_detail(format!("task {:?} idx {}", w.task_id, w.idx))
+                    },
+                    w.type_tag.as_deref(),
+                    w.value.as_deref(),
+                )?;
+                Ok(PendingWrite {
+                    task_id: w.task_id.clone(),
+                    channel: w.channel.clone(),
+                    value,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn decode_tuple(
+        &self,
+        row: &CheckpointRow,
+        writes: &[WriteRow],
+        config: CheckpointConfig,
+    ) -> Result<CheckpointTuple> {
+        let parent_config = row
+            .parent
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .map(|p| CheckpointConfig::for_checkpoint(&row.thread_id, &row.checkpoint_ns, p));
+        Ok(CheckpointTuple {
+            config,
+            checkpoint: self.decode_checkpoint(row)?,
+            metadata: self.decode_metadata(row)?,
+            parent_config,
+            pending_writes: self.decode_writes(row, writes)?,
+        })
+    }
+}
