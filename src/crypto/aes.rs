@@ -8,7 +8,7 @@
 //! authentication instead of returning garbage.
 
 use super::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
-use super::key::{self, AesKey};
+use super::key::AesKey;
 use super::wipe::Plaintext;
 use super::Cipher;
 use super::CryptoFault;
@@ -44,30 +44,6 @@ impl AesCipher {
     /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for any other length.
     pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, Error> {
         Ok(Self::new(AesKey::new(key)?, mode))
-    }
-
-    /// Python's `from_pycryptodome_aes()`: the key is the UTF-8 bytes of
-    /// `LANGGRAPH_AES_KEY`; EAX mode.
-    ///
-    /// # Errors
-    /// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) when `LANGGRAPH_AES_KEY` is unset,
-    /// [`ErrorKind::KeyNotUtf8`](crate::ErrorKind::KeyNotUtf8) when it is not UTF-8,
-    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) when it is not 16, 24 or 32 bytes.
-    pub fn from_env() -> Result<Self, Error> {
-        Ok(Self::new(
-            key::primary_from_vars(&|name| std::env::var_os(name))?,
-            AesMode::Eax,
-        ))
-    }
-
-    /// [`from_env`](Self::from_env) with variables looked up through `lookup`
-    /// (for tests and configuration systems other than the process environment).
-    ///
-    /// # Errors
-    /// As [`from_env`](Self::from_env).
-    pub fn from_env_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, Error> {
-        let lookup = |name: &str| lookup(name).map(std::ffi::OsString::from);
-        Ok(Self::new(key::primary_from_vars(&lookup)?, AesMode::Eax))
     }
 
     /// The same key with another mode for encryption.

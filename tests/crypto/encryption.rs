@@ -364,7 +364,7 @@ fn custom_ciphers_plug_in() {
 
 #[test]
 fn env_configuration_and_its_errors() {
-    let e = AesCipher::from_env_vars(vars(&[])).expect_err("no key");
+    let e = KeyRing::from_env_vars(vars(&[])).expect_err("no key");
     assert_eq!(
         (e.kind(), e.subject()),
         (ErrorKind::MissingKey, Some("LANGGRAPH_AES_KEY"))
