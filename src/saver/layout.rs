@@ -183,17 +183,6 @@ const PY_CHECKPOINTS: &[&str] = &[
     "metadata",
 ];
 #[cfg(feature = "sqlite")]
-const PY_SQLITE_WRITES: &[&str] = &[
-    "thread_id",
-    "checkpoint_ns",
-    "checkpoint_id",
-    "task_id",
-    "idx",
-    "channel",
-    "type",
-    "value",
-];
-#[cfg(feature = "sqlite")]
 const TS_CHECKPOINTS: &[&str] = &[
     "thread_id",
     "thread_ts",
@@ -256,10 +245,10 @@ mod sqlite_detect {
 
     use super::{
         foreign, same_columns, with_task_path, StoreLayout, JS_SQLITE_STATEMENTS, PY_CHECKPOINTS,
-        PY_SQLITE_WRITES, TS_CHECKPOINTS, TS_WRITES,
+        TASK_PATH, TS_CHECKPOINTS, TS_WRITES,
     };
     use crate::saver::error::SaverFault;
-    use crate::saver::sqlite::Catalog;
+    use crate::saver::sqlite::{python_columns, Catalog};
     use crate::saver::Result;
 
     fn storage(e: rusqlite::Error) -> crate::Error {
@@ -365,10 +354,14 @@ mod sqlite_detect {
         if !same_columns(&cp, PY_CHECKPOINTS) {
             return Ok(foreign("checkpoints", &cp));
         }
-        if with_task_path(&w, PY_SQLITE_WRITES) {
+        // Python's `writes` before its `task_path` migration.
+        let py_writes: Vec<&str> = python_columns("writes")
+            .filter(|c| *c != TASK_PATH)
+            .collect();
+        if with_task_path(&w, &py_writes) {
             return Ok(StoreLayout::SqlitePython);
         }
-        if !same_columns(&w, PY_SQLITE_WRITES) {
+        if !same_columns(&w, &py_writes) {
             return Ok(foreign("writes", &w));
         }
         if cp_sql == JS_SQLITE_STATEMENTS[0] && w_sql == JS_SQLITE_STATEMENTS[1]
