@@ -183,17 +183,6 @@ const PY_CHECKPOINTS: &[&str] = &[
     "metadata",
 ];
 #[cfg(feature = "sqlite")]
-const PY_SQLITE_WRITES: &[&str] = &[
-    "thread_id",
-    "checkpoint_ns",
-    "checkpoint_id",
-    "task_id",
-    "idx",
-    "channel",
-    "type",
-    "value",
-];
-#[cfg(feature = "sqlite")]
 const TS_CHECKPOINTS: &[&str] = &[
     "thread_id",
     "thread_ts",
@@ -256,9 +245,10 @@ mod sqlite_detect {
 
     use super::{
         foreign, same_columns, with_task_path, StoreLayout, JS_SQLITE_STATEMENTS, PY_CHECKPOINTS,
-        PY_SQLITE_WRITES, TS_CHECKPOINTS, TS_WRITES,
+        TASK_PATH, TS_CHECKPOINTS, TS_WRITES,
     };
     use crate::saver::error::SaverFault;
+    use crate::saver::sqlite::{python_columns, Catalog};
     use crate::saver::Result;
 
     fn storage(e: rusqlite::Error) -> crate::Error {
@@ -267,35 +257,6 @@ mod sqlite_detect {
             source: Box::new(e),
         }
         .into()
-    }
-
-    /// `(name, sql)` of the saver tables that exist.
-    fn tables(conn: &Connection) -> Result<Vec<(String, Option<String>)>> {
-        let mut stmt = conn
-            .prepare(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'table' \
-                 AND name IN ('checkpoints', 'writes') ORDER BY name",
-            )
-            .map_err(storage)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(storage)?
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(storage)?;
-        Ok(rows)
-    }
-
-    fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
-        // `table` is one of two literal names, never input.
-        let mut stmt = conn
-            .prepare(&format!("PRAGMA table_info({table})"))
-            .map_err(storage)?;
-        let cols = stmt
-            .query_map([], |r| r.get::<_, String>(1))
-            .map_err(storage)?
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(storage)?;
-        Ok(cols)
     }
 
     /// A `json` typed row among the first hundred of either table (what the JS
@@ -362,25 +323,25 @@ mod sqlite_detect {
     /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails to read the catalog (not a database,
     /// a locked or unreadable file).
     pub fn detect_sqlite(conn: &Connection) -> Result<StoreLayout> {
-        let found = tables(conn)?;
-        let sql_of = |name: &str| {
-            found
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, s)| s.clone().unwrap_or_default())
-        };
-        let (Some(cp_sql), Some(w_sql)) = (sql_of("checkpoints"), sql_of("writes")) else {
-            return Ok(match found.first() {
-                None => StoreLayout::Empty,
-                Some((name, _)) => StoreLayout::Foreign {
-                    reason: format!(
-                        "only table {name} exists; every saver makes checkpoints and writes"
-                    ),
+        let catalog = Catalog::read(conn).map_err(storage)?;
+        let (Some(cp_sql), Some(w_sql)) = (catalog.sql("checkpoints"), catalog.sql("writes"))
+        else {
+            return Ok(
+                match ["checkpoints", "writes"]
+                    .into_iter()
+                    .find(|t| catalog.has_table(t))
+                {
+                    None => StoreLayout::Empty,
+                    Some(name) => StoreLayout::Foreign {
+                        reason: format!(
+                            "only table {name} exists; every saver makes checkpoints and writes"
+                        ),
+                    },
                 },
-            });
+            );
         };
-        let cp = columns(conn, "checkpoints")?;
-        let w = columns(conn, "writes")?;
+        let cp = catalog.column_names("checkpoints");
+        let w = catalog.column_names("writes");
         if same_columns(&cp, TS_CHECKPOINTS) {
             return Ok(if same_columns(&w, TS_WRITES) {
                 StoreLayout::SqliteThreadTs { task_path: false }
@@ -393,10 +354,14 @@ mod sqlite_detect {
         if !same_columns(&cp, PY_CHECKPOINTS) {
             return Ok(foreign("checkpoints", &cp));
         }
-        if with_task_path(&w, PY_SQLITE_WRITES) {
+        // Python's `writes` before its `task_path` migration.
+        let py_writes: Vec<&str> = python_columns("writes")
+            .filter(|c| *c != TASK_PATH)
+            .collect();
+        if with_task_path(&w, &py_writes) {
             return Ok(StoreLayout::SqlitePython);
         }
-        if !same_columns(&w, PY_SQLITE_WRITES) {
+        if !same_columns(&w, &py_writes) {
             return Ok(foreign("writes", &w));
         }
         if cp_sql == JS_SQLITE_STATEMENTS[0] && w_sql == JS_SQLITE_STATEMENTS[1]

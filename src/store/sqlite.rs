@@ -11,6 +11,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
+use crate::saver::sqlite::{python_columns, Catalog};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -35,36 +36,6 @@ pub(crate) const TABLES: [Table; 2] = [
         value_col: "value",
         label: "writes.value",
     },
-];
-
-/// The columns each table must have (Python's layout; `task_path` since 2.0).
-const COLUMNS: [(&str, &[&str]); 2] = [
-    (
-        "checkpoints",
-        &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "parent_checkpoint_id",
-            "type",
-            "checkpoint",
-            "metadata",
-        ],
-    ),
-    (
-        "writes",
-        &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "task_id",
-            "task_path",
-            "idx",
-            "channel",
-            "type",
-            "value",
-        ],
-    ),
 ];
 
 fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
@@ -92,22 +63,18 @@ fn not_a_store(location: &str, found: String) -> Error {
     .into()
 }
 
-/// Checks Python's layout without writing: both tables, every column.
+/// Checks Python's layout without writing: both tables, every column (the saver's
+/// catalog reader; extra columns and declared types are not the store's concern).
 fn check_layout(conn: &Connection, location: &str) -> Result<()> {
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .and_then(|mut s| {
-            s.query_map([], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(|e| match e {
-            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
-                not_a_store(location, "the file is not an SQLite database".to_owned())
-            }
-            other => sqlite("open")(other),
-        })?;
-    for (table, wanted) in COLUMNS {
-        if !tables.iter().any(|t| t == table) {
+    let catalog = Catalog::read(conn).map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            not_a_store(location, "the file is not an SQLite database".to_owned())
+        }
+        other => sqlite("open")(other),
+    })?;
+    for table in ["checkpoints", "writes"] {
+        if !catalog.has_table(table) {
+            let tables: Vec<&str> = catalog.table_names().collect();
             let found = if tables.is_empty() {
                 "an SQLite database without tables".to_owned()
             } else {
@@ -118,23 +85,15 @@ fn check_layout(conn: &Connection, location: &str) -> Result<()> {
             };
             return Err(not_a_store(location, found));
         }
-        let columns: Vec<String> = conn
-            .prepare(&format!("PRAGMA table_info({table})"))
-            .and_then(|mut s| {
-                s.query_map([], |r| r.get::<_, String>(1))?
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(sqlite("open"))?;
-        for column in wanted {
-            if !columns.iter().any(|c| c == column) {
-                return Err(not_a_store(
-                    location,
-                    format!(
-                        "table {table} has no column {column} (columns: {})",
-                        columns.join(", ")
-                    ),
-                ));
-            }
+        let columns = catalog.column_names(table);
+        if let Some(column) = python_columns(table).find(|c| !columns.iter().any(|f| f == c)) {
+            return Err(not_a_store(
+                location,
+                format!(
+                    "table {table} has no column {column} (columns: {})",
+                    columns.join(", ")
+                ),
+            ));
         }
     }
     Ok(())

@@ -659,3 +659,61 @@ mod postgres {
         );
     }
 }
+
+/// Python's `checkpoints` beside a `writes` of another layout: the three views of the
+/// one catalog reader agree that this is not a checkpoint store — layout detection
+/// says foreign, the saver's setup refuses it (schema), and opening it as a store
+/// refuses it (not a store) naming the missing column; none of them writes.
+#[test]
+fn checkpoints_with_a_foreign_writes_table_is_refused_by_every_view() {
+    use langgraph_codec::saver::sqlite::SqliteSaver;
+    use langgraph_codec::store::Store;
+    use langgraph_codec::ErrorKind;
+
+    let dir = scratch("foreign-writes");
+    let path = dir.join("f.sqlite");
+    let conn = Connection::open(&path).expect("create");
+    conn.execute_batch(
+        "CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', \
+         checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, \
+         metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)); \
+         CREATE TABLE writes (thread_id TEXT, payload BLOB);",
+    )
+    .expect("tables");
+    drop(conn);
+    let before = fs::read(&path).expect("read");
+
+    let conn = open_sqlite_read_only(&path).expect("open read-only");
+    let detected = detect_sqlite(&conn).expect("detect");
+    drop(conn);
+    assert!(
+        matches!(&detected, StoreLayout::Foreign { reason } if reason.contains("writes has columns (thread_id, payload)")),
+        "{detected:?}"
+    );
+
+    let err = SqliteSaver::create(&path).expect_err("setup refuses a foreign writes");
+    assert_eq!(err.kind(), ErrorKind::Schema, "{err}");
+    // The saver's check is the strict one: the first column that differs.
+    assert!(err.to_string().contains("column writes.thread_id"), "{err}");
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let err = rt
+        .block_on(Store::open(path.to_str().expect("utf-8")))
+        .expect_err("not a store");
+    assert_eq!(err.kind(), ErrorKind::NotAStore, "{err}");
+    assert!(
+        err.to_string()
+            .contains("table writes has no column checkpoint_ns"),
+        "{err}"
+    );
+
+    assert_eq!(
+        fs::read(&path).expect("read back"),
+        before,
+        "nothing written"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -92,6 +92,7 @@ use crate::serializer::TypedSerializerExt;
 use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
 use crate::value::Value;
 
+mod catalog;
 mod conn;
 mod filter;
 mod rows;
@@ -114,7 +115,9 @@ pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
 use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
-pub(crate) use schema::{inspect_layout, Layout};
+pub(crate) use schema::{inspect_layout, python_columns, Layout};
+// The catalog reader behind `inspect_layout`, `detect_sqlite` and the store opener.
+pub(crate) use catalog::Catalog;
 
 /// The largest write (in WAL pages, see [`wal_pages`]) the fast path runs on the
 /// calling task: about 64 KB of row data.

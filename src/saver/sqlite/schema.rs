@@ -3,6 +3,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::catalog::{Catalog, CatalogColumn};
 use super::storage;
 use crate::saver::error::SaverFault;
 use crate::saver::Result;
@@ -64,6 +65,17 @@ const WRITES: [Column; 9] = [
     ("value", "BLOB", false, None, 0),
 ];
 
+/// The column names of Python's `checkpoints` or `writes` (today's layout, with
+/// `task_path`), in its table order; none for any other table.
+pub(crate) fn python_columns(table: &str) -> impl Iterator<Item = &'static str> {
+    let cols: &'static [Column] = match table {
+        "checkpoints" => &CHECKPOINTS,
+        "writes" => &WRITES,
+        _ => &[],
+    };
+    cols.iter().map(|c| c.0)
+}
+
 /// The tables of LangGraph's own `SqliteStore` (`langgraph-checkpoint-sqlite`), which
 /// may share a file with the checkpoint tables: a file holding only these is not another
 /// application's.
@@ -112,16 +124,21 @@ enum TableState {
 /// # Errors
 /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails.
 pub(crate) fn inspect_layout(conn: &Connection) -> Result<Layout> {
-    let checkpoints = table_state(conn, "checkpoints", &CHECKPOINTS)?;
-    let writes = table_state(conn, "writes", &WRITES)?;
-    Ok(match (checkpoints, writes) {
+    Ok(classify(&Catalog::read(conn).map_err(storage("inspect"))?))
+}
+
+/// [`inspect_layout`] of a catalog already read.
+pub(crate) fn classify(catalog: &Catalog) -> Layout {
+    let checkpoints = table_state(catalog, "checkpoints", &CHECKPOINTS);
+    let writes = table_state(catalog, "writes", &WRITES);
+    match (checkpoints, writes) {
         (TableState::Differs(reason), _) | (_, TableState::Differs(reason)) => {
             Layout::Foreign { reason }
         }
         (TableState::Missing, TableState::Missing) => {
-            let others: Vec<String> = user_tables(conn)?
-                .into_iter()
-                .filter(|t| !LANGGRAPH_STORE_TABLES.contains(&t.as_str()))
+            let others: Vec<&str> = catalog
+                .user_tables()
+                .filter(|t| !LANGGRAPH_STORE_TABLES.contains(t))
                 .collect();
             if others.is_empty() {
                 Layout::Empty
@@ -151,23 +168,7 @@ pub(crate) fn inspect_layout(conn: &Connection) -> Result<Layout> {
                 reason: missing.join("; "),
             }
         }
-    })
-}
-
-/// The names of the database's own tables (not SQLite's internal ones).
-fn user_tables(conn: &Connection) -> Result<Vec<String>> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'table' \
-             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-        )
-        .map_err(storage("inspect"))?;
-    let names = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .map_err(storage("inspect"))?
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(storage("inspect"));
-    names
+    }
 }
 
 /// Python's `setup()`: WAL, both tables, the `task_path` migration. Unlike Python it
@@ -220,67 +221,48 @@ pub(super) fn verify(conn: &Connection) -> Result<()> {
     }
 }
 
-fn table_state(conn: &Connection, table: &str, want: &[Column]) -> Result<TableState> {
-    let mut stmt = conn
-        .prepare(&format!("PRAGMA table_info({table})"))
-        .map_err(storage("verify"))?;
-    let found: Vec<(String, String, bool, Option<String>, i64)> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, i64>(3)? != 0,
-                r.get::<_, Option<String>>(4)?,
-                r.get::<_, i64>(5)?,
-            ))
-        })
-        .map_err(storage("verify"))?
-        .collect::<std::result::Result<_, _>>()
-        .map_err(storage("verify"))?;
+fn table_state(catalog: &Catalog, table: &str, want: &[Column]) -> TableState {
+    let found: &[CatalogColumn] = catalog.columns(table);
     if found.is_empty() {
-        return Ok(TableState::Missing);
+        return TableState::Missing;
     }
     let mut without_task_path = false;
     for (name, ty, not_null, default, pk) in want {
-        let Some(col) = found.iter().find(|c| c.0 == *name) else {
+        let Some(col) = found.iter().find(|c| c.name == *name) else {
             if *name == "task_path" {
                 without_task_path = true;
                 continue;
             }
-            return Ok(TableState::Differs(format!(
+            return TableState::Differs(format!(
                 "table {table} has no column {name} (columns: {})",
-                found
-                    .iter()
-                    .map(|c| c.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+                catalog.column_names(table).join(", ")
+            ));
         };
-        let same = col.1.eq_ignore_ascii_case(ty)
-            && col.2 == *not_null
-            && col.3.as_deref() == *default
-            && col.4 == *pk;
+        let same = col.decl_type.eq_ignore_ascii_case(ty)
+            && col.not_null == *not_null
+            && col.default.as_deref() == *default
+            && col.pk == *pk;
         if !same {
-            return Ok(TableState::Differs(format!(
+            return TableState::Differs(format!(
                 "column {table}.{name} is `{} {}{}` (primary key position {}), Python's saver makes `{ty}{}{}` (position {pk})",
-                col.0,
-                col.1,
-                if col.2 { " NOT NULL" } else { "" },
-                col.4,
+                col.name,
+                col.decl_type,
+                if col.not_null { " NOT NULL" } else { "" },
+                col.pk,
                 if *not_null { " NOT NULL" } else { "" },
                 default.map(|d| format!(" DEFAULT {d}")).unwrap_or_default(),
-            )));
+            ));
         }
     }
-    if let Some(extra) = found.iter().find(|c| !want.iter().any(|w| w.0 == c.0)) {
-        return Ok(TableState::Differs(format!(
+    if let Some(extra) = found.iter().find(|c| !want.iter().any(|w| w.0 == c.name)) {
+        return TableState::Differs(format!(
             "table {table} has a column {} that Python's saver does not make",
-            extra.0
-        )));
+            extra.name
+        ));
     }
-    Ok(if without_task_path {
+    if without_task_path {
         TableState::MatchesWithoutTaskPath
     } else {
         TableState::Matches
-    })
+    }
 }
