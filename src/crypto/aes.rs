@@ -1,4 +1,5 @@
-//! [`AesCipher`]: Python's `from_pycryptodome_aes()` cipher, byte for byte.
+//! The AES primitives of [`KeyRing`](super::KeyRing), Python's `from_pycryptodome_aes()`
+//! cipher, byte for byte.
 //!
 //! Layout of every ciphertext: `nonce (16) | tag (16) | ciphertext`, cipher name
 //! `"aes"`. EAX (the default) and GCM (with a 16-byte nonce, whose counter block
@@ -10,70 +11,8 @@
 use super::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 use super::key::AesKey;
 use super::wipe::Plaintext;
-use super::Cipher;
 use super::CryptoFault;
 use crate::error::Error;
-
-/// Python's AES cipher: one key, name `"aes"`, a fresh OS-random nonce per call.
-///
-/// ```
-/// use langgraph_codec::crypto::{AesCipher, AesMode, Cipher};
-///
-/// let eax = AesCipher::from_key_bytes(b"0123456789abcdef", AesMode::Eax)?;
-/// let gcm = AesCipher::from_key_bytes(b"0123456789abcdef", AesMode::Gcm)?;
-/// let (_, blob) = gcm.encrypt(b"secret", b"")?;
-/// // The EAX cipher reads GCM blobs too: the mode is found by trying.
-/// assert_eq!(eax.decrypt("aes", &blob, b"")?, b"secret");
-/// # Ok::<(), langgraph_codec::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct AesCipher {
-    key: AesKey,
-    mode: AesMode,
-}
-
-impl AesCipher {
-    /// A cipher with this key and mode.
-    pub fn new(key: AesKey, mode: AesMode) -> Self {
-        AesCipher { key, mode }
-    }
-
-    /// A cipher from raw key bytes (16, 24 or 32), like Python's `key=` argument.
-    ///
-    /// # Errors
-    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for any other length.
-    pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, Error> {
-        Ok(Self::new(AesKey::new(key)?, mode))
-    }
-
-    /// The same key with another mode for encryption.
-    pub fn with_mode(mut self, mode: AesMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// The mode used to encrypt.
-    pub fn mode(&self) -> AesMode {
-        self.mode
-    }
-}
-
-impl Cipher for AesCipher {
-    fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error> {
-        let nonce = fresh_nonce()?;
-        let blob = seal(&self.key, self.mode, &nonce, plaintext, aad)?;
-        Ok((AES_CIPHER_NAME.to_owned(), blob))
-    }
-
-    fn decrypt(&self, name: &str, ciphertext: &[u8], aad: &[u8]) -> Result<Plaintext, Error> {
-        check_name(name)?;
-        open_any(std::iter::once(&self.key), self.mode, ciphertext, aad)
-    }
-
-    fn accepts(&self, cipher_name: &str) -> bool {
-        cipher_name == AES_CIPHER_NAME
-    }
-}
 
 pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     if name == AES_CIPHER_NAME {

@@ -22,9 +22,9 @@ use crate::error::Error;
 /// contain key material.
 ///
 /// ```
-/// use langgraph_codec::crypto::{AesCipher, AesMode, Cipher};
+/// use langgraph_codec::crypto::{AesMode, Cipher, KeyRing};
 ///
-/// let cipher = AesCipher::from_key_bytes(b"0123456789abcdef", AesMode::Eax)?;
+/// let cipher = KeyRing::from_key_bytes(b"0123456789abcdef", AesMode::Eax)?;
 /// let (name, blob) = cipher.encrypt(b"hello", b"")?;
 /// assert_eq!(name, "aes");
 /// assert_eq!(blob.len(), 16 + 16 + 5); // nonce | tag | ciphertext
@@ -36,7 +36,7 @@ pub trait Cipher: Send + Sync + fmt::Debug {
     /// tag and the ciphertext.
     ///
     /// # Errors
-    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// The implementation's: for [`KeyRing`](super::KeyRing),
     /// [`ErrorKind::RandomSource`](crate::ErrorKind::RandomSource) or [`ErrorKind::TooLong`](crate::ErrorKind::TooLong).
     fn encrypt(&self, plaintext: &[u8], aad: &[u8]) -> Result<(String, Vec<u8>), Error>;
 
@@ -44,7 +44,7 @@ pub trait Cipher: Send + Sync + fmt::Debug {
     /// buffer wiped when dropped (`Plaintext::new(vec)` takes a `Vec<u8>`).
     ///
     /// # Errors
-    /// The implementation's: for [`AesCipher`](super::AesCipher),
+    /// The implementation's: for [`KeyRing`](super::KeyRing),
     /// [`ErrorKind::UnknownCipher`](crate::ErrorKind::UnknownCipher), [`ErrorKind::CiphertextTruncated`](crate::ErrorKind::CiphertextTruncated) or
     /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed); never part of the plaintext.
     fn decrypt(&self, cipher_name: &str, ciphertext: &[u8], aad: &[u8])

@@ -1,4 +1,5 @@
-//! [`KeyRing`]: key rotation. One primary key encrypts; previous keys only decrypt.
+//! [`KeyRing`]: Python's `from_pycryptodome_aes()` cipher, byte for byte, with key
+//! rotation. One primary key encrypts; previous keys only decrypt.
 
 use super::aes;
 use super::format::{AesMode, AES_CIPHER_NAME};
@@ -6,8 +7,20 @@ use super::key::{self, AesKey};
 use super::{Cipher, Plaintext};
 use crate::error::Error;
 
-/// An AES cipher (name `"aes"`, Python-compatible bytes) with one primary key that
-/// encrypts and any number of previous keys that only decrypt.
+/// The AES cipher (name `"aes"`, Python-compatible bytes, a fresh OS-random nonce per
+/// call) with one primary key that encrypts and any number of previous keys that only
+/// decrypt. With no previous keys it is Python's `from_pycryptodome_aes()` cipher:
+///
+/// ```
+/// use langgraph_codec::crypto::{AesMode, Cipher, KeyRing};
+///
+/// let eax = KeyRing::from_key_bytes(b"0123456789abcdef", AesMode::Eax)?;
+/// let gcm = KeyRing::from_key_bytes(b"0123456789abcdef", AesMode::Gcm)?;
+/// let (_, blob) = gcm.encrypt(b"secret", b"")?;
+/// // The EAX cipher reads GCM blobs too: the mode is found by trying.
+/// assert_eq!(eax.decrypt("aes", &blob, b"")?, b"secret");
+/// # Ok::<(), langgraph_codec::Error>(())
+/// ```
 ///
 /// From the environment ([`from_env`](Self::from_env)):
 /// - `LANGGRAPH_AES_KEY`: the primary key, exactly as Python reads it (the UTF-8 bytes
@@ -32,9 +45,9 @@ use crate::error::Error;
 /// [`with_mode`](Self::with_mode):
 ///
 /// ```
-/// use langgraph_codec::crypto::{AesCipher, AesKey, AesMode, Cipher, KeyRing};
+/// use langgraph_codec::crypto::{AesKey, AesMode, Cipher, KeyRing};
 ///
-/// let old = AesCipher::from_key_bytes(b"old-key-16-bytes", AesMode::Eax)?;
+/// let old = KeyRing::from_key_bytes(b"old-key-16-bytes", AesMode::Eax)?;
 /// let (_, old_blob) = old.encrypt(b"written last year", b"")?;
 ///
 /// let ring = KeyRing::new(AesKey::new(b"new-key-16-bytes")?)
@@ -60,6 +73,15 @@ impl KeyRing {
             previous: Vec::new(),
             mode: AesMode::Eax,
         }
+    }
+
+    /// A ring with only a primary key from raw key bytes (16, 24 or 32), like Python's
+    /// `key=` argument, encrypting in `mode`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidKeyLength`](crate::ErrorKind::InvalidKeyLength) for any other length.
+    pub fn from_key_bytes(key: &[u8], mode: AesMode) -> Result<Self, Error> {
+        Ok(Self::new(AesKey::new(key)?).with_mode(mode))
     }
 
     /// Adds a previous (decrypt-only) key. Keys are tried in the order added, after the

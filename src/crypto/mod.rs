@@ -2,8 +2,8 @@
 //! `EncryptedSerializer.from_pycryptodome_aes()`.
 //!
 //! - [`Cipher`]: Python's `CipherProtocol` (plug in a KMS or HSM), with associated data.
-//! - [`AesCipher`]: the `"aes"` cipher, EAX (default) or GCM, layout
-//!   `nonce (16) | tag (16) | ciphertext`; [`KeyRing`]: the same with key rotation.
+//! - [`KeyRing`]: the `"aes"` cipher, EAX (default) or GCM, layout
+//!   `nonce (16) | tag (16) | ciphertext`, with key rotation (previous keys decrypt).
 //! - [`EncryptedSerializer`]: wraps any [`Serializer`](crate::Serializer); tag
 //!   `"<inner>+aes"`; strict mode; [`rekey`](EncryptedSerializer::rekey).
 //! - [`CompressedSerializer`]: upstream LangGraph's `+zlib` wrapper, bounded; it lives in
@@ -54,7 +54,6 @@ mod key;
 mod keyring;
 mod wipe;
 
-pub use self::aes::AesCipher;
 pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 /// Re-exported from [`compression`](crate::compression), where compression lives (a
 /// serializer wrapper of its own, below encryption).

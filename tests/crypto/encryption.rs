@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{
-    aad, AadSerializer, AesCipher, AesKey, AesMode, Cipher, CompressedSerializer,
-    EncryptedSerializer, KeyRing, Plaintext,
+    aad, AadSerializer, AesKey, AesMode, Cipher, CompressedSerializer, EncryptedSerializer,
+    KeyRing, Plaintext,
 };
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -34,7 +34,7 @@ fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> 
 fn every_flipped_bit_is_rejected() {
     for key in [KEY_A, KEY_B, KEY_C] {
         for mode in [AesMode::Eax, AesMode::Gcm] {
-            let cipher = AesCipher::from_key_bytes(key, mode).expect("key");
+            let cipher = KeyRing::from_key_bytes(key, mode).expect("key");
             let (name, blob) = cipher.encrypt(b"short", b"").expect("encrypt");
             assert_eq!(blob.len(), 32 + 5);
             assert_eq!(cipher.decrypt(&name, &blob, b"").expect("intact"), b"short");
@@ -143,7 +143,7 @@ fn ciphertext_moved_to_another_row_is_rejected() {
 
 #[test]
 fn nonces_never_repeat() {
-    let cipher = AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
+    let cipher = KeyRing::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
     let mut seen = HashSet::with_capacity(100_000);
     for _ in 0..100_000 {
         let (_, blob) = cipher.encrypt(b"", b"").expect("encrypt");
@@ -254,7 +254,7 @@ fn rekey_encrypts_plaintext_rows_and_keeps_aad_and_empty() {
 #[test]
 fn strict_mode_refuses_plaintext() {
     let lax = EncryptedSerializer::new(
-        AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key"),
+        KeyRing::from_key_bytes(KEY_A, AesMode::Eax).expect("key"),
         CompressedSerializer::new(JsonPlusSerializer::new()),
     );
     let strict = lax.clone().with_strict(true);
@@ -310,7 +310,7 @@ fn wrappers_compose_by_suffix_from_the_right() {
         (ErrorKind::UnknownCipher, Some("rot13"))
     );
     // The AES cipher itself refuses other names.
-    let cipher = AesCipher::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
+    let cipher = KeyRing::from_key_bytes(KEY_A, AesMode::Eax).expect("key");
     assert_eq!(
         cipher
             .decrypt("des", &[0u8; 40], b"")
@@ -387,7 +387,7 @@ fn env_configuration_and_its_errors() {
     ]))
     .expect("ring");
     assert_eq!(ring.key_count(), 3);
-    let comma_key = AesCipher::from_key_bytes(b"a,cdefghijklmnop", AesMode::Gcm).expect("key");
+    let comma_key = KeyRing::from_key_bytes(b"a,cdefghijklmnop", AesMode::Gcm).expect("key");
     let (name, blob) = comma_key.encrypt(b"x", b"").expect("encrypt");
     assert_eq!(
         ring.decrypt_with_index(&blob, b"").expect("decrypt"),
@@ -419,7 +419,7 @@ fn leaks(text: &str, key: &[u8]) -> bool {
 fn debug_output_shows_no_key_material() {
     for key in [KEY_A, KEY_B, KEY_C] {
         let aes_key = AesKey::new(key).expect("key");
-        let cipher = AesCipher::new(aes_key.clone(), AesMode::Gcm);
+        let cipher = KeyRing::new(aes_key.clone()).with_mode(AesMode::Gcm);
         let ring = KeyRing::new(AesKey::new(KEY_A).expect("key"))
             .with_previous(aes_key.clone())
             .expect("one previous key");
@@ -734,8 +734,8 @@ fn key_length_errors_name_the_usual_causes() {
 /// `LANGGRAPH_AES_KEY_PREVIOUS`; both set: the union, PREVIOUS first.
 #[test]
 fn fallback_keys_are_previous_keys_too() {
-    let old = AesCipher::from_key_bytes(KEY_B, AesMode::Eax).expect("key");
-    let older = AesCipher::from_key_bytes(KEY_C, AesMode::Eax).expect("key");
+    let old = KeyRing::from_key_bytes(KEY_B, AesMode::Eax).expect("key");
+    let older = KeyRing::from_key_bytes(KEY_C, AesMode::Eax).expect("key");
     let (_, old_blob) = old.encrypt(b"old", b"").expect("encrypt");
     let (_, older_blob) = older.encrypt(b"older", b"").expect("encrypt");
     let key = ("LANGGRAPH_AES_KEY", "0123456789abcdef");

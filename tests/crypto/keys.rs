@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
 use langgraph_codec::crypto::{
-    AesCipher, AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing, MAX_PREVIOUS_KEYS,
+    AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing, MAX_PREVIOUS_KEYS,
 };
 use langgraph_codec::serializer::TagError;
 use langgraph_codec::{ErrorKind, Serializer, TypedBytes, Value};
@@ -93,7 +93,7 @@ fn previous_keys_are_capped() {
         other => panic!("expected AuthenticationFailed, got {other:?}"),
     }
     // The last previous key still opens its rows (nothing was dropped), and says which.
-    let last = AesCipher::new(key(MAX_PREVIOUS_KEYS - 1), AesMode::Gcm);
+    let last = KeyRing::new(key(MAX_PREVIOUS_KEYS - 1)).with_mode(AesMode::Gcm);
     let (_, blob) = last.encrypt(b"old row", b"").expect("encrypt");
     let (plain, index) = ring.decrypt_with_index(&blob, b"").expect("opens");
     assert_eq!((&plain[..], index), (&b"old row"[..], MAX_PREVIOUS_KEYS));

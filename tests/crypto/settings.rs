@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use langgraph_codec::crypto::{aad, AesCipher, AesMode, Cipher, EncryptedSerializer};
+use langgraph_codec::crypto::{aad, AesMode, Cipher, EncryptedSerializer, KeyRing};
 use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -194,7 +194,7 @@ fn key_sizes_are_reported_in_bytes_and_bits() {
 #[test]
 fn boxed_and_shared_ciphers_behave_as_the_cipher_they_hold() {
     let key = b"0123456789abcdef";
-    let plain = AesCipher::from_key_bytes(key, AesMode::Eax).expect("key");
+    let plain = KeyRing::from_key_bytes(key, AesMode::Eax).expect("key");
     let boxed: Box<dyn Cipher> = Box::new(plain.clone());
     let shared: Arc<dyn Cipher> = Arc::new(plain.clone());
     let boxed_concrete = Box::new(plain.clone());
@@ -202,8 +202,8 @@ fn boxed_and_shared_ciphers_behave_as_the_cipher_they_hold() {
     let wrappers: [(&str, &dyn Cipher); 4] = [
         ("Box<dyn Cipher>", &boxed),
         ("Arc<dyn Cipher>", &shared),
-        ("Box<AesCipher>", &boxed_concrete),
-        ("Arc<AesCipher>", &shared_concrete),
+        ("Box<KeyRing>", &boxed_concrete),
+        ("Arc<KeyRing>", &shared_concrete),
     ];
     for (what, cipher) in wrappers {
         // Python's AES cipher is named "aes"; other suffixes are not its rows.

@@ -512,7 +512,7 @@ fn encrypt_then_rekey_leaves_every_row_in_pythons_format_under_the_primary_key()
     );
     let eax_only = |data: &[u8]| {
         // EAX: nonce | tag | ciphertext; GCM would fail an EAX-only open.
-        langgraph_codec::crypto::AesCipher::from_key_bytes(NEW.as_bytes(), AesMode::Eax)
+        langgraph_codec::crypto::KeyRing::from_key_bytes(NEW.as_bytes(), AesMode::Eax)
             .expect("k")
             .decrypt("aes", data, b"")
             .is_ok()
