@@ -166,18 +166,6 @@ pub fn from_slice<'de, T: Deserialize<'de>>(data: &'de [u8]) -> Result<T> {
     from_slice_with_options(data, &default_options())
 }
 
-/// Like [`from_slice`] with another per-document nesting limit.
-///
-/// # Errors
-///
-/// As [`from_slice`].
-pub fn from_slice_with_depth<'de, T: Deserialize<'de>>(
-    data: &'de [u8],
-    max_depth: usize,
-) -> Result<T> {
-    from_slice_with_options(data, &default_options().max_depth(max_depth))
-}
-
 /// Like [`from_slice`], read with `options` — the same [`DecodeOptions`] the
 /// [`msgpack`](crate::msgpack) decoders take, applied to the whole document,
 /// [`Value`](crate::Value) parts included.
