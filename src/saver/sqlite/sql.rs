@@ -9,6 +9,13 @@ use super::*;
 /// row count up to this): a multi-row `INSERT` binds the five key columns once.
 const WRITES_PER_INSERT: usize = 8;
 
+/// The first parameter of row `row` in a `put_writes` statement: `?1`..`?5` are the
+/// shared keys, then four per row (`idx, channel, type, value`). The statement text and
+/// the binding both place parameters by it.
+fn row_param(row: usize) -> usize {
+    6 + 4 * row
+}
+
 /// `put_writes`' statement for `rows` rows (1..=[`WRITES_PER_INSERT`]): Python's `INSERT
 /// OR REPLACE` (every channel a special one) or `INSERT OR IGNORE`, the key parameters
 /// `?1`..`?5` shared by the rows, then `idx, channel, type, value` per row.
@@ -21,7 +28,7 @@ fn writes_insert_sql(replace: bool, rows: usize) -> &'static str {
                 (1..=WRITES_PER_INSERT).map(move |n| {
                     let values = (0..n)
                         .map(|row| {
-                            let at = 6 + 4 * row;
+                            let at = row_param(row);
                             format!(
                                 "(?1, ?2, ?3, ?4, ?5, ?{at}, ?{}, ?{}, ?{})",
                                 at + 1,
@@ -63,7 +70,7 @@ pub(super) fn insert_writes(
                 .map_err(storage("put_writes"))?;
         }
         for (row, (idx, channel, value)) in chunk.iter().enumerate() {
-            let at = 6 + 4 * row;
+            let at = row_param(row);
             stmt.raw_bind_parameter(at, idx)
                 .and_then(|()| stmt.raw_bind_parameter(at + 1, channel.as_ref()))
                 .and_then(|()| stmt.raw_bind_parameter(at + 2, &value.type_tag))
