@@ -35,7 +35,7 @@ use super::error::StoreFault;
 use super::export::{open_target, Target};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage};
-use super::raw::{cell_bytes, pg, serializer, sq, Result};
+use super::raw::{cell_bytes, pg, require_sqlite_file, serializer, sq, Result};
 use super::Location;
 use crate::saver::delta::{needed_ancestors, ChainNode};
 use crate::saver::{Checkpoint, CheckpointMetadata};
@@ -505,13 +505,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     }
     let location = Location::parse(store)?;
     if let Location::Sqlite(path) = &location {
-        if !path.is_file() {
-            return Err(StoreFault::NotFound {
-                path: path.clone(),
-                reason: "no such file".to_owned(),
-            }
-            .into());
-        }
+        require_sqlite_file(path)?;
     }
     let (mut target, created, shown) = open_target(store).await?;
     let _ = created;

@@ -45,6 +45,22 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     }
 }
 
+/// An SQLite store must already exist as a file: opening a missing path would make an
+/// empty database there, and these operations create nothing.
+///
+/// # Errors
+/// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) naming the path.
+pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<(), Error> {
+    if path.is_file() {
+        return Ok(());
+    }
+    Err(StoreFault::NotFound {
+        path: path.to_path_buf(),
+        reason: "no such file".to_owned(),
+    }
+    .into())
+}
+
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
 /// Python's `JsonPlusSerializer`, or `JsonPlusSerializer` alone without keys.
 pub(crate) fn serializer(keys: &StoreKeys) -> Arc<dyn Serializer> {
@@ -143,13 +159,7 @@ impl Raw {
         let shown = location.display();
         let raw = match location {
             Location::Sqlite(path) => {
-                if !path.is_file() {
-                    return Err(StoreFault::NotFound {
-                        path,
-                        reason: "no such file".to_owned(),
-                    }
-                    .into());
-                }
+                require_sqlite_file(&path)?;
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 let layout = detect_sqlite(&conn).map_err(saver_err(&shown))?;
                 Raw::Sqlite {

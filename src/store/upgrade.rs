@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::error::StoreFault;
 use super::inspect::AnyStore;
-use super::raw::{pg, pg_connect, saver_err, sq, Raw, Result};
+use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Raw, Result};
 use super::Location;
 use crate::error::Error;
 use crate::saver::layout::{
@@ -186,13 +186,7 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
     let shown = parsed.display();
     let mut report = match parsed {
         Location::Sqlite(path) => {
-            if !path.is_file() {
-                return Err(StoreFault::NotFound {
-                    path,
-                    reason: "no such file".to_owned(),
-                }
-                .into());
-            }
+            require_sqlite_file(&path)?;
             let before = {
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 detect_sqlite(&conn).map_err(saver_err(&shown))?

@@ -903,3 +903,41 @@ async fn copy_rerun_reports_a_changed_checkpoint_and_restores_a_missing_write() 
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Inspecting, pruning and upgrading a path with no file behind it answer "store not
+/// found", naming the path, and leave no file there (SQLite would make an empty
+/// database if asked to open it).
+#[tokio::test]
+async fn missing_sqlite_files_are_refused_and_not_created_by_inspect_prune_and_upgrade() {
+    let dir = std::env::temp_dir().join(format!("lgcodec-missing-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("nothing.db");
+    let location = format!("sqlite:{}", path.display());
+    let shown = path.to_str().expect("utf-8");
+    let check = |what: &str, err: langgraph_codec::Error| {
+        assert_eq!(err.kind(), ErrorKind::StoreNotFound, "{what}: {err}");
+        assert_eq!(err.subject(), Some(shown), "{what}: {err:?}");
+        assert!(!path.exists(), "{what} created {}", path.display());
+    };
+    check(
+        "inspect",
+        AnyStore::open(&location).await.err().expect("no store"),
+    );
+    check(
+        "prune",
+        langgraph_codec::store::prune(
+            &location,
+            &StoreKeys::none(),
+            &langgraph_codec::store::PruneOptions::new().keep_latest(1),
+        )
+        .await
+        .expect_err("no store"),
+    );
+    check(
+        "upgrade",
+        langgraph_codec::store::upgrade(&location, &Default::default())
+            .await
+            .expect_err("no store"),
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
