@@ -1,6 +1,12 @@
 //! [`ErrorKind`]: the one list of error causes every layer's error reports. It sits
 //! below every layer and names none of them, so each layer's error can say its kind
 //! without naming a layer above it.
+//!
+//! The kinds name causes, not backends: a failure of SQLite and one of the Postgres
+//! server are both [`ErrorKind::Storage`], and which driver failed (with its own codes)
+//! is the error's `source()`, as tokio-postgres keeps the server's SQLSTATE in
+//! `as_db_error()` rather than in its `Kind`. So this list, three layers below the
+//! savers, holds no backend's name.
 
 use std::fmt;
 
@@ -105,7 +111,11 @@ pub enum ErrorKind {
     InvalidVersion,
     /// A stored row that cannot be deserialized. `unreadable_row`.
     UnreadableRow,
-    /// The database under a saver failed. `storage`.
+    /// The database under a saver or store failed: SQLite, or the Postgres server or
+    /// connection. The driver's error is the `source()`
+    /// ([`Error::as_sqlite`](crate::Error::as_sqlite),
+    /// [`Error::as_postgres`](crate::Error::as_postgres),
+    /// [`Error::sqlstate`](crate::Error::sqlstate)). `storage`.
     Storage,
     /// Tables of the saver's names with another layout. `schema`.
     Schema,
@@ -113,12 +123,10 @@ pub enum ErrorKind {
     InvalidFilter,
     /// A capability the saver does not implement. `unsupported`.
     Unsupported,
-    /// The Postgres server or connection reported an error. `postgres_db`.
-    PostgresDb,
-    /// No connection could be taken from the Postgres pool. `postgres_pool`.
-    PostgresPool,
-    /// The Postgres pool could not be built from its configuration. `postgres_config`.
-    PostgresConfig,
+    /// No connection to the database could be had: the pool timed out, was closed, or
+    /// the server refused or could not be reached. Worth retrying later; the pool's or
+    /// driver's error is the `source()`. `connection_unavailable`.
+    ConnectionUnavailable,
     /// A Postgres schema name that is not a plain identifier. `invalid_schema_name`.
     InvalidSchemaName,
     /// No checkpoint schema (run `setup` first). `schema_missing`.
@@ -152,7 +160,8 @@ pub enum ErrorKind {
     SaverClosed,
     /// The Postgres connection kept failing and a store operation stopped (nothing half-written). `connection_lost`.
     ConnectionLost,
-    /// A store argument that is neither `sqlite:PATH`, a file path nor a `postgres://` URL. `invalid_store_location`.
+    /// A store argument that is neither `sqlite:PATH`, a file path nor a `postgres://` URL,
+    /// or a connection string or pool configuration that does not parse. `invalid_store_location`.
     InvalidStoreLocation,
     /// A store whose backend this build does not have (a crate feature is off). `backend_disabled`.
     BackendDisabled,
@@ -220,9 +229,7 @@ impl ErrorKind {
             ErrorKind::Schema => "schema",
             ErrorKind::InvalidFilter => "invalid_filter",
             ErrorKind::Unsupported => "unsupported",
-            ErrorKind::PostgresDb => "postgres_db",
-            ErrorKind::PostgresPool => "postgres_pool",
-            ErrorKind::PostgresConfig => "postgres_config",
+            ErrorKind::ConnectionUnavailable => "connection_unavailable",
             ErrorKind::InvalidSchemaName => "invalid_schema_name",
             ErrorKind::SchemaMissing => "schema_missing",
             ErrorKind::ShallowSchema => "shallow_schema",
@@ -298,9 +305,7 @@ impl ErrorKind {
         ErrorKind::Schema,
         ErrorKind::InvalidFilter,
         ErrorKind::Unsupported,
-        ErrorKind::PostgresDb,
-        ErrorKind::PostgresPool,
-        ErrorKind::PostgresConfig,
+        ErrorKind::ConnectionUnavailable,
         ErrorKind::InvalidSchemaName,
         ErrorKind::SchemaMissing,
         ErrorKind::ShallowSchema,

@@ -568,7 +568,7 @@ mod postgres_detect {
     /// numeric channel versions.
     ///
     /// # Errors
-    /// [`ErrorKind::PostgresDb`](crate::ErrorKind::PostgresDb) if a query fails.
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if a query fails.
     pub async fn detect_postgres(client: &Client, schema: &str) -> Result<StoreLayout> {
         let rows = client
             .query(

@@ -146,7 +146,7 @@ impl StoreFault {
             #[cfg(feature = "sqlite")]
             StoreFault::Sqlite { .. } => ErrorKind::Storage,
             #[cfg(feature = "postgres")]
-            StoreFault::Postgres { .. } => ErrorKind::PostgresDb,
+            StoreFault::Postgres { .. } => ErrorKind::Storage,
             StoreFault::ConnectionLost { .. } => ErrorKind::ConnectionLost,
             StoreFault::Task(_) => ErrorKind::TaskFailed,
             StoreFault::Unreadable { .. } => ErrorKind::UnreadableRow,

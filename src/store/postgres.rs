@@ -118,8 +118,8 @@ fn read_row(t: &Table, r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::E
 /// server's error, a lost connection, or a store that is not (yet) Python's layout.
 pub(crate) fn from_saver(location: &str, e: Error) -> Error {
     match e.kind() {
-        ErrorKind::PostgresDb => e,
-        ErrorKind::PostgresPool => StoreFault::ConnectionLost {
+        ErrorKind::Storage => e,
+        ErrorKind::ConnectionUnavailable => StoreFault::ConnectionLost {
             attempts: 1,
             last: e.to_string(),
         }

@@ -28,7 +28,7 @@ fn every_kind_has_a_distinct_stable_snake_case_name() {
     for (kind, name) in [
         (ErrorKind::AuthenticationFailed, "authentication_failed"),
         (ErrorKind::UnreadableRow, "unreadable_row"),
-        (ErrorKind::PostgresPool, "postgres_pool"),
+        (ErrorKind::ConnectionUnavailable, "connection_unavailable"),
         (ErrorKind::LengthExceedsInput, "length_exceeds_input"),
         (ErrorKind::MissingThreadId, "missing_thread_id"),
     ] {
@@ -143,7 +143,7 @@ async fn a_postgres_failure_reaches_tokio_postgres_error() {
         .build()
         .expect("build");
     let e = saver.setup().await.expect_err("no such database");
-    assert_eq!(e.kind(), ErrorKind::PostgresPool, "{e:?}");
+    assert_eq!(e.kind(), ErrorKind::ConnectionUnavailable, "{e:?}");
     assert_eq!(e.operation(), Some("setup"), "{e:?}");
     assert_eq!(e.sqlstate(), Some("3D000"), "{e:?}");
     let pg = e.as_postgres().expect("the driver's error");

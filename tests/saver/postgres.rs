@@ -765,7 +765,7 @@ async fn connection_killed_mid_put_leaves_no_partial_checkpoint() {
         return;
     }
     let err = outcome.expect_err("killed mid-put");
-    assert_eq!(kind(&err), "postgres_db", "{err}");
+    assert_eq!(kind(&err), "storage", "{err}");
     assert_eq!(
         err_sqlstate(&err),
         Some("57P01"),

@@ -103,9 +103,9 @@ impl PgFault {
     fn kind(&self) -> ErrorKind {
         use PgFault as P;
         match self {
-            P::Db { .. } => ErrorKind::PostgresDb,
-            P::Pool { .. } => ErrorKind::PostgresPool,
-            P::Config { .. } => ErrorKind::PostgresConfig,
+            P::Db { .. } => ErrorKind::Storage,
+            P::Pool { .. } => ErrorKind::ConnectionUnavailable,
+            P::Config { .. } => ErrorKind::InvalidStoreLocation,
             P::InvalidSchemaName { .. } => ErrorKind::InvalidSchemaName,
             P::SchemaMissing { .. } => ErrorKind::SchemaMissing,
             P::ShallowSchema { .. } => ErrorKind::ShallowSchema,

@@ -309,7 +309,7 @@ impl PostgresSaver {
     /// Connection errors then name the server's host and port.
     ///
     /// # Errors
-    /// [`ErrorKind::PostgresConfig`](crate::ErrorKind::PostgresConfig) if the connection string does not parse (saying why,
+    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) if the connection string does not parse (saying why,
     /// without echoing the string, which may hold a password) or the pool cannot be
     /// built.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {

@@ -615,7 +615,7 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
         .await
         .expect_err("server down");
     let text = e.to_string();
-    assert_eq!(e.kind().as_str(), "postgres_pool", "{text}");
+    assert_eq!(e.kind().as_str(), "connection_unavailable", "{text}");
     assert!(text.contains("127.0.0.1:1"), "{text}");
     assert!(text.contains("connection refused"), "{text}");
     let texts = chain(&e);
@@ -660,7 +660,7 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
         let e = PostgresSaver::builder_from_url(bad).expect_err("bad url");
         let text = e.to_string();
         println!("bad url: {:?}", chain(&e));
-        assert_eq!(e.kind().as_str(), "postgres_config", "{text}");
+        assert_eq!(e.kind().as_str(), "invalid_store_location", "{text}");
         assert!(text.contains("port"), "the reason is shown: {text}");
         assert!(!text.contains("s3cret"), "{text}");
         each_text_once(&chain(&e));
