@@ -88,6 +88,31 @@ pub fn parse(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
         text,
         pos: 0,
         max_depth,
+        object_hook: None,
+    }
+    .run()
+}
+
+/// What an object becomes once read, given its entries in document order: Python's
+/// `json.loads(object_hook=…)`.
+pub(crate) type ObjectHook = fn(Vec<(Value, Value)>) -> Value;
+
+/// [`parse`] with Python's `object_hook`: every object, innermost first (its values
+/// are already what the hook made of them), becomes `hook(entries)`. `json` rows are
+/// read with this (`typed::revive`).
+///
+/// # Errors
+/// As [`parse`].
+pub(crate) fn parse_with_object_hook(
+    text: &[u8],
+    max_depth: usize,
+    hook: ObjectHook,
+) -> Result<Value, JsonError> {
+    Parser {
+        text,
+        pos: 0,
+        max_depth,
+        object_hook: Some(hook),
     }
     .run()
 }
@@ -96,11 +121,20 @@ struct Parser<'a> {
     text: &'a [u8],
     pos: usize,
     max_depth: usize,
+    object_hook: Option<ObjectHook>,
 }
 
 impl Parser<'_> {
     fn err(&self, message: impl Into<String>) -> JsonError {
         JsonError::new(message, self.pos)
+    }
+
+    /// A closed object: its entries, or what the object hook makes of them.
+    fn object(&self, entries: Vec<(Value, Value)>) -> Value {
+        match self.object_hook {
+            Some(hook) => hook(entries),
+            None => Value::Map(entries),
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -148,7 +182,7 @@ impl Parser<'_> {
                         }
                     } else if self.peek() == Some(b'}') {
                         self.pos += 1;
-                        Value::Map(Vec::new())
+                        self.object(Vec::new())
                     } else {
                         let key = self.read_key()?;
                         stack.push(Frame::Object(vec![(key, Value::Nil)]));
@@ -197,7 +231,7 @@ impl Parser<'_> {
                             }
                             Some(b'}') => {
                                 self.pos += 1;
-                                value = Value::Map(entries);
+                                value = self.object(entries);
                             }
                             _ => return Err(self.err("expected ',' or '}' in object")),
                         }
@@ -1024,6 +1058,44 @@ mod tests {
         assert_eq!(styled(&PY_FILTER), r#""a\u007fb""#);
         assert_eq!(styled(&PY_METADATA), "\"a\u{7f}b\"");
         assert_eq!(styled(&COMPACT), serde_json::json!("a\u{7f}b").to_string());
+    }
+
+    /// Python's `object_hook`, from CPython 3.11:
+    /// `json.loads('[{"a": {"b": 1}, "c": [{}]}, {}]', object_hook=lambda d: ["hooked", d])`
+    /// is `[['hooked', {'a': ['hooked', {'b': 1}], 'c': [['hooked', {}]]}], ['hooked', {}]]`:
+    /// every object, empty ones too, innermost first, its values already hooked.
+    #[test]
+    fn the_object_hook_sees_every_object_innermost_first() {
+        fn hooked(entries: Vec<(Value, Value)>) -> Value {
+            Value::Array(vec![Value::from("hooked"), Value::Map(entries)])
+        }
+        let text = br#"[{"a": {"b": 1}, "c": [{}]}, {}]"#;
+        let got = parse_with_object_hook(text, 10, hooked).expect("parses");
+        let h = |entries: Vec<(&str, Value)>| {
+            hooked(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), v))
+                    .collect(),
+            )
+        };
+        let want = Value::Array(vec![
+            h(vec![
+                ("a", h(vec![("b", Value::from(1i64))])),
+                ("c", Value::Array(vec![h(vec![])])),
+            ]),
+            h(vec![]),
+        ]);
+        assert_eq!(got, want);
+        // Without a hook, the same text reads as plain maps.
+        let plain = parse(text, 10).expect("parses");
+        assert_eq!(
+            plain.as_array().and_then(|a| a.get(1)),
+            Some(&Value::Map(Vec::new()))
+        );
+        // The depth limit and errors are the parser's.
+        assert!(parse_with_object_hook(br#"{"a": {"b": {}}}"#, 2, hooked).is_err());
+        assert!(parse_with_object_hook(br#"{"a": 1,}"#, 10, hooked).is_err());
     }
 
     #[test]

@@ -291,10 +291,10 @@ impl Serializer for JsonPlusSerializer {
             tags::NULL => Ok(Value::Nil),
             tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(Bytes::copy_from_slice(data))),
             tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
-            tags::JSON => {
-                let value = crate::json::parse(data, self.options.depth_limit())?;
-                Ok(crate::typed::revive::revive(value))
-            }
+            tags::JSON => Ok(crate::typed::revive::read_json_row(
+                data,
+                self.options.depth_limit(),
+            )?),
             tags::PICKLE => Err(TagError::Pickle.into()),
             other => Err(TagError::unknown_type(other).into()),
         }

@@ -46,6 +46,7 @@
 //! # }).unwrap();
 //! ```
 
+mod codec;
 #[cfg(feature = "conformance")]
 #[cfg_attr(docsrs, doc(cfg(feature = "conformance")))]
 pub mod conformance;

@@ -314,13 +314,11 @@ pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
         }
         tags::PICKLE => Err(TagError::Pickle.into()),
         tags::JSON => {
-            let value = revive::revive(
-                crate::json::parse(
-                    data,
-                    options.depth_limit().max(crate::msgpack::DEFAULT_MAX_DEPTH),
-                )
-                .map_err(TypedError::from)?,
-            );
+            let value = revive::read_json_row(
+                data,
+                options.depth_limit().max(crate::msgpack::DEFAULT_MAX_DEPTH),
+            )
+            .map_err(TypedError::from)?;
             match crate::msgpack::encode(&value) {
                 Ok(bytes) => from_slice_with_options(&bytes, options),
                 Err(crate::msgpack::EncodeError::NotMsgpack { .. }) => JsonFallback.decode(data),

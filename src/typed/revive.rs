@@ -28,28 +28,26 @@
 //! error], messages whose arguments Python's validators would reject or rewrite in ways
 //! not reproduced here (see [`message`]).
 
+use crate::json::JsonError;
 use crate::typed::pytypes::{
     Ipv4Address, Ipv4Interface, Ipv4Network, Ipv6Address, Ipv6Interface, Ipv6Network,
 };
 use crate::value::{ObjectKind, PyObject, PyStr, Value};
 
-/// Rebuilds every envelope Python rebuilds, innermost first.
-pub(crate) fn revive(value: Value) -> Value {
-    match value {
-        Value::Map(_) | Value::Array(_) => crate::stack::guard(|| revive_container(value)),
-        other => other,
-    }
+/// Reads a `json` row: Python's `json.loads(data, object_hook=self._reviver)`, the
+/// crate's one JSON reader ([`json`](crate::json)) with every envelope Python rebuilds
+/// rebuilt as it closes, innermost first.
+///
+/// # Errors
+/// As [`json::parse`](crate::json::parse): text that is not JSON, or nesting deeper
+/// than `max_depth`.
+pub(crate) fn read_json_row(data: &[u8], max_depth: usize) -> Result<Value, JsonError> {
+    crate::json::parse_with_object_hook(data, max_depth, revive_object)
 }
 
-fn revive_container(value: Value) -> Value {
-    let entries = match value.into_array() {
-        Ok(items) => return Value::Array(items.into_iter().map(revive).collect()),
-        Err(other) => match other.into_map() {
-            Ok(entries) => entries,
-            Err(other) => return other,
-        },
-    };
-    let entries: Vec<(Value, Value)> = entries.into_iter().map(|(k, v)| (k, revive(v))).collect();
+/// One object of a `json` row, its values already revived: the object Python rebuilds
+/// from it, or the map unchanged.
+fn revive_object(entries: Vec<(Value, Value)>) -> Value {
     revive_envelope(&entries).unwrap_or(Value::Map(entries))
 }
 

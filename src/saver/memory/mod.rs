@@ -8,11 +8,12 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use indexmap::IndexMap;
 
+mod rows;
 mod store;
 
-use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
+use self::rows::{CheckpointRow, WriteRow};
+use self::store::{space_mut, Namespace, Store, VersionKey};
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{row_location as location, unreadable, RowKind, RowLocation};
 pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
@@ -230,134 +231,6 @@ impl InMemorySaver {
 
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
         self.store.write().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn load(
-        &self,
-        kind: RowKind,
-        loc: impl FnOnce() -> RowLocation,
-        row: &TypedBytes,
-    ) -> Result<Value> {
-        self.serde
-            .loads_typed(&row.type_tag, &row.data)
-            .map_err(|e| unreadable(kind, loc(), e))
-    }
-
-    fn load_checkpoint(
-        &self,
-        thread: &str,
-        ns: &str,
-        id: &str,
-        row: &CheckpointRow,
-    ) -> Result<Checkpoint> {
-        let loc = || location(thread, ns, id);
-        let value = self.load(RowKind::Checkpoint, loc, &row.checkpoint)?;
-        Checkpoint::from_value(&value).map_err(|e| unreadable(RowKind::Checkpoint, loc(), e))
-    }
-
-    fn load_metadata(
-        &self,
-        thread: &str,
-        ns: &str,
-        id: &str,
-        row: &CheckpointRow,
-    ) -> Result<CheckpointMetadata> {
-        let loc = || location(thread, ns, id);
-        let value = self.load(RowKind::Metadata, loc, &row.metadata)?;
-        CheckpointMetadata::from_value(&value).map_err(|e| unreadable(RowKind::Metadata, loc(), e))
-    }
-
-    fn load_write(
-        &self,
-        thread: &str,
-        ns: &str,
-        id: &str,
-        idx: i64,
-        w: &WriteRow,
-    ) -> Result<PendingWrite> {
-        let value = self.load(
-            RowKind::Write,
-            || location(thread, ns, id).with_detail(format!("task {:?} idx {idx}", w.task_id)),
-            &w.value,
-        )?;
-        Ok(PendingWrite {
-            task_id: w.task_id.clone(),
-            channel: w.channel.clone(),
-            value,
-        })
-    }
-
-    fn load_blob(
-        &self,
-        thread: &str,
-        ns: &str,
-        channel: &str,
-        version: &ChannelVersion,
-        b: &TypedBytes,
-    ) -> Result<Value> {
-        self.load(
-            RowKind::Blob,
-            || {
-                RowLocation::new(RowKind::Blob, thread, ns, "")
-                    .with_detail(format!("channel {channel:?} version {version}"))
-            },
-            b,
-        )
-    }
-
-    /// Builds the tuple of one stored checkpoint: decodes the checkpoint row, loads
-    /// the blobs of its `channel_versions` and its writes.
-    fn load_tuple(
-        &self,
-        thread: &str,
-        ns: &str,
-        id: &str,
-        row: &CheckpointRow,
-        metadata: Option<CheckpointMetadata>,
-        config: CheckpointConfig,
-    ) -> Result<CheckpointTuple> {
-        let mut checkpoint = self.load_checkpoint(thread, ns, id, row)?;
-        let metadata = match metadata {
-            Some(m) => m,
-            None => self.load_metadata(thread, ns, id, row)?,
-        };
-        // Copy the rows out under the lock, decode after releasing it.
-        let (blobs, writes) = {
-            let store = self.read();
-            let space = store.threads.get(thread).and_then(|t| t.get(ns));
-            let blobs: Vec<(String, ChannelVersion, TypedBytes)> = checkpoint
-                .channel_versions
-                .iter()
-                .filter_map(|(ch, ver)| {
-                    let b = space?.blob(ch, ver)?;
-                    (b.type_tag != tags::EMPTY).then(|| (ch.clone(), ver.clone(), b.clone()))
-                })
-                .collect();
-            let writes = space.map(|s| s.ordered_writes(id)).unwrap_or_default();
-            (blobs, writes)
-        };
-        let mut values = IndexMap::with_capacity(blobs.len());
-        for (ch, ver, b) in blobs {
-            let v = self.load_blob(thread, ns, &ch, &ver, &b)?;
-            values.insert(ch, v);
-        }
-        checkpoint.channel_values = values;
-        let pending_writes = writes
-            .iter()
-            .map(|(idx, w)| self.load_write(thread, ns, id, *idx, w))
-            .collect::<Result<Vec<_>>>()?;
-        let parent_config = row
-            .parent
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .map(|p| CheckpointConfig::for_checkpoint(thread, ns, p));
-        Ok(CheckpointTuple {
-            config,
-            checkpoint,
-            metadata,
-            parent_config,
-            pending_writes,
-        })
     }
 
     /// A copy of every stored row, as `(type, bytes)` pairs: what is at rest.

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use indexmap::IndexMap;
 
+use super::rows::{CheckpointRow, WriteRow};
 use crate::saver::types::ChannelVersion;
 use crate::serializer::{tags, TypedBytes};
 
@@ -31,21 +32,6 @@ impl VersionKey {
             ChannelVersion::Str(s) => VersionKey::Str(s.clone()),
         }
     }
-}
-
-#[derive(Clone, Debug)]
-pub(super) struct CheckpointRow {
-    pub(super) checkpoint: TypedBytes,
-    pub(super) metadata: TypedBytes,
-    pub(super) parent: Option<String>,
-}
-
-#[derive(Clone, Debug)]
-pub(super) struct WriteRow {
-    pub(super) task_id: String,
-    pub(super) channel: String,
-    pub(super) value: TypedBytes,
-    pub(super) task_path: String,
 }
 
 #[derive(Clone, Debug, Default)]

@@ -14,10 +14,9 @@ use tokio_postgres::IsolationLevel;
 
 use super::db::{db, Exec};
 use super::jsonb;
-use super::rows::{location, unreadable};
 use super::PostgresSaver;
+use crate::saver::codec::{unreadable, RowCodec, RowKey, RowKind};
 use crate::saver::delta::finish;
-use crate::saver::error::RowKind;
 use crate::saver::traits::PruneStrategy;
 use crate::saver::types::{CheckpointConfig, DeltaChannelHistory, PendingWrite};
 use crate::saver::Result;
@@ -383,6 +382,7 @@ pub(crate) async fn delta_channel_history(
     let client = saver.client(OP).await?;
     // One decompression budget for every write and seed this call decodes.
     let budget = saver.call_budget();
+    let codec = RowCodec::new(&*saver.settings.serde);
     // The target: the given id, or the latest.
     let target_rows = client
         .rows(
@@ -513,29 +513,16 @@ ORDER BY checkpoint_id, task_path COLLATE "C", task_id COLLATE "C", idx"#,
             let tag: Option<String> = row.try_get(3).map_err(db(OP))?;
             let data: Vec<u8> = row.try_get(4).map_err(db(OP))?;
             let idx: i32 = row.try_get(5).map_err(db(OP))?;
-            let value = budget
-                .scope(|| {
-                    saver
-                        .settings
-                        .serde
-                        .loads_typed(tag.as_deref().unwrap_or_default(), &data)
-                })
-                .map_err(|e| {
-                    unreadable(
-                        RowKind::Write,
-                        location(thread, ns, &id)
-                            .with_detail(format!("task {task_id:?} idx {idx}")),
-                        e,
-                    )
-                })?;
-            writes_by
-                .entry((id, channel.clone()))
-                .or_default()
-                .push(PendingWrite {
+            let write = budget.scope(|| {
+                codec.write(
+                    |task, _| RowKey::new(thread, ns, &id).write_location(task, idx.into()),
                     task_id,
-                    channel,
-                    value,
-                });
+                    channel.clone(),
+                    Some(tag.as_deref().unwrap_or_default()),
+                    &data,
+                )
+            })?;
+            writes_by.entry((id, channel)).or_default().push(write);
         }
     }
     for (ch, ids) in &chain_of {
@@ -583,16 +570,20 @@ LEFT JOIN {blobs} b ON b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel =
                 .map(|r| r.0);
             let tag: Option<String> = row.try_get(3).map_err(db(OP))?;
             let data: Option<Vec<u8>> = row.try_get(4).map_err(db(OP))?;
-            let loc = || location(thread, ns, &id).with_detail(format!("channel {ch:?}"));
+            let loc = || {
+                RowKey::new(thread, ns, &id)
+                    .location()
+                    .with_detail(format!("channel {ch:?}"))
+            };
             let value = match (tag, inline) {
-                (Some(tag), _) => budget
-                    .scope(|| {
-                        saver
-                            .settings
-                            .serde
-                            .loads_typed(&tag, data.as_deref().unwrap_or_default())
-                    })
-                    .map_err(|e| unreadable(RowKind::Blob, loc(), e))?,
+                (Some(tag), _) => budget.scope(|| {
+                    codec.value(
+                        RowKind::Blob,
+                        loc,
+                        Some(&tag),
+                        data.as_deref().unwrap_or_default(),
+                    )
+                })?,
                 (None, Some(_)) if saver.refuses_inline() => {
                     return Err(unreadable(
                         RowKind::Checkpoint,

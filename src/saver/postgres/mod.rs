@@ -95,7 +95,7 @@ pub use schema::LAST_MIGRATION;
 pub use tokio_postgres;
 
 use self::db::{connection_lost, db, Exec, Param};
-use self::rows::{load_sends, location, SelectedRow};
+use self::rows::{load_sends, SelectedRow};
 use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
@@ -105,6 +105,7 @@ use super::types::{
 };
 use super::SaverFault;
 use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::saver::codec::row_location as location;
 use crate::saver::Result;
 use crate::serializer::{JsonPlusSerializer, Serializer};
 use crate::value::Value;

@@ -7,10 +7,11 @@ use tokio_postgres::Row;
 
 use super::error::PgFault;
 use super::jsonb;
-use crate::saver::error::{RowKind, RowLocation};
+use crate::saver::codec::{
+    checkpoint_from_value, metadata_from_value, unreadable, RowCodec, RowKey, RowKind, RowLocation,
+};
 use crate::saver::types::{
-    refuse_deep_checkpoint, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, PendingWrite,
+    refuse_deep_checkpoint, ChannelVersion, Checkpoint, CheckpointConfig, CheckpointTuple,
 };
 use crate::saver::Result;
 use crate::serializer::{tags, Serializer};
@@ -21,8 +22,6 @@ pub(crate) const TASKS: &str = "__pregel_tasks";
 
 /// The "type tag" a refused inline channel value is reported with.
 pub(crate) const INLINE_TAG: &str = "inline jsonb value";
-
-pub(crate) use crate::saver::error::{row_location as location, unreadable};
 
 /// The blob and inline parts of a checkpoint's `channel_values`, as `put` stores them.
 pub(crate) struct SplitValues {
@@ -170,10 +169,9 @@ impl SelectedRow {
         let checkpoint_ns: String = col(&row, 1)?;
         let checkpoint_id: String = col(&row, 2)?;
         let parent: Option<String> = col(&row, 3)?;
-        let loc = || location(&thread_id, &checkpoint_ns, &checkpoint_id);
-        let value = jsonb::read(col(&row, 4)?, || format!("{} checkpoint", loc()))?;
-        let checkpoint = Checkpoint::from_value(&value)
-            .map_err(|e| unreadable(RowKind::Checkpoint, loc(), e))?;
+        let key = RowKey::new(&thread_id, &checkpoint_ns, &checkpoint_id);
+        let value = jsonb::read(col(&row, 4)?, || format!("{} checkpoint", key.location()))?;
+        let checkpoint = checkpoint_from_value(key, value)?;
         Ok(SelectedRow {
             thread_id,
             checkpoint_ns,
@@ -209,8 +207,12 @@ impl SelectedRow {
         self.checkpoint.v < 4 && self.parent.as_deref().is_some_and(|p| !p.is_empty())
     }
 
+    fn key(&self) -> RowKey<'_> {
+        RowKey::new(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
+    }
+
     fn loc(&self) -> RowLocation {
-        location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
+        self.key().location()
     }
 
     /// The blob keys its `channel_versions` reference.
@@ -232,6 +234,7 @@ impl SelectedRow {
         serde: &dyn Serializer,
         blobs: &BlobMap<'_>,
     ) -> Result<Vec<(String, Value)>> {
+        let codec = RowCodec::new(serde);
         let mut merged = Vec::new();
         for (ch, version) in &self.checkpoint.channel_versions {
             let key = (
@@ -246,15 +249,12 @@ impl SelectedRow {
             if tag == tags::EMPTY {
                 continue;
             }
-            let value = serde
-                .loads_typed(tag, data.unwrap_or_default())
-                .map_err(|e| {
-                    unreadable(
-                        RowKind::Blob,
-                        self.loc().with_detail(format!("channel {ch:?}")),
-                        e,
-                    )
-                })?;
+            let value = codec.value(
+                RowKind::Blob,
+                || self.loc().with_detail(format!("channel {ch:?}")),
+                Some(tag),
+                data.unwrap_or_default(),
+            )?;
             merged.push((ch.clone(), value));
         }
         Ok(merged)
@@ -293,8 +293,7 @@ impl SelectedRow {
     ) -> Result<CheckpointTuple> {
         let loc = self.loc();
         let metadata_value = jsonb::read(col(&self.row, 5)?, || format!("{loc} metadata"))?;
-        let metadata = CheckpointMetadata::from_value(&metadata_value)
-            .map_err(|e| unreadable(RowKind::Metadata, loc.clone(), e))?;
+        let metadata = metadata_from_value(self.key(), &metadata_value)?;
         for (ch, value) in blob_values {
             self.checkpoint.channel_values.insert(ch, value);
         }
@@ -331,29 +330,22 @@ impl SelectedRow {
         // Python's `writes_sort_key`, `(task_path, task_id, idx)`: `str`s compare by
         // code point, as Rust's by UTF-8 byte; the primary key makes every key unique.
         writes.sort_unstable_by(|a, b| (a.0, &a.1, a.2).cmp(&(b.0, &b.1, b.2)));
+        let codec = RowCodec::new(serde);
         let mut pending_writes = Vec::with_capacity(writes.len());
         for (_, task_id, _, channel, tag, data) in writes {
-            let value = serde
-                .loads_typed(tag.unwrap_or_default(), data)
-                .map_err(|e| {
-                    unreadable(
-                        RowKind::Write,
-                        loc.clone()
-                            .with_detail(format!("task {task_id:?} channel {channel:?}")),
-                        e,
-                    )
-                })?;
-            pending_writes.push(PendingWrite {
+            // (A NULL type column reads as the empty tag, which no serializer knows.)
+            pending_writes.push(codec.write(
+                |task_id, channel| {
+                    loc.clone()
+                        .with_detail(format!("task {task_id:?} channel {channel:?}"))
+                },
                 task_id,
                 channel,
-                value,
-            });
+                Some(tag.unwrap_or_default()),
+                data,
+            )?);
         }
-        let parent_config = self
-            .parent
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .map(|p| CheckpointConfig::for_checkpoint(&self.thread_id, &self.checkpoint_ns, p));
+        let parent_config = self.key().parent_config(self.parent.as_deref());
         Ok(CheckpointTuple {
             config: CheckpointConfig::for_checkpoint(
                 self.thread_id,
@@ -402,13 +394,17 @@ pub(crate) fn load_sends(
     types: Vec<Option<String>>,
     blobs: Vec<Vec<u8>>,
 ) -> Result<Vec<Value>> {
+    let codec = RowCodec::new(serde);
     types
         .into_iter()
         .zip(blobs)
         .map(|(tag, data)| {
-            serde
-                .loads_typed(tag.as_deref().unwrap_or_default(), &data)
-                .map_err(|e| unreadable(RowKind::Write, loc.clone().with_detail(TASKS), e))
+            codec.value(
+                RowKind::Write,
+                || loc.clone().with_detail(TASKS),
+                Some(tag.as_deref().unwrap_or_default()),
+                &data,
+            )
         })
         .collect()
 }

@@ -75,8 +75,9 @@ use indexmap::IndexMap;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, Row};
 
+use super::codec::{unreadable, RowKind};
 use super::delta::{finish, needed_ancestors, ChainNode};
-use super::error::{row_location, unreadable, RowKind, RowLocation, SaverFault};
+use super::error::SaverFault;
 use super::pyjson;
 use super::rows::{RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};

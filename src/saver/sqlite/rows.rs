@@ -1,10 +1,10 @@
 //! The SQLite saver's rows: reading `checkpoints` and `writes` rows as stored, and
-//! decoding them into checkpoints, metadata and pending writes (with the shared row
-//! location and unreadable-row error of `saver::error`), as `postgres::rows` does for
-//! the Postgres saver.
+//! decoding them into checkpoints, metadata and pending writes with the shared row
+//! codec (`saver::codec`), as `postgres::rows` and `memory::rows` do.
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::saver::codec::{metadata_from_value, RowCodec, RowKey};
 
 /// One `checkpoints` row as stored.
 pub(super) struct CheckpointRow {
@@ -43,8 +43,9 @@ impl CheckpointRow {
         })
     }
 
-    pub(super) fn location(&self) -> RowLocation {
-        row_location(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
+    /// The row's key, borrowed, for the shared row codec.
+    pub(super) fn row_key(&self) -> RowKey<'_> {
+        RowKey::new(&self.thread_id, &self.checkpoint_ns, &self.checkpoint_id)
     }
 
     pub(super) fn key(&self) -> (String, String, String) {
@@ -128,34 +129,17 @@ impl Inner {
         DecompressionBudget::new(self.max_decompressed_per_call)
     }
 
-    pub(super) fn load(
-        &self,
-        kind: RowKind,
-        location: impl Fn() -> RowLocation,
-        tag: Option<&str>,
-        data: Option<&[u8]>,
-    ) -> Result<Value> {
-        let tag = tag.ok_or_else(|| {
-            unreadable(
-                kind,
-                location(),
-                crate::saver::error::invalid_checkpoint("type", "the type column is NULL"),
-            )
-        })?;
-        self.serde
-            .loads_typed(tag, data.unwrap_or_default())
-            .map_err(|e| unreadable(kind, location(), e))
+    /// The shared row codec over this saver's serializer.
+    pub(super) fn codec(&self) -> RowCodec<'_> {
+        RowCodec::new(&*self.serde)
     }
 
     pub(super) fn decode_checkpoint(&self, row: &CheckpointRow) -> Result<Checkpoint> {
-        let value = self.load(
-            RowKind::Checkpoint,
-            || row.location(),
+        self.codec().checkpoint(
+            row.row_key(),
             row.type_tag.as_deref(),
-            row.checkpoint.as_deref(),
-        )?;
-        Checkpoint::from_owned_value(value)
-            .map_err(|e| unreadable(RowKind::Checkpoint, row.location(), e))
+            row.checkpoint.as_deref().unwrap_or_default(),
+        )
     }
 
     /// Python: `json.loads(metadata) if metadata is not None else {}`.
@@ -164,9 +148,8 @@ impl Inner {
             return Ok(CheckpointMetadata::default());
         };
         let value = crate::json::parse(text, METADATA_MAX_DEPTH)
-            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))?;
-        CheckpointMetadata::from_value(&value)
-            .map_err(|e| unreadable(RowKind::Metadata, row.location(), e))
+            .map_err(|e| unreadable(RowKind::Metadata, row.row_key().location(), e))?;
+        metadata_from_value(row.row_key(), &value)
     }
 
     pub(super) fn decode_writes(
@@ -174,23 +157,18 @@ impl Inner {
         row: &CheckpointRow,
         writes: &[WriteRow],
     ) -> Result<Vec<PendingWrite>> {
+        let codec = self.codec();
+        let key = row.row_key();
         writes
             .iter()
             .map(|w| {
-                let value = self.load(
-                    RowKind::Write,
-                    || {
-                        row.location()
-                            .with_detail(format!("task {:?} idx {}", w.task_id, w.idx))
-                    },
+                codec.write(
+                    |task, _| key.write_location(task, w.idx),
+                    w.task_id.clone(),
+                    w.channel.clone(),
                     w.type_tag.as_deref(),
-                    w.value.as_deref(),
-                )?;
-                Ok(PendingWrite {
-                    task_id: w.task_id.clone(),
-                    channel: w.channel.clone(),
-                    value,
-                })
+                    w.value.as_deref().unwrap_or_default(),
+                )
             })
             .collect()
     }
@@ -201,11 +179,7 @@ impl Inner {
         writes: &[WriteRow],
         config: CheckpointConfig,
     ) -> Result<CheckpointTuple> {
-        let parent_config = row
-            .parent
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .map(|p| CheckpointConfig::for_checkpoint(&row.thread_id, &row.checkpoint_ns, p));
+        let parent_config = row.row_key().parent_config(row.parent.as_deref());
         Ok(CheckpointTuple {
             config,
             checkpoint: self.decode_checkpoint(row)?,
