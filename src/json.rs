@@ -348,6 +348,26 @@ impl Parser<'_> {
     /// A string value: a [`Value::Str`], or a [`Value::WStr`] if it holds lone
     /// surrogates (Python reads `"\ud800"` as a one-character str).
     fn read_string_value(&mut self) -> Result<Value, JsonError> {
+        // Most strings (every key and value of a checkpoint row) hold no escape: their
+        // text is the run up to the closing quote, checked once and stored as it is,
+        // without the intermediate `String` (one allocation and free per string, and
+        // for short ones a second copy into the inline `PyStr`). Anything else (an
+        // escape, a control character, the end of the input) takes the general reader
+        // from the start, which gives the errors and their offsets.
+        let start = self.pos + 1;
+        let rest = self.text.get(start..).unwrap_or_default();
+        if let Some(n) = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        {
+            if let (Some(b'"'), Some(run)) = (rest.get(n), rest.get(..n)) {
+                let s = std::str::from_utf8(run).map_err(|e| {
+                    JsonError::new("string is not valid UTF-8", start + e.valid_up_to())
+                })?;
+                self.pos = start + n + 1;
+                return Ok(Value::Str(s.into()));
+            }
+        }
         let mut lone = Vec::new();
         let s = self.read_string(&mut lone)?;
         if lone.is_empty() {
@@ -1137,6 +1157,44 @@ mod tests {
         assert_eq!(parse(b"[1] x", 8).map_err(|e| e.offset()), Err(4));
         assert!(parse(b"01", 8).is_err());
         assert!(parse(&[b'['; 100_000], 1024).is_err());
+    }
+
+    /// Strings with and without escapes, as keys and values, read as serde_json reads
+    /// them, and the errors inside a string at the offsets the byte-by-byte reader
+    /// gives: the first bad byte of invalid UTF-8, the control character, the end.
+    #[test]
+    fn strings_read_as_serde_json_reads_them_and_fail_where_they_break() {
+        let long = "lorem ipsum ".repeat(40);
+        for text in [
+            r#""""#.to_owned(),
+            r#""a""#.to_owned(),
+            r#""langchain_core.messages.ai""#.to_owned(),
+            format!(r#""{long}""#),
+            r#""é😀 ok""#.to_owned(),
+            r#""a\"b""#.to_owned(),
+            r#""tab\there\n""#.to_owned(),
+            r#""\u00e9\ud83d\ude00x""#.to_owned(),
+            r#"{"k": "v", "k2": ["x", "y\\z", ""], "": {"e": "é"}}"#.to_owned(),
+            format!(r#"{{"channel_versions": {{"messages": "{long}"}}, "v": 4}}"#),
+        ] {
+            let expected: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+            let got = parse(text.as_bytes(), 16).expect("valid JSON");
+            let back = write(&got).expect("writes");
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(&back).ok(),
+                Some(expected),
+                "{text}"
+            );
+        }
+        let fails = |text: &[u8]| parse(text, 16).map_err(|e| (e.offset(), e.to_string()));
+        let bad_utf8 = fails(b"\"ab\xffc\"");
+        assert_eq!(bad_utf8.as_ref().map_err(|e| e.0), Err(3));
+        assert!(matches!(&bad_utf8, Err((_, m)) if m.contains("not valid UTF-8")));
+        assert_eq!(fails(b"[\"ok\", \"\xe9t\xe9\"]").map_err(|e| e.0), Err(8));
+        assert_eq!(fails(b"\"a\\n\xc3\"").map_err(|e| e.0), Err(4));
+        assert_eq!(fails(b"\"ab\x01\"").map_err(|e| e.0), Err(3));
+        assert_eq!(fails(b"\"abc").map_err(|e| e.0), Err(4));
+        assert_eq!(fails(b"{\"k\": \"v\" \"x\"}").map_err(|e| e.0), Err(10));
     }
 
     #[test]
