@@ -259,7 +259,7 @@ impl JsonPlusSerializer {
     /// As [`loads_typed`](Serializer::loads_typed).
     pub fn loads_typed_bytes(&self, type_tag: &str, data: &Bytes) -> Result<Value> {
         match type_tag {
-            tags::MSGPACK => Ok(msgpack::decode_bytes_with(data, &self.options)?),
+            tags::MSGPACK => Ok(self.options.decode_bytes(data)?),
             tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(data.clone())),
             _ => self.loads_typed(type_tag, data),
         }
@@ -290,7 +290,7 @@ impl Serializer for JsonPlusSerializer {
         match type_tag {
             tags::NULL => Ok(Value::Nil),
             tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(Bytes::copy_from_slice(data))),
-            tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
+            tags::MSGPACK => Ok(self.options.decode(data)?),
             tags::JSON => {
                 let value = crate::json::parse(data, self.options.depth_limit())?;
                 Ok(crate::typed::revive::revive(value))

@@ -9,8 +9,8 @@ use langgraph_codec::{typed, Value};
 use libfuzzer_sys::fuzz_target;
 
 fn check(data: &[u8], options: &DecodeOptions) {
-    let owned = msgpack::decode_with(data, options);
-    let borrowed = ValueRef::decode_with(data, options);
+    let owned = options.decode(data);
+    let borrowed = options.decode_ref(data);
     match (&owned, &borrowed) {
         (Ok(o), Ok(b)) => assert_eq!(&b.to_owned_value(), o),
         (Err(o), Err(b)) => assert_eq!(o, b),
@@ -21,7 +21,7 @@ fn check(data: &[u8], options: &DecodeOptions) {
         (Err(o), Err(t)) => assert_eq!(t.offset(), Some(o.offset())),
         (o, t) => panic!("owned {o:?} vs typed {t:?}"),
     }
-    let lazy = LazyValue::with_options(data, options);
+    let lazy = options.lazy(data);
     match &borrowed {
         Ok(tree) => {
             assert_eq!(lazy.bytes().expect("a decoded item skips"), data);

@@ -1,8 +1,8 @@
 //! One reader: the same bytes give the same result — the same value, or the same error
 //! kind at the same byte offset — through every reader of the crate, under the same
 //! `DecodeOptions`:
-//! - the owned decoder (`msgpack::decode_with`),
-//! - the borrowed decoder (`ValueRef::decode_with`, then `to_owned_value`),
+//! - the owned decoder (`DecodeOptions::decode`),
+//! - the borrowed decoder (`DecodeOptions::decode_ref`, then `to_owned_value`),
 //! - the typed deserializer reading a `Value` (`typed::from_slice_with_options`),
 //! - the typed deserializer walking the document through serde's `deserialize_any`
 //!   (its own container and ext paths, no `Value` involved),
@@ -81,10 +81,12 @@ fn typed_error(t: TypedError) -> (DecodeErrorKind, usize) {
 /// The outcome of every reader on `bytes`: `[owned, borrowed, typed Value, typed
 /// walk, lazy skip]`. The two walks that build nothing report `Ok(None)`.
 fn outcomes(bytes: &[u8], options: &DecodeOptions) -> [Outcome; 5] {
-    let owned = msgpack::decode_with(bytes, options)
+    let owned = options
+        .decode(bytes)
         .map(Some)
         .map_err(|e| (e.kind().clone(), e.offset()));
-    let borrowed = ValueRef::decode_with(bytes, options)
+    let borrowed = options
+        .decode_ref(bytes)
         .map(|v| Some(v.to_owned_value()))
         .map_err(|e| (e.kind().clone(), e.offset()));
     let typed_value = typed::from_slice_with_options::<Value>(bytes, options)
@@ -94,7 +96,8 @@ fn outcomes(bytes: &[u8], options: &DecodeOptions) -> [Outcome; 5] {
         .map(|_| None)
         .map_err(typed_error);
     // The lookup skips the item without the trailing-bytes check of a whole document.
-    let lazy = LazyValue::with_options(bytes, options)
+    let lazy = options
+        .lazy(bytes)
         .bytes()
         .map_err(|e| (e.kind().clone(), e.offset()))
         .and_then(|item| match bytes.len() - item.len() {
