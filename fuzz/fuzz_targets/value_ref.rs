@@ -4,8 +4,8 @@
 //! `Value`, and every lookup finds what the decoded tree holds, also with tight limits.
 #![no_main]
 
-use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::{typed, Value};
+use langgraph_codec::msgpack::DecodeOptions;
+use langgraph_codec::Value;
 use libfuzzer_sys::fuzz_target;
 
 fn check(data: &[u8], options: &DecodeOptions) {
@@ -16,7 +16,7 @@ fn check(data: &[u8], options: &DecodeOptions) {
         (Err(o), Err(b)) => assert_eq!(o, b),
         _ => panic!("owned {owned:?} vs borrowed {borrowed:?}"),
     }
-    match (&owned, typed::from_slice_with_options::<Value>(data, options)) {
+    match (&owned, options.from_slice::<Value>(data)) {
         (Ok(o), Ok(t)) => assert_eq!(o, &t),
         (Err(o), Err(t)) => assert_eq!(t.offset(), Some(o.offset())),
         (o, t) => panic!("owned {o:?} vs typed {t:?}"),

@@ -110,7 +110,7 @@ pub trait TypedSerializerExt: Serializer {
     }
 
     /// [`loads_typed_value`](Self::loads_typed_value) reading with `options` (as
-    /// [`typed::loads_with_options`]): tighter limits for untrusted rows, or
+    /// [`DecodeOptions::loads`]): tighter limits for untrusted rows, or
     /// non-canonical forms accepted.
     ///
     /// ```
@@ -180,7 +180,7 @@ where
 {
     let mut out = None;
     serializer.unwrap_serialized(type_tag, data, aad, &mut |tag, bytes| {
-        let read = typed::loads_with_options(tag, bytes, fallback, options);
+        let read = options.loads(tag, bytes, fallback);
         out = Some(if serializer.confidential() {
             // Decrypted data: the error keeps its kind and offset, not what it found.
             read.map_err(TypedError::redacted)?

@@ -23,26 +23,28 @@ fn depth_limit(e: &TypedError) -> bool {
 }
 
 #[test]
-fn typed_loads_with_options_honours_a_tighter_limit() {
+fn decode_options_loads_honours_a_tighter_limit() {
     // The default reads two levels.
     let read: Vec<Vec<u8>> = typed::loads("msgpack", TWO_LEVELS, &JsonFallback).expect("reads");
     assert_eq!(read, [[1]]);
     // One level per document: refused, at the second array's byte.
     let one = DecodeOptions::new().max_depth(1);
-    let e =
-        typed::loads_with_options::<Vec<Vec<u8>>, _>("msgpack", TWO_LEVELS, &JsonFallback, &one)
-            .expect_err("two levels under a limit of one");
+    let e = one
+        .loads::<Vec<Vec<u8>>, _>("msgpack", TWO_LEVELS, &JsonFallback)
+        .expect_err("two levels under a limit of one");
     assert!(depth_limit(&e), "{e:?}");
     assert_eq!(e.offset(), Some(1));
     // A json row is read under the same options.
-    let e = typed::loads_with_options::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback, &one)
+    let e = one
+        .loads::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback)
         .expect_err("two levels under a limit of one");
     assert_eq!(ErrorKind::from(&e), ErrorKind::DepthLimit, "{e:?}");
     // And a looser option is honoured too: non-canonical forms accepted.
     assert!(typed::loads::<u8, _>("msgpack", LONG_FIVE, &JsonFallback).is_err());
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let five: u8 =
-        typed::loads_with_options("msgpack", LONG_FIVE, &JsonFallback, &liberal).expect("allowed");
+    let five: u8 = liberal
+        .loads("msgpack", LONG_FIVE, &JsonFallback)
+        .expect("allowed");
     assert_eq!(five, 5);
 }
 

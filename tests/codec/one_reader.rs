@@ -3,7 +3,7 @@
 //! `DecodeOptions`:
 //! - the owned decoder (`DecodeOptions::decode`),
 //! - the borrowed decoder (`DecodeOptions::decode_ref`, then `to_owned_value`),
-//! - the typed deserializer reading a `Value` (`typed::from_slice_with_options`),
+//! - the typed deserializer reading a `Value` (`DecodeOptions::from_slice`),
 //! - the typed deserializer walking the document through serde's `deserialize_any`
 //!   (its own container and ext paths, no `Value` involved),
 //! - the skipping lookup (`LazyValue::bytes`), for the error.
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::typed::{self, TypedError, TypedErrorKind};
+use langgraph_codec::typed::{TypedError, TypedErrorKind};
 use langgraph_codec::{DecodeErrorKind, Value};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -89,10 +89,12 @@ fn outcomes(bytes: &[u8], options: &DecodeOptions) -> [Outcome; 5] {
         .decode_ref(bytes)
         .map(|v| Some(v.to_owned_value()))
         .map_err(|e| (e.kind().clone(), e.offset()));
-    let typed_value = typed::from_slice_with_options::<Value>(bytes, options)
+    let typed_value = options
+        .from_slice::<Value>(bytes)
         .map(Some)
         .map_err(typed_error);
-    let typed_walk = typed::from_slice_with_options::<AnyTree>(bytes, options)
+    let typed_walk = options
+        .from_slice::<AnyTree>(bytes)
         .map(|_| None)
         .map_err(typed_error);
     // The lookup skips the item without the trailing-bytes check of a whole document.
