@@ -42,8 +42,9 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// Hook for the typed layer ([`TypedSerializerExt`]):
     /// finishes a pair that was serialized exactly as [`JsonPlusSerializer`] would
     /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`),
-    /// binding it to the associated data `aad` as an encrypting serializer's
-    /// `dumps_typed_with_aad` does (empty: none).
+    /// binding it to the associated data `aad` (empty: none) as an encrypting
+    /// serializer's [`with_aad`](crate::crypto::EncryptedSerializer::with_aad) view
+    /// does.
     ///
     /// [`JsonPlusSerializer`] returns it unchanged and ignores `aad`. A wrapper
     /// (encryption, compression) should pass it to its inner serializer's

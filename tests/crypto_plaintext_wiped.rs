@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
 use langgraph_codec::serializer::TypedSerializerExt;
-use langgraph_codec::{TypedBytes, Value};
+use langgraph_codec::{Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 
 /// 32 bytes no other data in this test contains.
@@ -128,17 +128,18 @@ fn plaintext_is_wiped_on_every_path() {
             .loads_typed_value::<Secret>(&row.type_tag, &row.data)
             .is_err());
         let value = serde
-            .loads_typed_with_aad(&row.type_tag, &row.data, &here)
+            .with_aad(&here)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("the Value path reads a typed row");
         assert_eq!(value.get("step"), Some(&Value::from(7i64)));
         drop(value);
 
         // Value path and rekey go through the same core.
         let (read, found) =
-            leaks_during(|| serde.loads_typed_with_aad(&row.type_tag, &row.data, &here));
+            leaks_during(|| serde.with_aad(&here).loads_typed(&row.type_tag, &row.data));
         let read = read.expect("value loads");
         assert_eq!(found, 0, "{mode:?}: Value loads left plaintext behind");
-        let (again, found) = leaks_during(|| serde.dumps_typed_with_aad(&read, &here));
+        let (again, found) = leaks_during(|| serde.with_aad(&here).dumps_typed(&read));
         again.expect("value dumps");
         assert_eq!(found, 0, "{mode:?}: Value dumps left plaintext behind");
         drop(read);
@@ -146,7 +147,8 @@ fn plaintext_is_wiped_on_every_path() {
         // holds the marker too), so its decrypted buffer is checked through `open`,
         // the core it uses.
         let rekeyed = serde
-            .rekey_with_aad(&TypedBytes::clone(&row), &here)
+            .with_aad(&here)
+            .rekey(&TypedBytes::clone(&row))
             .expect("rekey");
         assert_ne!(rekeyed.data, row.data);
         let (opened, found) = leaks_during(|| {
@@ -168,9 +170,10 @@ fn plaintext_is_wiped_on_every_path() {
             "{mode:?}: large typed dumps left plaintext behind"
         );
         let value = serde
-            .loads_typed_with_aad(&row.type_tag, &row.data, &here)
+            .with_aad(&here)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("reads back");
-        let (again, found) = leaks_during(|| serde.dumps_typed_with_aad(&value, &here));
+        let (again, found) = leaks_during(|| serde.with_aad(&here).dumps_typed(&value));
         again.expect("large value dumps");
         assert_eq!(
             found, 0,

@@ -36,9 +36,9 @@
 //! // Bound to its row: the same bytes under another checkpoint id do not decrypt.
 //! let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
 //! let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
-//! let row = serde.dumps_typed_with_aad(&value, &here)?;
-//! assert_eq!(serde.loads_typed_with_aad(&row.type_tag, &row.data, &here)?, value);
-//! let refused = serde.loads_typed_with_aad(&row.type_tag, &row.data, &there).unwrap_err();
+//! let row = serde.with_aad(&here).dumps_typed(&value)?;
+//! assert_eq!(serde.with_aad(&here).loads_typed(&row.type_tag, &row.data)?, value);
+//! let refused = serde.with_aad(&there).loads_typed(&row.type_tag, &row.data).unwrap_err();
 //! assert_eq!(refused.kind(), ErrorKind::AuthenticationFailed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -62,7 +62,7 @@ pub use crate::compression::{
     DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
 };
 pub use cipher::Cipher;
-pub use encrypted::{plaintext_refused, AadSerializer, EncryptedSerializer};
+pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,

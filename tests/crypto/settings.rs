@@ -260,15 +260,18 @@ fn aad_bytes_follow_the_spec_and_bind_the_row() {
 
     let s = EncryptedSerializer::from_aes_key(KEY, AesMode::Eax).expect("key");
     let row = s
-        .dumps_typed_with_aad(&Value::from("v"), &want)
+        .with_aad(&want)
+        .dumps_typed(&Value::from("v"))
         .expect("seal");
     assert_eq!(
-        s.loads_typed_with_aad(&row.type_tag, &row.data, &got)
+        s.with_aad(&got)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("same AAD opens"),
         Value::from("v")
     );
     let other = aad::write("thé", "", "cp", "task-1", -3, "__resume__").expect("aad");
     assert!(s
-        .loads_typed_with_aad(&row.type_tag, &row.data, &other)
+        .with_aad(&other)
+        .loads_typed(&row.type_tag, &row.data)
         .is_err());
 }
