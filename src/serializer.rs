@@ -13,7 +13,7 @@ use crate::value::Value;
 mod typed_ext;
 
 pub use crate::protocol::{tags, TagError, TypedBytes};
-pub use typed_ext::TypedSerializerExt;
+pub use typed_ext::{TypedOptions, TypedSerializerExt};
 
 /// Python's `SerializerProtocol`: values to `(type, bytes)` pairs and back.
 ///

@@ -101,7 +101,7 @@ fn plaintext_is_wiped_on_every_path() {
 
         // Typed write: the serialized plaintext is wiped once sealed.
         let value = secret();
-        let (row, found) = leaks_during(|| serde.dumps_typed_value_with_aad(&value, &here));
+        let (row, found) = leaks_during(|| serde.with_aad(&here).dumps_typed_value(&value));
         drop(value);
         let row = row.expect("typed dumps");
         assert_eq!(found, 0, "{mode:?}: typed dumps left plaintext behind");
@@ -109,13 +109,17 @@ fn plaintext_is_wiped_on_every_path() {
         // Typed read: the decrypted bytes are wiped once the value is read. The value
         // itself (which holds the marker) is returned, not freed.
         let (back, found) = leaks_during(|| {
-            serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &here)
+            serde
+                .with_aad(&here)
+                .loads_typed_value::<Secret>(&row.type_tag, &row.data)
         });
         assert_eq!(back.expect("typed loads"), secret());
         assert_eq!(found, 0, "{mode:?}: typed loads left plaintext behind");
 
         // The typed path takes associated data: another row's refuses it.
-        let refused = serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &there);
+        let refused = serde
+            .with_aad(&there)
+            .loads_typed_value::<Secret>(&row.type_tag, &row.data);
         assert!(
             matches!(
                 refused.as_ref().map_err(|e| e.kind()),
@@ -163,7 +167,7 @@ fn plaintext_is_wiped_on_every_path() {
         // while it is written (a 150 KB checkpoint does), and no buffer it grew out
         // of may be freed holding it.
         let big = large_secret();
-        let (row, found) = leaks_during(|| serde.dumps_typed_value_with_aad(&big, &here));
+        let (row, found) = leaks_during(|| serde.with_aad(&here).dumps_typed_value(&big));
         let row = row.expect("large typed dumps");
         assert_eq!(
             found, 0,

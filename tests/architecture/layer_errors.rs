@@ -6,7 +6,7 @@ use std::error::Error as _;
 
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack::DecodeOptions;
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::serializer::{TypedOptions, TypedSerializerExt};
 use langgraph_codec::typed::{self, JsonFallback, TagError, TypedError, TypedErrorKind};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
 
@@ -49,7 +49,7 @@ fn decode_options_loads_honours_a_tighter_limit() {
 }
 
 #[test]
-fn loads_typed_value_with_options_honours_a_tighter_limit() {
+fn typed_options_loads_typed_value_honours_a_tighter_limit() {
     let one = DecodeOptions::new().max_depth(1);
     let plain = JsonPlusSerializer::new();
     let key = b"0123456789abcdef";
@@ -59,11 +59,21 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
         .expect("dumps");
     let cases: [(&Read, &str); 2] = [
         (
-            &|o| plain.loads_typed_value_with_options("msgpack", TWO_LEVELS, o),
+            &|o| {
+                TypedOptions::new()
+                    .decode_options(*o)
+                    .loads_typed_value(&plain, "msgpack", TWO_LEVELS)
+            },
             "plain",
         ),
         (
-            &|o| encrypted.loads_typed_value_with_options(&row.type_tag, &row.data, o),
+            &|o| {
+                TypedOptions::new().decode_options(*o).loads_typed_value(
+                    &encrypted,
+                    &row.type_tag,
+                    &row.data,
+                )
+            },
             "encrypted",
         ),
     ];
@@ -82,8 +92,9 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
         }
     }
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let five: u8 = plain
-        .loads_typed_value_with_options("msgpack", LONG_FIVE, &liberal)
+    let five: u8 = TypedOptions::new()
+        .decode_options(liberal)
+        .loads_typed_value(&plain, "msgpack", LONG_FIVE)
         .expect("allowed");
     assert_eq!(five, 5);
 }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{aad, AesMode, Cipher, EncryptedSerializer, KeyRing};
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::serializer::{TypedOptions, TypedSerializerExt};
 use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
 
 // ---- strict mode on the typed read path ------------------------------------------
@@ -47,11 +47,9 @@ fn strict_typed_reads_refuse_plaintext_of_every_tag() {
             "{}: typed read accepted plaintext: {typed:?}",
             row.type_tag
         );
-        let with = s.loads_typed_value_with::<Option<String>, _>(
-            &row.type_tag,
-            &row.data,
-            &langgraph_codec::typed::JsonFallback,
-        );
+        let with = TypedOptions::new()
+            .fallback(langgraph_codec::typed::JsonFallback)
+            .loads_typed_value::<_, Option<String>>(&s, &row.type_tag, &row.data);
         assert!(
             with.is_err(),
             "{}: typed read (with fallback) accepted plaintext",

@@ -1,7 +1,7 @@
 //! Class checks, hostile input, fallback codec and the serializer hooks.
 
 use crate::common::*;
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::serializer::{TypedOptions, TypedSerializerExt};
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
@@ -217,12 +217,13 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
             JsonFallback.decode(&bytes)
         }
     }
-    let t = JsonPlusSerializer::new()
-        .dumps_typed_value_with(&big, &Hex)
+    let hex = TypedOptions::new().fallback(Hex);
+    let t = hex
+        .dumps_typed_value(&JsonPlusSerializer::new(), &big)
         .unwrap();
     assert_eq!(t.type_tag, "hexjson");
-    let back: Big = JsonPlusSerializer::new()
-        .loads_typed_value_with(&t.type_tag, &t.data, &Hex)
+    let back: Big = hex
+        .loads_typed_value(&JsonPlusSerializer::new(), &t.type_tag, &t.data)
         .unwrap();
     assert_eq!(back, big);
 
