@@ -20,9 +20,8 @@ use std::io::Write;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use langgraph_codec::crypto::{
-    aad, AesKey, AesMode, CompressedSerializer, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{aad, AesKey, AesMode, EncryptedSerializer, KeyRing};
 use langgraph_codec::{JsonPlusSerializer, ObjectKind, PyObject, Serializer, TypedBytes, Value};
 
 /// Fixed test keys (ASCII text, as `LANGGRAPH_AES_KEY` would hold them).

@@ -61,7 +61,7 @@ impl TypedBytes {
 /// [`Error`](crate::Error), whose [`as_tag`](crate::Error::as_tag) gives it back).
 ///
 /// ```
-/// use langgraph_codec::serializer::TagError;
+/// use langgraph_codec::TagError;
 /// use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer};
 ///
 /// let err = JsonPlusSerializer::new().loads_typed("pickle", b"\x80\x04").unwrap_err();

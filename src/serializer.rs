@@ -26,14 +26,14 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// The implementation's error; [`JsonPlusSerializer`]'s are
     /// errors of kind [`ErrorKind::DepthLimit`](crate::ErrorKind::DepthLimit) and
     /// [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) (nesting beyond the limit, a length
-    /// beyond 2^32-1), with the [`EncodeError`](crate::EncodeError) as `source()`.
+    /// beyond 2^32-1), with the [`EncodeError`](crate::msgpack::EncodeError) as `source()`.
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes>;
 
     /// Reads a `(type, bytes)` pair back.
     ///
     /// # Errors
     /// The implementation's error; [`JsonPlusSerializer`]'s are
-    /// the [`DecodeError`](crate::DecodeError) or [`JsonError`](crate::JsonError) of
+    /// the [`DecodeError`](crate::msgpack::DecodeError) or [`JsonError`](crate::json::JsonError) of
     /// malformed bytes or text ([`Error::as_decode`](crate::Error::as_decode), [`Error::as_json`](crate::Error::as_json)), and
     /// [`TagError::Pickle`] and [`TagError::UnknownType`] for tags it cannot read
     /// ([`Error::as_tag`](crate::Error::as_tag)).
@@ -218,7 +218,7 @@ impl JsonPlusSerializer {
     /// [`TagError::TagMismatch`] when the value cannot be written under the tag
     /// (e.g. `null` for a non-nil value, `json` for bytes), [`TagError::Pickle`]
     /// and [`TagError::UnknownType`] for tags it cannot write,
-    /// the [`EncodeError`](crate::EncodeError) of [`msgpack::encode`].
+    /// the [`EncodeError`](crate::msgpack::EncodeError) of [`msgpack::encode`].
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
         let mismatch = || TagError::TagMismatch {
             tag: type_tag.to_owned(),

@@ -11,7 +11,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, view, JsonPlusSerializer, Serializer, Value};
 
 struct Counting;
 

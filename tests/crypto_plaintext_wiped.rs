@@ -14,7 +14,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 

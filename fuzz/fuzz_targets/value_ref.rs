@@ -40,7 +40,7 @@ fn check(data: &[u8], options: &DecodeOptions) {
         Err(e) => {
             // Skipping checks what decoding checks (only trailing bytes are left to
             // the caller of a lookup).
-            if !matches!(e.kind(), langgraph_codec::DecodeErrorKind::TrailingBytes { .. }) {
+            if !matches!(e.kind(), langgraph_codec::msgpack::DecodeErrorKind::TrailingBytes { .. }) {
                 assert_eq!(lazy.bytes().err().as_ref(), Some(e));
             }
             let _ = lazy.get("messages");

@@ -22,7 +22,7 @@ use crate::value::Value;
 /// - `loads_typed`: the last `+` suffix of the tag, if the cipher
 ///   [accepts](Cipher::accepts) it, is decrypted and the rest of the tag goes to the
 ///   inner serializer. Wrappers compose by suffix, peeled from the right:
-///   `EncryptedSerializer` over [`CompressedSerializer`](super::CompressedSerializer)
+///   `EncryptedSerializer` over [`CompressedSerializer`](crate::compression::CompressedSerializer)
 ///   writes and reads `msgpack+zlib+aes`.
 /// - A tag the cipher does not own (`msgpack`, or `msgpack+zlib` from a compression
 ///   wrapper) is an unencrypted row written before encryption was turned on: it goes to

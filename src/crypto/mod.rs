@@ -6,8 +6,9 @@
 //!   `nonce (16) | tag (16) | ciphertext`, with key rotation (previous keys decrypt).
 //! - [`EncryptedSerializer`]: wraps any [`Serializer`](crate::Serializer); tag
 //!   `"<inner>+aes"`; strict mode; [`rekey`](EncryptedSerializer::rekey).
-//! - [`CompressedSerializer`]: upstream LangGraph's `+zlib` wrapper, bounded; it lives in
-//!   [`compression`](crate::compression), a layer below this one, and is re-exported here.
+//! - [`CompressedSerializer`](crate::compression::CompressedSerializer): upstream
+//!   LangGraph's `+zlib` wrapper, bounded; it lives in [`compression`](crate::compression),
+//!   a layer below this one, which this layer composes (`msgpack+zlib+aes`).
 //! - [`aad`]: upstream LangGraph's canonical associated data binding a row's
 //!   ciphertext to its thread, namespace, checkpoint, channel…
 //!
@@ -55,12 +56,6 @@ mod keyring;
 mod wipe;
 
 pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
-/// Re-exported from [`compression`](crate::compression), where compression lives (a
-/// serializer wrapper of its own, below encryption).
-pub use crate::compression::{
-    compress, decompress, CompressedSerializer, DecompressionBudget, DEFAULT_MAX_DECOMPRESSED,
-    DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
-};
 pub use cipher::Cipher;
 pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;

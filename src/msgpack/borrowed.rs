@@ -30,7 +30,7 @@ use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 /// assert_eq!(hi, "hi");
 /// assert!(std::ptr::eq(hi.as_ptr(), &bytes[12])); // borrowed, not copied
 /// assert_eq!(value.to_owned_value(), msgpack::decode(bytes)?);
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 ///
 /// Equality compares floats by their bit patterns, as [`Value`]'s does.
@@ -562,7 +562,7 @@ fn object_payload<'a, B: Build<'a>>(
 ///     .transpose()?;
 /// let message = last.as_ref().and_then(|m| m.as_object()).map(|o| o.name);
 /// assert_eq!(message, Some("AI"));
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LazyValue<'a> {

@@ -50,7 +50,7 @@ pub const DEFAULT_MAX_TOTAL_DEPTH: usize = 131_072;
 /// assert!(msgpack::decode(long_five).is_err());
 /// let liberal = DecodeOptions::new().allow_non_canonical(true);
 /// assert_eq!(liberal.decode(long_five)?.as_u64(), Some(5));
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DecodeOptions {

@@ -39,7 +39,7 @@ use crate::typed::{self, FallbackCodec, JsonFallback, TypedError, TypedErrorKind
 ///
 /// ```
 /// use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
-/// use langgraph_codec::serializer::TypedSerializerExt;
+/// use langgraph_codec::TypedSerializerExt;
 /// use langgraph_codec::ErrorKind;
 ///
 /// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
@@ -94,7 +94,7 @@ impl<S: Serializer + ?Sized> TypedSerializerExt for S {}
 ///
 /// ```
 /// use langgraph_codec::msgpack::DecodeOptions;
-/// use langgraph_codec::serializer::TypedOptions;
+/// use langgraph_codec::TypedOptions;
 /// use langgraph_codec::JsonPlusSerializer;
 ///
 /// let serde = JsonPlusSerializer::new();

@@ -16,10 +16,11 @@ use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use crate::error::Error;
+use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
-    PendingWrite, StoreLayout,
+    PendingWrite,
 };
 use crate::serializer::Serializer;
 use crate::value::Value;

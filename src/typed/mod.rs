@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use langgraph_codec::typed::pytypes::{AnyMessage, DateTime, HumanMessage, AiMessage};
-//! use langgraph_codec::serializer::TypedSerializerExt;
+//! use langgraph_codec::TypedSerializerExt;
 //! use langgraph_codec::JsonPlusSerializer;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -61,9 +61,7 @@ use bytes::Bytes;
 use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
-/// The protocol's vocabulary, defined in [`serializer`](crate::serializer) (kept here
-/// so the old paths `typed::{tags, TagError, TypedBytes}` still work).
-pub use crate::protocol::{tags, TagError, TypedBytes};
+use crate::protocol::{tags, TagError, TypedBytes};
 pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
@@ -159,7 +157,7 @@ pub fn default_options() -> DecodeOptions {
 /// # Errors
 ///
 /// A [`TypedError`] when the bytes are malformed msgpack (its
-/// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::DecodeError) the
+/// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::msgpack::DecodeError) the
 /// [`msgpack`](crate::msgpack) decoders give for those bytes), nest deeper than the
 /// limits, or do not have the shape `T` reads.
 pub fn from_slice<'de, T: Deserialize<'de>>(data: &'de [u8]) -> Result<T> {
@@ -177,7 +175,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<crate::Value> {
 /// Converts a [`Value`](crate::Value) to a typed value (through its msgpack bytes).
 ///
 /// # Errors
-/// As [`from_slice`], or the value's [`EncodeError`](crate::EncodeError) as a
+/// As [`from_slice`], or the value's [`EncodeError`](crate::msgpack::EncodeError) as a
 /// [`TypedError`] when it has no msgpack form.
 pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
     from_slice(&crate::msgpack::encode(value)?)

@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{DecodeErrorKind, JsonPlusSerializer, RawExt, Serializer, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, JsonPlusSerializer, RawExt, Serializer, Value};
 
 // ---------------------------------------------------------------------------------------
 // msgpack: every size boundary, both ways.

@@ -3,7 +3,7 @@
 
 use crate::small_stack::on_small_stack;
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, view, JsonPlusSerializer, Serializer, Value};
 
 fn kind_at(bytes: &[u8]) -> (DecodeErrorKind, usize) {
     let e = msgpack::decode(bytes).expect_err("must be refused");
@@ -415,7 +415,7 @@ fn nested_objects_are_limited_per_document_and_in_total_on_both_sides() {
     ));
     assert!(matches!(
         msgpack::encode(&too_deep),
-        Err(langgraph_codec::EncodeError::DepthLimit { limit: 131_072 })
+        Err(langgraph_codec::msgpack::EncodeError::DepthLimit { limit: 131_072 })
     ));
     // Within one payload the per-document limit holds: 1,023 arrays inside the tuple
     // (1,024 levels) are read, 1,024 are refused, and the encoder agrees.
@@ -438,7 +438,7 @@ fn nested_objects_are_limited_per_document_and_in_total_on_both_sides() {
     obj.arg = Value::Array(vec![obj.arg.clone()]);
     assert!(matches!(
         msgpack::encode(&deeper),
-        Err(langgraph_codec::EncodeError::DepthLimit { limit: 1024 })
+        Err(langgraph_codec::msgpack::EncodeError::DepthLimit { limit: 1024 })
     ));
 }
 

@@ -18,7 +18,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
 use langgraph_codec::typed::{TypedError, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, Value};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 type Outcome = Result<Option<Value>, (DecodeErrorKind, usize)>;

@@ -4,8 +4,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use langgraph_codec::compression::CompressedSerializer;
 use langgraph_codec::crypto::{
-    aad, AesKey, AesMode, Cipher, CompressedSerializer, EncryptedSerializer, KeyRing, Plaintext,
+    aad, AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing, Plaintext,
 };
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -512,7 +513,7 @@ fn error_kinds_are_stable_and_distinct() {
 #[test]
 fn typed_values_are_encrypted_and_read_back() {
     use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
-    use langgraph_codec::serializer::TypedSerializerExt;
+    use langgraph_codec::TypedSerializerExt;
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
     struct State {
         step: u32,

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{aad, AesMode, Cipher, EncryptedSerializer, KeyRing};
-use langgraph_codec::serializer::{TypedOptions, TypedSerializerExt};
 use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{TypedOptions, TypedSerializerExt};
 
 // ---- strict mode on the typed read path ------------------------------------------
 // First test: tests/crypto/encryption.rs `strict_mode_refuses_plaintext` (Value path).

@@ -10,7 +10,7 @@ use langgraph_codec::typed::pytypes::{
     AnyMessage, BorrowedMessage, ContentRef, MessageContent, MessageRef,
 };
 use langgraph_codec::typed::{self, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, ObjectKind, PyObject, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, ObjectKind, PyObject, Value};
 use serde::Deserialize;
 
 fn inside(input: &[u8], part: &[u8]) -> bool {

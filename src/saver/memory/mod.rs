@@ -13,7 +13,7 @@ mod store;
 use self::store::{space_mut, CheckpointRow, Namespace, Store, VersionKey, WriteRow};
 use super::delta::{finish, needed_ancestors, ChainNode};
 use super::error::{row_location as location, unreadable, RowKind, RowLocation};
-pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
+use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     checkpoint_metadata, next_string_version, python_eq, write_idx, ChannelVersion,
