@@ -137,11 +137,19 @@ pub use indexmap;
 
 pub use error::{Error, Result, RowKind, RowLocation};
 pub use kind::ErrorKind;
+// Crate-internal short names of the leaf errors (not public: each has one public path,
+// at its module), which `kind.rs`'s docs link to.
 pub use serializer::{
     tags, JsonPlusSerializer, Serializer, TagError, TypedBytes, TypedOptions, TypedSerializerExt,
 };
 pub use value::{
     BigInt, BigIntError, Int, NdArray, ObjectKind, PyObject, PyStr, PyWStr, RawExt, Value,
+};
+#[allow(unused_imports)]
+use {
+    json::JsonError,
+    msgpack::{DecodeError, EncodeError},
+    view::ViewError,
 };
 
 /// The store-encryption guide's example, compiled as a doctest so it stays true.
