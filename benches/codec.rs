@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use langgraph_codec::msgpack::ValueRef;
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed;
 use langgraph_codec::typed::pytypes::{AnyMessage, BorrowedMessage};
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 fn payload(name: &str) -> Vec<u8> {

@@ -31,8 +31,8 @@ use std::time::Instant;
 
 use langgraph_codec::crypto::{AesMode, Cipher, EncryptedSerializer};
 use langgraph_codec::msgpack::{self, ValueRef};
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::AnyMessage;
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer};
 
 const PAYLOADS: [&str; 2] = ["messages300", "checkpoint_plain"];

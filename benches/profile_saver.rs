@@ -446,7 +446,7 @@ fn postgres(call: &str, n: usize) {
             })
         }
         floor if FLOOR_CALLS.contains(&floor) => {
-            use langgraph_codec::serializer::Serializer;
+            use langgraph_codec::Serializer;
             let blob = langgraph_codec::JsonPlusSerializer::new()
                 .dumps_typed(&messages)
                 .expect("blob")

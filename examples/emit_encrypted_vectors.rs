@@ -20,9 +20,8 @@ use std::io::Write;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use langgraph_codec::crypto::{
-    aad, AesKey, AesMode, CompressedSerializer, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{aad, AesKey, AesMode, EncryptedSerializer, KeyRing};
 use langgraph_codec::{JsonPlusSerializer, ObjectKind, PyObject, Serializer, TypedBytes, Value};
 
 /// Fixed test keys (ASCII text, as `LANGGRAPH_AES_KEY` would hold them).
@@ -196,7 +195,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .filter(|(c, _)| matches!(*c, "nested" | "state" | "null"))
             {
                 for (kind, aad) in &aads {
-                    let row = serde.dumps_typed_with_aad(&value, aad)?;
+                    let row = serde.with_aad(aad).dumps_typed(&value)?;
                     let plain = serde.decrypt_typed(&row.type_tag, &row.data, aad)?;
                     let name = format!("aad_{prefix}_{kind}_{case}");
                     lines.push(line(&name, key, mode, &row, &plain, Some(aad)));

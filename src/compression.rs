@@ -6,7 +6,7 @@
 //!
 //! # Its layer
 //!
-//! A serializer wrapper of its own, above [`serializer`](crate::serializer) and below
+//! A serializer wrapper of its own, above the serializer protocol ([`Serializer`]) and below
 //! [`crypto`](crate::crypto): it names only the serializer protocol and the value
 //! model, so a saver or tool that compresses without encrypting does not depend on the
 //! crypto layer. The crypto layer composes it (`msgpack+zlib+aes` is an

@@ -15,9 +15,9 @@ use std::fmt;
 /// every layer, each with a stable snake_case name ([`as_str`](Self::as_str)).
 ///
 /// [`Error::kind`](crate::Error::kind) reports one, and so does `kind()` of the leaf
-/// errors that have a single cause ([`EncodeError`](crate::EncodeError),
-/// [`JsonError`](crate::JsonError), [`ViewError`](crate::ViewError),
-/// [`TagError`](crate::TagError)); [`DecodeError`](crate::DecodeError) and
+/// errors that have a single cause ([`EncodeError`](crate::msgpack::EncodeError),
+/// [`JsonError`](crate::json::JsonError), [`ViewError`](crate::view::ViewError),
+/// [`TagError`](crate::TagError)); [`DecodeError`](crate::msgpack::DecodeError) and
 /// [`TypedError`](crate::typed::TypedError) have their own finer `kind()`, and
 /// `ErrorKind::from(&e)` gives theirs.
 ///

@@ -5,19 +5,21 @@
 //! its msgpack extension codes, byte for byte.
 //!
 //! Layers, data flowing one way. The codec layers own their leaf errors
-//! ([`DecodeError`], [`EncodeError`], [`JsonError`], [`ViewError`], [`TagError`],
-//! [`typed::TypedError`]); everything above them (serializers, compression,
-//! encryption, savers, store operations) returns the one [`Error`], with a stable
-//! [`ErrorKind`], context and `source()` reaching the leaf or backend error. No module
-//! names a module above it:
-//! - [`value`]: [`Value`], the lossless data model of everything Python writes.
+//! ([`msgpack::DecodeError`], [`msgpack::EncodeError`], [`json::JsonError`],
+//! [`view::ViewError`], [`TagError`], [`typed::TypedError`]); everything above them
+//! (serializers, compression, encryption, savers, store operations) returns the one
+//! [`Error`], with a stable [`ErrorKind`], context and `source()` reaching the leaf or
+//! backend error. No module names a module above it:
+//! - the value model, at the crate root: [`Value`] and its parts ([`Int`], [`PyStr`],
+//!   [`PyObject`], [`NdArray`], [`RawExt`], …), everything Python writes, losslessly.
 //! - [`msgpack`]: bytes ⇄ [`Value`], byte-identical to ormsgpack, safe on hostile input;
 //!   zero-copy reads ([`msgpack::ValueRef`], [`msgpack::LazyValue`]) on the same reader.
 //! - [`typed`]: Rust types ⇄ bytes through serde, with Python's own types
 //!   ([`typed::pytypes`]: datetimes, UUIDs, enums, dataclasses, LangChain messages, …).
-//! - [`serializer`]: the [`Serializer`] protocol (`dumps_typed` / `loads_typed`),
-//!   [`JsonPlusSerializer`] and [`serializer::TypedSerializerExt`] (typed values through
-//!   any serializer); [`json`] reads and writes `json`-tagged rows.
+//! - the serializer protocol, at the crate root: [`Serializer`] (`dumps_typed` /
+//!   `loads_typed`), [`TypedBytes`], the type [`tags`], [`JsonPlusSerializer`] and
+//!   [`TypedSerializerExt`] (typed values through any serializer); [`json`] reads and
+//!   writes `json`-tagged rows.
 //! - [`compression`]: the `+zlib` compression wrapper (`CompressedSerializer`) and its
 //!   per-row and per-call decompression limits, a serializer wrapper of its own.
 //! - [`crypto`]: at-rest encryption (`EncryptedSerializer`, AES EAX/GCM, key rotation,
@@ -26,6 +28,42 @@
 //!   types, [`saver::InMemorySaver`], `saver::sqlite::SqliteSaver` and
 //!   `saver::postgres::PostgresSaver` (Python's own tables, shared with Python
 //!   LangGraph), and the conformance kit `saver::conformance`.
+//!
+//! # One public path per item
+//!
+//! Every public item is reachable under exactly one path. The everyday types live at
+//! the crate root and their defining modules are private: [`Error`], [`Result`],
+//! [`ErrorKind`], [`RowKind`], [`RowLocation`], the value model ([`Value`], [`Int`],
+//! [`BigInt`], [`BigIntError`], [`PyStr`], [`PyWStr`], [`PyObject`], [`ObjectKind`],
+//! [`NdArray`], [`RawExt`]) and the serializer protocol ([`Serializer`],
+//! [`JsonPlusSerializer`], [`TypedBytes`], [`tags`], [`TagError`],
+//! [`TypedSerializerExt`], [`TypedOptions`]). Everything else lives at its module
+//! (`msgpack::DecodeError`, `compression::CompressedSerializer`,
+//! `saver::layout::StoreLayout`, …) and is re-exported nowhere else; a re-exported
+//! dependency ([`bytes`], [`indexmap`], `saver::sqlite::rusqlite`,
+//! `saver::postgres::{tokio_postgres, deadpool_postgres}`) is reached through its own
+//! name only (`indexmap::IndexMap`, `saver::postgres::deadpool_postgres::Pool`).
+//! `tests/architecture/public_paths.rs` enforces the rule.
+//!
+//! # Options instead of suffix families
+//!
+//! Each call has one default form without knobs, and its configured form is made by an
+//! options value (as serde_json's `Deserializer` and rmp-serde's serializer carry their
+//! settings), never by a `_with_options` / `_with_aad` twin:
+//!
+//! | default | configured |
+//! |---|---|
+//! | [`msgpack::decode`], [`msgpack::decode_bytes`] | [`msgpack::DecodeOptions::decode`], [`decode_bytes`](msgpack::DecodeOptions::decode_bytes) |
+//! | [`msgpack::ValueRef::decode`], [`msgpack::LazyValue::new`] | [`DecodeOptions::decode_ref`](msgpack::DecodeOptions::decode_ref), [`DecodeOptions::lazy`](msgpack::DecodeOptions::lazy) |
+//! | [`typed::from_slice`], [`typed::loads`] | [`DecodeOptions::from_slice`](msgpack::DecodeOptions::from_slice), [`DecodeOptions::loads`](msgpack::DecodeOptions::loads) |
+//! | [`TypedSerializerExt::dumps_typed_value`], [`loads_typed_value`](TypedSerializerExt::loads_typed_value) | [`TypedOptions::dumps_typed_value`], [`TypedOptions::loads_typed_value`] (fallback codec, decode options) |
+//!
+//! Associated data goes with the serializer rather than with each call:
+//! [`EncryptedSerializer::with_aad`](crypto::EncryptedSerializer::with_aad) returns a
+//! view ([`crypto::WithAad`], two references) that is itself a [`Serializer`], so the
+//! [`Value`] calls, the typed calls and `rekey` all take it the same way:
+//! `serde.with_aad(&aad).dumps_typed_value(&state)`. The options values are a few words
+//! copied per call and nothing is allocated, so the per-row paths cost what they did.
 //!
 //! Beside them: [`view`], the lossless JSON view of a [`Value`] for people and tools;
 //! `records` (feature `cli`), the JSONL record format of the `lgcodec` command.
@@ -80,13 +118,13 @@ mod protocol;
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod records;
 pub mod saver;
-pub mod serializer;
+mod serializer;
 mod stack;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "sqlite", feature = "postgres"))))]
 pub mod store;
 pub mod typed;
-pub mod value;
+mod value;
 pub mod view;
 mod wipe;
 
@@ -98,12 +136,13 @@ pub use bytes;
 pub use indexmap;
 
 pub use error::{Error, Result, RowKind, RowLocation};
-pub use json::JsonError;
 pub use kind::ErrorKind;
-pub use msgpack::{DecodeError, DecodeErrorKind, EncodeError};
-pub use serializer::{tags, JsonPlusSerializer, Serializer, TagError, TypedBytes};
-pub use value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
-pub use view::ViewError;
+pub use serializer::{
+    tags, JsonPlusSerializer, Serializer, TagError, TypedBytes, TypedOptions, TypedSerializerExt,
+};
+pub use value::{
+    BigInt, BigIntError, Int, NdArray, ObjectKind, PyObject, PyStr, PyWStr, RawExt, Value,
+};
 
 /// The store-encryption guide's example, compiled as a doctest so it stays true.
 #[doc = include_str!("../docs/store-encryption.md")]

@@ -1,6 +1,6 @@
 //! The `(type, bytes)` protocol's vocabulary: [`TypedBytes`], the type [`tags`] and
-//! [`TagError`]. Public at [`serializer`](crate::serializer) (and the crate root);
-//! `typed::{tags, TagError, TypedBytes}` are re-exports kept for old code.
+//! [`TagError`]. Public at the crate root only, with the rest of the serializer
+//! protocol (one public path per item).
 //!
 //! # Why a module of its own, below `typed`
 //!
@@ -10,7 +10,7 @@
 //! `typed::loads` dispatches on the tag, and a [`TagError`] is one of its errors.
 //! Defining them in `serializer` (rank 4) would make `typed` name a layer above it.
 //! So the vocabulary sits here, at the bottom, with no dependency but [`bytes`] and
-//! the error kinds, and `serializer` is its public home; the tag *rules* stay with the
+//! the error kinds, and the crate root is its public home; the tag *rules* stay with the
 //! typed codec that applies them (they need its serde machinery), and the
 //! [`Serializer`](crate::Serializer) trait and its implementations stay in `serializer`.
 
@@ -61,7 +61,7 @@ impl TypedBytes {
 /// [`Error`](crate::Error), whose [`as_tag`](crate::Error::as_tag) gives it back).
 ///
 /// ```
-/// use langgraph_codec::serializer::TagError;
+/// use langgraph_codec::TagError;
 /// use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer};
 ///
 /// let err = JsonPlusSerializer::new().loads_typed("pickle", b"\x80\x04").unwrap_err();

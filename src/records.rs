@@ -22,7 +22,8 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::crypto::{CompressedSerializer, CryptoFault, EncryptedSerializer, AES_CIPHER_NAME};
+use crate::compression::CompressedSerializer;
+use crate::crypto::{CryptoFault, EncryptedSerializer, AES_CIPHER_NAME};
 use crate::error::Error;
 use crate::kind::ErrorKind;
 use crate::msgpack::DecodeErrorKind;

@@ -13,7 +13,7 @@ use crate::value::Value;
 mod typed_ext;
 
 pub use crate::protocol::{tags, TagError, TypedBytes};
-pub use typed_ext::TypedSerializerExt;
+pub use typed_ext::{TypedOptions, TypedSerializerExt};
 
 /// Python's `SerializerProtocol`: values to `(type, bytes)` pairs and back.
 ///
@@ -26,14 +26,14 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// The implementation's error; [`JsonPlusSerializer`]'s are
     /// errors of kind [`ErrorKind::DepthLimit`](crate::ErrorKind::DepthLimit) and
     /// [`ErrorKind::TooLong`](crate::ErrorKind::TooLong) (nesting beyond the limit, a length
-    /// beyond 2^32-1), with the [`EncodeError`](crate::EncodeError) as `source()`.
+    /// beyond 2^32-1), with the [`EncodeError`](crate::msgpack::EncodeError) as `source()`.
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes>;
 
     /// Reads a `(type, bytes)` pair back.
     ///
     /// # Errors
     /// The implementation's error; [`JsonPlusSerializer`]'s are
-    /// the [`DecodeError`](crate::DecodeError) or [`JsonError`](crate::JsonError) of
+    /// the [`DecodeError`](crate::msgpack::DecodeError) or [`JsonError`](crate::json::JsonError) of
     /// malformed bytes or text ([`Error::as_decode`](crate::Error::as_decode), [`Error::as_json`](crate::Error::as_json)), and
     /// [`TagError::Pickle`] and [`TagError::UnknownType`] for tags it cannot read
     /// ([`Error::as_tag`](crate::Error::as_tag)).
@@ -42,8 +42,9 @@ pub trait Serializer: Send + Sync + fmt::Debug {
     /// Hook for the typed layer ([`TypedSerializerExt`]):
     /// finishes a pair that was serialized exactly as [`JsonPlusSerializer`] would
     /// (tags `null`, `bytes`, `msgpack`, or a fallback codec's tag such as `json`),
-    /// binding it to the associated data `aad` as an encrypting serializer's
-    /// `dumps_typed_with_aad` does (empty: none).
+    /// binding it to the associated data `aad` (empty: none) as an encrypting
+    /// serializer's [`with_aad`](crate::crypto::EncryptedSerializer::with_aad) view
+    /// does.
     ///
     /// [`JsonPlusSerializer`] returns it unchanged and ignores `aad`. A wrapper
     /// (encryption, compression) should pass it to its inner serializer's
@@ -217,7 +218,7 @@ impl JsonPlusSerializer {
     /// [`TagError::TagMismatch`] when the value cannot be written under the tag
     /// (e.g. `null` for a non-nil value, `json` for bytes), [`TagError::Pickle`]
     /// and [`TagError::UnknownType`] for tags it cannot write,
-    /// the [`EncodeError`](crate::EncodeError) of [`msgpack::encode`].
+    /// the [`EncodeError`](crate::msgpack::EncodeError) of [`msgpack::encode`].
     pub fn dumps_as(&self, type_tag: &str, value: &Value) -> Result<TypedBytes> {
         let mismatch = || TagError::TagMismatch {
             tag: type_tag.to_owned(),
@@ -259,7 +260,7 @@ impl JsonPlusSerializer {
     /// As [`loads_typed`](Serializer::loads_typed).
     pub fn loads_typed_bytes(&self, type_tag: &str, data: &Bytes) -> Result<Value> {
         match type_tag {
-            tags::MSGPACK => Ok(msgpack::decode_bytes_with(data, &self.options)?),
+            tags::MSGPACK => Ok(self.options.decode_bytes(data)?),
             tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(data.clone())),
             _ => self.loads_typed(type_tag, data),
         }
@@ -290,7 +291,7 @@ impl Serializer for JsonPlusSerializer {
         match type_tag {
             tags::NULL => Ok(Value::Nil),
             tags::BYTES | tags::BYTEARRAY => Ok(Value::Bin(Bytes::copy_from_slice(data))),
-            tags::MSGPACK => Ok(msgpack::decode_with(data, &self.options)?),
+            tags::MSGPACK => Ok(self.options.decode(data)?),
             tags::JSON => Ok(crate::typed::revive::read_json_row(
                 data,
                 self.options.depth_limit(),

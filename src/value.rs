@@ -17,7 +17,13 @@ pub use json_only::{BigInt, BigIntError, PyWStr};
 pub use pystr::PyStr;
 pub(crate) use twins::{accessors, debug_by_variant, eq_by_variant};
 
-/// One decoded value. See the [module docs](self).
+/// One decoded value: the lossless data model, everything Python LangGraph can write,
+/// nothing dropped.
+///
+/// A `Value` holds one msgpack document as Python's `JsonPlusSerializer` writes it.
+/// Extension values are kept structured when their payload is exactly the tuple Python
+/// writes ([`PyObject`], [`NdArray`], delta snapshots) and raw ([`RawExt`]) otherwise, so
+/// decoding never turns data into nothing and re-encoding gives back the same bytes.
 ///
 /// Equality compares floats by their bit patterns, so a value is always equal to itself
 /// (also when it holds NaN) and `-0.0 != 0.0`: values that decoding produced are equal

@@ -14,8 +14,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
-use langgraph_codec::serializer::TypedSerializerExt;
-use langgraph_codec::{TypedBytes, Value};
+use langgraph_codec::TypedSerializerExt;
+use langgraph_codec::{Serializer, TypedBytes, Value};
 use serde::{Deserialize, Serialize};
 
 /// 32 bytes no other data in this test contains.
@@ -101,7 +101,7 @@ fn plaintext_is_wiped_on_every_path() {
 
         // Typed write: the serialized plaintext is wiped once sealed.
         let value = secret();
-        let (row, found) = leaks_during(|| serde.dumps_typed_value_with_aad(&value, &here));
+        let (row, found) = leaks_during(|| serde.with_aad(&here).dumps_typed_value(&value));
         drop(value);
         let row = row.expect("typed dumps");
         assert_eq!(found, 0, "{mode:?}: typed dumps left plaintext behind");
@@ -109,13 +109,17 @@ fn plaintext_is_wiped_on_every_path() {
         // Typed read: the decrypted bytes are wiped once the value is read. The value
         // itself (which holds the marker) is returned, not freed.
         let (back, found) = leaks_during(|| {
-            serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &here)
+            serde
+                .with_aad(&here)
+                .loads_typed_value::<Secret>(&row.type_tag, &row.data)
         });
         assert_eq!(back.expect("typed loads"), secret());
         assert_eq!(found, 0, "{mode:?}: typed loads left plaintext behind");
 
         // The typed path takes associated data: another row's refuses it.
-        let refused = serde.loads_typed_value_with_aad::<Secret>(&row.type_tag, &row.data, &there);
+        let refused = serde
+            .with_aad(&there)
+            .loads_typed_value::<Secret>(&row.type_tag, &row.data);
         assert!(
             matches!(
                 refused.as_ref().map_err(|e| e.kind()),
@@ -128,17 +132,18 @@ fn plaintext_is_wiped_on_every_path() {
             .loads_typed_value::<Secret>(&row.type_tag, &row.data)
             .is_err());
         let value = serde
-            .loads_typed_with_aad(&row.type_tag, &row.data, &here)
+            .with_aad(&here)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("the Value path reads a typed row");
         assert_eq!(value.get("step"), Some(&Value::from(7i64)));
         drop(value);
 
         // Value path and rekey go through the same core.
         let (read, found) =
-            leaks_during(|| serde.loads_typed_with_aad(&row.type_tag, &row.data, &here));
+            leaks_during(|| serde.with_aad(&here).loads_typed(&row.type_tag, &row.data));
         let read = read.expect("value loads");
         assert_eq!(found, 0, "{mode:?}: Value loads left plaintext behind");
-        let (again, found) = leaks_during(|| serde.dumps_typed_with_aad(&read, &here));
+        let (again, found) = leaks_during(|| serde.with_aad(&here).dumps_typed(&read));
         again.expect("value dumps");
         assert_eq!(found, 0, "{mode:?}: Value dumps left plaintext behind");
         drop(read);
@@ -146,7 +151,8 @@ fn plaintext_is_wiped_on_every_path() {
         // holds the marker too), so its decrypted buffer is checked through `open`,
         // the core it uses.
         let rekeyed = serde
-            .rekey_with_aad(&TypedBytes::clone(&row), &here)
+            .with_aad(&here)
+            .rekey(&TypedBytes::clone(&row))
             .expect("rekey");
         assert_ne!(rekeyed.data, row.data);
         let (opened, found) = leaks_during(|| {
@@ -161,16 +167,17 @@ fn plaintext_is_wiped_on_every_path() {
         // while it is written (a 150 KB checkpoint does), and no buffer it grew out
         // of may be freed holding it.
         let big = large_secret();
-        let (row, found) = leaks_during(|| serde.dumps_typed_value_with_aad(&big, &here));
+        let (row, found) = leaks_during(|| serde.with_aad(&here).dumps_typed_value(&big));
         let row = row.expect("large typed dumps");
         assert_eq!(
             found, 0,
             "{mode:?}: large typed dumps left plaintext behind"
         );
         let value = serde
-            .loads_typed_with_aad(&row.type_tag, &row.data, &here)
+            .with_aad(&here)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("reads back");
-        let (again, found) = leaks_during(|| serde.dumps_typed_with_aad(&value, &here));
+        let (again, found) = leaks_during(|| serde.with_aad(&here).dumps_typed(&value));
         again.expect("large value dumps");
         assert_eq!(
             found, 0,

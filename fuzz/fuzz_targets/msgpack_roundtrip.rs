@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(bytes, data);
     }
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    if let Ok(value) = msgpack::decode_with(data, &liberal) {
+    if let Ok(value) = liberal.decode(data) {
         let bytes = msgpack::encode(&value).expect("a decoded value encodes");
         let again = msgpack::decode(&bytes).expect("canonical bytes decode strictly");
         assert_eq!(again, value);

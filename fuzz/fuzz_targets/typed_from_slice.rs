@@ -9,7 +9,7 @@ use langgraph_codec::typed::pytypes::{
     AnyMessage, DateTime, Decimal, PySet, Send, TimeDelta, Uuid,
 };
 use langgraph_codec::typed;
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use libfuzzer_sys::fuzz_target;
 use serde::{Deserialize, Serialize};

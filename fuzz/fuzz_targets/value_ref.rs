@@ -4,24 +4,24 @@
 //! `Value`, and every lookup finds what the decoded tree holds, also with tight limits.
 #![no_main]
 
-use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::{typed, Value};
+use langgraph_codec::msgpack::DecodeOptions;
+use langgraph_codec::Value;
 use libfuzzer_sys::fuzz_target;
 
 fn check(data: &[u8], options: &DecodeOptions) {
-    let owned = msgpack::decode_with(data, options);
-    let borrowed = ValueRef::decode_with(data, options);
+    let owned = options.decode(data);
+    let borrowed = options.decode_ref(data);
     match (&owned, &borrowed) {
         (Ok(o), Ok(b)) => assert_eq!(&b.to_owned_value(), o),
         (Err(o), Err(b)) => assert_eq!(o, b),
         _ => panic!("owned {owned:?} vs borrowed {borrowed:?}"),
     }
-    match (&owned, typed::from_slice_with_options::<Value>(data, options)) {
+    match (&owned, options.from_slice::<Value>(data)) {
         (Ok(o), Ok(t)) => assert_eq!(o, &t),
         (Err(o), Err(t)) => assert_eq!(t.offset(), Some(o.offset())),
         (o, t) => panic!("owned {o:?} vs typed {t:?}"),
     }
-    let lazy = LazyValue::with_options(data, options);
+    let lazy = options.lazy(data);
     match &borrowed {
         Ok(tree) => {
             assert_eq!(lazy.bytes().expect("a decoded item skips"), data);
@@ -40,7 +40,7 @@ fn check(data: &[u8], options: &DecodeOptions) {
         Err(e) => {
             // Skipping checks what decoding checks (only trailing bytes are left to
             // the caller of a lookup).
-            if !matches!(e.kind(), langgraph_codec::DecodeErrorKind::TrailingBytes { .. }) {
+            if !matches!(e.kind(), langgraph_codec::msgpack::DecodeErrorKind::TrailingBytes { .. }) {
                 assert_eq!(lazy.bytes().err().as_ref(), Some(e));
             }
             let _ = lazy.get("messages");

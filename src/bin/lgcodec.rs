@@ -9,9 +9,8 @@ use std::process::ExitCode;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use clap::{Parser, Subcommand};
-use langgraph_codec::crypto::{
-    plaintext_refused, strict_from_env, CompressedSerializer, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{plaintext_refused, strict_from_env, EncryptedSerializer, KeyRing};
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 

@@ -22,7 +22,7 @@ use crate::value::Value;
 /// - `loads_typed`: the last `+` suffix of the tag, if the cipher
 ///   [accepts](Cipher::accepts) it, is decrypted and the rest of the tag goes to the
 ///   inner serializer. Wrappers compose by suffix, peeled from the right:
-///   `EncryptedSerializer` over [`CompressedSerializer`](super::CompressedSerializer)
+///   `EncryptedSerializer` over [`CompressedSerializer`](crate::compression::CompressedSerializer)
 ///   writes and reads `msgpack+zlib+aes`.
 /// - A tag the cipher does not own (`msgpack`, or `msgpack+zlib` from a compression
 ///   wrapper) is an unencrypted row written before encryption was turned on: it goes to
@@ -179,30 +179,32 @@ impl<S: Serializer> EncryptedSerializer<S> {
         &self.cipher
     }
 
-    /// [`dumps_typed`](Serializer::dumps_typed) binding the ciphertext to `aad` (e.g.
-    /// from [`aad::checkpoint`](super::aad::checkpoint)); read it back with
-    /// [`loads_typed_with_aad`](Self::loads_typed_with_aad) and the same `aad`. The
-    /// serialized plaintext is wiped once encrypted.
+    /// This serializer bound to one row's associated data `aad` (e.g. from
+    /// [`aad::checkpoint`](super::aad::checkpoint)): every write through the view binds
+    /// the ciphertext to `aad`, every read opens it only with that `aad`. The view is
+    /// two references (nothing is allocated or copied) and a [`Serializer`] itself, so
+    /// the [`Value`] calls, the typed calls of
+    /// [`TypedSerializerExt`](crate::serializer::TypedSerializerExt) and
+    /// [`rekey`](WithAad::rekey) all take the associated data the same way.
     ///
-    /// # Errors
-    /// The inner serializer's error, or the cipher's.
-    pub fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
-        let plain = self.inner.dumps_typed(value)?;
-        self.seal_owned(plain, aad)
-    }
-
-    /// [`loads_typed`](Serializer::loads_typed) with the associated data the row was
-    /// encrypted with. Unencrypted rows ignore `aad`.
+    /// ```
+    /// use langgraph_codec::crypto::{aad, AesMode, EncryptedSerializer};
+    /// use langgraph_codec::{ErrorKind, Serializer, Value};
     ///
-    /// # Errors
-    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) for a wrong key, a tampered row or another
-    /// `aad`; [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused) for an unencrypted row in strict mode;
-    /// the inner serializer's error reading the decrypted bytes.
-    pub fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
-        match self.open(type_tag, data, aad)? {
-            Some((inner_tag, plaintext)) => Ok(self.inner.loads_typed(inner_tag, &plaintext)?),
-            None => self.load_inner(type_tag, data),
-        }
+    /// let serde = EncryptedSerializer::from_aes_key(b"0123456789abcdef", AesMode::Eax)?;
+    /// let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
+    /// let value = Value::from("secret");
+    /// let row = serde.with_aad(&here).dumps_typed(&value)?;
+    /// assert_eq!(serde.with_aad(&here).loads_typed(&row.type_tag, &row.data)?, value);
+    /// // Another row's associated data, or none, does not open it.
+    /// let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
+    /// let refused = serde.with_aad(&there).loads_typed(&row.type_tag, &row.data).unwrap_err();
+    /// assert_eq!(refused.kind(), ErrorKind::AuthenticationFailed);
+    /// assert!(serde.loads_typed(&row.type_tag, &row.data).is_err());
+    /// # Ok::<(), langgraph_codec::Error>(())
+    /// ```
+    pub fn with_aad<'a>(&'a self, aad: &'a [u8]) -> WithAad<'a, S> {
+        WithAad { serde: self, aad }
     }
 
     /// The encryption core: binds serialized bytes to `aad` and encrypts them,
@@ -319,15 +321,11 @@ impl<S: Serializer> EncryptedSerializer<S> {
     /// # Errors
     /// The decryption error, or the inner serializer's error reading the row.
     pub fn rekey(&self, typed: &TypedBytes) -> Result<TypedBytes> {
-        self.rekey_with_aad(typed, b"")
+        self.with_aad(b"").rekey(typed)
     }
 
-    /// [`rekey`](Self::rekey) for a row bound to `aad`; the new ciphertext is bound to
-    /// the same `aad`.
-    ///
-    /// # Errors
-    /// As [`rekey`](Self::rekey).
-    pub fn rekey_with_aad(&self, typed: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
+    /// [`rekey`](Self::rekey) of a row bound to `aad` ([`WithAad::rekey`]).
+    fn rekey_bound(&self, typed: &TypedBytes, aad: &[u8]) -> Result<TypedBytes> {
         if typed.type_tag == tags::EMPTY {
             return Ok(typed.clone());
         }
@@ -394,40 +392,112 @@ pub fn plaintext_refused(type_tag: &str) -> Error {
     .into()
 }
 
-/// A [`Serializer`] that can bind rows to associated data, as an object-safe trait, so a
-/// saver holding `Arc<dyn AadSerializer>` can pass each row's canonical AAD
-/// ([`aad`](super::aad)).
-pub trait AadSerializer: Serializer {
-    /// [`dumps_typed`](Serializer::dumps_typed) bound to `aad`.
-    ///
-    /// # Errors
-    /// The inner serializer's error or the cipher's.
-    fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes>;
-    /// [`loads_typed`](Serializer::loads_typed) of a row bound to `aad`.
-    ///
-    /// # Errors
-    /// [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed) for a wrong key, a tampered row or another
-    /// `aad`; the inner serializer's error reading the
-    /// plaintext.
-    fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value>;
+/// An [`EncryptedSerializer`] bound to one row's associated data, made by
+/// [`EncryptedSerializer::with_aad`]: a [`Serializer`] whose writes bind the ciphertext
+/// to that data and whose reads open only rows bound to it. Unencrypted rows ignore it.
+///
+/// It is how associated data goes with any call: `serde.with_aad(&aad).dumps_typed(&v)`,
+/// `.loads_typed(tag, data)`, the typed calls of
+/// [`TypedSerializerExt`](crate::serializer::TypedSerializerExt)
+/// (`.dumps_typed_value(&v)`, `.loads_typed_value(tag, data)`) and
+/// [`rekey`](Self::rekey). Copying it copies two references. A saver that holds its
+/// serializer as a trait object keeps the inner serializer erased instead:
+/// `EncryptedSerializer<Arc<dyn Serializer>>` binds rows to associated data for any
+/// inner serializer.
+///
+/// The [`wrap_serialized`](Serializer::wrap_serialized) and
+/// [`unwrap_serialized`](Serializer::unwrap_serialized) hooks bind this view's
+/// associated data; the `aad` they are handed (the typed layer hands none) is not used.
+#[derive(Debug)]
+pub struct WithAad<'a, S = JsonPlusSerializer> {
+    serde: &'a EncryptedSerializer<S>,
+    aad: &'a [u8],
 }
 
-impl<S: Serializer> AadSerializer for EncryptedSerializer<S> {
-    fn dumps_typed_with_aad(&self, value: &Value, aad: &[u8]) -> Result<TypedBytes> {
-        EncryptedSerializer::dumps_typed_with_aad(self, value, aad)
+impl<S> Clone for WithAad<'_, S> {
+    fn clone(&self) -> Self {
+        *self
     }
-    fn loads_typed_with_aad(&self, type_tag: &str, data: &[u8], aad: &[u8]) -> Result<Value> {
-        EncryptedSerializer::loads_typed_with_aad(self, type_tag, data, aad)
+}
+
+impl<S> Copy for WithAad<'_, S> {}
+
+impl<'a, S: Serializer> WithAad<'a, S> {
+    /// The associated data rows are bound to.
+    pub fn aad(&self) -> &'a [u8] {
+        self.aad
+    }
+
+    /// The serializer this view binds.
+    pub fn serializer(&self) -> &'a EncryptedSerializer<S> {
+        self.serde
+    }
+
+    /// [`EncryptedSerializer::rekey`] of a row bound to this associated data; the new
+    /// ciphertext is bound to the same data.
+    ///
+    /// # Errors
+    /// As [`EncryptedSerializer::rekey`]; a row bound to other associated data fails
+    /// with [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed).
+    pub fn rekey(&self, typed: &TypedBytes) -> Result<TypedBytes> {
+        self.serde.rekey_bound(typed, self.aad)
+    }
+}
+
+impl<S: Serializer> Serializer for WithAad<'_, S> {
+    /// The inner serializer's pair, encrypted and bound to this associated data; the
+    /// serialized plaintext is wiped once encrypted.
+    fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
+        let plain = self.serde.inner.dumps_typed(value)?;
+        self.serde.seal_owned(plain, self.aad)
+    }
+
+    /// Reads a row encrypted with this associated data; unencrypted rows ignore it.
+    ///
+    /// Errors: [`ErrorKind::AuthenticationFailed`](crate::ErrorKind::AuthenticationFailed)
+    /// for a wrong key, a tampered row or other associated data;
+    /// [`ErrorKind::PlaintextRefused`](crate::ErrorKind::PlaintextRefused) for an
+    /// unencrypted row in strict mode; the inner serializer's error reading the
+    /// decrypted bytes.
+    fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
+        match self.serde.open(type_tag, data, self.aad)? {
+            Some((inner_tag, plaintext)) => {
+                Ok(self.serde.inner.loads_typed(inner_tag, &plaintext)?)
+            }
+            None => self.serde.load_inner(type_tag, data),
+        }
+    }
+
+    fn confidential(&self) -> bool {
+        true
+    }
+
+    fn refuses_plaintext(&self) -> bool {
+        self.serde.strict
+    }
+
+    fn wrap_serialized(&self, raw: TypedBytes, _aad: &[u8]) -> Result<TypedBytes> {
+        self.serde.wrap_serialized(raw, self.aad)
+    }
+
+    fn unwrap_serialized(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        _aad: &[u8],
+        read: &mut dyn FnMut(&str, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.serde.unwrap_serialized(type_tag, data, self.aad, read)
     }
 }
 
 impl<S: Serializer> Serializer for EncryptedSerializer<S> {
     fn dumps_typed(&self, value: &Value) -> Result<TypedBytes> {
-        self.dumps_typed_with_aad(value, b"")
+        self.with_aad(b"").dumps_typed(value)
     }
 
     fn loads_typed(&self, type_tag: &str, data: &[u8]) -> Result<Value> {
-        self.loads_typed_with_aad(type_tag, data, b"")
+        self.with_aad(b"").loads_typed(type_tag, data)
     }
 
     /// Always `true`: typed reads of decrypted rows withhold what they found.

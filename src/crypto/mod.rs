@@ -6,8 +6,9 @@
 //!   `nonce (16) | tag (16) | ciphertext`, with key rotation (previous keys decrypt).
 //! - [`EncryptedSerializer`]: wraps any [`Serializer`](crate::Serializer); tag
 //!   `"<inner>+aes"`; strict mode; [`rekey`](EncryptedSerializer::rekey).
-//! - [`CompressedSerializer`]: upstream LangGraph's `+zlib` wrapper, bounded; it lives in
-//!   [`compression`](crate::compression), a layer below this one, and is re-exported here.
+//! - [`CompressedSerializer`](crate::compression::CompressedSerializer): upstream
+//!   LangGraph's `+zlib` wrapper, bounded; it lives in [`compression`](crate::compression),
+//!   a layer below this one, which this layer composes (`msgpack+zlib+aes`).
 //! - [`aad`]: upstream LangGraph's canonical associated data binding a row's
 //!   ciphertext to its thread, namespace, checkpoint, channel…
 //!
@@ -36,9 +37,9 @@
 //! // Bound to its row: the same bytes under another checkpoint id do not decrypt.
 //! let here = aad::checkpoint("thread-1", "", "checkpoint-1")?;
 //! let there = aad::checkpoint("thread-1", "", "checkpoint-2")?;
-//! let row = serde.dumps_typed_with_aad(&value, &here)?;
-//! assert_eq!(serde.loads_typed_with_aad(&row.type_tag, &row.data, &here)?, value);
-//! let refused = serde.loads_typed_with_aad(&row.type_tag, &row.data, &there).unwrap_err();
+//! let row = serde.with_aad(&here).dumps_typed(&value)?;
+//! assert_eq!(serde.with_aad(&here).loads_typed(&row.type_tag, &row.data)?, value);
+//! let refused = serde.with_aad(&there).loads_typed(&row.type_tag, &row.data).unwrap_err();
 //! assert_eq!(refused.kind(), ErrorKind::AuthenticationFailed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -55,14 +56,8 @@ mod keyring;
 mod wipe;
 
 pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
-/// Re-exported from [`compression`](crate::compression), where compression lives (a
-/// serializer wrapper of its own, below encryption).
-pub use crate::compression::{
-    compress, decompress, CompressedSerializer, DecompressionBudget, DEFAULT_MAX_DECOMPRESSED,
-    DEFAULT_MAX_DECOMPRESSED_PER_CALL, ZLIB_MARKER, ZLIB_SUFFIX,
-};
 pub use cipher::Cipher;
-pub use encrypted::{plaintext_refused, AadSerializer, EncryptedSerializer};
+pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,

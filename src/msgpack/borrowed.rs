@@ -30,7 +30,7 @@ use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 /// assert_eq!(hi, "hi");
 /// assert!(std::ptr::eq(hi.as_ptr(), &bytes[12])); // borrowed, not copied
 /// assert_eq!(value.to_owned_value(), msgpack::decode(bytes)?);
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 ///
 /// Equality compares floats by their bit patterns, as [`Value`]'s does.
@@ -111,6 +111,7 @@ pub struct RawExtRef<'a> {
 
 impl<'a> ValueRef<'a> {
     /// Decodes one msgpack document with the default options, borrowing from `input`.
+    /// Other options: [`DecodeOptions::decode_ref`].
     ///
     /// # Errors
     ///
@@ -118,19 +119,7 @@ impl<'a> ValueRef<'a> {
     /// [`decode`](super::decode) gives for the same bytes (truncation, invalid UTF-8,
     /// non-canonical forms, nesting past the limits, trailing bytes).
     pub fn decode(input: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::decode_with(input, &DecodeOptions::default())
-    }
-
-    /// Decodes one msgpack document with the given options, borrowing from `input`.
-    ///
-    /// # Errors
-    ///
-    /// As [`ValueRef::decode`], under `options`' limits.
-    pub fn decode_with(input: &'a [u8], options: &DecodeOptions) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(input, *options);
-        let value = read_value(&mut r)?;
-        r.finish()?;
-        Ok(value)
+        DecodeOptions::default().decode_ref(input)
     }
 
     /// The owned [`Value`]: strings and bytes copied out of the input. Equal to what
@@ -573,7 +562,7 @@ fn object_payload<'a, B: Build<'a>>(
 ///     .transpose()?;
 /// let message = last.as_ref().and_then(|m| m.as_object()).map(|o| o.name);
 /// assert_eq!(message, Some("AI"));
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LazyValue<'a> {
@@ -581,17 +570,33 @@ pub struct LazyValue<'a> {
     r: Reader<'a>,
 }
 
-impl<'a> LazyValue<'a> {
-    /// The top-level item of `input`, with the default options.
-    pub fn new(input: &'a [u8]) -> Self {
-        Self::with_options(input, &DecodeOptions::default())
+/// Borrowed and lazy reads with options other than the defaults.
+impl DecodeOptions {
+    /// [`ValueRef::decode`] under these options, borrowing from `input`.
+    ///
+    /// # Errors
+    ///
+    /// As [`ValueRef::decode`], under these limits.
+    pub fn decode_ref<'a>(&self, input: &'a [u8]) -> Result<ValueRef<'a>, DecodeError> {
+        let mut r = Reader::new(input, *self);
+        let value = read_value(&mut r)?;
+        r.finish()?;
+        Ok(value)
     }
 
-    /// The top-level item of `input`, read with `options`.
-    pub fn with_options(input: &'a [u8], options: &DecodeOptions) -> Self {
+    /// [`LazyValue::new`] read with these options: the top-level item of `input`.
+    pub fn lazy<'a>(&self, input: &'a [u8]) -> LazyValue<'a> {
         LazyValue {
-            r: Reader::new(input, *options),
+            r: Reader::new(input, *self),
         }
+    }
+}
+
+impl<'a> LazyValue<'a> {
+    /// The top-level item of `input`, with the default options. Other options:
+    /// [`DecodeOptions::lazy`].
+    pub fn new(input: &'a [u8]) -> Self {
+        DecodeOptions::default().lazy(input)
     }
 
     /// The byte offset of this item in the input.

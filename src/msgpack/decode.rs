@@ -29,17 +29,18 @@ use crate::value::{Int, NdArray, ObjectKind, PyObject, PyStr, RawExt, Value};
 const MAX_PREALLOC: usize = 64;
 
 /// Decodes one msgpack document with the default options. Bin payloads are copied.
+/// Other options: [`DecodeOptions::decode`].
 ///
 /// # Errors
 /// [`DecodeError`] with the byte offset: truncated input, a reserved byte, invalid
 /// UTF-8, a length beyond the input, nesting beyond the default limits, a non-canonical
 /// form, or bytes after the value.
 pub fn decode(input: &[u8]) -> Result<Value, DecodeError> {
-    decode_with(input, &DecodeOptions::default())
+    Decoder::new(input, None, DecodeOptions::default()).run()
 }
 
 /// Decodes one msgpack document; bin and raw-ext payloads share `input`'s buffer
-/// instead of being copied.
+/// instead of being copied. Other options: [`DecodeOptions::decode_bytes`].
 ///
 /// # Errors
 /// As [`decode`].
@@ -47,20 +48,35 @@ pub fn decode_bytes(input: &Bytes) -> Result<Value, DecodeError> {
     Decoder::new(input, Some(input), DecodeOptions::default()).run()
 }
 
-/// Decodes one msgpack document with the given options.
-///
-/// # Errors
-/// As [`decode`], under `options`' limits and canonical-form rule.
-pub fn decode_with(input: &[u8], options: &DecodeOptions) -> Result<Value, DecodeError> {
-    Decoder::new(input, None, *options).run()
-}
+/// Decoding with options other than the defaults: the options value makes the call.
+impl DecodeOptions {
+    /// [`decode`](super::decode) under these options.
+    ///
+    /// ```
+    /// use langgraph_codec::msgpack::{self, DecodeOptions};
+    ///
+    /// // A uint16 holding 5: ormsgpack writes 5 as the single byte 0x05.
+    /// let long_five = b"\xcd\x00\x05";
+    /// assert!(msgpack::decode(long_five).is_err());
+    /// let liberal = DecodeOptions::new().allow_non_canonical(true);
+    /// assert_eq!(liberal.decode(long_five)?.as_u64(), Some(5));
+    /// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](super::decode), under these limits and canonical-form rule.
+    pub fn decode(&self, input: &[u8]) -> Result<Value, DecodeError> {
+        Decoder::new(input, None, *self).run()
+    }
 
-/// Decodes with the given options, sharing `input`'s buffer for payloads.
-///
-/// # Errors
-/// As [`decode_with`].
-pub fn decode_bytes_with(input: &Bytes, options: &DecodeOptions) -> Result<Value, DecodeError> {
-    Decoder::new(input, Some(input), *options).run()
+    /// [`decode_bytes`](super::decode_bytes) under these options: payloads share
+    /// `input`'s buffer.
+    ///
+    /// # Errors
+    /// As [`DecodeOptions::decode`].
+    pub fn decode_bytes(&self, input: &Bytes) -> Result<Value, DecodeError> {
+        Decoder::new(input, Some(input), *self).run()
+    }
 }
 
 /// Decodes the item at `r`'s position into an owned [`Value`] on the same reader (same

@@ -28,7 +28,7 @@ pub use borrowed::{LazyValue, NdArrayRef, PyObjectRef, RawExtRef, ValueRef};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError};
 pub use read::{DecodeOptions, DEFAULT_MAX_DEPTH, DEFAULT_MAX_TOTAL_DEPTH};
 
-pub use decode::{decode, decode_bytes, decode_bytes_with, decode_with};
+pub use decode::{decode, decode_bytes};
 pub(crate) use encode::{check_depth, encode_into_at_depth, finish_ext, put, replace_prefix};
 pub use encode::{
     encode, encode_into, write_array_len, write_bin, write_ext, write_ext_with, write_f64,

@@ -31,9 +31,13 @@ pub const DEFAULT_MAX_DEPTH: usize = 1024;
 /// while it is read.
 pub const DEFAULT_MAX_TOTAL_DEPTH: usize = 131_072;
 
-/// How to decode, for every reader of this crate: [`decode_with`](super::decode_with),
-/// [`ValueRef::decode_with`](super::ValueRef::decode_with) and
-/// [`typed::from_slice_with_options`](crate::typed::from_slice_with_options).
+/// How to decode, for every reader of this crate. The options value makes the call:
+/// [`decode`](Self::decode), [`decode_bytes`](Self::decode_bytes),
+/// [`decode_ref`](Self::decode_ref) (a [`ValueRef`](super::ValueRef)),
+/// [`lazy`](Self::lazy) (a [`LazyValue`](super::LazyValue)) and, in the typed layer,
+/// [`from_slice`](Self::from_slice) and [`loads`](Self::loads); the plain functions
+/// ([`msgpack::decode`](super::decode), [`typed::from_slice`](crate::typed::from_slice),
+/// …) use the defaults.
 ///
 /// `Default` is what Python reads: depth 1,024 per document (the top level or one
 /// extension payload), 131,072 in all, canonical forms only.
@@ -45,8 +49,8 @@ pub const DEFAULT_MAX_TOTAL_DEPTH: usize = 131_072;
 /// let long_five = b"\xcd\x00\x05";
 /// assert!(msgpack::decode(long_five).is_err());
 /// let liberal = DecodeOptions::new().allow_non_canonical(true);
-/// assert_eq!(msgpack::decode_with(long_five, &liberal)?.as_u64(), Some(5));
-/// # Ok::<(), langgraph_codec::DecodeError>(())
+/// assert_eq!(liberal.decode(long_five)?.as_u64(), Some(5));
+/// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DecodeOptions {

@@ -2,14 +2,14 @@
 //! [`InMemorySaver`], a reference implementation whose rows are interchangeable with
 //! Python's `InMemorySaver` rows.
 //!
-//! - [`types`]: [`CheckpointConfig`], [`Checkpoint`], [`CheckpointMetadata`],
+//! - The types: [`CheckpointConfig`], [`Checkpoint`], [`CheckpointMetadata`],
 //!   [`CheckpointTuple`], [`PendingWrite`], [`DeltaChannelHistory`], each converting to
 //!   and from [`Value`](crate::Value) exactly as Python's dicts.
-//! - [`traits`]: [`CheckpointSaver`] (object safe; `Arc<dyn CheckpointSaver>`), its
+//! - The contract: [`CheckpointSaver`] (object safe; `Arc<dyn CheckpointSaver>`), its
 //!   [`Capabilities`], [`ListOptions`] and [`PruneStrategy`].
-//! - [`memory`]: [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
+//! - [`InMemorySaver`] over any [`Serializer`](crate::Serializer).
 //! - [`delta`]: the default delta-channel history walk.
-//! - [`layout`]: which saver and release wrote a store ([`StoreLayout`]), detected
+//! - [`layout`]: which saver and release wrote a store ([`StoreLayout`](layout::StoreLayout)), detected
 //!   without writing.
 //! - `sqlite` (cargo feature `sqlite`): [`sqlite::SqliteSaver`], Python's
 //!   `langgraph-checkpoint-sqlite` saver on the very same file.
@@ -56,7 +56,7 @@ pub mod delta;
 pub mod durable;
 mod error;
 pub mod layout;
-pub mod memory;
+mod memory;
 mod pages;
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
@@ -67,8 +67,8 @@ mod rows;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
 pub mod sqlite;
-pub mod traits;
-pub mod types;
+mod traits;
+mod types;
 
 pub(crate) use crate::error::Result;
 /// The attribute [`CheckpointSaver`] is declared with: put `#[async_trait]` on your
@@ -76,17 +76,14 @@ pub(crate) use crate::error::Result;
 pub use async_trait::async_trait;
 #[cfg(feature = "postgres")]
 pub(crate) use error::SaverFault;
-/// Python's dict: the map type of [`ChannelVersions`], [`ListOptions::filter`] and the
-/// checkpoint's channel maps.
-pub use indexmap::IndexMap;
-pub use layout::StoreLayout;
 pub use memory::InMemorySaver;
 pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::default_delta_channel_history;
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{
-    all_special, checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, ChannelVersion,
-    ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple,
-    DeltaChannelHistory, PendingWrite, ERROR, INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
+    all_special, checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, writes_sort_key,
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR, EXCLUDED_METADATA_KEYS, INTERRUPT,
+    RESUME, SCHEDULED, WRITES_IDX_MAP,
 };

@@ -1,7 +1,8 @@
 //! What one stored value is: in clear, under the primary key, under a previous key,
 //! unreadable, or the savers' `empty` marker.
 
-use crate::crypto::{CompressedSerializer, Plaintext, AES_CIPHER_NAME};
+use crate::compression::CompressedSerializer;
+use crate::crypto::{Plaintext, AES_CIPHER_NAME};
 use crate::serializer::{JsonPlusSerializer, Serializer, TagError};
 
 use super::keys::StoreKeys;

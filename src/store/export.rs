@@ -46,9 +46,9 @@ use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
 use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
+use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
-use crate::saver::StoreLayout;
 
 /// The backup format's name (the header's `format`).
 pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";

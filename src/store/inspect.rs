@@ -16,10 +16,11 @@ use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use crate::error::Error;
+use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
-    PendingWrite, StoreLayout,
+    PendingWrite,
 };
 use crate::serializer::Serializer;
 use crate::value::Value;
@@ -279,7 +280,7 @@ impl AnyStore {
     /// # Errors
     /// The database's errors.
     pub async fn threads(&self, keys: &StoreKeys) -> Result<Vec<ThreadSummary>> {
-        let stats = self.stats().await?;
+        let stats = self.stats(&StoreKeys::none()).await?;
         let c = self.raw.cols();
         let serde = serializer(keys);
         let mut out = Vec::new();
@@ -658,23 +659,16 @@ impl AnyStore {
         Ok(diff_checkpoints(&a.checkpoint, &b.checkpoint))
     }
 
-    /// [`stats_with_keys`](Self::stats_with_keys) without keys: an encrypted SQLite
-    /// checkpoint counts as unreadable for the per-channel sizes.
-    ///
-    /// # Errors
-    /// The database's errors.
-    pub async fn stats(&self) -> Result<StoreStats> {
-        self.stats_with_keys(&StoreKeys::none()).await
-    }
-
     /// Rows and bytes per thread and per channel; SQLite checkpoint rows are decoded
-    /// (decrypted with `keys`) to size each channel's value. Memory grows with the
-    /// number of threads and channels, not with checkpoints.
+    /// (decrypted with `keys`) to size each channel's value. With
+    /// [`StoreKeys::none()`](StoreKeys::none) an encrypted SQLite checkpoint counts as
+    /// unreadable for the per-channel sizes. Memory grows with the number of threads
+    /// and channels, not with checkpoints.
     ///
     /// # Errors
     /// The database's errors (a row that does not decode is counted in
     /// [`StoreStats::unreadable_checkpoints`], not an error).
-    pub async fn stats_with_keys(&self, keys: &StoreKeys) -> Result<StoreStats> {
+    pub async fn stats(&self, keys: &StoreKeys) -> Result<StoreStats> {
         let c = self.raw.cols();
         let mut per_thread: BTreeMap<String, ThreadSize> = BTreeMap::new();
         let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();

@@ -20,8 +20,8 @@ use super::keys::StoreKeys;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::error::Error;
+use crate::saver::layout::StoreLayout;
 use crate::saver::layout::{detect_postgres, detect_sqlite, open_sqlite_read_only};
-use crate::saver::StoreLayout;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 

@@ -25,11 +25,11 @@ use super::inspect::AnyStore;
 use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Raw, Result};
 use super::Location;
 use crate::error::Error;
+use crate::saver::layout::StoreLayout;
 use crate::saver::layout::{
     detect_postgres, detect_sqlite, open_sqlite_read_only, CURRENT_POSTGRES_MIGRATION,
 };
 use crate::saver::postgres::PostgresSaver;
-use crate::saver::StoreLayout;
 
 /// Python 3.1.2's `setup()` migration of an SQLite file from before `task_path`.
 pub const SQLITE_TASK_PATH_MIGRATION: &str =

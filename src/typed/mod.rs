@@ -21,7 +21,7 @@
 //!
 //! ```
 //! use langgraph_codec::typed::pytypes::{AnyMessage, DateTime, HumanMessage, AiMessage};
-//! use langgraph_codec::serializer::TypedSerializerExt;
+//! use langgraph_codec::TypedSerializerExt;
 //! use langgraph_codec::JsonPlusSerializer;
 //! use serde::{Deserialize, Serialize};
 //!
@@ -61,9 +61,7 @@ use bytes::Bytes;
 use serde::de::{Deserialize, DeserializeOwned};
 use serde::Serialize;
 
-/// The protocol's vocabulary, defined in [`serializer`](crate::serializer) (kept here
-/// so the old paths `typed::{tags, TagError, TypedBytes}` still work).
-pub use crate::protocol::{tags, TagError, TypedBytes};
+use crate::protocol::{tags, TagError, TypedBytes};
 pub use error::{TypedError, TypedErrorKind};
 pub use fallback::{FallbackCodec, JsonFallback};
 
@@ -136,8 +134,8 @@ pub fn default_options() -> DecodeOptions {
     DecodeOptions::new().max_depth(DEFAULT_TYPED_DEPTH)
 }
 
-/// Decodes one msgpack document into a `T`, with [`default_options`]; trailing bytes
-/// are an error. `T` may borrow from `data`: `&str`, `&[u8]` (with `serde_bytes`),
+/// Decodes one msgpack document into a `T`, with [`default_options`] (other options:
+/// [`DecodeOptions::from_slice`]); trailing bytes are an error. `T` may borrow from `data`: `&str`, `&[u8]` (with `serde_bytes`),
 /// `Cow<str>` and `#[serde(borrow)]` fields copy nothing.
 ///
 /// ```
@@ -159,39 +157,11 @@ pub fn default_options() -> DecodeOptions {
 /// # Errors
 ///
 /// A [`TypedError`] when the bytes are malformed msgpack (its
-/// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::DecodeError) the
+/// [`TypedErrorKind::Decode`] holds the same [`DecodeError`](crate::msgpack::DecodeError) the
 /// [`msgpack`](crate::msgpack) decoders give for those bytes), nest deeper than the
 /// limits, or do not have the shape `T` reads.
 pub fn from_slice<'de, T: Deserialize<'de>>(data: &'de [u8]) -> Result<T> {
-    from_slice_with_options(data, &default_options())
-}
-
-/// Like [`from_slice`], read with `options` — the same [`DecodeOptions`] the
-/// [`msgpack`](crate::msgpack) decoders take, applied to the whole document,
-/// [`Value`](crate::Value) parts included.
-///
-/// ```
-/// use langgraph_codec::msgpack::DecodeOptions;
-/// use langgraph_codec::typed;
-///
-/// // A uint16 holding 5, which ormsgpack never writes.
-/// assert!(typed::from_slice::<u8>(b"\xcd\x00\x05").is_err());
-/// let liberal = DecodeOptions::new().allow_non_canonical(true);
-/// assert_eq!(typed::from_slice_with_options::<u8>(b"\xcd\x00\x05", &liberal)?, 5);
-/// # Ok::<(), langgraph_codec::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// As [`from_slice`], under `options`' limits.
-pub fn from_slice_with_options<'de, T: Deserialize<'de>>(
-    data: &'de [u8],
-    options: &DecodeOptions,
-) -> Result<T> {
-    let mut de = de::De::new(data, *options);
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
+    default_options().from_slice(data)
 }
 
 /// Converts a typed value to a [`Value`](crate::Value) (through its msgpack bytes).
@@ -205,7 +175,7 @@ pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<crate::Value> {
 /// Converts a [`Value`](crate::Value) to a typed value (through its msgpack bytes).
 ///
 /// # Errors
-/// As [`from_slice`], or the value's [`EncodeError`](crate::EncodeError) as a
+/// As [`from_slice`], or the value's [`EncodeError`](crate::msgpack::EncodeError) as a
 /// [`TypedError`] when it has no msgpack form.
 pub fn from_value<T: DeserializeOwned>(value: &crate::Value) -> Result<T> {
     from_slice(&crate::msgpack::encode(value)?)
@@ -276,57 +246,88 @@ pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
     data: &[u8],
     fallback: &F,
 ) -> Result<T> {
-    loads_with_options(type_tag, data, fallback, &default_options())
+    default_options().loads(type_tag, data, fallback)
 }
 
-/// Like [`loads`], reading rows with `options` (as [`from_slice_with_options`]); a
-/// `json` row's text is parsed as deep as the larger of `options`' per-document limit
-/// and [`DEFAULT_MAX_DEPTH`](crate::msgpack::DEFAULT_MAX_DEPTH), then read under
-/// `options`.
-///
-/// ```
-/// use langgraph_codec::msgpack::DecodeOptions;
-/// use langgraph_codec::typed::{self, JsonFallback};
-///
-/// let row = typed::dumps(&vec![vec![1u8]], &JsonFallback)?; // [[1]]: two levels
-/// let shallow = DecodeOptions::new().max_depth(1);
-/// assert!(typed::loads_with_options::<Vec<Vec<u8>>, _>(
-///     &row.type_tag, &row.data, &JsonFallback, &shallow
-/// ).is_err());
-/// # Ok::<(), langgraph_codec::typed::TypedError>(())
-/// ```
-///
-/// # Errors
-/// As [`loads`], under `options`' limits.
-pub fn loads_with_options<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
-    type_tag: &str,
-    data: &[u8],
-    fallback: &F,
-    options: &DecodeOptions,
-) -> Result<T> {
-    match type_tag {
-        tags::MSGPACK => from_slice_with_options(data, options),
-        tags::NULL => from_slice_with_options(&[M::NIL], options),
-        tags::BYTES | tags::BYTEARRAY => {
-            let mut buf = Vec::with_capacity(data.len() + 5);
-            crate::msgpack::write_bin(&mut buf, data)?;
-            from_slice_with_options(&buf, options)
-        }
-        tags::PICKLE => Err(TagError::Pickle.into()),
-        tags::JSON => {
-            let value = revive::read_json_row(
-                data,
-                options.depth_limit().max(crate::msgpack::DEFAULT_MAX_DEPTH),
-            )
-            .map_err(TypedError::from)?;
-            match crate::msgpack::encode(&value) {
-                Ok(bytes) => from_slice_with_options(&bytes, options),
-                Err(crate::msgpack::EncodeError::NotMsgpack { .. }) => JsonFallback.decode(data),
-                Err(e) => Err(e.into()),
+/// Typed reads with options other than the defaults: the options value makes the call,
+/// as it does for the [`msgpack`](crate::msgpack) decoders.
+impl DecodeOptions {
+    /// [`from_slice`] read with these options, applied to the whole document,
+    /// [`Value`](crate::Value) parts included.
+    ///
+    /// ```
+    /// use langgraph_codec::msgpack::DecodeOptions;
+    /// use langgraph_codec::typed;
+    ///
+    /// // A uint16 holding 5, which ormsgpack never writes.
+    /// assert!(typed::from_slice::<u8>(b"\xcd\x00\x05").is_err());
+    /// let liberal = DecodeOptions::new().allow_non_canonical(true);
+    /// assert_eq!(liberal.from_slice::<u8>(b"\xcd\x00\x05")?, 5);
+    /// # Ok::<(), langgraph_codec::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`from_slice`], under these limits.
+    pub fn from_slice<'de, T: Deserialize<'de>>(&self, data: &'de [u8]) -> Result<T> {
+        let mut de = de::De::new(data, *self);
+        let value = T::deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    }
+
+    /// [`loads`] reading rows with these options (as [`from_slice`](Self::from_slice));
+    /// a `json` row's text is parsed as deep as the larger of the per-document limit
+    /// and [`DEFAULT_MAX_DEPTH`](crate::msgpack::DEFAULT_MAX_DEPTH), then read under
+    /// these options.
+    ///
+    /// ```
+    /// use langgraph_codec::msgpack::DecodeOptions;
+    /// use langgraph_codec::typed::{self, JsonFallback};
+    ///
+    /// let row = typed::dumps(&vec![vec![1u8]], &JsonFallback)?; // [[1]]: two levels
+    /// let shallow = DecodeOptions::new().max_depth(1);
+    /// assert!(shallow
+    ///     .loads::<Vec<Vec<u8>>, _>(&row.type_tag, &row.data, &JsonFallback)
+    ///     .is_err());
+    /// # Ok::<(), langgraph_codec::typed::TypedError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`loads`], under these limits.
+    pub fn loads<T: DeserializeOwned, F: FallbackCodec + ?Sized>(
+        &self,
+        type_tag: &str,
+        data: &[u8],
+        fallback: &F,
+    ) -> Result<T> {
+        let options = self;
+        match type_tag {
+            tags::MSGPACK => options.from_slice(data),
+            tags::NULL => options.from_slice(&[M::NIL]),
+            tags::BYTES | tags::BYTEARRAY => {
+                let mut buf = Vec::with_capacity(data.len() + 5);
+                crate::msgpack::write_bin(&mut buf, data)?;
+                options.from_slice(&buf)
             }
+            tags::PICKLE => Err(TagError::Pickle.into()),
+            tags::JSON => {
+                let value = revive::read_json_row(
+                    data,
+                    options.depth_limit().max(crate::msgpack::DEFAULT_MAX_DEPTH),
+                )
+                .map_err(TypedError::from)?;
+                match crate::msgpack::encode(&value) {
+                    Ok(bytes) => options.from_slice(&bytes),
+                    Err(crate::msgpack::EncodeError::NotMsgpack { .. }) => {
+                        JsonFallback.decode(data)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+            tag if tag == fallback.type_tag() => fallback.decode(data),
+            other => Err(TagError::unknown_type(other).into()),
         }
-        tag if tag == fallback.type_tag() => fallback.decode(data),
-        other => Err(TagError::unknown_type(other).into()),
     }
 }
 

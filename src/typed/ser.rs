@@ -594,7 +594,7 @@ fn write_marked_raw<T: Serialize + ?Sized>(ser: &mut Ser<'_>, value: &T) -> Resu
     // between a `Value` and ours takes it).
     let room =
         crate::msgpack::DecodeOptions::new().max_depth(DEFAULT_MAX_DEPTH.saturating_sub(ser.depth));
-    if let Err(e) = crate::msgpack::decode_with(item, &room) {
+    if let Err(e) = room.decode(item) {
         if matches!(e.kind(), crate::msgpack::DecodeErrorKind::DepthLimit { .. }) {
             return Err(TypedError::from(crate::msgpack::EncodeError::DepthLimit {
                 limit: DEFAULT_MAX_DEPTH,

@@ -57,7 +57,7 @@ fn decode_lent<E: de::Error>(item: &[u8]) -> Result<ValueRef<'_>, E> {
         .allow_non_canonical(true)
         .max_depth(usize::MAX)
         .max_total_depth(usize::MAX);
-    ValueRef::decode_with(item, &lenient).map_err(relay_decode)
+    lenient.decode_ref(item).map_err(relay_decode)
 }
 
 struct ValueRefVisitor;

@@ -11,7 +11,7 @@ use std::fmt;
 /// writes a value holding one as a `json` row, which Python reads back as the same int.
 ///
 /// ```
-/// use langgraph_codec::value::BigInt;
+/// use langgraph_codec::BigInt;
 ///
 /// let n: BigInt = "-1180591620717411303424".parse().expect("an integer beyond 64 bits");
 /// assert!(n.is_negative());
@@ -108,7 +108,7 @@ impl fmt::Debug for BigInt {
 /// `json` row, with the surrogates as `\uXXXX` escapes.
 ///
 /// ```
-/// use langgraph_codec::value::PyWStr;
+/// use langgraph_codec::PyWStr;
 ///
 /// let s = PyWStr::from_code_points([0x61, 0xD800, 0x62]).expect("has a lone surrogate");
 /// assert_eq!(s.code_points().collect::<Vec<_>>(), [0x61, 0xD800, 0x62]);

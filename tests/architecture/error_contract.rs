@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointSaver, InMemorySaver,
 };
-use langgraph_codec::{DecodeError, Error, ErrorKind, RowKind, TypedBytes, Value};
+use langgraph_codec::{msgpack::DecodeError, Error, ErrorKind, RowKind, TypedBytes, Value};
 
 #[test]
 fn every_kind_has_a_distinct_stable_snake_case_name() {

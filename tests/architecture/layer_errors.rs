@@ -6,9 +6,10 @@ use std::error::Error as _;
 
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack::DecodeOptions;
-use langgraph_codec::serializer::TypedSerializerExt;
-use langgraph_codec::typed::{self, JsonFallback, TagError, TypedError, TypedErrorKind};
+use langgraph_codec::typed::{self, JsonFallback, TypedError, TypedErrorKind};
+use langgraph_codec::TagError;
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::{TypedOptions, TypedSerializerExt};
 
 /// `[[1]]` as ormsgpack writes it: two levels of arrays.
 const TWO_LEVELS: &[u8] = b"\x91\x91\x01";
@@ -23,31 +24,33 @@ fn depth_limit(e: &TypedError) -> bool {
 }
 
 #[test]
-fn typed_loads_with_options_honours_a_tighter_limit() {
+fn decode_options_loads_honours_a_tighter_limit() {
     // The default reads two levels.
     let read: Vec<Vec<u8>> = typed::loads("msgpack", TWO_LEVELS, &JsonFallback).expect("reads");
     assert_eq!(read, [[1]]);
     // One level per document: refused, at the second array's byte.
     let one = DecodeOptions::new().max_depth(1);
-    let e =
-        typed::loads_with_options::<Vec<Vec<u8>>, _>("msgpack", TWO_LEVELS, &JsonFallback, &one)
-            .expect_err("two levels under a limit of one");
+    let e = one
+        .loads::<Vec<Vec<u8>>, _>("msgpack", TWO_LEVELS, &JsonFallback)
+        .expect_err("two levels under a limit of one");
     assert!(depth_limit(&e), "{e:?}");
     assert_eq!(e.offset(), Some(1));
     // A json row is read under the same options.
-    let e = typed::loads_with_options::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback, &one)
+    let e = one
+        .loads::<Vec<Vec<u8>>, _>("json", b"[[1]]", &JsonFallback)
         .expect_err("two levels under a limit of one");
     assert_eq!(ErrorKind::from(&e), ErrorKind::DepthLimit, "{e:?}");
     // And a looser option is honoured too: non-canonical forms accepted.
     assert!(typed::loads::<u8, _>("msgpack", LONG_FIVE, &JsonFallback).is_err());
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let five: u8 =
-        typed::loads_with_options("msgpack", LONG_FIVE, &JsonFallback, &liberal).expect("allowed");
+    let five: u8 = liberal
+        .loads("msgpack", LONG_FIVE, &JsonFallback)
+        .expect("allowed");
     assert_eq!(five, 5);
 }
 
 #[test]
-fn loads_typed_value_with_options_honours_a_tighter_limit() {
+fn typed_options_loads_typed_value_honours_a_tighter_limit() {
     let one = DecodeOptions::new().max_depth(1);
     let plain = JsonPlusSerializer::new();
     let key = b"0123456789abcdef";
@@ -57,11 +60,21 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
         .expect("dumps");
     let cases: [(&Read, &str); 2] = [
         (
-            &|o| plain.loads_typed_value_with_options("msgpack", TWO_LEVELS, o),
+            &|o| {
+                TypedOptions::new()
+                    .decode_options(*o)
+                    .loads_typed_value(&plain, "msgpack", TWO_LEVELS)
+            },
             "plain",
         ),
         (
-            &|o| encrypted.loads_typed_value_with_options(&row.type_tag, &row.data, o),
+            &|o| {
+                TypedOptions::new().decode_options(*o).loads_typed_value(
+                    &encrypted,
+                    &row.type_tag,
+                    &row.data,
+                )
+            },
             "encrypted",
         ),
     ];
@@ -80,8 +93,9 @@ fn loads_typed_value_with_options_honours_a_tighter_limit() {
         }
     }
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let five: u8 = plain
-        .loads_typed_value_with_options("msgpack", LONG_FIVE, &liberal)
+    let five: u8 = TypedOptions::new()
+        .decode_options(liberal)
+        .loads_typed_value(&plain, "msgpack", LONG_FIVE)
         .expect("allowed");
     assert_eq!(five, 5);
 }
@@ -178,7 +192,7 @@ fn the_json_fallback_keeps_serde_jsons_error_as_its_source() {
     );
 }
 
-/// The tag failures have one definition (`typed::TagError`): the typed layer, the
+/// The tag failures have one definition (`TagError`): the typed layer, the
 /// serializer (the crate-wide error) report the same value, with the same message and
 /// kind.
 #[test]
@@ -266,16 +280,14 @@ fn a_foreign_serializers_error_keeps_its_kind_and_source_at_the_top() {
     );
 }
 
-/// The protocol's vocabulary has one definition, public at `serializer` and the crate
-/// root; the typed layer's old paths name the same items.
+/// The protocol's vocabulary has one definition and one public path, the crate root
+/// (`public_paths` checks that no other path reaches it).
 #[test]
-fn protocol_items_are_the_same_under_every_path() {
-    use langgraph_codec::{serializer, typed};
-    let row: serializer::TypedBytes = typed::TypedBytes::new(typed::tags::NULL, Vec::new());
-    let root: langgraph_codec::TypedBytes = row.clone();
-    assert_eq!(root.type_tag, serializer::tags::NULL);
-    let e: serializer::TagError = typed::TagError::unknown_type("x+zlib");
-    let e: langgraph_codec::TagError = e;
+fn protocol_items_are_at_the_root() {
+    use langgraph_codec::{tags, TagError, TypedBytes};
+    let row = TypedBytes::new(tags::NULL, Vec::new());
+    assert_eq!(row.type_tag, "null");
+    let e = TagError::unknown_type("x+zlib");
     assert_eq!(e.kind(), ErrorKind::UnknownType);
     assert!(e.to_string().contains("CompressedSerializer"), "{e}");
 }

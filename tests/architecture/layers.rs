@@ -19,8 +19,8 @@ const RANKS: &[(&str, u32)] = &[
     ("stack", 0),
     ("kind", 0),
     ("jsonl", 0),
-    // The serializer protocol's vocabulary (TypedBytes, tags, TagError), public at
-    // `serializer`, defined below `typed`, which speaks it.
+    // The serializer protocol's vocabulary (TypedBytes, tags, TagError), public at the
+    // crate root, defined below `typed`, which speaks it.
     ("protocol", 0),
     ("value", 0),
     ("msgpack", 1),

@@ -5,3 +5,4 @@
 mod error_contract;
 mod layer_errors;
 mod layers;
+mod public_paths;

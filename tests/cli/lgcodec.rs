@@ -179,7 +179,8 @@ fn ciphertext_read_as_plaintext_is_named() {
 
 #[test]
 fn compressed_rows_decode_with_and_without_encryption() {
-    use langgraph_codec::crypto::{AesKey, CompressedSerializer, KeyRing};
+    use langgraph_codec::compression::CompressedSerializer;
+    use langgraph_codec::crypto::{AesKey, KeyRing};
     let zlib = CompressedSerializer::new(langgraph_codec::JsonPlusSerializer::new());
     let plain = zlib
         .dumps_typed(&Value::from("z".repeat(500)))
@@ -454,7 +455,7 @@ fn help_examples_work_when_pasted() {
 
 #[test]
 fn rekey_keeps_zlib_rows_compressed() {
-    use langgraph_codec::crypto::CompressedSerializer;
+    use langgraph_codec::compression::CompressedSerializer;
     use langgraph_codec::JsonPlusSerializer;
     // Upstream's CompressedSerializer rows, in clear and under the old key.
     let value = Value::from("x".repeat(300));

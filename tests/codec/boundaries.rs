@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{DecodeErrorKind, JsonPlusSerializer, RawExt, Serializer, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, JsonPlusSerializer, RawExt, Serializer, Value};
 
 // ---------------------------------------------------------------------------------------
 // msgpack: every size boundary, both ways.
@@ -275,7 +275,9 @@ fn one_form_too_long_is_refused_strictly_and_read_liberally() {
             matches!(e.kind(), DecodeErrorKind::NonCanonical { .. }) && e.offset() == 0,
             "{what}: {e}"
         );
-        let read = msgpack::decode_with(&bytes, &liberal).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let read = liberal
+            .decode(&bytes)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(read == value, "{what}");
     }
 }
@@ -337,26 +339,28 @@ fn sibling_containers_do_not_add_up_to_the_depth_limit() {
     // top-level array are two levels deep, under a limit of two.
     let bytes = b"\x93\x91\x01\x91\x02\x81\x03\x04";
     let opts = DecodeOptions::new().max_depth(2);
-    let v = msgpack::decode_with(bytes, &opts).expect("two levels deep");
+    let v = opts.decode(bytes).expect("two levels deep");
     assert_eq!(msgpack::encode(&v).expect("encodes"), bytes);
-    let e = msgpack::decode_with(b"\x91\x91\x91\x01", &opts).expect_err("three levels");
+    let e = opts.decode(b"\x91\x91\x91\x01").expect_err("three levels");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 2 });
     // The same through the shared-buffer reader with options.
     let shared = Bytes::from_static(bytes);
-    assert!(msgpack::decode_bytes_with(&shared, &opts).expect("decodes") == v);
+    assert!(opts.decode_bytes(&shared).expect("decodes") == v);
     let deep = Bytes::from_static(b"\x91\x91\x91\x01");
-    let e = msgpack::decode_bytes_with(&deep, &opts).expect_err("three levels");
+    let e = opts.decode_bytes(&deep).expect_err("three levels");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 2 });
 }
 
 #[test]
-fn decode_bytes_with_honours_its_options() {
+fn decode_options_decode_bytes_honours_its_options() {
     // uint16 holding 5: refused by default, read (and written back canonically) when
     // non-canonical forms are allowed.
     let bytes = Bytes::from_static(b"\xcd\x00\x05");
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    assert!(msgpack::decode_bytes_with(&bytes, &liberal).expect("liberal") == Value::from(5u64));
-    let e = msgpack::decode_bytes_with(&bytes, &DecodeOptions::new()).expect_err("strict");
+    assert!(liberal.decode_bytes(&bytes).expect("liberal") == Value::from(5u64));
+    let e = DecodeOptions::new()
+        .decode_bytes(&bytes)
+        .expect_err("strict");
     assert!(matches!(e.kind(), DecodeErrorKind::NonCanonical { .. }));
 }
 

@@ -3,7 +3,7 @@
 
 use crate::small_stack::on_small_stack;
 use langgraph_codec::msgpack::{self, DecodeOptions};
-use langgraph_codec::{view, DecodeErrorKind, JsonPlusSerializer, Serializer, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, view, JsonPlusSerializer, Serializer, Value};
 
 fn kind_at(bytes: &[u8]) -> (DecodeErrorKind, usize) {
     let e = msgpack::decode(bytes).expect_err("must be refused");
@@ -145,8 +145,10 @@ fn depth_limit_is_1024_by_default_and_configurable() {
         (DecodeErrorKind::DepthLimit { limit: 1024 }, 1024)
     );
     let opts = DecodeOptions::new().max_depth(10);
-    assert!(msgpack::decode_with(&nested(b"\x91", 10, b"\x01"), &opts).is_ok());
-    let e = msgpack::decode_with(&nested(b"\x91", 11, b"\x01"), &opts).expect_err("too deep");
+    assert!(opts.decode(&nested(b"\x91", 10, b"\x01")).is_ok());
+    let e = opts
+        .decode(&nested(b"\x91", 11, b"\x01"))
+        .expect_err("too deep");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 10 });
 }
 
@@ -162,9 +164,10 @@ fn maps_and_ext7_are_depth_limited_too() {
     // envelopes is bounded by the total limit, not by the per-document one.
     assert!(msgpack::decode(&nested_ext7(1025)).is_ok());
     let total = DecodeOptions::new().max_total_depth(1024);
-    assert!(msgpack::decode_with(&nested_ext7(1024), &total).is_ok());
+    assert!(total.decode(&nested_ext7(1024)).is_ok());
     assert_eq!(
-        msgpack::decode_with(&nested_ext7(1025), &total)
+        total
+            .decode(&nested_ext7(1025))
             .expect_err("past the total limit")
             .kind(),
         &DecodeErrorKind::DepthLimit { limit: 1024 }
@@ -189,7 +192,9 @@ fn one_hundred_thousand_deep_array_is_an_error_not_an_overflow() {
     assert_eq!(err, DecodeErrorKind::DepthLimit { limit: 1024 });
     let unlimited = on_small_stack(|| {
         let bytes = nested(b"\x91", 100_000, b"\x01");
-        let v = msgpack::decode_with(&bytes, &DecodeOptions::new().max_depth(usize::MAX))
+        let v = DecodeOptions::new()
+            .max_depth(usize::MAX)
+            .decode(&bytes)
             .expect("decodes with no limit");
         let depth =
             std::iter::successors(Some(&v), |v| v.as_array().and_then(|a| a.first())).count();
@@ -239,7 +244,7 @@ fn deepest_values_clone_compare_format_hash_serialize_and_drop_on_a_small_stack(
             (nested(b"\x91", 20_000, b"\x01"), false),
             (nested_objects(10_000), false),
         ] {
-            let v = msgpack::decode_with(&bytes, &unlimited).expect("decodes");
+            let v = unlimited.decode(&bytes).expect("decodes");
             let copy = v.clone();
             assert!(copy == v);
             let text = format!("{v:?}");
@@ -281,7 +286,9 @@ fn non_canonical_forms_are_refused_unless_allowed() {
             matches!(kind_at(bytes), (DecodeErrorKind::NonCanonical { .. }, 0)),
             "{bytes:02x?}"
         );
-        let v = msgpack::decode_with(bytes, &DecodeOptions::new().allow_non_canonical(true))
+        let v = DecodeOptions::new()
+            .allow_non_canonical(true)
+            .decode(bytes)
             .expect("liberal mode reads it");
         assert_eq!(msgpack::encode(&v).expect("encodes"), canonical);
     }
@@ -309,11 +316,11 @@ fn errors_inside_an_ext_payload_keep_the_ext_raw_but_depth_is_still_enforced() {
     let opts = DecodeOptions::new().max_depth(3);
     let inner = nested(b"\x91", 4, b"\x01");
     let bytes = [&[0xc7, inner.len() as u8, 7][..], &inner].concat();
-    let e = msgpack::decode_with(&bytes, &opts).expect_err("too deep");
+    let e = opts.decode(&bytes).expect_err("too deep");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
     // …and in total.
     let opts = DecodeOptions::new().max_total_depth(3);
-    let e = msgpack::decode_with(&nested_ext7(5), &opts).expect_err("too deep");
+    let e = opts.decode(&nested_ext7(5)).expect_err("too deep");
     assert_eq!(e.kind(), &DecodeErrorKind::DepthLimit { limit: 3 });
 }
 
@@ -408,7 +415,7 @@ fn nested_objects_are_limited_per_document_and_in_total_on_both_sides() {
     ));
     assert!(matches!(
         msgpack::encode(&too_deep),
-        Err(langgraph_codec::EncodeError::DepthLimit { limit: 131_072 })
+        Err(langgraph_codec::msgpack::EncodeError::DepthLimit { limit: 131_072 })
     ));
     // Within one payload the per-document limit holds: 1,023 arrays inside the tuple
     // (1,024 levels) are read, 1,024 are refused, and the encoder agrees.
@@ -431,7 +438,7 @@ fn nested_objects_are_limited_per_document_and_in_total_on_both_sides() {
     obj.arg = Value::Array(vec![obj.arg.clone()]);
     assert!(matches!(
         msgpack::encode(&deeper),
-        Err(langgraph_codec::EncodeError::DepthLimit { limit: 1024 })
+        Err(langgraph_codec::msgpack::EncodeError::DepthLimit { limit: 1024 })
     ));
 }
 

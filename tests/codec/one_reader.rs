@@ -1,9 +1,9 @@
 //! One reader: the same bytes give the same result — the same value, or the same error
 //! kind at the same byte offset — through every reader of the crate, under the same
 //! `DecodeOptions`:
-//! - the owned decoder (`msgpack::decode_with`),
-//! - the borrowed decoder (`ValueRef::decode_with`, then `to_owned_value`),
-//! - the typed deserializer reading a `Value` (`typed::from_slice_with_options`),
+//! - the owned decoder (`DecodeOptions::decode`),
+//! - the borrowed decoder (`DecodeOptions::decode_ref`, then `to_owned_value`),
+//! - the typed deserializer reading a `Value` (`DecodeOptions::from_slice`),
 //! - the typed deserializer walking the document through serde's `deserialize_any`
 //!   (its own container and ext paths, no `Value` involved),
 //! - the skipping lookup (`LazyValue::bytes`), for the error.
@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use langgraph_codec::msgpack::{self, DecodeOptions, LazyValue, ValueRef};
-use langgraph_codec::typed::{self, TypedError, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, Value};
+use langgraph_codec::typed::{TypedError, TypedErrorKind};
+use langgraph_codec::{msgpack::DecodeErrorKind, Value};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 type Outcome = Result<Option<Value>, (DecodeErrorKind, usize)>;
@@ -81,20 +81,25 @@ fn typed_error(t: TypedError) -> (DecodeErrorKind, usize) {
 /// The outcome of every reader on `bytes`: `[owned, borrowed, typed Value, typed
 /// walk, lazy skip]`. The two walks that build nothing report `Ok(None)`.
 fn outcomes(bytes: &[u8], options: &DecodeOptions) -> [Outcome; 5] {
-    let owned = msgpack::decode_with(bytes, options)
+    let owned = options
+        .decode(bytes)
         .map(Some)
         .map_err(|e| (e.kind().clone(), e.offset()));
-    let borrowed = ValueRef::decode_with(bytes, options)
+    let borrowed = options
+        .decode_ref(bytes)
         .map(|v| Some(v.to_owned_value()))
         .map_err(|e| (e.kind().clone(), e.offset()));
-    let typed_value = typed::from_slice_with_options::<Value>(bytes, options)
+    let typed_value = options
+        .from_slice::<Value>(bytes)
         .map(Some)
         .map_err(typed_error);
-    let typed_walk = typed::from_slice_with_options::<AnyTree>(bytes, options)
+    let typed_walk = options
+        .from_slice::<AnyTree>(bytes)
         .map(|_| None)
         .map_err(typed_error);
     // The lookup skips the item without the trailing-bytes check of a whole document.
-    let lazy = LazyValue::with_options(bytes, options)
+    let lazy = options
+        .lazy(bytes)
         .bytes()
         .map_err(|e| (e.kind().clone(), e.offset()))
         .and_then(|item| match bytes.len() - item.len() {

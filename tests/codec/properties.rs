@@ -162,7 +162,9 @@ fn assert_msgpack_identity(v: &Value) -> Result<(), TestCaseError> {
         .map_err(|e| TestCaseError::fail(format!("{e}")))?;
     prop_assert_eq!(&shared, v);
     // Canonical bytes decode the same in liberal mode.
-    let liberal = msgpack::decode_with(&bytes, &DecodeOptions::new().allow_non_canonical(true))
+    let liberal = DecodeOptions::new()
+        .allow_non_canonical(true)
+        .decode(&bytes)
         .map_err(|e| TestCaseError::fail(format!("{e}")))?;
     prop_assert_eq!(&liberal, v);
     Ok(())
@@ -323,9 +325,9 @@ proptest! {
         }
         // (16-bit container headers for short ones are non-canonical: allowed here.)
         let options = DecodeOptions::new().allow_non_canonical(true);
-        let owned = msgpack::decode_with(&bytes, &options)
+        let owned = options.decode(&bytes)
             .map_err(|e| (e.kind().clone(), e.offset()));
-        let borrowed = msgpack::ValueRef::decode_with(&bytes, &options)
+        let borrowed = options.decode_ref(&bytes)
             .map(|v| v.to_owned_value())
             .map_err(|e| (e.kind().clone(), e.offset()));
         prop_assert_eq!(owned, borrowed, "input {:02x?}", bytes);

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use langgraph_codec::crypto::{
-    AesKey, CompressedSerializer, DecompressionBudget, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::compression::DecompressionBudget;
+use langgraph_codec::crypto::{AesKey, EncryptedSerializer, KeyRing};
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions,
@@ -176,7 +176,7 @@ fn compression_errors_keep_their_names_in_every_layer() {
     // The free functions, under both paths.
     let packed = compression::compress(b"hello", 6).expect("compress");
     assert_eq!(
-        langgraph_codec::crypto::decompress(&packed, 5).expect("inflate"),
+        langgraph_codec::compression::decompress(&packed, 5).expect("inflate"),
         b"hello"
     );
     assert_eq!(

@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use langgraph_codec::compression::CompressedSerializer;
 use langgraph_codec::crypto::{
-    aad, AadSerializer, AesKey, AesMode, Cipher, CompressedSerializer, EncryptedSerializer,
-    KeyRing, Plaintext,
+    aad, AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing, Plaintext,
 };
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
 
@@ -100,10 +100,11 @@ fn ciphertext_moved_to_another_row_is_rejected() {
     let serde = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Eax).expect("key");
     let value = Value::map([("secret", Value::from("for thread 1 only"))]);
     let home = aad::blob("thread-1", "", "messages", "2").expect("aad");
-    let row = serde.dumps_typed_with_aad(&value, &home).expect("dumps");
+    let row = serde.with_aad(&home).dumps_typed(&value).expect("dumps");
     assert_eq!(
         serde
-            .loads_typed_with_aad(&row.type_tag, &row.data, &home)
+            .with_aad(&home)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("home row"),
         value
     );
@@ -119,25 +120,30 @@ fn ciphertext_moved_to_another_row_is_rejected() {
     for other in elsewhere {
         let other = other.expect("aad");
         assert_eq!(
-            crypto_err(serde.loads_typed_with_aad(&row.type_tag, &row.data, &other)).kind(),
+            crypto_err(serde.with_aad(&other).loads_typed(&row.type_tag, &row.data)).kind(),
             ErrorKind::AuthenticationFailed
         );
     }
-    // Through a trait object, as a saver holds it.
-    let shared: Arc<dyn AadSerializer> = Arc::new(serde.clone());
+    // With the inner serializer a trait object, as a saver holds it.
+    let inner: Arc<dyn Serializer> = Arc::new(JsonPlusSerializer::new());
+    let shared: Arc<EncryptedSerializer<Arc<dyn Serializer>>> = Arc::new(
+        EncryptedSerializer::with_shared_cipher(Arc::clone(serde.cipher()), inner),
+    );
     let other = aad::blob("thread-2", "", "messages", "2").expect("aad");
     assert_eq!(
         shared
-            .loads_typed_with_aad(&row.type_tag, &row.data, &home)
+            .with_aad(&home)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("home"),
         value
     );
     assert!(shared
-        .loads_typed_with_aad(&row.type_tag, &row.data, &other)
+        .with_aad(&other)
+        .loads_typed(&row.type_tag, &row.data)
         .is_err());
     // Also in GCM mode, and through plain loads_typed (no AAD).
     let gcm = EncryptedSerializer::from_aes_key(KEY_C, AesMode::Gcm).expect("key");
-    let row = gcm.dumps_typed_with_aad(&value, &home).expect("dumps");
+    let row = gcm.with_aad(&home).dumps_typed(&value).expect("dumps");
     assert!(gcm.loads_typed(&row.type_tag, &row.data).is_err());
 }
 
@@ -231,13 +237,15 @@ fn rekey_encrypts_plaintext_rows_and_keeps_aad_and_empty() {
 
     let aad = aad::write("t", "", "c", "task", -3, "__interrupt__").expect("aad");
     let bound = serde
-        .dumps_typed_with_aad(&Value::from(1i64), &aad)
+        .with_aad(&aad)
+        .dumps_typed(&Value::from(1i64))
         .expect("dumps");
-    let again = serde.rekey_with_aad(&bound, &aad).expect("rekey");
+    let again = serde.with_aad(&aad).rekey(&bound).expect("rekey");
     assert_ne!(again.data, bound.data);
     assert_eq!(
         serde
-            .loads_typed_with_aad(&again.type_tag, &again.data, &aad)
+            .with_aad(&aad)
+            .loads_typed(&again.type_tag, &again.data)
             .expect("loads"),
         Value::from(1i64)
     );
@@ -505,7 +513,7 @@ fn error_kinds_are_stable_and_distinct() {
 #[test]
 fn typed_values_are_encrypted_and_read_back() {
     use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
-    use langgraph_codec::serializer::TypedSerializerExt;
+    use langgraph_codec::TypedSerializerExt;
     #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
     struct State {
         step: u32,

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStringExt;
 use langgraph_codec::crypto::{
     AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing, MAX_PREVIOUS_KEYS,
 };
-use langgraph_codec::serializer::TagError;
+use langgraph_codec::TagError;
 use langgraph_codec::{ErrorKind, Serializer, TypedBytes, Value};
 
 const PRIMARY: &str = "0123456789abcdef";

@@ -4,9 +4,10 @@
 //! Each row holds a secret marker; every error reading it is checked not to contain the
 //! marker (nor any long run of it).
 
-use langgraph_codec::crypto::{AesMode, CompressedSerializer, EncryptedSerializer};
-use langgraph_codec::serializer::TypedSerializerExt;
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::typed::pytypes::{DateTime, Decimal, PyEnum, PyEnumValue, Uuid};
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{Error, PyObject, Serializer, TypedBytes, Value};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 
 use langgraph_codec::crypto::{aad, AesMode, Cipher, EncryptedSerializer, KeyRing};
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{TypedOptions, TypedSerializerExt};
 
 // ---- strict mode on the typed read path ------------------------------------------
 // First test: tests/crypto/encryption.rs `strict_mode_refuses_plaintext` (Value path).
@@ -47,11 +47,9 @@ fn strict_typed_reads_refuse_plaintext_of_every_tag() {
             "{}: typed read accepted plaintext: {typed:?}",
             row.type_tag
         );
-        let with = s.loads_typed_value_with::<Option<String>, _>(
-            &row.type_tag,
-            &row.data,
-            &langgraph_codec::typed::JsonFallback,
-        );
+        let with = TypedOptions::new()
+            .fallback(langgraph_codec::typed::JsonFallback)
+            .loads_typed_value::<_, Option<String>>(&s, &row.type_tag, &row.data);
         assert!(
             with.is_err(),
             "{}: typed read (with fallback) accepted plaintext",
@@ -260,15 +258,18 @@ fn aad_bytes_follow_the_spec_and_bind_the_row() {
 
     let s = EncryptedSerializer::from_aes_key(KEY, AesMode::Eax).expect("key");
     let row = s
-        .dumps_typed_with_aad(&Value::from("v"), &want)
+        .with_aad(&want)
+        .dumps_typed(&Value::from("v"))
         .expect("seal");
     assert_eq!(
-        s.loads_typed_with_aad(&row.type_tag, &row.data, &got)
+        s.with_aad(&got)
+            .loads_typed(&row.type_tag, &row.data)
             .expect("same AAD opens"),
         Value::from("v")
     );
     let other = aad::write("thé", "", "cp", "task-1", -3, "__resume__").expect("aad");
     assert!(s
-        .loads_typed_with_aad(&row.type_tag, &row.data, &other)
+        .with_aad(&other)
+        .loads_typed(&row.type_tag, &row.data)
         .is_err());
 }

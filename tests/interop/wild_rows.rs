@@ -245,14 +245,14 @@ fn big_ints_and_lone_surrogates_read_exactly_and_go_back_into_json_rows() {
     // msgpack refuses with a typed error.
     assert!(matches!(
         msgpack::encode(&v),
-        Err(langgraph_codec::EncodeError::NotMsgpack { .. })
+        Err(langgraph_codec::msgpack::EncodeError::NotMsgpack { .. })
     ));
 }
 
 #[test]
 fn js_and_legacy_messages_read_into_any_message_through_the_typed_layer() {
-    use langgraph_codec::serializer::TypedSerializerExt;
     use langgraph_codec::typed::pytypes::AnyMessage;
+    use langgraph_codec::TypedSerializerExt;
     let serde = JsonPlusSerializer::new();
     let mut read = 0;
     for row in rows() {

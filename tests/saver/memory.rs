@@ -7,7 +7,7 @@ use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
     InMemorySaver, ListOptions, ERROR, INTERRUPT,
 };
-use langgraph_codec::serializer::TagError;
+use langgraph_codec::TagError;
 use langgraph_codec::{
     Error, ErrorKind, JsonPlusSerializer, RowKind, Serializer, TypedBytes, Value,
 };

@@ -915,7 +915,7 @@ async fn writes_work_where_the_lz4_question_cannot_be_asked() {
     let mut config: tokio_postgres::Config = url.parse().expect("url");
     config.user(&role);
     let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
-    let pool = langgraph_codec::saver::postgres::Pool::builder(manager)
+    let pool = langgraph_codec::saver::postgres::deadpool_postgres::Pool::builder(manager)
         .max_size(2)
         .build()
         .expect("pool");
@@ -1169,7 +1169,8 @@ async fn list_pages_of_every_shape_carry_blob_values_and_writes() {
 /// the type the saver takes, whatever versions the application's `Cargo.toml` names.
 #[test]
 fn the_driver_and_pool_are_re_exported() {
-    use langgraph_codec::saver::postgres::{deadpool_postgres, tokio_postgres, Pool};
+    use langgraph_codec::saver::postgres::deadpool_postgres::Pool;
+    use langgraph_codec::saver::postgres::{deadpool_postgres, tokio_postgres};
     let config: tokio_postgres::Config = "host=127.0.0.1 user=nobody dbname=none"
         .parse()
         .expect("config");

@@ -195,7 +195,7 @@ mod conformance_level {
 /// writes in path order, then task id, then index (specials before regular writes).
 #[test]
 fn writes_sort_key_orders_by_path_then_task_then_index() {
-    use langgraph_codec::saver::types::writes_sort_key;
+    use langgraph_codec::saver::writes_sort_key;
     assert_eq!(writes_sort_key("a:b", "t1", -2), ("a:b", "t1", -2));
     let mut writes = vec![
         ("~z", "t0", 0),
@@ -225,7 +225,7 @@ fn writes_sort_key_orders_by_path_then_task_then_index() {
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use langgraph_codec::saver::types::{now_isoformat, uuid6};
+use langgraph_codec::saver::{now_isoformat, uuid6};
 
 /// The 141,427 days from 1582-10-15 (the uuid v1/v6 epoch) to 1970-01-01 in 100-ns
 /// ticks: Python's `0x01B21DD213814000`.

@@ -370,7 +370,7 @@ async fn delta_history_stays_correct_past_1024_checkpoints() {
 /// The `+zlib` budget covers a whole call, not each row (as on InMemorySaver).
 #[tokio::test]
 async fn the_decompression_budget_is_per_call() {
-    use langgraph_codec::crypto::CompressedSerializer;
+    use langgraph_codec::compression::CompressedSerializer;
     use langgraph_codec::ErrorKind;
     use langgraph_codec::JsonPlusSerializer;
     let dir = TempDir::new("budget");

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use langgraph_codec::indexmap::IndexMap;
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver,
-    InMemorySaver, IndexMap,
+    InMemorySaver,
 };
 use langgraph_codec::typed::pytypes::DeltaSnapshot;
 use langgraph_codec::Value;

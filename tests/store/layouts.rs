@@ -10,8 +10,8 @@
 use std::fs;
 use std::path::Path;
 
+use langgraph_codec::saver::layout::StoreLayout;
 use langgraph_codec::saver::layout::{detect_sqlite, open_sqlite_read_only};
-use langgraph_codec::saver::StoreLayout;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::support::{scratch, stores};
@@ -535,8 +535,8 @@ fn rows_of_a_non_sqlite_layout_are_refused() {
 
 #[cfg(feature = "postgres")]
 mod postgres {
+    use langgraph_codec::saver::layout::StoreLayout;
     use langgraph_codec::saver::layout::{detect_postgres, CURRENT_POSTGRES_MIGRATION};
-    use langgraph_codec::saver::StoreLayout;
 
     use crate::support::pg::{connect, fresh, restored, url};
 

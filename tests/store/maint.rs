@@ -91,7 +91,7 @@ async fn inspect_and_stats_read_every_sqlite_layout_without_a_write() {
                 .expect("present");
             assert_eq!(state["checkpoint_id"], t.latest_checkpoint_id.as_str());
         }
-        let stats = store.stats().await.expect("stats");
+        let stats = store.stats(&StoreKeys::none()).await.expect("stats");
         assert_eq!(stats.threads, threads.len() as u64);
         // While the store is open too: SQLite removes the -wal/-shm a plain open of a
         // WAL file makes when the last connection closes.
@@ -292,7 +292,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
                 .expect("present");
             assert!(state["checkpoint"]["channel_values"]["messages"].is_array());
         }
-        let stats = store.stats().await.expect("stats");
+        let stats = store.stats(&StoreKeys::none()).await.expect("stats");
         assert!(stats.total.blobs.rows > 0, "{fixture}");
         drop(store);
         assert_eq!(pg::digest(&db).await, before, "{fixture}: rows changed");

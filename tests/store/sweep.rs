@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use crate::support::pg::{connect, url as pg_base};
 use crate::support::store_fixture::{fill, serializer, Shape};
-use langgraph_codec::crypto::{
-    AesKey, AesMode, Cipher, CompressedSerializer, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing};
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::sqlite::SqliteSaver;
 use langgraph_codec::store::{self, AuditOptions, Stage, Store, StoreKeys, SweepOptions, Verdict};

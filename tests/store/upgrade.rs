@@ -194,7 +194,7 @@ async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_as
         // Opening, inspecting and a dry run write nothing.
         let before = bytes_and_files(&dir, &store);
         let opened = AnyStore::open(&location).await.expect("open");
-        let _ = opened.stats().await.expect("stats");
+        let _ = opened.stats(&StoreKeys::none()).await.expect("stats");
         let dry = opened
             .upgrade(&UpgradeOptions::new().dry_run(true))
             .await
@@ -472,7 +472,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
         let stats = AnyStore::open(path.to_str().expect("utf-8"))
             .await
             .expect("open")
-            .stats_with_keys(store_keys)
+            .stats(store_keys)
             .await
             .expect("stats");
         assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());
@@ -499,7 +499,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
     let blind = AnyStore::open(encrypted.to_str().expect("utf-8"))
         .await
         .expect("open")
-        .stats()
+        .stats(&StoreKeys::none())
         .await
         .expect("stats without a key");
     assert_eq!(blind.unreadable_checkpoints, 12);
@@ -509,7 +509,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
         let stats = AnyStore::open(path.to_str().expect("utf-8"))
             .await
             .expect("open")
-            .stats()
+            .stats(&StoreKeys::none())
             .await
             .expect("stats");
         assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());

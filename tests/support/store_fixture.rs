@@ -8,9 +8,8 @@
 
 use std::sync::Arc;
 
-use langgraph_codec::crypto::{
-    AesKey, AesMode, CompressedSerializer, EncryptedSerializer, KeyRing,
-};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{AesKey, AesMode, EncryptedSerializer, KeyRing};
 use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,

@@ -10,7 +10,7 @@ use langgraph_codec::typed::pytypes::{
     AnyMessage, BorrowedMessage, ContentRef, MessageContent, MessageRef,
 };
 use langgraph_codec::typed::{self, TypedErrorKind};
-use langgraph_codec::{DecodeErrorKind, ObjectKind, PyObject, Value};
+use langgraph_codec::{msgpack::DecodeErrorKind, ObjectKind, PyObject, Value};
 use serde::Deserialize;
 
 fn inside(input: &[u8], part: &[u8]) -> bool {
@@ -70,14 +70,15 @@ fn typed_reads_take_the_decode_options() {
         TypedErrorKind::Decode(d) if matches!(d.kind(), DecodeErrorKind::NonCanonical { .. }) && d.offset() == 1
     ));
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let read: Vec<u32> = typed::from_slice_with_options(long_five, &liberal).expect("allowed");
+    let read: Vec<u32> = liberal.from_slice(long_five).expect("allowed");
     assert_eq!(read, [5]);
     // Depth limits: three levels pass a limit of three, four do not.
     let three = b"\x91\x91\x91\x01";
     let shallow = DecodeOptions::new().max_depth(3);
-    assert!(typed::from_slice_with_options::<Vec<Vec<Vec<u8>>>>(three, &shallow).is_ok());
+    assert!(shallow.from_slice::<Vec<Vec<Vec<u8>>>>(three).is_ok());
     let four = b"\x91\x91\x91\x91\x01";
-    let e = typed::from_slice_with_options::<Vec<Vec<Vec<Vec<u8>>>>>(four, &shallow)
+    let e = shallow
+        .from_slice::<Vec<Vec<Vec<Vec<u8>>>>>(four)
         .expect_err("too deep");
     assert!(matches!(
         e.kind(),
@@ -268,7 +269,7 @@ fn value_ref_fields_borrow_every_string_and_keep_the_document_rules() {
         "{e:?}"
     );
     let liberal = DecodeOptions::new().allow_non_canonical(true);
-    let row: WithExtra<'_> = typed::from_slice_with_options(long, &liberal).expect("allowed");
+    let row: WithExtra<'_> = liberal.from_slice(long).expect("allowed");
     assert_eq!(
         row.extra.to_owned_value(),
         Value::Array(vec![Value::from(5)])

@@ -1,10 +1,10 @@
 //! Class checks, hostile input, fallback codec and the serializer hooks.
 
 use crate::common::*;
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed::pytypes::*;
 use langgraph_codec::typed::{self, FallbackCodec, JsonFallback};
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Serializer, TypedBytes, Value};
+use langgraph_codec::{TypedOptions, TypedSerializerExt};
 use serde::{Deserialize, Serialize};
 
 #[test]
@@ -217,12 +217,13 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
             JsonFallback.decode(&bytes)
         }
     }
-    let t = JsonPlusSerializer::new()
-        .dumps_typed_value_with(&big, &Hex)
+    let hex = TypedOptions::new().fallback(Hex);
+    let t = hex
+        .dumps_typed_value(&JsonPlusSerializer::new(), &big)
         .unwrap();
     assert_eq!(t.type_tag, "hexjson");
-    let back: Big = JsonPlusSerializer::new()
-        .loads_typed_value_with(&t.type_tag, &t.data, &Hex)
+    let back: Big = hex
+        .loads_typed_value(&JsonPlusSerializer::new(), &t.type_tag, &t.data)
         .unwrap();
     assert_eq!(back, big);
 
@@ -230,17 +231,17 @@ fn fallback_codec_for_values_msgpack_cannot_hold() {
     let err = typed::loads::<Value, _>("pickle", b"\x80\x04", &JsonFallback).unwrap_err();
     assert!(matches!(
         err.kind(),
-        typed::TypedErrorKind::Tag(typed::TagError::Pickle)
+        typed::TypedErrorKind::Tag(langgraph_codec::TagError::Pickle)
     ));
     assert_eq!(
         Error::from(err.clone()).as_tag(),
-        Some(&typed::TagError::Pickle)
+        Some(&langgraph_codec::TagError::Pickle)
     );
     assert!(err.to_string().contains("cannot be read outside Python"));
     let e = typed::loads::<Value, _>("yaml", b"", &JsonFallback).map_err(Error::from);
     assert!(matches!(
         e.as_ref().map_err(Error::as_tag),
-        Err(Some(typed::TagError::UnknownType { .. }))
+        Err(Some(langgraph_codec::TagError::UnknownType { .. }))
     ));
 }
 

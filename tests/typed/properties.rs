@@ -16,12 +16,12 @@
 
 use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::msgpack;
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed;
 use langgraph_codec::typed::pytypes::{
     AiMessage, AnyMessage, Date, DateTime, Decimal, Deque, HumanMessage, Ipv4Address, Ipv6Address,
     PySet, Send, Time, TimeDelta, ToolCall, ToolMessage, Uuid,
 };
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -3,12 +3,12 @@
 //! into its typed value and writes back byte for byte.
 
 use base64::Engine as _;
-use langgraph_codec::serializer::TypedSerializerExt;
 use langgraph_codec::typed;
 use langgraph_codec::typed::pytypes::{
     AiMessageChunk, AnyMessage, ChatMessageChunk, FunctionMessageChunk, HumanMessageChunk, Item,
     SecretBytes, SecretStr, SystemMessageChunk, ToolMessageChunk,
 };
+use langgraph_codec::TypedSerializerExt;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -174,7 +174,7 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
-    let stats = match store.stats_with_keys(keys).await {
+    let stats = match store.stats(keys).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };

@@ -41,8 +41,9 @@ mod put_writes;
 mod stated_rules;
 pub mod util;
 
+use util::CaseResult;
+
 pub use per_test::run_one_test;
-pub use util::{CaseResult, Failure};
 
 /// The future a case returns.
 pub type CaseFuture<'a> = Pin<Box<dyn Future<Output = CaseResult> + Send + 'a>>;
@@ -97,7 +98,7 @@ macro_rules! case_list {
         vec![$(
             $crate::saver::conformance::Case::new($cap, stringify!($f), &[$($($req),*)?], {
                 fn run<'a>(
-                    s: &'a dyn $crate::saver::traits::CheckpointSaver,
+                    s: &'a dyn $crate::saver::CheckpointSaver,
                 ) -> $crate::saver::conformance::CaseFuture<'a> {
                     Box::pin($f(s))
                 }

@@ -14,7 +14,7 @@ mod store;
 use self::rows::{CheckpointRow, WriteRow};
 use self::store::{space_mut, Namespace, Store, VersionKey};
 use super::delta::{finish, needed_ancestors, ChainNode};
-pub use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
+use super::rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     checkpoint_metadata, next_string_version, python_eq, write_idx, ChannelVersion,

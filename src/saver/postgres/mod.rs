@@ -83,7 +83,7 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Row;
 
 pub use db::StatementMode;
-pub use deadpool_postgres::Pool;
+use deadpool_postgres::Pool;
 
 /// The Postgres driver (tokio-postgres 0.7) and pool (deadpool-postgres 0.14) this saver
 /// is built on, re-exported, so that a pool or a configuration built in your code has

@@ -101,7 +101,7 @@ pub(super) fn collect_writes(rows: rusqlite::Rows<'_>) -> rusqlite::Result<Write
 pub(super) fn quick_to_decode(row: &CheckpointRow, writes: &[WriteRow]) -> bool {
     let compressed = |tag: &Option<String>| {
         tag.as_deref()
-            .is_some_and(|t| t.contains(crate::crypto::ZLIB_SUFFIX))
+            .is_some_and(|t| t.contains(crate::compression::ZLIB_SUFFIX))
     };
     let len = |b: &Option<Vec<u8>>| b.as_ref().map_or(0, Vec::len);
     let bytes = writes.iter().map(|w| len(&w.value)).fold(

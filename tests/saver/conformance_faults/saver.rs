@@ -8,10 +8,11 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use langgraph_codec::indexmap::IndexMap;
 use langgraph_codec::saver::{
     async_trait, uuid6, Capabilities, ChannelVersion, ChannelVersions, Checkpoint,
     CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple, DeltaChannelHistory,
-    InMemorySaver, IndexMap, ListOptions, PendingWrite, PruneStrategy, WRITES_IDX_MAP,
+    InMemorySaver, ListOptions, PendingWrite, PruneStrategy, WRITES_IDX_MAP,
 };
 use langgraph_codec::Value;
 use langgraph_codec::{Error, Result};

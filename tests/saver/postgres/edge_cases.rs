@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use langgraph_codec::crypto::{AesMode, CompressedSerializer, EncryptedSerializer};
+use langgraph_codec::compression::CompressedSerializer;
+use langgraph_codec::crypto::{AesMode, EncryptedSerializer};
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::{
     ChannelVersion, Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, ListOptions,
