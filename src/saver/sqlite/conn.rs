@@ -327,13 +327,35 @@ impl Drop for Tx<'_> {
     }
 }
 
-/// One `BEGIN IMMEDIATE` transaction running `f`, committed; on any error (`f`'s,
-/// or a failed `COMMIT`) the transaction is rolled back, so nothing of it is written.
+/// How many statements a write runs, which decides how its transaction is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Statements {
+    /// Exactly one SQL statement (e.g. `put`'s `INSERT`, `put_writes`' one multi-row
+    /// `INSERT`): it runs as SQLite's own autocommit transaction, which takes the write
+    /// lock at the statement's start as `BEGIN IMMEDIATE` does (waiting up to the busy
+    /// timeout), commits when it ends and rolls back whole when it fails. The same
+    /// transaction without the `BEGIN IMMEDIATE` and `COMMIT` statements around it:
+    /// their cached-statement lookups and steps were ~5k of `put_writes`' ~69k
+    /// instructions (callgrind, `benches/README.md`, "Session 10").
+    One,
+    /// Any number of statements, in one `BEGIN IMMEDIATE` ... `COMMIT` transaction.
+    Many,
+}
+
+/// One write transaction running `f`, committed; on any error (`f`'s, or a failed
+/// commit) the transaction is rolled back, so nothing of it is written. With
+/// [`Statements::One`] `f` must run exactly one statement (SQLite's autocommit makes
+/// it one transaction); a connection already inside a transaction, which should not
+/// happen, gets the explicit one.
 fn commit_one<T>(
     conn: &Connection,
     operation: &'static str,
+    statements: Statements,
     f: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<T> {
+    if statements == Statements::One && conn.is_autocommit() {
+        return f(conn);
+    }
     let tx = Tx::begin(conn, "BEGIN IMMEDIATE").map_err(storage(operation))?;
     let out = f(conn)?;
     tx.commit().map_err(storage(operation))?;
@@ -441,8 +463,9 @@ impl Connections {
         f(&mut self.writer())
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer and commits it: the
-    /// write lock is taken up front (waiting up to the busy timeout for other
+    /// Runs `f` in one write transaction on the writer and commits it (`BEGIN
+    /// IMMEDIATE`, or with [`Statements::One`] the statement's own): the write lock is
+    /// taken up front (waiting up to the busy timeout for other
     /// processes), so the transaction never fails half-way with "database is locked".
     /// `pages` is about how many WAL pages it writes (see [`wal_pages`]), for the
     /// background checkpointer.
@@ -450,10 +473,11 @@ impl Connections {
         &self,
         operation: &'static str,
         pages: u64,
+        statements: Statements,
         f: impl FnOnce(&Connection) -> Result<T>,
     ) -> Result<T> {
         let conn = self.writer();
-        let out = commit_one(&conn, operation, f)?;
+        let out = commit_one(&conn, operation, statements, f)?;
         self.wrote(&conn, pages, true);
         Ok(out)
     }
@@ -494,6 +518,7 @@ impl Connections {
         operation: &'static str,
         pages: u64,
         max_pages: u64,
+        statements: Statements,
         f: &impl Fn(&Connection) -> Result<T>,
     ) -> Option<Result<T>> {
         if pages > max_pages || !self.commits_without_sync.load(Ordering::Relaxed) {
@@ -504,7 +529,7 @@ impl Connections {
             return None;
         }
         set_busy_timeout(&conn, Duration::ZERO).ok()?;
-        let out = commit_one(&conn, operation, f);
+        let out = commit_one(&conn, operation, statements, f);
         let _ = set_busy_timeout(&conn, self.options.busy_timeout);
         match out {
             Err(e) if is_busy(&e) => None,
@@ -704,7 +729,9 @@ mod tests {
                 .expect("count")
         };
         assert!(
-            conns.try_write("test", 1, 20, &f).is_none(),
+            conns
+                .try_write("test", 1, 20, Statements::Many, &f)
+                .is_none(),
             "busy: not done"
         );
         assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
@@ -717,11 +744,13 @@ mod tests {
             .into())
         };
         assert!(matches!(
-            conns.try_write("test", 1, 20, &fails),
+            conns.try_write("test", 1, 20, Statements::Many, &fails),
             Some(Err(_))
         ));
         // The writer is usable again, with its busy timeout back.
-        conns.write("test", 1, f).expect("second attempt");
+        conns
+            .write("test", 1, Statements::Many, f)
+            .expect("second attempt");
         assert_eq!(rows(&conns), 2);
         assert_eq!(attempts.get(), 2);
         let _ = std::fs::remove_dir_all(&dir);

@@ -103,7 +103,7 @@ use rows::{
     bytes_col, collect_writes, collect_writes_of_one, quick_to_decode, CheckpointRow, WriteRow,
     WritesByCheckpoint, CHECKPOINT_COLUMNS, WRITE_ORDER, WRITE_SELECT,
 };
-use sql::{delete_thread_rows, ids_of, insert_writes, namespaces_of, PutRow};
+use sql::{delete_thread_rows, ids_of, insert_writes, namespaces_of, writes_statements, PutRow};
 
 pub use conn::Synchronous;
 
@@ -113,7 +113,7 @@ pub use conn::Synchronous;
 /// cannot both link `sqlite3`.
 pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
-use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
+use conn::{wal_pages, ConnOptions, Connections, Statements, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, python_columns, Layout};
 // The catalog reader behind `inspect_layout`, `detect_sqlite` and the store opener.
@@ -519,18 +519,19 @@ impl SqliteSaver {
         &self,
         operation: &'static str,
         pages: u64,
+        statements: Statements,
         f: impl Fn(&Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         if self.inner.inline {
-            let fast = self
-                .inner
-                .conns
-                .try_write(operation, pages, INLINE_MAX_PAGES, &f);
+            let fast =
+                self.inner
+                    .conns
+                    .try_write(operation, pages, INLINE_MAX_PAGES, statements, &f);
             if let Some(out) = fast {
                 return out;
             }
         }
-        self.run(move |inner| inner.conns.write(operation, pages, f))
+        self.run(move |inner| inner.conns.write(operation, pages, statements, f))
             .await
     }
 
@@ -814,7 +815,7 @@ impl SqliteSaver {
         let out = rows.iter().map(PutRow::config).collect();
         let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
         self.run(move |inner| {
-            inner.conns.write("put", pages, |tx| {
+            inner.conns.write("put", pages, Statements::Many, |tx| {
                 rows.iter().try_for_each(|row| row.insert(tx))
             })
         })
@@ -843,7 +844,7 @@ impl CheckpointSaver for SqliteSaver {
         let row = self.put_row(config, checkpoint, metadata)?;
         let out = row.config();
         let pages = wal_pages(row.bytes());
-        self.write("put", pages, move |conn| row.insert(conn))
+        self.write("put", pages, Statements::One, move |conn| row.insert(conn))
             .await?;
         Ok(out)
     }
@@ -878,13 +879,17 @@ impl CheckpointSaver for SqliteSaver {
             })
             .collect::<Result<Vec<(i64, &str, TypedBytes)>>>()?;
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
+        let statements = writes_statements(rows.len());
         // The fast path borrows the keys and channels; only the pool's copy owns them.
         if self.inner.inline {
             let insert = |tx: &Connection| insert_writes(tx, replace, keys, &rows);
-            let fast = self
-                .inner
-                .conns
-                .try_write("put_writes", pages, INLINE_MAX_PAGES, &insert);
+            let fast = self.inner.conns.try_write(
+                "put_writes",
+                pages,
+                INLINE_MAX_PAGES,
+                statements,
+                &insert,
+            );
             if let Some(out) = fast {
                 return out;
             }
@@ -895,7 +900,7 @@ impl CheckpointSaver for SqliteSaver {
             .map(|(idx, channel, value)| (idx, channel.to_owned(), value))
             .collect();
         self.run(move |inner| {
-            inner.conns.write("put_writes", pages, |tx| {
+            inner.conns.write("put_writes", pages, statements, |tx| {
                 insert_writes(tx, replace, keys.each_ref().map(String::as_str), &rows)
             })
         })
@@ -1043,9 +1048,11 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         let thread = thread_id.to_owned();
         self.run(move |inner| {
-            inner.conns.write("delete_thread", CHECKPOINT_PAGES, |tx| {
-                delete_thread_rows(tx, &thread)
-            })
+            inner
+                .conns
+                .write("delete_thread", CHECKPOINT_PAGES, Statements::Many, |tx| {
+                    delete_thread_rows(tx, &thread)
+                })
         })
         .await
     }
@@ -1064,9 +1071,11 @@ impl CheckpointSaver for SqliteSaver {
         }
         let run_ids = run_ids.to_vec();
         self.run(move |inner| {
-            inner
-                .conns
-                .write("delete_for_runs", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write(
+                "delete_for_runs",
+                CHECKPOINT_PAGES,
+                Statements::Many,
+                |tx| {
                     // Metadata is read here, not with json_extract, so rows SQLite's JSON
                     // parser refuses still count.
                     let mut doomed: IndexMap<(String, String), BTreeSet<String>> = IndexMap::new();
@@ -1104,7 +1113,8 @@ impl CheckpointSaver for SqliteSaver {
                         inner.delete_unneeded(tx, thread, ns, &survivors, ids)?;
                     }
                     Ok(())
-                })
+                },
+            )
         })
         .await
     }
@@ -1117,7 +1127,7 @@ impl CheckpointSaver for SqliteSaver {
         }
         let (src, dst) = (source_thread_id.to_owned(), target_thread_id.to_owned());
         self.run(move |inner| {
-            inner.conns.write("copy_thread", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write("copy_thread", CHECKPOINT_PAGES, Statements::Many, |tx| {
                 tx.execute(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) \
@@ -1146,7 +1156,7 @@ impl CheckpointSaver for SqliteSaver {
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         let threads = thread_ids.to_vec();
         self.run(move |inner| {
-            inner.conns.write("prune", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write("prune", CHECKPOINT_PAGES, Statements::Many, |tx| {
                 for thread in &threads {
                     match strategy {
                         PruneStrategy::Delete => delete_thread_rows(tx, thread)?,
