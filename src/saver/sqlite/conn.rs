@@ -1,4 +1,5 @@
-//! Connections: one writer (every write is one `BEGIN IMMEDIATE` transaction), a pool
+//! Connections: one writer (every write is one transaction that takes the write lock up
+//! front: `BEGIN IMMEDIATE`, or a single statement's own, see [`Statements`]), a pool
 //! of readers that run in parallel under WAL, and a background checkpointer.
 //!
 //! WAL checkpoints run off the writer: SQLite's own autocheckpoint runs inside the
