@@ -337,9 +337,9 @@ pub(super) enum Statements {
     /// `INSERT`): it runs as SQLite's own autocommit transaction, which takes the write
     /// lock at the statement's start as `BEGIN IMMEDIATE` does (waiting up to the busy
     /// timeout), commits when it ends and rolls back whole when it fails. The same
-    /// transaction without the `BEGIN IMMEDIATE` and `COMMIT` statements around it:
-    /// their cached-statement lookups and steps were ~5k of `put_writes`' ~69k
-    /// instructions (callgrind, `benches/README.md`, "Session 10").
+    /// transaction without the `BEGIN IMMEDIATE` and `COMMIT` statements around it,
+    /// whose cached-statement lookups and steps cost `put_writes` 3.3k of its 70.7k
+    /// instructions a call (callgrind, `benches/README.md`, "Session 10").
     One,
     /// Any number of statements, in one `BEGIN IMMEDIATE` ... `COMMIT` transaction.
     Many,

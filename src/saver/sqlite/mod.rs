@@ -15,10 +15,10 @@
 //! Beyond Python's saver:
 //! - **No "database is locked".** The file is in WAL mode; every write is one
 //!   transaction that takes the write lock up front (`BEGIN IMMEDIATE`, or a single
-//!   statement's own autocommit transaction, which does the same) on the saver's single
-//!   writer connection (other processes are waited for up to the busy timeout), and reads run in parallel on a
-//!   pool of reader connections, each in one snapshot. Python uses one connection with
-//!   deferred transactions.
+//!   statement's own autocommit transaction, which does the same) on the saver's
+//!   single writer connection (other processes are waited for up to the busy timeout),
+//!   and reads run in parallel on a pool of reader connections, each in one snapshot.
+//!   Python uses one connection with deferred transactions.
 //! - **No blocked executor, and no hop when none is needed.** Inside a Tokio runtime
 //!   `put`, `put_writes` and `get_tuple` run on the calling task when they cannot wait
 //!   (the connection free, the commit not syncing, the lock tried with a zero busy
