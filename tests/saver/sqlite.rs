@@ -770,3 +770,83 @@ async fn put_writes_rows_are_pythons_executemany_rows() {
         ]
     );
 }
+
+/// `put_writes` is one transaction, whatever the number of writes and whichever path
+/// runs it (the calling task or the blocking pool): a row the database refuses (here a
+/// trigger planted on the file raises `ABORT` at the write on channel `poison`) fails
+/// the call and leaves none of its rows, the rows before the refused one included;
+/// the saver then writes the next call as usual. Three writes fit one `INSERT`
+/// statement; twelve take two, the refused row in the second.
+#[tokio::test]
+async fn put_writes_is_all_or_nothing_when_the_database_refuses_a_row() {
+    for inline in [true, false] {
+        let dir = TempDir::new("writes-atomic");
+        let path = dir.file("w.sqlite");
+        let saver = SqliteSaver::builder(&path)
+            .create(true)
+            .inline_fast_path(inline)
+            .open()
+            .expect("create");
+        let stored = saver
+            .put(
+                &CheckpointConfig::new("t"),
+                &Checkpoint::now(1),
+                &CheckpointMetadata::new("loop", 1),
+                &Default::default(),
+            )
+            .await
+            .expect("put");
+        rusqlite::Connection::open(&path)
+            .expect("open")
+            .execute_batch(
+                "CREATE TRIGGER refuse_poison BEFORE INSERT ON writes \
+                 WHEN NEW.channel = 'poison' BEGIN SELECT RAISE(ABORT, 'poison refused'); END",
+            )
+            .expect("trigger");
+        let count = |task: &str| -> i64 {
+            rusqlite::Connection::open(&path)
+                .expect("open")
+                .query_row(
+                    "SELECT count(*) FROM writes WHERE task_id = ?",
+                    [task],
+                    |r| r.get(0),
+                )
+                .expect("count")
+        };
+        for n in [3usize, 12] {
+            let mut writes: Vec<(String, Value)> = (0..n - 1)
+                .map(|i| {
+                    (
+                        format!("ch{i}"),
+                        Value::from(i64::try_from(i).expect("small")),
+                    )
+                })
+                .collect();
+            writes.push(("poison".into(), Value::from("refused")));
+            let task = format!("task-{n}");
+            let err = saver
+                .put_writes(&stored, &writes, &task, "")
+                .await
+                .expect_err("the trigger refuses the last row");
+            assert!(
+                err.to_string().contains("poison refused"),
+                "inline {inline}, {n} writes: {err}"
+            );
+            assert_eq!(
+                count(&task),
+                0,
+                "inline {inline}, {n} writes: rows left behind"
+            );
+            writes.pop();
+            saver
+                .put_writes(&stored, &writes, &task, "")
+                .await
+                .expect("the writes without the refused one");
+            assert_eq!(
+                count(&task),
+                i64::try_from(n - 1).expect("small"),
+                "inline {inline}, {n} writes"
+            );
+        }
+    }
+}

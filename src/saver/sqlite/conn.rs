@@ -1,4 +1,5 @@
-//! Connections: one writer (every write is one `BEGIN IMMEDIATE` transaction), a pool
+//! Connections: one writer (every write is one transaction that takes the write lock up
+//! front: `BEGIN IMMEDIATE`, or a single statement's own, see [`Statements`]), a pool
 //! of readers that run in parallel under WAL, and a background checkpointer.
 //!
 //! WAL checkpoints run off the writer: SQLite's own autocheckpoint runs inside the
@@ -11,8 +12,8 @@
 //! beginning only at a write that finds it fully checkpointed; under back-to-back
 //! writes a background checkpoint never quite catches up, so once the WAL holds
 //! [`INLINE_CHECKPOINT_FRAMES`] frames the writer checkpoints inline once, as SQLite
-//! would have (the WAL file stays bounded, at eight times SQLite's usual size, ~33 MB,
-//! at most).
+//! would have (the WAL file stays bounded, at sixteen times SQLite's usual size,
+//! ~66 MB, at most).
 //! Durability is unchanged: a checkpoint syncs the WAL, then the database file,
 //! whichever connection runs it.
 
@@ -68,14 +69,16 @@ pub(super) struct ConnOptions {
 pub(super) const CHECKPOINT_PAGES: u64 = 1_000;
 
 /// Once the WAL holds this many frames the writer checkpoints inline, so that the next
-/// write restarts the WAL: just under the 8,158 frames of the WAL index's first two hash
-/// tables (4,062 + 4,096). Each checkpoint cycle costs the caller a fixed few
+/// write restarts the WAL: just under the 16,350 frames of the WAL index's first four
+/// hash tables (4,062 + 3 × 4,096). Each checkpoint cycle costs the caller a fixed few
 /// milliseconds (the last copy with its two `fsync`s, then the restarted WAL's synced
 /// header), so a longer cycle halves that per write; appending a frame walks the hash
-/// chain of its page within its own table only, so the second table costs no more than
-/// the first did (4,000 frames before: ~1.4 µs of blocked time per `put_writes`, see
-/// `benches/README.md`, "SQLite put_writes, session 9").
-const INLINE_CHECKPOINT_FRAMES: i64 = 8 * CHECKPOINT_PAGES as i64;
+/// chain of its page within its own table only, so later tables cost no more than the
+/// first did, and a reader searches only the tables past the last checkpoint, which the
+/// background checkpointer keeps within ~1,000 frames of the end (4,000 frames: ~1.4 µs
+/// of blocked time per `put_writes` more than 8,000; 8,000: ~0.8 µs more than 16,000,
+/// see `benches/README.md`, "SQLite put_writes, session 9" and "Session 10").
+const INLINE_CHECKPOINT_FRAMES: i64 = 16 * CHECKPOINT_PAGES as i64;
 
 /// About how many WAL pages a write transaction of `bytes` of row data adds: the data's
 /// pages plus the table and index pages a row touches and page 1.
@@ -327,13 +330,35 @@ impl Drop for Tx<'_> {
     }
 }
 
-/// One `BEGIN IMMEDIATE` transaction running `f`, committed; on any error (`f`'s,
-/// or a failed `COMMIT`) the transaction is rolled back, so nothing of it is written.
+/// How many statements a write runs, which decides how its transaction is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Statements {
+    /// Exactly one SQL statement (e.g. `put`'s `INSERT`, `put_writes`' one multi-row
+    /// `INSERT`): it runs as SQLite's own autocommit transaction, which takes the write
+    /// lock at the statement's start as `BEGIN IMMEDIATE` does (waiting up to the busy
+    /// timeout), commits when it ends and rolls back whole when it fails. The same
+    /// transaction without the `BEGIN IMMEDIATE` and `COMMIT` statements around it,
+    /// whose cached-statement lookups and steps cost `put_writes` 3.3k of its 70.7k
+    /// instructions a call (callgrind, `benches/README.md`, "Session 10").
+    One,
+    /// Any number of statements, in one `BEGIN IMMEDIATE` ... `COMMIT` transaction.
+    Many,
+}
+
+/// One write transaction running `f`, committed; on any error (`f`'s, or a failed
+/// commit) the transaction is rolled back, so nothing of it is written. With
+/// [`Statements::One`] `f` must run exactly one statement (SQLite's autocommit makes
+/// it one transaction); a connection already inside a transaction, which should not
+/// happen, gets the explicit one.
 fn commit_one<T>(
     conn: &Connection,
     operation: &'static str,
+    statements: Statements,
     f: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<T> {
+    if statements == Statements::One && conn.is_autocommit() {
+        return f(conn);
+    }
     let tx = Tx::begin(conn, "BEGIN IMMEDIATE").map_err(storage(operation))?;
     let out = f(conn)?;
     tx.commit().map_err(storage(operation))?;
@@ -441,8 +466,9 @@ impl Connections {
         f(&mut self.writer())
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction on the writer and commits it: the
-    /// write lock is taken up front (waiting up to the busy timeout for other
+    /// Runs `f` in one write transaction on the writer and commits it (`BEGIN
+    /// IMMEDIATE`, or with [`Statements::One`] the statement's own): the write lock is
+    /// taken up front (waiting up to the busy timeout for other
     /// processes), so the transaction never fails half-way with "database is locked".
     /// `pages` is about how many WAL pages it writes (see [`wal_pages`]), for the
     /// background checkpointer.
@@ -450,10 +476,11 @@ impl Connections {
         &self,
         operation: &'static str,
         pages: u64,
+        statements: Statements,
         f: impl FnOnce(&Connection) -> Result<T>,
     ) -> Result<T> {
         let conn = self.writer();
-        let out = commit_one(&conn, operation, f)?;
+        let out = commit_one(&conn, operation, statements, f)?;
         self.wrote(&conn, pages, true);
         Ok(out)
     }
@@ -494,6 +521,7 @@ impl Connections {
         operation: &'static str,
         pages: u64,
         max_pages: u64,
+        statements: Statements,
         f: &impl Fn(&Connection) -> Result<T>,
     ) -> Option<Result<T>> {
         if pages > max_pages || !self.commits_without_sync.load(Ordering::Relaxed) {
@@ -504,7 +532,7 @@ impl Connections {
             return None;
         }
         set_busy_timeout(&conn, Duration::ZERO).ok()?;
-        let out = commit_one(&conn, operation, f);
+        let out = commit_one(&conn, operation, statements, f);
         let _ = set_busy_timeout(&conn, self.options.busy_timeout);
         match out {
             Err(e) if is_busy(&e) => None,
@@ -704,7 +732,9 @@ mod tests {
                 .expect("count")
         };
         assert!(
-            conns.try_write("test", 1, 20, &f).is_none(),
+            conns
+                .try_write("test", 1, 20, Statements::Many, &f)
+                .is_none(),
             "busy: not done"
         );
         assert_eq!(rows(&conns), 0, "nothing of the busy attempt is written");
@@ -717,11 +747,13 @@ mod tests {
             .into())
         };
         assert!(matches!(
-            conns.try_write("test", 1, 20, &fails),
+            conns.try_write("test", 1, 20, Statements::Many, &fails),
             Some(Err(_))
         ));
         // The writer is usable again, with its busy timeout back.
-        conns.write("test", 1, f).expect("second attempt");
+        conns
+            .write("test", 1, Statements::Many, f)
+            .expect("second attempt");
         assert_eq!(rows(&conns), 2);
         assert_eq!(attempts.get(), 2);
         let _ = std::fs::remove_dir_all(&dir);

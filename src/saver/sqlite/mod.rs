@@ -14,10 +14,11 @@
 //!
 //! Beyond Python's saver:
 //! - **No "database is locked".** The file is in WAL mode; every write is one
-//!   `BEGIN IMMEDIATE` transaction on the saver's single writer connection (other
-//!   processes are waited for up to the busy timeout), and reads run in parallel on a
-//!   pool of reader connections, each in one snapshot. Python uses one connection with
-//!   deferred transactions.
+//!   transaction that takes the write lock up front (`BEGIN IMMEDIATE`, or a single
+//!   statement's own autocommit transaction, which does the same) on the saver's
+//!   single writer connection (other processes are waited for up to the busy timeout),
+//!   and reads run in parallel on a pool of reader connections, each in one snapshot.
+//!   Python uses one connection with deferred transactions.
 //! - **No blocked executor, and no hop when none is needed.** Inside a Tokio runtime
 //!   `put`, `put_writes` and `get_tuple` run on the calling task when they cannot wait
 //!   (the connection free, the commit not syncing, the lock tried with a zero busy
@@ -27,7 +28,7 @@
 //! - **WAL checkpoints in the background.** A thread of the saver, started by its first
 //!   write, checkpoints the WAL (`PASSIVE`) once ~1,000 pages were written, so no
 //!   `put` pays for copying the WAL into the file; the writer checkpoints itself only to
-//!   let SQLite restart a WAL of ~8,000 frames. Durability is SQLite's, unchanged.
+//!   let SQLite restart a WAL of ~16,000 frames. Durability is SQLite's, unchanged.
 //! - **`list` without N+1.** The pending writes of a whole `list` come in one query
 //!   (Python runs one per checkpoint).
 //! - **Opening writes nothing.** [`SqliteSaver::open`] opens an existing store as it
@@ -104,7 +105,7 @@ use rows::{
     bytes_col, collect_writes, collect_writes_of_one, quick_to_decode, CheckpointRow, WriteRow,
     WritesByCheckpoint, CHECKPOINT_COLUMNS, WRITE_ORDER, WRITE_SELECT,
 };
-use sql::{delete_thread_rows, ids_of, insert_writes, namespaces_of, PutRow};
+use sql::{delete_thread_rows, ids_of, insert_writes, namespaces_of, writes_statements, PutRow};
 
 pub use conn::Synchronous;
 
@@ -114,7 +115,7 @@ pub use conn::Synchronous;
 /// cannot both link `sqlite3`.
 pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
-use conn::{wal_pages, ConnOptions, Connections, CHECKPOINT_PAGES};
+use conn::{wal_pages, ConnOptions, Connections, Statements, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, python_columns, Layout};
 // The catalog reader behind `inspect_layout`, `detect_sqlite` and the store opener.
@@ -520,18 +521,19 @@ impl SqliteSaver {
         &self,
         operation: &'static str,
         pages: u64,
+        statements: Statements,
         f: impl Fn(&Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         if self.inner.inline {
-            let fast = self
-                .inner
-                .conns
-                .try_write(operation, pages, INLINE_MAX_PAGES, &f);
+            let fast =
+                self.inner
+                    .conns
+                    .try_write(operation, pages, INLINE_MAX_PAGES, statements, &f);
             if let Some(out) = fast {
                 return out;
             }
         }
-        self.run(move |inner| inner.conns.write(operation, pages, f))
+        self.run(move |inner| inner.conns.write(operation, pages, statements, f))
             .await
     }
 
@@ -815,7 +817,7 @@ impl SqliteSaver {
         let out = rows.iter().map(PutRow::config).collect();
         let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
         self.run(move |inner| {
-            inner.conns.write("put", pages, |tx| {
+            inner.conns.write("put", pages, Statements::Many, |tx| {
                 rows.iter().try_for_each(|row| row.insert(tx))
             })
         })
@@ -844,7 +846,7 @@ impl CheckpointSaver for SqliteSaver {
         let row = self.put_row(config, checkpoint, metadata)?;
         let out = row.config();
         let pages = wal_pages(row.bytes());
-        self.write("put", pages, move |conn| row.insert(conn))
+        self.write("put", pages, Statements::One, move |conn| row.insert(conn))
             .await?;
         Ok(out)
     }
@@ -879,13 +881,17 @@ impl CheckpointSaver for SqliteSaver {
             })
             .collect::<Result<Vec<(i64, &str, TypedBytes)>>>()?;
         let pages = wal_pages(rows.iter().map(|(_, _, v)| v.data.len()).sum());
+        let statements = writes_statements(rows.len());
         // The fast path borrows the keys and channels; only the pool's copy owns them.
         if self.inner.inline {
             let insert = |tx: &Connection| insert_writes(tx, replace, keys, &rows);
-            let fast = self
-                .inner
-                .conns
-                .try_write("put_writes", pages, INLINE_MAX_PAGES, &insert);
+            let fast = self.inner.conns.try_write(
+                "put_writes",
+                pages,
+                INLINE_MAX_PAGES,
+                statements,
+                &insert,
+            );
             if let Some(out) = fast {
                 return out;
             }
@@ -896,7 +902,7 @@ impl CheckpointSaver for SqliteSaver {
             .map(|(idx, channel, value)| (idx, channel.to_owned(), value))
             .collect();
         self.run(move |inner| {
-            inner.conns.write("put_writes", pages, |tx| {
+            inner.conns.write("put_writes", pages, statements, |tx| {
                 insert_writes(tx, replace, keys.each_ref().map(String::as_str), &rows)
             })
         })
@@ -1044,9 +1050,11 @@ impl CheckpointSaver for SqliteSaver {
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         let thread = thread_id.to_owned();
         self.run(move |inner| {
-            inner.conns.write("delete_thread", CHECKPOINT_PAGES, |tx| {
-                delete_thread_rows(tx, &thread)
-            })
+            inner
+                .conns
+                .write("delete_thread", CHECKPOINT_PAGES, Statements::Many, |tx| {
+                    delete_thread_rows(tx, &thread)
+                })
         })
         .await
     }
@@ -1065,9 +1073,11 @@ impl CheckpointSaver for SqliteSaver {
         }
         let run_ids = run_ids.to_vec();
         self.run(move |inner| {
-            inner
-                .conns
-                .write("delete_for_runs", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write(
+                "delete_for_runs",
+                CHECKPOINT_PAGES,
+                Statements::Many,
+                |tx| {
                     // Metadata is read here, not with json_extract, so rows SQLite's JSON
                     // parser refuses still count.
                     let mut doomed: IndexMap<(String, String), BTreeSet<String>> = IndexMap::new();
@@ -1105,7 +1115,8 @@ impl CheckpointSaver for SqliteSaver {
                         inner.delete_unneeded(tx, thread, ns, &survivors, ids)?;
                     }
                     Ok(())
-                })
+                },
+            )
         })
         .await
     }
@@ -1118,7 +1129,7 @@ impl CheckpointSaver for SqliteSaver {
         }
         let (src, dst) = (source_thread_id.to_owned(), target_thread_id.to_owned());
         self.run(move |inner| {
-            inner.conns.write("copy_thread", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write("copy_thread", CHECKPOINT_PAGES, Statements::Many, |tx| {
                 tx.execute(
                     "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
                      parent_checkpoint_id, type, checkpoint, metadata) \
@@ -1147,7 +1158,7 @@ impl CheckpointSaver for SqliteSaver {
     async fn prune(&self, thread_ids: &[String], strategy: PruneStrategy) -> Result<()> {
         let threads = thread_ids.to_vec();
         self.run(move |inner| {
-            inner.conns.write("prune", CHECKPOINT_PAGES, |tx| {
+            inner.conns.write("prune", CHECKPOINT_PAGES, Statements::Many, |tx| {
                 for thread in &threads {
                     match strategy {
                         PruneStrategy::Delete => delete_thread_rows(tx, thread)?,

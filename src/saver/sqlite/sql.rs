@@ -51,6 +51,17 @@ fn writes_insert_sql(replace: bool, rows: usize) -> &'static str {
     all.get(at).map_or("", String::as_str)
 }
 
+/// How many statements [`insert_writes`] runs for `rows` rows: one up to
+/// [`WRITES_PER_INSERT`] rows (then it needs no explicit transaction, see
+/// [`Statements::One`]).
+pub(super) fn writes_statements(rows: usize) -> Statements {
+    if rows <= WRITES_PER_INSERT {
+        Statements::One
+    } else {
+        Statements::Many
+    }
+}
+
 /// `put_writes`' rows in one transaction: the keys (thread, namespace, checkpoint id,
 /// task id, task path) and each write's `(idx, channel, dumps_typed)`. Up to
 /// [`WRITES_PER_INSERT`] rows per statement, the five key parameters bound once: each
