@@ -30,8 +30,11 @@
 //! thread-local read per inflated row. Its limits, stated where it is used: decoding
 //! is synchronous, so a scope never spans an `.await` (an async call opens one scope
 //! per row on clones of one budget, which share the total), and work a serializer hands
-//! to another thread is not charged. When the protocol gains a per-call options value
-//! (issue 24's "options instead of suffix families"), the budget belongs there.
+//! to another thread is not charged. The options values of this crate
+//! ([`DecodeOptions`](crate::msgpack::DecodeOptions),
+//! [`TypedOptions`](crate::TypedOptions)) configure one decode, below the
+//! [`Serializer`] trait, so they cannot carry it either; if that trait ever takes a
+//! per-call options value, the budget belongs there.
 
 use std::cell::RefCell;
 use std::io::{Read, Write};

@@ -357,8 +357,8 @@ fn write_syscalls() -> u64 {
 #[cfg(target_os = "linux")]
 #[test]
 fn no_inline_put_checkpoints_the_wal_on_the_calling_thread() {
-    // 5,000 puts of ~7 WAL pages: the WAL passes the writer's own checkpoint threshold
-    // (~16,000 frames) twice. That checkpoint (hundreds of writes and two fsyncs, after
+    // 2,500 puts of ~7 WAL pages: the WAL passes the writer's own checkpoint threshold
+    // (~8,000 frames) twice. That checkpoint (hundreds of writes and two fsyncs, after
     // waiting for the background one) must run on the blocking pool, not inline.
     let dir = TempDir::new("ckpt");
     let saver = SqliteSaver::create(dir.file()).expect("create");
@@ -369,7 +369,7 @@ fn no_inline_put_checkpoints_the_wal_on_the_calling_thread() {
     let (most, total) = rt.block_on(async {
         let mut config = CheckpointConfig::new("t");
         let (mut most, mut total) = (0, 0);
-        for step in 0..5_000 {
+        for step in 0..2_500 {
             let mut cp = Checkpoint::now(step);
             cp.channel_values.insert("state".into(), big.clone());
             let before = write_syscalls();
@@ -390,7 +390,7 @@ fn no_inline_put_checkpoints_the_wal_on_the_calling_thread() {
     });
     // The fast path ran (a put writes its ~7 frames, a header and a page each) ...
     assert!(
-        total > 5_000 * 6,
+        total > 2_500 * 6,
         "{total} writes: the puts did not run inline"
     );
     // ... and never the WAL's copy into the file.

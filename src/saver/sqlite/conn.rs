@@ -12,8 +12,8 @@
 //! beginning only at a write that finds it fully checkpointed; under back-to-back
 //! writes a background checkpoint never quite catches up, so once the WAL holds
 //! [`INLINE_CHECKPOINT_FRAMES`] frames the writer checkpoints inline once, as SQLite
-//! would have (the WAL file stays bounded, at sixteen times SQLite's usual size,
-//! ~66 MB, at most).
+//! would have (the WAL file stays bounded, at eight times SQLite's usual size, ~33 MB,
+//! at most).
 //! Durability is unchanged: a checkpoint syncs the WAL, then the database file,
 //! whichever connection runs it.
 
@@ -69,16 +69,14 @@ pub(super) struct ConnOptions {
 pub(super) const CHECKPOINT_PAGES: u64 = 1_000;
 
 /// Once the WAL holds this many frames the writer checkpoints inline, so that the next
-/// write restarts the WAL: just under the 16,350 frames of the WAL index's first four
-/// hash tables (4,062 + 3 × 4,096). Each checkpoint cycle costs the caller a fixed few
+/// write restarts the WAL: just under the 8,158 frames of the WAL index's first two hash
+/// tables (4,062 + 4,096). Each checkpoint cycle costs the caller a fixed few
 /// milliseconds (the last copy with its two `fsync`s, then the restarted WAL's synced
 /// header), so a longer cycle halves that per write; appending a frame walks the hash
-/// chain of its page within its own table only, so later tables cost no more than the
-/// first did, and a reader searches only the tables past the last checkpoint, which the
-/// background checkpointer keeps within ~1,000 frames of the end (4,000 frames: ~1.4 µs
-/// of blocked time per `put_writes` more than 8,000; 8,000: ~0.8 µs more than 16,000,
-/// see `benches/README.md`, "SQLite put_writes, session 9" and "Session 10").
-const INLINE_CHECKPOINT_FRAMES: i64 = 16 * CHECKPOINT_PAGES as i64;
+/// chain of its page within its own table only, so the second table costs no more than
+/// the first did (4,000 frames before: ~1.4 µs of blocked time per `put_writes`, see
+/// `benches/README.md`, "SQLite put_writes, session 9").
+const INLINE_CHECKPOINT_FRAMES: i64 = 8 * CHECKPOINT_PAGES as i64;
 
 /// About how many WAL pages a write transaction of `bytes` of row data adds: the data's
 /// pages plus the table and index pages a row touches and page 1.

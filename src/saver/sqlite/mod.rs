@@ -28,7 +28,7 @@
 //! - **WAL checkpoints in the background.** A thread of the saver, started by its first
 //!   write, checkpoints the WAL (`PASSIVE`) once ~1,000 pages were written, so no
 //!   `put` pays for copying the WAL into the file; the writer checkpoints itself only to
-//!   let SQLite restart a WAL of ~16,000 frames. Durability is SQLite's, unchanged.
+//!   let SQLite restart a WAL of ~8,000 frames. Durability is SQLite's, unchanged.
 //! - **`list` without N+1.** The pending writes of a whole `list` come in one query
 //!   (Python runs one per checkpoint).
 //! - **Opening writes nothing.** [`SqliteSaver::open`] opens an existing store as it
