@@ -84,13 +84,7 @@ enum Frame {
 /// [`JsonError`] with the byte offset: text that is not JSON (Python's dialect), bytes
 /// after the document, invalid UTF-8, or nesting deeper than `max_depth`.
 pub fn parse(text: &[u8], max_depth: usize) -> Result<Value, JsonError> {
-    Parser {
-        text,
-        pos: 0,
-        max_depth,
-        object_hook: None,
-    }
-    .run()
+    Parser::new(text, max_depth, None).run()
 }
 
 /// What an object becomes once read, given its entries in document order: Python's
@@ -108,13 +102,7 @@ pub(crate) fn parse_with_object_hook(
     max_depth: usize,
     hook: ObjectHook,
 ) -> Result<Value, JsonError> {
-    Parser {
-        text,
-        pos: 0,
-        max_depth,
-        object_hook: Some(hook),
-    }
-    .run()
+    Parser::new(text, max_depth, Some(hook)).run()
 }
 
 struct Parser<'a> {
@@ -124,7 +112,16 @@ struct Parser<'a> {
     object_hook: Option<ObjectHook>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(text: &'a [u8], max_depth: usize, object_hook: Option<ObjectHook>) -> Self {
+        Parser {
+            text,
+            pos: 0,
+            max_depth,
+            object_hook,
+        }
+    }
+
     fn err(&self, message: impl Into<String>) -> JsonError {
         JsonError::new(message, self.pos)
     }
