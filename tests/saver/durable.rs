@@ -378,41 +378,30 @@ async fn exit_flush_keeps_one_final_checkpoint_per_namespace() {
 // ---------------------------------------------------------------------------------
 // async
 
-/// `InMemorySaver` behind a gate: `put` and `put_writes` wait for a permit, and fail
-/// while `fail` is set.
-struct Gated {
-    inner: InMemorySaver,
-    gate: tokio::sync::Semaphore,
-    fail: AtomicBool,
+/// What a [`Hooked`] saver runs before each `put` and `put_writes` it forwards; an
+/// error is returned instead of the call.
+#[async_trait]
+trait WriteHook: Send + Sync {
+    /// `what` names the call: `put {checkpoint id}` or `writes {checkpoint id}`.
+    async fn before(&self, config: &CheckpointConfig, what: String) -> Result<()>;
 }
 
-impl Gated {
-    fn closed() -> Arc<Self> {
-        Arc::new(Gated {
-            inner: InMemorySaver::new(),
-            gate: tokio::sync::Semaphore::new(0),
-            fail: AtomicBool::new(false),
-        })
-    }
-    fn open(&self) {
-        self.gate.add_permits(1 << 20);
-    }
-    async fn pass(&self) -> Result<()> {
-        let _permit = self.gate.acquire().await.expect("gate never closed");
-        if self.fail.load(Ordering::SeqCst) {
-            return Err(Error::with_source(
-                ErrorKind::Storage,
-                "put: the database failed: disk full",
-                "disk full",
-            )
-            .with_operation("put"));
-        }
-        Ok(())
+/// `inner` with `hook` run before each write; every other call is forwarded as it is.
+/// Derefs to the hook, so a test reaches its controls (`gated.open()`).
+struct Hooked<S, H> {
+    inner: S,
+    hook: H,
+}
+
+impl<S, H> std::ops::Deref for Hooked<S, H> {
+    type Target = H;
+    fn deref(&self) -> &H {
+        &self.hook
     }
 }
 
 #[async_trait]
-impl CheckpointSaver for Gated {
+impl<S: CheckpointSaver, H: WriteHook> CheckpointSaver for Hooked<S, H> {
     async fn put(
         &self,
         config: &CheckpointConfig,
@@ -420,7 +409,8 @@ impl CheckpointSaver for Gated {
         metadata: &CheckpointMetadata,
         new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        self.pass().await?;
+        let what = format!("put {}", checkpoint.id);
+        self.hook.before(config, what).await?;
         self.inner
             .put(config, checkpoint, metadata, new_versions)
             .await
@@ -432,7 +422,8 @@ impl CheckpointSaver for Gated {
         task_id: &str,
         task_path: &str,
     ) -> Result<()> {
-        self.pass().await?;
+        let id = config.checkpoint_id.clone().unwrap_or_default();
+        self.hook.before(config, format!("writes {id}")).await?;
         self.inner
             .put_writes(config, writes, task_id, task_path)
             .await
@@ -449,6 +440,50 @@ impl CheckpointSaver for Gated {
     }
     async fn delete_thread(&self, thread_id: &str) -> Result<()> {
         self.inner.delete_thread(thread_id).await
+    }
+}
+
+/// A gate for writes: `put` and `put_writes` wait for a permit, and fail while `fail`
+/// is set.
+struct Gate {
+    gate: tokio::sync::Semaphore,
+    fail: AtomicBool,
+}
+
+/// `InMemorySaver` behind a [`Gate`].
+type Gated = Hooked<InMemorySaver, Gate>;
+
+impl Gated {
+    fn closed() -> Arc<Self> {
+        Arc::new(Hooked {
+            inner: InMemorySaver::new(),
+            hook: Gate {
+                gate: tokio::sync::Semaphore::new(0),
+                fail: AtomicBool::new(false),
+            },
+        })
+    }
+}
+
+impl Gate {
+    fn open(&self) {
+        self.gate.add_permits(1 << 20);
+    }
+}
+
+#[async_trait]
+impl WriteHook for Gate {
+    async fn before(&self, _: &CheckpointConfig, _: String) -> Result<()> {
+        let _permit = self.gate.acquire().await.expect("gate never closed");
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(Error::with_source(
+                ErrorKind::Storage,
+                "put: the database failed: disk full",
+                "disk full",
+            )
+            .with_operation("put"));
+        }
+        Ok(())
     }
 }
 
@@ -655,61 +690,18 @@ async fn shutdown_flushes_and_then_refuses() {
     }
 }
 
-/// Records the order in which calls reach it (per thread), with uneven delays so that
-/// writes running concurrently would finish out of order.
-struct Recording {
-    inner: SqliteSaver,
-    log: std::sync::Mutex<Vec<(String, String)>>,
-}
+/// Records the order in which writes reach the store (per thread), with uneven delays
+/// so that writes running concurrently would finish out of order.
+struct Log(std::sync::Mutex<Vec<(String, String)>>);
 
-impl Recording {
-    async fn record(&self, config: &CheckpointConfig, what: String) {
+#[async_trait]
+impl WriteHook for Log {
+    async fn before(&self, config: &CheckpointConfig, what: String) -> Result<()> {
         let delay = what.bytes().map(u64::from).sum::<u64>() % 3;
         tokio::time::sleep(Duration::from_micros(200 * delay)).await;
         let thread = config.thread_id.clone().unwrap_or_default();
-        self.log.lock().expect("log").push((thread, what));
-    }
-}
-
-#[async_trait]
-impl CheckpointSaver for Recording {
-    async fn put(
-        &self,
-        config: &CheckpointConfig,
-        checkpoint: &Checkpoint,
-        metadata: &CheckpointMetadata,
-        new_versions: &ChannelVersions,
-    ) -> Result<CheckpointConfig> {
-        self.record(config, format!("put {}", checkpoint.id)).await;
-        self.inner
-            .put(config, checkpoint, metadata, new_versions)
-            .await
-    }
-    async fn put_writes(
-        &self,
-        config: &CheckpointConfig,
-        writes: &[(String, Value)],
-        task_id: &str,
-        task_path: &str,
-    ) -> Result<()> {
-        let id = config.checkpoint_id.clone().unwrap_or_default();
-        self.record(config, format!("writes {id}")).await;
-        self.inner
-            .put_writes(config, writes, task_id, task_path)
-            .await
-    }
-    async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        self.inner.get_tuple(config).await
-    }
-    async fn list(
-        &self,
-        config: Option<&CheckpointConfig>,
-        options: &ListOptions,
-    ) -> Result<Vec<CheckpointTuple>> {
-        self.inner.list(config, options).await
-    }
-    async fn delete_thread(&self, thread_id: &str) -> Result<()> {
-        self.inner.delete_thread(thread_id).await
+        self.0.lock().expect("log").push((thread, what));
+        Ok(())
     }
 }
 
@@ -718,9 +710,9 @@ impl CheckpointSaver for Recording {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn async_keeps_each_threads_order_with_several_writers() {
     let dir = TempDir::new("order");
-    let inner = Arc::new(Recording {
+    let inner = Arc::new(Hooked {
         inner: SqliteSaver::create(dir.file("o.sqlite")).expect("create"),
-        log: std::sync::Mutex::new(Vec::new()),
+        hook: Log(std::sync::Mutex::new(Vec::new())),
     });
     let saver = Arc::new(
         DurableSaver::with_options(
@@ -752,7 +744,7 @@ async fn async_keeps_each_threads_order_with_several_writers() {
         t.await.expect("join");
     }
     saver.flush(SECOND).await.expect("flush");
-    let log = inner.log.lock().expect("log").clone();
+    let log = inner.0.lock().expect("log").clone();
     for t in 0..6 {
         let thread = format!("t{t}");
         let got: Vec<&str> = log
