@@ -279,9 +279,18 @@ def postgres_cases(messages):
             cur.execute("SELECT 1")
             cur.fetchone()
 
+    def get_tuple_statement():
+        # PostgresSaver.get_tuple up to its fetchone (langgraph-checkpoint-postgres
+        # 3.2.0), without _load_checkpoint_tuple: its statement through its cursor.
+        where = "WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC LIMIT 1"
+        with saver._cursor() as cur:
+            cur.execute(saver.SELECT_SQL + where, ("bench-300", ""))
+            assert cur.fetchone() is not None
+
     return {
         "saver_postgres/round_trip": round_trip,
         "saver_postgres/get_tuple": lambda: saver.get_tuple(latest),
+        "saver_postgres/get_tuple_statement": get_tuple_statement,
         "saver_postgres/list_limit10": lambda: list(saver.list(latest, limit=10)),
         "saver_postgres/list_all": list_all,
         "saver_postgres/put": put,
@@ -338,6 +347,8 @@ ROWS = [
     ("saver_postgres/put", "saver_postgres/put", 5, "PostgresSaver put, 20-message blob, loopback"),
     ("saver_postgres/put_writes", "saver_postgres/put_writes", 5, "PostgresSaver put_writes (3 writes)"),
     ("saver_postgres/get_tuple", "saver_postgres/get_tuple", 5, "PostgresSaver get_tuple (latest of 300)"),
+    ("saver_postgres/get_tuple_statement", "saver_postgres/get_tuple_statement", None,
+     "get_tuple's statement alone, no decoding (tokio-postgres, reply dropped unread / PostgresSaver's cursor up to fetchone)"),
     ("saver_postgres/list_limit10", "saver_postgres/list_limit10", 5, "PostgresSaver list(limit=10)"),
     ("saver_postgres/list_all", "saver_postgres/list_all", 5, "PostgresSaver list (all 300)"),
     ("saver_durable_sqlite/sync_put", "saver_sqlite/put", None,

@@ -1,8 +1,9 @@
 //! `PostgresSaver` on a real server (loopback), the workload of the SAVERS.md baseline:
 //! a thread of 300 checkpoints, each holding a 20-message state as a blob.
 //! Ids `saver_postgres/{get_tuple,list_limit10,list_all,put,put_writes}` (reads first,
-//! on freshly analyzed tables), and `saver_postgres/round_trip`, a bare `SELECT 1`: the
-//! floor every operation pays once per round trip. Python's
+//! on freshly analyzed tables), `saver_postgres/round_trip`, a bare `SELECT 1`: the
+//! floor every operation pays once per round trip, and `saver_postgres/get_tuple_statement`,
+//! `get_tuple`'s statement alone with its reply dropped unread. Python's
 //! `PostgresSaver` on the same workload is in `benches/python_baseline.py`.
 //!
 //! Needs `LGCODEC_TEST_PG_URL` (skipped without it):
@@ -177,6 +178,59 @@ fn saver_postgres(c: &mut Criterion) {
             time_calls(&rt, iters, move || {
                 let (saver, thread) = (saver.clone(), thread.clone());
                 async move { saver.get_tuple(&thread).await.expect("get") }
+            })
+        })
+    });
+    // The floor of `get_tuple` for this client stack: the saver's own statement, its
+    // text read back from the server (`pg_prepared_statements` of the pooled connection,
+    // which prepared it, so it cannot drift from what the saver sends), run by
+    // tokio-postgres on that connection with the same parameters and its reply dropped
+    // unread: no decoding, no tuple. `get_tuple` minus this is the saver's client work;
+    // this minus `round_trip` is the statement's.
+    let statement = rt.block_on(async {
+        saver.get_tuple(&thread).await.expect("get");
+        let client = saver.pool().get().await.expect("pool");
+        let texts: Vec<String> = client
+            .query(
+                "SELECT statement FROM pg_prepared_statements
+                 WHERE statement LIKE '%jsonb_each_text%' AND statement LIKE '%LIMIT 1%'
+                     AND statement NOT LIKE '%$3%'",
+                &[],
+            )
+            .await
+            .expect("pg_prepared_statements")
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        assert_eq!(texts.len(), 1, "get_tuple's statement, once: {texts:?}");
+        Arc::new(texts.concat())
+    });
+    g.bench_function("get_tuple_statement", |b| {
+        b.iter_custom(|iters| {
+            let (saver, statement) = (saver.clone(), statement.clone());
+            time_calls(&rt, iters, move || {
+                let (saver, statement) = (saver.clone(), statement.clone());
+                async move {
+                    let client = saver.pool().get().await.expect("pool");
+                    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] =
+                        [&"bench-300", &""];
+                    let rows = match mode() {
+                        StatementMode::Unnamed => {
+                            let typed = [
+                                (params[0], tokio_postgres::types::Type::TEXT),
+                                (params[1], tokio_postgres::types::Type::TEXT),
+                            ];
+                            client.query_typed(statement.as_str(), &typed).await
+                        }
+                        _ => {
+                            let st = client.prepare_cached(&statement).await.expect("prepare");
+                            client.query(&st, &params).await
+                        }
+                    };
+                    let rows = rows.expect("get_tuple's statement");
+                    assert_eq!(rows.len(), 1);
+                    rows
+                }
             })
         })
     });
