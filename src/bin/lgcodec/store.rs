@@ -260,16 +260,6 @@ fn counts_line(c: &ClassCounts) -> String {
     )
 }
 
-/// `report` as one JSON line on stdout when `json` is set (`--json`); the fatal exit
-/// status if it cannot be written.
-pub(crate) fn json_line(json: bool, report: &impl serde::Serialize) -> Result<(), ExitCode> {
-    if json {
-        emit_json(report).map_err(fatal)
-    } else {
-        Ok(())
-    }
-}
-
 pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
     let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
     let mut out = std::io::stdout().lock();

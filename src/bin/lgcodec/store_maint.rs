@@ -17,7 +17,7 @@ use langgraph_codec::store::{
 };
 use langgraph_codec::ErrorKind;
 
-use super::{bar, emit_json, fatal, json_line, on_progress};
+use super::{bar, emit_json, fatal, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
 Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
@@ -588,5 +588,15 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fatal(e),
+    }
+}
+
+/// `report` as one JSON line on stdout when `json` is set (`--json`); the fatal exit
+/// status if it cannot be written.
+fn json_line(json: bool, report: &impl serde::Serialize) -> Result<(), ExitCode> {
+    if json {
+        emit_json(report).map_err(fatal)
+    } else {
+        Ok(())
     }
 }
