@@ -676,6 +676,19 @@ fn the_driver_is_re_exported() {
     );
 }
 
+/// Thread `t`'s first checkpoint, empty, stored: the config the writes go under.
+async fn first_checkpoint(saver: &SqliteSaver) -> CheckpointConfig {
+    saver
+        .put(
+            &CheckpointConfig::new("t"),
+            &Checkpoint::now(1),
+            &CheckpointMetadata::new("loop", 1),
+            &Default::default(),
+        )
+        .await
+        .expect("put")
+}
+
 /// `put_writes` of more writes than one statement inserts, with a special channel
 /// written twice: the rows are Python's `executemany`, one row at a time in order
 /// (`INSERT OR IGNORE`: the first of two rows with one key stays; `INSERT OR REPLACE`,
@@ -686,15 +699,7 @@ async fn put_writes_rows_are_pythons_executemany_rows() {
     let dir = TempDir::new("many-writes");
     let path = dir.file("w.sqlite");
     let saver = SqliteSaver::create(&path).expect("create");
-    let stored = saver
-        .put(
-            &CheckpointConfig::new("t"),
-            &Checkpoint::now(1),
-            &CheckpointMetadata::new("loop", 1),
-            &Default::default(),
-        )
-        .await
-        .expect("put");
+    let stored = first_checkpoint(&saver).await;
     let mut writes: Vec<(String, Value)> = (0..19)
         .map(|i| (format!("ch{i}"), Value::from(i64::from(i))))
         .collect();
@@ -787,15 +792,7 @@ async fn put_writes_is_all_or_nothing_when_the_database_refuses_a_row() {
             .inline_fast_path(inline)
             .open()
             .expect("create");
-        let stored = saver
-            .put(
-                &CheckpointConfig::new("t"),
-                &Checkpoint::now(1),
-                &CheckpointMetadata::new("loop", 1),
-                &Default::default(),
-            )
-            .await
-            .expect("put");
+        let stored = first_checkpoint(&saver).await;
         rusqlite::Connection::open(&path)
             .expect("open")
             .execute_batch(
