@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo run --example emit_encrypted_vectors -- OUT.jsonl
-//! /work/venv/bin/python vectors/check_rust_encrypted.py OUT.jsonl
+//! .venv/bin/python vectors/check_rust_encrypted.py OUT.jsonl
 //! ```
 //!
 //! Line names say what each line is, and the checker knows the expected value for

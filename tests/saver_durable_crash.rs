@@ -106,9 +106,11 @@ fn kill_9_with_writes_queued_loses_only_unflushed_writes() {
     if std::env::var(CHILD_ENV).is_ok() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("lgcodec-durable-crash-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-durable-crash-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     let path = dir.join("crash.sqlite");
 
     let mut child = Command::new(std::env::current_exe().expect("exe"))
@@ -210,15 +212,13 @@ fn python_reads(path: &std::path::Path, n: usize) {
     let python = match &required {
         Some(p) => p.clone(),
         None => {
-            let found = [
-                "/work/venv/bin/python",
-                ".venv/bin/python",
-                ".ci-venv/bin/python",
-            ]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists());
+            let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            let found = [".venv/bin/python", ".ci-venv/bin/python"]
+                .into_iter()
+                .map(|p| repo.join(p))
+                .find(|p| p.exists());
             match found {
-                Some(p) => p.to_owned(),
+                Some(p) => p.display().to_string(),
                 None => {
                     println!("skipping the Python read: no venv found (set LGCODEC_PYTHON)");
                     return;

@@ -74,9 +74,11 @@ async fn worker(saver: SqliteSaver, task: usize) -> (BTreeSet<String>, usize) {
 }
 
 fn temp_file(tag: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("lgcodec-conc-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("lgcodec-conc-{tag}-"))
+        .tempdir()
+        .expect("temp dir")
+        .keep();
     let file = dir.join("shared.sqlite");
     (dir, file)
 }

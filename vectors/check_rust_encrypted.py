@@ -5,7 +5,7 @@ with the real Python package (langgraph-checkpoint==4.3.2 + pycryptodome).
 Usage::
 
     cargo run --example emit_encrypted_vectors -- /tmp/rust_encrypted.jsonl
-    /work/venv/bin/python vectors/check_rust_encrypted.py /tmp/rust_encrypted.jsonl
+    .venv/bin/python vectors/check_rust_encrypted.py /tmp/rust_encrypted.jsonl
 
 Every expected value, key, type tag and associated data is built here from first
 principles (this script's own tables), never taken from the Rust output. Line names:

@@ -6,7 +6,7 @@ For every vector: the Python value it must equal is built here from first princi
 (allowing all modules) and compared with that value, and the Rust bytes are compared
 with the bytes Python itself writes for that value (`dumps_typed`).
 
-Usage: /work/venv/bin/python vectors/check_rust_typed.py [vectors/rust_typed.jsonl]
+Usage: .venv/bin/python vectors/check_rust_typed.py [vectors/rust_typed.jsonl]
 Prints "N passed, 0 failed"; exits 1 on any failure.
 """
 

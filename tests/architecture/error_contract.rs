@@ -103,9 +103,11 @@ fn chain(e: &Error) -> Vec<&(dyn std::error::Error + 'static)> {
 #[test]
 fn a_sqlite_failure_reaches_rusqlites_error() {
     use langgraph_codec::saver::sqlite::SqliteSaver;
-    let dir = std::env::temp_dir().join(format!("lgcodec-err-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-err-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     // Not a database: SQLite refuses to read it.
     let path = dir.join("not-a-db.sqlite");
     std::fs::write(&path, vec![0x5a; 4096]).expect("write");

@@ -433,8 +433,11 @@ fn modules_name_only_lower_layers_and_form_no_cycle() {
 /// comments and strings.
 #[test]
 fn the_check_sees_every_kind_of_reference() {
-    let dir = std::env::temp_dir().join(format!("lgcodec-layers-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-layers-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     fs::create_dir_all(dir.join("typed/pytypes")).unwrap();
     fs::write(
         dir.join("lib.rs"),
@@ -497,8 +500,11 @@ fn a_planted_upward_import_in_the_error_module_is_caught() {
         }
     }
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let dir = std::env::temp_dir().join(format!("lgcodec-layers-err-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-layers-err-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     copy(&src, &dir);
     assert!(
         violations(&references(&dir)).is_empty(),

@@ -398,8 +398,11 @@ fn every_public_item_has_one_public_path() {
 /// of a public module re-exported at the root, and a crate re-exported twice) fails it.
 #[test]
 fn a_planted_duplicate_re_export_is_found() {
-    let copy = std::env::temp_dir().join(format!("lgcodec_public_paths_{}", std::process::id()));
-    let _ = fs::remove_dir_all(&copy);
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec_public_paths-")
+        .tempdir()
+        .expect("temp dir");
+    let copy = tmp.path().to_path_buf();
     copy_dir(&src_dir(), &copy);
     let lib = copy.join("lib.rs");
     let mut text = fs::read_to_string(&lib).expect("lib.rs");

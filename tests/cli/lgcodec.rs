@@ -68,9 +68,13 @@ fn answers(run: &Run) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `bytes` in a file of its own directory (kept: the test reads it after this returns).
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lgcodec-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = tempfile::Builder::new()
+        .prefix("lgcodec-cli-test-")
+        .tempdir()
+        .expect("temp dir")
+        .keep();
     let path = dir.join(name);
     std::fs::write(&path, bytes).expect("write temp file");
     path
@@ -92,7 +96,11 @@ fn data_line(type_tag: &str, data: &[u8]) -> String {
 
 #[test]
 fn io_errors_name_the_file() {
-    let missing = std::env::temp_dir().join("lgcodec-no-such-dir/row.bin");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-cli-missing-")
+        .tempdir()
+        .expect("temp dir");
+    let missing = tmp.path().join("no-such-dir/row.bin");
     let missing = missing.to_str().expect("utf-8 path");
     for args in [
         vec!["decode", "--type", "msgpack", missing],
@@ -428,8 +436,11 @@ fn help_examples_work_when_pasted() {
         .filter_map(|l| l.trim_start().strip_prefix("$ "))
         .collect();
     assert!(examples.len() >= 4, "{}", help.stdout);
-    let dir = std::env::temp_dir().join(format!("lgcodec-help-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-help-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     let bin_dir = Path::new(BIN).parent().expect("bin dir");
     let path = format!(
         "{}:{}",

@@ -26,9 +26,11 @@ fn maintenance_help_examples_work_when_pasted() {
     let bin = env!("CARGO_BIN_EXE_lgcodec");
     let (text, examples) = help_examples("copy");
     assert!(examples.len() >= 12, "{text}");
-    let dir = std::env::temp_dir().join(format!("lgcodec-maint-help-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-maint-help-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores/sqlite-py-3.1.2/store.sqlite"),
         dir.join("checkpoints.db"),
@@ -59,9 +61,11 @@ fn upgrade_examples_exit_statuses_and_json() {
     let (text, mut examples) = help_examples("upgrade");
     examples.retain(|l| !l.contains("postgresql://"));
     assert_eq!(examples.len(), 2, "{text}");
-    let dir = std::env::temp_dir().join(format!("lgcodec-upgrade-help-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-upgrade-help-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     let stores = Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores");
     std::fs::copy(
         stores.join("sqlite-py-2.0.2/store.sqlite"),

@@ -9,7 +9,11 @@ mod quickstart;
 
 #[tokio::test]
 async fn the_quickstart_keeps_its_store_and_ends_with_next_steps() {
-    let dir = std::env::temp_dir().join(format!("lgcodec-quickstart-test-{}", std::process::id()));
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-quickstart-test-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     let mut out = String::new();
     quickstart::run(&dir, &mut out)
         .await

@@ -22,26 +22,19 @@ use langgraph_codec::{Error, ErrorKind, Result, Value};
 const MODES: [Durability; 3] = [Durability::Sync, Durability::Async, Durability::Exit];
 const SECOND: Duration = Duration::from_secs(10);
 
-struct TempDir(std::path::PathBuf);
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(tag: &str) -> Self {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("lgcodec-durable-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
+        TempDir(
+            tempfile::Builder::new()
+                .prefix(&format!("lgcodec-durable-{tag}-"))
+                .tempdir()
+                .expect("temp dir"),
+        )
     }
     fn file(&self, name: &str) -> std::path::PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name)
     }
 }
 

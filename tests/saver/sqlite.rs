@@ -16,26 +16,19 @@ use langgraph_codec::saver::{
 use langgraph_codec::{Error, Value};
 
 /// A fresh directory under the target dir, removed on drop.
-struct TempDir(PathBuf);
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(tag: &str) -> Self {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("lgcodec-sqlite-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
+        TempDir(
+            tempfile::Builder::new()
+                .prefix(&format!("lgcodec-sqlite-{tag}-"))
+                .tempdir()
+                .expect("temp dir"),
+        )
     }
     fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join(name)
     }
 }
 
@@ -472,7 +465,7 @@ async fn open_on_a_missing_path_fails_and_creates_nothing() {
     assert!(text.contains("does not exist"), "{text}");
     assert!(text.contains("SqliteSaver::create"), "{text}");
     assert!(!path.exists(), "open created {}", path.display());
-    assert_eq!(std::fs::read_dir(&dir.0).expect("dir").count(), 0);
+    assert_eq!(std::fs::read_dir(dir.0.path()).expect("dir").count(), 0);
     // The builder without create(true) behaves the same.
     let err = SqliteSaver::builder(&path).open().unwrap_err();
     assert_eq!(err.kind(), langgraph_codec::ErrorKind::StoreNotFound);
@@ -600,7 +593,7 @@ async fn open_and_read_leave_a_python_store_as_it_is() {
         mtime
     );
     assert_eq!(journal_and_tables(&path).0, "delete");
-    let names: Vec<String> = std::fs::read_dir(&dir.0)
+    let names: Vec<String> = std::fs::read_dir(dir.0.path())
         .expect("dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();

@@ -33,9 +33,11 @@ fn now<T>(f: impl std::future::Future<Output = T>) -> T {
 
 #[test]
 fn no_put_checkpoints_the_wal_on_the_callers_thread() {
-    let dir = std::env::temp_dir().join(format!("lgcodec-ckpt-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-ckpt-")
+        .tempdir()
+        .expect("temp dir");
+    let dir = tmp.path().to_path_buf();
     let path = dir.join("c.sqlite");
     let saver = SqliteSaver::create(&path).expect("create");
     // About 12 kB of row a put: ~6 WAL pages, so 400 puts cross 1,000 pages twice.

@@ -17,28 +17,19 @@ use langgraph_codec::saver::{Checkpoint, CheckpointConfig, CheckpointMetadata, C
 use langgraph_codec::Value;
 
 /// A fresh directory under the temp dir, removed on drop.
-struct TempDir(PathBuf);
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(tag: &str) -> Self {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "lgcodec-sqlite-fast-{tag}-{}-{n}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
+        TempDir(
+            tempfile::Builder::new()
+                .prefix(&format!("lgcodec-sqlite-fast-{tag}-"))
+                .tempdir()
+                .expect("temp dir"),
+        )
     }
     fn file(&self) -> PathBuf {
-        self.0.join("fast.sqlite")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path().join("fast.sqlite")
     }
 }
 
@@ -401,20 +392,21 @@ fn no_inline_put_checkpoints_the_wal_on_the_calling_thread() {
 }
 
 /// A Python interpreter: `LGCODEC_PYTHON` (CI sets it; then required), else the venv
-/// of this machine or `python3` on the path; `None` (the test skipped) if none runs.
+/// repository's venv (`.venv`, `.ci-venv`) or `python3` on the path; `None` (the test
+/// skipped) if none runs.
 fn python() -> Option<String> {
     if let Ok(p) = std::env::var("LGCODEC_PYTHON") {
         return Some(p);
     }
-    ["/work/venv/bin/python", ".venv/bin/python", "python3"]
-        .into_iter()
-        .find(|p| {
-            std::process::Command::new(p)
-                .args(["-c", "import sqlite3"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .map(str::to_owned)
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venvs =
+        [".venv/bin/python", ".ci-venv/bin/python"].map(|p| repo.join(p).display().to_string());
+    venvs.into_iter().chain(["python3".to_owned()]).find(|p| {
+        std::process::Command::new(p)
+            .args(["-c", "import sqlite3"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }
 
 #[test]

@@ -282,13 +282,11 @@ async fn verify_is_reachable_through_the_trait() {
 #[tokio::test]
 async fn verify_through_the_trait_checks_sqlite_tables() {
     use langgraph_codec::saver::sqlite::SqliteSaver;
-    let dir = std::env::temp_dir().join(format!(
-        "lgcodec-writer-api-{}-{}",
-        std::process::id(),
-        langgraph_codec::saver::uuid6(0)
-    ));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("v.sqlite");
+    let dir = tempfile::Builder::new()
+        .prefix("lgcodec-writer-api-")
+        .tempdir()
+        .expect("temp dir");
+    let path = dir.path().join("v.sqlite");
     let saver: Arc<dyn CheckpointSaver> = Arc::new(SqliteSaver::create(&path).expect("create"));
     saver.verify().await.expect("fresh tables verify");
     rusqlite::Connection::open(&path)
@@ -298,7 +296,6 @@ async fn verify_through_the_trait_checks_sqlite_tables() {
     let err = saver.verify().await.expect_err("a missing table");
     assert!(err.to_string().contains("writes"), "{err}");
     drop(saver);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `ListOptions::filter` documents each backend's semantics, not only the in-memory

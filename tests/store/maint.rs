@@ -909,8 +909,7 @@ async fn copy_rerun_reports_a_changed_checkpoint_and_restores_a_missing_write() 
 /// database if asked to open it).
 #[tokio::test]
 async fn missing_sqlite_files_are_refused_and_not_created_by_inspect_prune_and_upgrade() {
-    let dir = std::env::temp_dir().join(format!("lgcodec-missing-{}", std::process::id()));
-    fs::create_dir_all(&dir).expect("dir");
+    let dir = scratch("missing");
     let path = dir.join("nothing.db");
     let location = format!("sqlite:{}", path.display());
     let shown = path.to_str().expect("utf-8");

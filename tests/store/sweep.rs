@@ -37,15 +37,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "lgcodec-store-{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    crate::support::scratch(tag)
 }
 
 fn key(k: &str) -> AesKey {

@@ -10,7 +10,6 @@
 pub mod pg;
 pub mod store_fixture;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// `vectors/stores/`: the stores of every release.
@@ -20,34 +19,29 @@ pub fn stores() -> PathBuf {
 
 /// A fresh scratch directory under the system's temporary directory.
 pub fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lgcodec-store-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    // mkdtemp: a name no other test, run or leftover has. Callers remove it.
+    tempfile::Builder::new()
+        .prefix(&format!("lgcodec-store-{tag}-"))
+        .tempdir()
+        .expect("scratch dir")
+        .keep()
 }
 
 /// Today's Python (the pinned langgraph-checkpoint-sqlite 3.1.2 / -postgres 3.2.0):
-/// `LGCODEC_PYTHON` (CI sets it; the Python checks are then required), else a venv
-/// with the pinned packages if one is found, else `None` (the caller skips with a
-/// printed reason).
+/// `LGCODEC_PYTHON` (CI sets it; the Python checks are then required), else the
+/// repository's own venv with the pinned packages (`.venv` as vectors/requirements.txt
+/// makes it, or `.ci-venv` as `.ci/run` does) if there is one, else `None` (the caller
+/// skips with a printed reason).
 pub fn python() -> Option<String> {
     if let Ok(p) = std::env::var("LGCODEC_PYTHON") {
         return Some(p);
     }
-    let found = [
-        "/work/venv/bin/python",
-        ".venv/bin/python",
-        ".ci-venv/bin/python",
-    ]
-    .into_iter()
-    .find(|p| Path::new(p).exists())
-    .map(str::to_owned);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = [".venv/bin/python", ".ci-venv/bin/python"]
+        .into_iter()
+        .map(|p| repo.join(p))
+        .find(|p| p.exists())
+        .map(|p| p.display().to_string());
     if found.is_none() {
         println!("skipped the Python reads: no venv found (set LGCODEC_PYTHON)");
     }
