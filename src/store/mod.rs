@@ -158,18 +158,48 @@ impl Location {
     }
 }
 
-/// A Postgres URL with the password (between `user:` and `@`) replaced by `***`.
+/// A Postgres URL with every password replaced by `***`: the one between `user:` and
+/// `@` and the `password=` / `sslpassword=` query parameters libpq also reads (a
+/// password in the query string is as secret as one in the authority).
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let Some((auth, host)) = rest.split_once('@') else {
-        return url.to_owned();
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
     };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
+    // The authority ends at the first `/`; a password holding an unencoded `@` still
+    // ends at the authority's last `@`.
+    let (authority, path) = match base.find('/') {
+        Some(i) => base.split_at(i),
+        None => (base, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let mut out = format!("{scheme}://{authority}{path}");
+    if let Some(query) = query {
+        out.push('?');
+        let params: Vec<String> = query
+            .split('&')
+            .map(|param| match param.split_once('=') {
+                Some((k, _))
+                    if k.eq_ignore_ascii_case("password")
+                        || k.eq_ignore_ascii_case("sslpassword") =>
+                {
+                    format!("{k}=***")
+                }
+                _ => param.to_owned(),
+            })
+            .collect();
+        out.push_str(&params.join("&"));
     }
+    out
 }
 
 #[derive(Debug)]
@@ -336,6 +366,41 @@ impl Store {
             Backend::Postgres(p) => Some(p),
             #[allow(unreachable_patterns)]
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    /// Each password a libpq URL can carry is hidden; everything else is shown as given.
+    #[test]
+    fn every_password_in_a_url_is_hidden() {
+        for (url, shown) in [
+            (
+                "postgresql://app:s3cret@db:5432/lg",
+                "postgresql://app:***@db:5432/lg",
+            ),
+            (
+                "postgresql://app@db/lg?password=s3cret&sslmode=require",
+                "postgresql://app@db/lg?password=***&sslmode=require",
+            ),
+            (
+                "postgres://db/lg?sslmode=require&PASSWORD=s3cret&sslpassword=k3y",
+                "postgres://db/lg?sslmode=require&PASSWORD=***&sslpassword=***",
+            ),
+            // An unencoded `@` in the password: the authority ends at its last `@`.
+            ("postgresql://app:p@ss@db/lg", "postgresql://app:***@db/lg"),
+            // An `@` after the authority is not a password's end.
+            (
+                "postgresql://db/lg?options=a@b",
+                "postgresql://db/lg?options=a@b",
+            ),
+            ("postgresql://app@db/lg", "postgresql://app@db/lg"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+            assert!(!redact(url).contains("s3cret") && !redact(url).contains("k3y"));
         }
     }
 }

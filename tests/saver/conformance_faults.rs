@@ -711,30 +711,3 @@ async fn check(table: &[(Capability, &str, Fault, &str)]) {
 /// A fault may break the cases that depend on what it breaks, but must leave most of
 /// the kit passing (a strict majority of its 98 cases).
 const MIN_PASSED_BY_A_FAULT: usize = 50;
-
-/// Prints, for every fault, the cases it fails and why (`cargo test --test
-/// conformance_faults -- --ignored --nocapture matrix`).
-#[tokio::test]
-#[ignore]
-async fn matrix() {
-    let mut faults: Vec<Fault> = Vec::new();
-    for (_, _, f, _) in TABLE.iter().chain(MORE) {
-        if !faults.contains(f) {
-            faults.push(*f);
-        }
-    }
-    for fault in faults {
-        let results = outcomes(fault).await;
-        let failed: Vec<_> = results
-            .iter()
-            .filter_map(|(c, n, o)| match o {
-                Outcome::Failed(why) => Some(format!("{c}::{n}: {why}")),
-                _ => None,
-            })
-            .collect();
-        println!("== {fault:?}: {} failed", failed.len());
-        for f in failed {
-            println!("   {}", f.chars().take(220).collect::<String>());
-        }
-    }
-}
