@@ -143,7 +143,7 @@ enum Command {
     /// clear, rekey re-encrypts what is under a previous key; stats and inspect read a
     /// store, export and import back it up and restore it, copy moves it between SQLite
     /// and Postgres, prune applies retention rules, upgrade brings an older layout to
-    /// today's. `lgcodec store --help` has an example of each.
+    /// today's. Each command has an example below.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = store::EXAMPLES)]
     Store {
