@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation checks on the core (issue 15), as recorded in MUTANTS.md. Not part of CI.
+# Mutation checks on the core (cargo-mutants), as recorded in MUTANTS.md. Not part of CI.
 #
 #   ./mutants.sh GROUP SHARD [OUT_DIR]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The server's execution time of get_tuple's statement and of the alternatives tried in
-benches/README.md "Where get_tuple's time goes, session 9": each prepared (so, after five
+benches/README.md "Postgres get_tuple": each prepared (so, after five
 runs, on its generic plan, as deadpool's statement cache runs the saver's), then
 `EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) EXECUTE` round-robin over the variants so
 that machine load hits every variant alike; min / p25 / median of the execution times.

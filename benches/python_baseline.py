@@ -7,7 +7,7 @@
 Measures the real Python package (langgraph-checkpoint, pycryptodome) on the same
 payload files the Rust benches read (vectors/payloads/), reads criterion's mean
 estimates, and prints one Markdown table: Rust time, Python time, and the speed-up
-(Python time / Rust time), with the target from the performance issue.
+(Python time / Rust time), with the speed-up each id aims at (`ROWS` below).
 
 It re-executes itself with /work/venv/bin/python, .venv/bin/python or .ci-venv/bin/python
 when the running interpreter lacks langgraph (override with LGCODEC_PYTHON).

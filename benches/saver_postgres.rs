@@ -1,5 +1,5 @@
-//! `PostgresSaver` on a real server (loopback), the workload of the SAVERS.md baseline:
-//! a thread of 300 checkpoints, each holding a 20-message state as a blob.
+//! `PostgresSaver` on a real server (loopback), the `saver_sqlite` bench's workload: a
+//! thread of 300 checkpoints, each holding a 20-message state as a blob.
 //! Ids `saver_postgres/{get_tuple,list_limit10,list_all,put,put_writes}` (reads first,
 //! on freshly analyzed tables), `saver_postgres/round_trip`, a bare `SELECT 1`: the
 //! floor every operation pays once per round trip, and `saver_postgres/get_tuple_statement`,
@@ -261,9 +261,9 @@ fn saver_postgres(c: &mut Criterion) {
             // version, as Python's bench puts one shared list in every checkpoint: the
             // messages are in the cache, as a state a graph step has just made is.
             // `LGCODEC_BENCH_PG_PUT=copies` gives every call its own copy, made before
-            // the clock starts and freed after it stops (the shape before session 8:
-            // every call then reads its messages from memory the cache has not seen,
-            // about 9 µs of CPU more per call).
+            // the clock starts and freed after it stops (every call then reads its
+            // messages from memory the cache has not seen: about 9 µs of CPU more per
+            // call).
             let copies = std::env::var("LGCODEC_BENCH_PG_PUT").as_deref() == Ok("copies");
             let n = if copies { iters as usize } else { 1 };
             let pool = Arc::new(Mutex::new(vec![messages.clone(); n]));

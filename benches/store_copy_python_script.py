@@ -1,7 +1,7 @@
 """The script a user would write today to move a LangGraph checkpoint store between
 SQLite and Postgres with Python's own savers (langgraph-checkpoint-sqlite 3.1.2,
 -postgres 3.2.0): the baseline `lgcodec store copy` is measured against
-(benches/README.md, "Store copy and prune against a Python-savers script").
+(benches/README.md, "Store commands beside a Python script").
 
     python benches/store_copy_python_script.py SOURCE TARGET
 

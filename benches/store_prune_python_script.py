@@ -1,6 +1,6 @@
 """What a user does today to keep only the latest checkpoint of every thread: the
 baseline `lgcodec store prune --keep-latest 1` is measured against (benches/README.md,
-"Store copy and prune against a Python-savers script").
+"Store commands beside a Python script").
 
     python benches/store_prune_python_script.py STORE
 

@@ -12,7 +12,8 @@
 //! `LGCODEC_TEST_PG_URL` is set (in a schema of its own, dropped at the end). After
 //! criterion's numbers it prints one line per backend with rows/s and MB/s of stored
 //! bytes read, and the process's peak memory (VmHWM). `benches/rekey_python_script.py`
-//! is the Python baseline on the same store (benches/README.md, "Store rekey").
+//! is the Python baseline on the same store (benches/README.md, "Store commands beside a
+//! Python script").
 
 #[path = "../tests/support/store_fixture.rs"]
 mod store_fixture;

@@ -18,7 +18,25 @@ use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 #[path = "lgcodec/store.rs"]
 mod store;
 
-const EXAMPLES: &str = "\
+/// The last line of `lgcodec --help`: where the store commands are (none in a build
+/// without a saver feature).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! store_note {
+    () => {
+        "
+Whole stores (a SQLite file or a Postgres database): lgcodec store --help lists the
+store commands, each with an example."
+    };
+}
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+macro_rules! store_note {
+    () => {
+        ""
+    };
+}
+
+const EXAMPLES: &str = concat!(
+    "\
 Examples (paste them: each works in an empty directory):
   $ echo '{\"type\": \"msgpack\", \"value\": {\"step\": 1}}' | lgcodec encode > row.bin
   $ lgcodec decode --type msgpack row.bin
@@ -34,7 +52,9 @@ Python); LANGGRAPH_AES_KEY_PREVIOUS (or LANGGRAPH_AES_FALLBACK_KEYS) lists older
 comma-separated (base64:<...> for a key with a comma). LANGGRAPH_AES_STRICT=1 (or
 --strict) refuses plaintext rows. JSONL answers carry the input's line number (\"line\") and its other
 fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}} and the exit
-status is 1.";
+status is 1.",
+    store_note!()
+);
 
 #[derive(Parser)]
 #[command(
@@ -115,9 +135,15 @@ enum Command {
         #[arg(default_value = "-")]
         file: String,
     },
-    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit what is
-    /// encrypted under which key, encrypt what is in clear, rekey what is under a
-    /// previous key. Exit status 0 success, 1 findings, 2 fatal.
+    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit, encrypt,
+    /// rekey; with the sqlite and postgres features also stats, inspect, export, import,
+    /// copy, prune, upgrade. Exit status 0 success, 1 findings, 2 fatal.
+    ///
+    /// audit tells what is encrypted under which key, encrypt encrypts what is in
+    /// clear, rekey re-encrypts what is under a previous key; stats and inspect read a
+    /// store, export and import back it up and restore it, copy moves it between SQLite
+    /// and Postgres, prune applies retention rules, upgrade brings an older layout to
+    /// today's. Each command has an example below.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = store::EXAMPLES)]
     Store {

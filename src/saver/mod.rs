@@ -17,8 +17,9 @@
 //!   `langgraph-checkpoint-postgres` uses, shared with Python services.
 //! - `durable` (cargo feature `durable`): `DurableSaver`, LangGraph's durability modes
 //!   (`sync`, `async` write-behind, `exit`) around any saver.
-//! - `conformance` (cargo feature `conformance`, on by default): the port of
-//!   `langgraph-checkpoint-conformance`'s spec, run with one call against any saver.
+//! - `conformance` (cargo feature `conformance`, off by default: turn it on in your
+//!   `[dev-dependencies]`): the port of `langgraph-checkpoint-conformance`'s spec, run
+//!   with one call against any saver.
 //!
 //! ```
 //! use langgraph_codec::saver::{

@@ -1,7 +1,14 @@
 //! Whole-store operations on a checkpoint store Python LangGraph wrote (features
 //! `sqlite` and/or `postgres`): [`audit`] what is encrypted under which key,
 //! [`encrypt`] what is in clear, [`rekey`] what is under a previous key — while Python
-//! processes keep writing.
+//! processes keep writing. With both features, the maintenance operations too:
+//! `AnyStore` (threads, histories, states, diffs and stats of any layout a saver
+//! wrote), `export` and `import` (backup files), `copy` (between SQLite and Postgres),
+//! `prune` (retention) and `upgrade` (an older layout brought to today's in place).
+//! The `lgcodec store` commands of the same names are thin shells over them
+//! (`docs/store-encryption.md`, `docs/store-maintenance.md`).
+//!
+//! Postgres is reached over a plain (non-TLS) connection: TLS is not supported yet.
 //!
 //! [`Store::open`] takes `sqlite:PATH`, a bare file path, or a `postgres://` /
 //! `postgresql://` URL, and opens it read-only: SQLite with `SQLITE_OPEN_READ_ONLY` (a

@@ -213,8 +213,10 @@ pub struct PruneReport {
     pub threads_deleted: u64,
     /// Checkpoints dropped (would be).
     pub checkpoints_deleted: u64,
-    /// Checkpoints kept only because a kept checkpoint needs them for its delta
-    /// channels.
+    /// Checkpoints the rules would drop, kept as ancestors of a kept checkpoint: to
+    /// rebuild its delta channels, or because some checkpoint on the chain could not be
+    /// read (its row or metadata did not decode, e.g. an encrypted SQLite checkpoint
+    /// without its key), so what it needs is unknown and its whole chain stays.
     pub kept_for_delta: u64,
     /// Checkpoints kept.
     pub checkpoints_kept: u64,

@@ -1,6 +1,9 @@
-//! `lgcodec store audit|encrypt|rekey STORE`: a thin shell over
-//! [`langgraph_codec::store`]. Exit status: 0 success (audit: clean), 1 findings or a
-//! sweep that left rows it could not do, 2 usage or fatal errors.
+//! `lgcodec store COMMAND`: a thin shell over [`langgraph_codec::store`]. The ten
+//! commands: `audit`, `encrypt` and `rekey` here; `stats`, `inspect`, `export`,
+//! `import`, `copy`, `prune` and `upgrade` in `store_maint.rs` (built with both the
+//! `sqlite` and `postgres` features). Exit status: 0 success (audit: clean), 1 findings
+//! (or a sweep that left rows it could not do, import conflicts, copy mismatches, a
+//! layout that cannot be upgraded in place), 2 usage or fatal errors.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -16,10 +19,22 @@ use langgraph_codec::store::{
     SweepReport, Verdict,
 };
 
-pub const EXAMPLES: &str = "\
-Examples (paste them in a directory holding checkpoints.db, a store Python's SqliteSaver
-wrote; a postgresql://user@host:5432/db URL works wherever checkpoints.db does):
-  $ lgcodec store audit checkpoints.db --allow-clear
+/// How the `lgcodec store --help` examples begin.
+macro_rules! examples_intro {
+    () => {
+        "\
+Examples (paste them, in this order, in a directory holding checkpoints.db, a store
+Python's SqliteSaver wrote without encryption, e.g. a copy of the crate's
+vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
+wherever a store is named):
+"
+    };
+}
+
+/// The audit, encrypt and rekey examples, and the keys they read.
+macro_rules! sweep_examples {
+    () => {
+        "  $ lgcodec store audit checkpoints.db --allow-clear
   $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt checkpoints.db --dry-run
   $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt sqlite:checkpoints.db
   $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store audit checkpoints.db --json
@@ -30,9 +45,52 @@ Keys: LANGGRAPH_AES_KEY is the primary key (new rows are written under it, EAX m
 Python's EncryptedSerializer.from_pycryptodome_aes()); LANGGRAPH_AES_KEY_PREVIOUS and
 LANGGRAPH_AES_FALLBACK_KEYS list decrypt-only keys, comma-separated (base64:<...> for a key
 with a comma). Rows in EAX and GCM mode are read.
-Exit status: 0 success (audit: clean); 1 audit findings (values in clear, under a previous
+Postgres: plain (non-TLS) connections only, until TLS support lands.
+"
+    };
+}
+
+/// The `lgcodec store --help` examples and notes: every store command this build has,
+/// in an order that works when the examples are pasted one after another
+/// (`tests/store/sweep.rs` runs them).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub const EXAMPLES: &str = concat!(
+    examples_intro!(),
+    "  $ lgcodec store stats checkpoints.db
+  $ lgcodec store inspect checkpoints.db
+  $ lgcodec store export checkpoints.db backup.jsonl
+  $ lgcodec store import backup.jsonl restored.db
+  $ lgcodec store copy checkpoints.db copy.db
+  $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ lgcodec store upgrade checkpoints.db --dry-run
+",
+    sweep_examples!(),
+    "Exit status: 0 success (audit: clean); 1 something to look at: audit findings (values in
+clear, under a previous key, unreadable), a sweep that left values it could not do,
+import conflicts or a backup file cut short, copy mismatches, a layout upgrade cannot
+bring up to date in place; 2 usage or fatal error.
+Output: --json prints one JSON object (the report) on standard output. audit, encrypt and
+rekey print their report on standard output, its last line a summary (with --json that
+summary goes to standard error); stats prints everything on standard output; inspect
+prints what it shows on standard output and, for a thread list or a history, a summary
+line on standard error; export, import, copy, prune and upgrade print their summary on
+standard error.
+Each command's --help has more examples (e.g. lgcodec store copy --help).",
+);
+
+/// The same, in a build without the maintenance commands (they need both the `sqlite`
+/// and `postgres` features).
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+pub const EXAMPLES: &str = concat!(
+    examples_intro!(),
+    sweep_examples!(),
+    "Exit status: 0 success (audit: clean); 1 audit findings (values in clear, under a previous
 key, unreadable) or a sweep that left values it could not do; 2 usage or fatal error.
---json prints one JSON object (the report) on standard output.";
+Output: the report on standard output, its last line a summary; --json prints one JSON
+object (the report) on standard output and the summary on standard error.
+Built with both the sqlite and postgres features, lgcodec store also has stats, inspect,
+export, import, copy, prune and upgrade.",
+);
 
 #[derive(Subcommand)]
 pub enum StoreCommand {

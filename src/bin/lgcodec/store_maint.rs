@@ -1,5 +1,5 @@
-//! `lgcodec store inspect|stats|export|import|copy`: store maintenance over
-//! [`langgraph_codec::store`] (needs the `sqlite` and `postgres` features).
+//! `lgcodec store inspect|stats|export|import|copy|prune|upgrade`: store maintenance
+//! over [`langgraph_codec::store`] (needs the `sqlite` and `postgres` features).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -505,8 +505,9 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
 pub struct PruneArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
     pub store: String,
-    /// Keep the latest N checkpoints per thread and namespace (and what their
-    /// DeltaChannels need).
+    /// Keep the latest N checkpoints per thread and namespace (and the ancestors their
+    /// DeltaChannels need; a checkpoint that cannot be read, e.g. without the key,
+    /// keeps its whole chain).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_latest: Option<u64>,
     /// Drop checkpoints older than DATE (UTC: 2024-01-31 or 2024-01-31T12:00:00Z); the
@@ -570,7 +571,7 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
                 return code;
             }
             eprintln!(
-                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} for DeltaChannels){} ({:.1} s)",
+                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
                 r.threads,
                 if r.dry_run { "would delete" } else { "deleted" },
                 r.checkpoints_deleted,

@@ -74,8 +74,8 @@ pub(super) const CHECKPOINT_PAGES: u64 = 1_000;
 /// milliseconds (the last copy with its two `fsync`s, then the restarted WAL's synced
 /// header), so a longer cycle halves that per write; appending a frame walks the hash
 /// chain of its page within its own table only, so the second table costs no more than
-/// the first did (4,000 frames before: ~1.4 µs of blocked time per `put_writes`, see
-/// `benches/README.md`, "SQLite put_writes, session 9").
+/// the first did (at 4,000 frames: ~1.4 µs more blocked time per `put_writes`, see
+/// `benches/README.md`, "SQLite saver").
 const INLINE_CHECKPOINT_FRAMES: i64 = 8 * CHECKPOINT_PAGES as i64;
 
 /// About how many WAL pages a write transaction of `bytes` of row data adds: the data's
@@ -337,7 +337,7 @@ pub(super) enum Statements {
     /// timeout), commits when it ends and rolls back whole when it fails. The same
     /// transaction without the `BEGIN IMMEDIATE` and `COMMIT` statements around it,
     /// whose cached-statement lookups and steps cost `put_writes` 3.3k of its 70.7k
-    /// instructions a call (callgrind, `benches/README.md`, "Session 10").
+    /// instructions a call (callgrind, `benches/README.md`, "SQLite saver").
     One,
     /// Any number of statements, in one `BEGIN IMMEDIATE` ... `COMMIT` transaction.
     Many,
