@@ -271,11 +271,22 @@ pub async fn export(args: ExportArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
+    // A file is written as a temporary file in its directory and renamed over FILE
+    // only once complete and on disk: a killed or failed export leaves the previous
+    // FILE as it was (and at most a `.FILE.*.partial` beside it, never a torn FILE).
+    let mut partial = None;
     let mut out: Box<dyn std::io::Write> = if args.file == "-" {
         Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
     } else {
-        match std::fs::File::create(&args.file) {
-            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+        match partial_file(&args.file) {
+            Ok(f) => {
+                let w = f.reopen();
+                partial = Some(f);
+                match w {
+                    Ok(w) => Box::new(std::io::BufWriter::new(w)),
+                    Err(e) => return fatal(format!("cannot create {}: {e}", args.file)),
+                }
+            }
             Err(e) => return fatal(format!("cannot create {}: {e}", args.file)),
         }
     };
@@ -285,10 +296,20 @@ pub async fn export(args: ExportArgs) -> ExitCode {
         options = options.on_progress(on_progress(b));
     }
     let report = store::export(&store, &mut out, &options).await;
+    // A write error the buffer still holds (a full disk) fails the export.
+    let flushed = out.flush();
     drop(out);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let report = match (report, flushed) {
+        (Ok(r), Ok(())) => match partial.map(|f| finish_partial(f, &args.file)) {
+            Some(Err(e)) => return fatal(format!("cannot write {}: {e}", args.file)),
+            _ => Ok(r),
+        },
+        (Ok(_), Err(e)) => return fatal(format!("cannot write {}: {e}", args.file)),
+        (Err(e), _) => Err(e),
+    };
     match report {
         Ok(r) => {
             let summary = format!(
@@ -303,6 +324,42 @@ pub async fn export(args: ExportArgs) -> ExitCode {
         }
         Err(e) => fatal(e),
     }
+}
+
+/// A temporary file beside `file` (same directory, so the rename is atomic), named
+/// after it: `.NAME.XXXXXX.partial`.
+fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let path = std::path::Path::new(file);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+}
+
+/// Puts a complete temporary file in place of `file`: its bytes on disk first, then the
+/// rename, then the directory entry on disk.
+fn finish_partial(partial: tempfile::NamedTempFile, file: &str) -> std::io::Result<()> {
+    partial.as_file().sync_all()?;
+    partial.persist(file).map_err(|e| e.error)?;
+    if let Some(dir) = std::path::Path::new(file).parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
 }
 
 pub async fn import(args: ImportArgs) -> ExitCode {

@@ -1,0 +1,166 @@
+//! The files `lgcodec store` writes: an export is written beside its target and renamed
+//! into place, so a killed or failed export leaves the previous backup as it was.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::scratch;
+use crate::support::store_fixture::{fill, serializer, Shape};
+use langgraph_codec::saver::sqlite::SqliteSaver;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+/// A SQLite store of `threads` threads of 20 steps (about 40 kB a thread exported).
+fn store(dir: &Path, threads: usize) -> PathBuf {
+    let path = dir.join("store.db");
+    let shape = Shape {
+        threads,
+        steps: 20,
+        ..Shape::default()
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            let saver = SqliteSaver::builder(&path)
+                .serializer(serializer(&shape))
+                .create(true)
+                .open()
+                .expect("saver");
+            fill(&saver, &shape, "t-").await;
+        });
+    path
+}
+
+/// The `.NAME.*.partial` files beside `file`.
+fn partials(file: &Path) -> Vec<PathBuf> {
+    let name = file
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    std::fs::read_dir(file.parent().expect("dir"))
+        .expect("list")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            n.is_some_and(|n| n.starts_with(&format!(".{name}.")) && n.ends_with(".partial"))
+        })
+        .collect()
+}
+
+/// Whether `bytes` are a whole export: they end with its `end` line.
+fn complete(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .last()
+        .is_some_and(|l| l.starts_with("{\"t\":\"end\""))
+}
+
+/// SIGKILL lands while the export is writing (a partial file has bytes, or the backup
+/// has changed): afterwards the backup is the previous one or a whole export, never a
+/// torn one. The kill is timed by what the test sees on disk, not by a sleep; a run
+/// that finishes before it is seen writing is retried (bounded), the backup put back.
+#[test]
+fn a_killed_export_leaves_the_previous_backup_whole() {
+    let dir = scratch("export-kill");
+    let source = store(&dir, 60);
+    let backup = dir.join("backup.jsonl");
+    let previous = b"{\"the\": \"previous backup\"}\n".to_vec();
+    let mut caught = false;
+    for _ in 0..20 {
+        std::fs::write(&backup, &previous).expect("previous backup");
+        for p in partials(&backup) {
+            std::fs::remove_file(p).expect("remove partial");
+        }
+        let mut child = Command::new(BIN)
+            .args(["store", "export"])
+            .arg(&source)
+            .arg(&backup)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let started = Instant::now();
+        let writing = loop {
+            let partial = partials(&backup)
+                .iter()
+                .any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
+            if partial || std::fs::read(&backup).is_ok_and(|b| b != previous) {
+                break true;
+            }
+            if child.try_wait().expect("wait").is_some()
+                || started.elapsed() > Duration::from_secs(60)
+            {
+                break false;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        // Still running? (It may have finished in between: that round does not count.)
+        let killed = writing && child.try_wait().expect("wait").is_none() && child.kill().is_ok();
+        let _ = child.wait();
+        if killed {
+            let now = std::fs::read(&backup).expect("backup");
+            assert!(
+                now == previous || complete(&now),
+                "the killed export left a torn backup ({} bytes)",
+                now.len()
+            );
+            if now == previous {
+                caught = true;
+                break;
+            }
+        }
+    }
+    assert!(caught, "no export was killed while writing in 20 tries");
+    // A rerun replaces the backup with a complete one and leaves no partial file.
+    let out = Command::new(BIN)
+        .args(["store", "export"])
+        .arg(&source)
+        .arg(&backup)
+        .output()
+        .expect("rerun");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for p in partials(&backup) {
+        std::fs::remove_file(p).expect("remove the killed run's partial");
+    }
+    let text = std::fs::read_to_string(&backup).expect("backup");
+    assert!(text.lines().count() > 60, "a whole export");
+    assert!(
+        text.lines().last().is_some_and(|l| l.contains("\"end\"")),
+        "ends with its end line"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An export that fails (its directory does not exist) creates nothing.
+#[test]
+fn a_failed_export_creates_no_file() {
+    let dir = scratch("export-fail");
+    let source = store(&dir, 1);
+    let target = dir.join("missing-dir").join("backup.jsonl");
+    let out = Command::new(BIN)
+        .args(["store", "export"])
+        .arg(&source)
+        .arg(&target)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!target.exists());
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("list")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(names, ["store.db"], "files left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
