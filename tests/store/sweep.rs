@@ -654,9 +654,19 @@ fn a_row_a_live_writer_changes_between_read_and_write_is_left_to_the_writer() {
     assert!(again.complete);
 }
 
-/// Kills `lgcodec store <op>` with SIGKILL at random points, several rounds, then lets
-/// it finish: the end state must equal an uninterrupted run's.
-fn kill_rounds(store_arg: &str, op: &str, env: &[(&str, &str)], rounds: usize) -> usize {
+/// Kills `lgcodec store <op>` with SIGKILL mid-sweep, several rounds; the caller then
+/// lets it finish and checks the end state equals an uninterrupted run's. A round's
+/// kill is timed by what the test sees, not by a sleep: `rows` (every stored value) is
+/// polled until a batch has been written, then the process is killed after a random
+/// 0-40 ms more, if it is still running. Returns how many rounds were killed while
+/// running; a round whose sweep ended first (nothing left to do) is not counted.
+fn kill_rounds(
+    store_arg: &str,
+    op: &str,
+    env: &[(&str, &str)],
+    rounds: usize,
+    rows: &dyn Fn() -> Vec<(String, String, String, Vec<u8>)>,
+) -> usize {
     let mut seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -667,7 +677,8 @@ fn kill_rounds(store_arg: &str, op: &str, env: &[(&str, &str)], rounds: usize) -
         seed = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let after_ms = 30 + (seed >> 33) % 400;
+        let extra_ms = (seed >> 33) % 40;
+        let before = rows();
         let mut cmd = Command::new(BIN);
         cmd.args([
             "store",
@@ -686,10 +697,26 @@ fn kill_rounds(store_arg: &str, op: &str, env: &[(&str, &str)], rounds: usize) -
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("spawn");
-        std::thread::sleep(Duration::from_millis(after_ms));
-        if child.try_wait().expect("wait").is_none() {
-            child.kill().expect("SIGKILL");
-            killed += 1;
+        let started = std::time::Instant::now();
+        let wrote = loop {
+            if child.try_wait().expect("wait").is_some() {
+                break false;
+            }
+            if rows() != before {
+                break true;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "lgcodec store {op} neither wrote nor ended in 120 s"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        if wrote {
+            std::thread::sleep(Duration::from_millis(extra_ms));
+            if child.try_wait().expect("wait").is_none() {
+                child.kill().expect("SIGKILL");
+                killed += 1;
+            }
         }
         let _ = child.wait();
     }
@@ -711,7 +738,7 @@ fn kill_9_at_random_points_then_resume_equals_an_uninterrupted_run() {
             0,
             "reference {op}"
         );
-        let killed = kill_rounds(p, op, &ENV_ROTATE, 5);
+        let killed = kill_rounds(p, op, &ENV_ROTATE, 5, &|| sqlite_rows(&path));
         assert!(killed >= 1, "no round was killed mid-sweep");
         let (code, stdout, stderr) = lgcodec(&["store", op, p], &ENV_ROTATE);
         assert_eq!(code, 0, "{stdout}{stderr}");
@@ -1087,7 +1114,7 @@ fn postgres_kill_9_and_terminated_connections_then_resume_equals_an_uninterrupte
     );
     assert!(report.complete);
     // SIGKILL rounds of the binary, then resume.
-    let killed = kill_rounds(&url, "rekey", &ENV_ROTATE, 4);
+    let killed = kill_rounds(&url, "rekey", &ENV_ROTATE, 4, &|| pg_rows(&url));
     assert!(killed >= 1, "no round was killed mid-sweep");
     for op in ["encrypt", "rekey"] {
         let (code, stdout, stderr) = lgcodec(&["store", op, &url], &ENV_ROTATE);
