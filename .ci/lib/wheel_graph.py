@@ -4,8 +4,8 @@ Python of a venv holding the installed wheel (with its dependency
 
   1. a real graph (python/tests/graphs.py) writes threads under key OLD through the
      companion's serializer (`encrypted_serializer()`, keys from the environment);
-  2. the wheel's `lgcodec` re-keys the store (`store rekey`, OLD decrypt-only) and
-     audits it clean under NEW alone (`store audit --json`);
+  2. the wheel's `lgcodec` audits it under NEW alone (findings: the control), re-keys
+     it (`store rekey`, OLD decrypt-only) and audits it clean under NEW alone;
   3. a new saver and serializer, NEW only and strict mode on, read every thread
      (so does Python's own `EncryptedSerializer` under NEW) and resume it: one more
      round each, nothing lost or replayed.
@@ -93,7 +93,11 @@ def smoke(store: str) -> None:
     assert key_indexes(store, lgck.KeyRingCipher(OLD.encode())) == {0}
     print(f"{name}: {len(THREADS)} threads x {ROUNDS} rounds written under OLD ({len(rows(store))} values)")
 
-    # 2. the CLI re-keys, then audits under NEW alone
+    # 2. the CLI re-keys, then audits under NEW alone (which, before the re-key, must
+    # find every value unreadable: the control that the audit below can fail)
+    p = lgcodec("store", "audit", store, "--json", LANGGRAPH_AES_KEY=NEW)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert json.loads(p.stdout)["verdict"] == "findings", p.stdout
     p = lgcodec("store", "rekey", store, LANGGRAPH_AES_KEY=NEW, LANGGRAPH_AES_KEY_PREVIOUS=OLD)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     print(f"{name}: {(p.stdout + p.stderr).strip().splitlines()[-1]}")
