@@ -97,13 +97,17 @@ def smoke(store: str) -> None:
     # find every value unreadable: the control that the audit below can fail)
     p = lgcodec("store", "audit", store, "--json", LANGGRAPH_AES_KEY=NEW)
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
-    assert json.loads(p.stdout)["verdict"] == "findings", p.stdout
+    totals = json.loads(p.stdout)["totals"]
+    values = totals["total"]["rows"] - totals["empty"]["rows"]  # "empty": no value to open
+    assert totals["unreadable"]["rows"] == values > 0, totals
     p = lgcodec("store", "rekey", store, LANGGRAPH_AES_KEY=NEW, LANGGRAPH_AES_KEY_PREVIOUS=OLD)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     print(f"{name}: {(p.stdout + p.stderr).strip().splitlines()[-1]}")
     p = lgcodec("store", "audit", store, "--json", LANGGRAPH_AES_KEY=NEW)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
-    assert json.loads(p.stdout)["verdict"] == "clean", p.stdout
+    report = json.loads(p.stdout)
+    assert report["verdict"] == "clean", p.stdout
+    assert report["totals"]["primary"]["rows"] == values, p.stdout
     assert key_indexes(store, lgck.KeyRingCipher(NEW.encode())) == {0}
     print(f"{name}: lgcodec store audit under NEW alone: clean")
 
