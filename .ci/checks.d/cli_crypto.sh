@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # lgcodec decrypts Python-encrypted rows, encrypts rows Python reads, and rekeys.
 set -euo pipefail
-cargo build --release --quiet --features cli --bin lgcodec
+# The feature set of .ci/run's release build (the pip wheel's): nothing rebuilt.
+cargo build --release --quiet --features cli,sqlite,postgres --bin lgcodec
 "${PY:-python3}" vectors/check_cli_crypto.py target/release/lgcodec

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pure-Python companion package (python/, langgraph-codec-keys):
-#  1. `pip install ./python` with no index (offline; its in-tree build backend needs
-#     nothing downloaded), into a scratch target, and it imports from there;
+#  1. `pip install ./python` into a scratch target, its build backend (flit-core, pinned
+#     in python/pyproject.toml) downloaded by pip into an isolated build environment,
+#     and it imports from there (its dependencies are the CI venv's: --no-deps);
 #  2. its pytest suite against the real langgraph 1.2.22 (strict msgpack off, and on in
 #     a second process), SqliteSaver and PostgresSaver (a throwaway server), and rows
 #     the Rust crate writes (builds examples/emit_encrypted_vectors and lgcodec).
@@ -11,11 +12,11 @@ STEP_PREFIX=python_package
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 
-install_offline() {
-    "$PY" -m pip install --quiet --no-index --no-deps --target "$WORK/site" ./python
+install() {
+    "$PY" -m pip install --quiet --disable-pip-version-check --no-deps --target "$WORK/site" ./python
     PYTHONPATH="$WORK/site" "$PY" -c 'import langgraph_codec_keys as k, sys; assert k.__file__.startswith(sys.argv[1]), k.__file__; print("installed:", k.__file__)' "$WORK/site"
 }
-step "pip install --no-index ./python" install_offline
+step "pip install ./python (flit-core)" install
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
     step "pytest for the package's tests" "$PY" -m pip install --quiet pytest==9.2.0
 fi
