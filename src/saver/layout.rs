@@ -285,17 +285,27 @@ mod sqlite_detect {
         uri
     }
 
-    /// Opens an SQLite store for reading without writing anything: not the file, not
-    /// its journal mode, and no `-wal` / `-shm` beside it.
+    /// Opens an SQLite store for reading without changing it: not the file's bytes,
+    /// not its journal mode, and no `-wal` / `-shm` left beside it afterwards — while
+    /// taking part in SQLite's locking, so that a writer in another process (Python's
+    /// saver, a prune) cannot change the file under a read: a read transaction on this
+    /// connection sees one point in time.
     ///
-    /// A store whose `-wal` file exists (a writer is running, or one stopped without
-    /// checkpointing) is opened `SQLITE_OPEN_READ_ONLY`, so what is in the WAL is
-    /// read. Otherwise the file is opened `mode=ro&immutable=1`: SQLite takes no lock
-    /// and creates no side file (a WAL-mode file opened plainly read-only gets a
-    /// `-wal` and `-shm` created beside it, or fails on a read-only directory). An
-    /// immutable connection does not see, and must not overlap, writes another
-    /// process makes while it is open: use it on a store at rest (inspect, export,
-    /// copy from a backup).
+    /// - A `-wal` beside the file (a writer is running, or one stopped without
+    ///   checkpointing): `SQLITE_OPEN_READ_ONLY`, so what is in the WAL is read; the
+    ///   side files are the writer's.
+    /// - A rollback-journal file: `SQLITE_OPEN_READ_ONLY`; readers make no side file.
+    /// - A WAL-mode file at rest (no `-wal`): SQLite's WAL reader needs a `-wal` and
+    ///   `-shm`, and a read-only connection that makes them cannot remove them. So the
+    ///   file is opened read-write (never created) with `PRAGMA query_only`: no
+    ///   statement on it can write, and when the last connection to the file closes
+    ///   SQLite removes both side files (the checkpoint of an empty WAL writes nothing
+    ///   to the file). While it is open they exist, as for any reader. Only if the file
+    ///   cannot be opened for writing (no permission, read-only media) is it opened
+    ///   `mode=ro&immutable=1`, which takes no lock: such a read must not overlap a
+    ///   writer that has the permission this process lacks.
+    ///
+    /// A busy timeout of 30 s lets a read wait out a rollback-journal writer's commit.
     ///
     /// # Errors
     /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite cannot open the file.
@@ -303,16 +313,42 @@ mod sqlite_detect {
         let path = path.as_ref();
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let opened = if Path::new(&wal).exists() {
-            Connection::open_with_flags(path, flags)
+        let read_only = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = if Path::new(&wal).exists() || !wal_mode_header(path) {
+            Connection::open_with_flags(path, read_only).map_err(storage)?
         } else {
-            Connection::open_with_flags(
-                format!("{}?mode=ro&immutable=1", file_uri(path)),
-                flags | OpenFlags::SQLITE_OPEN_URI,
+            let writable = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
+            .ok()
+            .filter(|c| !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true));
+            match writable {
+                Some(conn) => {
+                    conn.pragma_update(None, "query_only", true)
+                        .map_err(storage)?;
+                    conn
+                }
+                None => Connection::open_with_flags(
+                    format!("{}?mode=ro&immutable=1", file_uri(path)),
+                    read_only | OpenFlags::SQLITE_OPEN_URI,
+                )
+                .map_err(storage)?,
+            }
         };
-        opened.map_err(storage)
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(storage)?;
+        Ok(conn)
+    }
+
+    /// Whether the file's header says WAL mode (bytes 18 and 19 are 2). A file too short
+    /// or unreadable is not: SQLite's own open then says what is wrong with it.
+    fn wal_mode_header(path: &Path) -> bool {
+        use std::io::Read;
+        let mut header = [0u8; 20];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut header))
+            .is_ok_and(|()| header[18] == 2 && header[19] == 2)
     }
 
     /// Which saver wrote the SQLite database `conn` is open on. Reads the catalog

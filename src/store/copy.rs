@@ -647,8 +647,22 @@ pub async fn copy(
     keys: &StoreKeys,
     options: &CopyOptions,
 ) -> Result<CopyReport> {
-    let started = Instant::now();
     let src = AnyStore::open(source).await?;
+    // One read transaction over every read of the source: the copy is of one point in
+    // time, whatever Python or a prune commits there meanwhile.
+    src.raw.begin_snapshot().await?;
+    let report = copy_snapshot(&src, target, keys, options).await;
+    src.raw.end_snapshot().await;
+    report
+}
+
+async fn copy_snapshot(
+    src: &AnyStore,
+    target: &str,
+    keys: &StoreKeys,
+    options: &CopyOptions,
+) -> Result<CopyReport> {
+    let started = Instant::now();
     let read_serde = serializer(keys);
     let write_serde: Arc<dyn Serializer> = match keys.primary_ring() {
         Some(primary) => Arc::new(EncryptedSerializer::new(

@@ -388,8 +388,20 @@ pub async fn export(
     out: &mut dyn Write,
     options: &ExportOptions,
 ) -> Result<ExportReport> {
+    // One read transaction for the whole file: a backup is one point in time, whatever
+    // Python or a prune commits meanwhile.
+    store.raw.begin_snapshot().await?;
+    let report = export_snapshot(&store.raw, out, options).await;
+    store.raw.end_snapshot().await;
+    report
+}
+
+async fn export_snapshot(
+    raw: &Raw,
+    out: &mut dyn Write,
+    options: &ExportOptions,
+) -> Result<ExportReport> {
     let started = Instant::now();
-    let raw = &store.raw;
     let file = "(output)";
     let mut written = 0u64;
     let mut line = |out: &mut dyn Write, v: &Json| -> Result<()> {

@@ -1,6 +1,6 @@
 //! Raw, layout-aware access for the maintenance operations (inspect, stats, export,
 //! import, copy): a store in any layout [`crate::saver::layout`] detects, opened
-//! read-only (SQLite through `open_sqlite_read_only`: no write, no `-wal`/`-shm`;
+//! read-only (SQLite through `open_sqlite_read_only`: no write, no `-wal`/`-shm` left;
 //! Postgres in a read-only session), or a target opened for writing with Python's
 //! tables created by the savers' own `setup()` when it has none.
 //!
@@ -191,6 +191,45 @@ impl Raw {
             }
             .into()),
             _ => Ok(raw),
+        }
+    }
+
+    /// Starts one read transaction that every read until [`end_snapshot`](Self::end_snapshot)
+    /// is part of, so what they read is one point in time even with writers running:
+    /// SQLite's deferred transaction fixed by a first read (WAL: writers go on, the
+    /// reads see none of their commits; rollback journal: writers wait for the end),
+    /// Postgres's `REPEATABLE READ READ ONLY` (one snapshot, nothing locked).
+    ///
+    /// # Errors
+    /// The database's.
+    pub(crate) async fn begin_snapshot(&self) -> Result<()> {
+        match self {
+            Raw::Sqlite { conn, .. } => {
+                conn.execute_batch("BEGIN DEFERRED")
+                    .map_err(sq("snapshot"))?;
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(sq("snapshot"))?;
+            }
+            Raw::Postgres { client, .. } => client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .await
+                .map_err(pg("snapshot"))?,
+        }
+        Ok(())
+    }
+
+    /// Ends the read transaction [`begin_snapshot`](Self::begin_snapshot) started (it
+    /// wrote nothing: a failure to end it is a lost connection, which ends it too).
+    pub(crate) async fn end_snapshot(&self) {
+        match self {
+            Raw::Sqlite { conn, .. } => {
+                let _ = conn.execute_batch("COMMIT");
+            }
+            Raw::Postgres { client, .. } => {
+                let _ = client.batch_execute("COMMIT").await;
+            }
         }
     }
 

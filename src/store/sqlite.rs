@@ -142,12 +142,16 @@ impl SqliteStore {
         if !meta.is_file() {
             return Err(not_a_store(location, "a directory, not a file".to_owned()));
         }
-        let flags = if writable {
-            OpenFlags::SQLITE_OPEN_READ_WRITE
+        let conn = if writable {
+            Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(sqlite("open"))?
         } else {
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(sqlite("open"))?;
+            // The readers' opener: locks like any reader, leaves no -wal/-shm behind.
+            crate::saver::layout::open_sqlite_read_only(path)?
+        };
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(sqlite("open"))?;
         check_layout(&conn, location)?;

@@ -164,3 +164,63 @@ fn a_failed_export_creates_no_file() {
     assert_eq!(names, ["store.db"], "files left: {names:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every read-only command on a WAL-mode store at rest (Python's saver leaves its files
+/// in WAL mode) leaves the file byte for byte as it was and nothing beside it: while
+/// they read, SQLite's `-wal`/`-shm` exist; the last close removes them.
+#[test]
+fn read_only_commands_leave_a_wal_store_as_it_was_and_nothing_beside_it() {
+    let dir = scratch("read-only-wal");
+    let store = dir.join("py.sqlite");
+    std::fs::copy(
+        crate::support::stores().join("sqlite-py-3.1.2/store.sqlite"),
+        &store,
+    )
+    .expect("copy");
+    let bytes = std::fs::read(&store).expect("read");
+    assert_eq!(bytes.get(18..20), Some(&[2u8, 2][..]), "a WAL-mode file");
+    let s = store.to_str().expect("utf-8");
+    let out = dir.join("out");
+    std::fs::create_dir(&out).expect("out dir");
+    let backup = out.join("b.jsonl");
+    let copy_to = out.join("c.db");
+    for args in [
+        vec!["store", "audit", s],
+        vec!["store", "stats", s],
+        vec!["store", "inspect", s],
+        vec!["store", "inspect", s, "--thread", "t-main"],
+        vec!["store", "export", s, backup.to_str().expect("utf-8")],
+        vec![
+            "store",
+            "copy",
+            s,
+            copy_to.to_str().expect("utf-8"),
+            "--dry-run",
+        ],
+        vec!["store", "prune", s, "--keep-latest", "1", "--dry-run"],
+        vec!["store", "upgrade", s, "--dry-run"],
+    ] {
+        let run = Command::new(BIN)
+            .args(&args)
+            .env_remove("LANGGRAPH_AES_KEY")
+            .output()
+            .expect("run");
+        assert!(
+            run.status.code().is_some_and(|c| c <= 1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert_eq!(
+            std::fs::read(&store).expect("read"),
+            bytes,
+            "{args:?} changed the file"
+        );
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("list")
+            .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            .filter(|n| n != "out")
+            .collect();
+        assert_eq!(names, ["py.sqlite"], "{args:?} left files beside the store");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

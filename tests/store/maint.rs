@@ -93,13 +93,8 @@ async fn inspect_and_stats_read_every_sqlite_layout_without_a_write() {
         }
         let stats = store.stats(&StoreKeys::none()).await.expect("stats");
         assert_eq!(stats.threads, threads.len() as u64);
-        // While the store is open too: SQLite removes the -wal/-shm a plain open of a
-        // WAL file makes when the last connection closes.
-        assert_eq!(
-            files_in(&dir),
-            vec!["store.sqlite"],
-            "{fixture}: side files while open"
-        );
+        // While it is open, a WAL file has SQLite's -wal/-shm beside it (a reader takes
+        // part in locking); the last connection's close removes them.
         drop(store);
         assert_eq!(
             fs::read(&copy).expect("read"),
@@ -347,6 +342,174 @@ fn sqlite_rows(path: &Path) -> Vec<String> {
         out.extend(rows);
     }
     out
+}
+
+/// A writer that, the first time it is called, deletes thread `t-short` (its
+/// checkpoints and writes) and changes a checkpoint's metadata of `t-main`, committing
+/// through a connection of its own that it then closes (the close of a WAL file's last
+/// writer checkpoints it into the database file).
+fn writer_once(path: &Path) -> impl Fn() + Send + Sync + 'static {
+    let path = path.to_path_buf();
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    move || {
+        if fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let conn = rusqlite::Connection::open(&path).expect("writer opens");
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .expect("busy timeout");
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             DELETE FROM writes WHERE thread_id = 't-short';
+             DELETE FROM checkpoints WHERE thread_id = 't-short';
+             UPDATE checkpoints SET metadata = CAST('{\"step\": 99}' AS BLOB)
+               WHERE thread_id = 't-main' AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 't-main');
+             COMMIT;",
+        )
+        .expect("writer writes");
+    }
+}
+
+/// Export and copy of a SQLite store a writer changes while they read: each reads one
+/// point in time (one read transaction), so the file and the target hold the store as
+/// it was when they began — not some pages from before the write and some after. The
+/// writer's change is real: the store has it afterwards.
+#[tokio::test]
+async fn export_and_copy_of_a_live_sqlite_store_are_one_point_in_time() {
+    use langgraph_codec::store::{copy, export, CopyOptions, ExportOptions};
+    let dir = scratch("snapshot");
+    let none = StoreKeys::none();
+    // What an export and a copy of the store at rest hold.
+    let at_rest = python_store_in(&dir);
+    let want_file = dir.join("want.jsonl");
+    export_to(&at_rest, &want_file, &[]).await;
+    let want_copy = dir.join("want-copy.db");
+    copy(
+        &at_rest,
+        want_copy.to_str().expect("utf-8"),
+        &none,
+        &CopyOptions::new(),
+    )
+    .await
+    .expect("copy at rest");
+    for (i, op) in ["export", "copy"].into_iter().enumerate() {
+        let live = dir.join(format!("live-{i}.sqlite"));
+        fs::copy(Path::new(&at_rest), &live).expect("copy the store");
+        let location = live.to_str().expect("utf-8").to_owned();
+        let write = writer_once(&live);
+        match op {
+            "export" => {
+                let store = AnyStore::open(&location).await.expect("open");
+                let mut got = Vec::new();
+                let options = ExportOptions::new()
+                    .page_size(2)
+                    .on_progress(move |_| write());
+                export(&store, &mut got, &options).await.expect("export");
+                drop(store);
+                assert_eq!(
+                    String::from_utf8(got).expect("utf-8"),
+                    fs::read_to_string(&want_file).expect("want"),
+                    "the export is not the store as it was when it began"
+                );
+            }
+            _ => {
+                let target = dir.join(format!("copy-{i}.db"));
+                let report = copy(
+                    &location,
+                    target.to_str().expect("utf-8"),
+                    &none,
+                    &CopyOptions::new()
+                        .batch_size(2)
+                        .page_size(2)
+                        .on_progress(move |_| write()),
+                )
+                .await
+                .expect("copy");
+                assert!(report.mismatches.is_empty(), "{:?}", report.mismatches);
+                assert_eq!(
+                    sqlite_rows(&target),
+                    sqlite_rows(&want_copy),
+                    "the copy is not the store as it was when it began"
+                );
+            }
+        }
+        let rows = sqlite_rows(&live);
+        assert!(
+            !rows.iter().any(|r| r.starts_with("Text(\"t-short\")")),
+            "the writer's delete is in the store"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The same on Postgres: an export reads under one `REPEATABLE READ` snapshot, so a
+/// writer's commit between its pages is not in the file. (A copy from Postgres reads the
+/// checkpoint keys and writes in the snapshot but each checkpoint through the saver's
+/// `get_tuple`: one deleted meanwhile stops the copy, named, and a rerun goes on.)
+#[tokio::test]
+async fn an_export_of_a_live_postgres_store_is_one_point_in_time() {
+    use langgraph_codec::store::{export, ExportOptions};
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-snapshot");
+    let at_rest = pg::restored(&url, "postgres-py-3.2.0", "snapshot_rest").await;
+    let want_file = dir.join("want.jsonl");
+    export_to(&at_rest, &want_file, &[]).await;
+    let live = pg::restored(&url, "postgres-py-3.2.0", "snapshot_live").await;
+    // The writer: on the first page, deletes thread t-short in its own transaction.
+    let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let write = {
+        let (live, fired) = (live.clone(), Arc::clone(&fired));
+        move || {
+            if fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            let live = live.clone();
+            std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime")
+                    .block_on(async {
+                        pg::connect(&live)
+                            .await
+                            .batch_execute(
+                                "BEGIN;
+                                 DELETE FROM checkpoint_writes WHERE thread_id = 't-short';
+                                 DELETE FROM checkpoint_blobs WHERE thread_id = 't-short';
+                                 DELETE FROM checkpoints WHERE thread_id = 't-short';
+                                 COMMIT;",
+                            )
+                            .await
+                            .expect("writer writes");
+                    });
+            })
+            .join()
+            .expect("writer");
+        }
+    };
+    let store = AnyStore::open(&live).await.expect("open");
+    let mut got = Vec::new();
+    let options = ExportOptions::new()
+        .page_size(2)
+        .on_progress(move |_| write());
+    export(&store, &mut got, &options).await.expect("export");
+    assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(
+        String::from_utf8(got).expect("utf-8"),
+        fs::read_to_string(&want_file).expect("want"),
+        "the export is not the store as it was when it began"
+    );
+    let left = pg::connect(&live)
+        .await
+        .query_one(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = 't-short'",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get::<_, i64>(0);
+    assert_eq!(left, 0, "the writer's delete is in the store");
+    let _ = fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
