@@ -218,6 +218,11 @@ pub struct PruneReport {
     /// read (its row or metadata did not decode, e.g. an encrypted SQLite checkpoint
     /// without its key), so what it needs is unknown and its whole chain stays.
     pub kept_for_delta: u64,
+    /// Checkpoints of the threads looked at (not deleted whole) whose row could not be
+    /// read: an encrypted row without its key, a value that does not decode. What they
+    /// need is unknown, so their chains were kept whole: the prune did not do all it was
+    /// asked (the CLI exits 1 and says so).
+    pub unreadable: u64,
     /// Checkpoints kept.
     pub checkpoints_kept: u64,
     /// Pending-write rows dropped.
@@ -549,6 +554,9 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         }
         if idle {
             report.threads_deleted += 1;
+        }
+        if !idle {
+            report.unreadable += cps.iter().filter(|c| c.node.stored.is_none()).count() as u64;
         }
         for (ns, list) in by_ns {
             let all: BTreeSet<String> = list.iter().map(|c| c.id.clone()).collect();

@@ -608,8 +608,14 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
         }
     }
     for m in &args.metadata {
-        let Some((k, v)) = m.split_once('=') else {
-            return fatal(format!("--metadata {m:?}: expected KEY=JSON"));
+        let Some((k, v)) = m
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        else {
+            return fatal(format!(
+                "--metadata {m:?}: expected KEY=VALUE with both parts, the value as JSON or \
+                 plain text (e.g. source=loop, step=3, user=\"ada\")"
+            ));
         };
         let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::from(v));
         options = options.metadata(k, value);
@@ -643,6 +649,16 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
                     .unwrap_or_default(),
                 r.elapsed_s
             );
+            if r.unreadable > 0 {
+                eprintln!(
+                    "lgcodec store prune: {} checkpoint(s) could not be read (encrypted without \
+                     their key, or not decodable): their chains were kept, not pruned. Give the \
+                     key (LANGGRAPH_AES_KEY, LANGGRAPH_AES_FALLBACK_KEYS) and run it again; \
+                     `lgcodec store audit` names the rows.",
+                    r.unreadable
+                );
+                return ExitCode::from(1);
+            }
             ExitCode::SUCCESS
         }
         Err(e) => fatal(e),

@@ -1,0 +1,110 @@
+//! What the store commands refuse or report instead of doing silently less than asked:
+//! a prune that cannot read checkpoints (no key) exits 1 and says why, a `--metadata`
+//! rule without a value is refused before anything is read.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::scratch;
+use crate::support::store_fixture::{fill, serializer, Shape};
+use langgraph_codec::saver::sqlite::SqliteSaver;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+const KEY: &str = "refusals-key-16b";
+
+/// A SQLite store of 3 threads of 4 checkpoints, encrypted under `KEY`.
+fn encrypted_store(dir: &Path) -> PathBuf {
+    let path = dir.join("enc.db");
+    let shape = Shape {
+        threads: 3,
+        steps: 4,
+        key: Some(KEY.to_owned()),
+        ..Shape::default()
+    };
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            let saver = SqliteSaver::builder(&path)
+                .serializer(serializer(&shape))
+                .create(true)
+                .open()
+                .expect("saver");
+            fill(&saver, &shape, "t-").await;
+        });
+    path
+}
+
+fn checkpoints(path: &Path) -> i64 {
+    rusqlite::Connection::open(path)
+        .expect("open")
+        .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+        .expect("count")
+}
+
+fn lgcodec(args: &[&str], key: Option<&str>) -> (i32, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS");
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = cmd.output().expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Without the key no checkpoint of an encrypted store can be read, so a prune keeps
+/// every chain whole: it exits 1 and says what to do, rather than 0 with nothing
+/// deleted (a nightly job that lost its key would never prune and never complain).
+/// With the key the same command prunes and exits 0.
+#[test]
+fn a_prune_that_cannot_read_the_checkpoints_exits_1_and_says_why() {
+    let dir = scratch("prune-no-key");
+    let store = encrypted_store(&dir);
+    let s = store.to_str().expect("utf-8");
+    let before = checkpoints(&store);
+    assert_eq!(before, 12);
+    let (code, stderr) = lgcodec(&["store", "prune", s, "--keep-latest", "1"], None);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("12 checkpoint(s) could not be read")
+            && stderr.contains("LANGGRAPH_AES_KEY"),
+        "{stderr}"
+    );
+    assert_eq!(checkpoints(&store), before, "nothing was deleted");
+    let (code, stderr) = lgcodec(&["store", "prune", s, "--keep-latest", "1"], Some(KEY));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(checkpoints(&store), 3, "one checkpoint a thread kept");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--metadata KEY=` (or `=VALUE`) would match nothing, silently: refused, exit 2.
+#[test]
+fn a_metadata_rule_without_a_value_is_refused() {
+    let dir = scratch("prune-metadata");
+    let store = encrypted_store(&dir);
+    let s = store.to_str().expect("utf-8");
+    for rule in ["source=", "=loop", "source"] {
+        let (code, stderr) = lgcodec(
+            &[
+                "store",
+                "prune",
+                s,
+                "--keep-latest",
+                "1",
+                "--metadata",
+                rule,
+            ],
+            Some(KEY),
+        );
+        assert_eq!(code, 2, "{rule}: {stderr}");
+        assert!(stderr.contains("KEY=VALUE"), "{rule}: {stderr}");
+    }
+    assert_eq!(checkpoints(&store), 12);
+    let _ = std::fs::remove_dir_all(&dir);
+}
