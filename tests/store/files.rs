@@ -6,8 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::scratch;
-use crate::support::store_fixture::{fill, serializer, Shape};
-use langgraph_codec::saver::sqlite::SqliteSaver;
+use crate::support::store_fixture::{sqlite_store, Shape};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 
@@ -19,17 +18,7 @@ fn store(dir: &Path, threads: usize) -> PathBuf {
         steps: 20,
         ..Shape::default()
     };
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime")
-        .block_on(async {
-            let saver = SqliteSaver::builder(&path)
-                .serializer(serializer(&shape))
-                .create(true)
-                .open()
-                .expect("saver");
-            fill(&saver, &shape, "t-").await;
-        });
+    sqlite_store(&path, &shape, "t-");
     path
 }
 

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::scratch;
-use crate::support::store_fixture::{fill, serializer, Shape};
-use langgraph_codec::saver::sqlite::SqliteSaver;
+use crate::support::store_fixture::{sqlite_store, Shape};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const KEY: &str = "refusals-key-16b";
@@ -21,17 +20,7 @@ fn encrypted_store(dir: &Path) -> PathBuf {
         key: Some(KEY.to_owned()),
         ..Shape::default()
     };
-    tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime")
-        .block_on(async {
-            let saver = SqliteSaver::builder(&path)
-                .serializer(serializer(&shape))
-                .create(true)
-                .open()
-                .expect("saver");
-            fill(&saver, &shape, "t-").await;
-        });
+    sqlite_store(&path, &shape, "t-");
     path
 }
 

@@ -121,3 +121,21 @@ pub async fn fill(saver: &dyn CheckpointSaver, shape: &Shape, thread_prefix: &st
     }
     rows
 }
+
+/// A SQLite store at `path` holding `shape`'s threads (named `prefix` + number), written
+/// by this crate's saver on a runtime of its own (for tests that are not async).
+#[cfg(feature = "sqlite")]
+pub fn sqlite_store(path: &std::path::Path, shape: &Shape, prefix: &str) {
+    use langgraph_codec::saver::sqlite::SqliteSaver;
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            let saver = SqliteSaver::builder(path)
+                .serializer(serializer(shape))
+                .create(true)
+                .open()
+                .expect("saver");
+            fill(&saver, shape, prefix).await;
+        });
+}
