@@ -561,6 +561,9 @@ pub struct ImportReport {
     pub conflict_samples: Vec<ImportConflict>,
     /// Whether the file ended with its footer (not cut short).
     pub complete: bool,
+    /// Where and how the file was cut short, when its last line is a partial row (the
+    /// rows before it were imported).
+    pub cut_short: Option<String>,
     /// Whether the target was empty and got Python's tables.
     pub created_tables: bool,
     /// Seconds.
@@ -975,6 +978,14 @@ pub async fn import(
     let mut batch: Vec<Vec<Cell>> = Vec::new();
     let mut batch_kind: Option<usize> = None;
     let mut done = 0u64;
+    // Rows of each kind, checked against the end line's counts.
+    let mut held = [0u64; 3];
+    // The header's thread list: a row of another thread is not from this backup.
+    let only: Option<std::collections::HashSet<String>> = field("threads").as_array().map(|a| {
+        a.iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect()
+    });
     async fn flush(
         tgt: &mut Target,
         spec: &Spec,
@@ -1012,10 +1023,22 @@ pub async fn import(
         let Some(l) = line_text(&at(n), line)? else {
             continue;
         };
-        let obj: Map<String, Json> = serde_json::from_str(&l).map_err(|e| StoreFault::Backup {
-            file: at(n),
-            reason: e.to_string(),
-        })?;
+        let obj: Map<String, Json> = match serde_json::from_str(&l) {
+            Ok(obj) => obj,
+            // The last line, not whole: the file was cut short there (a copy or a
+            // download that stopped). What came before is imported; the report says so.
+            Err(e) if e.is_eof() && lines.next_line().map_err(io_err(file))?.is_none() => {
+                report.cut_short = Some(format!("{}: a partial row ({e})", at(n)));
+                break;
+            }
+            Err(e) => {
+                return Err(StoreFault::Backup {
+                    file: at(n),
+                    reason: e.to_string(),
+                }
+                .into())
+            }
+        };
         let kind = obj.get("t").and_then(Json::as_str).unwrap_or_default();
         if kind == "end" {
             if let Some(i) = batch_kind {
@@ -1023,8 +1046,47 @@ pub async fn import(
                     flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
                 }
             }
+            let said = ["checkpoints", "blobs", "writes"]
+                .map(|k| obj.get(k).and_then(Json::as_u64).unwrap_or(0));
+            if said != held {
+                return Err(StoreFault::Backup {
+                    file: at(n),
+                    reason: format!(
+                        "the end line counts {} checkpoint(s), {} blob(s), {} write(s) but the file holds {}, {}, {}: rows were lost or added (the rows read were imported)",
+                        said[0], said[1], said[2], held[0], held[1], held[2]
+                    ),
+                }
+                .into());
+            }
+            // Nothing may follow the end line: two backups concatenated would import
+            // only the first.
+            while let Some((m, next)) = lines.next_line().map_err(io_err(file))? {
+                if line_text(&at(m), next)?.is_some() {
+                    return Err(StoreFault::Backup {
+                        file: at(m),
+                        reason: "data after the end line (two backups concatenated?): import each file on its own (the first part was imported)".to_owned(),
+                    }
+                    .into());
+                }
+            }
             report.complete = true;
             break;
+        }
+        if let Some(only) = &only {
+            let thread = obj
+                .get("thread_id")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            if !only.contains(thread) {
+                return Err(StoreFault::Backup {
+                    file: at(n),
+                    reason: format!(
+                        "a row of thread {:?}, which the header's thread list does not name: not from this backup",
+                        thread.chars().take(80).collect::<String>()
+                    ),
+                }
+                .into());
+            }
         }
         let Some(i) = specs.iter().position(|s| s.kind == kind) else {
             return Err(StoreFault::Backup {
@@ -1057,6 +1119,14 @@ pub async fn import(
         }
         if let Some(spec) = specs.get(i) {
             batch.push(cells(spec, &obj, &at(n))?);
+            let slot = match spec.kind {
+                "checkpoint" => 0,
+                "blob" => 1,
+                _ => 2,
+            };
+            if let Some(c) = held.get_mut(slot) {
+                *c += 1;
+            }
         }
         done += 1;
     }

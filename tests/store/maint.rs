@@ -512,6 +512,87 @@ async fn an_export_of_a_live_postgres_store_is_one_point_in_time() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Import of a backup that is not whole: cut in the middle of a row, it imports the
+/// rows before the cut and reports where it was cut (the CLI exits 1); two backups
+/// concatenated, an end line whose counts differ from the rows, and a row of a thread
+/// the header does not list are each refused, named by line.
+#[tokio::test]
+async fn import_checks_the_backup_is_whole_and_one() {
+    use langgraph_codec::store::{import, ImportOptions};
+    let dir = scratch("import-checks");
+    let source = python_store_in(&dir);
+    let backup = dir.join("b.jsonl");
+    export_to(&source, &backup, &[]).await;
+    let text = fs::read_to_string(&backup).expect("backup");
+    let lines: Vec<&str> = text.lines().collect();
+    let run = |body: String, target: &str| {
+        let target = dir.join(target).to_str().expect("utf-8").to_owned();
+        async move {
+            let mut input = std::io::Cursor::new(body.into_bytes());
+            import(
+                &mut input,
+                "b.jsonl",
+                &target,
+                &ImportOptions::new().batch_size(4),
+            )
+            .await
+        }
+    };
+    // Cut in the middle of line 10 (the header, then 8 whole rows, then half a row).
+    let cut_line = lines[9];
+    let mut cut = lines[..9].join("\n");
+    cut.push('\n');
+    cut.push_str(&cut_line[..cut_line.len() / 2]);
+    let report = run(cut, "cut.db")
+        .await
+        .expect("a cut file imports what it holds");
+    assert!(!report.complete);
+    assert_eq!(report.inserted, 8, "{report:?}");
+    assert!(
+        report
+            .cut_short
+            .as_deref()
+            .is_some_and(|c| c.contains("b.jsonl:10")),
+        "{report:?}"
+    );
+    // Two backups, one after the other.
+    let err = run(format!("{text}{text}"), "twice.db")
+        .await
+        .expect_err("concatenated");
+    assert!(err.to_string().contains("after the end line"), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("b.jsonl:{}", lines.len() + 1)),
+        "{err}"
+    );
+    // An end line that counts one checkpoint more than the file holds.
+    let end = lines.last().expect("end line");
+    let v: serde_json::Value = serde_json::from_str(end).expect("end json");
+    let more = v["checkpoints"].as_u64().expect("count") + 1;
+    let wrong = text.replace(
+        &format!("\"checkpoints\":{}", v["checkpoints"]),
+        &format!("\"checkpoints\":{more}"),
+    );
+    assert_ne!(wrong, text);
+    let err = run(wrong, "count.db").await.expect_err("wrong count");
+    assert!(err.to_string().contains("the end line counts"), "{err}");
+    // A backup of t-main with a row of t-short slipped in before its end line.
+    let one = dir.join("one.jsonl");
+    export_to(&source, &one, &["t-main"]).await;
+    let one_text = fs::read_to_string(&one).expect("one");
+    let stray = lines
+        .iter()
+        .find(|l| l.contains("\"thread_id\":\"t-short\""))
+        .expect("a t-short row");
+    let mut one_lines: Vec<&str> = one_text.lines().collect();
+    one_lines.insert(one_lines.len() - 1, stray);
+    let err = run(one_lines.join("\n") + "\n", "stray.db")
+        .await
+        .expect_err("stray thread");
+    assert!(err.to_string().contains("does not name"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn sqlite_export_import_export_is_byte_identical_and_encrypted_rows_stay_encrypted() {
     let dir = scratch("backup");

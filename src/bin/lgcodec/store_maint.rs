@@ -391,7 +391,11 @@ pub async fn import(args: ImportArgs) -> ExitCode {
                 r.identical,
                 r.conflicts,
                 if r.created_tables { "; Python's tables created" } else { "" },
-                if r.complete { "" } else { "; THE FILE WAS CUT SHORT (no end line)" },
+                match (&r.cut_short, r.complete) {
+                    (_, true) => String::new(),
+                    (Some(at), false) => format!("; THE FILE WAS CUT SHORT at {at}: the rows before it were imported"),
+                    (None, false) => "; THE FILE WAS CUT SHORT (no end line)".to_owned(),
+                },
                 r.elapsed_s
             );
             for c in &r.conflict_samples {
