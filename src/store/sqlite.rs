@@ -135,13 +135,7 @@ impl SqliteStore {
     /// Opens the file at `path`: read-only (`SQLITE_OPEN_READ_ONLY`), or read-write
     /// without creating it. Checks Python's layout.
     pub(crate) fn open(path: &Path, writable: bool, location: &str) -> Result<Self> {
-        let meta = std::fs::metadata(path).map_err(|e| StoreFault::NotFound {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        if !meta.is_file() {
-            return Err(not_a_store(location, "a directory, not a file".to_owned()));
-        }
+        super::raw::require_sqlite_file(path)?;
         let conn = if writable {
             Connection::open_with_flags(
                 path,

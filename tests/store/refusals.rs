@@ -97,3 +97,27 @@ fn a_metadata_rule_without_a_value_is_refused() {
     assert_eq!(checkpoints(&store), 12);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A path that is not a regular file is named for what it is, for every command that
+/// opens a store, and nothing is created there.
+#[test]
+fn a_path_that_is_not_a_file_is_named_for_what_it_is() {
+    let dir = scratch("not-a-file");
+    let d = dir.to_str().expect("utf-8");
+    for (path, what) in [("/dev/zero", "a character device"), (d, "a directory")] {
+        for command in ["audit", "stats", "inspect", "export", "prune", "upgrade"] {
+            let mut args = vec!["store", command, path];
+            match command {
+                "export" => args.push("-"),
+                "prune" => args.extend(["--keep-latest", "1", "--dry-run"]),
+                "upgrade" => args.push("--dry-run"),
+                _ => {}
+            }
+            let (code, stderr) = lgcodec(&args, None);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(stderr.contains(what), "{args:?}: {stderr}");
+        }
+    }
+    assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
