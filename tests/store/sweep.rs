@@ -267,6 +267,11 @@ fn a_read_only_file_is_audited_and_refused_for_writing() {
             .expect_err("read-only");
         assert_eq!(err.kind(), ErrorKind::ReadOnly, "{err}");
     }
+    // `nobody` runs a copy of the binary in the store's directory (world-readable), so
+    // the test does not depend on who may enter the checkout the binary was built in.
+    let bin = dir.join("lgcodec");
+    std::fs::copy(BIN, &bin).expect("copy the binary");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod dir");
     let as_user = |args: &[&str]| -> (i32, String, String) {
         if !privileged {
             return lgcodec(args, &ENV_ROTATE);
@@ -275,7 +280,7 @@ fn a_read_only_file_is_audited_and_refused_for_writing() {
         let mut cmd = Command::new("runuser");
         cmd.args(["-u", "nobody", "--", "env"])
             .args(&joined)
-            .arg(BIN)
+            .arg(&bin)
             .args(args);
         let out = cmd.output().expect("runuser runs");
         (
