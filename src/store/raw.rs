@@ -17,6 +17,7 @@ use tokio_postgres::{Client, NoTls};
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
+pub(crate) use super::sqlite::require_sqlite_file;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::error::Error;
@@ -42,60 +43,6 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
             found: e.to_string(),
         }
         .into()
-    }
-}
-
-/// An SQLite store must already exist as a regular file: opening a missing path would
-/// make an empty database there (and these operations create nothing), and a
-/// directory, a device or a pipe is no database.
-///
-/// # Errors
-/// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) naming the path and
-/// why (no such file, no permission to look); [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore)
-/// naming what is there instead.
-pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<(), Error> {
-    let meta = std::fs::metadata(path).map_err(|e| StoreFault::NotFound {
-        path: path.to_path_buf(),
-        reason: match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_owned(),
-            _ => e.to_string(),
-        },
-    })?;
-    if meta.is_file() {
-        return Ok(());
-    }
-    Err(StoreFault::NotAStore {
-        location: path.display().to_string(),
-        found: format!(
-            "{}, not a file: give the path of the SQLite database file",
-            what_is_there(&meta.file_type())
-        ),
-    }
-    .into())
-}
-
-/// What a path that is not a regular file is.
-fn what_is_there(t: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_fifo() {
-            return "a named pipe";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
     }
 }
 

@@ -131,11 +131,65 @@ fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
     Ok(Row { key, tag, data })
 }
 
+/// An SQLite store must already exist as a regular file: opening a missing path would
+/// make an empty database there (and these operations create nothing), and a
+/// directory, a device or a pipe is no database.
+///
+/// # Errors
+/// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) naming the path and
+/// why (no such file, no permission to look); [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore)
+/// naming what is there instead.
+pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| StoreFault::NotFound {
+        path: path.to_path_buf(),
+        reason: match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            _ => e.to_string(),
+        },
+    })?;
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(StoreFault::NotAStore {
+        location: path.display().to_string(),
+        found: format!(
+            "{}, not a file: give the path of the SQLite database file",
+            what_is_there(&meta.file_type())
+        ),
+    }
+    .into())
+}
+
+/// What a path that is not a regular file is.
+fn what_is_there(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a named pipe";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 impl SqliteStore {
     /// Opens the file at `path`: read-only (`SQLITE_OPEN_READ_ONLY`), or read-write
     /// without creating it. Checks Python's layout.
     pub(crate) fn open(path: &Path, writable: bool, location: &str) -> Result<Self> {
-        super::raw::require_sqlite_file(path)?;
+        require_sqlite_file(path)?;
         let conn = if writable {
             Connection::open_with_flags(
                 path,
