@@ -638,7 +638,8 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
         }
         Location::Postgres(url) => {
             let client = pg_connect(&url, false).await?;
-            let layout = crate::saver::layout::detect_postgres(&client, "public")
+            let schema = super::raw::pg_current_schema(&client).await?;
+            let layout = crate::saver::layout::detect_postgres(&client, &schema)
                 .await
                 .map_err(super::raw::saver_err(&shown))?;
             let created = match layout {

@@ -99,6 +99,21 @@ pub(crate) async fn pg_connect(url: &str, read_only: bool) -> Result<Client> {
     Ok(client)
 }
 
+/// The schema unqualified table names resolve to on `client`: the first schema of its
+/// `search_path` that exists (what the savers and Python's saver write to when the URL
+/// sets `options=-csearch_path=…`), `public` if none does.
+///
+/// # Errors
+/// The server's.
+pub(crate) async fn pg_current_schema(client: &Client) -> Result<String> {
+    let row = client
+        .query_one("SELECT current_schema()", &[])
+        .await
+        .map_err(pg("connect"))?;
+    let schema: Option<String> = row.try_get(0).map_err(pg("connect"))?;
+    Ok(schema.unwrap_or_else(|| "public".to_owned()))
+}
+
 /// SQL column expressions of a layout: thread, namespace, id, parent, type of the
 /// checkpoints table; checkpoint id, type and task path of the writes table.
 pub(crate) struct Cols {
@@ -156,7 +171,8 @@ impl Raw {
             }
             Location::Postgres(url) => {
                 let client = pg_connect(&url, true).await?;
-                let layout = detect_postgres(&client, "public")
+                let schema = pg_current_schema(&client).await?;
+                let layout = detect_postgres(&client, &schema)
                     .await
                     .map_err(saver_err(&shown))?;
                 Raw::Postgres {

@@ -252,7 +252,8 @@ async fn pg_layout(url: &str, shown: &str) -> Result<StoreLayout> {
             .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await
             .map_err(pg("upgrade"))?;
-        let layout = detect_postgres(&client, "public").await;
+        let schema = super::raw::pg_current_schema(&client).await?;
+        let layout = detect_postgres(&client, &schema).await;
         client
             .batch_execute("COMMIT")
             .await

@@ -593,6 +593,39 @@ async fn import_checks_the_backup_is_whole_and_one() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A Postgres store outside `public`, reached as Python reaches it
+/// (`options=-csearch_path=app` in the URL): inspect, stats, export and upgrade find its
+/// tables where the savers do (the connection's `current_schema()`), not in `public`.
+#[tokio::test]
+async fn a_postgres_store_in_the_search_path_schema_is_found_by_every_reader() {
+    use langgraph_codec::store::{upgrade, UpgradeOptions};
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-schema");
+    let db = pg::restored(&url, "postgres-py-3.2.0", "search_path").await;
+    pg::connect(&db)
+        .await
+        .batch_execute("ALTER SCHEMA public RENAME TO app; CREATE SCHEMA public;")
+        .await
+        .expect("move the tables to schema app");
+    let sep = if db.contains('?') { '&' } else { '?' };
+    let in_app = format!("{db}{sep}options=-csearch_path%3Dapp");
+    let store = AnyStore::open(&in_app)
+        .await
+        .expect("opens the store in app");
+    let stats = store.stats(&StoreKeys::none()).await.expect("stats");
+    assert_eq!(stats.threads, 2, "{stats:?}");
+    drop(store);
+    let exported = export_to(&in_app, &dir.join("b.jsonl"), &[]).await;
+    assert_eq!(exported.checkpoints, 12);
+    let report = upgrade(&in_app, &UpgradeOptions::new().dry_run(true))
+        .await
+        .expect("upgrade dry run");
+    assert!(report.current && report.steps.is_empty(), "{report:?}");
+    // Without the search path, the database's public schema is empty: not a store.
+    assert!(AnyStore::open(&db).await.is_err());
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn sqlite_export_import_export_is_byte_identical_and_encrypted_rows_stay_encrypted() {
     let dir = scratch("backup");
