@@ -6,13 +6,27 @@
 pub(crate) enum KeyPart {
     Text(String),
     Int(i64),
+    /// A SQLite key cell that is not UTF-8 text: a BLOB (`blob`), or TEXT whose bytes
+    /// are not UTF-8 (written by something other than Python). Bound back as it was
+    /// stored, so keyset paging and compare-and-swap find the row.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    Bytes {
+        blob: bool,
+        bytes: Vec<u8>,
+    },
 }
 
 impl KeyPart {
+    /// For reports: the text, the number, or the bytes with what is not UTF-8 replaced
+    /// (`U+FFFD`), marked `x'…'` for a BLOB.
     pub(crate) fn text(&self) -> String {
         match self {
             KeyPart::Text(s) => s.clone(),
             KeyPart::Int(i) => i.to_string(),
+            KeyPart::Bytes { blob: true, bytes } => {
+                format!("x'{}'", String::from_utf8_lossy(bytes))
+            }
+            KeyPart::Bytes { blob: false, bytes } => String::from_utf8_lossy(bytes).into_owned(),
         }
     }
 }
@@ -44,11 +58,8 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    pub(crate) fn thread_id(&self) -> &str {
-        match self.key.first() {
-            Some(KeyPart::Text(s)) => s,
-            _ => "",
-        }
+    pub(crate) fn thread_id(&self) -> String {
+        self.key.first().map(KeyPart::text).unwrap_or_default()
     }
 }
 

@@ -366,7 +366,7 @@ pub async fn audit(
                 let bytes = stored_len(row);
                 counts.add(&class, |n| keys.label(n), bytes);
                 if options.per_thread {
-                    threads.entry(row.thread_id().to_owned()).or_default().add(
+                    threads.entry(row.thread_id()).or_default().add(
                         &class,
                         |n| keys.label(n),
                         bytes,

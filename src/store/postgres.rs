@@ -92,6 +92,11 @@ fn key_params(key: &[KeyPart]) -> Vec<Box<dyn ToSql + Sync + Send>> {
             match k {
                 KeyPart::Text(s) => Box::new(s.clone()),
                 KeyPart::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                // Postgres key columns are text: their values are always UTF-8, so
+                // the Postgres reader never makes this part.
+                KeyPart::Bytes { bytes, .. } => {
+                    Box::new(String::from_utf8_lossy(bytes).into_owned())
+                }
             }
         })
         .collect()

@@ -99,13 +99,25 @@ fn check_layout(conn: &Connection, location: &str) -> Result<()> {
     Ok(())
 }
 
-fn key_params(key: &[KeyPart]) -> Vec<SqlValue> {
-    key.iter()
-        .map(|k| match k {
-            KeyPart::Text(s) => SqlValue::Text(s.clone()),
-            KeyPart::Int(i) => SqlValue::Integer(*i),
-        })
-        .collect()
+/// A key part as a statement parameter, bound as it was stored (a TEXT cell whose bytes
+/// are not UTF-8 goes back as those bytes, as TEXT).
+struct KeyParam(KeyPart);
+
+impl rusqlite::ToSql for KeyParam {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(match &self.0 {
+            KeyPart::Text(s) => ValueRef::Text(s.as_bytes()),
+            KeyPart::Int(i) => {
+                return Ok(rusqlite::types::ToSqlOutput::Owned(SqlValue::Integer(*i)))
+            }
+            KeyPart::Bytes { blob: true, bytes } => ValueRef::Blob(bytes),
+            KeyPart::Bytes { blob: false, bytes } => ValueRef::Text(bytes),
+        }))
+    }
+}
+
+fn key_params(key: &[KeyPart]) -> Vec<KeyParam> {
+    key.iter().cloned().map(KeyParam).collect()
 }
 
 fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -114,7 +126,22 @@ fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
         key.push(if Table::is_int(column) {
             KeyPart::Int(r.get(i)?)
         } else {
-            KeyPart::Text(r.get(i)?)
+            match r.get_ref(i)? {
+                ValueRef::Text(b) => match std::str::from_utf8(b) {
+                    Ok(s) => KeyPart::Text(s.to_owned()),
+                    Err(_) => KeyPart::Bytes {
+                        blob: false,
+                        bytes: b.to_vec(),
+                    },
+                },
+                ValueRef::Blob(b) => KeyPart::Bytes {
+                    blob: true,
+                    bytes: b.to_vec(),
+                },
+                // Python's tables declare their key columns TEXT NOT NULL: anything else
+                // is not a row Python wrote; SQLite's error names the column.
+                _ => KeyPart::Text(r.get(i)?),
+            }
         });
     }
     let n = t.key.len();
@@ -266,7 +293,9 @@ impl SqliteStore {
         self.run(move |c| {
             let sql = page_sql(t, after.is_some(), |i| format!("?{i}"));
             let mut params = after.as_deref().map(key_params).unwrap_or_default();
-            params.push(SqlValue::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+            params.push(KeyParam(KeyPart::Int(
+                i64::try_from(limit).unwrap_or(i64::MAX),
+            )));
             let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
             let rows = stmt
                 .query_map(rusqlite::params_from_iter(params), |r| read_row(t, r))

@@ -1220,3 +1220,65 @@ fn postgres_inline_entries_a_blob_supersedes_are_counted_as_markers() {
         (2, 3, 1, 0)
     );
 }
+
+/// Key cells Python never writes but a SQLite file can hold — a BLOB `thread_id`, a TEXT
+/// `thread_id` whose bytes are not UTF-8 — neither stop the audit nor the encryption:
+/// each such row is counted, rewritten by compare-and-swap like any other (bound back as
+/// it was stored), and paging goes on past it to the rows after it.
+#[test]
+fn rows_whose_thread_id_is_a_blob_or_not_utf8_are_swept_like_the_others() {
+    let dir = temp_dir("odd-keys");
+    let path = sqlite_store(&dir, 2, 0, 2);
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    for thread in ["x'ff00'", "CAST(x'ff61' AS TEXT)"] {
+        conn.execute(
+            &format!(
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                 VALUES ({thread}, '', 'c1', 't', '', 0, 'ch', 'msgpack', x'a6736563726574')"
+            ),
+            [],
+        )
+        .expect("insert");
+    }
+    let total: i64 = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM writes)",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    drop(conn);
+    let p = path.to_str().expect("utf-8");
+    let audit = |keys: StoreKeys| {
+        rt().block_on(async {
+            store::audit(&Store::open(p).await?, &keys, &AuditOptions::new()).await
+        })
+        .expect("audit reads every row")
+    };
+    let before = audit(new_with_old());
+    assert_eq!(before.totals.total.rows, total as u64);
+    assert_eq!(
+        before.totals.clear.rows, total as u64,
+        "{:?}",
+        before.totals
+    );
+    let report = rt()
+        .block_on(async {
+            store::encrypt(
+                &Store::open_for_writing(p).await?,
+                &new_with_old(),
+                &SweepOptions::new().batch_size(3),
+            )
+            .await
+        })
+        .expect("encrypt goes past the odd keys");
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.rewritten.rows, total as u64);
+    let after = audit(new_with_old());
+    assert_eq!(
+        after.totals.primary.rows, total as u64,
+        "{:?}",
+        after.totals
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
