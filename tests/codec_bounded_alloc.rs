@@ -194,4 +194,55 @@ fn hostile_lengths_are_refused_without_allocating_them() {
             "jsonl peaked at {peak} bytes for a {limit}-byte limit"
         );
     }
+
+    // `store import` of a backup line whose unknown field holds 8 MB of empty arrays
+    // (`[[],[],…]`): the field is skipped unparsed, so the import costs about the line
+    // itself, not a tree of values ~16 times its size.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("t.db");
+        let arrays = "[],".repeat((8 << 20) / 3);
+        let line_len = arrays.len();
+        let backup = format!(
+            concat!(
+                "{{\"format\":\"lgcodec-store-backup\",\"version\":1,\"backend\":\"sqlite\",\"layout\":\"x\",\"threads\":null}}\n",
+                "{{\"t\":\"write\",\"thread_id\":\"t\",\"checkpoint_ns\":\"\",\"checkpoint_id\":\"c\",\"task_id\":\"k\",\"idx\":0,",
+                "\"task_path\":\"\",\"channel\":\"ch\",\"type\":\"msgpack\",\"value\":\"wA==\",\"junk\":[{}[]]}}\n",
+                "{{\"t\":\"end\",\"checkpoints\":0,\"blobs\":0,\"writes\":1}}\n"
+            ),
+            arrays
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        // The target's tables first (SQLite's own allocations are not the line's).
+        let mut empty = std::io::Cursor::new(
+            b"{\"format\":\"lgcodec-store-backup\",\"version\":1,\"backend\":\"sqlite\",\"layout\":\"x\",\"threads\":null}\n{\"t\":\"end\",\"checkpoints\":0,\"blobs\":0,\"writes\":0}\n".to_vec(),
+        );
+        let t = target.to_str().expect("utf-8").to_owned();
+        runtime
+            .block_on(langgraph_codec::store::import(
+                &mut empty,
+                "empty",
+                &t,
+                &langgraph_codec::store::ImportOptions::new(),
+            ))
+            .expect("tables");
+        let mut input = std::io::Cursor::new(backup.into_bytes());
+        let (report, peak) = peak_during(|| {
+            runtime.block_on(langgraph_codec::store::import(
+                &mut input,
+                "crafted",
+                &t,
+                &langgraph_codec::store::ImportOptions::new(),
+            ))
+        });
+        let report = report.expect("imports the row");
+        assert_eq!(report.inserted, 1, "{report:?}");
+        assert!(
+            peak < 4 * line_len,
+            "import peaked at {peak} bytes for a {line_len}-byte line"
+        );
+    }
 }

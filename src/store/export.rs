@@ -666,6 +666,50 @@ enum Cell {
     Bytes(Option<Vec<u8>>),
 }
 
+/// One backup line as an object of the fields `wanted` names; any other field is skipped
+/// unparsed (serde's `IgnoredAny` builds nothing), so a line costs about its own length
+/// in memory whatever an unknown field holds (a crafted line of nested arrays stops at
+/// serde_json's nesting limit, an error naming the line).
+struct Fields<'w>(&'w [&'w str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Fields<'_> {
+    type Value = Map<String, Json>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Fields<'_> {
+    type Value = Map<String, Json>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = m.next_key::<String>()? {
+            if self.0.contains(&k.as_str()) {
+                let v: Json = m.next_value()?;
+                out.insert(k, v);
+            } else {
+                m.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Parses one backup line keeping only the `wanted` fields (see [`Fields`]).
+fn parse_fields(line: &str, wanted: &[&str]) -> serde_json::Result<Map<String, Json>> {
+    use serde::de::DeserializeSeed as _;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let obj = Fields(wanted).deserialize(&mut de)?;
+    de.end()?;
+    Ok(obj)
+}
+
+/// The fields of a header line.
+const HEADER_FIELDS: [&str; 5] = ["format", "version", "backend", "layout", "threads"];
+
 fn cells(spec: &Spec, obj: &Map<String, Json>, at: &str) -> Result<Vec<Cell>> {
     let bad = |reason: String| -> Error {
         StoreFault::Backup {
@@ -916,10 +960,12 @@ pub async fn import(
     let header: Json = match lines.next_line().map_err(io_err(file))? {
         Some((n, line)) => {
             let l = line_text(&at(n), line)?.unwrap_or_default();
-            serde_json::from_str(&l).map_err(|e| StoreFault::Backup {
-                file: at(1),
-                reason: format!("not a backup header: {e}"),
-            })?
+            Json::Object(
+                parse_fields(&l, &HEADER_FIELDS).map_err(|e| StoreFault::Backup {
+                    file: at(1),
+                    reason: format!("not a backup header: {e}"),
+                })?,
+            )
         }
         None => {
             return Err(StoreFault::Backup {
@@ -981,6 +1027,15 @@ pub async fn import(
     let mut done = 0u64;
     // Rows of each kind, checked against the end line's counts.
     let mut held = [0u64; 3];
+    // The fields a row line may have: the kind, every table's columns, the end counts.
+    let mut wanted: Vec<&str> = vec!["t", "checkpoints", "blobs", "writes"];
+    for spec in &specs {
+        for (name, _, _) in &spec.cols {
+            if !wanted.contains(name) {
+                wanted.push(name);
+            }
+        }
+    }
     // The header's thread list: a row of another thread is not from this backup.
     let only: Option<std::collections::HashSet<String>> = field("threads").as_array().map(|a| {
         a.iter()
@@ -1024,7 +1079,7 @@ pub async fn import(
         let Some(l) = line_text(&at(n), line)? else {
             continue;
         };
-        let obj: Map<String, Json> = match serde_json::from_str(&l) {
+        let obj: Map<String, Json> = match parse_fields(&l, &wanted) {
             Ok(obj) => obj,
             // The last line, not whole: the file was cut short there (a copy or a
             // download that stopped). What came before is imported; the report says so.
