@@ -317,18 +317,23 @@ mod sqlite_detect {
         let conn = if Path::new(&wal).exists() || !wal_mode_header(path) {
             Connection::open_with_flags(path, read_only).map_err(storage)?
         } else {
+            // The first read opens the WAL: where its -wal/-shm cannot be made (a
+            // directory this process may not write), fall back as for a read-only file.
             let writable = Connection::open_with_flags(
                 path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
             .ok()
-            .filter(|c| !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true));
+            .filter(|c| !c.is_readonly(rusqlite::MAIN_DB).unwrap_or(true))
+            .filter(|c| {
+                c.pragma_update(None, "query_only", true).is_ok()
+                    && c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                    .is_ok()
+            });
             match writable {
-                Some(conn) => {
-                    conn.pragma_update(None, "query_only", true)
-                        .map_err(storage)?;
-                    conn
-                }
+                Some(conn) => conn,
                 None => Connection::open_with_flags(
                     format!("{}?mode=ro&immutable=1", file_uri(path)),
                     read_only | OpenFlags::SQLITE_OPEN_URI,

@@ -213,3 +213,53 @@ fn read_only_commands_leave_a_wal_store_as_it_was_and_nothing_beside_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A WAL-mode store (the file writable) in a directory this process may not write:
+/// SQLite cannot make its `-wal`/`-shm` there, so the reader falls back to an immutable
+/// open and reads it, and the directory stays as it was. As root (who writes anywhere)
+/// the command runs as `nobody`, from a copy of the binary beside the store.
+#[cfg(unix)]
+#[test]
+fn a_wal_store_in_a_directory_that_cannot_be_written_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("ro-dir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let sub = dir.join("ro");
+    std::fs::create_dir(&sub).expect("dir");
+    let store = sub.join("s.db");
+    std::fs::copy(
+        crate::support::stores().join("sqlite-py-3.1.2/store.sqlite"),
+        &store,
+    )
+    .expect("copy");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let bin = dir.join("lgcodec");
+    std::fs::copy(BIN, &bin).expect("copy the binary");
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let root = std::fs::write(sub.join("probe"), b"").is_ok();
+    let _ = std::fs::remove_file(sub.join("probe"));
+    let s = store.to_str().expect("utf-8");
+    let out = if root {
+        Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&bin)
+            .args(["store", "stats", s])
+            .output()
+    } else {
+        Command::new(&bin).args(["store", "stats", s]).output()
+    }
+    .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("2 thread(s)"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(&sub)
+        .expect("list")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    assert_eq!(names, ["s.db"]);
+    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let _ = std::fs::remove_dir_all(&dir);
+}
