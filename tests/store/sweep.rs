@@ -301,6 +301,7 @@ fn a_read_only_file_is_audited_and_refused_for_writing() {
     assert!(stdout.contains("would rewrite 6"), "{stdout}");
     assert_eq!(std::fs::read(&path).expect("read"), before);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------------------
