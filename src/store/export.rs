@@ -96,6 +96,18 @@ struct Spec {
     keys: usize,
 }
 
+impl Spec {
+    /// Where this kind's rows are counted in the `end` line's
+    /// `[checkpoints, blobs, writes]`.
+    fn count_slot(&self) -> usize {
+        match self.kind {
+            "checkpoint" => 0,
+            "blob" => 1,
+            _ => 2,
+        }
+    }
+}
+
 /// The tables of a backup and their columns: output name, SQL expression, kind.
 /// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
 /// today's layout (`c` is then [`Cols::current`]).
@@ -433,11 +445,7 @@ async fn export_snapshot(
     };
     let mut done = 0u64;
     for spec in specs(&raw.cols(), matches!(raw, Raw::Postgres { .. }), true) {
-        let slot = match spec.kind {
-            "checkpoint" => 0,
-            "blob" => 1,
-            _ => 2,
-        };
+        let slot = spec.count_slot();
         for thread in &threads {
             let mut after: Option<Vec<Part>> = None;
             loop {
@@ -1175,12 +1183,7 @@ pub async fn import(
         }
         if let Some(spec) = specs.get(i) {
             batch.push(cells(spec, &obj, &at(n))?);
-            let slot = match spec.kind {
-                "checkpoint" => 0,
-                "blob" => 1,
-                _ => 2,
-            };
-            if let Some(c) = held.get_mut(slot) {
+            if let Some(c) = held.get_mut(spec.count_slot()) {
                 *c += 1;
             }
         }

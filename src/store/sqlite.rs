@@ -100,12 +100,12 @@ fn check_layout(conn: &Connection, location: &str) -> Result<()> {
 }
 
 /// A key part as a statement parameter, bound as it was stored (a TEXT cell whose bytes
-/// are not UTF-8 goes back as those bytes, as TEXT).
-struct KeyParam(KeyPart);
+/// are not UTF-8 goes back as those bytes, as TEXT); borrowed, nothing copied.
+struct KeyParam<'a>(&'a KeyPart);
 
-impl rusqlite::ToSql for KeyParam {
+impl rusqlite::ToSql for KeyParam<'_> {
     fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(rusqlite::types::ToSqlOutput::Borrowed(match &self.0 {
+        Ok(rusqlite::types::ToSqlOutput::Borrowed(match self.0 {
             KeyPart::Text(s) => ValueRef::Text(s.as_bytes()),
             KeyPart::Int(i) => {
                 return Ok(rusqlite::types::ToSqlOutput::Owned(SqlValue::Integer(*i)))
@@ -116,8 +116,8 @@ impl rusqlite::ToSql for KeyParam {
     }
 }
 
-fn key_params(key: &[KeyPart]) -> Vec<KeyParam> {
-    key.iter().cloned().map(KeyParam).collect()
+fn key_params(key: &[KeyPart]) -> Vec<KeyParam<'_>> {
+    key.iter().map(KeyParam).collect()
 }
 
 fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
@@ -292,10 +292,9 @@ impl SqliteStore {
     ) -> Result<Vec<Row>> {
         self.run(move |c| {
             let sql = page_sql(t, after.is_some(), |i| format!("?{i}"));
+            let limit = KeyPart::Int(i64::try_from(limit).unwrap_or(i64::MAX));
             let mut params = after.as_deref().map(key_params).unwrap_or_default();
-            params.push(KeyParam(KeyPart::Int(
-                i64::try_from(limit).unwrap_or(i64::MAX),
-            )));
+            params.push(KeyParam(&limit));
             let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
             let rows = stmt
                 .query_map(rusqlite::params_from_iter(params), |r| read_row(t, r))
