@@ -179,6 +179,9 @@ pub enum ErrorKind {
     InvalidDate,
     /// A backup file (`store export`/`import`) that is malformed or cannot be read or written. `backup`.
     Backup,
+    /// A copy whose target already holds threads of the copy with checkpoints the source
+    /// does not have (merging them needs `--merge`). `history_conflict`.
+    HistoryConflict,
 }
 
 impl ErrorKind {
@@ -254,6 +257,7 @@ impl ErrorKind {
             ErrorKind::CannotUpgrade => "cannot_upgrade",
             ErrorKind::InvalidDate => "invalid_date",
             ErrorKind::Backup => "backup",
+            ErrorKind::HistoryConflict => "history_conflict",
         }
     }
 }
@@ -330,6 +334,7 @@ impl ErrorKind {
         ErrorKind::CannotUpgrade,
         ErrorKind::InvalidDate,
         ErrorKind::Backup,
+        ErrorKind::HistoryConflict,
     ];
 }
 

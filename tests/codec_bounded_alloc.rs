@@ -7,52 +7,15 @@
 // A global allocator is an `unsafe impl` by nature; everything else stays safe.
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+#[path = "support/counting.rs"]
+mod counting;
 
+use counting::peak_during;
 use langgraph_codec::msgpack::{self, DecodeOptions};
 use langgraph_codec::{msgpack::DecodeErrorKind, view, JsonPlusSerializer, Serializer, Value};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), SeqCst) + layout.size();
-        PEAK.fetch_max(live, SeqCst);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), SeqCst);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size >= layout.size() {
-            let live = LIVE.fetch_add(new_size - layout.size(), SeqCst) + new_size - layout.size();
-            PEAK.fetch_max(live, SeqCst);
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, SeqCst);
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// The most bytes that were live at once while `f` ran, beyond those live before it.
-fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(SeqCst);
-    PEAK.store(base, SeqCst);
-    let out = f();
-    (out, PEAK.load(SeqCst).saturating_sub(base))
-}
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 /// Far below any of the declared sizes (4 GiB), far above what refusing needs.
 const SMALL: usize = 64 * 1024;

@@ -75,20 +75,46 @@ pub(crate) struct Update {
 
 /// `SELECT key…, type, value FROM table [WHERE (key…) > (params…)] ORDER BY key… LIMIT n`
 /// with placeholders from `ph` (1-based).
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn page_sql(t: &Table, after: bool, ph: impl Fn(usize) -> String) -> String {
+    let columns = format!("{}, {}, {}", t.key.join(", "), t.type_col, t.value_col);
+    page_of(t, &columns, after, &ph)
+}
+
+/// `SELECT {columns} FROM table [WHERE (key…) > (params…)] ORDER BY key… LIMIT n`.
+fn page_of(t: &Table, columns: &str, after: bool, ph: &impl Fn(usize) -> String) -> String {
     let keys = t.key.join(", ");
-    let mut sql = format!(
-        "SELECT {keys}, {}, {} FROM {}",
-        t.type_col, t.value_col, t.name
-    );
+    let mut sql = format!("SELECT {columns} FROM {}", t.name);
     let mut n = 0;
     if after {
-        let params: Vec<String> = (1..=t.key.len()).map(&ph).collect();
+        let params: Vec<String> = (1..=t.key.len()).map(ph).collect();
         n = t.key.len();
         sql.push_str(&format!(" WHERE ({keys}) > ({})", params.join(", ")));
     }
     sql.push_str(&format!(" ORDER BY {keys} LIMIT {}", ph(n + 1)));
     sql
+}
+
+/// [`page_sql`] that also stops at a byte budget (the parameter after the limit): of
+/// the first `n` rows, those whose preceding rows' values hold fewer bytes than the
+/// budget, so the first row always and at most the budget plus one row. Postgres
+/// answers `octet_length` from a TOASTed value's header without reading the value, and
+/// sends no row past the budget.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn page_sql_capped(t: &Table, after: bool, ph: impl Fn(usize) -> String) -> String {
+    let keys = t.key.join(", ");
+    let plain = format!("{keys}, {}, {}", t.type_col, t.value_col);
+    let len = format!("coalesce(octet_length({}), 0)", t.value_col);
+    let inner = page_of(
+        t,
+        &format!("{plain}, {len} AS lg_len, sum({len}) OVER (ORDER BY {keys}) AS lg_upto"),
+        after,
+        &ph,
+    );
+    let budget = ph(if after { t.key.len() + 2 } else { 2 });
+    format!(
+        "SELECT {plain} FROM ({inner}) lg_page WHERE lg_upto - lg_len < {budget} ORDER BY {keys}"
+    )
 }
 
 /// `SELECT key…, type, value FROM table WHERE key = params…`.

@@ -51,6 +51,19 @@ impl Classified {
 /// Whether the serializer Python's savers use (with upstream's `+zlib` wrapper) reads
 /// `data` under `tag`. `pickle` rows count as readable (Python reads them).
 pub(crate) fn readable(tag: &str, data: &[u8]) -> Result<(), String> {
+    // Python writes `None` as `("null", b"")` and reads any `null` row as `None`,
+    // ignoring its bytes; the decryptor refuses a `null+aes` row with bytes (its inner
+    // tag is not authenticated, so such a row had its tag rewritten). A `null` row with
+    // bytes was not written by a serializer: encrypting it would make a row that then
+    // fails to decrypt, and reading it as `None` would drop what it holds.
+    if tag == crate::serializer::tags::NULL && !data.is_empty() {
+        return Err(format!(
+            "a \"null\" value holding {} byte(s): Python reads it as None and drops them; \
+             not written by a LangGraph serializer (see them with `lgcodec store export \
+             --thread ID`, then store the value again or set it to empty bytes)",
+            data.len()
+        ));
+    }
     let serde = CompressedSerializer::new(JsonPlusSerializer::new());
     match serde.loads_typed(tag, data) {
         Ok(_) => Ok(()),

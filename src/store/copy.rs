@@ -61,6 +61,7 @@ use crate::Value;
 pub struct CopyOptions {
     threads: Vec<String>,
     dry_run: bool,
+    merge: bool,
     page_size: Option<usize>,
     batch_size: Option<usize>,
     batch_bytes: Option<usize>,
@@ -79,6 +80,7 @@ impl std::fmt::Debug for CopyOptions {
         f.debug_struct("CopyOptions")
             .field("threads", &self.threads)
             .field("dry_run", &self.dry_run)
+            .field("merge", &self.merge)
             .finish_non_exhaustive()
     }
 }
@@ -98,6 +100,16 @@ impl CopyOptions {
     /// Count what would be copied; write nothing (the target is not created).
     pub fn dry_run(mut self, on: bool) -> Self {
         self.dry_run = on;
+        self
+    }
+
+    /// Copy into threads the target already holds with checkpoints the source does not
+    /// have, adding the source's checkpoints to that history. Off by default: such a
+    /// copy is refused before anything is written
+    /// ([`ErrorKind::HistoryConflict`](crate::ErrorKind::HistoryConflict)), since the
+    /// merged thread's latest checkpoint (what Python reads) may be the target's own.
+    pub fn merge(mut self, on: bool) -> Self {
+        self.merge = on;
         self
     }
 
@@ -712,6 +724,31 @@ async fn copy_snapshot(
         tgt = Some(t);
     }
     let page_size = options.page_size.unwrap_or(500);
+    // Threads the target already holds with checkpoints the source lacks: refused
+    // before anything is written, unless merging was asked for. (A target that held
+    // nothing, or only what an earlier run of this copy wrote, passes.)
+    if !options.merge && !report.created_tables {
+        let opened;
+        let target_raw = match &dry_target {
+            Some(d) => Some(&d.raw),
+            None if options.dry_run => None,
+            None => {
+                opened = AnyStore::open(target).await?;
+                Some(&opened.raw)
+            }
+        };
+        if let Some(target_raw) = target_raw {
+            let (count, sample) = clashes(&src.raw, target_raw, &threads, page_size).await?;
+            if count > 0 {
+                return Err(StoreFault::HistoryConflict {
+                    target: report.target.clone(),
+                    count,
+                    threads: sample,
+                }
+                .into());
+            }
+        }
+    }
     let batch_size = options.batch_size.unwrap_or(DEFAULT_COPY_BATCH);
     let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES);
     let mut done = 0u64;
@@ -906,7 +943,107 @@ async fn flush(
     Ok(())
 }
 
+/// How many threads of the selection `target` holds with a checkpoint `source` does
+/// not have (while `source` has the thread), and the first few of them. Reads the
+/// target's checkpoint keys a page at a time and asks the source about each page in
+/// one query.
+async fn clashes(
+    source: &Raw,
+    target: &Raw,
+    threads: &[Option<&str>],
+    page_size: usize,
+) -> Result<(u64, Vec<String>)> {
+    const SAMPLE: usize = 10;
+    let mut count = 0u64;
+    let mut sample = Vec::new();
+    // Keys come in thread order, so a thread's clashing keys are contiguous.
+    let mut last_counted: Option<String> = None;
+    for thread in threads {
+        let mut after: Option<(String, String, String)> = None;
+        loop {
+            let page = key_page(target, *thread, after.as_ref(), page_size).await?;
+            let Some(last) = page.last().cloned() else {
+                break;
+            };
+            for t in source.foreign_checkpoints(&page).await? {
+                if last_counted.as_ref() == Some(&t) {
+                    continue;
+                }
+                count += 1;
+                if sample.len() < SAMPLE {
+                    sample.push(t.clone());
+                }
+                last_counted = Some(t);
+            }
+            if page.len() < page_size {
+                break;
+            }
+            after = Some(last);
+        }
+    }
+    Ok((count, sample))
+}
+
 impl Raw {
+    /// Of `keys` (thread, namespace, id), the threads of those this store does not hold
+    /// while holding other checkpoints of their thread: one thread per run of such keys,
+    /// in order.
+    async fn foreign_checkpoints(&self, keys: &[(String, String, String)]) -> Result<Vec<String>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let c = self.cols();
+        let sqlite = matches!(self, Raw::Sqlite { .. });
+        let cast = if sqlite { "" } else { "::text" };
+        let values: Vec<String> = (0..keys.len())
+            .map(|k| {
+                format!(
+                    "({}{cast}, {}{cast}, {}{cast}, {k})",
+                    ph(sqlite, 3 * k + 1),
+                    ph(sqlite, 3 * k + 2),
+                    ph(sqlite, 3 * k + 3)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "WITH v(t, n, i, o) AS (VALUES {}) SELECT v.t FROM v \
+             WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t) \
+             AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i) \
+             ORDER BY v.o",
+            values.join(", "),
+            c.ns,
+            c.id
+        );
+        let params: Vec<&String> = keys.iter().flat_map(|(t, n, i)| [t, n, i]).collect();
+        let mut out: Vec<String> = Vec::new();
+        let found: Vec<String> = match self {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(&sql).map_err(sq("copy"))?;
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(params), |r| r.get(0))
+                    .map_err(sq("copy"))?
+                    .collect::<std::result::Result<Vec<String>, _>>()
+                    .map_err(sq("copy"))?;
+                rows
+            }
+            Raw::Postgres { client, .. } => {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| *p as &(dyn ToSql + Sync)).collect();
+                let rows = client.query(&sql, &refs).await.map_err(pg("copy"))?;
+                rows.iter()
+                    .map(|r| r.try_get(0))
+                    .collect::<std::result::Result<Vec<String>, _>>()
+                    .map_err(pg("copy"))?
+            }
+        };
+        for t in found {
+            if out.last() != Some(&t) {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether the checkpoint is in this store.
     pub(crate) async fn checkpoint_exists(&self, thread: &str, ns: &str, id: &str) -> Result<bool> {
         let c = self.cols();

@@ -123,6 +123,18 @@ pub(crate) enum StoreFault {
         /// What was wrong.
         reason: String,
     },
+    /// A copy's target already holds threads of the copy with checkpoints the source
+    /// does not have: copying would merge two histories.
+    #[error("{target} already holds {count} of the thread(s) to copy with checkpoints the source does not have ({}): copying would merge two histories, and Python would read whichever checkpoint is newest. Copy into an empty store, leave these threads out (--thread), or give --merge to add the source's checkpoints to them", threads.join(", "))]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    HistoryConflict {
+        /// The target.
+        target: String,
+        /// How many threads.
+        count: u64,
+        /// The first few.
+        threads: Vec<String>,
+    },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
@@ -153,6 +165,7 @@ impl StoreFault {
             StoreFault::CannotUpgrade { .. } => ErrorKind::CannotUpgrade,
             StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
             StoreFault::Backup { .. } => ErrorKind::Backup,
+            StoreFault::HistoryConflict { .. } => ErrorKind::HistoryConflict,
         }
     }
 }
@@ -192,6 +205,7 @@ impl From<StoreFault> for Error {
             | StoreFault::Backup { file: s, reason }
             | StoreFault::Unreadable { what: s, reason } => e.with_subject(s).with_reason(reason),
             StoreFault::NotFound { path, .. } => e.with_subject(path.display().to_string()),
+            StoreFault::HistoryConflict { target, .. } => e.with_subject(target),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
             StoreFault::BackendDisabled { .. }
             | StoreFault::ConnectionLost { .. }

@@ -41,7 +41,7 @@ use tokio_postgres::types::ToSql;
 
 use super::error::StoreFault;
 use super::inspect::AnyStore;
-use super::ops::{Progress, ProgressFn, Stage};
+use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
 use crate::error::Error;
@@ -175,10 +175,69 @@ fn b64(bytes: Option<Vec<u8>>) -> Json {
     bytes.map_or(Json::Null, |b| Json::String(B64.encode(b)))
 }
 
-/// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`.
+/// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`;
+/// on Postgres also only the rows whose preceding rows' values hold fewer bytes than the
+/// parameter after the limit (SQLite's reader stops at the budget itself).
 fn page_sql(spec: &Spec, sqlite: bool, thread: bool, after: bool) -> String {
     let exprs: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
     let keys: Vec<&str> = exprs.iter().take(spec.keys).copied().collect();
+    let plain = page_sql_uncapped(spec, sqlite, thread, after, &exprs, &keys);
+    if sqlite {
+        return plain;
+    }
+    // Each row's value bytes: `octet_length` of a bytea and `pg_column_size` of a
+    // JSONB column are read from the stored value's header (no detoasting); the JSONB
+    // size is the stored, possibly compressed, one.
+    let lens: Vec<String> = spec
+        .cols
+        .iter()
+        .filter_map(|(name, expr, kind)| match kind {
+            Col::Bytes => Some(format!("coalesce(octet_length({expr}), 0)")),
+            Col::Jsonb => Some(format!("coalesce(pg_column_size({name}), 0)")),
+            _ => None,
+        })
+        .collect();
+    let len = if lens.is_empty() {
+        "0".to_owned()
+    } else {
+        lens.join(" + ")
+    };
+    let aliased: Vec<String> = exprs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("{e} AS lg_c{i}"))
+        .collect();
+    let columns = format!(
+        "{}, ({len})::int8 AS lg_len, (sum(({len})::int8) OVER (ORDER BY {}))::int8 AS lg_upto",
+        aliased.join(", "),
+        keys.join(", ")
+    );
+    let inner = page_sql_uncapped(spec, sqlite, thread, after, &[columns.as_str()], &keys);
+    let outer: Vec<String> = (0..exprs.len()).map(|i| format!("lg_c{i}")).collect();
+    let budget = ph(
+        sqlite,
+        usize::from(thread) + if after { spec.keys } else { 0 } + 2,
+    );
+    format!(
+        "SELECT {} FROM ({inner}) lg_page WHERE lg_upto - lg_len < {budget} ORDER BY {}",
+        outer.join(", "),
+        outer
+            .iter()
+            .take(spec.keys)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+fn page_sql_uncapped(
+    spec: &Spec,
+    sqlite: bool,
+    thread: bool,
+    after: bool,
+    exprs: &[&str],
+    keys: &[&str],
+) -> String {
     let mut conds = Vec::new();
     let mut n = 0;
     if thread {
@@ -217,9 +276,12 @@ async fn page(
     thread: Option<&str>,
     after: Option<&[Part]>,
     limit: usize,
+    max_bytes: usize,
 ) -> Result<Vec<(Map<String, Json>, Vec<Part>)>> {
     let sqlite = matches!(raw, Raw::Sqlite { .. });
     let sql = page_sql(spec, sqlite, thread.is_some(), after.is_some());
+    // Value bytes of one page at most (the first row always goes).
+    let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
     let mut params: Vec<Part> = Vec::new();
     if let Some(t) = thread {
         params.push(Part::Text(t.to_owned()));
@@ -237,10 +299,12 @@ async fn page(
                 .collect();
             values.push(rusqlite::types::Value::Integer(limit));
             let mut stmt = conn.prepare_cached(&sql).map_err(sq("export"))?;
-            let rows = stmt
+            let mut bytes = 0i64;
+            let mut cursor = stmt
                 .query_map(rusqlite::params_from_iter(values), |r| {
                     let mut m = Map::new();
                     let mut key = Vec::new();
+                    let mut len = 0usize;
                     for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
                         let v = match kind {
                             Col::Text | Col::OptText => {
@@ -255,15 +319,25 @@ async fn page(
                                 key.push(Part::Int(n));
                                 Json::from(n)
                             }
-                            Col::Bytes | Col::Jsonb => b64(cell_bytes(r, i)?),
+                            Col::Bytes | Col::Jsonb => {
+                                let cell = cell_bytes(r, i)?;
+                                len = len.saturating_add(cell.as_ref().map_or(0, Vec::len));
+                                b64(cell)
+                            }
                         };
                         m.insert((*name).to_owned(), v);
                     }
-                    Ok((m, key))
+                    Ok((m, key, len))
                 })
-                .map_err(sq("export"))?
-                .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(sq("export"))?;
+            // SQLite steps one row at a time: the page ends at the byte budget.
+            let mut rows = Vec::new();
+            while bytes < max_bytes {
+                let Some(row) = cursor.next() else { break };
+                let (m, key, len) = row.map_err(sq("export"))?;
+                bytes = bytes.saturating_add(i64::try_from(len).unwrap_or(i64::MAX));
+                rows.push((m, key));
+            }
             Ok(rows)
         }
         Raw::Postgres { client, .. } => {
@@ -277,11 +351,14 @@ async fn page(
                 })
                 .collect();
             boxed.push(Box::new(limit));
+            boxed.push(Box::new(max_bytes));
             let refs: Vec<&(dyn ToSql + Sync)> =
                 boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
             let rows = client.query(&sql, &refs).await.map_err(pg("export"))?;
             let mut out = Vec::with_capacity(rows.len());
-            for r in &rows {
+            // Each server row is dropped once converted.
+            for r in rows {
+                let r = &r;
                 let mut m = Map::new();
                 let mut key = Vec::new();
                 for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
@@ -318,6 +395,7 @@ async fn page(
 pub struct ExportOptions {
     threads: Vec<String>,
     page_size: Option<usize>,
+    page_bytes: Option<usize>,
     progress: Option<ProgressFn>,
 }
 
@@ -326,12 +404,13 @@ impl std::fmt::Debug for ExportOptions {
         f.debug_struct("ExportOptions")
             .field("threads", &self.threads)
             .field("page_size", &self.page_size)
+            .field("page_bytes", &self.page_bytes)
             .finish_non_exhaustive()
     }
 }
 
 impl ExportOptions {
-    /// Every thread, pages of 500 rows.
+    /// Every thread, pages of 500 rows and at most [`DEFAULT_PAGE_BYTES`] of values.
     pub fn new() -> Self {
         Self::default()
     }
@@ -345,6 +424,13 @@ impl ExportOptions {
     /// Rows read per query (at least 1).
     pub fn page_size(mut self, rows: usize) -> Self {
         self.page_size = Some(rows.max(1));
+        self
+    }
+
+    /// Bytes of stored values read per query at most (a larger row is read alone):
+    /// what bounds the export's memory.
+    pub fn page_bytes(mut self, bytes: usize) -> Self {
+        self.page_bytes = Some(bytes.max(1));
         self
     }
 
@@ -438,6 +524,7 @@ async fn export_snapshot(
     )?;
     let mut counts = [0u64; 3];
     let page_size = options.page_size.unwrap_or(500);
+    let page_bytes = options.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
     let threads: Vec<Option<&str>> = if options.threads.is_empty() {
         vec![None]
     } else {
@@ -449,19 +536,21 @@ async fn export_snapshot(
         for thread in &threads {
             let mut after: Option<Vec<Part>> = None;
             loop {
-                let rows = page(raw, &spec, *thread, after.as_deref(), page_size).await?;
+                let rows =
+                    page(raw, &spec, *thread, after.as_deref(), page_size, page_bytes).await?;
                 let Some((_, last)) = rows.last() else { break };
                 let next = last.clone();
-                for (m, _) in rows.iter() {
+                let n = rows.len() as u64;
+                for (m, _) in rows {
                     let mut obj = Map::new();
                     obj.insert("t".to_owned(), Json::from(spec.kind));
-                    obj.extend(m.clone());
+                    obj.extend(m);
                     line(out, &Json::Object(obj))?;
                 }
                 if let Some(c) = counts.get_mut(slot) {
-                    *c += rows.len() as u64;
+                    *c += n;
                 }
-                done += rows.len() as u64;
+                done += n;
                 if let Some(f) = &options.progress {
                     f(&Progress {
                         operation: "export",
@@ -473,9 +562,8 @@ async fn export_snapshot(
                         page: None,
                     });
                 }
-                if rows.len() < page_size {
-                    break;
-                }
+                // A page cut at the byte budget is shorter than `page_size` with rows
+                // still after it: the next page, empty, ends the table.
                 after = Some(next);
             }
         }
@@ -502,6 +590,7 @@ async fn export_snapshot(
 #[derive(Clone, Default)]
 pub struct ImportOptions {
     batch_size: Option<usize>,
+    batch_bytes: Option<usize>,
     max_line_bytes: Option<usize>,
     max_conflict_samples: Option<usize>,
     progress: Option<ProgressFn>,
@@ -511,12 +600,14 @@ impl std::fmt::Debug for ImportOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ImportOptions")
             .field("batch_size", &self.batch_size)
+            .field("batch_bytes", &self.batch_bytes)
             .finish_non_exhaustive()
     }
 }
 
 impl ImportOptions {
-    /// Batches of 500 rows, 20 conflict samples.
+    /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`] of values, 20 conflict
+    /// samples.
     pub fn new() -> Self {
         Self::default()
     }
@@ -524,6 +615,13 @@ impl ImportOptions {
     /// Rows per transaction (at least 1).
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = Some(rows.max(1));
+        self
+    }
+
+    /// Bytes of values per transaction at most (a larger row goes alone): what bounds
+    /// the import's memory besides the longest line.
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = Some(bytes.max(1));
         self
     }
 
@@ -1023,6 +1121,8 @@ pub async fn import(
         false,
     );
     let batch_size = options.batch_size.unwrap_or(500);
+    let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
+    let mut held_bytes = 0usize;
     let max_samples = options.max_conflict_samples.unwrap_or(20);
     let mut report = ImportReport {
         operation: "import",
@@ -1162,7 +1262,8 @@ pub async fn import(
             }
             .into());
         };
-        if batch_kind != Some(i) || batch.len() >= batch_size {
+        if batch_kind != Some(i) || batch.len() >= batch_size || held_bytes >= batch_bytes {
+            held_bytes = 0;
             if let Some(j) = batch_kind {
                 if let Some(spec) = specs.get(j) {
                     flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
@@ -1182,7 +1283,16 @@ pub async fn import(
             }
         }
         if let Some(spec) = specs.get(i) {
-            batch.push(cells(spec, &obj, &at(n))?);
+            let row = cells(spec, &obj, &at(n))?;
+            held_bytes = held_bytes.saturating_add(
+                row.iter()
+                    .map(|c| match c {
+                        Cell::Bytes(Some(b)) => b.len(),
+                        _ => 0,
+                    })
+                    .sum(),
+            );
+            batch.push(row);
             if let Some(c) = held.get_mut(spec.count_slot()) {
                 *c += 1;
             }

@@ -101,7 +101,10 @@ pub use upgrade::{
 pub use classify::Class;
 pub(crate) use error::StoreFault;
 pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
-pub use ops::{audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions};
+pub use ops::{
+    audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions,
+    DEFAULT_PAGE_BYTES,
+};
 pub use report::{
     AuditReport, ClassCounts, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
     UnreadableRow, Verdict,
@@ -327,12 +330,13 @@ impl Store {
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
         limit: usize,
+        max_bytes: usize,
     ) -> Result<Vec<Row>, Error> {
         match &self.backend {
             #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.page(t, after, limit).await,
+            Backend::Sqlite(s) => s.page(t, after, limit, max_bytes).await,
             #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.page(t, after, limit).await,
+            Backend::Postgres(p) => p.page(t, after, limit, max_bytes).await,
         }
     }
 

@@ -49,6 +49,15 @@ pub struct Progress {
     pub page: Option<(Vec<String>, Vec<String>)>,
 }
 
+/// Bytes of stored values one page of [`audit`], [`encrypt`] or [`rekey`] reads at most
+/// unless its options say (a value larger than this is a page of its own). An audit
+/// holds about one page (two on Postgres, with the client's read buffer); a sweep the
+/// old bytes its compare-and-swap matches and the rewrites, about twice this (on
+/// Postgres also the statement carrying both, about six times). The same budget as a
+/// copy's batch
+/// ([`DEFAULT_COPY_BATCH_BYTES`](super::DEFAULT_COPY_BATCH_BYTES)).
+pub const DEFAULT_PAGE_BYTES: usize = 16 << 20;
+
 /// Options of [`audit`].
 #[derive(Clone)]
 pub struct AuditOptions {
@@ -56,6 +65,7 @@ pub struct AuditOptions {
     allow_previous: bool,
     deny_inline: bool,
     page_size: usize,
+    page_bytes: usize,
     per_thread: bool,
     max_samples: usize,
     max_reconnects: u32,
@@ -69,6 +79,7 @@ impl std::fmt::Debug for AuditOptions {
             .field("allow_previous", &self.allow_previous)
             .field("deny_inline", &self.deny_inline)
             .field("page_size", &self.page_size)
+            .field("page_bytes", &self.page_bytes)
             .field("per_thread", &self.per_thread)
             .field("max_samples", &self.max_samples)
             .finish_non_exhaustive()
@@ -83,13 +94,15 @@ impl Default for AuditOptions {
 
 impl AuditOptions {
     /// Strict: any value in clear, under a decrypt-only key, or unreadable is a
-    /// finding; pages of 1,000 rows; per-thread counts on; 20 unreadable samples.
+    /// finding; pages of 1,000 rows and at most [`DEFAULT_PAGE_BYTES`]; per-thread
+    /// counts on; 20 unreadable samples.
     pub fn new() -> Self {
         AuditOptions {
             allow_clear: false,
             allow_previous: false,
             deny_inline: false,
             page_size: 1000,
+            page_bytes: DEFAULT_PAGE_BYTES,
             per_thread: true,
             max_samples: 20,
             max_reconnects: 5,
@@ -129,6 +142,12 @@ impl AuditOptions {
         self
     }
 
+    /// Bytes of stored values read per query at most (a larger value is read alone).
+    pub fn page_bytes(mut self, bytes: usize) -> Self {
+        self.page_bytes = bytes.max(1);
+        self
+    }
+
     /// Whether to count per thread (memory grows with the number of threads).
     pub fn per_thread(mut self, on: bool) -> Self {
         self.per_thread = on;
@@ -152,6 +171,7 @@ impl AuditOptions {
 #[derive(Clone)]
 pub struct SweepOptions {
     batch_size: usize,
+    batch_bytes: usize,
     dry_run: bool,
     max_rows_per_sec: Option<u64>,
     max_reconnects: u32,
@@ -162,6 +182,7 @@ impl std::fmt::Debug for SweepOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SweepOptions")
             .field("batch_size", &self.batch_size)
+            .field("batch_bytes", &self.batch_bytes)
             .field("dry_run", &self.dry_run)
             .field("max_rows_per_sec", &self.max_rows_per_sec)
             .field("max_reconnects", &self.max_reconnects)
@@ -176,10 +197,12 @@ impl Default for SweepOptions {
 }
 
 impl SweepOptions {
-    /// Batches of 500 rows, no rate limit, writing, up to 5 reconnects in a row.
+    /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`], no rate limit, writing,
+    /// up to 5 reconnects in a row.
     pub fn new() -> Self {
         SweepOptions {
             batch_size: 500,
+            batch_bytes: DEFAULT_PAGE_BYTES,
             dry_run: false,
             max_rows_per_sec: None,
             max_reconnects: 5,
@@ -190,6 +213,13 @@ impl SweepOptions {
     /// Rows read and written per transaction (at least 1).
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = rows.max(1);
+        self
+    }
+
+    /// Bytes of stored values read per transaction at most (a larger value goes
+    /// alone): what bounds a sweep's memory (see [`DEFAULT_PAGE_BYTES`]).
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(1);
         self
     }
 
@@ -355,7 +385,7 @@ pub async fn audit(
         loop {
             let from = after.take();
             let rows = retrying(store, retries, &mut reconnects, || {
-                store.page(t, from.clone(), options.page_size)
+                store.page(t, from.clone(), options.page_size, options.page_bytes)
             })
             .await?;
             let Some(last) = rows.last() else { break };
@@ -786,7 +816,9 @@ async fn batch(
     after: Option<Vec<KeyPart>>,
     on_read: &mut (dyn FnMut(&[Row]) + Send),
 ) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, Error> {
-    let rows = store.page(t, after, options.batch_size).await?;
+    let mut rows = store
+        .page(t, after, options.batch_size, options.batch_bytes)
+        .await?;
     let Some(last) = rows.last() else {
         return Ok(None);
     };
@@ -794,18 +826,20 @@ async fn batch(
     let mut result = BatchResult::default();
     let mut updates = Vec::new();
     let mut page_bytes = 0u64;
-    for row in rows.iter() {
+    for row in rows.iter_mut() {
         let classified = classify(keys, row.tag.as_deref(), row.data.as_deref());
         let bytes = stored_len(row);
         page_bytes = page_bytes.saturating_add(bytes);
         result.seen.add(&classified.class, |n| keys.label(n), bytes);
         let failure = match (&classified.class, rewrite(keys, op, row, &classified)) {
             (_, Some(Ok((new_tag, new_data)))) => {
-                if let (Some(old_tag), Some(old_data)) = (&row.tag, &row.data) {
+                // The old bytes move into the update (its compare-and-swap needs them):
+                // a page's values are held once, not twice.
+                if let (Some(old_tag), Some(old_data)) = (row.tag.clone(), row.data.take()) {
                     updates.push(Update {
                         key: row.key.clone(),
-                        old_tag: old_tag.clone(),
-                        old_data: old_data.clone(),
+                        old_tag,
+                        old_data,
                         new_tag,
                         new_data,
                     });

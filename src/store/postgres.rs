@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls};
 
-use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
+use super::backend::{page_sql_capped, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::kind::ErrorKind;
@@ -209,15 +209,18 @@ impl PgStore {
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
         limit: usize,
+        max_bytes: usize,
     ) -> Result<Vec<Row>> {
-        let sql = page_sql(t, after.is_some(), |i| format!("${i}"));
+        let sql = page_sql_capped(t, after.is_some(), |i| format!("${i}"));
         let mut params = after.as_deref().map(key_params).unwrap_or_default();
         params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX)));
+        params.push(Box::new(i64::try_from(max_bytes).unwrap_or(i64::MAX)));
         let refs: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
         let rows = self.client().query(&sql, &refs).await.map_err(pg("read"))?;
-        rows.iter()
-            .map(|r| read_row(t, r).map_err(pg("read")))
+        // Each server row is dropped once copied out: the page is held once.
+        rows.into_iter()
+            .map(|r| read_row(t, &r).map_err(pg("read")))
             .collect()
     }
 
@@ -263,16 +266,11 @@ impl PgStore {
             }
         }
         let n = t.key.len();
-        let tags = |f: fn(&Update) -> &String| -> Vec<String> {
-            updates.iter().map(|u| f(u).clone()).collect()
-        };
-        let datas = |f: fn(&Update) -> &Vec<u8>| -> Vec<Vec<u8>> {
-            updates.iter().map(|u| f(u).clone()).collect()
-        };
-        columns.push(Box::new(tags(|u| &u.old_tag)));
-        columns.push(Box::new(datas(|u| &u.old_data)));
-        columns.push(Box::new(tags(|u| &u.new_tag)));
-        columns.push(Box::new(datas(|u| &u.new_data)));
+        // The values are borrowed, not copied: the bind message is their only copy.
+        let old_tags: Vec<&str> = updates.iter().map(|u| u.old_tag.as_str()).collect();
+        let old_data: Vec<&[u8]> = updates.iter().map(|u| u.old_data.as_slice()).collect();
+        let new_tags: Vec<&str> = updates.iter().map(|u| u.new_tag.as_str()).collect();
+        let new_data: Vec<&[u8]> = updates.iter().map(|u| u.new_data.as_slice()).collect();
         decl.push(format!("${}::text[]", n + 1));
         decl.push(format!("${}::bytea[]", n + 2));
         decl.push(format!("${}::text[]", n + 3));
@@ -297,10 +295,16 @@ impl PgStore {
                 .collect::<Vec<_>>()
                 .join(", "),
         );
-        let refs: Vec<&(dyn ToSql + Sync)> = columns
+        let mut refs: Vec<&(dyn ToSql + Sync)> = columns
             .iter()
             .map(|p| &**p as &(dyn ToSql + Sync))
             .collect();
+        refs.extend([
+            &old_tags as &(dyn ToSql + Sync),
+            &old_data,
+            &new_tags,
+            &new_data,
+        ]);
         let rows = self
             .client()
             .query(&sql, &refs)

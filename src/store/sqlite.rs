@@ -289,6 +289,7 @@ impl SqliteStore {
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
         limit: usize,
+        max_bytes: usize,
     ) -> Result<Vec<Row>> {
         self.run(move |c| {
             let sql = page_sql(t, after.is_some(), |i| format!("?{i}"));
@@ -296,11 +297,19 @@ impl SqliteStore {
             let mut params = after.as_deref().map(key_params).unwrap_or_default();
             params.push(KeyParam(&limit));
             let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
-            let rows = stmt
+            let mut cursor = stmt
                 .query_map(rusqlite::params_from_iter(params), |r| read_row(t, r))
-                .map_err(sqlite("read"))?
-                .collect::<Result<Vec<_>, _>>()
                 .map_err(sqlite("read"))?;
+            // SQLite steps one row at a time: the page ends once its values hold
+            // `max_bytes` (the first row always goes).
+            let mut rows = Vec::new();
+            let mut bytes = 0usize;
+            while bytes < max_bytes {
+                let Some(row) = cursor.next() else { break };
+                let row = row.map_err(sqlite("read"))?;
+                bytes = bytes.saturating_add(row.data.as_ref().map_or(0, Vec::len));
+                rows.push(row);
+            }
             Ok(rows)
         })
         .await

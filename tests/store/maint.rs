@@ -1181,6 +1181,95 @@ async fn copy_rerun_reports_a_changed_checkpoint_and_restores_a_missing_write() 
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A copy into a target that already holds a thread of the copy with checkpoints the
+/// source does not have is refused before anything is written, naming the thread (the
+/// merged history's newest checkpoint, which Python reads, could be the target's
+/// own); a thread only the target holds, and a rerun of the same copy, are not
+/// clashes; `merge` copies anyway.
+#[tokio::test]
+async fn copy_into_a_target_with_another_history_of_a_thread_is_refused_unless_merging() {
+    use langgraph_codec::store::{copy, CopyOptions};
+    let dir = scratch("clash");
+    let source = python_store_in(&dir);
+    let none = StoreKeys::none();
+    let target = dir.join("target.db");
+    let target_s = target.to_str().expect("utf-8");
+    let first = copy(&source, target_s, &none, &CopyOptions::new())
+        .await
+        .expect("copy");
+    assert_eq!(first.copied, 12);
+    // A rerun of the same copy finds only its own checkpoints: no clash.
+    let again = copy(&source, target_s, &none, &CopyOptions::new())
+        .await
+        .expect("rerun");
+    assert_eq!((again.copied, again.already_there), (0, 12));
+    // A second source: one thread without its newest checkpoint (the target now holds
+    // a checkpoint of it the source lacks), one thread missing altogether.
+    let other = dir.join("other.sqlite");
+    fs::copy(&source, &other).expect("copy file");
+    let conn = rusqlite::Connection::open(&other).expect("open");
+    let threads: Vec<String> = conn
+        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("threads");
+    assert!(threads.len() >= 2, "{threads:?}");
+    let (cut, gone) = (&threads[0], &threads[1]);
+    conn.execute(
+        "DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ?1)",
+        [cut],
+    )
+    .expect("cut");
+    conn.execute("DELETE FROM checkpoints WHERE thread_id = ?1", [gone])
+        .expect("gone");
+    drop(conn);
+    let other_s = other.to_str().expect("utf-8");
+    let before = sqlite_rows(&target);
+    for dry_run in [true, false] {
+        let err = copy(
+            other_s,
+            target_s,
+            &none,
+            &CopyOptions::new().dry_run(dry_run),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(err.kind(), ErrorKind::HistoryConflict, "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains("1 of the thread(s)") && message.contains(cut.as_str()),
+            "{message}"
+        );
+        assert!(!message.contains(gone.as_str()), "{message}");
+        assert!(message.contains("--merge"), "{message}");
+    }
+    assert_eq!(
+        sqlite_rows(&target),
+        before,
+        "a refused copy writes nothing"
+    );
+    // Only the other thread: no clash.
+    let others: Vec<String> = threads.iter().skip(2).cloned().collect();
+    if !others.is_empty() {
+        copy(
+            other_s,
+            target_s,
+            &none,
+            &CopyOptions::new().threads(others),
+        )
+        .await
+        .expect("threads without a clash");
+    }
+    let merged = copy(other_s, target_s, &none, &CopyOptions::new().merge(true))
+        .await
+        .expect("merge");
+    assert!(merged.mismatches.is_empty(), "{:?}", merged.mismatches);
+    assert_eq!(sqlite_rows(&target), before, "everything was there already");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Inspecting, pruning and upgrading a path with no file behind it answer "store not
 /// found", naming the path, and leave no file there (SQLite would make an empty
 /// database if asked to open it).

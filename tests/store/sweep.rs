@@ -1283,3 +1283,64 @@ fn rows_whose_thread_id_is_a_blob_or_not_utf8_are_swept_like_the_others() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_null_row_holding_bytes_is_a_finding_and_stays_in_clear() {
+    let dir = temp_dir("null-bytes");
+    let path = sqlite_store(&dir, 1, 0, 1);
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    // Python writes None as ("null", b""); a `null` row with bytes was written by
+    // something else. The empty one is an ordinary value.
+    for (idx, data) in [(0, &b"stray"[..]), (1, &b""[..])] {
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES ('n', '', 'c1', 't', '', ?1, 'ch', 'null', ?2)",
+            rusqlite::params![idx, data],
+        )
+        .expect("insert");
+    }
+    drop(conn);
+    let p = path.to_str().expect("utf-8");
+    let audit = || {
+        rt().block_on(async {
+            store::audit(
+                &Store::open(p).await?,
+                &new_with_old(),
+                &AuditOptions::new(),
+            )
+            .await
+        })
+        .expect("audit")
+    };
+    let before = audit();
+    let n = before.threads.get("n").expect("thread n");
+    assert_eq!((n.clear.rows, n.unreadable.rows), (1, 1), "{n:?}");
+    assert!(
+        before.unreadable_samples[0]
+            .reason
+            .contains("\"null\" value holding 5 byte(s)"),
+        "{:?}",
+        before.unreadable_samples
+    );
+    assert_eq!(before.verdict, Verdict::Findings);
+    let (code, stdout, stderr) = lgcodec(&["store", "encrypt", p, "--json"], &ENV_ROTATE);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["failed"], 1, "{json}");
+    // The stray bytes are where they were, still `null`, and never became a
+    // `null+aes` row that the decryptor refuses; the empty one is encrypted.
+    let rows = sqlite_rows(&path);
+    let of = |idx: &str| {
+        rows.iter()
+            .find(|r| r.0 == "writes" && r.1.starts_with("n/") && r.1.ends_with(idx))
+            .map(|r| (r.2.clone(), r.3.clone()))
+            .expect("row")
+    };
+    assert_eq!(of("/0"), ("null".to_owned(), b"stray".to_vec()));
+    let (tag, data) = of("/1");
+    assert_eq!(tag, "null+aes");
+    assert_eq!(
+        plain(&ring(), &tag, &data),
+        ("null".to_owned(), Vec::new(), Some(0))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -165,6 +165,10 @@ pub struct SweepArgs {
     /// Rows per transaction.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     batch_size: u64,
+    /// Bytes of stored values per transaction at most (a larger value goes alone);
+    /// memory stays within about twice this (SQLite) or six times (Postgres).
+    #[arg(long, value_name = "BYTES", default_value_t = store::DEFAULT_PAGE_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    batch_bytes: u64,
     /// At most this many rows read per second.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_rows_per_sec: Option<u64>,
@@ -286,6 +290,7 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
     let bar = bar();
     let mut options = SweepOptions::new()
         .batch_size(usize::try_from(args.batch_size).unwrap_or(usize::MAX))
+        .batch_bytes(usize::try_from(args.batch_bytes).unwrap_or(usize::MAX))
         .dry_run(args.dry_run)
         .max_rows_per_sec(args.max_rows_per_sec);
     if let Some(b) = &bar {

@@ -511,6 +511,11 @@ pub struct CopyArgs {
     /// Count what would be copied; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Copy into threads the target already holds with checkpoints the source does not
+    /// have, adding the source's checkpoints to them (refused without it: Python would
+    /// read whichever checkpoint is newest).
+    #[arg(long)]
+    pub merge: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -520,7 +525,8 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
     let bar = bar();
     let mut options = CopyOptions::new()
         .threads(args.threads)
-        .dry_run(args.dry_run);
+        .dry_run(args.dry_run)
+        .merge(args.merge);
     if let Some(b) = &bar {
         options = options.on_progress(on_progress(b));
     }

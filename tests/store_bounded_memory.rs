@@ -1,0 +1,265 @@
+//! Bounded memory of the store sweeps: `audit` and `encrypt` of a store of large values
+//! hold about one page's byte budget, not the batch's row count times the value size.
+//!
+//! This test binary installs a counting global allocator and checks the peak number of
+//! bytes live while each sweep runs over a real SQLite file (and a real Postgres server
+//! with `LGCODEC_TEST_PG_URL`). It holds one `#[test]` so no other test's allocations
+//! run concurrently and disturb the count.
+#![cfg(all(feature = "sqlite", feature = "postgres"))]
+// A global allocator is an `unsafe impl` by nature; everything else stays safe.
+#![allow(unsafe_code)]
+
+#[path = "support/counting.rs"]
+mod counting;
+
+use counting::peak_during;
+use langgraph_codec::crypto::AesKey;
+use langgraph_codec::saver::sqlite::SqliteSaver;
+use langgraph_codec::store::{
+    self, AnyStore, AuditOptions, ExportOptions, ImportOptions, Store, StoreKeys, SweepOptions,
+};
+
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
+
+const MIB: usize = 1 << 20;
+/// Values in the store: 48 of 1 MiB, fewer than one batch's 500 rows, three times the
+/// default 16 MiB page budget.
+const ROWS: usize = 48;
+
+/// A `msgpack` value of `len` bytes: a bin 32 header and bytes that do not compress.
+fn value(len: usize, seed: u8) -> Vec<u8> {
+    let body = len - 5;
+    let mut out = Vec::with_capacity(len);
+    out.push(0xc6);
+    out.extend_from_slice(&u32::try_from(body).expect("fits").to_be_bytes());
+    let mut x = u32::from(seed) | 1;
+    for _ in 0..body {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        out.push(x as u8);
+    }
+    out
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn keys() -> StoreKeys {
+    StoreKeys::new(AesKey::new(b"new-key-16-bytes").expect("key"))
+}
+
+/// Peaks of the sweeps (audit, encrypt) and of the backup (export, import).
+struct Peaks {
+    audit: usize,
+    encrypt: usize,
+    export: usize,
+    import: usize,
+}
+
+/// Runs export (to `backup`), audit, encrypt, and import of the backup into `restore`,
+/// with default options; the peak of each.
+fn peaks(location: &str, backup: &std::path::Path, restore: &str) -> Peaks {
+    let rt = rt();
+    let (exported, export_peak) = peak_during(|| {
+        rt.block_on(async {
+            let mut file = std::io::BufWriter::new(std::fs::File::create(backup)?);
+            let report = store::export(
+                &AnyStore::open(location).await?,
+                &mut file,
+                &ExportOptions::new(),
+            )
+            .await?;
+            std::io::Write::flush(&mut file)?;
+            Ok::<_, Box<dyn std::error::Error>>(report)
+        })
+    });
+    assert_eq!(exported.expect("export").writes as usize, ROWS);
+    let (imported, import_peak) = peak_during(|| {
+        rt.block_on(async {
+            let mut input = std::io::BufReader::new(std::fs::File::open(backup)?);
+            let report =
+                store::import(&mut input, "backup", restore, &ImportOptions::new()).await?;
+            Ok::<_, Box<dyn std::error::Error>>(report)
+        })
+    });
+    let imported = imported.expect("import");
+    assert!(imported.complete, "{imported:?}");
+    assert_eq!(imported.inserted as usize, ROWS);
+    let (audit, audit_peak) = peak_during(|| {
+        rt.block_on(async {
+            store::audit(&Store::open(location).await?, &keys(), &AuditOptions::new()).await
+        })
+    });
+    let audit = audit.expect("audit");
+    assert_eq!(audit.totals.clear.rows as usize, ROWS, "{:?}", audit.totals);
+    let (report, encrypt_peak) = peak_during(|| {
+        rt.block_on(async {
+            store::encrypt(
+                &Store::open_for_writing(location).await?,
+                &keys(),
+                &SweepOptions::new(),
+            )
+            .await
+        })
+    });
+    let report = report.expect("encrypt");
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.rewritten.rows as usize, ROWS);
+    Peaks {
+        audit: audit_peak,
+        encrypt: encrypt_peak,
+        export: export_peak,
+        import: import_peak,
+    }
+}
+
+/// What the sweeps may hold at most, in pages of the default budget (16 MiB plus one
+/// value): audit one page and the database library's read buffer; encrypt the old
+/// bytes its compare-and-swap sends and the rewrites (two pages), and on Postgres the
+/// bind message carrying both, whose buffer doubles as it grows (up to four more).
+/// A sweep that reads a whole batch of 500 rows holds the store's 48 MiB that many
+/// times over.
+const AUDIT_LIMIT: usize = 32 * MIB;
+/// A backup page or batch: its values as base64 text (4/3 of a page) and the JSON
+/// line being written or parsed.
+const BACKUP_LIMIT: usize = 40 * MIB;
+const ENCRYPT_LIMIT_SQLITE: usize = 48 * MIB;
+const ENCRYPT_LIMIT_POSTGRES: usize = 112 * MIB;
+
+fn check(backend: &str, p: &Peaks, encrypt_limit: usize) {
+    println!(
+        "{backend}: peaks over {ROWS} MiB of values: audit {} MiB, encrypt {} MiB, export {} MiB, import {} MiB",
+        p.audit / MIB,
+        p.encrypt / MIB,
+        p.export / MIB,
+        p.import / MIB
+    );
+    assert!(
+        p.audit < AUDIT_LIMIT,
+        "{backend} audit held {} bytes",
+        p.audit
+    );
+    assert!(
+        p.encrypt < encrypt_limit,
+        "{backend} encrypt held {} bytes",
+        p.encrypt
+    );
+    assert!(
+        p.export < BACKUP_LIMIT,
+        "{backend} export held {} bytes",
+        p.export
+    );
+    assert!(
+        p.import < BACKUP_LIMIT,
+        "{backend} import held {} bytes",
+        p.import
+    );
+}
+
+#[test]
+fn sweeps_of_large_values_hold_one_page_budget() {
+    // The counter sees allocations: a 1 MiB vector must show up as ≥ 1 MiB.
+    let (v, peak) = peak_during(|| vec![1u8; MIB]);
+    assert!(peak >= MIB, "allocator not counting: {peak}");
+    drop(v);
+
+    let dir = tempfile::tempdir().expect("scratch");
+    let path = dir.path().join("large.db");
+    drop(
+        SqliteSaver::builder(&path)
+            .create(true)
+            .open()
+            .expect("saver"),
+    );
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        for i in 0..ROWS {
+            conn.execute(
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES ('t', '', 'c1', 'task', '', ?1, 'ch', 'msgpack', ?2)",
+                rusqlite::params![i as i64, value(MIB, i as u8)],
+            )
+            .expect("insert");
+        }
+    }
+    let restore = dir.path().join("restored.db");
+    check(
+        "sqlite",
+        &peaks(
+            path.to_str().expect("utf-8"),
+            &dir.path().join("sqlite.jsonl"),
+            restore.to_str().expect("utf-8"),
+        ),
+        ENCRYPT_LIMIT_SQLITE,
+    );
+
+    postgres(dir.path());
+}
+
+/// A client of the test server; its connection runs on a spawned task.
+async fn admin(url: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    client
+}
+
+fn postgres(dir: &std::path::Path) {
+    use langgraph_codec::saver::postgres::PostgresSaver;
+    let Some(base) = std::env::var("LGCODEC_TEST_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        println!("skipped: LGCODEC_TEST_PG_URL is not set (no PostgreSQL server to test against)");
+        return;
+    };
+    let schema = format!("bounded_memory_{}", std::process::id());
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
+    let restore_schema = format!("{schema}_restored");
+    let restore = format!("{base}{sep}options=-csearch_path%3D{restore_schema}");
+    rt().block_on(async {
+        let client = admin(&base).await;
+        client
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+                 DROP SCHEMA IF EXISTS {restore_schema} CASCADE; CREATE SCHEMA {restore_schema}"
+            ))
+            .await
+            .expect("schema");
+        let saver = PostgresSaver::builder_from_url(&url)
+            .expect("url")
+            .build()
+            .expect("saver");
+        saver.setup().await.expect("setup");
+        drop(saver);
+        for i in 0..ROWS {
+            client
+                .execute(
+                    &format!(
+                        "INSERT INTO {schema}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) VALUES ('t', '', 'c1', 'task', '', $1, 'ch', 'msgpack', $2)"
+                    ),
+                    &[&(i as i32), &value(MIB, i as u8)],
+                )
+                .await
+                .expect("insert");
+        }
+    });
+    let peaks = peaks(&url, &dir.join("postgres.jsonl"), &restore);
+    rt().block_on(async {
+        admin(&base)
+            .await
+            .batch_execute(&format!(
+                "DROP SCHEMA {schema} CASCADE; DROP SCHEMA {restore_schema} CASCADE"
+            ))
+            .await
+            .expect("drop");
+    });
+    check("postgres", &peaks, ENCRYPT_LIMIT_POSTGRES);
+}
