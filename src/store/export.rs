@@ -753,15 +753,86 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
                     let saver = PostgresSaver::builder_from_url(&url)
                         .and_then(|b| b.build())
                         .map_err(super::raw::saver_err(&shown))?;
-                    saver.setup().await.map_err(super::raw::saver_err(&shown))?;
+                    // One transaction: a kill leaves no table or all of them, so a
+                    // rerun finds the target empty or complete.
+                    saver
+                        .setup_in_one_transaction()
+                        .await
+                        .map_err(super::raw::saver_err(&shown))?;
                     true
                 }
                 ref l if l.is_current() => false,
+                // Python's migrations begun and not finished (a setup() killed midway,
+                // by Python or by an earlier release of this tool), no row written yet:
+                // finish them as setup() does.
+                ref l if partly_set_up(&client, &schema, l).await? => {
+                    let saver = PostgresSaver::builder_from_url(&url)
+                        .and_then(|b| b.build())
+                        .map_err(super::raw::saver_err(&shown))?;
+                    saver.setup().await.map_err(super::raw::saver_err(&shown))?;
+                    true
+                }
                 other => return Err(not_current(&other).into()),
             };
             Ok((Target::Postgres(client), created, shown))
         }
     }
+}
+
+/// Whether a Postgres schema of `layout` holds Python's migrations begun and not
+/// finished, and no rows: `checkpoint_migrations` recorded, below the last, and every
+/// saver table there empty.
+async fn partly_set_up(
+    client: &tokio_postgres::Client,
+    schema: &str,
+    layout: &StoreLayout,
+) -> Result<bool> {
+    match layout {
+        StoreLayout::PostgresPython {
+            migrations: Some(_),
+        } => {}
+        StoreLayout::Foreign { .. } => {}
+        _ => return Ok(false),
+    }
+    let rows = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 \
+             AND table_name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
+            &[&schema],
+        )
+        .await
+        .map_err(pg("open"))?;
+    let tables: Vec<String> = rows
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(pg("open"))?;
+    if !tables.iter().any(|t| t == "checkpoint_migrations") {
+        return Ok(false);
+    }
+    let quote = |t: &str| format!("\"{}\".\"{}\"", schema.replace('"', "\"\""), t);
+    let recorded: Option<i32> = client
+        .query_one(
+            &format!("SELECT max(v) FROM {}", quote("checkpoint_migrations")),
+            &[],
+        )
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(pg("open"))?;
+    if recorded.is_none_or(|v| v >= crate::saver::postgres::LAST_MIGRATION) {
+        return Ok(false);
+    }
+    for t in tables.iter().filter(|t| *t != "checkpoint_migrations") {
+        let any: bool = client
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {})", quote(t)), &[])
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("open"))?;
+        if any {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// One decoded cell of a backup line.

@@ -14,6 +14,8 @@ mod maint;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod refusals;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod setup_kill;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod sweep;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;

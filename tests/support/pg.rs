@@ -30,6 +30,21 @@ pub async fn connect(url: &str) -> tokio_postgres::Client {
     client
 }
 
+/// The tables of `schema`, by name.
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn tables_in(c: &tokio_postgres::Client, schema: &str) -> Vec<String> {
+    c.query(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1
+         ORDER BY 1",
+        &[&schema],
+    )
+    .await
+    .expect("tables")
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
 /// A fresh, empty database `<base>_<tag>`; its URL.
 pub async fn fresh(url: &str, tag: &str) -> String {
     let cut = url.rfind('/').expect("URL has a database");

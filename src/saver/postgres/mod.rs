@@ -468,6 +468,24 @@ impl PostgresSaver {
     /// # Errors
     /// As [`setup`](Self::setup).
     pub async fn setup_migrations(&self) -> Result<Vec<i32>> {
+        self.setup_as(schema::Whole::Stepwise).await
+    }
+
+    /// [`setup_migrations`](Self::setup_migrations), but a schema without any of the
+    /// tables gets all of them in **one transaction**, every migration recorded in it:
+    /// killed at any point, it holds no table or Python's complete layout, never a
+    /// part that a later `setup()` or `lgcodec store copy` would have to finish. The
+    /// three thread-id indexes are built with plain `CREATE INDEX` (on empty tables the
+    /// same index, at once; `CREATE INDEX CONCURRENTLY` cannot run in a transaction).
+    /// Tables already there are migrated as [`setup`](Self::setup) migrates them.
+    ///
+    /// # Errors
+    /// As [`setup`](Self::setup).
+    pub async fn setup_in_one_transaction(&self) -> Result<Vec<i32>> {
+        self.setup_as(schema::Whole::OneTransaction).await
+    }
+
+    async fn setup_as(&self, whole: schema::Whole) -> Result<Vec<i32>> {
         let client = CloseUnlessReturned(Some(self.client("setup").await?));
         let result = match &client.0 {
             Some(c) => {
@@ -477,6 +495,7 @@ impl PostgresSaver {
                     self.settings.schema.as_deref(),
                     &self.sql.tables,
                     self.settings.lock_timeout,
+                    whole,
                 )
                 .await
             }

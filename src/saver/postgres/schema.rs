@@ -335,6 +335,7 @@ pub(crate) async fn setup(
     schema: Option<&str>,
     t: &Tables,
     lock_timeout: Duration,
+    whole: Whole,
 ) -> Result<Vec<i32>> {
     let lock_sql = format!(
         "SELECT pg_try_advisory_lock({LOCK_CLASS}, hashtext(coalesce($1, current_schema())::text))"
@@ -362,7 +363,7 @@ pub(crate) async fn setup(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let result = migrate(client, mode, schema, t).await;
+    let result = migrate(client, mode, schema, t, whole).await;
     let unlock = client
         .rows(
             mode,
@@ -376,11 +377,24 @@ pub(crate) async fn setup(
     Ok(ran)
 }
 
+/// How [`setup`] creates the tables in a schema that has none of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Whole {
+    /// As Python does: migration by migration, the indexes `CONCURRENTLY`.
+    Stepwise,
+    /// Every migration in one transaction, each version recorded in it: a kill leaves
+    /// no table or all of them. The indexes are built with plain `CREATE INDEX` (on
+    /// empty tables the same index, at once; `CONCURRENTLY` cannot run in a
+    /// transaction).
+    OneTransaction,
+}
+
 async fn migrate(
     client: &deadpool_postgres::ClientWrapper,
     mode: StatementMode,
     schema: Option<&str>,
     t: &Tables,
+    whole: Whole,
 ) -> Result<Vec<i32>> {
     // Everything that refuses the tables is checked before anything is written.
     let (name, columns) = inspect(client, mode, schema, "setup").await?;
@@ -400,6 +414,22 @@ async fn migrate(
             .map_err(db("setup"))?;
     }
     let all = migrations(t);
+    if whole == Whole::OneTransaction && columns.is_empty() {
+        let mut sql = String::from("BEGIN;\n");
+        for m in &all {
+            sql.push_str(&m.replace("CREATE INDEX CONCURRENTLY", "CREATE INDEX"));
+            sql.push('\n');
+        }
+        sql.push_str(&format!(
+            "INSERT INTO {} (v) SELECT generate_series(0, {LAST_MIGRATION}) ON CONFLICT (v) DO NOTHING;\nCOMMIT;",
+            t.migrations
+        ));
+        if let Err(e) = client.batch_execute(&sql).await {
+            let _ = client.batch_execute("ROLLBACK").await;
+            return Err(db("setup")(e));
+        }
+        return Ok((0..=LAST_MIGRATION).collect());
+    }
     if let Some(first) = all.first() {
         client.batch_execute(first).await.map_err(db("setup"))?;
     }

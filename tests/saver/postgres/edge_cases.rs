@@ -15,6 +15,7 @@ use langgraph_codec::saver::{
 use langgraph_codec::{Error, ErrorKind, JsonPlusSerializer, Value};
 
 use super::{builder, fresh_schema, key, psql, schema_of, url, versions};
+use crate::support::pg::tables_in;
 
 /// The kinds of an error and of every `UnreadableRow` source under it, outermost first.
 fn kinds(e: &Error) -> Vec<&'static str> {
@@ -467,19 +468,6 @@ async fn puts_succeed_after_the_server_closes_the_pools_idle_connections() {
 }
 
 /// The tables in `schema`, sorted.
-async fn tables_in(c: &tokio_postgres::Client, schema: &str) -> Vec<String> {
-    c.query(
-        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1
-         ORDER BY 1",
-        &[&schema],
-    )
-    .await
-    .expect("tables")
-    .iter()
-    .map(|r| r.get(0))
-    .collect()
-}
-
 /// `setup` over another application's `checkpoints` table (or one of the other
 /// names with another layout) is refused with a typed schema error before anything is
 /// written: no table created, no migration recorded. Python's deprecated shallow layout
