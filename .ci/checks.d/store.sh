@@ -7,8 +7,9 @@
 #     rounds then resume, Postgres connections terminated mid-sweep.
 #  2. Per backend: a store with rows in clear and rows under an old key -> audit finds
 #     them -> encrypt -> rotation (new primary, old key as LANGGRAPH_AES_FALLBACK_KEYS)
-#     -> rekey -> audit under the new key alone is clean; Python reads the same values
-#     at every step, and no longer with the old key alone.
+#     -> rekey -> audit under the new key alone is clean once the old bytes are gone
+#     from the files (--vacuum: SQLite VACUUM, Postgres VACUUM FULL); Python reads the
+#     same values at every step, and no longer with the old key alone.
 set -euo pipefail
 STEP_PREFIX=store
 # shellcheck source=../lib/pg_check.sh
@@ -40,7 +41,7 @@ flow() { # STORE
     echo "store: python reads $before"
     expect 1 env LANGGRAPH_AES_KEY="$OLD" "$L" store audit "$S"
     expect 0 env LANGGRAPH_AES_KEY="$OLD" "$L" store encrypt "$S" --dry-run
-    expect 0 env LANGGRAPH_AES_KEY="$OLD" "$L" store encrypt "$S" --batch-size 50
+    expect 0 env LANGGRAPH_AES_KEY="$OLD" "$L" store encrypt "$S" --batch-size 50 --vacuum
     expect 0 env LANGGRAPH_AES_KEY="$OLD" "$L" store audit "$S"
     after="$(LANGGRAPH_AES_KEY="$OLD" "$PY" "$READS" "$S")"
     [ "$before" = "$after" ] || { echo "store: python reads other values after encrypt: $after"; return 1; }
@@ -48,6 +49,13 @@ flow() { # STORE
     expect 1 env LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_FALLBACK_KEYS="$OLD" "$L" store audit "$S"
     expect 0 env LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_FALLBACK_KEYS="$OLD" "$L" store audit "$S" --allow-previous
     expect 0 env LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_FALLBACK_KEYS="$OLD" "$L" store rekey "$S" --max-rows-per-sec 100000
+    # The old ciphertexts are still in the files until a vacuum (Postgres: dead rows;
+    # SQLite: free pages, when the rewrites freed any).
+    if [ "${S#postgres}" != "$S" ]; then
+        expect 1 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$S"
+    fi
+    expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$S" --allow-free-space
+    expect 0 env LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_FALLBACK_KEYS="$OLD" "$L" store rekey "$S" --vacuum
     # The proof that the old key can go: clean with the new key alone.
     expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$S" --json
     after="$(LANGGRAPH_AES_KEY="$NEW" "$PY" "$READS" "$S")"
@@ -82,7 +90,7 @@ full_disk() {
     [ "$before" = "$after" ] || { echo "store: python reads other values after a full disk: $after"; return 1; }
     mount -o "remount,size=$((size * 4))" "$D"
     expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store encrypt "$D/s.db" --batch-size 50
-    expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$D/s.db"
+    expect 0 env LANGGRAPH_AES_KEY="$NEW" "$L" store audit "$D/s.db" --allow-free-space
     after="$(LANGGRAPH_AES_KEY="$NEW" "$PY" "$READS" "$D/s.db")"
     [ "$before" = "$after" ] || { echo "store: python reads other values after the resumed encrypt: $after"; return 1; }
     umount "$D"

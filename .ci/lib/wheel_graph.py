@@ -100,7 +100,7 @@ def smoke(store: str) -> None:
     totals = json.loads(p.stdout)["totals"]
     values = totals["total"]["rows"] - totals["empty"]["rows"]  # "empty": no value to open
     assert totals["unreadable"]["rows"] == values > 0, totals
-    p = lgcodec("store", "rekey", store, LANGGRAPH_AES_KEY=NEW, LANGGRAPH_AES_KEY_PREVIOUS=OLD)
+    p = lgcodec("store", "rekey", store, "--vacuum", LANGGRAPH_AES_KEY=NEW, LANGGRAPH_AES_KEY_PREVIOUS=OLD)
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     print(f"{name}: {(p.stdout + p.stderr).strip().splitlines()[-1]}")
     p = lgcodec("store", "audit", store, "--json", LANGGRAPH_AES_KEY=NEW)

@@ -106,7 +106,7 @@ pub use ops::{
     DEFAULT_PAGE_BYTES,
 };
 pub use report::{
-    AuditReport, ClassCounts, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
+    AuditReport, ClassCounts, FreeSpace, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
     UnreadableRow, Verdict,
 };
 
@@ -313,6 +313,37 @@ impl Store {
             Backend::Sqlite(_) => &sqlite::TABLES,
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => &postgres::TABLES,
+        }
+    }
+
+    /// The free space that may hold old bytes, as far as the database shows it.
+    async fn free_space(&self) -> Result<report::FreeSpace, Error> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.free_space().await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.free_space().await,
+        }
+    }
+
+    /// After a sweep's writes: Postgres publishes the session's statistics now.
+    async fn flush_stats(&self) {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(_) => {}
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.flush_stats().await,
+        }
+    }
+
+    /// Compacts the store after a sweep: SQLite `VACUUM` and a truncating WAL
+    /// checkpoint, Postgres `VACUUM (FULL)` of the tables sweeps rewrite.
+    async fn vacuum(&self) -> Result<Option<String>, Error> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) => s.vacuum().await,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) => p.vacuum().await,
         }
     }
 

@@ -64,6 +64,7 @@ pub struct AuditOptions {
     allow_clear: bool,
     allow_previous: bool,
     deny_inline: bool,
+    allow_free_space: bool,
     page_size: usize,
     page_bytes: usize,
     per_thread: bool,
@@ -101,6 +102,7 @@ impl AuditOptions {
             allow_clear: false,
             allow_previous: false,
             deny_inline: false,
+            allow_free_space: false,
             page_size: 1000,
             page_bytes: DEFAULT_PAGE_BYTES,
             per_thread: true,
@@ -133,6 +135,13 @@ impl AuditOptions {
     /// with `all_values_in_blobs`; Python's saver always writes some).
     pub fn deny_inline(mut self, on: bool) -> Self {
         self.deny_inline = on;
+        self
+    }
+
+    /// Free space that may hold old bytes (SQLite's free pages, Postgres's dead row
+    /// versions) is not a finding: acknowledged, or dealt with outside this tool.
+    pub fn allow_free_space(mut self, on: bool) -> Self {
+        self.allow_free_space = on;
         self
     }
 
@@ -173,6 +182,7 @@ pub struct SweepOptions {
     batch_size: usize,
     batch_bytes: usize,
     dry_run: bool,
+    vacuum: bool,
     max_rows_per_sec: Option<u64>,
     max_reconnects: u32,
     progress: Option<ProgressFn>,
@@ -204,6 +214,7 @@ impl SweepOptions {
             batch_size: 500,
             batch_bytes: DEFAULT_PAGE_BYTES,
             dry_run: false,
+            vacuum: false,
             max_rows_per_sec: None,
             max_reconnects: 5,
             progress: None,
@@ -226,6 +237,16 @@ impl SweepOptions {
     /// Count what would change; write nothing.
     pub fn dry_run(mut self, on: bool) -> Self {
         self.dry_run = on;
+        self
+    }
+
+    /// After the sweep, compact the store so the old bytes leave the database files:
+    /// SQLite `VACUUM` (the whole file rewritten, under a write lock for its duration)
+    /// and a truncating WAL checkpoint; Postgres `VACUUM (FULL)` of `checkpoint_blobs`
+    /// and `checkpoint_writes` (each under an `ACCESS EXCLUSIVE` lock: writers wait).
+    /// Not in a dry run.
+    pub fn vacuum(mut self, on: bool) -> Self {
+        self.vacuum = on;
         self
     }
 
@@ -480,6 +501,21 @@ pub async fn audit(
             totals.unreadable.rows
         ));
     }
+    let mut free_space = retrying(store, retries, &mut reconnects, || store.free_space()).await?;
+    free_space.counted_as_findings =
+        free_space.any() && !options.allow_free_space && !options.allow_clear;
+    if free_space.counted_as_findings {
+        findings.push(match (free_space.free_pages, free_space.dead_rows) {
+            (Some(pages), _) if pages > 0 => format!(
+                "{pages} free page(s) ({} bytes) may still hold bytes of deleted or rewritten values: run `store encrypt --vacuum` (or VACUUM), or acknowledge with --allow-free-space",
+                free_space.free_bytes.unwrap_or(0)
+            ),
+            (_, dead) => format!(
+                "{} dead row version(s) in checkpoint_blobs/checkpoint_writes still hold their old bytes: run `store encrypt --vacuum` (VACUUM FULL), or acknowledge with --allow-free-space",
+                dead.unwrap_or(0)
+            ),
+        });
+    }
     if let Some(c) = &inline {
         if options.deny_inline && c.values.rows > 0 {
             findings.push(format!(
@@ -499,6 +535,7 @@ pub async fn audit(
         threads,
         unreadable_samples: samples,
         never_encrypted: never_encrypted(store),
+        free_space,
         verdict: if findings.is_empty() {
             Verdict::Clean
         } else {
@@ -655,6 +692,8 @@ async fn sweep(
         rows_per_s: 0.0,
         mb_per_s: 0.0,
         complete: false,
+        vacuumed: false,
+        left_behind: None,
     };
     let mut done = 0u64;
     let mut bytes_read = 0u64;
@@ -801,6 +840,26 @@ async fn sweep(
         report.mb_per_s = bytes_read as f64 / 1e6 / elapsed;
     }
     report.complete = report.failed == 0 && report.changed_still_pending == 0;
+    if !options.dry_run {
+        store.flush_stats().await;
+    }
+    if !options.dry_run && report.rewritten.rows > 0 {
+        report.left_behind = Some(match store.backend_name() {
+            "postgres" => "the old versions of the rewritten rows stay in the table files until \
+                           VACUUM FULL (run again with --vacuum), and in WAL segments, on replicas \
+                           and in backups"
+                .to_owned(),
+            _ => "the rewrites zeroed what they freed (secure_delete), but a page split leaves \
+                  old cell bytes in unused space inside pages until VACUUM (run again with \
+                  --vacuum); copies and backups of the file keep theirs"
+                .to_owned(),
+        });
+    }
+    if options.vacuum && !options.dry_run {
+        report.left_behind = store.vacuum().await?;
+        report.vacuumed = true;
+        report.elapsed_s = started.elapsed().as_secs_f64();
+    }
     Ok(report)
 }
 

@@ -194,6 +194,62 @@ impl PgStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    pub(crate) async fn free_space(&self) -> Result<crate::store::FreeSpace> {
+        let row = self
+            .client()
+            .query_one(
+                "SELECT coalesce(sum(n_dead_tup), 0)::int8 FROM pg_stat_user_tables \
+                 WHERE schemaname = current_schema() AND relname IN ('checkpoint_blobs', 'checkpoint_writes')",
+                &[],
+            )
+            .await
+            .map_err(pg("read"))?;
+        let dead: i64 = row.try_get(0).map_err(pg("read"))?;
+        Ok(crate::store::FreeSpace {
+            dead_rows: Some(u64::try_from(dead).unwrap_or(0)),
+            note: "dead row versions still hold their old bytes until VACUUM; after a plain \
+                   VACUUM (or autovacuum) they are no longer counted, yet their bytes stay in the \
+                   table files until VACUUM FULL rewrites the table (`store encrypt|rekey \
+                   --vacuum`), and in WAL segments, on replicas and in backups, which no query \
+                   shows."
+                .to_owned(),
+            ..crate::store::FreeSpace::default()
+        })
+    }
+
+    /// Asks the server to publish this session's table statistics (its dead row
+    /// versions) at once rather than within the next ten seconds, so an audit right
+    /// after a sweep sees them. Postgres 15 and later; older servers publish within
+    /// about half a second, and the call's error is ignored.
+    pub(crate) async fn flush_stats(&self) {
+        let _ = self
+            .client()
+            .batch_execute("SELECT pg_stat_force_next_flush()")
+            .await;
+    }
+
+    /// `VACUUM (FULL)` of the tables sweeps rewrite (every live row copied into new
+    /// files, the old files removed; an `ACCESS EXCLUSIVE` lock while each runs, so
+    /// writers wait), then a plain `VACUUM`, which refreshes the dead-row statistics
+    /// that `VACUUM FULL` leaves as they were.
+    pub(crate) async fn vacuum(&self) -> Result<Option<String>> {
+        for t in TABLES.iter() {
+            self.client()
+                .batch_execute(&format!("VACUUM (FULL) {}", t.name))
+                .await
+                .map_err(pg("vacuum"))?;
+            self.client()
+                .batch_execute(&format!("VACUUM {}", t.name))
+                .await
+                .map_err(pg("vacuum"))?;
+        }
+        Ok(Some(
+            "the old row versions are gone from the table files; WAL segments, replicas and \
+             backups keep them until they are recycled, rebuilt or expire"
+                .to_owned(),
+        ))
+    }
+
     pub(crate) async fn count_checkpoints(&self) -> Result<u64> {
         let row = self
             .client()

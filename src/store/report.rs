@@ -118,6 +118,35 @@ pub struct InlineCounts {
     pub note: String,
 }
 
+/// What may still hold the bytes of values deleted or rewritten (by a sweep, a prune,
+/// or the savers' own replacing writes): the database's free space, as far as the
+/// database shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FreeSpace {
+    /// SQLite: pages on the free list (`PRAGMA freelist_count`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_pages: Option<u64>,
+    /// SQLite: their bytes (pages × page size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Postgres: dead row versions of `checkpoint_blobs` and `checkpoint_writes`
+    /// (`pg_stat_user_tables.n_dead_tup`, the server's running estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_rows: Option<u64>,
+    /// Whether this is a finding (some free space, not acknowledged with
+    /// `allow_free_space` or `allow_clear`).
+    pub counted_as_findings: bool,
+    /// What the counts cover and what they cannot see.
+    pub note: String,
+}
+
+impl FreeSpace {
+    /// Whether the database shows free space that may hold old bytes.
+    pub fn any(&self) -> bool {
+        self.free_pages.unwrap_or(0) > 0 || self.dead_rows.unwrap_or(0) > 0
+    }
+}
+
 /// A value that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UnreadableRow {
@@ -163,6 +192,8 @@ pub struct AuditReport {
     pub unreadable_samples: Vec<UnreadableRow>,
     /// Columns Python never encrypts (not findings).
     pub never_encrypted: Vec<String>,
+    /// Free space that may still hold old bytes (a finding unless acknowledged).
+    pub free_space: FreeSpace,
     /// `clean` or `findings`.
     pub verdict: Verdict,
     /// Each finding in one sentence.
@@ -232,4 +263,11 @@ pub struct SweepReport {
     /// Whether every value this sweep is for was done: nothing failed and nothing a
     /// writer changed still needs it.
     pub complete: bool,
+    /// Whether the store was compacted after the sweep (`vacuum`): SQLite `VACUUM` and
+    /// a truncating WAL checkpoint, Postgres `VACUUM (FULL)` of the rewritten tables.
+    pub vacuumed: bool,
+    /// What may still hold the old bytes of the values this sweep rewrote, and what
+    /// removes them (nothing for a dry run or a sweep that rewrote nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_behind: Option<String>,
 }

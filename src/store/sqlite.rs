@@ -236,6 +236,12 @@ impl SqliteStore {
             // (never corrupting the file), which the next run redoes.
             conn.pragma_update(None, "synchronous", "NORMAL")
                 .map_err(sqlite("open"))?;
+            // The bundled SQLite leaves a rewritten row's old cell and freed pages as
+            // they were: after an encrypt the plaintext would stay in the file. With
+            // secure_delete this connection's rewrites overwrite what they free with
+            // zeros (space freed earlier by other writers is `vacuum`'s).
+            conn.pragma_update(None, "secure_delete", "ON")
+                .map_err(sqlite("open"))?;
         }
         if writable
             && conn
@@ -270,6 +276,58 @@ impl SqliteStore {
                 .map_err(|e| StoreFault::Task(e.to_string()))?,
             Err(_) => job(),
         }
+    }
+
+    pub(crate) async fn free_space(&self) -> Result<crate::store::FreeSpace> {
+        self.run(move |c| {
+            let pages: i64 = c
+                .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+                .map_err(sqlite("read"))?;
+            let size: i64 = c
+                .query_row("PRAGMA page_size", [], |r| r.get(0))
+                .map_err(sqlite("read"))?;
+            let pages = u64::try_from(pages).unwrap_or(0);
+            Ok(crate::store::FreeSpace {
+                free_pages: Some(pages),
+                free_bytes: Some(pages.saturating_mul(u64::try_from(size).unwrap_or(0))),
+                note: "pages on SQLite's free list, which keep whatever they held; free space \
+                       inside pages and the -wal file are not counted: VACUUM (`store encrypt|rekey \
+                       --vacuum`) rewrites every page and truncates the WAL. Copies of the file, \
+                       backups and the filesystem's old blocks are beyond it."
+                    .to_owned(),
+                ..crate::store::FreeSpace::default()
+            })
+        })
+        .await
+    }
+
+    /// `VACUUM` (every page rewritten, the free list emptied), then a truncating WAL
+    /// checkpoint (old page images in the `-wal` file gone) when the file is in WAL
+    /// mode. What is left, if anything.
+    pub(crate) async fn vacuum(&self) -> Result<Option<String>> {
+        self.run(move |c| {
+            c.execute_batch("VACUUM").map_err(sqlite("vacuum"))?;
+            let mode: String = c
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .map_err(sqlite("vacuum"))?;
+            if mode.eq_ignore_ascii_case("wal") {
+                // (busy, log frames, checkpointed frames): busy when a reader held the
+                // WAL; the frames are then overwritten by later writes, not removed.
+                let busy: i64 = c
+                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                    .map_err(sqlite("vacuum"))?;
+                if busy != 0 {
+                    return Ok(Some(
+                        "a reader kept the -wal file from being truncated: its old page images \
+                         stay until later writes overwrite them; run the sweep with --vacuum again \
+                         (or `PRAGMA wal_checkpoint(TRUNCATE)`) when readers are idle"
+                            .to_owned(),
+                    ));
+                }
+            }
+            Ok(None)
+        })
+        .await
     }
 
     pub(crate) async fn count(&self, t: &'static Table) -> Result<u64> {

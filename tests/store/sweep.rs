@@ -155,6 +155,16 @@ fn lgcodec(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     )
 }
 
+/// `lgcodec store audit STORE --json EXTRA…` under NEW alone: the exit status and the
+/// report.
+fn audit_json(store: &str, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["store", "audit", store, "--json"];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = lgcodec(&args, &[("LANGGRAPH_AES_KEY", NEW)]);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    (code, json)
+}
+
 const ENV_ROTATE: [(&str, &str); 2] = [
     ("LANGGRAPH_AES_KEY", NEW),
     ("LANGGRAPH_AES_FALLBACK_KEYS", OLD),
@@ -975,11 +985,23 @@ fn postgres_audit_encrypt_rekey_and_the_inline_values() {
     assert!(got
         .iter()
         .all(|(_, _, tag, data)| plain(&ring, tag, data).2 == Some(0)));
-    let (code, stdout, _) = lgcodec(
-        &["store", "audit", &url, "--json"],
-        &[("LANGGRAPH_AES_KEY", NEW)],
-    );
-    assert_eq!(code, 0, "{stdout}");
+    // The rewritten rows' old versions are dead rows until VACUUM: a finding, which
+    // --allow-free-space acknowledges and `--vacuum` (VACUUM FULL) removes.
+    let audit = |extra: &[&str]| audit_json(&url, extra);
+    let (code, json) = audit(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert!(json["free_space"]["dead_rows"].as_u64() > Some(0), "{json}");
+    assert_eq!(json["findings"].as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(audit(&["--allow-free-space"]).0, 0);
+    let (code, stdout, stderr) =
+        lgcodec(&["store", "rekey", &url, "--vacuum", "--json"], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["vacuumed"], true, "{json}");
+    let (code, json) = audit(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["free_space"]["dead_rows"], 0, "{json}");
+    assert_eq!(plaintexts(&pg_rows(&url)), want);
     // A database without Python's tables: refused, nothing created.
     let (bare, schema) = pg_schema("bare").expect("server");
     let err = rt()
@@ -1342,5 +1364,111 @@ fn a_null_row_holding_bytes_is_a_finding_and_stays_in_clear() {
         plain(&ring(), &tag, &data),
         ("null".to_owned(), Vec::new(), Some(0))
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How many times `needle` occurs in the file at `path` (none when it is absent).
+fn occurrences(path: &Path, needle: &[u8]) -> usize {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    bytes.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// After `encrypt`, the report says what may still hold old bytes; what other writers
+/// freed before stays on free pages, which `audit` reports as a finding until
+/// `--vacuum` rewrites the file, after which no plaintext is left in the database or
+/// its WAL.
+#[test]
+fn encrypt_says_what_it_leaves_and_vacuum_removes_every_old_byte() {
+    let dir = temp_dir("residue");
+    let path = dir.join("residue.db");
+    drop(
+        SqliteSaver::builder(&path)
+            .create(true)
+            .open()
+            .expect("saver"),
+    );
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let value = |marker: &str, i: usize| {
+        // A msgpack str of 48 bytes: the marker, the row's number, padding.
+        let text = format!("{marker}-{i:05}-{}", "x".repeat(48 - marker.len() - 7));
+        let mut v = vec![0xd9, 48];
+        v.extend_from_slice(text.as_bytes());
+        v
+    };
+    for (thread, marker, rows) in [
+        ("live", "LIVE-PLAINTEXT", 300),
+        ("gone", "GONE-PLAINTEXT", 300),
+    ] {
+        for i in 0..rows {
+            conn.execute(
+                "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) VALUES (?1, '', 'c1', 't', '', ?2, 'ch', 'msgpack', ?3)",
+                rusqlite::params![thread, i as i64, value(marker, i)],
+            )
+            .expect("insert");
+        }
+    }
+    // Another writer deletes a thread (as the savers' delete_thread does): its pages go
+    // to the free list as they were.
+    conn.execute("DELETE FROM writes WHERE thread_id = 'gone'", [])
+        .expect("delete");
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .expect("checkpoint");
+    drop(conn);
+    let p = path.to_str().expect("utf-8");
+    let wal = dir.join("residue.db-wal");
+    let settle = || {
+        let c = rusqlite::Connection::open(&path).expect("open");
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .expect("checkpoint");
+    };
+    assert!(occurrences(&path, b"LIVE-PLAINTEXT") >= 300);
+    assert!(occurrences(&path, b"GONE-PLAINTEXT") > 0);
+    let (code, stdout, stderr) = lgcodec(&["store", "encrypt", p, "--json"], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert!(
+        json["left_behind"]
+            .as_str()
+            .is_some_and(|l| l.contains("--vacuum")),
+        "{json}"
+    );
+    settle();
+    assert!(occurrences(&path, b"GONE-PLAINTEXT") > 0);
+    let audit = |extra: &[&str]| audit_json(p, extra);
+    let (code, json) = audit(&[]);
+    assert_eq!(code, 1, "{json}");
+    assert!(
+        json["free_space"]["free_pages"].as_u64() > Some(0),
+        "{json}"
+    );
+    assert!(
+        json["findings"][0]
+            .as_str()
+            .is_some_and(|f| f.contains("free page") && f.contains("--vacuum")),
+        "{json}"
+    );
+    assert_eq!(audit(&["--allow-free-space"]).0, 0);
+    let (code, stdout, stderr) =
+        lgcodec(&["store", "encrypt", p, "--vacuum", "--json"], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["vacuumed"], true, "{json}");
+    for file in [&path, &wal] {
+        assert_eq!(
+            occurrences(file, b"GONE-PLAINTEXT"),
+            0,
+            "{}",
+            file.display()
+        );
+        assert_eq!(
+            occurrences(file, b"LIVE-PLAINTEXT"),
+            0,
+            "{}",
+            file.display()
+        );
+    }
+    let (code, json) = audit(&[]);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["free_space"]["free_pages"], 0, "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }

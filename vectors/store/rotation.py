@@ -285,9 +285,10 @@ def sweep(fleet: Fleet, binary: str, args: list[str], env: dict[str, str]) -> No
 
 
 def audit_json(binary: str, store: str, env: dict[str, str]) -> dict:
-    """`lgcodec store audit --json`: must exit 0 with verdict clean, no value in clear,
+    """`lgcodec store audit --json --allow-free-space` (writers keep writing): must exit 0
+    with verdict clean, no value in clear,
     none under a decrypt-only key, none unreadable."""
-    p = lgcodec(binary, ["store", "audit", store, "--json"], env)
+    p = lgcodec(binary, ["store", "audit", store, "--json", "--allow-free-space"], env)
     report = json.loads(p.stdout)
     t = report["totals"]
     bad = {
@@ -364,8 +365,10 @@ def runbook(args) -> int:
             lgcodec(lg, ["store", "audit", store], switched, ok=(1,))  # rows under old: findings
             # 3. the sweep, while the writers keep writing
             sweep(fleet, lg, ["store", "rekey", store, *batch], switched)
-            # 4. the proof: no row under the old key
-            lgcodec(lg, ["store", "audit", store], switched)
+            # 4. the proof: no row under the old key (the writers' own upserts keep
+            # leaving dead row versions on Postgres: free space is acknowledged here and
+            # vacuumed in a quiet moment, see docs/store-encryption.md)
+            lgcodec(lg, ["store", "audit", store, "--allow-free-space"], switched)
             audit_json(lg, store, switched)
             # 5. old key dropped: every writer restarted with the new key only
             final = {"LANGGRAPH_AES_KEY": NEW}
@@ -383,7 +386,7 @@ def runbook(args) -> int:
             # 3. the sweep, while the writers keep writing
             sweep(fleet, lg, ["store", "encrypt", store, *batch], keyed)
             # 4. the proof: no row in clear
-            lgcodec(lg, ["store", "audit", store], keyed)
+            lgcodec(lg, ["store", "audit", store, "--allow-free-space"], keyed)
             audit_json(lg, store, keyed)
             # 5. fail closed: writers refuse rows in clear from now on
             final = {**keyed, "LANGGRAPH_AES_STRICT": "1"}

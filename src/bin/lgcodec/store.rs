@@ -111,6 +111,10 @@ pub enum StoreCommand {
         /// Postgres: the inline JSONB channel values Python keeps in clear are findings.
         #[arg(long)]
         deny_inline: bool,
+        /// Free space that may hold old bytes (SQLite free pages, Postgres dead row
+        /// versions) is not a finding.
+        #[arg(long)]
+        allow_free_space: bool,
     },
     /// Encrypt every value in clear under LANGGRAPH_AES_KEY (msgpack → msgpack+aes).
     Encrypt(SweepArgs),
@@ -162,6 +166,11 @@ pub struct SweepArgs {
     /// Count what would change; write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Afterwards, compact the store so old bytes leave its files: SQLite VACUUM and a
+    /// truncated WAL (the file is locked for writing meanwhile), Postgres VACUUM FULL of
+    /// the rewritten tables (writers wait meanwhile).
+    #[arg(long)]
+    vacuum: bool,
     /// Rows per transaction.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     batch_size: u64,
@@ -230,6 +239,7 @@ pub fn run(command: StoreCommand) -> ExitCode {
                 allow_clear,
                 allow_previous,
                 deny_inline,
+                allow_free_space,
             } => {
                 let store = match Store::open(&location).await {
                     Ok(s) => s,
@@ -239,7 +249,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
                 let mut options = AuditOptions::new()
                     .allow_clear(allow_clear)
                     .allow_previous(allow_previous)
-                    .deny_inline(deny_inline);
+                    .deny_inline(deny_inline)
+                    .allow_free_space(allow_free_space);
                 if let Some(b) = &bar {
                     options = options.on_progress(on_progress(b));
                 }
@@ -292,6 +303,7 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
         .batch_size(usize::try_from(args.batch_size).unwrap_or(usize::MAX))
         .batch_bytes(usize::try_from(args.batch_bytes).unwrap_or(usize::MAX))
         .dry_run(args.dry_run)
+        .vacuum(args.vacuum)
         .max_rows_per_sec(args.max_rows_per_sec);
     if let Some(b) = &bar {
         options = options.on_progress(on_progress(b));
@@ -385,6 +397,21 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
             "never encrypted by Python (not findings): {}\n",
             report.never_encrypted.join("; ")
         ));
+        let f = &report.free_space;
+        let counted = match (f.free_pages, f.dead_rows) {
+            (Some(p), _) => format!("{p} free page(s), {} bytes", f.free_bytes.unwrap_or(0)),
+            (_, Some(d)) => format!("{d} dead row version(s)"),
+            _ => "not known".to_owned(),
+        };
+        out.push_str(&format!(
+            "free space: {counted}{}: {}\n",
+            if f.any() && !f.counted_as_findings {
+                " (acknowledged: not a finding)"
+            } else {
+                ""
+            },
+            f.note
+        ));
         for f in &report.findings {
             out.push_str(&format!("finding: {f}\n"));
         }
@@ -441,6 +468,12 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         }
         for s in &report.failed_samples {
             out.push_str(&format!("failed: {} {:?}: {}\n", s.column, s.key, s.reason));
+        }
+        if report.vacuumed {
+            out.push_str("vacuumed\n");
+        }
+        if let Some(left) = &report.left_behind {
+            out.push_str(&format!("left behind: {left}\n"));
         }
         out.push_str(&summary);
         println!("{out}");
