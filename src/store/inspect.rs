@@ -186,6 +186,40 @@ pub struct ThreadSize {
     pub total_bytes: u64,
 }
 
+/// What the store takes on disk: [`StoreStats::files`].
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileSizes {
+    /// SQLite: the database file; Postgres: the whole database
+    /// (`pg_database_size(current_database())`).
+    pub database_bytes: u64,
+    /// SQLite: the `-wal` file beside it (0 when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wal_bytes: Option<u64>,
+    /// SQLite: pages on the free list, in bytes (reused by later writes; `VACUUM`
+    /// returns them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Postgres: the saver's tables with their indexes and TOAST
+    /// (`pg_total_relation_size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables_bytes: Option<u64>,
+}
+
+/// How [`StoreStats::top_threads`] orders threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ThreadOrder {
+    /// By thread id.
+    Id,
+    /// Largest first (checkpoints + blobs + writes bytes), then by id.
+    Size,
+    /// Most checkpoints first, then by id.
+    Checkpoints,
+    /// Most pending writes first, then by id.
+    Writes,
+}
+
 /// [`AnyStore::stats`].
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 #[non_exhaustive]
@@ -215,6 +249,31 @@ pub struct StoreStats {
     /// SQLite: checkpoint rows whose channel values could not be measured (no key for
     /// them, or a row that does not decode); counted, never fatal.
     pub unreadable_checkpoints: u64,
+    /// What the store takes on disk.
+    pub files: FileSizes,
+}
+
+impl StoreStats {
+    /// The first `n` threads in `order` (`n` = 0: every thread).
+    pub fn top_threads(&self, n: usize, order: ThreadOrder) -> Vec<(&str, &ThreadSize)> {
+        let mut all: Vec<(&str, &ThreadSize)> = self
+            .per_thread
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let key = |s: &ThreadSize| match order {
+            ThreadOrder::Id => 0,
+            ThreadOrder::Size => s.total_bytes,
+            ThreadOrder::Checkpoints => s.checkpoints.rows,
+            ThreadOrder::Writes => s.writes.rows,
+        };
+        // Stable: equal keys stay in id order.
+        all.sort_by_key(|a| std::cmp::Reverse(key(a.1)));
+        if n > 0 {
+            all.truncate(n);
+        }
+        all
+    }
 }
 
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
@@ -825,7 +884,52 @@ impl AnyStore {
             per_channel,
             per_channel_values,
             unreadable_checkpoints,
+            files: self.file_sizes().await?,
         })
+    }
+
+    async fn file_sizes(&self) -> Result<FileSizes> {
+        match &self.raw {
+            Raw::Sqlite { conn, path, .. } => {
+                let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).ok();
+                let mut wal = path.clone().into_os_string();
+                wal.push("-wal");
+                let free: i64 = conn
+                    .query_row(
+                        "SELECT (SELECT freelist_count FROM pragma_freelist_count()) * \
+                         (SELECT page_size FROM pragma_page_size())",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .map_err(sq("stats"))?;
+                Ok(FileSizes {
+                    database_bytes: len(path).unwrap_or(0),
+                    wal_bytes: Some(len(std::path::Path::new(&wal)).unwrap_or(0)),
+                    free_bytes: Some(u64::try_from(free).unwrap_or(0)),
+                    tables_bytes: None,
+                })
+            }
+            Raw::Postgres { client, .. } => {
+                let row = client
+                    .query_one(
+                        "SELECT pg_database_size(current_database())::int8, \
+                         coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 \
+                         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                         WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN \
+                         ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
+                        &[],
+                    )
+                    .await
+                    .map_err(pg("stats"))?;
+                let db: i64 = row.try_get(0).map_err(pg("stats"))?;
+                let tables: i64 = row.try_get(1).map_err(pg("stats"))?;
+                Ok(FileSizes {
+                    database_bytes: u64::try_from(db).unwrap_or(0),
+                    tables_bytes: Some(u64::try_from(tables).unwrap_or(0)),
+                    ..FileSizes::default()
+                })
+            }
+        }
     }
 }
 

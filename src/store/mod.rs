@@ -88,8 +88,8 @@ pub use export::{
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
-    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, Size, StoreStats,
-    ThreadHistory, ThreadSize, ThreadSummary,
+    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, FileSizes, HistoryNode, Size,
+    StoreStats, ThreadHistory, ThreadOrder, ThreadSize, ThreadSummary,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use prune::{id_time, parse_date, prune, PruneOptions, PruneReport};

@@ -193,6 +193,24 @@ pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(FATAL)
 }
 
+/// A byte count for people: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.2 GiB`.
+pub(crate) fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    format!("{value:.1} {unit}")
+}
+
 pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;

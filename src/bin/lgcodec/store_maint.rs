@@ -13,11 +13,11 @@ macro_rules! say {
 
 use clap::Args;
 use langgraph_codec::store::{
-    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
+    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys, ThreadOrder,
 };
 use langgraph_codec::ErrorKind;
 
-use super::{bar, emit_json, fatal, on_progress};
+use super::{bar, emit_json, fatal, human_bytes, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
 Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
@@ -68,9 +68,36 @@ pub struct StatsArgs {
     /// SQLite checkpoints are decoded (with the keys in LANGGRAPH_AES_KEY / _PREVIOUS /
     /// _FALLBACK_KEYS) to size each channel's value.
     pub store: String,
+    /// Only the first N threads (in --sort order; 0: all).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub top: usize,
+    /// The order of the threads: id, size (largest first), checkpoints or writes
+    /// (most first).
+    #[arg(long, value_enum, default_value_t = SortBy::Id)]
+    pub sort: SortBy,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `stats --sort`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortBy {
+    Id,
+    Size,
+    Checkpoints,
+    Writes,
+}
+
+impl SortBy {
+    fn order(self) -> ThreadOrder {
+        match self {
+            SortBy::Id => ThreadOrder::Id,
+            SortBy::Size => ThreadOrder::Size,
+            SortBy::Checkpoints => ThreadOrder::Checkpoints,
+            SortBy::Writes => ThreadOrder::Writes,
+        }
+    }
 }
 
 pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
@@ -178,8 +205,42 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
+    let top = stats.top_threads(args.top, args.sort.order());
+    let f = &stats.files;
+    let summary = format!(
+        "lgcodec store stats: {} thread(s), {} checkpoint(s), {} in rows; {} on disk{}",
+        stats.threads,
+        stats.total.checkpoints.rows,
+        human_bytes(stats.total.total_bytes),
+        human_bytes(f.database_bytes),
+        match (f.wal_bytes, f.free_bytes, f.tables_bytes) {
+            (Some(w), Some(free), _) => format!(
+                " (+ {} WAL, {} free pages)",
+                human_bytes(w),
+                human_bytes(free)
+            ),
+            (_, _, Some(t)) => format!(" (the database; the saver's tables {})", human_bytes(t)),
+            _ => String::new(),
+        }
+    );
     if args.json {
-        return done(emit_json(&stats));
+        // With --top or --sort: the threads chosen, in order, as `top_threads`.
+        let mut value = match serde_json::to_value(&stats) {
+            Ok(v) => v,
+            Err(e) => return fatal(e),
+        };
+        if args.top > 0 || args.sort != SortBy::Id {
+            let list: Vec<serde_json::Value> = top
+                .iter()
+                .map(|(t, s)| serde_json::json!({"thread": t, "size": s}))
+                .collect();
+            if let Some(map) = value.as_object_mut() {
+                map.insert("top_threads".to_owned(), serde_json::Value::Array(list));
+            }
+        }
+        let code = done(emit_json(&value));
+        eprintln!("{summary}");
+        return code;
     }
     say!(
         "store: {} ({}; {})",
@@ -198,8 +259,15 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         stats.total.writes.rows,
         stats.total.writes.bytes
     );
-    say!("per thread (bytes: checkpoints + blobs + writes):");
-    for (thread, s) in &stats.per_thread {
+    say!(
+        "per thread (bytes: checkpoints + blobs + writes){}:",
+        match (args.top, args.sort) {
+            (0, SortBy::Id) => String::new(),
+            (0, by) => format!(", by {by:?}").to_lowercase(),
+            (n, by) => format!(", the first {n} by {by:?}").to_lowercase(),
+        }
+    );
+    for (thread, s) in top {
         say!(
             "  {thread:<36} {:>10} = {} + {} + {} ({} checkpoint(s))",
             s.total_bytes,
@@ -230,6 +298,7 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
             stats.unreadable_checkpoints
         );
     }
+    eprintln!("{summary}");
     ExitCode::SUCCESS
 }
 

@@ -1,0 +1,109 @@
+//! What an operator reads from `lgcodec store stats`: the threads ordered and cut with
+//! `--sort`/`--top`, and what the store takes on disk.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::scratch;
+use crate::support::store_fixture::{sqlite_store, Shape};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+fn lgcodec(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .output()
+        .expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Threads by bytes (checkpoint rows + writes), largest first, then by id: what SQLite
+/// itself sums.
+fn by_size(path: &Path) -> Vec<(String, i64)> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare(
+            "SELECT thread_id, sum(n) FROM ( \
+               SELECT thread_id, length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB)) AS n FROM checkpoints \
+               UNION ALL SELECT thread_id, length(CAST(value AS BLOB)) FROM writes) \
+             GROUP BY thread_id ORDER BY 2 DESC, 1",
+        )
+        .expect("prepare");
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+#[test]
+fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
+    let dir = scratch("stats-top");
+    let path = dir.join("store.db");
+    for (prefix, steps) in [("a-small-", 2), ("b-big-", 12), ("c-mid-", 6)] {
+        let shape = Shape {
+            threads: 1,
+            steps,
+            ..Shape::default()
+        };
+        sqlite_store(&path, &shape, prefix);
+    }
+    let s = path.to_str().expect("utf-8");
+    let want = by_size(&path);
+    assert_eq!(want.len(), 3);
+    let (code, stdout, stderr) = lgcodec(&["store", "stats", s, "--top", "2", "--sort", "size"]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("per thread"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        listed,
+        want.iter()
+            .take(2)
+            .map(|(t, _)| t.as_str())
+            .collect::<Vec<_>>(),
+        "{stdout}"
+    );
+    // The summary goes to standard error, data to standard output.
+    assert!(
+        stderr.starts_with("lgcodec store stats: 3 thread(s)"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("lgcodec store stats:"), "{stdout}");
+    // JSON: the chosen threads in order, with their bytes, and the files' sizes.
+    let (code, stdout, stderr) = lgcodec(&["store", "stats", s, "--sort", "size", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let top: Vec<(String, i64)> = json["top_threads"]
+        .as_array()
+        .expect("top_threads")
+        .iter()
+        .map(|t| {
+            (
+                t["thread"].as_str().expect("thread").to_owned(),
+                t["size"]["total_bytes"].as_i64().expect("bytes"),
+            )
+        })
+        .collect();
+    assert_eq!(top, want);
+    let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    assert_eq!(json["files"]["database_bytes"], len(&path), "{json}");
+    assert_eq!(
+        json["files"]["wal_bytes"],
+        len(&dir.join("store.db-wal")),
+        "{json}"
+    );
+    // By id, every thread (the default).
+    let (_, stdout, _) = lgcodec(&["store", "stats", s, "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert!(json.get("top_threads").is_none(), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
