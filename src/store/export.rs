@@ -39,13 +39,13 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use tokio_postgres::types::ToSql;
 
+use super::backup::{key_text, BackupRows, Cell};
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
 use super::Location;
 use crate::error::Error;
-use crate::jsonl::{JsonlLine, JsonlReader};
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
@@ -59,27 +59,8 @@ pub const BACKUP_VERSION: u64 = 1;
 /// value a store holds (Postgres `bytea` stops at 1 GiB) in base64 with its key columns.
 pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
 
-/// A line of a backup file as text; `None` for a blank line.
-fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
-    let bad = |reason: String| StoreFault::Backup {
-        file: at.to_owned(),
-        reason,
-    };
-    match line {
-        JsonlLine::Text(text) => Ok(Some(text)),
-        JsonlLine::Blank => Ok(None),
-        JsonlLine::TooLong { limit } => Err(bad(format!(
-            "the line is longer than {limit} bytes (ImportOptions::max_line_bytes); it was not read"
-        ))
-        .into()),
-        JsonlLine::NotUtf8 { offset } => {
-            Err(bad(format!("not UTF-8 at byte {offset} of the line")).into())
-        }
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Col {
+pub(super) enum Col {
     Text,
     OptText,
     Int,
@@ -88,18 +69,18 @@ enum Col {
     Jsonb,
 }
 
-struct Spec {
-    kind: &'static str,
-    table: &'static str,
+pub(super) struct Spec {
+    pub(super) kind: &'static str,
+    pub(super) table: &'static str,
     /// Output name, SQL expression, kind; the first `keys` are the primary key.
-    cols: Vec<(&'static str, &'static str, Col)>,
-    keys: usize,
+    pub(super) cols: Vec<(&'static str, &'static str, Col)>,
+    pub(super) keys: usize,
 }
 
 impl Spec {
     /// Where this kind's rows are counted in the `end` line's
     /// `[checkpoints, blobs, writes]`.
-    fn count_slot(&self) -> usize {
+    pub(super) fn count_slot(&self) -> usize {
         match self.kind {
             "checkpoint" => 0,
             "blob" => 1,
@@ -111,7 +92,7 @@ impl Spec {
 /// The tables of a backup and their columns: output name, SQL expression, kind.
 /// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
 /// today's layout (`c` is then [`Cols::current`]).
-fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
+pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
     let jsonb = |column: &'static str, as_text: &'static str| {
         if !pgres {
             (column, Col::Bytes)
@@ -465,7 +446,7 @@ pub struct ExportReport {
     pub elapsed_s: f64,
 }
 
-fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| {
         StoreFault::Backup {
             file: file.to_owned(),
@@ -591,6 +572,7 @@ async fn export_snapshot(
 pub struct ImportOptions {
     batch_size: Option<usize>,
     batch_bytes: Option<usize>,
+    dry_run: bool,
     max_line_bytes: Option<usize>,
     max_conflict_samples: Option<usize>,
     progress: Option<ProgressFn>,
@@ -615,6 +597,13 @@ impl ImportOptions {
     /// Rows per transaction (at least 1).
     pub fn batch_size(mut self, rows: usize) -> Self {
         self.batch_size = Some(rows.max(1));
+        self
+    }
+
+    /// Read the whole file and the target and count what would be inserted, identical
+    /// or in conflict; write nothing (a missing target is not created).
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
         self
     }
 
@@ -670,6 +659,8 @@ pub struct ImportReport {
     /// Where and how the file was cut short, when its last line is a partial row (the
     /// rows before it were imported).
     pub cut_short: Option<String>,
+    /// A dry run: `inserted` counts the rows that would be.
+    pub dry_run: bool,
     /// Whether the target was empty and got Python's tables.
     pub created_tables: bool,
     /// Seconds.
@@ -833,109 +824,6 @@ async fn partly_set_up(
         }
     }
     Ok(true)
-}
-
-/// One decoded cell of a backup line.
-#[derive(Clone, Debug, PartialEq)]
-enum Cell {
-    Text(Option<String>),
-    Int(i64),
-    Bytes(Option<Vec<u8>>),
-}
-
-/// One backup line as an object of the fields `wanted` names; any other field is skipped
-/// unparsed (serde's `IgnoredAny` builds nothing), so a line costs about its own length
-/// in memory whatever an unknown field holds (a crafted line of nested arrays stops at
-/// serde_json's nesting limit, an error naming the line).
-struct Fields<'w>(&'w [&'w str]);
-
-impl<'de> serde::de::DeserializeSeed<'de> for Fields<'_> {
-    type Value = Map<String, Json>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Fields<'_> {
-    type Value = Map<String, Json>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(k) = m.next_key::<String>()? {
-            if self.0.contains(&k.as_str()) {
-                let v: Json = m.next_value()?;
-                out.insert(k, v);
-            } else {
-                m.next_value::<serde::de::IgnoredAny>()?;
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// Parses one backup line keeping only the `wanted` fields (see [`Fields`]).
-fn parse_fields(line: &str, wanted: &[&str]) -> serde_json::Result<Map<String, Json>> {
-    use serde::de::DeserializeSeed as _;
-    let mut de = serde_json::Deserializer::from_str(line);
-    let obj = Fields(wanted).deserialize(&mut de)?;
-    de.end()?;
-    Ok(obj)
-}
-
-/// The fields of a header line.
-const HEADER_FIELDS: [&str; 5] = ["format", "version", "backend", "layout", "threads"];
-
-fn cells(spec: &Spec, obj: &Map<String, Json>, at: &str) -> Result<Vec<Cell>> {
-    let bad = |reason: String| -> Error {
-        StoreFault::Backup {
-            file: at.to_owned(),
-            reason,
-        }
-        .into()
-    };
-    spec.cols
-        .iter()
-        .map(|(name, _, kind)| {
-            let v = obj.get(*name).unwrap_or(&Json::Null);
-            Ok(match kind {
-                Col::Text => Cell::Text(Some(
-                    v.as_str()
-                        .ok_or_else(|| bad(format!("{name} must be a string")))?
-                        .to_owned(),
-                )),
-                Col::OptText => match v {
-                    Json::Null => Cell::Text(None),
-                    Json::String(s) => Cell::Text(Some(s.clone())),
-                    _ => return Err(bad(format!("{name} must be a string or null"))),
-                },
-                Col::Int => Cell::Int(
-                    v.as_i64()
-                        .ok_or_else(|| bad(format!("{name} must be an integer")))?,
-                ),
-                Col::Bytes | Col::Jsonb => match v {
-                    Json::Null => Cell::Bytes(None),
-                    Json::String(s) => Cell::Bytes(Some(
-                        B64.decode(s)
-                            .map_err(|e| bad(format!("{name} is not base64: {e}")))?,
-                    )),
-                    _ => return Err(bad(format!("{name} must be base64 text or null"))),
-                },
-            })
-        })
-        .collect()
-}
-
-fn key_text(c: &[Cell], keys: usize) -> Vec<String> {
-    c.iter()
-        .take(keys)
-        .map(|c| match c {
-            Cell::Text(s) => s.clone().unwrap_or_default(),
-            Cell::Int(i) => i.to_string(),
-            Cell::Bytes(_) => String::new(),
-        })
-        .collect()
 }
 
 /// Inserts a batch in one transaction; per row: inserted (true) or already there
@@ -1111,6 +999,60 @@ async fn existing(target: &Target, spec: &Spec, key: &[Cell]) -> Result<Option<V
     }
 }
 
+/// Where an import's rows go, a batch at a time.
+struct Sink {
+    /// `None`: a dry run into a target that is not a store yet.
+    tgt: Option<Target>,
+    batch: Vec<Vec<Cell>>,
+    report: ImportReport,
+    max_samples: usize,
+    dry_run: bool,
+}
+
+impl Sink {
+    /// Inserts the batch (rows of `spec`'s table) in one transaction, counting each row
+    /// inserted, already there, or in conflict; a dry run only counts.
+    async fn flush(&mut self, spec: Option<&Spec>) -> Result<()> {
+        let Some(spec) = spec.filter(|_| !self.batch.is_empty()) else {
+            return Ok(());
+        };
+        let report = &mut self.report;
+        let Some(tgt) = self.tgt.as_mut() else {
+            // Every row would go in.
+            report.inserted += self.batch.len() as u64;
+            self.batch.clear();
+            return Ok(());
+        };
+        let inserted = if self.dry_run {
+            vec![false; self.batch.len()]
+        } else {
+            insert_batch(tgt, spec, &self.batch).await?
+        };
+        for (row, ok) in self.batch.iter().zip(inserted) {
+            if ok {
+                report.inserted += 1;
+                continue;
+            }
+            let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
+            match existing(tgt, spec, &key).await? {
+                None if self.dry_run => report.inserted += 1,
+                Some(there) if &there == row => report.identical += 1,
+                _ => {
+                    report.conflicts += 1;
+                    if report.conflict_samples.len() < self.max_samples {
+                        report.conflict_samples.push(ImportConflict {
+                            kind: spec.kind.to_owned(),
+                            key: key_text(row, spec.keys),
+                        });
+                    }
+                }
+            }
+        }
+        self.batch.clear();
+        Ok(())
+    }
+}
+
 /// Restores a backup file (read line by line from `input`) into the store `target`
 /// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
 /// from: only free keys are inserted, identical rows skipped, different rows
@@ -1127,256 +1069,143 @@ pub async fn import(
     options: &ImportOptions,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut lines = JsonlReader::new(
-        input,
-        options
-            .max_line_bytes
-            .unwrap_or(DEFAULT_MAX_BACKUP_LINE_BYTES),
-    );
-    let at = |n: u64| format!("{file}:{n}");
-    let header: Json = match lines.next_line().map_err(io_err(file))? {
-        Some((n, line)) => {
-            let l = line_text(&at(n), line)?.unwrap_or_default();
-            Json::Object(
-                parse_fields(&l, &HEADER_FIELDS).map_err(|e| StoreFault::Backup {
-                    file: at(1),
-                    reason: format!("not a backup header: {e}"),
-                })?,
-            )
+    let mut rows = BackupRows::open(input, file, options.max_line_bytes)?;
+    // A dry run writes nothing: a target that is not a store yet would get every row.
+    let (tgt, created, shown) = if options.dry_run {
+        match open_target_read_only(target).await? {
+            (Some(t), shown) => (Some(t), false, shown),
+            (None, shown) => (None, false, shown),
         }
-        None => {
-            return Err(StoreFault::Backup {
-                file: file.to_owned(),
-                reason: "empty file".to_owned(),
-            }
-            .into())
-        }
+    } else {
+        let (t, created, shown) = open_target(target).await?;
+        (Some(t), created, shown)
     };
-    let field = |name: &str| header.get(name).cloned().unwrap_or(Json::Null);
-    if field("format") != BACKUP_FORMAT || field("version") != BACKUP_VERSION {
+    let backend = match (&tgt, Location::parse(target)?) {
+        (Some(Target::Sqlite(_)), _) | (None, Location::Sqlite(_)) => "sqlite",
+        (Some(Target::Postgres(_)), _) | (None, Location::Postgres(_)) => "postgres",
+    };
+    if rows.backend != backend {
         return Err(StoreFault::Backup {
-            file: at(1),
+            file: format!("{file}:1"),
             reason: format!(
-                "not a {BACKUP_FORMAT} version {BACKUP_VERSION} file (format {}, version {})",
-                field("format"),
-                field("version")
+                "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
+                rows.backend
             ),
         }
         .into());
     }
-    let layout = field("layout");
-    let layout = layout.as_str().unwrap_or_default();
-    if layout.starts_with("LangGraph 0.1") {
-        return Err(StoreFault::Backup {
-            file: at(1),
-            reason: "a LangGraph 0.1 (thread_ts) store's rows are JSON of another shape: use `store copy` from the old store to upgrade it".to_owned(),
-        }.into());
-    }
-    let (mut tgt, created, shown) = open_target(target).await?;
-    let backend = match tgt {
-        Target::Sqlite(_) => "sqlite",
-        Target::Postgres(_) => "postgres",
-    };
-    if field("backend") != backend {
-        return Err(StoreFault::Backup {
-            file: at(1),
-            reason: format!(
-                "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
-                field("backend")
-            ),
-        }.into());
-    }
-    let specs = specs(
-        &Cols::current(true),
-        matches!(tgt, Target::Postgres(_)),
-        false,
-    );
     let batch_size = options.batch_size.unwrap_or(500);
     let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
     let mut held_bytes = 0usize;
     let max_samples = options.max_conflict_samples.unwrap_or(20);
-    let mut report = ImportReport {
+    let report = ImportReport {
         operation: "import",
         store: shown,
         created_tables: created,
+        dry_run: options.dry_run,
         ..ImportReport::default()
     };
-    let mut batch: Vec<Vec<Cell>> = Vec::new();
+    let mut sink = Sink {
+        tgt,
+        batch: Vec::new(),
+        report,
+        max_samples,
+        dry_run: options.dry_run,
+    };
     let mut batch_kind: Option<usize> = None;
     let mut done = 0u64;
-    // Rows of each kind, checked against the end line's counts.
-    let mut held = [0u64; 3];
-    // The fields a row line may have: the kind, every table's columns, the end counts.
-    let mut wanted: Vec<&str> = vec!["t", "checkpoints", "blobs", "writes"];
-    for spec in &specs {
-        for (name, _, _) in &spec.cols {
-            if !wanted.contains(name) {
-                wanted.push(name);
-            }
-        }
-    }
-    // The header's thread list: a row of another thread is not from this backup.
-    let only: Option<std::collections::HashSet<String>> = field("threads").as_array().map(|a| {
-        a.iter()
-            .filter_map(|t| t.as_str().map(str::to_owned))
-            .collect()
-    });
-    async fn flush(
-        tgt: &mut Target,
-        spec: &Spec,
-        batch: &mut Vec<Vec<Cell>>,
-        report: &mut ImportReport,
-        max_samples: usize,
-    ) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let inserted = insert_batch(tgt, spec, batch).await?;
-        for (row, ok) in batch.iter().zip(inserted) {
-            if ok {
-                report.inserted += 1;
-                continue;
-            }
-            let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
-            match existing(tgt, spec, &key).await? {
-                Some(there) if &there == row => report.identical += 1,
-                _ => {
-                    report.conflicts += 1;
-                    if report.conflict_samples.len() < max_samples {
-                        report.conflict_samples.push(ImportConflict {
-                            kind: spec.kind.to_owned(),
-                            key: key_text(row, spec.keys),
-                        });
-                    }
-                }
-            }
-        }
-        batch.clear();
-        Ok(())
-    }
-    while let Some((n, line)) = lines.next_line().map_err(io_err(file))? {
-        let Some(l) = line_text(&at(n), line)? else {
-            continue;
-        };
-        let obj: Map<String, Json> = match parse_fields(&l, &wanted) {
-            Ok(obj) => obj,
-            // The last line, not whole: the file was cut short there (a copy or a
-            // download that stopped). What came before is imported; the report says so.
-            Err(e) if e.is_eof() && lines.next_line().map_err(io_err(file))?.is_none() => {
-                report.cut_short = Some(format!("{}: a partial row ({e})", at(n)));
-                break;
-            }
+    loop {
+        let (i, row) = match rows.next_row() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            // The rows before the malformed line go in first: a rerun of the right
+            // file then finds them there.
             Err(e) => {
-                return Err(StoreFault::Backup {
-                    file: at(n),
-                    reason: e.to_string(),
-                }
-                .into())
+                sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+                    .await?;
+                return Err(e);
             }
         };
-        let kind = obj.get("t").and_then(Json::as_str).unwrap_or_default();
-        if kind == "end" {
-            if let Some(i) = batch_kind {
-                if let Some(spec) = specs.get(i) {
-                    flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
-                }
-            }
-            let said = ["checkpoints", "blobs", "writes"]
-                .map(|k| obj.get(k).and_then(Json::as_u64).unwrap_or(0));
-            if said != held {
-                return Err(StoreFault::Backup {
-                    file: at(n),
-                    reason: format!(
-                        "the end line counts {} checkpoint(s), {} blob(s), {} write(s) but the file holds {}, {}, {}: rows were lost or added (the rows read were imported)",
-                        said[0], said[1], said[2], held[0], held[1], held[2]
-                    ),
-                }
-                .into());
-            }
-            // Nothing may follow the end line: two backups concatenated would import
-            // only the first.
-            while let Some((m, next)) = lines.next_line().map_err(io_err(file))? {
-                if line_text(&at(m), next)?.is_some() {
-                    return Err(StoreFault::Backup {
-                        file: at(m),
-                        reason: "data after the end line (two backups concatenated?): import each file on its own (the first part was imported)".to_owned(),
-                    }
-                    .into());
-                }
-            }
-            report.complete = true;
-            break;
-        }
-        if let Some(only) = &only {
-            let thread = obj
-                .get("thread_id")
-                .and_then(Json::as_str)
-                .unwrap_or_default();
-            if !only.contains(thread) {
-                return Err(StoreFault::Backup {
-                    file: at(n),
-                    reason: format!(
-                        "a row of thread {:?}, which the header's thread list does not name: not from this backup",
-                        thread.chars().take(80).collect::<String>()
-                    ),
-                }
-                .into());
-            }
-        }
-        let Some(i) = specs.iter().position(|s| s.kind == kind) else {
-            return Err(StoreFault::Backup {
-                file: at(n),
-                reason: format!(
-                    "unknown row kind {:?} for a {backend} store",
-                    kind.chars().take(40).collect::<String>()
-                ),
-            }
-            .into());
-        };
-        if batch_kind != Some(i) || batch.len() >= batch_size || held_bytes >= batch_bytes {
+        let full = sink.batch.len() >= batch_size || held_bytes >= batch_bytes;
+        if batch_kind != Some(i) || full {
             held_bytes = 0;
-            if let Some(j) = batch_kind {
-                if let Some(spec) = specs.get(j) {
-                    flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
-                }
-            }
+            sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+                .await?;
             batch_kind = Some(i);
             if let Some(f) = &options.progress {
                 f(&Progress {
                     operation: "import",
-                    column: specs.get(i).map_or("", |s| s.table),
+                    column: rows.specs().get(i).map_or("", |s| s.table),
                     rows_done: done,
                     total_estimate: done,
-                    rewritten: report.inserted,
+                    rewritten: sink.report.inserted,
                     stage: Stage::Done,
                     page: None,
                 });
             }
         }
-        if let Some(spec) = specs.get(i) {
-            let row = cells(spec, &obj, &at(n))?;
-            held_bytes = held_bytes.saturating_add(
-                row.iter()
-                    .map(|c| match c {
-                        Cell::Bytes(Some(b)) => b.len(),
-                        _ => 0,
-                    })
-                    .sum(),
-            );
-            batch.push(row);
-            if let Some(c) = held.get_mut(spec.count_slot()) {
-                *c += 1;
-            }
-        }
+        held_bytes = held_bytes.saturating_add(
+            row.iter()
+                .map(|c| match c {
+                    Cell::Bytes(Some(b)) => b.len(),
+                    _ => 0,
+                })
+                .sum(),
+        );
+        sink.batch.push(row);
         done += 1;
     }
-    if !report.complete {
-        if let Some(i) = batch_kind {
-            if let Some(spec) = specs.get(i) {
-                flush(&mut tgt, spec, &mut batch, &mut report, max_samples).await?;
-            }
-        }
-    }
+    sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+        .await?;
+    let mut report = sink.report;
+    report.complete = rows.complete;
+    report.cut_short = rows.cut_short.take();
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// A dry run's view of an import target: read-only, nothing created. `None` when
+/// there is no store there yet (no file, or a database without the saver's tables).
+///
+/// # Errors
+/// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a store in another layout than today's.
+async fn open_target_read_only(given: &str) -> Result<(Option<Target>, String)> {
+    let location = Location::parse(given)?;
+    let shown = location.display();
+    // Empty as `open_target` judges it: no file, or no saver table.
+    let empty = match &location {
+        Location::Sqlite(path) if !path.exists() => true,
+        Location::Sqlite(path) => {
+            let conn = crate::saver::layout::open_sqlite_read_only(path)?;
+            crate::saver::layout::detect_sqlite(&conn).map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+        Location::Postgres(url) => {
+            let client = pg_connect(url, true).await?;
+            let schema = super::raw::pg_current_schema(&client).await?;
+            crate::saver::layout::detect_postgres(&client, &schema)
+                .await
+                .map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+    };
+    if empty {
+        return Ok((None, shown));
+    }
+    let store = AnyStore::open(given).await?;
+    if !store.raw.layout().is_current() {
+        return Err(StoreFault::NotAStore {
+            location: shown.clone(),
+            found: format!(
+                "{}: a target must be empty or in today's Python layout",
+                store.raw.layout()
+            ),
+        }
+        .into());
+    }
+    let target = match store.raw {
+        Raw::Sqlite { conn, .. } => Target::Sqlite(conn),
+        Raw::Postgres { url, .. } => Target::Postgres(pg_connect(&url, true).await?),
+    };
+    Ok((Some(target), shown))
 }

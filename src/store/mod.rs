@@ -58,6 +58,8 @@
 //! ```
 
 mod backend;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod backup;
 mod classify;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod copy;
@@ -79,6 +81,8 @@ mod report;
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use backup::{verify_backup, BackupCheck};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{copy, CopyOptions, CopyReport, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -590,6 +590,99 @@ async fn import_checks_the_backup_is_whole_and_one() {
         .await
         .expect_err("stray thread");
     assert!(err.to_string().contains("does not name"), "{err}");
+    // The rows before the stray one went in: a rerun of the right file finds them.
+    let before_stray = one_lines.len() - 3; // the header, the stray row, the end line
+    assert_eq!(sqlite_rows(&dir.join("stray.db")).len(), before_stray);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `verify_backup` reads a whole file without a store and finds what import refuses:
+/// counts of a whole file, where a cut file stops, and concatenated files, wrong end
+/// counts and stray threads as errors naming the line. `import --dry-run` counts what
+/// an import would insert, find identical or in conflict, and writes nothing.
+#[tokio::test]
+async fn a_backup_is_verified_without_a_store_and_an_import_is_tried_dry() {
+    use langgraph_codec::store::{import, verify_backup, ImportOptions};
+    let dir = scratch("verify-dry");
+    let source = python_store_in(&dir);
+    let backup = dir.join("b.jsonl");
+    export_to(&source, &backup, &[]).await;
+    let text = fs::read_to_string(&backup).expect("backup");
+    let lines: Vec<&str> = text.lines().collect();
+    let verify = |body: &str| {
+        let mut input = std::io::Cursor::new(body.as_bytes().to_vec());
+        verify_backup(&mut input, "b.jsonl", None)
+    };
+    // Python's store: 12 checkpoints and 27 writes (vectors/stores/sqlite-py-3.1.2).
+    let whole = verify(&text).expect("whole");
+    assert!(whole.complete && whole.cut_short.is_none(), "{whole:?}");
+    assert_eq!((whole.checkpoints, whole.blobs, whole.writes), (12, 0, 27));
+    assert_eq!(whole.backend, "sqlite");
+    let cut_line = lines[9];
+    let cut = format!(
+        "{}\n{}",
+        lines[..9].join("\n"),
+        &cut_line[..cut_line.len() / 2]
+    );
+    let report = verify(&cut).expect("a cut file is read to its cut");
+    assert!(!report.complete);
+    assert_eq!(report.checkpoints + report.writes, 8);
+    assert!(report
+        .cut_short
+        .as_deref()
+        .is_some_and(|c| c.contains("b.jsonl:10")));
+    let no_end = lines[..lines.len() - 1].join("\n");
+    let report = verify(&no_end).expect("no end line");
+    assert!(!report.complete && report.cut_short.is_none(), "{report:?}");
+    let err = verify(&format!("{text}{text}")).expect_err("concatenated");
+    assert!(err.to_string().contains("after the end line"), "{err}");
+    let garbled = text.replacen("\"t\":\"write\"", "\"t\":\"wrote\"", 1);
+    let err = verify(&garbled).expect_err("unknown kind");
+    assert!(err.to_string().contains("unknown row kind"), "{err}");
+    // Dry runs: into nothing (nothing created), beside an import, against a change.
+    let dry = |target: std::path::PathBuf| {
+        let body = text.clone();
+        async move {
+            let mut input = std::io::Cursor::new(body.into_bytes());
+            import(
+                &mut input,
+                "b.jsonl",
+                target.to_str().expect("utf-8"),
+                &ImportOptions::new().dry_run(true),
+            )
+            .await
+            .expect("dry run")
+        }
+    };
+    let missing = dir.join("missing.db");
+    let report = dry(missing.clone()).await;
+    assert_eq!(
+        (report.inserted, report.identical, report.conflicts),
+        (39, 0, 0)
+    );
+    assert!(report.dry_run && report.complete && !report.created_tables);
+    assert!(!missing.exists(), "a dry run created the target");
+    let target = dir.join("restored.db");
+    import_from(&backup, target.to_str().expect("utf-8")).await;
+    let conn = rusqlite::Connection::open(&target).expect("open");
+    conn.execute(
+        "UPDATE writes SET value = x'c0' WHERE rowid = (SELECT min(rowid) FROM writes)",
+        [],
+    )
+    .expect("change a write");
+    conn.execute(
+        "DELETE FROM checkpoints WHERE rowid = (SELECT max(rowid) FROM checkpoints)",
+        [],
+    )
+    .expect("drop a checkpoint");
+    drop(conn);
+    let before = sqlite_rows(&target);
+    let report = dry(target.clone()).await;
+    assert_eq!(
+        (report.inserted, report.identical, report.conflicts),
+        (1, 37, 1)
+    );
+    assert_eq!(sqlite_rows(&target), before, "a dry run wrote");
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -140,6 +140,12 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Import(maint::ImportArgs),
+    /// Check a backup file without a store: every line parses, every cell has its
+    /// column's type, the threads are the header's, the end line's counts match
+    /// (exit 0 whole, 1 cut short, 2 malformed).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = maint::MAINT_EXAMPLES)]
+    Verify(maint::VerifyArgs),
     /// Copy every thread (or --thread ones) to another store, SQLite or Postgres,
     /// written by the target saver as Python writes it; resumable, verified.
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -291,6 +297,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Export(args) => maint::export(args).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Import(args) => maint::import(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Verify(args) => maint::verify(args).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Copy(args) => maint::copy(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -25,10 +25,13 @@ SqliteSaver wrote with a thread t-main, e.g. a copy of the crate's
 vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
 wherever a store is named):
   $ lgcodec store stats checkpoints.db
+  $ lgcodec store stats checkpoints.db --top 10 --sort size
   $ lgcodec store inspect checkpoints.db
   $ lgcodec store inspect checkpoints.db --thread t-main --json
   $ lgcodec store export checkpoints.db backup.jsonl
   $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
+  $ lgcodec store verify backup.jsonl
+  $ lgcodec store import backup.jsonl restored.db --dry-run
   $ lgcodec store import backup.jsonl restored.db
   $ lgcodec store import backup.jsonl restored.db --json
   $ lgcodec store copy checkpoints.db copy.db --dry-run
@@ -330,9 +333,82 @@ pub struct ImportArgs {
     /// The target: an empty one gets Python's tables; rows already there are never
     /// overwritten.
     pub store: String,
+    /// Read the whole file and the target, count what would be inserted, identical or
+    /// in conflict; write nothing (a missing target is not created).
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The backup file to check (- for standard input).
+    pub file: String,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The backup file `name` (or standard input for `-`), buffered.
+fn backup_input(name: &str) -> Result<Box<dyn std::io::BufRead>, ExitCode> {
+    if name == "-" {
+        return Ok(Box::new(std::io::BufReader::new(std::io::stdin().lock())));
+    }
+    match std::fs::File::open(name) {
+        Ok(f) => Ok(Box::new(std::io::BufReader::new(f))),
+        Err(e) => Err(fatal(format!("cannot open {name}: {e}"))),
+    }
+}
+
+/// How a backup file ended, for a summary line: nothing when whole.
+fn cut_note(cut_short: Option<&str>, complete: bool, before: &str) -> String {
+    match (cut_short, complete) {
+        (_, true) => String::new(),
+        (Some(at), false) => {
+            format!("; THE FILE WAS CUT SHORT at {at}: the rows before it {before}")
+        }
+        (None, false) => "; THE FILE WAS CUT SHORT (no end line)".to_owned(),
+    }
+}
+
+pub async fn verify(args: VerifyArgs) -> ExitCode {
+    let mut input = match backup_input(&args.file) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    match store::verify_backup(&mut input, &args.file, None) {
+        Ok(r) => {
+            if let Err(code) = json_line(args.json, &r) {
+                return code;
+            }
+            eprintln!(
+                "lgcodec store verify: {}: a {} backup ({}), {} checkpoint(s), {} blob(s), {} write(s){}{} ({:.1} s)",
+                r.file,
+                r.backend,
+                r.layout,
+                r.checkpoints,
+                r.blobs,
+                r.writes,
+                match &r.threads {
+                    Some(t) => format!(", threads {}", t.join(", ")),
+                    None => String::new(),
+                },
+                match cut_note(r.cut_short.as_deref(), r.complete, "are whole") {
+                    n if n.is_empty() => "; whole: every line parses, the end line's counts match".to_owned(),
+                    n => n,
+                },
+                r.elapsed_s
+            );
+            if r.complete {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => fatal(e),
+    }
 }
 
 pub async fn export(args: ExportArgs) -> ExitCode {
@@ -432,16 +508,12 @@ fn finish_partial(partial: tempfile::NamedTempFile, file: &str) -> std::io::Resu
 }
 
 pub async fn import(args: ImportArgs) -> ExitCode {
-    let mut input: Box<dyn std::io::BufRead> = if args.file == "-" {
-        Box::new(std::io::BufReader::new(std::io::stdin().lock()))
-    } else {
-        match std::fs::File::open(&args.file) {
-            Ok(f) => Box::new(std::io::BufReader::new(f)),
-            Err(e) => return fatal(format!("cannot open {}: {e}", args.file)),
-        }
+    let mut input = match backup_input(&args.file) {
+        Ok(i) => i,
+        Err(code) => return code,
     };
     let bar = bar();
-    let mut options = ImportOptions::new();
+    let mut options = ImportOptions::new().dry_run(args.dry_run);
     if let Some(b) = &bar {
         options = options.on_progress(on_progress(b));
     }
@@ -455,16 +527,18 @@ pub async fn import(args: ImportArgs) -> ExitCode {
                 return code;
             }
             eprintln!(
-                "lgcodec store import: {} row(s) inserted, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
+                "lgcodec store import{}: {} row(s) {}, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
+                if r.dry_run { " (dry run)" } else { "" },
                 r.inserted,
+                if r.dry_run { "would be inserted" } else { "inserted" },
                 r.identical,
                 r.conflicts,
                 if r.created_tables { "; Python's tables created" } else { "" },
-                match (&r.cut_short, r.complete) {
-                    (_, true) => String::new(),
-                    (Some(at), false) => format!("; THE FILE WAS CUT SHORT at {at}: the rows before it were imported"),
-                    (None, false) => "; THE FILE WAS CUT SHORT (no end line)".to_owned(),
-                },
+                cut_note(
+                    r.cut_short.as_deref(),
+                    r.complete,
+                    if r.dry_run { "would be imported" } else { "were imported" }
+                ),
                 r.elapsed_s
             );
             for c in &r.conflict_samples {
