@@ -44,7 +44,7 @@ use super::error::StoreFault;
 use super::export::{open_target, Target};
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn, Stage};
+use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
@@ -62,6 +62,7 @@ pub struct CopyOptions {
     threads: Vec<String>,
     dry_run: bool,
     merge: bool,
+    max_rows_per_sec: Option<u64>,
     page_size: Option<usize>,
     batch_size: Option<usize>,
     batch_bytes: Option<usize>,
@@ -110,6 +111,13 @@ impl CopyOptions {
     /// merged thread's latest checkpoint (what Python reads) may be the target's own.
     pub fn merge(mut self, on: bool) -> Self {
         self.merge = on;
+        self
+    }
+
+    /// At most this many checkpoints read per second from the source, on average (0 or
+    /// `None`: no limit).
+    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
+        self.max_rows_per_sec = rate.filter(|r| *r > 0);
         self
     }
 
@@ -754,6 +762,7 @@ async fn copy_snapshot(
     let mut done = 0u64;
     let mut batch: Vec<Pending> = Vec::new();
     let mut held = 0usize;
+    let mut throttle = Throttle::new(options.max_rows_per_sec);
     for thread in &threads {
         let mut after: Option<(String, String, String)> = None;
         loop {
@@ -762,6 +771,7 @@ async fn copy_snapshot(
                 break;
             };
             for (t, ns, id) in &keys_page {
+                throttle.account(1).await;
                 let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) else {
                     // Dry run.
                     done += 1;

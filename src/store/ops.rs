@@ -640,6 +640,35 @@ fn rewrite(
     })
 }
 
+/// Paces an operation to at most `rate` rows a second, on average since it started:
+/// each [`account`](Self::account) sleeps until the rows done so far are due.
+pub(crate) struct Throttle {
+    rate: Option<u64>,
+    started: Instant,
+    done: u64,
+}
+
+impl Throttle {
+    pub(crate) fn new(rate: Option<u64>) -> Self {
+        Throttle {
+            rate: rate.filter(|r| *r > 0),
+            started: Instant::now(),
+            done: 0,
+        }
+    }
+
+    /// Counts `rows` more and waits until they are due.
+    pub(crate) async fn account(&mut self, rows: u64) {
+        self.done = self.done.saturating_add(rows);
+        let Some(rate) = self.rate else { return };
+        let due = Duration::from_secs_f64(self.done as f64 / rate as f64);
+        let elapsed = self.started.elapsed();
+        if due > elapsed {
+            sleep(due.saturating_sub(elapsed)).await;
+        }
+    }
+}
+
 async fn sleep(d: Duration) {
     if tokio::runtime::Handle::try_current().is_ok() {
         tokio::time::sleep(d).await;
@@ -698,6 +727,7 @@ async fn sweep(
     let mut done = 0u64;
     let mut bytes_read = 0u64;
     let mut lost_in_a_row = 0u32;
+    let mut throttle = Throttle::new(options.max_rows_per_sec);
     let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
         if let Some(f) = &options.progress {
             f(&Progress {
@@ -791,13 +821,7 @@ async fn sweep(
                 None,
             );
             after = Some(next);
-            if let Some(rate) = options.max_rows_per_sec {
-                let due = Duration::from_secs_f64(done as f64 / rate as f64);
-                let elapsed = started.elapsed();
-                if due > elapsed {
-                    sleep(due.saturating_sub(elapsed)).await;
-                }
-            }
+            throttle.account(rows).await;
         }
         report.seen.merge(&table.seen);
         report.rewritten.rows = report.rewritten.rows.saturating_add(table.rewritten.rows);

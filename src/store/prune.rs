@@ -34,7 +34,7 @@ use serde_json::Value as Json;
 use super::error::StoreFault;
 use super::export::{open_target, Target};
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn, Stage};
+use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, require_sqlite_file, serializer, sq, Result};
 use super::Location;
 use crate::saver::delta::{needed_ancestors, ChainNode};
@@ -51,6 +51,7 @@ pub struct PruneOptions {
     metadata: Vec<(String, Json)>,
     dry_run: bool,
     vacuum: bool,
+    max_rows_per_sec: Option<u64>,
     progress: Option<ProgressFn>,
 }
 
@@ -187,6 +188,13 @@ impl PruneOptions {
     /// SQLite: `VACUUM` afterwards (the file shrinks; needs free space for a copy).
     pub fn vacuum(mut self, on: bool) -> Self {
         self.vacuum = on;
+        self
+    }
+
+    /// At most this many checkpoints read per second, on average (0 or `None`: no
+    /// limit). Needs a Tokio runtime with time enabled.
+    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
+        self.max_rows_per_sec = rate.filter(|r| *r > 0);
         self
     }
 
@@ -529,8 +537,10 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     };
     let threads = thread_ids(&target, &options.threads).await?;
     let total = threads.len() as u64;
+    let mut throttle = Throttle::new(options.max_rows_per_sec);
     for (n, thread) in threads.iter().enumerate() {
         let cps = load_thread(&target, &serde, thread).await?;
+        throttle.account(cps.len() as u64).await;
         if cps.is_empty() {
             continue;
         }

@@ -107,3 +107,42 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
     assert!(json.get("top_threads").is_none(), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `copy` and `prune --max-rows-per-sec N` read at most N checkpoints a second on
+/// average: 12 checkpoints at 20 a second take at least 0.6 s, by the command's own
+/// clock.
+#[test]
+fn copy_and_prune_keep_to_their_rate() {
+    let dir = scratch("rate");
+    let source = dir.join("source.sqlite");
+    std::fs::copy(
+        crate::support::stores()
+            .join("sqlite-py-3.1.2")
+            .join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let s = source.to_str().expect("utf-8");
+    let target = dir.join("copy.db");
+    let t = target.to_str().expect("utf-8");
+    let elapsed = |args: &[&str]| {
+        let (code, stdout, stderr) = lgcodec(args);
+        assert_eq!(code, 0, "{stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        json["elapsed_s"].as_f64().expect("elapsed_s")
+    };
+    let copy = elapsed(&["store", "copy", s, t, "--max-rows-per-sec", "20", "--json"]);
+    assert!(copy >= 12.0 / 20.0, "copy took {copy} s");
+    let prune = elapsed(&[
+        "store",
+        "prune",
+        t,
+        "--keep-latest",
+        "1",
+        "--max-rows-per-sec",
+        "20",
+        "--json",
+    ]);
+    assert!(prune >= 12.0 / 20.0, "prune took {prune} s");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -659,6 +659,9 @@ pub struct CopyArgs {
     /// read whichever checkpoint is newest).
     #[arg(long)]
     pub merge: bool,
+    /// At most this many checkpoints read per second (spares a busy source).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -669,7 +672,8 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
     let mut options = CopyOptions::new()
         .threads(args.threads)
         .dry_run(args.dry_run)
-        .merge(args.merge);
+        .merge(args.merge)
+        .max_rows_per_sec(args.max_rows_per_sec);
     if let Some(b) = &bar {
         options = options.on_progress(on_progress(b));
     }
@@ -739,6 +743,9 @@ pub struct PruneArgs {
     /// SQLite: VACUUM afterwards so the file shrinks.
     #[arg(long)]
     pub vacuum: bool,
+    /// At most this many checkpoints read per second (spares a busy database).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -748,7 +755,8 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     let mut options = PruneOptions::new()
         .threads(args.threads)
         .dry_run(args.dry_run)
-        .vacuum(args.vacuum);
+        .vacuum(args.vacuum)
+        .max_rows_per_sec(args.max_rows_per_sec);
     if let Some(n) = args.keep_latest {
         options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
     }
