@@ -146,3 +146,73 @@ fn copy_and_prune_keep_to_their_rate() {
     assert!(prune >= 12.0 / 20.0, "prune took {prune} s");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGINT (and SIGTERM) in the middle of a sweep: the command says it was interrupted,
+/// after how many rows, and how to finish (run it again), exits 130 (143), and the
+/// rerun completes with every row done once.
+#[test]
+fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
+    let dir = scratch("sigint");
+    let path = dir.join("store.db");
+    let shape = Shape {
+        threads: 6,
+        steps: 10,
+        ..Shape::default()
+    };
+    sqlite_store(&path, &shape, "t-");
+    let s = path.to_str().expect("utf-8");
+    let key = "interrupt-key-16";
+    for (signal, status) in [("-INT", 130), ("-TERM", 143)] {
+        let child = Command::new(BIN)
+            .args([
+                "store",
+                "encrypt",
+                s,
+                "--batch-size",
+                "5",
+                "--max-rows-per-sec",
+                "50",
+            ])
+            .env("LANGGRAPH_AES_KEY", key)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // At 50 rows a second the sweep of 180 values takes over 3 s: stop it after 1 s.
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{stderr}");
+        assert!(
+            stderr.contains("lgcodec store encrypt: ")
+                && stderr.contains(" after ")
+                && stderr.contains("run the same command again to resume"),
+            "{stderr}"
+        );
+    }
+    let out = Command::new(BIN)
+        .args(["store", "encrypt", s, "--json"])
+        .env("LANGGRAPH_AES_KEY", key)
+        .output()
+        .expect("rerun");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(json["complete"], true, "{json}");
+    let audit = Command::new(BIN)
+        .args(["store", "audit", s, "--allow-free-space"])
+        .env("LANGGRAPH_AES_KEY", key)
+        .output()
+        .expect("audit");
+    assert_eq!(
+        audit.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

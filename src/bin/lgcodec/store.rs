@@ -7,6 +7,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use clap::Subcommand;
@@ -165,6 +166,33 @@ pub enum StoreCommand {
     Upgrade(maint::UpgradeArgs),
 }
 
+impl StoreCommand {
+    /// The command's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            StoreCommand::Audit { .. } => "audit",
+            StoreCommand::Encrypt(_) => "encrypt",
+            StoreCommand::Rekey(_) => "rekey",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(_) => "inspect",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(_) => "stats",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(_) => "export",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(_) => "import",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Verify(_) => "verify",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(_) => "copy",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(_) => "prune",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Upgrade(_) => "upgrade",
+        }
+    }
+}
+
 #[derive(clap::Args)]
 pub struct SweepArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL.
@@ -199,24 +227,6 @@ pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(FATAL)
 }
 
-/// A byte count for people: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.2 GiB`.
-pub(crate) fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = UNITS[0];
-    for u in &UNITS[1..] {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = u;
-    }
-    format!("{value:.1} {unit}")
-}
-
 pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
@@ -232,14 +242,73 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// Rows done so far by the running operation, as its progress reports them: what an
+/// interruption says.
+static ROWS_DONE: AtomicU64 = AtomicU64::new(0);
+
+/// The progress callback: moves the bar when there is one (a terminal), and always
+/// keeps [`ROWS_DONE`].
 pub(crate) fn on_progress(
-    bar: &indicatif::ProgressBar,
+    bar: Option<&indicatif::ProgressBar>,
 ) -> impl Fn(&Progress) + Send + Sync + 'static {
-    let bar = bar.clone();
+    let bar = bar.cloned();
     move |p: &Progress| {
-        bar.set_length(p.total_estimate);
-        bar.set_position(p.rows_done);
-        bar.set_message(p.column);
+        ROWS_DONE.store(p.rows_done, Ordering::Relaxed);
+        if let Some(bar) = &bar {
+            bar.set_length(p.total_estimate);
+            bar.set_position(p.rows_done);
+            bar.set_message(p.column);
+        }
+    }
+}
+
+/// The exit status of a command stopped by SIGINT (128 + 2, as shells report it); SIGTERM
+/// exits 143.
+const INTERRUPTED: u8 = 130;
+const TERMINATED: u8 = 143;
+
+/// Runs `command` until it ends or SIGINT/SIGTERM arrives. Interrupted, it says where it
+/// stopped and how to finish: every batch an operation committed stays (each is one
+/// transaction), the one in flight is rolled back by the database, and the same command
+/// run again resumes.
+async fn interruptible(
+    name: &str,
+    command: impl std::future::Future<Output = ExitCode>,
+) -> ExitCode {
+    let stop = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut term = match signal(SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    return tokio::signal::ctrl_c()
+                        .await
+                        .map(|()| INTERRUPTED)
+                        .unwrap_or(INTERRUPTED)
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => INTERRUPTED,
+                _ = term.recv() => TERMINATED,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            INTERRUPTED
+        }
+    };
+    tokio::select! {
+        code = command => code,
+        code = stop => {
+            eprintln!(
+                "\nlgcodec store {name}: {} after {} row(s); every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
+                if code == INTERRUPTED { "interrupted (SIGINT)" } else { "terminated (SIGTERM)" },
+                ROWS_DONE.load(Ordering::Relaxed)
+            );
+            ExitCode::from(code)
+        }
     }
 }
 
@@ -255,7 +324,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
         Ok(keys) => keys,
         Err(e) => return fatal(e),
     };
-    runtime.block_on(async move {
+    let name = command.name();
+    runtime.block_on(interruptible(name, async move {
         match command {
             StoreCommand::Audit {
                 store: location,
@@ -275,9 +345,7 @@ pub fn run(command: StoreCommand) -> ExitCode {
                     .allow_previous(allow_previous)
                     .deny_inline(deny_inline)
                     .allow_free_space(allow_free_space);
-                if let Some(b) = &bar {
-                    options = options.on_progress(on_progress(b));
-                }
+                options = options.on_progress(on_progress(bar.as_ref()));
                 let report = store::audit(&store, &keys, &options).await;
                 if let Some(b) = bar {
                     b.finish_and_clear();
@@ -306,7 +374,7 @@ pub fn run(command: StoreCommand) -> ExitCode {
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Upgrade(args) => maint::upgrade(args).await,
         }
-    })
+    }))
 }
 
 async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> ExitCode {
@@ -331,9 +399,7 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
         .dry_run(args.dry_run)
         .vacuum(args.vacuum)
         .max_rows_per_sec(args.max_rows_per_sec);
-    if let Some(b) = &bar {
-        options = options.on_progress(on_progress(b));
-    }
+    options = options.on_progress(on_progress(bar.as_ref()));
     let result: Result<SweepReport, langgraph_codec::Error> = match operation {
         "encrypt" => store::encrypt(&store, keys, &options).await,
         _ => store::rekey(&store, keys, &options).await,

@@ -17,7 +17,7 @@ use langgraph_codec::store::{
 };
 use langgraph_codec::ErrorKind;
 
-use super::{bar, emit_json, fatal, human_bytes, on_progress};
+use super::{bar, emit_json, fatal, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
 Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
@@ -305,6 +305,24 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// A byte count for people: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.2 GiB`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for u in &UNITS[1..] {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = u;
+    }
+    format!("{value:.1} {unit}")
+}
+
 fn done(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -437,9 +455,7 @@ pub async fn export(args: ExportArgs) -> ExitCode {
     };
     let bar = bar();
     let mut options = ExportOptions::new().threads(args.threads);
-    if let Some(b) = &bar {
-        options = options.on_progress(on_progress(b));
-    }
+    options = options.on_progress(on_progress(bar.as_ref()));
     let report = store::export(&store, &mut out, &options).await;
     // A write error the buffer still holds (a full disk) fails the export.
     let flushed = out.flush();
@@ -514,9 +530,7 @@ pub async fn import(args: ImportArgs) -> ExitCode {
     };
     let bar = bar();
     let mut options = ImportOptions::new().dry_run(args.dry_run);
-    if let Some(b) = &bar {
-        options = options.on_progress(on_progress(b));
-    }
+    options = options.on_progress(on_progress(bar.as_ref()));
     let report = store::import(&mut input, &args.file, &args.store, &options).await;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -674,9 +688,7 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
         .dry_run(args.dry_run)
         .merge(args.merge)
         .max_rows_per_sec(args.max_rows_per_sec);
-    if let Some(b) = &bar {
-        options = options.on_progress(on_progress(b));
-    }
+    options = options.on_progress(on_progress(bar.as_ref()));
     let report = store::copy(&args.source, &args.target, keys, &options).await;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -782,9 +794,7 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
         options = options.metadata(k, value);
     }
     let bar = bar();
-    if let Some(b) = &bar {
-        options = options.on_progress(on_progress(b));
-    }
+    options = options.on_progress(on_progress(bar.as_ref()));
     let report = store::prune(&args.store, keys, &options).await;
     if let Some(b) = bar {
         b.finish_and_clear();
