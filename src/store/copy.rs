@@ -713,6 +713,13 @@ async fn copy_snapshot(
     } else {
         None
     };
+    // The first checkpoint is read before the target is touched: a copy that cannot
+    // read its source (no key for it) fails without leaving a new, empty target.
+    if let Some(first) = threads.first() {
+        if let Some((t, ns, id)) = key_page(&src.raw, *first, None, 1).await?.first() {
+            src.tuple(&read_serde, t, Some(ns), id).await?;
+        }
+    }
     let mut tgt = None;
     let mut writer = None;
     if !options.dry_run {
@@ -799,7 +806,7 @@ async fn copy_snapshot(
                     let value = read_serde.loads_typed(&w.tag, &w.data).map_err(|e| {
                         StoreFault::Unreadable {
                             what: at(),
-                            reason: e.to_string(),
+                            reason: super::error::read_failure(&e),
                         }
                     })?;
                     let typed =

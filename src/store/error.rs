@@ -146,6 +146,21 @@ pub(crate) enum StoreFault {
     },
 }
 
+/// Why a stored value could not be read, said for someone running a store command: an
+/// encrypted row met without a key names the environment variables to set (the codec's
+/// own text speaks of serializer types, for code).
+pub(crate) fn read_failure(e: &Error) -> String {
+    match e.as_tag() {
+        Some(crate::serializer::TagError::UnknownType { tag }) if tag.ends_with("+aes") => {
+            format!(
+                "encrypted (type {tag:?}) and no key was given: set LANGGRAPH_AES_KEY to the key \
+                 it was written with (older keys in LANGGRAPH_AES_KEY_PREVIOUS)"
+            )
+        }
+        _ => e.to_string(),
+    }
+}
+
 impl StoreFault {
     fn kind(&self) -> ErrorKind {
         match self {

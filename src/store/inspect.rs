@@ -301,10 +301,10 @@ pub fn tuple_json(t: &CheckpointTuple) -> Json {
     })
 }
 
-fn unreadable(what: String, e: impl std::fmt::Display) -> Error {
+fn unreadable(what: String, e: Error) -> Error {
     StoreFault::Unreadable {
         what,
-        reason: e.to_string(),
+        reason: super::error::read_failure(&e),
     }
     .into()
 }
@@ -587,7 +587,7 @@ impl AnyStore {
                     None => CheckpointMetadata::default(),
                     Some(text) => {
                         let v = crate::json::parse(text, METADATA_MAX_DEPTH)
-                            .map_err(|e| unreadable(format!("metadata of {at}"), e))?;
+                            .map_err(|e| unreadable(format!("metadata of {at}"), e.into()))?;
                         CheckpointMetadata::from_value(&v)
                             .map_err(|e| unreadable(format!("metadata of {at}"), e))?
                     }

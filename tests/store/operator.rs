@@ -216,3 +216,36 @@ fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A copy of an encrypted store without its key fails before the target is made, and
+/// says which variable to set (not which Rust type to use).
+#[test]
+fn a_copy_without_the_key_leaves_no_target_and_names_the_variable() {
+    let dir = scratch("copy-no-key");
+    let source = dir.join("encrypted.sqlite");
+    // Python's store of the quickstart, encrypted under its published demo key.
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/sqlite/python_store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let target = dir.join("new.db");
+    let (code, _, stderr) = lgcodec(&[
+        "store",
+        "copy",
+        source.to_str().expect("utf-8"),
+        target.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("no key was given") && stderr.contains("LANGGRAPH_AES_KEY"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("EncryptedSerializer"), "{stderr}");
+    assert!(
+        !target.exists(),
+        "the failed copy left {}",
+        target.display()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
