@@ -1,6 +1,7 @@
 //! What the store commands refuse or report instead of doing silently less than asked:
 //! a prune that cannot read checkpoints (no key) exits 1 and says why, a `--metadata`
-//! rule without a value is refused before anything is read.
+//! rule without a value is refused before anything is read; a prune of a database
+//! without the saver's tables is refused and creates none.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,4 +121,48 @@ fn a_path_that_is_not_a_file_is_named_for_what_it_is() {
     }
     assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Prune of a database without the saver's tables (an empty SQLite file, a fresh
+/// Postgres database) is refused as not a store, and leaves no table behind.
+#[test]
+fn a_prune_of_an_empty_database_is_refused_and_creates_nothing() {
+    let dir = scratch("prune-empty");
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").expect("empty file");
+    let (code, stderr) = lgcodec(
+        &[
+            "store",
+            "prune",
+            empty.to_str().expect("utf-8"),
+            "--keep-latest",
+            "1",
+        ],
+        None,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("not a Python LangGraph checkpoint store"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::metadata(&empty).expect("file").len(),
+        0,
+        "prune wrote"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let Some(base) = crate::support::pg::url() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let url = rt.block_on(crate::support::pg::fresh(&base, "prune_empty"));
+    let (code, stderr) = lgcodec(&["store", "prune", &url, "--keep-latest", "1"], None);
+    assert_eq!(code, 2, "{stderr}");
+    let tables = rt.block_on(async {
+        crate::support::pg::tables_in(&crate::support::pg::connect(&url).await, "public").await
+    });
+    assert!(tables.is_empty(), "prune created {tables:?}");
 }
