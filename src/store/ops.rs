@@ -497,7 +497,7 @@ pub async fn audit(
     }
     if totals.unreadable.rows > 0 {
         findings.push(format!(
-            "{} value(s) unreadable (see unreadable_samples)",
+            "{} value(s) unreadable: which, and why, on the `unreadable:` lines (`unreadable_samples` in JSON)",
             totals.unreadable.rows
         ));
     }

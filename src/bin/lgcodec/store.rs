@@ -523,7 +523,7 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         "rewrote"
     };
     let summary = format!(
-        "lgcodec store {}: {} value(s) read, {verb} {} ({} bytes) under the primary key, {} failed, {} changed by live writers ({} still pending), {} batch(es), {:.1} s ({:.0} rows/s, {:.1} MB/s){}",
+        "lgcodec store {}: {} value(s) read, {verb} {} under the primary key ({} bytes as written), {} failed, {} changed by live writers ({} still pending), {} batch(es), {:.1} s ({:.0} rows/s, {:.1} MB/s){}",
         report.operation,
         report.seen.total.rows,
         report.rewritten.rows,
