@@ -1,7 +1,7 @@
-//! Reading a backup file (`lgcodec-store-backup` v1, see [`export`](super::export)):
+//! Reading a backup file (`lgcodec-store-backup` v1, written by `export`):
 //! the header, each row line checked against its table's columns, the `end` line's
 //! counts, the header's thread list and nothing after the end; [`verify_backup`] reads
-//! a whole file that way without a store, and [`import`](super::import) restores
+//! a whole file that way without a store, and `import` restores
 //! through the same reader.
 
 use std::collections::HashSet;
@@ -14,11 +14,121 @@ use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
 use super::error::StoreFault;
-use super::export::{io_err, specs, Col, Spec};
 use super::raw::{Cols, Result};
-use super::{BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES};
 use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
+
+/// The backup format's name (the header's `format`).
+pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
+/// The backup format's version this crate writes and reads.
+pub const BACKUP_VERSION: u64 = 1;
+
+/// The longest backup line `import` reads by default: 1.5 GiB, room for the largest
+/// value a store holds (Postgres `bytea` stops at 1 GiB) in base64 with its key columns.
+pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Col {
+    Text,
+    OptText,
+    Int,
+    Bytes,
+    /// Postgres JSONB, read as text, stored as its bytes.
+    Jsonb,
+}
+
+pub(super) struct Spec {
+    pub(super) kind: &'static str,
+    pub(super) table: &'static str,
+    /// Output name, SQL expression, kind; the first `keys` are the primary key.
+    pub(super) cols: Vec<(&'static str, &'static str, Col)>,
+    pub(super) keys: usize,
+}
+
+impl Spec {
+    /// Where this kind's rows are counted in the `end` line's
+    /// `[checkpoints, blobs, writes]`.
+    pub(super) fn count_slot(&self) -> usize {
+        match self.kind {
+            "checkpoint" => 0,
+            "blob" => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// The tables of a backup and their columns: output name, SQL expression, kind.
+/// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
+/// today's layout (`c` is then [`Cols::current`]).
+pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
+    let jsonb = |column: &'static str, as_text: &'static str| {
+        if !pgres {
+            (column, Col::Bytes)
+        } else if reading {
+            (as_text, Col::Jsonb)
+        } else {
+            (column, Col::Jsonb)
+        }
+    };
+    let (checkpoint, checkpoint_col) = jsonb("checkpoint", "checkpoint::text");
+    let (metadata, metadata_col) = jsonb("metadata", "metadata::text");
+    let mut out = vec![Spec {
+        kind: "checkpoint",
+        table: "checkpoints",
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", c.ns, Col::Text),
+            ("checkpoint_id", c.id, Col::Text),
+            ("parent_checkpoint_id", c.parent, Col::OptText),
+            ("type", c.ty, Col::OptText),
+            ("checkpoint", checkpoint, checkpoint_col),
+            ("metadata", metadata, metadata_col),
+        ],
+        keys: 3,
+    }];
+    if pgres {
+        out.push(Spec {
+            kind: "blob",
+            table: "checkpoint_blobs",
+            cols: vec![
+                ("thread_id", "thread_id", Col::Text),
+                ("checkpoint_ns", "checkpoint_ns", Col::Text),
+                ("channel", "channel", Col::Text),
+                ("version", "version", Col::Text),
+                ("type", "type", Col::Text),
+                ("blob", "blob", Col::Bytes),
+            ],
+            keys: 4,
+        });
+    }
+    out.push(Spec {
+        kind: "write",
+        table: if pgres { "checkpoint_writes" } else { "writes" },
+        cols: vec![
+            ("thread_id", "thread_id", Col::Text),
+            ("checkpoint_ns", c.ns, Col::Text),
+            ("checkpoint_id", c.w_id, Col::Text),
+            ("task_id", "task_id", Col::Text),
+            ("idx", "idx", Col::Int),
+            ("task_path", c.w_path, Col::Text),
+            ("channel", "channel", Col::Text),
+            ("type", c.w_ty, Col::OptText),
+            ("value", if pgres { "blob" } else { "value" }, Col::Bytes),
+        ],
+        keys: 5,
+    });
+    out
+}
+
+pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| {
+        StoreFault::Backup {
+            file: file.to_owned(),
+            reason: e.to_string(),
+        }
+        .into()
+    }
+}
 
 /// A line of a backup file as text; `None` for a blank line.
 pub(super) fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {

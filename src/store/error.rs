@@ -149,6 +149,7 @@ pub(crate) enum StoreFault {
 /// Why a stored value could not be read, said for someone running a store command: an
 /// encrypted row met without a key names the environment variables to set (the codec's
 /// own text speaks of serializer types, for code).
+#[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn read_failure(e: &Error) -> String {
     match e.as_tag() {
         Some(crate::serializer::TagError::UnknownType { tag }) if tag.ends_with("+aes") => {

@@ -39,118 +39,17 @@ use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
 use tokio_postgres::types::ToSql;
 
-use super::backup::{key_text, BackupRows, Cell};
+use super::backup::{
+    io_err, key_text, specs, BackupRows, Cell, Col, Spec, BACKUP_FORMAT, BACKUP_VERSION,
+};
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
-use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Cols, Raw, Result};
+use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Raw, Result};
 use super::Location;
-use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
-
-/// The backup format's name (the header's `format`).
-pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
-/// The backup format's version this crate writes and reads.
-pub const BACKUP_VERSION: u64 = 1;
-
-/// The longest backup line [`import`] reads by default: 1.5 GiB, room for the largest
-/// value a store holds (Postgres `bytea` stops at 1 GiB) in base64 with its key columns.
-pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Col {
-    Text,
-    OptText,
-    Int,
-    Bytes,
-    /// Postgres JSONB, read as text, stored as its bytes.
-    Jsonb,
-}
-
-pub(super) struct Spec {
-    pub(super) kind: &'static str,
-    pub(super) table: &'static str,
-    /// Output name, SQL expression, kind; the first `keys` are the primary key.
-    pub(super) cols: Vec<(&'static str, &'static str, Col)>,
-    pub(super) keys: usize,
-}
-
-impl Spec {
-    /// Where this kind's rows are counted in the `end` line's
-    /// `[checkpoints, blobs, writes]`.
-    pub(super) fn count_slot(&self) -> usize {
-        match self.kind {
-            "checkpoint" => 0,
-            "blob" => 1,
-            _ => 2,
-        }
-    }
-}
-
-/// The tables of a backup and their columns: output name, SQL expression, kind.
-/// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
-/// today's layout (`c` is then [`Cols::current`]).
-pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
-    let jsonb = |column: &'static str, as_text: &'static str| {
-        if !pgres {
-            (column, Col::Bytes)
-        } else if reading {
-            (as_text, Col::Jsonb)
-        } else {
-            (column, Col::Jsonb)
-        }
-    };
-    let (checkpoint, checkpoint_col) = jsonb("checkpoint", "checkpoint::text");
-    let (metadata, metadata_col) = jsonb("metadata", "metadata::text");
-    let mut out = vec![Spec {
-        kind: "checkpoint",
-        table: "checkpoints",
-        cols: vec![
-            ("thread_id", "thread_id", Col::Text),
-            ("checkpoint_ns", c.ns, Col::Text),
-            ("checkpoint_id", c.id, Col::Text),
-            ("parent_checkpoint_id", c.parent, Col::OptText),
-            ("type", c.ty, Col::OptText),
-            ("checkpoint", checkpoint, checkpoint_col),
-            ("metadata", metadata, metadata_col),
-        ],
-        keys: 3,
-    }];
-    if pgres {
-        out.push(Spec {
-            kind: "blob",
-            table: "checkpoint_blobs",
-            cols: vec![
-                ("thread_id", "thread_id", Col::Text),
-                ("checkpoint_ns", "checkpoint_ns", Col::Text),
-                ("channel", "channel", Col::Text),
-                ("version", "version", Col::Text),
-                ("type", "type", Col::Text),
-                ("blob", "blob", Col::Bytes),
-            ],
-            keys: 4,
-        });
-    }
-    out.push(Spec {
-        kind: "write",
-        table: if pgres { "checkpoint_writes" } else { "writes" },
-        cols: vec![
-            ("thread_id", "thread_id", Col::Text),
-            ("checkpoint_ns", c.ns, Col::Text),
-            ("checkpoint_id", c.w_id, Col::Text),
-            ("task_id", "task_id", Col::Text),
-            ("idx", "idx", Col::Int),
-            ("task_path", c.w_path, Col::Text),
-            ("channel", "channel", Col::Text),
-            ("type", c.w_ty, Col::OptText),
-            ("value", if pgres { "blob" } else { "value" }, Col::Bytes),
-        ],
-        keys: 5,
-    });
-    out
-}
 
 fn b64(bytes: Option<Vec<u8>>) -> Json {
     bytes.map_or(Json::Null, |b| Json::String(B64.encode(b)))
@@ -446,16 +345,6 @@ pub struct ExportReport {
     pub elapsed_s: f64,
 }
 
-pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| {
-        StoreFault::Backup {
-            file: file.to_owned(),
-            reason: e.to_string(),
-        }
-        .into()
-    }
-}
-
 /// Writes the rows of `store` (every thread, or those of
 /// [`ExportOptions::threads`]) to `out` in the backup format, page by page: memory
 /// does not grow with the store.
@@ -615,7 +504,7 @@ impl ImportOptions {
     }
 
     /// The longest line of the file read, in bytes (default
-    /// [`DEFAULT_MAX_BACKUP_LINE_BYTES`]); a longer line is refused, never held whole.
+    /// [`DEFAULT_MAX_BACKUP_LINE_BYTES`](super::DEFAULT_MAX_BACKUP_LINE_BYTES)); a longer line is refused, never held whole.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = Some(bytes);
         self

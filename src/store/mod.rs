@@ -82,13 +82,14 @@ mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use backup::{verify_backup, BackupCheck};
+pub use backup::{
+    verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
+};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{copy, CopyOptions, CopyReport, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{
     export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,
-    BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
