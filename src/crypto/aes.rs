@@ -10,7 +10,7 @@
 
 use super::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 use super::key::AesKey;
-use super::wipe::Plaintext;
+use super::plaintext::Plaintext;
 use super::CryptoFault;
 use crate::error::Error;
 

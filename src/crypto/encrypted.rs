@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::wipe::Plaintext;
+use super::plaintext::Plaintext;
 
 use super::format::AesMode;
 use super::{Cipher, KeyRing};

@@ -53,7 +53,7 @@ mod error;
 mod format;
 mod key;
 mod keyring;
-mod wipe;
+mod plaintext;
 
 pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN};
 pub use cipher::Cipher;
@@ -64,4 +64,4 @@ pub use key::{
     ENV_STRICT, MAX_PREVIOUS_KEYS,
 };
 pub use keyring::KeyRing;
-pub use wipe::Plaintext;
+pub use plaintext::Plaintext;
