@@ -12,6 +12,7 @@
 //! | [`SqliteThreadTs`](StoreLayout::SqliteThreadTs) | LangGraph 0.1's `langgraph.checkpoint.sqlite` | `thread_ts` / `parent_ts`, no namespaces, no `type` columns (JSON) |
 //! | [`SqliteJs`](StoreLayout::SqliteJs) | LangGraphJS `@langchain/langgraph-checkpoint-sqlite` | no `task_path`; `json` rows |
 //! | [`PostgresPython`](StoreLayout::PostgresPython) | `langgraph-checkpoint-postgres` | `checkpoint_migrations` below 9 (none at 1.0.0) |
+//! | [`PostgresPythonTaskPathAt8`](StoreLayout::PostgresPythonTaskPathAt8) | `langgraph-checkpoint-postgres` 2.0.12 | `checkpoint_migrations` at 8, numbered without today's no-op migration 5: `task_path` is there already |
 //! | [`PostgresJs`](StoreLayout::PostgresJs) | LangGraphJS `@langchain/langgraph-checkpoint-postgres` | migrations 0..=4, no `task_path`, `json` rows, numeric versions |
 //! | [`PostgresShallow`](StoreLayout::PostgresShallow) | Python's `ShallowPostgresSaver` | one checkpoint per thread and namespace, no `checkpoint_id` / `version` |
 //!
@@ -65,6 +66,12 @@ pub enum StoreLayout {
         /// The highest applied migration.
         migrations: Option<i32>,
     },
+    /// Python's Postgres saver as `langgraph-checkpoint-postgres` 2.0.12 left it: the one
+    /// release whose migration list has no no-op migration 5, so its last migration,
+    /// `task_path`, is recorded as 8 (2.0.8's 8 is an index; from 2.0.13 on `task_path`
+    /// is 9). The tables are today's; today's migration 9 (`ADD COLUMN IF NOT EXISTS
+    /// task_path`) adds nothing and records 9, as Python's `setup()` does.
+    PostgresPythonTaskPathAt8,
     /// LangGraphJS's Postgres saver (its migrations 0..=4: Python's tables without
     /// `task_path`), told apart from Python's by `json` typed rows or numeric channel
     /// versions. An empty JS store is reported as
@@ -108,6 +115,7 @@ impl StoreLayout {
             Self::PostgresPython { migrations } => {
                 migrations.is_some_and(|v| v >= CURRENT_POSTGRES_MIGRATION)
             }
+            Self::PostgresPythonTaskPathAt8 => true,
             Self::PostgresShallow { migrations } => {
                 migrations.is_some_and(|v| v >= CURRENT_SHALLOW_MIGRATION)
             }
@@ -157,6 +165,9 @@ impl fmt::Display for StoreLayout {
                 } else {
                     ""
                 }
+            ),
+            Self::PostgresPythonTaskPathAt8 => f.write_str(
+                "Python Postgres saver, migrations 0..=8 with task_path (langgraph-checkpoint-postgres 2.0.12's numbering)",
             ),
             Self::PostgresJs { migrations } => {
                 write!(f, "LangGraphJS Postgres saver, migrations 0..={migrations}")
@@ -685,6 +696,10 @@ mod postgres_detect {
             return Ok(foreign("checkpoint_writes", &writes));
         }
         let migrated_task_path = migrations.is_some_and(|v| v >= super::CURRENT_POSTGRES_MIGRATION);
+        // 2.0.12 numbered its migrations without the no-op 5: its `task_path` is 8.
+        if task_path && migrations == Some(super::CURRENT_POSTGRES_MIGRATION - 1) {
+            return Ok(StoreLayout::PostgresPythonTaskPathAt8);
+        }
         if task_path != migrated_task_path {
             return Ok(StoreLayout::Foreign {
                 reason: format!(

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–2.0.2) | `ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''` (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE` transaction that re-reads the columns first |
 //! | Python's Postgres before migration 9 (1.0.0 without `checkpoint_migrations` too) | the missing entries of Python 3.2.0's `MIGRATIONS`, each recorded in `checkpoint_migrations`, under the saver's advisory lock (the version re-read under it), `CREATE INDEX CONCURRENTLY` outside a transaction |
+//! | Python's Postgres of `langgraph-checkpoint-postgres` 2.0.12 (`task_path` recorded as migration 8) | today's migration 9 (`ADD COLUMN IF NOT EXISTS task_path`: nothing to add) and its record, as Python's `setup()` does |
 //! | today's layouts | nothing |
 //! | LangGraph 0.1's `thread_ts` SQLite, LangGraphJS's SQLite and Postgres, the shallow saver's | refused with [`ErrorKind::CannotUpgrade`](crate::ErrorKind::CannotUpgrade): copy into a fresh store instead |
 //!
@@ -117,8 +118,14 @@ fn plan(
             "task_path".to_owned(),
             SQLITE_TASK_PATH_MIGRATION,
         )]),
-        StoreLayout::PostgresPython { migrations } => {
-            let from = migrations.map_or(0, |v| v.saturating_add(1));
+        StoreLayout::PostgresPython { .. } | StoreLayout::PostgresPythonTaskPathAt8 => {
+            let from = match layout {
+                StoreLayout::PostgresPython { migrations } => {
+                    migrations.map_or(0, |v| v.saturating_add(1))
+                }
+                // Its 8 is today's 9's column: today's 9 adds nothing and records 9.
+                _ => CURRENT_POSTGRES_MIGRATION,
+            };
             if from > CURRENT_POSTGRES_MIGRATION + 1 {
                 return Err(cannot(
                     location,

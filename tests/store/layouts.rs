@@ -618,6 +618,7 @@ mod postgres {
                     migrations: Some(8),
                 },
             ),
+            ("postgres-py-2.0.12", StoreLayout::PostgresPythonTaskPathAt8),
             (
                 "postgres-py-3.2.0",
                 StoreLayout::PostgresPython {

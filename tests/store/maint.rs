@@ -263,6 +263,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         "postgres-py-1.0.0",
         "postgres-py-2.0.0",
         "postgres-py-2.0.8",
+        "postgres-py-2.0.12",
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
     ] {

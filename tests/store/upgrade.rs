@@ -37,10 +37,11 @@ fn recorded_messages(fixture: &str, id: &str) -> usize {
     panic!("{fixture}: no recorded read of {id}")
 }
 
-const OLD_POSTGRES: [&str; 4] = [
+const OLD_POSTGRES: [&str; 5] = [
     "postgres-py-1.0.0",
     "postgres-py-2.0.0",
     "postgres-py-2.0.8",
+    "postgres-py-2.0.12",
     "postgres-js-1.0.5",
 ];
 
@@ -291,11 +292,14 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
     // Python 3.2.0's MIGRATIONS has 10 entries (v = 0..=9); each fixture's README says
     // how far its release got.
     // `graph`: the interrupt_fn / plain flags its generate.py ran the graph with.
-    for (fixture, missing, graph) in [
-        ("postgres-py-1.0.0", 10, ["0", "1"]),
-        ("postgres-py-2.0.0", 5, ["0", "0"]),
-        ("postgres-py-2.0.8", 1, ["1", "0"]),
-        ("postgres-py-3.2.0", 0, ["1", "0"]),
+    // `has_task_path`: today's Python already reads and resumes it as it is.
+    for (fixture, missing, graph, has_task_path) in [
+        ("postgres-py-1.0.0", 10, ["0", "1"], false),
+        ("postgres-py-2.0.0", 5, ["0", "0"], false),
+        ("postgres-py-2.0.8", 1, ["1", "0"], false),
+        // Its v = 8 is task_path: today's 9 adds nothing and records 9.
+        ("postgres-py-2.0.12", 1, ["1", "0"], true),
+        ("postgres-py-3.2.0", 0, ["1", "0"], true),
     ] {
         let db = pg::restored(&url, fixture, "uppg").await;
         let before = pg::digest(&db).await;
@@ -380,7 +384,7 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
             );
             // And resumes the interrupted thread on it (no setup()), which fails on
             // the store as it was (`column cw.task_path does not exist`).
-            if missing > 0 {
+            if !has_task_path {
                 let untouched = pg::restored(&url, fixture, "uppg_pre").await;
                 let out = resume(py, &untouched, graph);
                 assert!(
