@@ -59,6 +59,7 @@ pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN}
 pub use cipher::Cipher;
 pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;
+pub(crate) use key::check_previous_count;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,
     ENV_STRICT, MAX_PREVIOUS_KEYS,

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 
-use crate::crypto::CryptoFault;
+use crate::crypto::{check_previous_count, CryptoFault};
 use crate::crypto::{AesKey, AesMode, Cipher, KeyRing, Plaintext, ENV_KEY, ENV_KEY_PREVIOUS};
 use crate::error::Error;
 
@@ -126,16 +126,28 @@ impl StoreKeys {
                 var: ENV_FALLBACK_KEYS.to_owned(),
                 advice: "; give a key that is not UTF-8 text as a base64:<standard base64> entry",
             })?;
-            let mut n = 0usize;
+            let mut fallback = Vec::new();
             for (i, entry) in text.split(',').enumerate() {
                 if entry.is_empty() {
                     continue;
                 }
-                n = n.saturating_add(1);
                 let position = i.saturating_add(1);
-                let key =
-                    AesKey::from_entry(entry, &format!("{ENV_FALLBACK_KEYS} entry {position}"))?;
-                keys = keys.with_previous(key, format!("{ENV_FALLBACK_KEYS} #{n}"))?;
+                fallback.push(AesKey::from_entry(
+                    entry,
+                    &format!("{ENV_FALLBACK_KEYS} entry {position}"),
+                )?);
+            }
+            // Counted over both lists and named as the ring names them.
+            let previous = keys.labels.len().saturating_sub(1);
+            let source = if previous == 0 {
+                ENV_FALLBACK_KEYS.to_owned()
+            } else {
+                format!("{ENV_KEY_PREVIOUS} and {ENV_FALLBACK_KEYS}")
+            };
+            check_previous_count(previous.saturating_add(fallback.len()), &source)?;
+            for (n, key) in fallback.into_iter().enumerate() {
+                let label = format!("{ENV_FALLBACK_KEYS} #{}", n.saturating_add(1));
+                keys = keys.with_previous(key, label)?;
             }
         }
         Ok(keys)

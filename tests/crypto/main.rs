@@ -4,6 +4,7 @@
 
 mod decompression_budget;
 mod encryption;
+mod key_error_table;
 mod keys;
 mod plaintext_errors;
 mod settings;

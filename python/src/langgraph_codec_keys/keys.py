@@ -38,10 +38,72 @@ class KeyConfigError(ValueError):
     """A key variable is missing or malformed; the message names it."""
 
 
+_KEY_LENGTHS = (16, 24, 32)
+# Rust's `u8::is_ascii_whitespace` (what `trim_ascii` strips): not `\v`, which Python's
+# `bytes.strip()` would strip too.
+_ASCII_WHITESPACE = b" \t\n\f\r"
+_HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _decodes_to_key_length(text: bytes) -> bool:
+    """Whether ``text`` is canonical standard or URL-safe base64 (padded, no stray
+    bits: what Rust's ``STANDARD`` and ``URL_SAFE`` engines accept) of 16, 24 or 32
+    bytes."""
+    for altchars in (None, b"-_"):
+        try:
+            raw = base64.b64decode(text, altchars=altchars, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        # Only text that encodes back to itself: canonical padding, no stray bits, one
+        # alphabet (b64decode with altchars also takes "+/").
+        if base64.b64encode(raw, altchars=altchars) == text:
+            return len(raw) in _KEY_LENGTHS
+    return False
+
+
+def _length_hint(key: bytes, entry: bool) -> str:
+    """The likely cause of a key of the wrong length, from its bytes; empty when none
+    fits. Word for word Rust's ``length_hint`` (``src/crypto/key.rs``); the shared
+    table ``vectors/keys/key_errors.json`` holds both to the same texts. ``entry``: the
+    key is an entry of a decrypt-only list, where ``base64:`` entries are allowed."""
+    n = len(key)
+    if (key.endswith(b"\r\n") and n - 2 in _KEY_LENGTHS) or (
+        key.endswith(b"\n") and n - 1 in _KEY_LENGTHS
+    ):
+        return ": it ends with a trailing newline (from echo or a file?): remove it"
+    trimmed = key.strip(_ASCII_WHITESPACE)
+    if len(trimmed) != n and len(trimmed) in _KEY_LENGTHS:
+        if entry and key.startswith(b" "):
+            return (
+                ": it starts with a space, as after a space after a comma: entries are "
+                "not trimmed, so separate them with a bare comma"
+            )
+        return ": it starts or ends with whitespace: remove it"
+    if n >= 32 and n % 2 == 0 and n // 2 in _KEY_LENGTHS and all(b in _HEX_DIGITS for b in key):
+        if entry:
+            return (
+                ": it looks like hex: the key is its text, not hex; decode it, or give "
+                "the decoded bytes as base64:<standard base64>"
+            )
+        return (
+            ": it looks like hex: the key is its text (as Python reads it), not hex; "
+            "decode it, or use a key of 16, 24 or 32 characters"
+        )
+    if _decodes_to_key_length(key):
+        if entry:
+            return ": it looks like base64: give it as base64:<the same text>, or decode it"
+        return (
+            ": it looks like base64: the key is its text (as Python reads it), not "
+            "base64; decode it, or use a key of 16, 24 or 32 characters"
+        )
+    return ""
+
+
 def _check_length(key: bytes, source_name: str) -> bytes:
-    if len(key) not in (16, 24, 32):
+    if len(key) not in _KEY_LENGTHS:
+        hint = _length_hint(key, " entry " in source_name)
         raise KeyConfigError(
-            f"{source_name} must be 16, 24, or 32 bytes long (it is {len(key)} bytes)"
+            f"{source_name} must be 16, 24, or 32 bytes long (it is {len(key)} bytes){hint}"
         )
     return key
 
