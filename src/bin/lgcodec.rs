@@ -14,6 +14,8 @@ use langgraph_codec::crypto::{plaintext_refused, strict_from_env, EncryptedSeria
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::{Error, JsonPlusSerializer, TypedBytes};
 
+#[path = "lgcodec/key.rs"]
+mod key;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[path = "lgcodec/store.rs"]
 mod store;
@@ -46,6 +48,7 @@ Examples (paste them: each works in an empty directory):
   $ echo '{\"type\": \"msgpack\", \"value\": 1}' | LANGGRAPH_AES_KEY=0123456789abcdef lgcodec encode --encrypt --jsonl > rows.jsonl
   $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec decode --jsonl rows.jsonl
   $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_KEY_PREVIOUS=0123456789abcdef lgcodec rekey rows.jsonl
+  $ lgcodec key generate
 
 Keys: LANGGRAPH_AES_KEY is the key text itself (16, 24 or 32 bytes of UTF-8, as in
 Python); LANGGRAPH_AES_KEY_PREVIOUS (or LANGGRAPH_AES_FALLBACK_KEYS) lists older keys,
@@ -149,6 +152,13 @@ enum Command {
     Store {
         #[command(subcommand)]
         command: store::StoreCommand,
+    },
+    /// Keys for LANGGRAPH_AES_KEY: generate prints a new random key (32 characters,
+    /// 192 bits, from the OS random source) and nothing else.
+    #[command(after_help = key::EXAMPLES)]
+    Key {
+        #[command(subcommand)]
+        command: key::KeyCommand,
     },
     /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
     /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
@@ -356,6 +366,7 @@ fn run(cli: Cli) -> Result<bool, String> {
         }
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         Command::Store { .. } => Err("store commands are run by main".to_owned()),
+        Command::Key { .. } => Err("key commands are run by main".to_owned()),
         Command::Rekey {
             file,
             lines,
@@ -386,6 +397,10 @@ fn run(cli: Cli) -> Result<bool, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let cli = match cli.command {
+        Command::Key { command } => return key::run(command),
+        command => Cli { command },
+    };
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     let cli = match cli.command {
         Command::Store { command } => return store::run(command),

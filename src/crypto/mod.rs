@@ -11,6 +11,8 @@
 //!   a layer below this one, which this layer composes (`msgpack+zlib+aes`).
 //! - [`aad`]: upstream LangGraph's canonical associated data binding a row's
 //!   ciphertext to its thread, namespace, checkpoint, channel…
+//! - [`generate_key`]: a new random key for `LANGGRAPH_AES_KEY`, as printable text
+//!   (`lgcodec key generate`).
 //!
 //! Keys live in [`zeroize`] buffers and are wiped on drop; `Debug` output and errors
 //! never contain key material or plaintext. Every failure is the crate's
@@ -51,6 +53,7 @@ mod cipher;
 mod encrypted;
 mod error;
 mod format;
+mod generate;
 mod key;
 mod keyring;
 mod plaintext;
@@ -59,6 +62,7 @@ pub use self::format::{AesMode, AES_CIPHER_NAME, HEADER_LEN, NONCE_LEN, TAG_LEN}
 pub use cipher::Cipher;
 pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;
+pub use generate::{generate_key, KeyText, KEY_ALPHABET, KEY_BITS_PER_CHAR};
 pub(crate) use key::check_previous_count;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,

@@ -426,27 +426,35 @@ fn errors_about_decrypted_rows_hold_no_plaintext() {
     assert!(!run.stdout.contains("987654321"), "{}", run.stdout);
 }
 
+/// The `$ ` lines of a `--help` text: its examples, as they are to be pasted.
+pub(crate) fn pasted_examples(help: &str) -> Vec<&str> {
+    help.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("$ "))
+        .collect()
+}
+
+/// `PATH` with the tested `lgcodec` first, for examples run by a shell.
+pub(crate) fn path_with_lgcodec() -> String {
+    let bin_dir = Path::new(BIN).parent().expect("bin dir");
+    format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 #[test]
 fn help_examples_work_when_pasted() {
     let help = lgcodec(&["--help"], &[], b"");
     assert_eq!(help.code, 0);
-    let examples: Vec<&str> = help
-        .stdout
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("$ "))
-        .collect();
+    let examples = pasted_examples(&help.stdout);
     assert!(examples.len() >= 4, "{}", help.stdout);
     let tmp = tempfile::Builder::new()
         .prefix("lgcodec-help-")
         .tempdir()
         .expect("temp dir");
     let dir = tmp.path().to_path_buf();
-    let bin_dir = Path::new(BIN).parent().expect("bin dir");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with_lgcodec();
     for example in examples {
         let out = Command::new("sh")
             .args(["-ec", example])

@@ -2,6 +2,8 @@
 //! batches, keys, and every `--help` example run as pasted.
 
 #[cfg(feature = "cli")]
+mod key;
+#[cfg(feature = "cli")]
 mod lgcodec;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod store_help;

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -222,6 +223,25 @@ def keys_from_env(
         previous=tuple(previous + fallback),
         labels=(*([ENV_KEY] if primary is not None else []), *prev_labels, *fb_labels),
     )
+
+
+#: The 64 characters of a generated key (base64url's alphabet), as Rust's
+#: ``crypto::KEY_ALPHABET``: one UTF-8 byte each, nothing to quote in a shell or an env
+#: file, no comma (the list separator), no ``:`` (never a ``base64:`` entry).
+KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def generate_key(length: int = 32) -> str:
+    """A new random key for ``LANGGRAPH_AES_KEY``: ``length`` characters (16, 24 or 32)
+    drawn uniformly from :data:`KEY_ALPHABET` with :mod:`secrets`, 6 bits of entropy
+    each (192 bits for 32 characters). Python takes the key as the text's UTF-8 bytes,
+    one per character: a 32-character key is an AES-256 key. The same rules as
+    ``lgcodec key generate`` (Rust's ``crypto::generate_key``)."""
+    if isinstance(length, bool) or length not in _KEY_LENGTHS:
+        raise KeyConfigError(
+            f"a generated key must be 16, 24, or 32 bytes long (it is {length} bytes)"
+        )
+    return "".join(secrets.choice(KEY_ALPHABET) for _ in range(length))
 
 
 def strict_from_env(environ: Mapping[str, str] | None = None) -> bool:
