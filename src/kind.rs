@@ -182,6 +182,9 @@ pub enum ErrorKind {
     /// A copy whose target already holds threads of the copy with checkpoints the source
     /// does not have (merging them needs `--merge`). `history_conflict`.
     HistoryConflict,
+    /// A store operation's first encrypted values were all refused by every key given,
+    /// none opened: the keys are not the store's (it stopped before writing). `no_key_opens`.
+    NoKeyOpens,
 }
 
 impl ErrorKind {
@@ -258,6 +261,7 @@ impl ErrorKind {
             ErrorKind::InvalidDate => "invalid_date",
             ErrorKind::Backup => "backup",
             ErrorKind::HistoryConflict => "history_conflict",
+            ErrorKind::NoKeyOpens => "no_key_opens",
         }
     }
 }
@@ -335,6 +339,7 @@ impl ErrorKind {
         ErrorKind::InvalidDate,
         ErrorKind::Backup,
         ErrorKind::HistoryConflict,
+        ErrorKind::NoKeyOpens,
     ];
 }
 

@@ -135,6 +135,17 @@ pub(crate) enum StoreFault {
         /// The first few.
         threads: Vec<String>,
     },
+    /// The key probe: the first encrypted values a store operation read were all refused
+    /// by every key given, and none opened.
+    #[error("{operation}: none of the first {tried} encrypted value(s) read opens under any key given ({}): the store's values were written under another key; stopped, nothing written. Check LANGGRAPH_AES_KEY (the primary key), and LANGGRAPH_AES_KEY_PREVIOUS or LANGGRAPH_AES_FALLBACK_KEYS for the key the values were written with. If only values under a key that is lost come first, --no-key-probe goes on and counts them unreadable", keys.join(", "))]
+    NoKeyOpens {
+        /// The operation (`audit`, `encrypt`, `rekey`).
+        operation: &'static str,
+        /// How many encrypted values were tried, every key on each.
+        tried: u64,
+        /// The labels of the keys tried (never key bytes).
+        keys: Vec<String>,
+    },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
@@ -182,6 +193,7 @@ impl StoreFault {
             StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
             StoreFault::Backup { .. } => ErrorKind::Backup,
             StoreFault::HistoryConflict { .. } => ErrorKind::HistoryConflict,
+            StoreFault::NoKeyOpens { .. } => ErrorKind::NoKeyOpens,
         }
     }
 }
@@ -223,6 +235,11 @@ impl From<StoreFault> for Error {
             StoreFault::NotFound { path, .. } => e.with_subject(path.display().to_string()),
             StoreFault::HistoryConflict { target, .. } => e.with_subject(target),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
+            StoreFault::NoKeyOpens {
+                operation, tried, ..
+            } => e
+                .with_operation(operation)
+                .with_count(usize::try_from(tried).unwrap_or(usize::MAX)),
             StoreFault::BackendDisabled { .. }
             | StoreFault::ConnectionLost { .. }
             | StoreFault::Task(_)

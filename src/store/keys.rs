@@ -205,6 +205,17 @@ impl StoreKeys {
             })
     }
 
+    /// Whether an `+aes` ciphertext opens under some key (`Some(true)`), is refused by
+    /// every key (`Some(false)`: another key, or altered bytes), or neither can be said
+    /// (`None`: no key given, a ciphertext too short to hold a nonce and tag).
+    pub(crate) fn opens(&self, data: &[u8]) -> Option<bool> {
+        match self.ring.as_ref()?.decrypt_with_index(data, b"") {
+            Ok(_) => Some(true),
+            Err(e) if e.kind() == crate::ErrorKind::AuthenticationFailed => Some(false),
+            Err(_) => None,
+        }
+    }
+
     /// Seals `plaintext` under the primary key and checks that the new bytes open under
     /// the primary key alone to the same plaintext.
     pub(crate) fn seal_checked(&self, plaintext: &[u8]) -> Result<Vec<u8>, String> {

@@ -108,7 +108,7 @@ pub(crate) use error::StoreFault;
 pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
 pub use ops::{
     audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions,
-    DEFAULT_PAGE_BYTES,
+    DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES,
 };
 pub use report::{
     AuditReport, ClassCounts, FreeSpace, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,

@@ -58,6 +58,15 @@ pub struct Progress {
 /// ([`DEFAULT_COPY_BATCH_BYTES`](super::DEFAULT_COPY_BATCH_BYTES)).
 pub const DEFAULT_PAGE_BYTES: usize = 16 << 20;
 
+/// How many encrypted values the key probe tries at most: at the start of [`audit`],
+/// [`encrypt`] and [`rekey`], the first page of each table is read, and when its first
+/// encrypted values (up to this many) are each refused by every key given and none
+/// opens, the operation stops with [`ErrorKind::NoKeyOpens`](crate::ErrorKind::NoKeyOpens)
+/// before reading on or writing anything. One value that opens, under any key, lets it
+/// go on (values under a key that is lost are then counted unreadable, as before).
+/// Off with [`AuditOptions::key_probe`] / [`SweepOptions::key_probe`].
+pub const KEY_PROBE_VALUES: u64 = 50;
+
 /// Options of [`audit`].
 #[derive(Clone)]
 pub struct AuditOptions {
@@ -70,6 +79,7 @@ pub struct AuditOptions {
     per_thread: bool,
     max_samples: usize,
     max_reconnects: u32,
+    key_probe: bool,
     progress: Option<ProgressFn>,
 }
 
@@ -83,6 +93,7 @@ impl std::fmt::Debug for AuditOptions {
             .field("page_bytes", &self.page_bytes)
             .field("per_thread", &self.per_thread)
             .field("max_samples", &self.max_samples)
+            .field("key_probe", &self.key_probe)
             .finish_non_exhaustive()
     }
 }
@@ -108,8 +119,17 @@ impl AuditOptions {
             per_thread: true,
             max_samples: 20,
             max_reconnects: 5,
+            key_probe: true,
             progress: None,
         }
+    }
+
+    /// The key probe (on by default; see [`KEY_PROBE_VALUES`]): with keys given, stop
+    /// with [`ErrorKind::NoKeyOpens`](crate::ErrorKind::NoKeyOpens) when the first
+    /// encrypted values are all refused by every key. Without keys there is no probe.
+    pub fn key_probe(mut self, on: bool) -> Self {
+        self.key_probe = on;
+        self
     }
 
     /// Postgres: how many times in a row a lost connection is re-opened (the page is
@@ -185,6 +205,7 @@ pub struct SweepOptions {
     vacuum: bool,
     max_rows_per_sec: Option<u64>,
     max_reconnects: u32,
+    key_probe: bool,
     progress: Option<ProgressFn>,
 }
 
@@ -196,6 +217,7 @@ impl std::fmt::Debug for SweepOptions {
             .field("dry_run", &self.dry_run)
             .field("max_rows_per_sec", &self.max_rows_per_sec)
             .field("max_reconnects", &self.max_reconnects)
+            .field("key_probe", &self.key_probe)
             .finish_non_exhaustive()
     }
 }
@@ -217,8 +239,17 @@ impl SweepOptions {
             vacuum: false,
             max_rows_per_sec: None,
             max_reconnects: 5,
+            key_probe: true,
             progress: None,
         }
+    }
+
+    /// The key probe (on by default; see [`KEY_PROBE_VALUES`]): stop with
+    /// [`ErrorKind::NoKeyOpens`](crate::ErrorKind::NoKeyOpens), before writing, when the
+    /// first encrypted values are all refused by every key.
+    pub fn key_probe(mut self, on: bool) -> Self {
+        self.key_probe = on;
+        self
     }
 
     /// Rows read and written per transaction (at least 1).
@@ -343,6 +374,58 @@ async fn reconnect(store: &Store, attempt: u32, reconnects: &mut u64) -> Result<
     }
 }
 
+/// The key probe ([`KEY_PROBE_VALUES`]): reads the first page of each table and tries
+/// every key on its encrypted values, up to [`KEY_PROBE_VALUES`] of them; an error when
+/// some were tried, each was refused by every key, and none opened. No keys: no probe.
+async fn probe_keys(
+    store: &Store,
+    keys: &StoreKeys,
+    operation: &'static str,
+    page_size: usize,
+    page_bytes: usize,
+    retries: u32,
+    reconnects: &mut u64,
+) -> Result<(), Error> {
+    if keys.labels().is_empty() {
+        return Ok(());
+    }
+    let mut refused = 0u64;
+    for t in store.tables() {
+        let rows = retrying(store, retries, reconnects, || {
+            store.page(t, None, page_size, page_bytes)
+        })
+        .await?;
+        for row in &rows {
+            let (Some(tag), Some(data)) = (row.tag.as_deref(), row.data.as_deref()) else {
+                continue;
+            };
+            if tag.rsplit_once('+').map(|(_, name)| name) != Some(crate::crypto::AES_CIPHER_NAME) {
+                continue;
+            }
+            match keys.opens(data) {
+                Some(true) => return Ok(()),
+                Some(false) => refused = refused.saturating_add(1),
+                None => {}
+            }
+            if refused >= KEY_PROBE_VALUES {
+                break;
+            }
+        }
+        if refused >= KEY_PROBE_VALUES {
+            break;
+        }
+    }
+    if refused == 0 {
+        return Ok(());
+    }
+    Err(StoreFault::NoKeyOpens {
+        operation,
+        tried: refused,
+        keys: keys.labels().to_vec(),
+    }
+    .into())
+}
+
 fn never_encrypted(store: &Store) -> Vec<String> {
     match store.backend_name() {
         "postgres" => vec![
@@ -382,6 +465,10 @@ pub async fn audit(
         ),
         None => total,
     };
+    if options.key_probe {
+        let (size, bytes) = (options.page_size, options.page_bytes);
+        probe_keys(store, keys, "audit", size, bytes, retries, &mut reconnects).await?;
+    }
     let mut done = 0u64;
     let mut tables = Vec::new();
     let mut totals = ClassCounts::default();
@@ -701,6 +788,23 @@ async fn sweep(
         total_estimate(store)
     })
     .await?;
+    if options.key_probe {
+        let (size, bytes, retries) = (
+            options.batch_size,
+            options.batch_bytes,
+            options.max_reconnects,
+        );
+        probe_keys(
+            store,
+            keys,
+            op.name(),
+            size,
+            bytes,
+            retries,
+            &mut reconnects,
+        )
+        .await?;
+    }
     let mut report = SweepReport {
         operation: op.name(),
         store: store.location().display(),

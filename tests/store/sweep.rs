@@ -1472,3 +1472,171 @@ fn encrypt_says_what_it_leaves_and_vacuum_removes_every_old_byte() {
     assert_eq!(json["free_space"]["free_pages"], 0, "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+// ---------------------------------------------------------------------------------
+// the key probe
+
+/// Adds `threads` threads under `key` (EAX), named `prefix0`, `prefix1`, …
+fn add_sqlite_threads(path: &Path, threads: usize, key: &str, prefix: &str) {
+    rt().block_on(async {
+        let shape = Shape {
+            threads,
+            steps: 5,
+            key: Some(key.to_owned()),
+            ..Shape::default()
+        };
+        let saver = SqliteSaver::builder(path)
+            .serializer(serializer(&shape))
+            .open()
+            .expect("saver");
+        fill(&saver, &shape, prefix).await;
+    });
+}
+
+/// A key that opens none of the fixture's rows.
+const STRANGER: &str = "stranger-key-16b";
+
+#[test]
+fn a_wrong_key_stops_audit_encrypt_and_rekey_after_the_first_page_writing_nothing() {
+    let dir = temp_dir("probe");
+    // 2 threads in clear, 40 under OLD: 5 checkpoints and 10 writes each, in that key
+    // order (clear-… before old-…).
+    let path = sqlite_store(&dir, 2, 40, 5);
+    let p = path.to_str().expect("utf-8");
+    let before = sqlite_rows(&path);
+    assert_eq!(before.len(), 42 * 15);
+    // Batches of 50: the checkpoints' first page holds 10 values in clear and 40 under
+    // OLD, the writes' 20 and 30: the 50th encrypted value read is the writes' 10th.
+    let wrong = [("LANGGRAPH_AES_KEY", NEW)];
+    for op in ["encrypt", "rekey", "audit"] {
+        let mut args = vec!["store", op, p];
+        if op != "audit" {
+            args.extend(["--batch-size", "50"]);
+        }
+        let (code, stdout, stderr) = lgcodec(&args, &wrong);
+        assert_eq!(code, 2, "{op}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "{op}");
+        for part in [
+            &format!("lgcodec: {op}: none of the first 50 encrypted value(s) read opens under any key given (LANGGRAPH_AES_KEY)"),
+            "nothing written",
+            "Check LANGGRAPH_AES_KEY",
+            "LANGGRAPH_AES_KEY_PREVIOUS",
+            "--no-key-probe",
+        ] {
+            assert!(stderr.contains(part), "{op}: {part:?} not in {stderr}");
+        }
+        assert!(!stderr.contains(NEW), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+    // Nothing written: the values in clear were not encrypted under the wrong key.
+    assert_eq!(sqlite_rows(&path), before);
+    // Every key tried is named by its label, never by its bytes.
+    let (code, _, stderr) = lgcodec(
+        &["store", "rekey", p],
+        &[
+            ("LANGGRAPH_AES_KEY", NEW),
+            ("LANGGRAPH_AES_KEY_PREVIOUS", STRANGER),
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("any key given (LANGGRAPH_AES_KEY, LANGGRAPH_AES_KEY_PREVIOUS #1)"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(STRANGER) && !stderr.contains(NEW),
+        "{stderr}"
+    );
+    // Through the library: the kind, the count, and no page swept (no progress).
+    let pages = Arc::new(AtomicU32::new(0));
+    let seen = Arc::clone(&pages);
+    let err = rt()
+        .block_on(async {
+            store::rekey(
+                &Store::open_for_writing(p).await?,
+                &StoreKeys::new(key(NEW)),
+                &SweepOptions::new().batch_size(50).on_progress(move |_| {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                }),
+            )
+            .await
+        })
+        .expect_err("no key opens");
+    assert_eq!(err.kind(), ErrorKind::NoKeyOpens, "{err}");
+    assert_eq!(err.kind().as_str(), "no_key_opens");
+    assert_eq!((err.count(), err.operation()), (Some(50), Some("rekey")));
+    assert_eq!(pages.load(Ordering::Relaxed), 0);
+    // The audit's pages of 1,000: the checkpoints' first page alone holds the 50.
+    let err = rt()
+        .block_on(async {
+            store::audit(
+                &Store::open(p).await?,
+                &StoreKeys::new(key(NEW)),
+                &AuditOptions::new(),
+            )
+            .await
+        })
+        .expect_err("no key opens");
+    assert_eq!((err.kind(), err.count()), (ErrorKind::NoKeyOpens, Some(50)));
+    // Without the probe: the old behaviour, every value read, exit 1.
+    let (code, stdout, stderr) =
+        lgcodec(&["store", "rekey", p, "--json", "--no-key-probe"], &wrong);
+    assert_eq!(code, 1, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["failed"], 40 * 15, "{json}");
+    assert_eq!(sqlite_rows(&path), before);
+    // No key at all: an audit has nothing to probe with, and reports.
+    let (code, stdout, _) = lgcodec(&["store", "audit", p, "--json"], &[]);
+    assert_eq!(code, 1);
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["totals"]["unreadable"]["rows"], 40 * 15, "{json}");
+    // The right key: the probe lets the operations run.
+    let (code, stdout, stderr) = lgcodec(&["store", "rekey", p, "--json"], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_store_whose_values_partly_open_is_not_stopped() {
+    let dir = temp_dir("probe-partly");
+    // Values under OLD, whose key is lost, come first (old-…); then one thread under
+    // NEW (p-new-…), the key given.
+    let path = sqlite_store(&dir, 0, 3, 5);
+    add_sqlite_threads(&path, 1, NEW, "p-new-");
+    let p = path.to_str().expect("utf-8");
+    let before = sqlite_rows(&path);
+    let only_new = [("LANGGRAPH_AES_KEY", NEW)];
+    let (code, stdout, stderr) = lgcodec(&["store", "audit", p, "--json"], &only_new);
+    assert_eq!(code, 1, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["totals"]["unreadable"]["rows"], 45, "{json}");
+    assert_eq!(json["totals"]["primary"]["rows"], 15, "{json}");
+    for op in ["encrypt", "rekey"] {
+        let (code, stdout, stderr) = lgcodec(&["store", op, p, "--json"], &only_new);
+        assert_eq!(code, 1, "{op}: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(json["failed"], 45, "{op}: {json}");
+        assert_eq!(json["seen"]["primary"]["rows"], 15, "{op}: {json}");
+    }
+    assert_eq!(sqlite_rows(&path), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_a_wrong_key_stops_the_sweep_writing_nothing() {
+    let Some((url, _)) = pg_schema("probe") else {
+        return;
+    };
+    pg_store(&url, 1, 2, 3);
+    let before = pg_rows(&url);
+    for op in ["encrypt", "rekey", "audit"] {
+        let (code, stdout, stderr) = lgcodec(&["store", op, &url], &[("LANGGRAPH_AES_KEY", NEW)]);
+        assert_eq!(code, 2, "{op}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("{op}: none of the first ")),
+            "{stderr}"
+        );
+    }
+    assert_eq!(pg_rows(&url), before);
+    let (code, stdout, stderr) = lgcodec(&["store", "rekey", &url], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}

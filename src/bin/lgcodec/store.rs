@@ -116,6 +116,10 @@ pub enum StoreCommand {
         /// versions) is not a finding.
         #[arg(long)]
         allow_free_space: bool,
+        /// Read on even when the first encrypted values (up to 50) open under no key
+        /// given (by default: exit 2, no_key_opens).
+        #[arg(long)]
+        no_key_probe: bool,
     },
     /// Encrypt every value in clear under LANGGRAPH_AES_KEY (msgpack → msgpack+aes).
     Encrypt(SweepArgs),
@@ -218,6 +222,10 @@ pub struct SweepArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Go on even when the first encrypted values (up to 50) open under no key given
+    /// (by default: stop before writing, exit 2, no_key_opens).
+    #[arg(long)]
+    no_key_probe: bool,
 }
 
 const FATAL: u8 = 2;
@@ -334,6 +342,7 @@ pub fn run(command: StoreCommand) -> ExitCode {
                 allow_previous,
                 deny_inline,
                 allow_free_space,
+                no_key_probe,
             } => {
                 let store = match Store::open(&location).await {
                     Ok(s) => s,
@@ -344,7 +353,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
                     .allow_clear(allow_clear)
                     .allow_previous(allow_previous)
                     .deny_inline(deny_inline)
-                    .allow_free_space(allow_free_space);
+                    .allow_free_space(allow_free_space)
+                    .key_probe(!no_key_probe);
                 options = options.on_progress(on_progress(bar.as_ref()));
                 let report = store::audit(&store, &keys, &options).await;
                 if let Some(b) = bar {
@@ -398,7 +408,8 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
         .batch_bytes(usize::try_from(args.batch_bytes).unwrap_or(usize::MAX))
         .dry_run(args.dry_run)
         .vacuum(args.vacuum)
-        .max_rows_per_sec(args.max_rows_per_sec);
+        .max_rows_per_sec(args.max_rows_per_sec)
+        .key_probe(!args.no_key_probe);
     options = options.on_progress(on_progress(bar.as_ref()));
     let result: Result<SweepReport, langgraph_codec::Error> = match operation {
         "encrypt" => store::encrypt(&store, keys, &options).await,
