@@ -5,7 +5,10 @@
 #     and it imports from there (its dependencies are the CI venv's: --no-deps);
 #  2. its pytest suite against the real langgraph 1.2.22 (strict msgpack off, and on in
 #     a second process), SqliteSaver and PostgresSaver (a throwaway server), and rows
-#     the Rust crate writes (builds examples/emit_encrypted_vectors and lgcodec).
+#     the Rust crate writes (builds examples/emit_encrypted_vectors and lgcodec); the
+#     shared key-error table (vectors/keys/key_errors.json), keys from
+#     `lgcodec key generate`, and AllBlobsPostgresSaver audited by the release lgcodec
+#     .ci/run built (`lgcodec store audit --deny-inline`).
 # pytest is not one of the reference pins (vectors/requirements.txt): installed here.
 set -euo pipefail
 STEP_PREFIX=python_package

@@ -31,7 +31,7 @@ def sqlite_rows(path) -> list[tuple[str, bytes]]:
 
 
 @contextlib.contextmanager
-def postgres_saver(url, serde, schema=None):
+def postgres_saver(url, serde, schema=None, saver_class=None):
     import psycopg
     from psycopg.rows import dict_row
     from langgraph.checkpoint.postgres import PostgresSaver
@@ -41,7 +41,7 @@ def postgres_saver(url, serde, schema=None):
         if schema:
             conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             conn.execute(f'SET search_path TO "{schema}"')
-        saver = PostgresSaver(conn, serde=serde)
+        saver = (saver_class or PostgresSaver)(conn, serde=serde)
         saver.setup()
         yield saver
     finally:

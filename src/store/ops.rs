@@ -617,6 +617,7 @@ pub async fn audit(
         backend: store.backend_name(),
         keys: keys.labels().to_vec(),
         tables,
+        inline_values_in_clear: inline.as_ref().map_or(0, |c| c.values.rows),
         inline,
         totals,
         threads,

@@ -184,6 +184,10 @@ pub struct AuditReport {
     /// Postgres only: the values kept inline in the checkpoint JSONB.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inline: Option<InlineCounts>,
+    /// Inline JSONB channel values in clear (`inline.values.rows`; 0 on SQLite), whatever
+    /// the verdict: a `clean` verdict without `deny_inline` speaks of the serialized
+    /// values only, and these are in clear beside them.
+    pub inline_values_in_clear: u64,
     /// Every table together.
     pub totals: ClassCounts,
     /// By thread (every table together); empty when per-thread counts are off.

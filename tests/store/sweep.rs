@@ -1640,3 +1640,63 @@ fn postgres_a_wrong_key_stops_the_sweep_writing_nothing() {
     let (code, stdout, stderr) = lgcodec(&["store", "rekey", &url], &ENV_ROTATE);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+#[test]
+fn postgres_a_clean_audit_says_on_its_line_how_many_inline_values_are_in_clear() {
+    let Some((url, _)) = pg_schema("inline_line") else {
+        return;
+    };
+    // 2 threads under OLD, 3 steps: 6 checkpoints, each with `step` and `notes` inline.
+    pg_store(&url, 0, 2, 3);
+    // --vacuum: no dead row versions left to be findings of their own.
+    let (code, stdout, stderr) = lgcodec(&["store", "rekey", &url, "--vacuum"], &ENV_ROTATE);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let new = [("LANGGRAPH_AES_KEY", NEW)];
+    let (code, stdout, stderr) = lgcodec(&["store", "audit", &url], &new);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let last = stdout.lines().last().expect("a summary line");
+    assert!(
+        last.starts_with("lgcodec store audit: clean (encrypted values), 12 inline value(s) in clear on Postgres: see --deny-inline: "),
+        "{last}"
+    );
+    // --json: the machine field, and the same summary on standard error.
+    let (code, stdout, stderr) = lgcodec(&["store", "audit", &url, "--json"], &new);
+    assert_eq!(code, 0, "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["verdict"], "clean");
+    assert_eq!(json["inline_values_in_clear"], 12, "{json}");
+    assert_eq!(json["inline"]["values"]["rows"], 12, "{json}");
+    assert!(
+        stderr.contains("clean (encrypted values), 12 inline value(s) in clear"),
+        "{stderr}"
+    );
+    // --deny-inline: findings, exit 1.
+    let (code, stdout, _) = lgcodec(&["store", "audit", &url, "--deny-inline"], &new);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("lgcodec store audit: FINDINGS: ")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_clean_sqlite_audit_says_clean_alone() {
+    let dir = temp_dir("clean-line");
+    let path = sqlite_store(&dir, 0, 1, 2);
+    let p = path.to_str().expect("utf-8");
+    let (code, stdout, stderr) = lgcodec(
+        &["store", "audit", p, "--json"],
+        &[("LANGGRAPH_AES_KEY", OLD)],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stderr.starts_with("lgcodec store audit: clean: "),
+        "{stderr}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["inline_values_in_clear"], 0, "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

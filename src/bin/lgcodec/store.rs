@@ -444,11 +444,34 @@ pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
     writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))
 }
 
+/// `n` with a comma every three digits: 1234567 → "1,234,567".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The verdict as the summary line says it: a clean verdict says, on the same line,
+/// how many inline values are in clear beside the encrypted ones (Postgres).
+fn verdict_text(report: &AuditReport) -> String {
+    match report.verdict {
+        Verdict::Clean if report.inline_values_in_clear > 0 => format!(
+            "clean (encrypted values), {} inline value(s) in clear on Postgres: see --deny-inline",
+            thousands(report.inline_values_in_clear)
+        ),
+        Verdict::Clean => "clean".to_owned(),
+        Verdict::Findings => "FINDINGS".to_owned(),
+    }
+}
+
 fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
-    let verdict = match report.verdict {
-        Verdict::Clean => "clean",
-        Verdict::Findings => "FINDINGS",
-    };
+    let verdict = verdict_text(report);
     let summary = format!(
         "lgcodec store audit: {verdict}: {} in {:.1} s",
         counts_line(&report.totals),
@@ -585,5 +608,23 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_puts_a_comma_every_three_digits() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (1_234, "1,234"),
+            (12_345, "12,345"),
+            (123_456, "123,456"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(super::thousands(n), text);
+        }
     }
 }
