@@ -308,7 +308,7 @@ fn a_read_only_file_is_audited_and_refused_for_writing() {
     // A dry run only reads.
     let (code, stdout, stderr) = lgcodec(&["store", "rekey", p, "--dry-run"], &ENV_ROTATE);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stdout.contains("would rewrite 6"), "{stdout}");
+    assert!(stderr.contains("would rewrite 6"), "{stderr}");
     assert_eq!(std::fs::read(&path).expect("read"), before);
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let _ = std::fs::remove_dir_all(&dir);
@@ -532,9 +532,9 @@ fn encrypt_then_rekey_leaves_every_row_in_pythons_format_under_the_primary_key()
     }
     assert!(after.iter().any(|r| r.2 == "msgpack+zlib+aes"));
     // Nothing left: a second run rewrites nothing.
-    let (code, stdout, _) = lgcodec(&["store", "rekey", p], &ENV_ROTATE);
+    let (code, _, stderr) = lgcodec(&["store", "rekey", p], &ENV_ROTATE);
     assert_eq!(code, 0);
-    assert!(stdout.contains("rewrote 0 "), "{stdout}");
+    assert!(stderr.contains("rewrote 0 "), "{stderr}");
     assert_eq!(
         lgcodec(&["store", "audit", p], &[("LANGGRAPH_AES_KEY", NEW)]).0,
         0
@@ -1654,7 +1654,9 @@ fn postgres_a_clean_audit_says_on_its_line_how_many_inline_values_are_in_clear()
     let new = [("LANGGRAPH_AES_KEY", NEW)];
     let (code, stdout, stderr) = lgcodec(&["store", "audit", &url], &new);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    let last = stdout.lines().last().expect("a summary line");
+    // The report on standard output, its one-line summary on standard error.
+    assert!(!stdout.contains("lgcodec store audit:"), "{stdout}");
+    let last = stderr.lines().last().expect("a summary line");
     assert!(
         last.starts_with("lgcodec store audit: clean (encrypted values), 12 inline value(s) in clear on Postgres: see --deny-inline: "),
         "{last}"
@@ -1671,14 +1673,14 @@ fn postgres_a_clean_audit_says_on_its_line_how_many_inline_values_are_in_clear()
         "{stderr}"
     );
     // --deny-inline: findings, exit 1.
-    let (code, stdout, _) = lgcodec(&["store", "audit", &url, "--deny-inline"], &new);
+    let (code, stdout, stderr) = lgcodec(&["store", "audit", &url, "--deny-inline"], &new);
     assert_eq!(code, 1, "{stdout}");
     assert!(
-        stdout
+        stderr
             .lines()
             .last()
             .is_some_and(|l| l.starts_with("lgcodec store audit: FINDINGS: ")),
-        "{stdout}"
+        "{stderr}"
     );
 }
 

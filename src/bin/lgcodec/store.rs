@@ -541,8 +541,10 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
         for f in &report.findings {
             out.push_str(&format!("finding: {f}\n"));
         }
-        out.push_str(&summary);
-        println!("{out}");
+        // The report is data (stdout); the one-line summary goes to stderr, as for
+        // every store command.
+        print!("{out}");
+        eprintln!("{summary}");
     }
     match report.verdict {
         Verdict::Clean => ExitCode::SUCCESS,
@@ -601,8 +603,10 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         if let Some(left) = &report.left_behind {
             out.push_str(&format!("left behind: {left}\n"));
         }
-        out.push_str(&summary);
-        println!("{out}");
+        // The report is data (stdout); the one-line summary goes to stderr, as for
+        // every store command.
+        print!("{out}");
+        eprintln!("{summary}");
     }
     if report.complete {
         ExitCode::SUCCESS
