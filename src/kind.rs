@@ -185,6 +185,11 @@ pub enum ErrorKind {
     /// A store operation's first encrypted values were all refused by every key given,
     /// none opened: the keys are not the store's (it stopped before writing). `no_key_opens`.
     NoKeyOpens,
+    /// TLS to the Postgres server could not be set up as the connection asked
+    /// (`sslmode`, `sslrootcert`): the server has no TLS, its certificate was not signed
+    /// by a trusted root or does not name the host, or the root certificates cannot be
+    /// read. Retrying unchanged does not help. `tls`.
+    Tls,
 }
 
 impl ErrorKind {
@@ -262,6 +267,7 @@ impl ErrorKind {
             ErrorKind::Backup => "backup",
             ErrorKind::HistoryConflict => "history_conflict",
             ErrorKind::NoKeyOpens => "no_key_opens",
+            ErrorKind::Tls => "tls",
         }
     }
 }
@@ -340,6 +346,7 @@ impl ErrorKind {
         ErrorKind::Backup,
         ErrorKind::HistoryConflict,
         ErrorKind::NoKeyOpens,
+        ErrorKind::Tls,
     ];
 }
 

@@ -8,7 +8,9 @@
 //! The `lgcodec store` commands of the same names are thin shells over them
 //! (`docs/store-encryption.md`, `docs/store-maintenance.md`).
 //!
-//! Postgres is reached over a plain (non-TLS) connection: TLS is not supported yet.
+//! A Postgres URL is resolved as `psql` resolves it, as `PostgresSaver::builder_from_url`
+//! does: TLS with `sslmode` and `sslrootcert`, and libpq's `PG*` variables and password
+//! file for what the URL leaves out (`docs/postgres-saver.md`, "Connecting").
 //!
 //! [`Store::open`] takes `sqlite:PATH`, a bare file path, or a `postgres://` /
 //! `postgresql://` URL, and opens it read-only: SQLite with `SQLITE_OPEN_READ_ONLY` (a

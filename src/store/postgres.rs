@@ -5,13 +5,13 @@
 use std::sync::{Arc, Mutex};
 
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::backend::{page_sql_capped, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::kind::ErrorKind;
-use crate::saver::postgres::PostgresSaver;
+use crate::saver::postgres::{ConnInfo, PostgresSaver};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -68,15 +68,14 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-async fn connect(url: &str, writable: bool) -> Result<Client> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(pg("connect"))?;
-    tokio::spawn(async move {
-        // Ends when the client is dropped or the server closes the connection; the
-        // error then reaches the next statement.
-        let _ = connection.await;
-    });
+/// One connection to the server of `url` (resolved as libpq resolves it: TLS, the
+/// environment, the password file; [`ConnInfo`]), in a read-only session unless
+/// `writable`.
+///
+/// # Errors
+/// What was tried and why it failed ([`ConnInfo::connect`]), or the server's error.
+pub(crate) async fn connect(url: &str, writable: bool) -> Result<Client> {
+    let client = ConnInfo::resolve(url)?.connect("connect").await?;
     if !writable {
         client
             .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
@@ -123,7 +122,7 @@ fn read_row(t: &Table, r: &tokio_postgres::Row) -> Result<Row, tokio_postgres::E
 /// server's error, a lost connection, or a store that is not (yet) Python's layout.
 pub(crate) fn from_saver(location: &str, e: Error) -> Error {
     match e.kind() {
-        ErrorKind::Storage => e,
+        ErrorKind::Storage | ErrorKind::Tls => e,
         ErrorKind::ConnectionUnavailable => StoreFault::ConnectionLost {
             attempts: 1,
             last: e.to_string(),

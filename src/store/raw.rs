@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
@@ -38,6 +38,9 @@ pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> E
 
 pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     move |e| {
+        if e.kind() == crate::ErrorKind::Tls {
+            return e;
+        }
         StoreFault::NotAStore {
             location: location.to_owned(),
             found: e.to_string(),
@@ -84,19 +87,7 @@ impl std::fmt::Debug for Raw {
 }
 
 pub(crate) async fn pg_connect(url: &str, read_only: bool) -> Result<Client> {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
-        .await
-        .map_err(pg("connect"))?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    if read_only {
-        client
-            .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            .await
-            .map_err(pg("connect"))?;
-    }
-    Ok(client)
+    super::postgres::connect(url, !read_only).await
 }
 
 /// The schema unqualified table names resolve to on `client`: the first schema of its

@@ -46,7 +46,9 @@ Keys: LANGGRAPH_AES_KEY is the primary key (new rows are written under it, EAX m
 Python's EncryptedSerializer.from_pycryptodome_aes()); LANGGRAPH_AES_KEY_PREVIOUS and
 LANGGRAPH_AES_FALLBACK_KEYS list decrypt-only keys, comma-separated (base64:<...> for a key
 with a comma). Rows in EAX and GCM mode are read.
-Postgres: plain (non-TLS) connections only, until TLS support lands.
+Postgres: a URL as psql takes it (sslmode=verify-full&sslrootcert=CA.pem for TLS); what it
+leaves out comes from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE,
+PGSSLROOTCERT and ~/.pgpass (or PGPASSFILE).
 "
     };
 }

@@ -1,6 +1,10 @@
 //! What the Postgres saver refuses or what the server reported, as the crate's
 //! [`Error`].
 
+use std::sync::Arc;
+
+use super::conninfo::{SslMode, Target};
+use super::tls;
 use crate::error::Error;
 use crate::kind::ErrorKind;
 
@@ -29,9 +33,24 @@ pub(crate) enum PgFault {
         operation: &'static str,
         /// The pool's error.
         source: deadpool_postgres::PoolError,
-        /// The server's `host:port` (several, comma-separated) when the saver built
-        /// the pool from a connection string.
-        target: Option<String>,
+        /// What the pool connects to (host, port, database, role, TLS mode) when the
+        /// saver built the pool from a connection string.
+        target: Option<Arc<Target>>,
+    },
+    /// One connection (a store command's) could not be made.
+    Connect {
+        /// What was being done.
+        operation: &'static str,
+        /// What it connected to.
+        target: Arc<Target>,
+        /// The driver's error.
+        source: tokio_postgres::Error,
+    },
+    /// The TLS settings cannot be used: a root certificate file that cannot be read,
+    /// no root certificates on the system.
+    Tls {
+        /// What was wrong.
+        reason: String,
     },
     /// The pool could not be built from the given configuration, or the connection
     /// string does not parse.
@@ -104,8 +123,18 @@ impl PgFault {
         use PgFault as P;
         match self {
             P::Db { .. } => ErrorKind::Storage,
-            P::Pool { .. } => ErrorKind::ConnectionUnavailable,
+            P::Pool {
+                source: deadpool_postgres::PoolError::Backend(e),
+                ..
+            }
+            | P::Connect { source: e, .. }
+                if tls_failure(e).is_some() =>
+            {
+                ErrorKind::Tls
+            }
+            P::Pool { .. } | P::Connect { .. } => ErrorKind::ConnectionUnavailable,
             P::Config { .. } => ErrorKind::InvalidStoreLocation,
+            P::Tls { .. } => ErrorKind::Tls,
             P::InvalidSchemaName { .. } => ErrorKind::InvalidSchemaName,
             P::SchemaMissing { .. } => ErrorKind::SchemaMissing,
             P::ShallowSchema { .. } => ErrorKind::ShallowSchema,
@@ -128,9 +157,10 @@ impl From<PgFault> for Error {
         let kind = fault.kind();
         let message = fault.to_string();
         match fault {
-            P::Db { operation, source } => {
-                Error::with_source(kind, message, source).with_operation(operation)
-            }
+            P::Db { operation, source }
+            | P::Connect {
+                operation, source, ..
+            } => Error::with_source(kind, message, source).with_operation(operation),
             P::Pool {
                 operation, source, ..
             } => match source {
@@ -145,9 +175,10 @@ impl From<PgFault> for Error {
             | P::SchemaTooNew { schema, .. }
             | P::SchemaIncomplete { schema, .. } => Error::new(kind, message).with_subject(schema),
             P::NotJsonb { path, .. } => Error::new(kind, message).with_subject(path),
-            P::Config { .. } | P::LockTimeout { .. } | P::UnreadableColumn { .. } => {
-                Error::new(kind, message)
-            }
+            P::Config { .. }
+            | P::Tls { .. }
+            | P::LockTimeout { .. }
+            | P::UnreadableColumn { .. } => Error::new(kind, message),
         }
     }
 }
@@ -161,23 +192,28 @@ impl std::fmt::Display for PgFault {
                 operation,
                 source,
                 target,
-            } => {
-                let to = target.as_deref().unwrap_or("the server");
-                match source {
-                    deadpool_postgres::PoolError::Backend(e) => {
-                        write!(
-                            f,
-                            "postgres {operation}: cannot connect to {to}: {}",
-                            explain(e).0
-                        )
-                    }
-                    other => write!(
-                        f,
-                        "postgres {operation}: no connection to {to} from the pool: {other}"
-                    ),
+            } => match source {
+                deadpool_postgres::PoolError::Backend(e) => {
+                    write_connect_failure(f, operation, target.as_deref(), e)
                 }
-            }
+                other => match target {
+                    Some(t) => write!(
+                        f,
+                        "postgres {operation}: no connection to {t} from the pool: {other}"
+                    ),
+                    None => write!(
+                        f,
+                        "postgres {operation}: no connection to the server from the pool: {other}"
+                    ),
+                },
+            },
+            P::Connect {
+                operation,
+                target,
+                source,
+            } => write_connect_failure(f, operation, Some(target), source),
             P::Config { reason } => write!(f, "postgres configuration: {reason}"),
+            P::Tls { reason } => write!(f, "postgres TLS: {reason}"),
             P::InvalidSchemaName { name, reason } => {
                 write!(f, "invalid schema name {name:?}: {reason}")
             }
@@ -256,4 +292,136 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> (String, Option<&std::io::Er
         parts.push(e.to_string());
     }
     (parts.join(": "), io)
+}
+
+/// `postgres OPERATION: cannot connect to TARGET: REASON`, the reason with what to do.
+fn write_connect_failure(
+    f: &mut std::fmt::Formatter<'_>,
+    operation: &str,
+    target: Option<&Target>,
+    e: &tokio_postgres::Error,
+) -> std::fmt::Result {
+    match target {
+        Some(t) => write!(f, "postgres {operation}: cannot connect to {t}: ")?,
+        None => write!(f, "postgres {operation}: cannot connect to the server: ")?,
+    }
+    f.write_str(&connect_reason(target, e))
+}
+
+/// The TLS failure under a driver error: the rustls error of a refused handshake, or
+/// `None` with `Some` outside for a server that has no TLS.
+fn tls_failure(e: &tokio_postgres::Error) -> Option<Option<&rustls::Error>> {
+    let mut cur = std::error::Error::source(e);
+    while let Some(c) = cur {
+        if let Some(r) = c.downcast_ref::<rustls::Error>() {
+            return Some(Some(r));
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+                return Some(Some(r));
+            }
+        }
+        cur = c.source();
+    }
+    // The driver's words for a TLS failure without a TLS error under it ("server does
+    // not support TLS" under "error performing TLS handshake").
+    (e.to_string() == "error performing TLS handshake").then_some(None)
+}
+
+/// Why a connection failed, in one line, and what to do about it: the server's own
+/// message (SQLSTATE, message, detail, hint), the operating system's reason, or the TLS
+/// failure; never the password.
+pub(crate) fn connect_reason(target: Option<&Target>, e: &tokio_postgres::Error) -> String {
+    let mut text = match tls_failure(e) {
+        Some(Some(r)) => tls::describe(r, target.is_some_and(|t| t.sslmode == SslMode::Require)),
+        Some(None) => format!(
+            "{}; the server has TLS turned off (ssl = off): connect with sslmode=prefer or \
+             disable, or turn ssl on in its postgresql.conf",
+            explain(e).0
+        ),
+        None => {
+            let (mut text, io) = explain(e);
+            if let Some(hint) = hint(target, e, io) {
+                text.push_str("; ");
+                text.push_str(&hint);
+            }
+            text
+        }
+    };
+    if let Some(t) = target {
+        for note in &t.notes {
+            text.push_str("; note: ");
+            text.push_str(note);
+        }
+    }
+    text
+}
+
+/// What to do about a connection failure that is not about TLS.
+fn hint(
+    target: Option<&Target>,
+    e: &tokio_postgres::Error,
+    io: Option<&std::io::Error>,
+) -> Option<String> {
+    if let Some(db) = e.as_db_error() {
+        let password_from = target.and_then(|t| t.password_from.as_deref());
+        return match db.code().code() {
+            "3D000" => Some(
+                "create it (createdb) or name another database (the URL's path, dbname=, \
+                 PGDATABASE)"
+                    .to_owned(),
+            ),
+            "28000" if db.message().contains("no encryption") => Some(
+                "the server accepts this role and database only over TLS: connect with \
+                 sslmode=require, verify-ca or verify-full"
+                    .to_owned(),
+            ),
+            "28000" if db.message().contains("pg_hba.conf") => Some(
+                "the server's pg_hba.conf lets no such connection in: ask its administrator"
+                    .to_owned(),
+            ),
+            "28000" => Some("check the role name (the URL's user, user=, PGUSER)".to_owned()),
+            "28P01" => Some(match password_from {
+                Some(from) => format!("check the password (it came from {from})"),
+                None => "no password was given: put it in PGPASSWORD, the password file \
+                         (~/.pgpass or PGPASSFILE, mode 0600) or the URL"
+                    .to_owned(),
+            }),
+            "53300" => Some("the server has no connection slot free: retry later".to_owned()),
+            "57P03" => Some("the server is starting up or shutting down: retry".to_owned()),
+            _ => None,
+        };
+    }
+    let local = target.is_some_and(|t| t.local_socket);
+    match io.map(std::io::Error::kind) {
+        Some(std::io::ErrorKind::ConnectionRefused) if !local => Some(
+            "is the server running on that host and accepting TCP/IP connections on that \
+             port? (the host and port come from the URL, PGHOST and PGPORT)"
+                .to_owned(),
+        ),
+        Some(std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound) if local => {
+            Some(
+                "is the server running locally and accepting connections on that socket? \
+                 (name a host with the URL or PGHOST)"
+                    .to_owned(),
+            )
+        }
+        Some(std::io::ErrorKind::TimedOut) => {
+            Some("the server did not answer in time: check the host and the network".to_owned())
+        }
+        Some(std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::NotFound) => None,
+        // A name that does not resolve, an unreachable network: the operating system's
+        // words are the reason.
+        Some(_) => io.map(|i| format!("({i})")),
+        None if e.to_string() == "invalid configuration"
+            && explain(e).0.contains("password missing") =>
+        {
+            Some(
+                "the server asks for a password and none was given: put it in PGPASSWORD, \
+                 the password file (~/.pgpass or PGPASSFILE, mode 0600) or the URL"
+                    .to_owned(),
+            )
+        }
+        None => None,
+    }
 }

@@ -45,9 +45,12 @@
 //! use langgraph_codec::saver::{Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver};
 //!
 //! # async fn demo() -> langgraph_codec::Result<()> {
-//! // Any deadpool-postgres pool works (bring your own TLS connector); this helper
-//! // builds a plain-TCP one.
-//! let saver = PostgresSaver::builder_from_url("postgresql://postgres@127.0.0.1:5432/postgres")?
+//! // A URL as psql takes it: sslmode and sslrootcert choose TLS, and what it leaves
+//! // out comes from PGHOST, PGUSER, PGPASSWORD, ~/.pgpass, … (or bring a
+//! // deadpool-postgres pool of your own to `PostgresSaver::builder`).
+//! let saver = PostgresSaver::builder_from_url(
+//!     "postgresql://app@db.example.com/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem",
+//! )?
 //!     .serializer(Arc::new(EncryptedSerializer::from_env()?)) // LANGGRAPH_AES_KEY
 //!     .all_values_in_blobs(true)
 //!     .statement_mode(StatementMode::Unnamed) // works behind PgBouncer
@@ -62,6 +65,7 @@
 //! # }
 //! ```
 
+mod conninfo;
 mod db;
 mod error;
 mod extended;
@@ -69,10 +73,10 @@ mod jsonb;
 mod rows;
 mod schema;
 mod sql;
+mod tls;
 
 use std::borrow::Cow;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,6 +89,7 @@ use tokio_postgres::Row;
 pub use db::StatementMode;
 use deadpool_postgres::Pool;
 
+pub(crate) use conninfo::ConnInfo;
 /// The Postgres driver (tokio-postgres 0.7) and pool (deadpool-postgres 0.14) this saver
 /// is built on, re-exported, so that a pool or a configuration built in your code has
 /// the types the saver takes whatever versions your `Cargo.toml` names.
@@ -141,8 +146,8 @@ struct Settings {
     task_path: bool,
     /// `put` keeps a metadata `writes` entry (Python's drops it).
     keep_metadata_writes: bool,
-    /// `host:port` of the server, for connection errors (from a connection string).
-    target: Option<String>,
+    /// What the pool connects to, for connection errors (from a connection string).
+    target: Option<Arc<conninfo::Target>>,
 }
 
 impl fmt::Debug for Settings {
@@ -303,24 +308,34 @@ impl PostgresSaver {
         }
     }
 
-    /// A builder over a new pool (16 connections, no TLS) for a `postgresql://` URL or
-    /// a `key=value` connection string. For TLS, build the pool yourself and use
+    /// A builder over a new pool (16 connections) for a `postgresql://` URL or a libpq
+    /// `key=value` connection string, resolved as `psql` resolves it: what the string
+    /// leaves out comes from libpq's environment variables (`PGHOST`, `PGPORT`,
+    /// `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, …) and
+    /// the password file (`~/.pgpass` or `PGPASSFILE`, read only when its mode is 0600
+    /// or stricter), so `postgresql:///app` or even `postgresql://` works. TLS follows
+    /// `sslmode` (`disable`, `prefer` (the default: TLS when the server offers it),
+    /// `require`, `verify-ca`, `verify-full`) and `sslrootcert` (a CA file, or
+    /// `system`); `verify-*` without `sslrootcert` trust `~/.postgresql/root.crt` if
+    /// it exists, else the operating system's root certificates. See
+    /// `docs/postgres-saver.md` ("Connecting").
+    ///
+    /// For a pool of your own (another TLS stack, other pool settings), use
     /// [`builder`](Self::builder).
     ///
-    /// Connection errors then name the server's host and port.
+    /// Connection errors then name the host, port, database, role and TLS mode tried
+    /// (never the password), with the server's reason and what to do.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) if the connection string does not parse (saying why,
-    /// without echoing the string, which may hold a password) or the pool cannot be
-    /// built.
+    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) if the
+    /// connection string or a setting does not parse (saying why, without echoing the
+    /// string, which may hold a password) or the pool cannot be built;
+    /// [`ErrorKind::Tls`](crate::ErrorKind::Tls) if the root certificates cannot be read.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
-        let config = tokio_postgres::Config::from_str(url).map_err(|e| PgFault::Config {
-            reason: error::explain(&e).0,
-        })?;
-        let target = describe_target(&config);
+        let info = ConnInfo::resolve(url)?;
         let manager = deadpool_postgres::Manager::from_config(
-            config,
-            tokio_postgres::NoTls,
+            info.config,
+            info.tls,
             deadpool_postgres::ManagerConfig {
                 recycling_method: deadpool_postgres::RecyclingMethod::Fast,
             },
@@ -332,7 +347,7 @@ impl PostgresSaver {
                 reason: e.to_string(),
             })?;
         let mut builder = Self::builder(pool);
-        builder.settings.target = Some(target);
+        builder.settings.target = Some(info.target);
         Ok(builder)
     }
 
@@ -667,38 +682,6 @@ impl PostgresSaver {
                 })
                 .collect()
         })
-    }
-}
-
-/// `host:port` of each host of a connection string (`, `-separated), as connection
-/// errors name the server; a Unix socket by its directory.
-fn describe_target(config: &tokio_postgres::Config) -> String {
-    let ports = config.get_ports();
-    let hosts: Vec<String> = config
-        .get_hosts()
-        .iter()
-        .enumerate()
-        .map(|(i, host)| {
-            // One port for every host, or one per host; 5432 when none is given.
-            let port = ports
-                .get(i)
-                .or_else(|| ports.first())
-                .copied()
-                .unwrap_or(5432);
-            match host {
-                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
-                #[cfg(unix)]
-                tokio_postgres::config::Host::Unix(dir) => {
-                    format!("{}/.s.PGSQL.{port}", dir.display())
-                }
-            }
-        })
-        .collect();
-    if hosts.is_empty() {
-        // libpq's default: the local socket, or localhost.
-        "localhost:5432".to_owned()
-    } else {
-        hosts.join(", ")
     }
 }
 

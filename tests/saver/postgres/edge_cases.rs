@@ -613,7 +613,11 @@ async fn connection_errors_name_the_server_and_the_cause_once() {
     each_text_once(&texts);
     let crate_error = e;
     let texts = chain(&crate_error);
-    assert!(texts[0].contains("127.0.0.1:1: "), "{texts:?}");
+    // What was tried: host and port, database, role and TLS mode.
+    assert!(
+        texts[0].contains("127.0.0.1:1 (database \"h_pg\", user \"postgres\", sslmode prefer): "),
+        "{texts:?}"
+    );
     each_text_once(&texts);
     // Setup too.
     let e = down.setup().await.expect_err("server down");

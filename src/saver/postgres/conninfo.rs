@@ -1,0 +1,893 @@
+//! Where a Postgres connection goes and how, resolved the way libpq (and so `psql`)
+//! resolves it: the one place the saver's pool (`builder_from_url`) and the store
+//! commands turn a connection string into a driver configuration and a TLS connector.
+//!
+//! - The string is a `postgres://` / `postgresql://` URL or libpq's `key=value` form;
+//!   every part of it is optional (`postgresql://`, `postgresql:///app`, the empty
+//!   string).
+//! - What it leaves out comes from libpq's environment variables ([`ENV`]: `PGHOST`,
+//!   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`,
+//!   `PGPASSFILE`, …); a value in the string wins over the environment.
+//! - Then libpq's defaults: the local socket directory (`/var/run/postgresql` or
+//!   `/tmp`, whichever has the server's socket; `localhost` when neither has), port
+//!   5432, the operating system's user name as the role, the role's name as the
+//!   database.
+//! - Without a password, the password file (`passfile`, `PGPASSFILE`, default
+//!   `~/.pgpass`), read as libpq reads it: `host:port:database:user:password` lines,
+//!   `*` for any value, `\:` and `\\` escapes, the first matching line wins, and the
+//!   file is ignored (with a note in connection errors) when its group or others may
+//!   read it.
+//! - `sslmode` (libpq's `disable`, `prefer` (the default), `require`, `verify-ca`,
+//!   `verify-full`) and `sslrootcert` choose the TLS connector (`tls.rs`).
+//!
+//! Nothing here keeps the password outside the driver's configuration (whose `Debug`
+//! hides it): [`Target`], which connection errors print, has the host, port, database,
+//! role and TLS mode, and where the password came from, never the password.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::error::PgFault;
+use super::tls::{self, Roots};
+use crate::error::Error;
+
+/// libpq's environment variables and the connection keywords they stand for when the
+/// connection string does not set the keyword.
+pub(crate) const ENV: &[(&str, &str)] = &[
+    ("PGHOST", "host"),
+    ("PGHOSTADDR", "hostaddr"),
+    ("PGPORT", "port"),
+    ("PGDATABASE", "dbname"),
+    ("PGUSER", "user"),
+    ("PGPASSWORD", "password"),
+    ("PGPASSFILE", "passfile"),
+    ("PGOPTIONS", "options"),
+    ("PGAPPNAME", "application_name"),
+    ("PGSSLMODE", "sslmode"),
+    ("PGSSLROOTCERT", "sslrootcert"),
+    ("PGCONNECT_TIMEOUT", "connect_timeout"),
+    ("PGTARGETSESSIONATTRS", "target_session_attrs"),
+    ("PGCHANNELBINDING", "channel_binding"),
+    ("PGLOADBALANCEHOSTS", "load_balance_hosts"),
+];
+
+/// The directories libpq looks for the server's socket in when no host is given
+/// (Debian's and upstream's default).
+#[cfg(unix)]
+const SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
+
+/// libpq's `sslmode`, less `allow` (plain first, TLS only when the server insists),
+/// which the driver cannot do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SslMode {
+    /// No TLS.
+    Disable,
+    /// TLS when the server offers it, the certificate not checked; plain otherwise.
+    Prefer,
+    /// TLS or no connection; the certificate not checked (unless a root certificate
+    /// file is given: then as `VerifyCa`, as libpq does).
+    Require,
+    /// TLS, the server's certificate chain checked against the root certificates.
+    VerifyCa,
+    /// As `VerifyCa`, and the certificate must name the host connected to.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(value: &str) -> Result<Self, String> {
+        Ok(match value {
+            "disable" => SslMode::Disable,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            "allow" => {
+                return Err(
+                    "sslmode \"allow\" is not supported (the driver cannot try a \
+                            plain connection first): use \"prefer\" or \"disable\""
+                        .to_owned(),
+                )
+            }
+            other => {
+                return Err(format!(
+                    "invalid sslmode {other:?}: use disable, prefer, require, verify-ca or \
+                     verify-full"
+                ))
+            }
+        })
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+}
+
+/// What a connection was made to, for errors: everything but the password.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// `host:port` of each host (a socket as `DIR/.s.PGSQL.PORT`), comma-separated.
+    pub(crate) servers: String,
+    /// The database asked for.
+    pub(crate) database: String,
+    /// The role connected as.
+    pub(crate) user: String,
+    /// The TLS mode.
+    pub(crate) sslmode: SslMode,
+    /// Where the certificates a `verify-*` mode trusts came from.
+    pub(crate) roots: Option<String>,
+    /// Where the password came from (`None`: no password).
+    pub(crate) password_from: Option<String>,
+    /// Whether every host is a local socket (TLS does not apply there).
+    pub(crate) local_socket: bool,
+    /// Things a person should know when the connection fails (a password file that
+    /// was ignored).
+    pub(crate) notes: Vec<String>,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (database {:?}, user {:?}, sslmode {})",
+            self.servers,
+            self.database,
+            self.user,
+            self.sslmode.as_str()
+        )
+    }
+}
+
+/// A connection string resolved: the driver's configuration, the TLS connector its
+/// `sslmode` needs, and what it connects to.
+#[derive(Clone)]
+pub(crate) struct ConnInfo {
+    pub(crate) config: tokio_postgres::Config,
+    pub(crate) tls: MakeRustlsConnect,
+    pub(crate) target: Arc<Target>,
+}
+
+impl fmt::Debug for ConnInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnInfo")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnInfo {
+    /// Resolves `given` with this process's environment.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) for
+    /// a string or setting that does not parse (never echoing the string);
+    /// [`ErrorKind::Tls`](crate::ErrorKind::Tls) when the root certificates cannot be
+    /// read.
+    pub(crate) fn resolve(given: &str) -> Result<Self, Error> {
+        Self::resolve_with(given, &|name| std::env::var(name).ok())
+    }
+
+    /// Resolves `given` with `env` standing for the environment.
+    pub(crate) fn resolve_with(
+        given: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, Error> {
+        let settings = Settings::resolve(given, env).map_err(config_error)?;
+        let (roots, roots_shown) = match &settings.roots {
+            Some(r) => (
+                Some(tls::load_roots(r).map_err(tls_error)?),
+                Some(r.to_string()),
+            ),
+            None => (None, None),
+        };
+        let verify_ca = settings.sslmode == SslMode::VerifyCa
+            || (settings.sslmode == SslMode::Require && roots.is_some());
+        let tls = tls::connector(roots, verify_ca).map_err(tls_error)?;
+        let config = settings.driver_config().map_err(config_error)?;
+        let target = Target {
+            servers: settings.servers(),
+            database: settings.database.clone(),
+            user: settings.user.clone(),
+            sslmode: settings.sslmode,
+            roots: roots_shown,
+            password_from: settings.password_from.clone(),
+            local_socket: settings.local_socket(),
+            notes: settings.notes.clone(),
+        };
+        Ok(ConnInfo {
+            config,
+            tls,
+            target: Arc::new(target),
+        })
+    }
+
+    /// Opens one connection (its I/O on a spawned Tokio task).
+    ///
+    /// # Errors
+    /// [`ErrorKind::ConnectionUnavailable`](crate::ErrorKind::ConnectionUnavailable) or
+    /// [`ErrorKind::Tls`](crate::ErrorKind::Tls): what was tried and the server's or
+    /// the operating system's reason, with what to do.
+    pub(crate) async fn connect(
+        &self,
+        operation: &'static str,
+    ) -> Result<tokio_postgres::Client, Error> {
+        let (client, connection) =
+            self.config
+                .connect(self.tls.clone())
+                .await
+                .map_err(|source| PgFault::Connect {
+                    operation,
+                    target: Arc::clone(&self.target),
+                    source,
+                })?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server closes the connection; the
+            // error then reaches the next statement.
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+}
+
+fn config_error(reason: String) -> Error {
+    PgFault::Config { reason }.into()
+}
+
+fn tls_error(reason: String) -> Error {
+    PgFault::Tls { reason }.into()
+}
+
+/// The keywords of a connection string after the environment and libpq's defaults.
+#[derive(Debug)]
+struct Settings {
+    /// Keywords the driver takes (host, port, dbname, user, password, options, …).
+    driver: BTreeMap<String, String>,
+    sslmode: SslMode,
+    roots: Option<Roots>,
+    database: String,
+    user: String,
+    password_from: Option<String>,
+    notes: Vec<String>,
+}
+
+impl Settings {
+    fn resolve(given: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let mut keys = parse(given)?;
+        let password_from = keys
+            .contains_key("password")
+            .then(|| "the connection string".to_owned());
+        for (var, key) in ENV {
+            if !keys.contains_key(*key) {
+                if let Some(value) = env(var).filter(|v| !v.is_empty()) {
+                    keys.insert((*key).to_owned(), value);
+                }
+            }
+        }
+        let mut password_from =
+            password_from.or_else(|| keys.contains_key("password").then(|| "PGPASSWORD".into()));
+        let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+
+        // TLS: libpq's `sslrootcert=system` asks for verify-full (and refuses weaker
+        // modes); a root certificate file of libpq's default place counts as given.
+        let rootcert = keys.remove("sslrootcert");
+        let sslmode = match (keys.remove("sslmode"), rootcert.as_deref()) {
+            (Some(mode), _) => SslMode::parse(&mode)?,
+            (None, Some("system")) => SslMode::VerifyFull,
+            (None, _) => SslMode::Prefer,
+        };
+        let roots = match rootcert {
+            Some(r) if r == "system" => {
+                if sslmode != SslMode::VerifyFull {
+                    return Err(format!(
+                        "sslmode \"{}\" may not be used with sslrootcert=system (use \
+                         verify-full), as libpq refuses it",
+                        sslmode.as_str()
+                    ));
+                }
+                Some(Roots::System)
+            }
+            Some(file) => match sslmode {
+                SslMode::Disable | SslMode::Prefer => None,
+                _ => Some(Roots::File(PathBuf::from(file))),
+            },
+            None => {
+                let default = home.as_ref().map(|h| h.join(".postgresql/root.crt"));
+                match (sslmode, default) {
+                    (SslMode::VerifyCa | SslMode::VerifyFull, Some(d)) if d.is_file() => {
+                        Some(Roots::File(d))
+                    }
+                    (SslMode::VerifyCa | SslMode::VerifyFull, _) => Some(Roots::System),
+                    (SslMode::Require, Some(d)) if d.is_file() => Some(Roots::File(d)),
+                    _ => None,
+                }
+            }
+        };
+
+        // libpq's defaults.
+        if !keys.contains_key("host") && !keys.contains_key("hostaddr") {
+            keys.insert("host".to_owned(), default_host(keys.get("port")));
+        }
+        let user = match keys.get("user") {
+            Some(u) => u.clone(),
+            None => {
+                let name = whoami::username().map_err(|e| {
+                    format!("no user given (URL, user=, PGUSER) and the operating system's user name cannot be read: {e}")
+                })?;
+                keys.insert("user".to_owned(), name.clone());
+                name
+            }
+        };
+        let database = keys.get("dbname").cloned().unwrap_or_else(|| user.clone());
+
+        let mut notes = Vec::new();
+        let passfile = keys
+            .remove("passfile")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".pgpass")));
+        if !keys.contains_key("password") {
+            if let Some(file) = passfile {
+                let lookup = Lookup {
+                    host: pgpass_host(&keys),
+                    port: keys
+                        .get("port")
+                        .and_then(|p| p.split(',').next())
+                        .filter(|p| !p.is_empty())
+                        .unwrap_or("5432")
+                        .to_owned(),
+                    database: database.clone(),
+                    user: user.clone(),
+                };
+                match read_passfile(&file, &lookup) {
+                    PassFile::Found(password) => {
+                        keys.insert("password".to_owned(), password);
+                        password_from = Some(format!("the password file {}", file.display()));
+                    }
+                    PassFile::Ignored(why) => notes.push(why),
+                    PassFile::NoMatch => {}
+                }
+            }
+        }
+        Ok(Settings {
+            driver: keys,
+            sslmode,
+            roots,
+            database,
+            user,
+            password_from,
+            notes,
+        })
+    }
+
+    fn hosts(&self) -> Vec<&str> {
+        self.driver
+            .get("host")
+            .or_else(|| self.driver.get("hostaddr"))
+            .map(|h| h.split(',').collect())
+            .unwrap_or_default()
+    }
+
+    fn local_socket(&self) -> bool {
+        let hosts = self.hosts();
+        !hosts.is_empty()
+            && !self.driver.contains_key("hostaddr")
+            && hosts.iter().all(|h| h.starts_with('/'))
+    }
+
+    /// `host:port` of each host, comma-separated (one port for all, or one per host).
+    fn servers(&self) -> String {
+        let ports: Vec<&str> = self
+            .driver
+            .get("port")
+            .map(|p| p.split(',').collect())
+            .unwrap_or_default();
+        self.hosts()
+            .iter()
+            .enumerate()
+            .map(|(i, host)| {
+                let port = ports
+                    .get(i)
+                    .or_else(|| ports.first())
+                    .copied()
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or("5432");
+                if host.starts_with('/') {
+                    format!("{host}/.s.PGSQL.{port}")
+                } else if host.contains(':') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The driver's configuration: the keywords as a `key='value'` string the driver
+    /// parses (and checks: ports, timeouts, unknown keywords), and the TLS mode.
+    fn driver_config(&self) -> Result<tokio_postgres::Config, String> {
+        let mut text = String::new();
+        for (key, value) in &self.driver {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(key);
+            text.push_str("='");
+            for c in value.chars() {
+                if c == '\'' || c == '\\' {
+                    text.push('\\');
+                }
+                text.push(c);
+            }
+            text.push('\'');
+        }
+        let mut config =
+            tokio_postgres::Config::from_str(&text).map_err(|e| super::error::explain(&e).0)?;
+        // TLS does not apply to a local socket (libpq ignores sslmode there).
+        config.ssl_mode(match self.sslmode {
+            _ if self.local_socket() => tokio_postgres::config::SslMode::Disable,
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                tokio_postgres::config::SslMode::Require
+            }
+        });
+        Ok(config)
+    }
+}
+
+/// libpq's default host: the socket directory that has the server's socket for the
+/// port, else `localhost`.
+fn default_host(port: Option<&String>) -> String {
+    #[cfg(unix)]
+    {
+        let port = port
+            .and_then(|p| p.split(',').next())
+            .filter(|p| !p.is_empty())
+            .unwrap_or("5432");
+        for dir in SOCKET_DIRS {
+            if Path::new(dir).join(format!(".s.PGSQL.{port}")).exists() {
+                return (*dir).to_owned();
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = port;
+    "localhost".to_owned()
+}
+
+/// The host a password file line is matched against, as libpq picks it: the first
+/// host, else the first `hostaddr`; `localhost` for the default socket directory.
+fn pgpass_host(keys: &BTreeMap<String, String>) -> String {
+    let first = keys
+        .get("host")
+        .or_else(|| keys.get("hostaddr"))
+        .and_then(|h| h.split(',').next())
+        .unwrap_or("");
+    #[cfg(unix)]
+    if first.is_empty() || SOCKET_DIRS.contains(&first) {
+        return "localhost".to_owned();
+    }
+    #[cfg(not(unix))]
+    if first.is_empty() {
+        return "localhost".to_owned();
+    }
+    first.to_owned()
+}
+
+/// What a password file line must match.
+#[derive(Debug)]
+struct Lookup {
+    host: String,
+    port: String,
+    database: String,
+    user: String,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum PassFile {
+    Found(String),
+    /// Not read: why (for connection errors).
+    Ignored(String),
+    NoMatch,
+}
+
+/// libpq's password file lookup: no file, a file that is not a regular file, or one
+/// group or others may read (mode not 0600 or stricter) gives no password.
+fn read_passfile(path: &Path, lookup: &Lookup) -> PassFile {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return PassFile::NoMatch;
+    };
+    if !meta.is_file() {
+        return PassFile::Ignored(format!(
+            "the password file {} is not a plain file and was ignored",
+            path.display()
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o077 != 0 {
+            return PassFile::Ignored(format!(
+                "the password file {} was ignored: it has group or world access \
+                 (permissions should be u=rw (0600) or less, as libpq requires)",
+                path.display()
+            ));
+        }
+    }
+    let Ok(text) = std::fs::read(path) else {
+        return PassFile::Ignored(format!(
+            "the password file {} could not be read",
+            path.display()
+        ));
+    };
+    match pgpass_match(&String::from_utf8_lossy(&text), lookup) {
+        Some(p) => PassFile::Found(p),
+        None => PassFile::NoMatch,
+    }
+}
+
+/// The password of the first line of a password file that matches `lookup`.
+fn pgpass_match(text: &str, lookup: &Lookup) -> Option<String> {
+    for line in text.lines() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut rest = line;
+        let mut matched = true;
+        for want in [&lookup.host, &lookup.port, &lookup.database, &lookup.user] {
+            match field_matches(rest, want) {
+                Some(after) => rest = after,
+                None => {
+                    matched = false;
+                    break;
+                }
+            }
+        }
+        if !matched {
+            continue;
+        }
+        // The password: up to an unescaped `:`, `\x` read as `x`.
+        let mut password = String::new();
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                ':' => break,
+                '\\' => match chars.next() {
+                    Some(next) => password.push(next),
+                    None => password.push('\\'),
+                },
+                other => password.push(other),
+            }
+        }
+        return Some(password);
+    }
+    None
+}
+
+/// Whether the field at the start of `line` matches `want` (`*` matches anything;
+/// `\:` and `\\` stand for `:` and `\`): the rest of the line after its `:` if so.
+fn field_matches<'a>(line: &'a str, want: &str) -> Option<&'a str> {
+    if let Some(rest) = line.strip_prefix("*:") {
+        return Some(rest);
+    }
+    let mut want = want.chars();
+    let mut chars = line.char_indices();
+    while let Some((i, c)) = chars.next() {
+        let (c, escaped) = if c == '\\' {
+            match chars.next() {
+                Some((_, next)) => (next, true),
+                None => return None,
+            }
+        } else {
+            (c, false)
+        };
+        if c == ':' && !escaped {
+            return match want.next() {
+                None => line.get(i + 1..),
+                Some(_) => None,
+            };
+        }
+        if want.next() != Some(c) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The keywords of a connection string: a `postgres://` / `postgresql://` URL or
+/// libpq's `key=value` form. Later values of a keyword win.
+fn parse(given: &str) -> Result<BTreeMap<String, String>, String> {
+    let url = given
+        .strip_prefix("postgresql://")
+        .or_else(|| given.strip_prefix("postgres://"));
+    match url {
+        Some(rest) => parse_url(rest),
+        None => parse_keywords(given),
+    }
+}
+
+/// `[user[:password]@][host[:port][,...]][/dbname][?key=value&...]`, percent-decoded.
+fn parse_url(rest: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut keys = BTreeMap::new();
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let (authority, path) = match base.split_once('/') {
+        Some((a, p)) => (a, Some(p)),
+        None => (base, None),
+    };
+    let hostspec = match authority.rsplit_once('@') {
+        Some((userinfo, hostspec)) => {
+            let (user, password) = match userinfo.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (userinfo, None),
+            };
+            if !user.is_empty() {
+                keys.insert("user".to_owned(), decode(user, "user")?);
+            }
+            if let Some(p) = password {
+                keys.insert("password".to_owned(), decode(p, "password")?);
+            }
+            hostspec
+        }
+        None => authority,
+    };
+    let mut hosts = Vec::new();
+    let mut ports = Vec::new();
+    for spec in hostspec.split(',') {
+        let (host, port) = if let Some(inner) = spec.strip_prefix('[') {
+            let (h, after) = inner
+                .split_once(']')
+                .ok_or("invalid URL: an IPv6 host without its closing ']'")?;
+            let port = match after {
+                "" => "",
+                p => p
+                    .strip_prefix(':')
+                    .ok_or("invalid URL: unexpected text after an IPv6 host")?,
+            };
+            (h.to_owned(), port)
+        } else {
+            match spec.split_once(':') {
+                Some((h, p)) => (decode(h, "host")?, p),
+                None => (decode(spec, "host")?, ""),
+            }
+        };
+        hosts.push(host);
+        ports.push(decode(port, "port")?);
+    }
+    if hosts.iter().any(|h| !h.is_empty()) {
+        keys.insert("host".to_owned(), hosts.join(","));
+    }
+    if ports.iter().any(|p| !p.is_empty()) {
+        keys.insert("port".to_owned(), ports.join(","));
+    }
+    if let Some(db) = path.filter(|p| !p.is_empty()) {
+        keys.insert("dbname".to_owned(), decode(db, "database")?);
+    }
+    for param in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = param
+            .split_once('=')
+            .ok_or("invalid URL: a query parameter without '='")?;
+        let k = decode(k, "parameter name")?;
+        let v = decode(v, "parameter value")?;
+        // libpq takes JDBC's `ssl=true` as `sslmode=require`.
+        if k == "ssl" && v == "true" {
+            keys.insert("sslmode".to_owned(), "require".to_owned());
+        } else {
+            keys.insert(k, v);
+        }
+    }
+    Ok(keys)
+}
+
+/// Percent-decoding of one URL part (`what` names it in errors; the text is never
+/// echoed: it may be a password).
+fn decode(text: &str, what: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("invalid URL: bad percent-encoding in the {what}"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("invalid URL: the {what} is not UTF-8"))
+}
+
+/// libpq's `key=value key='quoted value'` form (`\` escapes the next character).
+fn parse_keywords(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut keys = BTreeMap::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(keys);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| c.is_ascii_alphanumeric() || *c == '_') {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if key.is_empty() || chars.next() != Some('=') {
+            return Err("invalid connection string: expected key=value".to_owned());
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\'') => break,
+                    Some('\\') => value.extend(chars.next()),
+                    Some(c) => value.push(c),
+                    None => {
+                        return Err(format!(
+                            "invalid connection string: the value of {key} has no closing quote"
+                        ))
+                    }
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.extend(chars.next());
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        keys.insert(key, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn lookup(host: &str, port: &str, database: &str, user: &str) -> Lookup {
+        Lookup {
+            host: host.into(),
+            port: port.into(),
+            database: database.into(),
+            user: user.into(),
+        }
+    }
+
+    #[test]
+    fn urls_and_keywords_parse_as_libpq_reads_them() {
+        let k = parse(
+            "postgresql://app:p%40ss@db.example:6432/lg%20x?sslmode=verify-full&application_name=a",
+        )
+        .unwrap();
+        assert_eq!(k.get("user").map(String::as_str), Some("app"));
+        assert_eq!(k.get("password").map(String::as_str), Some("p@ss"));
+        assert_eq!(k.get("host").map(String::as_str), Some("db.example"));
+        assert_eq!(k.get("port").map(String::as_str), Some("6432"));
+        assert_eq!(k.get("dbname").map(String::as_str), Some("lg x"));
+        assert_eq!(k.get("sslmode").map(String::as_str), Some("verify-full"));
+        assert!(parse("postgresql://").unwrap().is_empty());
+        let k = parse("postgresql:///app").unwrap();
+        assert_eq!(k.len(), 1);
+        assert_eq!(k.get("dbname").map(String::as_str), Some("app"));
+        let k = parse("postgres://[::1]:5433,h2/x").unwrap();
+        assert_eq!(k.get("host").map(String::as_str), Some("::1,h2"));
+        assert_eq!(k.get("port").map(String::as_str), Some("5433,"));
+        let k = parse("postgresql://%2Fvar%2Frun%2Fpostgresql/db").unwrap();
+        assert_eq!(
+            k.get("host").map(String::as_str),
+            Some("/var/run/postgresql")
+        );
+        let k = parse(r"host=h  port = 5 password='it''s' user=a\ b").unwrap_err();
+        assert!(k.contains("key=value"), "{k}");
+        let k = parse(r"host=h  port = 5 password='it\'s x' user=a\ b").unwrap();
+        assert_eq!(k.get("password").map(String::as_str), Some("it's x"));
+        assert_eq!(k.get("user").map(String::as_str), Some("a b"));
+        assert_eq!(k.get("port").map(String::as_str), Some("5"));
+        let e = parse("postgresql://u:s3cret%zz@h/db").unwrap_err();
+        assert!(!e.contains("s3cret"), "{e}");
+    }
+
+    #[test]
+    fn the_environment_fills_what_the_string_leaves_out() {
+        let vars = [
+            ("PGHOST", "envhost"),
+            ("PGPORT", "7777"),
+            ("PGUSER", "envuser"),
+            ("PGDATABASE", "envdb"),
+            ("PGPASSWORD", "envpw"),
+            ("PGSSLMODE", "disable"),
+        ];
+        let s = Settings::resolve("postgresql:///app", &env(&vars)).unwrap();
+        assert_eq!(s.driver.get("host").map(String::as_str), Some("envhost"));
+        assert_eq!(s.driver.get("port").map(String::as_str), Some("7777"));
+        assert_eq!(s.database, "app");
+        assert_eq!(s.user, "envuser");
+        assert_eq!(s.sslmode, SslMode::Disable);
+        assert_eq!(s.password_from.as_deref(), Some("PGPASSWORD"));
+        // The string wins.
+        let s = Settings::resolve("postgresql://u:pw@h:1/d?sslmode=require", &env(&vars)).unwrap();
+        assert_eq!(s.driver.get("host").map(String::as_str), Some("h"));
+        assert_eq!(s.driver.get("port").map(String::as_str), Some("1"));
+        assert_eq!(s.user, "u");
+        assert_eq!(s.database, "d");
+        assert_eq!(s.sslmode, SslMode::Require);
+        assert_eq!(s.password_from.as_deref(), Some("the connection string"));
+        // No database: the role's name, as libpq.
+        let s = Settings::resolve("host=h user=bob", &env(&[])).unwrap();
+        assert_eq!(s.database, "bob");
+        assert_eq!(s.sslmode, SslMode::Prefer);
+        // sslrootcert=system means verify-full, and refuses weaker modes.
+        let s = Settings::resolve("host=h user=u sslrootcert=system", &env(&[])).unwrap();
+        assert_eq!(s.sslmode, SslMode::VerifyFull);
+        let e = Settings::resolve(
+            "host=h user=u sslmode=require sslrootcert=system",
+            &env(&[]),
+        )
+        .unwrap_err();
+        assert!(e.contains("verify-full"), "{e}");
+        let e = Settings::resolve("host=h user=u sslmode=allow", &env(&[])).unwrap_err();
+        assert!(e.contains("allow"), "{e}");
+    }
+
+    #[test]
+    fn password_file_lines_match_as_libpq_matches_them() {
+        let l = lookup("db", "5432", "app", "bob");
+        assert_eq!(
+            pgpass_match("db:5432:app:bob:pw\n", &l).as_deref(),
+            Some("pw")
+        );
+        assert_eq!(pgpass_match("*:*:*:*:any", &l).as_deref(), Some("any"));
+        assert_eq!(
+            pgpass_match("# c\nother:*:*:*:no\ndb:*:app:bob:yes\n*:*:*:*:later", &l).as_deref(),
+            Some("yes")
+        );
+        assert_eq!(pgpass_match("db:5433:app:bob:no", &l), None);
+        assert_eq!(pgpass_match("db:5432:app:bo:no", &l), None);
+        assert_eq!(pgpass_match("db:5432:app:bobby:no", &l), None);
+        // Escapes: `\:` and `\\` in fields and the password.
+        let l = lookup("h:x", "5432", r"a\b", "u");
+        assert_eq!(
+            pgpass_match(r"h\:x:5432:a\\b:u:p\:w\\d", &l).as_deref(),
+            Some(r"p:w\d")
+        );
+        // `*` matches only as a whole field.
+        let l = lookup("db", "5432", "app", "bob");
+        assert_eq!(pgpass_match("d*:5432:app:bob:no", &l), None);
+        assert_eq!(
+            pgpass_match("db:5432:app:bob:pw:extra", &l).as_deref(),
+            Some("pw")
+        );
+        assert_eq!(
+            pgpass_match("db:5432:app:bob:pw\r\n", &l).as_deref(),
+            Some("pw")
+        );
+    }
+}

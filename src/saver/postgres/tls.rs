@@ -1,0 +1,248 @@
+//! The TLS connector of a Postgres connection (rustls with its `ring` provider, through
+//! tokio-postgres-rustls), for libpq's `sslmode`:
+//!
+//! | `sslmode` | the certificate |
+//! | --- | --- |
+//! | `disable` | no TLS |
+//! | `prefer`, `require` | not checked: encrypted, but anyone between may answer |
+//! | `verify-ca` (and `require` with a root certificate file) | its chain must end at a trusted root |
+//! | `verify-full` | as `verify-ca`, and it must name the host connected to |
+//!
+//! The handshake's signature is always checked against the certificate the server
+//! sent, whatever the mode. The trusted roots are `sslrootcert`'s file, or the
+//! operating system's ([`Roots::System`]).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{verify_server_cert_signed_by_trust_anchor, WebPkiServerVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// Where the trusted root certificates come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Roots {
+    /// A PEM file of one or more certificates (`sslrootcert=FILE`, or libpq's
+    /// `~/.postgresql/root.crt`).
+    File(PathBuf),
+    /// The operating system's roots (`sslrootcert=system`, or a `verify-*` mode
+    /// without a root certificate file), as rustls-native-certs finds them
+    /// (`SSL_CERT_FILE` / `SSL_CERT_DIR` when set).
+    System,
+}
+
+impl fmt::Display for Roots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Roots::File(path) => write!(f, "sslrootcert {}", path.display()),
+            Roots::System => f.write_str("the system's root certificates"),
+        }
+    }
+}
+
+/// The certificates of `roots`.
+pub(crate) fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    match roots {
+        Roots::File(path) => {
+            let certs = CertificateDer::pem_file_iter(path).map_err(|e| {
+                format!(
+                    "cannot read the root certificate file {}: {e}",
+                    path.display()
+                )
+            })?;
+            for cert in certs {
+                let cert = cert.map_err(|e| {
+                    format!(
+                        "cannot read the root certificate file {}: {e}",
+                        path.display()
+                    )
+                })?;
+                store.add(cert).map_err(|e| {
+                    format!(
+                        "the root certificate file {} holds a certificate rustls cannot use: {e}",
+                        path.display()
+                    )
+                })?;
+            }
+            if store.is_empty() {
+                return Err(format!(
+                    "the root certificate file {} holds no PEM certificate",
+                    path.display()
+                ));
+            }
+        }
+        Roots::System => {
+            let found = rustls_native_certs::load_native_certs();
+            store.add_parsable_certificates(found.certs);
+            if store.is_empty() {
+                let why: Vec<String> = found.errors.iter().map(ToString::to_string).collect();
+                return Err(format!(
+                    "no root certificates found on this system ({}); name the server's CA \
+                     with sslrootcert=FILE",
+                    if why.is_empty() {
+                        "none installed".to_owned()
+                    } else {
+                        why.join("; ")
+                    }
+                ));
+            }
+        }
+    }
+    Ok(store)
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The connector: no root certificates (`disable`, `prefer`, `require`) checks no
+/// certificate; roots with `chain_only` check the chain (`verify-ca`); roots without
+/// check the chain and the host name (`verify-full`).
+pub(crate) fn connector(
+    roots: Option<RootCertStore>,
+    chain_only: bool,
+) -> Result<MakeRustlsConnect, String> {
+    let provider = provider();
+    let algorithms = provider.signature_verification_algorithms;
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?;
+    let config = match roots {
+        Some(roots) if !chain_only => {
+            let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| format!("TLS setup: {e}"))?;
+            builder.with_webpki_verifier(verifier).with_no_client_auth()
+        }
+        roots => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier {
+                roots: roots.map(Arc::new),
+                algorithms,
+            }))
+            .with_no_client_auth(),
+    };
+    Ok(MakeRustlsConnect::new(config))
+}
+
+/// The verifier of `prefer`, `require` (`roots: None`: any certificate) and
+/// `verify-ca` (the chain to one of `roots`, any host name).
+#[derive(Debug)]
+struct Verifier {
+    roots: Option<Arc<RootCertStore>>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for Verifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(roots) = &self.roots {
+            let cert = ParsedCertificate::try_from(end_entity)?;
+            verify_server_cert_signed_by_trust_anchor(
+                &cert,
+                roots,
+                intermediates,
+                now,
+                self.algorithms.all,
+            )?;
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// A rustls failure in words, with what to do (`require`: the mode was `require`
+/// with a root certificate file, which checks the chain as `verify-ca` does).
+pub(crate) fn describe(e: &rustls::Error, require: bool) -> String {
+    use CertificateError as C;
+    match e {
+        rustls::Error::InvalidCertificate(cert) => match cert {
+            C::UnknownIssuer if require => "the server's certificate is not signed by a \
+                certificate authority of sslrootcert (with a root certificate file, require \
+                checks the chain as verify-ca does, as libpq does): name the CA that signed \
+                it, or drop sslrootcert to encrypt without checking the certificate"
+                .to_owned(),
+            C::UnknownIssuer => "the server's certificate is not signed by a trusted \
+                certificate authority: name the CA that signed it with sslrootcert=FILE (or \
+                use sslmode=require to encrypt without checking the certificate)"
+                .to_owned(),
+            C::NotValidForNameContext {
+                expected,
+                presented,
+            } => format!(
+                "the server's certificate is not issued for {} (it names {}): connect with a \
+                 host name the certificate names, or use sslmode=verify-ca to check only its \
+                 chain",
+                expected.to_str(),
+                if presented.is_empty() {
+                    "no host".to_owned()
+                } else {
+                    presented
+                        .iter()
+                        .map(|p| name_of(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+            C::NotValidForName => "the server's certificate is not issued for the host \
+                connected to: connect with a host name the certificate names, or use \
+                sslmode=verify-ca to check only its chain"
+                .to_owned(),
+            C::Expired | C::ExpiredContext { .. } => {
+                "the server's certificate has expired".to_owned()
+            }
+            C::NotValidYet | C::NotValidYetContext { .. } => {
+                "the server's certificate is not valid yet (check the clocks)".to_owned()
+            }
+            C::Revoked => "the server's certificate is revoked".to_owned(),
+            other => format!("the server's certificate was refused ({other:?})"),
+        },
+        rustls::Error::AlertReceived(alert) => {
+            format!("the server ended the TLS handshake (alert {alert:?})")
+        }
+        other => format!("TLS handshake failed ({other:?})"),
+    }
+}
+
+/// A name as rustls presents it (`DnsName("db.example")`, `IpAddress(10.0.0.1)`)
+/// without the wrapper.
+fn name_of(presented: &str) -> &str {
+    presented
+        .split_once('(')
+        .and_then(|(_, inner)| inner.strip_suffix(')'))
+        .map_or(presented, |inner| inner.trim_matches('"'))
+}

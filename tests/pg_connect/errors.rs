@@ -1,0 +1,130 @@
+//! Connection errors name what was tried (host, port, database, role, TLS mode) and
+//! give the server's own reason (or the operating system's, for a closed port) with
+//! what to do, through the saver and through `lgcodec store`; the password never
+//! appears in a message, a report or a `Debug` rendering. The server's words are
+//! PostgreSQL's own messages for each case (SQLSTATE 3D000, 28000, 28P01).
+
+use langgraph_codec::saver::postgres::PostgresSaver;
+use langgraph_codec::ErrorKind;
+
+use super::run::{lgcodec, no_password, server, url_encoded};
+use super::server::{PW, PW_DB, PW_ROLE};
+
+/// The URL with the password role's (right) password, over plain TCP.
+fn url_with_password(user: &str, port: u16, db: &str) -> String {
+    format!(
+        "postgresql://{user}:{}@127.0.0.1:{port}/{db}?sslmode=disable",
+        url_encoded(PW)
+    )
+}
+
+/// The saver's error (from `setup`) and `lgcodec store stats`'s message for `url`,
+/// each holding every one of `words` and not the password; the saver's kind.
+async fn both_say(url: &str, words: &[&str]) -> ErrorKind {
+    let builder = PostgresSaver::builder_from_url(url).expect("url");
+    no_password(&format!("{builder:?}"), PW);
+    let saver = builder.build().expect("build");
+    no_password(&format!("{saver:?}"), PW);
+    let e = saver.setup().await.expect_err("no connection");
+    let text = e.to_string();
+    println!("saver: {text}");
+    no_password(&format!("{text}\n{e:?}"), PW);
+    let run = lgcodec(&[], &["store", "stats", url]);
+    println!("lgcodec: {}", run.out);
+    assert_eq!(run.code, 2, "{}", run.out);
+    no_password(&run.out, PW);
+    for w in words {
+        assert!(text.contains(w), "the saver's error lacks {w:?}: {text}");
+        assert!(
+            run.out.contains(w),
+            "lgcodec's error lacks {w:?}: {}",
+            run.out
+        );
+    }
+    // --json too: the report is the same message.
+    let run = lgcodec(&[], &["store", "stats", url, "--json"]);
+    no_password(&run.out, PW);
+    e.kind()
+}
+
+#[tokio::test]
+async fn a_missing_database_names_what_was_tried_and_the_servers_reason() {
+    let Some(s) = server() else { return };
+    let port = s.port;
+    let url = url_with_password(PW_ROLE, port, "nosuchdb");
+    let kind = both_say(
+        &url,
+        &[
+            &format!("127.0.0.1:{port}"),
+            "database \"nosuchdb\"",
+            "user \"pw_user\"",
+            "sslmode disable",
+            "3D000",
+            "database \"nosuchdb\" does not exist",
+            "createdb",
+        ],
+    )
+    .await;
+    assert_eq!(kind, ErrorKind::ConnectionUnavailable);
+}
+
+#[tokio::test]
+async fn an_unknown_role_names_what_was_tried_and_the_servers_reason() {
+    let Some(s) = server() else { return };
+    let port = s.port;
+    let url = url_with_password("nobody", port, PW_DB);
+    both_say(
+        &url,
+        &[
+            &format!("127.0.0.1:{port}"),
+            "database \"pwdb\"",
+            "user \"nobody\"",
+            "28000",
+            "role \"nobody\" does not exist",
+            "check the role name",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_wrong_password_says_where_the_password_came_from() {
+    let Some(s) = server() else { return };
+    let port = s.port;
+    let url = format!(
+        "postgresql://{PW_ROLE}:not-{}@127.0.0.1:{port}/{PW_DB}?sslmode=disable",
+        url_encoded(PW)
+    );
+    both_say(
+        &url,
+        &[
+            "28P01",
+            "password authentication failed for user \"pw_user\"",
+            "it came from the connection string",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_closed_port_says_connection_refused_and_what_to_check() {
+    let Some(_) = server() else { return };
+    // A port nothing listens on: bound, read, released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let url = url_with_password(PW_ROLE, closed, PW_DB);
+    let kind = both_say(
+        &url,
+        &[
+            &format!("127.0.0.1:{closed}"),
+            "database \"pwdb\"",
+            "user \"pw_user\"",
+            "connection refused",
+            "is the server running on that host",
+        ],
+    )
+    .await;
+    assert_eq!(kind, ErrorKind::ConnectionUnavailable);
+}
