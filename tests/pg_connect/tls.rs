@@ -69,7 +69,16 @@ async fn require_encrypts_without_checking_the_certificate() {
     // 127.0.0.1 is not a name the certificate has, and no CA is given: require does
     // not look.
     connects_encrypted(&s.url(TLS_ROLE, "127.0.0.1", "postgres", "sslmode=require")).await;
-    // With a root certificate file, libpq's require checks the chain (as verify-ca).
+    // With a root certificate file, libpq's require checks the chain (as verify-ca):
+    // the right CA passes whatever the host name, another CA does not.
+    let ca = s.ca.display().to_string();
+    connects_encrypted(&s.url(
+        TLS_ROLE,
+        "127.0.0.1",
+        "postgres",
+        &format!("sslmode=require&sslrootcert={ca}"),
+    ))
+    .await;
     let other = s.other_ca.display().to_string();
     refused(
         &s.url(

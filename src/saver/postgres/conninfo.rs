@@ -247,8 +247,8 @@ fn tls_error(reason: String) -> Error {
     PgFault::Tls { reason }.into()
 }
 
-/// The keywords of a connection string after the environment and libpq's defaults.
-#[derive(Debug)]
+/// The keywords of a connection string after the environment and libpq's defaults
+/// (no `Debug`: it holds the password).
 struct Settings {
     /// Keywords the driver takes (host, port, dbname, user, password, options, …).
     driver: BTreeMap<String, String>,
@@ -493,7 +493,7 @@ struct Lookup {
     user: String,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+/// What the password file gave (no `Debug`: it may hold the password).
 enum PassFile {
     Found(String),
     /// Not read: why (for connection errors).
@@ -851,9 +851,12 @@ mod tests {
             "host=h user=u sslmode=require sslrootcert=system",
             &env(&[]),
         )
-        .unwrap_err();
+        .err()
+        .unwrap();
         assert!(e.contains("verify-full"), "{e}");
-        let e = Settings::resolve("host=h user=u sslmode=allow", &env(&[])).unwrap_err();
+        let e = Settings::resolve("host=h user=u sslmode=allow", &env(&[]))
+            .err()
+            .unwrap();
         assert!(e.contains("allow"), "{e}");
     }
 
