@@ -94,8 +94,12 @@ def smoke(store: str) -> None:
     print(f"{name}: {len(THREADS)} threads x {ROUNDS} rounds written under OLD ({len(rows(store))} values)")
 
     # 2. the CLI re-keys, then audits under NEW alone (which, before the re-key, must
-    # find every value unreadable: the control that the audit below can fail)
+    # find every value unreadable: the control that the audit below can fail). The
+    # key probe stops that audit at once (exit 2, no key opens anything); past the
+    # probe it counts every value unreadable.
     p = lgcodec("store", "audit", store, "--json", LANGGRAPH_AES_KEY=NEW)
+    assert p.returncode == 2 and "opens under any key given" in p.stderr, (p.returncode, p.stdout, p.stderr)
+    p = lgcodec("store", "audit", store, "--json", "--no-key-probe", LANGGRAPH_AES_KEY=NEW)
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
     totals = json.loads(p.stdout)["totals"]
     values = totals["total"]["rows"] - totals["empty"]["rows"]  # "empty": no value to open
