@@ -163,6 +163,27 @@ impl Location {
             ))
             .into());
         }
+        // `postgres:/host/db`, `postgresql:host/db`, `PostgreSQL://…`: a URL mistyped,
+        // which would otherwise be taken for a file path and reported missing.
+        if let Some((scheme, rest)) = given.split_once(':') {
+            let lower = scheme.to_ascii_lowercase();
+            if lower == "postgres" || lower == "postgresql" {
+                let trimmed = rest.trim_start_matches('/');
+                let slashes = &rest[..rest.len() - trimmed.len()];
+                let meant = redact(&format!("postgresql://{trimmed}"));
+                return Err(StoreFault::InvalidLocation {
+                    // As given, less its password.
+                    given: format!(
+                        "{scheme}:{slashes}{}",
+                        meant.strip_prefix("postgresql://").unwrap_or(&meant)
+                    ),
+                    reason: format!(
+                        "not a Postgres URL (they start postgresql:// or postgres://, lower case): did you mean {meant}?"
+                    ),
+                }
+                .into());
+            }
+        }
         Ok(Location::Sqlite(given.into()))
     }
 
@@ -421,7 +442,31 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::{redact, Location};
+
+    /// A Postgres URL with its `//` missing is not taken for a file path: the error
+    /// says which URL was meant, without the password.
+    #[test]
+    fn a_mistyped_postgres_url_says_what_was_meant() {
+        for (given, meant) in [
+            ("postgres:/localhost/app", "postgresql://localhost/app"),
+            ("postgresql:db:5432/app", "postgresql://db:5432/app"),
+            (
+                "PostgreSQL:/app:s3cret@db/app",
+                "postgresql://app:***@db/app",
+            ),
+        ] {
+            let err = Location::parse(given).expect_err(given);
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidStoreLocation, "{err}");
+            let text = err.to_string();
+            assert!(text.contains(&format!("did you mean {meant}?")), "{text}");
+            assert!(!text.contains("s3cret"), "{text}");
+        }
+        assert!(matches!(
+            Location::parse("postgres.db").expect("a file"),
+            Location::Sqlite(_)
+        ));
+    }
 
     /// Each password a libpq URL can carry is hidden; everything else is shown as given.
     #[test]

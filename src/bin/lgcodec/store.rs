@@ -243,9 +243,17 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     }
     let bar = indicatif::ProgressBar::new(0);
     let style = indicatif::ProgressStyle::with_template(
-        "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {per_sec}, {eta} left",
+        "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {rate}, {eta} left",
     )
-    .map(|s| s.progress_chars("=> "))
+    .map(|s| {
+        // Whole rows a second (indicatif's `per_sec` prints three decimals).
+        s.progress_chars("=> ").with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0} rows/s", state.per_sec());
+            },
+        )
+    })
     .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     bar.set_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
