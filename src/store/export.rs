@@ -959,19 +959,11 @@ pub async fn import(
 ) -> Result<ImportReport> {
     let started = Instant::now();
     let mut rows = BackupRows::open(input, file, options.max_line_bytes)?;
-    // A dry run writes nothing: a target that is not a store yet would get every row.
-    let (tgt, created, shown) = if options.dry_run {
-        match open_target_read_only(target).await? {
-            (Some(t), shown) => (Some(t), false, shown),
-            (None, shown) => (None, false, shown),
-        }
-    } else {
-        let (t, created, shown) = open_target(target).await?;
-        (Some(t), created, shown)
-    };
-    let backend = match (&tgt, Location::parse(target)?) {
-        (Some(Target::Sqlite(_)), _) | (None, Location::Sqlite(_)) => "sqlite",
-        (Some(Target::Postgres(_)), _) | (None, Location::Postgres(_)) => "postgres",
+    // The backends are compared before the target is opened: a refused import leaves
+    // no new, empty store behind.
+    let backend = match Location::parse(target)? {
+        Location::Sqlite(_) => "sqlite",
+        Location::Postgres(_) => "postgres",
     };
     if rows.backend != backend {
         return Err(StoreFault::Backup {
@@ -983,6 +975,16 @@ pub async fn import(
         }
         .into());
     }
+    // A dry run writes nothing: a target that is not a store yet would get every row.
+    let (tgt, created, shown) = if options.dry_run {
+        match open_target_read_only(target).await? {
+            (Some(t), shown) => (Some(t), false, shown),
+            (None, shown) => (None, false, shown),
+        }
+    } else {
+        let (t, created, shown) = open_target(target).await?;
+        (Some(t), created, shown)
+    };
     let batch_size = options.batch_size.unwrap_or(500);
     let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
     let mut held_bytes = 0usize;

@@ -853,6 +853,8 @@ async fn postgres_export_import_export_is_byte_identical() {
     .await
     .expect_err("postgres backup into sqlite");
     assert!(err.to_string().contains("store copy"), "{err}");
+    // Refused before the target is opened: no new, empty store is left behind.
+    assert!(!dir.join("x.db").exists(), "the refused import made x.db");
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -249,3 +249,69 @@ fn a_copy_without_the_key_leaves_no_target_and_names_the_variable() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One output contract for every store command: without `--json` the one-line summary
+/// (`lgcodec store NAME: …`) is the last line of standard error and never on standard
+/// output; with `--json` standard output is one JSON document and the summary stays on
+/// standard error.
+#[test]
+fn every_store_command_puts_data_on_stdout_and_its_summary_on_stderr() {
+    let dir = scratch("streams");
+    std::fs::copy(
+        crate::support::stores()
+            .join("sqlite-py-3.1.2")
+            .join("store.sqlite"),
+        dir.join("s.db"),
+    )
+    .expect("copy");
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let (s, b, r, c) = (path("s.db"), path("b.jsonl"), path("r.db"), path("c.db"));
+    let commands: Vec<(&str, Vec<&str>)> = vec![
+        ("stats", vec![&s]),
+        ("inspect", vec![&s]),
+        ("export", vec![&s, &b]),
+        ("verify", vec![&b]),
+        ("import", vec![&b, &r]),
+        ("copy", vec![&s, &c]),
+        ("prune", vec![&c, "--keep-latest", "1", "--dry-run"]),
+        ("upgrade", vec![&s]),
+        ("audit", vec![&s, "--allow-clear"]),
+        ("encrypt", vec![&s, "--dry-run"]),
+    ];
+    for json in [false, true] {
+        for (name, args) in &commands {
+            let mut argv = vec!["store", *name];
+            argv.extend(args.iter().copied());
+            if json {
+                argv.push("--json");
+            }
+            let out = Command::new(BIN)
+                .args(&argv)
+                .env("LANGGRAPH_AES_KEY", "stream-key-16byt")
+                .output()
+                .expect("run");
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert_eq!(out.status.code(), Some(0), "{argv:?}: {stderr}");
+            let prefix = format!("lgcodec store {name}");
+            assert!(
+                !stdout.contains(&prefix),
+                "{argv:?}: a summary on stdout: {stdout}"
+            );
+            assert!(
+                stderr
+                    .lines()
+                    .last()
+                    .is_some_and(|l| l.starts_with(&prefix)),
+                "{argv:?}: no summary line on stderr: {stderr}"
+            );
+            if json {
+                serde_json::from_str::<serde_json::Value>(&stdout)
+                    .unwrap_or_else(|e| panic!("{argv:?}: not one JSON document ({e}): {stdout}"));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,8 +113,16 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
             Ok(t) => t,
             Err(e) => return fatal(e),
         };
+        let summary = format!(
+            "lgcodec store inspect: {} thread(s) in {} ({})",
+            threads.len(),
+            args.store,
+            store.layout()
+        );
         if args.json {
-            return done(emit_json(&threads));
+            let code = done(emit_json(&threads));
+            eprintln!("{summary}");
+            return code;
         }
         say!(
             "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
@@ -138,26 +146,25 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                 t.bytes
             );
         }
-        eprintln!(
-            "lgcodec store inspect: {} thread(s) in {} ({})",
-            threads.len(),
-            args.store,
-            store.layout()
-        );
+        eprintln!("{summary}");
         return ExitCode::SUCCESS;
     };
     match (args.checkpoint, args.diff) {
         (None, _) => match store.history(&thread).await {
             Ok(h) if h.nodes.is_empty() => fatal(format!("no thread {thread:?} in the store")),
-            Ok(h) if args.json => done(emit_json(&h)),
             Ok(h) => {
-                say!("{}", h.render().trim_end());
+                let code = if args.json {
+                    done(emit_json(&h))
+                } else {
+                    say!("{}", h.render().trim_end());
+                    ExitCode::SUCCESS
+                };
                 eprintln!(
                     "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s)",
                     h.nodes.len(),
                     h.forks.len()
                 );
-                ExitCode::SUCCESS
+                code
             }
             Err(e) => fatal(e),
         },
@@ -171,6 +178,7 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                 match text {
                     Ok(t) => {
                         say!("{t}");
+                        eprintln!("lgcodec store inspect: checkpoint {id:?} of thread {thread:?}");
                         ExitCode::SUCCESS
                     }
                     Err(e) => fatal(e),
@@ -180,8 +188,20 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
             Err(e) => fatal(e),
         },
         (Some(from), Some(to)) => match store.diff(keys, &thread, &from, &to).await {
-            Ok(d) if args.json => done(emit_json(&d)),
             Ok(d) => {
+                let summary = format!(
+                    "lgcodec store inspect: {} -> {}: {} channel(s) changed, {} added, {} removed",
+                    d.from,
+                    d.to,
+                    d.changed.len(),
+                    d.added.len(),
+                    d.removed.len()
+                );
+                if args.json {
+                    let code = done(emit_json(&d));
+                    eprintln!("{summary}");
+                    return code;
+                }
                 say!("{} -> {}", d.from, d.to);
                 say!("changed: {}", d.changed.join(", "));
                 say!("added:   {}", d.added.join(", "));
@@ -192,6 +212,7 @@ pub async fn inspect(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                         say!("  + {item}");
                     }
                 }
+                eprintln!("{summary}");
                 ExitCode::SUCCESS
             }
             Err(e) => fatal(e),
