@@ -723,7 +723,7 @@ async fn copy_snapshot(
     let mut tgt = None;
     let mut writer = None;
     if !options.dry_run {
-        let (t, created, _) = open_target(target).await?;
+        let (t, created, _) = open_target(target, true).await?;
         report.created_tables = created;
         writer = Some(match Location::parse(target)? {
             Location::Sqlite(path) => Writer::Sqlite(Arc::new(

@@ -563,14 +563,24 @@ pub(crate) enum Target {
 }
 
 /// Opens `given` for writing; an empty target (a missing file, a database without
-/// the saver's tables) gets Python's tables from the saver's `setup()`. Returns the
-/// connection and whether tables were created.
+/// the saver's tables) gets Python's tables from the saver's `setup()` when
+/// `create_if_empty`, and is refused as not a store otherwise. Returns the connection
+/// and whether tables were created.
 ///
 /// # Errors
 /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in another layout than today's Python's.
-pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
+pub(crate) async fn open_target(
+    given: &str,
+    create_if_empty: bool,
+) -> Result<(Target, bool, String)> {
     let location = Location::parse(given)?;
     let shown = location.display();
+    // An operation on a store that must already be one (prune) writes nothing to a
+    // file or database without the saver's tables.
+    let not_a_store = |layout: &StoreLayout| StoreFault::NotAStore {
+        location: shown.clone(),
+        found: layout.to_string(),
+    };
     let not_current = |layout: &StoreLayout| {
         StoreFault::NotAStore {
         location: shown.clone(),
@@ -594,6 +604,7 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
             };
             match layout {
                 StoreLayout::SqlitePython => {}
+                StoreLayout::Empty if !create_if_empty => return Err(not_a_store(&layout).into()),
                 StoreLayout::Empty => {
                     // Python's tables, as Python's setup() makes them (WAL included).
                     SqliteSaver::create(&path).map_err(super::raw::saver_err(&shown))?;
@@ -629,6 +640,7 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
                 .await
                 .map_err(super::raw::saver_err(&shown))?;
             let created = match layout {
+                StoreLayout::Empty if !create_if_empty => return Err(not_a_store(&layout).into()),
                 StoreLayout::Empty => {
                     let saver = PostgresSaver::builder_from_url(&url)
                         .and_then(|b| b.build())
@@ -645,7 +657,7 @@ pub(crate) async fn open_target(given: &str) -> Result<(Target, bool, String)> {
                 // Python's migrations begun and not finished (a setup() killed midway,
                 // by Python or by an earlier release of this tool), no row written yet:
                 // finish them as setup() does.
-                ref l if partly_set_up(&client, &schema, l).await? => {
+                ref l if create_if_empty && partly_set_up(&client, &schema, l).await? => {
                     let saver = PostgresSaver::builder_from_url(&url)
                         .and_then(|b| b.build())
                         .map_err(super::raw::saver_err(&shown))?;
@@ -982,7 +994,7 @@ pub async fn import(
             (None, shown) => (None, false, shown),
         }
     } else {
-        let (t, created, shown) = open_target(target).await?;
+        let (t, created, shown) = open_target(target, true).await?;
         (Some(t), created, shown)
     };
     let batch_size = options.batch_size.unwrap_or(500);

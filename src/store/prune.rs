@@ -33,7 +33,6 @@ use serde_json::Value as Json;
 
 use super::error::StoreFault;
 use super::export::{open_target, Target};
-use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, require_sqlite_file, serializer, sq, Result};
@@ -523,10 +522,8 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     if let Location::Sqlite(path) = &location {
         require_sqlite_file(path)?;
     }
-    // Opening the store to prune writes nothing: a file or database without the saver's
-    // tables is refused here, before `open_target` would give it Python's tables.
-    drop(AnyStore::open(store).await?);
-    let (mut target, _, shown) = open_target(store).await?;
+    // A file or database without the saver's tables is refused, not given them.
+    let (mut target, _, shown) = open_target(store, false).await?;
     let serde = serializer(keys);
     let mut report = PruneReport {
         operation: "prune",
