@@ -41,7 +41,7 @@ use serde::Serialize;
 use tokio_postgres::types::ToSql;
 
 use super::error::StoreFault;
-use super::export::{open_target, Target};
+use super::export::{open_target, NewTarget, Target};
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
@@ -654,7 +654,8 @@ fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<String> {
 
 /// Copies the checkpoints of `source` (every thread, or [`CopyOptions::threads`]) into
 /// `target`: written by the target saver, resumable, verified (see
-/// `docs/store-maintenance.md`).
+/// `docs/store-maintenance.md`). On an error, a SQLite target file the copy created is
+/// removed; a store that existed keeps the batches committed before it.
 ///
 /// # Errors
 /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow)
@@ -668,11 +669,13 @@ pub async fn copy(
     options: &CopyOptions,
 ) -> Result<CopyReport> {
     let src = AnyStore::open(source).await?;
+    let new = NewTarget::note(target);
     // One read transaction over every read of the source: the copy is of one point in
     // time, whatever Python or a prune commits there meanwhile.
     src.raw.begin_snapshot().await?;
     let report = copy_snapshot(&src, target, keys, options).await;
     src.raw.end_snapshot().await;
+    new.discard_on_error(&report);
     report
 }
 

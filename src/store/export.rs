@@ -562,6 +562,38 @@ pub(crate) enum Target {
     Postgres(tokio_postgres::Client),
 }
 
+/// A SQLite target file that did not exist when an import or copy began: if the
+/// operation fails, the file it created is removed with its `-wal`, `-shm` and
+/// `-journal`, so a failed operation leaves no new file behind (an existing file keeps
+/// the batches committed before the failure, which a rerun finds there). A Postgres
+/// target is a database that existed before: the tables created in it stay.
+/// Interrupting the command (SIGINT/SIGTERM) is not a failure: the file stays, for the
+/// rerun to resume.
+pub(crate) struct NewTarget(Option<std::path::PathBuf>);
+
+impl NewTarget {
+    /// Notes whether `given` names a SQLite file that does not exist yet.
+    pub(crate) fn note(given: &str) -> Self {
+        match Location::parse(given) {
+            Ok(Location::Sqlite(path)) if !path.exists() => Self(Some(path)),
+            _ => Self(None),
+        }
+    }
+
+    /// Removes the file this operation created when `result` is an error. Called after
+    /// every connection to it was closed.
+    pub(crate) fn discard_on_error<T>(self, result: &Result<T>) {
+        let (Err(_), Some(path)) = (result, self.0) else {
+            return;
+        };
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut name = path.clone().into_os_string();
+            name.push(suffix);
+            let _ = std::fs::remove_file(name);
+        }
+    }
+}
+
 /// Opens `given` for writing; an empty target (a missing file, a database without
 /// the saver's tables) gets Python's tables from the saver's `setup()` when
 /// `create_if_empty`, and is refused as not a store otherwise. Returns the connection
@@ -957,13 +989,27 @@ impl Sink {
 /// Restores a backup file (read line by line from `input`) into the store `target`
 /// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
 /// from: only free keys are inserted, identical rows skipped, different rows
-/// reported and never overwritten (see `docs/store-maintenance.md`).
+/// reported and never overwritten (see `docs/store-maintenance.md`). On an error, a
+/// SQLite target file the import created is removed; a store that existed keeps the
+/// batches committed before it.
 ///
 /// # Errors
 /// [`ErrorKind::Backup`](crate::ErrorKind::Backup) for a malformed file (the line is named) or one of
 /// another backend; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; the
 /// database's errors.
 pub async fn import(
+    input: &mut dyn BufRead,
+    file: &str,
+    target: &str,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    let new = NewTarget::note(target);
+    let report = import_into(input, file, target, options).await;
+    new.discard_on_error(&report);
+    report
+}
+
+async fn import_into(
     input: &mut dyn BufRead,
     file: &str,
     target: &str,

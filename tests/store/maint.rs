@@ -516,7 +516,8 @@ async fn an_export_of_a_live_postgres_store_is_one_point_in_time() {
 /// Import of a backup that is not whole: cut in the middle of a row, it imports the
 /// rows before the cut and reports where it was cut (the CLI exits 1); two backups
 /// concatenated, an end line whose counts differ from the rows, and a row of a thread
-/// the header does not list are each refused, named by line.
+/// the header does not list are each refused, named by line: a target file the import
+/// created is removed, a store that existed keeps the rows before the bad line.
 #[tokio::test]
 async fn import_checks_the_backup_is_whole_and_one() {
     use langgraph_codec::store::{import, ImportOptions};
@@ -591,9 +592,28 @@ async fn import_checks_the_backup_is_whole_and_one() {
         .await
         .expect_err("stray thread");
     assert!(err.to_string().contains("does not name"), "{err}");
-    // The rows before the stray one went in: a rerun of the right file finds them.
+    // A refused import leaves no new file behind: stray.db did not exist before.
+    for name in [
+        "stray.db",
+        "stray.db-wal",
+        "stray.db-shm",
+        "stray.db-journal",
+    ] {
+        assert!(!dir.join(name).exists(), "{name} left behind");
+    }
+    // Into a store that existed, the rows before the stray one went in: a rerun of the
+    // right file finds them.
+    drop(SqliteSaver::create(dir.join("kept.db")).expect("an empty store"));
+    let err = run(one_lines.join("\n") + "\n", "kept.db")
+        .await
+        .expect_err("stray thread");
+    assert!(err.to_string().contains("does not name"), "{err}");
     let before_stray = one_lines.len() - 3; // the header, the stray row, the end line
-    assert_eq!(sqlite_rows(&dir.join("stray.db")).len(), before_stray);
+    assert_eq!(sqlite_rows(&dir.join("kept.db")).len(), before_stray);
+    // The other refusals above were into new files too: none is left.
+    for name in ["twice.db", "count.db"] {
+        assert!(!dir.join(name).exists(), "{name} left behind");
+    }
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -9,6 +9,20 @@ use crate::support::store_fixture::{sqlite_store, Shape};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 
+/// A copy of Python's SQLite store (12 checkpoints, `vectors/stores/sqlite-py-3.1.2`)
+/// at `dir/name`.
+fn python_store_in(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::copy(
+        crate::support::stores()
+            .join("sqlite-py-3.1.2")
+            .join("store.sqlite"),
+        &path,
+    )
+    .expect("copy the fixture");
+    path
+}
+
 fn lgcodec(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN)
         .args(args)
@@ -114,14 +128,7 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
 #[test]
 fn copy_and_prune_keep_to_their_rate() {
     let dir = scratch("rate");
-    let source = dir.join("source.sqlite");
-    std::fs::copy(
-        crate::support::stores()
-            .join("sqlite-py-3.1.2")
-            .join("store.sqlite"),
-        &source,
-    )
-    .expect("copy");
+    let source = python_store_in(&dir, "source.sqlite");
     let s = source.to_str().expect("utf-8");
     let target = dir.join("copy.db");
     let t = target.to_str().expect("utf-8");
@@ -253,17 +260,11 @@ fn a_copy_without_the_key_leaves_no_target_and_names_the_variable() {
 /// One output contract for every store command: without `--json` the one-line summary
 /// (`lgcodec store NAME: …`) is the last line of standard error and never on standard
 /// output; with `--json` standard output is one JSON document and the summary stays on
-/// standard error.
+/// standard error. Summary lines give sizes in B/KiB/MiB and whole rates.
 #[test]
 fn every_store_command_puts_data_on_stdout_and_its_summary_on_stderr() {
     let dir = scratch("streams");
-    std::fs::copy(
-        crate::support::stores()
-            .join("sqlite-py-3.1.2")
-            .join("store.sqlite"),
-        dir.join("s.db"),
-    )
-    .expect("copy");
+    python_store_in(&dir, "s.db");
     let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
     let (s, b, r, c) = (path("s.db"), path("b.jsonl"), path("r.db"), path("c.db"));
     let commands: Vec<(&str, Vec<&str>)> = vec![
@@ -311,7 +312,60 @@ fn every_store_command_puts_data_on_stdout_and_its_summary_on_stderr() {
                 serde_json::from_str::<serde_json::Value>(&stdout)
                     .unwrap_or_else(|e| panic!("{argv:?}: not one JSON document ({e}): {stdout}"));
             }
+            // Sizes for people (B, KiB, MiB…), never a raw byte count; rates whole.
+            let summary = stderr.lines().last().unwrap_or_default();
+            let words: Vec<&str> = summary.split_whitespace().collect();
+            for pair in words.windows(2) {
+                let number = pair[0].trim_start_matches('(');
+                assert!(
+                    !(number.parse::<u64>().is_ok_and(|n| n >= 1024)
+                        && pair[1].trim_end_matches([',', ')', ';']) == "B"),
+                    "{argv:?}: a size of 1024 bytes or more not in KiB: {summary}"
+                );
+                assert!(
+                    !pair[1].starts_with("bytes") && !pair[1].starts_with("MB/s"),
+                    "{argv:?}: a raw byte count or rate: {summary}"
+                );
+                assert!(
+                    !(pair[0].contains('.') && pair[1].starts_with("rows/s")),
+                    "{argv:?}: a fractional rate: {summary}"
+                );
+            }
         }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy that fails after it created its target (a checkpoint past the first one
+/// cannot be decoded) removes the new file; into a store that existed it keeps what it
+/// committed, for a rerun.
+#[test]
+fn a_copy_that_fails_midway_leaves_no_new_file() {
+    let dir = scratch("copy-fails-midway");
+    let source = python_store_in(&dir, "source.sqlite");
+    // The last checkpoint in key order gets bytes no msgpack decoder reads (0xc1 is
+    // never used), so the copy's first-row probe passes and the failure comes later.
+    let conn = rusqlite::Connection::open(&source).expect("open");
+    let changed = conn
+        .execute(
+            "UPDATE checkpoints SET type = 'msgpack', checkpoint = x'c1c1c1' WHERE rowid = \
+             (SELECT rowid FROM checkpoints ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC LIMIT 1)",
+            [],
+        )
+        .expect("break one row");
+    assert_eq!(changed, 1);
+    drop(conn);
+    let target = dir.join("new.db");
+    let (code, _, stderr) = lgcodec(&[
+        "store",
+        "copy",
+        source.to_str().expect("utf-8"),
+        target.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let name = format!("{}{suffix}", target.display());
+        assert!(!Path::new(&name).exists(), "the failed copy left {name}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
+#[path = "human.rs"]
+mod human;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 #[path = "store_maint.rs"]
 mod maint;
@@ -246,11 +248,11 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
         "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {rate}, {eta} left",
     )
     .map(|s| {
-        // Whole rows a second (indicatif's `per_sec` prints three decimals).
+        // Whole rows a second with commas (indicatif's `per_sec` prints three decimals).
         s.progress_chars("=> ").with_key(
             "rate",
             |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0} rows/s", state.per_sec());
+                let _ = write!(w, "{}", human::rate(state.per_sec(), "rows"));
             },
         )
     })
@@ -437,14 +439,15 @@ async fn sweep(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> Ex
 fn counts_line(c: &ClassCounts) -> String {
     let previous = c.previous_total();
     format!(
-        "{} value(s): {} under the primary key, {} in clear ({} legacy json), {} under previous keys, {} unreadable, {} empty markers",
-        c.total.rows,
-        c.primary.rows,
-        c.clear_total().rows,
-        c.legacy_json.rows,
-        previous.rows,
-        c.unreadable.rows,
-        c.empty.rows
+        "{} value(s) ({}): {} under the primary key, {} in clear ({} legacy json), {} under previous keys, {} unreadable, {} empty markers",
+        human::count(c.total.rows),
+        human::bytes(c.total.bytes),
+        human::count(c.primary.rows),
+        human::count(c.clear_total().rows),
+        human::count(c.legacy_json.rows),
+        human::count(previous.rows),
+        human::count(c.unreadable.rows),
+        human::count(c.empty.rows)
     )
 }
 
@@ -454,26 +457,13 @@ pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
     writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))
 }
 
-/// `n` with a comma every three digits: 1234567 → "1,234,567".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The verdict as the summary line says it: a clean verdict says, on the same line,
 /// how many inline values are in clear beside the encrypted ones (Postgres).
 fn verdict_text(report: &AuditReport) -> String {
     match report.verdict {
         Verdict::Clean if report.inline_values_in_clear > 0 => format!(
             "clean (encrypted values), {} inline value(s) in clear on Postgres: see --deny-inline",
-            thousands(report.inline_values_in_clear)
+            human::count(report.inline_values_in_clear)
         ),
         Verdict::Clean => "clean".to_owned(),
         Verdict::Findings => "FINDINGS".to_owned(),
@@ -507,16 +497,17 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
             out.push_str(&format!("{}: {}\n", t.column, counts_line(&t.counts)));
             for (label, tally) in &t.counts.previous {
                 out.push_str(&format!(
-                    "  under {label}: {} ({} bytes)\n",
-                    tally.rows, tally.bytes
+                    "  under {label}: {} ({})\n",
+                    human::count(tally.rows),
+                    human::bytes(tally.bytes)
                 ));
             }
         }
         if let Some(i) = &report.inline {
             out.push_str(&format!(
-                "checkpoints.checkpoint inline JSONB values: {} in clear ({} bytes), {} null, {} superseded by blobs, over {} checkpoints{}\n",
+                "checkpoints.checkpoint inline JSONB values: {} in clear ({}), {} null, {} superseded by blobs, over {} checkpoints{}\n",
                 i.values.rows,
-                i.values.bytes,
+                human::bytes(i.values.bytes),
                 i.nulls,
                 i.markers,
                 i.checkpoints,
@@ -535,7 +526,10 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
         ));
         let f = &report.free_space;
         let counted = match (f.free_pages, f.dead_rows) {
-            (Some(p), _) => format!("{p} free page(s), {} bytes", f.free_bytes.unwrap_or(0)),
+            (Some(p), _) => format!(
+                "{p} free page(s), {}",
+                human::bytes(f.free_bytes.unwrap_or(0))
+            ),
             (_, Some(d)) => format!("{d} dead row version(s)"),
             _ => "not known".to_owned(),
         };
@@ -569,18 +563,19 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         "rewrote"
     };
     let summary = format!(
-        "lgcodec store {}: {} value(s) read, {verb} {} under the primary key ({} bytes as written), {} failed, {} changed by live writers ({} still pending), {} batch(es), {:.1} s ({:.0} rows/s, {:.1} MB/s){}",
+        "lgcodec store {}: {} value(s) read ({} as stored), {verb} {} under the primary key ({} as written), {} failed, {} changed by live writers ({} still pending), {} batch(es), {:.1} s ({}, {}){}",
         report.operation,
-        report.seen.total.rows,
-        report.rewritten.rows,
-        report.rewritten.bytes,
-        report.failed,
-        report.changed_by_writer,
-        report.changed_still_pending,
-        report.batches,
+        human::count(report.seen.total.rows),
+        human::bytes(report.seen.total.bytes),
+        human::count(report.rewritten.rows),
+        human::bytes(report.rewritten.bytes),
+        human::count(report.failed),
+        human::count(report.changed_by_writer),
+        human::count(report.changed_still_pending),
+        human::count(report.batches),
         report.elapsed_s,
-        report.rows_per_s,
-        report.mb_per_s,
+        human::rate(report.rows_per_s, "rows"),
+        human::byte_rate(report.mb_per_s * 1e6),
         if report.complete { "" } else { "; run again after fixing what failed" },
     );
     if json {
@@ -622,23 +617,5 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_puts_a_comma_every_three_digits() {
-        for (n, text) in [
-            (0, "0"),
-            (999, "999"),
-            (1_000, "1,000"),
-            (1_234, "1,234"),
-            (12_345, "12,345"),
-            (123_456, "123,456"),
-            (1_234_567, "1,234,567"),
-        ] {
-            assert_eq!(super::thousands(n), text);
-        }
     }
 }

@@ -17,7 +17,7 @@ use langgraph_codec::store::{
 };
 use langgraph_codec::ErrorKind;
 
-use super::{bar, emit_json, fatal, on_progress};
+use super::{bar, emit_json, fatal, human, on_progress};
 
 pub const MAINT_EXAMPLES: &str = "\
 Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
@@ -233,17 +233,17 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     let f = &stats.files;
     let summary = format!(
         "lgcodec store stats: {} thread(s), {} checkpoint(s), {} in rows; {} on disk{}",
-        stats.threads,
-        stats.total.checkpoints.rows,
-        human_bytes(stats.total.total_bytes),
-        human_bytes(f.database_bytes),
+        human::count(stats.threads),
+        human::count(stats.total.checkpoints.rows),
+        human::bytes(stats.total.total_bytes),
+        human::bytes(f.database_bytes),
         match (f.wal_bytes, f.free_bytes, f.tables_bytes) {
             (Some(w), Some(free), _) => format!(
                 " (+ {} WAL, {} free pages)",
-                human_bytes(w),
-                human_bytes(free)
+                human::bytes(w),
+                human::bytes(free)
             ),
-            (_, _, Some(t)) => format!(" (the database; the saver's tables {})", human_bytes(t)),
+            (_, _, Some(t)) => format!(" (the database; the saver's tables {})", human::bytes(t)),
             _ => String::new(),
         }
     );
@@ -273,15 +273,15 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         stats.layout
     );
     say!(
-        "{} thread(s), {} bytes: checkpoints {} rows / {} bytes, blobs {} / {}, writes {} / {}",
-        stats.threads,
-        stats.total.total_bytes,
-        stats.total.checkpoints.rows,
-        stats.total.checkpoints.bytes,
-        stats.total.blobs.rows,
-        stats.total.blobs.bytes,
-        stats.total.writes.rows,
-        stats.total.writes.bytes
+        "{} thread(s), {}: checkpoints {} rows / {}, blobs {} / {}, writes {} / {}",
+        human::count(stats.threads),
+        human::bytes(stats.total.total_bytes),
+        human::count(stats.total.checkpoints.rows),
+        human::bytes(stats.total.checkpoints.bytes),
+        human::count(stats.total.blobs.rows),
+        human::bytes(stats.total.blobs.bytes),
+        human::count(stats.total.writes.rows),
+        human::bytes(stats.total.writes.bytes)
     );
     say!(
         "per thread (bytes: checkpoints + blobs + writes){}:",
@@ -324,24 +324,6 @@ pub async fn stats(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     }
     eprintln!("{summary}");
     ExitCode::SUCCESS
-}
-
-/// A byte count for people: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.2 GiB`.
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = UNITS[0];
-    for u in &UNITS[1..] {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = u;
-    }
-    format!("{value:.1} {unit}")
 }
 
 fn done(result: Result<(), String>) -> ExitCode {
@@ -427,9 +409,9 @@ pub async fn verify(args: VerifyArgs) -> ExitCode {
                 r.file,
                 r.backend,
                 r.layout,
-                r.checkpoints,
-                r.blobs,
-                r.writes,
+                human::count(r.checkpoints),
+                human::count(r.blobs),
+                human::count(r.writes),
                 match &r.threads {
                     Some(t) => format!(", threads {}", t.join(", ")),
                     None => String::new(),
@@ -495,8 +477,15 @@ pub async fn export(args: ExportArgs) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({} bytes, {:.1} s)",
-                r.checkpoints, r.blobs, r.writes, r.store, r.layout, args.file, r.bytes, r.elapsed_s
+                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({}, {:.1} s)",
+                human::count(r.checkpoints),
+                human::count(r.blobs),
+                human::count(r.writes),
+                r.store,
+                r.layout,
+                args.file,
+                human::bytes(r.bytes),
+                r.elapsed_s
             );
             if let Err(code) = json_line(args.json && args.file != "-", &r) {
                 return code;
@@ -564,10 +553,10 @@ pub async fn import(args: ImportArgs) -> ExitCode {
             eprintln!(
                 "lgcodec store import{}: {} row(s) {}, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
                 if r.dry_run { " (dry run)" } else { "" },
-                r.inserted,
+                human::count(r.inserted),
                 if r.dry_run { "would be inserted" } else { "inserted" },
-                r.identical,
-                r.conflicts,
+                human::count(r.identical),
+                human::count(r.conflicts),
                 if r.created_tables { "; Python's tables created" } else { "" },
                 cut_note(
                     r.cut_short.as_deref(),
@@ -724,15 +713,15 @@ pub async fn copy(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
             }
             eprintln!(
                 "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){} ({:.1} s)",
-                r.checkpoints,
+                human::count(r.checkpoints),
                 r.source,
                 r.source_layout,
                 if r.dry_run { "would copy" } else { "copied" },
-                r.copied,
-                r.already_there,
+                human::count(r.copied),
+                human::count(r.already_there),
                 r.target,
-                r.writes_inserted,
-                r.verified,
+                human::count(r.writes_inserted),
+                human::count(r.verified),
                 r.mismatches.len(),
                 if r.created_tables { "; Python's tables created" } else { "" },
                 r.elapsed_s
@@ -826,18 +815,22 @@ pub async fn prune(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
                 return code;
             }
             eprintln!(
-                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {} bytes; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
-                r.threads,
+                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
+                human::count(r.threads),
                 if r.dry_run { "would delete" } else { "deleted" },
-                r.checkpoints_deleted,
-                r.threads_deleted,
-                r.writes_deleted,
-                r.blobs_deleted,
-                r.bytes_freed,
-                r.checkpoints_kept,
-                r.kept_for_delta,
+                human::count(r.checkpoints_deleted),
+                human::count(r.threads_deleted),
+                human::count(r.writes_deleted),
+                human::count(r.blobs_deleted),
+                human::bytes(r.bytes_freed),
+                human::count(r.checkpoints_kept),
+                human::count(r.kept_for_delta),
                 r.file_bytes
-                    .map(|(a, b)| format!("; file {a} -> {b} bytes after VACUUM"))
+                    .map(|(a, b)| format!(
+                        "; file {} -> {} after VACUUM",
+                        human::bytes(a),
+                        human::bytes(b)
+                    ))
                     .unwrap_or_default(),
                 r.elapsed_s
             );
