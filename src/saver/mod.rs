@@ -64,6 +64,8 @@ mod pages;
 pub mod postgres;
 #[cfg(feature = "sqlite")]
 mod pyjson;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) mod retention;
 mod rows;
 #[cfg(feature = "sqlite")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]

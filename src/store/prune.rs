@@ -16,11 +16,16 @@
 //! ancestors it needs to rebuild its delta channels (up to the nearest one storing
 //! each channel) are kept, with the savers' own walk (`saver::delta`'s
 //! `needed_ancestors`). A checkpoint whose row cannot be read (no key) keeps its whole
-//! chain. Pending writes of dropped checkpoints go with them; on Postgres, blobs no
-//! kept checkpoint of the namespace references go too.
+//! chain. A checkpoint before v4 keeps the parent it reads its pending sends from.
+//! Pending writes of dropped checkpoints go with them; on Postgres, the blobs they
+//! reference that no remaining checkpoint of the namespace references go too; a kept
+//! checkpoint whose parent goes is left with no parent (as Python's prune does).
 //!
-//! One transaction per thread: killed at any point, a prune leaves each thread
-//! either as it was or pruned; run it again to finish. A dry run reports what would
+//! Threads are read a page at a time (at most 200 threads, about 1,000 checkpoints)
+//! and each page's plan ([`Removal`]) is deleted in one transaction by the savers' own
+//! retention code (`saver::sqlite::retention`, `saver::postgres::retention`): killed at
+//! any point, a prune leaves each page either as it was or pruned; run it again to
+//! finish. A dry run reports what would
 //! go and how many bytes. SQLite can `VACUUM` afterwards
 //! ([`PruneOptions::vacuum`]) to give the space back to the file system.
 
@@ -38,6 +43,7 @@ use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, require_sqlite_file, serializer, sq, Result};
 use super::Location;
 use crate::saver::delta::{needed_ancestors, ChainNode};
+use crate::saver::retention::{Removal, Removed};
 use crate::saver::{Checkpoint, CheckpointMetadata};
 use crate::serializer::Serializer;
 
@@ -251,7 +257,19 @@ struct Cp {
     id: String,
     node: ChainNode,
     metadata: Option<CheckpointMetadata>,
+    /// A checkpoint before v4 with a parent reads its pending sends from the parent's
+    /// `__pregel_tasks` writes (Python's `_migrate_pending_sends`).
+    reads_parent_sends: bool,
+    /// Has `__pregel_tasks` writes.
+    has_sends: bool,
 }
+
+/// Checkpoints loaded per page of threads (a thread with more is loaded alone): what
+/// a prune holds in memory at once, and what one transaction deletes at most, so a
+/// live writer waits for one page's deletes, never for the whole prune.
+const PAGE_CHECKPOINTS: i64 = 1_000;
+/// Threads per page at most.
+const PAGE_THREADS: i64 = 200;
 
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
     let v = crate::json::parse(bytes?, 1_000).ok()?;
@@ -272,112 +290,157 @@ fn node(
     }
 }
 
-async fn thread_ids(target: &Target, only: &[String]) -> Result<Vec<String>> {
-    if !only.is_empty() {
-        return Ok(only.to_vec());
-    }
-    let sql = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id";
-    match target {
-        Target::Sqlite(conn) => {
-            let mut stmt = conn.prepare(sql).map_err(sq("prune"))?;
-            let rows = stmt
-                .query_map([], |r| r.get(0))
-                .map_err(sq("prune"))?
-                .collect::<std::result::Result<Vec<String>, _>>()
-                .map_err(sq("prune"))?;
-            Ok(rows)
+/// The next page of threads after `after`, by id: up to [`PAGE_THREADS`] threads
+/// holding about [`PAGE_CHECKPOINTS`] checkpoints (at least one thread). `only`: those
+/// threads (sorted), else every thread of the store.
+async fn thread_page(target: &Target, only: &[String], after: Option<&str>) -> Result<Vec<String>> {
+    let counted: Vec<(String, i64)> = if only.is_empty() {
+        let sql = "SELECT thread_id, count(*) FROM checkpoints WHERE thread_id > $1 \
+                   GROUP BY thread_id ORDER BY thread_id LIMIT $2";
+        let after = after.unwrap_or("");
+        match target {
+            Target::Sqlite(conn) => {
+                let mut stmt = conn
+                    .prepare_cached(&sql.replace('$', "?"))
+                    .map_err(sq("prune"))?;
+                let rows = stmt
+                    .query_map(rusqlite::params![after, PAGE_THREADS], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .map_err(sq("prune"))?
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(sq("prune"))?;
+                rows
+            }
+            Target::Postgres(client) => client
+                .query(sql, &[&after, &PAGE_THREADS])
+                .await
+                .map_err(pg("prune"))?
+                .iter()
+                .map(|r| {
+                    Ok((
+                        r.try_get(0).map_err(pg("prune"))?,
+                        r.try_get(1).map_err(pg("prune"))?,
+                    ))
+                })
+                .collect::<Result<_>>()?,
         }
-        Target::Postgres(client) => client
-            .query(sql, &[])
-            .await
-            .map_err(pg("prune"))?
-            .iter()
-            .map(|r| r.try_get(0).map_err(pg("prune")))
-            .collect(),
+    } else {
+        // The threads asked for: counted as one checkpoint each (a page of them).
+        only.iter()
+            .filter(|t| after.is_none_or(|a| t.as_str() > a))
+            .take(PAGE_THREADS as usize)
+            .map(|t| (t.clone(), 1))
+            .collect()
+    };
+    let mut page = Vec::new();
+    let mut held = 0i64;
+    for (thread, n) in counted {
+        if !page.is_empty() && held + n > PAGE_CHECKPOINTS {
+            break;
+        }
+        held += n;
+        page.push(thread);
     }
+    Ok(page)
 }
 
-async fn load_thread(
+/// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order.
+async fn load_threads(
     target: &Target,
     serde: &Arc<dyn Serializer>,
-    thread: &str,
-) -> Result<Vec<Cp>> {
+    threads: &[String],
+) -> Result<BTreeMap<String, Vec<Cp>>> {
+    let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
     match target {
         Target::Sqlite(conn) => {
             let mut stmt = conn
-                .prepare(
-                    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-                     FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
+                .prepare_cached(
+                    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+                     checkpoint, metadata, EXISTS (SELECT 1 FROM writes w WHERE \
+                     w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND \
+                     w.checkpoint_id = c.checkpoint_id AND w.channel = '__pregel_tasks') \
+                     FROM checkpoints c WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
                 )
                 .map_err(sq("prune"))?;
-            let rows = stmt
-                .query_map([thread], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<String>>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        cell_bytes(r, 4)?,
-                        cell_bytes(r, 5)?,
-                    ))
-                })
-                .map_err(sq("prune"))?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (ns, id, parent, ty, data, meta) = row.map_err(sq("prune"))?;
-                let stored = serde
-                    .loads_typed(
-                        ty.as_deref().unwrap_or_default(),
-                        data.as_deref().unwrap_or_default(),
-                    )
-                    .ok()
-                    .and_then(|v| Checkpoint::from_owned_value(v).ok())
-                    .map(|c| c.channel_values.into_keys().collect());
-                let metadata = metadata_of(meta.as_deref());
-                out.push(Cp {
-                    node: node(parent, stored, &metadata),
-                    ns,
-                    id,
-                    metadata,
-                });
+            for thread in threads {
+                let rows = stmt
+                    .query_map([thread], |r| {
+                        Ok((
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<String>>(4)?,
+                            cell_bytes(r, 5)?,
+                            cell_bytes(r, 6)?,
+                            r.get::<_, bool>(7)?,
+                        ))
+                    })
+                    .map_err(sq("prune"))?;
+                let list = out.entry(thread.clone()).or_default();
+                for row in rows {
+                    let (ns, id, parent, ty, data, meta, has_sends) = row.map_err(sq("prune"))?;
+                    let checkpoint = serde
+                        .loads_typed(
+                            ty.as_deref().unwrap_or_default(),
+                            data.as_deref().unwrap_or_default(),
+                        )
+                        .ok()
+                        .and_then(|v| Checkpoint::from_owned_value(v).ok());
+                    let old = checkpoint.as_ref().is_some_and(|c| c.v < 4);
+                    let stored = checkpoint.map(|c| c.channel_values.into_keys().collect());
+                    let metadata = metadata_of(meta.as_deref());
+                    list.push(Cp {
+                        reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
+                        has_sends,
+                        node: node(parent, stored, &metadata),
+                        ns,
+                        id,
+                        metadata,
+                    });
+                }
             }
-            Ok(out)
         }
         Target::Postgres(client) => {
             let rows = client
                 .query(
-                    "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+                    "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
                      ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
                         THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
                         SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
                         THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
                         SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
                         AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
-                        AND b.version = v.value AND b.type <> 'empty')) \
-                     FROM checkpoints c WHERE c.thread_id = $1 ORDER BY 1, 2",
-                    &[&thread],
+                        AND b.version = v.value AND b.type <> 'empty')), \
+                     CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
+                        THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END, \
+                     EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id \
+                        AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
+                        AND w.channel = '__pregel_tasks') \
+                     FROM checkpoints c WHERE c.thread_id = ANY($1) ORDER BY 1, 2, 3",
+                    &[&threads],
                 )
                 .await
                 .map_err(pg("prune"))?;
-            let mut out = Vec::with_capacity(rows.len());
             for r in &rows {
-                let meta: Option<String> = r.try_get(3).map_err(pg("prune"))?;
+                let thread: String = r.try_get(0).map_err(pg("prune"))?;
+                let meta: Option<String> = r.try_get(4).map_err(pg("prune"))?;
                 let metadata = metadata_of(meta.as_deref().map(str::as_bytes));
-                let stored: Vec<String> = r.try_get(4).map_err(pg("prune"))?;
-                out.push(Cp {
-                    ns: r.try_get(0).map_err(pg("prune"))?,
-                    id: r.try_get(1).map_err(pg("prune"))?,
-                    node: node(
-                        r.try_get(2).map_err(pg("prune"))?,
-                        Some(stored.into_iter().collect()),
-                        &metadata,
-                    ),
+                let stored: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
+                let parent: Option<String> = r.try_get(3).map_err(pg("prune"))?;
+                let old: bool = r.try_get(6).map_err(pg("prune"))?;
+                out.entry(thread).or_default().push(Cp {
+                    ns: r.try_get(1).map_err(pg("prune"))?,
+                    id: r.try_get(2).map_err(pg("prune"))?,
+                    reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
+                    has_sends: r.try_get(7).map_err(pg("prune"))?,
+                    node: node(parent, Some(stored.into_iter().collect()), &metadata),
                     metadata,
                 });
             }
-            Ok(out)
         }
     }
+    Ok(out)
 }
 
 fn matches_metadata(md: Option<&CheckpointMetadata>, wanted: &[(String, Json)]) -> bool {
@@ -391,114 +454,136 @@ fn matches_metadata(md: Option<&CheckpointMetadata>, wanted: &[(String, Json)]) 
     wanted.iter().all(|(k, v)| json.get(k) == Some(v))
 }
 
-/// `(rows, bytes)` of what deleting these checkpoints of a namespace removes, and
-/// removes it unless `dry_run`; in one transaction per call.
-async fn remove(
-    target: &mut Target,
+/// How many threads the store holds (the progress bar's length).
+async fn thread_count(target: &Target) -> Result<u64> {
+    let sql = "SELECT count(DISTINCT thread_id) FROM checkpoints";
+    let n: i64 = match target {
+        Target::Sqlite(conn) => conn.query_row(sql, [], |r| r.get(0)).map_err(sq("prune"))?,
+        Target::Postgres(client) => client
+            .query_one(sql, &[])
+            .await
+            .map_err(pg("prune"))?
+            .try_get(0)
+            .map_err(pg("prune"))?,
+    };
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Decides one thread by `options`' rules and adds what goes to `removal`.
+fn plan_thread(
     thread: &str,
-    ns: &str,
-    doomed: &[String],
-    whole_thread: bool,
-    dry_run: bool,
+    cps: &[Cp],
+    options: &PruneOptions,
+    removal: &mut Removal,
     report: &mut PruneReport,
-) -> Result<()> {
+) {
+    // The latest checkpoint of the root namespace (or of any).
+    let Some(latest) = cps
+        .iter()
+        .filter(|c| c.ns.is_empty())
+        .max_by(|a, b| a.id.cmp(&b.id))
+        .or_else(|| cps.iter().max_by(|a, b| a.id.cmp(&b.id)))
+    else {
+        return;
+    };
+    if !matches_metadata(latest.metadata.as_ref(), &options.metadata) {
+        return;
+    }
+    report.threads += 1;
+    let newest = cps.iter().filter_map(|c| id_time(&c.id)).max();
+    let idle = options
+        .idle_since
+        .is_some_and(|d| newest.is_some_and(|t| t < d));
+    let mut by_ns: BTreeMap<&str, Vec<&Cp>> = BTreeMap::new();
+    for c in cps {
+        by_ns.entry(c.ns.as_str()).or_default().push(c);
+    }
+    if idle {
+        report.threads_deleted += 1;
+        if let Some(newest_id) = cps.iter().map(|c| c.id.as_str()).max() {
+            removal
+                .whole_threads
+                .push((thread.to_owned(), newest_id.to_owned()));
+        }
+    } else {
+        report.unreadable += cps.iter().filter(|c| c.node.stored.is_none()).count() as u64;
+    }
+    for (ns, list) in by_ns {
+        let all: BTreeSet<String> = list.iter().map(|c| c.id.clone()).collect();
+        let keep = if idle {
+            BTreeSet::new()
+        } else {
+            let mut keep: BTreeSet<String> = all.clone();
+            if let Some(k) = options.keep_latest {
+                keep = all.iter().rev().take(k).cloned().collect();
+            }
+            if let Some(d) = options.before {
+                keep.retain(|id| id_time(id).is_none_or(|t| t >= d));
+                if let Some(last) = all.iter().next_back() {
+                    keep.insert(last.clone());
+                }
+            }
+            let by_id: std::collections::HashMap<&str, &Cp> =
+                list.iter().map(|c| (c.id.as_str(), *c)).collect();
+            let mut needed = needed_ancestors(&keep, |id| by_id.get(id).map(|c| c.node.clone()));
+            // A checkpoint before v4 reads its pending sends from its parent's writes.
+            for id in &keep {
+                let Some(c) = by_id.get(id.as_str()).filter(|c| c.reads_parent_sends) else {
+                    continue;
+                };
+                if let Some(p) = c.node.parent.as_deref() {
+                    if by_id.get(p).is_some_and(|p| p.has_sends) {
+                        needed.insert(p.to_owned());
+                    }
+                }
+            }
+            let extra = needed.iter().filter(|id| !keep.contains(*id)).count() as u64;
+            report.kept_for_delta += extra;
+            keep.extend(needed);
+            report.checkpoints_kept += keep.len() as u64;
+            keep
+        };
+        let ids = list
+            .iter()
+            .map(|c| (c.id.as_str(), c.node.parent.as_deref()));
+        report.checkpoints_deleted += removal.add_namespace(thread, ns, ids, &keep);
+    }
+}
+
+/// Removes (or counts, in a dry run) a page's plan in one transaction.
+async fn remove(target: &mut Target, removal: &Removal, dry_run: bool) -> Result<Removed> {
     match target {
         Target::Sqlite(conn) => {
+            // A dry run reads in a deferred transaction: it takes no write lock.
+            let behavior = if dry_run {
+                rusqlite::TransactionBehavior::Deferred
+            } else {
+                rusqlite::TransactionBehavior::Immediate
+            };
             let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .transaction_with_behavior(behavior)
                 .map_err(sq("prune"))?;
-            for id in doomed {
-                let (cb, wn, wb): (i64, i64, i64) = tx
-                    .query_row(
-                        "SELECT (SELECT coalesce(sum(length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB))), 0) \
-                         FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3), \
-                         (SELECT count(*) FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3), \
-                         (SELECT coalesce(sum(length(CAST(value AS BLOB))), 0) FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
-                        [thread, ns, id.as_str()],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                    )
-                    .map_err(sq("prune"))?;
-                report.writes_deleted += u64::try_from(wn).unwrap_or(0);
-                report.bytes_freed += u64::try_from(cb + wb).unwrap_or(0);
-                if !dry_run {
-                    tx.execute(
-                        "DELETE FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-                        [thread, ns, id.as_str()],
-                    )
-                    .map_err(sq("prune"))?;
-                    tx.execute(
-                        "DELETE FROM writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-                        [thread, ns, id.as_str()],
-                    )
-                    .map_err(sq("prune"))?;
-                }
-            }
-            if whole_thread && !dry_run {
-                // Writes stored against checkpoints that are not stored go too.
-                tx.execute("DELETE FROM writes WHERE thread_id = ?1", [thread])
-                    .map_err(sq("prune"))?;
-            }
+            let removed = crate::saver::sqlite::retention::remove(&tx, removal, dry_run)
+                .map_err(sq("prune"))?;
             tx.commit().map_err(sq("prune"))?;
+            Ok(removed)
         }
         Target::Postgres(client) => {
+            use crate::saver::postgres::retention::{self as pg_retention, StatementMode, Tables};
             let tx = client.transaction().await.map_err(pg("prune"))?;
-            let doomed: Vec<String> = doomed.to_vec();
-            let sizes = tx
-                .query_one(
-                    "SELECT (SELECT coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0)::int8 \
-                       FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
-                     (SELECT count(*)::int8 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
-                     (SELECT coalesce(sum(octet_length(blob)), 0)::int8 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)), \
-                     (SELECT count(*)::int8 FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
-                        SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
-                        AND c.checkpoint_id <> ALL($3) AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)), \
-                     (SELECT coalesce(sum(octet_length(b.blob)), 0)::int8 FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
-                        SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
-                        AND c.checkpoint_id <> ALL($3) AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version))",
-                    &[&thread, &ns, &doomed],
-                )
-                .await
-                .map_err(pg("prune"))?;
-            let get = |i: usize| -> Result<u64> {
-                Ok(u64::try_from(sizes.try_get::<_, i64>(i).map_err(pg("prune"))?).unwrap_or(0))
-            };
-            report.writes_deleted += get(1)?;
-            report.blobs_deleted += get(3)?;
-            report.bytes_freed += get(0)? + get(2)? + get(4)?;
-            if !dry_run {
-                tx.execute(
-                    "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)",
-                    &[&thread, &ns, &doomed],
-                )
-                .await
-                .map_err(pg("prune"))?;
-                tx.execute(
-                    "DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)",
-                    &[&thread, &ns, &doomed],
-                )
-                .await
-                .map_err(pg("prune"))?;
-                tx.execute(
-                    "DELETE FROM checkpoint_blobs b WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND NOT EXISTS ( \
-                     SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
-                     AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
-                    &[&thread, &ns],
-                )
-                .await
-                .map_err(pg("prune"))?;
-                if whole_thread {
-                    tx.execute(
-                        "DELETE FROM checkpoint_writes WHERE thread_id = $1",
-                        &[&thread],
-                    )
-                    .await
-                    .map_err(pg("prune"))?;
-                }
-            }
+            let removed = pg_retention::remove(
+                &tx,
+                StatementMode::Unnamed,
+                &Tables::new(None),
+                removal,
+                dry_run,
+                "prune",
+            )
+            .await?;
             tx.commit().await.map_err(pg("prune"))?;
+            Ok(removed)
         }
     }
-    Ok(())
 }
 
 /// Prunes `store` (`sqlite:PATH`, a file path, or a `postgres://` URL in today's
@@ -535,86 +620,44 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         Location::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         Location::Postgres(_) => None,
     };
-    let threads = thread_ids(&target, &options.threads).await?;
-    let total = threads.len() as u64;
+    let mut only = options.threads.clone();
+    only.sort();
+    only.dedup();
+    let total = if only.is_empty() {
+        thread_count(&target).await?
+    } else {
+        only.len() as u64
+    };
     let mut throttle = Throttle::new(options.max_rows_per_sec);
-    for (n, thread) in threads.iter().enumerate() {
-        let cps = load_thread(&target, &serde, thread).await?;
-        throttle.account(cps.len() as u64).await;
-        if cps.is_empty() {
-            continue;
+    let mut done = 0u64;
+    let mut after: Option<String> = None;
+    loop {
+        let page = thread_page(&target, &only, after.as_deref()).await?;
+        let Some(last) = page.last().cloned() else {
+            break;
+        };
+        after = Some(last);
+        let loaded = load_threads(&target, &serde, &page).await?;
+        throttle
+            .account(loaded.values().map(|c| c.len() as u64).sum())
+            .await;
+        let mut removal = Removal::default();
+        for (thread, cps) in &loaded {
+            plan_thread(thread, cps, options, &mut removal, &mut report);
         }
-        // The latest checkpoint of the root namespace (or of any).
-        let latest = cps
-            .iter()
-            .filter(|c| c.ns.is_empty())
-            .max_by(|a, b| a.id.cmp(&b.id))
-            .or_else(|| cps.iter().max_by(|a, b| a.id.cmp(&b.id)));
-        if !matches_metadata(latest.and_then(|c| c.metadata.as_ref()), &options.metadata) {
-            continue;
+        if !removal.is_empty() {
+            let removed = remove(&mut target, &removal, options.dry_run).await?;
+            report.writes_deleted += removed.writes;
+            report.blobs_deleted += removed.blobs;
+            report.bytes_freed += removed.bytes;
         }
-        report.threads += 1;
-        let newest = cps.iter().filter_map(|c| id_time(&c.id)).max();
-        let idle = options
-            .idle_since
-            .is_some_and(|d| newest.is_some_and(|t| t < d));
-        let mut by_ns: BTreeMap<&str, Vec<&Cp>> = BTreeMap::new();
-        for c in &cps {
-            by_ns.entry(c.ns.as_str()).or_default().push(c);
-        }
-        if idle {
-            report.threads_deleted += 1;
-        }
-        if !idle {
-            report.unreadable += cps.iter().filter(|c| c.node.stored.is_none()).count() as u64;
-        }
-        for (ns, list) in by_ns {
-            let all: BTreeSet<String> = list.iter().map(|c| c.id.clone()).collect();
-            let doomed: Vec<String> = if idle {
-                all.iter().cloned().collect()
-            } else {
-                let mut keep: BTreeSet<String> = all.clone();
-                if let Some(k) = options.keep_latest {
-                    keep = all.iter().rev().take(k).cloned().collect();
-                }
-                if let Some(d) = options.before {
-                    keep.retain(|id| id_time(id).is_none_or(|t| t >= d));
-                    if let Some(last) = all.iter().next_back() {
-                        keep.insert(last.clone());
-                    }
-                }
-                let nodes: std::collections::HashMap<&str, &ChainNode> =
-                    list.iter().map(|c| (c.id.as_str(), &c.node)).collect();
-                let needed = needed_ancestors(&keep, |id| nodes.get(id).map(|n| (*n).clone()));
-                let extra = needed.iter().filter(|id| !keep.contains(*id)).count() as u64;
-                report.kept_for_delta += extra;
-                keep.extend(needed);
-                report.checkpoints_kept += keep.len() as u64;
-                all.iter()
-                    .filter(|id| !keep.contains(*id))
-                    .cloned()
-                    .collect()
-            };
-            report.checkpoints_deleted += doomed.len() as u64;
-            if !doomed.is_empty() {
-                remove(
-                    &mut target,
-                    thread,
-                    ns,
-                    &doomed,
-                    idle,
-                    options.dry_run,
-                    &mut report,
-                )
-                .await?;
-            }
-        }
+        done += page.len() as u64;
         if let Some(f) = &options.progress {
             f(&Progress {
                 operation: "prune",
                 column: "threads",
-                rows_done: n as u64 + 1,
-                total_estimate: total,
+                rows_done: done,
+                total_estimate: total.max(done),
                 rewritten: report.checkpoints_deleted,
                 stage: Stage::Done,
                 page: None,

@@ -3,7 +3,8 @@ exactly as an uninterrupted prune leaves it (nothing kept twice, nothing lost).
 
     python vectors/store_maint/prune_kill_resume.py LGCODEC_BINARY [ROUNDS]
 
-Python's SqliteSaver writes 3,000 checkpoints over 300 threads (two pending writes each).
+Python's SqliteSaver writes 10,000 checkpoints over 1,000 threads (two pending writes each):
+the prune deletes them in pages of at most 1,000 checkpoints, each page one transaction.
 One copy is pruned to `--keep-latest 2` without interruption: the reference. In each
 round a fresh copy is pruned, killed after a random delay, pruned again to completion,
 and then must hold exactly the reference's rows, byte for byte, and read the same
@@ -27,7 +28,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 sys.path.insert(0, os.path.dirname(__file__))
 from make_store import make_store  # noqa: E402
 
-TOTAL, THREADS, KEEP = 3000, 300, 2
+TOTAL, THREADS, KEEP = 10000, 1000, 2
 
 
 def copy(src: str, dst: str) -> None:

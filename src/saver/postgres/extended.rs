@@ -14,9 +14,11 @@ use tokio_postgres::IsolationLevel;
 
 use super::db::{db, Exec};
 use super::jsonb;
+use super::retention;
 use super::PostgresSaver;
 use crate::saver::codec::{unreadable, RowCodec, RowKey, RowKind};
 use crate::saver::delta::finish;
+use crate::saver::retention::Removal;
 use crate::saver::traits::PruneStrategy;
 use crate::saver::types::{CheckpointConfig, DeltaChannelHistory, PendingWrite};
 use crate::saver::Result;
@@ -137,106 +139,6 @@ fn with_needed_ancestors(
     out
 }
 
-/// Deletes checkpoints `ids` of one namespace with their writes, clears dangling parent
-/// ids, and deletes the blobs they referenced that no remaining checkpoint references.
-async fn remove<C: Exec + ?Sized>(
-    saver: &PostgresSaver,
-    tx: &C,
-    thread: &str,
-    ns: &str,
-    ids: &[String],
-    operation: &'static str,
-) -> Result<()> {
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let t = &saver.sql.tables;
-    let key = [
-        (
-            &thread as &(dyn tokio_postgres::types::ToSql + Sync),
-            Type::TEXT,
-        ),
-        (&ns, Type::TEXT),
-        (&ids, Type::TEXT_ARRAY),
-    ];
-    let key = &key;
-    let run = |sql: String| async move {
-        tx.rows(saver.settings.mode, &sql, key)
-            .await
-            .map_err(db(operation))
-    };
-    run(format!(
-        "DELETE FROM {} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = ANY($3)",
-        t.writes
-    ))
-    .await?;
-    let freed = run(format!(
-        "WITH deleted AS (DELETE FROM {cp} WHERE thread_id = $1 AND checkpoint_ns = $2
-    AND checkpoint_id = ANY($3) RETURNING checkpoint -> 'channel_versions' AS versions)
-SELECT DISTINCT v.key, v.value FROM deleted CROSS JOIN LATERAL jsonb_each_text({vs}) v",
-        cp = t.checkpoints,
-        vs = obj("deleted.versions"),
-    ))
-    .await?;
-    run(format!(
-        "UPDATE {} SET parent_checkpoint_id = NULL WHERE thread_id = $1 AND checkpoint_ns = $2
-    AND parent_checkpoint_id = ANY($3)",
-        t.checkpoints
-    ))
-    .await?;
-    if freed.is_empty() {
-        return Ok(());
-    }
-    let referenced = tx
-        .rows(
-            saver.settings.mode,
-            &format!(
-                "SELECT DISTINCT v.key, v.value FROM {} c
-    CROSS JOIN LATERAL jsonb_each_text({}) v WHERE c.thread_id = $1 AND c.checkpoint_ns = $2",
-                t.checkpoints,
-                obj("c.checkpoint -> 'channel_versions'")
-            ),
-            &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
-        )
-        .await
-        .map_err(db(operation))?;
-    let pair = |r: &tokio_postgres::Row| -> Result<(String, String)> {
-        Ok((
-            r.try_get(0).map_err(db(operation))?,
-            r.try_get(1).map_err(db(operation))?,
-        ))
-    };
-    let kept: HashSet<(String, String)> = referenced.iter().map(pair).collect::<Result<_>>()?;
-    let mut channels = Vec::new();
-    let mut versions = Vec::new();
-    for r in &freed {
-        let p = pair(r)?;
-        if !kept.contains(&p) {
-            channels.push(p.0);
-            versions.push(p.1);
-        }
-    }
-    if !channels.is_empty() {
-        tx.rows(
-            saver.settings.mode,
-            &format!(
-                "DELETE FROM {} WHERE thread_id = $1 AND checkpoint_ns = $2
-    AND (channel, version) IN (SELECT * FROM unnest($3::text[], $4::text[]))",
-                t.blobs
-            ),
-            &[
-                (&thread, Type::TEXT),
-                (&ns, Type::TEXT),
-                (&channels, Type::TEXT_ARRAY),
-                (&versions, Type::TEXT_ARRAY),
-            ],
-        )
-        .await
-        .map_err(db(operation))?;
-    }
-    Ok(())
-}
-
 /// Runs `decide` over the graph of `threads` in one REPEATABLE READ transaction and
 /// removes, per namespace, every checkpoint not in the returned keep set.
 async fn retain(
@@ -253,15 +155,25 @@ async fn retain(
         .await
         .map_err(db(operation))?;
     let graph = load_graph(saver, &tx, threads, operation).await?;
+    let mut removal = Removal::default();
     for ((thread, ns), nodes) in &graph {
         let Some(keep) = decide(nodes) else { continue };
         let keep = with_needed_ancestors(nodes, &keep);
-        let doomed: Vec<String> = nodes
-            .keys()
-            .filter(|id| !keep.contains(*id))
-            .cloned()
-            .collect();
-        remove(saver, &tx, thread, ns, &doomed, operation).await?;
+        let ids = nodes
+            .iter()
+            .map(|(id, node)| (id.as_str(), node.parent.as_deref()));
+        removal.add_namespace(thread, ns, ids, &keep);
+    }
+    if !removal.is_empty() {
+        retention::remove(
+            &tx,
+            saver.settings.mode,
+            &saver.sql.tables,
+            &removal,
+            false,
+            operation,
+        )
+        .await?;
     }
     tx.commit().await.map_err(db(operation))
 }

@@ -70,6 +70,7 @@ mod db;
 mod error;
 mod extended;
 mod jsonb;
+pub(crate) mod retention;
 mod rows;
 mod schema;
 mod sql;

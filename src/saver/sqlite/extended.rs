@@ -19,6 +19,7 @@ use super::rows::{
 use super::sql::{delete_thread_rows, ids_of, namespaces_of};
 use super::{storage, Inner, SqliteSaver};
 use crate::saver::delta::{finish, needed_ancestors, ChainNode};
+use crate::saver::retention::Removal;
 use crate::saver::traits::PruneStrategy;
 use crate::saver::types::{DeltaChannelHistory, PendingWrite};
 use crate::saver::Result;
@@ -61,27 +62,13 @@ impl Inner {
         candidates: &BTreeSet<String>,
     ) -> Result<()> {
         let needed = needed_ancestors(keep, |id| self.chain_node(tx, thread, ns, id));
-        let mut del_cp = tx
-            .prepare_cached(
-                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            )
-            .map_err(storage("delete"))?;
-        let mut del_w = tx
-            .prepare_cached(
-                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            )
-            .map_err(storage("delete"))?;
+        let mut removal = Removal::default();
         for id in candidates {
-            if keep.contains(id) || needed.contains(id) {
-                continue;
+            if !keep.contains(id) && !needed.contains(id) {
+                removal.doomed.push(thread, ns, id);
             }
-            del_cp
-                .execute(params![thread, ns, id])
-                .map_err(storage("delete"))?;
-            del_w
-                .execute(params![thread, ns, id])
-                .map_err(storage("delete"))?;
         }
+        super::retention::remove(tx, &removal, false).map_err(storage("delete"))?;
         Ok(())
     }
 }

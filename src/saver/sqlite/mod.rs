@@ -97,6 +97,7 @@ mod catalog;
 mod conn;
 mod extended;
 mod filter;
+pub(crate) mod retention;
 mod rows;
 mod schema;
 mod sql;

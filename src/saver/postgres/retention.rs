@@ -1,0 +1,213 @@
+//! Retention deletes on Postgres, set-based: the checkpoints a retention rule drops,
+//! across any number of threads and namespaces, go in a few statements per chunk of
+//! rows, with their pending writes and the blobs no remaining checkpoint references.
+//! The saver's own `prune` and `lgcodec store prune` both delete through here.
+//!
+//! What goes with a checkpoint, as Python's `PostgresSaver.prune` (3.2.0) does it:
+//! - its pending writes, by checkpoint id (a run saves a superstep's writes in the
+//!   background, where they can commit before their checkpoint does);
+//! - the blobs at the channel versions it references that no other checkpoint of its
+//!   namespace references (a live writer's new checkpoint references new versions,
+//!   which are never among these);
+//! - a kept checkpoint whose parent goes is left with no parent (compare-and-swap on
+//!   the parent id it was read with).
+//!
+//! Each statement looks rows up by primary key from an `unnest` of at most
+//! [`CHUNK`] keys, so the planner never joins two large sets of a thread's rows.
+//! The plan ([`Removal`]) is the backend's neutral one, `saver::retention`.
+
+use tokio_postgres::types::Type;
+
+pub(crate) use super::db::{Exec, StatementMode};
+pub(crate) use super::sql::Tables;
+
+use super::db::db;
+use crate::saver::retention::{part, Removal, Removed, CHUNK};
+use crate::saver::Result;
+
+/// `jsonb` → itself when it is an object, else `{}`.
+fn obj(expr: &str) -> String {
+    format!("(CASE WHEN jsonb_typeof({expr}) = 'object' THEN {expr} ELSE '{{}}'::jsonb END)")
+}
+
+/// The rows of a `SELECT count, bytes` answer.
+fn counted(rows: &[tokio_postgres::Row], operation: &'static str) -> Result<(u64, u64)> {
+    let Some(row) = rows.first() else {
+        return Ok((0, 0));
+    };
+    let n: i64 = row.try_get(0).map_err(db(operation))?;
+    let b: i64 = row.try_get(1).map_err(db(operation))?;
+    Ok((u64::try_from(n).unwrap_or(0), u64::try_from(b).unwrap_or(0)))
+}
+
+/// Removes (or with `dry_run` counts) `removal` inside the caller's transaction `tx`.
+/// Blobs are decided before their checkpoints go, in the same transaction.
+pub(crate) async fn remove<C: Exec + ?Sized>(
+    tx: &C,
+    mode: StatementMode,
+    t: &Tables,
+    removal: &Removal,
+    dry_run: bool,
+    operation: &'static str,
+) -> Result<Removed> {
+    let mut out = Removed::default();
+    let doomed_cte =
+        "d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS d(t, n, i))";
+    let versions = obj("c.checkpoint -> 'channel_versions'");
+    let garbage = format!(
+        "{doomed_cte},
+freed AS (SELECT DISTINCT c.thread_id AS t, c.checkpoint_ns AS n, e.key AS ch, e.value AS ver
+    FROM d JOIN {cp} c ON c.thread_id = d.t AND c.checkpoint_ns = d.n AND c.checkpoint_id = d.i
+    CROSS JOIN LATERAL jsonb_each_text({versions}) e),
+pairs AS (SELECT DISTINCT t, n FROM d),
+referenced AS (SELECT DISTINCT c.thread_id AS t, c.checkpoint_ns AS n, e.key AS ch, e.value AS ver
+    FROM pairs p JOIN {cp} c ON c.thread_id = p.t AND c.checkpoint_ns = p.n
+    CROSS JOIN LATERAL jsonb_each_text({versions}) e
+    WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.t = c.thread_id AND d.n = c.checkpoint_ns
+        AND d.i = c.checkpoint_id)),
+garbage AS (SELECT * FROM freed EXCEPT SELECT * FROM referenced)",
+        cp = t.checkpoints,
+    );
+    let match_blob =
+        "b.thread_id = g.t AND b.checkpoint_ns = g.n AND b.channel = g.ch AND b.version = g.ver";
+    let match_write = "w.thread_id = d.t AND w.checkpoint_ns = d.n AND w.checkpoint_id = d.i";
+    let match_cp = "c.thread_id = d.t AND c.checkpoint_ns = d.n AND c.checkpoint_id = d.i";
+    let cp_bytes = "octet_length(c.checkpoint::text) + coalesce(octet_length(c.metadata::text), 0)";
+    let (blobs_sql, writes_sql, cps_sql) = if dry_run {
+        (
+            format!(
+                "WITH {garbage} SELECT count(*)::int8, coalesce(sum(octet_length(b.blob)), 0)::int8
+FROM garbage g JOIN {b} b ON {match_blob}",
+                b = t.blobs
+            ),
+            format!(
+                "WITH {doomed_cte} SELECT count(*)::int8, coalesce(sum(octet_length(w.blob)), 0)::int8
+FROM d JOIN {w} w ON {match_write}",
+                w = t.writes
+            ),
+            format!(
+                "WITH {doomed_cte} SELECT count(*)::int8, coalesce(sum({cp_bytes}), 0)::int8
+FROM d JOIN {cp} c ON {match_cp}",
+                cp = t.checkpoints
+            ),
+        )
+    } else {
+        (
+            format!(
+                "WITH {garbage}, gone AS (DELETE FROM {b} b USING garbage g WHERE {match_blob}
+    RETURNING octet_length(b.blob) AS s)
+SELECT count(*)::int8, coalesce(sum(s), 0)::int8 FROM gone",
+                b = t.blobs
+            ),
+            format!(
+                "WITH {doomed_cte}, gone AS (DELETE FROM {w} w USING d WHERE {match_write}
+    RETURNING octet_length(w.blob) AS s)
+SELECT count(*)::int8, coalesce(sum(s), 0)::int8 FROM gone",
+                w = t.writes
+            ),
+            format!(
+                "WITH {doomed_cte}, gone AS (DELETE FROM {cp} c USING d WHERE {match_cp}
+    RETURNING {cp_bytes} AS s)
+SELECT count(*)::int8, coalesce(sum(s), 0)::int8 FROM gone",
+                cp = t.checkpoints
+            ),
+        )
+    };
+    let mut start = 0;
+    while start < removal.doomed.len() {
+        let (threads, namespaces, ids) = removal.doomed.chunk(start);
+        let params = [
+            (
+                &threads as &(dyn tokio_postgres::types::ToSql + Sync),
+                Type::TEXT_ARRAY,
+            ),
+            (&namespaces, Type::TEXT_ARRAY),
+            (&ids, Type::TEXT_ARRAY),
+        ];
+        for (sql, slot) in [(&blobs_sql, 0), (&writes_sql, 1), (&cps_sql, 2)] {
+            let rows = tx.rows(mode, sql, &params).await.map_err(db(operation))?;
+            let (n, bytes) = counted(&rows, operation)?;
+            out.bytes += bytes;
+            match slot {
+                0 => out.blobs += n,
+                1 => out.writes += n,
+                _ => out.checkpoints += n,
+            }
+        }
+        start += CHUNK;
+    }
+    if !dry_run {
+        let sql = format!(
+            "UPDATE {cp} c SET parent_checkpoint_id = NULL
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS o(t, n, i, p)
+WHERE c.thread_id = o.t AND c.checkpoint_ns = o.n AND c.checkpoint_id = o.i
+    AND c.parent_checkpoint_id = o.p",
+            cp = t.checkpoints
+        );
+        let mut start = 0;
+        while start < removal.orphaned.len() {
+            let (threads, namespaces, ids) = removal.orphaned.chunk(start);
+            let parents = part(
+                &removal.orphaned_parents,
+                start,
+                start.saturating_add(CHUNK),
+            );
+            tx.rows(
+                mode,
+                &sql,
+                &[
+                    (&threads, Type::TEXT_ARRAY),
+                    (&namespaces, Type::TEXT_ARRAY),
+                    (&ids, Type::TEXT_ARRAY),
+                    (&parents, Type::TEXT_ARRAY),
+                ],
+            )
+            .await
+            .map_err(db(operation))?;
+            start += CHUNK;
+        }
+    }
+    // Writes of whole threads stored against checkpoints that are not stored (up to
+    // the newest checkpoint that goes: a live writer's newer writes stay).
+    if !removal.whole_threads.is_empty() {
+        let unstored = format!(
+            "w.thread_id = x.t AND w.checkpoint_id <= x.m
+    AND NOT EXISTS (SELECT 1 FROM {cp} c WHERE c.thread_id = w.thread_id
+        AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)",
+            cp = t.checkpoints
+        );
+        let x = "x AS (SELECT * FROM unnest($1::text[], $2::text[]) AS x(t, m))";
+        let sql = if dry_run {
+            format!(
+                "WITH {x} SELECT count(*)::int8, coalesce(sum(octet_length(w.blob)), 0)::int8
+FROM x JOIN {w} w ON {unstored}",
+                w = t.writes
+            )
+        } else {
+            format!(
+                "WITH {x}, gone AS (DELETE FROM {w} w USING x WHERE {unstored}
+    RETURNING octet_length(w.blob) AS s)
+SELECT count(*)::int8, coalesce(sum(s), 0)::int8 FROM gone",
+                w = t.writes
+            )
+        };
+        for chunk in removal.whole_threads.chunks(CHUNK) {
+            let threads: Vec<&str> = chunk.iter().map(|(t, _)| t.as_str()).collect();
+            let newest: Vec<&str> = chunk.iter().map(|(_, m)| m.as_str()).collect();
+            let rows = tx
+                .rows(
+                    mode,
+                    &sql,
+                    &[(&threads, Type::TEXT_ARRAY), (&newest, Type::TEXT_ARRAY)],
+                )
+                .await
+                .map_err(db(operation))?;
+            // In a dry run the doomed checkpoints are still there: their writes were
+            // counted above and are not counted here.
+            let (n, bytes) = counted(&rows, operation)?;
+            out.writes += n;
+            out.bytes += bytes;
+        }
+    }
+    Ok(out)
+}
