@@ -1019,6 +1019,49 @@ async fn prune_keeps_the_latest_per_namespace_and_dry_run_deletes_nothing() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// After a prune no checkpoint names a parent that is not stored: a kept checkpoint
+/// whose parent went is left with no parent, as Python's `PostgresSaver.prune` leaves
+/// it (SQLite and Postgres, on the stores Python's savers wrote).
+#[tokio::test]
+async fn prune_leaves_no_checkpoint_naming_a_parent_that_went() {
+    use langgraph_codec::store::{prune, PruneOptions};
+    let dangling = "SELECT count(*) FROM checkpoints c WHERE c.parent_checkpoint_id IS NOT NULL \
+                    AND NOT EXISTS (SELECT 1 FROM checkpoints p WHERE p.thread_id = c.thread_id \
+                    AND p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id)";
+    let dir = scratch("prune-parents");
+    let path = dir.join("s.sqlite");
+    fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    let store = path.to_str().expect("utf-8").to_owned();
+    let report = prune(&store, &StoreKeys::none(), &PruneOptions::new().keep_latest(1))
+        .await
+        .expect("prune");
+    assert!(report.checkpoints_deleted > 0, "{report:?}");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let (kept, left): (i64, i64) = conn
+        .query_row(
+            &format!("SELECT (SELECT count(*) FROM checkpoints), ({dangling})"),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("count");
+    assert_eq!(kept, 3, "the latest of each of the 3 namespaces");
+    assert_eq!(left, 0, "a kept checkpoint names a parent that went");
+    let _ = fs::remove_dir_all(&dir);
+    let Some(url) = pg::url() else { return };
+    let db = pg::restored(&url, "postgres-py-3.2.0", "prune_parents").await;
+    let report = prune(&db, &StoreKeys::none(), &PruneOptions::new().keep_latest(1))
+        .await
+        .expect("prune postgres");
+    assert!(report.checkpoints_deleted > 0, "{report:?}");
+    let left: i64 = pg::connect(&db)
+        .await
+        .query_one(dangling, &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(left, 0, "a kept checkpoint names a parent that went (Postgres)");
+}
+
 #[tokio::test]
 async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     use langgraph_codec::store::{parse_date, prune, PruneOptions};
