@@ -8,7 +8,8 @@
 #     LangGraphJS 1.0.5) copied into a fresh SQLite file and a fresh Postgres database
 #     and exported/imported, Python reading every target equal to its own
 #     setup()-migrated copy, the source unchanged; `store upgrade` of the old SQLite and
-#     Postgres stores (two at once, and Python's setup() at the same time), after which
+#     Postgres stores (the all-`json` ones of langgraph-checkpoint 1.0.9 included: they
+#     are Python's, not JS's; two at once, and Python's setup() at the same time), after which
 #     Python reads them without setup() as its own migration gives them and resumes the
 #     interrupted thread; refusals for 0.1 / JS / shallow; per-channel sizes of SQLite
 #     rows equal to Python's serializer's. Regenerating the fixtures is a manual step

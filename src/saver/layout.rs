@@ -10,17 +10,21 @@
 //! | [`SqlitePython`](StoreLayout::SqlitePython) | `langgraph-checkpoint-sqlite` ≥ 2.0.3 | — |
 //! | [`SqlitePythonBeforeTaskPath`](StoreLayout::SqlitePythonBeforeTaskPath) | `langgraph-checkpoint-sqlite` 1.0.0–2.0.2 | `writes` has no `task_path` |
 //! | [`SqliteThreadTs`](StoreLayout::SqliteThreadTs) | LangGraph 0.1's `langgraph.checkpoint.sqlite` | `thread_ts` / `parent_ts`, no namespaces, no `type` columns (JSON) |
-//! | [`SqliteJs`](StoreLayout::SqliteJs) | LangGraphJS `@langchain/langgraph-checkpoint-sqlite` | no `task_path`; `json` rows |
+//! | [`SqliteJs`](StoreLayout::SqliteJs) | LangGraphJS `@langchain/langgraph-checkpoint-sqlite` | no `task_path`; `json` rows, numeric versions |
 //! | [`PostgresPython`](StoreLayout::PostgresPython) | `langgraph-checkpoint-postgres` | `checkpoint_migrations` below 9 (none at 1.0.0) |
 //! | [`PostgresPythonTaskPathAt8`](StoreLayout::PostgresPythonTaskPathAt8) | `langgraph-checkpoint-postgres` 2.0.12 | `checkpoint_migrations` at 8, numbered without today's no-op migration 5: `task_path` is there already |
-//! | [`PostgresJs`](StoreLayout::PostgresJs) | LangGraphJS `@langchain/langgraph-checkpoint-postgres` | migrations 0..=4, no `task_path`, `json` rows, numeric versions |
+//! | [`PostgresJs`](StoreLayout::PostgresJs) | LangGraphJS `@langchain/langgraph-checkpoint-postgres` | migrations 0..=4, no `task_path`, numeric versions (`json` rows) |
 //! | [`PostgresShallow`](StoreLayout::PostgresShallow) | Python's `ShallowPostgresSaver` | one checkpoint per thread and namespace, no `checkpoint_id` / `version` |
 //!
-//! Detection reads only the catalog (`sqlite_master`, `PRAGMA table_info`,
-//! `information_schema`), the migrations table, and — to tell a JS store from a
-//! Python one of the same columns — the `type` of a few rows. It runs on a read-only
-//! SQLite connection (`SQLITE_OPEN_READ_ONLY`, a read-only file) and issues only
-//! `SELECT`s on Postgres.
+//! Detection decides from the schema first: the columns (`sqlite_master`, `PRAGMA
+//! table_info`, `information_schema`), the `CREATE TABLE` text SQLite keeps, and the
+//! migrations table. Only where Python's and LangGraphJS's savers leave the same
+//! schema (an SQLite file whose statement text neither saver wrote, a Postgres store
+//! at migrations 0..=4) do the rows decide, by the one thing only JS writes: numeric
+//! channel versions (every Python saver writes strings). A `json` type tag is no
+//! evidence: Python's serializer wrote every value as `json` up to
+//! `langgraph-checkpoint` 1.0.9. Detection runs on a read-only SQLite connection
+//! (`SQLITE_OPEN_READ_ONLY`, a read-only file) and issues only `SELECT`s on Postgres.
 //!
 //! `vectors/stores/` holds one store of each layout, written by the real old
 //! packages, with what those packages and today's Python read from them.
@@ -57,7 +61,8 @@ pub enum StoreLayout {
         task_path: bool,
     },
     /// LangGraphJS's SQLite saver: Python's columns without `task_path`, its own
-    /// statement text, `json` typed rows.
+    /// statement text (or, where the text is neither saver's, numeric channel
+    /// versions in the checkpoints).
     SqliteJs,
     /// Python's Postgres saver. `migrations` is the highest applied
     /// `checkpoint_migrations.v` ([`CURRENT_POSTGRES_MIGRATION`] today), `None` when
@@ -73,10 +78,11 @@ pub enum StoreLayout {
     /// task_path`) adds nothing and records 9, as Python's `setup()` does.
     PostgresPythonTaskPathAt8,
     /// LangGraphJS's Postgres saver (its migrations 0..=4: Python's tables without
-    /// `task_path`), told apart from Python's by `json` typed rows or numeric channel
-    /// versions. An empty JS store is reported as
-    /// [`PostgresPython`](Self::PostgresPython) with the same migrations: the two are
-    /// the same tables.
+    /// `task_path`), told apart from Python's by numeric channel versions (`json`
+    /// typed rows are no evidence: `langgraph-checkpoint-postgres` 1.0.1 to 1.0.7
+    /// under `langgraph-checkpoint` ≤ 1.0.9 wrote them too). An empty JS store is
+    /// reported as [`PostgresPython`](Self::PostgresPython) with the same migrations:
+    /// the two are the same tables.
     PostgresJs {
         /// The highest applied migration.
         migrations: i32,
@@ -213,6 +219,43 @@ const TS_WRITES: &[&str] = &[
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 const TASK_PATH: &str = "task_path";
 
+/// What the schema says about a store whose columns both Python's and LangGraphJS's
+/// savers make (no `task_path`).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SchemaSays {
+    /// Only Python's savers leave this schema.
+    Python,
+    /// Only LangGraphJS's savers leave this schema (its SQLite statement text).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    Js,
+    /// Both do: the rows decide.
+    Either,
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl SchemaSays {
+    /// Whether LangGraphJS wrote the store, when the schema settles it; `None` when the
+    /// rows have to (a sample of checkpoints with a numeric channel version, which
+    /// only JS writes).
+    fn settled(self) -> Option<bool> {
+        match self {
+            Self::Python => Some(false),
+            Self::Js => Some(true),
+            Self::Either => None,
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+/// The two `CREATE TABLE` statements as Python's SQLite saver (1.0.0 to 2.0.2, before
+/// `task_path`) leaves them in `sqlite_master` (SQLite keeps the text, minus `IF NOT
+/// EXISTS`; measured on `vectors/stores/sqlite-py-*`).
+const PY_SQLITE_STATEMENTS: [&str; 2] = [
+    "CREATE TABLE checkpoints (\n                thread_id TEXT NOT NULL,\n                checkpoint_ns TEXT NOT NULL DEFAULT '',\n                checkpoint_id TEXT NOT NULL,\n                parent_checkpoint_id TEXT,\n                type TEXT,\n                checkpoint BLOB,\n                metadata BLOB,\n                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)\n            )",
+    "CREATE TABLE writes (\n                thread_id TEXT NOT NULL,\n                checkpoint_ns TEXT NOT NULL DEFAULT '',\n                checkpoint_id TEXT NOT NULL,\n                task_id TEXT NOT NULL,\n                idx INTEGER NOT NULL,\n                channel TEXT NOT NULL,\n                type TEXT,\n                value BLOB,\n                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)\n            )",
+];
+
 #[cfg(feature = "sqlite")]
 /// The two `CREATE TABLE` statements as LangGraphJS's SQLite saver (1.0.x) leaves them
 /// in `sqlite_master` (SQLite keeps the text, minus `IF NOT EXISTS`).
@@ -255,8 +298,8 @@ mod sqlite_detect {
     use rusqlite::{Connection, OpenFlags};
 
     use super::{
-        foreign, same_columns, with_task_path, StoreLayout, JS_SQLITE_STATEMENTS, PY_CHECKPOINTS,
-        TASK_PATH, TS_CHECKPOINTS, TS_WRITES,
+        foreign, same_columns, with_task_path, SchemaSays, StoreLayout, JS_SQLITE_STATEMENTS,
+        PY_CHECKPOINTS, PY_SQLITE_STATEMENTS, TASK_PATH, TS_CHECKPOINTS, TS_WRITES,
     };
     use crate::saver::error::SaverFault;
     use crate::saver::sqlite::{python_columns, Catalog};
@@ -270,13 +313,17 @@ mod sqlite_detect {
         .into()
     }
 
-    /// A `json` typed row among the first hundred of either table (what the JS
-    /// saver's serializer writes for every value; Python's never does). A sample, so
-    /// a large Python store is not scanned whole.
-    fn has_json_rows(conn: &Connection) -> Result<bool> {
+    /// A numeric channel version in a `json` checkpoint among the first hundred rows
+    /// (what LangGraphJS writes; every Python saver writes string versions, also in
+    /// the `json` checkpoints of `langgraph-checkpoint` ≤ 1.0.9). A sample, so a large
+    /// store is not scanned whole; bytes that are not JSON text count as no evidence.
+    fn numeric_versions(conn: &Connection) -> Result<bool> {
         conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM (SELECT type FROM checkpoints LIMIT 100) WHERE type = 'json') \
-             OR EXISTS (SELECT 1 FROM (SELECT type FROM writes LIMIT 100) WHERE type = 'json')",
+            "SELECT EXISTS (SELECT 1 FROM \
+                (SELECT CAST(checkpoint AS TEXT) AS t FROM \
+                    (SELECT type, checkpoint FROM checkpoints LIMIT 100) WHERE type = 'json') s, \
+                json_each(CASE WHEN json_valid(s.t) THEN s.t ELSE '{}' END, '$.channel_versions') e \
+                WHERE e.type IN ('integer', 'real'))",
             [],
             |r| r.get::<_, bool>(0),
         )
@@ -368,8 +415,9 @@ mod sqlite_detect {
     }
 
     /// Which saver wrote the SQLite database `conn` is open on. Reads the catalog
-    /// and, for a Python-or-JS file without `task_path`, whether any row is `json`
-    /// typed; writes nothing (works on a connection opened `SQLITE_OPEN_READ_ONLY`).
+    /// and, for a file without `task_path` whose statement text neither Python's nor
+    /// LangGraphJS's saver wrote, whether a sample of checkpoints has numeric channel
+    /// versions; writes nothing (works on a connection opened `SQLITE_OPEN_READ_ONLY`).
     ///
     /// # Errors
     /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails to read the catalog (not a database,
@@ -416,12 +464,24 @@ mod sqlite_detect {
         if !same_columns(&w, &py_writes) {
             return Ok(foreign("writes", &w));
         }
-        if cp_sql == JS_SQLITE_STATEMENTS[0] && w_sql == JS_SQLITE_STATEMENTS[1]
-            || has_json_rows(conn)?
-        {
-            return Ok(StoreLayout::SqliteJs);
-        }
-        Ok(StoreLayout::SqlitePythonBeforeTaskPath)
+        // The statement text first: each saver's is its own. Rows only for a text
+        // neither wrote (a file rebuilt from a dump, a hand-made schema).
+        let says = if [cp_sql, w_sql] == JS_SQLITE_STATEMENTS {
+            SchemaSays::Js
+        } else if [cp_sql, w_sql] == PY_SQLITE_STATEMENTS {
+            SchemaSays::Python
+        } else {
+            SchemaSays::Either
+        };
+        let js = match says.settled() {
+            Some(js) => js,
+            None => numeric_versions(conn)?,
+        };
+        Ok(if js {
+            StoreLayout::SqliteJs
+        } else {
+            StoreLayout::SqlitePythonBeforeTaskPath
+        })
     }
 }
 
@@ -571,7 +631,7 @@ pub use postgres_detect::detect_postgres;
 mod postgres_detect {
     use tokio_postgres::Client;
 
-    use super::{foreign, same_columns, with_task_path, StoreLayout, PY_CHECKPOINTS};
+    use super::{foreign, same_columns, with_task_path, SchemaSays, StoreLayout, PY_CHECKPOINTS};
     use crate::saver::postgres::PgFault;
     use crate::saver::Result;
 
@@ -616,8 +676,8 @@ mod postgres_detect {
 
     /// Which saver wrote the tables in `schema` (`"public"` for Python's default).
     /// Runs only `SELECT`s: the catalog, `max(v)` of `checkpoint_migrations`, and —
-    /// for a Python-or-JS store — whether a sample of rows is `json` typed or has
-    /// numeric channel versions.
+    /// for a store at migrations both Python's and LangGraphJS's savers reach — whether
+    /// a sample of checkpoints has numeric channel versions.
     ///
     /// # Errors
     /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if a query fails.
@@ -709,26 +769,32 @@ mod postgres_detect {
                 ),
             });
         }
-        if let Some(v) = migrations {
-            if !task_path && written_by_js(client, &q).await? {
-                return Ok(StoreLayout::PostgresJs { migrations: v });
-            }
-        }
-        Ok(StoreLayout::PostgresPython { migrations })
+        // Only Python's saver leaves a store without `checkpoint_migrations` (1.0.0) or
+        // with `task_path`; LangGraphJS's tables at its migrations 0..=4 are Python's
+        // column for column, so there the rows decide.
+        let says = match migrations {
+            Some(_) if !task_path => SchemaSays::Either,
+            _ => SchemaSays::Python,
+        };
+        let js = match says.settled() {
+            Some(js) => js,
+            None => numeric_versions(client, &q).await?,
+        };
+        Ok(match migrations {
+            Some(v) if js => StoreLayout::PostgresJs { migrations: v },
+            _ => StoreLayout::PostgresPython { migrations },
+        })
     }
 
-    /// A sample of rows shows LangGraphJS's serializer (`json` typed blobs or writes)
-    /// or its integer channel versions (Python's are strings).
-    async fn written_by_js(client: &Client, q: &impl Fn(&str) -> String) -> Result<bool> {
+    /// A sample of checkpoints has a numeric channel version: LangGraphJS's (every
+    /// Python saver writes strings). `json` typed blobs are no evidence: Python's
+    /// serializer wrote them up to `langgraph-checkpoint` 1.0.9.
+    async fn numeric_versions(client: &Client, q: &impl Fn(&str) -> String) -> Result<bool> {
         let sql = format!(
-            "SELECT EXISTS (SELECT 1 FROM (SELECT type FROM {b} LIMIT 100) s WHERE type = 'json') \
-             OR EXISTS (SELECT 1 FROM (SELECT type FROM {w} LIMIT 100) s WHERE type = 'json') \
-             OR EXISTS (SELECT 1 FROM (SELECT checkpoint FROM {c} LIMIT 100) s, \
+            "SELECT EXISTS (SELECT 1 FROM (SELECT checkpoint FROM {c} LIMIT 100) s, \
                 jsonb_each(CASE WHEN jsonb_typeof(s.checkpoint -> 'channel_versions') = 'object' \
                     THEN s.checkpoint -> 'channel_versions' ELSE '{{}}'::jsonb END) e \
                 WHERE jsonb_typeof(e.value) = 'number')",
-            b = q("checkpoint_blobs"),
-            w = q("checkpoint_writes"),
             c = q("checkpoints"),
         );
         Ok(client

@@ -147,9 +147,12 @@ fn langgraph_0_1_sqlite_is_the_thread_ts_layout() {
     assert!(!got.has_namespaces() && !got.is_current() && !got.has_task_path());
 }
 
+/// `sqlite-py-1.0.3-json` was written under `langgraph-checkpoint` 1.0.9, whose
+/// serializer tagged every value `json` as LangGraphJS's does: Python's statement text
+/// makes it Python's all the same.
 #[test]
 fn sqlite_1_0_0_and_2_0_2_are_before_task_path() {
-    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2"] {
+    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2", "sqlite-py-1.0.3-json"] {
         let got = detect_fixture(fixture);
         assert_eq!(got, StoreLayout::SqlitePythonBeforeTaskPath, "{fixture}");
         assert!(!got.is_current() && !got.has_task_path() && got.has_namespaces());
@@ -168,10 +171,13 @@ fn langgraphjs_sqlite_is_js() {
     assert_eq!(detect_fixture("sqlite-js-1.0.4"), StoreLayout::SqliteJs);
 }
 
-/// A JS file whose statement text was lost (e.g. rebuilt by `VACUUM INTO` from a
-/// Python-made schema) is still told apart by its `json` rows.
+/// A file whose statement text neither saver wrote (e.g. rebuilt by `VACUUM INTO` from
+/// a hand-made schema): the rows decide, by LangGraphJS's numeric channel versions, not
+/// by `json` tags (Python's serializer wrote those too, up to langgraph-checkpoint
+/// 1.0.9). The rows are the fixtures' own: a Python `json` checkpoint of
+/// `sqlite-py-1.0.3-json` and a JS one of `sqlite-js-1.0.4`.
 #[test]
-fn js_rows_in_python_statement_text_are_js() {
+fn numeric_versions_not_json_tags_tell_js_rows_in_other_statement_text() {
     let dir = scratch("js-rows");
     let path = dir.join("s.sqlite");
     let conn = Connection::open(&path).expect("open");
@@ -184,11 +190,37 @@ fn js_rows_in_python_statement_text_are_js() {
         detect_sqlite(&conn).expect("detect"),
         StoreLayout::SqlitePythonBeforeTaskPath
     );
-    conn.execute(
-        "INSERT INTO writes VALUES ('t', '', 'c', 'task', 0, 'ch', 'json', X'7B7D')",
-        [],
-    )
-    .expect("row");
+    let mut idx = 0i64;
+    let mut insert = |fixture: &str, row: usize| {
+        let rows = recorded_rows(fixture);
+        let cp = &rows.checkpoints[row];
+        assert_eq!(cp.checkpoint.type_tag, "json", "{fixture}");
+        conn.execute(
+            "INSERT INTO checkpoints VALUES (?1, '', ?2, NULL, 'json', ?3, X'7B7D')",
+            rusqlite::params![
+                format!("{fixture}-{row}"),
+                cp.checkpoint_id,
+                cp.checkpoint.data.to_vec()
+            ],
+        )
+        .expect("row");
+        // A value that is not JSON text is no evidence either way.
+        conn.execute(
+            "INSERT INTO writes VALUES ('t', '', 'c', 'task', ?1, 'ch', 'json', X'FF00')",
+            [idx],
+        )
+        .expect("write");
+        idx += 1;
+    };
+    for row in 0..3 {
+        insert("sqlite-py-1.0.3-json", row);
+    }
+    assert_eq!(
+        detect_sqlite(&conn).expect("detect"),
+        StoreLayout::SqlitePythonBeforeTaskPath,
+        "json rows with string versions are Python's"
+    );
+    insert("sqlite-js-1.0.4", 1);
     assert_eq!(detect_sqlite(&conn).expect("detect"), StoreLayout::SqliteJs);
     drop(conn);
     let _ = fs::remove_dir_all(&dir);
@@ -634,6 +666,14 @@ mod postgres {
             (
                 "postgres-js-1.0.5",
                 StoreLayout::PostgresJs { migrations: 4 },
+            ),
+            // JS's tables column for column, `json` blobs as JS's: its string channel
+            // versions make it Python's.
+            (
+                "postgres-py-1.0.7-json",
+                StoreLayout::PostgresPython {
+                    migrations: Some(4),
+                },
             ),
         ] {
             let got = detect_fixture(&url, Some(fixture)).await;

@@ -181,10 +181,17 @@ fn bytes_and_files(dir: &Path, file: &Path) -> (Vec<u8>, Vec<String>) {
     (fs::read(file).expect("read"), names)
 }
 
+/// `sqlite-py-1.0.3-json` (langgraph-checkpoint 1.0.9: every row `json` typed, as
+/// LangGraphJS's) is Python's too, and upgrades the same way. After the upgrade today's
+/// Python resumes the interrupted thread (`graph`: the fixture's generate.py flags).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_asked() {
     let python = support::python();
-    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2"] {
+    for (fixture, graph) in [
+        ("sqlite-py-1.0.0", ["0", "0"]),
+        ("sqlite-py-2.0.2", ["1", "0"]),
+        ("sqlite-py-1.0.3-json", ["0", "0"]),
+    ] {
         let dir = scratch(&format!("upsq-{fixture}"));
         let store = dir.join("store.sqlite");
         let reference = dir.join("reference.sqlite");
@@ -242,6 +249,13 @@ async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_as
                 sqlite_writes_sql(&reference),
                 "{fixture}: the writes table as Python's setup() leaves it"
             );
+            let out = resume(py, store.to_str().expect("utf-8"), graph);
+            assert!(
+                out.status.success(),
+                "{fixture}: Python did not resume the upgraded store: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            println!("{fixture}: {}", String::from_utf8_lossy(&out.stdout).trim());
         }
         let _ = fs::remove_dir_all(&dir);
     }
@@ -296,6 +310,8 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
     for (fixture, missing, graph, has_task_path) in [
         ("postgres-py-1.0.0", 10, ["0", "1"], false),
         ("postgres-py-2.0.0", 5, ["0", "0"], false),
+        // `json` rows as LangGraphJS's, at JS's migrations 0..=4: still Python's.
+        ("postgres-py-1.0.7-json", 5, ["0", "0"], false),
         ("postgres-py-2.0.8", 1, ["1", "0"], false),
         // Its v = 8 is task_path: today's 9 adds nothing and records 9.
         ("postgres-py-2.0.12", 1, ["1", "0"], true),

@@ -15,6 +15,7 @@ the old package versions its requirements.txt pins; see README.md).
 
 import base64
 import dataclasses
+import os
 import datetime as dt
 import json
 import math
@@ -306,14 +307,38 @@ def finish_sqlite(path: str) -> None:
             os.remove(path + suffix)
 
 
-PG_SERVER = "postgresql://postgres@127.0.0.1:55432"
+def run_sqlite_fixture(here: str, run) -> None:
+    """A fresh `store.sqlite` in `here` written through the release's `SqliteSaver`:
+    `run(saver)` runs the graph and returns the thread ids; then reads.json, rows.json,
+    and the file folded into one (`finish_sqlite`)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = os.path.join(here, "store.sqlite")
+    for suffix in ["", "-wal", "-shm"]:
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    threads = run(saver)
+    write_json(
+        os.path.join(here, "reads.json"),
+        {"versions": versions(), "threads": reads(saver, threads)},
+    )
+    conn.close()
+    write_json(os.path.join(here, "rows.json"), sqlite_rows(path))
+    finish_sqlite(path)
+
+
+PG_SERVER = os.environ.get("FIXTURE_PG_SERVER", "postgresql://postgres@127.0.0.1:55432")
+# The database `CREATE DATABASE` / `DROP DATABASE` run from (any existing one).
+PG_ADMIN_DB = os.environ.get("FIXTURE_PG_ADMIN_DB", "postgres")
 
 
 def fresh_pg_database(name: str, server: str = PG_SERVER) -> str:
     """Drops and creates database `name` on `server`; returns its URL."""
     import psycopg
 
-    with psycopg.connect(server + "/postgres", autocommit=True) as c:
+    with psycopg.connect(f"{server}/{PG_ADMIN_DB}", autocommit=True) as c:
         c.execute(f'DROP DATABASE IF EXISTS "{name}"')
         c.execute(f'CREATE DATABASE "{name}"')
     return f"{server}/{name}"

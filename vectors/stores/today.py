@@ -5,6 +5,10 @@ read a read-only file, and how do its reads differ from what the writing release
 (reads.json). Writes today.json per fixture; README.md summarises them.
 
     /work/venv/bin/python today.py          # needs the Postgres server in common.PG_SERVER
+    /work/venv/bin/python today.py DIR...   # only those fixtures
+
+FIXTURE_PG_SERVER / FIXTURE_PG_ADMIN_DB (common.py) name another server, or another
+database to create and drop the scratch databases from.
 """
 
 import glob
@@ -217,14 +221,17 @@ def postgres_fixture(d: str) -> dict:
             else None
         )
         out["after_setup"] = compare(recorded, saver)
-    with psycopg.connect(common.PG_SERVER + "/postgres", autocommit=True) as c:
+    with psycopg.connect(f"{common.PG_SERVER}/{common.PG_ADMIN_DB}", autocommit=True) as c:
         c.execute(f'DROP DATABASE IF EXISTS "{name}"')
     return out
 
 
 def main():
+    only = set(sys.argv[1:])
     for d in sorted(glob.glob(os.path.join(HERE, "*/"))):
         d = d.rstrip("/")
+        if only and os.path.basename(d) not in only:
+            continue
         if os.path.exists(os.path.join(d, "store.sqlite")):
             res = sqlite_fixture(d)
         elif os.path.exists(os.path.join(d, "dump.sql")):
