@@ -7,8 +7,8 @@
 //!
 //! | layout | written by | differs from today's Python |
 //! |---|---|---|
-//! | [`SqlitePython`](StoreLayout::SqlitePython) | `langgraph-checkpoint-sqlite` ≥ 2.0.3 | — |
-//! | [`SqlitePythonBeforeTaskPath`](StoreLayout::SqlitePythonBeforeTaskPath) | `langgraph-checkpoint-sqlite` 1.0.0–2.0.2 | `writes` has no `task_path` |
+//! | [`SqlitePython`](StoreLayout::SqlitePython) | `langgraph-checkpoint-sqlite` ≥ 3.1.2 | — |
+//! | [`SqlitePythonBeforeTaskPath`](StoreLayout::SqlitePythonBeforeTaskPath) | `langgraph-checkpoint-sqlite` 1.0.0–3.1.1 | `writes` has no `task_path` |
 //! | [`SqliteThreadTs`](StoreLayout::SqliteThreadTs) | LangGraph 0.1's `langgraph.checkpoint.sqlite` | `thread_ts` / `parent_ts`, no namespaces, no `type` columns (JSON) |
 //! | [`SqliteJs`](StoreLayout::SqliteJs) | LangGraphJS `@langchain/langgraph-checkpoint-sqlite` | no `task_path`; `json` rows, numeric versions |
 //! | [`PostgresPython`](StoreLayout::PostgresPython) | `langgraph-checkpoint-postgres` | `checkpoint_migrations` below 9 (none at 1.0.0) |
@@ -46,10 +46,10 @@ pub enum StoreLayout {
     /// None of the savers' tables exist (a new file or schema, or one of another
     /// application).
     Empty,
-    /// Python's SQLite saver as today (`langgraph-checkpoint-sqlite` ≥ 2.0.3, or an
+    /// Python's SQLite saver as today (`langgraph-checkpoint-sqlite` ≥ 3.1.2, or an
     /// older file its `setup()` has migrated).
     SqlitePython,
-    /// Python's SQLite saver before `writes.task_path` (1.0.0 to 2.0.2).
+    /// Python's SQLite saver before `writes.task_path` (1.0.0 to 3.1.1).
     SqlitePythonBeforeTaskPath,
     /// LangGraph 0.1's SQLite saver: `checkpoints(thread_id, thread_ts, parent_ts,
     /// checkpoint, metadata)`, `writes(thread_id, thread_ts, task_id, idx, channel,
@@ -146,7 +146,7 @@ impl fmt::Display for StoreLayout {
             Self::Empty => f.write_str("no checkpoint tables"),
             Self::SqlitePython => f.write_str("Python SQLite saver (current layout)"),
             Self::SqlitePythonBeforeTaskPath => f.write_str(
-                "Python SQLite saver before writes.task_path (langgraph-checkpoint-sqlite 1.0.0-2.0.2)",
+                "Python SQLite saver before writes.task_path (langgraph-checkpoint-sqlite 1.0.0-3.1.1)",
             ),
             Self::SqliteThreadTs { task_path } => write!(
                 f,
@@ -248,7 +248,7 @@ impl SchemaSays {
 }
 
 #[cfg(feature = "sqlite")]
-/// The two `CREATE TABLE` statements as Python's SQLite saver (1.0.0 to 2.0.2, before
+/// The two `CREATE TABLE` statements as Python's SQLite saver (1.0.0 to 3.1.1, before
 /// `task_path`) leaves them in `sqlite_master` (SQLite keeps the text, minus `IF NOT
 /// EXISTS`; measured on `vectors/stores/sqlite-py-*`).
 const PY_SQLITE_STATEMENTS: [&str; 2] = [

@@ -4,7 +4,7 @@
 //!
 //! | layout | what runs |
 //! |---|---|
-//! | SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–2.0.2) | `ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''` (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE` transaction that re-reads the columns first |
+//! | SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–3.1.1) | `ALTER TABLE writes ADD COLUMN task_path TEXT NOT NULL DEFAULT ''` (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE` transaction that re-reads the columns first |
 //! | Python's Postgres before migration 9 (1.0.0 without `checkpoint_migrations` too) | the missing entries of Python 3.2.0's `MIGRATIONS`, each recorded in `checkpoint_migrations`, under the saver's advisory lock (the version re-read under it), `CREATE INDEX CONCURRENTLY` outside a transaction |
 //! | Python's Postgres of `langgraph-checkpoint-postgres` 2.0.12 (`task_path` recorded as migration 8) | today's migration 9 (`ADD COLUMN IF NOT EXISTS task_path`: nothing to add) and its record, as Python's `setup()` does |
 //! | today's layouts | nothing |
@@ -167,7 +167,7 @@ fn plan(
 /// that today's Python savers read and write it without calling `setup()` first; with
 /// [`UpgradeOptions::dry_run`], only says what would run (read-only).
 ///
-/// - SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–2.0.2):
+/// - SQLite before `writes.task_path` (`langgraph-checkpoint-sqlite` 1.0.0–3.1.1):
 ///   [`SQLITE_TASK_PATH_MIGRATION`] (Python 3.1.2's `setup()`), in a `BEGIN IMMEDIATE`
 ///   transaction that re-reads the columns first.
 /// - Python's Postgres before migration 9 (1.0.0 without `checkpoint_migrations`

@@ -1,5 +1,5 @@
-"""Writes store.sqlite with langgraph-checkpoint-sqlite 2.0.2 (the last release before
-the `writes.task_path` column, added in 2.0.3), plus what that saver reads back
+"""Writes store.sqlite with langgraph-checkpoint-sqlite 2.0.2 (no
+`writes.task_path` column: the SQLite saver added it in 3.1.2), plus what that saver reads back
 (reads.json) and every raw row (rows.json).
 
     python3.11 -m venv /tmp/venv-sq && /tmp/venv-sq/bin/pip install -r requirements.txt
