@@ -22,3 +22,5 @@ step "rust tests (layouts of old stores, SQLite and Postgres)" \
     cargo test --quiet --features postgres --test store -- layouts::
 step "old stores: copy from old Postgres, upgrade, sizes (Python reads them)" \
     env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store -- upgrade::
+step "old pending sends (LangGraph 0.4) copied into Postgres (Python reads and resumes them)" \
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store -- sends::

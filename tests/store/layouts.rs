@@ -152,7 +152,13 @@ fn langgraph_0_1_sqlite_is_the_thread_ts_layout() {
 /// makes it Python's all the same.
 #[test]
 fn sqlite_1_0_0_and_2_0_2_are_before_task_path() {
-    for fixture in ["sqlite-py-1.0.0", "sqlite-py-2.0.2", "sqlite-py-1.0.3-json"] {
+    // -sqlite 2.0.10 (`sqlite-py-sends-0.4.8`) has no `task_path` column either.
+    for fixture in [
+        "sqlite-py-1.0.0",
+        "sqlite-py-2.0.2",
+        "sqlite-py-1.0.3-json",
+        "sqlite-py-sends-0.4.8",
+    ] {
         let got = detect_fixture(fixture);
         assert_eq!(got, StoreLayout::SqlitePythonBeforeTaskPath, "{fixture}");
         assert!(!got.is_current() && !got.has_task_path() && got.has_namespaces());

@@ -15,6 +15,8 @@ mod maint;
 mod operator;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod refusals;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod sends;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod setup_kill;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]

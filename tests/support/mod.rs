@@ -52,22 +52,30 @@ pub fn python() -> Option<String> {
 /// target equal to `reference` (after Python's own `setup()` on it when `setup`).
 /// Panics with Python's report otherwise; returns its JSON line.
 pub fn python_reads_equal(python: &str, setup: bool, reference: &str, targets: &[&str]) -> String {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/store_maint/python_reads_equal.py");
-    let mut cmd = std::process::Command::new(python);
-    cmd.arg(script);
+    let mut args: Vec<&str> = Vec::new();
     if setup {
-        cmd.arg("--setup");
+        args.push("--setup");
     }
-    let out = cmd
-        .arg(reference)
-        .args(targets)
+    args.push(reference);
+    args.extend_from_slice(targets);
+    python_script(python, "python_reads_equal.py", &args)
+}
+
+/// Runs `vectors/store_maint/SCRIPT ARGS...` with `python`; panics with its output
+/// unless it exits 0; returns its standard output.
+pub fn python_script(python: &str, script: &str, args: &[&str]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("vectors/store_maint")
+        .join(script);
+    let out = std::process::Command::new(python)
+        .arg(path)
+        .args(args)
         .output()
         .expect("run python");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "Python reads differ:\n{stdout}\n{}",
+        "{script} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     stdout

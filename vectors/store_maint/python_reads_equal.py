@@ -1,6 +1,6 @@
 """Today's Python savers read the same checkpoints from every TARGET as from REFERENCE.
 
-    python vectors/store_maint/python_reads_equal.py [--setup] REFERENCE TARGET...
+    python vectors/store_maint/python_reads_equal.py [--setup] [--graph-view] [--ignore=SUFFIX] REFERENCE TARGET...
 
 REFERENCE and each TARGET is an SQLite file path or a postgres:// URL. Each is read
 with today's Python saver (`SqliteSaver` / `PostgresSaver`, langgraph-checkpoint-sqlite
@@ -9,6 +9,14 @@ every listed config, as vectors/stores/common.py `reads` does. With `--setup`, P
 own `PostgresSaver.setup()` runs on REFERENCE first (its migrations: the way today's
 Python makes an old Postgres store readable; give it a copy). TARGETs are read without
 `setup()` on Postgres: what our copy or upgrade left must read as it is.
+
+With `--graph-view`, every store's tuples are compared as a graph uses them: after
+langgraph's own `Pregel._migrate_checkpoint` (a checkpoint before `v` 4 has its
+`pending_sends` moved into the `__pregel_tasks` channel, as today's langgraph does on
+every checkpoint it loads, and as Python's Postgres saver already returns them).
+
+With `--ignore=SUFFIX`, differences at paths ending in SUFFIX do not fail the
+comparison; they are listed in the JSON line (`ignored`: path, want, got).
 
 Prints one JSON line (`threads`, `checkpoints`, `writes` read per store) and exits 0
 when every TARGET reads equal to REFERENCE; exits 1 naming the first differences.
@@ -28,7 +36,34 @@ import common  # noqa: E402
 from today import diff, short  # noqa: E402  (the comparison today.json is made with)
 
 
-def read(store: str, setup: bool = False) -> dict:
+class GraphView:
+    """A saver whose tuples come back as a graph uses them: each checkpoint through
+    langgraph's `Pregel._migrate_checkpoint` (it only reads its argument)."""
+
+    def __init__(self, saver):
+        self.saver = saver
+
+    @staticmethod
+    def _migrated(t):
+        if t is None:
+            return t
+        from langgraph.pregel.main import Pregel
+
+        cp = dict(t.checkpoint)
+        cp["channel_values"] = dict(cp["channel_values"])
+        cp["channel_versions"] = dict(cp["channel_versions"])
+        Pregel._migrate_checkpoint(None, cp)
+        return t._replace(checkpoint=cp)
+
+    def list(self, *args, **kwargs):
+        return [self._migrated(t) for t in self.saver.list(*args, **kwargs)]
+
+    def get_tuple(self, config):
+        return self._migrated(self.saver.get_tuple(config))
+
+
+def read(store: str, setup: bool = False, graph_view: bool = False) -> dict:
+    view = GraphView if graph_view else (lambda saver: saver)
     if store.startswith(("postgres://", "postgresql://")):
         import psycopg
         from psycopg.rows import dict_row
@@ -40,40 +75,47 @@ def read(store: str, setup: bool = False) -> dict:
                 saver.setup()
             threads = [r["thread_id"] for r in conn.execute(
                 "SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
-            return common.reads(saver, threads)
+            return common.reads(view(saver), threads)
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     conn = sqlite3.connect(store, check_same_thread=False)
     try:
         threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
-        return common.reads(SqliteSaver(conn), threads)
+        return common.reads(view(SqliteSaver(conn)), threads)
     finally:
         conn.close()
 
 
 def main() -> None:
     args = sys.argv[1:]
-    setup = bool(args) and args[0] == "--setup"
-    if setup:
-        args = args[1:]
+    flags = {a for a in args if a.startswith("--")}
+    args = [a for a in args if not a.startswith("--")]
+    setup, graph_view = "--setup" in flags, "--graph-view" in flags
+    ignore = [f.split("=", 1)[1] for f in flags if f.startswith("--ignore=")]
+    if {f for f in flags if not f.startswith("--ignore=")} - {"--setup", "--graph-view"}:
+        sys.exit(__doc__)
+    ignored = []
     if len(args) < 2:
         sys.exit(__doc__)
-    want = read(args[0], setup=setup)
+    want = read(args[0], setup=setup, graph_view=graph_view)
     checkpoints = sum(len(t["get_tuple"]) for t in want.values())
     writes = sum(len(x["$CheckpointTuple"]["pending_writes"]) for t in want.values() for x in t["get_tuple"])
     if checkpoints == 0:
         sys.exit(f"FAIL: the reference {args[0]} reads no checkpoint")
     failed = False
     for target in args[1:]:
-        got = read(target)
+        got = read(target, graph_view=graph_view)
         d = diff(want, got)
+        ignored += [[p, x, y] for p, x, y in d if any(p.endswith(i) for i in ignore)]
+        d = [(p, x, y) for p, x, y in d if not any(p.endswith(i) for i in ignore)]
         if d:
             failed = True
             print(f"FAIL: {target} reads {len(d)} difference(s) from the reference:", file=sys.stderr)
             for p, x, y in d[:8]:
                 print(f"  {p}\n    want {short(x)}\n    got  {short(y)}", file=sys.stderr)
     print(json.dumps({"threads": len(want), "checkpoints": checkpoints, "writes": writes,
-                      "targets": len(args) - 1, "equal": not failed}))
+                      "targets": len(args) - 1, "equal": not failed,
+                      **({"ignored": ignored} if ignore else {})}))
     sys.exit(1 if failed else 0)
 
 

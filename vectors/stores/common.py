@@ -251,6 +251,52 @@ def build_graph(checkpointer, *, use_interrupt_fn: bool, subgraph: bool, plain: 
     return builder.compile(checkpointer=checkpointer, interrupt_before=["tools"]), None
 
 
+def build_sends_graph(checkpointer):
+    """The fan-out graph of `sqlite-py-sends-*` (runs on LangGraph 0.4 through today):
+    `plan_a` and `plan_b` run in one step, each sending work to `research` with `Send`
+    (arguments holding a string, a datetime and a message); compiled to stop before
+    `research`, so the checkpoint after the planning step holds the sends as pending."""
+    import operator
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    class State(TypedDict):
+        topics: list
+        results: Annotated[list, operator.add]
+
+    def plan_a(state: State):
+        return {"results": ["planned a"]}
+
+    def plan_b(state: State):
+        return {"results": ["planned b"]}
+
+    def send_a(state: State):
+        return [
+            Send("research", {"topic": t, "asked_at": WHEN, "by": "a"})
+            for t in state["topics"]
+        ]
+
+    def send_b(state: State):
+        note = HumanMessage(content="and the wind?", id="h-2")
+        return [Send("research", {"topic": "weather", "note": note, "by": "b"})]
+
+    def research(arg: dict):
+        return {"results": [f"{arg['by']}: {arg['topic']}"]}
+
+    builder = StateGraph(State)
+    builder.add_node("plan_a", plan_a)
+    builder.add_node("plan_b", plan_b)
+    builder.add_node("research", research)
+    builder.add_edge(START, "plan_a")
+    builder.add_edge(START, "plan_b")
+    builder.add_conditional_edges("plan_a", send_a, ["research"])
+    builder.add_conditional_edges("plan_b", send_b, ["research"])
+    builder.add_edge("research", END)
+    return builder.compile(checkpointer=checkpointer, interrupt_before=["research"])
+
+
 def run_threads(checkpointer, *, use_interrupt_fn, subgraph, plain=False):
     """Runs the graph on two threads: `t-main` (interrupted, then resumed) and
     `t-short` (interrupted, left pending). Config carries a datetime, which the

@@ -20,6 +20,83 @@ use crate::value::Value;
 /// `__pregel_tasks`: the channel `v < 4` checkpoints kept their pending sends in.
 pub(crate) const TASKS: &str = "__pregel_tasks";
 
+/// Moves the pending sends of a checkpoint from before `v` 4 that JSONB cannot hold
+/// (`Send` objects) to where Python's Postgres saver reads them, as langgraph's
+/// `Pregel._migrate_checkpoint` and the saver's `_migrate_pending_sends` do: the
+/// `__pregel_tasks` channel, at the highest channel version (a first version when
+/// there is none), without `pending_sends`. Pending sends JSONB can hold (an empty
+/// list, the `["msgpack", "kA=="]` pair `-postgres` 1.0.0 stored) stay as they are, as
+/// Python reads them. Whether the checkpoint changed.
+///
+/// `parent_sends`: the parent's `__pregel_tasks` writes in the order Python's reader
+/// takes them (task path, task id, index). Python's reader of a `v < 4` checkpoint
+/// replaces the channel with those; where they are not the pending sends in order
+/// (langgraph 0.2 to 0.4 ordered them by task path, and stored no path, so the reader
+/// orders them by task id), `v` becomes 4, the version whose sends are read from the
+/// channel as stored, so that the sends keep their order (which decides the order the
+/// resumed tasks run and write in).
+pub(crate) fn pending_sends_to_tasks(
+    checkpoint: &mut Checkpoint,
+    parent_sends: &[Value],
+    first_version: impl FnOnce() -> Result<ChannelVersion>,
+) -> Result<bool> {
+    if checkpoint.v >= 4 {
+        return Ok(false);
+    }
+    let reordered = match checkpoint.extra.get(PENDING_SENDS) {
+        Some(sends @ Value::Array(items))
+            if !items.is_empty() && jsonb::write(sends, PENDING_SENDS).is_err() =>
+        {
+            !parent_sends.is_empty() && parent_sends != items.as_slice()
+        }
+        _ => return Ok(false),
+    };
+    let version = match max_version(checkpoint.channel_versions.values()) {
+        Some(v) => v,
+        None => first_version()?,
+    };
+    if let Some(sends) = checkpoint.extra.shift_remove(PENDING_SENDS) {
+        checkpoint.channel_values.insert(TASKS.to_owned(), sends);
+        checkpoint
+            .channel_versions
+            .insert(TASKS.to_owned(), version);
+    }
+    if reordered {
+        checkpoint.v = 4;
+    }
+    Ok(true)
+}
+
+impl super::PostgresSaver {
+    /// Readies a checkpoint read from another store for this saver's `put`, so that
+    /// Python's Postgres saver reads it back as a graph uses the original: a checkpoint
+    /// from before `v` 4 (LangGraph 0.2 to 0.4) whose `pending_sends` hold `Send`
+    /// objects, which JSONB cannot hold, gets them as the `__pregel_tasks` channel at
+    /// its highest channel version, without `pending_sends` — what langgraph's
+    /// `Pregel._migrate_checkpoint` makes of it on loading, and what Python's Postgres
+    /// reader (`_migrate_pending_sends`) returns. `parent_sends` are the parent's
+    /// `__pregel_tasks` write values ordered by task path, task id and index (what
+    /// that reader takes instead): when they are not the pending sends in order, `v`
+    /// becomes 4 so the channel is read as stored and the sends keep their order.
+    /// Anything else is left as it is. Whether the checkpoint changed.
+    ///
+    /// # Errors
+    /// Only from [`get_next_version`](crate::saver::CheckpointSaver::get_next_version),
+    /// for a checkpoint without channel versions.
+    pub fn pending_sends_to_tasks(
+        &self,
+        checkpoint: &mut Checkpoint,
+        parent_sends: &[Value],
+    ) -> Result<bool> {
+        pending_sends_to_tasks(checkpoint, parent_sends, || {
+            crate::saver::CheckpointSaver::get_next_version(self, None)
+        })
+    }
+}
+
+/// The top-level key of a `v < 4` checkpoint that held its pending `Send`s.
+const PENDING_SENDS: &str = "pending_sends";
+
 /// The "type tag" a refused inline channel value is reported with.
 pub(crate) const INLINE_TAG: &str = "inline jsonb value";
 

@@ -1,0 +1,321 @@
+//! One batch of a [`copy`](super::copy) in the target: the source checkpoints with
+//! their pending writes, which of them the target holds already, their writes inserted,
+//! their checkpoints put through the target saver, and how a read-back differs.
+
+use std::sync::Arc;
+
+use super::super::error::StoreFault;
+use super::super::export::Target;
+use super::super::raw::{pg, sq, Result};
+use crate::error::Error;
+use crate::saver::postgres::PostgresSaver;
+use crate::saver::sqlite::SqliteSaver;
+use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::Value;
+
+/// One stored pending write.
+pub(super) struct WriteRow {
+    pub(super) task_id: String,
+    pub(super) task_path: String,
+    pub(super) idx: i64,
+    pub(super) channel: String,
+    pub(super) tag: String,
+    pub(super) data: Vec<u8>,
+}
+
+/// A source checkpoint on its way to the target, with its pending writes serialized
+/// by the target's serializer.
+pub(super) struct Pending {
+    pub(super) thread: String,
+    pub(super) ns: String,
+    pub(super) id: String,
+    pub(super) tuple: CheckpointTuple,
+    pub(super) writes: Vec<CopiedWrite>,
+}
+
+/// A stored pending write with its value as the target's serializer writes it: bytes
+/// and type tag.
+pub(super) type CopiedWrite = (WriteRow, Vec<u8>, String);
+
+impl Pending {
+    pub(super) fn at(&self) -> String {
+        format!("{}/{:?}/{}", self.thread, self.ns, self.id)
+    }
+}
+
+/// About how many bytes `value` holds (strings, bytes, containers): what bounds a batch.
+pub(super) fn value_bytes(value: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(16);
+        match v {
+            Value::Str(s) => total = total.saturating_add(s.len()),
+            Value::Bin(b) => total = total.saturating_add(b.len()),
+            Value::Ext(e) => total = total.saturating_add(e.data.len()),
+            Value::NdArray(a) => total = total.saturating_add(a.buffer.len()),
+            Value::WStr(_) | Value::BigInt(_) => total = total.saturating_add(32),
+            Value::Array(items) => stack.extend(items.iter()),
+            Value::Map(entries) => stack.extend(entries.iter().flat_map(|(k, v)| [k, v])),
+            Value::Object(o) => {
+                total = total.saturating_add(o.module.len() + o.name.len());
+                stack.push(&o.arg);
+            }
+            Value::DeltaSnapshot(inner) => stack.push(inner),
+            _ => {}
+        }
+    }
+    total
+}
+
+pub(super) fn pending_bytes(p: &Pending) -> usize {
+    let values: usize = p
+        .tuple
+        .checkpoint
+        .channel_values
+        .values()
+        .map(value_bytes)
+        .sum();
+    let writes: usize = p.writes.iter().map(|(_, data, _)| data.len()).sum();
+    values.saturating_add(writes).saturating_add(512)
+}
+
+/// Which checkpoints of the batch the target already holds, by position.
+pub(super) async fn present(target: &Target, batch: &[Pending]) -> Result<Vec<bool>> {
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
+                )
+                .map_err(sq("copy"))?;
+            batch
+                .iter()
+                .map(|p| {
+                    stmt.query_row([&p.thread, &p.ns, &p.id], |r| r.get(0))
+                        .map_err(sq("copy"))
+                })
+                .collect()
+        }
+        Target::Postgres(client) => {
+            let threads: Vec<&str> = batch.iter().map(|p| p.thread.as_str()).collect();
+            let nss: Vec<&str> = batch.iter().map(|p| p.ns.as_str()).collect();
+            let ids: Vec<&str> = batch.iter().map(|p| p.id.as_str()).collect();
+            let rows = client
+                .query(
+                    "SELECT k.n::int8 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
+                     WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id)",
+                    &[&threads, &nss, &ids],
+                )
+                .await
+                .map_err(pg("copy"))?;
+            let mut out = vec![false; batch.len()];
+            for r in &rows {
+                let n: i64 = r.try_get(0).map_err(pg("copy"))?;
+                if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = true;
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Inserts the batch's write rows whose key is free, in one transaction; how many
+/// were inserted.
+pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<u64> {
+    let mut n = 0u64;
+    match target {
+        Target::Sqlite(conn) => {
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sq("copy"))?;
+            {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    )
+                    .map_err(sq("copy"))?;
+                for p in batch {
+                    for (w, data, tag) in &p.writes {
+                        n += stmt
+                            .execute(rusqlite::params![
+                                p.thread,
+                                p.ns,
+                                p.id,
+                                w.task_id,
+                                w.task_path,
+                                w.idx,
+                                w.channel,
+                                tag,
+                                data
+                            ])
+                            .map_err(sq("copy"))? as u64;
+                    }
+                }
+            }
+            tx.commit().map_err(sq("copy"))?;
+        }
+        Target::Postgres(client) => {
+            let tx = client.transaction().await.map_err(pg("copy"))?;
+            let stmt = tx
+                .prepare(
+                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::bytea[]) \
+                     ON CONFLICT DO NOTHING",
+                )
+                .await
+                .map_err(pg("copy"))?;
+            let rows: Vec<(&Pending, &CopiedWrite)> = batch
+                .iter()
+                .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
+                .collect();
+            let mut idxs = Vec::with_capacity(rows.len());
+            for (p, (w, _, _)) in &rows {
+                idxs.push(i32::try_from(w.idx).map_err(|_| StoreFault::Unreadable {
+                    what: format!("write {}/{}", p.at(), w.task_id),
+                    reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
+                })?);
+            }
+            let threads: Vec<&str> = rows.iter().map(|(p, _)| p.thread.as_str()).collect();
+            let nss: Vec<&str> = rows.iter().map(|(p, _)| p.ns.as_str()).collect();
+            let ids: Vec<&str> = rows.iter().map(|(p, _)| p.id.as_str()).collect();
+            let tasks: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.task_id.as_str())
+                .collect();
+            let paths: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.task_path.as_str())
+                .collect();
+            let channels: Vec<&str> = rows
+                .iter()
+                .map(|(_, (w, _, _))| w.channel.as_str())
+                .collect();
+            let tags: Vec<&str> = rows.iter().map(|(_, (_, _, t))| t.as_str()).collect();
+            let blobs: Vec<&[u8]> = rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect();
+            n += tx
+                .execute(
+                    &stmt,
+                    &[
+                        &threads, &nss, &ids, &tasks, &paths, &idxs, &channels, &tags, &blobs,
+                    ],
+                )
+                .await
+                .map_err(pg("copy"))?;
+            tx.commit().await.map_err(pg("copy"))?;
+        }
+    }
+    Ok(n)
+}
+
+/// The target saver: `put` of a batch in one transaction, `get_tuple` to verify.
+pub(super) enum Writer {
+    Sqlite(Arc<SqliteSaver>),
+    Postgres(Arc<PostgresSaver>),
+}
+
+impl Writer {
+    pub(super) fn shared(&self) -> Arc<dyn CheckpointSaver> {
+        match self {
+            Writer::Sqlite(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+            Writer::Postgres(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+        }
+    }
+
+    /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
+    /// transaction.
+    pub(super) async fn put_batch(&self, batch: &[&Pending]) -> std::result::Result<(), Error> {
+        let config = |p: &Pending| {
+            let config = CheckpointConfig::new(p.thread.clone()).with_ns(p.ns.clone());
+            match p
+                .tuple
+                .parent_config
+                .as_ref()
+                .and_then(|c| c.checkpoint_id.clone())
+            {
+                Some(parent) => config.with_checkpoint_id(parent),
+                None => config,
+            }
+        };
+        match self {
+            Writer::Sqlite(s) => {
+                let items: Vec<_> = batch
+                    .iter()
+                    .map(|p| (config(p), &p.tuple.checkpoint, &p.tuple.metadata))
+                    .collect();
+                s.put_batch(&items).await?;
+            }
+            Writer::Postgres(s) => {
+                // The versions of the channels the checkpoint holds a value for.
+                let versions: Vec<ChannelVersions> = batch
+                    .iter()
+                    .map(|p| {
+                        let cp = &p.tuple.checkpoint;
+                        cp.channel_versions
+                            .iter()
+                            .filter(|(k, _)| cp.channel_values.contains_key(*k))
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .collect();
+                let items: Vec<_> = batch
+                    .iter()
+                    .zip(&versions)
+                    .map(|(p, v)| (config(p), &p.tuple.checkpoint, &p.tuple.metadata, v))
+                    .collect();
+                s.put_batch(&items).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why two tuples differ, or `None`.
+///
+/// One difference is the backends' own: Postgres keeps channel values as blobs keyed by
+/// (channel, version), so a checkpoint whose DeltaChannel version did not change
+/// reads back the `_DeltaSnapshot` blob an earlier checkpoint stored at that version
+/// (Python's Postgres saver does the same), where the SQLite row of that checkpoint
+/// has no value for the channel. Such a snapshot, at the same version on both sides,
+/// is not a difference.
+pub(super) fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<String> {
+    let same_version_snapshot =
+        |from: &crate::saver::Checkpoint, other: &crate::saver::Checkpoint, ch: &String| {
+            matches!(
+                from.channel_values.get(ch),
+                Some(crate::Value::DeltaSnapshot(_))
+            ) && !other.channel_values.contains_key(ch)
+                && from.channel_versions.get(ch).is_some()
+                && from.channel_versions.get(ch) == other.channel_versions.get(ch)
+        };
+    let strip = |from: &crate::saver::Checkpoint, other: &crate::saver::Checkpoint| {
+        let mut c = from.clone();
+        c.channel_values
+            .retain(|ch, _| !same_version_snapshot(from, other, ch));
+        c
+    };
+    if strip(&a.checkpoint, &b.checkpoint) != strip(&b.checkpoint, &a.checkpoint) {
+        return Some("checkpoint differs".to_owned());
+    }
+    if a.metadata != b.metadata {
+        return Some("metadata differs".to_owned());
+    }
+    let parent = |t: &CheckpointTuple| {
+        t.parent_config
+            .as_ref()
+            .and_then(|p| p.checkpoint_id.clone())
+    };
+    if parent(a) != parent(b) {
+        return Some(format!("parent {:?} != {:?}", parent(a), parent(b)));
+    }
+    if a.pending_writes != b.pending_writes {
+        return Some(format!(
+            "pending writes differ ({} in the source, {} in the target)",
+            a.pending_writes.len(),
+            b.pending_writes.len()
+        ));
+    }
+    None
+}
