@@ -1032,9 +1032,13 @@ async fn prune_leaves_no_checkpoint_naming_a_parent_that_went() {
     let path = dir.join("s.sqlite");
     fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
     let store = path.to_str().expect("utf-8").to_owned();
-    let report = prune(&store, &StoreKeys::none(), &PruneOptions::new().keep_latest(1))
-        .await
-        .expect("prune");
+    let report = prune(
+        &store,
+        &StoreKeys::none(),
+        &PruneOptions::new().keep_latest(1),
+    )
+    .await
+    .expect("prune");
     assert!(report.checkpoints_deleted > 0, "{report:?}");
     let conn = rusqlite::Connection::open(&path).expect("open");
     let (kept, left): (i64, i64) = conn
@@ -1059,7 +1063,10 @@ async fn prune_leaves_no_checkpoint_naming_a_parent_that_went() {
         .await
         .expect("count")
         .get(0);
-    assert_eq!(left, 0, "a kept checkpoint names a parent that went (Postgres)");
+    assert_eq!(
+        left, 0,
+        "a kept checkpoint names a parent that went (Postgres)"
+    );
 }
 
 #[tokio::test]
