@@ -16,7 +16,8 @@
 //! ancestors it needs to rebuild its delta channels (up to the nearest one storing
 //! each channel) are kept, with the savers' own walk (`saver::delta`'s
 //! `needed_ancestors`). A checkpoint whose row cannot be read (no key) keeps its whole
-//! chain. A checkpoint before v4 keeps the parent it reads its pending sends from.
+//! chain. On Postgres a checkpoint before v4 keeps the parent whose writes Python's
+//! reader takes its pending sends from (SQLite keeps them in the checkpoint).
 //! Pending writes of dropped checkpoints go with them; on Postgres, the blobs they
 //! reference that no remaining checkpoint of the namespace references go too; a kept
 //! checkpoint whose parent goes is left with no parent (as Python's prune does).
@@ -372,10 +373,8 @@ async fn load_threads(
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
-                     checkpoint, metadata, EXISTS (SELECT 1 FROM writes w WHERE \
-                     w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND \
-                     w.checkpoint_id = c.checkpoint_id AND w.channel = '__pregel_tasks') \
-                     FROM checkpoints c WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
+                     checkpoint, metadata FROM checkpoints WHERE thread_id = ?1 \
+                     ORDER BY checkpoint_ns, checkpoint_id",
                 )
                 .map_err(sq("prune"))?;
             for thread in threads {
@@ -388,13 +387,12 @@ async fn load_threads(
                             r.get::<_, Option<String>>(4)?,
                             cell_bytes(r, 5)?,
                             cell_bytes(r, 6)?,
-                            r.get::<_, bool>(7)?,
                         ))
                     })
                     .map_err(sq("prune"))?;
                 let list = out.entry(thread.clone()).or_default();
                 for row in rows {
-                    let (ns, id, parent, ty, data, meta, has_sends) = row.map_err(sq("prune"))?;
+                    let (ns, id, parent, ty, data, meta) = row.map_err(sq("prune"))?;
                     let checkpoint = serde
                         .loads_typed(
                             ty.as_deref().unwrap_or_default(),
@@ -402,12 +400,13 @@ async fn load_threads(
                         )
                         .ok()
                         .and_then(|v| Checkpoint::from_owned_value(v).ok());
-                    let old = checkpoint.as_ref().is_some_and(|c| c.v < 4);
                     let stored = checkpoint.map(|c| c.channel_values.into_keys().collect());
                     let metadata = metadata_of(meta.as_deref());
                     list.push(Cp {
-                        reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
-                        has_sends,
+                        // Python's SQLite saver keeps a `v < 4` checkpoint's pending
+                        // sends in the checkpoint itself: no parent is read for them.
+                        reads_parent_sends: false,
+                        has_sends: false,
                         node: node(parent, stored, &metadata),
                         ns,
                         id,

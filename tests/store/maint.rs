@@ -1069,6 +1069,96 @@ async fn prune_leaves_no_checkpoint_naming_a_parent_that_went() {
     );
 }
 
+/// On Postgres a checkpoint from before format 4 reads its pending sends from its
+/// parent's `__pregel_tasks` writes (Python's `PostgresSaver`): `prune --keep-latest 1`
+/// keeps that parent, and the kept checkpoint still reads both sends.
+#[tokio::test]
+async fn prune_keeps_the_parent_an_old_postgres_checkpoint_reads_its_sends_from() {
+    use langgraph_codec::saver::postgres::PostgresSaver;
+    use langgraph_codec::store::{prune, PruneOptions};
+    let Some(url) = pg::url() else { return };
+    let db = pg::fresh(&url, "prune_sends").await;
+    let saver = PostgresSaver::builder_from_url(&db)
+        .expect("url")
+        .build()
+        .expect("saver");
+    saver.setup().await.expect("setup");
+    let mut first = Checkpoint::now(0);
+    first.v = 1;
+    let grand = saver
+        .put(
+            &CheckpointConfig::new("t"),
+            &first,
+            &CheckpointMetadata::new("input", -1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let mut second = Checkpoint::now(1);
+    second.v = 1;
+    let parent = saver
+        .put(
+            &grand,
+            &second,
+            &CheckpointMetadata::new("loop", 0),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    for (task, send) in [("task-a", "send-a"), ("task-b", "send-b")] {
+        saver
+            .put_writes(
+                &parent,
+                &[("__pregel_tasks".into(), Value::from(send))],
+                task,
+                "",
+            )
+            .await
+            .expect("writes");
+    }
+    let mut third = Checkpoint::now(2);
+    third.v = 1;
+    let child = saver
+        .put(
+            &parent,
+            &third,
+            &CheckpointMetadata::new("loop", 1),
+            &Default::default(),
+        )
+        .await
+        .expect("put");
+    let sends = Some(Value::Array(vec![
+        Value::from("send-a"),
+        Value::from("send-b"),
+    ]));
+    let read = |saver: &PostgresSaver| {
+        let child = child.clone();
+        let saver = saver.clone();
+        async move {
+            saver
+                .get_tuple(&child)
+                .await
+                .expect("get")
+                .expect("stored")
+                .checkpoint
+                .channel_values
+                .get("__pregel_tasks")
+                .cloned()
+        }
+    };
+    assert_eq!(read(&saver).await, sends, "before the prune");
+    let report = prune(&db, &StoreKeys::none(), &PruneOptions::new().keep_latest(1))
+        .await
+        .expect("prune");
+    // The first checkpoint goes; the parent the latest reads its sends from stays.
+    assert_eq!(
+        (report.checkpoints_deleted, report.checkpoints_kept),
+        (1, 2),
+        "{report:?}"
+    );
+    assert_eq!(read(&saver).await, sends, "after the prune");
+}
+
 #[tokio::test]
 async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     use langgraph_codec::store::{parse_date, prune, PruneOptions};
