@@ -62,9 +62,8 @@ use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
-use crate::error::Error;
 use crate::saver::sqlite::SqliteSaver;
-use crate::saver::{CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::saver::CheckpointTuple;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
@@ -350,12 +349,6 @@ async fn write_rows(raw: &Raw, thread: &str, ns: &str, id: &str) -> Result<Vec<W
         }
     }
 }
-
-/// Checkpoints read back at the same time when a batch is verified.
-const VERIFY_IN_FLIGHT: usize = 4;
-
-/// A checkpoint read back from the target.
-type ReadBack = std::result::Result<Option<CheckpointTuple>, Error>;
 
 /// Copies the checkpoints of `source` (every thread, or [`CopyOptions::threads`]) into
 /// `target`: written by the target saver, resumable, verified (see
@@ -659,26 +652,12 @@ async fn flush(
     }
     report.copied += missing.len() as u64;
     report.already_there += (batch.len() - missing.len()) as u64;
-    // Read back a window of checkpoints at a time, concurrently (on Postgres each
-    // read is a round trip; the SQLite saver decodes on its blocking pool), then
+    // Read back a window of checkpoints at a time (on Postgres the whole batch in one
+    // statement; the SQLite saver decodes a few at once on its blocking pool), then
     // compare and report them in order.
-    let saver = writer.shared();
     let items: Vec<Pending> = std::mem::take(batch);
-    for window in items.chunks(VERIFY_IN_FLIGHT) {
-        let mut reads = tokio::task::JoinSet::new();
-        for (i, p) in window.iter().enumerate() {
-            let saver = Arc::clone(&saver);
-            let config = CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id);
-            reads.spawn(async move { (i, saver.get_tuple(&config).await) });
-        }
-        let mut back: Vec<Option<ReadBack>> = window.iter().map(|_| None).collect();
-        while let Some(joined) = reads.join_next().await {
-            if let Ok((i, read)) = joined {
-                if let Some(slot) = back.get_mut(i) {
-                    *slot = Some(read);
-                }
-            }
-        }
+    for window in items.chunks(writer.verify_window()) {
+        let back = writer.read_back(window).await;
         for (p, read) in window.iter().zip(back) {
             *done += 1;
             match read {

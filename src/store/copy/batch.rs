@@ -210,6 +210,13 @@ pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Res
     Ok(n)
 }
 
+/// Checkpoints the SQLite saver reads back at the same time when a batch is verified.
+const VERIFY_IN_FLIGHT: usize = 4;
+
+/// A checkpoint read back from the target (`None` in the outer option: the read
+/// itself did not finish).
+pub(super) type ReadBack = std::result::Result<Option<CheckpointTuple>, Error>;
+
 /// The target saver: `put` of a batch in one transaction, `get_tuple` to verify.
 pub(super) enum Writer {
     Sqlite(Arc<SqliteSaver>),
@@ -221,6 +228,79 @@ impl Writer {
         match self {
             Writer::Sqlite(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
             Writer::Postgres(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
+        }
+    }
+
+    /// How many checkpoints [`read_back`](Self::read_back) takes at once.
+    pub(super) fn verify_window(&self) -> usize {
+        match self {
+            Writer::Sqlite(_) => VERIFY_IN_FLIGHT,
+            Writer::Postgres(_) => usize::MAX,
+        }
+    }
+
+    /// Each of `window` as the target saver's `get_tuple` reads it, in order: on
+    /// Postgres one statement for the window, on SQLite a few reads at once.
+    pub(super) async fn read_back(&self, window: &[Pending]) -> Vec<Option<ReadBack>> {
+        match self {
+            Writer::Postgres(s) => {
+                let keys: Vec<(&str, &str, &str)> = window
+                    .iter()
+                    .map(|p| (p.thread.as_str(), p.ns.as_str(), p.id.as_str()))
+                    .collect();
+                match s.get_tuples(&keys).await {
+                    Ok(found) => {
+                        let mut by_key: std::collections::HashMap<_, _> = found
+                            .into_iter()
+                            .map(|t| {
+                                let c = &t.config;
+                                let key = (
+                                    c.thread_id.clone().unwrap_or_default(),
+                                    c.ns().to_owned(),
+                                    c.checkpoint_id.clone().unwrap_or_default(),
+                                );
+                                (key, t)
+                            })
+                            .collect();
+                        window
+                            .iter()
+                            .map(|p| {
+                                let key = (p.thread.clone(), p.ns.clone(), p.id.clone());
+                                Some(Ok(by_key.remove(&key)))
+                            })
+                            .collect()
+                    }
+                    // Every checkpoint of the window is reported with the reason.
+                    Err(e) => window
+                        .iter()
+                        .map(|p| {
+                            Some(Err(StoreFault::Unreadable {
+                                what: format!("checkpoint {}", p.at()),
+                                reason: e.to_string(),
+                            }
+                            .into()))
+                        })
+                        .collect(),
+                }
+            }
+            Writer::Sqlite(_) => {
+                let saver = self.shared();
+                let mut reads = tokio::task::JoinSet::new();
+                for (i, p) in window.iter().enumerate() {
+                    let saver = Arc::clone(&saver);
+                    let config = CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id);
+                    reads.spawn(async move { (i, saver.get_tuple(&config).await) });
+                }
+                let mut back: Vec<Option<ReadBack>> = window.iter().map(|_| None).collect();
+                while let Some(joined) = reads.join_next().await {
+                    if let Ok((i, read)) = joined {
+                        if let Some(slot) = back.get_mut(i) {
+                            *slot = Some(read);
+                        }
+                    }
+                }
+                back
+            }
         }
     }
 
