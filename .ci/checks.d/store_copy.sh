@@ -10,8 +10,9 @@
 #     nothing duplicated, every checkpoint verified.
 #  4. `lgcodec store prune --keep-latest 1` on that graph's threads (SQLite, and copied
 #     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
-#  5. `lgcodec store prune` killed with SIGKILL at random points and run again: the
-#     store ends byte for byte as an uninterrupted prune leaves it.
+#  5. `lgcodec store prune` killed with SIGKILL at random points and run again, on
+#     SQLite and on Postgres: the store ends byte for byte as an uninterrupted prune
+#     leaves it.
 set -euo pipefail
 STEP_PREFIX=store_copy
 # shellcheck source=../lib/pg_check.sh
@@ -40,5 +41,5 @@ step "copy killed mid-way and resumed" \
     "$PY" -u vectors/store_maint/kill_resume.py "$BIN" "$(fresh_db store_copy_kill)" 1200
 step "prune --keep-latest 1 with a DeltaChannel, resumed by Python (SQLite and Postgres)" \
     "$PY" -u vectors/store_maint/prune_resume.py "$BIN" "$(fresh_db store_prune_py)"
-step "prune killed mid-way (4 rounds) and resumed: equal to an uninterrupted prune" \
-    "$PY" -u vectors/store_maint/prune_kill_resume.py "$BIN" 4
+step "prune killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted prune" \
+    "$PY" -u vectors/store_maint/prune_kill_resume.py "$BIN" 4 "$URL"
