@@ -119,6 +119,47 @@ async fn old_postgres_stores_copy_into_fresh_stores_that_python_reads_as_after_i
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Every SQLite store an older release wrote copies into a fresh Postgres database with
+/// every checkpoint verified (exit 0). What legitimately differs between the backends
+/// is not a mismatch: metadata whose `lc` envelopes the SQLite text revives (Python
+/// reads metadata as plain JSON on both), and an empty value of a channel without a
+/// version (LangGraph 0.1's `messages: []`, LangGraphJS's `__pregel_tasks: []`), which
+/// Postgres's layout stores only under a version.
+#[tokio::test]
+async fn old_sqlite_stores_copy_into_postgres_with_every_checkpoint_verified() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("oldsqlite-pg");
+    for fixture in [
+        "sqlite-lg-0.1.19",
+        "sqlite-py-1.0.0",
+        "sqlite-py-1.0.3-json",
+        "sqlite-py-2.0.2",
+        "sqlite-py-3.1.2",
+        "sqlite-py-sends-0.4.8",
+        "sqlite-js-1.0.4",
+    ] {
+        let source = dir.join(format!("{}.sqlite", short(fixture)));
+        fs::copy(stores().join(fixture).join("store.sqlite"), &source).expect("copy");
+        let target = pg::fresh(&url, &format!("osp_{}", short(fixture))).await;
+        let report = copy(
+            source.to_str().expect("utf-8"),
+            &target,
+            &StoreKeys::none(),
+            &CopyOptions::new(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        assert!(report.checkpoints > 0, "{fixture}");
+        assert_eq!(
+            (report.copied, report.verified),
+            (report.checkpoints, report.checkpoints),
+            "{fixture}: {:?}",
+            report.mismatches
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn old_postgres_stores_show_state_and_diff_without_a_write() {
     let Some(url) = pg::url() else { return };

@@ -370,17 +370,41 @@ pub(super) fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<Str
                 && from.channel_versions.get(ch).is_some()
                 && from.channel_versions.get(ch) == other.channel_versions.get(ch)
         };
+    // A channel with a value and no version (LangGraph 0.1 and LangGraphJS write an
+    // empty `messages` or `__pregel_tasks` so) is stored by Postgres's layout only under
+    // a version: the target has no value there. When the value is empty (an empty list
+    // or map, or null), a graph restores that channel empty either way.
+    let unversioned_empty =
+        |from: &crate::saver::Checkpoint, other: &crate::saver::Checkpoint, ch: &String| {
+            let empty = match from.channel_values.get(ch) {
+                Some(crate::Value::Array(v)) => v.is_empty(),
+                Some(crate::Value::Map(m)) => m.is_empty(),
+                Some(crate::Value::Nil) => true,
+                _ => false,
+            };
+            empty
+                && !other.channel_values.contains_key(ch)
+                && !from.channel_versions.contains_key(ch)
+                && !other.channel_versions.contains_key(ch)
+        };
     let strip = |from: &crate::saver::Checkpoint, other: &crate::saver::Checkpoint| {
         let mut c = from.clone();
-        c.channel_values
-            .retain(|ch, _| !same_version_snapshot(from, other, ch));
+        c.channel_values.retain(|ch, _| {
+            !same_version_snapshot(from, other, ch) && !unversioned_empty(from, other, ch)
+        });
         c
     };
     if strip(&a.checkpoint, &b.checkpoint) != strip(&b.checkpoint, &a.checkpoint) {
         return Some("checkpoint differs".to_owned());
     }
+    // Python reads metadata as plain JSON on both backends (the SQLite saver's
+    // `json.loads`, Postgres's JSONB), so metadata is the same when its JSON is: an `lc`
+    // envelope the SQLite text revives into a message reads as the same dict there.
     if a.metadata != b.metadata {
-        return Some("metadata differs".to_owned());
+        let json = |t: &CheckpointTuple| crate::view::to_json(&t.metadata.to_value()).ok();
+        if json(a).is_none() || json(a) != json(b) {
+            return Some("metadata differs".to_owned());
+        }
     }
     let parent = |t: &CheckpointTuple| {
         t.parent_config
