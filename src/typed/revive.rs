@@ -14,14 +14,15 @@
 //!   later `json` fallback) of `uuid.UUID`, `decimal.Decimal`, `builtins.set`/`frozenset`,
 //!   `collections.deque`, `datetime.date`/`time`/`timedelta`/`timezone`, `ipaddress`
 //!   addresses/networks/interfaces, `pathlib.Path`, `zoneinfo.ZoneInfo`, `re.compile`
-//!   and `langgraph.types.Send`;
+//!   and `langgraph.types.Send`, and `datetime.datetime` with `method: "fromisoformat"`,
+//!   which the release that wrote it rebuilt (today's Python gives `None`: here the
+//!   writer's reading wins, nothing is lost);
 //! - `lc: 1` constructor envelopes of LangChain messages and `Document` (ids under
 //!   `langchain_core`, and the legacy `langchain.schema…` ids), as LangChain Python and
 //!   LangGraphJS write them: the model's fields in declaration order with their
 //!   defaults, then any extra keyword arguments.
 //!
-//! Kept as written (Python 4.3.2's result in brackets): `datetime.datetime`
-//! envelopes with `method: "fromisoformat"` [`None`], enums, dataclasses, pydantic models
+//! Kept as written (Python 4.3.2's result in brackets): enums, dataclasses, pydantic models
 //! and other classes outside the allowlist [the dict unchanged], LangGraphJS's `Set`, `Map`,
 //! `RegExp`, `Error`, `Uint8Array` records and `{"lc": 2, "type": "undefined"}` [the dict
 //! unchanged], `lc: 1` secrets [`None`], `not_implemented` and non-message classes [an
@@ -310,6 +311,24 @@ fn lc2(id: &[&str], entries: &[(Value, Value)]) -> Option<Value> {
                 "datetime",
                 "timezone",
                 Value::Array(a),
+            ))
+        }
+        // The release that wrote it (`JsonPlusSerializer` before msgpack) rebuilt it with
+        // `datetime.fromisoformat(*args)`; today's Python gives `None`. Rebuilt here as
+        // the writer read it, in the envelope Python's msgpack writer gives a datetime:
+        // `("datetime", "datetime", isoformat(), "fromisoformat")`.
+        ("datetime", "datetime", true)
+            if get(entries, "method").and_then(Value::as_str) == Some("fromisoformat") =>
+        {
+            let dt: crate::typed::pytypes::DateTime = str_arg(args)?.parse().ok()?;
+            Some(Value::object(
+                PyObject::new(
+                    ObjectKind::MethodSingleArg,
+                    "datetime",
+                    "datetime",
+                    Value::from(dt.to_string()),
+                )
+                .with_method("fromisoformat"),
             ))
         }
         ("langgraph.types", "Send", _) => {

@@ -764,3 +764,61 @@ fn checkpoints_with_a_foreign_writes_table_is_refused_by_every_view() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A json-era datetime, `{"lc": 2, "type": "constructor", "id": ["datetime",
+/// "datetime"], "method": "fromisoformat", "args": [S]}` as LangGraph 0.1 and
+/// `langgraph-checkpoint` 1.0.x wrote them, reads as the datetime the writing release
+/// rebuilt (`datetime.fromisoformat(S)`), not as today's Python's `None`: the value, and
+/// the msgpack bytes written back, equal Python's own `JsonPlusSerializer().dumps_typed`
+/// of `datetime.fromisoformat(S)`.
+#[test]
+fn json_era_datetimes_read_as_the_release_that_wrote_them_read_them() {
+    use base64::engine::general_purpose::STANDARD as B64;
+    use base64::Engine as _;
+    use langgraph_codec::{JsonPlusSerializer, Serializer};
+    let Some(python) = crate::support::python() else {
+        return;
+    };
+    let isos = [
+        "2024-05-06T07:08:09+00:00",
+        "2024-07-01T12:30:45.123+02:00",
+        "2024-01-02T03:04:05",
+        "2024-07-01T12:30:45.123456-05:30",
+    ];
+    let script = "import base64, sys\n\
+                  from datetime import datetime\n\
+                  from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer\n\
+                  s = JsonPlusSerializer()\n\
+                  for iso in sys.argv[1:]:\n    \
+                      t, b = s.dumps_typed(datetime.fromisoformat(iso))\n    \
+                      print(t, base64.b64encode(b).decode())\n";
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .args(isos)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let serde = JsonPlusSerializer::new();
+    for (iso, line) in isos.iter().zip(text.lines()) {
+        let (tag, b64) = line.split_once(' ').expect("tag and bytes");
+        let envelope = format!(
+            r#"{{"lc": 2, "type": "constructor", "id": ["datetime", "datetime"], "method": "fromisoformat", "args": ["{iso}"]}}"#
+        );
+        let ours = serde
+            .loads_typed("json", envelope.as_bytes())
+            .expect("reads");
+        let back = serde.dumps_typed(&ours).expect("writes");
+        assert_eq!(back.type_tag, tag, "{iso}");
+        assert_eq!(
+            back.data[..],
+            B64.decode(b64).expect("base64")[..],
+            "{iso}: {ours:?}"
+        );
+    }
+}
