@@ -335,6 +335,24 @@ impl Store {
         self.writable
     }
 
+    /// Why the sweeps do not rewrite this store, if they do not: a LangGraphJS store
+    /// (its readers cannot open encrypted rows).
+    pub(crate) fn rewrite_refused(&self) -> Option<&'static str> {
+        match &self.backend {
+            #[cfg(feature = "sqlite")]
+            Backend::Sqlite(s) if s.js => Some(
+                "a LangGraphJS SQLite store: its readers cannot open encrypted rows, so it is \
+                 not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
+            ),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) if p.js => Some(
+                "a LangGraphJS Postgres store: its readers cannot open encrypted rows, so it \
+                 is not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
+            ),
+            _ => None,
+        }
+    }
+
     fn tables(&self) -> &'static [Table] {
         match self.backend {
             #[cfg(feature = "sqlite")]

@@ -778,6 +778,13 @@ async fn sweep(
         }
         .into());
     }
+    if let Some(why) = store.rewrite_refused() {
+        return Err(StoreFault::NotAStore {
+            location: store.location().display(),
+            found: why.to_owned(),
+        }
+        .into());
+    }
     if !options.dry_run && !store.is_writable() {
         return Err(StoreFault::NotWritable {
             operation: op.name(),

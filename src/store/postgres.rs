@@ -11,6 +11,7 @@ use super::backend::{page_sql_capped, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::kind::ErrorKind;
+use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::{ConnInfo, PostgresSaver};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
@@ -56,6 +57,8 @@ pub(crate) struct InlineRow {
 
 pub(crate) struct PgStore {
     url: String,
+    /// LangGraphJS wrote it: audited, never rewritten.
+    pub(crate) js: bool,
     writable: bool,
     client: Mutex<Arc<Client>>,
 }
@@ -152,9 +155,28 @@ impl PgStore {
                 given: location.to_owned(),
                 reason: e.to_string(),
             })?;
-        if let Err(e) = saver.verify().await {
-            return Err(from_saver(location, e));
-        }
+        // Every Python and LangGraphJS layout holds the columns the sweeps read and
+        // rewrite (the blobs and writes by primary key, their type and bytes): older
+        // ones are audited as they are. Anything else gets the saver's own verdict.
+        let schema: Option<String> = client
+            .query_one("SELECT current_schema()", &[])
+            .await
+            .map_err(pg("open"))?
+            .try_get(0)
+            .map_err(pg("open"))?;
+        let schema = schema.unwrap_or_else(|| "public".to_owned());
+        let js = match crate::saver::layout::detect_postgres(&client, &schema).await {
+            Ok(StoreLayout::PostgresPython { .. } | StoreLayout::PostgresPythonTaskPathAt8) => {
+                false
+            }
+            Ok(StoreLayout::PostgresJs { .. }) => true,
+            _ => {
+                if let Err(e) = saver.verify().await {
+                    return Err(from_saver(location, e));
+                }
+                false
+            }
+        };
         drop(saver);
         if writable {
             let ro: String = client
@@ -172,6 +194,7 @@ impl PgStore {
         }
         Ok(PgStore {
             url: url.to_owned(),
+            js,
             writable,
             client: Mutex::new(Arc::new(client)),
         })

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
-use crate::saver::sqlite::{python_columns, Catalog};
+use crate::saver::sqlite::Catalog;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -45,6 +45,8 @@ fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
 pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     location: String,
+    /// LangGraphJS wrote it: audited, never rewritten.
+    pub(crate) js: bool,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -63,9 +65,12 @@ fn not_a_store(location: &str, found: String) -> Error {
     .into()
 }
 
-/// Checks Python's layout without writing: both tables, every column (the saver's
-/// catalog reader; extra columns and declared types are not the store's concern).
-fn check_layout(conn: &Connection, location: &str) -> Result<()> {
+/// Checks, without writing, that both tables hold the columns the sweeps read and
+/// rewrite: the primary key, `type` and the value (the saver's catalog reader; other
+/// columns, such as `writes.task_path` that older releases and LangGraphJS do not
+/// have, and declared types are not the sweep's concern). Returns whether LangGraphJS
+/// wrote it (its readers cannot open encrypted rows: the sweeps do not rewrite it).
+fn check_layout(conn: &Connection, location: &str) -> Result<bool> {
     let catalog = Catalog::read(conn).map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
             not_a_store(location, "the file is not an SQLite database".to_owned())
@@ -86,17 +91,29 @@ fn check_layout(conn: &Connection, location: &str) -> Result<()> {
             return Err(not_a_store(location, found));
         }
         let columns = catalog.column_names(table);
-        if let Some(column) = python_columns(table).find(|c| !columns.iter().any(|f| f == c)) {
+        let swept = TABLES
+            .iter()
+            .filter(|t| t.name == table)
+            .flat_map(|t| t.key.iter().copied().chain([t.type_col, t.value_col]));
+        if let Some(column) = swept.clone().find(|c| !columns.iter().any(|f| f == c)) {
+            let layout = crate::saver::layout::detect_sqlite(conn).ok();
+            let hint = match layout {
+                Some(l @ crate::saver::layout::StoreLayout::SqliteThreadTs { .. }) => format!(
+                    "; it is {l}: copy it into a fresh store first (lgcodec store copy OLD NEW), then audit or encrypt that"
+                ),
+                _ => String::new(),
+            };
             return Err(not_a_store(
                 location,
                 format!(
-                    "table {table} has no column {column} (columns: {})",
+                    "table {table} has no column {column} (columns: {}){hint}",
                     columns.join(", ")
                 ),
             ));
         }
     }
-    Ok(())
+    Ok(crate::saver::layout::detect_sqlite(conn).ok()
+        == Some(crate::saver::layout::StoreLayout::SqliteJs))
 }
 
 /// A key part as a statement parameter, bound as it was stored (a TEXT cell whose bytes
@@ -229,7 +246,7 @@ impl SqliteStore {
         };
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(sqlite("open"))?;
-        check_layout(&conn, location)?;
+        let js = check_layout(&conn, location)?;
         if writable {
             // This connection's commits only: under WAL (Python's setup), NORMAL syncs at
             // checkpoints, not at every batch; a power cut may undo the last batches
@@ -257,6 +274,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             location: location.to_owned(),
+            js,
         })
     }
 
