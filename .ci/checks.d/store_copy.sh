@@ -12,7 +12,7 @@
 #     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
 #  5. `lgcodec store prune` killed with SIGKILL at random points and run again, on
 #     SQLite and on Postgres: the store ends byte for byte as an uninterrupted prune
-#     leaves it.
+#     leaves it; the same for `lgcodec store import` of a backup.
 set -euo pipefail
 STEP_PREFIX=store_copy
 # shellcheck source=../lib/pg_check.sh
@@ -43,3 +43,5 @@ step "prune --keep-latest 1 with a DeltaChannel, resumed by Python (SQLite and P
     "$PY" -u vectors/store_maint/prune_resume.py "$BIN" "$(fresh_db store_prune_py)"
 step "prune killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted prune" \
     "$PY" -u vectors/store_maint/prune_kill_resume.py "$BIN" 4 "$URL"
+step "import killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted import" \
+    "$PY" -u vectors/store_maint/import_kill_resume.py "$BIN" 4 "$URL"
