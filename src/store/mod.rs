@@ -354,9 +354,11 @@ impl Store {
     }
 
     fn tables(&self) -> &'static [Table] {
-        match self.backend {
+        match &self.backend {
             #[cfg(feature = "sqlite")]
             Backend::Sqlite(_) => &sqlite::TABLES,
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(p) if p.shallow => &postgres::SHALLOW_TABLES,
             #[cfg(feature = "postgres")]
             Backend::Postgres(_) => &postgres::TABLES,
         }

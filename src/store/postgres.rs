@@ -39,6 +39,31 @@ pub(crate) const TABLES: [Table; 2] = [
     },
 ];
 
+/// The tables of Python's `ShallowPostgresSaver` (one checkpoint per thread and
+/// namespace): blobs keyed by channel, without versions; writes as the full saver's.
+pub(crate) const SHALLOW_TABLES: [Table; 2] = [
+    Table {
+        name: "checkpoint_blobs",
+        key: &["thread_id", "checkpoint_ns", "channel"],
+        type_col: "type",
+        value_col: "blob",
+        label: "checkpoint_blobs.blob",
+    },
+    Table {
+        name: "checkpoint_writes",
+        key: &[
+            "thread_id",
+            "checkpoint_ns",
+            "checkpoint_id",
+            "task_id",
+            "idx",
+        ],
+        type_col: "type",
+        value_col: "blob",
+        label: "checkpoint_writes.blob",
+    },
+];
+
 fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
     move |source| StoreFault::Postgres { operation, source }.into()
 }
@@ -59,6 +84,8 @@ pub(crate) struct PgStore {
     url: String,
     /// LangGraphJS wrote it: audited, never rewritten.
     pub(crate) js: bool,
+    /// Python's `ShallowPostgresSaver` wrote it ([`SHALLOW_TABLES`]).
+    pub(crate) shallow: bool,
     writable: bool,
     client: Mutex<Arc<Client>>,
 }
@@ -165,11 +192,16 @@ impl PgStore {
             .try_get(0)
             .map_err(pg("open"))?;
         let schema = schema.unwrap_or_else(|| "public".to_owned());
+        let mut shallow = false;
         let js = match crate::saver::layout::detect_postgres(&client, &schema).await {
             Ok(StoreLayout::PostgresPython { .. } | StoreLayout::PostgresPythonTaskPathAt8) => {
                 false
             }
             Ok(StoreLayout::PostgresJs { .. }) => true,
+            Ok(StoreLayout::PostgresShallow { .. }) => {
+                shallow = true;
+                false
+            }
             _ => {
                 if let Err(e) = saver.verify().await {
                     return Err(from_saver(location, e));
@@ -195,6 +227,7 @@ impl PgStore {
         Ok(PgStore {
             url: url.to_owned(),
             js,
+            shallow,
             writable,
             client: Mutex::new(Arc::new(client)),
         })
@@ -419,6 +452,21 @@ impl PgStore {
     ) -> Result<Vec<InlineRow>> {
         // One page of checkpoint rows (by primary key), each joined with its inline
         // values and, per value, the blob of the same channel version if there is one.
+        // The shallow saver keeps one checkpoint per thread and namespace (its id in the
+        // JSONB) and one blob per channel, without versions.
+        let (id, blob_version) = if self.shallow {
+            ("checkpoint ->> 'id' AS checkpoint_id", "")
+        } else {
+            (
+                "checkpoint_id",
+                "AND b.version = c.checkpoint -> 'channel_versions' ->> v.key",
+            )
+        };
+        let order = if self.shallow {
+            "thread_id, checkpoint_ns"
+        } else {
+            "thread_id, checkpoint_ns, checkpoint_id"
+        };
         let page = |cond: &str, limit: &str| {
             format!(
                 "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, \
@@ -426,12 +474,12 @@ impl PgStore {
                  coalesce(sum(length(v.value::text)) FILTER (WHERE jsonb_typeof(v.value) <> 'null' AND b.channel IS NULL), 0)::int8, \
                  count(v.key) FILTER (WHERE jsonb_typeof(v.value) = 'null' AND b.channel IS NULL)::int8, \
                  count(b.channel)::int8 \
-                 FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints {cond} \
-                       ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT {limit}) c \
+                 FROM (SELECT thread_id, checkpoint_ns, {id}, checkpoint FROM checkpoints {cond} \
+                       ORDER BY {order} LIMIT {limit}) c \
                  LEFT JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
                       THEN c.checkpoint -> 'channel_values' ELSE '{{}}'::jsonb END) v ON true \
                  LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
-                      AND b.channel = v.key AND b.version = c.checkpoint -> 'channel_versions' ->> v.key \
+                      AND b.channel = v.key {blob_version} \
                       AND b.type <> 'empty' \
                  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
             )
@@ -439,6 +487,14 @@ impl PgStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let client = self.client();
         let rows = match &after {
+            Some([a, b, _]) if self.shallow => {
+                client
+                    .query(
+                        &page("WHERE (thread_id, checkpoint_ns) > ($1, $2)", "$3"),
+                        &[a, b, &limit],
+                    )
+                    .await
+            }
             Some([a, b, c]) => {
                 client
                     .query(

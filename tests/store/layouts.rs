@@ -934,3 +934,67 @@ async fn audit_reads_every_layout_and_leaves_it_as_it_was() {
         );
     }
 }
+
+/// Python's `ShallowPostgresSaver` store (one checkpoint per thread and namespace,
+/// blobs keyed by channel): `audit` counts its values, `encrypt` rewrites them under
+/// the key, and Python's own `ShallowPostgresSaver` with `EncryptedSerializer` then
+/// reads every thread exactly as it read the store in clear.
+#[tokio::test]
+async fn a_shallow_store_is_audited_and_encrypted_where_python_reads_it() {
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    let Some(python) = crate::support::python() else {
+        return;
+    };
+    let db = crate::support::pg::restored(&url, "postgres-py-shallow-3.2.0", "shallow_enc").await;
+    let key = "0123456789abcdef";
+    let read = |with_key: bool| {
+        let script = "import sys\n\
+            import psycopg\n\
+            from psycopg.rows import dict_row\n\
+            from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver\n\
+            from langgraph.checkpoint.serde.encrypted import EncryptedSerializer\n\
+            url, with_key = sys.argv[1], sys.argv[2] == '1'\n\
+            with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:\n    \
+                serde = EncryptedSerializer.from_pycryptodome_aes() if with_key else None\n    \
+                s = ShallowPostgresSaver(conn, serde=serde)\n    \
+                threads = sorted(r['thread_id'] for r in conn.execute('SELECT DISTINCT thread_id FROM checkpoints'))\n    \
+                for t in threads:\n        \
+                    tup = s.get_tuple({'configurable': {'thread_id': t}})\n        \
+                    print(t, repr(tup.checkpoint['channel_values']), repr(tup.pending_writes))\n";
+        let mut cmd = std::process::Command::new(&python);
+        cmd.arg("-c")
+            .arg(script)
+            .arg(&db)
+            .arg(if with_key { "1" } else { "0" });
+        if with_key {
+            cmd.env("LANGGRAPH_AES_KEY", key);
+        } else {
+            cmd.env_remove("LANGGRAPH_AES_KEY");
+        }
+        let out = cmd.output().expect("run python");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let before = read(false);
+    assert!(!before.trim().is_empty(), "Python read no thread");
+    let (code, out, err) = store_cli(&["audit", &db, "--json"], None);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let clear = report["totals"]["clear"]["rows"].as_u64().unwrap_or(0);
+    assert!(clear > 0, "{report}");
+    let (code, _, err) = store_cli(&["encrypt", &db], Some(key));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = store_cli(&["audit", &db, "--allow-free-space"], Some(key));
+    assert_eq!(code, 0, "after encrypt: {err}");
+    assert_eq!(
+        read(true),
+        before,
+        "Python reads the encrypted store as before"
+    );
+}
