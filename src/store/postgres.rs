@@ -16,6 +16,21 @@ use crate::saver::postgres::{ConnInfo, PostgresSaver};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Pending writes: the same table in the full and the shallow saver.
+const WRITES: Table = Table {
+    name: "checkpoint_writes",
+    key: &[
+        "thread_id",
+        "checkpoint_ns",
+        "checkpoint_id",
+        "task_id",
+        "idx",
+    ],
+    type_col: "type",
+    value_col: "blob",
+    label: "checkpoint_writes.blob",
+};
+
 pub(crate) const TABLES: [Table; 2] = [
     Table {
         name: "checkpoint_blobs",
@@ -24,19 +39,7 @@ pub(crate) const TABLES: [Table; 2] = [
         value_col: "blob",
         label: "checkpoint_blobs.blob",
     },
-    Table {
-        name: "checkpoint_writes",
-        key: &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "task_id",
-            "idx",
-        ],
-        type_col: "type",
-        value_col: "blob",
-        label: "checkpoint_writes.blob",
-    },
+    WRITES,
 ];
 
 /// The tables of Python's `ShallowPostgresSaver` (one checkpoint per thread and
@@ -49,19 +52,7 @@ pub(crate) const SHALLOW_TABLES: [Table; 2] = [
         value_col: "blob",
         label: "checkpoint_blobs.blob",
     },
-    Table {
-        name: "checkpoint_writes",
-        key: &[
-            "thread_id",
-            "checkpoint_ns",
-            "checkpoint_id",
-            "task_id",
-            "idx",
-        ],
-        type_col: "type",
-        value_col: "blob",
-        label: "checkpoint_writes.blob",
-    },
+    WRITES,
 ];
 
 fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
