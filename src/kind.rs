@@ -190,6 +190,13 @@ pub enum ErrorKind {
     /// by a trusted root or does not name the host, or the root certificates cannot be
     /// read. Retrying unchanged does not help. `tls`.
     Tls,
+    /// A retention policy that cannot be used: an unknown rule, a zero or negative
+    /// duration, no rule at all, or a `langgraph.json` without `checkpointer.ttl`
+    /// (nothing was deleted). `invalid_policy`.
+    InvalidPolicy,
+    /// A retention sweep whose policy would delete every thread of the store, refused
+    /// without `allow_all` (nothing was deleted). `would_delete_all`.
+    WouldDeleteAll,
 }
 
 impl ErrorKind {
@@ -268,6 +275,8 @@ impl ErrorKind {
             ErrorKind::HistoryConflict => "history_conflict",
             ErrorKind::NoKeyOpens => "no_key_opens",
             ErrorKind::Tls => "tls",
+            ErrorKind::InvalidPolicy => "invalid_policy",
+            ErrorKind::WouldDeleteAll => "would_delete_all",
         }
     }
 }
@@ -347,6 +356,8 @@ impl ErrorKind {
         ErrorKind::HistoryConflict,
         ErrorKind::NoKeyOpens,
         ErrorKind::Tls,
+        ErrorKind::InvalidPolicy,
+        ErrorKind::WouldDeleteAll,
     ];
 }
 

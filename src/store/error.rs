@@ -123,6 +123,25 @@ pub(crate) enum StoreFault {
         /// What was wrong.
         reason: String,
     },
+    /// A retention policy that cannot be used (store retain): where it came from and
+    /// what is wrong with it.
+    #[error("retention policy {origin}: {reason}")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    InvalidPolicy {
+        /// The file (or `policy` for one built in code).
+        origin: String,
+        /// What is wrong and what to write instead.
+        reason: String,
+    },
+    /// The policy would delete every thread of the store (store retain).
+    #[error("{store}: the policy would delete all {threads} thread(s) of the store; nothing was deleted. Check the durations (a TTL in seconds where minutes were meant?), or give --allow-all (RetainOptions::allow_all) if emptying the store is what you want")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    WouldDeleteAll {
+        /// The store.
+        store: String,
+        /// Its threads.
+        threads: u64,
+    },
     /// A copy's target already holds threads of the copy with checkpoints the source
     /// does not have: copying would merge two histories.
     #[error("{target} already holds {count} of the thread(s) to copy with checkpoints the source does not have ({}): copying would merge two histories, and Python would read whichever checkpoint is newest. Copy into an empty store, leave these threads out (--thread), or give --merge to add the source's checkpoints to them", threads.join(", "))]
@@ -194,6 +213,8 @@ impl StoreFault {
             StoreFault::Backup { .. } => ErrorKind::Backup,
             StoreFault::HistoryConflict { .. } => ErrorKind::HistoryConflict,
             StoreFault::NoKeyOpens { .. } => ErrorKind::NoKeyOpens,
+            StoreFault::InvalidPolicy { .. } => ErrorKind::InvalidPolicy,
+            StoreFault::WouldDeleteAll { .. } => ErrorKind::WouldDeleteAll,
         }
     }
 }
@@ -231,9 +252,15 @@ impl From<StoreFault> for Error {
                 reason,
             }
             | StoreFault::Backup { file: s, reason }
-            | StoreFault::Unreadable { what: s, reason } => e.with_subject(s).with_reason(reason),
+            | StoreFault::Unreadable { what: s, reason }
+            | StoreFault::InvalidPolicy { origin: s, reason } => {
+                e.with_subject(s).with_reason(reason)
+            }
             StoreFault::NotFound { path, .. } => e.with_subject(path.display().to_string()),
             StoreFault::HistoryConflict { target, .. } => e.with_subject(target),
+            StoreFault::WouldDeleteAll { store, threads } => e
+                .with_subject(store)
+                .with_count(usize::try_from(threads).unwrap_or(usize::MAX)),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
             StoreFault::NoKeyOpens {
                 operation, tried, ..

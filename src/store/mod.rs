@@ -4,7 +4,7 @@
 //! processes keep writing. With both features, the maintenance operations too:
 //! `AnyStore` (threads, histories, states, diffs and stats of any layout a saver
 //! wrote), `export` and `import` (backup files), `copy` (between SQLite and Postgres),
-//! `prune` (retention) and `upgrade` (an older layout brought to today's in place).
+//! `prune` and `retain` (retention) and `upgrade` (an older layout brought to today's in place).
 //! The `lgcodec store` commands of the same names are thin shells over them
 //! (`docs/store-encryption.md`, `docs/store-maintenance.md`).
 //!
@@ -72,6 +72,12 @@ mod export;
 mod inspect;
 mod keys;
 mod ops;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod pages;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod plan;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod policy;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -79,6 +85,8 @@ mod prune;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod raw;
 mod report;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod retain;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -99,7 +107,13 @@ pub use inspect::{
     StoreStats, ThreadHistory, ThreadOrder, ThreadSize, ThreadSummary,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use prune::{id_time, parse_date, prune, PruneOptions, PruneReport};
+pub use plan::{id_time, KeptByRule, PlannedThread};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use policy::{parse_duration, RetentionPolicy};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use prune::{parse_date, prune, PruneOptions, PruneReport};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use retain::{retain, RetainOptions, RetainReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use upgrade::{
     upgrade, UpgradeOptions, UpgradeReport, UpgradeStep, SQLITE_TASK_PATH_MIGRATION,

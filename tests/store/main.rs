@@ -1,5 +1,5 @@
 //! `store`: layouts of stores old releases wrote, maintenance (inspect, stats,
-//! export/import, copy, upgrade) and the encryption sweeps (audit, encrypt, rekey), on
+//! export/import, copy, upgrade, retain) and the encryption sweeps (audit, encrypt, rekey), on
 //! SQLite files and a Postgres server (`LGCODEC_TEST_PG_URL`, skipped without it).
 
 #[path = "../support/mod.rs"]
@@ -15,6 +15,8 @@ mod maint;
 mod operator;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod refusals;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod retain;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod sends;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]

@@ -1,6 +1,7 @@
-//! `lgcodec store COMMAND`: a thin shell over [`langgraph_codec::store`]. The ten
+//! `lgcodec store COMMAND`: a thin shell over [`langgraph_codec::store`]. The
 //! commands: `audit`, `encrypt` and `rekey` here; `stats`, `inspect`, `export`,
-//! `import`, `copy`, `prune` and `upgrade` in `store_maint.rs` (built with both the
+//! `import`, `verify`, `copy`, `prune` and `upgrade` in `store_maint.rs`, `retain` in
+//! `store_retain.rs` (built with both the
 //! `sqlite` and `postgres` features). Exit status: 0 success (audit: clean), 1 findings
 //! (or a sweep that left rows it could not do, import conflicts, copy mismatches, a
 //! layout that cannot be upgraded in place), 2 usage or fatal errors.
@@ -17,6 +18,9 @@ mod human;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 #[path = "store_maint.rs"]
 mod maint;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[path = "store_retain.rs"]
+mod retain;
 use langgraph_codec::store::{
     self, AuditOptions, AuditReport, ClassCounts, Progress, Store, StoreKeys, SweepOptions,
     SweepReport, Verdict,
@@ -67,6 +71,8 @@ pub const EXAMPLES: &str = concat!(
   $ lgcodec store import backup.jsonl restored.db
   $ lgcodec store copy checkpoints.db copy.db
   $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ printf '[rules]\\nkeep_latest = 2\\n' > retention.toml
+  $ lgcodec store retain copy.db --policy retention.toml --once --dry-run
   $ lgcodec store upgrade checkpoints.db --dry-run
 ",
     sweep_examples!(),
@@ -79,7 +85,8 @@ rekey print their report on standard output, its last line a summary (with --jso
 summary goes to standard error); stats prints everything on standard output; inspect
 prints what it shows on standard output and, for a thread list or a history, a summary
 line on standard error; export, import, copy, prune and upgrade print their summary on
-standard error.
+standard error; retain prints one JSON line per sweep on standard output and its summary
+on standard error.
 Each command's --help has more examples (e.g. lgcodec store copy --help).",
 );
 
@@ -94,7 +101,7 @@ key, unreadable) or a sweep that left values it could not do; 2 usage or fatal e
 Output: the report on standard output, its last line a summary; --json prints one JSON
 object (the report) on standard output and the summary on standard error.
 Built with both the sqlite and postgres features, lgcodec store also has stats, inspect,
-export, import, copy, prune and upgrade.",
+export, import, copy, prune, retain and upgrade.",
 );
 
 #[derive(Subcommand)]
@@ -165,6 +172,11 @@ pub enum StoreCommand {
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = maint::MAINT_EXAMPLES)]
     Prune(maint::PruneArgs),
+    /// Retention as a service: sweep by a policy file (or langgraph.json's
+    /// checkpointer.ttl) once or every DURATION; several sweepers take turns.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = retain::RETAIN_EXAMPLES)]
+    Retain(retain::RetainArgs),
     /// Bring a store of an older layout to today's in place, with the statements
     /// today's Python setup() runs (SQLite before writes.task_path; Python's Postgres
     /// before migration 9). Other old layouts: exit 1, use `store copy` into a fresh
@@ -195,6 +207,8 @@ impl StoreCommand {
             StoreCommand::Copy(_) => "copy",
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Prune(_) => "prune",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Retain(_) => "retain",
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Upgrade(_) => "upgrade",
         }
@@ -345,6 +359,12 @@ pub fn run(command: StoreCommand) -> ExitCode {
         Err(e) => return fatal(e),
     };
     let name = command.name();
+    // retain handles its own signals: the batch in flight finishes.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    let command = match command {
+        StoreCommand::Retain(args) => return runtime.block_on(retain::retain(args, &keys)),
+        other => other,
+    };
     runtime.block_on(interruptible(name, async move {
         match command {
             StoreCommand::Audit {
@@ -393,6 +413,8 @@ pub fn run(command: StoreCommand) -> ExitCode {
             StoreCommand::Copy(args) => maint::copy(args, &keys).await,
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Prune(args) => maint::prune(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Retain(_) => fatal("retain runs outside the interruptible wrapper"),
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
             StoreCommand::Upgrade(args) => maint::upgrade(args).await,
         }

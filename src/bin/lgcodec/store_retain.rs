@@ -1,0 +1,324 @@
+//! `lgcodec store retain`: retention as a service over [`langgraph_codec::store::retain`]:
+//! one sweep (`--once`) or one every DURATION (`--every`), a JSON line per sweep on
+//! stdout and a summary line on stderr. SIGTERM (or SIGINT) lets the batch in flight
+//! finish and ends the command (exit 0 for SIGTERM, 130 for SIGINT); a second signal
+//! stops at once (the batch in flight is rolled back).
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy, StoreKeys};
+use langgraph_codec::{Error, ErrorKind};
+
+use super::{bar, fatal, human, on_progress};
+
+pub const RETAIN_EXAMPLES: &str = "\
+Examples (paste them in a directory holding copy.db, a store Python's SqliteSaver wrote;
+the last runs until SIGTERM or Ctrl-C):
+  $ printf '[rules]\\nkeep_latest = 2\\nmax_age = \"30d\"\\n' > retention.toml
+  $ lgcodec store retain copy.db --policy retention.toml --once --dry-run
+  $ lgcodec store retain copy.db --policy retention.toml --once
+  $ printf '{\"checkpointer\": {\"ttl\": {\"strategy\": \"keep_latest\", \"default_ttl\": 43200}}}' > langgraph.json
+  $ lgcodec store retain copy.db --config langgraph.json --every 15m --pause 100ms
+A policy (TOML):
+  [rules]
+  keep_latest = 20        # per thread and namespace
+  max_age = \"30d\"         # older checkpoints go; the latest of each namespace stays
+  idle_ttl = \"90d\"        # idle threads go whole (idle_action = \"keep_latest\": keep the latest)
+  hard_ttl = \"365d\"       # threads whose oldest checkpoint is older go whole
+  [keep]
+  labels = [\"label\"]            # checkpoints whose metadata holds one stay
+  pinned_metadata = [\"pinned\"]  # threads whose latest metadata holds one are untouched
+  pinned_threads = [\"vip-*\"]    # thread ids matching a pattern are untouched
+  interrupted = \"keep\"          # expired threads waiting at an interrupt stay
+  [overrides]
+  metadata_key = \"retention\"    # a thread's own rules, in its metadata
+Output: one JSON line per sweep on stdout (with --dry-run, first one line per thread that
+would lose something); a summary line per sweep on stderr. Several sweepers on one store
+take turns: the others skip the round (skipped_locked). Exit status: 0 done (or skipped,
+or stopped by SIGTERM after the batch in flight), 1 a sweep left something it could not
+read or decide, 2 usage or fatal error (a bad policy, a policy that would delete every
+thread without --allow-all), 130 SIGINT.";
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["policy", "config"])))]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["once", "every"])))]
+pub struct RetainArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
+    pub store: String,
+    /// The retention policy, a TOML file (docs/retention.md).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<String>,
+    /// A LangGraph Agent Server langgraph.json: its checkpointer.ttl section.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+    /// One sweep, then exit.
+    #[arg(long)]
+    pub once: bool,
+    /// A sweep every DURATION (15m, 1h, …) until SIGTERM; without a value, the
+    /// policy's (sweep.every, or sweep_interval_minutes).
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
+    pub every: Option<String>,
+    /// Threads per transaction (default: the policy's, else 200).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: Option<u64>,
+    /// A pause between transactions (e.g. 100ms), to spare a busy database.
+    #[arg(long, value_name = "DURATION")]
+    pub pause: Option<String>,
+    /// Threads changed per sweep at most (default: the policy's); the next sweep goes on.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_threads: Option<u64>,
+    /// At most this many checkpoints read per second.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
+    /// Print what would go (a JSON line per thread), delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Let the policy delete every thread of the store.
+    #[arg(long)]
+    pub allow_all: bool,
+}
+
+fn policy_error(origin: &str, reason: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::InvalidPolicy,
+        format!("retention policy {origin}: {reason}"),
+    )
+}
+
+fn load_policy(args: &RetainArgs) -> Result<RetentionPolicy, Error> {
+    let (file, langgraph) = match (&args.policy, &args.config) {
+        (Some(p), _) => (p, false),
+        (None, Some(c)) => (c, true),
+        (None, None) => return Err(policy_error("", "give --policy FILE or --config FILE")),
+    };
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| policy_error(file, format!("cannot read it: {e}")))?;
+    if langgraph {
+        return RetentionPolicy::from_langgraph_json(&text, file);
+    }
+    let value: serde_json::Value =
+        toml::from_str(&text).map_err(|e| policy_error(file, format!("not TOML: {e}")))?;
+    RetentionPolicy::from_value(&value, file)
+}
+
+fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
+    store::parse_duration(text)
+        .map_err(|e| Error::new(ErrorKind::InvalidPolicy, format!("{flag} {text:?}: {e}")))
+}
+
+/// A JSON line on stdout; false when stdout is gone.
+fn line(value: &serde_json::Value) -> bool {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{value}").and_then(|()| out.flush()).is_ok()
+}
+
+fn summary(sweep: u64, r: &RetainReport) -> String {
+    let head = format!("lgcodec store retain: sweep {sweep}");
+    if r.skipped_locked {
+        return format!(
+            "{head}: skipped, another sweeper holds the store's lock ({})",
+            r.store
+        );
+    }
+    let k = &r.kept_by_rule;
+    format!(
+        "{head}: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{} ({:.1} s)",
+        human::count(r.threads),
+        if r.dry_run { "would delete" } else { "deleted" },
+        human::count(r.checkpoints_deleted),
+        human::count(r.threads_deleted),
+        human::count(r.writes_deleted),
+        human::count(r.blobs_deleted),
+        human::bytes(r.bytes_freed),
+        human::count(k.labeled),
+        human::count(k.newest),
+        human::count(k.delta_ancestors),
+        human::count(k.pinned_threads),
+        human::count(k.interrupted_threads),
+        human::count(k.overridden_threads),
+        if r.capped { "; capped, the next sweep goes on" } else { "" },
+        if r.stopped { "; stopped after the batch in flight" } else { "" },
+        if r.errors.is_empty() && r.unreadable == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} thread(s) left with a problem, {} checkpoint(s) unreadable (see the JSON line)",
+                r.errors.len(),
+                r.unreadable
+            )
+        },
+        r.duration_s
+    )
+}
+
+/// SIGINT and SIGTERM, as exit statuses (130, 143).
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Self {
+        Signals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    async fn next(&mut self) -> u8 {
+        #[cfg(unix)]
+        if let Some(term) = self.term.as_mut() {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => 130,
+                _ = term.recv() => 143,
+            };
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        130
+    }
+}
+
+/// The exit status after a signal let the sweep finish its batch: SIGTERM is how a
+/// service is stopped (0); SIGINT keeps its 130.
+fn after_signal(code: u8) -> ExitCode {
+    if code == 143 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(code)
+    }
+}
+
+/// Whether a failed sweep of a running service is worth another try (the database
+/// was away), rather than a reason to stop.
+fn transient(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::Storage
+            | ErrorKind::ConnectionLost
+            | ErrorKind::ConnectionUnavailable
+            | ErrorKind::TaskFailed
+    )
+}
+
+pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
+    let policy = match load_policy(&args) {
+        Ok(p) => p,
+        Err(e) => return fatal(e),
+    };
+    let every = match args.every.as_deref() {
+        None => None,
+        Some("") => match policy.every() {
+            Some(d) => Some(d),
+            None => {
+                return fatal(policy_error(
+                    args.policy.as_deref().unwrap_or_default(),
+                    "--every without a value needs [sweep] every in the policy",
+                ))
+            }
+        },
+        Some(text) => match duration("--every", text) {
+            Ok(d) => Some(d),
+            Err(e) => return fatal(e),
+        },
+    };
+    let pause = match args
+        .pause
+        .as_deref()
+        .map(|p| duration("--pause", p))
+        .transpose()
+    {
+        Ok(p) => p.or(policy.pause()),
+        Err(e) => return fatal(e),
+    };
+    if let Err(e) = policy.validate() {
+        return fatal(e);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let bar = bar();
+    let mut options = RetainOptions::new(policy.clone())
+        .dry_run(args.dry_run)
+        .allow_all(args.allow_all)
+        .pause(pause)
+        .max_threads(args.max_threads.or(policy.max_threads()))
+        .max_rows_per_sec(args.max_rows_per_sec)
+        .stop_flag(stop.clone())
+        .on_progress(on_progress(bar.as_ref()));
+    if let Some(n) = args.batch_size {
+        options = options.batch_size(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    if args.dry_run {
+        options = options.on_plan(|planned| {
+            let _ = line(&serde_json::json!({ "would_delete": planned }));
+        });
+    }
+    let mut signals = Signals::new();
+    let mut sweep = 0u64;
+    let mut after: Option<String> = None;
+    let mut status = ExitCode::SUCCESS;
+    loop {
+        sweep += 1;
+        let run = options.clone().start_after(after.clone());
+        let mut fut = std::pin::pin!(store::retain(&args.store, keys, &run));
+        let mut signalled = None;
+        let result = tokio::select! {
+            r = &mut fut => r,
+            code = signals.next() => {
+                stop.store(true, Ordering::SeqCst);
+                signalled = Some(code);
+                eprintln!("lgcodec store retain: finishing the batch in flight, then stopping (a second signal stops at once)");
+                tokio::select! {
+                    r = &mut fut => r,
+                    code = signals.next() => {
+                        eprintln!("lgcodec store retain: stopped at once; the batch in flight was rolled back, every one before it stays");
+                        return ExitCode::from(code);
+                    }
+                }
+            }
+        };
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        match result {
+            Ok(report) => {
+                after.clone_from(&report.next_after);
+                let mut json = serde_json::to_value(&report).unwrap_or_default();
+                if let Some(map) = json.as_object_mut() {
+                    map.insert("sweep".to_owned(), sweep.into());
+                }
+                if !line(&json) {
+                    return fatal("cannot write to standard output");
+                }
+                eprintln!("{}", summary(sweep, &report));
+                if !report.errors.is_empty() || report.unreadable > 0 {
+                    status = ExitCode::from(1);
+                }
+            }
+            Err(e) if every.is_some() && sweep > 1 && transient(&e) => {
+                let json = serde_json::json!({
+                    "operation": "retain", "sweep": sweep, "error": e.to_string(),
+                    "kind": e.kind().as_str(),
+                });
+                let _ = line(&json);
+                eprintln!(
+                    "lgcodec store retain: sweep {sweep} failed: {e}; the next sweep tries again"
+                );
+            }
+            Err(e) => return fatal(e),
+        }
+        if let Some(code) = signalled {
+            return after_signal(code);
+        }
+        let Some(every) = every else {
+            return status;
+        };
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            code = signals.next() => return after_signal(code),
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! The page engine `prune` and `retain` share: threads are read a page at a time (at
+//! most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger thread alone), each
+//! thread decided by the planner (`plan.rs`) into a [`Removal`], and each page's removal
+//! deleted in one transaction by the savers' own retention code
+//! (`saver::sqlite::retention`, `saver::postgres::retention`): killed at any point, a
+//! run leaves each page either as it was or done; run it again to finish. On Postgres
+//! two pages are done at a time on two connections.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::export::{open_target, Target};
+use super::ops::{Progress, ProgressFn, Stage, Throttle};
+use super::plan::{plan_thread, Cp, PlannedThread, Rules, Tally};
+use super::raw::{cell_bytes, pg, sq, Result};
+use crate::saver::delta::ChainNode;
+use crate::saver::retention::{Removal, Removed};
+use crate::saver::{Checkpoint, CheckpointMetadata};
+use crate::serializer::Serializer;
+
+/// Checkpoints loaded per page of threads (a thread with more is loaded alone): what
+/// a prune holds in memory at once, and what one transaction deletes at most, so a
+/// live writer waits for one page's deletes, never for the whole prune.
+const PAGE_CHECKPOINTS: i64 = 1_000;
+/// Threads per page at most.
+/// Threads per page at most, by default.
+pub(crate) const PAGE_THREADS: usize = 200;
+
+fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
+    let v = crate::json::parse(bytes?, 1_000).ok()?;
+    CheckpointMetadata::from_value(&v).ok()
+}
+
+fn node(
+    parent: Option<String>,
+    stored: Option<HashSet<String>>,
+    md: &Option<CheckpointMetadata>,
+) -> ChainNode {
+    ChainNode {
+        parent: parent.filter(|p| !p.is_empty()),
+        stored,
+        delta_channels: md
+            .as_ref()
+            .map(|m| m.counters_since_delta_snapshot().into_keys().collect()),
+    }
+}
+
+/// The next page of threads after `after`, by id: up to `limit` threads
+/// holding about [`PAGE_CHECKPOINTS`] checkpoints (at least one thread). `only`: those
+/// threads (sorted), else every thread of the store.
+async fn thread_page(
+    target: &Target,
+    only: &[String],
+    after: Option<&str>,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+    let counted: Vec<(String, i64)> = if only.is_empty() {
+        let sql = "SELECT thread_id, count(*) FROM checkpoints WHERE thread_id > $1 \
+                   GROUP BY thread_id ORDER BY thread_id LIMIT $2";
+        let after = after.unwrap_or("");
+        match target {
+            Target::Sqlite(conn) => {
+                let mut stmt = conn
+                    .prepare_cached(&sql.replace('$', "?"))
+                    .map_err(sq("prune"))?;
+                let rows = stmt
+                    .query_map(rusqlite::params![after, limit_sql], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .map_err(sq("prune"))?
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(sq("prune"))?;
+                rows
+            }
+            Target::Postgres(client) => client
+                .query(sql, &[&after, &limit_sql])
+                .await
+                .map_err(pg("prune"))?
+                .iter()
+                .map(|r| {
+                    Ok((
+                        r.try_get(0).map_err(pg("prune"))?,
+                        r.try_get(1).map_err(pg("prune"))?,
+                    ))
+                })
+                .collect::<Result<_>>()?,
+        }
+    } else {
+        // The threads asked for: counted as one checkpoint each (a page of them).
+        only.iter()
+            .filter(|t| after.is_none_or(|a| t.as_str() > a))
+            .take(limit)
+            .map(|t| (t.clone(), 1))
+            .collect()
+    };
+    let mut page = Vec::new();
+    let mut held = 0i64;
+    for (thread, n) in counted {
+        if !page.is_empty() && held + n > PAGE_CHECKPOINTS {
+            break;
+        }
+        held += n;
+        page.push(thread);
+    }
+    Ok(page)
+}
+
+/// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order;
+/// with `interrupts`, which of them hold a `__interrupt__` pending write.
+async fn load_threads(
+    target: &Target,
+    serde: &Arc<dyn Serializer>,
+    threads: &[String],
+    interrupts: bool,
+) -> Result<BTreeMap<String, Vec<Cp>>> {
+    let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+                     checkpoint, metadata FROM checkpoints WHERE thread_id = ?1 \
+                     ORDER BY checkpoint_ns, checkpoint_id",
+                )
+                .map_err(sq("prune"))?;
+            for thread in threads {
+                let rows = stmt
+                    .query_map([thread], |r| {
+                        Ok((
+                            r.get::<_, String>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, Option<String>>(3)?,
+                            r.get::<_, Option<String>>(4)?,
+                            cell_bytes(r, 5)?,
+                            cell_bytes(r, 6)?,
+                        ))
+                    })
+                    .map_err(sq("prune"))?;
+                let list = out.entry(thread.clone()).or_default();
+                for row in rows {
+                    let (ns, id, parent, ty, data, meta) = row.map_err(sq("prune"))?;
+                    let checkpoint = serde
+                        .loads_typed(
+                            ty.as_deref().unwrap_or_default(),
+                            data.as_deref().unwrap_or_default(),
+                        )
+                        .ok()
+                        .and_then(|v| Checkpoint::from_owned_value(v).ok());
+                    let stored = checkpoint.map(|c| c.channel_values.into_keys().collect());
+                    let metadata = metadata_of(meta.as_deref());
+                    list.push(Cp {
+                        // Python's SQLite saver keeps a `v < 4` checkpoint's pending
+                        // sends in the checkpoint itself: no parent is read for them.
+                        reads_parent_sends: false,
+                        has_sends: false,
+                        interrupted: false,
+                        node: node(parent, stored, &metadata),
+                        ns,
+                        id,
+                        metadata,
+                    });
+                }
+            }
+        }
+        Target::Postgres(client) => {
+            let rows = client
+                .query(
+                    // The channels a checkpoint stores are asked only in namespaces
+                    // with a DeltaChannel (their metadata has counters): elsewhere no
+                    // walk reads them. The `__pregel_tasks` writes are looked for only
+                    // at a parent a checkpoint before v4 reads its sends from.
+                    "WITH delta AS (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints \
+                        WHERE thread_id = ANY($1) AND metadata ? 'counters_since_delta_snapshot'), \
+                     old AS (SELECT DISTINCT thread_id, checkpoint_ns, parent_checkpoint_id FROM checkpoints \
+                        WHERE thread_id = ANY($1) AND jsonb_typeof(checkpoint -> 'v') = 'number' \
+                        AND (checkpoint ->> 'v')::numeric < 4 AND parent_checkpoint_id IS NOT NULL) \
+                     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+                     CASE WHEN EXISTS (SELECT 1 FROM delta WHERE delta.thread_id = c.thread_id \
+                        AND delta.checkpoint_ns = c.checkpoint_ns) THEN \
+                     ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+                        THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
+                        SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+                        THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
+                        SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+                        AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
+                        AND b.version = v.value AND b.type <> 'empty')) ELSE '{}'::text[] END, \
+                     CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
+                        THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END, \
+                     EXISTS (SELECT 1 FROM old WHERE old.thread_id = c.thread_id \
+                        AND old.checkpoint_ns = c.checkpoint_ns AND old.parent_checkpoint_id = c.checkpoint_id) \
+                        AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id \
+                        AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
+                        AND w.channel = '__pregel_tasks') \
+                     FROM checkpoints c WHERE c.thread_id = ANY($1) ORDER BY 1, 2, 3",
+                    &[&threads],
+                )
+                .await
+                .map_err(pg("prune"))?;
+            for r in &rows {
+                let thread: String = r.try_get(0).map_err(pg("prune"))?;
+                let meta: Option<String> = r.try_get(4).map_err(pg("prune"))?;
+                let metadata = metadata_of(meta.as_deref().map(str::as_bytes));
+                let stored: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
+                let parent: Option<String> = r.try_get(3).map_err(pg("prune"))?;
+                let old: bool = r.try_get(6).map_err(pg("prune"))?;
+                out.entry(thread).or_default().push(Cp {
+                    ns: r.try_get(1).map_err(pg("prune"))?,
+                    id: r.try_get(2).map_err(pg("prune"))?,
+                    reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
+                    has_sends: r.try_get(7).map_err(pg("prune"))?,
+                    interrupted: false,
+                    node: node(parent, Some(stored.into_iter().collect()), &metadata),
+                    metadata,
+                });
+            }
+        }
+    }
+    if interrupts {
+        mark_interrupts(target, threads, &mut out).await?;
+    }
+    Ok(out)
+}
+
+/// Marks the checkpoints of `threads` that hold a `__interrupt__` pending write (what
+/// LangGraph saves when a run stops at `interrupt()`).
+async fn mark_interrupts(
+    target: &Target,
+    threads: &[String],
+    out: &mut BTreeMap<String, Vec<Cp>>,
+) -> Result<()> {
+    let mut found: HashSet<(String, String, String)> = HashSet::new();
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes \
+                     WHERE thread_id = ?1 AND channel = '__interrupt__'",
+                )
+                .map_err(sq("retain"))?;
+            for thread in threads {
+                let rows = stmt
+                    .query_map([thread], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .map_err(sq("retain"))?;
+                for row in rows {
+                    let (ns, id) = row.map_err(sq("retain"))?;
+                    found.insert((thread.clone(), ns, id));
+                }
+            }
+        }
+        Target::Postgres(client) => {
+            let rows = client
+                .query(
+                    "SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id FROM checkpoint_writes \
+                     WHERE thread_id = ANY($1) AND channel = '__interrupt__'",
+                    &[&threads],
+                )
+                .await
+                .map_err(pg("retain"))?;
+            for r in &rows {
+                found.insert((
+                    r.try_get(0).map_err(pg("retain"))?,
+                    r.try_get(1).map_err(pg("retain"))?,
+                    r.try_get(2).map_err(pg("retain"))?,
+                ));
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    for (thread, cps) in out.iter_mut() {
+        for c in cps {
+            c.interrupted = found.contains(&(thread.clone(), c.ns.clone(), c.id.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// How many threads the store holds (the progress bar's length).
+pub(crate) async fn thread_count(target: &Target) -> Result<u64> {
+    let sql = "SELECT count(DISTINCT thread_id) FROM checkpoints";
+    let n: i64 = match target {
+        Target::Sqlite(conn) => conn.query_row(sql, [], |r| r.get(0)).map_err(sq("prune"))?,
+        Target::Postgres(client) => client
+            .query_one(sql, &[])
+            .await
+            .map_err(pg("prune"))?
+            .try_get(0)
+            .map_err(pg("prune"))?,
+    };
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Removes (or counts, in a dry run) a page's plan in one transaction.
+async fn remove(target: &mut Target, removal: &Removal, dry_run: bool) -> Result<Removed> {
+    match target {
+        Target::Sqlite(conn) => {
+            // A dry run reads in a deferred transaction: it takes no write lock.
+            let behavior = if dry_run {
+                rusqlite::TransactionBehavior::Deferred
+            } else {
+                rusqlite::TransactionBehavior::Immediate
+            };
+            let tx = conn
+                .transaction_with_behavior(behavior)
+                .map_err(sq("prune"))?;
+            let removed = crate::saver::sqlite::retention::remove(&tx, removal, dry_run)
+                .map_err(sq("prune"))?;
+            tx.commit().map_err(sq("prune"))?;
+            Ok(removed)
+        }
+        Target::Postgres(client) => {
+            use crate::saver::postgres::retention::{self as pg_retention, StatementMode, Tables};
+            let tx = client.transaction().await.map_err(pg("prune"))?;
+            let removed = pg_retention::remove(
+                &tx,
+                StatementMode::Unnamed,
+                &Tables::new(None),
+                removal,
+                dry_run,
+                "prune",
+            )
+            .await?;
+            tx.commit().await.map_err(pg("prune"))?;
+            Ok(removed)
+        }
+    }
+}
+
+/// A dry run's listing: called with each thread's plan.
+pub(crate) type PlanFn = dyn Fn(&PlannedThread) + Send + Sync;
+
+/// One run of the engine over a store's threads.
+pub(crate) struct Pass<'a> {
+    pub(crate) operation: &'static str,
+    pub(crate) rules: &'a Rules,
+    /// Only these threads (sorted, no repeats); empty: every thread.
+    pub(crate) only: Vec<String>,
+    pub(crate) dry_run: bool,
+    /// Threads per page (one transaction).
+    pub(crate) page_threads: usize,
+    /// Between pages.
+    pub(crate) pause: Option<Duration>,
+    /// Stop after this many threads changed (checked after each page).
+    pub(crate) max_threads: Option<u64>,
+    pub(crate) max_rows_per_sec: Option<u64>,
+    /// Start after this thread id.
+    pub(crate) after: Option<String>,
+    pub(crate) progress: Option<&'a ProgressFn>,
+    /// Set from outside (a signal): the page in flight finishes, no other begins.
+    pub(crate) stop: Option<&'a AtomicBool>,
+    pub(crate) on_plan: Option<&'a PlanFn>,
+}
+
+/// What a pass did: its counts, the last thread it looked at, and why it ended.
+#[derive(Default)]
+pub(crate) struct PassDone {
+    pub(crate) tally: Tally,
+    pub(crate) last: Option<String>,
+    pub(crate) capped: bool,
+    pub(crate) stopped: bool,
+}
+
+/// Loads, decides and removes one page of threads on `target`, in one transaction;
+/// returns its counts and how many checkpoints it read.
+async fn do_page(
+    target: &mut Target,
+    serde: &Arc<dyn Serializer>,
+    page: &[String],
+    pass: &Pass<'_>,
+) -> Result<(Tally, u64)> {
+    let loaded = load_threads(target, serde, page, pass.rules.wants_interrupts()).await?;
+    let mut tally = Tally::default();
+    let mut removal = Removal::default();
+    for (thread, cps) in &loaded {
+        let planned = plan_thread(thread, cps, pass.rules, &mut removal, &mut tally);
+        if let (Some(planned), Some(f)) = (planned, pass.on_plan) {
+            f(&planned);
+        }
+    }
+    if !removal.is_empty() {
+        let removed = remove(target, &removal, pass.dry_run).await?;
+        tally.writes_deleted += removed.writes;
+        tally.blobs_deleted += removed.blobs;
+        tally.bytes_freed += removed.bytes;
+    }
+    Ok((tally, loaded.values().map(|c| c.len() as u64).sum()))
+}
+
+/// Runs `pass` over `store`, opened as `target` (a second connection is opened on
+/// Postgres).
+pub(crate) async fn run_pass(
+    store: &str,
+    target: &mut Target,
+    serde: &Arc<dyn Serializer>,
+    pass: &Pass<'_>,
+) -> Result<PassDone> {
+    let total = if pass.only.is_empty() {
+        thread_count(target).await?
+    } else {
+        pass.only.len() as u64
+    };
+    let mut throttle = Throttle::new(pass.max_rows_per_sec);
+    // On Postgres two pages are done at a time on two connections (the server's work,
+    // not the client's, is what a prune waits for: measured on 100,000 checkpoints,
+    // PG 15, two cores, 3.0 s on one connection). SQLite has one writer.
+    let mut second = match target {
+        Target::Postgres(_) => Some(open_target(store, false).await?.0),
+        Target::Sqlite(_) => None,
+    };
+    let mut out = PassDone::default();
+    let mut done = 0u64;
+    let mut after = pass.after.clone();
+    let page_threads = pass.page_threads.max(1);
+    loop {
+        if pass.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            out.stopped = true;
+            break;
+        }
+        if pass
+            .max_threads
+            .is_some_and(|cap| out.tally.threads_changed >= cap)
+        {
+            out.capped = true;
+            break;
+        }
+        let first = thread_page(target, &pass.only, after.as_deref(), page_threads).await?;
+        let Some(last) = first.last().cloned() else {
+            break;
+        };
+        let next = match &second {
+            Some(_) => thread_page(target, &pass.only, Some(&last), page_threads).await?,
+            None => Vec::new(),
+        };
+        after = Some(next.last().cloned().unwrap_or(last));
+        let (a, b) = match second.as_mut() {
+            Some(other) if !next.is_empty() => {
+                let (a, b) = futures_util::future::join(
+                    do_page(target, serde, &first, pass),
+                    do_page(other, serde, &next, pass),
+                )
+                .await;
+                (a?, Some(b?))
+            }
+            _ => (do_page(target, serde, &first, pass).await?, None),
+        };
+        for (tally, read) in std::iter::once(a).chain(b) {
+            throttle.account(read).await;
+            out.tally.add(&tally);
+        }
+        out.last.clone_from(&after);
+        done += (first.len() + next.len()) as u64;
+        if let Some(f) = pass.progress {
+            f(&Progress {
+                operation: pass.operation,
+                column: "threads",
+                rows_done: done,
+                total_estimate: total.max(done),
+                rewritten: out.tally.checkpoints_deleted,
+                stage: Stage::Done,
+                page: None,
+            });
+        }
+        if let Some(p) = pass.pause {
+            tokio::time::sleep(p).await;
+        }
+    }
+    Ok(out)
+}
+
+/// The next threads after `after` (up to 1,000), each with its oldest and newest
+/// checkpoint id: what the time rules of a whole thread read.
+pub(crate) async fn expiry_page(
+    target: &Target,
+    after: Option<&str>,
+) -> Result<Vec<(String, String, String)>> {
+    let sql = "SELECT thread_id, min(checkpoint_id), max(checkpoint_id) FROM checkpoints \
+               WHERE thread_id > $1 GROUP BY thread_id ORDER BY thread_id LIMIT 1000";
+    let after = after.unwrap_or("");
+    match target {
+        Target::Sqlite(conn) => {
+            let mut stmt = conn
+                .prepare_cached(&sql.replace('$', "?"))
+                .map_err(sq("retain"))?;
+            let rows = stmt
+                .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(sq("retain"))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(sq("retain"))?;
+            Ok(rows)
+        }
+        Target::Postgres(client) => client
+            .query(sql, &[&after])
+            .await
+            .map_err(pg("retain"))?
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(pg("retain"))?,
+                    r.try_get(1).map_err(pg("retain"))?,
+                    r.try_get(2).map_err(pg("retain"))?,
+                ))
+            })
+            .collect(),
+    }
+}

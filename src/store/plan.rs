@@ -1,0 +1,423 @@
+//! The retention planner `prune` and `retain` share: one thread's checkpoints and a set
+//! of [`Rules`] (times resolved to Unix seconds) in, what goes out — added to a
+//! [`Removal`] the savers' retention code deletes — and why the rest stayed, counted in
+//! a [`Tally`].
+//!
+//! Per thread, in this order:
+//! 1. a thread pinned (its id matches a glob of [`Rules::pinned_threads`], or its latest
+//!    metadata holds a key of [`Rules::pinned_metadata`] with a value other than `false`
+//!    or `null`) keeps everything;
+//! 2. [`Rules::override_key`] in the latest metadata (an object of rules, as the policy's
+//!    `[rules]` section writes them) replaces those rules for this thread; an override
+//!    that does not parse leaves the thread as it is and is reported;
+//! 3. a thread idle since before [`Rules::idle_before`], or whose oldest checkpoint is
+//!    from before [`Rules::first_before`], has expired: it goes whole — unless it is
+//!    waiting at an interrupt (a `__interrupt__` pending write on the latest checkpoint
+//!    of a namespace) and [`Rules::keep_interrupted`] is set, or, idle with
+//!    [`Rules::idle_keep_latest`], it keeps the latest checkpoint of each namespace;
+//! 4. otherwise the checkpoint rules: the latest N per namespace, checkpoints older than
+//!    [`Rules::older_than`] (the latest of each namespace stays);
+//! 5. checkpoints whose metadata holds a key of [`Rules::labels`] stay, and so does every
+//!    ancestor a kept checkpoint needs to rebuild its DeltaChannels (the savers' walk,
+//!    `saver::delta`); a checkpoint that could not be read keeps its whole chain. On
+//!    Postgres a checkpoint before v4 keeps the parent its pending sends are read from.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::policy::RuleSet;
+use crate::saver::delta::{needed_ancestors, ChainNode};
+use crate::saver::retention::Removal;
+use crate::saver::CheckpointMetadata;
+
+/// One checkpoint of a thread, with what the planner and the delta walk need.
+pub(crate) struct Cp {
+    pub(crate) ns: String,
+    pub(crate) id: String,
+    pub(crate) node: ChainNode,
+    pub(crate) metadata: Option<CheckpointMetadata>,
+    /// A checkpoint before v4 with a parent reads its pending sends from the parent's
+    /// `__pregel_tasks` writes (Python's `_migrate_pending_sends`).
+    pub(crate) reads_parent_sends: bool,
+    /// Has `__pregel_tasks` writes.
+    pub(crate) has_sends: bool,
+    /// Has a `__interrupt__` pending write (looked for only when a rule needs it).
+    pub(crate) interrupted: bool,
+}
+
+/// The rules of one run, times as Unix seconds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Rules {
+    pub(crate) keep_latest: Option<usize>,
+    pub(crate) older_than: Option<i64>,
+    pub(crate) idle_before: Option<i64>,
+    pub(crate) idle_keep_latest: bool,
+    pub(crate) first_before: Option<i64>,
+    pub(crate) labels: Vec<String>,
+    pub(crate) pinned_metadata: Vec<String>,
+    pub(crate) pinned_threads: Vec<String>,
+    pub(crate) keep_interrupted: bool,
+    pub(crate) override_key: Option<String>,
+    /// Only threads whose latest metadata holds each of these (prune's selection).
+    pub(crate) metadata: Vec<(String, Json)>,
+    /// The time durations are counted back from.
+    pub(crate) now: i64,
+}
+
+impl Rules {
+    /// `set`'s rules resolved against [`Rules::now`], over these.
+    pub(crate) fn with(&self, set: &RuleSet) -> Rules {
+        let back = |secs: u64| {
+            self.now
+                .saturating_sub(i64::try_from(secs).unwrap_or(i64::MAX))
+        };
+        let mut r = self.clone();
+        if let Some(n) = set.keep_latest {
+            r.keep_latest = Some(usize::try_from(n).unwrap_or(usize::MAX).max(1));
+        }
+        if let Some(s) = set.max_age {
+            r.older_than = Some(back(s));
+        }
+        if let Some(s) = set.idle_ttl {
+            r.idle_before = Some(back(s));
+        }
+        if let Some(keep) = set.idle_keep_latest {
+            r.idle_keep_latest = keep;
+        }
+        if let Some(s) = set.hard_ttl {
+            r.first_before = Some(back(s));
+        }
+        r
+    }
+
+    /// Whether a rule looks for interrupts (only then are they read).
+    pub(crate) fn wants_interrupts(&self) -> bool {
+        self.keep_interrupted
+            && (self.idle_before.is_some()
+                || self.first_before.is_some()
+                || self.override_key.is_some())
+    }
+
+    /// Whether a rule can delete a thread whole.
+    pub(crate) fn deletes_threads(&self) -> bool {
+        self.idle_before.is_some() || self.first_before.is_some() || self.override_key.is_some()
+    }
+}
+
+/// What a run did or would do, and why what stayed stayed.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct KeptByRule {
+    /// Checkpoints a rule would drop, kept because their metadata holds a label key.
+    pub labeled: u64,
+    /// Checkpoints older than the age rule, kept as the latest of their namespace.
+    pub newest: u64,
+    /// Checkpoints a rule would drop, kept as ancestors of a kept checkpoint (its
+    /// DeltaChannels, or a chain that could not be read).
+    pub delta_ancestors: u64,
+    /// Threads left whole because they are pinned (thread id pattern or metadata key).
+    pub pinned_threads: u64,
+    /// Expired threads kept (not deleted whole) because they wait at an interrupt.
+    pub interrupted_threads: u64,
+    /// Threads whose metadata overrides the rules.
+    pub overridden_threads: u64,
+}
+
+/// The counts the planner and the deletes add up, page by page.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) threads: u64,
+    pub(crate) threads_deleted: u64,
+    /// Threads that lost something (the per-sweep cap counts these).
+    pub(crate) threads_changed: u64,
+    pub(crate) checkpoints_deleted: u64,
+    pub(crate) checkpoints_kept: u64,
+    pub(crate) unreadable: u64,
+    pub(crate) writes_deleted: u64,
+    pub(crate) blobs_deleted: u64,
+    pub(crate) bytes_freed: u64,
+    pub(crate) kept: KeptByRule,
+    pub(crate) errors: Vec<String>,
+}
+
+impl Tally {
+    pub(crate) fn add(&mut self, o: &Tally) {
+        self.threads += o.threads;
+        self.threads_deleted += o.threads_deleted;
+        self.threads_changed += o.threads_changed;
+        self.checkpoints_deleted += o.checkpoints_deleted;
+        self.checkpoints_kept += o.checkpoints_kept;
+        self.unreadable += o.unreadable;
+        self.writes_deleted += o.writes_deleted;
+        self.blobs_deleted += o.blobs_deleted;
+        self.bytes_freed += o.bytes_freed;
+        let (k, ok) = (&mut self.kept, &o.kept);
+        k.labeled += ok.labeled;
+        k.newest += ok.newest;
+        k.delta_ancestors += ok.delta_ancestors;
+        k.pinned_threads += ok.pinned_threads;
+        k.interrupted_threads += ok.interrupted_threads;
+        k.overridden_threads += ok.overridden_threads;
+        self.errors.extend(o.errors.iter().cloned());
+    }
+}
+
+/// One thread's plan, for a dry run's listing: the checkpoints that go, as
+/// `(namespace, id)`, and whether the thread goes whole.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct PlannedThread {
+    /// The thread.
+    pub thread_id: String,
+    /// It goes whole (every checkpoint and write).
+    pub whole: bool,
+    /// `(checkpoint_ns, checkpoint_id)` of each checkpoint that goes.
+    pub checkpoints: Vec<(String, String)>,
+}
+
+/// Metadata as JSON (the view Python's metadata reads as).
+fn json_of(md: Option<&CheckpointMetadata>) -> Option<Json> {
+    crate::view::to_json(&md?.to_value()).ok()
+}
+
+/// Whether `json` holds one of `keys` with a value other than `false` or `null`.
+fn holds_any(json: Option<&Json>, keys: &[String]) -> bool {
+    let Some(json) = json else { return false };
+    keys.iter().any(|k| {
+        json.get(k)
+            .is_some_and(|v| !v.is_null() && *v != Json::Bool(false))
+    })
+}
+
+/// Shell-style `pattern` (`*` any run, `?` one character) matches `text` whole.
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(c) if *c == '?' || Some(c) == t.get(ti) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..)
+        .is_some_and(|rest| rest.iter().all(|c| *c == '*'))
+}
+
+/// The Unix time (seconds) in a uuid6 checkpoint id, `None` if it is not one.
+pub fn id_time(id: &str) -> Option<i64> {
+    let hex: String = id.chars().filter(|c| *c != '-').collect();
+    if hex.len() != 32 || hex.get(12..13) != Some("6") {
+        return None;
+    }
+    let high = u64::from_str_radix(hex.get(0..8)?, 16).ok()?;
+    let mid = u64::from_str_radix(hex.get(8..12)?, 16).ok()?;
+    let low = u64::from_str_radix(hex.get(13..16)?, 16).ok()?;
+    let ticks = (high << 28) | (mid << 12) | low;
+    let unix = ticks.checked_sub(0x01B2_1DD2_1381_4000)?;
+    i64::try_from(unix / 10_000_000).ok()
+}
+
+/// Decides one thread by `rules` and adds what goes to `removal`; returns the thread's
+/// plan when something goes.
+pub(crate) fn plan_thread(
+    thread: &str,
+    cps: &[Cp],
+    rules: &Rules,
+    removal: &mut Removal,
+    tally: &mut Tally,
+) -> Option<PlannedThread> {
+    // The latest checkpoint of the root namespace (or of any).
+    let latest = cps
+        .iter()
+        .filter(|c| c.ns.is_empty())
+        .max_by(|a, b| a.id.cmp(&b.id))
+        .or_else(|| cps.iter().max_by(|a, b| a.id.cmp(&b.id)))?;
+    let needs_json = !rules.metadata.is_empty()
+        || !rules.pinned_metadata.is_empty()
+        || rules.override_key.is_some();
+    let latest_json = if needs_json {
+        json_of(latest.metadata.as_ref())
+    } else {
+        None
+    };
+    let selected = rules.metadata.is_empty()
+        || latest_json
+            .as_ref()
+            .is_some_and(|j| rules.metadata.iter().all(|(k, v)| j.get(k) == Some(v)));
+    if !selected {
+        return None;
+    }
+    tally.threads += 1;
+    let pinned = rules.pinned_threads.iter().any(|g| glob(g, thread))
+        || holds_any(latest_json.as_ref(), &rules.pinned_metadata);
+    if pinned {
+        tally.kept.pinned_threads += 1;
+        tally.checkpoints_kept += cps.len() as u64;
+        return None;
+    }
+    let overridden;
+    let rules = match rules
+        .override_key
+        .as_ref()
+        .and_then(|k| Some((k, latest_json.as_ref()?.get(k)?)))
+    {
+        Some((key, value)) => match RuleSet::from_override(value) {
+            Ok(set) => {
+                tally.kept.overridden_threads += 1;
+                overridden = rules.with(&set);
+                &overridden
+            }
+            Err(reason) => {
+                tally.errors.push(format!(
+                    "thread {thread:?}: its metadata's {key:?} is not a set of rules ({reason}); \
+                     the thread was left as it is"
+                ));
+                tally.checkpoints_kept += cps.len() as u64;
+                return None;
+            }
+        },
+        None => rules,
+    };
+    let times = || cps.iter().filter_map(|c| id_time(&c.id));
+    let idle = rules
+        .idle_before
+        .is_some_and(|d| times().max().is_some_and(|t| t < d));
+    let too_old = rules
+        .first_before
+        .is_some_and(|d| times().min().is_some_and(|t| t < d));
+    let mut by_ns: BTreeMap<&str, Vec<&Cp>> = BTreeMap::new();
+    for c in cps {
+        by_ns.entry(c.ns.as_str()).or_default().push(c);
+    }
+    let mut keep_latest = rules.keep_latest;
+    let mut whole = false;
+    if idle || too_old {
+        let waiting = by_ns.values().any(|list| {
+            list.iter()
+                .max_by(|a, b| a.id.cmp(&b.id))
+                .is_some_and(|c| c.interrupted)
+        });
+        if waiting && rules.keep_interrupted {
+            tally.kept.interrupted_threads += 1;
+        } else if too_old || !rules.idle_keep_latest {
+            whole = true;
+        } else {
+            keep_latest = Some(1);
+        }
+    }
+    let before = removal.doomed.ids.len();
+    let mut kept_any = false;
+    for (ns, list) in by_ns {
+        let all: BTreeSet<String> = list.iter().map(|c| c.id.clone()).collect();
+        let mut keep: BTreeSet<String> = if whole { BTreeSet::new() } else { all.clone() };
+        if !whole {
+            if let Some(k) = keep_latest {
+                keep = all.iter().rev().take(k).cloned().collect();
+            }
+            if let Some(d) = rules.older_than {
+                keep.retain(|id| id_time(id).is_none_or(|t| t >= d));
+                if let Some(last) = all.iter().next_back() {
+                    if keep.insert(last.clone()) {
+                        tally.kept.newest += 1;
+                    }
+                }
+            }
+        }
+        if !rules.labels.is_empty() {
+            for c in &list {
+                if !keep.contains(&c.id)
+                    && holds_any(json_of(c.metadata.as_ref()).as_ref(), &rules.labels)
+                {
+                    keep.insert(c.id.clone());
+                    tally.kept.labeled += 1;
+                }
+            }
+        }
+        let by_id: HashMap<&str, &Cp> = list.iter().map(|c| (c.id.as_str(), *c)).collect();
+        let mut needed = needed_ancestors(&keep, |id| by_id.get(id).map(|c| c.node.clone()));
+        // A checkpoint before v4 reads its pending sends from its parent's writes.
+        for id in &keep {
+            let Some(c) = by_id.get(id.as_str()).filter(|c| c.reads_parent_sends) else {
+                continue;
+            };
+            if let Some(p) = c.node.parent.as_deref() {
+                if by_id.get(p).is_some_and(|p| p.has_sends) {
+                    needed.insert(p.to_owned());
+                }
+            }
+        }
+        tally.kept.delta_ancestors += needed.iter().filter(|id| !keep.contains(*id)).count() as u64;
+        keep.extend(needed);
+        kept_any |= !keep.is_empty();
+        tally.checkpoints_kept += keep.len() as u64;
+        let ids = list
+            .iter()
+            .map(|c| (c.id.as_str(), c.node.parent.as_deref()));
+        tally.checkpoints_deleted += removal.add_namespace(thread, ns, ids, &keep);
+    }
+    let whole = whole && !kept_any;
+    if whole {
+        tally.threads_deleted += 1;
+        if let Some(newest_id) = cps.iter().map(|c| c.id.as_str()).max() {
+            removal
+                .whole_threads
+                .push((thread.to_owned(), newest_id.to_owned()));
+        }
+    } else {
+        tally.unreadable += cps.iter().filter(|c| c.node.stored.is_none()).count() as u64;
+    }
+    let d = &removal.doomed;
+    let gone: Vec<(String, String)> = d
+        .namespaces
+        .get(before..)
+        .unwrap_or_default()
+        .iter()
+        .zip(d.ids.get(before..).unwrap_or_default())
+        .map(|(n, i)| (n.clone(), i.clone()))
+        .collect();
+    if gone.is_empty() {
+        return None;
+    }
+    tally.threads_changed += 1;
+    Some(PlannedThread {
+        thread_id: thread.to_owned(),
+        whole,
+        checkpoints: gone,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs_match_whole_ids() {
+        assert!(glob("vip-*", "vip-42"));
+        assert!(glob("vip-*", "vip-"));
+        assert!(!glob("vip-*", "a-vip-42"));
+        assert!(glob("t-??", "t-42"));
+        assert!(!glob("t-??", "t-420"));
+        assert!(glob("*-keep-*", "a-keep-b"));
+        assert!(glob("*", ""));
+        assert!(!glob("a", "ab"));
+        assert!(glob("a*b*c", "axxbyyc"));
+        assert!(!glob("a*b*c", "axxbyy"));
+    }
+}

@@ -1,0 +1,433 @@
+//! [`retain`]: one retention sweep of a store by a [`RetentionPolicy`], safe to run
+//! from several replicas at once.
+//!
+//! A sweep runs the page engine and planner `prune` uses (`pages.rs`, `plan.rs`) with
+//! the policy's rules, durations counted back from the sweep's start. Before anything is
+//! read for deletion:
+//! - **one sweeper at a time**: on Postgres the sweep holds
+//!   `pg_try_advisory_lock` on a key made from the database and schema (one key per
+//!   store); on SQLite it holds `BEGIN IMMEDIATE` on a lock database beside the store
+//!   (`STORE.retain-lock`, never on the store itself, so Python's writers never wait for
+//!   it). A sweep that finds the lock taken deletes nothing and reports
+//!   `skipped_locked`; the lock goes with the process (a killed sweeper holds nothing).
+//! - **never everything**: when the policy's time rules would expire every thread of
+//!   the store, the whole plan is worked out (pins, interrupts, labels and overrides
+//!   counted) and, if no thread would stay, the sweep is refused with
+//!   [`ErrorKind::WouldDeleteAll`](crate::ErrorKind::WouldDeleteAll) unless
+//!   [`RetainOptions::allow_all`].
+//!
+//! Each page is one transaction; a stop flag ([`RetainOptions::stop_flag`]) set meanwhile
+//! lets the page in flight finish and starts no other. [`RetainOptions::max_threads`]
+//! caps the threads changed per sweep; the report's `next_after` is where the next sweep
+//! goes on ([`RetainOptions::start_after`]).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use super::error::StoreFault;
+use super::export::{open_target, Target};
+use super::keys::StoreKeys;
+use super::ops::{Progress, ProgressFn};
+use super::pages::{expiry_page, run_pass, Pass, PlanFn, PAGE_THREADS};
+use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
+use super::policy::RetentionPolicy;
+use super::raw::{pg, require_sqlite_file, serializer, sq, Result};
+use super::Location;
+
+/// Options of [`retain`].
+#[derive(Clone)]
+pub struct RetainOptions {
+    policy: RetentionPolicy,
+    dry_run: bool,
+    allow_all: bool,
+    batch_size: usize,
+    pause: Option<Duration>,
+    max_threads: Option<u64>,
+    max_rows_per_sec: Option<u64>,
+    after: Option<String>,
+    progress: Option<ProgressFn>,
+    stop: Option<Arc<AtomicBool>>,
+    on_plan: Option<Arc<PlanFn>>,
+}
+
+impl std::fmt::Debug for RetainOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetainOptions")
+            .field("policy", &self.policy)
+            .field("dry_run", &self.dry_run)
+            .field("allow_all", &self.allow_all)
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetainOptions {
+    /// A sweep by `policy`, with its `[sweep]` settings (batch size, pause, cap).
+    pub fn new(policy: RetentionPolicy) -> Self {
+        RetainOptions {
+            batch_size: policy.batch_size().unwrap_or(PAGE_THREADS),
+            pause: policy.pause(),
+            max_threads: policy.max_threads(),
+            policy,
+            dry_run: false,
+            allow_all: false,
+            max_rows_per_sec: None,
+            after: None,
+            progress: None,
+            stop: None,
+            on_plan: None,
+        }
+    }
+
+    /// Work out what would go; delete nothing (no lock is taken).
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// Let the policy delete every thread of the store.
+    pub fn allow_all(mut self, on: bool) -> Self {
+        self.allow_all = on;
+        self
+    }
+
+    /// Threads per transaction (at least 1).
+    pub fn batch_size(mut self, threads: usize) -> Self {
+        self.batch_size = threads.max(1);
+        self
+    }
+
+    /// A pause between transactions.
+    pub fn pause(mut self, pause: Option<Duration>) -> Self {
+        self.pause = pause;
+        self
+    }
+
+    /// Stop the sweep once this many threads lost something (checked after each batch).
+    pub fn max_threads(mut self, cap: Option<u64>) -> Self {
+        self.max_threads = cap.filter(|n| *n > 0);
+        self
+    }
+
+    /// At most this many checkpoints read per second, on average.
+    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
+        self.max_rows_per_sec = rate.filter(|r| *r > 0);
+        self
+    }
+
+    /// Begin after this thread id (a capped sweep's `next_after`).
+    pub fn start_after(mut self, thread: Option<String>) -> Self {
+        self.after = thread;
+        self
+    }
+
+    /// Set it (from a signal handler, say) to end the sweep after the batch in flight.
+    pub fn stop_flag(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Called after each batch.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Called with each thread that loses something (what goes), dry run or not.
+    pub fn on_plan(mut self, f: impl Fn(&PlannedThread) + Send + Sync + 'static) -> Self {
+        self.on_plan = Some(Arc::new(f));
+        self
+    }
+}
+
+/// What one sweep did (or would do).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct RetainReport {
+    /// `retain`.
+    pub operation: &'static str,
+    /// The store.
+    pub store: String,
+    /// When the sweep began (UTC, RFC 3339); durations count back from it.
+    pub started_at: String,
+    /// A dry run.
+    pub dry_run: bool,
+    /// Another sweeper held the store's lock: this one did nothing.
+    pub skipped_locked: bool,
+    /// Threads looked at.
+    pub threads: u64,
+    /// Threads deleted whole.
+    pub threads_deleted: u64,
+    /// Checkpoints deleted (would be), whole threads' included.
+    pub checkpoints_deleted: u64,
+    /// Checkpoints kept in the threads looked at.
+    pub checkpoints_kept: u64,
+    /// Pending-write rows deleted.
+    pub writes_deleted: u64,
+    /// Postgres blob rows deleted.
+    pub blobs_deleted: u64,
+    /// Bytes of the deleted rows' values (and Postgres JSONB text).
+    pub bytes_freed: u64,
+    /// What a rule spared that another would have deleted.
+    pub kept_by_rule: KeptByRule,
+    /// Checkpoints that could not be read (no key): their chains were kept.
+    pub unreadable: u64,
+    /// Threads left as they were because of a problem with them (a metadata override
+    /// that is not a set of rules), one sentence each.
+    pub errors: Vec<String>,
+    /// The sweep stopped at its cap of threads changed; the rest waits for the next.
+    pub capped: bool,
+    /// The sweep was asked to stop and ended after the batch in flight.
+    pub stopped: bool,
+    /// Where the next sweep goes on when this one was capped or stopped.
+    pub next_after: Option<String>,
+    /// Seconds.
+    pub duration_s: f64,
+}
+
+/// `unix` seconds as `YYYY-MM-DDTHH:MM:SSZ`.
+fn rfc3339(unix: i64) -> String {
+    let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        secs / 3_600,
+        secs % 3_600 / 60,
+        secs % 60
+    )
+}
+
+/// The policy's rules, durations counted back from `now`.
+fn rules_of(policy: &RetentionPolicy, now: i64) -> Rules {
+    let base = Rules {
+        labels: policy.labels.clone(),
+        pinned_metadata: policy.pinned_metadata.clone(),
+        pinned_threads: policy.pinned_threads.clone(),
+        keep_interrupted: policy.keep_interrupted,
+        override_key: policy.override_key.clone(),
+        now,
+        ..Rules::default()
+    };
+    base.with(&policy.rules)
+}
+
+/// The store's lock, held for the sweep.
+enum Lock {
+    Postgres,
+    /// The lock database's connection, inside `BEGIN IMMEDIATE`.
+    Sqlite(rusqlite::Connection),
+    /// A dry run takes none.
+    None,
+}
+
+const PG_LOCK_KEY: &str =
+    "hashtextextended('lgcodec store retain ' || current_database() || '.' || current_schema(), 0)";
+
+/// Takes the store's sweep lock; `None` when another sweeper holds it.
+async fn lock(target: &Target, location: &Location) -> Result<Option<Lock>> {
+    match (target, location) {
+        (Target::Postgres(client), _) => {
+            let row = client
+                .query_one(&format!("SELECT pg_try_advisory_lock({PG_LOCK_KEY})"), &[])
+                .await
+                .map_err(pg("retain lock"))?;
+            let got: bool = row.try_get(0).map_err(pg("retain lock"))?;
+            Ok(got.then_some(Lock::Postgres))
+        }
+        (Target::Sqlite(_), Location::Sqlite(path)) => {
+            let mut name = path.clone().into_os_string();
+            name.push(".retain-lock");
+            let conn = rusqlite::Connection::open(&name).map_err(sq("retain lock"))?;
+            conn.busy_timeout(Duration::ZERO)
+                .map_err(sq("retain lock"))?;
+            match conn.execute_batch("BEGIN IMMEDIATE") {
+                Ok(()) => Ok(Some(Lock::Sqlite(conn))),
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        || e.code == rusqlite::ErrorCode::DatabaseLocked =>
+                {
+                    Ok(None)
+                }
+                Err(e) => Err(sq("retain lock")(e)),
+            }
+        }
+        (Target::Sqlite(_), Location::Postgres(_)) => Ok(Some(Lock::None)),
+    }
+}
+
+async fn unlock(target: &Target, lock: Lock) -> Result<()> {
+    match (lock, target) {
+        (Lock::Postgres, Target::Postgres(client)) => {
+            client
+                .execute(&format!("SELECT pg_advisory_unlock({PG_LOCK_KEY})"), &[])
+                .await
+                .map_err(pg("retain unlock"))?;
+        }
+        (Lock::Sqlite(conn), _) => conn
+            .execute_batch("ROLLBACK")
+            .map_err(sq("retain unlock"))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Whether the time rules alone expire every thread (and how many there are).
+async fn all_expire(target: &Target, rules: &Rules) -> Result<(bool, u64)> {
+    let mut after: Option<String> = None;
+    let mut threads = 0u64;
+    loop {
+        let page = expiry_page(target, after.as_deref()).await?;
+        let Some((last, _, _)) = page.last() else {
+            return Ok((threads > 0, threads));
+        };
+        after = Some(last.clone());
+        for (_, first, newest) in &page {
+            threads += 1;
+            let idle = rules
+                .idle_before
+                .is_some_and(|d| id_time(newest).is_some_and(|t| t < d));
+            let old = rules
+                .first_before
+                .is_some_and(|d| id_time(first).is_some_and(|t| t < d));
+            if !idle && !old {
+                return Ok((false, threads));
+            }
+        }
+    }
+}
+
+/// One retention sweep of `store` (`sqlite:PATH`, a file path, or a `postgres://` URL
+/// in today's Python layout) by `options`' policy; `keys` read encrypted SQLite
+/// checkpoints (to know which channels they store). Rules and guarantees:
+/// `docs/retention.md`.
+///
+/// # Errors
+/// [`ErrorKind::InvalidPolicy`](crate::ErrorKind::InvalidPolicy) for a policy without a
+/// rule or with a zero duration; [`ErrorKind::WouldDeleteAll`](crate::ErrorKind::WouldDeleteAll)
+/// (nothing deleted); [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore); the
+/// database's errors.
+pub async fn retain(
+    store: &str,
+    keys: &StoreKeys,
+    options: &RetainOptions,
+) -> Result<RetainReport> {
+    let started = Instant::now();
+    options.policy.validate()?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let location = Location::parse(store)?;
+    if let Location::Sqlite(path) = &location {
+        require_sqlite_file(path)?;
+    }
+    let (mut target, _, shown) = open_target(store, false).await?;
+    let serde = serializer(keys);
+    let rules = rules_of(&options.policy, now);
+    let mut report = RetainReport {
+        operation: "retain",
+        store: shown.clone(),
+        started_at: rfc3339(now),
+        dry_run: options.dry_run,
+        ..RetainReport::default()
+    };
+    let held = if options.dry_run {
+        Lock::None
+    } else {
+        match lock(&target, &location).await? {
+            Some(l) => l,
+            None => {
+                report.skipped_locked = true;
+                report.duration_s = started.elapsed().as_secs_f64();
+                return Ok(report);
+            }
+        }
+    };
+    let mut pass = Pass {
+        operation: "retain",
+        rules: &rules,
+        only: Vec::new(),
+        dry_run: true,
+        page_threads: options.batch_size,
+        pause: None,
+        max_threads: None,
+        max_rows_per_sec: options.max_rows_per_sec,
+        after: None,
+        progress: None,
+        stop: options.stop.as_deref(),
+        on_plan: None,
+    };
+    let outcome = async {
+        if rules.deletes_threads() && !options.allow_all {
+            let (all, threads) = all_expire(&target, &rules).await?;
+            if all {
+                // Every thread's time is up: see whether anything else keeps one.
+                let whole = run_pass(store, &mut target, &serde, &pass).await?;
+                if !whole.stopped && whole.tally.threads_deleted >= threads {
+                    return Err(StoreFault::WouldDeleteAll {
+                        store: shown.clone(),
+                        threads,
+                    }
+                    .into());
+                }
+            }
+        }
+        pass.dry_run = options.dry_run;
+        pass.pause = options.pause;
+        pass.max_threads = options.max_threads;
+        pass.after.clone_from(&options.after);
+        pass.progress = options.progress.as_ref();
+        pass.on_plan = options.on_plan.as_deref();
+        run_pass(store, &mut target, &serde, &pass).await
+    }
+    .await;
+    // The lock goes whatever happened (and with the connection, if that failed).
+    let released = unlock(&target, held).await;
+    let done = outcome?;
+    released?;
+    let t = done.tally;
+    report.threads = t.threads;
+    report.threads_deleted = t.threads_deleted;
+    report.checkpoints_deleted = t.checkpoints_deleted;
+    report.checkpoints_kept = t.checkpoints_kept;
+    report.writes_deleted = t.writes_deleted;
+    report.blobs_deleted = t.blobs_deleted;
+    report.bytes_freed = t.bytes_freed;
+    report.kept_by_rule = t.kept;
+    report.unreadable = t.unreadable;
+    report.errors = t.errors;
+    report.capped = done.capped;
+    report.stopped = done.stopped;
+    report.next_after = if done.capped || done.stopped {
+        done.last
+    } else {
+        None
+    };
+    report.duration_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+
+    #[test]
+    fn times_print_as_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        // date -u -d @1795618958
+        assert_eq!(rfc3339(1_795_618_958), "2026-11-25T15:02:38Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

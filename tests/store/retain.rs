@@ -1,0 +1,795 @@
+//! `lgcodec store retain`: a policy's rules on stores Python's savers wrote
+//! (`vectors/store_maint/retain_fixture.py`: checkpoint ids are Python's uuid6 made at
+//! chosen days before now), what Python reads afterwards, refusals before anything is
+//! deleted, two sweepers on one store, SIGTERM, a capped sweep that goes on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::support::{pg, python, python_script, scratch, stores};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+/// The policy every rule of the fixture is written for.
+const POLICY: &str = r#"
+[rules]
+keep_latest = 3
+max_age = "30d"
+idle_ttl = "90d"
+hard_ttl = "365d"
+
+[keep]
+labels = ["label"]
+pinned_metadata = ["pinned"]
+pinned_threads = ["vip-*"]
+
+[overrides]
+metadata_key = "retention"
+"#;
+
+/// Which checkpoints of each fixture thread stay under [`POLICY`] (indexes in the
+/// order the fixture wrote them), worked out from the fixture's days:
+/// - active (40, 39, 38, 37 days, 1 hour): the latest 3, of which only the last is
+///   younger than 30 days;
+/// - idle (100, 99, 98 days): idle over 90 days, goes whole;
+/// - vip-7 (pattern) and meta-pin (`pinned` in its latest metadata): untouched;
+/// - waiting: idle, but its latest checkpoint holds a `__interrupt__` write: not deleted
+///   whole; all older than 30 days, so its latest stays alone;
+/// - labeled: idle, goes but for its first checkpoint (metadata `label`);
+/// - own-rules: its metadata's `idle_ttl = 365d` makes it not idle; max_age leaves its
+///   latest;
+/// - ancient (400 days, 10 days, 1 minute): its oldest is over 365 days: goes whole;
+/// - subgraph: root (40 days, 1 hour) keeps the young one; child:1 (40.5, 39 days)
+///   keeps its latest.
+fn expected_kept() -> BTreeMap<&'static str, Vec<usize>> {
+    BTreeMap::from([
+        ("active", vec![4]),
+        ("vip-7", vec![0, 1, 2]),
+        ("meta-pin", vec![0, 1, 2]),
+        ("waiting", vec![2]),
+        ("labeled", vec![0]),
+        ("own-rules", vec![2]),
+        ("subgraph", vec![2, 3]),
+    ])
+}
+
+type Ids = BTreeMap<String, Vec<(String, String)>>;
+
+fn parse_ids(text: &str) -> Ids {
+    let v: Json = serde_json::from_str(text.trim()).expect("fixture JSON");
+    v.as_object()
+        .expect("object")
+        .iter()
+        .map(|(t, list)| {
+            let cps = list
+                .as_array()
+                .expect("list")
+                .iter()
+                .map(|p| {
+                    (
+                        p[0].as_str().expect("ns").to_owned(),
+                        p[1].as_str().expect("id").to_owned(),
+                    )
+                })
+                .collect();
+            (t.clone(), cps)
+        })
+        .collect()
+}
+
+fn set_of(ids: &Ids) -> BTreeSet<(String, String, String)> {
+    ids.iter()
+        .flat_map(|(t, cps)| {
+            cps.iter()
+                .map(move |(n, i)| (t.clone(), n.clone(), i.clone()))
+        })
+        .collect()
+}
+
+/// What should stay of `written` under [`POLICY`].
+fn kept_of(written: &Ids) -> BTreeSet<(String, String, String)> {
+    let mut out = BTreeSet::new();
+    for (thread, idx) in expected_kept() {
+        for i in idx {
+            let (ns, id) = &written[thread][i];
+            out.insert((thread.to_owned(), ns.clone(), id.clone()));
+        }
+    }
+    out
+}
+
+fn lgcodec(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .output()
+        .expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The sweep lines (not the dry run's per-thread lines) of a run's stdout.
+fn sweeps(stdout: &str) -> Vec<Json> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).expect("a JSON line"))
+        .filter(|v| v.get("sweep").is_some())
+        .collect()
+}
+
+/// `lgcodec store retain STORE ARGS... --once`, which must exit 0: its sweep line, and
+/// its `(checkpoints_deleted, threads_deleted)`.
+fn sweep_once(store: &str, args: &[&str]) -> (Json, (u64, u64)) {
+    let mut all = vec!["store", "retain", store, "--once"];
+    all.extend_from_slice(args);
+    let (code, out, err) = lgcodec(&all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    let s = sweeps(&out).remove(0);
+    let n = |k: &str| s[k].as_u64().expect("a count");
+    let counts = (n("checkpoints_deleted"), n("threads_deleted"));
+    (s, counts)
+}
+
+fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.to_str().expect("utf-8").to_owned()
+}
+
+/// Every row of a SQLite store, as text.
+fn sqlite_rows(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare(
+            "SELECT 'c|' || thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || \
+             coalesce(parent_checkpoint_id, '') || '|' || hex(checkpoint) FROM checkpoints \
+             UNION ALL SELECT 'w|' || thread_id || '|' || checkpoint_id || '|' || task_id || '|' \
+             || idx || '|' || hex(value) FROM writes ORDER BY 1",
+        )
+        .expect("prepare");
+    stmt.query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows")
+}
+
+fn fixture_sqlite(python: &str, dir: &Path) -> (PathBuf, Ids) {
+    let path = dir.join("fx.db");
+    let out = python_script(
+        python,
+        "retain_fixture.py",
+        &["write", path.to_str().expect("utf-8")],
+    );
+    (path, parse_ids(&out))
+}
+
+/// A fresh Postgres database `<base>_<tag>` holding the fixture (Python wrote it), a
+/// scratch directory with [`POLICY`] in it: `(python, database URL, ids written,
+/// directory, policy file)`; `None` (the test skips) without a server or Python.
+async fn pg_fixture(tag: &str) -> Option<(String, String, Ids, PathBuf, String)> {
+    let (url, py) = (pg::url()?, python()?);
+    let db = pg::fresh(&url, tag).await;
+    let written = parse_ids(&python_script(&py, "retain_fixture.py", &["write", &db]));
+    let dir = scratch(&tag.replace('_', "-"));
+    let policy = write_file(&dir, "retention.toml", POLICY);
+    Some((py, db, written, dir, policy))
+}
+
+fn check_sweep(sweep: &Json) {
+    assert_eq!(sweep["skipped_locked"], false, "{sweep}");
+    assert_eq!(sweep["threads"], 9, "{sweep}");
+    assert_eq!(sweep["threads_deleted"], 2, "idle and ancient: {sweep}");
+    // 30 written, 12 stay (expected_kept).
+    assert_eq!(sweep["checkpoints_deleted"], 18, "{sweep}");
+    assert_eq!(sweep["checkpoints_kept"], 12, "{sweep}");
+    // One pending write per deleted checkpoint.
+    assert_eq!(sweep["writes_deleted"], 18, "{sweep}");
+    let k = &sweep["kept_by_rule"];
+    assert_eq!(k["labeled"], 1, "{k}");
+    assert_eq!(
+        k["newest"], 3,
+        "waiting, own-rules, subgraph's child:1: {k}"
+    );
+    assert_eq!(k["pinned_threads"], 2, "{k}");
+    assert_eq!(k["interrupted_threads"], 1, "{k}");
+    assert_eq!(k["overridden_threads"], 1, "{k}");
+    assert_eq!(k["delta_ancestors"], 0, "{k}");
+    assert!(sweep["bytes_freed"].as_u64().expect("bytes") > 0);
+}
+
+#[test]
+fn each_rule_of_a_policy_keeps_what_it_says_and_python_reads_the_rest_sqlite() {
+    let Some(py) = python() else { return };
+    let dir = scratch("retain-rules");
+    let (path, written) = fixture_sqlite(&py, &dir);
+    let store = path.to_str().expect("utf-8");
+    let policy = write_file(&dir, "retention.toml", POLICY);
+    // The dry run lists exactly what goes, and deletes nothing.
+    let before = sqlite_rows(&path);
+    let (code, out, err) = lgcodec(&[
+        "store",
+        "retain",
+        store,
+        "--policy",
+        &policy,
+        "--once",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sqlite_rows(&path), before, "a dry run deletes nothing");
+    let mut listed = BTreeSet::new();
+    let mut whole = BTreeSet::new();
+    for l in out.lines() {
+        let v: Json = serde_json::from_str(l).expect("line");
+        let Some(p) = v.get("would_delete") else {
+            continue;
+        };
+        let t = p["thread_id"].as_str().expect("thread").to_owned();
+        if p["whole"] == true {
+            whole.insert(t.clone());
+        }
+        for c in p["checkpoints"].as_array().expect("checkpoints") {
+            let (n, i) = (c[0].as_str().expect("ns"), c[1].as_str().expect("id"));
+            listed.insert((t.clone(), n.to_owned(), i.to_owned()));
+        }
+    }
+    let all = set_of(&written);
+    let kept = kept_of(&written);
+    let gone: BTreeSet<_> = all.difference(&kept).cloned().collect();
+    assert_eq!(listed, gone, "the dry run lists what goes");
+    assert_eq!(
+        whole,
+        BTreeSet::from(["ancient".to_owned(), "idle".to_owned()])
+    );
+    check_sweep(&sweeps(&out)[0]);
+    assert_eq!(sweeps(&out)[0]["dry_run"], true);
+    // For real: the same, and Python reads what stays (the latest of each thread loads,
+    // the waiting thread's interrupt is still there).
+    let (code, out, err) = lgcodec(&["store", "retain", store, "--policy", &policy, "--once"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("lgcodec store retain: sweep 1: 9 thread(s): deleted 18 checkpoint(s)"),
+        "{err}"
+    );
+    let lines = sweeps(&out);
+    assert_eq!(lines.len(), 1);
+    check_sweep(&lines[0]);
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", store]));
+    assert_eq!(set_of(&read), kept);
+    // Run again: nothing more goes.
+    let (code, out, _) = lgcodec(&["store", "retain", store, "--policy", &policy, "--once"]);
+    assert_eq!(code, 0);
+    assert_eq!(sweeps(&out)[0]["checkpoints_deleted"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn each_rule_of_a_policy_keeps_what_it_says_and_python_reads_the_rest_postgres() {
+    let Some((py, db, written, dir, policy)) = pg_fixture("retain_rules").await else {
+        return;
+    };
+    let (code, out, err) = lgcodec(&["store", "retain", &db, "--policy", &policy, "--once"]);
+    assert_eq!(code, 0, "{err}");
+    let sweep = &sweeps(&out)[0];
+    check_sweep(sweep);
+    // Each checkpoint's one blob (its own `messages` version) goes with it.
+    assert_eq!(sweep["blobs_deleted"], 18, "{sweep}");
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", &db]));
+    assert_eq!(set_of(&read), kept_of(&written));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy of Python's SQLite store of 2026-11-25 (t-main: 9 checkpoints in 2
+/// namespaces; t-short: 3, its latest waiting at an interrupt; rows.json).
+fn committed_store(dir: &Path) -> PathBuf {
+    let path = dir.join("store.sqlite");
+    std::fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    path
+}
+
+#[test]
+fn bad_policies_are_refused_before_anything_is_deleted() {
+    let dir = scratch("retain-bad");
+    let path = committed_store(&dir);
+    let store = path.to_str().expect("utf-8");
+    let before = sqlite_rows(&path);
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "unknown.toml",
+            "[rules]\nkeep_latest = 2\nkeep_newest = 3\n",
+            "unknown rule \"keep_newest\" in [rules]",
+        ),
+        (
+            "section.toml",
+            "[rulez]\nkeep_latest = 2\n",
+            "unknown section [rulez]",
+        ),
+        (
+            "negative.toml",
+            "[rules]\nmax_age = \"-5d\"\n",
+            "is negative",
+        ),
+        ("zero.toml", "[rules]\nidle_ttl = \"0h\"\n", "is zero"),
+        (
+            "unitless.toml",
+            "[rules]\nhard_ttl = \"30\"\n",
+            "has no unit",
+        ),
+        (
+            "number.toml",
+            "[rules]\nmax_age = 30\n",
+            "expected a duration with its unit",
+        ),
+        (
+            "keep0.toml",
+            "[rules]\nkeep_latest = 0\n",
+            "expected a whole number, 1 or more",
+        ),
+        ("norule.toml", "[keep]\nlabels = [\"label\"]\n", "no rule"),
+        ("nottoml.toml", "[rules\n", "not TOML"),
+        (
+            "lg.json",
+            "{\"graphs\": {}}",
+            "has no checkpointer.ttl section",
+        ),
+        (
+            "lg-nottl.json",
+            "{\"checkpointer\": {\"ttl\": {\"strategy\": \"delete\"}}}",
+            "has no default_ttl",
+        ),
+        (
+            "lg-neg.json",
+            "{\"checkpointer\": {\"ttl\": {\"default_ttl\": -5}}}",
+            "above zero",
+        ),
+        (
+            "lg-strategy.json",
+            "{\"checkpointer\": {\"ttl\": {\"strategy\": \"archive\", \"default_ttl\": 5}}}",
+            "expected \"delete\" or \"keep_latest\"",
+        ),
+    ];
+    for (name, text, says) in cases {
+        let file = write_file(&dir, name, text);
+        let flag = if name.ends_with(".json") {
+            "--config"
+        } else {
+            "--policy"
+        };
+        let (code, out, err) = lgcodec(&["store", "retain", store, flag, &file, "--once"]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(err.contains(name), "{name} is named: {err}");
+        assert!(out.is_empty(), "{name}: {out}");
+    }
+    let ok = write_file(&dir, "ok.toml", "[rules]\nkeep_latest = 1\n");
+    for flag in [["--every", "-5m"], ["--pause", "0s"], ["--every", "10"]] {
+        let (code, _, err) =
+            lgcodec(&["store", "retain", store, "--policy", &ok, flag[0], flag[1]]);
+        assert_eq!(code, 2, "{flag:?}: {err}");
+    }
+    assert_eq!(sqlite_rows(&path), before, "nothing was deleted");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_policy_that_would_delete_every_thread_needs_allow_all() {
+    let dir = scratch("retain-all");
+    let path = committed_store(&dir);
+    let store = path.to_str().expect("utf-8");
+    let before = sqlite_rows(&path);
+    // Both threads are idle for more than a day. t-short waits at an interrupt, so by
+    // default it stays and the sweep is allowed (dry run: t-main alone would go).
+    let keeps = write_file(&dir, "keeps.toml", "[rules]\nidle_ttl = \"1d\"\n");
+    let (s, counts) = sweep_once(store, &["--policy", &keeps, "--dry-run"]);
+    assert_eq!(counts, (9, 1), "{s}");
+    assert_eq!(s["kept_by_rule"]["interrupted_threads"], 1);
+    // Interrupted threads not kept: every thread would go. Refused, nothing deleted.
+    let all = write_file(
+        &dir,
+        "all.toml",
+        "[rules]\nidle_ttl = \"1d\"\n[keep]\ninterrupted = \"delete\"\n",
+    );
+    let (code, out, err) = lgcodec(&["store", "retain", store, "--policy", &all, "--once"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("would delete all 2 thread(s)"), "{err}");
+    assert!(err.contains("--allow-all"), "{err}");
+    assert!(out.is_empty());
+    assert_eq!(sqlite_rows(&path), before);
+    let (s, counts) = sweep_once(store, &["--policy", &all, "--allow-all"]);
+    assert_eq!(counts, (12, 2), "{s}");
+    assert!(sqlite_rows(&path).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn langgraph_json_ttl_has_the_agent_servers_meaning() {
+    let dir = scratch("retain-langgraph");
+    let path = committed_store(&dir);
+    let store = path.to_str().expect("utf-8");
+    // 60 minutes: both threads expired 3 days ago. keep_latest keeps each thread and
+    // the latest checkpoint of each of its namespaces (3 namespaces: 3 of 12 stay).
+    let lg = write_file(
+        &dir,
+        "langgraph.json",
+        r#"{"graphs": {"agent": "./agent.py:graph"},
+            "checkpointer": {"ttl": {"strategy": "keep_latest", "default_ttl": 60, "sweep_interval_minutes": 10}}}"#,
+    );
+    // t-short waits at an interrupt: kept whole (3), t-main keeps 2 of 9.
+    let (s, counts) = sweep_once(store, &["--config", &lg, "--dry-run"]);
+    assert_eq!(counts, (7, 0), "{s}");
+    // "delete" (the default strategy) on a TTL of 100,000 minutes (69 days): nothing
+    // has expired.
+    let lg = write_file(
+        &dir,
+        "langgraph2.json",
+        r#"{"checkpointer": {"ttl": {"default_ttl": 100000}}}"#,
+    );
+    let (s, counts) = sweep_once(store, &["--config", &lg]);
+    assert_eq!(counts, (0, 0), "{s}");
+    // 60 minutes, "delete": t-main goes whole; t-short waits at its interrupt.
+    let lg = write_file(
+        &dir,
+        "langgraph3.json",
+        r#"{"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 60}}}"#,
+    );
+    let (s, counts) = sweep_once(store, &["--config", &lg]);
+    assert_eq!(counts, (9, 1), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two `--once` sweepers started together on one store: one sweeps, the other finds
+/// the lock taken and says so; between them the store is swept once.
+fn two_sweepers(store: &str, policy: &str) {
+    let start = || {
+        Command::new(BIN)
+            .args([
+                "store",
+                "retain",
+                store,
+                "--policy",
+                policy,
+                "--once",
+                "--batch-size",
+                "1",
+                "--pause",
+                "300ms",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let (a, b) = (start(), start());
+    let mut lines = Vec::new();
+    let mut errs = String::new();
+    for child in [a, b] {
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lines.extend(sweeps(&String::from_utf8_lossy(&out.stdout)));
+        errs.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let skipped: Vec<&Json> = lines
+        .iter()
+        .filter(|l| l["skipped_locked"] == true)
+        .collect();
+    let swept: Vec<&Json> = lines
+        .iter()
+        .filter(|l| l["skipped_locked"] == false)
+        .collect();
+    assert_eq!((skipped.len(), swept.len()), (1, 1), "{lines:?}");
+    assert_eq!(skipped[0]["checkpoints_deleted"], 0);
+    check_sweep(swept[0]);
+    assert!(
+        errs.contains("skipped, another sweeper holds the store's lock"),
+        "{errs}"
+    );
+}
+
+#[test]
+fn two_sweepers_on_sqlite_take_turns() {
+    let Some(py) = python() else { return };
+    let dir = scratch("retain-two");
+    let (path, written) = fixture_sqlite(&py, &dir);
+    let policy = write_file(&dir, "retention.toml", POLICY);
+    let store = path.to_str().expect("utf-8");
+    two_sweepers(store, &policy);
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", store]));
+    assert_eq!(set_of(&read), kept_of(&written));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn two_sweepers_on_postgres_take_turns_by_advisory_lock() {
+    let Some((py, db, written, dir, policy)) = pg_fixture("retain_two").await else {
+        return;
+    };
+    // The lock is one key per store: held here, a sweeper skips its round.
+    let holder = pg::connect(&db).await;
+    let key = "hashtextextended('lgcodec store retain ' || current_database() || '.' || current_schema(), 0)";
+    let got: bool = holder
+        .query_one(&format!("SELECT pg_try_advisory_lock({key})"), &[])
+        .await
+        .expect("lock")
+        .get(0);
+    assert!(got);
+    let (code, out, err) = lgcodec(&["store", "retain", &db, "--policy", &policy, "--once"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(sweeps(&out)[0]["skipped_locked"], true);
+    assert_eq!(sweeps(&out)[0]["checkpoints_deleted"], 0);
+    holder
+        .execute(&format!("SELECT pg_advisory_unlock({key})"), &[])
+        .await
+        .expect("unlock");
+    let db2 = db.clone();
+    tokio::task::spawn_blocking(move || two_sweepers(&db2, &policy))
+        .await
+        .expect("sweepers");
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", &db]));
+    assert_eq!(set_of(&read), kept_of(&written));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigterm_lets_the_batch_in_flight_finish_and_exits_0() {
+    let Some(py) = python() else { return };
+    let dir = scratch("retain-term");
+    let (path, _) = fixture_sqlite(&py, &dir);
+    let store = path.to_str().expect("utf-8");
+    let policy = write_file(&dir, "retention.toml", POLICY);
+    let child = Command::new(BIN)
+        .args([
+            "store",
+            "retain",
+            store,
+            "--policy",
+            &policy,
+            "--every",
+            "1h",
+            "--batch-size",
+            "1",
+            "--pause",
+            "700ms",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(1_500));
+    let started = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "it did not wait for the next sweep"
+    );
+    let lines = sweeps(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let s = &lines[0];
+    assert_eq!(s["stopped"], true, "{s}");
+    let next = s["next_after"]
+        .as_str()
+        .expect("where the next sweep goes on");
+    // Stopped part way: some threads done, not all; the store holds what it says.
+    let deleted = s["checkpoints_deleted"].as_u64().expect("count");
+    assert!(deleted < 18, "{s}");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let left: u64 = conn
+        .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(left, 30 - deleted);
+    // The threads up to `next_after` are done (each batch committed whole): a --once
+    // sweep of the rest finishes the work.
+    let (code, out, _) = lgcodec(&["store", "retain", store, "--policy", &policy, "--once"]);
+    assert_eq!(code, 0);
+    let rest = &sweeps(&out)[0];
+    assert_eq!(
+        rest["checkpoints_deleted"].as_u64().expect("n") + deleted,
+        18,
+        "{next} {rest}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_capped_sweep_goes_on_where_it_stopped() {
+    use langgraph_codec::store::{retain, RetainOptions, RetentionPolicy, StoreKeys};
+    let Some(py) = python() else { return };
+    let dir = scratch("retain-cap");
+    let (path, written) = fixture_sqlite(&py, &dir);
+    let store = path.to_str().expect("utf-8");
+    let value: Json = toml::from_str(POLICY).expect("toml");
+    let policy = RetentionPolicy::from_value(&value, "retention.toml").expect("policy");
+    let keys = StoreKeys::none();
+    // Threads that lose something, in id order: active, ancient, idle, labeled,
+    // own-rules, subgraph, waiting (7). Two per sweep, one thread per batch.
+    let mut after = None;
+    let mut changed = Vec::new();
+    for _ in 0..10 {
+        let options = RetainOptions::new(policy.clone())
+            .batch_size(1)
+            .max_threads(Some(2))
+            .start_after(after.clone());
+        let r = retain(store, &keys, &options).await.expect("sweep");
+        changed.push(r.checkpoints_deleted);
+        after = r.next_after.clone();
+        if !r.capped {
+            break;
+        }
+    }
+    // active 4 + ancient 3 | idle 3 + labeled 2 | own-rules 2 + subgraph 2 | waiting 2.
+    assert_eq!(changed, [7, 5, 4, 2]);
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", store]));
+    assert_eq!(set_of(&read), kept_of(&written));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lgcodec store retain --help`: its examples run as pasted, in order, in a directory
+/// holding copy.db (the last, `--every`, until SIGTERM, which ends it with exit 0).
+#[test]
+fn retain_help_examples_work_when_pasted() {
+    let (code, help, _) = lgcodec(&["store", "retain", "--help"]);
+    assert_eq!(code, 0);
+    let examples: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("$ "))
+        .collect();
+    assert_eq!(examples.len(), 5, "{help}");
+    let dir = scratch("retain-help");
+    std::fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        dir.join("copy.db"),
+    )
+    .expect("copy");
+    let bin_dir = Path::new(BIN).parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for example in examples {
+        let mut child = Command::new("sh")
+            .args(["-ec", &format!("exec {example}")])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env_remove("LANGGRAPH_AES_KEY")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sh");
+        if example.contains("--every") {
+            use std::io::BufRead as _;
+            let stdout = child.stdout.take().expect("stdout");
+            let mut first = String::new();
+            std::io::BufReader::new(stdout)
+                .read_line(&mut first)
+                .expect("the first sweep's line");
+            assert_eq!(sweeps(&first).len(), 1, "{first}");
+            let kill = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            assert!(kill.expect("kill").success());
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(
+            out.status.success(),
+            "{example}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two `--every` sweepers on one Postgres store beside Python writing a live thread:
+/// they take turns (some rounds skipped, said so), SIGTERM ends both with exit 0, the
+/// policy's outcome is what it is on its own, and the live thread's latest checkpoint
+/// — the last one Python wrote — is there.
+#[tokio::test]
+async fn two_every_sweepers_beside_a_python_writer() {
+    let Some((py, db, written, dir, policy)) = pg_fixture("retain_live").await else {
+        return;
+    };
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/store_maint/retain_fixture.py");
+    let writer = Command::new(&py)
+        .arg(&script)
+        .args(["live", &db, "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python");
+    let start = || {
+        Command::new(BIN)
+            .args([
+                "store",
+                "retain",
+                &db,
+                "--policy",
+                &policy,
+                "--every",
+                "500ms",
+                "--batch-size",
+                "1",
+                "--pause",
+                "100ms",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let sweepers = [start(), start()];
+    let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Json = serde_json::from_slice(&out.stdout).expect("writer's line");
+    let last = last["last"].as_str().expect("last id").to_owned();
+    // One more round after the writer stopped, then SIGTERM.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let mut lines = Vec::new();
+    for child in sweepers {
+        let kill = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        assert!(kill.expect("kill").success());
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+            .await
+            .expect("join");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lines.extend(sweeps(&String::from_utf8_lossy(&out.stdout)));
+    }
+    assert!(
+        lines.iter().any(|l| l["skipped_locked"] == true),
+        "{lines:?}"
+    );
+    let swept: Vec<&Json> = lines
+        .iter()
+        .filter(|l| l["skipped_locked"] == false)
+        .collect();
+    assert!(swept.len() >= 2, "{lines:?}");
+    assert!(swept
+        .iter()
+        .all(|l| l["errors"].as_array().is_some_and(Vec::is_empty)));
+    let read = parse_ids(&python_script(&py, "retain_fixture.py", &["read", &db]));
+    let mut rest = set_of(&read);
+    let live: Vec<String> = rest
+        .iter()
+        .filter(|(t, _, _)| t == "live")
+        .map(|(_, _, i)| i.clone())
+        .collect();
+    rest.retain(|(t, _, _)| t != "live");
+    assert_eq!(rest, kept_of(&written));
+    assert_eq!(live.last(), Some(&last), "the live thread's latest stays");
+    assert!(
+        live.len() <= 3,
+        "the live thread was trimmed to the latest 3: {live:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
