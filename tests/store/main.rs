@@ -12,6 +12,8 @@ mod layouts;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod maint;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod old_layouts;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod operator;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod refusals;

@@ -1,0 +1,185 @@
+//! Audit, encrypt and rekey on the stores older releases wrote: every layout with the
+//! swept key, type and value columns is audited as it is; LangGraphJS stores are never
+//! rewritten; Python's shallow Postgres stores are encrypted where Python reads them.
+
+use std::fs;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::support::{scratch, stores};
+
+/// `lgcodec store ARGS` with `key` as `LANGGRAPH_AES_KEY` (or none): exit status,
+/// standard output and standard error.
+fn store_cli(args: &[&str], key: Option<&str>) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lgcodec"));
+    cmd.arg("store").args(args).env_remove("LANGGRAPH_AES_KEY");
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = cmd.output().expect("run lgcodec");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `store audit` reads the stores of every release that has the key and value columns
+/// (Python's SQLite saver before `task_path`, json-era and LangGraphJS stores, every
+/// Python and LangGraphJS Postgres layout): every stored value is counted (here all in
+/// clear, so exit 1 with findings) and the store is left byte for byte as it was.
+/// LangGraphJS stores are audited but never rewritten (its readers cannot open
+/// encrypted rows): `encrypt`, even as a dry run, is refused (exit 2). LangGraph 0.1's
+/// `thread_ts` files are refused with the copy to run first.
+#[tokio::test]
+async fn audit_reads_every_layout_and_leaves_it_as_it_was() {
+    let dir = scratch("audit-layouts");
+    for fixture in [
+        "sqlite-py-1.0.0",
+        "sqlite-py-1.0.3-json",
+        "sqlite-py-2.0.2",
+        "sqlite-js-1.0.4",
+        "sqlite-py-3.1.2",
+    ] {
+        let path = dir.join(format!("{fixture}.sqlite"));
+        fs::copy(stores().join(fixture).join("store.sqlite"), &path).expect("copy");
+        let before = fs::read(&path).expect("read");
+        let values: i64 = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open")
+            .query_row(
+                "SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM writes)",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        let p = path.to_str().expect("utf-8");
+        let (code, out, err) = store_cli(&["audit", p, "--json"], None);
+        assert_eq!(code, 1, "{fixture}: {err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(report["totals"]["total"]["rows"], values, "{fixture}");
+        let in_clear = report["totals"]["clear"]["rows"].as_i64().unwrap_or(0)
+            + report["totals"]["legacy_json"]["rows"]
+                .as_i64()
+                .unwrap_or(0);
+        assert_eq!(in_clear, values, "{fixture}: every value is in clear");
+        let js = fixture.contains("-js-");
+        for args in [vec!["encrypt", p, "--dry-run"], vec!["encrypt", p]] {
+            let (code, _, err) = store_cli(&args, Some("0123456789abcdef"));
+            if js {
+                assert_eq!(code, 2, "{fixture} {args:?}: {err}");
+                assert!(err.contains("LangGraphJS"), "{err}");
+            } else if args.len() == 3 {
+                assert_eq!(code, 0, "{fixture} {args:?}: {err}");
+            }
+        }
+        if js {
+            assert_eq!(fs::read(&path).expect("read"), before, "{fixture} changed");
+        }
+    }
+    let old = dir.join("lg.sqlite");
+    fs::copy(stores().join("sqlite-lg-0.1.19").join("store.sqlite"), &old).expect("copy");
+    let (code, _, err) = store_cli(&["audit", old.to_str().expect("utf-8")], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("lgcodec store copy"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    for fixture in [
+        "postgres-py-1.0.0",
+        "postgres-py-1.0.7-json",
+        "postgres-py-2.0.0",
+        "postgres-py-2.0.12",
+        "postgres-js-1.0.5",
+    ] {
+        let db = crate::support::pg::restored(&url, fixture, "audit_layouts").await;
+        let before = crate::support::pg::digest(&db).await;
+        let values: i64 = crate::support::pg::connect(&db)
+            .await
+            .query_one(
+                "SELECT (SELECT count(*) FROM checkpoint_blobs) + (SELECT count(*) FROM checkpoint_writes)",
+                &[],
+            )
+            .await
+            .expect("count")
+            .get(0);
+        let (code, out, err) = store_cli(&["audit", &db, "--json"], None);
+        assert_eq!(code, 1, "{fixture}: {err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+        assert_eq!(report["totals"]["total"]["rows"], values, "{fixture}");
+        if fixture.contains("-js-") {
+            let (code, _, err) = store_cli(&["encrypt", &db], Some("0123456789abcdef"));
+            assert_eq!(code, 2, "{fixture}: {err}");
+            assert!(err.contains("LangGraphJS"), "{err}");
+        }
+        assert_eq!(
+            crate::support::pg::digest(&db).await,
+            before,
+            "{fixture}: the audit changed the store"
+        );
+    }
+}
+
+/// Python's `ShallowPostgresSaver` store (one checkpoint per thread and namespace,
+/// blobs keyed by channel): `audit` counts its values, `encrypt` rewrites them under
+/// the key, and Python's own `ShallowPostgresSaver` with `EncryptedSerializer` then
+/// reads every thread exactly as it read the store in clear.
+#[tokio::test]
+async fn a_shallow_store_is_audited_and_encrypted_where_python_reads_it() {
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    let Some(python) = crate::support::python() else {
+        return;
+    };
+    let db = crate::support::pg::restored(&url, "postgres-py-shallow-3.2.0", "shallow_enc").await;
+    let key = "0123456789abcdef";
+    let read = |with_key: bool| {
+        let script = "import sys\n\
+            import psycopg\n\
+            from psycopg.rows import dict_row\n\
+            from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver\n\
+            from langgraph.checkpoint.serde.encrypted import EncryptedSerializer\n\
+            url, with_key = sys.argv[1], sys.argv[2] == '1'\n\
+            with psycopg.connect(url, autocommit=True, row_factory=dict_row) as conn:\n    \
+                serde = EncryptedSerializer.from_pycryptodome_aes() if with_key else None\n    \
+                s = ShallowPostgresSaver(conn, serde=serde)\n    \
+                threads = sorted(r['thread_id'] for r in conn.execute('SELECT DISTINCT thread_id FROM checkpoints'))\n    \
+                for t in threads:\n        \
+                    tup = s.get_tuple({'configurable': {'thread_id': t}})\n        \
+                    print(t, repr(tup.checkpoint['channel_values']), repr(tup.pending_writes))\n";
+        let mut cmd = std::process::Command::new(&python);
+        cmd.arg("-c")
+            .arg(script)
+            .arg(&db)
+            .arg(if with_key { "1" } else { "0" });
+        if with_key {
+            cmd.env("LANGGRAPH_AES_KEY", key);
+        } else {
+            cmd.env_remove("LANGGRAPH_AES_KEY");
+        }
+        let out = cmd.output().expect("run python");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let before = read(false);
+    assert!(!before.trim().is_empty(), "Python read no thread");
+    let (code, out, err) = store_cli(&["audit", &db, "--json"], None);
+    assert_eq!(code, 1, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let clear = report["totals"]["clear"]["rows"].as_u64().unwrap_or(0);
+    assert!(clear > 0, "{report}");
+    let (code, _, err) = store_cli(&["encrypt", &db], Some(key));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = store_cli(&["audit", &db, "--allow-free-space"], Some(key));
+    assert_eq!(code, 0, "after encrypt: {err}");
+    assert_eq!(
+        read(true),
+        before,
+        "Python reads the encrypted store as before"
+    );
+}
