@@ -55,11 +55,11 @@ mod batch;
 
 use batch::{difference, insert_writes, pending_bytes, present, Pending, WriteRow, Writer};
 
-use super::export::{open_target, NewTarget, Target};
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
+use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::saver::sqlite::SqliteSaver;

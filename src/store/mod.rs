@@ -69,6 +69,8 @@ mod error;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod export;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod import;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod inspect;
 mod keys;
 mod ops;
@@ -90,6 +92,8 @@ mod retain;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod target;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use backup::{
@@ -98,9 +102,9 @@ pub use backup::{
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{copy, CopyOptions, CopyReport, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use export::{
-    export, import, ExportOptions, ExportReport, ImportConflict, ImportOptions, ImportReport,
-};
+pub use export::{export, ExportOptions, ExportReport};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use import::{import, ImportConflict, ImportOptions, ImportReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
     diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, FileSizes, HistoryNode, Size,

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::export::{open_target, Target};
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::plan::{plan_thread, Cp, PlannedThread, Rules, Tally};
 use super::raw::{cell_bytes, pg, sq, Result};
+use super::target::{open_target, Target};
 use crate::saver::delta::ChainNode;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::{Checkpoint, CheckpointMetadata};

@@ -38,12 +38,12 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::error::StoreFault;
-use super::export::{open_target, Target};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn};
 use super::pages::{run_pass, Pass, PAGE_THREADS};
 use super::plan::Rules;
 use super::raw::{require_sqlite_file, serializer, sq, Result};
+use super::target::{open_target, Target};
 use super::Location;
 
 /// Options of [`prune`]. At least one rule must be set.

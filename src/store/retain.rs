@@ -28,13 +28,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 use super::error::StoreFault;
-use super::export::{open_target, Target};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn};
 use super::pages::{expiry_page, run_pass, Pass, PlanFn, PAGE_THREADS};
 use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{pg, require_sqlite_file, serializer, sq, Result};
+use super::target::{open_target, Target};
 use super::Location;
 
 /// Options of [`retain`].

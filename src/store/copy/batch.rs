@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::super::error::StoreFault;
-use super::super::export::Target;
 use super::super::raw::{pg, sq, Result};
+use super::super::target::Target;
 use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;

@@ -1,0 +1,524 @@
+//! [`import`]: a backup file (`lgcodec-store-backup`, see [`export`](super::export()))
+//! restored into a store of the same backend (use [`copy`](super::copy()) between
+//! backends): an empty target first gets Python's tables from the saver's own
+//! `setup()`. Each row is inserted only if its key is free; a row already there with
+//! the same columns is skipped, one with other columns is reported and left alone
+//! (never overwritten). Batches of rows are committed one transaction each, so an
+//! import stopped anywhere is resumed by running it again.
+
+use std::io::BufRead;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio_postgres::types::ToSql;
+
+use super::backup::{key_text, BackupRows, Cell, Col, Spec};
+use super::error::StoreFault;
+use super::inspect::AnyStore;
+use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
+use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Raw, Result};
+use super::Location;
+use crate::saver::layout::StoreLayout;
+
+use super::target::{open_target, NewTarget, Target};
+
+/// Options of [`import`].
+#[derive(Clone, Default)]
+pub struct ImportOptions {
+    batch_size: Option<usize>,
+    batch_bytes: Option<usize>,
+    dry_run: bool,
+    max_line_bytes: Option<usize>,
+    max_conflict_samples: Option<usize>,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for ImportOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportOptions")
+            .field("batch_size", &self.batch_size)
+            .field("batch_bytes", &self.batch_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImportOptions {
+    /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`] of values, 20 conflict
+    /// samples.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Rows per transaction (at least 1).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = Some(rows.max(1));
+        self
+    }
+
+    /// Read the whole file and the target and count what would be inserted, identical
+    /// or in conflict; write nothing (a missing target is not created).
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// Bytes of values per transaction at most (a larger row goes alone): what bounds
+    /// the import's memory besides the longest line.
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = Some(bytes.max(1));
+        self
+    }
+
+    /// The longest line of the file read, in bytes (default
+    /// [`DEFAULT_MAX_BACKUP_LINE_BYTES`](super::DEFAULT_MAX_BACKUP_LINE_BYTES)); a longer line is refused, never held whole.
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = Some(bytes);
+        self
+    }
+
+    /// Called after each batch.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+/// A row of the file whose key the target holds with other columns.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImportConflict {
+    /// `checkpoint`, `blob` or `write`.
+    pub kind: String,
+    /// Its primary key.
+    pub key: Vec<String>,
+}
+
+/// What [`import`] did.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[non_exhaustive]
+pub struct ImportReport {
+    /// `import`.
+    pub operation: &'static str,
+    /// The target.
+    pub store: String,
+    /// Rows inserted.
+    pub inserted: u64,
+    /// Rows already there with the same columns.
+    pub identical: u64,
+    /// Rows already there with other columns (left as they were).
+    pub conflicts: u64,
+    /// The first conflicts.
+    pub conflict_samples: Vec<ImportConflict>,
+    /// Whether the file ended with its footer (not cut short).
+    pub complete: bool,
+    /// Where and how the file was cut short, when its last line is a partial row (the
+    /// rows before it were imported).
+    pub cut_short: Option<String>,
+    /// A dry run: `inserted` counts the rows that would be.
+    pub dry_run: bool,
+    /// Whether the target was empty and got Python's tables.
+    pub created_tables: bool,
+    /// Seconds.
+    pub elapsed_s: f64,
+}
+
+/// Inserts a batch in one transaction; per row: inserted (true) or already there
+/// (false).
+async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> Result<Vec<bool>> {
+    let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
+    let keys: Vec<&str> = names.iter().take(spec.keys).copied().collect();
+    match target {
+        Target::Sqlite(conn) => {
+            let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+            let sql = format!(
+                "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
+                spec.table,
+                names.join(", "),
+                params.join(", ")
+            );
+            let tx = conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sq("import"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            {
+                let mut stmt = tx.prepare_cached(&sql).map_err(sq("import"))?;
+                for row in rows {
+                    let values: Vec<rusqlite::types::Value> = row
+                        .iter()
+                        .map(|c| match c {
+                            Cell::Text(Some(s)) => rusqlite::types::Value::Text(s.clone()),
+                            Cell::Int(i) => rusqlite::types::Value::Integer(*i),
+                            Cell::Bytes(Some(b)) => rusqlite::types::Value::Blob(b.clone()),
+                            Cell::Text(None) | Cell::Bytes(None) => rusqlite::types::Value::Null,
+                        })
+                        .collect();
+                    let n = stmt
+                        .execute(rusqlite::params_from_iter(values))
+                        .map_err(sq("import"))?;
+                    out.push(n == 1);
+                }
+            }
+            tx.commit().map_err(sq("import"))?;
+            Ok(out)
+        }
+        Target::Postgres(client) => {
+            let params: Vec<String> = spec
+                .cols
+                .iter()
+                .enumerate()
+                .map(|(i, (_, _, kind))| match kind {
+                    Col::Int => format!("${}::int4", i + 1),
+                    Col::Jsonb => format!("convert_from(${}::bytea, 'UTF8')::jsonb", i + 1),
+                    Col::Bytes => format!("${}::bytea", i + 1),
+                    _ => format!("${}::text", i + 1),
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO NOTHING",
+                spec.table,
+                names.join(", "),
+                params.join(", "),
+                keys.join(", ")
+            );
+            let tx = client.transaction().await.map_err(pg("import"))?;
+            let stmt = tx.prepare(&sql).await.map_err(pg("import"))?;
+            let mut out = Vec::with_capacity(rows.len());
+            for row in rows {
+                let boxed: Vec<Box<dyn ToSql + Sync + Send>> = row
+                    .iter()
+                    .map(|c| -> Box<dyn ToSql + Sync + Send> {
+                        match c {
+                            Cell::Text(s) => Box::new(s.clone()),
+                            Cell::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                            Cell::Bytes(b) => Box::new(b.clone()),
+                        }
+                    })
+                    .collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+                let n = tx.execute(&stmt, &refs).await.map_err(pg("import"))?;
+                out.push(n == 1);
+            }
+            tx.commit().await.map_err(pg("import"))?;
+            Ok(out)
+        }
+    }
+}
+
+/// The row of `spec` with this key in the target, as cells.
+async fn existing(target: &Target, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
+    let sqlite = matches!(target, Target::Sqlite(_));
+    let exprs: Vec<String> = spec
+        .cols
+        .iter()
+        .map(|(_, e, k)| {
+            if *k == Col::Jsonb {
+                format!("{e}::text")
+            } else {
+                (*e).to_owned()
+            }
+        })
+        .collect();
+    let cond: Vec<String> = spec
+        .cols
+        .iter()
+        .take(spec.keys)
+        .enumerate()
+        .map(|(i, (_, e, _))| format!("{e} = {}", ph(sqlite, i + 1)))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {}",
+        exprs.join(", "),
+        spec.table,
+        cond.join(" AND ")
+    );
+    match target {
+        Target::Sqlite(conn) => {
+            let values: Vec<rusqlite::types::Value> = key
+                .iter()
+                .map(|c| match c {
+                    Cell::Text(s) => rusqlite::types::Value::Text(s.clone().unwrap_or_default()),
+                    Cell::Int(i) => rusqlite::types::Value::Integer(*i),
+                    Cell::Bytes(_) => rusqlite::types::Value::Null,
+                })
+                .collect();
+            let mut stmt = conn.prepare_cached(&sql).map_err(sq("import"))?;
+            let mut rows = stmt
+                .query_map(rusqlite::params_from_iter(values), |r| {
+                    spec.cols
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (_, _, kind))| {
+                            Ok(match kind {
+                                Col::Int => Cell::Int(r.get(i)?),
+                                Col::Text | Col::OptText => Cell::Text(r.get(i)?),
+                                Col::Bytes | Col::Jsonb => Cell::Bytes(cell_bytes(r, i)?),
+                            })
+                        })
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(sq("import"))?;
+            rows.next().transpose().map_err(sq("import"))
+        }
+        Target::Postgres(client) => {
+            let boxed: Vec<Box<dyn ToSql + Sync + Send>> = key
+                .iter()
+                .map(|c| -> Box<dyn ToSql + Sync + Send> {
+                    match c {
+                        Cell::Text(s) => Box::new(s.clone().unwrap_or_default()),
+                        Cell::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+                        Cell::Bytes(b) => Box::new(b.clone()),
+                    }
+                })
+                .collect();
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
+            let rows = client.query(&sql, &refs).await.map_err(pg("import"))?;
+            let Some(r) = rows.first() else {
+                return Ok(None);
+            };
+            let mut out = Vec::new();
+            for (i, (_, _, kind)) in spec.cols.iter().enumerate() {
+                out.push(match kind {
+                    Col::Int => Cell::Int(i64::from(r.try_get::<_, i32>(i).map_err(pg("import"))?)),
+                    Col::Text | Col::OptText => Cell::Text(r.try_get(i).map_err(pg("import"))?),
+                    Col::Bytes => Cell::Bytes(r.try_get(i).map_err(pg("import"))?),
+                    Col::Jsonb => Cell::Bytes(
+                        r.try_get::<_, Option<String>>(i)
+                            .map_err(pg("import"))?
+                            .map(String::into_bytes),
+                    ),
+                });
+            }
+            Ok(Some(out))
+        }
+    }
+}
+
+/// Where an import's rows go, a batch at a time.
+struct Sink {
+    /// `None`: a dry run into a target that is not a store yet.
+    tgt: Option<Target>,
+    batch: Vec<Vec<Cell>>,
+    report: ImportReport,
+    max_samples: usize,
+    dry_run: bool,
+}
+
+impl Sink {
+    /// Inserts the batch (rows of `spec`'s table) in one transaction, counting each row
+    /// inserted, already there, or in conflict; a dry run only counts.
+    async fn flush(&mut self, spec: Option<&Spec>) -> Result<()> {
+        let Some(spec) = spec.filter(|_| !self.batch.is_empty()) else {
+            return Ok(());
+        };
+        let report = &mut self.report;
+        let Some(tgt) = self.tgt.as_mut() else {
+            // Every row would go in.
+            report.inserted += self.batch.len() as u64;
+            self.batch.clear();
+            return Ok(());
+        };
+        let inserted = if self.dry_run {
+            vec![false; self.batch.len()]
+        } else {
+            insert_batch(tgt, spec, &self.batch).await?
+        };
+        for (row, ok) in self.batch.iter().zip(inserted) {
+            if ok {
+                report.inserted += 1;
+                continue;
+            }
+            let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
+            match existing(tgt, spec, &key).await? {
+                None if self.dry_run => report.inserted += 1,
+                Some(there) if &there == row => report.identical += 1,
+                _ => {
+                    report.conflicts += 1;
+                    if report.conflict_samples.len() < self.max_samples {
+                        report.conflict_samples.push(ImportConflict {
+                            kind: spec.kind.to_owned(),
+                            key: key_text(row, spec.keys),
+                        });
+                    }
+                }
+            }
+        }
+        self.batch.clear();
+        Ok(())
+    }
+}
+
+/// Restores a backup file (read line by line from `input`) into the store `target`
+/// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
+/// from: only free keys are inserted, identical rows skipped, different rows
+/// reported and never overwritten (see `docs/store-maintenance.md`). On an error, a
+/// SQLite target file the import created is removed; a store that existed keeps the
+/// batches committed before it.
+///
+/// # Errors
+/// [`ErrorKind::Backup`](crate::ErrorKind::Backup) for a malformed file (the line is named) or one of
+/// another backend; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; the
+/// database's errors.
+pub async fn import(
+    input: &mut dyn BufRead,
+    file: &str,
+    target: &str,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    let new = NewTarget::note(target);
+    let report = import_into(input, file, target, options).await;
+    new.discard_on_error(&report);
+    report
+}
+
+async fn import_into(
+    input: &mut dyn BufRead,
+    file: &str,
+    target: &str,
+    options: &ImportOptions,
+) -> Result<ImportReport> {
+    let started = Instant::now();
+    let mut rows = BackupRows::open(input, file, options.max_line_bytes)?;
+    // The backends are compared before the target is opened: a refused import leaves
+    // no new, empty store behind.
+    let backend = match Location::parse(target)? {
+        Location::Sqlite(_) => "sqlite",
+        Location::Postgres(_) => "postgres",
+    };
+    if rows.backend != backend {
+        return Err(StoreFault::Backup {
+            file: format!("{file}:1"),
+            reason: format!(
+                "a {} backup cannot be imported into a {backend} store (the layouts differ): use `store copy` between backends",
+                rows.backend
+            ),
+        }
+        .into());
+    }
+    // A dry run writes nothing: a target that is not a store yet would get every row.
+    let (tgt, created, shown) = if options.dry_run {
+        match open_target_read_only(target).await? {
+            (Some(t), shown) => (Some(t), false, shown),
+            (None, shown) => (None, false, shown),
+        }
+    } else {
+        let (t, created, shown) = open_target(target, true).await?;
+        (Some(t), created, shown)
+    };
+    let batch_size = options.batch_size.unwrap_or(500);
+    let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
+    let mut held_bytes = 0usize;
+    let max_samples = options.max_conflict_samples.unwrap_or(20);
+    let report = ImportReport {
+        operation: "import",
+        store: shown,
+        created_tables: created,
+        dry_run: options.dry_run,
+        ..ImportReport::default()
+    };
+    let mut sink = Sink {
+        tgt,
+        batch: Vec::new(),
+        report,
+        max_samples,
+        dry_run: options.dry_run,
+    };
+    let mut batch_kind: Option<usize> = None;
+    let mut done = 0u64;
+    loop {
+        let (i, row) = match rows.next_row() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            // The rows before the malformed line go in first: a rerun of the right
+            // file then finds them there.
+            Err(e) => {
+                sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+                    .await?;
+                return Err(e);
+            }
+        };
+        let full = sink.batch.len() >= batch_size || held_bytes >= batch_bytes;
+        if batch_kind != Some(i) || full {
+            held_bytes = 0;
+            sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+                .await?;
+            batch_kind = Some(i);
+            if let Some(f) = &options.progress {
+                f(&Progress {
+                    operation: "import",
+                    column: rows.specs().get(i).map_or("", |s| s.table),
+                    rows_done: done,
+                    total_estimate: done,
+                    rewritten: sink.report.inserted,
+                    stage: Stage::Done,
+                    page: None,
+                });
+            }
+        }
+        held_bytes = held_bytes.saturating_add(
+            row.iter()
+                .map(|c| match c {
+                    Cell::Bytes(Some(b)) => b.len(),
+                    _ => 0,
+                })
+                .sum(),
+        );
+        sink.batch.push(row);
+        done += 1;
+    }
+    sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
+        .await?;
+    let mut report = sink.report;
+    report.complete = rows.complete;
+    report.cut_short = rows.cut_short.take();
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// A dry run's view of an import target: read-only, nothing created. `None` when
+/// there is no store there yet (no file, or a database without the saver's tables).
+///
+/// # Errors
+/// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a store in another layout than today's.
+async fn open_target_read_only(given: &str) -> Result<(Option<Target>, String)> {
+    let location = Location::parse(given)?;
+    let shown = location.display();
+    // Empty as `open_target` judges it: no file, or no saver table.
+    let empty = match &location {
+        Location::Sqlite(path) if !path.exists() => true,
+        Location::Sqlite(path) => {
+            let conn = crate::saver::layout::open_sqlite_read_only(path)?;
+            crate::saver::layout::detect_sqlite(&conn).map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+        Location::Postgres(url) => {
+            let client = pg_connect(url, true).await?;
+            let schema = super::raw::pg_current_schema(&client).await?;
+            crate::saver::layout::detect_postgres(&client, &schema)
+                .await
+                .map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+    };
+    if empty {
+        return Ok((None, shown));
+    }
+    let store = AnyStore::open(given).await?;
+    if !store.raw.layout().is_current() {
+        return Err(StoreFault::NotAStore {
+            location: shown.clone(),
+            found: format!(
+                "{}: a target must be empty or in today's Python layout",
+                store.raw.layout()
+            ),
+        }
+        .into());
+    }
+    let target = match store.raw {
+        Raw::Sqlite { conn, .. } => Target::Sqlite(conn),
+        Raw::Postgres { url, .. } => Target::Postgres(pg_connect(&url, true).await?),
+    };
+    Ok((Some(target), shown))
+}
