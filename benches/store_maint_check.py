@@ -2,12 +2,16 @@
 
     python benches/store_maint_check.py copy SOURCE TARGET
     python benches/store_maint_check.py prune STORE THREADS
+    python benches/store_maint_check.py same STORE_A STORE_B
 
 copy: the target holds as many checkpoints and writes as the source, and for a sample
 of threads (first, middle, last, and every 97th) Python's saver lists the same history
 from both (checkpoint values, metadata, parent, pending writes).
 prune: one checkpoint per thread is left, with its two writes, and Python's saver reads
 the latest checkpoint of every sampled thread.
+same: two stores of one backend hold the same rows by key (checkpoints, writes, and
+Postgres blobs: thread, namespace, id / channel and version), e.g. after two tools
+applied one retention policy to copies of a store.
 Exits 1 with the reason on the first difference.
 """
 
@@ -27,6 +31,29 @@ def counts(s, store: str) -> tuple[int, int]:
             r = cur.fetchone()
             return r["a"], r["b"]
     return tuple(s.conn.execute("SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM writes)").fetchone())
+
+
+KEYS = {
+    "checkpoints": "thread_id, checkpoint_ns, checkpoint_id",
+    "writes": "thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
+    "checkpoint_writes": "thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
+    "checkpoint_blobs": "thread_id, checkpoint_ns, channel, version",
+}
+
+
+def keys(s, store: str) -> dict[str, set]:
+    pg = store.startswith(("postgres://", "postgresql://"))
+    tables = ["checkpoints", "checkpoint_writes", "checkpoint_blobs"] if pg else ["checkpoints", "writes"]
+    out = {}
+    for t in tables:
+        sql = f"SELECT {KEYS[t]} FROM {t}"
+        if pg:
+            with s._cursor() as cur:
+                cur.execute(sql)
+                out[t] = {tuple(str(v) for v in r.values()) for r in cur.fetchall()}
+        else:
+            out[t] = {tuple(str(v) for v in r) for r in s.conn.execute(sql).fetchall()}
+    return out
 
 
 def sample(threads: list[str]) -> list[str]:
@@ -67,6 +94,19 @@ def main() -> int:
                 if tup is None or len(tup.pending_writes) != 2 or not tup.checkpoint["channel_values"].get("messages"):
                     sys.exit(f"FAIL: thread {t} does not read back after the prune: {tup}")
         print(f"ok: {c[0]} checkpoints, {c[1]} writes left; {len(threads)} threads read by Python")
+        return 0
+    if mode == "same" and len(sys.argv) == 4:
+        with saver(sys.argv[2]) as a, saver(sys.argv[3]) as b:
+            ka, kb = keys(a, sys.argv[2]), keys(b, sys.argv[3])
+            for table in ka:
+                if ka[table] != kb[table]:
+                    only_a, only_b = sorted(ka[table] - kb[table]), sorted(kb[table] - ka[table])
+                    sys.exit(
+                        f"FAIL: {table}: {len(only_a)} rows only in the first store (e.g. {only_a[:3]}), "
+                        f"{len(only_b)} only in the second (e.g. {only_b[:3]})"
+                    )
+        threads = len({k[0] for k in ka["checkpoints"]})
+        print(f"ok: the same {threads} threads, " + ", ".join(f"{len(v)} {t}" for t, v in ka.items()))
         return 0
     sys.exit(__doc__)
 

@@ -3,9 +3,13 @@
 //! trying `lgcodec store`, its CI check and its bench.
 //!
 //! ```text
-//! cargo run --features sqlite,postgres --example store_fixture -- STORE THREADS STEPS [--key KEY] [--zlib] [--prefix P]
+//! cargo run --features sqlite,postgres --example store_fixture -- STORE THREADS STEPS [--key KEY] [--zlib] [--prefix P] [--age-days N]
 //! ```
 //! STORE is `sqlite:PATH`, a path, or a `postgres://` URL (Python's tables are created).
+//! `--age-days N` dates each thread in the past, spread over N days (its latest
+//! checkpoint a whole number of hours and 30 minutes ago; a third of the threads began
+//! N/3 and a third 2N/3 days before that), with checkpoint ids Python's `uuid6` would
+//! have made then: a store for retention rules (idle and hard-age TTLs).
 //! Prints the number of serialized rows written (SQLite layout: checkpoints + writes).
 
 #[path = "../tests/support/store_fixture.rs"]
@@ -17,7 +21,8 @@ use store_fixture::{fill, serializer, Shape};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: store_fixture STORE THREADS STEPS [--key KEY] [--zlib] [--prefix P]";
+    let usage =
+        "usage: store_fixture STORE THREADS STEPS [--key KEY] [--zlib] [--prefix P] [--age-days N]";
     let (Some(store), Some(threads), Some(steps)) = (args.first(), args.get(1), args.get(2)) else {
         return Err(usage.into());
     };
@@ -33,6 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--key" => shape.key = rest.next().cloned(),
             "--zlib" => shape.zlib = true,
             "--prefix" => prefix = rest.next().cloned().ok_or(usage)?,
+            "--age-days" => shape.age_days = Some(rest.next().ok_or(usage)?.parse()?),
             _ => return Err(usage.into()),
         }
     }

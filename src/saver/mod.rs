@@ -85,8 +85,8 @@ pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::default_delta_channel_history;
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
 pub use types::{
-    all_special, checkpoint_metadata, now_isoformat, python_eq, uuid6, write_idx, writes_sort_key,
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR, EXCLUDED_METADATA_KEYS, INTERRUPT,
-    RESUME, SCHEDULED, WRITES_IDX_MAP,
+    all_special, checkpoint_metadata, isoformat_at, now_isoformat, python_eq, uuid6, uuid6_at,
+    write_idx, writes_sort_key, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
+    CheckpointMetadata, CheckpointTuple, DeltaChannelHistory, PendingWrite, ERROR,
+    EXCLUDED_METADATA_KEYS, INTERRUPT, RESUME, SCHEDULED, WRITES_IDX_MAP,
 };

@@ -108,6 +108,6 @@ pub(crate) struct Removed {
     pub(crate) checkpoints: u64,
     pub(crate) writes: u64,
     pub(crate) blobs: u64,
-    /// Blob and write bytes, and the checkpoints' JSONB text.
+    /// Blob and write bytes, and the checkpoints' stored size (Postgres: their JSONB's).
     pub(crate) bytes: u64,
 }

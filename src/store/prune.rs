@@ -228,7 +228,7 @@ pub struct PruneReport {
     pub writes_deleted: u64,
     /// Postgres blob rows dropped.
     pub blobs_deleted: u64,
-    /// Bytes of the dropped rows' values (and Postgres JSONB text).
+    /// Bytes of the dropped rows' values (Postgres: with their JSONB's stored size).
     pub bytes_freed: u64,
     /// SQLite with vacuum: file size before and after.
     pub file_bytes: Option<(u64, u64)>,

@@ -169,7 +169,7 @@ pub struct RetainReport {
     pub writes_deleted: u64,
     /// Postgres blob rows deleted.
     pub blobs_deleted: u64,
-    /// Bytes of the deleted rows' values (and Postgres JSONB text).
+    /// Bytes of the deleted rows' values (Postgres: with their JSONB's stored size).
     pub bytes_freed: u64,
     /// What a rule spared that another would have deleted.
     pub kept_by_rule: KeptByRule,

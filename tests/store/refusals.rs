@@ -48,14 +48,45 @@ fn lgcodec(args: &[&str], key: Option<&str>) -> (i32, String) {
     )
 }
 
-/// Without the key no checkpoint of an encrypted store can be read, so a prune keeps
-/// every chain whole: it exits 1 and says what to do, rather than 0 with nothing
-/// deleted (a nightly job that lost its key would never prune and never complain).
-/// With the key the same command prunes and exits 0.
+/// A prune reads a checkpoint's values only where a DeltaChannel may need them: the
+/// metadata (clear text in Python's SQLite saver, encrypted store or not) says which
+/// namespaces have one. Without the key, an encrypted store without DeltaChannels
+/// prunes as with it; once its metadata names a DeltaChannel, no checkpoint there can
+/// be read, so the prune keeps every chain whole and exits 1 saying what to do, rather
+/// than 0 with nothing deleted (a nightly job that lost its key would never prune and
+/// never complain). With the key the same command prunes and exits 0.
 #[test]
 fn a_prune_that_cannot_read_the_checkpoints_exits_1_and_says_why() {
     let dir = scratch("prune-no-key");
     let store = encrypted_store(&dir);
+    let s = store.to_str().expect("utf-8");
+    assert_eq!(checkpoints(&store), 12);
+    let (code, stderr) = lgcodec(&["store", "prune", s, "--keep-latest", "1"], None);
+    assert_eq!(code, 0, "no DeltaChannel, no value to read: {stderr}");
+    assert_eq!(checkpoints(&store), 3, "one checkpoint a thread kept");
+
+    let store = dir.join("delta.db");
+    let _ = std::fs::remove_file(&store);
+    sqlite_store(
+        &store,
+        &Shape {
+            threads: 3,
+            steps: 4,
+            key: Some(KEY.to_owned()),
+            ..Shape::default()
+        },
+        "t-",
+    );
+    // Each checkpoint's metadata names `messages` as a DeltaChannel (as LangGraph writes
+    // it for one): whether an older checkpoint must stay depends on the values.
+    rusqlite::Connection::open(&store)
+        .expect("open")
+        .execute(
+            "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), \
+             '$.counters_since_delta_snapshot', json('{\"messages\": [1, 1]}')) AS BLOB)",
+            [],
+        )
+        .expect("mark");
     let s = store.to_str().expect("utf-8");
     let before = checkpoints(&store);
     assert_eq!(before, 12);
@@ -69,7 +100,11 @@ fn a_prune_that_cannot_read_the_checkpoints_exits_1_and_says_why() {
     assert_eq!(checkpoints(&store), before, "nothing was deleted");
     let (code, stderr) = lgcodec(&["store", "prune", s, "--keep-latest", "1"], Some(KEY));
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(checkpoints(&store), 3, "one checkpoint a thread kept");
+    assert_eq!(
+        checkpoints(&store),
+        3,
+        "each latest checkpoint stores messages: no ancestor is needed"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

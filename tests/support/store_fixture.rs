@@ -11,8 +11,8 @@ use std::sync::Arc;
 use langgraph_codec::compression::CompressedSerializer;
 use langgraph_codec::crypto::{AesKey, AesMode, EncryptedSerializer, KeyRing};
 use langgraph_codec::saver::{
-    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
-    CheckpointSaver,
+    isoformat_at, uuid6_at, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
+    CheckpointMetadata, CheckpointSaver,
 };
 use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
 
@@ -29,6 +29,9 @@ pub struct Shape {
     pub key: Option<String>,
     /// Wrap in upstream's `+zlib` serializer.
     pub zlib: bool,
+    /// Date the threads in the past instead of now ([`thread_times`]), over this many
+    /// days: for retention rules that read a checkpoint's time from its id.
+    pub age_days: Option<u32>,
 }
 
 impl Default for Shape {
@@ -40,6 +43,7 @@ impl Default for Shape {
             max_messages: 10,
             key: None,
             zlib: false,
+            age_days: None,
         }
     }
 }
@@ -72,19 +76,52 @@ fn message(thread: usize, step: usize, i: usize, len: usize) -> Value {
     ])
 }
 
+const MINUTE_NS: u128 = 60_000_000_000;
+const HOUR_NS: u128 = 60 * MINUTE_NS;
+
+/// When thread `t`'s checkpoints were made, nanoseconds before `now`, oldest first,
+/// with `age_days = Some(span)`: its latest checkpoint a spread-out number of whole hours
+/// plus 30 minutes back within `span` days, its first one as recent (a thread of a few
+/// minutes, one a minute), or `span / 3` or `2 * span / 3` days earlier (`t % 3`), the
+/// rest evenly between. Every time stays at least 30 minutes less one a step from a
+/// whole hour, so a rule of whole hours or days decides every thread the same whether
+/// it is applied now or a few minutes later.
+pub fn thread_times(span_days: u32, t: usize, steps: usize) -> Vec<u128> {
+    let span_hours = u128::from(span_days.max(1)) * 24;
+    let latest = (t as u128 * 7_919) % span_hours * HOUR_NS + 30 * MINUTE_NS;
+    let last_step = steps.saturating_sub(1) as u128;
+    let window = (t as u128 % 3) * (span_hours / 3) * HOUR_NS + last_step * MINUTE_NS;
+    (0..steps as u128)
+        .map(|s| latest + window - window * s / last_step.max(1))
+        .collect()
+}
+
 /// Writes `shape` into `saver` (set up already). Returns the number of serialized rows
 /// the SQLite layout holds (checkpoints + writes).
 pub async fn fill(saver: &dyn CheckpointSaver, shape: &Shape, thread_prefix: &str) -> usize {
     let mut rows = 0;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     for t in 0..shape.threads {
         let mut config = CheckpointConfig::new(format!("{thread_prefix}{t}"));
         let mut messages = Vec::new();
+        let times = shape
+            .age_days
+            .map(|span| thread_times(span, t, shape.steps));
         for step in 0..shape.steps {
             messages.push(message(t, step, messages.len(), shape.message_len));
             if messages.len() > shape.max_messages {
                 messages.remove(0);
             }
-            let mut cp = Checkpoint::now(step as i64);
+            let mut cp = match &times {
+                Some(ago) => {
+                    let at = now.saturating_sub(ago[step]);
+                    Checkpoint::new(uuid6_at(at, step as i64), isoformat_at(at))
+                }
+                None => Checkpoint::now(step as i64),
+            };
             cp.channel_values
                 .insert("messages".into(), Value::Array(messages.clone()));
             cp.channel_values

@@ -9,12 +9,18 @@ use crate::saver::retention::{Removal, Removed};
 
 const PK: &str = "thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3";
 
-fn count(conn: &Connection, sql: &str, p: impl rusqlite::Params) -> rusqlite::Result<(u64, u64)> {
-    conn.prepare_cached(sql)?.query_row(p, |r| {
-        let n: i64 = r.get(0)?;
-        let b: i64 = r.get(1)?;
-        Ok((u64::try_from(n).unwrap_or(0), u64::try_from(b).unwrap_or(0)))
-    })
+/// How many rows `sql` (a `SELECT` or a `DELETE … RETURNING` of one size column)
+/// gives, and the sum of their sizes.
+fn sizes(conn: &Connection, sql: &str, p: impl rusqlite::Params) -> rusqlite::Result<(u64, u64)> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(p)?;
+    let (mut n, mut bytes) = (0u64, 0u64);
+    while let Some(row) = rows.next()? {
+        let b: Option<i64> = row.get(0)?;
+        n += 1;
+        bytes += b.and_then(|b| u64::try_from(b).ok()).unwrap_or(0);
+    }
+    Ok((n, bytes))
 }
 
 /// Removes (or counts) `removal` in `tx`, a connection inside the caller's
@@ -25,28 +31,30 @@ pub(crate) fn remove(
     dry_run: bool,
 ) -> rusqlite::Result<Removed> {
     let mut out = Removed::default();
-    let cp_size = format!(
-        "SELECT count(*), coalesce(sum(length(CAST(checkpoint AS BLOB)) \
-         + coalesce(length(CAST(metadata AS BLOB)), 0)), 0) FROM checkpoints WHERE {PK}"
-    );
-    let writes_size = format!(
-        "SELECT count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) FROM writes WHERE {PK}"
-    );
-    let delete_cp = format!("DELETE FROM checkpoints WHERE {PK}");
-    let delete_writes = format!("DELETE FROM writes WHERE {PK}");
+    let cp_bytes = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)";
+    let write_bytes = "length(CAST(value AS BLOB))";
+    // A removal deletes and measures in one statement a table (`RETURNING`); a dry run
+    // counts the same rows.
+    let (cp_sql, writes_sql) = if dry_run {
+        (
+            format!("SELECT {cp_bytes} FROM checkpoints WHERE {PK}"),
+            format!("SELECT {write_bytes} FROM writes WHERE {PK}"),
+        )
+    } else {
+        (
+            format!("DELETE FROM checkpoints WHERE {PK} RETURNING {cp_bytes}"),
+            format!("DELETE FROM writes WHERE {PK} RETURNING {write_bytes}"),
+        )
+    };
     let d = &removal.doomed;
     for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
         let key = params![thread, ns, id];
-        let (n, b) = count(tx, &cp_size, key)?;
+        let (n, b) = sizes(tx, &cp_sql, key)?;
         out.checkpoints += n;
         out.bytes += b;
-        let (n, b) = count(tx, &writes_size, key)?;
+        let (n, b) = sizes(tx, &writes_sql, key)?;
         out.writes += n;
         out.bytes += b;
-        if !dry_run {
-            tx.prepare_cached(&delete_cp)?.execute(key)?;
-            tx.prepare_cached(&delete_writes)?.execute(key)?;
-        }
     }
     if !dry_run {
         let orphan = format!(
@@ -66,20 +74,15 @@ pub(crate) fn remove(
     let unstored = "thread_id = ?1 AND checkpoint_id <= ?2 AND NOT EXISTS (SELECT 1 FROM \
                     checkpoints c WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = \
                     writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)";
+    let unstored_sql = if dry_run {
+        format!("SELECT {write_bytes} FROM writes WHERE {unstored}")
+    } else {
+        format!("DELETE FROM writes WHERE {unstored} RETURNING {write_bytes}")
+    };
     for (thread, newest) in &removal.whole_threads {
-        let (n, b) = count(
-            tx,
-            &format!(
-                "SELECT count(*), coalesce(sum(length(CAST(value AS BLOB))), 0) FROM writes WHERE {unstored}"
-            ),
-            params![thread, newest],
-        )?;
+        let (n, b) = sizes(tx, &unstored_sql, params![thread, newest])?;
         out.writes += n;
         out.bytes += b;
-        if !dry_run {
-            tx.prepare_cached(&format!("DELETE FROM writes WHERE {unstored}"))?
-                .execute(params![thread, newest])?;
-        }
     }
     Ok(out)
 }

@@ -32,9 +32,7 @@ pub fn uuid6(clock_seq: i64) -> String {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or(0);
-    let now = u64::try_from(nanos / 100)
-        .unwrap_or(u64::MAX)
-        .saturating_add(0x01B2_1DD2_1381_4000);
+    let now = gregorian_100ns(nanos);
     let mut last = LAST.load(Ordering::Relaxed);
     let timestamp = loop {
         let ts = if now <= last {
@@ -47,6 +45,27 @@ pub fn uuid6(clock_seq: i64) -> String {
             Err(actual) => last = actual,
         }
     };
+    format_uuid6(timestamp, clock_seq)
+}
+
+/// The checkpoint id [`uuid6`] would have made at `unix_nanos` (nanoseconds since
+/// 1970), as Python's `uuid6(clock_seq=…)` does with its clock set there: for stores
+/// written with the times a real one had (fixtures of idle threads, a backfill), where
+/// the id is the checkpoint's time for retention and for `list(before=…)`. It does not
+/// take part in `uuid6`'s rising-id guard: two calls with the same time differ only in
+/// their random node.
+pub fn uuid6_at(unix_nanos: u128, clock_seq: i64) -> String {
+    format_uuid6(gregorian_100ns(unix_nanos), clock_seq)
+}
+
+/// Nanoseconds since 1970 as 100-ns intervals since 1582-10-15 (uuid's epoch).
+fn gregorian_100ns(unix_nanos: u128) -> u64 {
+    u64::try_from(unix_nanos / 100)
+        .unwrap_or(u64::MAX)
+        .saturating_add(0x01B2_1DD2_1381_4000)
+}
+
+fn format_uuid6(timestamp: u64, clock_seq: i64) -> String {
     let ts = u128::from(timestamp);
     let seq = u128::from((clock_seq & 0x3FFF) as u64);
     let node = u128::from(random_u64() & 0xFFFF_FFFF_FFFF);
@@ -72,11 +91,19 @@ pub fn uuid6(clock_seq: i64) -> String {
 
 /// `datetime.now(timezone.utc).isoformat()`: `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`.
 pub fn now_isoformat() -> String {
-    let d = SystemTime::now()
+    let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = i64::try_from(d.as_secs()).unwrap_or(0);
-    let micros = d.subsec_micros();
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    isoformat_at(nanos)
+}
+
+/// `datetime.fromtimestamp(t, timezone.utc).isoformat()` for `unix_nanos`
+/// nanoseconds since 1970, truncated to the microsecond: the checkpoint `ts` that goes
+/// with [`uuid6_at`].
+pub fn isoformat_at(unix_nanos: u128) -> String {
+    let secs = i64::try_from(unix_nanos / 1_000_000_000).unwrap_or(i64::MAX);
+    let micros = (unix_nanos % 1_000_000_000 / 1_000) as u32;
     let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400);
     let (y, m, day) = civil_from_days(days);

@@ -9,7 +9,7 @@
 //!   [`CheckpointMetadata`] (`metadata`), [`ChannelVersion`] (`versions`);
 //! - [`PendingWrite`], [`CheckpointTuple`], [`DeltaChannelHistory`] and the special
 //!   write channels (`writes`);
-//! - [`uuid6`] and [`now_isoformat`] (`ids`); [`python_eq`] (`python`).
+//! - [`uuid6`], [`uuid6_at`], [`now_isoformat`] and [`isoformat_at`] (`ids`); [`python_eq`] (`python`).
 
 mod checkpoint;
 mod config;
@@ -25,7 +25,7 @@ pub use config::CheckpointConfig;
 pub(crate) use ids::random_f64;
 #[cfg(feature = "conformance")]
 pub(crate) use ids::random_u64;
-pub use ids::{now_isoformat, uuid6};
+pub use ids::{isoformat_at, now_isoformat, uuid6, uuid6_at};
 #[cfg(feature = "postgres")]
 pub(crate) use metadata::refuse_deep_checkpoint;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -136,6 +136,25 @@ mod tests {
         // version nibble 6, variant 10xx, clock_seq -1 -> 0x3fff -> "bfff"
         assert_eq!(a.get(14..15), Some("6"));
         assert_eq!(a.get(19..23), Some("bfff"));
+    }
+
+    #[test]
+    fn uuid6_at_is_pythons_id_at_that_time() {
+        // Python: with time.time_ns() returning 1_700_000_000_123_456_700 and no earlier
+        // id, langgraph.checkpoint.base.id.uuid6(clock_seq=5) is
+        // 1ee833b0-4c29-6687-8005-<random node>.
+        let id = uuid6_at(1_700_000_000_123_456_700, 5);
+        assert_eq!(id.get(..24), Some("1ee833b0-4c29-6687-8005-"));
+        assert_eq!(id.len(), 36);
+        // datetime.fromtimestamp(1_700_000_000.123456, timezone.utc).isoformat()
+        assert_eq!(
+            isoformat_at(1_700_000_000_123_456_000),
+            "2023-11-14T22:13:20.123456+00:00"
+        );
+        assert_eq!(
+            isoformat_at(1_700_000_000_000_000_000),
+            "2023-11-14T22:13:20+00:00"
+        );
     }
 
     #[test]
