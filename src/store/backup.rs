@@ -89,7 +89,7 @@ pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
     if pgres {
         out.push(Spec {
             kind: "blob",
-            table: "checkpoint_blobs",
+            table: c.blobs,
             cols: vec![
                 ("thread_id", "thread_id", Col::Text),
                 ("checkpoint_ns", "checkpoint_ns", Col::Text),

@@ -3,10 +3,11 @@
 //! writes (task ids, task paths, indices) and metadata as Python writes them for the
 //! target backend.
 //!
-//! Each checkpoint is read from the source (any layout `saver::layout` detects
-//! except the shallow saver's: Postgres stores before Python's migration 9 and
-//! LangGraphJS's are read, with only `SELECT`s, as Python reads them after its
-//! `setup()`: a missing task path is `''`) and decoded with the key ring, then
+//! Each checkpoint is read from the source (any layout `saver::layout` detects:
+//! Postgres stores before Python's migration 9 and LangGraphJS's are read, with only
+//! `SELECT`s, as Python reads them after its `setup()`: a missing task path is `''`;
+//! the shallow saver's as it reads them: one checkpoint per thread and namespace,
+//! without a parent) and decoded with the key ring, then
 //! written by the **target saver's own `put`** (the SQLite saver serializes the whole checkpoint into one row;
 //! the Postgres saver splits channel values into inline JSONB primitives and blobs
 //! keyed by channel and version), with its parent as Python's `put` receives it. Its

@@ -314,8 +314,7 @@ impl AnyStore {
     /// `postgres://` URL.
     ///
     /// # Errors
-    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (no saver's tables, or the
-    /// shallow saver's), the database's errors.
+    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (no saver's tables), the database's errors.
     pub async fn open(location: &str) -> Result<Self> {
         Ok(AnyStore {
             raw: Raw::open(location).await?,
@@ -529,8 +528,8 @@ impl AnyStore {
 
     /// The checkpoint `checkpoint_id` of `thread` (in namespace `ns`, or the first
     /// namespace holding that id), with its metadata, parent and pending writes,
-    /// decoded with `serde`. SQLite: every layout; Postgres: the current layout
-    /// (through the Postgres saver's `get_tuple`).
+    /// decoded with `serde`. SQLite: every layout; Postgres: every layout, through the
+    /// Postgres saver's `get_tuple` ([`pg_reader`]).
     pub(crate) async fn tuple(
         &self,
         serde: &Arc<dyn Serializer>,
@@ -642,7 +641,10 @@ impl AnyStore {
                     None => {
                         let rows = client
                             .query(
-                                "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY 1 LIMIT 1",
+                                &format!(
+                                    "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND {} = $2 ORDER BY 1 LIMIT 1",
+                                    c.id
+                                ),
                                 &[&thread, &checkpoint_id],
                             )
                             .await
@@ -1002,7 +1004,10 @@ fn sqlite_value_sizes(
 /// metadata `writes` entry (recorded by releases before LangGraph 0.4, and read back
 /// by Python from such rows) is kept, so the copy reads back as its source.
 pub(crate) fn pg_copy_target(url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
-    pg_builder(url, serde, false, true)
+    let today = StoreLayout::PostgresPython {
+        migrations: Some(crate::saver::layout::CURRENT_POSTGRES_MIGRATION),
+    };
+    pg_builder(url, serde, &today, true)
 }
 
 /// A Postgres saver that reads a store of `layout` as Python's saver reads it after
@@ -1012,19 +1017,20 @@ pub(crate) fn pg_reader(
     serde: &Arc<dyn Serializer>,
     layout: &StoreLayout,
 ) -> Result<PostgresSaver> {
-    pg_builder(url, serde, !layout.has_task_path(), false)
+    pg_builder(url, serde, layout, false)
 }
 
 fn pg_builder(
     url: &str,
     serde: &Arc<dyn Serializer>,
-    before_task_path: bool,
+    layout: &StoreLayout,
     keep_metadata_writes: bool,
 ) -> Result<PostgresSaver> {
     PostgresSaver::builder_from_url(url)
         .and_then(|b| {
             b.serializer(Arc::clone(serde))
-                .before_task_path(before_task_path)
+                .before_task_path(!layout.has_task_path())
+                .shallow_tables(matches!(layout, StoreLayout::PostgresShallow { .. }))
                 .keep_metadata_writes(keep_metadata_writes)
                 .build()
         })

@@ -115,7 +115,19 @@ pub(crate) struct Cols {
     pub w_id: &'static str,
     pub w_ty: &'static str,
     pub w_path: &'static str,
+    /// The relation blobs are read from with today's columns (Postgres).
+    pub blobs: &'static str,
 }
+
+/// Python's `ShallowPostgresSaver` blobs (keyed by thread, namespace and channel) as
+/// today's: each with the version its checkpoint's `channel_versions` gives the
+/// channel, the ones of channels the checkpoint does not list left out (the shallow
+/// reader joins blobs to those channels alone). Aliased `checkpoint_blobs`.
+const SHALLOW_BLOBS: &str = "(SELECT sb.thread_id, sb.checkpoint_ns, sb.channel, \
+     sc.checkpoint -> 'channel_versions' ->> sb.channel AS version, sb.type, sb.blob \
+     FROM checkpoint_blobs sb JOIN checkpoints sc \
+     ON sc.thread_id = sb.thread_id AND sc.checkpoint_ns = sb.checkpoint_ns \
+     WHERE sc.checkpoint -> 'channel_versions' ? sb.channel) checkpoint_blobs";
 
 impl Cols {
     /// Today's layout's columns (`task_path`, when the `writes` table has it).
@@ -134,14 +146,14 @@ impl Cols {
             } else {
                 "CAST('' AS TEXT)"
             },
+            blobs: "checkpoint_blobs",
         }
     }
 }
 
 impl Raw {
     /// Opens `given` read-only in whatever layout it has (refusing only what no saver
-    /// wrote: [`StoreLayout::Empty`], [`StoreLayout::Foreign`], and the shallow saver's
-    /// tables, which have no checkpoint ids).
+    /// wrote: [`StoreLayout::Empty`], [`StoreLayout::Foreign`]).
     ///
     /// # Errors
     /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), the database's errors.
@@ -175,9 +187,7 @@ impl Raw {
             }
         };
         match raw.layout() {
-            StoreLayout::Empty
-            | StoreLayout::Foreign { .. }
-            | StoreLayout::PostgresShallow { .. } => Err(StoreFault::NotAStore {
+            StoreLayout::Empty | StoreLayout::Foreign { .. } => Err(StoreFault::NotAStore {
                 location: raw.shown().to_owned(),
                 found: raw.layout().to_string(),
             }
@@ -255,6 +265,14 @@ impl Raw {
                 w_id: "thread_ts",
                 w_ty: "'json'",
                 w_path: "''",
+                blobs: "checkpoint_blobs",
+            },
+            // One checkpoint per thread and namespace, its id in the JSONB, no parent.
+            StoreLayout::PostgresShallow { .. } => Cols {
+                id: "(checkpoint ->> 'id')",
+                parent: "CAST(NULL AS TEXT)",
+                blobs: SHALLOW_BLOBS,
+                ..Cols::current(task_path)
             },
             _ => Cols::current(task_path),
         }

@@ -15,7 +15,7 @@ use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,
 };
-use langgraph_codec::store::{AnyStore, StoreKeys};
+use langgraph_codec::store::{AnyStore, StoreKeys, ThreadSummary};
 use langgraph_codec::ErrorKind;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
@@ -266,6 +266,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         "postgres-py-2.0.12",
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
+        "postgres-py-shallow-3.2.0",
     ] {
         let db = pg::restored(&url, fixture, "inspect").await;
         let before = pg::digest(&db).await;
@@ -288,10 +289,71 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
                 .expect("present");
             assert!(state["checkpoint"]["channel_values"]["messages"].is_array());
         }
+        if fixture.contains("shallow") {
+            shallow_reads_as_its_saver_read(&store, &threads).await;
+        }
         let stats = store.stats(&StoreKeys::none()).await.expect("stats");
         assert!(stats.total.blobs.rows > 0, "{fixture}");
         drop(store);
         assert_eq!(pg::digest(&db).await, before, "{fixture}: rows changed");
+    }
+}
+
+/// The shallow saver's store (`postgres-py-shallow-3.2.0`) as the shallow saver itself
+/// read it back (`reads.json`): per thread the root namespace's one checkpoint is the
+/// latest, with no parent, and its state holds the values and pending writes that
+/// saver returned.
+async fn shallow_reads_as_its_saver_read(store: &AnyStore, threads: &[ThreadSummary]) {
+    let text = fs::read_to_string(stores().join("postgres-py-shallow-3.2.0/reads.json"))
+        .expect("reads.json");
+    let reads: serde_json::Value = serde_json::from_str(&text).expect("json");
+    for t in threads {
+        let recorded: Vec<&serde_json::Value> = reads["threads"][&t.thread_id]["get_tuple"]
+            .as_array()
+            .expect("get_tuple")
+            .iter()
+            .map(|x| x.get("$CheckpointTuple").unwrap_or(x))
+            .collect();
+        assert_eq!(recorded.len() as u64, t.checkpoints, "{}", t.thread_id);
+        let root = recorded
+            .iter()
+            .find(|x| x["config"]["configurable"]["checkpoint_ns"] == "")
+            .expect("a root checkpoint");
+        assert_eq!(
+            root["checkpoint"]["id"], t.latest_checkpoint_id,
+            "{}",
+            t.thread_id
+        );
+        assert!(root["parent_config"].is_null());
+        let state = store
+            .state(&StoreKeys::none(), &t.thread_id, &t.latest_checkpoint_id)
+            .await
+            .expect("state")
+            .expect("present");
+        assert!(state["parent_checkpoint_id"].is_null(), "{state}");
+        let values = state["checkpoint"]["channel_values"]
+            .as_object()
+            .expect("values");
+        let want = root["checkpoint"]["channel_values"]
+            .as_object()
+            .expect("recorded values");
+        let mut got_names: Vec<&String> = values.keys().collect();
+        let mut want_names: Vec<&String> = want.keys().collect();
+        got_names.sort();
+        want_names.sort();
+        assert_eq!(got_names, want_names, "{}", t.thread_id);
+        assert_eq!(
+            values["messages"].as_array().map(Vec::len),
+            want["messages"].as_array().map(Vec::len),
+            "{}",
+            t.thread_id
+        );
+        assert_eq!(
+            state["pending_writes"].as_array().map(Vec::len),
+            root["pending_writes"].as_array().map(Vec::len),
+            "{}",
+            t.thread_id
+        );
     }
 }
 

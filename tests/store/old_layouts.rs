@@ -183,3 +183,74 @@ async fn a_shallow_store_is_audited_and_encrypted_where_python_reads_it() {
         "Python reads the encrypted store as before"
     );
 }
+
+/// The read-only commands on Python's `ShallowPostgresSaver` store, through the CLI:
+/// `stats`, `inspect` (threads, a thread's history, a checkpoint's state), `export`
+/// and `copy` into a fresh SQLite file and a fresh Postgres database exit 0 and leave
+/// the source's rows as they were; today's Python savers read both copies equal to what
+/// the shallow saver reads from the source. `upgrade` still refuses it, naming the copy.
+#[tokio::test]
+async fn a_shallow_store_is_read_exported_and_copied_by_the_cli() {
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    let fixture = "postgres-py-shallow-3.2.0";
+    let db = crate::support::pg::restored(&url, fixture, "shallow_cli").await;
+    let before = crate::support::pg::digest(&db).await;
+    let dir = scratch("shallow-cli");
+    let (code, out, err) = store_cli(&["stats", &db, "--json"], None);
+    assert_eq!(code, 0, "stats: {err}");
+    let stats: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(stats["threads"], 2, "{stats}");
+    let (code, out, err) = store_cli(&["inspect", &db, "--json"], None);
+    assert_eq!(code, 0, "inspect: {err}");
+    let threads: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let latest = threads
+        .as_array()
+        .and_then(|t| t.first())
+        .and_then(|t| t["latest_checkpoint_id"].as_str())
+        .unwrap_or_else(|| panic!("{threads}"))
+        .to_owned();
+    let (code, _, err) = store_cli(&["inspect", &db, "--thread", "t-main"], None);
+    assert_eq!(code, 0, "history: {err}");
+    let (code, out, err) = store_cli(
+        &[
+            "inspect",
+            &db,
+            "--thread",
+            "t-main",
+            "--checkpoint",
+            &latest,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "state: {err}");
+    assert!(out.contains("\"messages\""), "{out}");
+    let backup = dir.join("shallow.jsonl");
+    let (code, _, err) = store_cli(&["export", &db, backup.to_str().expect("utf-8")], None);
+    assert_eq!(code, 0, "export: {err}");
+    let sqlite_target = dir.join("copy.sqlite");
+    let sqlite_target = sqlite_target.to_str().expect("utf-8");
+    let pg_target = crate::support::pg::fresh(&url, "shallow_cli_copy").await;
+    for target in [sqlite_target, pg_target.as_str()] {
+        let (code, out, err) = store_cli(&["copy", &db, target], None);
+        assert_eq!(code, 0, "copy into {target}: {out}{err}");
+    }
+    let (code, _, err) = store_cli(&["upgrade", &db], None);
+    assert_eq!(code, 1, "upgrade: {err}");
+    assert!(err.contains("lgcodec store copy"), "{err}");
+    assert_eq!(
+        crate::support::pg::digest(&db).await,
+        before,
+        "a read-only command changed the shallow store"
+    );
+    if let Some(python) = crate::support::python() {
+        let out = crate::support::python_script(
+            &python,
+            "python_reads_equal.py",
+            &["--shallow", &db, sqlite_target, &pg_target],
+        );
+        println!("{}", out.trim());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,6 @@
 """Today's Python savers read the same checkpoints from every TARGET as from REFERENCE.
 
-    python vectors/store_maint/python_reads_equal.py [--setup] [--graph-view] [--ignore=SUFFIX] REFERENCE TARGET...
+    python vectors/store_maint/python_reads_equal.py [--setup | --shallow] [--graph-view] [--ignore=SUFFIX] REFERENCE TARGET...
 
 REFERENCE and each TARGET is an SQLite file path or a postgres:// URL. Each is read
 with today's Python saver (`SqliteSaver` / `PostgresSaver`, langgraph-checkpoint-sqlite
@@ -9,6 +9,14 @@ every listed config, as vectors/stores/common.py `reads` does. With `--setup`, P
 own `PostgresSaver.setup()` runs on REFERENCE first (its migrations: the way today's
 Python makes an old Postgres store readable; give it a copy). TARGETs are read without
 `setup()` on Postgres: what our copy or upgrade left must read as it is.
+
+With `--shallow`, REFERENCE is a store of Python's `ShallowPostgresSaver` (one
+checkpoint per thread and namespace) and is read with that saver (-postgres 3.2.0), not
+`PostgresSaver` (which cannot read it). That saver adds `pending_sends` to every
+checkpoint (the namespace's `__pregel_tasks` writes, whatever checkpoint they belong to);
+LangGraph reads `pending_sends` only from checkpoints before `v` 4 (`Pregel.
+_migrate_checkpoint`), and today's savers return none on later ones, so the key is left
+out of the reference's `v` ≥ 4 checkpoints; everything else is compared as read.
 
 With `--graph-view`, every store's tuples are compared as a graph uses them: after
 langgraph's own `Pregel._migrate_checkpoint` (a checkpoint before `v` 4 has its
@@ -62,15 +70,37 @@ class GraphView:
         return self._migrated(self.saver.get_tuple(config))
 
 
-def read(store: str, setup: bool = False, graph_view: bool = False) -> dict:
+class ShallowView:
+    """The shallow saver's tuples without the `pending_sends` it adds to `v` >= 4
+    checkpoints, which LangGraph never reads there (see the module docs)."""
+
+    def __init__(self, saver):
+        self.saver = saver
+
+    @staticmethod
+    def _trimmed(t):
+        if t is None or t.checkpoint.get("v", 0) < 4 or "pending_sends" not in t.checkpoint:
+            return t
+        cp = {k: v for k, v in t.checkpoint.items() if k != "pending_sends"}
+        return t._replace(checkpoint=cp)
+
+    def list(self, *args, **kwargs):
+        return [self._trimmed(t) for t in self.saver.list(*args, **kwargs)]
+
+    def get_tuple(self, config):
+        return self._trimmed(self.saver.get_tuple(config))
+
+
+def read(store: str, setup: bool = False, graph_view: bool = False, shallow: bool = False) -> dict:
     view = GraphView if graph_view else (lambda saver: saver)
     if store.startswith(("postgres://", "postgresql://")):
         import psycopg
         from psycopg.rows import dict_row
         from langgraph.checkpoint.postgres import PostgresSaver
+        from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
 
         with psycopg.connect(store, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-            saver = PostgresSaver(conn)
+            saver = ShallowView(ShallowPostgresSaver(conn)) if shallow else PostgresSaver(conn)
             if setup:
                 saver.setup()
             threads = [r["thread_id"] for r in conn.execute(
@@ -91,13 +121,16 @@ def main() -> None:
     flags = {a for a in args if a.startswith("--")}
     args = [a for a in args if not a.startswith("--")]
     setup, graph_view = "--setup" in flags, "--graph-view" in flags
+    shallow = "--shallow" in flags
     ignore = [f.split("=", 1)[1] for f in flags if f.startswith("--ignore=")]
-    if {f for f in flags if not f.startswith("--ignore=")} - {"--setup", "--graph-view"}:
+    if {f for f in flags if not f.startswith("--ignore=")} - {"--setup", "--graph-view", "--shallow"}:
         sys.exit(__doc__)
+    if setup and shallow:
+        sys.exit("--setup and --shallow exclude each other: PostgresSaver.setup() does not make a shallow store readable")
     ignored = []
     if len(args) < 2:
         sys.exit(__doc__)
-    want = read(args[0], setup=setup, graph_view=graph_view)
+    want = read(args[0], setup=setup, graph_view=graph_view, shallow=shallow)
     checkpoints = sum(len(t["get_tuple"]) for t in want.values())
     writes = sum(len(x["$CheckpointTuple"]["pending_writes"]) for t in want.values() for x in t["get_tuple"])
     if checkpoints == 0:

@@ -147,6 +147,8 @@ struct Settings {
     task_path: bool,
     /// `put` keeps a metadata `writes` entry (Python's drops it).
     keep_metadata_writes: bool,
+    /// Reads select from Python's `ShallowPostgresSaver` tables.
+    shallow: bool,
     /// What the pool connects to, for connection errors (from a connection string).
     target: Option<Arc<conninfo::Target>>,
 }
@@ -162,6 +164,7 @@ impl fmt::Debug for Settings {
             .field("max_decompressed_per_call", &self.max_decompressed_per_call)
             .field("task_path", &self.task_path)
             .field("keep_metadata_writes", &self.keep_metadata_writes)
+            .field("shallow", &self.shallow)
             .field("target", &self.target)
             .finish()
     }
@@ -236,6 +239,24 @@ impl PostgresSaverBuilder {
         self
     }
 
+    /// Read the tables of Python's `ShallowPostgresSaver` (deprecated since
+    /// `langgraph-checkpoint-postgres` 2.0.20: one checkpoint per thread and namespace,
+    /// whose id is only in the checkpoint JSONB; blobs keyed by channel, without a
+    /// version) without changing them: `get_tuple` and `list` return each thread's and
+    /// namespace's one checkpoint as the shallow saver's `get_tuple` does — no parent,
+    /// the blobs of the channels its `channel_versions` lists, the pending writes of
+    /// its id — except that a checkpoint of `v` 4 or later gets no `pending_sends`
+    /// (the shallow saver adds the namespace's `__pregel_tasks` writes there, which
+    /// LangGraph reads only from checkpoints before `v` 4). Combine with
+    /// [`before_task_path`](Self::before_task_path) for shallow tables before the
+    /// shallow saver's migration 7. For reading only: writes name today's columns and
+    /// fail on such tables, and [`verify`](PostgresSaver::verify) refuses them.
+    /// (Default `false`.)
+    pub fn shallow_tables(mut self, on: bool) -> Self {
+        self.settings.shallow = on;
+        self
+    }
+
     /// Let `put` keep a `writes` entry of the metadata it is given (default `false`:
     /// dropped, as Python's `put` drops it with `get_serializable_checkpoint_metadata`).
     /// Releases before LangGraph 0.4 recorded each step's writes there, and Python
@@ -255,9 +276,10 @@ impl PostgresSaverBuilder {
             check_schema_name(s)?;
         }
         Ok(PostgresSaver {
-            sql: Arc::new(Statements::with_task_path(
+            sql: Arc::new(Statements::reading(
                 self.settings.schema.as_deref(),
                 self.settings.task_path,
+                self.settings.shallow,
             )),
             pool: self.pool,
             settings: self.settings,
@@ -293,6 +315,7 @@ impl PostgresSaver {
                 max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
                 task_path: true,
                 keep_metadata_writes: false,
+                shallow: false,
                 target: None,
             },
         }

@@ -129,6 +129,10 @@ pub(crate) struct Statements {
     /// The task path expression of the reads ([`TASK_PATH_COLUMN`], or `''` for
     /// tables before migration 9).
     task_path: &'static str,
+    /// The relations the reads select checkpoints and blobs from: the tables, or
+    /// today's columns over the shallow saver's tables ([`Statements::shallow_reads`]).
+    read_checkpoints: String,
+    read_blobs: String,
     /// `$1..$6`: thread, ns, id, parent, checkpoint, metadata (text → jsonb);
     /// `$7..$10`: blob channels, versions, types, bytes.
     pub(crate) put: WriteSql,
@@ -166,14 +170,27 @@ const TASK_PATH_BEFORE_MIGRATION_9: &str = "''::text";
 
 impl Statements {
     pub(crate) fn new(schema: Option<&str>) -> Self {
-        Self::with_task_path(schema, true)
+        Self::reading(schema, true, false)
     }
 
     /// As [`new`](Self::new); with `task_path` false the reads (`get_tuple`, `list`,
     /// pending sends) select `''` for the task path, for tables Python's migration 9
     /// has not reached (the writes still name the column and fail on such tables).
-    pub(crate) fn with_task_path(schema: Option<&str>, task_path: bool) -> Self {
+    /// With `shallow` the reads select
+    /// from Python's `ShallowPostgresSaver` tables (one checkpoint per thread and
+    /// namespace, its id only in the JSONB; blobs keyed by channel without a version)
+    /// viewed as today's: `checkpoint_id` is the JSONB's `id`, the parent is NULL (the
+    /// shallow saver keeps none and returns none), and each blob's version is the one
+    /// its checkpoint's `channel_versions` gives the channel (the shallow reader joins
+    /// blobs by channel alone, to that checkpoint's channels; a blob of a channel the
+    /// checkpoint does not list is read by neither). The writes table is the same.
+    pub(crate) fn reading(schema: Option<&str>, task_path: bool, shallow: bool) -> Self {
         let t = Tables::new(schema);
+        let (read_checkpoints, read_blobs) = if shallow {
+            Self::shallow_reads(&t)
+        } else {
+            (t.checkpoints.clone(), t.blobs.clone())
+        };
         let path = if task_path {
             TASK_PATH_COLUMN
         } else {
@@ -239,10 +256,10 @@ GROUP BY thread_id, checkpoint_ns, checkpoint_id",
             order = writes_order(path),
         );
         let blobs = format!(
-            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b}
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b} b
 WHERE (thread_id, checkpoint_ns, channel, version) IN (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))",
-            b = t.blobs
+            b = read_blobs
         );
         let mut statements = Statements {
             blobs,
@@ -260,6 +277,8 @@ WHERE (thread_id, checkpoint_ns, channel, version) IN (
             get_tuple_latest: String::new(),
             tables: t,
             task_path: path,
+            read_checkpoints,
+            read_blobs,
         };
         statements.get_tuple_by_id = statements.select(
             "WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
@@ -272,6 +291,27 @@ WHERE (thread_id, checkpoint_ns, channel, version) IN (
             PageBlobs::Inline,
         );
         statements
+    }
+
+    /// The shallow saver's tables as today's columns: `(checkpoints, blobs)`, each a
+    /// parenthesized `SELECT` (callers alias it).
+    fn shallow_reads(t: &Tables) -> (String, String) {
+        (
+            format!(
+                "(SELECT thread_id, checkpoint_ns, checkpoint ->> 'id' AS checkpoint_id,
+        NULL::text AS parent_checkpoint_id, checkpoint, metadata FROM {cp})",
+                cp = t.checkpoints
+            ),
+            format!(
+                "(SELECT sb.thread_id, sb.checkpoint_ns, sb.channel,
+        sc.checkpoint -> 'channel_versions' ->> sb.channel AS version, sb.type, sb.blob
+    FROM {b} sb JOIN {cp} sc
+        ON sc.thread_id = sb.thread_id AND sc.checkpoint_ns = sb.checkpoint_ns
+    WHERE sc.checkpoint -> 'channel_versions' ? sb.channel)",
+                b = t.blobs,
+                cp = t.checkpoints
+            ),
+        )
     }
 
     /// Python's `SELECT_SQL`, set-based: the page of checkpoint rows (`where` over
@@ -318,7 +358,7 @@ LEFT JOIN LATERAL (
         OFFSET 0
     ) b
 ) bl ON true",
-                    b = t.blobs
+                    b = self.read_blobs
                 ),
             ),
         };
@@ -328,7 +368,7 @@ LEFT JOIN LATERAL (
     w.task_ids, w.channels, w.types, w.blobs, w.task_paths, w.idxs{blob_cols}
 FROM (
     SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
-    FROM {cp} {where_clause}
+    FROM {cp} cp {where_clause}
     ORDER BY checkpoint_id DESC{limit}
 ) c
 LEFT JOIN LATERAL (
@@ -340,7 +380,7 @@ LEFT JOIN LATERAL (
         AND cw.checkpoint_id = c.checkpoint_id
 ) w ON true{blob_join}
 ORDER BY c.checkpoint_id DESC",
-            cp = t.checkpoints,
+            cp = self.read_checkpoints,
             w = t.writes,
             path = self.task_path,
         )
