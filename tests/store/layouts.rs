@@ -656,7 +656,26 @@ mod postgres {
                     migrations: Some(8),
                 },
             ),
+            (
+                "postgres-py-1.0.1-json",
+                StoreLayout::PostgresPython {
+                    migrations: Some(3),
+                },
+            ),
+            // 0..=7: 2.0.8's list without its no-op 5 (the indexes, no task_path).
+            (
+                "postgres-py-2.0.10",
+                StoreLayout::PostgresPython {
+                    migrations: Some(7),
+                },
+            ),
             ("postgres-py-2.0.12", StoreLayout::PostgresPythonTaskPathAt8),
+            (
+                "postgres-py-2.0.21",
+                StoreLayout::PostgresPython {
+                    migrations: Some(CURRENT_POSTGRES_MIGRATION),
+                },
+            ),
             (
                 "postgres-py-3.2.0",
                 StoreLayout::PostgresPython {
@@ -686,7 +705,7 @@ mod postgres {
             assert_eq!(got, want, "{fixture}");
             assert_eq!(
                 got.is_current(),
-                fixture == "postgres-py-3.2.0",
+                fixture == "postgres-py-3.2.0" || fixture == "postgres-py-2.0.21",
                 "{fixture}"
             );
         }

@@ -261,9 +261,12 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
     let Some(url) = pg::url() else { return };
     for fixture in [
         "postgres-py-1.0.0",
+        "postgres-py-1.0.1-json",
         "postgres-py-2.0.0",
         "postgres-py-2.0.8",
+        "postgres-py-2.0.10",
         "postgres-py-2.0.12",
+        "postgres-py-2.0.21",
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
         "postgres-py-shallow-3.2.0",

@@ -87,9 +87,12 @@ async fn audit_reads_every_layout_and_leaves_it_as_it_was() {
     };
     for fixture in [
         "postgres-py-1.0.0",
+        "postgres-py-1.0.1-json",
         "postgres-py-1.0.7-json",
         "postgres-py-2.0.0",
+        "postgres-py-2.0.10",
         "postgres-py-2.0.12",
+        "postgres-py-2.0.21",
         "postgres-js-1.0.5",
     ] {
         let db = crate::support::pg::restored(&url, fixture, "audit_layouts").await;

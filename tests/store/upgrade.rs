@@ -37,11 +37,14 @@ fn recorded_messages(fixture: &str, id: &str) -> usize {
     panic!("{fixture}: no recorded read of {id}")
 }
 
-const OLD_POSTGRES: [&str; 6] = [
+const OLD_POSTGRES: [&str; 9] = [
     "postgres-py-1.0.0",
+    "postgres-py-1.0.1-json",
     "postgres-py-2.0.0",
     "postgres-py-2.0.8",
+    "postgres-py-2.0.10",
     "postgres-py-2.0.12",
+    "postgres-py-2.0.21",
     "postgres-js-1.0.5",
     SHALLOW,
 ];
@@ -55,6 +58,31 @@ fn short(fixture: &str) -> String {
     fixture
         .trim_start_matches("postgres-")
         .replace(['-', '.'], "_")
+}
+
+/// The differences `python_reads_equal.py --ignore=/when` set aside on a json-era
+/// store's copies: today's Python reads its `when` datetimes as `None` after `setup()`,
+/// and each copy reads as a datetime the writing release's saver read (`reads.json`).
+fn json_era_datetimes_as_the_writer_read_them(fixture: &str, out: &str) {
+    let text = fs::read_to_string(stores().join(fixture).join("reads.json")).expect("reads.json");
+    let mut recorded = Vec::new();
+    for (i, _) in text.match_indices("\"$datetime\": \"") {
+        let rest = &text[i + 14..];
+        recorded.push(rest[..rest.find('"').expect("end")].to_owned());
+    }
+    let report: serde_json::Value = serde_json::from_str(out.trim()).expect("json line");
+    let ignored = report["ignored"].as_array().expect("ignored");
+    assert!(
+        !ignored.is_empty(),
+        "{fixture}: no json-era datetime set aside"
+    );
+    for d in ignored {
+        let got = d[2]["$datetime"].as_str().unwrap_or_default();
+        assert!(
+            d[1].is_null() && recorded.iter().any(|r| r == got),
+            "{fixture}: {d}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -122,6 +150,15 @@ async fn old_postgres_stores_copy_into_fresh_stores_that_python_reads_as_after_i
                 let mut args = vec!["--shallow", source.as_str()];
                 args.extend(targets);
                 support::python_script(py, "python_reads_equal.py", &args)
+            } else if fixture.ends_with("-json") {
+                // json-era datetimes: today's Python reads them as `None` after its
+                // setup(); the copies hold the datetime the writing release read.
+                let reference = pg::restored(&url, fixture, "upc_ref").await;
+                let mut args = vec!["--setup", "--ignore=/when", reference.as_str()];
+                args.extend(targets);
+                let out = support::python_script(py, "python_reads_equal.py", &args);
+                json_era_datetimes_as_the_writer_read_them(fixture, &out);
+                out
             } else {
                 let reference = pg::restored(&url, fixture, "upc_ref").await;
                 support::python_reads_equal(py, true, &reference, &targets)
@@ -377,6 +414,12 @@ async fn postgres_upgrade_runs_pythons_missing_migrations_and_python_reads_witho
         // `json` rows as LangGraphJS's, at JS's migrations 0..=4: still Python's.
         ("postgres-py-1.0.7-json", 5, ["0", "0"], false),
         ("postgres-py-2.0.8", 1, ["1", "0"], false),
+        // 0..=3: blob NOT NULL, no indexes (`json` rows, langgraph-checkpoint 1.0.9).
+        ("postgres-py-1.0.1-json", 6, ["0", "0"], false),
+        // 0..=7 numbered without the no-op 5: the three indexes are there already;
+        // today's 8 (`IF NOT EXISTS`) adds nothing, 9 adds task_path.
+        ("postgres-py-2.0.10", 2, ["1", "0"], false),
+        ("postgres-py-2.0.21", 0, ["1", "0"], true),
         // Its v = 8 is task_path: today's 9 adds nothing and records 9.
         ("postgres-py-2.0.12", 1, ["1", "0"], true),
         ("postgres-py-3.2.0", 0, ["1", "0"], true),

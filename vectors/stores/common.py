@@ -381,8 +381,11 @@ PG_ADMIN_DB = os.environ.get("FIXTURE_PG_ADMIN_DB", "postgres")
 
 
 def fresh_pg_database(name: str, server: str = PG_SERVER) -> str:
-    """Drops and creates database `name` on `server`; returns its URL."""
+    """Drops and creates database `name` (after `FIXTURE_PG_DB_PREFIX`, if set: for a
+    server where only names with a given prefix may be made) on `server`; returns its URL."""
     import psycopg
+
+    name = os.environ.get("FIXTURE_PG_DB_PREFIX", "") + name
 
     with psycopg.connect(f"{server}/{PG_ADMIN_DB}", autocommit=True) as c:
         c.execute(f'DROP DATABASE IF EXISTS "{name}"')

@@ -222,7 +222,7 @@ def postgres_fixture(d: str) -> dict:
         )
         out["after_setup"] = compare(recorded, saver)
     with psycopg.connect(f"{common.PG_SERVER}/{common.PG_ADMIN_DB}", autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        c.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}"')
     return out
 
 
