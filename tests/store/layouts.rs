@@ -158,6 +158,7 @@ fn sqlite_1_0_0_and_2_0_2_are_before_task_path() {
         "sqlite-py-2.0.2",
         "sqlite-py-1.0.3-json",
         "sqlite-py-sends-0.4.8",
+        "sqlite-py-aes-0.4.8",
     ] {
         let got = detect_fixture(fixture);
         assert_eq!(got, StoreLayout::SqlitePythonBeforeTaskPath, "{fixture}");
@@ -489,6 +490,7 @@ fn old_sqlite_rows_read_as_python_stored_them() {
         "sqlite-py-2.0.2",
         "sqlite-py-3.1.2",
         "sqlite-js-1.0.4",
+        "sqlite-py-aes-0.4.8",
     ] {
         let got = read_fixture_rows(fixture);
         let want = recorded_rows(fixture);

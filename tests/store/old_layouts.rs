@@ -257,3 +257,105 @@ async fn a_shallow_store_is_read_exported_and_copied_by_the_cli() {
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A LangGraph 0.4 SQLite store written through `EncryptedSerializer`
+/// (`sqlite-py-aes-0.4.8`: langgraph-checkpoint 2.0.26, -sqlite 2.0.10, the key in
+/// `LANGGRAPH_AES_KEY`): with the key, `audit` finds every value under it (exit 0),
+/// `stats`, `inspect` and `export` read it without changing a byte or leaving a side
+/// file, `copy` writes fresh SQLite and Postgres stores that today's Python savers with
+/// the key read equal to the source, and `upgrade` adds `writes.task_path` after which
+/// they read the same; without the key the audit does not pass.
+#[tokio::test]
+async fn an_encrypted_0_4_store_is_audited_read_copied_and_upgraded_with_its_key() {
+    let key = "0123456789abcdef";
+    let dir = scratch("aes-0-4");
+    let src = dir.join("src").join("store.sqlite");
+    fs::create_dir_all(src.parent().expect("dir")).expect("mkdir");
+    fs::copy(stores().join("sqlite-py-aes-0.4.8/store.sqlite"), &src).expect("copy");
+    let before = fs::read(&src).expect("read");
+    let s = src.to_str().expect("utf-8");
+    let (code, out, err) = store_cli(&["audit", s, "--json"], Some(key));
+    assert_eq!(code, 0, "audit with the key: {out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        report["totals"]["total"]["rows"], report["totals"]["primary"]["rows"],
+        "{report}"
+    );
+    let (code, _, _) = store_cli(&["audit", s], None);
+    assert_ne!(code, 0, "an audit without the key passed");
+    let (code, _, err) = store_cli(&["stats", s], Some(key));
+    assert_eq!(code, 0, "stats: {err}");
+    let (code, out, err) = store_cli(&["inspect", s, "--json"], Some(key));
+    assert_eq!(code, 0, "inspect: {err}");
+    let threads: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let latest = threads[0]["latest_checkpoint_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{threads}"))
+        .to_owned();
+    let thread = threads[0]["thread_id"].as_str().expect("thread").to_owned();
+    let (code, out, err) = store_cli(
+        &["inspect", s, "--thread", &thread, "--checkpoint", &latest],
+        Some(key),
+    );
+    assert_eq!(code, 0, "state: {err}");
+    assert!(out.contains("\"messages\""), "{out}");
+    let backup = dir.join("backup.jsonl");
+    let (code, _, err) = store_cli(&["export", s, backup.to_str().expect("utf-8")], Some(key));
+    assert_eq!(code, 0, "export: {err}");
+    assert_eq!(
+        fs::read(&src).expect("read"),
+        before,
+        "a read changed the file"
+    );
+    let side: Vec<_> = fs::read_dir(src.parent().expect("dir"))
+        .expect("list")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| n != "store.sqlite")
+        .collect();
+    assert!(side.is_empty(), "side files: {side:?}");
+    let sqlite_target = dir.join("copy.sqlite");
+    let sqlite_target = sqlite_target.to_str().expect("utf-8");
+    let mut targets = vec![sqlite_target.to_owned()];
+    if let Some(url) = crate::support::pg::url() {
+        targets.push(crate::support::pg::fresh(&url, "aes_0_4_copy").await);
+    }
+    for target in &targets {
+        let (code, out, err) = store_cli(&["copy", s, target], Some(key));
+        assert_eq!(code, 0, "copy into {target}: {out}{err}");
+    }
+    assert_eq!(
+        fs::read(&src).expect("read"),
+        before,
+        "the copy changed the file"
+    );
+    let upgraded = dir.join("upgraded.sqlite");
+    fs::copy(&src, &upgraded).expect("copy");
+    let (code, _, err) = store_cli(&["upgrade", upgraded.to_str().expect("utf-8")], None);
+    assert_eq!(code, 0, "upgrade: {err}");
+    if let Some(python) = crate::support::python() {
+        // Python's SqliteSaver migrates what it opens: it reads a copy of the source.
+        let reference = dir.join("reference.sqlite");
+        fs::copy(&src, &reference).expect("copy");
+        let mut args = vec![
+            "--aes",
+            reference.to_str().expect("utf-8"),
+            upgraded.to_str().expect("utf-8"),
+        ];
+        args.extend(targets.iter().map(String::as_str));
+        let out = std::process::Command::new(&python)
+            .arg(stores().join("../store_maint/python_reads_equal.py"))
+            .args(&args)
+            .env("LANGGRAPH_AES_KEY", key)
+            .output()
+            .expect("python");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!("{}", String::from_utf8_lossy(&out.stdout).trim());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

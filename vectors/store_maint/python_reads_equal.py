@@ -1,6 +1,6 @@
 """Today's Python savers read the same checkpoints from every TARGET as from REFERENCE.
 
-    python vectors/store_maint/python_reads_equal.py [--setup | --shallow] [--graph-view] [--ignore=SUFFIX] REFERENCE TARGET...
+    python vectors/store_maint/python_reads_equal.py [--setup | --shallow] [--graph-view] [--aes] [--ignore=SUFFIX] REFERENCE TARGET...
 
 REFERENCE and each TARGET is an SQLite file path or a postgres:// URL. Each is read
 with today's Python saver (`SqliteSaver` / `PostgresSaver`, langgraph-checkpoint-sqlite
@@ -17,6 +17,10 @@ checkpoint (the namespace's `__pregel_tasks` writes, whatever checkpoint they be
 LangGraph reads `pending_sends` only from checkpoints before `v` 4 (`Pregel.
 _migrate_checkpoint`), and today's savers return none on later ones, so the key is left
 out of the reference's `v` ≥ 4 checkpoints; everything else is compared as read.
+
+With `--aes`, every store is read through `EncryptedSerializer.from_pycryptodome_aes()`
+(the key from `LANGGRAPH_AES_KEY`; values in clear read as well), as a store written
+with that serializer is read.
 
 With `--graph-view`, every store's tuples are compared as a graph uses them: after
 langgraph's own `Pregel._migrate_checkpoint` (a checkpoint before `v` 4 has its
@@ -91,7 +95,16 @@ class ShallowView:
         return self._trimmed(self.saver.get_tuple(config))
 
 
-def read(store: str, setup: bool = False, graph_view: bool = False, shallow: bool = False) -> dict:
+def serde(aes: bool):
+    if not aes:
+        return None
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    return EncryptedSerializer.from_pycryptodome_aes()
+
+
+def read(store: str, setup: bool = False, graph_view: bool = False, shallow: bool = False,
+         aes: bool = False) -> dict:
     view = GraphView if graph_view else (lambda saver: saver)
     if store.startswith(("postgres://", "postgresql://")):
         import psycopg
@@ -100,7 +113,8 @@ def read(store: str, setup: bool = False, graph_view: bool = False, shallow: boo
         from langgraph.checkpoint.postgres.shallow import ShallowPostgresSaver
 
         with psycopg.connect(store, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
-            saver = ShallowView(ShallowPostgresSaver(conn)) if shallow else PostgresSaver(conn)
+            saver = (ShallowView(ShallowPostgresSaver(conn, serde=serde(aes))) if shallow
+                     else PostgresSaver(conn, serde=serde(aes)))
             if setup:
                 saver.setup()
             threads = [r["thread_id"] for r in conn.execute(
@@ -111,7 +125,7 @@ def read(store: str, setup: bool = False, graph_view: bool = False, shallow: boo
     conn = sqlite3.connect(store, check_same_thread=False)
     try:
         threads = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
-        return common.reads(view(SqliteSaver(conn)), threads)
+        return common.reads(view(SqliteSaver(conn, serde=serde(aes))), threads)
     finally:
         conn.close()
 
@@ -121,23 +135,23 @@ def main() -> None:
     flags = {a for a in args if a.startswith("--")}
     args = [a for a in args if not a.startswith("--")]
     setup, graph_view = "--setup" in flags, "--graph-view" in flags
-    shallow = "--shallow" in flags
+    shallow, aes = "--shallow" in flags, "--aes" in flags
     ignore = [f.split("=", 1)[1] for f in flags if f.startswith("--ignore=")]
-    if {f for f in flags if not f.startswith("--ignore=")} - {"--setup", "--graph-view", "--shallow"}:
+    if {f for f in flags if not f.startswith("--ignore=")} - {"--setup", "--graph-view", "--shallow", "--aes"}:
         sys.exit(__doc__)
     if setup and shallow:
         sys.exit("--setup and --shallow exclude each other: PostgresSaver.setup() does not make a shallow store readable")
     ignored = []
     if len(args) < 2:
         sys.exit(__doc__)
-    want = read(args[0], setup=setup, graph_view=graph_view, shallow=shallow)
+    want = read(args[0], setup=setup, graph_view=graph_view, shallow=shallow, aes=aes)
     checkpoints = sum(len(t["get_tuple"]) for t in want.values())
     writes = sum(len(x["$CheckpointTuple"]["pending_writes"]) for t in want.values() for x in t["get_tuple"])
     if checkpoints == 0:
         sys.exit(f"FAIL: the reference {args[0]} reads no checkpoint")
     failed = False
     for target in args[1:]:
-        got = read(target, graph_view=graph_view)
+        got = read(target, graph_view=graph_view, aes=aes)
         d = diff(want, got)
         ignored += [[p, x, y] for p, x, y in d if any(p.endswith(i) for i in ignore)]
         d = [(p, x, y) for p, x, y in d if not any(p.endswith(i) for i in ignore)]

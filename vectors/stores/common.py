@@ -353,10 +353,11 @@ def finish_sqlite(path: str) -> None:
             os.remove(path + suffix)
 
 
-def run_sqlite_fixture(here: str, run) -> None:
-    """A fresh `store.sqlite` in `here` written through the release's `SqliteSaver`:
-    `run(saver)` runs the graph and returns the thread ids; then reads.json, rows.json,
-    and the file folded into one (`finish_sqlite`)."""
+def run_sqlite_fixture(here: str, run, serde=None) -> None:
+    """A fresh `store.sqlite` in `here` written through the release's `SqliteSaver`
+    (with `serde`, e.g. an `EncryptedSerializer`, when given): `run(saver)` runs the
+    graph and returns the thread ids; then reads.json, rows.json, and the file folded
+    into one (`finish_sqlite`)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = os.path.join(here, "store.sqlite")
@@ -364,7 +365,7 @@ def run_sqlite_fixture(here: str, run) -> None:
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
     conn = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(conn)
+    saver = SqliteSaver(conn) if serde is None else SqliteSaver(conn, serde=serde)
     threads = run(saver)
     write_json(
         os.path.join(here, "reads.json"),

@@ -86,6 +86,19 @@ def journal(path):
     return {1: "rollback", 2: "wal"}.get(b[18], str(b[18]))
 
 
+# Stores written through `EncryptedSerializer` (`*-aes-*`) are read with their fixture
+# key (their generate.py sets it), as their writer read them.
+FIXTURE_AES_KEY = b"0123456789abcdef"
+
+
+def serde_for(d: str):
+    if "-aes-" not in os.path.basename(d):
+        return None
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    return EncryptedSerializer.from_pycryptodome_aes(key=FIXTURE_AES_KEY)
+
+
 def sqlite_fixture(d: str) -> dict:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -96,7 +109,7 @@ def sqlite_fixture(d: str) -> dict:
         shutil.copy(os.path.join(d, "store.sqlite"), p)
         before = sha(p)
         conn = sqlite3.connect(p, check_same_thread=False)
-        saver = SqliteSaver(conn)
+        saver = SqliteSaver(conn, serde=serde_for(d))
         out["read_write_file"] = compare(recorded, saver)
         conn.close()
         out["file_changed_by_reading"] = sha(p) != before
@@ -111,7 +124,7 @@ def sqlite_fixture(d: str) -> dict:
         os.chmod(tmp, stat.S_IRUSR | stat.S_IXUSR)
         try:
             conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
-            out["read_only_file"] = compare(recorded, SqliteSaver(conn))
+            out["read_only_file"] = compare(recorded, SqliteSaver(conn, serde=serde_for(d)))
             conn.close()
         except Exception as e:  # noqa: BLE001
             out["read_only_file"] = {"error": err(e)}
@@ -128,7 +141,7 @@ def sqlite_fixture(d: str) -> dict:
         res = {"journal_mode_before": journal(p)}
         conn = sqlite3.connect(p, check_same_thread=False)
         try:
-            list(SqliteSaver(conn).list({"configurable": {"thread_id": "t-main"}}))
+            list(SqliteSaver(conn, serde=serde_for(d)).list({"configurable": {"thread_id": "t-main"}}))
             res["list"] = "ok"
         except Exception as e:  # noqa: BLE001
             res["list"] = err(e)
@@ -140,7 +153,7 @@ def sqlite_fixture(d: str) -> dict:
         os.chmod(p, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
         try:
             conn = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
-            list(SqliteSaver(conn).list({"configurable": {"thread_id": "t-main"}}))
+            list(SqliteSaver(conn, serde=serde_for(d)).list({"configurable": {"thread_id": "t-main"}}))
             res["read_only_list"] = "ok"
             conn.close()
         except Exception as e:  # noqa: BLE001
