@@ -176,6 +176,7 @@ fn sqlite_3_1_2_is_current() {
 #[test]
 fn langgraphjs_sqlite_is_js() {
     assert_eq!(detect_fixture("sqlite-js-1.0.4"), StoreLayout::SqliteJs);
+    assert_eq!(detect_fixture("sqlite-js-0.2.2"), StoreLayout::SqliteJs);
 }
 
 /// A file whose statement text neither saver wrote (e.g. rebuilt by `VACUUM INTO` from
@@ -490,6 +491,7 @@ fn old_sqlite_rows_read_as_python_stored_them() {
         "sqlite-py-2.0.2",
         "sqlite-py-3.1.2",
         "sqlite-js-1.0.4",
+        "sqlite-js-0.2.2",
         "sqlite-py-aes-0.4.8",
     ] {
         let got = read_fixture_rows(fixture);
@@ -512,6 +514,7 @@ fn old_sqlite_rows_match_what_the_writing_saver_read() {
         "sqlite-py-1.0.0",
         "sqlite-py-2.0.2",
         "sqlite-js-1.0.4",
+        "sqlite-js-0.2.2",
     ] {
         let rows = read_fixture_rows(fixture);
         let tuples = recorded_tuples(fixture);
@@ -692,6 +695,10 @@ mod postgres {
             ),
             (
                 "postgres-js-1.0.5",
+                StoreLayout::PostgresJs { migrations: 4 },
+            ),
+            (
+                "postgres-js-0.1.3",
                 StoreLayout::PostgresJs { migrations: 4 },
             ),
             // JS's tables column for column, `json` blobs as JS's: its string channel

@@ -269,6 +269,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         "postgres-py-2.0.21",
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
+        "postgres-js-0.1.3",
         "postgres-py-shallow-3.2.0",
     ] {
         let db = pg::restored(&url, fixture, "inspect").await;

@@ -39,6 +39,7 @@ async fn audit_reads_every_layout_and_leaves_it_as_it_was() {
         "sqlite-py-1.0.3-json",
         "sqlite-py-2.0.2",
         "sqlite-js-1.0.4",
+        "sqlite-js-0.2.2",
         "sqlite-py-3.1.2",
     ] {
         let path = dir.join(format!("{fixture}.sqlite"));
@@ -94,6 +95,7 @@ async fn audit_reads_every_layout_and_leaves_it_as_it_was() {
         "postgres-py-2.0.12",
         "postgres-py-2.0.21",
         "postgres-js-1.0.5",
+        "postgres-js-0.1.3",
     ] {
         let db = crate::support::pg::restored(&url, fixture, "audit_layouts").await;
         let before = crate::support::pg::digest(&db).await;

@@ -37,7 +37,7 @@ fn recorded_messages(fixture: &str, id: &str) -> usize {
     panic!("{fixture}: no recorded read of {id}")
 }
 
-const OLD_POSTGRES: [&str; 9] = [
+const OLD_POSTGRES: [&str; 10] = [
     "postgres-py-1.0.0",
     "postgres-py-1.0.1-json",
     "postgres-py-2.0.0",
@@ -46,6 +46,7 @@ const OLD_POSTGRES: [&str; 9] = [
     "postgres-py-2.0.12",
     "postgres-py-2.0.21",
     "postgres-js-1.0.5",
+    "postgres-js-0.1.3",
     SHALLOW,
 ];
 
@@ -187,6 +188,7 @@ async fn old_sqlite_stores_copy_into_postgres_with_every_checkpoint_verified() {
         "sqlite-py-3.1.2",
         "sqlite-py-sends-0.4.8",
         "sqlite-js-1.0.4",
+        "sqlite-js-0.2.2",
     ] {
         let source = dir.join(format!("{}.sqlite", short(fixture)));
         fs::copy(stores().join(fixture).join("store.sqlite"), &source).expect("copy");
@@ -364,7 +366,7 @@ async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_as
 
 #[tokio::test]
 async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
-    for fixture in ["sqlite-lg-0.1.19", "sqlite-js-1.0.4"] {
+    for fixture in ["sqlite-lg-0.1.19", "sqlite-js-1.0.4", "sqlite-js-0.2.2"] {
         let dir = scratch(&format!("upno-{fixture}"));
         let store = dir.join("store.sqlite");
         fs::copy(stores().join(fixture).join("store.sqlite"), &store).expect("copy");
@@ -386,7 +388,11 @@ async fn layouts_that_cannot_be_upgraded_in_place_are_refused_untouched() {
         let _ = fs::remove_dir_all(&dir);
     }
     let Some(url) = pg::url() else { return };
-    for fixture in ["postgres-js-1.0.5", "postgres-py-shallow-3.2.0"] {
+    for fixture in [
+        "postgres-js-1.0.5",
+        "postgres-js-0.1.3",
+        "postgres-py-shallow-3.2.0",
+    ] {
         let db = pg::restored(&url, fixture, "upno").await;
         let before = pg::digest(&db).await;
         let err = upgrade(&db, &UpgradeOptions::new())

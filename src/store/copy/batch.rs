@@ -373,11 +373,18 @@ pub(super) fn difference(a: &CheckpointTuple, b: &CheckpointTuple) -> Option<Str
     // A channel with a value and no version (LangGraph 0.1 and LangGraphJS write an
     // empty `messages` or `__pregel_tasks` so) is stored by Postgres's layout only under
     // a version: the target has no value there. When the value is empty (an empty list
-    // or map, or null), a graph restores that channel empty either way.
+    // or map, or null; LangGraphJS 0.x's `__pregel_tasks` is its Topic's empty
+    // `[seen, values]` pair, `[[], []]`, which its own Postgres saver does not keep
+    // either: `vectors/stores/postgres-js-0.1.3/reads.json`), a graph restores that
+    // channel empty either way.
     let unversioned_empty =
         |from: &crate::saver::Checkpoint, other: &crate::saver::Checkpoint, ch: &String| {
+            let empty_list =
+                |v: &crate::Value| matches!(v, crate::Value::Array(items) if items.is_empty());
             let empty = match from.channel_values.get(ch) {
-                Some(crate::Value::Array(v)) => v.is_empty(),
+                Some(crate::Value::Array(v)) => {
+                    v.is_empty() || (v.len() == 2 && v.iter().all(empty_list))
+                }
                 Some(crate::Value::Map(m)) => m.is_empty(),
                 Some(crate::Value::Nil) => true,
                 _ => false,
