@@ -270,6 +270,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         "postgres-py-3.2.0",
         "postgres-js-1.0.5",
         "postgres-js-0.1.3",
+        "postgres-py-shallow-2.0.21",
         "postgres-py-shallow-3.2.0",
     ] {
         let db = pg::restored(&url, fixture, "inspect").await;
@@ -294,7 +295,7 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
             assert!(state["checkpoint"]["channel_values"]["messages"].is_array());
         }
         if fixture.contains("shallow") {
-            shallow_reads_as_its_saver_read(&store, &threads).await;
+            shallow_reads_as_its_saver_read(fixture, &store, &threads).await;
         }
         let stats = store.stats(&StoreKeys::none()).await.expect("stats");
         assert!(stats.total.blobs.rows > 0, "{fixture}");
@@ -303,13 +304,16 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
     }
 }
 
-/// The shallow saver's store (`postgres-py-shallow-3.2.0`) as the shallow saver itself
-/// read it back (`reads.json`): per thread the root namespace's one checkpoint is the
+/// A shallow saver's store (`postgres-py-shallow-*`) as the shallow saver itself read
+/// it back (`reads.json`): per thread the root namespace's one checkpoint is the
 /// latest, with no parent, and its state holds the values and pending writes that
 /// saver returned.
-async fn shallow_reads_as_its_saver_read(store: &AnyStore, threads: &[ThreadSummary]) {
-    let text = fs::read_to_string(stores().join("postgres-py-shallow-3.2.0/reads.json"))
-        .expect("reads.json");
+async fn shallow_reads_as_its_saver_read(
+    fixture: &str,
+    store: &AnyStore,
+    threads: &[ThreadSummary],
+) {
+    let text = fs::read_to_string(stores().join(fixture).join("reads.json")).expect("reads.json");
     let reads: serde_json::Value = serde_json::from_str(&text).expect("json");
     for t in threads {
         let recorded: Vec<&serde_json::Value> = reads["threads"][&t.thread_id]["get_tuple"]
