@@ -694,6 +694,12 @@ mod postgres {
                 },
             ),
             (
+                "postgres-py-shallow-sends-2.0.21",
+                StoreLayout::PostgresShallow {
+                    migrations: Some(7),
+                },
+            ),
+            (
                 "postgres-py-shallow-3.2.0",
                 StoreLayout::PostgresShallow {
                     migrations: Some(7),

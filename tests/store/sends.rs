@@ -84,3 +84,52 @@ async fn pending_sends_of_old_checkpoints_copy_into_postgres_where_python_reads_
     assert_eq!(got, want, "the target resumes as the source does");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A `ShallowPostgresSaver` store of langgraph 0.4.8 with a `Send` fan-out left waiting
+/// (`postgres-py-shallow-sends-2.0.21`, `v` 3): that saver keeps no parent and reads
+/// the pending sends from the namespace's `__pregel_tasks` writes. Copied into a fresh
+/// SQLite file and a fresh Postgres database, every checkpoint verifies, and today's
+/// Python savers read the targets as a graph uses them equal to what the shallow saver
+/// reads from the source (the sends in `__pregel_tasks`); the source is unchanged.
+#[tokio::test]
+async fn pending_sends_of_a_shallow_store_copy_where_python_reads_them() {
+    let Some(url) = pg::url() else { return };
+    let fixture = "postgres-py-shallow-sends-2.0.21";
+    let source = pg::restored(&url, fixture, "shsends").await;
+    let before = pg::digest(&source).await;
+    let dir = scratch("shallow-sends");
+    let sqlite_target = dir.join("target.sqlite");
+    let sqlite_target = sqlite_target.to_str().expect("utf-8").to_owned();
+    let pg_target = pg::fresh(&url, "shsends_tgt").await;
+    for target in [&sqlite_target, &pg_target] {
+        let report = copy(&source, target, &StoreKeys::none(), &CopyOptions::new())
+            .await
+            .unwrap_or_else(|e| panic!("copy into {target}: {e}"));
+        assert_eq!(
+            (report.copied, report.verified),
+            (report.checkpoints, report.checkpoints),
+            "{target}: {:?}",
+            report.mismatches
+        );
+    }
+    assert_eq!(
+        pg::digest(&source).await,
+        before,
+        "the copy changed its source"
+    );
+    if let Some(py) = support::python() {
+        let reads = support::python_script(
+            &py,
+            "python_reads_equal.py",
+            &[
+                "--shallow",
+                "--graph-view",
+                &source,
+                &sqlite_target,
+                &pg_target,
+            ],
+        );
+        println!("{}", reads.trim());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -245,9 +245,12 @@ impl PostgresSaverBuilder {
     /// version) without changing them: `get_tuple` and `list` return each thread's and
     /// namespace's one checkpoint as the shallow saver's `get_tuple` does — no parent,
     /// the blobs of the channels its `channel_versions` lists, the pending writes of
-    /// its id — except that a checkpoint of `v` 4 or later gets no `pending_sends`
-    /// (the shallow saver adds the namespace's `__pregel_tasks` writes there, which
-    /// LangGraph reads only from checkpoints before `v` 4). Combine with
+    /// its id — except for `pending_sends`, which that saver fills from every
+    /// `__pregel_tasks` write of the namespace: a checkpoint before `v` 4 gets those
+    /// sends in the `__pregel_tasks` channel instead, as LangGraph's
+    /// `Pregel._migrate_checkpoint` moves them on loading (and as this saver reads the
+    /// full saver's old checkpoints), and a later one gets none (LangGraph reads
+    /// `pending_sends` only before `v` 4). Combine with
     /// [`before_task_path`](Self::before_task_path) for shallow tables before the
     /// shallow saver's migration 7. For reading only: writes name today's columns and
     /// fail on such tables, and [`verify`](PostgresSaver::verify) refuses them.
@@ -654,7 +657,10 @@ impl PostgresSaver {
         })?;
         drop(blob_rows);
         let mut sends: IndexMap<(String, String, String), Vec<Value>> = IndexMap::new();
-        let wanted: Vec<&SelectedRow> = selected.iter().filter(|r| r.needs_sends()).collect();
+        let wanted: Vec<&SelectedRow> = selected
+            .iter()
+            .filter(|r| r.needs_sends(self.settings.shallow))
+            .collect();
         if !wanted.is_empty() {
             let threads: Vec<&str> = wanted.iter().map(|r| r.thread_id.as_str()).collect();
             let nss: Vec<&str> = wanted.iter().map(|r| r.checkpoint_ns.as_str()).collect();
@@ -690,7 +696,7 @@ impl PostgresSaver {
                 .into_iter()
                 .zip(blob_values)
                 .map(|(r, values)| {
-                    let s = if r.needs_sends() {
+                    let s = if r.needs_sends(self.settings.shallow) {
                         let key = (
                             r.thread_id.clone(),
                             r.checkpoint_ns.clone(),
@@ -700,9 +706,17 @@ impl PostgresSaver {
                     } else {
                         None
                     };
-                    r.into_tuple(&*self.settings.serde, values, s, || {
+                    // The shallow saver returns the sends as `pending_sends`, which
+                    // LangGraph moves into `__pregel_tasks` and drops (`Pregel.
+                    // _migrate_checkpoint`); its stored `pending_sends: []` goes too.
+                    let moved = self.settings.shallow && s.is_some();
+                    let mut tuple = r.into_tuple(&*self.settings.serde, values, s, || {
                         self.get_next_version(None)
-                    })
+                    })?;
+                    if moved {
+                        tuple.checkpoint.extra.shift_remove("pending_sends");
+                    }
+                    Ok(tuple)
                 })
                 .collect()
         })

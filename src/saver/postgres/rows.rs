@@ -280,8 +280,12 @@ impl SelectedRow {
     }
 
     /// Whether Python migrates pending sends into this checkpoint (`v < 4` with a parent).
-    pub(crate) fn needs_sends(&self) -> bool {
-        self.checkpoint.v < 4 && self.parent.as_deref().is_some_and(|p| !p.is_empty())
+    /// A `v < 4` checkpoint whose pending sends are read from writes: its parent's
+    /// `__pregel_tasks` writes, or — `shallow`, the shallow saver's tables, which keep
+    /// no parent — every `__pregel_tasks` write of its namespace, as that saver reads
+    /// them (its `put` keeps the parent's writes).
+    pub(crate) fn needs_sends(&self, shallow: bool) -> bool {
+        self.checkpoint.v < 4 && (shallow || self.parent.as_deref().is_some_and(|p| !p.is_empty()))
     }
 
     fn key(&self) -> RowKey<'_> {

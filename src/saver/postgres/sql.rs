@@ -244,17 +244,33 @@ DELETE FROM {w} WHERE thread_id = $1",
             blobs = t.blobs,
             w = t.writes
         );
-        let pending_sends = format!(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id,
+        // The shallow saver reads every `__pregel_tasks` write of the namespace (the
+        // parent id `$3` is empty there: it keeps none), keyed by an empty id.
+        let pending_sends = if shallow {
+            format!(
+                "SELECT thread_id, checkpoint_ns, ''::text,
+    array_agg(type ORDER BY {order}), array_agg(blob ORDER BY {order})
+FROM {w}
+WHERE (thread_id, checkpoint_ns) IN (
+    SELECT t, n FROM unnest($1::text[], $2::text[], $3::text[]) AS u(t, n, p))
+AND channel = '__pregel_tasks'
+GROUP BY thread_id, checkpoint_ns",
+                w = t.writes,
+                order = writes_order(path),
+            )
+        } else {
+            format!(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id,
     array_agg(type ORDER BY {order}), array_agg(blob ORDER BY {order})
 FROM {w}
 WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
 AND channel = '__pregel_tasks'
 GROUP BY thread_id, checkpoint_ns, checkpoint_id",
-            w = t.writes,
-            order = writes_order(path),
-        );
+                w = t.writes,
+                order = writes_order(path),
+            )
+        };
         let blobs = format!(
             "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM {b} b
 WHERE (thread_id, checkpoint_ns, channel, version) IN (
