@@ -8,7 +8,7 @@ set -euo pipefail
 cargo build --quiet --locked --manifest-path fuzz/Cargo.toml
 # seed_corpus.py reads the CLI's JSON view; the release binary built earlier in .ci/run.
 if [ ! -x target/release/lgcodec ]; then
-  cargo build --release --quiet --features cli,sqlite,postgres --bin lgcodec
+  cargo build --release --quiet --features cli,sqlite,postgres,metrics --bin lgcodec
 fi
 CORPUS="$(mktemp -d -t lgcodec_fuzz.XXXXXX)"
 trap 'rm -rf "$CORPUS"' EXIT

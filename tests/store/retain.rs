@@ -793,3 +793,125 @@ async fn two_every_sweepers_beside_a_python_writer() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `GET /metrics` from `port` on this machine: the exposition text, or `None` while
+/// nothing answers.
+#[cfg(feature = "metrics")]
+fn scrape(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    text.split_once("\r\n\r\n").map(|(_, body)| body.to_owned())
+}
+
+/// The value of the sample `series` (name and labels as printed) in `text`.
+#[cfg(feature = "metrics")]
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        l.strip_prefix(series)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+#[cfg(feature = "metrics")]
+fn count_rows(path: &Path, sql: &str) -> f64 {
+    let n: i64 = rusqlite::Connection::open(path)
+        .expect("open")
+        .query_row(sql, [], |r| r.get(0))
+        .expect("count");
+    n as f64
+}
+
+/// `--metrics-addr`: while a `--every` sweeper runs, `/metrics` serves what the sweeps
+/// did, counted against the store itself (rows before and after), and a port that is
+/// taken is refused before anything is deleted.
+#[cfg(feature = "metrics")]
+#[test]
+fn metrics_count_what_the_sweeps_deleted_and_a_taken_port_is_refused() {
+    let dir = scratch("retain-metrics");
+    let path = committed_store(&dir);
+    let store = path.to_str().expect("utf-8").to_owned();
+    let policy = write_file(&dir, "p.toml", "[rules]\nkeep_latest = 1\n");
+    let cps = "SELECT count(*) FROM checkpoints";
+    let writes = "SELECT count(*) FROM writes";
+    let (cps_before, writes_before) = (count_rows(&path, cps), count_rows(&path, writes));
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port();
+    let addr = format!("127.0.0.1:{port}");
+    let (code, _, err) = lgcodec(&[
+        "store",
+        "retain",
+        &store,
+        "--policy",
+        &policy,
+        "--once",
+        "--metrics-addr",
+        &addr,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--metrics-addr") && err.contains("free port"),
+        "{err}"
+    );
+    assert_eq!(count_rows(&path, cps), cps_before, "nothing deleted");
+    drop(taken);
+
+    let mut child = Command::new(BIN)
+        .args([
+            "store",
+            "retain",
+            &store,
+            "--policy",
+            &policy,
+            "--every",
+            "1h",
+            "--metrics-addr",
+            &addr,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        if let Some(t) = scrape(port).filter(|t| t.contains("result=\"done\"} 1")) {
+            break t;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no sweep counted in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let (cps_after, writes_after) = (count_rows(&path, cps), count_rows(&path, writes));
+    assert!(cps_after < cps_before, "the policy deletes something");
+    let got =
+        |series: &str| sample(&text, series).unwrap_or_else(|| panic!("no {series} in:\n{text}"));
+    assert_eq!(
+        got("lgcodec_retain_checkpoints_deleted_total{dry_run=\"false\"}"),
+        cps_before - cps_after
+    );
+    assert_eq!(
+        got("lgcodec_retain_writes_deleted_total{dry_run=\"false\"}"),
+        writes_before - writes_after
+    );
+    assert_eq!(
+        got("lgcodec_retain_sweeps_total{dry_run=\"false\",result=\"failed\"}"),
+        0.0
+    );
+    assert!(got("lgcodec_retain_last_success_timestamp_seconds{dry_run=\"false\"}") > 1.7e9);
+    let _ = std::fs::remove_dir_all(&dir);
+}

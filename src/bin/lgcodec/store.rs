@@ -19,6 +19,9 @@ mod human;
 #[path = "store_maint.rs"]
 mod maint;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[path = "metrics.rs"]
+mod metrics;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 #[path = "store_retain.rs"]
 mod retain;
 use langgraph_codec::store::{

@@ -14,7 +14,7 @@ use clap::Args;
 use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy, StoreKeys};
 use langgraph_codec::{Error, ErrorKind};
 
-use super::{bar, fatal, human, on_progress};
+use super::{bar, fatal, human, metrics, on_progress};
 
 pub const RETAIN_EXAMPLES: &str = "\
 Examples (paste them in a directory holding copy.db, a store Python's SqliteSaver wrote;
@@ -37,6 +37,8 @@ A policy (TOML):
   interrupted = \"keep\"          # expired threads waiting at an interrupt stay
   [overrides]
   metadata_key = \"retention\"    # a thread's own rules, in its metadata
+With --metrics-addr 0.0.0.0:9464 the same counters are served for Prometheus at
+/metrics (lgcodec_retain_*; docs/retention.md).
 Output: one JSON line per sweep on stdout (with --dry-run, first one line per thread that
 would lose something); a summary line per sweep on stderr. Several sweepers on one store
 take turns: the others skip the round (skipped_locked). Exit status: 0 done (or skipped,
@@ -81,6 +83,10 @@ pub struct RetainArgs {
     /// Let the policy delete every thread of the store.
     #[arg(long)]
     pub allow_all: bool,
+    /// Serve each sweep's counters for Prometheus at http://ADDR/metrics (e.g.
+    /// 0.0.0.0:9464) while the command runs.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
 }
 
 fn policy_error(origin: &str, reason: impl std::fmt::Display) -> Error {
@@ -238,6 +244,11 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
     if let Err(e) = policy.validate() {
         return fatal(e);
     }
+    if let Some(addr) = &args.metrics_addr {
+        if let Err(e) = metrics::serve(addr, args.dry_run) {
+            return fatal(e);
+        }
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let bar = bar();
     let mut options = RetainOptions::new(policy.clone())
@@ -294,11 +305,13 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                     return fatal("cannot write to standard output");
                 }
                 eprintln!("{}", summary(sweep, &report));
+                metrics::sweep_done(&report);
                 if !report.errors.is_empty() || report.unreadable > 0 {
                     status = ExitCode::from(1);
                 }
             }
             Err(e) if every.is_some() && sweep > 1 && transient(&e) => {
+                metrics::sweep_failed();
                 let json = serde_json::json!({
                     "operation": "retain", "sweep": sweep, "error": e.to_string(),
                     "kind": e.kind().as_str(),
