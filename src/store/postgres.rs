@@ -193,6 +193,15 @@ impl PgStore {
                 shallow = true;
                 false
             }
+            // Tables of the savers' names that no release left: say what disagrees
+            // (the saver's check would only name the migrations).
+            Ok(found @ StoreLayout::Foreign { .. }) => {
+                return Err(StoreFault::NotAStore {
+                    location: location.to_owned(),
+                    found: found.to_string(),
+                }
+                .into())
+            }
             _ => {
                 if let Err(e) = saver.verify().await {
                     return Err(from_saver(location, e));

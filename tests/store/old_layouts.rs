@@ -361,3 +361,58 @@ async fn an_encrypted_0_4_store_is_audited_read_copied_and_upgraded_with_its_key
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A Postgres store whose migrations table and columns disagree in a way no release
+/// left (today's tables, `checkpoint_writes.task_path` included, but migrations only
+/// up to 3: every release before 2.0.12 added `task_path` with its migration 9, 2.0.12
+/// at 8): every command refuses it as an unknown layout naming both facts, writes
+/// nothing to it and creates no target.
+#[tokio::test]
+async fn a_store_whose_migrations_and_columns_disagree_is_refused_untouched() {
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    let db = crate::support::pg::restored(&url, "postgres-py-3.2.0", "layout_disagree").await;
+    crate::support::pg::connect(&db)
+        .await
+        .batch_execute("DELETE FROM checkpoint_migrations WHERE v > 3")
+        .await
+        .expect("doctor");
+    let before = crate::support::pg::digest(&db).await;
+    let dir = scratch("layout-disagree");
+    let out = dir.join("out.jsonl");
+    let target = dir.join("copy.db");
+    let (out_s, target_s) = (
+        out.to_str().expect("utf-8"),
+        target.to_str().expect("utf-8"),
+    );
+    for args in [
+        vec!["audit", &db],
+        vec!["stats", &db],
+        vec!["inspect", &db, "--thread", "t-main"],
+        vec!["export", &db, out_s],
+        vec!["copy", &db, target_s],
+        vec!["upgrade", &db],
+        vec!["prune", &db, "--keep-latest", "1"],
+        vec!["encrypt", &db],
+    ] {
+        let (code, _, err) = store_cli(&args, Some("0123456789abcdef"));
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("unknown layout")
+                && err.contains("checkpoint_writes has task_path")
+                && err.contains("checkpoint_migrations is at 3"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !out.exists() && !target.exists(),
+            "{args:?} created a target"
+        );
+    }
+    assert_eq!(
+        crate::support::pg::digest(&db).await,
+        before,
+        "a refused command changed the store"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
