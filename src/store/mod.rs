@@ -117,7 +117,7 @@ pub use policy::{parse_duration, RetentionPolicy};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use prune::{parse_date, prune, PruneOptions, PruneReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use retain::{retain, RetainOptions, RetainReport};
+pub use retain::{retain, RetainOptions, RetainReport, VacuumReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use upgrade::{
     upgrade, UpgradeOptions, UpgradeReport, UpgradeStep, SQLITE_TASK_PATH_MIGRATION,

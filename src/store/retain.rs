@@ -51,6 +51,7 @@ pub struct RetainOptions {
     progress: Option<ProgressFn>,
     stop: Option<Arc<AtomicBool>>,
     on_plan: Option<Arc<PlanFn>>,
+    vacuum: bool,
 }
 
 impl std::fmt::Debug for RetainOptions {
@@ -79,12 +80,24 @@ impl RetainOptions {
             progress: None,
             stop: None,
             on_plan: None,
+            vacuum: false,
         }
     }
 
     /// Work out what would go; delete nothing (no lock is taken).
     pub fn dry_run(mut self, on: bool) -> Self {
         self.dry_run = on;
+        self
+    }
+
+    /// SQLite: after the sweep, give the free pages back to the file system in small
+    /// steps (`PRAGMA incremental_vacuum`, one short write transaction each, the
+    /// batch pause between them), never a full `VACUUM`. Needs the file in
+    /// `auto_vacuum = INCREMENTAL` mode; in any other mode the report says so and
+    /// what converts it. Postgres gives space back to its own free space map
+    /// (autovacuum): nothing to do.
+    pub fn vacuum(mut self, on: bool) -> Self {
+        self.vacuum = on;
         self
     }
 
@@ -184,8 +197,89 @@ pub struct RetainReport {
     pub stopped: bool,
     /// Where the next sweep goes on when this one was capped or stopped.
     pub next_after: Option<String>,
+    /// With [`RetainOptions::vacuum`] on SQLite: what the incremental vacuum did.
+    pub vacuum: Option<VacuumReport>,
     /// Seconds.
     pub duration_s: f64,
+}
+
+/// The SQLite space a sweep gave back ([`RetainOptions::vacuum`]).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VacuumReport {
+    /// The file's `auto_vacuum` mode: `incremental` (pages given back), `full` (SQLite
+    /// gives them back at each commit) or `none` (nothing can be given back without a
+    /// full `VACUUM`; `note` says how to convert once).
+    pub mode: &'static str,
+    /// Pages given back to the file system.
+    pub pages_released: u64,
+    /// The same in bytes.
+    pub bytes_released: u64,
+    /// Pages still on the free list (a stop, or mode `none`).
+    pub free_pages_left: u64,
+    /// What to do, when something is left.
+    pub note: Option<String>,
+}
+
+/// Pages per `PRAGMA incremental_vacuum` step: one short write transaction (a few
+/// milliseconds), so a live writer never waits long.
+const VACUUM_STEP_PAGES: i64 = 512;
+
+/// Gives a SQLite store's free pages back in steps (see [`RetainOptions::vacuum`]).
+async fn incremental_vacuum(
+    conn: &rusqlite::Connection,
+    pause: Option<Duration>,
+    stop: Option<&AtomicBool>,
+) -> Result<VacuumReport> {
+    let q =
+        |sql: &str| -> Result<i64> { conn.query_row(sql, [], |r| r.get(0)).map_err(sq("vacuum")) };
+    let page = u64::try_from(q("PRAGMA page_size")?).unwrap_or(0);
+    let mode = q("PRAGMA auto_vacuum")?;
+    let free = |n: i64| u64::try_from(n).unwrap_or(0);
+    let mut report = VacuumReport {
+        mode: match mode {
+            1 => "full",
+            2 => "incremental",
+            _ => "none",
+        },
+        ..VacuumReport::default()
+    };
+    if mode != 2 {
+        report.free_pages_left = free(q("PRAGMA freelist_count")?);
+        if mode == 0 && report.free_pages_left > 0 {
+            report.note = Some(format!(
+                "the file's auto_vacuum is NONE: its {} free page(s) are reused by later \
+                 writes but not given back; convert it once (a full VACUUM, every writer waits \
+                 for it): sqlite3 FILE 'PRAGMA auto_vacuum = INCREMENTAL; VACUUM;' — later \
+                 sweeps with --vacuum then give space back in small steps",
+                report.free_pages_left
+            ));
+        }
+        return Ok(report);
+    }
+    loop {
+        let before = q("PRAGMA freelist_count")?;
+        if before == 0 || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
+            report.free_pages_left = free(before);
+            break;
+        }
+        conn.execute_batch(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})"))
+            .map_err(sq("vacuum"))?;
+        let after = q("PRAGMA freelist_count")?;
+        report.pages_released += free(before - after);
+        if after >= before {
+            report.free_pages_left = free(after);
+            break;
+        }
+        if let Some(p) = pause {
+            tokio::time::sleep(p).await;
+        }
+    }
+    // In WAL mode the file shrinks when the checkpoint copies the last frames; a
+    // passive one waits for nobody.
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+    report.bytes_released = report.pages_released.saturating_mul(page);
+    Ok(report)
 }
 
 /// `unix` seconds as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -393,9 +487,18 @@ pub async fn retain(
         run_pass(store, &mut target, &serde, &pass).await
     }
     .await;
+    let outcome = match (outcome, &target) {
+        (Ok(done), Target::Sqlite(conn)) if options.vacuum && !options.dry_run => {
+            incremental_vacuum(conn, options.pause, options.stop.as_deref())
+                .await
+                .map(|v| (done, Some(v)))
+        }
+        (outcome, _) => outcome.map(|done| (done, None)),
+    };
     // The lock goes whatever happened (and with the connection, if that failed).
     let released = unlock(&target, held).await;
-    let done = outcome?;
+    let (done, vacuum) = outcome?;
+    report.vacuum = vacuum;
     released?;
     let t = done.tally;
     report.threads = t.threads;

@@ -915,3 +915,91 @@ fn metrics_count_what_the_sweeps_deleted_and_a_taken_port_is_refused() {
     assert!(got("lgcodec_retain_last_success_timestamp_seconds{dry_run=\"false\"}") > 1.7e9);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn pragma(path: &Path, name: &str) -> i64 {
+    rusqlite::Connection::open(path)
+        .expect("open")
+        .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+        .expect("pragma")
+}
+
+/// `--vacuum` on SQLite: in `auto_vacuum = INCREMENTAL` mode the sweep gives back
+/// exactly the pages the same sweep without it leaves on the free list, and the file
+/// loses them; in the default mode (Python's files) nothing is given back and the
+/// report says how to convert the file once.
+#[test]
+fn vacuum_gives_back_the_free_pages_of_an_incremental_file_and_says_how_to_convert() {
+    use crate::support::store_fixture::{sqlite_store, Shape};
+    let dir = scratch("retain-vacuum");
+    let src = dir.join("src.db");
+    let shape = Shape {
+        threads: 60,
+        steps: 6,
+        age_days: Some(60),
+        ..Shape::default()
+    };
+    sqlite_store(&src, &shape, "t-");
+    let policy = write_file(&dir, "p.toml", "[rules]\nidle_ttl = \"30d\"\n");
+    let copy = |name: &str, incremental: bool| {
+        let path = dir.join(name);
+        std::fs::copy(&src, &path).expect("copy");
+        if incremental {
+            rusqlite::Connection::open(&path)
+                .expect("open")
+                .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")
+                .expect("convert");
+        }
+        path
+    };
+    let run = |path: &Path, vacuum: bool| {
+        let p = path.to_str().expect("utf-8");
+        let mut args = vec!["--policy", policy.as_str()];
+        if vacuum {
+            args.push("--vacuum");
+        }
+        sweep_once(p, &args).0
+    };
+    let (plain, vacuumed) = (copy("plain.db", true), copy("vacuumed.db", true));
+    let sweep = run(&plain, false);
+    assert!(sweep["threads_deleted"].as_u64() > Some(0), "{sweep}");
+    assert_eq!(sweep["vacuum"], Json::Null);
+    let free = pragma(&plain, "freelist_count");
+    assert!(free > 0, "the sweep left free pages");
+    let sweep = run(&vacuumed, true);
+    let v = &sweep["vacuum"];
+    assert_eq!(v["mode"], "incremental", "{sweep}");
+    assert_eq!(v["pages_released"].as_i64(), Some(free), "{sweep}");
+    assert_eq!(
+        v["bytes_released"].as_i64(),
+        Some(free * pragma(&vacuumed, "page_size"))
+    );
+    assert_eq!(pragma(&vacuumed, "freelist_count"), 0);
+    assert_eq!(
+        pragma(&vacuumed, "page_count"),
+        pragma(&plain, "page_count") - free
+    );
+
+    let python_default = copy("none.db", false);
+    let (code, out, err) = lgcodec(&[
+        "store",
+        "retain",
+        python_default.to_str().expect("utf-8"),
+        "--policy",
+        &policy,
+        "--once",
+        "--vacuum",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let sweep = sweeps(&out).remove(0);
+    assert_eq!(sweep["vacuum"]["mode"], "none", "{sweep}");
+    assert_eq!(sweep["vacuum"]["pages_released"], 0);
+    assert!(
+        err.contains("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;"),
+        "{err}"
+    );
+    assert_eq!(
+        pragma(&python_default, "freelist_count"),
+        sweep["vacuum"]["free_pages_left"].as_i64().expect("left")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

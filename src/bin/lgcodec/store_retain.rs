@@ -83,6 +83,11 @@ pub struct RetainArgs {
     /// Let the policy delete every thread of the store.
     #[arg(long)]
     pub allow_all: bool,
+    /// SQLite: after each sweep give the free pages back in small steps
+    /// (incremental vacuum; the file must be in auto_vacuum = INCREMENTAL mode, the
+    /// report says how to convert it once otherwise).
+    #[arg(long)]
+    pub vacuum: bool,
     /// Serve each sweep's counters for Prometheus at http://ADDR/metrics (e.g.
     /// 0.0.0.0:9464) while the command runs.
     #[arg(long, value_name = "ADDR")]
@@ -133,7 +138,7 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
     }
     let k = &r.kept_by_rule;
     format!(
-        "{head}: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{} ({:.1} s)",
+        "{head}: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{}{} ({:.1} s)",
         human::count(r.threads),
         if r.dry_run { "would delete" } else { "deleted" },
         human::count(r.checkpoints_deleted),
@@ -149,6 +154,10 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
         human::count(k.overridden_threads),
         if r.capped { "; capped, the next sweep goes on" } else { "" },
         if r.stopped { "; stopped after the batch in flight" } else { "" },
+        r.vacuum.as_ref().map_or(String::new(), |v| format!(
+            "; {} given back to the file system",
+            human::bytes(v.bytes_released)
+        )),
         if r.errors.is_empty() && r.unreadable == 0 {
             String::new()
         } else {
@@ -254,6 +263,7 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
     let mut options = RetainOptions::new(policy.clone())
         .dry_run(args.dry_run)
         .allow_all(args.allow_all)
+        .vacuum(args.vacuum)
         .pause(pause)
         .max_threads(args.max_threads.or(policy.max_threads()))
         .max_rows_per_sec(args.max_rows_per_sec)
@@ -305,6 +315,9 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                     return fatal("cannot write to standard output");
                 }
                 eprintln!("{}", summary(sweep, &report));
+                if let Some(note) = report.vacuum.as_ref().and_then(|v| v.note.as_ref()) {
+                    eprintln!("lgcodec store retain: --vacuum: {note}");
+                }
                 metrics::sweep_done(&report);
                 if !report.errors.is_empty() || report.unreadable > 0 {
                     status = ExitCode::from(1);
