@@ -47,6 +47,10 @@ for size in ${SIZES:-10000x10}; do
   fi
   if [[ " $ONLY " == *" postgres "* ]]; then
     fresh ${D}_src; $F "$BASE/${D}_src" "$threads" "$steps" --age-days 60 >/dev/null
+    # A store in use has planner statistics; a database just filled has none until
+    # autovacuum's analyze comes round (measured: 50,000 two-checkpoint threads, every
+    # lgcodec page query 60-120 ms instead of 1 ms, 69.7 s in all).
+    "$PY" -c 'import sys, psycopg; psycopg.connect(sys.argv[1], autocommit=True).execute("ANALYZE")' "$BASE/${D}_src"
     fresh ${D}_rust ${D}_src; fresh ${D}_py ${D}_src
     pair postgres "$BASE/${D}_rust" "$BASE/${D}_py"
   fi
