@@ -13,11 +13,12 @@
 # examples/store_fixture.rs with --age-days 60 (threads' latest checkpoints spread over
 # 60 days, a third of them begun 20 and a third 40 days earlier), THREADS x STEPS
 # checkpoints. SIZES: "THREADSxSTEPS ..." (default "10000x10"); IDLE, HARD: days
-# (default 30, 50); ONLY: sqlite and/or postgres (default both); DB_PREFIX (default rv).
+# (default 30, 50); ONLY: sqlite and/or postgres (default both); DB_PREFIX (default rv);
+# LGCODEC, FIXTURE: the binaries (default the release ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W="$(mktemp -d -t lgcodec-retain-bench.XXXXXX)"; trap 'rm -rf "$W"' EXIT
-PY="${PY:-python3}"; L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
+PY="${PY:-python3}"; L="${LGCODEC:-target/release/lgcodec}"; F="${FIXTURE:-target/release/examples/store_fixture}"
 IDLE="${IDLE:-30}"; HARD="${HARD:-50}"; ONLY="${ONLY:-sqlite postgres}"; D="${DB_PREFIX:-rv}"
 BASE="${LGCODEC_TEST_PG_URL:-}"; BASE="${BASE%/*}"
 psqlc() { "$PY" -c 'import sys, psycopg; c = psycopg.connect(sys.argv[1], autocommit=True); c.execute(sys.argv[2])' "$LGCODEC_TEST_PG_URL" "$1"; }

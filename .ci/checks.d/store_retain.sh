@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `lgcodec store retain --once` and langgraph-ephemeral-checkpointer 0.0.2's
+# `Sweeper.sweep()` (an independent implementation of idle and hard-age TTLs, from
+# PyPI) on copies of one aged store, SQLite and Postgres: both must delete the same
+# threads, row for row (benches/store_retain_vs_ephemeral.sh at a small size; its
+# timings are printed, not judged).
+set -euo pipefail
+STEP_PREFIX=store_retain
+# shellcheck source=../lib/pg_check.sh
+source .ci/lib/pg_check.sh
+
+step "build store_fixture" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec --example store_fixture
+step "retain and ephemeral-checkpointer delete the same threads" \
+  env PY="$PY" LGCODEC=target/debug/lgcodec FIXTURE=target/debug/examples/store_fixture \
+  SIZES="1000x10 3000x2" DB_PREFIX=ci_rv bash benches/store_retain_vs_ephemeral.sh
