@@ -67,9 +67,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use indexmap::IndexMap;
@@ -86,28 +85,31 @@ use super::types::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointTuple, DeltaChannelHistory, PendingWrite,
 };
-use crate::compression::{DecompressionBudget, DEFAULT_MAX_DECOMPRESSED_PER_CALL};
+use crate::compression::DecompressionBudget;
 use crate::error::Error;
 use crate::saver::Result;
 use crate::serializer::TypedSerializerExt;
-use crate::serializer::{JsonPlusSerializer, Serializer, TypedBytes};
+use crate::serializer::{Serializer, TypedBytes};
 use crate::value::Value;
 
+mod builder;
 mod catalog;
 mod conn;
 mod extended;
 mod filter;
 pub(crate) mod retention;
 mod rows;
+mod run;
 mod schema;
 mod sql;
 
 use rows::{
-    bytes_col, collect_writes, collect_writes_of_one, quick_to_decode, CheckpointRow, WriteRow,
+    collect_writes, collect_writes_of_one, quick_to_decode, CheckpointRow, WriteRow,
     WritesByCheckpoint, CHECKPOINT_COLUMNS, WRITE_ORDER, WRITE_SELECT,
 };
 use sql::{delete_thread_rows, insert_writes, writes_statements, PutRow};
 
+pub use builder::SqliteSaverBuilder;
 pub use conn::Synchronous;
 
 /// The SQLite driver this saver is built on (rusqlite 0.37, bundled SQLite 3.50),
@@ -116,7 +118,7 @@ pub use conn::Synchronous;
 /// cannot both link `sqlite3`.
 pub use rusqlite;
 // `inspect_layout` is for the read-only store opener (`crate::store`), too.
-use conn::{wal_pages, ConnOptions, Connections, Statements, CHECKPOINT_PAGES};
+use conn::{wal_pages, Connections, Statements, CHECKPOINT_PAGES};
 #[allow(unused_imports)]
 pub(crate) use schema::{inspect_layout, python_columns, Layout};
 // The catalog reader behind `inspect_layout`, `detect_sqlite` and the store opener.
@@ -173,241 +175,7 @@ impl fmt::Debug for SqliteSaver {
     }
 }
 
-/// Options for opening a [`SqliteSaver`]; from [`SqliteSaver::builder`].
-#[derive(Clone, Debug)]
-#[must_use = "call .open() to open the saver"]
-pub struct SqliteSaverBuilder {
-    path: Option<PathBuf>,
-    serde: Option<Arc<dyn Serializer>>,
-    busy_timeout: Duration,
-    synchronous: Synchronous,
-    max_idle_readers: usize,
-    create: bool,
-    max_decompressed_per_call: usize,
-    inline_fast_path: bool,
-}
-
-impl SqliteSaverBuilder {
-    /// The serializer rows are written and read with (default: [`JsonPlusSerializer`];
-    /// use an [`EncryptedSerializer`](crate::crypto::EncryptedSerializer) to encrypt).
-    pub fn serializer(mut self, serde: Arc<dyn Serializer>) -> Self {
-        self.serde = Some(serde);
-        self
-    }
-
-    /// How long a write waits for another process's write lock before failing
-    /// (default 5 s, Python's `sqlite3` default).
-    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
-        self.busy_timeout = timeout;
-        self
-    }
-
-    /// `PRAGMA synchronous` for this saver's connections (default
-    /// [`Synchronous::Normal`]).
-    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
-        self.synchronous = synchronous;
-        self
-    }
-
-    /// How many idle reader connections are kept open (default 8; at least 1).
-    pub fn max_idle_readers(mut self, n: usize) -> Self {
-        self.max_idle_readers = n.max(1);
-        self
-    }
-
-    /// The most bytes the `+zlib` rows of one `get_tuple`, `list` or
-    /// `get_delta_channel_history` call may decompress to in total (default
-    /// [`DEFAULT_MAX_DECOMPRESSED_PER_CALL`], 1 GiB; see [`DecompressionBudget`]). Past
-    /// it the call fails with
-    /// [`ErrorKind::DecompressionBudget`](crate::ErrorKind::DecompressionBudget)
-    /// inside [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow).
-    pub fn max_decompressed_per_call(mut self, limit: usize) -> Self {
-        self.max_decompressed_per_call = limit;
-        self
-    }
-
-    /// Whether [`open`](Self::open) may create a store (default `false`). With `true`
-    /// it does what Python's `setup()` does: creates the file if it is missing, switches
-    /// it to WAL, creates the two tables or completes them (the `task_path`
-    /// migration); [`SqliteSaver::create`] is the shorthand. With `false` it writes
-    /// nothing: the file must exist and hold Python's tables, and its journal mode is
-    /// left as it is. Either way another application's database is refused before
-    /// anything is written.
-    pub fn create(mut self, create: bool) -> Self {
-        self.create = create;
-        self
-    }
-
-    /// Whether `put`, `put_writes` and `get_tuple` run their SQL on the calling task
-    /// when it cannot wait (default `true`); with `false` every call inside a Tokio
-    /// runtime runs on Tokio's blocking pool.
-    ///
-    /// The fast path runs a call inline only when the writer (or an idle reader) is free
-    /// in this process, the commit does not sync (WAL with `synchronous=NORMAL`, or
-    /// `OFF`), no checkpoint or WAL restart is due, the write is small (under ~64 KB)
-    /// and no other connection or process holds the lock it needs: the statement is
-    /// tried with a zero busy timeout, so such a lock fails at once (the transaction
-    /// rolled back, nothing written) and the call is run again on the blocking pool,
-    /// where it waits up to the [busy timeout](Self::busy_timeout). Inline, a call costs
-    /// the executor thread a few tens of µs of CPU (a 20-message `put` ~30 µs, within
-    /// Tokio's guidance of 10–100 µs between awaits) instead of the hop to the pool and
-    /// back (~18 µs and two thread wake-ups). Turn it off when even that is too long
-    /// between awaits for your executor, or when the file sits on a slow or network file
-    /// system, where any read may wait for the disk. See `docs/sqlite-saver.md`.
-    pub fn inline_fast_path(mut self, inline: bool) -> Self {
-        self.inline_fast_path = inline;
-        self
-    }
-
-    /// The same as [`create`](Self::create) (the name of earlier versions).
-    pub fn setup(self, setup: bool) -> Self {
-        self.create(setup)
-    }
-
-    /// Opens the store: with [`create(true)`](Self::create) sets it up as Python's
-    /// `setup()` does, otherwise opens an existing one without writing anything.
-    ///
-    /// # Errors
-    /// - [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) without `create(true)`, when the file does not
-    ///   exist (nothing is created) or holds none of LangGraph's tables;
-    /// - [`ErrorKind::Schema`](crate::ErrorKind::Schema) when the database is another application's (other
-    ///   tables, or tables of these names with another layout), refused before
-    ///   anything is written; without `create(true)`, also for Python's tables in an
-    ///   incomplete state that only `setup()` completes (e.g. `writes` from before
-    ///   Python's `task_path` migration);
-    /// - [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite cannot open the file.
-    pub fn open(self) -> Result<SqliteSaver> {
-        let location = self
-            .path
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| ":memory:".to_owned());
-        if let Some(path) = &self.path {
-            if !self.create && is_missing(path) {
-                return Err(SaverFault::StoreNotFound {
-                    location,
-                    reason: format!(
-                        "the file does not exist (nothing was created; check the path). \
-                         {HOW_TO_CREATE}"
-                    ),
-                }
-                .into());
-            }
-        }
-        let create = self.create || self.path.is_none();
-        let conns = Connections::open(ConnOptions {
-            path: self.path,
-            busy_timeout: self.busy_timeout,
-            synchronous: self.synchronous,
-            max_idle_readers: self.max_idle_readers,
-            create,
-        })?;
-        if create {
-            conns.with_writer(schema::setup)?;
-        } else {
-            conns.with_writer(|c| open_existing(c, location))?;
-        }
-        conns.note_journal_mode();
-        Ok(SqliteSaver {
-            inner: Arc::new(Inner {
-                serde: self
-                    .serde
-                    .unwrap_or_else(|| Arc::new(JsonPlusSerializer::new())),
-                conns,
-                max_decompressed_per_call: self.max_decompressed_per_call,
-                inline: self.inline_fast_path,
-            }),
-        })
-    }
-}
-
-/// How to make a store, for [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound).
-const HOW_TO_CREATE: &str = "To make a new store there, as Python's setup() does, use \
-     SqliteSaver::create(path) or SqliteSaver::builder(path).create(true).";
-
-/// Whether `path` surely names no file (not a `file:` URI, and the file system says
-/// not found; any other answer is left to SQLite).
-fn is_missing(path: &Path) -> bool {
-    if path.to_str().is_some_and(|p| p.starts_with("file:")) {
-        return false;
-    }
-    matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
-}
-
-/// The checks of an open without `create`: Python's tables must be there, complete;
-/// nothing is written.
-fn open_existing(conn: &mut rusqlite::Connection, location: String) -> Result<()> {
-    match schema::inspect_layout(conn)? {
-        Layout::Python => Ok(()),
-        Layout::Empty => Err(SaverFault::StoreNotFound {
-            location,
-            reason: format!(
-                "the file holds none of LangGraph's checkpoint tables (nothing was \
-                 written). {HOW_TO_CREATE}"
-            ),
-        }
-        .into()),
-        Layout::Incomplete { reason } => Err(SaverFault::Schema {
-            reason: format!(
-                "{reason}; SqliteSaver::create(path) (or builder(path).create(true)) \
-                 completes it as Python's setup() does"
-            ),
-        }
-        .into()),
-        Layout::Foreign { reason } => Err(SaverFault::Schema { reason }.into()),
-    }
-}
-
 impl SqliteSaver {
-    /// A builder for a saver on the file at `path`.
-    pub fn builder(path: impl AsRef<Path>) -> SqliteSaverBuilder {
-        SqliteSaverBuilder {
-            path: Some(path.as_ref().to_path_buf()),
-            serde: None,
-            busy_timeout: Duration::from_secs(5),
-            synchronous: Synchronous::default(),
-            max_idle_readers: 8,
-            create: false,
-            max_decompressed_per_call: DEFAULT_MAX_DECOMPRESSED_PER_CALL,
-            inline_fast_path: true,
-        }
-    }
-
-    /// Opens the existing store at `path` with the default options and Python's
-    /// [`JsonPlusSerializer`], writing nothing: the file must exist and hold Python's
-    /// tables (its journal mode is left as it is). A mistyped path is
-    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), not a new empty store; to make a store, use
-    /// [`create`](Self::create).
-    ///
-    /// # Errors
-    /// As [`SqliteSaverBuilder::open`].
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::builder(path).open()
-    }
-
-    /// Opens the store at `path`, creating it as Python's `setup()` does (the file if
-    /// missing, WAL mode, both tables, the `task_path` migration), with the default
-    /// options and Python's [`JsonPlusSerializer`]. Another application's SQLite file
-    /// is refused ([`ErrorKind::Schema`](crate::ErrorKind::Schema)) before anything is written.
-    ///
-    /// # Errors
-    /// As [`SqliteSaverBuilder::open`].
-    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
-        Self::builder(path).create(true).open()
-    }
-
-    /// A saver on a private in-memory database (one connection; for tests).
-    ///
-    /// # Errors
-    /// As [`SqliteSaverBuilder::open`].
-    pub fn open_in_memory() -> Result<Self> {
-        SqliteSaverBuilder {
-            path: None,
-            ..Self::builder("")
-        }
-        .open()
-    }
-
     /// The serializer rows are written with.
     pub fn serializer(&self) -> &Arc<dyn Serializer> {
         &self.inner.serde
@@ -441,146 +209,6 @@ impl SqliteSaver {
     pub async fn verify(&self) -> Result<()> {
         self.run(|inner| inner.conns.read("verify", schema::verify))
             .await
-    }
-
-    /// A copy of every stored row, as they are at rest: what a security review looks at.
-    /// Checkpoint rows carry `dumps_typed` of the whole checkpoint (channel values
-    /// included) and the metadata as `("json", its json.dumps text)`; SQLite has no
-    /// blob table, so `blobs` is empty. Threads, namespaces and ids ascending; writes in
-    /// `(task_path, task_id, idx)` order.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails.
-    pub async fn export_rows(&self) -> Result<RawRows> {
-        self.run(|inner| {
-            inner.conns.read("export_rows", |tx| {
-                let mut rows = RawRows::default();
-                let mut stmt = tx
-                    .prepare(&format!(
-                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
-                         ORDER BY thread_id, checkpoint_ns, checkpoint_id"
-                    ))
-                    .map_err(storage("export_rows"))?;
-                let found = stmt
-                    .query_map([], CheckpointRow::from_row)
-                    .map_err(storage("export_rows"))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(storage("export_rows"))?;
-                for r in found {
-                    rows.checkpoints.push(RawCheckpointRow {
-                        checkpoint: TypedBytes::new(
-                            r.type_tag.unwrap_or_default(),
-                            r.checkpoint.unwrap_or_default(),
-                        ),
-                        metadata: TypedBytes::new(
-                            crate::serializer::tags::JSON,
-                            r.metadata.unwrap_or_default(),
-                        ),
-                        thread_id: r.thread_id,
-                        checkpoint_ns: r.checkpoint_ns,
-                        checkpoint_id: r.checkpoint_id,
-                        parent_checkpoint_id: r.parent,
-                    });
-                }
-                let mut stmt = tx
-                    .prepare(
-                        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
-                         type, value, task_path FROM writes \
-                         ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_path, task_id, idx",
-                    )
-                    .map_err(storage("export_rows"))?;
-                let writes = stmt
-                    .query_map([], |r| {
-                        Ok(RawWriteRow {
-                            thread_id: r.get(0)?,
-                            checkpoint_ns: r.get(1)?,
-                            checkpoint_id: r.get(2)?,
-                            task_id: r.get(3)?,
-                            idx: r.get(4)?,
-                            channel: r.get(5)?,
-                            value: TypedBytes::new(
-                                r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                                bytes_col(r, 7)?.unwrap_or_default(),
-                            ),
-                            task_path: r.get(8)?,
-                        })
-                    })
-                    .map_err(storage("export_rows"))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(storage("export_rows"))?;
-                rows.writes = writes;
-                Ok(rows)
-            })
-        })
-        .await
-    }
-
-    /// One write transaction: on the calling task when it cannot wait
-    /// ([`Connections::try_write`], unless the fast path is off), else through
-    /// [`run`](Self::run).
-    async fn write<T: Send + 'static>(
-        &self,
-        operation: &'static str,
-        pages: u64,
-        statements: Statements,
-        f: impl Fn(&Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        if self.inner.inline {
-            let fast =
-                self.inner
-                    .conns
-                    .try_write(operation, pages, INLINE_MAX_PAGES, statements, &f);
-            if let Some(out) = fast {
-                return out;
-            }
-        }
-        self.run(move |inner| inner.conns.write(operation, pages, statements, f))
-            .await
-    }
-
-    /// One read snapshot, then `then` on what it read: both on the calling task when the
-    /// read cannot wait ([`Connections::try_read`], unless the fast path is off) and
-    /// `then_inline` says `then` is quick for it; otherwise what is left runs in one
-    /// trip through [`run`](Self::run).
-    async fn read_then<R: Send + 'static, T: Send + 'static>(
-        &self,
-        operation: &'static str,
-        read: impl Fn(&Connection) -> Result<R> + Send + 'static,
-        then: impl FnOnce(&Inner, R) -> Result<T> + Send + 'static,
-        then_inline: impl FnOnce(&R) -> bool,
-    ) -> Result<T> {
-        if self.inner.inline {
-            match self.inner.conns.try_read(operation, &read) {
-                Some(Ok(found)) if then_inline(&found) => return then(&self.inner, found),
-                Some(Ok(found)) => return self.run(move |inner| then(inner, found)).await,
-                Some(Err(e)) => return Err(e),
-                None => {}
-            }
-        }
-        self.run(move |inner| {
-            let found = inner.conns.read(operation, read)?;
-            then(inner, found)
-        })
-        .await
-    }
-
-    /// Runs blocking database work: on Tokio's blocking pool inside a Tokio runtime,
-    /// inline otherwise.
-    async fn run<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Inner) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let inner = Arc::clone(&self.inner);
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => handle
-                .spawn_blocking(move || f(&inner))
-                .await
-                .map_err(|e| SaverFault::Storage {
-                    operation: "blocking task",
-                    source: Box::new(e),
-                })?,
-            Err(_) => f(&inner),
-        }
     }
 }
 

@@ -189,3 +189,77 @@ impl Inner {
         })
     }
 }
+
+impl SqliteSaver {
+    /// A copy of every stored row, as they are at rest: what a security review looks at.
+    /// Checkpoint rows carry `dumps_typed` of the whole checkpoint (channel values
+    /// included) and the metadata as `("json", its json.dumps text)`; SQLite has no
+    /// blob table, so `blobs` is empty. Threads, namespaces and ids ascending; writes in
+    /// `(task_path, task_id, idx)` order.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Storage`](crate::ErrorKind::Storage) if SQLite fails.
+    pub async fn export_rows(&self) -> Result<RawRows> {
+        self.run(|inner| {
+            inner.conns.read("export_rows", |tx| {
+                let mut rows = RawRows::default();
+                let mut stmt = tx
+                    .prepare(&format!(
+                        "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints \
+                         ORDER BY thread_id, checkpoint_ns, checkpoint_id"
+                    ))
+                    .map_err(storage("export_rows"))?;
+                let found = stmt
+                    .query_map([], CheckpointRow::from_row)
+                    .map_err(storage("export_rows"))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(storage("export_rows"))?;
+                for r in found {
+                    rows.checkpoints.push(RawCheckpointRow {
+                        checkpoint: TypedBytes::new(
+                            r.type_tag.unwrap_or_default(),
+                            r.checkpoint.unwrap_or_default(),
+                        ),
+                        metadata: TypedBytes::new(
+                            crate::serializer::tags::JSON,
+                            r.metadata.unwrap_or_default(),
+                        ),
+                        thread_id: r.thread_id,
+                        checkpoint_ns: r.checkpoint_ns,
+                        checkpoint_id: r.checkpoint_id,
+                        parent_checkpoint_id: r.parent,
+                    });
+                }
+                let mut stmt = tx
+                    .prepare(
+                        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
+                         type, value, task_path FROM writes \
+                         ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_path, task_id, idx",
+                    )
+                    .map_err(storage("export_rows"))?;
+                let writes = stmt
+                    .query_map([], |r| {
+                        Ok(RawWriteRow {
+                            thread_id: r.get(0)?,
+                            checkpoint_ns: r.get(1)?,
+                            checkpoint_id: r.get(2)?,
+                            task_id: r.get(3)?,
+                            idx: r.get(4)?,
+                            channel: r.get(5)?,
+                            value: TypedBytes::new(
+                                r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                                bytes_col(r, 7)?.unwrap_or_default(),
+                            ),
+                            task_path: r.get(8)?,
+                        })
+                    })
+                    .map_err(storage("export_rows"))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(storage("export_rows"))?;
+                rows.writes = writes;
+                Ok(rows)
+            })
+        })
+        .await
+    }
+}
