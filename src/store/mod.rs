@@ -91,6 +91,7 @@ mod report;
 mod retain;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+mod sweep;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod target;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -127,13 +128,13 @@ pub use classify::Class;
 pub(crate) use error::StoreFault;
 pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
 pub use ops::{
-    audit, encrypt, rekey, AuditOptions, Progress, ProgressFn, Stage, SweepOptions,
-    DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES,
+    audit, AuditOptions, Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES,
 };
 pub use report::{
     AuditReport, ClassCounts, FreeSpace, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
     UnreadableRow, Verdict,
 };
+pub use sweep::{encrypt, rekey, SweepOptions};
 
 use std::sync::Arc;
 

@@ -1,0 +1,546 @@
+//! [`encrypt`] and [`rekey`], the sweeps that rewrite stored values under the primary
+//! key, and their options: each page read, classified and rewritten in one
+//! transaction, compare-and-swap per row.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::backend::{KeyPart, Row, Table, Update};
+use super::classify::{classify, Class, Classified};
+use super::error::StoreFault;
+use super::keys::StoreKeys;
+use super::ops::{
+    key_strings, page_keys, probe_keys, retrying, sleep, stored_len, total_estimate, Progress,
+    ProgressFn, Stage, Throttle, DEFAULT_PAGE_BYTES,
+};
+use super::report::{ClassCounts, SweepReport, SweepTable, Tally, UnreadableRow};
+use super::Store;
+use crate::error::Error;
+
+/// Options of [`encrypt`] and [`rekey`].
+#[derive(Clone)]
+pub struct SweepOptions {
+    batch_size: usize,
+    batch_bytes: usize,
+    dry_run: bool,
+    vacuum: bool,
+    max_rows_per_sec: Option<u64>,
+    max_reconnects: u32,
+    key_probe: bool,
+    progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for SweepOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SweepOptions")
+            .field("batch_size", &self.batch_size)
+            .field("batch_bytes", &self.batch_bytes)
+            .field("dry_run", &self.dry_run)
+            .field("max_rows_per_sec", &self.max_rows_per_sec)
+            .field("max_reconnects", &self.max_reconnects)
+            .field("key_probe", &self.key_probe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SweepOptions {
+    /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`], no rate limit, writing,
+    /// up to 5 reconnects in a row.
+    pub fn new() -> Self {
+        SweepOptions {
+            batch_size: 500,
+            batch_bytes: DEFAULT_PAGE_BYTES,
+            dry_run: false,
+            vacuum: false,
+            max_rows_per_sec: None,
+            max_reconnects: 5,
+            key_probe: true,
+            progress: None,
+        }
+    }
+
+    /// The key probe (on by default; see [`KEY_PROBE_VALUES`](super::KEY_PROBE_VALUES)): stop with
+    /// [`ErrorKind::NoKeyOpens`](crate::ErrorKind::NoKeyOpens), before writing, when the
+    /// first encrypted values are all refused by every key.
+    pub fn key_probe(mut self, on: bool) -> Self {
+        self.key_probe = on;
+        self
+    }
+
+    /// Rows read and written per transaction (at least 1).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows.max(1);
+        self
+    }
+
+    /// Bytes of stored values read per transaction at most (a larger value goes
+    /// alone): what bounds a sweep's memory (see [`DEFAULT_PAGE_BYTES`]).
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(1);
+        self
+    }
+
+    /// Count what would change; write nothing.
+    pub fn dry_run(mut self, on: bool) -> Self {
+        self.dry_run = on;
+        self
+    }
+
+    /// After the sweep, compact the store so the old bytes leave the database files:
+    /// SQLite `VACUUM` (the whole file rewritten, under a write lock for its duration)
+    /// and a truncating WAL checkpoint; Postgres `VACUUM (FULL)` of `checkpoint_blobs`
+    /// and `checkpoint_writes` (each under an `ACCESS EXCLUSIVE` lock: writers wait).
+    /// Not in a dry run.
+    pub fn vacuum(mut self, on: bool) -> Self {
+        self.vacuum = on;
+        self
+    }
+
+    /// At most this many rows read per second (0 or `None`: no limit). Needs a Tokio
+    /// runtime with time enabled.
+    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
+        self.max_rows_per_sec = rate.filter(|r| *r > 0);
+        self
+    }
+
+    /// Postgres: how many times in a row a lost connection is re-opened (the batch in
+    /// flight is read again) before the sweep stops with
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    pub fn max_reconnects(mut self, n: u32) -> Self {
+        self.max_reconnects = n;
+        self
+    }
+
+    /// Called after each batch is read ([`Stage::Read`]) and when it is done.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sweep {
+    Encrypt,
+    Rekey,
+}
+
+impl Sweep {
+    fn name(self) -> &'static str {
+        match self {
+            Sweep::Encrypt => "encrypt",
+            Sweep::Rekey => "rekey",
+        }
+    }
+
+    /// Whether a value of this class is this sweep's to rewrite.
+    fn wants(self, class: &Class) -> bool {
+        match self {
+            Sweep::Encrypt => class.is_clear(),
+            Sweep::Rekey => matches!(class, Class::Previous(_)),
+        }
+    }
+}
+
+/// Rewrites every value in clear under the primary key (`msgpack` → `msgpack+aes`,
+/// `msgpack+zlib` → `msgpack+zlib+aes`, legacy `json` → `json+aes`), in batches, one
+/// transaction each, compare-and-swap per row. Rows under any key are left alone (see
+/// [`rekey`]); Postgres's inline JSONB values are left in place (see the
+/// [module docs](super)).
+///
+/// # Errors
+/// [`ErrorKind::MissingKey`](crate::ErrorKind::MissingKey) without a primary key, [`ErrorKind::NotWritable`](crate::ErrorKind::NotWritable) on a
+/// read-only handle (unless a dry run), the database's errors;
+/// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost) when Postgres keeps dropping the connection. Values
+/// that cannot be rewritten are not errors: they are counted (`failed`).
+pub async fn encrypt(
+    store: &Store,
+    keys: &StoreKeys,
+    options: &SweepOptions,
+) -> Result<SweepReport, Error> {
+    sweep(store, keys, options, Sweep::Encrypt).await
+}
+
+/// Rewrites every value under a decrypt-only key under the primary key (same tag), in
+/// batches, one transaction each, compare-and-swap per row. Values in clear are left
+/// (see [`encrypt`]).
+///
+/// # Errors
+/// As [`encrypt`].
+pub async fn rekey(
+    store: &Store,
+    keys: &StoreKeys,
+    options: &SweepOptions,
+) -> Result<SweepReport, Error> {
+    sweep(store, keys, options, Sweep::Rekey).await
+}
+
+/// One batch's results, merged into the report only once its transaction committed.
+#[derive(Default)]
+struct BatchResult {
+    seen: ClassCounts,
+    rewritten: Tally,
+    changed_by_writer: u64,
+    changed_still_pending: u64,
+    failed: u64,
+    samples: Vec<UnreadableRow>,
+}
+
+/// The rewrite of one row, if the sweep wants it: the new tag and bytes.
+fn rewrite(
+    keys: &StoreKeys,
+    op: Sweep,
+    row: &Row,
+    classified: &Classified,
+) -> Option<Result<(String, Vec<u8>), String>> {
+    if !op.wants(&classified.class) {
+        return None;
+    }
+    let tag = row.tag.as_deref()?;
+    Some(match (&classified.opened, op) {
+        (Some((inner, plaintext)), Sweep::Rekey) => keys.seal_checked(plaintext).map(|sealed| {
+            (
+                format!("{inner}+{}", crate::crypto::AES_CIPHER_NAME),
+                sealed,
+            )
+        }),
+        (_, Sweep::Encrypt) => {
+            let data = row.data.as_deref()?;
+            keys.seal_checked(data)
+                .map(|sealed| (format!("{tag}+{}", crate::crypto::AES_CIPHER_NAME), sealed))
+        }
+        (None, Sweep::Rekey) => Err("a previous-key row without its plaintext".to_owned()),
+    })
+}
+
+async fn sweep(
+    store: &Store,
+    keys: &StoreKeys,
+    options: &SweepOptions,
+    op: Sweep,
+) -> Result<SweepReport, Error> {
+    let started = Instant::now();
+    if !keys.has_primary() {
+        return Err(crate::crypto::CryptoFault::MissingKey {
+            var: crate::crypto::ENV_KEY.to_owned(),
+        }
+        .into());
+    }
+    if let Some(why) = store.rewrite_refused() {
+        return Err(StoreFault::NotAStore {
+            location: store.location().display(),
+            found: why.to_owned(),
+        }
+        .into());
+    }
+    if !options.dry_run && !store.is_writable() {
+        return Err(StoreFault::NotWritable {
+            operation: op.name(),
+        }
+        .into());
+    }
+    let mut reconnects = 0u64;
+    let total = retrying(store, options.max_reconnects, &mut reconnects, || {
+        total_estimate(store)
+    })
+    .await?;
+    if options.key_probe {
+        let (size, bytes, retries) = (
+            options.batch_size,
+            options.batch_bytes,
+            options.max_reconnects,
+        );
+        probe_keys(
+            store,
+            keys,
+            op.name(),
+            size,
+            bytes,
+            retries,
+            &mut reconnects,
+        )
+        .await?;
+    }
+    let mut report = SweepReport {
+        operation: op.name(),
+        store: store.location().display(),
+        backend: store.backend_name(),
+        dry_run: options.dry_run,
+        keys: keys.labels().to_vec(),
+        tables: Vec::new(),
+        seen: ClassCounts::default(),
+        rewritten: Tally::default(),
+        changed_by_writer: 0,
+        changed_still_pending: 0,
+        failed: 0,
+        inline_values_left: None,
+        batches: 0,
+        reconnects,
+        failed_samples: Vec::new(),
+        elapsed_s: 0.0,
+        rows_per_s: 0.0,
+        mb_per_s: 0.0,
+        complete: false,
+        vacuumed: false,
+        left_behind: None,
+    };
+    let mut done = 0u64;
+    let mut bytes_read = 0u64;
+    let mut lost_in_a_row = 0u32;
+    let mut throttle = Throttle::new(options.max_rows_per_sec);
+    let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
+        if let Some(f) = &options.progress {
+            f(&Progress {
+                operation: op.name(),
+                column,
+                rows_done: done,
+                total_estimate: total.max(done),
+                rewritten,
+                stage,
+                page,
+            });
+        }
+    };
+    for t in store.tables() {
+        let mut table = SweepTable {
+            column: t.label.to_owned(),
+            ..SweepTable::default()
+        };
+        let mut after: Option<Vec<KeyPart>> = None;
+        loop {
+            let attempt = batch(
+                store,
+                keys,
+                options,
+                op,
+                t,
+                after.clone(),
+                &mut |rows: &[Row]| {
+                    progress(
+                        t.label,
+                        done.saturating_add(rows.len() as u64),
+                        report.rewritten.rows.saturating_add(table.rewritten.rows),
+                        Stage::Read,
+                        page_keys(rows),
+                    )
+                },
+            )
+            .await;
+            let (result, next, page_bytes) = match attempt {
+                Ok(Some(x)) => {
+                    lost_in_a_row = 0;
+                    x
+                }
+                Ok(None) => break,
+                Err(e) if e.is_connection_lost() => {
+                    lost_in_a_row = lost_in_a_row.saturating_add(1);
+                    if lost_in_a_row > options.max_reconnects {
+                        return Err(StoreFault::ConnectionLost {
+                            attempts: lost_in_a_row,
+                            last: e.to_string(),
+                        }
+                        .into());
+                    }
+                    sleep(Duration::from_millis(
+                        100u64.saturating_mul(u64::from(lost_in_a_row)),
+                    ))
+                    .await;
+                    match store.reconnect().await {
+                        Ok(()) => report.reconnects = report.reconnects.saturating_add(1),
+                        Err(e) if e.is_connection_lost() => {}
+                        Err(e) => return Err(e),
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let rows = result.seen.total.rows;
+            table.seen.merge(&result.seen);
+            table.rewritten.rows = table.rewritten.rows.saturating_add(result.rewritten.rows);
+            table.rewritten.bytes = table.rewritten.bytes.saturating_add(result.rewritten.bytes);
+            table.changed_by_writer = table
+                .changed_by_writer
+                .saturating_add(result.changed_by_writer);
+            table.changed_still_pending = table
+                .changed_still_pending
+                .saturating_add(result.changed_still_pending);
+            table.failed = table.failed.saturating_add(result.failed);
+            for s in result.samples {
+                if report.failed_samples.len() < 20 {
+                    report.failed_samples.push(s);
+                }
+            }
+            report.batches = report.batches.saturating_add(1);
+            done = done.saturating_add(rows);
+            bytes_read = bytes_read.saturating_add(page_bytes);
+            progress(
+                t.label,
+                done,
+                report.rewritten.rows.saturating_add(table.rewritten.rows),
+                Stage::Done,
+                None,
+            );
+            after = Some(next);
+            throttle.account(rows).await;
+        }
+        report.seen.merge(&table.seen);
+        report.rewritten.rows = report.rewritten.rows.saturating_add(table.rewritten.rows);
+        report.rewritten.bytes = report.rewritten.bytes.saturating_add(table.rewritten.bytes);
+        report.changed_by_writer = report
+            .changed_by_writer
+            .saturating_add(table.changed_by_writer);
+        report.changed_still_pending = report
+            .changed_still_pending
+            .saturating_add(table.changed_still_pending);
+        report.failed = report.failed.saturating_add(table.failed);
+        report.tables.push(table);
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(pg) = store.postgres() {
+        if op == Sweep::Encrypt {
+            let mut left = 0u64;
+            let mut after = None;
+            loop {
+                let from = after.take();
+                let rows = retrying(
+                    store,
+                    options.max_reconnects,
+                    &mut report.reconnects,
+                    || pg.inline_page(from.clone(), 250),
+                )
+                .await?;
+                let Some(last) = rows.last() else { break };
+                let next = last.key.clone();
+                left = left.saturating_add(rows.iter().map(|r| r.values).sum::<u64>());
+                after = Some(next);
+            }
+            report.inline_values_left = Some(left);
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    report.elapsed_s = elapsed;
+    if elapsed > 0.0 {
+        report.rows_per_s = done as f64 / elapsed;
+        report.mb_per_s = bytes_read as f64 / 1e6 / elapsed;
+    }
+    report.complete = report.failed == 0 && report.changed_still_pending == 0;
+    if !options.dry_run {
+        store.flush_stats().await;
+    }
+    if !options.dry_run && report.rewritten.rows > 0 {
+        report.left_behind = Some(match store.backend_name() {
+            "postgres" => "the old versions of the rewritten rows stay in the table files until \
+                           VACUUM FULL (run again with --vacuum), and in WAL segments, on replicas \
+                           and in backups"
+                .to_owned(),
+            _ => "the rewrites zeroed what they freed (secure_delete), but a page split leaves \
+                  old cell bytes in unused space inside pages until VACUUM (run again with \
+                  --vacuum); copies and backups of the file keep theirs"
+                .to_owned(),
+        });
+    }
+    if options.vacuum && !options.dry_run {
+        report.left_behind = store.vacuum().await?;
+        report.vacuumed = true;
+        report.elapsed_s = started.elapsed().as_secs_f64();
+    }
+    Ok(report)
+}
+
+/// Reads one page after `after`, rewrites what the sweep wants, and commits the batch:
+/// `None` past the last page, else the batch's results, the last key and the bytes
+/// read.
+async fn batch(
+    store: &Store,
+    keys: &StoreKeys,
+    options: &SweepOptions,
+    op: Sweep,
+    t: &'static Table,
+    after: Option<Vec<KeyPart>>,
+    on_read: &mut (dyn FnMut(&[Row]) + Send),
+) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, Error> {
+    let mut rows = store
+        .page(t, after, options.batch_size, options.batch_bytes)
+        .await?;
+    let Some(last) = rows.last() else {
+        return Ok(None);
+    };
+    let next = last.key.clone();
+    let mut result = BatchResult::default();
+    let mut updates = Vec::new();
+    let mut page_bytes = 0u64;
+    for row in rows.iter_mut() {
+        let classified = classify(keys, row.tag.as_deref(), row.data.as_deref());
+        let bytes = stored_len(row);
+        page_bytes = page_bytes.saturating_add(bytes);
+        result.seen.add(&classified.class, |n| keys.label(n), bytes);
+        let failure = match (&classified.class, rewrite(keys, op, row, &classified)) {
+            (_, Some(Ok((new_tag, new_data)))) => {
+                // The old bytes move into the update (its compare-and-swap needs them):
+                // a page's values are held once, not twice.
+                if let (Some(old_tag), Some(old_data)) = (row.tag.clone(), row.data.take()) {
+                    updates.push(Update {
+                        key: row.key.clone(),
+                        old_tag,
+                        old_data,
+                        new_tag,
+                        new_data,
+                    });
+                }
+                None
+            }
+            (_, Some(Err(why))) => Some(why),
+            (Class::Unreadable(why), None) => Some(why.clone()),
+            _ => None,
+        };
+        if let Some(reason) = failure {
+            result.failed = result.failed.saturating_add(1);
+            if result.samples.len() < 20 {
+                result.samples.push(UnreadableRow {
+                    column: t.label.to_owned(),
+                    key: key_strings(&row.key),
+                    reason,
+                });
+            }
+        }
+    }
+    on_read(&rows);
+    drop(rows);
+    if options.dry_run || updates.is_empty() {
+        for u in &updates {
+            result.rewritten.rows = result.rewritten.rows.saturating_add(1);
+            result.rewritten.bytes = result
+                .rewritten
+                .bytes
+                .saturating_add(u.new_data.len() as u64);
+        }
+        return Ok(Some((result, next, page_bytes)));
+    }
+    let updates = Arc::new(updates);
+    let applied = store.apply(t, Arc::clone(&updates)).await?;
+    for (u, ok) in updates.iter().zip(applied) {
+        if ok {
+            result.rewritten.rows = result.rewritten.rows.saturating_add(1);
+            result.rewritten.bytes = result
+                .rewritten
+                .bytes
+                .saturating_add(u.new_data.len() as u64);
+            continue;
+        }
+        // A writer changed (or deleted) the row after it was read: it is the writer's.
+        // Read it again to say whether it still needs this sweep.
+        result.changed_by_writer = result.changed_by_writer.saturating_add(1);
+        if let Some(now) = store.reread(t, u.key.clone()).await? {
+            let c = classify(keys, now.tag.as_deref(), now.data.as_deref());
+            if op.wants(&c.class) {
+                result.changed_still_pending = result.changed_still_pending.saturating_add(1);
+            }
+        }
+    }
+    Ok(Some((result, next, page_bytes)))
+}
