@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use langgraph_codec::crypto::{generate_key, KEY_ALPHABET, KEY_BITS_PER_CHAR};
 
+use crate::cli::fatal;
+
 /// The `lgcodec key --help` examples.
 pub const EXAMPLES: &str = "\
 Examples (paste them):
@@ -37,11 +39,6 @@ pub enum KeyCommand {
         #[arg(long)]
         json: bool,
     },
-}
-
-fn fatal(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("lgcodec: {message}");
-    ExitCode::from(2)
 }
 
 pub fn run(command: KeyCommand) -> ExitCode {

@@ -14,7 +14,8 @@ use clap::Args;
 use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy, StoreKeys};
 use langgraph_codec::{Error, ErrorKind};
 
-use super::{bar, fatal, human, metrics, on_progress};
+use super::{bar, fatal, human, on_progress};
+use crate::metrics;
 
 pub const RETAIN_EXAMPLES: &str = "\
 Examples (paste them in a directory holding copy.db, a store Python's SqliteSaver wrote;

@@ -1,0 +1,132 @@
+//! The command line: [`Cli`] and its commands as clap parses them, the options several
+//! commands share, the top-level `--help` text, and the one exit-status contract every
+//! command keeps.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use langgraph_codec::records;
+
+use crate::commands;
+
+/// The last lines of `lgcodec --help`: where the store commands are (none in a build
+/// without a saver feature).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! store_note {
+    () => {
+        "
+Whole stores (a SQLite file or a Postgres database): lgcodec store --help lists the
+store commands, each with an example."
+    };
+}
+#[cfg(not(any(feature = "sqlite", feature = "postgres")))]
+macro_rules! store_note {
+    () => {
+        ""
+    };
+}
+
+const EXAMPLES: &str = concat!(
+    "\
+Examples (paste them: each works in an empty directory):
+  $ echo '{\"type\": \"msgpack\", \"value\": {\"step\": 1}}' | lgcodec encode > row.bin
+  $ lgcodec decode --type msgpack row.bin
+  $ echo 'gaRzdGVwAQ==' | lgcodec decode --base64 --type msgpack
+  $ echo '{\"id\": 1, \"type\": \"msgpack\", \"data\": \"gaRzdGVwAQ==\"}' | lgcodec decode --jsonl
+  $ echo '{\"type\": \"msgpack\", \"value\": [1, 2]}' | lgcodec encode --jsonl | lgcodec decode --jsonl
+  $ echo '{\"type\": \"msgpack\", \"value\": 1}' | LANGGRAPH_AES_KEY=0123456789abcdef lgcodec encode --encrypt --jsonl > rows.jsonl
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec decode --jsonl rows.jsonl
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_KEY_PREVIOUS=0123456789abcdef lgcodec rekey rows.jsonl
+  $ lgcodec key generate
+
+Keys: LANGGRAPH_AES_KEY is the key text itself (16, 24 or 32 bytes of UTF-8, as in
+Python); LANGGRAPH_AES_KEY_PREVIOUS (or LANGGRAPH_AES_FALLBACK_KEYS) lists older keys,
+comma-separated (base64:<...> for a key with a comma). LANGGRAPH_AES_STRICT=1 (or
+--strict) refuses plaintext rows. JSONL answers carry the input's line number (\"line\") and its other
+fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}} and the exit
+status is 1.",
+    store_note!()
+);
+
+#[derive(Parser)]
+#[command(
+    name = "lgcodec",
+    version,
+    about = "Read and write LangGraph checkpoint rows exactly as Python LangGraph does",
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(clap::Args)]
+pub struct JsonlOptions {
+    /// Longest JSONL input line accepted, in bytes; a longer line is answered with a
+    /// line_too_long error and skipped.
+    #[arg(long, default_value_t = records::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    pub max_line_bytes: usize,
+}
+
+#[derive(clap::Args)]
+pub struct InputOptions {
+    /// Most bytes read from the input (without --jsonl, the whole input is one row);
+    /// past it the command stops with an error.
+    #[arg(long, default_value_t = records::DEFAULT_MAX_LINE_BYTES, value_name = "BYTES")]
+    pub max_input_bytes: usize,
+}
+
+#[derive(clap::Args)]
+pub struct StrictOption {
+    /// Strict mode: refuse rows that are not encrypted (plaintext_refused). Also on when
+    /// LANGGRAPH_AES_STRICT is 1, true or yes.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Stored bytes → the JSON view: prints {"type": TAG, "value": VIEW}.
+    Decode(commands::decode::DecodeArgs),
+    /// {"type": TAG, "value": VIEW} → the stored bytes.
+    Encode(commands::encode::EncodeArgs),
+    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit, encrypt,
+    /// rekey; with the sqlite and postgres features also stats, inspect, export, import,
+    /// copy, prune, upgrade. Exit status 0 success, 1 findings, 2 fatal.
+    ///
+    /// audit tells what is encrypted under which key, encrypt encrypts what is in
+    /// clear, rekey re-encrypts what is under a previous key; stats and inspect read a
+    /// store, export and import back it up and restore it, copy moves it between SQLite
+    /// and Postgres, prune applies retention rules, upgrade brings an older layout to
+    /// today's. Each command has an example below.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = commands::store::EXAMPLES)]
+    Store {
+        #[command(subcommand)]
+        command: commands::store::StoreCommand,
+    },
+    /// Keys for LANGGRAPH_AES_KEY: generate prints a new random key (32 characters,
+    /// 192 bits, from the OS random source) and nothing else.
+    #[command(after_help = commands::key::EXAMPLES)]
+    Key {
+        #[command(subcommand)]
+        command: commands::key::KeyCommand,
+    },
+    /// Re-encrypts {"type": TAG, "data": BASE64} records (one per line) from the keys in
+    /// LANGGRAPH_AES_KEY_PREVIOUS (or plaintext) to the primary LANGGRAPH_AES_KEY.
+    /// A row that does not read back is refused, not encrypted blind.
+    Rekey(commands::rekey::RekeyArgs),
+}
+
+/// Exit status: something to look at (findings, or a partial result: a JSONL record
+/// that failed, a sweep that left rows it could not do).
+pub const FINDINGS: u8 = 1;
+
+/// Exit status: a usage or fatal error (clap's own for a bad command line).
+pub const FATAL: u8 = 2;
+
+/// Says `message` on standard error and gives the fatal exit status.
+pub fn fatal(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("lgcodec: {message}");
+    ExitCode::from(FATAL)
+}

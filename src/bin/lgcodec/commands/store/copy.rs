@@ -1,0 +1,82 @@
+//! `lgcodec store copy`: every thread (or some) to another store, SQLite or Postgres,
+//! written by the target saver as Python writes it; resumable, verified.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use langgraph_codec::store::{self, CopyOptions, StoreKeys};
+
+use crate::cli::{fatal, FINDINGS};
+use crate::human;
+use crate::output::{finish, with_progress};
+
+#[derive(Args)]
+pub struct CopyArgs {
+    /// The source: sqlite:PATH, a file path, or a postgres:// URL.
+    pub source: String,
+    /// The target (an empty one gets Python's tables; a rerun skips what is there).
+    pub target: String,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Count what would be copied; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Copy into threads the target already holds with checkpoints the source does not
+    /// have, adding the source's checkpoints to them (refused without it: Python would
+    /// read whichever checkpoint is newest).
+    #[arg(long)]
+    pub merge: bool,
+    /// At most this many checkpoints read per second (spares a busy source).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
+    let options = CopyOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run)
+        .merge(args.merge)
+        .max_rows_per_sec(args.max_rows_per_sec);
+    let report = with_progress(|progress| async {
+        let options = options.on_progress(progress);
+        store::copy(&args.source, &args.target, keys, &options).await
+    })
+    .await;
+    match report {
+        Ok(r) => {
+            let summary = format!(
+                "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){} ({:.1} s)",
+                human::count(r.checkpoints),
+                r.source,
+                r.source_layout,
+                if r.dry_run { "would copy" } else { "copied" },
+                human::count(r.copied),
+                human::count(r.already_there),
+                r.target,
+                human::count(r.writes_inserted),
+                human::count(r.verified),
+                r.mismatches.len(),
+                if r.created_tables { "; Python's tables created" } else { "" },
+                r.elapsed_s
+            );
+            let mismatches = r.mismatches.iter().map(|m| format!("mismatch: {m}"));
+            let status = if r.mismatches.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(FINDINGS)
+            };
+            finish(
+                args.json,
+                &r,
+                |_| {},
+                mismatches.chain(std::iter::once(summary)),
+                status,
+            )
+        }
+        Err(e) => fatal(e),
+    }
+}

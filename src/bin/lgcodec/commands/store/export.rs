@@ -1,0 +1,134 @@
+//! `lgcodec store export`: a store's rows, exactly as stored, to a backup file.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::Args;
+use langgraph_codec::store::{self, AnyStore, ExportOptions};
+
+use crate::cli::fatal;
+use crate::human;
+use crate::output::{finish, with_progress};
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
+    pub store: String,
+    /// The backup file to write (- for standard output).
+    pub file: String,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: ExportArgs) -> ExitCode {
+    let ExportArgs {
+        store: location,
+        file,
+        threads,
+        json,
+    } = args;
+    let store = match AnyStore::open(&location).await {
+        Ok(s) => s,
+        Err(e) => return fatal(e),
+    };
+    // A file is written as a temporary file in its directory and renamed over FILE
+    // only once complete and on disk: a killed or failed export leaves the previous
+    // FILE as it was (and at most a `.FILE.*.partial` beside it, never a torn FILE).
+    let mut partial = None;
+    let mut out: Box<dyn std::io::Write> = if file == "-" {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        match partial_file(&file) {
+            Ok(f) => {
+                let w = f.reopen();
+                partial = Some(f);
+                match w {
+                    Ok(w) => Box::new(std::io::BufWriter::new(w)),
+                    Err(e) => return fatal(format!("cannot create {file}: {e}")),
+                }
+            }
+            Err(e) => return fatal(format!("cannot create {file}: {e}")),
+        }
+    };
+    let (report, flushed) = with_progress(|progress| async {
+        let options = ExportOptions::new().threads(threads).on_progress(progress);
+        let report = store::export(&store, &mut out, &options).await;
+        // A write error the buffer still holds (a full disk) fails the export.
+        let flushed = out.flush();
+        drop(out);
+        (report, flushed)
+    })
+    .await;
+    let report = match (report, flushed) {
+        (Ok(r), Ok(())) => match partial.map(|f| finish_partial(f, &file)) {
+            Some(Err(e)) => return fatal(format!("cannot write {file}: {e}")),
+            _ => Ok(r),
+        },
+        (Ok(_), Err(e)) => return fatal(format!("cannot write {file}: {e}")),
+        (Err(e), _) => Err(e),
+    };
+    match report {
+        Ok(r) => {
+            let summary = format!(
+                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({}, {:.1} s)",
+                human::count(r.checkpoints),
+                human::count(r.blobs),
+                human::count(r.writes),
+                r.store,
+                r.layout,
+                file,
+                human::bytes(r.bytes),
+                r.elapsed_s
+            );
+            // Written to standard output, the backup is the data: no JSON report there.
+            finish(
+                json && file != "-",
+                &r,
+                |_| {},
+                [summary],
+                ExitCode::SUCCESS,
+            )
+        }
+        Err(e) => fatal(e),
+    }
+}
+
+/// A temporary file beside `file` (same directory, so the rename is atomic), named
+/// after it: `.NAME.XXXXXX.partial`.
+fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let path = std::path::Path::new(file);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".partial")
+        .tempfile_in(dir)
+}
+
+/// Puts a complete temporary file in place of `file`: its bytes on disk first, then the
+/// rename, then the directory entry on disk.
+fn finish_partial(partial: tempfile::NamedTempFile, file: &str) -> std::io::Result<()> {
+    partial.as_file().sync_all()?;
+    partial.persist(file).map_err(|e| e.error)?;
+    if let Some(dir) = std::path::Path::new(file).parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! `lgcodec store import`: a backup file restored into a store of the same backend,
+//! never overwriting a row already there.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use langgraph_codec::store::{self, ImportOptions};
+
+use super::verify::{backup_input, cut_note};
+use crate::cli::{fatal, FINDINGS};
+use crate::human;
+use crate::output::{finish, with_progress};
+
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The backup file to read (- for standard input).
+    pub file: String,
+    /// The target: an empty one gets Python's tables; rows already there are never
+    /// overwritten.
+    pub store: String,
+    /// Read the whole file and the target, count what would be inserted, identical or
+    /// in conflict; write nothing (a missing target is not created).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: ImportArgs) -> ExitCode {
+    let mut input = match backup_input(&args.file) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let options = ImportOptions::new().dry_run(args.dry_run);
+    let report = with_progress(|progress| async {
+        let options = options.on_progress(progress);
+        store::import(&mut input, &args.file, &args.store, &options).await
+    })
+    .await;
+    match report {
+        Ok(r) => {
+            let summary = format!(
+                "lgcodec store import{}: {} row(s) {}, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
+                if r.dry_run { " (dry run)" } else { "" },
+                human::count(r.inserted),
+                if r.dry_run { "would be inserted" } else { "inserted" },
+                human::count(r.identical),
+                human::count(r.conflicts),
+                if r.created_tables { "; Python's tables created" } else { "" },
+                cut_note(
+                    r.cut_short.as_deref(),
+                    r.complete,
+                    if r.dry_run { "would be imported" } else { "were imported" }
+                ),
+                r.elapsed_s
+            );
+            let conflicts = r
+                .conflict_samples
+                .iter()
+                .map(|c| format!("conflict: {} {:?}", c.kind, c.key));
+            let status = if r.conflicts > 0 || !r.complete {
+                ExitCode::from(FINDINGS)
+            } else {
+                ExitCode::SUCCESS
+            };
+            finish(
+                args.json,
+                &r,
+                |_| {},
+                std::iter::once(summary).chain(conflicts),
+                status,
+            )
+        }
+        Err(e) => fatal(e),
+    }
+}

@@ -1,0 +1,332 @@
+//! `lgcodec store COMMAND`: a thin shell over [`langgraph_codec::store`], one module a
+//! command: `audit`, `encrypt` and `rekey` (`sweep`) in every build with a saver;
+//! `stats`, `inspect`, `export`, `import`, `verify`, `copy`, `prune`, `retain` and
+//! `upgrade` with both the `sqlite` and `postgres` features. Exit status: 0 success
+//! (audit: clean), 1 findings (or a sweep that left rows it could not do, import
+//! conflicts, copy mismatches, a layout that cannot be upgraded in place), 2 usage or
+//! fatal errors.
+
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use clap::Subcommand;
+use langgraph_codec::store::StoreKeys;
+
+use crate::cli::fatal;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+use crate::human;
+use crate::output::ROWS_DONE;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+use crate::output::{bar, on_progress};
+
+mod audit;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod copy;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod export;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod import;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod inspect;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod prune;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod retain;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod stats;
+mod sweep;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod upgrade;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod verify;
+
+/// How the `lgcodec store --help` examples begin.
+macro_rules! examples_intro {
+    () => {
+        "\
+Examples (paste them, in this order, in a directory holding checkpoints.db, a store
+Python's SqliteSaver wrote without encryption, e.g. a copy of the crate's
+vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
+wherever a store is named):
+"
+    };
+}
+
+/// The audit, encrypt and rekey examples, and the keys they read.
+macro_rules! sweep_examples {
+    () => {
+        "  $ lgcodec store audit checkpoints.db --allow-clear
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt checkpoints.db --dry-run
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store encrypt sqlite:checkpoints.db
+  $ LANGGRAPH_AES_KEY=0123456789abcdef lgcodec store audit checkpoints.db --json
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 LANGGRAPH_AES_FALLBACK_KEYS=0123456789abcdef lgcodec store rekey checkpoints.db --batch-size 200 --max-rows-per-sec 20000
+  $ LANGGRAPH_AES_KEY=fedcba9876543210 lgcodec store audit checkpoints.db
+
+Keys: LANGGRAPH_AES_KEY is the primary key (new rows are written under it, EAX mode, as
+Python's EncryptedSerializer.from_pycryptodome_aes()); LANGGRAPH_AES_KEY_PREVIOUS and
+LANGGRAPH_AES_FALLBACK_KEYS list decrypt-only keys, comma-separated (base64:<...> for a key
+with a comma). Rows in EAX and GCM mode are read.
+Postgres: a URL as psql takes it (sslmode=verify-full&sslrootcert=CA.pem for TLS); what it
+leaves out comes from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE,
+PGSSLROOTCERT and ~/.pgpass (or PGPASSFILE).
+"
+    };
+}
+
+/// The `lgcodec store --help` examples and notes: every store command this build has,
+/// in an order that works when the examples are pasted one after another
+/// (`tests/store/sweep.rs` runs them).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub const EXAMPLES: &str = concat!(
+    examples_intro!(),
+    "  $ lgcodec store stats checkpoints.db
+  $ lgcodec store inspect checkpoints.db
+  $ lgcodec store export checkpoints.db backup.jsonl
+  $ lgcodec store import backup.jsonl restored.db
+  $ lgcodec store copy checkpoints.db copy.db
+  $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ printf '[rules]\\nkeep_latest = 2\\n' > retention.toml
+  $ lgcodec store retain copy.db --policy retention.toml --once --dry-run
+  $ lgcodec store upgrade checkpoints.db --dry-run
+",
+    sweep_examples!(),
+    "Exit status: 0 success (audit: clean); 1 something to look at: audit findings (values in
+clear, under a previous key, unreadable), a sweep that left values it could not do,
+import conflicts or a backup file cut short, copy mismatches, a layout upgrade cannot
+bring up to date in place; 2 usage or fatal error.
+Output: --json prints one JSON object (the report) on standard output. audit, encrypt and
+rekey print their report on standard output, its last line a summary (with --json that
+summary goes to standard error); stats prints everything on standard output; inspect
+prints what it shows on standard output and, for a thread list or a history, a summary
+line on standard error; export, import, copy, prune and upgrade print their summary on
+standard error; retain prints one JSON line per sweep on standard output and its summary
+on standard error.
+Each command's --help has more examples (e.g. lgcodec store copy --help).",
+);
+
+/// The same, in a build without the maintenance commands (they need both the `sqlite`
+/// and `postgres` features).
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+pub const EXAMPLES: &str = concat!(
+    examples_intro!(),
+    sweep_examples!(),
+    "Exit status: 0 success (audit: clean); 1 audit findings (values in clear, under a previous
+key, unreadable) or a sweep that left values it could not do; 2 usage or fatal error.
+Output: the report on standard output, its last line a summary; --json prints one JSON
+object (the report) on standard output and the summary on standard error.
+Built with both the sqlite and postgres features, lgcodec store also has stats, inspect,
+export, import, copy, prune, retain and upgrade.",
+);
+
+#[derive(Subcommand)]
+pub enum StoreCommand {
+    /// Classify every stored value: in clear, under the primary key, under a previous
+    /// key, unreadable, legacy json; counts and bytes per table and thread. Read-only.
+    Audit(audit::AuditArgs),
+    /// Encrypt every value in clear under LANGGRAPH_AES_KEY (msgpack → msgpack+aes).
+    Encrypt(sweep::SweepArgs),
+    /// Re-encrypt every value under a previous key under LANGGRAPH_AES_KEY.
+    Rekey(sweep::SweepArgs),
+    /// Threads (latest checkpoint, step, time, size); with --thread its history as a
+    /// tree; with --checkpoint the state (JSON view, decrypted); with --diff what
+    /// changed. Any layout a saver wrote, read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Inspect(inspect::InspectArgs),
+    /// Rows and bytes per thread and per channel. Read-only.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Stats(stats::StatsArgs),
+    /// Write a store's rows, exactly as stored, to a backup file (JSON Lines,
+    /// lgcodec-store-backup v1); encrypted rows stay encrypted.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Export(export::ExportArgs),
+    /// Restore a backup file into a store of the same backend; existing rows are
+    /// never overwritten (identical ones skipped, different ones reported: exit 1).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Import(import::ImportArgs),
+    /// Check a backup file without a store: every line parses, every cell has its
+    /// column's type, the threads are the header's, the end line's counts match
+    /// (exit 0 whole, 1 cut short, 2 malformed).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Verify(verify::VerifyArgs),
+    /// Copy every thread (or --thread ones) to another store, SQLite or Postgres,
+    /// written by the target saver as Python writes it; resumable, verified.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Copy(copy::CopyArgs),
+    /// Retention: keep the latest N per thread and namespace, drop checkpoints before a
+    /// date, delete idle threads; DeltaChannel threads stay reconstructible.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = MAINT_EXAMPLES)]
+    Prune(prune::PruneArgs),
+    /// Retention as a service: sweep by a policy file (or langgraph.json's
+    /// checkpointer.ttl) once or every DURATION; several sweepers take turns.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = retain::RETAIN_EXAMPLES)]
+    Retain(retain::RetainArgs),
+    /// Bring a store of an older layout to today's in place, with the statements
+    /// today's Python setup() runs (SQLite before writes.task_path; Python's Postgres
+    /// before migration 9). Other old layouts: exit 1, use `store copy` into a fresh
+    /// store.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    #[command(after_help = upgrade::UPGRADE_EXAMPLES)]
+    Upgrade(upgrade::UpgradeArgs),
+}
+
+impl StoreCommand {
+    /// The command's name, as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            StoreCommand::Audit(_) => "audit",
+            StoreCommand::Encrypt(_) => "encrypt",
+            StoreCommand::Rekey(_) => "rekey",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(_) => "inspect",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(_) => "stats",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(_) => "export",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(_) => "import",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Verify(_) => "verify",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(_) => "copy",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(_) => "prune",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Retain(_) => "retain",
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Upgrade(_) => "upgrade",
+        }
+    }
+}
+
+/// The examples of the maintenance commands' `--help`.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub const MAINT_EXAMPLES: &str = "\
+Maintenance examples (paste them in a directory holding checkpoints.db, a store Python's
+SqliteSaver wrote with a thread t-main, e.g. a copy of the crate's
+vectors/stores/sqlite-py-3.1.2/store.sqlite; a postgresql://user@host:5432/db URL works
+wherever a store is named):
+  $ lgcodec store stats checkpoints.db
+  $ lgcodec store stats checkpoints.db --top 10 --sort size
+  $ lgcodec store inspect checkpoints.db
+  $ lgcodec store inspect checkpoints.db --thread t-main --json
+  $ lgcodec store export checkpoints.db backup.jsonl
+  $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
+  $ lgcodec store verify backup.jsonl
+  $ lgcodec store import backup.jsonl restored.db --dry-run
+  $ lgcodec store import backup.jsonl restored.db
+  $ lgcodec store import backup.jsonl restored.db --json
+  $ lgcodec store copy checkpoints.db copy.db --dry-run
+  $ lgcodec store copy checkpoints.db copy.db
+  $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread t-main --json
+  $ lgcodec store prune copy.db --keep-latest 2 --dry-run
+  $ lgcodec store prune copy.db --keep-latest 2 --vacuum
+  $ lgcodec store prune copy.db --before 2024-01-01 --json
+  $ lgcodec store prune copy.db --idle-since 2024-01-01T00:00:00Z --dry-run
+Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/db (an
+empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
+_PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
+primary key re-encrypts on the way.";
+
+/// The exit status of a command stopped by SIGINT (128 + 2, as shells report it); SIGTERM
+/// exits 143.
+const INTERRUPTED: u8 = 130;
+const TERMINATED: u8 = 143;
+
+/// Runs `command` until it ends or SIGINT/SIGTERM arrives. Interrupted, it says where it
+/// stopped and how to finish: every batch an operation committed stays (each is one
+/// transaction), the one in flight is rolled back by the database, and the same command
+/// run again resumes.
+async fn interruptible(
+    name: &str,
+    command: impl std::future::Future<Output = ExitCode>,
+) -> ExitCode {
+    let stop = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let mut term = match signal(SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    return tokio::signal::ctrl_c()
+                        .await
+                        .map(|()| INTERRUPTED)
+                        .unwrap_or(INTERRUPTED)
+                }
+            };
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => INTERRUPTED,
+                _ = term.recv() => TERMINATED,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            INTERRUPTED
+        }
+    };
+    tokio::select! {
+        code = command => code,
+        code = stop => {
+            eprintln!(
+                "\nlgcodec store {name}: {} after {} row(s); every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
+                if code == INTERRUPTED { "interrupted (SIGINT)" } else { "terminated (SIGTERM)" },
+                ROWS_DONE.load(Ordering::Relaxed)
+            );
+            ExitCode::from(code)
+        }
+    }
+}
+
+pub fn run(command: StoreCommand) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fatal(format!("cannot start the runtime: {e}")),
+    };
+    let keys = match StoreKeys::from_env() {
+        Ok(keys) => keys,
+        Err(e) => return fatal(e),
+    };
+    let name = command.name();
+    // retain handles its own signals: the batch in flight finishes.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    let command = match command {
+        StoreCommand::Retain(args) => return runtime.block_on(retain::retain(args, &keys)),
+        other => other,
+    };
+    runtime.block_on(interruptible(name, async move {
+        match command {
+            StoreCommand::Audit(args) => audit::run(args, &keys).await,
+            StoreCommand::Encrypt(args) => sweep::run("encrypt", args, &keys).await,
+            StoreCommand::Rekey(args) => sweep::run("rekey", args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(args) => inspect::run(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(args) => stats::run(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(args) => export::run(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(args) => import::run(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Verify(args) => verify::run(args).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(args) => copy::run(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(args) => prune::run(args, &keys).await,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Retain(_) => fatal("retain runs outside the interruptible wrapper"),
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Upgrade(args) => upgrade::run(args).await,
+        }
+    }))
+}

@@ -1,0 +1,123 @@
+//! `lgcodec store prune`: retention rules applied once; DeltaChannel threads stay
+//! reconstructible.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use langgraph_codec::store::{self, PruneOptions, StoreKeys};
+
+use crate::cli::{fatal, FINDINGS};
+use crate::human;
+use crate::output::{finish, with_progress};
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_latest", "before", "idle_since"])))]
+pub struct PruneArgs {
+    /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
+    pub store: String,
+    /// Keep the latest N checkpoints per thread and namespace (and the ancestors their
+    /// DeltaChannels need; a checkpoint that cannot be read, e.g. without the key,
+    /// keeps its whole chain).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_latest: Option<u64>,
+    /// Drop checkpoints older than DATE (UTC: 2024-01-31 or 2024-01-31T12:00:00Z); the
+    /// latest of each namespace stays.
+    #[arg(long, value_name = "DATE")]
+    pub before: Option<String>,
+    /// Delete threads whose latest checkpoint is older than DATE.
+    #[arg(long, value_name = "DATE")]
+    pub idle_since: Option<String>,
+    /// Only this thread (repeat for more).
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Only threads whose latest metadata has KEY equal to the JSON VALUE (repeat).
+    #[arg(long = "metadata", value_name = "KEY=JSON")]
+    pub metadata: Vec<String>,
+    /// Report what would go and how many bytes; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// SQLite: VACUUM afterwards so the file shrinks.
+    #[arg(long)]
+    pub vacuum: bool,
+    /// At most this many checkpoints read per second (spares a busy database).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
+    let mut options = PruneOptions::new()
+        .threads(args.threads)
+        .dry_run(args.dry_run)
+        .vacuum(args.vacuum)
+        .max_rows_per_sec(args.max_rows_per_sec);
+    if let Some(n) = args.keep_latest {
+        options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
+    }
+    for (date, before) in [(args.before, true), (args.idle_since, false)] {
+        let Some(date) = date else { continue };
+        match store::parse_date(&date) {
+            Ok(t) if before => options = options.before(t),
+            Ok(t) => options = options.idle_since(t),
+            Err(e) => return fatal(e),
+        }
+    }
+    for m in &args.metadata {
+        let Some((k, v)) = m
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        else {
+            return fatal(format!(
+                "--metadata {m:?}: expected KEY=VALUE with both parts, the value as JSON or \
+                 plain text (e.g. source=loop, step=3, user=\"ada\")"
+            ));
+        };
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::from(v));
+        options = options.metadata(k, value);
+    }
+    let report = with_progress(|progress| async {
+        let options = options.on_progress(progress);
+        store::prune(&args.store, keys, &options).await
+    })
+    .await;
+    match report {
+        Ok(r) => {
+            let summary = format!(
+                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
+                human::count(r.threads),
+                if r.dry_run { "would delete" } else { "deleted" },
+                human::count(r.checkpoints_deleted),
+                human::count(r.threads_deleted),
+                human::count(r.writes_deleted),
+                human::count(r.blobs_deleted),
+                human::bytes(r.bytes_freed),
+                human::count(r.checkpoints_kept),
+                human::count(r.kept_for_delta),
+                r.file_bytes
+                    .map(|(a, b)| format!(
+                        "; file {} -> {} after VACUUM",
+                        human::bytes(a),
+                        human::bytes(b)
+                    ))
+                    .unwrap_or_default(),
+                r.elapsed_s
+            );
+            let mut notes = vec![summary];
+            let mut status = ExitCode::SUCCESS;
+            if r.unreadable > 0 {
+                notes.push(format!(
+                    "lgcodec store prune: {} checkpoint(s) could not be read (encrypted without \
+                     their key, or not decodable): their chains were kept, not pruned. Give the \
+                     key (LANGGRAPH_AES_KEY, LANGGRAPH_AES_FALLBACK_KEYS) and run it again; \
+                     `lgcodec store audit` names the rows.",
+                    r.unreadable
+                ));
+                status = ExitCode::from(FINDINGS);
+            }
+            finish(args.json, &r, |_| {}, notes, status)
+        }
+        Err(e) => fatal(e),
+    }
+}

@@ -1,0 +1,36 @@
+//! `lgcodec`: decode and encode LangGraph checkpoint rows from the command line, and
+//! operate whole stores (`lgcodec store …`).
+//!
+//! A thin shell over [`langgraph_codec::records`] and [`langgraph_codec::store`], laid
+//! out as cargo lays out its own commands: [`cli`] parses the command line (and states
+//! the exit-status contract), `commands/` holds one module per command (`store/` one
+//! per store command), [`rows`] the row input and output `decode`, `encode` and
+//! `rekey` share, `output` the progress bar and report printing every store command
+//! shares. The formats are described in `docs/interop.md` ("The `lgcodec` command").
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod commands;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod human;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod metrics;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod output;
+mod rows;
+
+use cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Decode(args) => rows::status(commands::decode::run(args)),
+        Command::Encode(args) => rows::status(commands::encode::run(args)),
+        Command::Rekey(args) => rows::status(commands::rekey::run(args)),
+        Command::Key { command } => commands::key::run(command),
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        Command::Store { command } => commands::store::run(command),
+    }
+}

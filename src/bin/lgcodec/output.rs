@@ -1,0 +1,118 @@
+//! How a store command shows its work: a progress bar on a terminal while it runs,
+//! then its report (one JSON object with `--json`, else text) on standard output and
+//! its summary on standard error. Every store command ends through [`finish`], and
+//! those with a bar run through [`with_progress`].
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use langgraph_codec::store::Progress;
+
+use crate::cli::fatal;
+use crate::human;
+
+/// `println!` that ignores a closed pipe (`| head`) instead of panicking.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) use say;
+
+/// A progress bar on standard error when it is a terminal; `None` otherwise.
+pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template(
+        "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {rate}, {eta} left",
+    )
+    .map(|s| {
+        // Whole rows a second with commas (indicatif's `per_sec` prints three decimals).
+        s.progress_chars("=> ").with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", human::rate(state.per_sec(), "rows"));
+            },
+        )
+    })
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
+
+/// Rows done so far by the running operation, as its progress reports them: what an
+/// interruption says.
+pub(crate) static ROWS_DONE: AtomicU64 = AtomicU64::new(0);
+
+/// The progress callback: moves the bar when there is one (a terminal), and always
+/// keeps [`ROWS_DONE`].
+pub(crate) fn on_progress(
+    bar: Option<&indicatif::ProgressBar>,
+) -> impl Fn(&Progress) + Send + Sync + 'static {
+    let bar = bar.cloned();
+    move |p: &Progress| {
+        ROWS_DONE.store(p.rows_done, Ordering::Relaxed);
+        if let Some(bar) = &bar {
+            bar.set_length(p.total_estimate);
+            bar.set_position(p.rows_done);
+            bar.set_message(p.column);
+        }
+    }
+}
+
+/// The progress callback [`with_progress`] hands its operation.
+pub(crate) type OnProgress = Box<dyn Fn(&Progress) + Send + Sync>;
+
+/// Runs `operation` with a progress bar on a terminal: `operation` gets the progress
+/// callback to put in its options; the bar is cleared once it returns, before anything
+/// is printed.
+pub(crate) async fn with_progress<T, F, Fut>(operation: F) -> T
+where
+    F: FnOnce(OnProgress) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let bar = bar();
+    let out = operation(Box::new(on_progress(bar.as_ref()))).await;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    out
+}
+
+/// `value` as one JSON line on standard output.
+pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
+    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))
+}
+
+/// How a command that ran ends: the report on standard output (one JSON line with
+/// `--json`, else what `text` prints; nothing for a command without a text report),
+/// then the `notes` (the summary line among them) on standard error, then `status`.
+/// A report that cannot be written is fatal.
+pub(crate) fn finish<R: serde::Serialize>(
+    json: bool,
+    report: &R,
+    text: impl FnOnce(&R),
+    notes: impl IntoIterator<Item = String>,
+    status: ExitCode,
+) -> ExitCode {
+    if json {
+        if let Err(e) = emit_json(report) {
+            return fatal(e);
+        }
+    } else {
+        text(report);
+    }
+    for note in notes {
+        eprintln!("{note}");
+    }
+    status
+}

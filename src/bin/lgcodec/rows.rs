@@ -1,0 +1,102 @@
+//! Rows in and out for `decode`, `encode` and `rekey`: the whole input as one row, or
+//! one JSONL record per line answered in input order, and how a run of them ends.
+
+use std::io::{self, Read};
+use std::process::ExitCode;
+
+use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
+use langgraph_codec::Error;
+
+use crate::cli::{JsonlOptions, FINDINGS};
+
+/// An error of the command itself, with the file it concerns.
+fn io_context(file: &str, e: io::Error) -> String {
+    if file == "-" {
+        format!("cannot read standard input: {e}")
+    } else {
+        format!("cannot read {file}: {e}")
+    }
+}
+
+/// The whole input, at most `cap` bytes: more is an error, not read on.
+pub fn read_input(file: &str, cap: usize) -> Result<Vec<u8>, String> {
+    let source: Box<dyn Read> = if file == "-" {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(file).map_err(|e| io_context(file, e))?)
+    };
+    let mut buf = Vec::new();
+    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+    source
+        .take(limit)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_context(file, e))?;
+    if buf.len() > cap {
+        let name = if file == "-" { "standard input" } else { file };
+        return Err(format!(
+            "{name} is more than {cap} bytes (the --max-input-bytes limit): raise \
+             --max-input-bytes to read it, or give one row per line with --jsonl"
+        ));
+    }
+    Ok(buf)
+}
+
+fn open_input(file: &str) -> Result<Box<dyn io::BufRead>, String> {
+    Ok(if file == "-" {
+        Box::new(io::BufReader::new(io::stdin()))
+    } else {
+        Box::new(io::BufReader::new(
+            std::fs::File::open(file).map_err(|e| io_context(file, e))?,
+        ))
+    })
+}
+
+/// Answers every record of `file`; whether all succeeded.
+pub fn batch(
+    file: &str,
+    lines: &JsonlOptions,
+    answer: &dyn Fn(&Record) -> Result<Answer, Failure>,
+) -> Result<bool, String> {
+    let input = open_input(file)?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let summary = records::run_jsonl(input, &mut out, lines.max_line_bytes, answer)
+        .map_err(|e| format!("{file}: {e}"))?;
+    report(&summary);
+    Ok(summary.failed == 0)
+}
+
+fn report(s: &BatchSummary) {
+    if s.failed > 0 || s.blank > 0 {
+        eprintln!(
+            "lgcodec: {} record(s), {} failed, {} blank line(s) skipped",
+            s.records, s.failed, s.blank
+        );
+    }
+}
+
+/// Warns when the keys in the environment cannot be used (only unencrypted rows read).
+pub fn warn_key(reader: &RowReader) {
+    if let Some(problem) = reader.key_problem() {
+        eprintln!("lgcodec: warning: {problem}; only unencrypted rows can be read");
+    }
+}
+
+/// A failed record, with advice when there is some.
+pub fn failure(error: Error, type_tag: &str, data: &[u8]) -> Failure {
+    let hint = records::hint(&error, type_tag, data);
+    Failure { error, hint }
+}
+
+/// The exit status of a row command: 0 every row done, 1 some JSONL record failed (each
+/// answered with its error), else the command's own error.
+pub fn status(result: Result<bool, String>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(FINDINGS),
+        Err(message) => {
+            eprintln!("lgcodec: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
