@@ -18,13 +18,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const KEY: &str = "0123456789abcdef";
 const OLD_KEY: &str = "fedcba9876543210";
 
-struct Run {
-    code: i32,
+pub(crate) struct Run {
+    pub(crate) code: i32,
     stdout: String,
     stderr: String,
 }
 
-fn lgcodec(args: &[&str], env: &[(&str, &[u8])], stdin: &[u8]) -> Run {
+pub(crate) fn lgcodec(args: &[&str], env: &[(&str, &[u8])], stdin: &[u8]) -> Run {
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env_remove("LANGGRAPH_AES_KEY")
@@ -109,7 +109,7 @@ fn io_errors_name_the_file() {
         vec!["rekey", missing],
     ] {
         let run = lgcodec(&args, &[("LANGGRAPH_AES_KEY", KEY.as_bytes())], b"");
-        assert_eq!(run.code, 1, "{args:?}");
+        assert_eq!(run.code, 2, "{args:?}");
         assert!(
             run.stderr.contains(missing) && run.stderr.contains("No such file"),
             "{args:?}: {}",
@@ -132,7 +132,7 @@ fn aes_row_without_a_key_says_to_set_it() {
         &[],
         b"",
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("set LANGGRAPH_AES_KEY"),
         "{}",
@@ -158,7 +158,7 @@ fn base64_text_given_as_bytes_is_named() {
     let file = temp_file("row.b64", text.as_bytes());
     let path = file.to_str().expect("path");
     let run = lgcodec(&["decode", "--type", "msgpack", path], &[], b"");
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("trailing") && run.stderr.contains("base64"),
         "{}",
@@ -220,7 +220,7 @@ fn compressed_rows_decode_with_and_without_encryption() {
 #[test]
 fn unknown_type_lists_the_valid_ones() {
     let run = lgcodec(&["decode", "--type", "msgpak", "-"], &[], b"\x01");
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     for tag in ["null", "bytes", "bytearray", "msgpack", "json", "empty"] {
         assert!(run.stderr.contains(tag), "{tag}: {}", run.stderr);
     }
@@ -249,7 +249,7 @@ fn empty_rows_decode_and_encode() {
     let run = lgcodec(&["decode", "--type", "empty", "-"], &[], b"");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run = lgcodec(&["decode", "--type", "empty", "-"], &[], b"x");
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     let run = lgcodec(
         &["encode", "-"],
         &[],
@@ -370,7 +370,7 @@ fn an_invalid_key_does_not_block_plaintext_rows() {
         &env,
         br#"{"type": "msgpack", "value": 1}"#,
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(run.stderr.contains("5 bytes"), "{}", run.stderr);
 }
 
@@ -381,7 +381,7 @@ fn keys_that_are_not_utf8_are_named() {
         &[("LANGGRAPH_AES_KEY", b"\xff123456789abcdef")],
         br#"{"type": "msgpack", "value": 1}"#,
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("LANGGRAPH_AES_KEY") && run.stderr.contains("UTF-8"),
         "{}",
@@ -395,7 +395,7 @@ fn keys_that_are_not_utf8_are_named() {
     ];
     let row = data_line("msgpack", b"\x01");
     let run = lgcodec(&["rekey"], &env, row.as_bytes());
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("LANGGRAPH_AES_KEY_PREVIOUS") && run.stderr.contains("UTF-8"),
         "{}",
@@ -547,7 +547,7 @@ fn whole_input_reads_are_capped() {
         &[],
         &over,
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("more than 4096 bytes"),
         "{}",
@@ -569,7 +569,7 @@ fn whole_input_reads_are_capped() {
         &[],
         b"",
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(run.stderr.contains(path), "{}", run.stderr);
     assert!(
         run.stderr.contains("more than 4096 bytes"),
@@ -585,7 +585,7 @@ fn whole_input_reads_are_capped() {
         &[],
         value.as_bytes(),
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(run.stderr.contains("more than 50 bytes"), "{}", run.stderr);
     let run = lgcodec(
         &["encode", "--base64", "--max-input-bytes", "500"],
@@ -627,7 +627,7 @@ fn strict_mode_by_flag_and_environment() {
         &[key],
         b"\x01",
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(run.stderr.contains("strict mode"), "{}", run.stderr);
     // Without strict mode the plaintext row reads.
     let run = lgcodec(
@@ -642,7 +642,7 @@ fn strict_mode_by_flag_and_environment() {
         &[key, ("LANGGRAPH_AES_STRICT", b"on")],
         input.as_bytes(),
     );
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2);
     assert!(
         run.stderr.contains("LANGGRAPH_AES_STRICT"),
         "{}",

@@ -2,6 +2,8 @@
 //! batches, keys, and every `--help` example run as pasted.
 
 #[cfg(feature = "cli")]
+mod exit_status;
+#[cfg(feature = "cli")]
 mod key;
 #[cfg(feature = "cli")]
 mod lgcodec;

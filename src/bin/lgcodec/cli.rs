@@ -43,8 +43,14 @@ Keys: LANGGRAPH_AES_KEY is the key text itself (16, 24 or 32 bytes of UTF-8, as 
 Python); LANGGRAPH_AES_KEY_PREVIOUS (or LANGGRAPH_AES_FALLBACK_KEYS) lists older keys,
 comma-separated (base64:<...> for a key with a comma). LANGGRAPH_AES_STRICT=1 (or
 --strict) refuses plaintext rows. JSONL answers carry the input's line number (\"line\") and its other
-fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}} and the exit
-status is 1.",
+fields; a failed record answers {\"error\": {\"kind\", \"message\", \"hint\"}}.
+
+Exit status (every command): 0 done; 1 findings or a partial result (a JSONL record
+that failed while the others were answered, store audit findings, a store command that
+left something to look at); 2 usage or fatal error (a bad command line, an input or
+store that cannot be read, a single row that does not decode or encode, a key that
+cannot be used). A store command stopped by SIGINT exits 130, by SIGTERM 143 (store
+retain, a service, exits 0 on SIGTERM once the batch in flight is done).",
     store_note!()
 );
 
@@ -117,6 +123,9 @@ pub enum Command {
     /// A row that does not read back is refused, not encrypted blind.
     Rekey(commands::rekey::RekeyArgs),
 }
+
+// The exit statuses every command keeps, stated at the end of `lgcodec --help` and in
+// docs/store-cli.md: 0 done, 1 findings or partial, 2 usage or fatal.
 
 /// Exit status: something to look at (findings, or a partial result: a JSONL record
 /// that failed, a sweep that left rows it could not do).

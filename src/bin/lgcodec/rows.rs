@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::Error;
 
-use crate::cli::{JsonlOptions, FINDINGS};
+use crate::cli::{fatal, JsonlOptions, FINDINGS};
 
 /// An error of the command itself, with the file it concerns.
 fn io_context(file: &str, e: io::Error) -> String {
@@ -89,14 +89,13 @@ pub fn failure(error: Error, type_tag: &str, data: &[u8]) -> Failure {
 }
 
 /// The exit status of a row command: 0 every row done, 1 some JSONL record failed (each
-/// answered with its error), else the command's own error.
+/// answered with its error, the others done), 2 the command's own error (nothing
+/// done: an input that cannot be read, a single row that does not decode or encode, a
+/// key that cannot be used).
 pub fn status(result: Result<bool, String>) -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(FINDINGS),
-        Err(message) => {
-            eprintln!("lgcodec: {message}");
-            ExitCode::FAILURE
-        }
+        Err(message) => fatal(message),
     }
 }

@@ -1,0 +1,66 @@
+//! One exit-status contract for every `lgcodec` command, as `lgcodec --help` and
+//! docs/store-cli.md state it: 0 done; 1 findings or a partial result (a JSONL record
+//! that failed, audit findings, …); 2 a usage or fatal error.
+
+use std::process::Command;
+
+use super::lgcodec::lgcodec;
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+/// The exit status of `lgcodec ARGS` with `stdin`, without any key in the environment
+/// but those given.
+fn status(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> i32 {
+    let env: Vec<(&str, &[u8])> = env.iter().map(|(k, v)| (*k, v.as_bytes())).collect();
+    lgcodec(args, &env, stdin).code
+}
+
+#[test]
+fn every_command_exits_0_done_1_partial_2_fatal() {
+    let missing = "/nonexistent-lgcodec-dir/missing.bin";
+    let key = [("LANGGRAPH_AES_KEY", "0123456789abcdef")];
+    let ok = br#"{"type": "msgpack", "data": "AQ=="}"#;
+    let bad = b"{\"type\": \"msgpack\", \"data\": \"AQ==\"}\n{\"type\": \"msgpack\", \"data\": \"AQE=\"}\n";
+    // 0: done.
+    assert_eq!(status(&["decode", "--jsonl"], &[], ok), 0);
+    assert_eq!(
+        status(&["encode"], &[], br#"{"type": "msgpack", "value": 1}"#),
+        0
+    );
+    assert_eq!(status(&["rekey"], &key, ok), 0);
+    assert_eq!(status(&["key", "generate"], &[], b""), 0);
+    // 1: a partial result, every other record answered.
+    assert_eq!(status(&["decode", "--jsonl"], &[], bad), 1);
+    assert_eq!(status(&["rekey"], &key, bad), 1);
+    // 2: a usage error.
+    assert_eq!(status(&["decode"], &[], b""), 2);
+    assert_eq!(status(&["key", "generate", "--bytes", "7"], &[], b""), 2);
+    // 2: a fatal error, nothing done.
+    for args in [
+        vec!["decode", "--type", "msgpack", missing],
+        vec!["decode", "--jsonl", missing],
+        vec!["encode", missing],
+        vec!["rekey", missing],
+    ] {
+        assert_eq!(status(&args, &key, b""), 2, "{args:?}");
+    }
+    assert_eq!(
+        status(&["decode", "--type", "msgpak", "-"], &[], b"\x01"),
+        2
+    );
+    assert_eq!(status(&["encode"], &[], b"not json"), 2);
+    assert_eq!(status(&["encode", "--encrypt", "--jsonl"], &[], ok), 2);
+    assert_eq!(status(&["rekey"], &[], ok), 2);
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    assert_eq!(status(&["store", "audit", missing], &[], b""), 2);
+}
+
+#[test]
+fn the_contract_is_stated_in_help() {
+    let out = Command::new(BIN).arg("--help").output().expect("run");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Exit status (every command): 0 done; 1 findings or a partial result"),
+        "{help}"
+    );
+}
