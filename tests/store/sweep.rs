@@ -827,6 +827,24 @@ fn store_help_examples_work_when_pasted() {
         .filter_map(|l| l.trim_start().strip_prefix("$ "))
         .collect();
     assert!(examples.len() >= 5, "{help}");
+    // Every command the help lists has an example.
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 3, "{help}");
+    for command in &commands {
+        assert!(
+            examples
+                .iter()
+                .any(|e| e.contains(&format!("lgcodec store {command} "))),
+            "no example of `lgcodec store {command}` in:\n{help}"
+        );
+    }
     let dir = temp_dir("help");
     let made = sqlite_store(&dir, 2, 0, 3);
     std::fs::rename(made, dir.join("checkpoints.db")).expect("rename");

@@ -82,6 +82,7 @@ pub const EXAMPLES: &str = concat!(
     "  $ lgcodec store stats checkpoints.db
   $ lgcodec store inspect checkpoints.db
   $ lgcodec store export checkpoints.db backup.jsonl
+  $ lgcodec store verify backup.jsonl
   $ lgcodec store import backup.jsonl restored.db
   $ lgcodec store copy checkpoints.db copy.db
   $ lgcodec store prune copy.db --keep-latest 2 --dry-run
