@@ -1,7 +1,8 @@
 //! How a store command shows its work: a progress bar on a terminal while it runs,
 //! then its report (one JSON object with `--json`, else text) on standard output and
-//! its summary on standard error. Every store command ends through [`finish`], and
-//! those with a bar run through [`with_progress`].
+//! its summary on standard error. The store commands end through [`finish`] (but
+//! `retain`, which prints a JSON line per sweep, and `inspect --checkpoint`, which
+//! prints a state), and those with a bar run through [`with_progress`].
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;

@@ -1,10 +1,10 @@
 //! `lgcodec store COMMAND`: a thin shell over [`langgraph_codec::store`], one module a
 //! command: `audit`, `encrypt` and `rekey` (`sweep`) in every build with a saver;
 //! `stats`, `inspect`, `export`, `import`, `verify`, `copy`, `prune`, `retain` and
-//! `upgrade` with both the `sqlite` and `postgres` features. Exit status: 0 success
-//! (audit: clean), 1 findings (or a sweep that left rows it could not do, import
-//! conflicts, copy mismatches, a layout that cannot be upgraded in place), 2 usage or
-//! fatal errors.
+//! `upgrade` with both the `sqlite` and `postgres` features. Exit status, the contract
+//! of every command (see `crate::cli`): 0 success (audit: clean), 1 findings (or a
+//! sweep that left rows it could not do, import conflicts, copy mismatches, a layout
+//! that cannot be upgraded in place), 2 usage or fatal errors.
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -12,6 +12,8 @@ use std::sync::atomic::Ordering;
 use clap::Subcommand;
 use langgraph_codec::store::StoreKeys;
 
+// `fatal`, `human`, `bar` and `on_progress` are also what `retain` takes from here
+// (`super::{bar, fatal, human, on_progress}`).
 use crate::cli::fatal;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 use crate::human;
