@@ -63,6 +63,7 @@ pub use cipher::Cipher;
 pub use encrypted::{plaintext_refused, EncryptedSerializer, WithAad};
 pub(crate) use error::CryptoFault;
 pub use generate::{generate_key, KeyText, KEY_ALPHABET, KEY_BITS_PER_CHAR};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) use key::check_previous_count;
 pub use key::{
     strict_from_env, AesKey, BASE64_PREFIX, ENV_FALLBACK_KEYS, ENV_KEY, ENV_KEY_PREVIOUS,
