@@ -91,6 +91,8 @@ mod report;
 mod retain;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod stats;
 mod sweep;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod target;
@@ -108,8 +110,8 @@ pub use export::{export, ExportOptions, ExportReport};
 pub use import::{import, ImportConflict, ImportOptions, ImportReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
-    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, FileSizes, HistoryNode, Size,
-    StoreStats, ThreadHistory, ThreadOrder, ThreadSize, ThreadSummary,
+    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, ThreadHistory,
+    ThreadSummary,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use plan::{id_time, KeptByRule, PlannedThread};
@@ -119,6 +121,8 @@ pub use policy::{parse_duration, RetentionPolicy};
 pub use prune::{parse_date, prune, PruneOptions, PruneReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use retain::{retain, RetainOptions, RetainReport, VacuumReport};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use stats::{FileSizes, Size, StoreStats, ThreadOrder, ThreadSize};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use upgrade::{
     upgrade, UpgradeOptions, UpgradeReport, UpgradeStep, SQLITE_TASK_PATH_MIGRATION,
