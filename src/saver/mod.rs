@@ -84,6 +84,8 @@ pub use pages::ListPages;
 pub use rows::{RawBlobRow, RawCheckpointRow, RawRows, RawWriteRow};
 pub use traits::default_delta_channel_history;
 pub use traits::{Capabilities, Capability, CheckpointSaver, ListOptions, PruneStrategy};
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) use types::civil_from_days;
 pub use types::{
     all_special, checkpoint_metadata, isoformat_at, now_isoformat, python_eq, uuid6, uuid6_at,
     write_idx, writes_sort_key, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,

@@ -121,7 +121,7 @@ pub fn isoformat_at(unix_nanos: u128) -> String {
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-pub(super) fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -22,6 +22,8 @@ mod writes;
 
 pub use checkpoint::Checkpoint;
 pub use config::CheckpointConfig;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) use ids::civil_from_days;
 pub(crate) use ids::random_f64;
 #[cfg(feature = "conformance")]
 pub(crate) use ids::random_u64;
