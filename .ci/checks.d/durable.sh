@@ -7,5 +7,5 @@
 set -euo pipefail
 start=$SECONDS
 "${PY:-python3}" vectors/durable/exit_mode.py
-LGCODEC_PYTHON="${PY:-python3}" cargo test --quiet --features durable,sqlite --test saver_durable_crash
+LGCODEC_PYTHON="${PY:-python3}" cargo test --quiet --all-features --test saver_durable_crash
 echo "durable crash: $((SECONDS - start))s"

@@ -6,13 +6,11 @@
 # panic-free on the seeds; real fuzzing is `cargo fuzz run` (docs/testing.md).
 set -euo pipefail
 cargo build --quiet --locked --manifest-path fuzz/Cargo.toml
-# seed_corpus.py reads the CLI's JSON view; the release binary built earlier in .ci/run.
-if [ ! -x target/release/lgcodec ]; then
-  cargo build --release --quiet --features cli,sqlite,postgres,metrics --bin lgcodec
-fi
+# seed_corpus.py reads the CLI's JSON view; the binary .ci/run built (nothing rebuilt).
+cargo build --quiet --all-features --bin lgcodec
 CORPUS="$(mktemp -d -t lgcodec_fuzz.XXXXXX)"
 trap 'rm -rf "$CORPUS"' EXIT
-FUZZ_CORPUS_DIR="$CORPUS" LGCODEC_BIN=target/release/lgcodec "${PY:-python3}" fuzz/seed_corpus.py
+FUZZ_CORPUS_DIR="$CORPUS" LGCODEC_BIN=target/debug/lgcodec "${PY:-python3}" fuzz/seed_corpus.py
 for bin in fuzz/fuzz_targets/*.rs; do
   t="$(basename "$bin" .rs)"
   mkdir -p "$CORPUS/$t"

@@ -16,8 +16,8 @@ source .ci/lib/pg_check.sh
 XL="vectors/postgres/cross_language.py"
 
 step "rust tests (conformance plain+encrypted, schema, semantics, load, faults)" \
-    cargo test --quiet --features postgres,conformance --test saver -- postgres::
-step "build postgres_crosscheck" cargo build --quiet --features postgres --example postgres_crosscheck
+    cargo test --quiet --all-features --test saver -- postgres::
+step "build postgres_crosscheck" cargo build --quiet --all-features --example postgres_crosscheck
 RS="target/debug/examples/postgres_crosscheck"
 
 same_fingerprint() {

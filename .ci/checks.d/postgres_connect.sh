@@ -14,4 +14,4 @@ if ! command -v openssl >/dev/null; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends openssl >/dev/null
 fi
 step "rust tests (tests/pg_connect: TLS, libpq variables and password file, errors)" \
-    cargo test --quiet --features cli,sqlite,postgres --test pg_connect
+    cargo test --quiet --all-features --test pg_connect

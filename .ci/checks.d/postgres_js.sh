@@ -17,7 +17,7 @@ STEP_PREFIX=postgres_js
 source .ci/lib/pg_check.sh
 JS_DIR="vectors/postgres/js"
 step "npm ci" npm ci --prefix "$JS_DIR" --no-audit --no-fund --loglevel=error
-step "build postgres_js_rows" cargo build --quiet --features postgres --example postgres_js_rows
+step "build postgres_js_rows" cargo build --quiet --all-features --example postgres_js_rows
 RS="target/debug/examples/postgres_js_rows"
 
 js_then_rust() {

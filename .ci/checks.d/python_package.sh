@@ -7,8 +7,8 @@
 #     a second process), SqliteSaver and PostgresSaver (a throwaway server), and rows
 #     the Rust crate writes (builds examples/emit_encrypted_vectors and lgcodec); the
 #     shared key-error table (vectors/keys/key_errors.json), keys from
-#     `lgcodec key generate`, and AllBlobsPostgresSaver audited by the release lgcodec
-#     .ci/run built (`lgcodec store audit --deny-inline`).
+#     `lgcodec key generate`, and AllBlobsPostgresSaver audited by the lgcodec
+#     built here (`lgcodec store audit --deny-inline`).
 # pytest is not one of the reference pins (vectors/requirements.txt): installed here.
 set -euo pipefail
 STEP_PREFIX=python_package
@@ -23,6 +23,6 @@ step "pip install ./python (flit-core)" install
 if ! "$PY" -c 'import pytest' 2>/dev/null; then
     step "pytest for the package's tests" "$PY" -m pip install --quiet pytest==9.2.0
 fi
-step "build the Rust rows' writers" cargo build --quiet --features cli --example emit_encrypted_vectors --bin lgcodec
+step "build the Rust rows' writers" cargo build --quiet --all-features --example emit_encrypted_vectors --bin lgcodec
 step "pytest python/tests (sqlite + postgres, strict msgpack off and on)" \
     env LGCODEC_TEST_PG_URL="$URL" "$PY" -m pytest -q -p no:cacheprovider python/tests

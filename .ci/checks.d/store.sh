@@ -15,8 +15,8 @@ STEP_PREFIX=store
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 
-step "rust tests (tests/store/sweep.rs)" cargo test --quiet --features cli,sqlite,postgres --test store -- sweep::
-step "build lgcodec and store_fixture" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec --example store_fixture
+step "rust tests (tests/store/sweep.rs)" cargo test --quiet --all-features --test store -- sweep::
+step "build lgcodec and store_fixture" cargo build --quiet --all-features --bin lgcodec --example store_fixture
 L="target/debug/lgcodec"
 FIX="target/debug/examples/store_fixture"
 READS="vectors/store/python_reads.py"

@@ -19,8 +19,8 @@ STEP_PREFIX=store_copy
 source .ci/lib/pg_check.sh
 
 step "rust tests (inspect, stats, export/import, copy)" \
-    cargo test --quiet --features sqlite,postgres --test store -- maint::
-step "build lgcodec" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec
+    cargo test --quiet --all-features --test store -- maint::
+step "build lgcodec" cargo build --quiet --all-features --bin lgcodec
 BIN="target/debug/lgcodec"
 
 fresh_db() {

@@ -19,8 +19,8 @@ STEP_PREFIX=store_layouts
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 step "rust tests (layouts of old stores, SQLite and Postgres)" \
-    cargo test --quiet --features postgres --test store -- layouts::
+    cargo test --quiet --all-features --test store -- layouts::
 step "old stores: copy from old Postgres, upgrade, sizes (Python reads them)" \
-    env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store -- upgrade::
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test store -- upgrade::
 step "old pending sends (LangGraph 0.4) copied into Postgres (Python reads and resumes them)" \
-    env LGCODEC_PYTHON="$PY" cargo test --quiet --features sqlite,postgres --test store -- sends::
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test store -- sends::

@@ -11,7 +11,7 @@ STEP_PREFIX=store_retain
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 
-step "build store_fixture" cargo build --quiet --features cli,sqlite,postgres --bin lgcodec --example store_fixture
+step "build store_fixture" cargo build --quiet --all-features --bin lgcodec --example store_fixture
 step "retain and ephemeral-checkpointer delete the same threads" \
   env PY="$PY" LGCODEC=target/debug/lgcodec FIXTURE=target/debug/examples/store_fixture \
   SIZES="1000x10 3000x2" DB_PREFIX=ci_rv bash benches/store_retain_vs_ephemeral.sh

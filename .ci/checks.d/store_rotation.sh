@@ -27,7 +27,7 @@ OPS_PASSWORD="ops-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 # LGCODEC_STORE_BIN: a prebuilt lgcodec with the store commands (else built here).
 LG="${LGCODEC_STORE_BIN:-}"
 if [ -z "$LG" ]; then
-    step "build lgcodec (cli, postgres)" cargo build --quiet --features cli,postgres --bin lgcodec
+    step "build lgcodec" cargo build --quiet --all-features --bin lgcodec
     LG="$PWD/target/debug/lgcodec"
 fi
 

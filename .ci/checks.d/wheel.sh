@@ -5,9 +5,8 @@
 #     wheel) = the companion's `__version__` (python/, whose pyproject takes it
 #     dynamically) = the wheel's `langgraph-codec-keys==` pin;
 #  2. the `langgraph-codec` wheel (pyproject.toml) built by `maturin build --release`,
-#     the maturin that pyproject.toml's build-system pins, in target/ (.ci/run's release
-#     build of lgcodec has the wheel's features, so only the stripped binary is linked
-#     again), and the companion's wheel by pip (flit-core); their sizes;
+#     the maturin that pyproject.toml's build-system pins, in target/ (CI's one release
+#     build), and the companion's wheel by pip (flit-core); their sizes;
 #  3. a new venv with nothing installed: `pip install` of the two wheel files (their
 #     dependencies from the index, at the reference pins: vectors/requirements.txt as
 #     constraints); with no cargo or rustc on PATH: `lgcodec --version`, the companion

@@ -44,10 +44,10 @@ def rust_bin():
     built: set[str] = set()
 
     def get(kind: str, name: str) -> Path:
-        # One feature set for every build, so that cargo does not rebuild the library
-        # between a binary and an example.
+        # One feature set for every build, CI's (`cargo test --all-features`), so that
+        # cargo rebuilds nothing between a binary and an example, or after CI's tests.
         if (kind, name) not in built:
-            _cargo_build([f"--{kind}", name, "--features", "cli"])
+            _cargo_build([f"--{kind}", name, "--all-features"])
             built.add((kind, name))
         return target / ("examples" if kind == "example" else "") / name
 

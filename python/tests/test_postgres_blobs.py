@@ -42,10 +42,10 @@ def schemas():
 
 @pytest.fixture(scope="session")
 def lgcodec_store():
-    """lgcodec with the store commands: the release build of .ci/run (built again here
-    only when it is missing or stale)."""
-    _cargo_build(["--release", "--features", "cli,sqlite,postgres", "--bin", "lgcodec"])
-    return REPO / "target" / "release" / "lgcodec"
+    """lgcodec with the store commands, in the one feature set every Rust build of the
+    tests uses (built again here only when it is missing or stale)."""
+    _cargo_build(["--all-features", "--bin", "lgcodec"])
+    return REPO / "target" / "debug" / "lgcodec"
 
 
 @pytest.fixture
