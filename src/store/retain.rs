@@ -201,6 +201,11 @@ pub struct RetainReport {
     pub vacuum: Option<VacuumReport>,
     /// Seconds.
     pub duration_s: f64,
+    /// When this sweep took the store's sweep lock and when it let it go, in
+    /// milliseconds since the Unix epoch: every delete of the sweep falls between the
+    /// two, so two sweepers' spans never overlap. `None` for a dry run or a skipped
+    /// sweep (no lock).
+    pub lock_held_ms: Option<[u64; 2]>,
 }
 
 /// The SQLite space a sweep gave back ([`RetainOptions::vacuum`]).
@@ -292,6 +297,14 @@ fn rfc3339(unix: i64) -> String {
         secs % 3_600 / 60,
         secs % 60
     )
+}
+
+/// Now, in milliseconds since the Unix epoch (0 for a clock set before it).
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
 }
 
 /// The policy's rules, durations counted back from `now`.
@@ -432,7 +445,10 @@ pub async fn retain(
         Lock::None
     } else {
         match lock(&target, &location).await? {
-            Some(l) => l,
+            Some(l) => {
+                report.lock_held_ms = Some([unix_ms(), 0]);
+                l
+            }
             None => {
                 report.skipped_locked = true;
                 report.duration_s = started.elapsed().as_secs_f64();
@@ -487,6 +503,9 @@ pub async fn retain(
         (outcome, _) => outcome.map(|done| (done, None)),
     };
     // The lock goes whatever happened (and with the connection, if that failed).
+    if let Some(span) = report.lock_held_ms.as_mut() {
+        span[1] = unix_ms();
+    }
     let released = unlock(&target, held).await;
     let (done, vacuum) = outcome?;
     report.vacuum = vacuum;

@@ -444,6 +444,24 @@ fn langgraph_json_ttl_has_the_agent_servers_meaning() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The `[taken, released]` lock spans of the sweeps among `lines` that ran (not
+/// skipped); each must have one, taken no later than released.
+fn lock_spans(lines: &[Json]) -> Vec<(u64, u64)> {
+    lines
+        .iter()
+        .filter(|l| l["skipped_locked"] == false)
+        .map(|l| {
+            let span = &l["lock_held_ms"];
+            let (a, b) = (span[0].as_u64(), span[1].as_u64());
+            let (Some(a), Some(b)) = (a, b) else {
+                panic!("a sweep that ran has no lock span: {l}")
+            };
+            assert!(a <= b && a > 1_700_000_000_000, "{l}");
+            (a, b)
+        })
+        .collect()
+}
+
 /// Two `--once` sweepers started together on one store: one sweeps, the other finds
 /// the lock taken and says so; between them the store is swept once.
 fn two_sweepers(store: &str, policy: &str) {
@@ -490,6 +508,8 @@ fn two_sweepers(store: &str, policy: &str) {
         .collect();
     assert_eq!((skipped.len(), swept.len()), (1, 1), "{lines:?}");
     assert_eq!(skipped[0]["checkpoints_deleted"], 0);
+    assert!(skipped[0]["lock_held_ms"].is_null(), "{lines:?}");
+    assert_eq!(lock_spans(&[swept[0].clone()]).len(), 1, "{lines:?}");
     check_sweep(swept[0]);
     assert!(
         errs.contains("skipped, another sweeper holds the store's lock"),
@@ -736,6 +756,7 @@ async fn two_every_sweepers_beside_a_python_writer() {
             .expect("spawn")
     };
     let sweepers = [start(), start()];
+    let mut spans = Vec::new();
     let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
         .await
         .expect("join");
@@ -763,12 +784,20 @@ async fn two_every_sweepers_beside_a_python_writer() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        lines.extend(sweeps(&String::from_utf8_lossy(&out.stdout)));
+        let mine = sweeps(&String::from_utf8_lossy(&out.stdout));
+        spans.push(lock_spans(&mine));
+        lines.extend(mine);
     }
     assert!(
         lines.iter().any(|l| l["skipped_locked"] == true),
         "{lines:?}"
     );
+    // Never at once: no lock span of one sweeper meets one of the other's.
+    for a in &spans[0] {
+        for b in &spans[1] {
+            assert!(a.1 < b.0 || b.1 < a.0, "both swept at once: {a:?} {b:?}");
+        }
+    }
     let swept: Vec<&Json> = lines
         .iter()
         .filter(|l| l["skipped_locked"] == false)
@@ -913,6 +942,18 @@ fn metrics_count_what_the_sweeps_deleted_and_a_taken_port_is_refused() {
         0.0
     );
     assert!(got("lgcodec_retain_last_success_timestamp_seconds{dry_run=\"false\"}") > 1.7e9);
+    // Prometheus rates a counter and reads a gauge as is: each declared as what it is.
+    for (series, kind) in [
+        ("lgcodec_retain_checkpoints_deleted_total", "counter"),
+        ("lgcodec_retain_sweeps_total", "counter"),
+        ("lgcodec_retain_last_sweep_duration_seconds", "gauge"),
+        ("lgcodec_retain_last_success_timestamp_seconds", "gauge"),
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {series} {kind}\n")),
+            "{series} is not a {kind}:\n{text}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -15,7 +15,9 @@ The policy: keep_latest = 2, idle_ttl = "30d", interrupted threads kept. Meanwhi
 app runs live-N threads for SECONDS, each run on the thread's latest checkpoint, every
 third one stopping at the interrupt and resumed by the next. Checked afterwards, with
 Python's saver and graph only:
-  - the app never raised; both sweepers swept, exited 0 on SIGTERM, reported no error;
+  - the app never raised; the sweepers swept, exited 0 on SIGTERM, reported no error;
+  - the two never swept at once: no lock span (`lock_held_ms`, which holds every
+    delete of a sweep) of one meets a span of the other;
   - exactly the idle threads are gone;
   - every other thread reads as it did (the values of its latest checkpoint, the task
     waiting at the interrupt), its latest 2 checkpoints are there, and it has at most
@@ -178,15 +180,28 @@ def main() -> int:
         time.sleep(0.02)
     time.sleep(2.5)  # one more round after the app stopped
     lines = []
+    spans = []  # per sweeper: the [taken, released] lock spans of its sweeps, in ms
     for p in sweepers:
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=60)
         if p.returncode != 0:
             fail(f"a sweeper exited {p.returncode}: {err}")
-        lines += [json.loads(l) for l in out.splitlines() if l.strip()]
+        mine = [json.loads(l) for l in out.splitlines() if l.strip()]
+        lines += mine
+        spans.append([l["lock_held_ms"] for l in mine
+                      if l.get("sweep") and not l.get("skipped_locked")])
     swept = [l for l in lines if l.get("sweep") and not l.get("skipped_locked")]
     if len(swept) < 2 or any(l.get("errors") or l.get("error") for l in lines):
         fail(f"sweeps: {lines}")
+    # The two sweepers never sweep at once: each sweep's deletes fall inside its lock
+    # span, and no span of one sweeper meets a span of the other.
+    if any(s is None for mine in spans for s in mine):
+        fail(f"a sweep that ran reports no lock span: {lines}")
+    both = [(a, b) for a in spans[0] for b in spans[1] if a[0] <= b[1] and b[0] <= a[1]]
+    if both:
+        fail(f"the two sweepers swept at once: {both[:3]}")
+    if not spans[0] or not spans[1]:
+        print(f"note: one sweeper ran every sweep ({len(spans[0])} and {len(spans[1])})")
 
     threads = {c.config["configurable"]["thread_id"] for c in saver.list(None)}
     gone = {t for t in plan if t not in threads}
@@ -217,7 +232,8 @@ def main() -> int:
         if sum(m.startswith("hi ") for m in msgs) != n:
             fail(f"{thread}: {n} runs, {sum(m.startswith('hi ') for m in msgs)} in its state")
     print(json.dumps({
-        "sweeps": len(swept), "skipped": sum(1 for l in lines if l.get("skipped_locked")),
+        "sweeps": len(swept), "sweeps_each": [len(m) for m in spans],
+        "skipped": sum(1 for l in lines if l.get("skipped_locked")),
         "live_runs": sum(runs.values()), "deleted_threads": sorted(gone),
         "checkpoints_deleted": sum(l.get("checkpoints_deleted", 0) for l in swept),
     }))

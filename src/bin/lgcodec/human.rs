@@ -54,6 +54,48 @@ pub fn byte_rate(bytes_per_second: f64) -> String {
     format!("{}/s", bytes(whole))
 }
 
+/// What a prune or retention sweep deleted (or would), for [`deleted`].
+pub struct Deleted {
+    pub threads: u64,
+    pub dry_run: bool,
+    pub checkpoints: u64,
+    pub whole_threads: u64,
+    pub writes: u64,
+    pub blobs: u64,
+    pub bytes: u64,
+}
+
+/// The clause `prune` and `retain` summaries share: `9 thread(s): deleted 18
+/// checkpoint(s) (2 thread(s) whole), 18 write(s), 0 blob(s), 4.0 KiB`.
+pub fn deleted(d: &Deleted) -> String {
+    format!(
+        "{} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}",
+        count(d.threads),
+        if d.dry_run { "would delete" } else { "deleted" },
+        count(d.checkpoints),
+        count(d.whole_threads),
+        count(d.writes),
+        count(d.blobs),
+        bytes(d.bytes),
+    )
+}
+
+/// [`deleted`] of a prune or retain report (their fields share these names).
+macro_rules! deleted_of {
+    ($r:expr) => {
+        $crate::human::deleted(&$crate::human::Deleted {
+            threads: $r.threads,
+            dry_run: $r.dry_run,
+            checkpoints: $r.checkpoints_deleted,
+            whole_threads: $r.threads_deleted,
+            writes: $r.writes_deleted,
+            blobs: $r.blobs_deleted,
+            bytes: $r.bytes_freed,
+        })
+    };
+}
+pub(crate) use deleted_of;
+
 #[cfg(test)]
 mod tests {
     #[test]

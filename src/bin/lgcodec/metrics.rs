@@ -6,21 +6,29 @@
 
 use langgraph_codec::store::RetainReport;
 
-/// Every metric, with its help text (`# HELP` in the exposition).
+/// A counter (only goes up) or a gauge (the last value), `# TYPE` in the exposition.
 #[cfg(feature = "metrics")]
-const METRICS: &[(&str, &str)] = &[
-    ("lgcodec_retain_sweeps_total", "Sweeps, by result: done, skipped_locked (another sweeper held the store's lock) or failed."),
-    ("lgcodec_retain_threads_total", "Threads looked at."),
-    ("lgcodec_retain_threads_deleted_total", "Threads deleted whole (with dry_run=\"true\": that would be)."),
-    ("lgcodec_retain_checkpoints_deleted_total", "Checkpoints deleted, whole threads' included."),
-    ("lgcodec_retain_writes_deleted_total", "Pending-write rows deleted."),
-    ("lgcodec_retain_blobs_deleted_total", "Postgres blob rows deleted."),
-    ("lgcodec_retain_bytes_freed_total", "Bytes of the deleted rows' values (Postgres: with their JSONB's stored size)."),
-    ("lgcodec_retain_kept_total", "What a rule spared that another would have deleted, by rule (kept_by_rule in the JSON line)."),
-    ("lgcodec_retain_unreadable_total", "Checkpoints that could not be read where a DeltaChannel needed them; their chains were kept."),
-    ("lgcodec_retain_thread_errors_total", "Threads left as they were because of a problem with them (errors in the JSON line)."),
-    ("lgcodec_retain_last_sweep_duration_seconds", "How long the last sweep that ran took."),
-    ("lgcodec_retain_last_success_timestamp_seconds", "When the last sweep that ran (not skipped, not failed) ended, Unix seconds."),
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Counter,
+    Gauge,
+}
+
+/// Every metric, with its kind and help text (`# HELP` in the exposition).
+#[cfg(feature = "metrics")]
+const METRICS: &[(&str, Kind, &str)] = &[
+    ("lgcodec_retain_sweeps_total", Kind::Counter, "Sweeps, by result: done, skipped_locked (another sweeper held the store's lock) or failed."),
+    ("lgcodec_retain_threads_total", Kind::Counter, "Threads looked at."),
+    ("lgcodec_retain_threads_deleted_total", Kind::Counter, "Threads deleted whole (with dry_run=\"true\": that would be)."),
+    ("lgcodec_retain_checkpoints_deleted_total", Kind::Counter, "Checkpoints deleted, whole threads' included."),
+    ("lgcodec_retain_writes_deleted_total", Kind::Counter, "Pending-write rows deleted."),
+    ("lgcodec_retain_blobs_deleted_total", Kind::Counter, "Postgres blob rows deleted."),
+    ("lgcodec_retain_bytes_freed_total", Kind::Counter, "Bytes of the deleted rows' values (Postgres: with their JSONB's stored size)."),
+    ("lgcodec_retain_kept_total", Kind::Counter, "What a rule spared that another would have deleted, by rule (kept_by_rule in the JSON line)."),
+    ("lgcodec_retain_unreadable_total", Kind::Counter, "Checkpoints that could not be read where a DeltaChannel needed them; their chains were kept."),
+    ("lgcodec_retain_thread_errors_total", Kind::Counter, "Threads left as they were because of a problem with them (errors in the JSON line)."),
+    ("lgcodec_retain_last_sweep_duration_seconds", Kind::Gauge, "How long the last sweep that ran took."),
+    ("lgcodec_retain_last_success_timestamp_seconds", Kind::Gauge, "When the last sweep that ran (not skipped, not failed) ended, Unix seconds."),
 ];
 
 /// Opens the listener on `addr` and installs the recorder; `dry_run` becomes a label
@@ -47,11 +55,10 @@ pub fn serve(addr: &str, dry_run: bool) -> Result<(), String> {
             eprintln!("lgcodec store retain: the metrics listener stopped: {e:?}");
         }
     });
-    for (name, help) in METRICS {
-        if name.ends_with("_seconds") && !name.ends_with("_total") {
-            metrics::describe_gauge!(*name, *help);
-        } else {
-            metrics::describe_counter!(*name, *help);
+    for (name, kind, help) in METRICS {
+        match kind {
+            Kind::Gauge => metrics::describe_gauge!(*name, *help),
+            Kind::Counter => metrics::describe_counter!(*name, *help),
         }
     }
     // Every series exists from the start (a counter Prometheus has never seen cannot

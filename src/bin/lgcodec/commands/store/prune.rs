@@ -85,14 +85,8 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store prune: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
-                human::count(r.threads),
-                if r.dry_run { "would delete" } else { "deleted" },
-                human::count(r.checkpoints_deleted),
-                human::count(r.threads_deleted),
-                human::count(r.writes_deleted),
-                human::count(r.blobs_deleted),
-                human::bytes(r.bytes_freed),
+                "lgcodec store prune: {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
+                human::deleted_of!(r),
                 human::count(r.checkpoints_kept),
                 human::count(r.kept_for_delta),
                 r.file_bytes

@@ -139,14 +139,8 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
     }
     let k = &r.kept_by_rule;
     format!(
-        "{head}: {} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{}{} ({:.1} s)",
-        human::count(r.threads),
-        if r.dry_run { "would delete" } else { "deleted" },
-        human::count(r.checkpoints_deleted),
-        human::count(r.threads_deleted),
-        human::count(r.writes_deleted),
-        human::count(r.blobs_deleted),
-        human::bytes(r.bytes_freed),
+        "{head}: {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{}{} ({:.1} s)",
+        human::deleted_of!(r),
         human::count(k.labeled),
         human::count(k.newest),
         human::count(k.delta_ancestors),
