@@ -1044,3 +1044,32 @@ fn vacuum_gives_back_the_free_pages_of_an_incremental_file_and_says_how_to_conve
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The sweep line docs/retention.md shows under "Output" has the fields a sweep prints,
+/// in the same order, and the field list of docs/store-cli.md names each of them.
+#[test]
+fn the_documented_sweep_line_is_the_one_a_sweep_prints() {
+    let dir = scratch("retain-doc-line");
+    let path = committed_store(&dir);
+    let policy = write_file(&dir, "p.toml", "[rules]\nkeep_latest = 1\n");
+    let (line, _) = sweep_once(path.to_str().expect("utf-8"), &["--policy", &policy]);
+    let keys =
+        |v: &Json| -> Vec<String> { v.as_object().expect("an object").keys().cloned().collect() };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(root.join("docs/retention.md")).expect("guide");
+    let shown = guide
+        .lines()
+        .find(|l| l.starts_with("{\"operation\":\"retain\""))
+        .expect("a sweep line in docs/retention.md");
+    let shown: Json = serde_json::from_str(shown).expect("the documented line is JSON");
+    assert_eq!(keys(&shown), keys(&line), "docs/retention.md's sweep line");
+    let reference = std::fs::read_to_string(root.join("docs/store-cli.md")).expect("reference");
+    let retain = &reference[reference.find("\"retain\"").expect("retain's fields")..];
+    for key in keys(&line) {
+        assert!(
+            retain.contains(&format!("`{key}`")),
+            "docs/store-cli.md does not name `{key}`"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
