@@ -54,15 +54,17 @@ use tokio_postgres::types::ToSql;
 use super::error::StoreFault;
 mod batch;
 
-use batch::{difference, insert_writes, pending_bytes, present, Pending, WriteRow, Writer};
+use batch::{flush, pending_bytes, Pending, WriteRow, Writer};
 
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn, Stage, Throttle};
+use super::ops::{Progress, ProgressFn, Throttle};
 use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
-use super::target::{open_target, NewTarget, Target};
+use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
+use super::target::{open_target, NewTarget};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::sqlite::SqliteSaver;
 use crate::saver::CheckpointTuple;
 use crate::serializer::Serializer;
@@ -192,6 +194,10 @@ pub struct CopyReport {
     /// Batches: each wrote its pending writes in one target transaction and its
     /// checkpoints in another, then was read back and verified.
     pub batches: u64,
+    /// Postgres: connections re-opened (source or target) after the server closed
+    /// them; each batch or checkpoint read in flight then was done again (at most 5
+    /// losses in a row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
+    pub reconnects: u64,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -367,19 +373,21 @@ pub async fn copy(
     keys: &StoreKeys,
     options: &CopyOptions,
 ) -> Result<CopyReport> {
-    let src = AnyStore::open(source).await?;
+    let mut src = AnyStore::open(source).await?;
     let new = NewTarget::note(target);
     // One read transaction over every read of the source: the copy is of one point in
-    // time, whatever Python or a prune commits there meanwhile.
+    // time, whatever Python or a prune commits there meanwhile (a source connection
+    // lost and re-opened reads on in a new one: a rerun's point in time).
     src.raw.begin_snapshot().await?;
-    let report = copy_snapshot(&src, target, keys, options).await;
+    let report = copy_snapshot(&mut src, source, target, keys, options).await;
     src.raw.end_snapshot().await;
     new.discard_on_error(&report);
     report
 }
 
 async fn copy_snapshot(
-    src: &AnyStore,
+    src: &mut AnyStore,
+    source: &str,
     target: &str,
     keys: &StoreKeys,
     options: &CopyOptions,
@@ -406,8 +414,14 @@ async fn copy_snapshot(
     } else {
         options.threads.iter().map(|t| Some(t.as_str())).collect()
     };
+    let mut retry = Retry::new(DEFAULT_MAX_RECONNECTS);
     for t in &threads {
-        report.checkpoints += count(&src.raw, *t).await?;
+        report.checkpoints += loop {
+            match count(&src.raw, *t).await {
+                Ok(n) => break retry.ok(n),
+                Err(e) => reopen_source(src, source, &mut retry, e).await?,
+            }
+        };
     }
     // A dry run looks at the target only if it is already a store.
     let dry_target = if options.dry_run {
@@ -475,7 +489,12 @@ async fn copy_snapshot(
     for thread in &threads {
         let mut after: Option<(String, String, String)> = None;
         loop {
-            let keys_page = key_page(&src.raw, *thread, after.as_ref(), page_size).await?;
+            let keys_page = loop {
+                match key_page(&src.raw, *thread, after.as_ref(), page_size).await {
+                    Ok(page) => break retry.ok(page),
+                    Err(e) => reopen_source(src, source, &mut retry, e).await?,
+                }
+            };
             let Some(last) = keys_page.last().cloned() else {
                 break;
             };
@@ -495,43 +514,11 @@ async fn copy_snapshot(
                     }
                     continue;
                 };
-                let mut tuple =
-                    src.tuple(&read_serde, t, Some(ns), id)
-                        .await?
-                        .ok_or_else(|| StoreFault::Unreadable {
-                            what: format!("checkpoint {t}/{ns:?}/{id}"),
-                            reason: "vanished from the source during the copy".to_owned(),
-                        })?;
-                // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
-                // Python's Postgres reader looks for them; verified as stored so.
-                if let Writer::Postgres(s) = writer {
-                    let parent_sends = parent_sends(&src.raw, &read_serde, &tuple, t, ns).await?;
-                    s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
-                }
-                let mut writes = Vec::new();
-                for w in write_rows(&src.raw, t, ns, id).await? {
-                    let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
-                    let value = read_serde.loads_typed(&w.tag, &w.data).map_err(|e| {
-                        StoreFault::Unreadable {
-                            what: at(),
-                            reason: super::error::read_failure(&e),
-                        }
-                    })?;
-                    let typed =
-                        write_serde
-                            .dumps_typed(&value)
-                            .map_err(|e| StoreFault::Unreadable {
-                                what: at(),
-                                reason: e.to_string(),
-                            })?;
-                    writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
-                }
-                let pending = Pending {
-                    thread: t.clone(),
-                    ns: ns.clone(),
-                    id: id.clone(),
-                    tuple,
-                    writes,
+                let pending = loop {
+                    match read_pending(src, &read_serde, &write_serde, writer, (t, ns, id)).await {
+                        Ok(p) => break retry.ok(p),
+                        Err(e) => reopen_source(src, source, &mut retry, e).await?,
+                    }
                 };
                 // The batch goes when it is full, or when this checkpoint would take it
                 // over its bytes (a checkpoint larger than that goes alone).
@@ -541,10 +528,10 @@ async fn copy_snapshot(
                 {
                     flush(
                         &mut batch,
-                        target_conn,
+                        (target_conn, target),
                         writer,
                         options,
-                        &mut report,
+                        (&mut report, &mut retry),
                         &mut done,
                     )
                     .await?;
@@ -562,16 +549,88 @@ async fn copy_snapshot(
     if let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) {
         flush(
             &mut batch,
-            target_conn,
+            (target_conn, target),
             writer,
             options,
-            &mut report,
+            (&mut report, &mut retry),
             &mut done,
         )
         .await?;
     }
+    report.reconnects = retry.reconnects;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// One source checkpoint read for the batch: its tuple (pending `Send`s of a `v < 4`
+/// checkpoint put where Python's Postgres reader looks for them, when the target is
+/// Postgres) and its pending writes re-serialized for the target. Reads only: done
+/// again whole after a lost source connection.
+async fn read_pending(
+    src: &AnyStore,
+    read_serde: &Arc<dyn Serializer>,
+    write_serde: &Arc<dyn Serializer>,
+    writer: &Writer,
+    (t, ns, id): (&str, &str, &str),
+) -> Result<Pending> {
+    let mut tuple = src
+        .tuple(read_serde, t, Some(ns), id)
+        .await?
+        .ok_or_else(|| StoreFault::Unreadable {
+            what: format!("checkpoint {t}/{ns:?}/{id}"),
+            reason: "vanished from the source during the copy".to_owned(),
+        })?;
+    // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
+    // Python's Postgres reader looks for them; verified as stored so.
+    if let Writer::Postgres(s) = writer {
+        let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
+        s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
+    }
+    let mut writes = Vec::new();
+    for w in write_rows(&src.raw, t, ns, id).await? {
+        let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
+        let value =
+            read_serde
+                .loads_typed(&w.tag, &w.data)
+                .map_err(|e| StoreFault::Unreadable {
+                    what: at(),
+                    reason: super::error::read_failure(&e),
+                })?;
+        let typed = write_serde
+            .dumps_typed(&value)
+            .map_err(|e| StoreFault::Unreadable {
+                what: at(),
+                reason: e.to_string(),
+            })?;
+        writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+    }
+    Ok(Pending {
+        thread: t.to_owned(),
+        ns: ns.to_owned(),
+        id: id.to_owned(),
+        tuple,
+        writes,
+    })
+}
+
+/// After a read of the source `given` failed with `e`: a lost Postgres connection
+/// (within `retry`'s limit) is waited on and the source opened again, in a new read
+/// transaction; any other error is returned.
+async fn reopen_source(src: &mut AnyStore, given: &str, retry: &mut Retry, e: Error) -> Result<()> {
+    if matches!(src.raw, Raw::Sqlite { .. }) {
+        return Err(e);
+    }
+    retry.lost(e).await?;
+    let opened = async {
+        let new = AnyStore::open(given).await?;
+        new.raw.begin_snapshot().await?;
+        Ok(new)
+    }
+    .await;
+    if let Some(new) = retry.reopened(opened)? {
+        *src = new;
+    }
+    Ok(())
 }
 
 /// The `__pregel_tasks` write values of the parent of a `v < 4` checkpoint that has
@@ -610,86 +669,6 @@ async fn parent_sends(
         );
     }
     Ok(sends)
-}
-
-/// Writes a batch and verifies it, emptying it: its pending writes in one target
-/// transaction (insert-or-ignore), then the checkpoints not yet there through the
-/// target saver in another (so a checkpoint in the target always has its writes, and
-/// a copy killed at any point is finished by running it again), then every checkpoint
-/// of the batch read back through the target saver's `get_tuple` and compared with
-/// its source.
-async fn flush(
-    batch: &mut Vec<Pending>,
-    target: &mut Target,
-    writer: &Writer,
-    options: &CopyOptions,
-    report: &mut CopyReport,
-    done: &mut u64,
-) -> Result<()> {
-    if batch.is_empty() {
-        return Ok(());
-    }
-    report.batches += 1;
-    report.writes_inserted += insert_writes(target, batch).await?;
-    let there = present(target, batch).await?;
-    let missing: Vec<&Pending> = batch
-        .iter()
-        .zip(&there)
-        .filter(|(_, there)| !**there)
-        .map(|(p, _)| p)
-        .collect();
-    if !missing.is_empty() {
-        writer
-            .put_batch(&missing)
-            .await
-            .map_err(|e| StoreFault::Unreadable {
-                what: format!(
-                    "put of checkpoints {} .. {} into the target",
-                    missing.first().map(|p| p.at()).unwrap_or_default(),
-                    missing.last().map(|p| p.at()).unwrap_or_default()
-                ),
-                reason: e.to_string(),
-            })?;
-    }
-    report.copied += missing.len() as u64;
-    report.already_there += (batch.len() - missing.len()) as u64;
-    // Read back a window of checkpoints at a time (on Postgres the whole batch in one
-    // statement; the SQLite saver decodes a few at once on its blocking pool), then
-    // compare and report them in order.
-    let items: Vec<Pending> = std::mem::take(batch);
-    for window in items.chunks(writer.verify_window()) {
-        let back = writer.read_back(window).await;
-        for (p, read) in window.iter().zip(back) {
-            *done += 1;
-            match read {
-                Some(Ok(Some(b))) => match difference(&p.tuple, &b) {
-                    None => report.verified += 1,
-                    Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
-                },
-                Some(Ok(None)) => report
-                    .mismatches
-                    .push(format!("{}: not in the target", p.at())),
-                Some(Err(e)) => report
-                    .mismatches
-                    .push(format!("{}: does not read back: {e}", p.at())),
-                None => report
-                    .mismatches
-                    .push(format!("{}: does not read back: the read failed", p.at())),
-            }
-            if let Some(f) = &options.progress {
-                f(&Progress {
-                    operation: "copy",
-                    column: "checkpoints",
-                    rows_done: *done,
-                    total_estimate: report.checkpoints.max(*done),
-                    rewritten: report.copied,
-                    stage: Stage::Done,
-                    page: None,
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 /// How many threads of the selection `target` holds with a checkpoint `source` does

@@ -18,6 +18,7 @@ use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
 use super::raw::{cell_bytes, pg, pg_connect, ph, sq, Raw, Result};
+use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
 use super::Location;
 use crate::saver::layout::StoreLayout;
 
@@ -119,6 +120,11 @@ pub struct ImportReport {
     pub dry_run: bool,
     /// Whether the target was empty and got Python's tables.
     pub created_tables: bool,
+    /// Postgres: connections re-opened after the server closed them; the batch in
+    /// flight then was inserted again (a batch whose commit went through before the
+    /// connection went then counts its rows identical). At most 5 losses in a row, then
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    pub reconnects: u64,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -304,6 +310,9 @@ struct Sink {
     report: ImportReport,
     max_samples: usize,
     dry_run: bool,
+    /// The target as given (to re-open a lost connection to it).
+    given: String,
+    retry: Retry,
 }
 
 impl Sink {
@@ -320,10 +329,19 @@ impl Sink {
             self.batch.clear();
             return Ok(());
         };
+        let writable = !self.dry_run;
         let inserted = if self.dry_run {
             vec![false; self.batch.len()]
         } else {
-            insert_batch(tgt, spec, &self.batch).await?
+            loop {
+                match insert_batch(tgt, spec, &self.batch).await {
+                    Ok(v) => break self.retry.ok(v),
+                    Err(e) => {
+                        tgt.recover(&self.given, writable, &mut self.retry, e)
+                            .await?
+                    }
+                }
+            }
         };
         for (row, ok) in self.batch.iter().zip(inserted) {
             if ok {
@@ -331,7 +349,16 @@ impl Sink {
                 continue;
             }
             let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
-            match existing(tgt, spec, &key).await? {
+            let there = loop {
+                match existing(tgt, spec, &key).await {
+                    Ok(v) => break self.retry.ok(v),
+                    Err(e) => {
+                        tgt.recover(&self.given, writable, &mut self.retry, e)
+                            .await?
+                    }
+                }
+            };
+            match there {
                 None if self.dry_run => report.inserted += 1,
                 Some(there) if &there == row => report.identical += 1,
                 _ => {
@@ -424,6 +451,8 @@ async fn import_into(
         report,
         max_samples,
         dry_run: options.dry_run,
+        given: target.to_owned(),
+        retry: Retry::new(DEFAULT_MAX_RECONNECTS),
     };
     let mut batch_kind: Option<usize> = None;
     let mut done = 0u64;
@@ -471,6 +500,7 @@ async fn import_into(
     sink.flush(batch_kind.and_then(|k| rows.specs().get(k)))
         .await?;
     let mut report = sink.report;
+    report.reconnects = sink.retry.reconnects;
     report.complete = rows.complete;
     report.cut_short = rows.cut_short.take();
     report.elapsed_s = started.elapsed().as_secs_f64();

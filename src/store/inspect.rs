@@ -547,6 +547,10 @@ impl AnyStore {
                     ))
                     .await
                     .map_err(|e| {
+                        // A lost connection stays one (the caller may reconnect).
+                        if e.is_connection_lost() {
+                            return e;
+                        }
                         unreadable(format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
                     })
             }

@@ -89,6 +89,7 @@ mod raw;
 mod report;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod retain;
+mod retry;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -12,6 +12,8 @@ use super::classify::{classify, Class, Classified};
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::report::{AuditReport, ClassCounts, InlineCounts, TableCounts, UnreadableRow, Verdict};
+pub(super) use super::retry::sleep;
+use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
 use super::Store;
 use crate::error::Error;
 
@@ -120,7 +122,7 @@ impl AuditOptions {
             page_bytes: DEFAULT_PAGE_BYTES,
             per_thread: true,
             max_samples: 20,
-            max_reconnects: 5,
+            max_reconnects: DEFAULT_MAX_RECONNECTS,
             key_probe: true,
             progress: None,
         }
@@ -222,7 +224,7 @@ pub(super) async fn total_estimate(store: &Store) -> Result<u64, Error> {
 }
 
 /// Runs `f`; when the Postgres connection is lost, reconnects (backing off) and runs it
-/// again, at most `max` times in a row.
+/// again, at most `max` times in a row (see [`Retry`]).
 pub(super) async fn retrying<T, F, Fut>(
     store: &Store,
     max: u32,
@@ -233,39 +235,17 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, Error>>,
 {
-    let mut lost = 0u32;
+    let mut retry = Retry::new(max);
     loop {
         match f().await {
-            Err(e) if e.is_connection_lost() => {
-                lost = lost.saturating_add(1);
-                if lost > max {
-                    return Err(StoreFault::ConnectionLost {
-                        attempts: lost,
-                        last: e.to_string(),
-                    }
-                    .into());
+            Err(e) => {
+                retry.lost(e).await?;
+                if retry.reopened(store.reconnect().await)?.is_some() {
+                    *reconnects = reconnects.saturating_add(1);
                 }
-                reconnect(store, lost, reconnects).await?;
             }
-            other => return other,
+            ok => return ok,
         }
-    }
-}
-
-/// Waits a little longer each time, then re-opens the Postgres connection (a failed
-/// attempt counts as one more loss at the next statement).
-async fn reconnect(store: &Store, attempt: u32, reconnects: &mut u64) -> Result<(), Error> {
-    sleep(Duration::from_millis(
-        100u64.saturating_mul(u64::from(attempt.min(20))),
-    ))
-    .await;
-    match store.reconnect().await {
-        Ok(()) => {
-            *reconnects = reconnects.saturating_add(1);
-            Ok(())
-        }
-        Err(e) if e.is_connection_lost() => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -555,13 +535,5 @@ impl Throttle {
         if due > elapsed {
             sleep(due.saturating_sub(elapsed)).await;
         }
-    }
-}
-
-pub(super) async fn sleep(d: Duration) {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        tokio::time::sleep(d).await;
-    } else {
-        std::thread::sleep(d);
     }
 }

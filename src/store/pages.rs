@@ -14,7 +14,9 @@ use std::time::Duration;
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
 use super::plan::{plan_thread, Cp, PlannedThread, Rules, Tally};
 use super::raw::{cell_bytes, pg, sq, Result};
+use super::retry::Retry;
 use super::target::{open_target, Target};
+use crate::error::Error;
 use crate::saver::delta::ChainNode;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::{Checkpoint, CheckpointMetadata};
@@ -404,6 +406,12 @@ pub(crate) struct Pass<'a> {
     /// Set from outside (a signal): the page in flight finishes, no other begins.
     pub(crate) stop: Option<&'a AtomicBool>,
     pub(crate) on_plan: Option<&'a PlanFn>,
+    /// Lost Postgres connections in a row re-opened before the pass stops.
+    pub(crate) max_reconnects: u32,
+    /// Postgres: a query taking the pass's session lock again on a re-opened first
+    /// connection (the lock went with the old one); `false` from it (another sweeper
+    /// took the lock meanwhile) stops the pass after the page in flight.
+    pub(crate) relock: Option<&'a str>,
 }
 
 /// What a pass did: its counts, the last thread it looked at, and why it ended.
@@ -413,6 +421,61 @@ pub(crate) struct PassDone {
     pub(crate) last: Option<String>,
     pub(crate) capped: bool,
     pub(crate) stopped: bool,
+    /// Connections re-opened after the server closed them.
+    pub(crate) reconnects: u64,
+    /// The session lock could not be taken again after a reconnect.
+    pub(crate) lock_lost: bool,
+}
+
+/// Re-opens a pass's connections after a lost one.
+struct Reopen<'a> {
+    store: &'a str,
+    retry: Retry,
+    relock: Option<&'a str>,
+    lock_lost: bool,
+}
+
+impl Reopen<'_> {
+    /// After `e` on `target` (`first`: the connection that holds the session lock):
+    /// re-opens it when the connection was lost (taking the lock again), for the
+    /// caller to redo its unit; any other error, or one loss too many, is returned.
+    async fn recover(&mut self, target: &mut Target, first: bool, e: Error) -> Result<()> {
+        let before = self.retry.reconnects;
+        target.recover(self.store, true, &mut self.retry, e).await?;
+        let (true, Some(sql), Target::Postgres(client)) = (
+            first && self.retry.reconnects > before,
+            self.relock,
+            &*target,
+        ) else {
+            return Ok(());
+        };
+        match client.query_one(sql, &[]).await.map_err(pg("retain lock")) {
+            Ok(row) => {
+                let got: bool = row.try_get(0).map_err(pg("retain lock"))?;
+                self.lock_lost |= !got;
+                Ok(())
+            }
+            // Lost again: the next statement counts it, and this runs again.
+            Err(e) if e.is_connection_lost() => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `$step` (an expression on `$target`, the connection `$first` or the second) until
+/// it goes through, `$reopen` re-opening the connection after each loss. A page is
+/// one transaction: redone after a loss, it is planned again from what the store
+/// holds, so a page whose commit went through before the connection went finds its
+/// threads pruned and removes nothing more.
+macro_rules! redo {
+    ($reopen:expr, $target:expr, $first:expr, $step:expr) => {
+        loop {
+            match $step {
+                Ok(v) => break $reopen.retry.ok(v),
+                Err(e) => $reopen.recover($target, $first, e).await?,
+            }
+        }
+    };
 }
 
 /// Loads, decides and removes one page of threads on `target`, in one transaction;
@@ -449,8 +512,14 @@ pub(crate) async fn run_pass(
     serde: &Arc<dyn Serializer>,
     pass: &Pass<'_>,
 ) -> Result<PassDone> {
+    let mut reopen = Reopen {
+        store,
+        retry: Retry::new(pass.max_reconnects),
+        relock: pass.relock,
+        lock_lost: false,
+    };
     let total = if pass.only.is_empty() {
-        thread_count(target).await?
+        redo!(reopen, target, true, thread_count(target).await)
     } else {
         pass.only.len() as u64
     };
@@ -478,12 +547,27 @@ pub(crate) async fn run_pass(
             out.capped = true;
             break;
         }
-        let first = thread_page(target, &pass.only, after.as_deref(), page_threads).await?;
+        if reopen.lock_lost {
+            out.stopped = true;
+            out.lock_lost = true;
+            break;
+        }
+        let first = redo!(
+            reopen,
+            target,
+            true,
+            thread_page(target, &pass.only, after.as_deref(), page_threads).await
+        );
         let Some(last) = first.last().cloned() else {
             break;
         };
         let next = match &second {
-            Some(_) => thread_page(target, &pass.only, Some(&last), page_threads).await?,
+            Some(_) => redo!(
+                reopen,
+                target,
+                true,
+                thread_page(target, &pass.only, Some(&last), page_threads).await
+            ),
             None => Vec::new(),
         };
         after = Some(next.last().cloned().unwrap_or(last));
@@ -494,9 +578,39 @@ pub(crate) async fn run_pass(
                     do_page(other, serde, &next, pass),
                 )
                 .await;
-                (a?, Some(b?))
+                // Each connection's page is redone alone when its connection was
+                // lost (the other page's transaction stands as it went).
+                let mut a = Some(a);
+                let a = redo!(
+                    reopen,
+                    target,
+                    true,
+                    match a.take() {
+                        Some(first_try) => first_try,
+                        None => do_page(target, serde, &first, pass).await,
+                    }
+                );
+                let mut b = Some(b);
+                let b = redo!(
+                    reopen,
+                    other,
+                    false,
+                    match b.take() {
+                        Some(first_try) => first_try,
+                        None => do_page(other, serde, &next, pass).await,
+                    }
+                );
+                (a, Some(b))
             }
-            _ => (do_page(target, serde, &first, pass).await?, None),
+            _ => (
+                redo!(
+                    reopen,
+                    target,
+                    true,
+                    do_page(target, serde, &first, pass).await
+                ),
+                None,
+            ),
         };
         for (tally, read) in std::iter::once(a).chain(b) {
             throttle.account(read).await;
@@ -519,6 +633,7 @@ pub(crate) async fn run_pass(
             tokio::time::sleep(p).await;
         }
     }
+    out.reconnects = reopen.retry.reconnects;
     Ok(out)
 }
 

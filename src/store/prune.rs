@@ -43,6 +43,7 @@ use super::ops::{Progress, ProgressFn};
 use super::pages::{run_pass, Pass, PAGE_THREADS};
 use super::plan::Rules;
 use super::raw::{require_sqlite_file, serializer, sq, Result};
+use super::retry::DEFAULT_MAX_RECONNECTS;
 use super::target::{open_target, Target};
 use super::Location;
 
@@ -232,6 +233,10 @@ pub struct PruneReport {
     pub bytes_freed: u64,
     /// SQLite with vacuum: file size before and after.
     pub file_bytes: Option<(u64, u64)>,
+    /// Postgres: connections re-opened after the server closed them (each page in
+    /// flight then was done again; at most 5 losses in a row, then
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
+    pub reconnects: u64,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -294,8 +299,11 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         progress: options.progress.as_ref(),
         stop: None,
         on_plan: None,
+        max_reconnects: DEFAULT_MAX_RECONNECTS,
+        relock: None,
     };
-    let t = run_pass(store, &mut target, &serde, &pass).await?.tally;
+    let done = run_pass(store, &mut target, &serde, &pass).await?;
+    let t = done.tally;
     let mut report = PruneReport {
         operation: "prune",
         store: shown,
@@ -310,6 +318,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         blobs_deleted: t.blobs_deleted,
         bytes_freed: t.bytes_freed,
         file_bytes: None,
+        reconnects: done.reconnects,
         elapsed_s: 0.0,
     };
     if let (Target::Sqlite(conn), true, false) = (&target, options.vacuum, options.dry_run) {

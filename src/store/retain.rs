@@ -34,6 +34,7 @@ use super::pages::{expiry_page, run_pass, Pass, PlanFn, PAGE_THREADS};
 use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{pg, require_sqlite_file, serializer, sq, Result};
+use super::retry::DEFAULT_MAX_RECONNECTS;
 use super::target::{open_target, Target};
 use super::Location;
 
@@ -199,6 +200,10 @@ pub struct RetainReport {
     pub next_after: Option<String>,
     /// With [`RetainOptions::vacuum`] on SQLite: what the incremental vacuum did.
     pub vacuum: Option<VacuumReport>,
+    /// Postgres: connections re-opened after the server closed them (each page in
+    /// flight then was done again, the sweep lock taken again; at most 5 losses in a
+    /// row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
+    pub reconnects: u64,
     /// Seconds.
     pub duration_s: f64,
     /// When this sweep took the store's sweep lock and when it let it go, in
@@ -469,13 +474,18 @@ pub async fn retain(
         progress: None,
         stop: options.stop.as_deref(),
         on_plan: None,
+        max_reconnects: DEFAULT_MAX_RECONNECTS,
+        relock: None,
     };
+    let relock = format!("SELECT pg_try_advisory_lock({PG_LOCK_KEY})");
+    let mut reconnects = 0u64;
     let outcome = async {
         if rules.deletes_threads() && !options.allow_all {
             let (all, threads) = all_expire(&target, &rules).await?;
             if all {
                 // Every thread's time is up: see whether anything else keeps one.
                 let whole = run_pass(store, &mut target, &serde, &pass).await?;
+                reconnects += whole.reconnects;
                 if !whole.stopped && whole.tally.threads_deleted >= threads {
                     return Err(StoreFault::WouldDeleteAll {
                         store: shown.clone(),
@@ -491,6 +501,9 @@ pub async fn retain(
         pass.after.clone_from(&options.after);
         pass.progress = options.progress.as_ref();
         pass.on_plan = options.on_plan.as_deref();
+        if matches!(held, Lock::Postgres) {
+            pass.relock = Some(&relock);
+        }
         run_pass(store, &mut target, &serde, &pass).await
     }
     .await;
@@ -510,6 +523,7 @@ pub async fn retain(
     let (done, vacuum) = outcome?;
     report.vacuum = vacuum;
     released?;
+    report.reconnects = reconnects.saturating_add(done.reconnects);
     let t = done.tally;
     report.threads = t.threads;
     report.threads_deleted = t.threads_deleted;
@@ -521,6 +535,12 @@ pub async fn retain(
     report.kept_by_rule = t.kept;
     report.unreadable = t.unreadable;
     report.errors = t.errors;
+    if done.lock_lost {
+        report.errors.push(
+            "another sweeper took the store's lock while the lost connection was re-opened: stopped after the page in flight"
+                .to_owned(),
+        );
+    }
     report.capped = done.capped;
     report.stopped = done.stopped;
     report.next_after = if done.capped || done.stopped {

@@ -3,17 +3,18 @@
 //! transaction, compare-and-swap per row.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::backend::{KeyPart, Row, Table, Update};
 use super::classify::{classify, Class, Classified};
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::ops::{
-    key_strings, page_keys, probe_keys, retrying, sleep, stored_len, total_estimate, Progress,
-    ProgressFn, Stage, Throttle, DEFAULT_PAGE_BYTES,
+    key_strings, page_keys, probe_keys, retrying, stored_len, total_estimate, Progress, ProgressFn,
+    Stage, Throttle, DEFAULT_PAGE_BYTES,
 };
 use super::report::{ClassCounts, SweepReport, SweepTable, Tally, UnreadableRow};
+use super::retry::Retry;
 use super::Store;
 use crate::error::Error;
 
@@ -59,7 +60,7 @@ impl SweepOptions {
             dry_run: false,
             vacuum: false,
             max_rows_per_sec: None,
-            max_reconnects: 5,
+            max_reconnects: super::retry::DEFAULT_MAX_RECONNECTS,
             key_probe: true,
             progress: None,
         }
@@ -291,7 +292,7 @@ async fn sweep(
     };
     let mut done = 0u64;
     let mut bytes_read = 0u64;
-    let mut lost_in_a_row = 0u32;
+    let mut retry = Retry::new(options.max_reconnects);
     let mut throttle = Throttle::new(options.max_rows_per_sec);
     let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
         if let Some(f) = &options.progress {
@@ -332,32 +333,15 @@ async fn sweep(
             )
             .await;
             let (result, next, page_bytes) = match attempt {
-                Ok(Some(x)) => {
-                    lost_in_a_row = 0;
-                    x
-                }
+                Ok(Some(x)) => retry.ok(x),
                 Ok(None) => break,
-                Err(e) if e.is_connection_lost() => {
-                    lost_in_a_row = lost_in_a_row.saturating_add(1);
-                    if lost_in_a_row > options.max_reconnects {
-                        return Err(StoreFault::ConnectionLost {
-                            attempts: lost_in_a_row,
-                            last: e.to_string(),
-                        }
-                        .into());
-                    }
-                    sleep(Duration::from_millis(
-                        100u64.saturating_mul(u64::from(lost_in_a_row)),
-                    ))
-                    .await;
-                    match store.reconnect().await {
-                        Ok(()) => report.reconnects = report.reconnects.saturating_add(1),
-                        Err(e) if e.is_connection_lost() => {}
-                        Err(e) => return Err(e),
+                Err(e) => {
+                    retry.lost(e).await?;
+                    if retry.reopened(store.reconnect().await)?.is_some() {
+                        report.reconnects = report.reconnects.saturating_add(1);
                     }
                     continue;
                 }
-                Err(e) => return Err(e),
             };
             let rows = result.seen.total.rows;
             table.seen.merge(&result.seen);

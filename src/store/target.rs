@@ -4,7 +4,9 @@
 
 use super::error::StoreFault;
 use super::raw::{pg, pg_connect, sq, Result};
+use super::retry::Retry;
 use super::Location;
+use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
@@ -13,6 +15,31 @@ use crate::saver::sqlite::SqliteSaver;
 pub(crate) enum Target {
     Sqlite(rusqlite::Connection),
     Postgres(tokio_postgres::Client),
+}
+
+impl Target {
+    /// After a statement on this connection to `given` failed with `e`: a lost
+    /// Postgres connection (within `retry`'s limit) is waited on and re-opened
+    /// (`writable` as it was opened), for the caller to redo its unit; any other error
+    /// is returned. SQLite has no connection to lose: its errors are returned as they are.
+    pub(crate) async fn recover(
+        &mut self,
+        given: &str,
+        writable: bool,
+        retry: &mut Retry,
+        e: Error,
+    ) -> Result<()> {
+        let Target::Postgres(client) = self else {
+            return Err(e);
+        };
+        retry.lost(e).await?;
+        if let Location::Postgres(url) = Location::parse(given)? {
+            if let Some(new) = retry.reopened(pg_connect(&url, !writable).await)? {
+                *client = new;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A SQLite target file that did not exist when an import or copy began: if the

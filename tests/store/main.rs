@@ -16,6 +16,8 @@ mod old_layouts;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod operator;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod reconnect;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod refusals;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod retain;

@@ -5,8 +5,11 @@
 use std::sync::Arc;
 
 use super::super::error::StoreFault;
+use super::super::ops::{Progress, Stage};
 use super::super::raw::{pg, sq, Result};
+use super::super::retry::Retry;
 use super::super::target::Target;
+use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::sqlite::SqliteSaver;
@@ -240,9 +243,10 @@ impl Writer {
     }
 
     /// Each of `window` as the target saver's `get_tuple` reads it, in order: on
-    /// Postgres one statement for the window, on SQLite a few reads at once.
-    pub(super) async fn read_back(&self, window: &[Pending]) -> Vec<Option<ReadBack>> {
-        match self {
+    /// Postgres one statement for the window, on SQLite a few reads at once. A lost
+    /// Postgres connection is the error (the batch is done again), not a mismatch.
+    pub(super) async fn read_back(&self, window: &[Pending]) -> Result<Vec<Option<ReadBack>>> {
+        Ok(match self {
             Writer::Postgres(s) => {
                 let keys: Vec<(&str, &str, &str)> = window
                     .iter()
@@ -270,6 +274,7 @@ impl Writer {
                             })
                             .collect()
                     }
+                    Err(e) if e.is_connection_lost() => return Err(e),
                     // Every checkpoint of the window is reported with the reason.
                     Err(e) => window
                         .iter()
@@ -301,7 +306,7 @@ impl Writer {
                 }
                 back
             }
-        }
+        })
     }
 
     /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
@@ -350,6 +355,109 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// Writes a batch and verifies it, emptying it: its pending writes in one target
+/// transaction (insert-or-ignore), then the checkpoints not yet there through the
+/// target saver in another (so a checkpoint in the target always has its writes, and
+/// a copy killed at any point is finished by running it again), then every checkpoint
+/// of the batch read back through the target saver's `get_tuple` and compared with
+/// its source. After a lost connection to the target (`given`) the whole batch is
+/// done again: its writes insert only free keys and its checkpoints go in only where
+/// missing, so a transaction that committed before the connection went is found done
+/// (its checkpoints then counted as already there).
+pub(super) async fn flush(
+    batch: &mut Vec<Pending>,
+    (target, given): (&mut Target, &str),
+    writer: &Writer,
+    options: &CopyOptions,
+    (report, retry): (&mut CopyReport, &mut Retry),
+    done: &mut u64,
+) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let (inserted, missing, back) = loop {
+        match write_batch(batch, target, writer).await {
+            Ok(v) => break retry.ok(v),
+            Err(e) => target.recover(given, true, retry, e).await?,
+        }
+    };
+    report.batches += 1;
+    report.writes_inserted += inserted;
+    report.copied += missing;
+    report.already_there += batch.len() as u64 - missing;
+    let items: Vec<Pending> = std::mem::take(batch);
+    for (p, read) in items.iter().zip(back) {
+        *done += 1;
+        match read {
+            Some(Ok(Some(b))) => match difference(&p.tuple, &b) {
+                None => report.verified += 1,
+                Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
+            },
+            Some(Ok(None)) => report
+                .mismatches
+                .push(format!("{}: not in the target", p.at())),
+            Some(Err(e)) => report
+                .mismatches
+                .push(format!("{}: does not read back: {e}", p.at())),
+            None => report
+                .mismatches
+                .push(format!("{}: does not read back: the read failed", p.at())),
+        }
+        if let Some(f) = &options.progress {
+            f(&Progress {
+                operation: "copy",
+                column: "checkpoints",
+                rows_done: *done,
+                total_estimate: report.checkpoints.max(*done),
+                rewritten: report.copied,
+                stage: Stage::Done,
+                page: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One attempt at a batch: the write rows inserted, how many checkpoints were put,
+/// and each checkpoint read back.
+async fn write_batch(
+    batch: &[Pending],
+    target: &mut Target,
+    writer: &Writer,
+) -> Result<(u64, u64, Vec<Option<ReadBack>>)> {
+    let inserted = insert_writes(target, batch).await?;
+    let there = present(target, batch).await?;
+    let missing: Vec<&Pending> = batch
+        .iter()
+        .zip(&there)
+        .filter(|(_, there)| !**there)
+        .map(|(p, _)| p)
+        .collect();
+    if !missing.is_empty() {
+        writer.put_batch(&missing).await.map_err(|e| {
+            if e.is_connection_lost() {
+                return e;
+            }
+            StoreFault::Unreadable {
+                what: format!(
+                    "put of checkpoints {} .. {} into the target",
+                    missing.first().map(|p| p.at()).unwrap_or_default(),
+                    missing.last().map(|p| p.at()).unwrap_or_default()
+                ),
+                reason: e.to_string(),
+            }
+            .into()
+        })?;
+    }
+    // Read back a window of checkpoints at a time (on Postgres the whole batch in one
+    // statement; the SQLite saver decodes a few at once on its blocking pool).
+    let mut back = Vec::with_capacity(batch.len());
+    for window in batch.chunks(writer.verify_window()) {
+        back.extend(writer.read_back(window).await?);
+    }
+    Ok((inserted, missing.len() as u64, back))
 }
 
 /// Why two tuples differ, or `None`.

@@ -1,0 +1,356 @@
+//! The writing store operations (prune, copy both ways, import) on a real Postgres
+//! server whose backends are terminated mid-run (`pg_terminate_backend`, what a
+//! server restart or a failover does to a session): each reconnects, redoes the page
+//! or batch in flight and ends where an uninterrupted run on an identical store ends
+//! (every row of every table compared). And a server that stays away longer than the
+//! retries allow: `lgcodec` exits 2 (ConnectionLost) and a rerun finishes the job.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::pg::{connect, digest, fresh, url as pg_base};
+use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
+use langgraph_codec::saver::postgres::PostgresSaver;
+use langgraph_codec::store::{
+    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn db_name(url: &str) -> String {
+    url.rsplit('/').next().expect("database").to_owned()
+}
+
+/// Runs `sql` (with the database's name as `$1`) from a connection to the server's
+/// own database, on a thread and runtime of its own (callable from a progress
+/// callback); its first column's count.
+fn admin(sql: &str, db: &str) -> i64 {
+    let (sql, db) = (sql.to_owned(), db.to_owned());
+    std::thread::spawn(move || {
+        rt().block_on(async {
+            let base = pg_base().expect("server");
+            let c = connect(&base).await;
+            if sql.contains("$1") {
+                c.query_one(&sql, &[&db]).await.expect("admin").get(0)
+            } else {
+                c.batch_execute(&sql).await.expect("admin");
+                0
+            }
+        })
+    })
+    .join()
+    .expect("admin thread")
+}
+
+/// Terminates every backend connected to the database `db` (the operation's); how many.
+fn terminate(db: &str) -> i64 {
+    admin(
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = $1 AND pid <> pg_backend_pid()",
+        db,
+    )
+}
+
+/// A callback that terminates `db`'s backends when the progress count reaches one of
+/// `at`; the number of terminations done.
+fn killer_at(db: &str, at: &'static [u64]) -> (Arc<AtomicU64>, impl Fn(u64) + Send + Sync) {
+    let killed = Arc::new(AtomicU64::new(0));
+    let (db, k) = (db.to_owned(), Arc::clone(&killed));
+    let seen = AtomicU64::new(0);
+    (killed, move |done: u64| {
+        // Each threshold once, at the first report past it.
+        let next = seen.load(Ordering::SeqCst) as usize;
+        if at.get(next).is_some_and(|&n| done >= n) {
+            seen.fetch_add(1, Ordering::SeqCst);
+            if terminate(&db) > 0 {
+                k.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    })
+}
+
+/// A fresh database `tag` holding `shape`'s threads, and a copy of it `tag_ref`.
+async fn pg_pair(base: &str, tag: &str, shape: &Shape) -> (String, String) {
+    let url = fresh(base, tag).await;
+    let saver = PostgresSaver::builder_from_url(&url)
+        .expect("url")
+        .serializer(serializer(shape))
+        .build()
+        .expect("saver");
+    saver.setup().await.expect("setup");
+    fill(&saver, shape, "t-").await;
+    drop(saver);
+    let reference = clone_db(base, &url, &format!("{tag}_ref")).await;
+    (url, reference)
+}
+
+/// A new database `<base>_<tag>` made from `from` as a template.
+async fn clone_db(base: &str, from: &str, tag: &str) -> String {
+    let url = fresh(base, tag).await;
+    let client = connect(base).await;
+    let (new, old) = (db_name(&url), db_name(from));
+    // A template database must have no session: the saver's pooled ones go first.
+    terminate(&old);
+    for sql in [
+        format!("DROP DATABASE \"{new}\""),
+        format!("CREATE DATABASE \"{new}\" TEMPLATE \"{old}\""),
+    ] {
+        client.batch_execute(&sql).await.expect("clone");
+    }
+    url
+}
+
+/// Every row of every table of a SQLite store, ordered.
+fn sqlite_dump(path: &Path) -> String {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut out = String::new();
+    for t in ["checkpoints", "writes"] {
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {t} ORDER BY 1, 2, 3, 4"))
+            .expect("select");
+        let n = stmt.column_count();
+        let mut rows: Vec<String> = stmt
+            .query_map([], |r| {
+                let mut line = String::new();
+                for i in 0..n {
+                    line.push_str(&format!("{:?}|", r.get_ref(i)?));
+                }
+                Ok(line)
+            })
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        rows.sort();
+        out.push_str(t);
+        out.push('\n');
+        out.push_str(&rows.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+fn shape(threads: usize, steps: usize) -> Shape {
+    Shape {
+        threads,
+        steps,
+        message_len: 40,
+        max_messages: 4,
+        ..Shape::default()
+    }
+}
+
+#[test]
+fn prune_on_postgres_reconnects_and_ends_as_an_uninterrupted_prune() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    // 450 threads of 4 checkpoints: pages of 200 threads, two at a time, then a third.
+    let (url, reference) = runtime.block_on(pg_pair(&base, "hrc_prune", &shape(450, 4)));
+    let keys = StoreKeys::none();
+    let want = runtime
+        .block_on(store::prune(
+            &reference,
+            &keys,
+            &PruneOptions::new().keep_latest(1),
+        ))
+        .expect("uninterrupted prune");
+    assert!(want.checkpoints_deleted > 0);
+    let (killed, kill) = killer_at(&db_name(&url), &[1]);
+    let report = runtime
+        .block_on(store::prune(
+            &url,
+            &keys,
+            &PruneOptions::new()
+                .keep_latest(1)
+                .on_progress(move |p| kill(p.rows_done)),
+        ))
+        .expect("the prune survives terminated connections");
+    assert!(killed.load(Ordering::SeqCst) >= 1, "nothing was terminated");
+    assert!(report.reconnects >= 1, "{report:?}");
+    assert_eq!(report.reconnects, 1);
+    assert_eq!(want.reconnects, 0);
+    assert_eq!(
+        runtime.block_on(digest(&url)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
+#[test]
+fn copy_sqlite_to_postgres_reconnects_to_the_target_and_ends_as_an_uninterrupted_copy() {
+    let Some(base) = pg_base() else { return };
+    let dir = crate::support::scratch("hrc_copy_to_pg");
+    let source = dir.join("source.db");
+    sqlite_store(&source, &shape(20, 5), "t-");
+    let source = source.to_string_lossy().into_owned();
+    let runtime = rt();
+    let target = runtime.block_on(fresh(&base, "hrc_copy_to_pg"));
+    let reference = runtime.block_on(fresh(&base, "hrc_copy_to_pg_ref"));
+    let keys = StoreKeys::none();
+    let want = runtime
+        .block_on(store::copy(&source, &reference, &keys, &CopyOptions::new()))
+        .expect("uninterrupted copy");
+    let (killed, kill) = killer_at(&db_name(&target), &[25, 55, 81]);
+    let report = runtime
+        .block_on(store::copy(
+            &source,
+            &target,
+            &keys,
+            &CopyOptions::new()
+                .batch_size(10)
+                .on_progress(move |p| kill(p.rows_done)),
+        ))
+        .expect("the copy survives terminated connections");
+    assert_eq!(killed.load(Ordering::SeqCst), 3);
+    assert!(report.reconnects >= 1, "{report:?}");
+    assert_eq!(report.verified, 100, "{report:?}");
+    assert!(report.mismatches.is_empty(), "{report:?}");
+    assert_eq!(want.copied, 100);
+    assert_eq!(
+        runtime.block_on(digest(&target)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
+#[test]
+fn copy_postgres_to_sqlite_reconnects_to_the_source_and_ends_as_an_uninterrupted_copy() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (source, _) = runtime.block_on(pg_pair(&base, "hrc_copy_from_pg", &shape(20, 5)));
+    let dir = crate::support::scratch("hrc_copy_from_pg");
+    let (target, reference) = (dir.join("target.db"), dir.join("reference.db"));
+    let keys = StoreKeys::none();
+    let want = runtime
+        .block_on(store::copy(
+            &source,
+            &reference.to_string_lossy(),
+            &keys,
+            &CopyOptions::new(),
+        ))
+        .expect("uninterrupted copy");
+    let (killed, kill) = killer_at(&db_name(&source), &[25, 55, 81]);
+    let report = runtime
+        .block_on(store::copy(
+            &source,
+            &target.to_string_lossy(),
+            &keys,
+            &CopyOptions::new()
+                .batch_size(10)
+                .on_progress(move |p| kill(p.rows_done)),
+        ))
+        .expect("the copy survives terminated connections");
+    assert_eq!(killed.load(Ordering::SeqCst), 3);
+    assert!(report.reconnects >= 1, "{report:?}");
+    assert_eq!(report.verified, 100, "{report:?}");
+    assert_eq!(want.copied, 100);
+    assert_eq!(sqlite_dump(&target), sqlite_dump(&reference));
+}
+
+#[test]
+fn import_into_postgres_reconnects_and_ends_as_an_uninterrupted_import() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (source, _) = runtime.block_on(pg_pair(&base, "hrc_import_src", &shape(20, 5)));
+    let dir = crate::support::scratch("hrc_import");
+    let file = dir.join("backup.jsonl");
+    runtime.block_on(async {
+        let store = AnyStore::open(&source).await.expect("open");
+        let mut out = std::fs::File::create(&file).expect("file");
+        store::export(&store, &mut out, &ExportOptions::new())
+            .await
+            .expect("export");
+        out.flush().expect("flush");
+    });
+    let import = |target: &str, options: &ImportOptions| {
+        let mut input = std::io::BufReader::new(std::fs::File::open(&file).expect("file"));
+        runtime.block_on(store::import(
+            &mut input,
+            &file.to_string_lossy(),
+            target,
+            options,
+        ))
+    };
+    let target = runtime.block_on(fresh(&base, "hrc_import"));
+    let reference = runtime.block_on(fresh(&base, "hrc_import_ref"));
+    let want = import(&reference, &ImportOptions::new()).expect("uninterrupted import");
+    let (killed, kill) = killer_at(&db_name(&target), &[30, 90, 150]);
+    let report = import(
+        &target,
+        &ImportOptions::new()
+            .batch_size(10)
+            .on_progress(move |p| kill(p.rows_done)),
+    )
+    .expect("the import survives terminated connections");
+    assert_eq!(killed.load(Ordering::SeqCst), 3);
+    assert!(report.reconnects >= 1, "{report:?}");
+    assert_eq!(report.conflicts, 0, "{report:?}");
+    assert_eq!(report.inserted + report.identical, want.inserted);
+    assert_eq!(
+        runtime.block_on(digest(&target)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
+#[test]
+fn a_server_away_longer_than_the_retries_exits_2_and_a_rerun_finishes_equal() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (url, reference) = runtime.block_on(pg_pair(&base, "hrc_away", &shape(450, 4)));
+    let prune = |store: &str, extra: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["store", "prune", store, "--keep-latest", "1", "--json"])
+            .args(extra)
+            .output()
+            .expect("lgcodec");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = prune(&reference, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // The first two pages (1,600 checkpoints) are paced to 300 a second: about 5 s. The
+    // database refuses new connections and its backends are terminated 1.5 s in: every
+    // reconnect fails, for longer than the 5 retries wait (1.5 s in all).
+    let db = db_name(&url);
+    let away = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            admin(
+                &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false"),
+                &db,
+            );
+            terminate(&db)
+        })
+    };
+    let (code, stdout, stderr) = prune(&url, &["--max-rows-per-sec", "300"]);
+    let terminated = away.join().expect("away");
+    admin(
+        &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true"),
+        &db,
+    );
+    assert!(terminated >= 1, "nothing was terminated");
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("connection was lost") && stderr.contains("run again to resume"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = prune(&url, &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(
+        runtime.block_on(digest(&url)),
+        runtime.block_on(digest(&reference))
+    );
+}
