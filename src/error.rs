@@ -233,9 +233,31 @@ impl Error {
         message: impl Into<String>,
         source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
     ) -> Self {
+        let source = source.into();
+        // A database that failed because its disk is full is its own kind, whichever
+        // layer reports it: the operator's fix (free space, run again) is not a bug's.
+        if kind == ErrorKind::Storage && disk_full(&*source) {
+            let message = format!(
+                "{}; the disk under the store is full: free space (or move the store to a \
+                 larger disk), then run the same command again (nothing was half-written)",
+                message.into()
+            );
+            let mut e = Error::new(ErrorKind::DiskFull, message);
+            e.0.source = Some(source);
+            return e;
+        }
         let mut e = Error::new(kind, message);
-        e.0.source = Some(source.into());
+        e.0.source = Some(source);
         e
+    }
+
+    /// A copy of `self` as the cause of a message that says where it happened: the
+    /// same kind, `Display` `context: self`, `self` as [`cause`](Self::cause).
+    #[cold]
+    pub(crate) fn in_context(self, context: impl std::fmt::Display) -> Self {
+        let kind = self.kind();
+        let message = format!("{context}: {self}");
+        Error::with_source(kind, message, self)
     }
 
     /// A stored row that could not be read: kind [`ErrorKind::UnreadableRow`], the row
@@ -623,6 +645,21 @@ const _: fn() = || {
     fn send_sync<T: Send + Sync + 'static>() {}
     send_sync::<Error>();
 };
+
+/// Whether a driver's error says the disk is full: SQLite's `SQLITE_FULL`, the Postgres
+/// server's SQLSTATE 53100 `disk_full`.
+fn disk_full(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    #[cfg(feature = "sqlite")]
+    if let Some(rusqlite::Error::SqliteFailure(e, _)) = source.downcast_ref::<rusqlite::Error>() {
+        return e.code == rusqlite::ErrorCode::DiskFull;
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+        return e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL);
+    }
+    let _ = source;
+    false
+}
 
 #[cfg(test)]
 mod tests {

@@ -197,6 +197,10 @@ pub enum ErrorKind {
     /// A retention sweep whose policy would delete every thread of the store, refused
     /// without `allow_all` (nothing was deleted). `would_delete_all`.
     WouldDeleteAll,
+    /// The disk under a store is full (SQLite's `SQLITE_FULL`, or the Postgres server's
+    /// SQLSTATE 53100): the transaction in flight was rolled back; free space and run
+    /// the same command again. `disk_full`.
+    DiskFull,
 }
 
 impl ErrorKind {
@@ -277,6 +281,7 @@ impl ErrorKind {
             ErrorKind::Tls => "tls",
             ErrorKind::InvalidPolicy => "invalid_policy",
             ErrorKind::WouldDeleteAll => "would_delete_all",
+            ErrorKind::DiskFull => "disk_full",
         }
     }
 }
@@ -358,6 +363,7 @@ impl ErrorKind {
         ErrorKind::Tls,
         ErrorKind::InvalidPolicy,
         ErrorKind::WouldDeleteAll,
+        ErrorKind::DiskFull,
     ];
 }
 

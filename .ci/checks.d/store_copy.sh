@@ -12,7 +12,8 @@
 #     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
 #  5. `lgcodec store prune` killed with SIGKILL at random points and run again, on
 #     SQLite and on Postgres: the store ends byte for byte as an uninterrupted prune
-#     leaves it; the same for `lgcodec store import` of a backup.
+#     leaves it; the same for `lgcodec store import` of a backup, and for
+#     `lgcodec store upgrade` of a Postgres store at migration 5 (indexes valid).
 set -euo pipefail
 STEP_PREFIX=store_copy
 # shellcheck source=../lib/pg_check.sh
@@ -45,3 +46,5 @@ step "prune killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equ
     "$PY" -u vectors/store_maint/prune_kill_resume.py "$BIN" 4 "$URL"
 step "import killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted import" \
     "$PY" -u vectors/store_maint/import_kill_resume.py "$BIN" 4 "$URL"
+step "upgrade killed mid-way (4 rounds, Postgres at migration 5) and resumed: equal to an uninterrupted upgrade" \
+    "$PY" -u vectors/store_maint/upgrade_kill_resume.py "$BIN" "$URL" 4

@@ -71,6 +71,28 @@ pub(crate) struct InlineRow {
     pub markers: u64,
 }
 
+/// A [`ReadOnly`](crate::ErrorKind::ReadOnly) error when the server runs this session's
+/// transactions read-only (a hot standby, or `default_transaction_read_only`), before
+/// anything is written.
+pub(crate) async fn refuse_read_only(client: &Client, location: &str) -> Result<()> {
+    let ro: String = client
+        .query_one("SELECT current_setting('transaction_read_only')", &[])
+        .await
+        .map_err(pg("open"))?
+        .try_get(0)
+        .map_err(pg("open"))?;
+    if ro == "on" {
+        return Err(StoreFault::ReadOnly {
+            location: location.to_owned(),
+            reason: "the server runs read-only transactions (a standby, or \
+                     default_transaction_read_only): write to the primary"
+                .to_owned(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 pub(crate) struct PgStore {
     url: String,
     /// LangGraphJS wrote it: audited, never rewritten.
@@ -211,18 +233,7 @@ impl PgStore {
         };
         drop(saver);
         if writable {
-            let ro: String = client
-                .query_one("SELECT current_setting('transaction_read_only')", &[])
-                .await
-                .map_err(pg("open"))?
-                .try_get(0)
-                .map_err(pg("open"))?;
-            if ro == "on" {
-                return Err(StoreFault::ReadOnly {
-                    location: location.to_owned(),
-                    reason: "the server runs read-only transactions (a standby, or default_transaction_read_only)".to_owned(),
-                }.into());
-            }
+            refuse_read_only(&client, location).await?;
         }
         Ok(PgStore {
             url: url.to_owned(),

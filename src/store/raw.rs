@@ -17,6 +17,8 @@ use tokio_postgres::Client;
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
+pub(crate) use super::postgres::refuse_read_only as pg_refuse_read_only;
+pub(crate) use super::sqlite::refuse_read_only as sqlite_refuse_read_only;
 pub(crate) use super::sqlite::require_sqlite_file;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
@@ -38,7 +40,8 @@ pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> E
 
 pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     move |e| {
-        if e.kind() == crate::ErrorKind::Tls {
+        // Not about the layout: what to do differs (TLS settings, free space).
+        if matches!(e.kind(), crate::ErrorKind::Tls | crate::ErrorKind::DiskFull) {
             return e;
         }
         StoreFault::NotAStore {

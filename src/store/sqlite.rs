@@ -42,6 +42,25 @@ fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
     move |source| StoreFault::Sqlite { operation, source }.into()
 }
 
+/// A [`ReadOnly`](crate::ErrorKind::ReadOnly) error when SQLite opened `location`
+/// read-only (no write permission on the file or its directory, a read-only mount),
+/// before anything is written.
+pub(crate) fn refuse_read_only(conn: &Connection, location: &str) -> Result<(), Error> {
+    if conn
+        .is_readonly(rusqlite::MAIN_DB)
+        .map_err(sqlite("open"))?
+    {
+        return Err(StoreFault::ReadOnly {
+            location: location.to_owned(),
+            reason: "SQLite opened the file read-only (no write permission on it or its \
+                     directory, or a read-only mount)"
+                .to_owned(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
     location: String,
@@ -260,16 +279,8 @@ impl SqliteStore {
             conn.pragma_update(None, "secure_delete", "ON")
                 .map_err(sqlite("open"))?;
         }
-        if writable
-            && conn
-                .is_readonly(rusqlite::MAIN_DB)
-                .map_err(sqlite("open"))?
-        {
-            return Err(StoreFault::ReadOnly {
-                location: location.to_owned(),
-                reason: "SQLite opened the file read-only (no write permission on it)".to_owned(),
-            }
-            .into());
+        if writable {
+            refuse_read_only(&conn, location)?;
         }
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),

@@ -3,7 +3,7 @@
 //! the operation may create them), and the new file a failed operation removes.
 
 use super::error::StoreFault;
-use super::raw::{pg, pg_connect, sq, Result};
+use super::raw::{pg, pg_connect, pg_refuse_read_only, sq, sqlite_refuse_read_only, Result};
 use super::retry::Retry;
 use super::Location;
 use crate::error::Error;
@@ -129,6 +129,7 @@ pub(crate) async fn open_target(
                 rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
             )
             .map_err(sq("open"))?;
+            sqlite_refuse_read_only(&conn, &shown)?;
             conn.busy_timeout(std::time::Duration::from_secs(30))
                 .map_err(sq("open"))?;
             // In WAL mode (Python's setup() sets it), commits need not wait for an
@@ -147,6 +148,7 @@ pub(crate) async fn open_target(
         }
         Location::Postgres(url) => {
             let client = pg_connect(&url, false).await?;
+            pg_refuse_read_only(&client, &shown).await?;
             let schema = super::raw::pg_current_schema(&client).await?;
             let layout = crate::saver::layout::detect_postgres(&client, &schema)
                 .await

@@ -5,6 +5,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod bad_targets;
 #[cfg(all(feature = "cli", feature = "sqlite"))]
 mod files;
 #[cfg(feature = "sqlite")]

@@ -440,15 +440,11 @@ async fn write_batch(
             if e.is_connection_lost() {
                 return e;
             }
-            StoreFault::Unreadable {
-                what: format!(
-                    "put of checkpoints {} .. {} into the target",
-                    missing.first().map(|p| p.at()).unwrap_or_default(),
-                    missing.last().map(|p| p.at()).unwrap_or_default()
-                ),
-                reason: e.to_string(),
-            }
-            .into()
+            e.in_context(format_args!(
+                "put of checkpoints {} .. {} into the target",
+                missing.first().map(|p| p.at()).unwrap_or_default(),
+                missing.last().map(|p| p.at()).unwrap_or_default()
+            ))
         })?;
     }
     // Read back a window of checkpoints at a time (on Postgres the whole batch in one

@@ -1,0 +1,207 @@
+//! Targets a writing command cannot write, each refused or stopped with what to do and
+//! nothing lost: a read-only Postgres server (a hot standby, or
+//! `default_transaction_read_only`) is refused before anything is written, by every
+//! command that writes; a disk that fills up mid-copy stops the copy with exit 2 and
+//! "the disk … is full", the batches before stay, and the same command run again once
+//! there is space finishes with the target equal to an uninterrupted copy's.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::store_fixture::{sqlite_store, Shape};
+use crate::support::{pg, scratch};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
+
+fn lgcodec(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS")
+        .output()
+        .expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every row of the SQLite store's two tables, ordered.
+fn sqlite_rows(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut rows = Vec::new();
+    for sql in [
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+         hex(checkpoint), hex(metadata) FROM checkpoints ORDER BY 1, 2, 3",
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, \
+         hex(value) FROM writes ORDER BY 1, 2, 3, 4, 5",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let n = stmt.column_count();
+        let got = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|cells| cells.join("|"))
+            })
+            .expect("query")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("rows");
+        rows.extend(got);
+    }
+    rows
+}
+
+/// A database set read-only the way a standby or `default_transaction_read_only`
+/// makes it: every command that writes exits 2 saying it cannot be written, before
+/// writing anything (an empty database gets no tables, a store no row).
+#[tokio::test]
+async fn a_read_only_postgres_target_is_refused_before_anything_is_written() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("bad-target-ro");
+    let source = dir.join("source.db");
+    let path = source.clone();
+    tokio::task::spawn_blocking(move || sqlite_store(&path, &Shape::default(), "t-"))
+        .await
+        .expect("fixture");
+    let src = source.to_str().expect("utf-8");
+    let backup = dir.join("backup.jsonl");
+    let backup = backup.to_str().expect("utf-8");
+    let policy = dir.join("p.toml");
+    std::fs::write(&policy, "[rules]\nkeep_latest = 1\n").expect("policy");
+    let policy = policy.to_str().expect("utf-8");
+
+    let db = pg::fresh(&url, "bad_target_ro").await;
+    let name = db.rsplit('/').next().expect("db name").to_owned();
+    let admin = pg::connect(&url).await;
+    let read_only = |on: bool| {
+        format!(
+            "ALTER DATABASE \"{name}\" SET default_transaction_read_only = {}",
+            if on { "on" } else { "off" }
+        )
+    };
+    admin.batch_execute(&read_only(true)).await.expect("alter");
+    let (code, err) = lgcodec(&["store", "copy", src, &db]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot be written") && err.contains("read-only"),
+        "{err}"
+    );
+    assert!(
+        pg::tables_in(&pg::connect(&db).await, "public")
+            .await
+            .is_empty(),
+        "an empty read-only target got tables"
+    );
+
+    // A store (one thread copied in while writable), then read-only again.
+    admin.batch_execute(&read_only(false)).await.expect("alter");
+    let (code, err) = lgcodec(&["store", "copy", src, &db, "--thread", "t-0"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = lgcodec(&["store", "export", &db, backup]);
+    assert_eq!(code, 0, "{err}");
+    admin.batch_execute(&read_only(true)).await.expect("alter");
+    let before = pg::digest(&db).await;
+    for args in [
+        vec!["store", "copy", src, &db],
+        vec!["store", "import", backup, &db],
+        vec!["store", "prune", &db, "--keep-latest", "1"],
+        vec!["store", "retain", &db, "--policy", policy, "--once"],
+    ] {
+        let (code, err) = lgcodec(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot be written") && err.contains("read-only"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(pg::digest(&db).await, before, "the read-only store changed");
+    admin.batch_execute(&read_only(false)).await.expect("alter");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Mounts a tmpfs of `size` on `at`; false where this machine does not allow it (not
+/// root, no CAP_SYS_ADMIN in the container).
+fn mount_tmpfs(at: &Path, size: &str) -> bool {
+    std::fs::create_dir_all(at).expect("mount point");
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(at)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn remount(at: &Path, size: &str) {
+    let ok = Command::new("mount")
+        .args(["-o", &format!("remount,size={size}")])
+        .arg(at)
+        .status()
+        .expect("mount");
+    assert!(ok.success(), "remount {at:?}");
+}
+
+fn umount(at: &Path) {
+    let _ = Command::new("umount").arg(at).status();
+}
+
+/// A copy into a store on a disk that fills up: exit 2, the message says the disk is
+/// full and what to do, the store keeps the batches committed before (it still opens
+/// and reads), and once there is room the same command finishes, the target then
+/// equal row for row to an uninterrupted copy's.
+#[test]
+fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
+    let dir = scratch("bad-target-full");
+    let mnt = dir.join("disk");
+    if !mount_tmpfs(&mnt, "3m") {
+        eprintln!("skipped: this machine does not let the test mount a small tmpfs");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let result = std::panic::catch_unwind(|| {
+        let source = dir.join("source.db");
+        let shape = Shape {
+            threads: 200,
+            steps: 10,
+            ..Shape::default()
+        };
+        sqlite_store(&source, &shape, "t-");
+        let src = source.to_str().expect("utf-8");
+        // The reference: the same copy with room to spare.
+        let reference = dir.join("reference.db");
+        let (code, err) = lgcodec(&["store", "copy", src, reference.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            std::fs::metadata(&reference).expect("size").len() > 3 << 20,
+            "the copy must not fit the small disk"
+        );
+
+        let target = mnt.join("target.db");
+        let tgt = target.to_str().expect("utf-8");
+        let (code, err) = lgcodec(&["store", "copy", src, tgt, "--thread", "t-0"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, err) = lgcodec(&["store", "copy", src, tgt]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("disk under the store is full")
+                && err.contains("run the same command again"),
+            "{err}"
+        );
+        let kept = sqlite_rows(&target);
+        assert!(kept.len() > 20, "the batches before the full disk stay");
+
+        remount(&mnt, "64m");
+        let (code, err) = lgcodec(&["store", "copy", src, tgt]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(sqlite_rows(&target), sqlite_rows(&reference));
+    });
+    umount(&mnt);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
