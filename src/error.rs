@@ -254,6 +254,7 @@ impl Error {
     /// A copy of `self` as the cause of a message that says where it happened: the
     /// same kind, `Display` `context: self`, `self` as [`cause`](Self::cause).
     #[cold]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn in_context(self, context: impl std::fmt::Display) -> Self {
         let kind = self.kind();
         let message = format!("{context}: {self}");

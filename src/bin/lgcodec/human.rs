@@ -55,6 +55,7 @@ pub fn byte_rate(bytes_per_second: f64) -> String {
 }
 
 /// What a prune or retention sweep deleted (or would), for [`deleted`].
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub struct Deleted {
     pub threads: u64,
     pub dry_run: bool,
@@ -67,6 +68,7 @@ pub struct Deleted {
 
 /// The clause `prune` and `retain` summaries share: `9 thread(s): deleted 18
 /// checkpoint(s) (2 thread(s) whole), 18 write(s), 0 blob(s), 4.0 KiB`.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub fn deleted(d: &Deleted) -> String {
     format!(
         "{} thread(s): {} {} checkpoint(s) ({} thread(s) whole), {} write(s), {} blob(s), {}",
@@ -81,6 +83,7 @@ pub fn deleted(d: &Deleted) -> String {
 }
 
 /// [`deleted`] of a prune or retain report (their fields share these names).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 macro_rules! deleted_of {
     ($r:expr) => {
         $crate::human::deleted(&$crate::human::Deleted {
@@ -94,6 +97,7 @@ macro_rules! deleted_of {
         })
     };
 }
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use deleted_of;
 
 #[cfg(test)]
