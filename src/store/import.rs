@@ -122,7 +122,7 @@ pub struct ImportReport {
     pub created_tables: bool,
     /// Postgres: connections re-opened after the server closed them; the batch in
     /// flight then was inserted again (a batch whose commit went through before the
-    /// connection went then counts its rows identical). At most 5 losses in a row, then
+    /// connection went then counts its rows identical). At most 16 losses in a row (about a minute of waiting), then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     pub reconnects: u64,
     /// Seconds.

@@ -201,7 +201,7 @@ pub struct RetainReport {
     /// With [`RetainOptions::vacuum`] on SQLite: what the incremental vacuum did.
     pub vacuum: Option<VacuumReport>,
     /// Postgres: connections re-opened after the server closed them (each page in
-    /// flight then was done again, the sweep lock taken again; at most 5 losses in a
+    /// flight then was done again, the sweep lock taken again; at most 16 losses (about a minute of waiting) in a
     /// row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
     /// Seconds.

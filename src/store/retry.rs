@@ -19,8 +19,22 @@ fn is_lost(e: &Error) -> bool {
     e.is_connection_lost() || e.kind() == ErrorKind::ConnectionUnavailable
 }
 
-/// Lost connections in a row an operation reconnects after, by default.
-pub(crate) const DEFAULT_MAX_RECONNECTS: u32 = 5;
+/// Lost connections in a row an operation reconnects after, by default: with the
+/// waits of [`backoff`], about a minute ([`DEFAULT_RECONNECT_WAIT`]), so a server
+/// restart or a managed Postgres's failover (typically 10-40 s) is waited out, and a
+/// server that stays away ends the command within a minute or so.
+pub(crate) const DEFAULT_MAX_RECONNECTS: u32 = 16;
+
+/// The waits of [`DEFAULT_MAX_RECONNECTS`] losses in a row, in all: 56.3 s.
+#[cfg(test)]
+const DEFAULT_RECONNECT_WAIT: Duration = Duration::from_millis(56_300);
+
+/// The wait before re-opening after the `n`th loss in a row (1-based): 100 ms,
+/// doubling, at most 5 s.
+pub(crate) fn backoff(n: u32) -> Duration {
+    let doubled = 100u64.saturating_mul(1u64 << n.saturating_sub(1).min(16));
+    Duration::from_millis(doubled.min(5_000))
+}
 
 /// The losses of one operation: how many in a row (reset by each step that goes
 /// through), and how many times the connection was re-opened in all.
@@ -48,7 +62,7 @@ impl Retry {
     }
 
     /// A step failed with `e`. A lost connection, no more than the maximum in a row:
-    /// waits a little longer each time (100 ms times the losses in a row, at most 2 s)
+    /// waits a little longer each time ([`backoff`]: 100 ms, doubling, at most 5 s)
     /// and returns `Ok` for the caller to re-open and redo the step. Any other error is
     /// returned as it is; one loss too many as
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
@@ -64,10 +78,7 @@ impl Retry {
             }
             .into());
         }
-        sleep(Duration::from_millis(
-            100u64.saturating_mul(u64::from(self.lost.min(20))),
-        ))
-        .await;
+        sleep(backoff(self.lost)).await;
         Ok(())
     }
 
@@ -92,5 +103,47 @@ pub(crate) async fn sleep(d: Duration) {
         tokio::time::sleep(d).await;
     } else {
         std::thread::sleep(d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default waits out about a minute of a server away (a restart, a failover):
+    /// the sum of its waits, worked out from the schedule 0.1, 0.2, 0.4, 0.8, 1.6, 3.2,
+    /// then 5 s ten times.
+    #[test]
+    fn the_default_waits_about_a_minute_in_all() {
+        let all: Duration = (1..=DEFAULT_MAX_RECONNECTS).map(backoff).sum();
+        assert_eq!(all, DEFAULT_RECONNECT_WAIT);
+        assert_eq!(backoff(1), Duration::from_millis(100));
+        assert_eq!(backoff(6), Duration::from_millis(3_200));
+        assert_eq!(backoff(7), Duration::from_secs(5));
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(5));
+    }
+
+    /// One loss more than the maximum in a row ends with `ConnectionLost`, naming the
+    /// losses and that a rerun resumes; any other error passes through as it is.
+    #[tokio::test]
+    async fn one_loss_too_many_is_connection_lost_and_other_errors_pass() {
+        let away = || Error::new(ErrorKind::ConnectionUnavailable, "server away");
+        let mut retry = Retry::new(1);
+        assert!(
+            retry.lost(away()).await.is_ok(),
+            "the first loss waits and retries"
+        );
+        let e = retry
+            .lost(away())
+            .await
+            .expect_err("the second in a row stops");
+        assert_eq!(e.kind(), ErrorKind::ConnectionLost);
+        assert!(e.to_string().contains("2 time(s) in a row"), "{e}");
+        assert!(e.to_string().contains("run again to resume"), "{e}");
+        let other = Retry::new(5)
+            .lost(Error::new(ErrorKind::Storage, "constraint"))
+            .await
+            .expect_err("not a loss");
+        assert_eq!(other.kind(), ErrorKind::Storage);
     }
 }

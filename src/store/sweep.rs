@@ -52,7 +52,7 @@ impl Default for SweepOptions {
 
 impl SweepOptions {
     /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`], no rate limit, writing,
-    /// up to 5 reconnects in a row.
+    /// up to 16 reconnects in a row (about a minute of waiting).
     pub fn new() -> Self {
         SweepOptions {
             batch_size: 500,
