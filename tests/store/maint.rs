@@ -583,6 +583,110 @@ async fn an_export_of_a_live_postgres_store_is_one_point_in_time() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A source whose layout changes under a copy: `lgcodec store upgrade` (Python's
+/// `setup()` migrations) run on an old store while a copy of it reads. SQLite: the copy
+/// reads one point in time, so the upgrade (its own write transaction) waits for no one
+/// and the copy goes on with the columns it began with. Postgres (a 2.0.10 store,
+/// migrations 6-9 still to run): the upgrade's `CREATE INDEX CONCURRENTLY` waits for the
+/// copy's read snapshot, then finishes. Either way the copy ends with no mismatch and
+/// the target equals a copy of the store at rest, and the source is upgraded.
+#[tokio::test]
+async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
+    use langgraph_codec::store::{copy, upgrade, CopyOptions, UpgradeOptions};
+    let dir = scratch("layout-change");
+    let none = StoreKeys::none();
+    // Runs the upgrade of `source` once, on a thread and runtime of its own, without
+    // waiting for it (on Postgres it waits for the copy's snapshot).
+    let upgrade_once = |source: String| {
+        let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let handle: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<bool>>>> = Arc::default();
+        let (f, h) = (Arc::clone(&fired), Arc::clone(&handle));
+        let callback = move |_: &langgraph_codec::store::Progress| {
+            if f.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            let source = source.clone();
+            *h.lock().expect("handle") = Some(std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime")
+                    .block_on(upgrade(&source, &UpgradeOptions::new()))
+                    .expect("upgrade")
+                    .current
+            }));
+        };
+        (callback, fired, handle)
+    };
+    let mut cases = vec![(
+        "sqlite",
+        {
+            let path = dir.join("old.sqlite");
+            fs::copy(stores().join("sqlite-py-2.0.2/store.sqlite"), &path).expect("copy");
+            path.to_str().expect("utf-8").to_owned()
+        },
+        {
+            let path = dir.join("old-rest.sqlite");
+            fs::copy(stores().join("sqlite-py-2.0.2/store.sqlite"), &path).expect("copy");
+            path.to_str().expect("utf-8").to_owned()
+        },
+    )];
+    if let Some(url) = pg::url() {
+        cases.push((
+            "postgres",
+            pg::restored(&url, "postgres-py-2.0.10", "layout_change").await,
+            pg::restored(&url, "postgres-py-2.0.10", "layout_rest").await,
+        ));
+    }
+    for (name, source, at_rest) in cases {
+        let want = dir.join(format!("{name}-want.db"));
+        copy(
+            &at_rest,
+            want.to_str().expect("utf-8"),
+            &none,
+            &CopyOptions::new(),
+        )
+        .await
+        .expect("copy at rest");
+        let (callback, fired, handle) = upgrade_once(source.clone());
+        let target = dir.join(format!("{name}-copy.db"));
+        let report = copy(
+            &source,
+            target.to_str().expect("utf-8"),
+            &none,
+            &CopyOptions::new()
+                .batch_size(2)
+                .page_size(2)
+                .on_progress(callback),
+        )
+        .await
+        .expect("copy");
+        assert!(fired.load(std::sync::atomic::Ordering::SeqCst), "{name}");
+        let upgraded = handle
+            .lock()
+            .expect("handle")
+            .take()
+            .expect("the upgrade ran")
+            .join()
+            .expect("upgrade thread");
+        assert!(
+            upgraded,
+            "{name}: the source is in today's layout afterwards"
+        );
+        assert!(
+            report.mismatches.is_empty(),
+            "{name}: {:?}",
+            report.mismatches
+        );
+        assert_eq!(
+            sqlite_rows(&target),
+            sqlite_rows(&want),
+            "{name}: the copy is not the store as it was"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Import of a backup that is not whole: cut in the middle of a row, it imports the
 /// rows before the cut and reports where it was cut (the CLI exits 1); two backups
 /// concatenated, an end line whose counts differ from the rows, and a row of a thread
