@@ -189,23 +189,49 @@ async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> R
             );
             let tx = client.transaction().await.map_err(pg("import"))?;
             let stmt = tx.prepare(&sql).await.map_err(pg("import"))?;
-            let mut out = Vec::with_capacity(rows.len());
-            for row in rows {
-                let boxed: Vec<Box<dyn ToSql + Sync + Send>> = row
-                    .iter()
-                    .map(|c| -> Box<dyn ToSql + Sync + Send> {
-                        match c {
-                            Cell::Text(s) => Box::new(s.clone()),
-                            Cell::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
-                            Cell::Bytes(b) => Box::new(b.clone()),
-                        }
-                    })
-                    .collect();
-                let refs: Vec<&(dyn ToSql + Sync)> =
-                    boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-                let n = tx.execute(&stmt, &refs).await.map_err(pg("import"))?;
-                out.push(n == 1);
-            }
+            // The integer cells as the INTEGER columns take them, row by row.
+            let ints: Vec<Vec<i32>> = rows
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .filter_map(|c| match c {
+                            Cell::Int(i) => Some(i32::try_from(*i).unwrap_or(i32::MAX)),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .collect();
+            let params: Vec<Vec<&(dyn ToSql + Sync)>> = rows
+                .iter()
+                .zip(&ints)
+                .map(|(row, ints)| {
+                    let mut ints = ints.iter();
+                    row.iter()
+                        .map(|c| -> &(dyn ToSql + Sync) {
+                            match c {
+                                Cell::Text(s) => s,
+                                Cell::Bytes(b) => b,
+                                Cell::Int(_) => match ints.next() {
+                                    Some(i) => i,
+                                    None => &0i32,
+                                },
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            // Every insert of the batch sent at once (tokio-postgres pipelines the
+            // statements of futures polled together on one connection): one round trip
+            // per row took 4.4 s of a 10,000-checkpoint import (40,000 rows) whose
+            // statements took the server 1.7 s (2026-11-28, statement log).
+            let out = crate::saver::postgres::join_all(
+                params.iter().map(|refs| tx.execute(&stmt, refs)).collect(),
+            )
+            .await
+            .into_iter()
+            .map(|n| n.map(|n| n == 1))
+            .collect::<std::result::Result<Vec<bool>, _>>()
+            .map_err(pg("import"))?;
             tx.commit().await.map_err(pg("import"))?;
             Ok(out)
         }

@@ -67,6 +67,8 @@
 
 mod conninfo;
 mod db;
+#[cfg(feature = "sqlite")]
+pub(crate) use db::join_all;
 mod error;
 mod extended;
 mod jsonb;
