@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::pg::{connect, url as pg_base};
+use crate::support::rt;
 use crate::support::store_fixture::{fill, serializer, Shape};
 use langgraph_codec::compression::CompressedSerializer;
 use langgraph_codec::crypto::{AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing};
@@ -27,14 +28,6 @@ use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer, Value};
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const OLD: &str = "old-key-16-bytes";
 const NEW: &str = "new-key-16-bytes";
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     crate::support::scratch(tag)

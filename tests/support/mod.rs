@@ -80,3 +80,13 @@ pub fn python_script(python: &str, script: &str, args: &[&str]) -> String {
     );
     stdout
 }
+
+/// A Tokio runtime of two workers, for a test that drives the library's async calls
+/// from a plain `#[test]` (and may run blocking helpers beside them).
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
