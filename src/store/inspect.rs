@@ -436,7 +436,7 @@ impl AnyStore {
                     Option<Vec<u8>>,
                 );
                 let row: Option<CpRow> = {
-                    let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
+                    let mut stmt = conn.prepare_cached(&sql).map_err(sq("read"))?;
                     let mut rows = stmt
                         .query_map(rusqlite::params![thread, checkpoint_id, ns], |r| {
                             Ok((
@@ -479,7 +479,7 @@ impl AnyStore {
                     id = c.w_id,
                     path = c.w_path
                 );
-                let mut stmt = conn.prepare(&wsql).map_err(sq("read"))?;
+                let mut stmt = conn.prepare_cached(&wsql).map_err(sq("read"))?;
                 let rows = stmt
                     .query_map(rusqlite::params![thread, ns, checkpoint_id], |r| {
                         Ok((

@@ -1115,6 +1115,105 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A writer that puts one of the source's checkpoints into the target while the copy
+/// writes its batch: the copy's `COPY` of that batch meets the writer's row (it waits
+/// for the writer's transaction, then fails on the taken key), and the batch goes in
+/// through `put`'s own statements instead, as Python's `put` (an upsert) would write
+/// it. The copy ends with every checkpoint verified, the writer's row replaced by the
+/// source's.
+#[tokio::test]
+async fn copy_into_postgres_gives_way_to_a_writer_that_took_a_key_of_its_batch() {
+    use langgraph_codec::saver::postgres::PostgresSaver;
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("copy_race");
+    let source = dir.join("python.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let (thread, ns, id): (String, String, String) = rusqlite::Connection::open(&source)
+        .expect("open")
+        .query_row(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("first key");
+    let source = source.to_str().expect("utf-8").to_owned();
+    let target = pg::fresh(&url, "copy_race").await;
+    PostgresSaver::builder_from_url(&target)
+        .expect("url")
+        .build()
+        .expect("saver")
+        .setup()
+        .await
+        .expect("setup");
+    // The writer's row, not committed yet: the copy does not see it as there.
+    let mut writer = pg::connect(&target).await;
+    let tx = writer.transaction().await.expect("begin");
+    tx.execute(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata) \
+         VALUES ($1, $2, $3, '{\"writer\": true}', '{}')",
+        &[&thread, &ns, &id],
+    )
+    .await
+    .expect("writer's insert");
+    let options = langgraph_codec::store::CopyOptions::new();
+    let none = StoreKeys::none();
+    let copy = langgraph_codec::store::copy(&source, &target, &none, &options);
+    // Commit once the copy waits on the writer's key.
+    let watcher = pg::connect(&target).await;
+    let commit = async {
+        loop {
+            let n: i64 = watcher
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                     AND wait_event_type = 'Lock'",
+                    &[],
+                )
+                .await
+                .expect("activity")
+                .get(0);
+            if n > 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        tx.commit().await.expect("writer's commit");
+    };
+    let (report, ()) = tokio::time::timeout(std::time::Duration::from_secs(120), async {
+        tokio::join!(copy, commit)
+    })
+    .await
+    .expect("the copy never waited on the writer's key, or hung");
+    let report = report.expect("copy");
+    assert_eq!(
+        (report.copied, report.verified, report.mismatches.len()),
+        (12, 12, 0),
+        "{:?}",
+        report.mismatches
+    );
+    let row: Json = writer
+        .query_one(
+            "SELECT checkpoint::text FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+            &[&thread, &ns, &id],
+        )
+        .await
+        .map(|r| serde_json::from_str(r.get::<_, &str>(0)).expect("json"))
+        .expect("row");
+    assert_eq!(
+        row.get("id").and_then(Json::as_str),
+        Some(id.as_str()),
+        "{row}"
+    );
+    assert!(
+        row.get("writer").is_none(),
+        "the writer's row stayed: {row}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn dates_and_checkpoint_id_times_are_unix_seconds() {
     use langgraph_codec::store::{id_time, parse_date};

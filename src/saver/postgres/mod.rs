@@ -65,6 +65,9 @@
 //! # }
 //! ```
 
+// Only the store copy (which needs both backends) writes and reads batches.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod bulk;
 mod conninfo;
 mod db;
 #[cfg(feature = "sqlite")]
@@ -834,94 +837,6 @@ impl PostgresSaver {
             split,
             metadata_json,
         })
-    }
-
-    /// [`put`](CheckpointSaver::put) of many checkpoints in **one** transaction on one
-    /// connection: the same statements and rows (pipelined), one commit (a store copy writes its
-    /// batches this way). Either every row is stored or none is; a lost connection
-    /// fails the batch (run it again: `put` is idempotent). Returns each checkpoint's
-    /// config, in order.
-    ///
-    /// # Errors
-    /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
-    /// too deep, the server's errors (then nothing is stored).
-    // Only the store copy (which needs both backends) writes batches.
-    #[cfg(all(feature = "sqlite", feature = "postgres"))]
-    pub(crate) async fn put_batch(
-        &self,
-        items: &[(
-            CheckpointConfig,
-            &Checkpoint,
-            &CheckpointMetadata,
-            &ChannelVersions,
-        )],
-    ) -> Result<Vec<CheckpointConfig>> {
-        let rows = items
-            .iter()
-            .map(|(config, checkpoint, metadata, versions)| {
-                self.put_row(config, checkpoint, metadata, versions)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut client = self.client("put").await?;
-        let lz4 = self.lz4_usable(&*client).await.map_err(db("put"))?;
-        let sql = self.sql.put.pick(lz4);
-        let tx = client.transaction().await.map_err(db("put"))?;
-        // The statements are pipelined: one round trip's wait for the batch, not one
-        // per checkpoint.
-        let blobs: Vec<_> = rows.iter().map(|r| r.split.blob_slices()).collect();
-        let params: Vec<_> = rows.iter().zip(&blobs).map(|(r, b)| r.params(b)).collect();
-        let puts = params
-            .iter()
-            .map(|p| tx.rows(self.settings.mode, sql, p))
-            .collect();
-        for done in db::join_all(puts).await {
-            done.map_err(db("put"))?;
-        }
-        tx.commit().await.map_err(db("put"))?;
-        Ok(rows.iter().map(PutRow::config).collect())
-    }
-}
-
-impl PostgresSaver {
-    /// [`get_tuple`](CheckpointSaver::get_tuple) of many checkpoints by key in one
-    /// statement: the tuples found, each read exactly as `get_tuple` reads it (its
-    /// writes, blobs and, before v4, its parent's sends), in no particular order. A store
-    /// copy verifies each batch this way: one round trip for the batch instead of one
-    /// per checkpoint (measured: 10,000 checkpoints verified one by one, four in flight,
-    /// were most of a 2.1 s copy SQLite → Postgres).
-    ///
-    /// # Errors
-    /// As `get_tuple`.
-    #[cfg(all(feature = "sqlite", feature = "postgres"))]
-    pub(crate) async fn get_tuples(
-        &self,
-        keys: &[(&str, &str, &str)],
-    ) -> Result<Vec<CheckpointTuple>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let threads: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        let namespaces: Vec<&str> = keys.iter().map(|k| k.1).collect();
-        let ids: Vec<&str> = keys.iter().map(|k| k.2).collect();
-        let sql = self.sql.select(
-            "WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
-        SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))",
-            None,
-            PageBlobs::Inline,
-        );
-        let client = self.client("get_tuple").await?;
-        self.select_tuples(
-            &*client,
-            &sql,
-            &[
-                (&threads, Type::TEXT_ARRAY),
-                (&namespaces, Type::TEXT_ARRAY),
-                (&ids, Type::TEXT_ARRAY),
-            ],
-            PageBlobs::Inline,
-            "get_tuple",
-        )
-        .await
     }
 }
 

@@ -154,6 +154,13 @@ pub(crate) struct Statements {
     /// from keys the client sends: `jsonb_each_text` in the query made the planner
     /// expect 100 channels per checkpoint, pick hash joins and switch JIT on.)
     pub(crate) blobs: String,
+    /// `$1..$4`: parallel arrays of (thread, ns, channel, version): the 1-based
+    /// positions of those keys the blobs table holds.
+    pub(crate) blobs_present: String,
+    /// `COPY` of blob rows (thread, ns, channel, version, type, blob) and of checkpoint
+    /// rows (thread, ns, id, parent, checkpoint, metadata), binary format.
+    pub(crate) copy_blobs: String,
+    pub(crate) copy_checkpoints: String,
 }
 
 /// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
@@ -277,8 +284,24 @@ WHERE (thread_id, checkpoint_ns, channel, version) IN (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))",
             b = read_blobs
         );
+        let blobs_present = format!(
+            "SELECT k.n FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS k(t, ns, ch, v, n)
+WHERE EXISTS (SELECT 1 FROM {b} b WHERE b.thread_id = k.t AND b.checkpoint_ns = k.ns AND b.channel = k.ch AND b.version = k.v)",
+            b = t.blobs
+        );
+        let copy_blobs = format!(
+            "COPY {} (thread_id, checkpoint_ns, channel, version, type, blob) FROM STDIN (FORMAT binary)",
+            t.blobs
+        );
+        let copy_checkpoints = format!(
+            "COPY {} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) FROM STDIN (FORMAT binary)",
+            t.checkpoints
+        );
         let mut statements = Statements {
             blobs,
+            blobs_present,
+            copy_blobs,
+            copy_checkpoints,
             put,
             put_writes_upsert: WriteSql::new(|lz4| {
                 writes_insert(
