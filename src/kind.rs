@@ -137,7 +137,9 @@ pub enum ErrorKind {
     SchemaTooNew,
     /// A schema with missing migrations, tables or columns. `schema_incomplete`.
     SchemaIncomplete,
-    /// The migration lock was not free in time. `lock_timeout`.
+    /// A lock was not free in time: the migration lock (`setup`), or the tables a store
+    /// copy reads, locked (an `ALTER TABLE`, …) for longer than its retries wait.
+    /// `lock_timeout`.
     LockTimeout,
     /// A value with no JSONB form. `not_jsonb`.
     NotJsonb,

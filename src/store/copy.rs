@@ -83,6 +83,17 @@ pub struct CopyOptions {
     progress: Option<ProgressFn>,
 }
 
+/// How long a read of a Postgres source waits for a lock before the copy steps aside
+/// (ends its read transaction, waits, and reads on in a new one). The copy's `SELECT`s
+/// conflict only with an exclusive table lock (`ALTER TABLE` of `lgcodec store upgrade`
+/// or Python's `setup()`, `VACUUM FULL`, `TRUNCATE`). Such a statement waits for the
+/// copy's read transaction, and every other reader and writer of the table (the
+/// application's) waits behind it: this is how long they stall, so a few seconds, not
+/// more. Not less either: an `ALTER TABLE` queued behind someone else's transaction,
+/// not the copy's, usually gets its lock and is done within that, and the read then
+/// goes through without the copy giving up its snapshot.
+const SOURCE_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Checkpoints written per target transaction unless [`CopyOptions::batch_size`] says.
 pub const DEFAULT_COPY_BATCH: usize = 256;
 /// Bytes (about: the decoded values and the pending writes' serialized bytes) a batch
@@ -195,9 +206,16 @@ pub struct CopyReport {
     /// checkpoints in another, then was read back and verified.
     pub batches: u64,
     /// Postgres: connections re-opened (source or target) after the server closed
-    /// them; each batch or checkpoint read in flight then was done again (at most 5
+    /// them; each batch or checkpoint read in flight then was done again (at most 16
     /// losses in a row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
+    /// Postgres: times a read of the source waited for a lock for longer than the copy
+    /// waits (a schema change such as an `ALTER TABLE` queued behind the copy's read
+    /// transaction) or was ended by the server as a deadlock: the copy ended its read
+    /// transaction, letting the lock holder through, and read on in a new one (counted
+    /// in a row with lost connections, then
+    /// [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout)).
+    pub lock_retries: u64,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -364,7 +382,10 @@ async fn write_rows(raw: &Raw, thread: &str, ns: &str, id: &str) -> Result<Vec<W
 ///
 /// # Errors
 /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow)
-/// for a source row that does not decode (no key for it); the databases' errors. A
+/// for a source row that does not decode (no key for it); [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)
+/// or [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout) when the source's
+/// connection keeps failing or its tables stay locked (an `ALTER TABLE` …) past the
+/// retries; the databases' errors. A
 /// checkpoint that reads back differently is not an error: it is listed in
 /// [`CopyReport::mismatches`].
 pub async fn copy(
@@ -373,7 +394,7 @@ pub async fn copy(
     keys: &StoreKeys,
     options: &CopyOptions,
 ) -> Result<CopyReport> {
-    let mut src = AnyStore::open(source).await?;
+    let mut src = AnyStore::open_with_lock_timeout(source, SOURCE_LOCK_TIMEOUT).await?;
     let new = NewTarget::note(target);
     // One read transaction over every read of the source: the copy is of one point in
     // time, whatever Python or a prune commits there meanwhile (a source connection
@@ -562,6 +583,7 @@ async fn copy_snapshot(
         .await?;
     }
     report.reconnects = retry.reconnects;
+    report.lock_retries = retry.lock_retries;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -625,22 +647,35 @@ async fn read_pending(
     })
 }
 
-/// After a read of the source `given` failed with `e`: a lost Postgres connection
-/// (within `retry`'s limit) is waited on and the source opened again, in a new read
-/// transaction; any other error is returned.
+/// After a read of the source `given` failed with `e`: a lost Postgres connection, or
+/// a lock wait given up or a deadlock (within `retry`'s limit, in a row with losses), is
+/// waited on and the source opened again (its layout detected again: what waited may
+/// have been a schema change), in a new read transaction; any other error is returned.
+/// After a lock conflict the read transaction ends first, so that what waited for it
+/// (an `ALTER TABLE` the read queued behind) goes through while the copy waits.
 async fn reopen_source(src: &mut AnyStore, given: &str, retry: &mut Retry, e: Error) -> Result<()> {
     if matches!(src.raw, Raw::Sqlite { .. }) {
         return Err(e);
     }
-    retry.lost(e).await?;
+    let locked = super::retry::is_lock_conflict(&e);
+    if locked {
+        src.raw.end_snapshot().await;
+    }
+    retry.lost_or_locked(e).await?;
     let opened = async {
-        let new = AnyStore::open(given).await?;
+        let new = AnyStore::open_with_lock_timeout(given, SOURCE_LOCK_TIMEOUT).await?;
         new.raw.begin_snapshot().await?;
         Ok(new)
     }
     .await;
-    if let Some(new) = retry.reopened(opened)? {
-        *src = new;
+    match retry.reopened(opened)? {
+        Some(new) => *src = new,
+        // Not re-opened (the server away): the old connection, alive, reads in a new
+        // read transaction; lost, its next read counts one more loss.
+        None if locked => {
+            let _ = src.raw.begin_snapshot().await;
+        }
+        None => {}
     }
     Ok(())
 }

@@ -87,6 +87,18 @@ pub(crate) enum StoreFault {
         /// The last error.
         last: String,
     },
+    /// A copy's reads of its Postgres source kept waiting past their lock timeout for a
+    /// table lock (or kept being chosen as a deadlock victim): something held an
+    /// exclusive lock on the source's tables for longer than the retries wait. Every
+    /// committed batch stays; run it again to resume once the lock is released.
+    #[error("postgres: the copy's reads of the source could not get their table locks {attempts} time(s) in a row ({last}): something kept an exclusive lock on the source's tables (an ALTER TABLE such as lgcodec store upgrade's or Python's setup(), VACUUM FULL, TRUNCATE, LOCK TABLE) although the copy ended its read transaction each time to let it through; stopped, nothing half-written: let it finish (pg_stat_activity and pg_locks name the session holding the lock), then run the copy again to resume")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    SourceLocked {
+        /// Consecutive failures.
+        attempts: u32,
+        /// The last error.
+        last: String,
+    },
     /// A blocking task of the SQLite backend failed (panicked or was cancelled).
     #[error("sqlite: a blocking task failed: {0}")]
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
@@ -206,6 +218,7 @@ impl StoreFault {
             #[cfg(feature = "postgres")]
             StoreFault::Postgres { .. } => ErrorKind::Storage,
             StoreFault::ConnectionLost { .. } => ErrorKind::ConnectionLost,
+            StoreFault::SourceLocked { .. } => ErrorKind::LockTimeout,
             StoreFault::Task(_) => ErrorKind::TaskFailed,
             StoreFault::Unreadable { .. } => ErrorKind::UnreadableRow,
             StoreFault::CannotUpgrade { .. } => ErrorKind::CannotUpgrade,
@@ -269,6 +282,7 @@ impl From<StoreFault> for Error {
                 .with_count(usize::try_from(tried).unwrap_or(usize::MAX)),
             StoreFault::BackendDisabled { .. }
             | StoreFault::ConnectionLost { .. }
+            | StoreFault::SourceLocked { .. }
             | StoreFault::Task(_)
             | StoreFault::InvalidDate { .. } => e,
         }

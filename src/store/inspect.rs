@@ -36,6 +36,9 @@ pub struct AnyStore {
     /// with the same serializer (one saver per call was one new connection per
     /// checkpoint a copy read).
     pg_reader: std::sync::Mutex<Option<(Arc<dyn Serializer>, PostgresSaver)>>,
+    /// Postgres: how long a read waits for a lock, on every connection
+    /// ([`open_with_lock_timeout`](Self::open_with_lock_timeout)); `None`: the server's.
+    lock_timeout: Option<std::time::Duration>,
 }
 
 /// One thread: [`AnyStore::threads`].
@@ -199,7 +202,29 @@ impl AnyStore {
         Ok(AnyStore {
             raw: Raw::open(location).await?,
             pg_reader: std::sync::Mutex::new(None),
+            lock_timeout: None,
         })
+    }
+
+    /// As [`open`](Self::open); on Postgres every connection the store reads on (its
+    /// own, and those [`tuple`](Self::tuple) reads through) gives up a wait for a lock
+    /// after `timeout`, with SQLSTATE 55P03 (`lock_not_available`).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub(crate) async fn open_with_lock_timeout(
+        location: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Self> {
+        let mut store = Self::open(location).await?;
+        if let Raw::Postgres { client, .. } = &store.raw {
+            client
+                .batch_execute(&set_lock_timeout(timeout))
+                .await
+                .map_err(pg("connect"))?;
+            store.lock_timeout = Some(timeout);
+        }
+        Ok(store)
     }
 
     /// The layout found.
@@ -547,8 +572,9 @@ impl AnyStore {
                     ))
                     .await
                     .map_err(|e| {
-                        // A lost connection stays one (the caller may reconnect).
-                        if e.is_connection_lost() {
+                        // A lost connection stays one, and so does a lock wait given up
+                        // (the caller may reconnect or step aside): the row is not at fault.
+                        if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
                             return e;
                         }
                         unreadable(format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
@@ -618,7 +644,7 @@ impl AnyStore {
                 return Ok(saver.clone());
             }
         }
-        let saver = pg_reader(url, serde, self.raw.layout())?;
+        let saver = pg_reader(url, serde, self.raw.layout(), self.lock_timeout)?;
         *held = Some((Arc::clone(serde), saver.clone()));
         Ok(saver)
     }
@@ -631,17 +657,28 @@ pub(crate) fn pg_copy_target(url: &str, serde: &Arc<dyn Serializer>) -> Result<P
     let today = StoreLayout::PostgresPython {
         migrations: Some(crate::saver::layout::CURRENT_POSTGRES_MIGRATION),
     };
-    pg_builder(url, serde, &today, true)
+    pg_builder(url, serde, &today, true, None)
 }
 
 /// A Postgres saver that reads a store of `layout` as Python's saver reads it after
-/// its `setup()` (only `SELECT`s: `get_tuple`, `list`).
+/// its `setup()` (only `SELECT`s: `get_tuple`, `list`), its connections giving up a
+/// lock wait after `lock_timeout` when given.
 pub(crate) fn pg_reader(
     url: &str,
     serde: &Arc<dyn Serializer>,
     layout: &StoreLayout,
+    lock_timeout: Option<std::time::Duration>,
 ) -> Result<PostgresSaver> {
-    pg_builder(url, serde, layout, false)
+    pg_builder(url, serde, layout, false, lock_timeout)
+}
+
+/// `SET lock_timeout` to `timeout`, in whole milliseconds from 1 (0 would mean no
+/// limit) to the server's maximum.
+fn set_lock_timeout(timeout: std::time::Duration) -> String {
+    format!(
+        "SET lock_timeout = {}",
+        timeout.as_millis().clamp(1, 2_147_483_647)
+    )
 }
 
 fn pg_builder(
@@ -649,8 +686,9 @@ fn pg_builder(
     serde: &Arc<dyn Serializer>,
     layout: &StoreLayout,
     keep_metadata_writes: bool,
+    lock_timeout: Option<std::time::Duration>,
 ) -> Result<PostgresSaver> {
-    PostgresSaver::builder_from_url(url)
+    PostgresSaver::builder_from_url_with_session(url, lock_timeout.map(set_lock_timeout))
         .and_then(|b| {
             b.serializer(Arc::clone(serde))
                 .before_task_path(!layout.has_task_path())

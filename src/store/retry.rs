@@ -6,6 +6,11 @@
 //! again. At most [`DEFAULT_MAX_RECONNECTS`] losses in a row (unless an operation's
 //! options say), then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost):
 //! what was committed stays, and a rerun resumes.
+//!
+//! A copy's source reads also step aside for a lock ([`Retry::lost_or_locked`]): a
+//! read that gave up waiting for a table lock, or that Postgres ended as a deadlock, is
+//! handled as a lost connection, counted apart, and ends as
+//! [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout) past the same limit.
 
 use std::time::Duration;
 
@@ -17,6 +22,33 @@ use crate::ErrorKind;
 /// connections to the database yet): what waiting and re-opening may mend.
 fn is_lost(e: &Error) -> bool {
     e.is_connection_lost() || e.kind() == ErrorKind::ConnectionUnavailable
+}
+
+/// A statement that gave up waiting for a lock (SQLSTATE 55P03 `lock_not_available`:
+/// past the session's `lock_timeout`) or that Postgres ended to break a deadlock
+/// (40P01 `deadlock_detected`): nothing was read or written, and the same statement
+/// may go through once the lock holder is done.
+#[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn is_lock_conflict(e: &Error) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(code) = e.sqlstate() {
+        return code == "55P03" || code == "40P01";
+    }
+    let _ = e;
+    false
+}
+
+/// The error's text, with the server's message and SQLSTATE when the text lacks them
+/// (the driver shows a server error as `db error` alone).
+fn said(e: &Error) -> String {
+    let text = e.to_string();
+    #[cfg(feature = "postgres")]
+    if let Some(db) = e.as_postgres().and_then(|p| p.as_db_error()) {
+        if !text.contains(db.message()) {
+            return format!("{text}: {} (SQLSTATE {})", db.message(), db.code().code());
+        }
+    }
+    text
 }
 
 /// Lost connections in a row an operation reconnects after, by default: with the
@@ -42,8 +74,14 @@ pub(crate) fn backoff(n: u32) -> Duration {
 pub(crate) struct Retry {
     max: u32,
     lost: u32,
+    /// The failure the caller is re-opening after was a lock conflict, not a loss.
+    locked: bool,
     /// Connections re-opened (what the reports call `reconnects`).
     pub(crate) reconnects: u64,
+    /// Connections re-opened after a lock conflict ([`Retry::lost_or_locked`]; what
+    /// the copy report calls `lock_retries`).
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) lock_retries: u64,
 }
 
 impl Retry {
@@ -51,7 +89,9 @@ impl Retry {
         Retry {
             max,
             lost: 0,
+            locked: false,
             reconnects: 0,
+            lock_retries: 0,
         }
     }
 
@@ -67,17 +107,36 @@ impl Retry {
     /// returned as it is; one loss too many as
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     pub(crate) async fn lost(&mut self, e: Error) -> Result<(), Error> {
-        if !is_lost(&e) {
+        self.failed(e, false).await
+    }
+
+    /// As [`lost`](Self::lost), and a lock conflict too ([`is_lock_conflict`]: a
+    /// statement past its `lock_timeout`, a deadlock victim), for reads that let a lock
+    /// holder through by ending their transaction and reading again in a new one. The
+    /// losses and conflicts in a row count together; past the maximum, the last one
+    /// decides the error: a conflict is
+    /// [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout).
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) async fn lost_or_locked(&mut self, e: Error) -> Result<(), Error> {
+        self.failed(e, true).await
+    }
+
+    async fn failed(&mut self, e: Error, locks: bool) -> Result<(), Error> {
+        let locked = locks && is_lock_conflict(&e);
+        if !locked && !is_lost(&e) {
             return Err(e);
         }
         self.lost = self.lost.saturating_add(1);
         if self.lost > self.max {
-            return Err(StoreFault::ConnectionLost {
-                attempts: self.lost,
-                last: e.to_string(),
+            let (attempts, last) = (self.lost, said(&e));
+            return Err(if locked {
+                StoreFault::SourceLocked { attempts, last }
+            } else {
+                StoreFault::ConnectionLost { attempts, last }
             }
             .into());
         }
+        self.locked = locked;
         sleep(backoff(self.lost)).await;
         Ok(())
     }
@@ -88,7 +147,11 @@ impl Retry {
     pub(crate) fn reopened<T>(&mut self, attempt: Result<T, Error>) -> Result<Option<T>, Error> {
         match attempt {
             Ok(v) => {
-                self.reconnects = self.reconnects.saturating_add(1);
+                if std::mem::take(&mut self.locked) {
+                    self.lock_retries = self.lock_retries.saturating_add(1);
+                } else {
+                    self.reconnects = self.reconnects.saturating_add(1);
+                }
                 Ok(Some(v))
             }
             Err(e) if is_lost(&e) => Ok(None),
@@ -145,5 +208,72 @@ mod tests {
             .await
             .expect_err("not a loss");
         assert_eq!(other.kind(), ErrorKind::Storage);
+    }
+
+    /// A real lock wait given up (SQLSTATE 55P03 from the test server: an advisory lock
+    /// another session holds, waited on under `lock_timeout`): `lost` returns it as it
+    /// is; `lost_or_locked` waits, and the re-open after it counts in `lock_retries`,
+    /// not `reconnects`; one too many in a row is `LockTimeout`, saying what held the
+    /// tables and that a rerun resumes.
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn a_lock_wait_given_up_steps_aside_then_ends_as_lock_timeout() {
+        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => u,
+            _ => return,
+        };
+        let holder = crate::store::postgres::connect(&url, true)
+            .await
+            .expect("connect");
+        let waiter = crate::store::postgres::connect(&url, true)
+            .await
+            .expect("connect");
+        holder
+            .batch_execute("SELECT pg_advisory_lock(7412, 55)")
+            .await
+            .expect("lock");
+        waiter
+            .batch_execute("SET lock_timeout = 20")
+            .await
+            .expect("set");
+        let conflict = || async {
+            let e = waiter
+                .batch_execute("SELECT pg_advisory_lock(7412, 55)")
+                .await
+                .expect_err("the lock is held");
+            Error::from(StoreFault::Postgres {
+                operation: "copy",
+                source: e,
+            })
+        };
+        let e = conflict().await;
+        assert_eq!(e.sqlstate(), Some("55P03"), "{e}");
+        assert!(is_lock_conflict(&e) && !is_lost(&e), "{e}");
+        let passed = Retry::new(5).lost(e).await.expect_err("not a loss");
+        assert_eq!(passed.sqlstate(), Some("55P03"), "{passed}");
+        let mut retry = Retry::new(1);
+        retry
+            .lost_or_locked(conflict().await)
+            .await
+            .expect("the first conflict waits and retries");
+        assert!(matches!(retry.reopened(Ok::<_, Error>(())), Ok(Some(()))));
+        assert_eq!((retry.lock_retries, retry.reconnects), (1, 0));
+        let e = retry
+            .lost_or_locked(conflict().await)
+            .await
+            .expect_err("the second in a row stops");
+        assert_eq!(e.kind(), ErrorKind::LockTimeout);
+        for said in [
+            "2 time(s) in a row",
+            "lock timeout",
+            "ALTER TABLE",
+            "pg_locks",
+            "run the copy again to resume",
+        ] {
+            assert!(e.to_string().contains(said), "{said:?} not in {e}");
+        }
+        let _ = holder
+            .batch_execute("SELECT pg_advisory_unlock_all()")
+            .await;
     }
 }

@@ -584,20 +584,25 @@ async fn an_export_of_a_live_postgres_store_is_one_point_in_time() {
 }
 
 /// A source whose layout changes under a copy: `lgcodec store upgrade` (Python's
-/// `setup()` migration) run on an old SQLite store while a copy of it reads. The copy
+/// `setup()` migrations) run on an old store while a copy of it reads. SQLite: the copy
 /// reads one point in time, so the upgrade (its own write transaction) waits for no one
-/// and the copy goes on with the columns it began with: it ends with no mismatch, the
-/// target equal to a copy of the store at rest, and the source is upgraded. (Postgres is
-/// not here: an `ALTER TABLE` queued behind the copy's read snapshot blocks the copy's
-/// second connection, and neither side gives way; see docs/store-maintenance.md.)
+/// and the copy goes on with the columns it began with. Postgres (a 2.0.10 store,
+/// migration 9's `ALTER TABLE checkpoint_writes` still to run): the `ALTER TABLE` waits
+/// for the copy's read snapshot, and is let run before the copy reads on, so the copy's
+/// next read of `checkpoint_writes` queues behind it; the copy gives up that wait after
+/// its lock timeout, ends its snapshot (the `ALTER TABLE` goes through) and reads on in
+/// a new one. Either way the copy ends with no mismatch, the target equal to a copy of
+/// the store at rest, and the source is upgraded. The copy runs under a time limit, so
+/// a copy that waits forever fails the test instead of hanging it.
 #[tokio::test]
 async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
     use langgraph_codec::store::{copy, upgrade, CopyOptions, UpgradeOptions};
     let dir = scratch("layout-change");
     let none = StoreKeys::none();
     // Runs the upgrade of `source` once, on a thread and runtime of its own, without
-    // waiting for it.
-    let upgrade_once = |source: String| {
+    // waiting for it to end; on Postgres, the copy reads on once the upgrade's
+    // `ALTER TABLE` waits for the copy's snapshot.
+    let upgrade_once = |source: String, postgres: bool| {
         let fired = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let handle: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<bool>>>> = Arc::default();
         let (f, h) = (Arc::clone(&fired), Arc::clone(&handle));
@@ -605,20 +610,56 @@ async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
             if f.swap(true, std::sync::atomic::Ordering::SeqCst) {
                 return;
             }
-            let source = source.clone();
-            *h.lock().expect("handle") = Some(std::thread::spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("runtime")
-                    .block_on(upgrade(&source, &UpgradeOptions::new()))
+            let on_thread =
+                |work: std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>| {
+                    std::thread::spawn(move || {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .expect("runtime")
+                            .block_on(work)
+                    })
+                };
+            let s = source.clone();
+            *h.lock().expect("handle") = Some(on_thread(Box::pin(async move {
+                upgrade(&s, &UpgradeOptions::new())
+                    .await
                     .expect("upgrade")
                     .current
-            }));
+            })));
+            if postgres {
+                let s = source.clone();
+                let queued = on_thread(Box::pin(async move {
+                    let client = pg::connect(&s).await;
+                    for _ in 0..600 {
+                        let waiting: i64 = client
+                            .query_one(
+                                "SELECT count(*) FROM pg_stat_activity \
+                                 WHERE datname = current_database() AND wait_event_type = 'Lock' \
+                                 AND query LIKE '%ALTER TABLE%task_path%'",
+                                &[],
+                            )
+                            .await
+                            .expect("pg_stat_activity")
+                            .get(0);
+                        if waiting > 0 {
+                            return true;
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                    false
+                }))
+                .join()
+                .expect("watcher");
+                assert!(
+                    queued,
+                    "the upgrade's ALTER TABLE did not wait for the copy's snapshot within 30 s"
+                );
+            }
         };
         (callback, fired, handle)
     };
-    let cases = vec![(
+    let mut cases = vec![(
         "sqlite",
         {
             let path = dir.join("old.sqlite");
@@ -631,6 +672,13 @@ async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
             path.to_str().expect("utf-8").to_owned()
         },
     )];
+    if let Some(url) = pg::url() {
+        cases.push((
+            "postgres",
+            pg::restored(&url, "postgres-py-2.0.10", "layout_change").await,
+            pg::restored(&url, "postgres-py-2.0.10", "layout_rest").await,
+        ));
+    }
     for (name, source, at_rest) in cases {
         let want = dir.join(format!("{name}-want.db"));
         copy(
@@ -641,18 +689,25 @@ async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
         )
         .await
         .expect("copy at rest");
-        let (callback, fired, handle) = upgrade_once(source.clone());
+        let postgres = name == "postgres";
+        let (callback, fired, handle) = upgrade_once(source.clone(), postgres);
         let target = dir.join(format!("{name}-copy.db"));
-        let report = copy(
-            &source,
-            target.to_str().expect("utf-8"),
-            &none,
-            &CopyOptions::new()
-                .batch_size(2)
-                .page_size(2)
-                .on_progress(callback),
+        // Seconds: the copy takes about one lock timeout more than at rest (well
+        // under 10 s); a copy that never gives way hits the limit.
+        let report = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            copy(
+                &source,
+                target.to_str().expect("utf-8"),
+                &none,
+                &CopyOptions::new()
+                    .batch_size(2)
+                    .page_size(2)
+                    .on_progress(callback),
+            ),
         )
         .await
+        .unwrap_or_else(|_| panic!("{name}: the copy did not end within 60 s"))
         .expect("copy");
         assert!(fired.load(std::sync::atomic::Ordering::SeqCst), "{name}");
         let upgraded = handle
@@ -675,6 +730,13 @@ async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
             sqlite_rows(&target),
             sqlite_rows(&want),
             "{name}: the copy is not the store as it was"
+        );
+        // Postgres: the copy stepped aside for the ALTER TABLE queued behind it; no
+        // connection was lost.
+        assert_eq!(
+            (report.lock_retries > 0, report.reconnects),
+            (postgres, 0),
+            "{name}: {report:?}"
         );
     }
     let _ = fs::remove_dir_all(&dir);

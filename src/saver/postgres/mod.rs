@@ -364,6 +364,16 @@ impl PostgresSaver {
     /// string, which may hold a password) or the pool cannot be built;
     /// [`ErrorKind::Tls`](crate::ErrorKind::Tls) if the root certificates cannot be read.
     pub fn builder_from_url(url: &str) -> Result<PostgresSaverBuilder> {
+        Self::builder_from_url_with_session(url, None)
+    }
+
+    /// [`builder_from_url`](Self::builder_from_url), each new connection of whose pool
+    /// first runs `session` (e.g. `SET lock_timeout = 3000`): a statement rather than a
+    /// startup option, which PgBouncer refuses by default.
+    pub(crate) fn builder_from_url_with_session(
+        url: &str,
+        session: Option<String>,
+    ) -> Result<PostgresSaverBuilder> {
         let info = ConnInfo::resolve(url)?;
         let manager = deadpool_postgres::Manager::from_config(
             info.config,
@@ -372,12 +382,22 @@ impl PostgresSaver {
                 recycling_method: deadpool_postgres::RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .build()
-            .map_err(|e| PgFault::Config {
-                reason: e.to_string(),
-            })?;
+        let mut pool = Pool::builder(manager).max_size(16);
+        if let Some(sql) = session {
+            let sql: Arc<str> = sql.into();
+            pool = pool.post_create(deadpool_postgres::Hook::async_fn(move |client, _| {
+                let sql = Arc::clone(&sql);
+                Box::pin(async move {
+                    client
+                        .batch_execute(&sql)
+                        .await
+                        .map_err(deadpool_postgres::HookError::Backend)
+                })
+            }));
+        }
+        let pool = pool.build().map_err(|e| PgFault::Config {
+            reason: e.to_string(),
+        })?;
         let mut builder = Self::builder(pool);
         builder.settings.target = Some(info.target);
         Ok(builder)
