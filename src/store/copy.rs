@@ -34,7 +34,9 @@
 //! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
 //! inserts the batch's pending writes, another puts its checkpoints through the target
-//! saver (`put_batch`: the rows of `put`, one commit), then the batch is verified.
+//! saver (`put_batch`: the rows of `put`, one commit; into Postgres both with `COPY`),
+//! then the batch is verified. While one batch is written and verified, the next is
+//! read from the source.
 //!
 //! **Resumable:** a checkpoint already in the target is not written again (its
 //! writes are inserted if missing: inserts only take free keys). Writes commit before
@@ -503,89 +505,176 @@ async fn copy_snapshot(
             }
         }
     }
-    let batch_size = options.batch_size.unwrap_or(DEFAULT_COPY_BATCH);
-    let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES);
-    let mut done = 0u64;
-    let mut batch: Vec<Pending> = Vec::new();
-    let mut held = 0usize;
+    let mut cursor = Cursor::new(&threads, page_size);
     let mut throttle = Throttle::new(options.max_rows_per_sec);
-    for thread in &threads {
-        let mut after: Option<(String, String, String)> = None;
-        loop {
-            let keys_page = loop {
-                match key_page(&src.raw, *thread, after.as_ref(), page_size).await {
-                    Ok(page) => break retry.ok(page),
-                    Err(e) => reopen_source(src, source, &mut retry, e).await?,
-                }
+    let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) else {
+        // Dry run: every key counted, each looked up in the target if it is a store.
+        while let Some((t, ns, id)) = cursor.next(src, source, &mut retry).await? {
+            throttle.account(1).await;
+            let there = match &dry_target {
+                Some(d) => d.raw.checkpoint_exists(&t, &ns, &id).await.unwrap_or(false),
+                None => false,
             };
-            let Some(last) = keys_page.last().cloned() else {
-                break;
-            };
-            for (t, ns, id) in &keys_page {
-                throttle.account(1).await;
-                let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) else {
-                    // Dry run.
-                    done += 1;
-                    let there = match &dry_target {
-                        Some(d) => d.raw.checkpoint_exists(t, ns, id).await.unwrap_or(false),
-                        None => false,
-                    };
-                    if there {
-                        report.already_there += 1;
-                    } else {
-                        report.copied += 1;
-                    }
-                    continue;
-                };
-                let pending = loop {
-                    match read_pending(src, &read_serde, &write_serde, (writer, clear), (t, ns, id))
-                        .await
-                    {
-                        Ok(p) => break retry.ok(p),
-                        Err(e) => reopen_source(src, source, &mut retry, e).await?,
-                    }
-                };
-                // The batch goes when it is full, or when this checkpoint would take it
-                // over its bytes (a checkpoint larger than that goes alone).
-                let size = pending_bytes(&pending);
-                if batch.len() >= batch_size
-                    || (!batch.is_empty() && held.saturating_add(size) > batch_bytes)
-                {
-                    flush(
-                        &mut batch,
-                        (target_conn, target),
-                        writer,
-                        options,
-                        (&mut report, &mut retry),
-                        &mut done,
-                    )
-                    .await?;
-                    held = 0;
-                }
-                held = held.saturating_add(size);
-                batch.push(pending);
+            if there {
+                report.already_there += 1;
+            } else {
+                report.copied += 1;
             }
-            if keys_page.len() < page_size {
-                break;
-            }
-            after = Some(last);
         }
+        report.reconnects = retry.reconnects;
+        report.elapsed_s = started.elapsed().as_secs_f64();
+        return Ok(report);
+    };
+    let mut reading = Reading {
+        cursor,
+        throttle,
+        retry: Retry::new(DEFAULT_MAX_RECONNECTS),
+        carried: None,
+        batch_size: options.batch_size.unwrap_or(DEFAULT_COPY_BATCH),
+        batch_bytes: options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES),
+        serdes: (&read_serde, &write_serde),
+        writer,
+        clear,
+    };
+    let mut done = 0u64;
+    // While a batch is written and verified, the next one is read from the source:
+    // the target's server works on one while this process reads and decodes the
+    // other (on one Tokio task; the reads yield after each checkpoint).
+    let mut next = reading.batch(src, source).await?;
+    while !next.is_empty() {
+        let mut current = std::mem::take(&mut next);
+        let (written, read) = tokio::join!(
+            flush(
+                &mut current,
+                (target_conn, target),
+                writer,
+                options,
+                (&mut report, &mut retry),
+                &mut done,
+            ),
+            reading.batch(src, source)
+        );
+        written?;
+        next = read?;
     }
-    if let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) {
-        flush(
-            &mut batch,
-            (target_conn, target),
-            writer,
-            options,
-            (&mut report, &mut retry),
-            &mut done,
-        )
-        .await?;
-    }
+    retry.reconnects += reading.retry.reconnects;
     report.reconnects = retry.reconnects;
     report.lock_retries = retry.lock_retries;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The source's checkpoint keys in order, a page at a time, thread after thread of
+/// the selection.
+struct Cursor<'a> {
+    threads: &'a [Option<&'a str>],
+    thread: usize,
+    after: Option<(String, String, String)>,
+    page: std::collections::VecDeque<(String, String, String)>,
+    page_size: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(threads: &'a [Option<&'a str>], page_size: usize) -> Self {
+        Cursor {
+            threads,
+            thread: 0,
+            after: None,
+            page: std::collections::VecDeque::new(),
+            page_size,
+        }
+    }
+
+    /// The next key, `None` after the last; a page read again on a re-opened
+    /// connection after a lost one.
+    async fn next(
+        &mut self,
+        src: &mut AnyStore,
+        source: &str,
+        retry: &mut Retry,
+    ) -> Result<Option<(String, String, String)>> {
+        loop {
+            if let Some(key) = self.page.pop_front() {
+                return Ok(Some(key));
+            }
+            let Some(thread) = self.threads.get(self.thread) else {
+                return Ok(None);
+            };
+            let page = loop {
+                match key_page(&src.raw, *thread, self.after.as_ref(), self.page_size).await {
+                    Ok(page) => break retry.ok(page),
+                    Err(e) => reopen_source(src, source, retry, e).await?,
+                }
+            };
+            if page.len() < self.page_size {
+                self.thread += 1;
+                self.after = None;
+            } else {
+                self.after = page.last().cloned();
+            }
+            self.page.extend(page);
+        }
+    }
+}
+
+/// The reading side of a copy: batches of source checkpoints, bounded by count and
+/// by bytes.
+struct Reading<'a> {
+    cursor: Cursor<'a>,
+    throttle: Throttle,
+    retry: Retry,
+    /// The checkpoint that would have taken the last batch over its bytes: the first
+    /// of the next.
+    carried: Option<Pending>,
+    batch_size: usize,
+    batch_bytes: usize,
+    serdes: (&'a Arc<dyn Serializer>, &'a Arc<dyn Serializer>),
+    writer: &'a Writer,
+    clear: bool,
+}
+
+impl Reading<'_> {
+    /// The next batch (empty after the last): full, or as many checkpoints as fit
+    /// its bytes (a checkpoint larger than that goes alone).
+    async fn batch(&mut self, src: &mut AnyStore, source: &str) -> Result<Vec<Pending>> {
+        let mut batch = Vec::new();
+        let mut held = 0usize;
+        if let Some(p) = self.carried.take() {
+            held = pending_bytes(&p);
+            batch.push(p);
+        }
+        while batch.len() < self.batch_size {
+            let Some((t, ns, id)) = self.cursor.next(src, source, &mut self.retry).await? else {
+                break;
+            };
+            self.throttle.account(1).await;
+            let (read_serde, write_serde) = self.serdes;
+            let pending = loop {
+                match read_pending(
+                    src,
+                    read_serde,
+                    write_serde,
+                    (self.writer, self.clear),
+                    (&t, &ns, &id),
+                )
+                .await
+                {
+                    Ok(p) => break self.retry.ok(p),
+                    Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
+                }
+            };
+            let size = pending_bytes(&pending);
+            if !batch.is_empty() && held.saturating_add(size) > self.batch_bytes {
+                self.carried = Some(pending);
+                break;
+            }
+            held = held.saturating_add(size);
+            batch.push(pending);
+            // Lets the batch being written go on between two reads.
+            tokio::task::yield_now().await;
+        }
+        Ok(batch)
+    }
 }
 
 /// One source checkpoint read for the batch: its tuple (pending `Send`s of a `v < 4`

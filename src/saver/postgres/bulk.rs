@@ -53,6 +53,9 @@ impl ToSql for JsonbText<'_> {
     to_sql_checked!();
 }
 
+/// A blob row as `COPY` sends it: thread, ns, channel, version, type, bytes.
+type BlobRow<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a [u8]);
+
 /// Whether `e` is a unique violation: a key the `COPY` wrote was there already.
 fn unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
@@ -125,7 +128,7 @@ impl PostgresSaver {
         }
         // Each blob key once (checkpoints of one thread share unchanged channels).
         let mut seen = HashSet::new();
-        let mut blobs: Vec<(&str, &str, &str, &str, &str, &[u8])> = Vec::new();
+        let mut blobs: Vec<BlobRow<'_>> = Vec::new();
         for r in rows {
             let s = &r.split;
             for (((ch, version), ty), blob) in s

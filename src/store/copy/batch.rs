@@ -161,19 +161,13 @@ pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Res
             tx.commit().map_err(sq("copy"))?;
         }
         Target::Postgres(client) => {
-            let tx = client.transaction().await.map_err(pg("copy"))?;
-            let stmt = tx
-                .prepare(
-                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::bytea[]) \
-                     ON CONFLICT DO NOTHING",
-                )
-                .await
-                .map_err(pg("copy"))?;
             let rows: Vec<(&Pending, &CopiedWrite)> = batch
                 .iter()
                 .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
                 .collect();
+            if rows.is_empty() {
+                return Ok(0);
+            }
             let mut idxs = Vec::with_capacity(rows.len());
             for (p, (w, _, _)) in &rows {
                 idxs.push(i32::try_from(w.idx).map_err(|_| StoreFault::Unreadable {
@@ -181,35 +175,157 @@ pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Res
                     reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
                 })?);
             }
-            let threads: Vec<&str> = rows.iter().map(|(p, _)| p.thread.as_str()).collect();
-            let nss: Vec<&str> = rows.iter().map(|(p, _)| p.ns.as_str()).collect();
-            let ids: Vec<&str> = rows.iter().map(|(p, _)| p.id.as_str()).collect();
-            let tasks: Vec<&str> = rows
-                .iter()
-                .map(|(_, (w, _, _))| w.task_id.as_str())
-                .collect();
-            let paths: Vec<&str> = rows
-                .iter()
-                .map(|(_, (w, _, _))| w.task_path.as_str())
-                .collect();
-            let channels: Vec<&str> = rows
-                .iter()
-                .map(|(_, (w, _, _))| w.channel.as_str())
-                .collect();
-            let tags: Vec<&str> = rows.iter().map(|(_, (_, _, t))| t.as_str()).collect();
-            let blobs: Vec<&[u8]> = rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect();
-            n += tx
-                .execute(
-                    &stmt,
-                    &[
-                        &threads, &nss, &ids, &tasks, &paths, &idxs, &channels, &tags, &blobs,
-                    ],
-                )
-                .await
-                .map_err(pg("copy"))?;
-            tx.commit().await.map_err(pg("copy"))?;
+            let cols = WriteCols {
+                threads: rows.iter().map(|(p, _)| p.thread.as_str()).collect(),
+                nss: rows.iter().map(|(p, _)| p.ns.as_str()).collect(),
+                ids: rows.iter().map(|(p, _)| p.id.as_str()).collect(),
+                tasks: rows
+                    .iter()
+                    .map(|(_, (w, _, _))| w.task_id.as_str())
+                    .collect(),
+                paths: rows
+                    .iter()
+                    .map(|(_, (w, _, _))| w.task_path.as_str())
+                    .collect(),
+                idxs,
+                channels: rows
+                    .iter()
+                    .map(|(_, (w, _, _))| w.channel.as_str())
+                    .collect(),
+                tags: rows.iter().map(|(_, (_, _, t))| t.as_str()).collect(),
+                blobs: rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect(),
+            };
+            n += match copy_writes(client, &cols).await {
+                Ok(Some(copied)) => copied,
+                Ok(None) => insert_writes_ignoring(client, &cols)
+                    .await
+                    .map_err(pg("copy"))?,
+                // A key taken meanwhile (a writer beside the copy): insert-or-ignore.
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    insert_writes_ignoring(client, &cols)
+                        .await
+                        .map_err(pg("copy"))?
+                }
+                Err(e) => return Err(pg("copy")(e)),
+            };
         }
     }
+    Ok(n)
+}
+
+/// A batch's write rows for Postgres, column by column.
+struct WriteCols<'a> {
+    threads: Vec<&'a str>,
+    nss: Vec<&'a str>,
+    ids: Vec<&'a str>,
+    tasks: Vec<&'a str>,
+    paths: Vec<&'a str>,
+    idxs: Vec<i32>,
+    channels: Vec<&'a str>,
+    tags: Vec<&'a str>,
+    blobs: Vec<&'a [u8]>,
+}
+
+/// The write rows of a batch none of whose checkpoints has a write in the target yet
+/// (a first run: every batch), in one transaction with one `COPY` (one statement per
+/// row cost the server 3.1 s of a 100,000-checkpoint copy's 13.8 s, 2026-11-28); how
+/// many rows were inserted. `None`, with nothing written, when some checkpoint has
+/// writes there already (a rerun): those go in with insert-or-ignore. A key taken
+/// between the look-up and the `COPY` is a unique violation (nothing inserted).
+async fn copy_writes(
+    client: &mut tokio_postgres::Client,
+    c: &WriteCols<'_>,
+) -> std::result::Result<Option<u64>, tokio_postgres::Error> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    let tx = client.transaction().await?;
+    let there = tx
+        .query(
+            "SELECT EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, ns, id) \
+             WHERE EXISTS (SELECT 1 FROM checkpoint_writes w \
+             WHERE w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id))",
+            &[&c.threads, &c.nss, &c.ids],
+        )
+        .await?;
+    if there.first().map(|r| r.try_get::<_, bool>(0)).transpose()? == Some(true) {
+        return Ok(None);
+    }
+    let sink = tx
+        .copy_in(
+            "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+             FROM STDIN (FORMAT binary)",
+        )
+        .await?;
+    let writer = BinaryCopyInWriter::new(
+        sink,
+        &[
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::INT4,
+            Type::TEXT,
+            Type::TEXT,
+            Type::BYTEA,
+        ],
+    );
+    futures_util::pin_mut!(writer);
+    let rows = c
+        .threads
+        .iter()
+        .zip(&c.nss)
+        .zip(&c.ids)
+        .zip(&c.tasks)
+        .zip(&c.paths)
+        .zip(&c.idxs)
+        .zip(&c.channels)
+        .zip(&c.tags)
+        .zip(&c.blobs);
+    let mut n = 0u64;
+    for ((((((((t, ns), id), task), path), idx), channel), tag), blob) in rows {
+        writer
+            .as_mut()
+            .write(&[t, ns, id, task, path, idx, channel, tag, blob])
+            .await?;
+        n += 1;
+    }
+    writer.finish().await?;
+    tx.commit().await?;
+    Ok(Some(n))
+}
+
+/// The write rows inserted where their key is free (`ON CONFLICT DO NOTHING`), in one
+/// statement; how many were inserted.
+async fn insert_writes_ignoring(
+    client: &mut tokio_postgres::Client,
+    c: &WriteCols<'_>,
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    let tx = client.transaction().await?;
+    let stmt = tx
+        .prepare(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::bytea[]) \
+             ON CONFLICT DO NOTHING",
+        )
+        .await?;
+    let n = tx
+        .execute(
+            &stmt,
+            &[
+                &c.threads,
+                &c.nss,
+                &c.ids,
+                &c.tasks,
+                &c.paths,
+                &c.idxs,
+                &c.channels,
+                &c.tags,
+                &c.blobs,
+            ],
+        )
+        .await?;
+    tx.commit().await?;
     Ok(n)
 }
 
