@@ -522,6 +522,7 @@ async fn copy_snapshot(
             }
         }
         report.reconnects = retry.reconnects;
+        report.lock_retries = retry.lock_retries;
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
     };
@@ -558,6 +559,7 @@ async fn copy_snapshot(
         next = read?;
     }
     retry.reconnects += reading.retry.reconnects;
+    retry.lock_retries += reading.retry.lock_retries;
     report.reconnects = retry.reconnects;
     report.lock_retries = retry.lock_retries;
     report.elapsed_s = started.elapsed().as_secs_f64();
