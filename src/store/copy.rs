@@ -377,6 +377,60 @@ async fn write_rows(raw: &Raw, thread: &str, ns: &str, id: &str) -> Result<Vec<W
     }
 }
 
+/// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
+/// from Postgres in one statement, from SQLite checkpoint by checkpoint. (The layout's
+/// column expressions are unqualified: only the writes table has those names.)
+async fn write_rows_of(raw: &Raw, keys: &[(String, String, String)]) -> Result<Vec<Vec<WriteRow>>> {
+    let Raw::Postgres { client, .. } = raw else {
+        let mut out = Vec::with_capacity(keys.len());
+        for (t, ns, id) in keys {
+            out.push(write_rows(raw, t, ns, id).await?);
+        }
+        return Ok(out);
+    };
+    let c = raw.cols();
+    let sql = format!(
+        "SELECT k.n, w.task_id, {path}, w.idx, w.channel, {ty}, w.blob \
+         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
+         JOIN {table} w ON w.thread_id = k.t AND {ns} = k.ns AND {wid} = k.id \
+         ORDER BY k.n, {path}, w.task_id, w.idx",
+        path = c.w_path,
+        ty = c.w_ty,
+        table = raw.writes_table(),
+        ns = c.ns,
+        wid = c.w_id,
+    );
+    let threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    let nss: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+    let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
+    let rows = client
+        .query(&sql, &[&threads, &nss, &ids])
+        .await
+        .map_err(pg("copy"))?;
+    let mut out: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+    for r in &rows {
+        let n: i64 = r.try_get(0).map_err(pg("copy"))?;
+        let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) else {
+            continue;
+        };
+        slot.push(WriteRow {
+            task_id: r.try_get(1).map_err(pg("copy"))?,
+            task_path: r.try_get(2).map_err(pg("copy"))?,
+            idx: i64::from(r.try_get::<_, i32>(3).map_err(pg("copy"))?),
+            channel: r.try_get(4).map_err(pg("copy"))?,
+            tag: r
+                .try_get::<_, Option<String>>(5)
+                .map_err(pg("copy"))?
+                .unwrap_or_default(),
+            data: r
+                .try_get::<_, Option<Vec<u8>>>(6)
+                .map_err(pg("copy"))?
+                .unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
 /// Copies the checkpoints of `source` (every thread, or [`CopyOptions::threads`]) into
 /// `target`: written by the target saver, resumable, verified (see
 /// `docs/store-maintenance.md`). On an error, a SQLite target file the copy created is
@@ -530,7 +584,8 @@ async fn copy_snapshot(
         cursor,
         throttle,
         retry: Retry::new(DEFAULT_MAX_RECONNECTS),
-        carried: None,
+        ahead: std::collections::VecDeque::new(),
+        largest: 0,
         batch_size: options.batch_size.unwrap_or(DEFAULT_COPY_BATCH),
         batch_bytes: options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES),
         serdes: (&read_serde, &write_serde),
@@ -619,15 +674,23 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Checkpoints read from the source at once at most: from Postgres one statement
+/// for their tuples and one for their writes (one round trip per checkpoint made a
+/// copy out of Postgres wait on the network most of its time).
+const READ_AHEAD: usize = 64;
+
 /// The reading side of a copy: batches of source checkpoints, bounded by count and
 /// by bytes.
 struct Reading<'a> {
     cursor: Cursor<'a>,
     throttle: Throttle,
     retry: Retry,
-    /// The checkpoint that would have taken the last batch over its bytes: the first
-    /// of the next.
-    carried: Option<Pending>,
+    /// Checkpoints read and not yet in a batch: the rest of the last read, and the
+    /// one that would have taken the last batch over its bytes.
+    ahead: std::collections::VecDeque<Pending>,
+    /// The largest checkpoint read so far (bytes, as a batch counts them): how many
+    /// are read at once is sized from it.
+    largest: usize,
     batch_size: usize,
     batch_bytes: usize,
     serdes: (&'a Arc<dyn Serializer>, &'a Arc<dyn Serializer>),
@@ -636,106 +699,131 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
+    /// How many checkpoints the next read takes: from Postgres up to [`READ_AHEAD`]
+    /// and one batch, as many as half a batch's bytes holds of the largest seen so far
+    /// (one at first); one at a time from SQLite (no round trip to save).
+    fn read_size(&self, src: &AnyStore) -> usize {
+        if matches!(src.raw, Raw::Sqlite { .. }) || self.largest == 0 {
+            return 1;
+        }
+        (self.batch_bytes / 2 / self.largest).clamp(1, READ_AHEAD.min(self.batch_size))
+    }
+
     /// The next batch (empty after the last): full, or as many checkpoints as fit
     /// its bytes (a checkpoint larger than that goes alone).
     async fn batch(&mut self, src: &mut AnyStore, source: &str) -> Result<Vec<Pending>> {
         let mut batch = Vec::new();
         let mut held = 0usize;
-        if let Some(p) = self.carried.take() {
-            held = pending_bytes(&p);
-            batch.push(p);
-        }
         while batch.len() < self.batch_size {
-            let Some((t, ns, id)) = self.cursor.next(src, source, &mut self.retry).await? else {
-                break;
-            };
-            self.throttle.account(1).await;
-            let (read_serde, write_serde) = self.serdes;
-            let pending = loop {
-                match read_pending(
-                    src,
-                    read_serde,
-                    write_serde,
-                    (self.writer, self.clear),
-                    (&t, &ns, &id),
-                )
-                .await
-                {
-                    Ok(p) => break self.retry.ok(p),
-                    Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
+            if self.ahead.is_empty() {
+                let mut keys = Vec::new();
+                while keys.len() < self.read_size(src) {
+                    match self.cursor.next(src, source, &mut self.retry).await? {
+                        Some(key) => keys.push(key),
+                        None => break,
+                    }
                 }
+                if keys.is_empty() {
+                    break;
+                }
+                self.throttle.account(keys.len() as u64).await;
+                let (read_serde, write_serde) = self.serdes;
+                let read = loop {
+                    match read_pending(
+                        src,
+                        read_serde,
+                        write_serde,
+                        (self.writer, self.clear),
+                        &keys,
+                    )
+                    .await
+                    {
+                        Ok(p) => break self.retry.ok(p),
+                        Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
+                    }
+                };
+                for p in &read {
+                    self.largest = self.largest.max(pending_bytes(p));
+                }
+                self.ahead.extend(read);
+                // Lets the batch being written go on between two reads.
+                tokio::task::yield_now().await;
+            }
+            let Some(pending) = self.ahead.pop_front() else {
+                break;
             };
             let size = pending_bytes(&pending);
             if !batch.is_empty() && held.saturating_add(size) > self.batch_bytes {
-                self.carried = Some(pending);
+                self.ahead.push_front(pending);
                 break;
             }
             held = held.saturating_add(size);
             batch.push(pending);
-            // Lets the batch being written go on between two reads.
-            tokio::task::yield_now().await;
         }
         Ok(batch)
     }
 }
 
-/// One source checkpoint read for the batch: its tuple (pending `Send`s of a `v < 4`
-/// checkpoint put where Python's Postgres reader looks for them, when the target is
-/// Postgres) and its pending writes re-serialized for the target. Reads only: done
-/// again whole after a lost source connection.
+/// Source checkpoints read for the batch, in the order of `keys`: each one's tuple
+/// (pending `Send`s of a `v < 4` checkpoint put where Python's Postgres reader looks
+/// for them, when the target is Postgres) and its pending writes re-serialized for the
+/// target. Reads only: done again whole after a lost source connection.
 async fn read_pending(
     src: &AnyStore,
     read_serde: &Arc<dyn Serializer>,
     write_serde: &Arc<dyn Serializer>,
     (writer, clear): (&Writer, bool),
-    (t, ns, id): (&str, &str, &str),
-) -> Result<Pending> {
-    let mut tuple = src
-        .tuple(read_serde, t, Some(ns), id)
-        .await?
-        .ok_or_else(|| StoreFault::Unreadable {
+    keys: &[(String, String, String)],
+) -> Result<Vec<Pending>> {
+    let tuples = src.tuples(read_serde, keys).await?;
+    let mut writes_of = write_rows_of(&src.raw, keys).await?.into_iter();
+    let mut out = Vec::with_capacity(keys.len());
+    for ((t, ns, id), tuple) in keys.iter().zip(tuples) {
+        let mut tuple = tuple.ok_or_else(|| StoreFault::Unreadable {
             what: format!("checkpoint {t}/{ns:?}/{id}"),
             reason: "vanished from the source during the copy".to_owned(),
         })?;
-    // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
-    // Python's Postgres reader looks for them; verified as stored so.
-    if let Writer::Postgres(s) = writer {
-        let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
-        s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
-    }
-    // A value in clear msgpack, written in clear, is carried as its bytes: what
-    // `dumps_typed` of its decoded value gives, without the decode and encode (the
-    // read-back compares the decoded writes).
-    let mut writes = Vec::new();
-    for mut w in write_rows(&src.raw, t, ns, id).await? {
-        if clear && w.tag == "msgpack" {
-            let (data, tag) = (std::mem::take(&mut w.data), std::mem::take(&mut w.tag));
-            writes.push((w, data, tag));
-            continue;
+        // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
+        // Python's Postgres reader looks for them; verified as stored so.
+        if let Writer::Postgres(s) = writer {
+            let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
+            s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
         }
-        let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
-        let value =
-            read_serde
-                .loads_typed(&w.tag, &w.data)
+        // A value in clear msgpack, written in clear, is carried as its bytes: what
+        // `dumps_typed` of its decoded value gives, without the decode and encode (the
+        // read-back compares the decoded writes).
+        let mut writes = Vec::new();
+        for mut w in writes_of.next().unwrap_or_default() {
+            if clear && w.tag == "msgpack" {
+                let (data, tag) = (std::mem::take(&mut w.data), std::mem::take(&mut w.tag));
+                writes.push((w, data, tag));
+                continue;
+            }
+            let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
+            let value =
+                read_serde
+                    .loads_typed(&w.tag, &w.data)
+                    .map_err(|e| StoreFault::Unreadable {
+                        what: at(),
+                        reason: super::error::read_failure(&e),
+                    })?;
+            let typed = write_serde
+                .dumps_typed(&value)
                 .map_err(|e| StoreFault::Unreadable {
                     what: at(),
-                    reason: super::error::read_failure(&e),
+                    reason: e.to_string(),
                 })?;
-        let typed = write_serde
-            .dumps_typed(&value)
-            .map_err(|e| StoreFault::Unreadable {
-                what: at(),
-                reason: e.to_string(),
-            })?;
-        writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+            writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+        }
+        out.push(Pending {
+            thread: t.clone(),
+            ns: ns.clone(),
+            id: id.clone(),
+            tuple,
+            writes,
+        });
     }
-    Ok(Pending {
-        thread: t.to_owned(),
-        ns: ns.to_owned(),
-        id: id.to_owned(),
-        tuple,
-        writes,
-    })
+    Ok(out)
 }
 
 /// After a read of the source `given` failed with `e`: a lost Postgres connection, or

@@ -632,6 +632,63 @@ impl AnyStore {
 }
 
 impl AnyStore {
+    /// [`tuple`](Self::tuple) of each of `keys` (thread, namespace, id), in order
+    /// (`None`: not there): from Postgres in one statement for them all (one round
+    /// trip per checkpoint was most of a copy out of Postgres), from SQLite one by one.
+    ///
+    /// # Errors
+    /// As [`tuple`](Self::tuple); a row that does not decode fails them all, named by
+    /// the range of keys.
+    // Only the store copy (which needs both backends) reads many at once.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) async fn tuples(
+        &self,
+        serde: &Arc<dyn Serializer>,
+        keys: &[(String, String, String)],
+    ) -> Result<Vec<Option<CheckpointTuple>>> {
+        let Raw::Postgres { url, .. } = &self.raw else {
+            let mut out = Vec::with_capacity(keys.len());
+            for (t, ns, id) in keys {
+                out.push(self.tuple(serde, t, Some(ns), id).await?);
+            }
+            return Ok(out);
+        };
+        let saver = self.cached_pg_reader(url, serde)?;
+        let refs: Vec<(&str, &str, &str)> = keys
+            .iter()
+            .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
+            .collect();
+        let found = saver.get_tuples(&refs).await.map_err(|e| {
+            if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
+                return e;
+            }
+            let at = |k: Option<&(String, String, String)>| {
+                k.map(|(t, ns, id)| format!("{t}/{ns:?}/{id}"))
+                    .unwrap_or_default()
+            };
+            unreadable(
+                format!("checkpoints {} .. {}", at(keys.first()), at(keys.last())),
+                e,
+            )
+        })?;
+        let mut by_key: std::collections::HashMap<(String, String, String), CheckpointTuple> =
+            found
+                .into_iter()
+                .map(|t| {
+                    let c = &t.config;
+                    let key = (
+                        c.thread_id.clone().unwrap_or_default(),
+                        c.ns().to_owned(),
+                        c.checkpoint_id.clone().unwrap_or_default(),
+                    );
+                    (key, t)
+                })
+                .collect();
+        Ok(keys.iter().map(|k| by_key.remove(k)).collect())
+    }
+}
+
+impl AnyStore {
     /// The saver [`AnyStore::tuple`] reads a Postgres store through: made once, made
     /// again only for another serializer.
     fn cached_pg_reader(&self, url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
