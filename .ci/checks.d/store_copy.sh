@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Store maintenance against a throwaway PostgreSQL (run by .ci/run with PY set):
 #  1. Rust tests of inspect/stats/export/import/copy (tests/store/maint.rs) on every
-#     committed store of old releases and on stores the savers write, SQLite and Postgres.
+#     committed store of old releases and on stores the savers write, SQLite and Postgres;
+#     the other store test modules with a Postgres half (reconnect, old layouts, retain,
+#     …) and the sweeps' bounded memory (tests/store_bounded_memory.rs).
 #  2. A real Python graph's SQLite store (messages, Send, subgraph, DeltaChannel,
 #     interrupts) copied into an empty Postgres by `lgcodec store copy`; Python's
 #     PostgresSaver reads both threads as SQLite gave them and resumes one to its end;
@@ -19,8 +21,13 @@ STEP_PREFIX=store_copy
 # shellcheck source=../lib/pg_check.sh
 source .ci/lib/pg_check.sh
 
-step "rust tests (inspect, stats, export/import, copy)" \
-    cargo test --quiet --all-features --test store -- maint::
+# Every store test module with a Postgres half, but those other checks run
+# (layouts, upgrade, sends: store_layouts.sh; sweep: store.sh).
+step "rust tests (inspect, stats, export/import, copy, reconnect, old layouts, operator, refusals, retain, files, bad targets, setup kill)" \
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test store -- \
+    maint:: reconnect:: old_layouts:: operator:: refusals:: retain:: files:: bad_targets:: setup_kill::
+step "rust tests (bounded memory of the store sweeps, SQLite and Postgres)" \
+    cargo test --quiet --all-features --test store_bounded_memory
 step "build lgcodec" cargo build --quiet --all-features --bin lgcodec
 BIN="target/debug/lgcodec"
 

@@ -131,6 +131,9 @@ pub struct ImportReport {
 
 /// Inserts a batch in one transaction; per row: inserted (true) or already there
 /// (false).
+/// Bytes of values an import into Postgres sends ahead of the server's answers.
+const PIPELINED_BYTES: usize = 2 << 20;
+
 async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> Result<Vec<bool>> {
     let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
     let keys: Vec<&str> = names.iter().take(spec.keys).copied().collect();
@@ -220,18 +223,43 @@ async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> R
                         .collect()
                 })
                 .collect();
-            // Every insert of the batch sent at once (tokio-postgres pipelines the
-            // statements of futures polled together on one connection): one round trip
-            // per row took 4.4 s of a 10,000-checkpoint import (40,000 rows) whose
-            // statements took the server 1.7 s (2026-11-28, statement log).
-            let out = crate::saver::postgres::join_all(
-                params.iter().map(|refs| tx.execute(&stmt, refs)).collect(),
-            )
-            .await
-            .into_iter()
-            .map(|n| n.map(|n| n == 1))
-            .collect::<std::result::Result<Vec<bool>, _>>()
-            .map_err(pg("import"))?;
+            // The inserts sent together (tokio-postgres pipelines the statements of
+            // futures polled together on one connection), a window of at most
+            // PIPELINED_BYTES of values at a time: one round trip per row took 4.4 s of
+            // a 10,000-checkpoint import (40,000 rows) whose statements took the server
+            // 1.7 s (2026-11-28, statement log), and a whole batch at once held every
+            // bind message besides the batch itself (50 MiB for a batch of 16 MiB,
+            // `tests/store_bounded_memory.rs`).
+            let mut out = Vec::with_capacity(rows.len());
+            let mut start = 0;
+            while start < rows.len() {
+                let mut end = start;
+                let mut held = 0usize;
+                while let Some(row) = rows.get(end) {
+                    let size: usize = row
+                        .iter()
+                        .map(|c| match c {
+                            Cell::Text(s) => s.as_ref().map_or(0, String::len),
+                            Cell::Bytes(b) => b.as_ref().map_or(0, Vec::len),
+                            Cell::Int(_) => 8,
+                        })
+                        .sum();
+                    if end > start && held.saturating_add(size) > PIPELINED_BYTES {
+                        break;
+                    }
+                    held = held.saturating_add(size);
+                    end += 1;
+                }
+                let window = params.get(start..end).unwrap_or_default();
+                for n in crate::saver::postgres::join_all(
+                    window.iter().map(|refs| tx.execute(&stmt, refs)).collect(),
+                )
+                .await
+                {
+                    out.push(n.map_err(pg("import"))? == 1);
+                }
+                start = end;
+            }
             tx.commit().await.map_err(pg("import"))?;
             Ok(out)
         }
