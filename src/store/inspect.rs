@@ -658,7 +658,7 @@ impl AnyStore {
             .iter()
             .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
             .collect();
-        let found = saver.get_tuples(&refs).await.map_err(|e| {
+        saver.get_tuples_in_order(&refs).await.map_err(|e| {
             if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
                 return e;
             }
@@ -670,21 +670,7 @@ impl AnyStore {
                 format!("checkpoints {} .. {}", at(keys.first()), at(keys.last())),
                 e,
             )
-        })?;
-        let mut by_key: std::collections::HashMap<(String, String, String), CheckpointTuple> =
-            found
-                .into_iter()
-                .map(|t| {
-                    let c = &t.config;
-                    let key = (
-                        c.thread_id.clone().unwrap_or_default(),
-                        c.ns().to_owned(),
-                        c.checkpoint_id.clone().unwrap_or_default(),
-                    );
-                    (key, t)
-                })
-                .collect();
-        Ok(keys.iter().map(|k| by_key.remove(k)).collect())
+        })
     }
 }
 

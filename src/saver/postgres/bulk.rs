@@ -16,7 +16,7 @@
 //! violation, the transaction is rolled back, and the batch goes in through `put`'s
 //! own statements instead.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use bytes::{BufMut, BytesMut};
 use futures_util::pin_mut;
@@ -55,6 +55,41 @@ impl ToSql for JsonbText<'_> {
 
 /// A blob row as `COPY` sends it: thread, ns, channel, version, type, bytes.
 type BlobRow<'a> = (&'a str, &'a str, &'a str, &'a str, &'a str, &'a [u8]);
+
+/// Of `len` keys sent as arrays, which ones a statement found: its rows' first column
+/// is the 1-based position (`WITH ORDINALITY`) of each key found.
+pub(crate) fn found_positions(
+    rows: &[tokio_postgres::Row],
+    len: usize,
+) -> std::result::Result<Vec<bool>, tokio_postgres::Error> {
+    let mut found = vec![false; len];
+    for row in rows {
+        let n: i64 = row.try_get(0)?;
+        if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| found.get_mut(i)) {
+            *slot = true;
+        }
+    }
+    Ok(found)
+}
+
+/// Sends `rows` (values of `types`, in order) with one `COPY … FROM STDIN (FORMAT
+/// binary)` statement `sql` in `tx`; how many rows went.
+pub(crate) async fn copy_in<'a, const N: usize>(
+    tx: &tokio_postgres::Transaction<'_>,
+    sql: &str,
+    types: &[Type; N],
+    rows: impl Iterator<Item = [&'a (dyn ToSql + Sync); N]>,
+) -> std::result::Result<u64, tokio_postgres::Error> {
+    let writer = BinaryCopyInWriter::new(tx.copy_in(sql).await?, types);
+    pin_mut!(writer);
+    let mut n = 0u64;
+    for row in rows {
+        writer.as_mut().write(&row).await?;
+        n += 1;
+    }
+    writer.finish().await?;
+    Ok(n)
+}
 
 /// Whether `e` is a unique violation: a key the `COPY` wrote was there already.
 fn unique_violation(e: &tokio_postgres::Error) -> bool {
@@ -168,16 +203,11 @@ impl PostgresSaver {
                     ],
                 )
                 .await?;
-            let mut present = vec![false; blobs.len()];
-            for row in &there {
-                let n: i64 = row.try_get(0)?;
-                if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| present.get_mut(i)) {
-                    *slot = true;
-                }
-            }
-            let sink = tx.copy_in(&self.sql.copy_blobs).await?;
-            let writer = BinaryCopyInWriter::new(
-                sink,
+            let present = found_positions(&there, blobs.len())?;
+            let kept = blobs.iter().zip(&present).filter(|(_, there)| !**there);
+            copy_in(
+                &tx,
+                &self.sql.copy_blobs,
                 &[
                     Type::TEXT,
                     Type::TEXT,
@@ -186,21 +216,24 @@ impl PostgresSaver {
                     Type::TEXT,
                     Type::BYTEA,
                 ],
-            );
-            pin_mut!(writer);
-            for (b, there) in blobs.iter().zip(&present) {
-                if !there {
-                    writer
-                        .as_mut()
-                        .write(&[&b.0, &b.1, &b.2, &b.3, &b.4, &b.5])
-                        .await?;
-                }
-            }
-            writer.finish().await?;
+                kept.map(|(b, _)| -> [&(dyn ToSql + Sync); 6] {
+                    [&b.0, &b.1, &b.2, &b.3, &b.4, &b.5]
+                }),
+            )
+            .await?;
         }
-        let sink = tx.copy_in(&self.sql.copy_checkpoints).await?;
-        let writer = BinaryCopyInWriter::new(
-            sink,
+        let docs: Vec<(JsonbText<'_>, JsonbText<'_>)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    JsonbText(&r.split.checkpoint_json),
+                    JsonbText(&r.metadata_json),
+                )
+            })
+            .collect();
+        copy_in(
+            &tx,
+            &self.sql.copy_checkpoints,
             &[
                 Type::TEXT,
                 Type::TEXT,
@@ -209,23 +242,45 @@ impl PostgresSaver {
                 Type::JSONB,
                 Type::JSONB,
             ],
-        );
-        pin_mut!(writer);
-        for r in rows {
-            writer
-                .as_mut()
-                .write(&[
-                    &r.thread,
-                    &r.ns,
-                    &r.id,
-                    &r.parent,
-                    &JsonbText(&r.split.checkpoint_json),
-                    &JsonbText(&r.metadata_json),
-                ])
-                .await?;
-        }
-        writer.finish().await?;
+            rows.iter()
+                .zip(&docs)
+                .map(|(r, (cp, md))| -> [&(dyn ToSql + Sync); 6] {
+                    [&r.thread, &r.ns, &r.id, &r.parent, cp, md]
+                }),
+        )
+        .await?;
         tx.commit().await
+    }
+
+    /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not
+    /// there.
+    ///
+    /// # Errors
+    /// As `get_tuple`.
+    pub(crate) async fn get_tuples_in_order(
+        &self,
+        keys: &[(&str, &str, &str)],
+    ) -> Result<Vec<Option<CheckpointTuple>>> {
+        let mut by_key: HashMap<(String, String, String), CheckpointTuple> = self
+            .get_tuples(keys)
+            .await?
+            .into_iter()
+            .map(|t| {
+                let c = &t.config;
+                let key = (
+                    c.thread_id.clone().unwrap_or_default(),
+                    c.ns().to_owned(),
+                    c.checkpoint_id.clone().unwrap_or_default(),
+                );
+                (key, t)
+            })
+            .collect();
+        Ok(keys
+            .iter()
+            .map(|(t, ns, id)| {
+                by_key.remove(&((*t).to_owned(), (*ns).to_owned(), (*id).to_owned()))
+            })
+            .collect())
     }
 
     /// [`get_tuple`](crate::saver::CheckpointSaver::get_tuple) of many checkpoints by key in one

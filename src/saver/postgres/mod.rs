@@ -68,6 +68,8 @@
 // Only the store copy (which needs both backends) writes and reads batches.
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod bulk;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) use bulk::{copy_in, found_positions};
 mod conninfo;
 mod db;
 #[cfg(feature = "sqlite")]

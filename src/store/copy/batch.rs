@@ -11,7 +11,7 @@ use super::super::retry::Retry;
 use super::super::target::Target;
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
-use crate::saver::postgres::PostgresSaver;
+use crate::saver::postgres::{copy_in, found_positions, PostgresSaver};
 use crate::saver::sqlite::SqliteSaver;
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
 use crate::Value;
@@ -112,14 +112,7 @@ pub(super) async fn present(target: &Target, batch: &[Pending]) -> Result<Vec<bo
                 )
                 .await
                 .map_err(pg("copy"))?;
-            let mut out = vec![false; batch.len()];
-            for r in &rows {
-                let n: i64 = r.try_get(0).map_err(pg("copy"))?;
-                if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) {
-                    *slot = true;
-                }
-            }
-            Ok(out)
+            found_positions(&rows, batch.len()).map_err(pg("copy"))
         }
     }
 }
@@ -236,8 +229,7 @@ async fn copy_writes(
     client: &mut tokio_postgres::Client,
     c: &WriteCols<'_>,
 ) -> std::result::Result<Option<u64>, tokio_postgres::Error> {
-    use tokio_postgres::binary_copy::BinaryCopyInWriter;
-    use tokio_postgres::types::Type;
+    use tokio_postgres::types::{ToSql, Type};
     let tx = client.transaction().await?;
     let there = tx
         .query(
@@ -250,14 +242,26 @@ async fn copy_writes(
     if there.first().map(|r| r.try_get::<_, bool>(0)).transpose()? == Some(true) {
         return Ok(None);
     }
-    let sink = tx
-        .copy_in(
-            "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-             FROM STDIN (FORMAT binary)",
-        )
-        .await?;
-    let writer = BinaryCopyInWriter::new(
-        sink,
+    let rows = c
+        .threads
+        .iter()
+        .zip(&c.nss)
+        .zip(&c.ids)
+        .zip(&c.tasks)
+        .zip(&c.paths)
+        .zip(&c.idxs)
+        .zip(&c.channels)
+        .zip(&c.tags)
+        .zip(&c.blobs)
+        .map(
+            |((((((((t, ns), id), task), path), idx), channel), tag), blob)| -> [&(dyn ToSql + Sync); 9] {
+                [t, ns, id, task, path, idx, channel, tag, blob]
+            },
+        );
+    let n = copy_in(
+        &tx,
+        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+         FROM STDIN (FORMAT binary)",
         &[
             Type::TEXT,
             Type::TEXT,
@@ -269,28 +273,9 @@ async fn copy_writes(
             Type::TEXT,
             Type::BYTEA,
         ],
-    );
-    futures_util::pin_mut!(writer);
-    let rows = c
-        .threads
-        .iter()
-        .zip(&c.nss)
-        .zip(&c.ids)
-        .zip(&c.tasks)
-        .zip(&c.paths)
-        .zip(&c.idxs)
-        .zip(&c.channels)
-        .zip(&c.tags)
-        .zip(&c.blobs);
-    let mut n = 0u64;
-    for ((((((((t, ns), id), task), path), idx), channel), tag), blob) in rows {
-        writer
-            .as_mut()
-            .write(&[t, ns, id, task, path, idx, channel, tag, blob])
-            .await?;
-        n += 1;
-    }
-    writer.finish().await?;
+        rows,
+    )
+    .await?;
     tx.commit().await?;
     Ok(Some(n))
 }
@@ -368,28 +353,8 @@ impl Writer {
                     .iter()
                     .map(|p| (p.thread.as_str(), p.ns.as_str(), p.id.as_str()))
                     .collect();
-                match s.get_tuples(&keys).await {
-                    Ok(found) => {
-                        let mut by_key: std::collections::HashMap<_, _> = found
-                            .into_iter()
-                            .map(|t| {
-                                let c = &t.config;
-                                let key = (
-                                    c.thread_id.clone().unwrap_or_default(),
-                                    c.ns().to_owned(),
-                                    c.checkpoint_id.clone().unwrap_or_default(),
-                                );
-                                (key, t)
-                            })
-                            .collect();
-                        window
-                            .iter()
-                            .map(|p| {
-                                let key = (p.thread.clone(), p.ns.clone(), p.id.clone());
-                                Some(Ok(by_key.remove(&key)))
-                            })
-                            .collect()
-                    }
+                match s.get_tuples_in_order(&keys).await {
+                    Ok(found) => found.into_iter().map(|t| Some(Ok(t))).collect(),
                     Err(e) if e.is_connection_lost() => return Err(e),
                     // Every checkpoint of the window is reported with the reason.
                     Err(e) => window
