@@ -13,14 +13,15 @@
 # DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py and DB_import may be dropped and
 # created (DB: $DB_PREFIX, default mb). SIZES (checkpoints, multiples of 10; default
 # "10000 100000"), LGCODEC (the binary; default target/release/lgcodec), PY_SKIP
-# (copies whose Python side is left out: sqlite->postgres, postgres->sqlite), ONLY (a
-# list among copy-sqlite-pg, copy-pg-sqlite, prune, export; default all).
+# (copies whose Python side is left out: sqlite->postgres, postgres->sqlite,
+# sqlite->sqlite), ONLY (a list among copy-sqlite-pg, copy-pg-sqlite,
+# copy-sqlite-sqlite, prune, export; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W="$(mktemp -d -t lgcodec-maint-bench.XXXXXX)"; trap 'rm -rf "$W"' EXIT
 PY="${PY:-python3}"; L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
 BASE="${LGCODEC_TEST_PG_URL%/*}"; D="${DB_PREFIX:-mb}"
-ONLY="${ONLY:-copy-sqlite-pg copy-pg-sqlite prune export}"
+ONLY="${ONLY:-copy-sqlite-pg copy-pg-sqlite copy-sqlite-sqlite prune export}"
 psqlc() { "$PY" -c 'import sys, psycopg; c = psycopg.connect(sys.argv[1], autocommit=True); c.execute(sys.argv[2])' "$LGCODEC_TEST_PG_URL" "$1"; }
 fresh() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
 measure() { # CMD... -> "wall_s maxrss_kb"; the command's output in $W/out
@@ -55,6 +56,10 @@ for n in ${SIZES:-10000 100000}; do
   fi
   if want copy-pg-sqlite; then
     copy_pair "postgres->sqlite" "$BASE/${D}_src" "$W/rust.db" "$W/py.db"
+  fi
+  if want copy-sqlite-sqlite; then
+    rm -f "$W"/rust.db* "$W"/py.db*
+    copy_pair "sqlite->sqlite" "$W/src.db" "$W/rust.db" "$W/py.db"
   fi
 
   if want prune; then
