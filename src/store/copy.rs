@@ -599,7 +599,7 @@ async fn copy_snapshot(
     let mut next = reading.batch(src, source).await?;
     while !next.is_empty() {
         let mut current = std::mem::take(&mut next);
-        let (written, read) = tokio::join!(
+        let (written, read) = futures_util::future::join(
             flush(
                 &mut current,
                 (target_conn, target),
@@ -608,8 +608,9 @@ async fn copy_snapshot(
                 (&mut report, &mut retry),
                 &mut done,
             ),
-            reading.batch(src, source)
-        );
+            reading.batch(src, source),
+        )
+        .await;
         written?;
         next = read?;
     }

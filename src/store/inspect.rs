@@ -184,6 +184,16 @@ pub fn tuple_json(t: &CheckpointTuple) -> Json {
     })
 }
 
+/// A saver's read failure as the store reports it: a lost connection stays one, and so
+/// does a lock wait given up (the caller may reconnect or step aside); anything else
+/// is the row's fault, [`unreadable`] at `what`.
+fn unreadable_row(what: impl FnOnce() -> String, e: Error) -> Error {
+    if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
+        return e;
+    }
+    unreadable(what(), e)
+}
+
 fn unreadable(what: String, e: Error) -> Error {
     StoreFault::Unreadable {
         what,
@@ -572,12 +582,7 @@ impl AnyStore {
                     ))
                     .await
                     .map_err(|e| {
-                        // A lost connection stays one, and so does a lock wait given up
-                        // (the caller may reconnect or step aside): the row is not at fault.
-                        if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
-                            return e;
-                        }
-                        unreadable(format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
+                        unreadable_row(|| format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
                     })
             }
         }
@@ -659,15 +664,12 @@ impl AnyStore {
             .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
             .collect();
         saver.get_tuples_in_order(&refs).await.map_err(|e| {
-            if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
-                return e;
-            }
             let at = |k: Option<&(String, String, String)>| {
                 k.map(|(t, ns, id)| format!("{t}/{ns:?}/{id}"))
                     .unwrap_or_default()
             };
-            unreadable(
-                format!("checkpoints {} .. {}", at(keys.first()), at(keys.last())),
+            unreadable_row(
+                || format!("checkpoints {} .. {}", at(keys.first()), at(keys.last())),
                 e,
             )
         })

@@ -92,7 +92,7 @@ pub(crate) async fn copy_in<'a, const N: usize>(
 }
 
 /// Whether `e` is a unique violation: a key the `COPY` wrote was there already.
-fn unique_violation(e: &tokio_postgres::Error) -> bool {
+pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }
 

@@ -69,7 +69,7 @@
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod bulk;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub(crate) use bulk::{copy_in, found_positions};
+pub(crate) use bulk::{copy_in, found_positions, unique_violation};
 mod conninfo;
 mod db;
 #[cfg(feature = "sqlite")]

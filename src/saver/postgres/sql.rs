@@ -156,10 +156,14 @@ pub(crate) struct Statements {
     pub(crate) blobs: String,
     /// `$1..$4`: parallel arrays of (thread, ns, channel, version): the 1-based
     /// positions of those keys the blobs table holds.
+    // Read by the store copy only (both backends).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) blobs_present: String,
     /// `COPY` of blob rows (thread, ns, channel, version, type, blob) and of checkpoint
     /// rows (thread, ns, id, parent, checkpoint, metadata), binary format.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_blobs: String,
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_checkpoints: String,
 }
 

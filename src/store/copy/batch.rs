@@ -11,7 +11,7 @@ use super::super::retry::Retry;
 use super::super::target::Target;
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
-use crate::saver::postgres::{copy_in, found_positions, PostgresSaver};
+use crate::saver::postgres::{copy_in, found_positions, unique_violation, PostgresSaver};
 use crate::saver::sqlite::SqliteSaver;
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
 use crate::Value;
@@ -188,18 +188,17 @@ pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Res
                 tags: rows.iter().map(|(_, (_, _, t))| t.as_str()).collect(),
                 blobs: rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect(),
             };
-            n += match copy_writes(client, &cols).await {
-                Ok(Some(copied)) => copied,
-                Ok(None) => insert_writes_ignoring(client, &cols)
+            let copied = match copy_writes(client, &cols).await {
+                Ok(copied) => copied,
+                // A key taken meanwhile (a writer beside the copy): insert-or-ignore.
+                Err(e) if unique_violation(&e) => None,
+                Err(e) => return Err(pg("copy")(e)),
+            };
+            n += match copied {
+                Some(copied) => copied,
+                None => insert_writes_ignoring(client, &cols)
                     .await
                     .map_err(pg("copy"))?,
-                // A key taken meanwhile (a writer beside the copy): insert-or-ignore.
-                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
-                    insert_writes_ignoring(client, &cols)
-                        .await
-                        .map_err(pg("copy"))?
-                }
-                Err(e) => return Err(pg("copy")(e)),
             };
         }
     }
