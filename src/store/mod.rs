@@ -123,7 +123,7 @@ pub use prune::{parse_date, prune, PruneOptions, PruneReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use retain::{retain, RetainOptions, RetainReport, VacuumReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use stats::{FileSizes, Size, StoreStats, ThreadOrder, ThreadSize};
+pub use stats::{FileSizes, Size, StatsOptions, StoreStats, ThreadOrder, ThreadSize};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use upgrade::{
     upgrade, UpgradeOptions, UpgradeReport, UpgradeStep, SQLITE_TASK_PATH_MIGRATION,

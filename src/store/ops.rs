@@ -110,8 +110,8 @@ impl Default for AuditOptions {
 
 impl AuditOptions {
     /// Strict: any value in clear, under a decrypt-only key, or unreadable is a
-    /// finding; pages of 1,000 rows and at most [`DEFAULT_PAGE_BYTES`]; per-thread
-    /// counts on; 20 unreadable samples.
+    /// finding; pages of 1,000 rows and at most [`DEFAULT_PAGE_BYTES`]; no per-thread
+    /// counts (memory flat whatever the store's size); 20 unreadable samples.
     pub fn new() -> Self {
         AuditOptions {
             allow_clear: false,
@@ -120,7 +120,7 @@ impl AuditOptions {
             allow_free_space: false,
             page_size: 1000,
             page_bytes: DEFAULT_PAGE_BYTES,
-            per_thread: true,
+            per_thread: false,
             max_samples: 20,
             max_reconnects: DEFAULT_MAX_RECONNECTS,
             key_probe: true,
@@ -181,7 +181,8 @@ impl AuditOptions {
         self
     }
 
-    /// Whether to count per thread (memory grows with the number of threads).
+    /// Whether to count per thread ([`AuditReport::threads`](super::AuditReport);
+    /// off by default: memory then grows with the number of threads).
     pub fn per_thread(mut self, on: bool) -> Self {
         self.per_thread = on;
         self

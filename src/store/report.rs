@@ -190,7 +190,8 @@ pub struct AuditReport {
     pub inline_values_in_clear: u64,
     /// Every table together.
     pub totals: ClassCounts,
-    /// By thread (every table together); empty when per-thread counts are off.
+    /// By thread (every table together), with
+    /// [`AuditOptions::per_thread`](super::AuditOptions::per_thread); empty without.
     pub threads: BTreeMap<String, ClassCounts>,
     /// Up to [`AuditOptions::max_samples`](super::AuditOptions) unreadable values.
     pub unreadable_samples: Vec<UnreadableRow>,

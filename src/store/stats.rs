@@ -2,9 +2,11 @@
 //! layout, and the files' or tables' sizes, read without a write (as the rest of
 //! `inspect.rs`).
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
+use futures_util::TryStreamExt as _;
 use serde::Serialize;
 
 use super::inspect::AnyStore;
@@ -91,7 +93,8 @@ pub struct StoreStats {
     pub threads: u64,
     /// Totals.
     pub total: ThreadSize,
-    /// Per thread.
+    /// Per thread: every thread, or the first N in an order when asked with
+    /// [`StatsOptions::top`] (the totals and [`threads`](Self::threads) count all).
     pub per_thread: BTreeMap<String, ThreadSize>,
     /// Per channel: pending writes and channel values ([`per_channel_values`]).
     ///
@@ -111,21 +114,16 @@ pub struct StoreStats {
 }
 
 impl StoreStats {
-    /// The first `n` threads in `order` (`n` = 0: every thread).
+    /// The first `n` threads of [`per_thread`](Self::per_thread) in `order` (`n` = 0:
+    /// all of them).
     pub fn top_threads(&self, n: usize, order: ThreadOrder) -> Vec<(&str, &ThreadSize)> {
         let mut all: Vec<(&str, &ThreadSize)> = self
             .per_thread
             .iter()
             .map(|(k, v)| (k.as_str(), v))
             .collect();
-        let key = |s: &ThreadSize| match order {
-            ThreadOrder::Id => 0,
-            ThreadOrder::Size => s.total_bytes,
-            ThreadOrder::Checkpoints => s.checkpoints.rows,
-            ThreadOrder::Writes => s.writes.rows,
-        };
         // Stable: equal keys stay in id order.
-        all.sort_by_key(|a| std::cmp::Reverse(key(a.1)));
+        all.sort_by_key(|a| Reverse(order.key(a.1)));
         if n > 0 {
             all.truncate(n);
         }
@@ -133,124 +131,267 @@ impl StoreStats {
     }
 }
 
+/// Which threads [`AnyStore::stats`] keeps in [`StoreStats::per_thread`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatsOptions {
+    top: usize,
+    order: ThreadOrder,
+}
+
+impl Default for StatsOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StatsOptions {
+    /// Every thread (memory grows with the number of threads, as the list does).
+    pub fn new() -> Self {
+        StatsOptions {
+            top: 0,
+            order: ThreadOrder::Id,
+        }
+    }
+
+    /// Only the first `n` threads in `order` (`n` = 0: every thread). The totals
+    /// still count every thread; memory holds `n` threads, whatever the store's
+    /// size.
+    pub fn top(mut self, n: usize, order: ThreadOrder) -> Self {
+        self.top = n;
+        self.order = order;
+        self
+    }
+}
+
+/// The threads kept while the per-thread sizes stream by in id order: every one, or
+/// the first `n` in an order (a heap of `n`, its worst on top).
+struct Chosen {
+    n: usize,
+    order: ThreadOrder,
+    all: BTreeMap<String, ThreadSize>,
+    heap: BinaryHeap<Kept>,
+}
+
+/// A thread in [`Chosen`]'s heap, ordered by its key, smaller first, then by id,
+/// larger first: the heap's top is the one to give up first.
+struct Kept(Reverse<u64>, String, ThreadSize);
+
+impl Kept {
+    fn rank(&self) -> (Reverse<u64>, &str) {
+        (self.0, &self.1)
+    }
+}
+
+impl PartialEq for Kept {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank() == other.rank()
+    }
+}
+
+impl Eq for Kept {}
+
+impl PartialOrd for Kept {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Kept {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl Chosen {
+    fn new(options: &StatsOptions) -> Self {
+        Chosen {
+            n: options.top,
+            order: options.order,
+            all: BTreeMap::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Threads arrive in id order, so an equal key never displaces one kept.
+    fn offer(&mut self, thread: String, size: ThreadSize) {
+        if self.n == 0 {
+            self.all.insert(thread, size);
+            return;
+        }
+        let key = self.order.key(&size);
+        if self.heap.len() == self.n {
+            match self.heap.peek() {
+                Some(Kept(Reverse(worst), ..)) if key > *worst => {
+                    self.heap.pop();
+                }
+                _ => return,
+            }
+        }
+        self.heap.push(Kept(Reverse(key), thread, size));
+    }
+
+    fn into_map(self) -> BTreeMap<String, ThreadSize> {
+        let mut all = self.all;
+        all.extend(self.heap.into_iter().map(|Kept(_, t, s)| (t, s)));
+        all
+    }
+}
+
+impl ThreadOrder {
+    /// The sort key, larger first (`Id`: all equal, so id order).
+    fn key(self, s: &ThreadSize) -> u64 {
+        match self {
+            ThreadOrder::Id => 0,
+            ThreadOrder::Size => s.total_bytes,
+            ThreadOrder::Checkpoints => s.checkpoints.rows,
+            ThreadOrder::Writes => s.writes.rows,
+        }
+    }
+}
+
+/// One row of the per-thread sizes: thread, table (0 checkpoints, 1 writes, 2 blobs),
+/// rows, bytes.
+type ThreadRow = (String, u8, u64, u64);
+
+/// Folds rows ordered by thread into one [`ThreadSize`] per thread, handed to
+/// [`Chosen`] as each thread ends; the totals and the thread count on the way.
+#[derive(Default)]
+struct Fold {
+    current: Option<(String, ThreadSize)>,
+    threads: u64,
+    total: ThreadSize,
+}
+
+impl Fold {
+    fn add(&mut self, (thread, table, rows, bytes): ThreadRow, chosen: &mut Chosen) {
+        if self.current.as_ref().is_some_and(|(t, _)| *t != thread) {
+            self.flush(chosen);
+        }
+        let (_, t) = self
+            .current
+            .get_or_insert_with(|| (thread, ThreadSize::default()));
+        for s in [&mut *t, &mut self.total] {
+            match table {
+                0 => s.checkpoints.add(rows, bytes),
+                1 => s.writes.add(rows, bytes),
+                _ => s.blobs.add(rows, bytes),
+            }
+            s.total_bytes = s.total_bytes.saturating_add(bytes);
+        }
+    }
+
+    fn flush(&mut self, chosen: &mut Chosen) {
+        if let Some((thread, size)) = self.current.take() {
+            self.threads += 1;
+            chosen.offer(thread, size);
+        }
+    }
+}
+
 impl AnyStore {
     /// Rows and bytes per thread and per channel; SQLite checkpoint rows are decoded
     /// (decrypted with `keys`) to size each channel's value. With
     /// [`StoreKeys::none()`](StoreKeys::none) an encrypted SQLite checkpoint counts as
-    /// unreadable for the per-channel sizes. Memory grows with the number of threads
-    /// and channels, not with checkpoints.
+    /// unreadable for the per-channel sizes. The per-thread sizes stream from one
+    /// query ordered by thread; memory grows with the threads kept
+    /// ([`StatsOptions::top`]) and the channels, not with the store.
     ///
     /// # Errors
     /// The database's errors (a row that does not decode is counted in
     /// [`StoreStats::unreadable_checkpoints`], not an error).
-    pub async fn stats(&self, keys: &StoreKeys) -> Result<StoreStats> {
+    pub async fn stats(&self, keys: &StoreKeys, options: &StatsOptions) -> Result<StoreStats> {
         let c = self.raw.cols();
-        let mut per_thread: BTreeMap<String, ThreadSize> = BTreeMap::new();
+        let mut chosen = Chosen::new(options);
+        let mut fold = Fold::default();
         let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();
-        let (cp_len, w_len, blob_len) = match self.raw {
-            Raw::Sqlite { .. } => (
-                "coalesce(length(CAST(checkpoint AS BLOB)), 0) + coalesce(length(CAST(metadata AS BLOB)), 0)",
-                "coalesce(length(CAST(value AS BLOB)), 0)",
-                "",
-            ),
-            Raw::Postgres { .. } => (
-                "octet_length(checkpoint::text) + octet_length(metadata::text)",
-                "coalesce(octet_length(blob), 0)",
-                "coalesce(octet_length(blob), 0)",
-            ),
-        };
-        let _ = &c;
-        let mut queries: Vec<(u8, String)> = vec![
-            (
-                0,
-                format!(
-                    "SELECT thread_id, count(*), sum({cp_len}) FROM checkpoints GROUP BY thread_id"
-                ),
-            ),
-            (
-                1,
-                format!(
-                    "SELECT thread_id, count(*), sum({w_len}) FROM {} GROUP BY thread_id",
-                    self.raw.writes_table()
-                ),
-            ),
-            (
-                3,
-                format!(
-                    "SELECT channel, count(*), sum({w_len}) FROM {} GROUP BY channel",
-                    self.raw.writes_table()
-                ),
-            ),
-        ];
-        if !blob_len.is_empty() {
-            queries.push((
-                2,
-                format!("SELECT thread_id, count(*), sum({blob_len}) FROM checkpoint_blobs GROUP BY thread_id"),
-            ));
-            queries.push((
-                3,
-                format!("SELECT channel, count(*), sum({blob_len}) FROM checkpoint_blobs GROUP BY channel"),
-            ));
-        }
-        for (kind, sql) in queries {
-            let rows: Vec<(String, u64, u64)> = match &self.raw {
-                Raw::Sqlite { conn, .. } => {
-                    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
-                    let rows = stmt
-                        .query_map([], |r| {
-                            Ok((
-                                r.get::<_, String>(0)?,
-                                u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                                u64::try_from(r.get::<_, Option<i64>>(2)?.unwrap_or(0))
-                                    .unwrap_or(0),
-                            ))
-                        })
-                        .map_err(sq("stats"))?
-                        .collect::<std::result::Result<Vec<_>, _>>()
-                        .map_err(sq("stats"))?;
-                    rows
-                }
-                Raw::Postgres { client, .. } => {
-                    let sql = sql
-                        .replace("count(*), sum(", "count(*), (sum(")
-                        .replace(") FROM", ")::int8) FROM");
-                    let rows = client.query(&sql, &[]).await.map_err(pg("stats"))?;
-                    let mut out = Vec::with_capacity(rows.len());
-                    for r in &rows {
-                        out.push((
-                            r.try_get::<_, String>(0).map_err(pg("stats"))?,
-                            u64::try_from(r.try_get::<_, i64>(1).map_err(pg("stats"))?)
-                                .unwrap_or(0),
-                            u64::try_from(
-                                r.try_get::<_, Option<i64>>(2)
-                                    .map_err(pg("stats"))?
-                                    .unwrap_or(0),
-                            )
-                            .unwrap_or(0),
-                        ));
-                    }
-                    out
-                }
-            };
-            for (key, n, bytes) in rows {
-                if kind == 3 {
-                    per_channel.entry(key).or_default().add(n, bytes);
-                    continue;
-                }
-                let t = per_thread.entry(key).or_default();
-                match kind {
-                    0 => t.checkpoints.add(n, bytes),
-                    1 => t.writes.add(n, bytes),
-                    _ => t.blobs.add(n, bytes),
-                }
-                t.total_bytes = t.total_bytes.saturating_add(bytes);
-            }
-        }
         let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
-        let mut unreadable_checkpoints = 0;
+        let writes = self.raw.writes_table();
         match &self.raw {
             Raw::Sqlite { conn, .. } => {
-                unreadable_checkpoints =
+                let per_thread = format!(
+                    "SELECT thread_id, 0, count(*), sum(coalesce(length(CAST(checkpoint AS BLOB)), 0) \
+                     + coalesce(length(CAST(metadata AS BLOB)), 0)) FROM checkpoints GROUP BY thread_id \
+                     UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
+                     FROM {writes} GROUP BY thread_id ORDER BY 1, 2"
+                );
+                let per_channel_sql = format!(
+                    "SELECT channel, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
+                     FROM {writes} GROUP BY channel"
+                );
+                for (sql, by_thread) in [(per_thread, true), (per_channel_sql, false)] {
+                    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
+                    let mut rows = stmt.query([]).map_err(sq("stats"))?;
+                    while let Some(r) = rows.next().map_err(sq("stats"))? {
+                        let row: ThreadRow = (
+                            r.get(0).map_err(sq("stats"))?,
+                            r.get(1).map_err(sq("stats"))?,
+                            count(r.get(2).map_err(sq("stats"))?),
+                            count(
+                                r.get::<_, Option<i64>>(3)
+                                    .map_err(sq("stats"))?
+                                    .unwrap_or(0),
+                            ),
+                        );
+                        if by_thread {
+                            fold.add(row, &mut chosen);
+                        } else {
+                            per_channel.entry(row.0).or_default().add(row.2, row.3);
+                        }
+                    }
+                }
+            }
+            Raw::Postgres { client, .. } => {
+                let per_thread = format!(
+                    "SELECT thread_id, 0::int2, count(*), sum(octet_length(checkpoint::text) \
+                     + octet_length(metadata::text))::int8 FROM checkpoints GROUP BY thread_id \
+                     UNION ALL SELECT thread_id, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                     FROM {writes} GROUP BY thread_id \
+                     UNION ALL SELECT thread_id, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                     FROM checkpoint_blobs GROUP BY thread_id ORDER BY 1, 2"
+                );
+                let per_channel_sql = format!(
+                    "SELECT channel, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                     FROM {writes} GROUP BY channel \
+                     UNION ALL SELECT channel, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                     FROM checkpoint_blobs GROUP BY channel"
+                );
+                for (sql, by_thread) in [(per_thread, true), (per_channel_sql, false)] {
+                    // Streamed: tokio-postgres reads the next rows only as these are taken.
+                    let rows = client
+                        .query_raw(&sql, std::iter::empty::<&str>())
+                        .await
+                        .map_err(pg("stats"))?;
+                    futures_util::pin_mut!(rows);
+                    while let Some(r) = rows.try_next().await.map_err(pg("stats"))? {
+                        let row: ThreadRow = (
+                            r.try_get(0).map_err(pg("stats"))?,
+                            u8::try_from(r.try_get::<_, i16>(1).map_err(pg("stats"))?).unwrap_or(2),
+                            count(r.try_get(2).map_err(pg("stats"))?),
+                            count(
+                                r.try_get::<_, Option<i64>>(3)
+                                    .map_err(pg("stats"))?
+                                    .unwrap_or(0),
+                            ),
+                        );
+                        if by_thread {
+                            fold.add(row, &mut chosen);
+                        } else {
+                            if row.1 == 2 {
+                                per_channel_values
+                                    .entry(row.0.clone())
+                                    .or_default()
+                                    .add(row.2, row.3);
+                            }
+                            per_channel.entry(row.0).or_default().add(row.2, row.3);
+                        }
+                    }
+                }
+            }
+        }
+        fold.flush(&mut chosen);
+        let unreadable_checkpoints = match &self.raw {
+            Raw::Sqlite { conn, .. } => {
+                let unreadable =
                     sqlite_value_sizes(conn, &c, &serializer(keys), &mut per_channel_values)?;
                 for (channel, size) in &per_channel_values {
                     per_channel
@@ -258,45 +399,17 @@ impl AnyStore {
                         .or_default()
                         .add(size.rows, size.bytes);
                 }
+                unreadable
             }
-            Raw::Postgres { client, .. } => {
-                let rows = client
-                    .query(
-                        "SELECT channel, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
-                         FROM checkpoint_blobs GROUP BY channel",
-                        &[],
-                    )
-                    .await
-                    .map_err(pg("stats"))?;
-                for r in &rows {
-                    let n: i64 = r.try_get(1).map_err(pg("stats"))?;
-                    let bytes: Option<i64> = r.try_get(2).map_err(pg("stats"))?;
-                    per_channel_values
-                        .entry(r.try_get(0).map_err(pg("stats"))?)
-                        .or_default()
-                        .add(
-                            u64::try_from(n).unwrap_or(0),
-                            u64::try_from(bytes.unwrap_or(0)).unwrap_or(0),
-                        );
-                }
-            }
-        }
-        let mut total = ThreadSize::default();
-        for t in per_thread.values() {
-            total
-                .checkpoints
-                .add(t.checkpoints.rows, t.checkpoints.bytes);
-            total.blobs.add(t.blobs.rows, t.blobs.bytes);
-            total.writes.add(t.writes.rows, t.writes.bytes);
-            total.total_bytes = total.total_bytes.saturating_add(t.total_bytes);
-        }
+            Raw::Postgres { .. } => 0,
+        };
         Ok(StoreStats {
             store: self.raw.shown().to_owned(),
             backend: self.raw.backend(),
             layout: self.raw.layout().to_string(),
-            threads: per_thread.len() as u64,
-            total,
-            per_thread,
+            threads: fold.threads,
+            total: fold.total,
+            per_thread: chosen.into_map(),
             per_channel,
             per_channel_values,
             unreadable_checkpoints,
@@ -347,6 +460,11 @@ impl AnyStore {
             }
         }
     }
+}
+
+/// A count or a sum from the database (never negative; 0 if it were).
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
 /// Adds the size of each channel value held in the SQLite checkpoint rows to `out`

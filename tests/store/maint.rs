@@ -15,7 +15,7 @@ use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,
 };
-use langgraph_codec::store::{AnyStore, StoreKeys, ThreadSummary};
+use langgraph_codec::store::{AnyStore, StatsOptions, StoreKeys, ThreadSummary};
 use langgraph_codec::ErrorKind;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
@@ -91,7 +91,10 @@ async fn inspect_and_stats_read_every_sqlite_layout_without_a_write() {
                 .expect("present");
             assert_eq!(state["checkpoint_id"], t.latest_checkpoint_id.as_str());
         }
-        let stats = store.stats(&StoreKeys::none()).await.expect("stats");
+        let stats = store
+            .stats(&StoreKeys::none(), &StatsOptions::new())
+            .await
+            .expect("stats");
         assert_eq!(stats.threads, threads.len() as u64);
         // While it is open, a WAL file has SQLite's -wal/-shm beside it (a reader takes
         // part in locking); the last connection's close removes them.
@@ -297,7 +300,10 @@ async fn inspect_reads_postgres_stores_of_every_release_without_a_write() {
         if fixture.contains("shallow") {
             shallow_reads_as_its_saver_read(fixture, &store, &threads).await;
         }
-        let stats = store.stats(&StoreKeys::none()).await.expect("stats");
+        let stats = store
+            .stats(&StoreKeys::none(), &StatsOptions::new())
+            .await
+            .expect("stats");
         assert!(stats.total.blobs.rows > 0, "{fixture}");
         drop(store);
         assert_eq!(pg::digest(&db).await, before, "{fixture}: rows changed");
@@ -955,7 +961,10 @@ async fn a_postgres_store_in_the_search_path_schema_is_found_by_every_reader() {
     let store = AnyStore::open(&in_app)
         .await
         .expect("opens the store in app");
-    let stats = store.stats(&StoreKeys::none()).await.expect("stats");
+    let stats = store
+        .stats(&StoreKeys::none(), &StatsOptions::new())
+        .await
+        .expect("stats");
     assert_eq!(stats.threads, 2, "{stats:?}");
     drop(store);
     let exported = export_to(&in_app, &dir.join("b.jsonl"), &[]).await;

@@ -39,14 +39,25 @@ fn lgcodec(args: &[&str]) -> (i32, String, String) {
 /// Threads by bytes (checkpoint rows + writes), largest first, then by id: what SQLite
 /// itself sums.
 fn by_size(path: &Path) -> Vec<(String, i64)> {
+    ranked(
+        path,
+        "sum(n)",
+        "length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB))",
+        "length(CAST(value AS BLOB))",
+    )
+}
+
+/// Every thread with `total` of its `checkpoint` and `write` terms, largest first, then
+/// by id, as SQLite itself computes it.
+fn ranked(path: &Path, total: &str, checkpoint: &str, write: &str) -> Vec<(String, i64)> {
     let conn = rusqlite::Connection::open(path).expect("open");
     let mut stmt = conn
-        .prepare(
-            "SELECT thread_id, sum(n) FROM ( \
-               SELECT thread_id, length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB)) AS n FROM checkpoints \
-               UNION ALL SELECT thread_id, length(CAST(value AS BLOB)) FROM writes) \
+        .prepare(&format!(
+            "SELECT thread_id, {total} FROM ( \
+               SELECT thread_id, {checkpoint} AS n, 1 AS c, 0 AS w FROM checkpoints \
+               UNION ALL SELECT thread_id, {write}, 0, 1 FROM writes) \
              GROUP BY thread_id ORDER BY 2 DESC, 1",
-        )
+        ))
         .expect("prepare");
     stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .expect("query")
@@ -119,6 +130,81 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
     let (_, stdout, _) = lgcodec(&["store", "stats", s, "--json"]);
     let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     assert!(json.get("top_threads").is_none(), "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--top N` keeps N threads in memory (a heap as the sizes stream by): the threads it
+/// lists, and the only ones in `per_thread`, are the first N as SQLite ranks them,
+/// ties in id order; the totals still count every thread.
+#[test]
+fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
+    let dir = scratch("stats-top-orders");
+    let path = dir.join("store.db");
+    // Ties on purpose: equal checkpoint and write counts in b/e and c/d.
+    for (prefix, steps) in [
+        ("e-", 12),
+        ("a-", 2),
+        ("c-", 6),
+        ("b-", 12),
+        ("f-", 1),
+        ("d-", 6),
+    ] {
+        let shape = Shape {
+            threads: 1,
+            steps,
+            ..Shape::default()
+        };
+        sqlite_store(&path, &shape, prefix);
+    }
+    let s = path.to_str().expect("utf-8");
+    let bytes = "length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB))";
+    let value = "length(CAST(value AS BLOB))";
+    let mut by_id = ranked(&path, "0", "0", "0");
+    by_id.sort();
+    let orders = [
+        ("size", ranked(&path, "sum(n)", bytes, value)),
+        ("checkpoints", ranked(&path, "sum(c)", bytes, value)),
+        ("writes", ranked(&path, "sum(w)", bytes, value)),
+        ("id", by_id),
+    ];
+    let all_bytes: i64 = orders[0].1.iter().map(|(_, n)| n).sum();
+    for (sort, want) in &orders {
+        assert_eq!(want.len(), 6);
+        for n in [1usize, 2, 4] {
+            let (code, stdout, stderr) = lgcodec(&[
+                "store",
+                "stats",
+                s,
+                "--top",
+                &n.to_string(),
+                "--sort",
+                sort,
+                "--json",
+            ]);
+            assert_eq!(code, 0, "{stderr}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+            let listed: Vec<&str> = json["top_threads"]
+                .as_array()
+                .expect("top_threads")
+                .iter()
+                .map(|t| t["thread"].as_str().expect("thread"))
+                .collect();
+            let first: Vec<&str> = want.iter().take(n).map(|(t, _)| t.as_str()).collect();
+            assert_eq!(listed, first, "--top {n} --sort {sort}");
+            let mut kept: Vec<&str> = json["per_thread"]
+                .as_object()
+                .expect("per_thread")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let mut first = first;
+            first.sort_unstable();
+            kept.sort_unstable();
+            assert_eq!(kept, first, "--top {n} --sort {sort}: per_thread");
+            assert_eq!(json["threads"], 6, "{json}");
+            assert_eq!(json["total"]["total_bytes"], all_bytes, "{json}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

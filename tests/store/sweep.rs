@@ -364,7 +364,7 @@ fn audit_classifies_every_value_and_counts_per_table_and_thread() {
             store::audit(
                 &Store::open(p).await?,
                 &new_with_old(),
-                &AuditOptions::new(),
+                &AuditOptions::new().per_thread(true),
             )
             .await
         })
@@ -419,6 +419,16 @@ fn audit_classifies_every_value_and_counts_per_table_and_thread() {
     let json = serde_json::to_value(&report).expect("serializes");
     assert_eq!(json["verdict"], "findings");
     assert_eq!(json["threads"]["mix"]["previous"]["old"]["rows"], 1);
+    // The CLI counts per thread only when asked: memory then grows with the threads.
+    for (extra, mix_rows) in [(None, None), (Some("--per-thread"), Some(8))] {
+        let mut args = vec!["store", "audit", p, "--json"];
+        args.extend(extra);
+        let (code, stdout, stderr) = lgcodec(&args, &ENV_ROTATE);
+        assert_eq!(code, 1, "{stderr}");
+        let cli: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(cli["threads"]["mix"]["total"]["rows"].as_u64(), mix_rows);
+        assert_eq!(cli["totals"]["total"], json["totals"]["total"], "{cli}");
+    }
 }
 
 #[test]
@@ -1338,7 +1348,7 @@ fn a_null_row_holding_bytes_is_a_finding_and_stays_in_clear() {
             store::audit(
                 &Store::open(p).await?,
                 &new_with_old(),
-                &AuditOptions::new(),
+                &AuditOptions::new().per_thread(true),
             )
             .await
         })

@@ -12,8 +12,8 @@ use std::fs;
 use std::path::Path;
 
 use langgraph_codec::store::{
-    copy, export, import, upgrade, AnyStore, CopyOptions, ExportOptions, ImportOptions, StoreKeys,
-    UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
+    copy, export, import, upgrade, AnyStore, CopyOptions, ExportOptions, ImportOptions,
+    StatsOptions, StoreKeys, UpgradeOptions, SQLITE_TASK_PATH_MIGRATION,
 };
 
 use crate::support::{self, pg, scratch, stores};
@@ -308,7 +308,10 @@ async fn sqlite_before_task_path_upgrades_as_pythons_setup_does_and_only_when_as
         // Opening, inspecting and a dry run write nothing.
         let before = bytes_and_files(&dir, &store);
         let opened = AnyStore::open(&location).await.expect("open");
-        let _ = opened.stats(&StoreKeys::none()).await.expect("stats");
+        let _ = opened
+            .stats(&StoreKeys::none(), &StatsOptions::new())
+            .await
+            .expect("stats");
         let dry = opened
             .upgrade(&UpgradeOptions::new().dry_run(true))
             .await
@@ -609,7 +612,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
         let stats = AnyStore::open(path.to_str().expect("utf-8"))
             .await
             .expect("open")
-            .stats(store_keys)
+            .stats(store_keys, &StatsOptions::new())
             .await
             .expect("stats");
         assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());
@@ -636,7 +639,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
     let blind = AnyStore::open(encrypted.to_str().expect("utf-8"))
         .await
         .expect("open")
-        .stats(&StoreKeys::none())
+        .stats(&StoreKeys::none(), &StatsOptions::new())
         .await
         .expect("stats without a key");
     assert_eq!(blind.unreadable_checkpoints, 12);
@@ -646,7 +649,7 @@ async fn sqlite_stats_size_each_channel_value_as_pythons_serializer_encodes_it()
         let stats = AnyStore::open(path.to_str().expect("utf-8"))
             .await
             .expect("open")
-            .stats(&StoreKeys::none())
+            .stats(&StoreKeys::none(), &StatsOptions::new())
             .await
             .expect("stats");
         assert_eq!(stats.unreadable_checkpoints, 0, "{}", path.display());

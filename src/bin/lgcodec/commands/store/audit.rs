@@ -34,6 +34,10 @@ pub struct AuditArgs {
     /// given (by default: exit 2, no_key_opens).
     #[arg(long)]
     no_key_probe: bool,
+    /// Count every thread's values too (JSON `threads`; memory grows with the number
+    /// of threads).
+    #[arg(long)]
+    per_thread: bool,
 }
 
 pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
@@ -46,7 +50,8 @@ pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
         .allow_previous(args.allow_previous)
         .deny_inline(args.deny_inline)
         .allow_free_space(args.allow_free_space)
-        .key_probe(!args.no_key_probe);
+        .key_probe(!args.no_key_probe)
+        .per_thread(args.per_thread);
     let report = with_progress(|progress| async {
         store::audit(&store, keys, &options.on_progress(progress)).await
     })

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Args;
-use langgraph_codec::store::{AnyStore, StoreKeys, ThreadOrder};
+use langgraph_codec::store::{AnyStore, StatsOptions, StoreKeys, ThreadOrder};
 
 use crate::cli::fatal;
 use crate::human;
@@ -16,7 +16,8 @@ pub struct StatsArgs {
     /// SQLite checkpoints are decoded (with the keys in LANGGRAPH_AES_KEY / _PREVIOUS /
     /// _FALLBACK_KEYS) to size each channel's value.
     pub store: String,
-    /// Only the first N threads (in --sort order; 0: all).
+    /// Only the first N threads (in --sort order; 0: all). The totals count every
+    /// thread; the report (and memory) holds N.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub top: usize,
     /// The order of the threads: id, size (largest first), checkpoints or writes
@@ -53,7 +54,8 @@ pub async fn run(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
-    let stats = match store.stats(keys).await {
+    let options = StatsOptions::new().top(args.top, args.sort.order());
+    let stats = match store.stats(keys, &options).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
