@@ -8,6 +8,11 @@
 #   cargo build --release --features cli,sqlite,postgres --bin lgcodec --example store_fixture
 #   SIZES="100000 1000000" bash benches/store_scale.sh
 #
+# With LGCODEC_TEST_PG_URL (a server where databases ${DB_PREFIX:-sc}_src, _import,
+# _copy and _prune may be dropped and created) and PY (a Python with psycopg, default
+# python3), the same operations run on a Postgres store too, made by copying the SQLite
+# one into it (that copy is a row of its own); a second copy goes Postgres -> SQLite.
+#
 # SIZES: checkpoints (multiples of 10; default "100000 1000000"). WORK: a directory
 # with room for five copies of the largest store (1,000,000 checkpoints: about 3 GB
 # each; default a new directory under /tmp, removed at the end). LGCODEC: the binary
@@ -22,8 +27,15 @@ run() { # NAME N CMD... -> one line: name, checkpoints, seconds, checkpoints/s, 
   /usr/bin/time -f "%e %M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
   read -r s kib <"$W/t"
   awk -v name="$name" -v n="$n" -v s="$s" -v kib="$kib" \
-    'BEGIN { printf "%-34s %9d checkpoints %8.2f s %9.0f checkpoints/s %6.1f MiB\n", name, n, s, (s > 0 ? n / s : 0), kib / 1024 }'
+    'BEGIN { printf "%-38s %9d checkpoints %8.2f s %9.0f checkpoints/s %6.1f MiB\n", name, n, s, (s > 0 ? n / s : 0), kib / 1024 }'
 }
+PGURL="${LGCODEC_TEST_PG_URL:-}"; BASE="${PGURL%/*}"; D="${DB_PREFIX:-sc}"; PY="${PY:-python3}"
+psqlc() { # SQL [URL]: runs SQL (autocommit), prints the first column of the first row
+  "$PY" -c 'import sys, psycopg
+c = psycopg.connect(sys.argv[1], autocommit=True); r = c.execute(sys.argv[2])
+print(r.fetchone()[0] if r.description else "", end="")' "${2:-$PGURL}" "$1"; }
+drop() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; }
+fresh() { drop "$1"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/*.db* "$W"/*.jsonl
@@ -41,5 +53,24 @@ for n in ${SIZES:-100000 1000000}; do
   cp "$W/src.db" "$W/prune.db"
   run "prune --keep-latest 1" "$n" "$L" store prune "$W/prune.db" --keep-latest 1 --json
   rm -f "$W"/prune.db*
+  [[ -n "${LGCODEC_TEST_PG_URL:-}" ]] || continue
+  fresh ${D}_src
+  run "copy SQLite -> Postgres (verified)" "$n" "$L" store copy "$W/src.db" "$BASE/${D}_src" --json
+  grep -q '"mismatches":\[\]' "$W/out" || { echo "copy mismatches"; exit 1; }
+  rm -f "$W"/src.db*
+  psqlc "VACUUM ANALYZE" "$BASE/${D}_src"
+  echo "# $n checkpoints in Postgres: $(psqlc "SELECT pg_database_size('${D}_src')") bytes"
+  run "Postgres: stats --top 10" "$n" "$L" store stats "$BASE/${D}_src" --top 10 --json
+  run "Postgres: audit" "$n" "$L" store audit "$BASE/${D}_src" --allow-clear --json
+  run "Postgres: export" "$n" "$L" store export "$BASE/${D}_src" "$W/backup.jsonl"
+  fresh ${D}_import
+  run "Postgres: import into a new database" "$n" "$L" store import "$W/backup.jsonl" "$BASE/${D}_import"
+  rm -f "$W/backup.jsonl"; drop ${D}_import
+  run "copy Postgres -> SQLite (verified)" "$n" "$L" store copy "$BASE/${D}_src" "$W/copy.db" --json
+  grep -q '"mismatches":\[\]' "$W/out" || { echo "copy mismatches"; exit 1; }
+  rm -f "$W"/copy.db*
+  fresh ${D}_prune ${D}_src
+  run "Postgres: prune --keep-latest 1" "$n" "$L" store prune "$BASE/${D}_prune" --keep-latest 1 --json
+  drop ${D}_prune; drop ${D}_src
 done
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg)"
