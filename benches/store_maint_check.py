@@ -9,9 +9,9 @@ of threads (first, middle, last, and every 97th) Python's saver lists the same h
 from both (checkpoint values, metadata, parent, pending writes).
 prune: one checkpoint per thread is left, with its two writes, and Python's saver reads
 the latest checkpoint of every sampled thread.
-same: two stores of one backend hold the same rows by key (checkpoints, writes, and
-Postgres blobs: thread, namespace, id / channel and version), e.g. after two tools
-applied one retention policy to copies of a store.
+same: two stores of one backend hold the same rows by key (checkpoints with their
+parent id, writes, and Postgres blobs: thread, namespace, id / channel and version),
+e.g. after two tools applied one retention rule to copies of a store.
 Exits 1 with the reason on the first difference.
 """
 
@@ -34,7 +34,7 @@ def counts(s, store: str) -> tuple[int, int]:
 
 
 KEYS = {
-    "checkpoints": "thread_id, checkpoint_ns, checkpoint_id",
+    "checkpoints": "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id",
     "writes": "thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
     "checkpoint_writes": "thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
     "checkpoint_blobs": "thread_id, checkpoint_ns, channel, version",

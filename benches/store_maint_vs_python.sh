@@ -5,23 +5,30 @@
 # two pending writes each), SQLite and Postgres: wall time and peak memory
 # (/usr/bin/time) of each, every result checked (counts; Python's savers read the
 # target, benches/store_maint_check.py; `lgcodec store audit` reads every value).
+# The date rules (prune-before: `--before DATE`, prune-idle: `--idle-since DATE`) run on
+# an aged store (store_fixture --age-days 60: threads' latest checkpoints spread over 60
+# days, a third of the threads begun 20 and a third 40 days before that) with DATE
+# $CUT_DAYS (default 30) days before the run, the same DATE given to both sides; the
+# two results are compared row by row (store_maint_check.py same: checkpoints with
+# their parent ids, writes, Postgres blobs).
 #
 #   cargo build --release --features cli,sqlite,postgres --bin lgcodec --example store_fixture
 #   PY=/path/to/python LGCODEC_TEST_PG_URL=postgresql://... bash benches/store_maint_vs_python.sh
 #
 # PY: a Python with the pinned packages. LGCODEC_TEST_PG_URL: a server where databases
-# DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py and DB_import may be dropped and
-# created (DB: $DB_PREFIX, default mb). SIZES (checkpoints, multiples of 10; default
-# "10000 100000"), LGCODEC (the binary; default target/release/lgcodec), PY_SKIP
-# (copies whose Python side is left out: sqlite->postgres, postgres->sqlite,
-# sqlite->sqlite), ONLY (a list among copy-sqlite-pg, copy-pg-sqlite,
-# copy-sqlite-sqlite, prune, export; default all).
+# DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py, DB_import, DB_aged, DB_rule_rust
+# and DB_rule_py may be dropped and created (DB: $DB_PREFIX, default mb). SIZES
+# (checkpoints, multiples of 10; default "10000 100000"), LGCODEC (the binary; default
+# target/release/lgcodec), PY_SKIP (copies whose Python side is left out:
+# sqlite->postgres, postgres->sqlite, sqlite->sqlite), ONLY (a list among copy-sqlite-pg, copy-pg-sqlite,
+# copy-sqlite-sqlite, prune, prune-before, prune-idle, export; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W="$(mktemp -d -t lgcodec-maint-bench.XXXXXX)"; trap 'rm -rf "$W"' EXIT
 PY="${PY:-python3}"; L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
 BASE="${LGCODEC_TEST_PG_URL%/*}"; D="${DB_PREFIX:-mb}"
-ONLY="${ONLY:-copy-sqlite-pg copy-pg-sqlite copy-sqlite-sqlite prune export}"
+ONLY="${ONLY:-copy-sqlite-pg copy-pg-sqlite copy-sqlite-sqlite prune prune-before prune-idle export}"
+CUT_DAYS="${CUT_DAYS:-30}"
 psqlc() { "$PY" -c 'import sys, psycopg; c = psycopg.connect(sys.argv[1], autocommit=True); c.execute(sys.argv[2])' "$LGCODEC_TEST_PG_URL" "$1"; }
 fresh() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
 measure() { # CMD... -> "wall_s maxrss_kb"; the command's output in $W/out
@@ -43,12 +50,30 @@ copy_pair() { # LABEL SOURCE RUST_TARGET PYTHON_TARGET
   $L store audit "$3" --allow-clear >/dev/null
   echo "copy $1 checkpoints=$n rust=[$r] python=[$p] (seconds, peak KiB)"
 }
+rule_pair() { # LABEL FLAG DATE RUST_STORE PYTHON_STORE SCRIPT_NAME
+  local r p rd pd
+  r=$(measure $L store prune "$4" "$2" "$3" --json)
+  rd="$(grep -o '"threads_deleted":[0-9]*' "$W/out"), $(grep -o '"checkpoints_deleted":[0-9]*' "$W/out")"
+  p=$(measure $PY benches/store_prune_python_script.py "$5" "$2" "$3")
+  pd="$(grep -o '"threads_deleted": [0-9]*' "$W/out"), $(grep -o '"checkpoints_before": [0-9]*, "checkpoints_after": [0-9]*' "$W/out")"
+  $PY benches/store_maint_check.py same "$4" "$5" >"$W/same" || { cat "$W/same"; exit 1; }
+  echo "prune $1 $2 $3 checkpoints=$n rust=[$r] $6=[$p] (seconds, peak KiB); lgcodec $rd; script $pd; $(cat "$W/same")"
+}
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 for n in ${SIZES:-10000 100000}; do
   threads=$((n / 10))
   rm -f "$W"/*.db* "$W"/*.jsonl
-  $F "$W/src.db" $threads 10 >/dev/null
-  fresh ${D}_src; $F "$BASE/${D}_src" $threads 10 >/dev/null
+  if want copy-sqlite-pg || want copy-pg-sqlite || want copy-sqlite-sqlite || want prune || want export; then
+    $F "$W/src.db" $threads 10 >/dev/null
+    fresh ${D}_src; $F "$BASE/${D}_src" $threads 10 >/dev/null
+  fi
+  if want prune-before || want prune-idle; then
+    $F "$W/aged.db" $threads 10 --age-days 60 >/dev/null
+    fresh ${D}_aged; $F "$BASE/${D}_aged" $threads 10 --age-days 60 >/dev/null
+    # A store in use has planner statistics (benches/store_retain_vs_ephemeral.sh).
+    "$PY" -c 'import sys, psycopg; psycopg.connect(sys.argv[1], autocommit=True).execute("ANALYZE")' "$BASE/${D}_aged"
+    cut=$(date -u -d "$CUT_DAYS days ago" +%FT%TZ)
+  fi
 
   if want copy-sqlite-pg; then
     fresh ${D}_rust; fresh ${D}_py
@@ -76,6 +101,15 @@ for n in ${SIZES:-10000 100000}; do
     $PY benches/store_maint_check.py prune "$BASE/${D}_prune_py" $threads >/dev/null
     echo "prune postgres keep-latest=1 checkpoints=$n rust=[$r] python-prune=[$p] (seconds, peak KiB)"
   fi
+
+  for rule in prune-before prune-idle; do
+    want $rule || continue
+    flag=--before; [[ $rule == prune-idle ]] && flag=--idle-since
+    rm -f "$W"/rule_*.db*; sqlcp "$W/aged.db" "$W/rule_rust.db"; sqlcp "$W/aged.db" "$W/rule_py.db"
+    rule_pair sqlite $flag "$cut" "$W/rule_rust.db" "$W/rule_py.db" raw-sql
+    fresh ${D}_rule_rust ${D}_aged; fresh ${D}_rule_py ${D}_aged
+    rule_pair postgres $flag "$cut" "$BASE/${D}_rule_rust" "$BASE/${D}_rule_py" python
+  done
 
   if want export; then
     r=$(measure $L store export "$W/src.db" "$W/s.jsonl")
