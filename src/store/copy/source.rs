@@ -1,0 +1,649 @@
+//! The reading side of a [`copy`](super::copy): the source's checkpoint keys a page at
+//! a time ([`Cursor`]), its checkpoints with their pending writes read ahead in batches
+//! bounded by count and bytes ([`Reading`]), the source reopened after a lost
+//! connection or a lock wait, and the threads a target holds that the source does not
+//! ([`clashes`]).
+
+use std::sync::Arc;
+
+use tokio_postgres::types::ToSql;
+
+use super::super::error::{read_failure, StoreFault};
+use super::super::inspect::AnyStore;
+use super::super::ops::Throttle;
+use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
+use super::super::retry::{is_lock_conflict, Retry};
+use super::batch::{pending_bytes, Pending, WriteRow, Writer};
+use super::SOURCE_LOCK_TIMEOUT;
+use crate::error::Error;
+use crate::saver::CheckpointTuple;
+use crate::serializer::Serializer;
+
+pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
+    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sql = match thread {
+        Some(_) => format!(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = {}",
+            ph(sqlite, 1)
+        ),
+        None => "SELECT count(*) FROM checkpoints".to_owned(),
+    };
+    let n: i64 = match raw {
+        Raw::Sqlite { conn, .. } => match thread {
+            Some(t) => conn.query_row(&sql, [t], |r| r.get(0)),
+            None => conn.query_row(&sql, [], |r| r.get(0)),
+        }
+        .map_err(sq("count"))?,
+        Raw::Postgres { client, .. } => {
+            let rows = match thread {
+                Some(t) => client.query_one(&sql, &[&t]).await,
+                None => client.query_one(&sql, &[]).await,
+            }
+            .map_err(pg("count"))?;
+            rows.try_get(0).map_err(pg("count"))?
+        }
+    };
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// A page of `(thread, ns, id)` keys after `after`, in key order.
+pub(super) async fn key_page(
+    raw: &Raw,
+    thread: Option<&str>,
+    after: Option<&(String, String, String)>,
+    limit: usize,
+) -> Result<Vec<(String, String, String)>> {
+    let c = raw.cols();
+    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let mut conds = Vec::new();
+    let mut params: Vec<String> = Vec::new();
+    if let Some(t) = thread {
+        params.push(t.to_owned());
+        conds.push(format!("thread_id = {}", ph(sqlite, params.len())));
+    }
+    if let Some((t, n, i)) = after {
+        let base = params.len();
+        params.extend([t.clone(), n.clone(), i.clone()]);
+        conds.push(format!(
+            "(thread_id, {}, {}) > ({}, {}, {})",
+            c.ns,
+            c.id,
+            ph(sqlite, base + 1),
+            ph(sqlite, base + 2),
+            ph(sqlite, base + 3)
+        ));
+    }
+    let sql = format!(
+        "SELECT thread_id, {ns}, {id} FROM checkpoints{w} ORDER BY thread_id, {ns}, {id} LIMIT {limit}",
+        ns = c.ns,
+        id = c.id,
+        w = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        }
+    );
+    match raw {
+        Raw::Sqlite { conn, .. } => {
+            let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(params), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .map_err(sq("copy"))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(sq("copy"))?;
+            Ok(rows)
+        }
+        Raw::Postgres { client, .. } => {
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            let rows = client.query(&sql, &refs).await.map_err(pg("copy"))?;
+            rows.iter()
+                .map(|r| {
+                    Ok((
+                        r.try_get(0).map_err(pg("copy"))?,
+                        r.try_get(1).map_err(pg("copy"))?,
+                        r.try_get(2).map_err(pg("copy"))?,
+                    ))
+                })
+                .collect()
+        }
+    }
+}
+
+pub(super) async fn write_rows(
+    raw: &Raw,
+    thread: &str,
+    ns: &str,
+    id: &str,
+) -> Result<Vec<WriteRow>> {
+    let c = raw.cols();
+    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sql = format!(
+        "SELECT task_id, {path}, idx, channel, {ty}, {val} FROM {table} \
+         WHERE thread_id = {p1} AND {ns} = {p2} AND {wid} = {p3} ORDER BY {path}, task_id, idx",
+        path = c.w_path,
+        ty = c.w_ty,
+        val = if sqlite { "value" } else { "blob" },
+        table = raw.writes_table(),
+        ns = c.ns,
+        wid = c.w_id,
+        p1 = ph(sqlite, 1),
+        p2 = ph(sqlite, 2),
+        p3 = ph(sqlite, 3),
+    );
+    match raw {
+        Raw::Sqlite { conn, .. } => {
+            let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
+            let rows = stmt
+                .query_map([thread, ns, id], |r| {
+                    Ok(WriteRow {
+                        task_id: r.get(0)?,
+                        task_path: r.get(1)?,
+                        idx: r.get(2)?,
+                        channel: r.get(3)?,
+                        tag: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        data: cell_bytes(r, 5)?.unwrap_or_default(),
+                    })
+                })
+                .map_err(sq("copy"))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(sq("copy"))?;
+            Ok(rows)
+        }
+        Raw::Postgres { client, .. } => {
+            let rows = client
+                .query(&sql, &[&thread, &ns, &id])
+                .await
+                .map_err(pg("copy"))?;
+            rows.iter()
+                .map(|r| {
+                    Ok(WriteRow {
+                        task_id: r.try_get(0).map_err(pg("copy"))?,
+                        task_path: r.try_get(1).map_err(pg("copy"))?,
+                        idx: i64::from(r.try_get::<_, i32>(2).map_err(pg("copy"))?),
+                        channel: r.try_get(3).map_err(pg("copy"))?,
+                        tag: r
+                            .try_get::<_, Option<String>>(4)
+                            .map_err(pg("copy"))?
+                            .unwrap_or_default(),
+                        data: r
+                            .try_get::<_, Option<Vec<u8>>>(5)
+                            .map_err(pg("copy"))?
+                            .unwrap_or_default(),
+                    })
+                })
+                .collect()
+        }
+    }
+}
+
+/// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
+/// from Postgres in one statement, from SQLite checkpoint by checkpoint. (The layout's
+/// column expressions are unqualified: only the writes table has those names.)
+pub(super) async fn write_rows_of(
+    raw: &Raw,
+    keys: &[(String, String, String)],
+) -> Result<Vec<Vec<WriteRow>>> {
+    let Raw::Postgres { client, .. } = raw else {
+        let mut out = Vec::with_capacity(keys.len());
+        for (t, ns, id) in keys {
+            out.push(write_rows(raw, t, ns, id).await?);
+        }
+        return Ok(out);
+    };
+    let c = raw.cols();
+    let sql = format!(
+        "SELECT k.n, w.task_id, {path}, w.idx, w.channel, {ty}, w.blob \
+         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
+         JOIN {table} w ON w.thread_id = k.t AND {ns} = k.ns AND {wid} = k.id \
+         ORDER BY k.n, {path}, w.task_id, w.idx",
+        path = c.w_path,
+        ty = c.w_ty,
+        table = raw.writes_table(),
+        ns = c.ns,
+        wid = c.w_id,
+    );
+    let threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    let nss: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+    let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
+    let rows = client
+        .query(&sql, &[&threads, &nss, &ids])
+        .await
+        .map_err(pg("copy"))?;
+    let mut out: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+    for r in &rows {
+        let n: i64 = r.try_get(0).map_err(pg("copy"))?;
+        let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) else {
+            continue;
+        };
+        slot.push(WriteRow {
+            task_id: r.try_get(1).map_err(pg("copy"))?,
+            task_path: r.try_get(2).map_err(pg("copy"))?,
+            idx: i64::from(r.try_get::<_, i32>(3).map_err(pg("copy"))?),
+            channel: r.try_get(4).map_err(pg("copy"))?,
+            tag: r
+                .try_get::<_, Option<String>>(5)
+                .map_err(pg("copy"))?
+                .unwrap_or_default(),
+            data: r
+                .try_get::<_, Option<Vec<u8>>>(6)
+                .map_err(pg("copy"))?
+                .unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// The source's checkpoint keys in order, a page at a time, thread after thread of
+/// the selection.
+pub(super) struct Cursor<'a> {
+    threads: &'a [Option<&'a str>],
+    thread: usize,
+    after: Option<(String, String, String)>,
+    page: std::collections::VecDeque<(String, String, String)>,
+    page_size: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(super) fn new(threads: &'a [Option<&'a str>], page_size: usize) -> Self {
+        Cursor {
+            threads,
+            thread: 0,
+            after: None,
+            page: std::collections::VecDeque::new(),
+            page_size,
+        }
+    }
+
+    /// The next key, `None` after the last; a page read again on a re-opened
+    /// connection after a lost one.
+    pub(super) async fn next(
+        &mut self,
+        src: &mut AnyStore,
+        source: &str,
+        retry: &mut Retry,
+    ) -> Result<Option<(String, String, String)>> {
+        loop {
+            if let Some(key) = self.page.pop_front() {
+                return Ok(Some(key));
+            }
+            let Some(thread) = self.threads.get(self.thread) else {
+                return Ok(None);
+            };
+            let page = loop {
+                match key_page(&src.raw, *thread, self.after.as_ref(), self.page_size).await {
+                    Ok(page) => break retry.ok(page),
+                    Err(e) => reopen_source(src, source, retry, e).await?,
+                }
+            };
+            if page.len() < self.page_size {
+                self.thread += 1;
+                self.after = None;
+            } else {
+                self.after = page.last().cloned();
+            }
+            self.page.extend(page);
+        }
+    }
+}
+
+/// Checkpoints read from the source at once at most: from Postgres one statement
+/// for their tuples and one for their writes (one round trip per checkpoint made a
+/// copy out of Postgres wait on the network most of its time).
+pub(super) const READ_AHEAD: usize = 64;
+
+/// The reading side of a copy: batches of source checkpoints, bounded by count and
+/// by bytes.
+pub(super) struct Reading<'a> {
+    pub(super) cursor: Cursor<'a>,
+    pub(super) throttle: Throttle,
+    pub(super) retry: Retry,
+    /// Checkpoints read and not yet in a batch: the rest of the last read, and the
+    /// one that would have taken the last batch over its bytes.
+    pub(super) ahead: std::collections::VecDeque<Pending>,
+    /// The largest checkpoint read so far (bytes, as a batch counts them): how many
+    /// are read at once is sized from it.
+    pub(super) largest: usize,
+    pub(super) batch_size: usize,
+    pub(super) batch_bytes: usize,
+    pub(super) serdes: (&'a Arc<dyn Serializer>, &'a Arc<dyn Serializer>),
+    pub(super) writer: &'a Writer,
+    pub(super) clear: bool,
+}
+
+impl Reading<'_> {
+    /// How many checkpoints the next read takes: from Postgres up to [`READ_AHEAD`]
+    /// and one batch, as many as half a batch's bytes holds of the largest seen so far
+    /// (one at first); one at a time from SQLite (no round trip to save).
+    pub(super) fn read_size(&self, src: &AnyStore) -> usize {
+        if matches!(src.raw, Raw::Sqlite { .. }) || self.largest == 0 {
+            return 1;
+        }
+        (self.batch_bytes / 2 / self.largest).clamp(1, READ_AHEAD.min(self.batch_size))
+    }
+
+    /// The next batch (empty after the last): full, or as many checkpoints as fit
+    /// its bytes (a checkpoint larger than that goes alone).
+    pub(super) async fn batch(&mut self, src: &mut AnyStore, source: &str) -> Result<Vec<Pending>> {
+        let mut batch = Vec::new();
+        let mut held = 0usize;
+        while batch.len() < self.batch_size {
+            if self.ahead.is_empty() {
+                let mut keys = Vec::new();
+                while keys.len() < self.read_size(src) {
+                    match self.cursor.next(src, source, &mut self.retry).await? {
+                        Some(key) => keys.push(key),
+                        None => break,
+                    }
+                }
+                if keys.is_empty() {
+                    break;
+                }
+                self.throttle.account(keys.len() as u64).await;
+                let (read_serde, write_serde) = self.serdes;
+                let read = loop {
+                    match read_pending(
+                        src,
+                        read_serde,
+                        write_serde,
+                        (self.writer, self.clear),
+                        &keys,
+                    )
+                    .await
+                    {
+                        Ok(p) => break self.retry.ok(p),
+                        Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
+                    }
+                };
+                for p in &read {
+                    self.largest = self.largest.max(pending_bytes(p));
+                }
+                self.ahead.extend(read);
+                // Lets the batch being written go on between two reads.
+                tokio::task::yield_now().await;
+            }
+            let Some(pending) = self.ahead.pop_front() else {
+                break;
+            };
+            let size = pending_bytes(&pending);
+            if !batch.is_empty() && held.saturating_add(size) > self.batch_bytes {
+                self.ahead.push_front(pending);
+                break;
+            }
+            held = held.saturating_add(size);
+            batch.push(pending);
+        }
+        Ok(batch)
+    }
+}
+
+/// Source checkpoints read for the batch, in the order of `keys`: each one's tuple
+/// (pending `Send`s of a `v < 4` checkpoint put where Python's Postgres reader looks
+/// for them, when the target is Postgres) and its pending writes re-serialized for the
+/// target. Reads only: done again whole after a lost source connection.
+pub(super) async fn read_pending(
+    src: &AnyStore,
+    read_serde: &Arc<dyn Serializer>,
+    write_serde: &Arc<dyn Serializer>,
+    (writer, clear): (&Writer, bool),
+    keys: &[(String, String, String)],
+) -> Result<Vec<Pending>> {
+    let tuples = src.tuples(read_serde, keys).await?;
+    let mut writes_of = write_rows_of(&src.raw, keys).await?.into_iter();
+    let mut out = Vec::with_capacity(keys.len());
+    for ((t, ns, id), tuple) in keys.iter().zip(tuples) {
+        let mut tuple = tuple.ok_or_else(|| StoreFault::Unreadable {
+            what: format!("checkpoint {t}/{ns:?}/{id}"),
+            reason: "vanished from the source during the copy".to_owned(),
+        })?;
+        // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
+        // Python's Postgres reader looks for them; verified as stored so.
+        if let Writer::Postgres(s) = writer {
+            let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
+            s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
+        }
+        // A value in clear msgpack, written in clear, is carried as its bytes: what
+        // `dumps_typed` of its decoded value gives, without the decode and encode (the
+        // read-back compares the decoded writes).
+        let mut writes = Vec::new();
+        for mut w in writes_of.next().unwrap_or_default() {
+            if clear && w.tag == "msgpack" {
+                let (data, tag) = (std::mem::take(&mut w.data), std::mem::take(&mut w.tag));
+                writes.push((w, data, tag));
+                continue;
+            }
+            let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
+            let value =
+                read_serde
+                    .loads_typed(&w.tag, &w.data)
+                    .map_err(|e| StoreFault::Unreadable {
+                        what: at(),
+                        reason: read_failure(&e),
+                    })?;
+            let typed = write_serde
+                .dumps_typed(&value)
+                .map_err(|e| StoreFault::Unreadable {
+                    what: at(),
+                    reason: e.to_string(),
+                })?;
+            writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+        }
+        out.push(Pending {
+            thread: t.clone(),
+            ns: ns.clone(),
+            id: id.clone(),
+            tuple,
+            writes,
+        });
+    }
+    Ok(out)
+}
+
+/// After a read of the source `given` failed with `e`: a lost Postgres connection, or
+/// a lock wait given up or a deadlock (within `retry`'s limit, in a row with losses), is
+/// waited on and the source opened again (its layout detected again: what waited may
+/// have been a schema change), in a new read transaction; any other error is returned.
+/// After a lock conflict the read transaction ends first, so that what waited for it
+/// (an `ALTER TABLE` the read queued behind) goes through while the copy waits.
+pub(super) async fn reopen_source(
+    src: &mut AnyStore,
+    given: &str,
+    retry: &mut Retry,
+    e: Error,
+) -> Result<()> {
+    if matches!(src.raw, Raw::Sqlite { .. }) {
+        return Err(e);
+    }
+    let locked = is_lock_conflict(&e);
+    if locked {
+        src.raw.end_snapshot().await;
+    }
+    retry.lost_or_locked(e).await?;
+    let opened = async {
+        let new = AnyStore::open_with_lock_timeout(given, SOURCE_LOCK_TIMEOUT).await?;
+        new.raw.begin_snapshot().await?;
+        Ok(new)
+    }
+    .await;
+    match retry.reopened(opened)? {
+        Some(new) => *src = new,
+        // Not re-opened (the server away): the old connection, alive, reads in a new
+        // read transaction; lost, its next read counts one more loss.
+        None if locked => {
+            let _ = src.raw.begin_snapshot().await;
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// The `__pregel_tasks` write values of the parent of a `v < 4` checkpoint that has
+/// pending sends, in the order Python's Postgres reader takes them (task path, task
+/// id, index); empty for any other checkpoint (nothing is read).
+pub(super) async fn parent_sends(
+    raw: &Raw,
+    serde: &Arc<dyn Serializer>,
+    tuple: &CheckpointTuple,
+    thread: &str,
+    ns: &str,
+) -> Result<Vec<crate::Value>> {
+    let pending = matches!(
+        tuple.checkpoint.extra.get("pending_sends"),
+        Some(crate::Value::Array(sends)) if !sends.is_empty()
+    );
+    let parent = tuple
+        .parent_config
+        .as_ref()
+        .and_then(|p| p.checkpoint_id.as_deref());
+    let (true, Some(parent)) = (tuple.checkpoint.v < 4 && pending, parent) else {
+        return Ok(Vec::new());
+    };
+    let mut sends = Vec::new();
+    for w in write_rows(raw, thread, ns, parent).await? {
+        if w.channel != "__pregel_tasks" {
+            continue;
+        }
+        sends.push(
+            serde
+                .loads_typed(&w.tag, &w.data)
+                .map_err(|e| StoreFault::Unreadable {
+                    what: format!("write {thread}/{ns:?}/{parent}/{}/{}", w.task_id, w.idx),
+                    reason: read_failure(&e),
+                })?,
+        );
+    }
+    Ok(sends)
+}
+
+/// How many threads of the selection `target` holds with a checkpoint `source` does
+/// not have (while `source` has the thread), and the first few of them. Reads the
+/// target's checkpoint keys a page at a time and asks the source about each page in
+/// one query.
+pub(super) async fn clashes(
+    source: &Raw,
+    target: &Raw,
+    threads: &[Option<&str>],
+    page_size: usize,
+) -> Result<(u64, Vec<String>)> {
+    const SAMPLE: usize = 10;
+    let mut count = 0u64;
+    let mut sample = Vec::new();
+    // Keys come in thread order, so a thread's clashing keys are contiguous.
+    let mut last_counted: Option<String> = None;
+    for thread in threads {
+        let mut after: Option<(String, String, String)> = None;
+        loop {
+            let page = key_page(target, *thread, after.as_ref(), page_size).await?;
+            let Some(last) = page.last().cloned() else {
+                break;
+            };
+            for t in source.foreign_checkpoints(&page).await? {
+                if last_counted.as_ref() == Some(&t) {
+                    continue;
+                }
+                count += 1;
+                if sample.len() < SAMPLE {
+                    sample.push(t.clone());
+                }
+                last_counted = Some(t);
+            }
+            if page.len() < page_size {
+                break;
+            }
+            after = Some(last);
+        }
+    }
+    Ok((count, sample))
+}
+
+impl Raw {
+    /// Of `keys` (thread, namespace, id), the threads of those this store does not hold
+    /// while holding other checkpoints of their thread: one thread per run of such keys,
+    /// in order.
+    pub(super) async fn foreign_checkpoints(
+        &self,
+        keys: &[(String, String, String)],
+    ) -> Result<Vec<String>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let c = self.cols();
+        let sqlite = matches!(self, Raw::Sqlite { .. });
+        let cast = if sqlite { "" } else { "::text" };
+        let values: Vec<String> = (0..keys.len())
+            .map(|k| {
+                format!(
+                    "({}{cast}, {}{cast}, {}{cast}, {k})",
+                    ph(sqlite, 3 * k + 1),
+                    ph(sqlite, 3 * k + 2),
+                    ph(sqlite, 3 * k + 3)
+                )
+            })
+            .collect();
+        let sql = format!(
+            "WITH v(t, n, i, o) AS (VALUES {}) SELECT v.t FROM v \
+             WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t) \
+             AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i) \
+             ORDER BY v.o",
+            values.join(", "),
+            c.ns,
+            c.id
+        );
+        let params: Vec<&String> = keys.iter().flat_map(|(t, n, i)| [t, n, i]).collect();
+        let mut out: Vec<String> = Vec::new();
+        let found: Vec<String> = match self {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare(&sql).map_err(sq("copy"))?;
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(params), |r| r.get(0))
+                    .map_err(sq("copy"))?
+                    .collect::<std::result::Result<Vec<String>, _>>()
+                    .map_err(sq("copy"))?;
+                rows
+            }
+            Raw::Postgres { client, .. } => {
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    params.iter().map(|p| *p as &(dyn ToSql + Sync)).collect();
+                let rows = client.query(&sql, &refs).await.map_err(pg("copy"))?;
+                rows.iter()
+                    .map(|r| r.try_get(0))
+                    .collect::<std::result::Result<Vec<String>, _>>()
+                    .map_err(pg("copy"))?
+            }
+        };
+        for t in found {
+            if out.last() != Some(&t) {
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether the checkpoint is in this store.
+    pub(crate) async fn checkpoint_exists(&self, thread: &str, ns: &str, id: &str) -> Result<bool> {
+        let c = self.cols();
+        let sqlite = matches!(self, Raw::Sqlite { .. });
+        let sql = format!(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = {} AND {} = {} AND {} = {}",
+            ph(sqlite, 1),
+            c.ns,
+            ph(sqlite, 2),
+            c.id,
+            ph(sqlite, 3)
+        );
+        let n: i64 = match self {
+            Raw::Sqlite { conn, .. } => conn
+                .query_row(&sql, [thread, ns, id], |r| r.get(0))
+                .map_err(sq("copy"))?,
+            Raw::Postgres { client, .. } => client
+                .query_one(&sql, &[&thread, &ns, &id])
+                .await
+                .map_err(pg("copy"))?
+                .try_get(0)
+                .map_err(pg("copy"))?,
+        };
+        Ok(n > 0)
+    }
+}
