@@ -9,7 +9,7 @@
 #   SIZES="100000 1000000" bash benches/store_scale.sh
 #
 # With LGCODEC_TEST_PG_URL (a server where databases ${DB_PREFIX:-sc}_src, _import,
-# _copy and _prune may be dropped and created) and PY (a Python with psycopg, default
+# _prune and _enc may be dropped and created) and PY (a Python with psycopg, default
 # python3), the same operations run on a Postgres store too, made by copying the SQLite
 # one into it (that copy is a row of its own); a second copy goes Postgres -> SQLite.
 #
@@ -36,6 +36,13 @@ c = psycopg.connect(sys.argv[1], autocommit=True); r = c.execute(sys.argv[2])
 print(r.fetchone()[0] if r.description else "", end="")' "${2:-$PGURL}" "$1"; }
 drop() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; }
 fresh() { drop "$1"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
+K1=scale-bench-key-one-32-bytes-aaa; K2=scale-bench-key-two-32-bytes-bbb
+rotate() { # N LABEL STORE: encrypt under K1, rekey to K2; then every value under K2 alone
+  run "${2}encrypt" "$1" env LANGGRAPH_AES_KEY=$K1 "$L" store encrypt "$3" --json
+  run "${2}rekey" "$1" env LANGGRAPH_AES_KEY=$K2 LANGGRAPH_AES_KEY_PREVIOUS=$K1 "$L" store rekey "$3" --json
+  # Old bytes in free pages or dead row versions are not the question here.
+  LANGGRAPH_AES_KEY=$K2 "$L" store audit "$3" --allow-free-space >"$W/out" 2>&1 || { cat "$W/out"; echo "not all under the new key"; exit 1; }
+}
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/*.db* "$W"/*.jsonl
@@ -53,6 +60,9 @@ for n in ${SIZES:-100000 1000000}; do
   cp "$W/src.db" "$W/prune.db"
   run "prune --keep-latest 1" "$n" "$L" store prune "$W/prune.db" --keep-latest 1 --json
   rm -f "$W"/prune.db*
+  cp "$W/src.db" "$W/enc.db"
+  rotate "$n" "" "$W/enc.db"
+  rm -f "$W"/enc.db*
   [[ -n "${LGCODEC_TEST_PG_URL:-}" ]] || continue
   fresh ${D}_src
   run "copy SQLite -> Postgres (verified)" "$n" "$L" store copy "$W/src.db" "$BASE/${D}_src" --json
@@ -71,6 +81,9 @@ for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/copy.db*
   fresh ${D}_prune ${D}_src
   run "Postgres: prune --keep-latest 1" "$n" "$L" store prune "$BASE/${D}_prune" --keep-latest 1 --json
-  drop ${D}_prune; drop ${D}_src
+  drop ${D}_prune
+  fresh ${D}_enc ${D}_src
+  rotate "$n" "Postgres: " "$BASE/${D}_enc"
+  drop ${D}_enc; drop ${D}_src
 done
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg)"
