@@ -212,22 +212,19 @@ impl Chosen {
         }
     }
 
-    /// Threads arrive in id order, so an equal key never displaces one kept.
+    /// Keeps `thread` if it ranks among the first `n`: the heap ranks by key and then
+    /// by id itself, so the order the rows arrive in (the database's collation of
+    /// thread ids) does not decide ties.
     fn offer(&mut self, thread: String, size: ThreadSize) {
         if self.n == 0 {
             self.all.insert(thread, size);
             return;
         }
-        let key = self.order.key(&size);
-        if self.heap.len() == self.n {
-            match self.heap.peek() {
-                Some(Kept(Reverse(worst), ..)) if key > *worst => {
-                    self.heap.pop();
-                }
-                _ => return,
-            }
+        self.heap
+            .push(Kept(Reverse(self.order.key(&size)), thread, size));
+        if self.heap.len() > self.n {
+            self.heap.pop();
         }
-        self.heap.push(Kept(Reverse(key), thread, size));
     }
 
     fn into_map(self) -> BTreeMap<String, ThreadSize> {
