@@ -35,8 +35,8 @@
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
 //! inserts the batch's pending writes, another puts its checkpoints through the target
 //! saver (`put_batch`: the rows of `put`, one commit; into Postgres both with `COPY`),
-//! then the batch is verified. While one batch is written and verified, the next is
-//! read from the source.
+//! then the batch is verified. While one batch is written, the next is read from the
+//! source and the one before is read back and compared (a Tokio task of its own).
 //!
 //! **Resumable:** a checkpoint already in the target is not written again (its
 //! writes are inserted if missing: inserts only take free keys). Writes commit before
@@ -44,8 +44,8 @@
 //! writes are already there; run it again to finish. **Verified:** every copied or
 //! present checkpoint is read back through the target saver's `get_tuple` (a few at a
 //! time) and compared with the source (checkpoint, metadata, parent, pending writes in
-//! order); counts are reported. Memory holds one batch and one page of keys. Needs a
-//! Tokio runtime (the read-backs are Tokio tasks).
+//! order); counts are reported. Memory holds three batches (read ahead, written, read
+//! back) and one page of keys. Needs a Tokio runtime (the read-backs are Tokio tasks).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,7 +56,7 @@ use super::error::StoreFault;
 mod batch;
 mod source;
 
-use batch::{flush, Writer};
+use batch::{flush, settle, Writer};
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 
 use super::inspect::{pg_copy_target, AnyStore};
@@ -383,9 +383,11 @@ async fn copy_snapshot(
         clear,
     };
     let mut done = 0u64;
-    // While a batch is written and verified, the next one is read from the source:
-    // the target's server works on one while this process reads and decodes the
-    // other (on one Tokio task; the reads yield after each checkpoint).
+    let mut verifying = None;
+    // While a batch is written, the next one is read from the source (the target's
+    // server works on one while this process reads and decodes the other; on one Tokio
+    // task, the reads yield after each checkpoint) and the one before is read back and
+    // compared (a task of its own).
     let mut next = reading.batch(src, source).await?;
     while !next.is_empty() {
         let mut current = std::mem::take(&mut next);
@@ -396,7 +398,7 @@ async fn copy_snapshot(
                 writer,
                 options,
                 (&mut report, &mut retry),
-                &mut done,
+                (&mut done, &mut verifying),
             ),
             reading.batch(src, source),
         )
@@ -404,6 +406,15 @@ async fn copy_snapshot(
         written?;
         next = read?;
     }
+    settle(
+        verifying,
+        (target_conn, target),
+        writer,
+        options,
+        (&mut report, &mut retry),
+        &mut done,
+    )
+    .await?;
     retry.reconnects += reading.retry.reconnects;
     retry.lock_retries += reading.retry.lock_retries;
     report.reconnects = retry.reconnects;

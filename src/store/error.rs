@@ -99,8 +99,9 @@ pub(crate) enum StoreFault {
         /// The last error.
         last: String,
     },
-    /// A blocking task of the SQLite backend failed (panicked or was cancelled).
-    #[error("sqlite: a blocking task failed: {0}")]
+    /// A task of the operation failed (panicked or was cancelled): a blocking task of
+    /// the SQLite backend, or a copy's read-back.
+    #[error("a task of the operation failed: {0}")]
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     Task(String),
     /// A stored value or row could not be read (store maintenance: inspect, copy):

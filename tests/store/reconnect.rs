@@ -229,6 +229,105 @@ fn copy_sqlite_to_postgres_reconnects_to_the_target_and_ends_as_an_uninterrupted
     );
 }
 
+/// Holds `ACCESS EXCLUSIVE` on the blob table of `db` from a connection of its own (on a
+/// thread of its own) until a read-back of a copy (the saver's `get_tuples` statement)
+/// waits on it, terminates that backend alone, then lets go: the returned receiver
+/// gives how many it terminated. Returns once the lock is held.
+fn kill_the_next_read_back(db: &str) -> std::sync::mpsc::Receiver<i64> {
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let db = db.to_owned();
+    std::thread::spawn(move || {
+        rt().block_on(async {
+            let base = pg_base().expect("server");
+            let url = format!("{}/{db}", &base[..base.rfind('/').expect("database")]);
+            let mut holder = connect(&url).await;
+            let tx = holder.transaction().await.expect("begin");
+            tx.batch_execute("LOCK TABLE checkpoint_blobs IN ACCESS EXCLUSIVE MODE")
+                .await
+                .expect("lock");
+            held_tx.send(()).expect("held");
+            let admin = connect(&base).await;
+            let mut killed = 0i64;
+            for _ in 0..200 {
+                killed = admin
+                    .query_one(
+                        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
+                         WHERE datname = $1 AND wait_event_type = 'Lock' \
+                         AND query LIKE '%IN (%SELECT * FROM unnest(%'",
+                        &[&db],
+                    )
+                    .await
+                    .expect("terminate")
+                    .get(0);
+                if killed > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            tx.rollback().await.expect("unlock");
+            done_tx.send(killed).expect("done");
+        });
+    });
+    held_rx.recv().expect("the lock is held");
+    done_rx
+}
+
+/// The read-back of a batch loses its connection while the next batch is written (its
+/// statement waits on a lock the test holds, and that backend alone is terminated):
+/// the copy reads the batch back again once reconnected and verifies every checkpoint,
+/// and the target ends as an uninterrupted copy leaves it.
+#[test]
+fn copy_into_postgres_reads_a_batch_back_again_after_its_read_back_lost_the_connection() {
+    let Some(base) = pg_base() else { return };
+    let dir = crate::support::scratch("hrc_copy_read_back");
+    let source = dir.join("source.db");
+    sqlite_store(&source, &shape(20, 5), "t-");
+    let source = source.to_string_lossy().into_owned();
+    let runtime = rt();
+    let target = runtime.block_on(fresh(&base, "hrc_copy_read_back"));
+    let reference = runtime.block_on(fresh(&base, "hrc_copy_read_back_ref"));
+    let keys = StoreKeys::none();
+    runtime
+        .block_on(store::copy(&source, &reference, &keys, &CopyOptions::new()))
+        .expect("uninterrupted copy");
+    let db = db_name(&target);
+    let killed = Arc::new(std::sync::Mutex::new(None));
+    let slot = Arc::clone(&killed);
+    let report = runtime
+        .block_on(store::copy(
+            &source,
+            &target,
+            &keys,
+            &CopyOptions::new().batch_size(10).on_progress(move |p| {
+                // Reported as the third batch is counted: the fourth is written, and
+                // its read-back starts when this report returns.
+                let mut slot = slot.lock().expect("slot");
+                if p.rows_done == 30 && slot.is_none() {
+                    *slot = Some(kill_the_next_read_back(&db));
+                }
+            }),
+        ))
+        .expect("the copy survives a read-back's lost connection");
+    let done = killed
+        .lock()
+        .expect("slot")
+        .take()
+        .expect("the kill was set up");
+    assert_eq!(
+        done.recv().expect("the killer ends"),
+        1,
+        "one read-back terminated"
+    );
+    assert!(report.reconnects >= 1, "{report:?}");
+    assert_eq!(report.verified, 100, "{report:?}");
+    assert!(report.mismatches.is_empty(), "{report:?}");
+    assert_eq!(
+        runtime.block_on(digest(&target)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
 #[test]
 fn copy_postgres_to_sqlite_reconnects_to_the_source_and_ends_as_an_uninterrupted_copy() {
     let Some(base) = pg_base() else { return };
