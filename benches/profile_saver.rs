@@ -45,6 +45,7 @@ const CALLS: [&str; 5] = ["put", "put_writes", "get_tuple", "list_limit10", "set
 
 /// Postgres only: the parts of a `put` without the saver, on a pooled connection of
 /// the saver's pool, prepared, in the same call shape (see [`postgres_floor`]).
+#[cfg(feature = "postgres")]
 const FLOOR_CALLS: [&str; 3] = ["select1", "put_const", "put_params"];
 
 fn twenty_messages() -> Vec<Value> {

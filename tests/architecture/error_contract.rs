@@ -88,6 +88,7 @@ async fn an_unreadable_row_names_it_and_its_chain_reaches_the_decode_error() {
 }
 
 /// The errors of `e` and of every `source()` under it, outermost first.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn chain(e: &Error) -> Vec<&(dyn std::error::Error + 'static)> {
     let mut out: Vec<&(dyn std::error::Error + 'static)> = vec![e];
     let mut cur = std::error::Error::source(e);
