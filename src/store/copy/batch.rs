@@ -34,6 +34,8 @@ pub(super) struct Pending {
     pub(super) id: String,
     pub(super) tuple: CheckpointTuple,
     pub(super) writes: Vec<CopiedWrite>,
+    /// [`pending_bytes`] of it, counted once when it is read.
+    pub(super) bytes: usize,
 }
 
 /// A stored pending write with its value as the target's serializer writes it: bytes
@@ -71,15 +73,16 @@ pub(super) fn value_bytes(value: &Value) -> usize {
     total
 }
 
-pub(super) fn pending_bytes(p: &Pending) -> usize {
-    let values: usize = p
-        .tuple
+/// About how many bytes a checkpoint on its way holds: its channel values, its
+/// writes' bytes and 512 for the rest. What bounds a batch.
+pub(super) fn pending_bytes(tuple: &CheckpointTuple, writes: &[CopiedWrite]) -> usize {
+    let values: usize = tuple
         .checkpoint
         .channel_values
         .values()
         .map(value_bytes)
         .sum();
-    let writes: usize = p.writes.iter().map(|(_, data, _)| data.len()).sum();
+    let writes: usize = writes.iter().map(|(_, data, _)| data.len()).sum();
     values.saturating_add(writes).saturating_add(512)
 }
 

@@ -358,7 +358,7 @@ impl Reading<'_> {
                     }
                 };
                 for p in &read {
-                    self.largest = self.largest.max(pending_bytes(p));
+                    self.largest = self.largest.max(p.bytes);
                 }
                 self.ahead.extend(read);
                 // Lets the batch being written go on between two reads.
@@ -367,7 +367,7 @@ impl Reading<'_> {
             let Some(pending) = self.ahead.pop_front() else {
                 break;
             };
-            let size = pending_bytes(&pending);
+            let size = pending.bytes;
             if !batch.is_empty() && held.saturating_add(size) > self.batch_bytes {
                 self.ahead.push_front(pending);
                 break;
@@ -430,12 +430,14 @@ pub(super) async fn read_pending(
                 })?;
             writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
         }
+        let bytes = pending_bytes(&tuple, &writes);
         out.push(Pending {
             thread: t.clone(),
             ns: ns.clone(),
             id: id.clone(),
             tuple,
             writes,
+            bytes,
         });
     }
     Ok(out)
