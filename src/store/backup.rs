@@ -150,7 +150,7 @@ pub(super) fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
 }
 
 /// One decoded cell of a backup line.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Cell {
     Text(Option<String>),
     Int(i64),

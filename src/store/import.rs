@@ -131,12 +131,8 @@ pub struct ImportReport {
 
 /// Inserts a batch in one transaction; per row: inserted (true) or already there
 /// (false).
-/// Bytes of values an import into Postgres sends ahead of the server's answers.
-const PIPELINED_BYTES: usize = 2 << 20;
-
 async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> Result<Vec<bool>> {
     let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
-    let keys: Vec<&str> = names.iter().take(spec.keys).copied().collect();
     match target {
         Target::Sqlite(conn) => {
             let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
@@ -172,98 +168,188 @@ async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> R
             Ok(out)
         }
         Target::Postgres(client) => {
-            let params: Vec<String> = spec
-                .cols
-                .iter()
-                .enumerate()
-                .map(|(i, (_, _, kind))| match kind {
-                    Col::Int => format!("${}::int4", i + 1),
-                    Col::Jsonb => format!("convert_from(${}::bytea, 'UTF8')::jsonb", i + 1),
-                    Col::Bytes => format!("${}::bytea", i + 1),
-                    _ => format!("${}::text", i + 1),
-                })
-                .collect();
-            let sql = format!(
-                "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO NOTHING",
-                spec.table,
-                names.join(", "),
-                params.join(", "),
-                keys.join(", ")
-            );
             let tx = client.transaction().await.map_err(pg("import"))?;
-            let stmt = tx.prepare(&sql).await.map_err(pg("import"))?;
-            // The integer cells as the INTEGER columns take them, row by row.
-            let ints: Vec<Vec<i32>> = rows
-                .iter()
-                .map(|row| {
-                    row.iter()
-                        .filter_map(|c| match c {
-                            Cell::Int(i) => Some(i32::try_from(*i).unwrap_or(i32::MAX)),
-                            _ => None,
-                        })
-                        .collect()
-                })
-                .collect();
-            let params: Vec<Vec<&(dyn ToSql + Sync)>> = rows
-                .iter()
-                .zip(&ints)
-                .map(|(row, ints)| {
-                    let mut ints = ints.iter();
-                    row.iter()
-                        .map(|c| -> &(dyn ToSql + Sync) {
-                            match c {
-                                Cell::Text(s) => s,
-                                Cell::Bytes(b) => b,
-                                Cell::Int(_) => match ints.next() {
-                                    Some(i) => i,
-                                    None => &0i32,
-                                },
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
-            // The inserts sent together (tokio-postgres pipelines the statements of
-            // futures polled together on one connection), a window of at most
-            // PIPELINED_BYTES of values at a time: one round trip per row took 4.4 s of
-            // a 10,000-checkpoint import (40,000 rows) whose statements took the server
-            // 1.7 s (2026-11-28, statement log), and a whole batch at once held every
-            // bind message besides the batch itself (50 MiB for a batch of 16 MiB,
-            // `tests/store_bounded_memory.rs`).
-            let mut out = Vec::with_capacity(rows.len());
-            let mut start = 0;
-            while start < rows.len() {
-                let mut end = start;
-                let mut held = 0usize;
-                while let Some(row) = rows.get(end) {
-                    let size: usize = row
-                        .iter()
-                        .map(|c| match c {
-                            Cell::Text(s) => s.as_ref().map_or(0, String::len),
-                            Cell::Bytes(b) => b.as_ref().map_or(0, Vec::len),
-                            Cell::Int(_) => 8,
-                        })
-                        .sum();
-                    if end > start && held.saturating_add(size) > PIPELINED_BYTES {
-                        break;
-                    }
-                    held = held.saturating_add(size);
-                    end += 1;
-                }
-                let window = params.get(start..end).unwrap_or_default();
-                for n in crate::saver::postgres::join_all(
-                    window.iter().map(|refs| tx.execute(&stmt, refs)).collect(),
-                )
+            let stmt = tx
+                .prepare(&unnest_insert_sql(spec))
                 .await
-                {
-                    out.push(n.map_err(pg("import"))? == 1);
+                .map_err(pg("import"))?;
+            // An `INSERT` like any other: row locks only, Python's writers beside the
+            // import keep writing. A key met again in the batch is not sent: the first of them took it (or
+            // a row already there had it), so the later ones are not inserted and are
+            // compared with what the table holds, as a second `INSERT` would leave them.
+            let mut out = vec![false; rows.len()];
+            let mut seen = std::collections::HashSet::with_capacity(rows.len());
+            let mut window: Vec<usize> = Vec::new();
+            let mut held = 0usize;
+            for (at, row) in rows.iter().enumerate() {
+                if !seen.insert(row.get(..spec.keys).unwrap_or(row)) {
+                    continue;
                 }
-                start = end;
+                let size = row_bytes(row);
+                if !window.is_empty() && held.saturating_add(size) > WINDOW_BYTES {
+                    insert_window(&tx, &stmt, spec, rows, &window, &mut out).await?;
+                    window.clear();
+                    held = 0;
+                }
+                held = held.saturating_add(size);
+                window.push(at);
+            }
+            if !window.is_empty() {
+                insert_window(&tx, &stmt, spec, rows, &window, &mut out).await?;
             }
             tx.commit().await.map_err(pg("import"))?;
             Ok(out)
         }
     }
+}
+
+/// Bytes of values in a row as they travel (an integer as 8).
+fn row_bytes(row: &[Cell]) -> usize {
+    row.iter()
+        .map(|c| match c {
+            Cell::Text(s) => s.as_ref().map_or(0, String::len),
+            Cell::Bytes(b) => b.as_ref().map_or(0, Vec::len),
+            Cell::Int(_) => 8,
+        })
+        .sum()
+}
+
+/// The Postgres statement inserting a window of rows of `spec`'s table, sent as one
+/// array per column: each row whose key is free goes in, and the statement returns
+/// the 1-based positions (in the arrays) of the rows inserted. JSONB columns travel as
+/// the bytes of their text, as `convert_from(…, 'UTF8')::jsonb` takes them.
+fn unnest_insert_sql(spec: &Spec) -> String {
+    let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
+    let keys: Vec<&str> = names.iter().take(spec.keys).copied().collect();
+    let arrays: Vec<String> = spec
+        .cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, kind))| match kind {
+            Col::Int => format!("${}::int4[]", i + 1),
+            Col::Bytes | Col::Jsonb => format!("${}::bytea[]", i + 1),
+            Col::Text | Col::OptText => format!("${}::text[]", i + 1),
+        })
+        .collect();
+    let values: Vec<String> = spec
+        .cols
+        .iter()
+        .map(|(_, name, kind)| match kind {
+            Col::Jsonb => format!("convert_from({name}, 'UTF8')::jsonb"),
+            _ => (*name).to_owned(),
+        })
+        .collect();
+    format!(
+        "WITH input AS (SELECT * FROM unnest({arrays}) WITH ORDINALITY AS u({names}, lgcodec_ord)),
+ins AS (INSERT INTO {table} ({names}) SELECT {values} FROM input ON CONFLICT ({keys}) DO NOTHING RETURNING {keys})
+SELECT input.lgcodec_ord FROM input JOIN ins USING ({keys})",
+        arrays = arrays.join(", "),
+        names = names.join(", "),
+        table = spec.table,
+        values = values.join(", "),
+        keys = keys.join(", "),
+    )
+}
+
+/// One column of a window of rows, as the array its parameter takes.
+enum ColumnArray<'a> {
+    Text(Vec<Option<&'a str>>),
+    Int(Vec<i32>),
+    Bytes(Vec<Option<&'a [u8]>>),
+}
+
+impl ColumnArray<'_> {
+    fn param(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            ColumnArray::Text(v) => v,
+            ColumnArray::Int(v) => v,
+            ColumnArray::Bytes(v) => v,
+        }
+    }
+}
+
+/// Bytes of values one statement of a Postgres import sends (a larger row goes alone).
+///
+/// Why a window of rows per statement, its columns as arrays (`unnest`), instead of
+/// one `INSERT` per row: a Postgres import of 100,000 checkpoints took 27.4 s with one
+/// pipelined `INSERT … ON CONFLICT DO NOTHING` per row and takes 15.2 s this way (6.0 s
+/// into SQLite; 2026-11-28, the two binaries one after the other,
+/// `ONLY=export SIZES=100000 bash benches/store_maint_vs_python.sh`): the server's cost
+/// per statement dominated. Why a window and not the whole batch: the bind message
+/// holds every value of the statement besides the batch itself (a batch of 16 MiB sent
+/// at once held 50 MiB, `tests/store_bounded_memory.rs`).
+const WINDOW_BYTES: usize = 2 << 20;
+
+/// Cell `i` of each row of `rows` at positions `window`, as `pick` takes it.
+fn column_of<'a, T>(
+    rows: &'a [Vec<Cell>],
+    window: &[usize],
+    i: usize,
+    pick: impl Fn(Option<&'a Cell>) -> Result<T>,
+) -> Result<Vec<T>> {
+    window
+        .iter()
+        .filter_map(|&at| rows.get(at))
+        .map(|row| pick(row.get(i)))
+        .collect()
+}
+
+/// Inserts the rows of `rows` at positions `window` (keys distinct) with `stmt`
+/// ([`unnest_insert_sql`]), marking in `out` those inserted.
+async fn insert_window(
+    tx: &tokio_postgres::Transaction<'_>,
+    stmt: &tokio_postgres::Statement,
+    spec: &Spec,
+    rows: &[Vec<Cell>],
+    window: &[usize],
+    out: &mut [bool],
+) -> Result<()> {
+    let mut columns = Vec::with_capacity(spec.cols.len());
+    for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
+        let wrong = || -> crate::Error {
+            StoreFault::Backup {
+                file: spec.table.to_owned(),
+                reason: format!("{name}: a value of another type than the column's"),
+            }
+            .into()
+        };
+        columns.push(match kind {
+            Col::Text | Col::OptText => {
+                ColumnArray::Text(column_of(rows, window, i, |c| match c {
+                    Some(Cell::Text(s)) => Ok(s.as_deref()),
+                    _ => Err(wrong()),
+                })?)
+            }
+            Col::Bytes | Col::Jsonb => {
+                ColumnArray::Bytes(column_of(rows, window, i, |c| match c {
+                    Some(Cell::Bytes(b)) => Ok(b.as_deref()),
+                    _ => Err(wrong()),
+                })?)
+            }
+            Col::Int => ColumnArray::Int(column_of(rows, window, i, |c| match c {
+                Some(Cell::Int(n)) => i32::try_from(*n).map_err(|_| {
+                    StoreFault::Backup {
+                        file: spec.table.to_owned(),
+                        reason: format!("{name} {n} does not fit the column (a 32-bit integer)"),
+                    }
+                    .into()
+                }),
+                _ => Err(wrong()),
+            })?),
+        });
+    }
+    let params: Vec<&(dyn ToSql + Sync)> = columns.iter().map(ColumnArray::param).collect();
+    for r in tx.query(stmt, &params).await.map_err(pg("import"))? {
+        let ord: i64 = r.try_get(0).map_err(pg("import"))?;
+        let at = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|i| window.get(i))
+            .and_then(|&at| out.get_mut(at));
+        if let Some(slot) = at {
+            *slot = true;
+        }
+    }
+    Ok(())
 }
 
 /// The row of `spec` with this key in the target, as cells.

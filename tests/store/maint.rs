@@ -1116,6 +1116,120 @@ async fn postgres_export_import_export_is_byte_identical() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A Postgres import answers row by row whatever a batch holds: a key the target has
+/// (with the same columns, with others), a key twice in one batch (the first goes in,
+/// the second is compared with it), NULLs and integers; with every table in one batch
+/// and in batches of 3.
+#[tokio::test]
+async fn postgres_import_counts_each_row_with_keys_taken_and_keys_twice_in_a_batch() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-per-row");
+    let source = pg::restored(&url, "postgres-py-3.2.0", "perrow").await;
+    let file = dir.join("b.jsonl");
+    let exported = export_to(&source, &file, &[]).await;
+    let text = fs::read_to_string(&file).expect("read");
+    let parsed: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect();
+    let of = |kind: &str| -> Vec<usize> {
+        (0..parsed.len())
+            .filter(|&i| parsed[i]["t"] == kind)
+            .collect()
+    };
+    let (checkpoints, blobs, writes) = (of("checkpoint"), of("blob"), of("write"));
+    assert!(checkpoints.len() >= 3 && !blobs.is_empty() && !writes.is_empty());
+    assert!(
+        parsed[checkpoints[0]]["parent_checkpoint_id"].is_null(),
+        "a NULL cell is among the rows"
+    );
+    let changed = |i: usize, field: &str, value: &str| -> String {
+        let mut row = parsed[i].clone();
+        row[field] = Json::String(value.to_owned());
+        row.to_string()
+    };
+    // The rows once, with three keys met twice right after their first line.
+    let mut crafted: Vec<String> = Vec::new();
+    let mut added = [0u64; 3];
+    for (i, line) in text.lines().enumerate() {
+        if parsed[i]["t"] == "end" {
+            let mut end = parsed[i].clone();
+            for (slot, field) in ["checkpoints", "blobs", "writes"].iter().enumerate() {
+                end[*field] = Json::from(end[*field].as_u64().expect("count") + added[slot]);
+            }
+            crafted.push(end.to_string());
+            continue;
+        }
+        crafted.push(line.to_owned());
+        if i == checkpoints[2] {
+            // The same row again (identical), then other metadata (a conflict).
+            crafted.push(line.to_owned());
+            crafted.push(changed(i, "metadata", "eyJhIjogMX0="));
+            added[0] += 2;
+        } else if i == blobs[0] {
+            crafted.push(changed(i, "blob", "AAEC"));
+            added[1] += 1;
+        } else if i == writes[0] {
+            crafted.push(line.to_owned());
+            added[2] += 1;
+        }
+    }
+    let twice = dir.join("twice.jsonl");
+    fs::write(&twice, crafted.join("\n") + "\n").expect("write");
+    // The first two checkpoints go in first; one of them is then changed, in the target
+    // and in the source (which the target must end equal to).
+    let head = dir.join("head.jsonl");
+    let first_lines: Vec<&str> = text.lines().take(1 + 2).collect();
+    fs::write(&head, first_lines.join("\n") + "\n").expect("write");
+    let key = &parsed[checkpoints[1]];
+    let change = format!(
+        "UPDATE checkpoints SET metadata = '{{\"changed\": true}}' WHERE thread_id = '{}' AND checkpoint_ns = '{}' AND checkpoint_id = '{}'",
+        key["thread_id"].as_str().expect("thread"),
+        key["checkpoint_ns"].as_str().expect("ns"),
+        key["checkpoint_id"].as_str().expect("id"),
+    );
+    pg::connect(&source)
+        .await
+        .batch_execute(&change)
+        .await
+        .expect("change source");
+    let rows = exported.checkpoints + exported.blobs + exported.writes;
+    for batch in [10_000, 3] {
+        let target = pg::fresh(&url, &format!("perrow_target_{batch}")).await;
+        let pre = import_from(&head, &target).await;
+        assert_eq!((pre.inserted, pre.complete), (2, false), "{pre:?}");
+        pg::connect(&target)
+            .await
+            .batch_execute(&change)
+            .await
+            .expect("change target");
+        let mut input = std::io::BufReader::new(fs::File::open(&twice).expect("open"));
+        let options = langgraph_codec::store::ImportOptions::new().batch_size(batch);
+        let report = langgraph_codec::store::import(&mut input, "twice", &target, &options)
+            .await
+            .expect("import");
+        assert!(report.complete, "{report:?}");
+        assert_eq!(report.inserted, rows - 2, "batch {batch}: {report:?}");
+        // The unchanged checkpoint there before, the checkpoint and the write met twice.
+        assert_eq!(report.identical, 3, "batch {batch}: {report:?}");
+        // The checkpoint changed in the target, the checkpoint and the blob met again
+        // with other columns.
+        assert_eq!(report.conflicts, 3, "batch {batch}: {report:?}");
+        let kinds: Vec<&str> = report
+            .conflict_samples
+            .iter()
+            .map(|c| c.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["checkpoint", "checkpoint", "blob"], "batch {batch}");
+        assert_eq!(
+            pg::digest(&source).await,
+            pg::digest(&target).await,
+            "batch {batch}: the first of each key went in, nothing was overwritten"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes() {
     let Some(url) = pg::url() else { return };

@@ -97,7 +97,7 @@ pub(crate) fn connection_lost(e: &tokio_postgres::Error) -> bool {
 
 /// Polls the futures together in the calling task and returns their outputs in order:
 /// queries of one client polled this way are pipelined on its connection (sent
-/// without waiting for each other's answers). Used by the store copy's and import's batches.
+/// without waiting for each other's answers). Used by the store copy's batches.
 #[cfg(feature = "sqlite")]
 pub(crate) async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
     let mut futures: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();

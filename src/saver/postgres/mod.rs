@@ -72,8 +72,6 @@ mod bulk;
 pub(crate) use bulk::{copy_in, found_positions, unique_violation};
 mod conninfo;
 mod db;
-#[cfg(feature = "sqlite")]
-pub(crate) use db::join_all;
 mod error;
 mod extended;
 mod jsonb;
