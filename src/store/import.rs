@@ -174,9 +174,10 @@ async fn insert_batch(target: &mut Target, spec: &Spec, rows: &[Vec<Cell>]) -> R
                 .await
                 .map_err(pg("import"))?;
             // An `INSERT` like any other: row locks only, Python's writers beside the
-            // import keep writing. A key met again in the batch is not sent: the first of them took it (or
-            // a row already there had it), so the later ones are not inserted and are
-            // compared with what the table holds, as a second `INSERT` would leave them.
+            // import keep writing. A key met again in the batch is not sent: the first
+            // of them took it (or a row already there had it), so the later ones are not
+            // inserted and are compared with what the table holds, as a second `INSERT`
+            // would leave them.
             let mut out = vec![false; rows.len()];
             let mut seen = std::collections::HashSet::with_capacity(rows.len());
             let mut window: Vec<usize> = Vec::new();
@@ -341,8 +342,9 @@ async fn insert_window(
     let params: Vec<&(dyn ToSql + Sync)> = columns.iter().map(ColumnArray::param).collect();
     for r in tx.query(stmt, &params).await.map_err(pg("import"))? {
         let ord: i64 = r.try_get(0).map_err(pg("import"))?;
-        let at = usize::try_from(ord - 1)
-            .ok()
+        let at = ord
+            .checked_sub(1)
+            .and_then(|i| usize::try_from(i).ok())
             .and_then(|i| window.get(i))
             .and_then(|&at| out.get_mut(at));
         if let Some(slot) = at {
