@@ -393,6 +393,23 @@ impl Writer {
         })
     }
 
+    /// Every checkpoint of `batch` read back, a window at a time (on Postgres the whole
+    /// batch in one statement; the SQLite saver decodes a few at once on its blocking
+    /// pool), and compared with its source: `None` where they agree, else why not.
+    async fn check(&self, batch: &[Pending]) -> Result<Vec<Option<String>>> {
+        let mut out = Vec::with_capacity(batch.len());
+        for window in batch.chunks(self.verify_window()) {
+            let back = self.read_back(window).await?;
+            out.extend(window.iter().zip(back).map(|(p, read)| match read {
+                Some(Ok(Some(b))) => difference(&p.tuple, &b),
+                Some(Ok(None)) => Some("not in the target".to_owned()),
+                Some(Err(e)) => Some(format!("does not read back: {e}")),
+                None => Some("does not read back: the read failed".to_owned()),
+            }));
+        }
+        Ok(out)
+    }
+
     /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
     /// transaction.
     pub(super) async fn put_batch(&self, batch: &[&Pending]) -> std::result::Result<(), Error> {
@@ -453,25 +470,6 @@ impl Writer {
 pub(super) struct Verifying(tokio::task::JoinHandle<Checked>);
 
 type Checked = (Vec<Pending>, Result<Vec<Option<String>>>);
-
-impl Writer {
-    /// Every checkpoint of `batch` read back, a window at a time (on Postgres the whole
-    /// batch in one statement; the SQLite saver decodes a few at once on its blocking
-    /// pool), and compared with its source: `None` where they agree, else why not.
-    async fn check(&self, batch: &[Pending]) -> Result<Vec<Option<String>>> {
-        let mut out = Vec::with_capacity(batch.len());
-        for window in batch.chunks(self.verify_window()) {
-            let back = self.read_back(window).await?;
-            out.extend(window.iter().zip(back).map(|(p, read)| match read {
-                Some(Ok(Some(b))) => difference(&p.tuple, &b),
-                Some(Ok(None)) => Some("not in the target".to_owned()),
-                Some(Err(e)) => Some(format!("does not read back: {e}")),
-                None => Some("does not read back: the read failed".to_owned()),
-            }));
-        }
-        Ok(out)
-    }
-}
 
 /// Writes a batch, emptying it: its pending writes in one target transaction
 /// (insert-or-ignore), then the checkpoints not yet there through the target saver in
