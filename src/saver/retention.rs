@@ -58,9 +58,11 @@ pub(crate) fn part(v: &[String], start: usize, end: usize) -> &[String] {
 }
 
 /// What goes: checkpoints, and the kept checkpoints whose parent goes (each with the
-/// parent id it was read with), and the threads deleted whole (their writes stored
-/// against checkpoints that are not stored go too, up to the newest checkpoint id
-/// that goes).
+/// parent id it was read with), and the threads deleted whole. A thread that goes whole
+/// is deleted by thread id up to the newest checkpoint id of it that goes (its
+/// checkpoints, its writes stored against any checkpoint or none, on Postgres the blobs
+/// they alone referenced): a live writer's newer checkpoint, and what it references,
+/// stays.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Removal {
     pub(crate) doomed: Keys,
@@ -71,6 +73,23 @@ pub(crate) struct Removal {
 }
 
 impl Removal {
+    /// The doomed checkpoints of threads that do not go whole (those go by thread id).
+    pub(crate) fn keyed(&self) -> std::borrow::Cow<'_, Keys> {
+        if self.whole_threads.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.doomed);
+        }
+        let whole: std::collections::HashSet<&str> =
+            self.whole_threads.iter().map(|(t, _)| t.as_str()).collect();
+        let mut keyed = Keys::default();
+        let d = &self.doomed;
+        for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
+            if !whole.contains(thread.as_str()) {
+                keyed.push(thread, ns, id);
+            }
+        }
+        std::borrow::Cow::Owned(keyed)
+    }
+
     #[cfg(feature = "postgres")]
     pub(crate) fn is_empty(&self) -> bool {
         self.doomed.is_empty() && self.whole_threads.is_empty()

@@ -5,6 +5,13 @@
 //! (`saver::sqlite::retention`, `saver::postgres::retention`): killed at any point, a
 //! run leaves each page either as it was or done; run it again to finish. On Postgres
 //! two pages are done at a time on two connections.
+//!
+//! A page is chosen from each thread's checkpoint count and oldest and newest ids, and
+//! the rules decide some threads from those alone (`Rules::fate`): a thread they cannot
+//! touch is passed over unread, one that is expired goes whole unread (by thread id up
+//! to its newest id). Measured on 100,000 checkpoints in 10,000 threads, half of them
+//! idle (2026-11-28, release build, two cores): `prune --idle-since` 3.4–3.7 s → 1.45 s
+//! on Postgres, 3.5–3.9 s → 2.1 s on SQLite.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ops::{Progress, ProgressFn, Stage, Throttle};
-use super::plan::{plan_thread, Cp, PlannedThread, Rules, Tally};
+use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::{cell_bytes, pg, sq, Result};
 use super::retry::Retry;
 use super::target::{open_target, Target};
@@ -49,63 +56,147 @@ fn node(
     }
 }
 
-/// The next page of threads after `after`, by id: up to `limit` threads
-/// holding about [`PAGE_CHECKPOINTS`] checkpoints (at least one thread). `only`: those
-/// threads (sorted), else every thread of the store.
+/// A page of threads: those to read and decide, those that go whole and those passed
+/// over, both decided unread from each thread's count and oldest and newest ids
+/// ([`Rules::fate`]; a passed-over thread is counted as looked at, every checkpoint
+/// kept).
+#[derive(Default)]
+struct Page {
+    load: Vec<String>,
+    /// `(thread, its newest checkpoint id, its checkpoints)`.
+    whole: Vec<(String, String, u64)>,
+    passed_threads: u64,
+    passed_checkpoints: u64,
+    /// The last thread the page took; `None`: no thread left.
+    last: Option<String>,
+}
+
+impl Page {
+    fn threads(&self) -> u64 {
+        (self.load.len() + self.whole.len()) as u64 + self.passed_threads
+    }
+
+    /// Whether it has threads to read or delete.
+    fn has_work(&self) -> bool {
+        !self.load.is_empty() || !self.whole.is_empty()
+    }
+}
+
+/// `LIKE` pattern of a uuid6's shape (`xxxxxxxx-xxxx-6xxx-xxxx-xxxxxxxxxxxx`). A thread
+/// whose ids all have it and hold no uppercase letter has its ids in time order
+/// bytewise: its oldest and newest ids are its oldest and newest in time. (A regular
+/// expression checking each character took 50 ms for 8,000 ids against 4 ms for this
+/// pattern, PG 15 in `C.UTF-8`.)
+const UUID6_SHAPE: &str = "________-____-6___-____-____________";
+
+/// Counts a thread's ids that are not of a uuid6's shape in lowercase (`{id}`: the id
+/// column as compared bytewise).
+fn odd_ids(id: &str) -> String {
+    format!("{id} NOT LIKE '{UUID6_SHAPE}' OR {id} <> lower({id})")
+}
+
+/// One row of a page query: a thread, its checkpoint count, its bytewise oldest and
+/// newest ids, and how many of its ids are not lowercase and of a uuid6's shape.
+type Counted = (String, i64, String, String, i64);
+
+/// The next page of threads after `after`, by id: up to `limit` threads to read or
+/// delete whole, holding about [`PAGE_CHECKPOINTS`] checkpoints (at least one thread),
+/// and the threads among them `rules` cannot touch, passed over. What goes whole or is
+/// passed over is known from each thread's count and oldest and newest ids
+/// ([`Rules::fate`]; `decide`: `false` reads every thread, as a listing of each plan
+/// needs): `--idle-since` reads no rows at all, and a date rule on a store of mostly
+/// recent threads reads only the old ones. `only`: those threads (sorted), else every
+/// thread of the store.
 async fn thread_page(
     target: &Target,
+    rules: &Rules,
+    decide: bool,
     only: &[String],
     after: Option<&str>,
     limit: usize,
-) -> Result<Vec<String>> {
-    let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
-    let counted: Vec<(String, i64)> = if only.is_empty() {
-        let sql = "SELECT thread_id, count(*) FROM checkpoints WHERE thread_id > $1 \
-                   GROUP BY thread_id ORDER BY thread_id LIMIT $2";
+) -> Result<Page> {
+    let counted: Vec<Counted> = if only.is_empty() {
+        // Passed-over threads do not fill a page: up to twice `limit` are counted.
+        let fetch = i64::try_from(limit.saturating_mul(2)).unwrap_or(i64::MAX);
         let after = after.unwrap_or("");
         match target {
             Target::Sqlite(conn) => {
-                let mut stmt = conn
-                    .prepare_cached(&sql.replace('$', "?"))
-                    .map_err(sq("prune"))?;
+                let sql = format!(
+                    "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), \
+                     sum({}) FROM checkpoints \
+                     WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT ?2",
+                    odd_ids("checkpoint_id")
+                );
+                let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
                 let rows = stmt
-                    .query_map(rusqlite::params![after, limit_sql], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
+                    .query_map(rusqlite::params![after, fetch], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
                     })
                     .map_err(sq("prune"))?
                     .collect::<std::result::Result<Vec<_>, _>>()
                     .map_err(sq("prune"))?;
                 rows
             }
-            Target::Postgres(client) => client
-                .query(sql, &[&after, &limit_sql])
-                .await
-                .map_err(pg("prune"))?
-                .iter()
-                .map(|r| {
-                    Ok((
-                        r.try_get(0).map_err(pg("prune"))?,
-                        r.try_get(1).map_err(pg("prune"))?,
-                    ))
-                })
-                .collect::<Result<_>>()?,
+            Target::Postgres(client) => {
+                let sql = format!(
+                    "SELECT thread_id, count(*), min(checkpoint_id COLLATE \"C\"), \
+                     max(checkpoint_id COLLATE \"C\"), count(*) FILTER (WHERE {}) \
+                     FROM checkpoints WHERE thread_id > $1 GROUP BY thread_id \
+                     ORDER BY thread_id LIMIT $2",
+                    odd_ids("checkpoint_id COLLATE \"C\"")
+                );
+                client
+                    .query(&sql, &[&after, &fetch])
+                    .await
+                    .map_err(pg("prune"))?
+                    .iter()
+                    .map(|r| {
+                        Ok((
+                            r.try_get(0).map_err(pg("prune"))?,
+                            r.try_get(1).map_err(pg("prune"))?,
+                            r.try_get(2).map_err(pg("prune"))?,
+                            r.try_get(3).map_err(pg("prune"))?,
+                            r.try_get(4).map_err(pg("prune"))?,
+                        ))
+                    })
+                    .collect::<Result<_>>()?
+            }
         }
     } else {
-        // The threads asked for: counted as one checkpoint each (a page of them).
+        // The threads asked for: counted as one checkpoint each (a page of them), and
+        // all read.
         only.iter()
             .filter(|t| after.is_none_or(|a| t.as_str() > a))
             .take(limit)
-            .map(|t| (t.clone(), 1))
+            .map(|t| (t.clone(), 1, String::new(), String::new(), 1))
             .collect()
     };
-    let mut page = Vec::new();
+    let mut page = Page::default();
     let mut held = 0i64;
-    for (thread, n) in counted {
-        if !page.is_empty() && held + n > PAGE_CHECKPOINTS {
+    for (thread, n, oldest, newest, odd) in counted {
+        let count = u64::try_from(n).unwrap_or(0);
+        let fate = if decide {
+            rules.fate(count, &oldest, &newest, odd == 0)
+        } else {
+            Fate::Read
+        };
+        if fate == Fate::Untouched {
+            page.passed_threads += 1;
+            page.passed_checkpoints += count;
+            page.last = Some(thread);
+            continue;
+        }
+        let taken = page.load.len() + page.whole.len();
+        if taken >= limit || (taken > 0 && held + n > PAGE_CHECKPOINTS) {
             break;
         }
         held += n;
-        page.push(thread);
+        page.last = Some(thread.clone());
+        if fate == Fate::Whole {
+            page.whole.push((thread, newest, count));
+        } else {
+            page.load.push(thread);
+        }
     }
     Ok(page)
 }
@@ -479,14 +570,14 @@ macro_rules! redo {
 }
 
 /// Loads, decides and removes one page of threads on `target`, in one transaction;
-/// returns its counts and how many checkpoints it read.
+/// returns its counts and how many checkpoints it read or deleted whole.
 async fn do_page(
     target: &mut Target,
     serde: &Arc<dyn Serializer>,
-    page: &[String],
+    page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
-    let loaded = load_threads(target, serde, page, pass.rules.wants_interrupts()).await?;
+    let loaded = load_threads(target, serde, &page.load, pass.rules.wants_interrupts()).await?;
     let mut tally = Tally::default();
     let mut removal = Removal::default();
     for (thread, cps) in &loaded {
@@ -495,13 +586,22 @@ async fn do_page(
             f(&planned);
         }
     }
+    let mut handled: u64 = loaded.values().map(|c| c.len() as u64).sum();
+    for (thread, newest, count) in &page.whole {
+        removal.whole_threads.push((thread.clone(), newest.clone()));
+        tally.threads += 1;
+        tally.threads_deleted += 1;
+        tally.threads_changed += 1;
+        tally.checkpoints_deleted += count;
+        handled += count;
+    }
     if !removal.is_empty() {
         let removed = remove(target, &removal, pass.dry_run).await?;
         tally.writes_deleted += removed.writes;
         tally.blobs_deleted += removed.blobs;
         tally.bytes_freed += removed.bytes;
     }
-    Ok((tally, loaded.values().map(|c| c.len() as u64).sum()))
+    Ok((tally, handled))
 }
 
 /// Runs `pass` over `store`, opened as `target` (a second connection is opened on
@@ -535,6 +635,8 @@ pub(crate) async fn run_pass(
     let mut done = 0u64;
     let mut after = pass.after.clone();
     let page_threads = pass.page_threads.max(1);
+    // A listing of each thread's plan needs every thread read.
+    let decide = pass.on_plan.is_none();
     loop {
         if pass.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
             out.stopped = true;
@@ -556,9 +658,17 @@ pub(crate) async fn run_pass(
             reopen,
             target,
             true,
-            thread_page(target, &pass.only, after.as_deref(), page_threads).await
+            thread_page(
+                target,
+                pass.rules,
+                decide,
+                &pass.only,
+                after.as_deref(),
+                page_threads
+            )
+            .await
         );
-        let Some(last) = first.last().cloned() else {
+        let Some(last) = first.last.clone() else {
             break;
         };
         let next = match &second {
@@ -566,13 +676,21 @@ pub(crate) async fn run_pass(
                 reopen,
                 target,
                 true,
-                thread_page(target, &pass.only, Some(&last), page_threads).await
+                thread_page(
+                    target,
+                    pass.rules,
+                    decide,
+                    &pass.only,
+                    Some(&last),
+                    page_threads
+                )
+                .await
             ),
-            None => Vec::new(),
+            None => Page::default(),
         };
-        after = Some(next.last().cloned().unwrap_or(last));
+        after = Some(next.last.clone().unwrap_or(last));
         let (a, b) = match second.as_mut() {
-            Some(other) if !next.is_empty() => {
+            Some(other) if first.has_work() && next.has_work() => {
                 let (a, b) = futures_util::future::join(
                     do_page(target, serde, &first, pass),
                     do_page(other, serde, &next, pass),
@@ -602,22 +720,32 @@ pub(crate) async fn run_pass(
                 );
                 (a, Some(b))
             }
-            _ => (
-                redo!(
-                    reopen,
-                    target,
-                    true,
-                    do_page(target, serde, &first, pass).await
-                ),
-                None,
-            ),
+            _ => {
+                // At most one of the two pages has work.
+                let page = if first.has_work() { &first } else { &next };
+                let a = if page.has_work() {
+                    redo!(
+                        reopen,
+                        target,
+                        true,
+                        do_page(target, serde, page, pass).await
+                    )
+                } else {
+                    (Tally::default(), 0)
+                };
+                (a, None)
+            }
         };
         for (tally, read) in std::iter::once(a).chain(b) {
             throttle.account(read).await;
             out.tally.add(&tally);
         }
+        for p in [&first, &next] {
+            out.tally.threads += p.passed_threads;
+            out.tally.checkpoints_kept += p.passed_checkpoints;
+        }
         out.last.clone_from(&after);
-        done += (first.len() + next.len()) as u64;
+        done += first.threads() + next.threads();
         if let Some(f) = pass.progress {
             f(&Progress {
                 operation: pass.operation,

@@ -47,6 +47,17 @@ pub(crate) struct Cp {
     pub(crate) interrupted: bool,
 }
 
+/// What the rules do to a thread, known before its rows are read ([`Rules::fate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Its rows decide: read them.
+    Read,
+    /// Nothing of it goes.
+    Untouched,
+    /// It goes whole.
+    Whole,
+}
+
 /// The rules of one run, times as Unix seconds.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Rules {
@@ -98,6 +109,47 @@ impl Rules {
             && (self.idle_before.is_some()
                 || self.first_before.is_some()
                 || self.override_key.is_some())
+    }
+
+    /// What these rules do to a thread, when its checkpoint count and its bytewise
+    /// oldest and newest ids tell, without reading its rows. Only when `uniform` (every
+    /// id of the thread has a uuid6's shape, hyphens and version where a uuid6 has them,
+    /// and no uppercase letter: bytewise order is then time order) and no rule needs a
+    /// thread's metadata or id to decide or to count it (a metadata selection, pins, an
+    /// override); else [`Fate::Read`].
+    pub(crate) fn fate(&self, count: u64, oldest: &str, newest: &str, uniform: bool) -> Fate {
+        if !uniform
+            || !self.metadata.is_empty()
+            || !self.pinned_metadata.is_empty()
+            || !self.pinned_threads.is_empty()
+            || self.override_key.is_some()
+        {
+            return Fate::Read;
+        }
+        let (Some(first), Some(last)) = (id_time(oldest), id_time(newest)) else {
+            return Fate::Read;
+        };
+        let idle = self.idle_before.is_some_and(|d| last < d);
+        let expired = self.first_before.is_some_and(|d| first < d);
+        // An expired thread goes whole unless something keeps a checkpoint of it: an
+        // interrupt, idle-keeps-latest, a label (all read from its rows).
+        if (idle || expired)
+            && !self.keep_interrupted
+            && (expired || !self.idle_keep_latest)
+            && self.labels.is_empty()
+        {
+            return Fate::Whole;
+        }
+        let over_latest = self
+            .keep_latest
+            .is_some_and(|k| count > u64::try_from(k).unwrap_or(u64::MAX));
+        // The latest checkpoint of each namespace stays: a thread of one checkpoint keeps it.
+        let aged = self.older_than.is_some_and(|d| first < d && count > 1);
+        if over_latest || idle || expired || aged {
+            Fate::Read
+        } else {
+            Fate::Untouched
+        }
     }
 
     /// Whether a rule can delete a thread whole.

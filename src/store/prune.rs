@@ -218,10 +218,11 @@ pub struct PruneReport {
     /// read (its row or metadata did not decode, e.g. an encrypted SQLite checkpoint
     /// without its key), so what it needs is unknown and its whole chain stays.
     pub kept_for_delta: u64,
-    /// Checkpoints of the threads looked at (not deleted whole) whose row could not be
+    /// Checkpoints of the threads read (not deleted whole) whose row could not be
     /// read: an encrypted row without its key, a value that does not decode. What they
     /// need is unknown, so their chains were kept whole: the prune did not do all it was
-    /// asked (the CLI exits 1 and says so).
+    /// asked (the CLI exits 1 and says so). A thread the rules cannot touch, known from
+    /// its ids, is not read and not counted here.
     pub unreadable: u64,
     /// Checkpoints kept.
     pub checkpoints_kept: u64,

@@ -1681,6 +1681,202 @@ async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// SQL giving thread `t-short`'s rows (Python's, 3 checkpoints) to two more threads:
+/// `t-old`, its ids lowercase uuid6s of 2025-10-03 (plus one write stored against a
+/// newer checkpoint id, as a live writer's write lands before its checkpoint), and
+/// `t-mixed`, whose ids are not in time order bytewise: its oldest is a lowercase
+/// uuid6 of 2025-10-03, the others uppercase uuid6s of 2025-10-23 ('F' sorts before
+/// 'f'). `writes` / `blob_table`: the tables' names in the store's layout.
+fn two_more_threads_sql(writes: &str, blob_table: Option<&str>) -> Vec<String> {
+    // uuid6 time: the 60-bit count of 100 ns since 1582-10-15 in the first 15 hex
+    // digits (RFC 9562): 0x1f0a0000 << 28 is 2025-10-03 02:23:50 UTC, 0x1f0b0000 << 28
+    // is 2025-10-23 11:04:09 UTC.
+    let ids = |thread: &str, [a, b, c]: [&str; 3]| {
+        format!(
+            "CREATE TEMP TABLE ids_{thread} AS SELECT checkpoint_id AS old_id, CASE rank \
+             WHEN 1 THEN '{a}' WHEN 2 THEN '{b}' ELSE '{c}' END AS new_id FROM (SELECT \
+             checkpoint_id, row_number() OVER (ORDER BY checkpoint_id) AS rank FROM checkpoints \
+             WHERE thread_id = 't-short' AND checkpoint_ns = '') AS r"
+        )
+    };
+    let mut sql = vec![
+        ids(
+            "old",
+            [
+                "1f0a0000-0000-6000-8000-00000000000a",
+                "1f0a0000-0000-6000-8000-00000000000b",
+                "1f0a0000-0000-6000-8000-00000000000c",
+            ],
+        ),
+        ids(
+            "mixed",
+            [
+                "1f0a0000-0000-6000-8000-00000000000d",
+                "1F0B0000-0000-6000-8000-00000000000E",
+                "1F0B0000-0000-6000-8000-00000000000F",
+            ],
+        ),
+    ];
+    for thread in ["old", "mixed"] {
+        let map = |col: &str| {
+            format!("coalesce((SELECT new_id FROM ids_{thread} WHERE old_id = {col}), {col})")
+        };
+        for (table, cols) in [("checkpoints", "parent_checkpoint_id"), (writes, "")] {
+            sql.push(format!(
+                "CREATE TEMP TABLE x_{thread}_{table} AS SELECT * FROM {table} WHERE thread_id = 't-short'"
+            ));
+            let mut set = format!(
+                "thread_id = 't-{thread}', checkpoint_id = {}",
+                map("checkpoint_id")
+            );
+            if !cols.is_empty() {
+                set.push_str(&format!(", {cols} = {}", map(cols)));
+            }
+            sql.push(format!("UPDATE x_{thread}_{table} SET {set}"));
+            sql.push(format!(
+                "INSERT INTO {table} SELECT * FROM x_{thread}_{table}"
+            ));
+        }
+        if let Some(blobs) = blob_table {
+            sql.push(format!(
+                "INSERT INTO {blobs} (thread_id, checkpoint_ns, channel, version, type, blob) \
+                 SELECT 't-{thread}', checkpoint_ns, channel, version, type, blob \
+                 FROM {blobs} WHERE thread_id = 't-short'"
+            ));
+        }
+    }
+    let value = if blob_table.is_some() {
+        "blob"
+    } else {
+        "value"
+    };
+    sql.push(format!(
+        "INSERT INTO {writes} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
+         type, {value}) SELECT 't-old', checkpoint_ns, '1f0b0000-0000-6000-8000-000000000001', \
+         task_id, idx, channel, type, {value} FROM {writes} WHERE thread_id = 't-short' LIMIT 1"
+    ));
+    sql
+}
+
+/// `--idle-since` decides a thread from its oldest and newest ids alone only when
+/// bytewise order is time order: `t-mixed`'s bytewise newest id is old but an
+/// uppercase one is newer than the date, so it is read, found not idle, and stays;
+/// `t-old` goes whole (checkpoints, writes, Postgres blobs) except the write stored
+/// against a checkpoint id newer than its newest. The result equals a prune that
+/// names the threads (which reads every one of them), on SQLite and Postgres.
+#[tokio::test]
+async fn prune_idle_since_decides_unread_only_threads_whose_ids_sort_by_time() {
+    use langgraph_codec::store::{parse_date, prune, PruneOptions};
+    let none = StoreKeys::none();
+    // Between 2025-10-03 and 2025-10-23; Python's own threads are of 2026-11-25.
+    let date = parse_date("2025-10-13").expect("date");
+    let all = PruneOptions::new().idle_since(date);
+    let named = PruneOptions::new()
+        .idle_since(date)
+        .threads(["t-main", "t-mixed", "t-old", "t-short"]);
+    let dir = scratch("prune-idle-unread");
+    let mut dumps = Vec::new();
+    for (name, options) in [("all", &all), ("named", &named)] {
+        let path = dir.join(format!("{name}.sqlite"));
+        fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        for sql in two_more_threads_sql("writes", None) {
+            conn.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        drop(conn);
+        let store = path.to_str().expect("utf-8").to_owned();
+        let report = prune(&store, &none, options).await.expect("prune");
+        assert_eq!(
+            (report.threads, report.threads_deleted),
+            (4, 1),
+            "{report:?}"
+        );
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).expect(sql) };
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoints WHERE thread_id = 't-mixed'"),
+            3
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoints WHERE thread_id = 't-old'"),
+            0
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM writes WHERE thread_id = 't-old'"),
+            1,
+            "the write against a newer checkpoint id stays"
+        );
+        dumps.push(sqlite_rows(&path));
+    }
+    assert_eq!(dumps[0], dumps[1], "unread and read decisions differ");
+    let _ = fs::remove_dir_all(&dir);
+    let Some(url) = pg::url() else { return };
+    let mut digests = Vec::new();
+    for (name, options) in [("all", &all), ("named", &named)] {
+        let db = pg::restored(
+            &url,
+            "postgres-py-3.2.0",
+            &format!("prune_idle_unread_{name}"),
+        )
+        .await;
+        let client = pg::connect(&db).await;
+        for sql in two_more_threads_sql("checkpoint_writes", Some("checkpoint_blobs")) {
+            client
+                .batch_execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let blobs_before: i64 = client
+            .query_one(
+                "SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 't-old'",
+                &[],
+            )
+            .await
+            .expect("count")
+            .get(0);
+        assert!(blobs_before > 0);
+        let report = prune(&db, &none, options).await.expect("prune postgres");
+        assert_eq!(
+            (report.threads, report.threads_deleted),
+            (4, 1),
+            "{report:?}"
+        );
+        let count = |sql: &'static str| {
+            let client = &client;
+            async move {
+                client
+                    .query_one(sql, &[])
+                    .await
+                    .expect(sql)
+                    .get::<_, i64>(0)
+            }
+        };
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoints WHERE thread_id = 't-mixed'").await,
+            3
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoints WHERE thread_id = 't-old'").await,
+            0
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoint_writes WHERE thread_id = 't-old'").await,
+            1
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 't-old'").await,
+            0,
+            "every blob of t-old was referenced by a checkpoint that went"
+        );
+        digests.push(pg::digest(&db).await);
+    }
+    assert_eq!(
+        digests[0], digests[1],
+        "unread and read decisions differ (Postgres)"
+    );
+}
+
 #[tokio::test]
 async fn copy_re_encrypts_under_the_primary_key_on_the_way() {
     let dir = scratch("reencrypt");

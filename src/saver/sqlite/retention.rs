@@ -46,7 +46,8 @@ pub(crate) fn remove(
             format!("DELETE FROM writes WHERE {PK} RETURNING {write_bytes}"),
         )
     };
-    let d = &removal.doomed;
+    // The checkpoints of threads that go whole are deleted by thread below.
+    let d = removal.keyed();
     for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
         let key = params![thread, ns, id];
         let (n, b) = sizes(tx, &cp_sql, key)?;
@@ -68,19 +69,26 @@ pub(crate) fn remove(
                 .execute(params![thread, ns, id, parent])?;
         }
     }
-    // Writes of whole threads stored against checkpoints that are not stored, up to the
-    // newest checkpoint that goes (a live writer's newer writes stay). In a dry run the
-    // doomed checkpoints are still there, so their writes, counted above, are not here.
-    let unstored = "thread_id = ?1 AND checkpoint_id <= ?2 AND NOT EXISTS (SELECT 1 FROM \
-                    checkpoints c WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = \
-                    writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)";
-    let unstored_sql = if dry_run {
-        format!("SELECT {write_bytes} FROM writes WHERE {unstored}")
+    // Threads that go whole: their checkpoints, and their writes stored against any
+    // checkpoint or none, up to the newest checkpoint id that goes (a live writer's
+    // newer rows stay), two statements a thread instead of two a checkpoint.
+    let upto = "thread_id = ?1 AND checkpoint_id <= ?2";
+    let (cp_sql, writes_sql) = if dry_run {
+        (
+            format!("SELECT {cp_bytes} FROM checkpoints WHERE {upto}"),
+            format!("SELECT {write_bytes} FROM writes WHERE {upto}"),
+        )
     } else {
-        format!("DELETE FROM writes WHERE {unstored} RETURNING {write_bytes}")
+        (
+            format!("DELETE FROM checkpoints WHERE {upto} RETURNING {cp_bytes}"),
+            format!("DELETE FROM writes WHERE {upto} RETURNING {write_bytes}"),
+        )
     };
     for (thread, newest) in &removal.whole_threads {
-        let (n, b) = sizes(tx, &unstored_sql, params![thread, newest])?;
+        let (n, b) = sizes(tx, &cp_sql, params![thread, newest])?;
+        out.checkpoints += n;
+        out.bytes += b;
+        let (n, b) = sizes(tx, &writes_sql, params![thread, newest])?;
         out.writes += n;
         out.bytes += b;
     }
