@@ -577,7 +577,11 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
-    let loaded = load_threads(target, serde, &page.load, pass.rules.wants_interrupts()).await?;
+    let loaded = if page.load.is_empty() {
+        BTreeMap::new()
+    } else {
+        load_threads(target, serde, &page.load, pass.rules.wants_interrupts()).await?
+    };
     let mut tally = Tally::default();
     let mut removal = Removal::default();
     for (thread, cps) in &loaded {
