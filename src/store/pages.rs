@@ -725,18 +725,14 @@ pub(crate) async fn run_pass(
                 (a, Some(b))
             }
             _ => {
-                // At most one of the two pages has work.
+                // At most one of the two pages has work (a page without does nothing).
                 let page = if first.has_work() { &first } else { &next };
-                let a = if page.has_work() {
-                    redo!(
-                        reopen,
-                        target,
-                        true,
-                        do_page(target, serde, page, pass).await
-                    )
-                } else {
-                    (Tally::default(), 0)
-                };
+                let a = redo!(
+                    reopen,
+                    target,
+                    true,
+                    do_page(target, serde, page, pass).await
+                );
                 (a, None)
             }
         };

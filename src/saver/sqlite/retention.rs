@@ -3,7 +3,7 @@
 //! once per connection. The saver's own `prune` and `lgcodec store prune` both delete
 //! through here.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, ToSql};
 
 use crate::saver::retention::{Removal, Removed};
 
@@ -33,29 +33,36 @@ pub(crate) fn remove(
     let mut out = Removed::default();
     let cp_bytes = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)";
     let write_bytes = "length(CAST(value AS BLOB))";
-    // A removal deletes and measures in one statement a table (`RETURNING`); a dry run
-    // counts the same rows.
-    let (cp_sql, writes_sql) = if dry_run {
-        (
-            format!("SELECT {cp_bytes} FROM checkpoints WHERE {PK}"),
-            format!("SELECT {write_bytes} FROM writes WHERE {PK}"),
-        )
-    } else {
-        (
-            format!("DELETE FROM checkpoints WHERE {PK} RETURNING {cp_bytes}"),
-            format!("DELETE FROM writes WHERE {PK} RETURNING {write_bytes}"),
-        )
+    // A removal deletes and measures a table's rows in one statement (`RETURNING`); a
+    // dry run counts the same rows. Each (checkpoints, writes) pair of statements
+    // adds to `out` for one key or one thread.
+    let pair = |cond: &str| {
+        let rows = |table: &str, size: &str| {
+            if dry_run {
+                format!("SELECT {size} FROM {table} WHERE {cond}")
+            } else {
+                format!("DELETE FROM {table} WHERE {cond} RETURNING {size}")
+            }
+        };
+        (rows("checkpoints", cp_bytes), rows("writes", write_bytes))
     };
-    // The checkpoints of threads that go whole are deleted by thread below.
-    let d = removal.keyed();
-    for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
-        let key = params![thread, ns, id];
-        let (n, b) = sizes(tx, &cp_sql, key)?;
+    let take = |out: &mut Removed,
+                (cp_sql, writes_sql): &(String, String),
+                p: &[&dyn ToSql]|
+     -> rusqlite::Result<()> {
+        let (n, b) = sizes(tx, cp_sql, p)?;
         out.checkpoints += n;
         out.bytes += b;
-        let (n, b) = sizes(tx, &writes_sql, key)?;
+        let (n, b) = sizes(tx, writes_sql, p)?;
         out.writes += n;
         out.bytes += b;
+        Ok(())
+    };
+    // The checkpoints of threads that go whole are deleted by thread below.
+    let by_key = pair(PK);
+    let d = removal.keyed();
+    for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
+        take(&mut out, &by_key, params![thread, ns, id])?;
     }
     if !dry_run {
         let orphan = format!(
@@ -72,25 +79,9 @@ pub(crate) fn remove(
     // Threads that go whole: their checkpoints, and their writes stored against any
     // checkpoint or none, up to the newest checkpoint id that goes (a live writer's
     // newer rows stay), two statements a thread instead of two a checkpoint.
-    let upto = "thread_id = ?1 AND checkpoint_id <= ?2";
-    let (cp_sql, writes_sql) = if dry_run {
-        (
-            format!("SELECT {cp_bytes} FROM checkpoints WHERE {upto}"),
-            format!("SELECT {write_bytes} FROM writes WHERE {upto}"),
-        )
-    } else {
-        (
-            format!("DELETE FROM checkpoints WHERE {upto} RETURNING {cp_bytes}"),
-            format!("DELETE FROM writes WHERE {upto} RETURNING {write_bytes}"),
-        )
-    };
+    let up_to_newest = pair("thread_id = ?1 AND checkpoint_id <= ?2");
     for (thread, newest) in &removal.whole_threads {
-        let (n, b) = sizes(tx, &cp_sql, params![thread, newest])?;
-        out.checkpoints += n;
-        out.bytes += b;
-        let (n, b) = sizes(tx, &writes_sql, params![thread, newest])?;
-        out.writes += n;
-        out.bytes += b;
+        take(&mut out, &up_to_newest, params![thread, newest])?;
     }
     Ok(out)
 }
