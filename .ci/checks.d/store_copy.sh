@@ -8,8 +8,8 @@
 #     interrupts) copied into an empty Postgres by `lgcodec store copy`; Python's
 #     PostgresSaver reads both threads as SQLite gave them and resumes one to its end;
 #     copied back into a new SQLite file, Python resumes the other there.
-#  3. `lgcodec store copy` killed with SIGKILL mid-way and run again: nothing lost,
-#     nothing duplicated, every checkpoint verified.
+#  3. `lgcodec store copy` killed with SIGKILL mid-way and run again, into Postgres and
+#     into a SQLite file: nothing lost, nothing duplicated, every checkpoint verified.
 #  4. `lgcodec store prune --keep-latest 1` on that graph's threads (SQLite, and copied
 #     into Postgres): Python resumes every kept thread, its DeltaChannel rebuilt.
 #  5. `lgcodec store prune` killed with SIGKILL at random points and run again, on
@@ -45,8 +45,12 @@ PY
 
 step "python graph: SQLite -> Postgres -> SQLite, resumed on both" \
     "$PY" -u vectors/store_maint/copy_resume.py "$BIN" "$(fresh_db store_copy_py)"
-step "copy killed mid-way and resumed" \
+step "copy killed mid-way and resumed (SQLite -> Postgres)" \
     "$PY" -u vectors/store_maint/kill_resume.py "$BIN" "$(fresh_db store_copy_kill)" 1200
+KILL_TARGET="$(mktemp -d)/copy.sqlite"
+step "copy killed mid-way and resumed (SQLite -> SQLite, rows carried as stored)" \
+    "$PY" -u vectors/store_maint/kill_resume.py "$BIN" "$KILL_TARGET" 3000
+rm -rf "$(dirname "$KILL_TARGET")"
 step "prune --keep-latest 1 with a DeltaChannel, resumed by Python (SQLite and Postgres)" \
     "$PY" -u vectors/store_maint/prune_resume.py "$BIN" "$(fresh_db store_prune_py)"
 step "prune killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted prune" \

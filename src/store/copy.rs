@@ -64,7 +64,7 @@ use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Throttle};
 use super::raw::{serializer, Result};
 use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
-use super::target::{open_target, NewTarget};
+use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::saver::sqlite::SqliteSaver;
@@ -311,16 +311,31 @@ async fn copy_snapshot(
         let (t, created, _) = open_target(target, true).await?;
         report.created_tables = created;
         writer = Some(match Location::parse(target)? {
-            Location::Sqlite(path) => Writer::Sqlite(Arc::new(
-                SqliteSaver::builder(&path)
-                    .serializer(Arc::clone(&write_serde))
-                    .open()
-                    .map_err(super::raw::saver_err(&report.target))?,
-            )),
+            Location::Sqlite(path) => Writer::Sqlite(
+                Arc::new(
+                    SqliteSaver::builder(&path)
+                        .serializer(Arc::clone(&write_serde))
+                        .open()
+                        .map_err(super::raw::saver_err(&report.target))?,
+                ),
+                Arc::new(std::sync::Mutex::new(
+                    rusqlite::Connection::open_with_flags(
+                        &path,
+                        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
+                    )
+                    .map_err(super::raw::sq("copy"))?,
+                )),
+            ),
             Location::Postgres(url) => {
                 Writer::Postgres(Arc::new(pg_copy_target(&url, &write_serde)?))
             }
         });
+        // The read-back's connection checkpoints the WAL after each batch
+        // (`Writer::check`), off the writer's path.
+        if let Target::Sqlite(conn) = &t {
+            conn.execute_batch("PRAGMA wal_autocheckpoint = 0")
+                .map_err(super::raw::sq("copy"))?;
+        }
         tgt = Some(t);
     }
     let page_size = options.page_size.unwrap_or(500);

@@ -2084,6 +2084,112 @@ async fn copy_rerun_reports_a_changed_checkpoint_and_restores_a_missing_write() 
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The first checkpoint of `path` with its map's entries in reverse order and its
+/// metadata as compact JSON: the same checkpoint and metadata to any reader, in other
+/// bytes than Python writes (its `put` writes the checkpoint's keys in one order, and
+/// `json.dumps` with spaces). Returns the checkpoint id.
+fn restate_first_row(path: &Path) -> String {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let (id, checkpoint, metadata): (String, Vec<u8>, Vec<u8>) = conn
+        .query_row(
+            "SELECT checkpoint_id, checkpoint, metadata FROM checkpoints \
+             ORDER BY thread_id, checkpoint_ns, checkpoint_id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("first row");
+    let mut value = langgraph_codec::msgpack::decode(&checkpoint).expect("msgpack");
+    let Value::Map(entries) = &mut value else {
+        panic!("a checkpoint is a map");
+    };
+    entries.reverse();
+    let restated = langgraph_codec::msgpack::encode(&value).expect("encode");
+    assert_ne!(restated, checkpoint);
+    let compact =
+        serde_json::to_vec(&serde_json::from_slice::<Json>(&metadata).expect("metadata is JSON"))
+            .expect("json");
+    assert_ne!(compact, metadata, "the fixture's metadata is not compact");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = ?1, metadata = ?2 WHERE checkpoint_id = ?3",
+        rusqlite::params![restated, compact, id],
+    )
+    .expect("update");
+    id
+}
+
+/// A copy between SQLite stores in clear carries each row of Python's layout as it is
+/// stored: the target's rows are the source's byte for byte, a row stored in other
+/// bytes than Python writes (its map in another order, compact JSON) included, where
+/// decoding and encoding again would write Python's. A rerun over a target row
+/// stored in other bytes than its source's, with the same checkpoint, verifies it as
+/// decoded. A checkpoint whose bytes are cut short is not carried: the copy stops at
+/// it, naming it, as it does for a row it decodes.
+#[tokio::test]
+async fn copy_between_sqlite_stores_carries_rows_as_stored_and_verifies_them() {
+    use langgraph_codec::store::{copy, CopyOptions};
+    let dir = scratch("carry");
+    let none = StoreKeys::none();
+    let options = CopyOptions::new().batch_size(5);
+    let source = python_store_in(&dir);
+    let restated = restate_first_row(Path::new(&source));
+    let target = dir.join("copy.db");
+    let target_s = target.to_str().expect("utf-8");
+    let first = copy(&source, target_s, &none, &options)
+        .await
+        .expect("copy");
+    assert_eq!(
+        (first.copied, first.verified),
+        (12, 12),
+        "{:?}",
+        first.mismatches
+    );
+    assert_eq!(sqlite_rows(Path::new(&source)), sqlite_rows(&target));
+
+    // The source's first row as Python writes it, the target's as restated: the same
+    // checkpoint in other bytes, verified.
+    let fresh = dir.join("fresh.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &fresh,
+    )
+    .expect("copy");
+    let again = copy(fresh.to_str().expect("utf-8"), target_s, &none, &options)
+        .await
+        .expect("rerun");
+    assert_eq!(
+        (again.copied, again.already_there, again.verified),
+        (0, 12, 12),
+        "{:?}",
+        again.mismatches
+    );
+    assert_ne!(
+        sqlite_rows(&fresh),
+        sqlite_rows(&target),
+        "{restated} restated"
+    );
+
+    // A checkpoint cut short: not carried, not copied.
+    let conn = rusqlite::Connection::open(&fresh).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, length(checkpoint) - 3) \
+         WHERE checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints)",
+        [],
+    )
+    .expect("cut");
+    drop(conn);
+    let cut_target = dir.join("cut.db");
+    let err = copy(
+        fresh.to_str().expect("utf-8"),
+        cut_target.to_str().expect("utf-8"),
+        &none,
+        &options,
+    )
+    .await
+    .expect_err("a checkpoint cut short");
+    assert_eq!(err.kind(), ErrorKind::UnreadableRow, "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A copy into a target that already holds a thread of the copy with checkpoints the
 /// source does not have is refused before anything is written, naming the thread (the
 /// merged history's newest checkpoint, which Python reads, could be the target's

@@ -266,6 +266,69 @@ impl SqliteSaver {
         .await?;
         Ok(out)
     }
+
+    /// A checkpoint row and its write rows as a SQLite store holds them (another
+    /// store's, carried into this one by a store copy), decoded as
+    /// [`get_tuple`](CheckpointSaver::get_tuple) decodes this store's own: how a copy
+    /// compares a stored row whose bytes differ from its source's.
+    ///
+    /// # Errors
+    /// As `get_tuple`: a row the serializer cannot read.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn decode_stored(
+        &self,
+        (thread, ns, id): (&str, &str, &str),
+        row: StoredRow,
+        writes: Vec<StoredWrite>,
+    ) -> Result<CheckpointTuple> {
+        let row = CheckpointRow {
+            thread_id: thread.to_owned(),
+            checkpoint_ns: ns.to_owned(),
+            checkpoint_id: id.to_owned(),
+            parent: row.parent,
+            type_tag: row.type_tag,
+            checkpoint: row.checkpoint,
+            metadata: row.metadata,
+        };
+        let writes: Vec<WriteRow> = writes
+            .into_iter()
+            .map(|w| WriteRow {
+                task_id: w.task_id,
+                channel: w.channel,
+                type_tag: w.type_tag,
+                value: w.value,
+                idx: w.idx,
+            })
+            .collect();
+        self.inner.decode_tuple(
+            &row,
+            &writes,
+            CheckpointConfig::for_checkpoint(thread, ns, id),
+        )
+    }
+}
+
+/// The columns of a `checkpoints` row after its key, as stored
+/// ([`SqliteSaver::decode_stored`]).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct StoredRow {
+    pub(crate) parent: Option<String>,
+    pub(crate) type_tag: Option<String>,
+    pub(crate) checkpoint: Option<Vec<u8>>,
+    pub(crate) metadata: Option<Vec<u8>>,
+}
+
+/// The columns of a `writes` row after its checkpoint's key, as stored.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct StoredWrite {
+    pub(crate) task_id: String,
+    pub(crate) task_path: String,
+    pub(crate) idx: i64,
+    pub(crate) channel: String,
+    pub(crate) type_tag: Option<String>,
+    pub(crate) value: Option<Vec<u8>>,
 }
 
 #[async_trait]

@@ -13,9 +13,11 @@ use super::super::inspect::AnyStore;
 use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
-use super::batch::{pending_bytes, Pending, WriteRow, Writer};
+use super::batch::{pending_bytes, Body, Pending, WriteRow, Writer};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
+use crate::saver::layout::StoreLayout;
+use crate::saver::sqlite::StoredRow;
 use crate::saver::CheckpointTuple;
 use crate::serializer::Serializer;
 
@@ -291,7 +293,8 @@ impl<'a> Cursor<'a> {
 
 /// Checkpoints read from the source at once at most: from Postgres one statement
 /// for their tuples and one for their writes (one round trip per checkpoint made a
-/// copy out of Postgres wait on the network most of its time).
+/// copy out of Postgres wait on the network most of its time); from SQLite carried
+/// rows, one range of keys per thread.
 pub(super) const READ_AHEAD: usize = 64;
 
 /// The reading side of a copy: batches of source checkpoints, bounded by count and
@@ -314,11 +317,10 @@ pub(super) struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    /// How many checkpoints the next read takes: from Postgres up to [`READ_AHEAD`]
-    /// and one batch, as many as half a batch's bytes holds of the largest seen so far
-    /// (one at first); one at a time from SQLite (no round trip to save).
-    pub(super) fn read_size(&self, src: &AnyStore) -> usize {
-        if matches!(src.raw, Raw::Sqlite { .. }) || self.largest == 0 {
+    /// How many checkpoints the next read takes: up to [`READ_AHEAD`] and one batch,
+    /// as many as half a batch's bytes holds of the largest seen so far (one at first).
+    pub(super) fn read_size(&self) -> usize {
+        if self.largest == 0 {
             return 1;
         }
         (self.batch_bytes / 2 / self.largest).clamp(1, READ_AHEAD.min(self.batch_size))
@@ -332,7 +334,7 @@ impl Reading<'_> {
         while batch.len() < self.batch_size {
             if self.ahead.is_empty() {
                 let mut keys = Vec::new();
-                while keys.len() < self.read_size(src) {
+                while keys.len() < self.read_size() {
                     match self.cursor.next(src, source, &mut self.retry).await? {
                         Some(key) => keys.push(key),
                         None => break,
@@ -390,20 +392,52 @@ pub(super) async fn read_pending(
     (writer, clear): (&Writer, bool),
     keys: &[(String, String, String)],
 ) -> Result<Vec<Pending>> {
-    let tuples = src.tuples(read_serde, keys).await?;
-    let mut writes_of = write_rows_of(&src.raw, keys).await?.into_iter();
-    let mut out = Vec::with_capacity(keys.len());
-    for ((t, ns, id), tuple) in keys.iter().zip(tuples) {
-        let mut tuple = tuple.ok_or_else(|| StoreFault::Unreadable {
-            what: format!("checkpoint {t}/{ns:?}/{id}"),
-            reason: "vanished from the source during the copy".to_owned(),
-        })?;
-        // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
-        // Python's Postgres reader looks for them; verified as stored so.
-        if let Writer::Postgres(s) = writer {
-            let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
-            s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
+    // Rows carried as stored: clear msgpack rows of Python's SQLite layout going into
+    // a SQLite store written in clear.
+    let carry = clear
+        && matches!(writer, Writer::Sqlite(..))
+        && matches!(
+            src.raw.layout(),
+            StoreLayout::SqlitePython | StoreLayout::SqlitePythonBeforeTaskPath
+        );
+    let (carried, writes_of) = match &src.raw {
+        Raw::Sqlite { conn, .. } if carry => {
+            carried_rows(conn, src.raw.cols().w_path, keys).map_err(sq("copy"))?
         }
+        _ => (
+            keys.iter().map(|_| None).collect(),
+            write_rows_of(&src.raw, keys).await?,
+        ),
+    };
+    let decode: Vec<(String, String, String)> = keys
+        .iter()
+        .zip(&carried)
+        .filter(|(_, c)| c.is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut tuples = src.tuples(read_serde, &decode).await?.into_iter();
+    let mut writes_of = writes_of.into_iter();
+    let mut out = Vec::with_capacity(keys.len());
+    for ((t, ns, id), carried) in keys.iter().zip(carried) {
+        let body = match carried {
+            Some(row) => Body::Row(row),
+            None => {
+                let mut tuple = tuples
+                    .next()
+                    .flatten()
+                    .ok_or_else(|| StoreFault::Unreadable {
+                        what: format!("checkpoint {t}/{ns:?}/{id}"),
+                        reason: "vanished from the source during the copy".to_owned(),
+                    })?;
+                // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
+                // Python's Postgres reader looks for them; verified as stored so.
+                if let Writer::Postgres(s) = writer {
+                    let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
+                    s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
+                }
+                Body::Decoded(Box::new(tuple))
+            }
+        };
         // A value in clear msgpack, written in clear, is carried as its bytes: what
         // `dumps_typed` of its decoded value gives, without the decode and encode (the
         // read-back compares the decoded writes).
@@ -430,18 +464,155 @@ pub(super) async fn read_pending(
                 })?;
             writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
         }
-        let bytes = pending_bytes(&tuple, &writes);
+        let bytes = pending_bytes(&body, &writes);
         out.push(Pending {
             thread: t.clone(),
             ns: ns.clone(),
             id: id.clone(),
-            tuple,
+            body,
             writes,
             bytes,
         });
     }
     Ok(out)
 }
+
+/// The stored columns of each of `keys` (a SQLite source in Python's layout) that can
+/// be carried into a SQLite store as they are, and every key's write rows (in
+/// [`write_rows`]'s order). A row is carried when its `type` is `msgpack` (a clear
+/// value), its checkpoint a BLOB that is one well-formed msgpack map whose `id` is the
+/// row's, and its metadata a JSON object: what the SQLite saver's `put` writes of such
+/// a row's decoded checkpoint is these bytes (Python's msgpack is canonical: the golden
+/// vectors). Any other row (`None`) is decoded and written by `put`, which reports
+/// what it cannot read.
+///
+/// Read a thread at a time with a range of keys, in the copy's read transaction
+/// (`keys` are the source's keys in order, so each thread's run is every key of that
+/// range): one lookup per checkpoint and one per checkpoint's writes took a quarter of
+/// a 100,000-checkpoint copy's samples (2026-11-29).
+#[allow(clippy::type_complexity)]
+fn carried_rows(
+    conn: &rusqlite::Connection,
+    task_path: &str,
+    keys: &[(String, String, String)],
+) -> rusqlite::Result<(Vec<Option<StoredRow>>, Vec<Vec<WriteRow>>)> {
+    use rusqlite::types::ValueRef as Cell;
+    let mut rows: Vec<Option<StoredRow>> = keys.iter().map(|_| None).collect();
+    let mut writes: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+    let mut at = 0;
+    for run in keys.chunk_by(|a, b| a.0 == b.0) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            continue;
+        };
+        let range = [&first.0, &first.1, &first.2, &last.1, &last.2];
+        let mut next = 0;
+        let mut stmt = conn.prepare_cached(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+             FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
+             AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id",
+        )?;
+        let mut found = stmt.query(range)?;
+        while let Some(r) = found.next()? {
+            let (Cell::Text(ns), Cell::Text(id)) = (r.get_ref(0)?, r.get_ref(1)?) else {
+                continue;
+            };
+            let (Ok(ns), Ok(id)) = (std::str::from_utf8(ns), std::str::from_utf8(id)) else {
+                continue;
+            };
+            let Some(slot) = position(run, &mut next, (ns, id)).and_then(|i| rows.get_mut(at + i))
+            else {
+                continue;
+            };
+            let parent = match r.get_ref(2)? {
+                Cell::Text(p) => std::str::from_utf8(p).ok().map(|p| Some(p.to_owned())),
+                Cell::Null => Some(None),
+                _ => None,
+            };
+            let (Some(parent), Cell::Text(b"msgpack"), Cell::Blob(checkpoint)) =
+                (parent, r.get_ref(3)?, r.get_ref(4)?)
+            else {
+                continue;
+            };
+            let (Cell::Blob(metadata) | Cell::Text(metadata)) = r.get_ref(5)? else {
+                continue;
+            };
+            if carriable(id, checkpoint, metadata) {
+                *slot = Some(StoredRow {
+                    parent,
+                    type_tag: Some("msgpack".to_owned()),
+                    checkpoint: Some(checkpoint.to_vec()),
+                    metadata: Some(metadata.to_vec()),
+                });
+            }
+        }
+        let mut next = 0;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
+             FROM writes WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
+             AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
+             ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
+        ))?;
+        let mut found = stmt.query(range)?;
+        while let Some(r) = found.next()? {
+            let (ns, id): (String, String) = (r.get(0)?, r.get(1)?);
+            let Some(slot) =
+                position(run, &mut next, (&ns, &id)).and_then(|i| writes.get_mut(at + i))
+            else {
+                continue;
+            };
+            slot.push(WriteRow {
+                task_id: r.get(2)?,
+                task_path: r.get(3)?,
+                idx: r.get(4)?,
+                channel: r.get(5)?,
+                tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                data: cell_bytes(r, 7)?.unwrap_or_default(),
+            });
+        }
+        at += run.len();
+    }
+    Ok((rows, writes))
+}
+
+/// The position in `run` (keys of one thread, ascending) of the key `(ns, id)`, looked
+/// for from `next` on and moving it there: rows read in key order are placed in one
+/// pass. `None` for a key the run does not hold.
+fn position(
+    run: &[(String, String, String)],
+    next: &mut usize,
+    (ns, id): (&str, &str),
+) -> Option<usize> {
+    while let Some((_, n, i)) = run.get(*next) {
+        match (n.as_str(), i.as_str()).cmp(&(ns, id)) {
+            std::cmp::Ordering::Less => *next += 1,
+            std::cmp::Ordering::Equal => return Some(*next),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
+}
+
+/// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
+/// the checkpoint one well-formed msgpack map whose `id` is `id`, the metadata a JSON
+/// object.
+fn carriable(id: &str, checkpoint: &[u8], metadata: &[u8]) -> bool {
+    let top = crate::msgpack::LazyValue::new(checkpoint);
+    let whole = top.bytes().is_ok_and(|b| b.len() == checkpoint.len());
+    let id_is_key = matches!(
+        top.get("id").map(|v| v.map(|v| v.decode())),
+        Ok(Some(Ok(crate::msgpack::ValueRef::Str(s)))) if s == id
+    );
+    whole
+        && id_is_key
+        && matches!(
+            crate::json::parse(metadata, METADATA_MAX_DEPTH),
+            Ok(crate::Value::Map(_))
+        )
+}
+
+/// Nesting allowed in a metadata JSON document (the SQLite saver's, Python's
+/// `json.loads`).
+const METADATA_MAX_DEPTH: usize = 1_000;
 
 /// After a read of the source `given` failed with `e`: a lost Postgres connection, or
 /// a lock wait given up or a deadlock (within `retry`'s limit, in a row with losses), is
