@@ -31,11 +31,17 @@
 //! primary key re-encrypts on the way; without keys the target is written in clear
 //! (and an encrypted source cannot be read).
 //!
+//! **Rows carried as stored (SQLite → SQLite):** between SQLite stores written in clear,
+//! a row of Python's layout whose checkpoint is a clear msgpack map (its `id` the
+//! row's, the whole document well formed) and whose metadata is a JSON object goes in
+//! as its stored columns, undecoded: they are what the SQLite saver's `put` of the
+//! decoded checkpoint writes. Any other row goes through `put` as above.
+//!
 //! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
-//! inserts the batch's pending writes, another puts its checkpoints through the target
-//! saver (`put_batch`: the rows of `put`, one commit; into Postgres both with `COPY`),
-//! then the batch is verified. While one batch is written, the next is read from the
+//! inserts the batch's pending writes (and the rows carried as stored), another puts
+//! its checkpoints through the target saver (`put_batch`: the rows of `put`, one
+//! commit; into Postgres both with `COPY`), then the batch is verified. While one batch is written, the next is read from the
 //! source and the one before is read back and compared (a Tokio task of its own).
 //!
 //! **Resumable:** a checkpoint already in the target is not written again (its
@@ -44,8 +50,10 @@
 //! writes are already there; run it again to finish. **Verified:** every copied or
 //! present checkpoint is read back through the target saver's `get_tuple` (a few at a
 //! time) and compared with the source (checkpoint, metadata, parent, pending writes in
-//! order); counts are reported. Memory holds three batches (read ahead, written, read
-//! back) and one page of keys. Needs a Tokio runtime (the read-backs are Tokio tasks).
+//! order); a carried row is read back as stored and compared byte for byte (as decoded
+//! where the bytes differ). Counts are reported. Memory holds three batches (read
+//! ahead, written, read back) and one page of keys. Needs a Tokio runtime (the
+//! read-backs are Tokio tasks).
 
 use std::sync::Arc;
 use std::time::Instant;
