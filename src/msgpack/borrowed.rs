@@ -612,14 +612,9 @@ impl<'a> LazyValue<'a> {
     /// A [`DecodeError`] if the bytes read on the way (this item's header, the entries
     /// before the one found) are malformed or nest too deep.
     pub fn get(&self, key: &str) -> Result<Option<LazyValue<'a>>, DecodeError> {
-        let mut r = self.r;
-        let at = r.pos;
-        let Head::Map(n) = r.head()? else {
+        let Some((mut r, n)) = self.open_map()? else {
             return Ok(None);
         };
-        if n > 0 {
-            r.open(at)?;
-        }
         for _ in 0..n {
             let key_at = r.pos;
             let head = r.head()?;
@@ -633,6 +628,56 @@ impl<'a> LazyValue<'a> {
             skip(&mut r)?;
         }
         Ok(None)
+    }
+
+    /// For a map: a reader at its first entry (inside it, for the depth limits) and its
+    /// number of entries; `None` if this is not a map.
+    fn open_map(&self) -> Result<Option<(Reader<'a>, usize)>, DecodeError> {
+        let mut r = self.r;
+        let at = r.pos;
+        let Head::Map(n) = r.head()? else {
+            return Ok(None);
+        };
+        if n > 0 {
+            r.open(at)?;
+        }
+        Ok(Some((r, n)))
+    }
+
+    /// For a map: its entries in wire order (duplicate keys kept), each key and value
+    /// lazy; `None` if this is not a map.
+    ///
+    /// ```
+    /// use langgraph_codec::msgpack::LazyValue;
+    ///
+    /// // {"a": 1, "b": [true]}
+    /// let doc = [0x82, 0xa1, b'a', 0x01, 0xa1, b'b', 0x91, 0xc3];
+    /// let entries = LazyValue::new(&doc).entries()?.unwrap_or_default();
+    /// let keys: Vec<&[u8]> = entries.iter().map(|(k, _)| k.bytes()).collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [&[0xa1, b'a'][..], &[0xa1, b'b'][..]]);
+    /// assert_eq!(entries[1].1.bytes()?, &[0x91, 0xc3]);
+    /// # Ok::<(), langgraph_codec::msgpack::DecodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] if the bytes of the map's keys (and of every value but the
+    /// last) are malformed or nest too deep: each is walked to find the next.
+    pub fn entries(&self) -> Result<Option<Vec<(LazyValue<'a>, LazyValue<'a>)>>, DecodeError> {
+        let Some((mut r, n)) = self.open_map()? else {
+            return Ok(None);
+        };
+        // (Nothing reserved from the header's count: a short input ends the loop with
+        // an error at its end.)
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let key = LazyValue { r };
+            skip(&mut r)?;
+            let value = LazyValue { r };
+            skip(&mut r)?;
+            out.push((key, value));
+        }
+        Ok(Some(out))
     }
 
     /// For an array: item `index`; `None` if there is no such item or this is not an

@@ -126,6 +126,20 @@ pub(crate) fn describe(marker: u8) -> &'static str {
     }
 }
 
+/// The code of the ext item at the start of `bytes`; `None` when `bytes` does not
+/// start with an ext header.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn ext_code(bytes: &[u8]) -> Option<i8> {
+    let at = match *bytes.first()? {
+        FIXEXT1..=FIXEXT16 => 1,
+        EXT8 => 2,
+        EXT16 => 3,
+        EXT32 => 5,
+        _ => return None,
+    };
+    bytes.get(at).map(|c| i8::from_ne_bytes([*c]))
+}
+
 /// Whether a marker starts an ext item (fixext or ext8/16/32).
 pub(crate) fn is_ext(marker: u8) -> bool {
     matches!(marker, EXT8..=EXT32 | FIXEXT1..=FIXEXT16)

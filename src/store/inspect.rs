@@ -202,6 +202,56 @@ fn unreadable(what: String, e: Error) -> Error {
     .into()
 }
 
+/// A checkpoint row of a SQLite store (any layout: its parent, type, checkpoint and
+/// metadata columns) with its write rows (task id, channel, type, value; in
+/// `(task_path, task_id, idx)` order), decoded with `serde` as the SQLite savers read
+/// them: metadata as JSON text (none: empty).
+///
+/// # Errors
+/// [`StoreFault::Unreadable`], naming the row, for a value `serde` cannot read.
+pub(crate) fn decode_sqlite_row<'w>(
+    serde: &dyn Serializer,
+    (thread, ns, id): (&str, &str, &str),
+    parent: Option<&str>,
+    (ty, data, meta): (&str, &[u8], Option<&[u8]>),
+    writes: impl Iterator<Item = (&'w str, &'w str, &'w str, &'w [u8])>,
+) -> Result<CheckpointTuple> {
+    let at = format!("checkpoint {thread}/{ns:?}/{id}");
+    let value = serde
+        .loads_typed(ty, data)
+        .map_err(|e| unreadable(at.clone(), e))?;
+    let checkpoint = Checkpoint::from_owned_value(value).map_err(|e| unreadable(at.clone(), e))?;
+    let metadata = match meta {
+        None => CheckpointMetadata::default(),
+        Some(text) => {
+            let v = crate::json::parse(text, METADATA_MAX_DEPTH)
+                .map_err(|e| unreadable(format!("metadata of {at}"), e.into()))?;
+            CheckpointMetadata::from_value(&v)
+                .map_err(|e| unreadable(format!("metadata of {at}"), e))?
+        }
+    };
+    let mut pending_writes = Vec::new();
+    for (task_id, channel, ty, data) in writes {
+        let value = serde
+            .loads_typed(ty, data)
+            .map_err(|e| unreadable(format!("write {task_id}/{channel} of {at}"), e))?;
+        pending_writes.push(PendingWrite {
+            task_id: task_id.to_owned(),
+            channel: channel.to_owned(),
+            value,
+        });
+    }
+    Ok(CheckpointTuple {
+        config: CheckpointConfig::for_checkpoint(thread, ns, id),
+        parent_config: parent
+            .filter(|p| !p.is_empty())
+            .map(|p| CheckpointConfig::for_checkpoint(thread, ns, p)),
+        checkpoint,
+        metadata,
+        pending_writes,
+    })
+}
+
 impl AnyStore {
     /// Opens a store of any known layout read-only: `sqlite:PATH`, a file path or a
     /// `postgres://` URL.
@@ -489,24 +539,6 @@ impl AnyStore {
                 let Some((ns, parent, ty, data, meta)) = row else {
                     return Ok(None);
                 };
-                let at = format!("checkpoint {thread}/{ns:?}/{checkpoint_id}");
-                let value = serde
-                    .loads_typed(
-                        ty.as_deref().unwrap_or_default(),
-                        data.as_deref().unwrap_or_default(),
-                    )
-                    .map_err(|e| unreadable(at.clone(), e))?;
-                let checkpoint =
-                    Checkpoint::from_owned_value(value).map_err(|e| unreadable(at.clone(), e))?;
-                let metadata = match meta.as_deref() {
-                    None => CheckpointMetadata::default(),
-                    Some(text) => {
-                        let v = crate::json::parse(text, METADATA_MAX_DEPTH)
-                            .map_err(|e| unreadable(format!("metadata of {at}"), e.into()))?;
-                        CheckpointMetadata::from_value(&v)
-                            .map_err(|e| unreadable(format!("metadata of {at}"), e))?
-                    }
-                };
                 let wsql = format!(
                     "SELECT task_id, channel, {ty}, value FROM writes WHERE thread_id = ?1 AND {ns} = ?2 AND {id} = ?3 \
                      ORDER BY {path}, task_id, idx",
@@ -516,7 +548,7 @@ impl AnyStore {
                     path = c.w_path
                 );
                 let mut stmt = conn.prepare_cached(&wsql).map_err(sq("read"))?;
-                let rows = stmt
+                let writes = stmt
                     .query_map(rusqlite::params![thread, ns, checkpoint_id], |r| {
                         Ok((
                             r.get::<_, String>(0)?,
@@ -525,31 +557,29 @@ impl AnyStore {
                             cell_bytes(r, 3)?,
                         ))
                     })
+                    .map_err(sq("read"))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
                     .map_err(sq("read"))?;
-                let mut pending_writes = Vec::new();
-                for row in rows {
-                    let (task_id, channel, ty, data) = row.map_err(sq("read"))?;
-                    let value = serde
-                        .loads_typed(
-                            ty.as_deref().unwrap_or_default(),
-                            data.as_deref().unwrap_or_default(),
-                        )
-                        .map_err(|e| unreadable(format!("write {task_id}/{channel} of {at}"), e))?;
-                    pending_writes.push(PendingWrite {
-                        task_id,
-                        channel,
-                        value,
-                    });
-                }
-                Ok(Some(CheckpointTuple {
-                    config: CheckpointConfig::for_checkpoint(thread, &ns, checkpoint_id),
-                    parent_config: parent
-                        .filter(|p| !p.is_empty())
-                        .map(|p| CheckpointConfig::for_checkpoint(thread, &ns, p)),
-                    checkpoint,
-                    metadata,
-                    pending_writes,
-                }))
+                let writes = writes.iter().map(|(task, channel, ty, data)| {
+                    (
+                        task.as_str(),
+                        channel.as_str(),
+                        ty.as_deref().unwrap_or_default(),
+                        data.as_deref().unwrap_or_default(),
+                    )
+                });
+                decode_sqlite_row(
+                    &**serde,
+                    (thread, &ns, checkpoint_id),
+                    parent.as_deref(),
+                    (
+                        ty.as_deref().unwrap_or_default(),
+                        data.as_deref().unwrap_or_default(),
+                        meta.as_deref(),
+                    ),
+                    writes,
+                )
+                .map(Some)
             }
             Raw::Postgres { url, client, .. } => {
                 let ns = match ns {

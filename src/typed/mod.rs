@@ -209,7 +209,9 @@ pub fn dumps<T: Serialize + ?Sized, F: FallbackCodec + ?Sized>(
     }
 }
 
-fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
+/// `dumps_typed`'s pair for a value whose msgpack bytes are `bytes`: nil as `null`,
+/// a bin as `bytes` with its content, anything else as `msgpack`.
+pub(crate) fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
     if bytes == [M::NIL] {
         return TypedBytes::new(tags::NULL, Bytes::new());
     }

@@ -27,6 +27,8 @@ mod retain;
 mod sends;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod setup_kill;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod split;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod sweep;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -24,11 +24,13 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 
-use super::db::{db, join_all, Exec};
+use super::db::{db, join_all, Exec, Param};
+use super::rows::SplitValues;
 use super::sql::PageBlobs;
 use super::{PostgresSaver, PutRow};
 use crate::saver::types::{ChannelVersions, Checkpoint, CheckpointMetadata};
 use crate::saver::{CheckpointConfig, CheckpointTuple, Result};
+use crate::TypedBytes;
 
 /// JSON text sent as a `jsonb` value in binary format (version 1, then the text), as
 /// `$n::jsonb` would take it from text.
@@ -51,6 +53,68 @@ impl ToSql for JsonbText<'_> {
     }
 
     to_sql_checked!();
+}
+
+/// What [`put_batch`](PostgresSaver::put_batch) sent for one checkpoint: its parent,
+/// its checkpoint (inline values and blob rows) and its metadata, as `put` stores them.
+pub(crate) struct SentRow {
+    parent: Option<String>,
+    split: SplitValues,
+    metadata_json: String,
+}
+
+/// One checkpoint for [`put_batch`](PostgresSaver::put_batch): `put`'s config (its
+/// parent's id), checkpoint, metadata and new versions, and blobs made already for
+/// channels the checkpoint holds no value for (each at its `channel_versions`
+/// version): [`split_msgpack`](super::rows::split_msgpack)'s.
+pub(crate) type PutItem<'a> = (
+    CheckpointConfig,
+    &'a Checkpoint,
+    &'a CheckpointMetadata,
+    &'a ChannelVersions,
+    &'a [(String, TypedBytes)],
+);
+
+/// Adds `blobs` (channel, pair) to a checkpoint's split, each at the checkpoint's
+/// version of its channel (a channel without one has nothing to key its blob by: an
+/// error, nothing is stored).
+fn add_blobs(
+    split: &mut SplitValues,
+    checkpoint: &Checkpoint,
+    blobs: &[(String, TypedBytes)],
+) -> Result<()> {
+    for (ch, typed) in blobs {
+        let Some(version) = checkpoint.channel_versions.get(ch) else {
+            return Err(super::error::PgFault::NotJsonb {
+                what: "checkpoint",
+                path: format!("$.channel_values.{ch}"),
+                reason: "the channel has no version to key a blob by".to_owned(),
+            }
+            .into());
+        };
+        split.channels.push(ch.clone());
+        split.versions.push(version.to_string());
+        split.types.push(typed.type_tag.clone());
+        split.blobs.push(typed.data.clone());
+    }
+    Ok(())
+}
+
+/// A pending write as a store copy sent it: task id, task path, index, channel, type
+/// tag, bytes.
+pub(crate) type SentWrite<'a> = (&'a str, &'a str, i64, &'a str, &'a str, &'a [u8]);
+
+/// Whether two JSON texts hold the same value: JSONB keeps no key order, spacing or
+/// number spelling, so the text read back is compared with the text sent as values.
+/// Text either side cannot parse (a number beyond `f64`) is not the same here.
+fn same_json(stored: &str, sent: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(stored),
+        serde_json::from_str::<serde_json::Value>(sent),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// A blob row as `COPY` sends it: thread, ns, channel, version, type, bytes.
@@ -102,30 +166,34 @@ impl PostgresSaver {
     /// way), sent with `COPY` (see the module's notes), or `put`'s statements
     /// (pipelined) where a key is already taken. Either every row is stored or none
     /// is; a lost connection fails the batch (run it again: `put` is idempotent).
-    /// Returns each checkpoint's config, in order.
+    /// Returns the rows sent for each checkpoint, in order, for
+    /// [`holds_sent`](Self::holds_sent).
     ///
     /// # Errors
     /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
     /// too deep, the server's errors (then nothing is stored).
-    pub(crate) async fn put_batch(
-        &self,
-        items: &[(
-            CheckpointConfig,
-            &Checkpoint,
-            &CheckpointMetadata,
-            &ChannelVersions,
-        )],
-    ) -> Result<Vec<CheckpointConfig>> {
+    pub(crate) async fn put_batch(&self, items: &[PutItem<'_>]) -> Result<Vec<SentRow>> {
         let rows = items
             .iter()
-            .map(|(config, checkpoint, metadata, versions)| {
-                self.put_row(config, checkpoint, metadata, versions)
+            .map(|(config, checkpoint, metadata, versions, blobs)| {
+                let mut row = self.put_row(config, checkpoint, metadata, versions)?;
+                add_blobs(&mut row.split, checkpoint, blobs)?;
+                Ok(row)
             })
             .collect::<Result<Vec<_>>>()?;
         let mut client = self.client("put").await?;
         let lz4 = self.lz4_usable(&*client).await.map_err(db("put"))?;
+        let sent = |rows: Vec<PutRow<'_>>| {
+            rows.into_iter()
+                .map(|r| SentRow {
+                    parent: r.parent.map(str::to_owned),
+                    split: r.split,
+                    metadata_json: r.metadata_json,
+                })
+                .collect()
+        };
         match self.copy_rows(&mut client, &rows, lz4).await {
-            Ok(()) => return Ok(rows.iter().map(PutRow::config).collect()),
+            Ok(()) => return Ok(sent(rows)),
             Err(e) if unique_violation(&e) => {}
             Err(e) => return Err(db("put")(e)),
         }
@@ -143,7 +211,139 @@ impl PostgresSaver {
             done.map_err(db("put"))?;
         }
         tx.commit().await.map_err(db("put"))?;
-        Ok(rows.iter().map(PutRow::config).collect())
+        drop(params);
+        drop(blobs);
+        Ok(sent(rows))
+    }
+
+    /// Whether the tables hold exactly what [`put_batch`](Self::put_batch) sent for the
+    /// checkpoints `keys` (`sent`) and what a store copy sent as their pending writes
+    /// (`writes`): per checkpoint, its row with the same parent and the same checkpoint
+    /// and metadata JSON (compared as values), each of its blobs with the same type and
+    /// bytes, and the same write rows. Three statements for the batch, whose rows are
+    /// compared as they arrive, nothing decoded. A `false` is for the caller to look
+    /// at closer (a row someone else stored there, a number JSONB spells otherwise),
+    /// not yet a difference.
+    ///
+    /// # Errors
+    /// The server's (a lost connection among them).
+    pub(crate) async fn holds_sent(
+        &self,
+        keys: &[(&str, &str, &str)],
+        sent: &[&SentRow],
+        writes: &[Vec<SentWrite<'_>>],
+    ) -> Result<Vec<bool>> {
+        let mut held = vec![true; keys.len()];
+        if keys.is_empty() {
+            return Ok(held);
+        }
+        let threads: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        let namespaces: Vec<&str> = keys.iter().map(|k| k.1).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k.2).collect();
+        let mut blob_keys: Vec<[&str; 4]> = Vec::new();
+        let mut seen = HashSet::new();
+        for ((t, ns, _), row) in keys.iter().zip(sent) {
+            let s = &row.split;
+            for (ch, v) in s.channels.iter().zip(&s.versions) {
+                let key = [*t, *ns, ch.as_str(), v.as_str()];
+                if seen.insert(key) {
+                    blob_keys.push(key);
+                }
+            }
+        }
+        let b_threads: Vec<&str> = blob_keys.iter().map(|[t, ..]| *t).collect();
+        let b_nss: Vec<&str> = blob_keys.iter().map(|[_, ns, ..]| *ns).collect();
+        let b_channels: Vec<&str> = blob_keys.iter().map(|[_, _, ch, _]| *ch).collect();
+        let b_versions: Vec<&str> = blob_keys.iter().map(|[.., v]| *v).collect();
+        let client = self.client("copy").await?;
+        let key_params: [Param<'_>; 3] = [
+            (&threads, Type::TEXT_ARRAY),
+            (&namespaces, Type::TEXT_ARRAY),
+            (&ids, Type::TEXT_ARRAY),
+        ];
+        let blob_params: [Param<'_>; 4] = [
+            (&b_threads, Type::TEXT_ARRAY),
+            (&b_nss, Type::TEXT_ARRAY),
+            (&b_channels, Type::TEXT_ARRAY),
+            (&b_versions, Type::TEXT_ARRAY),
+        ];
+        let mode = self.settings.mode;
+        // Pipelined: one round trip's wait for the three.
+        let (checkpoints, stored_writes, blobs) = tokio::try_join!(
+            client.rows(mode, &self.sql.stored_checkpoints, &key_params),
+            client.rows(mode, &self.sql.stored_writes, &key_params),
+            client.rows(mode, &self.sql.blobs, &blob_params),
+        )
+        .map_err(db("copy"))?;
+        let col = |e| db("copy")(e);
+        // A checkpoint is held when its row was found and matched.
+        let mut found = vec![false; keys.len()];
+        for row in &checkpoints {
+            let n: i64 = row.try_get(0).map_err(col)?;
+            let Some(i) = usize::try_from(n - 1).ok().filter(|i| *i < keys.len()) else {
+                continue;
+            };
+            let (Some(slot), Some(s)) = (found.get_mut(i), sent.get(i)) else {
+                continue;
+            };
+            let parent: Option<&str> = row.try_get(1).map_err(col)?;
+            let checkpoint: &str = row.try_get(2).map_err(col)?;
+            let metadata: &str = row.try_get(3).map_err(col)?;
+            *slot = parent == s.parent.as_deref()
+                && same_json(checkpoint, &s.split.checkpoint_json)
+                && same_json(metadata, &s.metadata_json);
+        }
+        for (h, f) in held.iter_mut().zip(&found) {
+            *h &= *f;
+        }
+        let mut by_key: HashMap<[&str; 4], (&str, &[u8])> = HashMap::new();
+        for row in &blobs {
+            let key = [
+                row.try_get(0).map_err(col)?,
+                row.try_get(1).map_err(col)?,
+                row.try_get(2).map_err(col)?,
+                row.try_get(3).map_err(col)?,
+            ];
+            let value = (row.try_get(4).map_err(col)?, row.try_get(5).map_err(col)?);
+            by_key.insert(key, value);
+        }
+        for (((t, ns, _), s), h) in keys.iter().zip(sent).zip(held.iter_mut()) {
+            let s = &s.split;
+            *h &= s
+                .channels
+                .iter()
+                .zip(&s.versions)
+                .zip(&s.types)
+                .zip(&s.blobs)
+                .all(|(((ch, v), ty), blob)| {
+                    by_key.get(&[*t, *ns, ch.as_str(), v.as_str()])
+                        == Some(&(ty.as_str(), &blob[..]))
+                });
+        }
+        let mut stored: Vec<Vec<SentWrite<'_>>> = keys.iter().map(|_| Vec::new()).collect();
+        for row in &stored_writes {
+            let n: i64 = row.try_get(0).map_err(col)?;
+            let idx: i32 = row.try_get(3).map_err(col)?;
+            let w = (
+                row.try_get(1).map_err(col)?,
+                row.try_get(2).map_err(col)?,
+                i64::from(idx),
+                row.try_get(4).map_err(col)?,
+                row.try_get(5).map_err(col)?,
+                row.try_get(6).map_err(col)?,
+            );
+            if let Some(list) = usize::try_from(n - 1).ok().and_then(|i| stored.get_mut(i)) {
+                list.push(w);
+            }
+        }
+        let order = |a: &SentWrite<'_>, b: &SentWrite<'_>| (a.0, a.2).cmp(&(b.0, b.2));
+        for ((mut there, expected), h) in stored.into_iter().zip(writes).zip(held.iter_mut()) {
+            let mut expected = expected.clone();
+            there.sort_by(order);
+            expected.sort_by(order);
+            *h &= there == expected;
+        }
+        Ok(held)
     }
 
     /// The rows of `put` for a batch in one transaction: the blobs not in the table

@@ -69,7 +69,9 @@
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod bulk;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub(crate) use bulk::{copy_in, found_positions, unique_violation};
+pub(crate) use bulk::{copy_in, found_positions, unique_violation, PutItem, SentRow, SentWrite};
+#[cfg(feature = "sqlite")]
+pub(crate) use rows::split_msgpack;
 mod conninfo;
 mod db;
 mod error;

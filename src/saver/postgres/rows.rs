@@ -16,6 +16,7 @@ use crate::saver::types::{
 use crate::saver::Result;
 use crate::serializer::{tags, Serializer};
 use crate::value::Value;
+use crate::TypedBytes;
 
 /// `__pregel_tasks`: the channel `v < 4` checkpoints kept their pending sends in.
 pub(crate) const TASKS: &str = "__pregel_tasks";
@@ -201,6 +202,73 @@ pub(crate) fn split_values(
     refuse_deep_checkpoint(&row, jsonb::MAX_DEPTH)?;
     out.checkpoint_json = jsonb::write(&row, "checkpoint")?;
     Ok(out)
+}
+
+/// Blob values made already, by channel: `dumps_typed`'s pairs.
+pub(crate) type Blobs = Vec<(String, TypedBytes)>;
+
+/// A checkpoint stored as one clear msgpack map (`dumps_typed` of its dict, walked
+/// whole by the caller), split as [`split_values`] splits its channel values, without
+/// decoding those that go to blobs: the document with only its inline channel values
+/// left in `channel_values` (to be decoded and put as any checkpoint is), and each
+/// other channel's blob, `dumps_typed` of its decoded value: the value's own bytes in
+/// the map (msgpack as Python writes it is canonical: a decoded value encodes to the
+/// same bytes), a bin's content as `bytes`. A value stays inline when its first byte
+/// says nil, bool, int, float or str: the values the decoder reads as
+/// [`jsonb::is_inline_primitive`]'s kinds. `None` for a document not split so (not a
+/// map, no or two `channel_values` maps, a key that is not a string, a channel twice,
+/// a `_DeltaSnapshot`): the caller decodes it whole.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) fn split_msgpack(doc: &[u8]) -> Option<(Vec<u8>, Blobs)> {
+    use crate::msgpack::{marker, LazyValue, ValueRef};
+    let top = LazyValue::new(doc).entries().ok()??;
+    let mut out = Vec::with_capacity(doc.len().min(4096));
+    crate::msgpack::write_map_len(&mut out, top.len()).ok()?;
+    let mut blobs = Vec::new();
+    let mut seen_values = false;
+    for (key, value) in top {
+        let key_bytes = key.bytes().ok()?;
+        let ValueRef::Str(name) = key.decode().ok()? else {
+            return None;
+        };
+        out.extend_from_slice(key_bytes);
+        if name != "channel_values" {
+            out.extend_from_slice(value.bytes().ok()?);
+            continue;
+        }
+        if std::mem::replace(&mut seen_values, true) {
+            return None;
+        }
+        let channels = value.entries().ok()??;
+        let mut inline: Vec<&[u8]> = Vec::new();
+        let mut names = std::collections::HashSet::new();
+        for (ch, v) in &channels {
+            let ValueRef::Str(ch_name) = ch.decode().ok()? else {
+                return None;
+            };
+            if !names.insert(ch_name) {
+                return None;
+            }
+            let bytes = v.bytes().ok()?;
+            match marker::describe(*bytes.first()?) {
+                "nil" | "bool" | "int" | "float" | "str" => {
+                    inline.push(ch.bytes().ok()?);
+                    inline.push(bytes);
+                }
+                // Ext code 7: `_DeltaSnapshot`, inline `true` and a blob: decoded.
+                "ext" if marker::ext_code(bytes) == Some(7) => return None,
+                _ => blobs.push((
+                    ch_name.to_owned(),
+                    crate::typed::tag_msgpack(bytes.to_vec()),
+                )),
+            }
+        }
+        crate::msgpack::write_map_len(&mut out, inline.len() / 2).ok()?;
+        for part in inline {
+            out.extend_from_slice(part);
+        }
+    }
+    seen_values.then_some((out, blobs))
 }
 
 fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, idx: usize) -> Result<T> {

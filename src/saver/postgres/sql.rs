@@ -165,6 +165,14 @@ pub(crate) struct Statements {
     pub(crate) copy_blobs: String,
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_checkpoints: String,
+    /// `$1..$3`: parallel arrays of (thread, ns, id): the 1-based position of each key
+    /// found, with its row's parent and its checkpoint and metadata as JSON text.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) stored_checkpoints: String,
+    /// `$1..$3`: as `stored_checkpoints`: the position of each key with each of its
+    /// write rows (task id, task path, index, channel, type, bytes).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) stored_writes: String,
 }
 
 /// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
@@ -301,11 +309,24 @@ WHERE EXISTS (SELECT 1 FROM {b} b WHERE b.thread_id = k.t AND b.checkpoint_ns = 
             "COPY {} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) FROM STDIN (FORMAT binary)",
             t.checkpoints
         );
+        let keys = "unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n)";
+        let stored_checkpoints = format!(
+            "SELECT k.n, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text FROM {keys}
+JOIN {c} c ON c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id",
+            c = t.checkpoints
+        );
+        let stored_writes = format!(
+            "SELECT k.n, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob FROM {keys}
+JOIN {w} w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id",
+            w = t.writes
+        );
         let mut statements = Statements {
             blobs,
             blobs_present,
             copy_blobs,
             copy_checkpoints,
+            stored_checkpoints,
+            stored_writes,
             put,
             put_writes_upsert: WriteSql::new(|lz4| {
                 writes_insert(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio_postgres::types::ToSql;
 
 use super::super::error::{read_failure, StoreFault};
-use super::super::inspect::AnyStore;
+use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
@@ -17,9 +17,10 @@ use super::batch::{pending_bytes, Body, Pending, WriteRow, Writer};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
+use crate::saver::postgres::split_msgpack;
 use crate::saver::sqlite::StoredRow;
 use crate::saver::CheckpointTuple;
-use crate::serializer::Serializer;
+use crate::serializer::{tags, Serializer};
 
 pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
     let sqlite = matches!(raw, Raw::Sqlite { .. });
@@ -392,17 +393,26 @@ pub(super) async fn read_pending(
     (writer, clear): (&Writer, bool),
     keys: &[(String, String, String)],
 ) -> Result<Vec<Pending>> {
-    // Rows carried as stored: clear msgpack rows of Python's SQLite layout going into
-    // a SQLite store written in clear.
+    // Clear msgpack rows of Python's SQLite layout, written in clear: into a SQLite
+    // store carried as stored, into Postgres split without decoding their blobs.
     let carry = clear
-        && matches!(writer, Writer::Sqlite(..))
         && matches!(
             src.raw.layout(),
             StoreLayout::SqlitePython | StoreLayout::SqlitePythonBeforeTaskPath
         );
-    let (carried, writes_of) = match &src.raw {
+    let (carried, writes_of): (Vec<Option<Body>>, _) = match &src.raw {
         Raw::Sqlite { conn, .. } if carry => {
-            carried_rows(conn, src.raw.cols().w_path, keys).map_err(sq("copy"))?
+            let (rows, writes) =
+                carried_rows(conn, src.raw.cols().w_path, keys).map_err(sq("copy"))?;
+            let bodies = rows
+                .into_iter()
+                .zip(keys)
+                .map(|(row, key)| match writer {
+                    Writer::Sqlite(..) => row.map(Body::Row),
+                    Writer::Postgres(_) => row.and_then(|row| split(&**read_serde, key, row)),
+                })
+                .collect();
+            (bodies, writes)
         }
         _ => (
             keys.iter().map(|_| None).collect(),
@@ -420,7 +430,7 @@ pub(super) async fn read_pending(
     let mut out = Vec::with_capacity(keys.len());
     for ((t, ns, id), carried) in keys.iter().zip(carried) {
         let body = match carried {
-            Some(row) => Body::Row(row),
+            Some(body) => body,
             None => {
                 let mut tuple = tuples
                     .next()
@@ -572,6 +582,47 @@ fn carried_rows(
         at += run.len();
     }
     Ok((rows, writes))
+}
+
+/// A carried row going into Postgres, split as `put` splits it
+/// ([`split_msgpack`]): the checkpoint with its inline values decoded (by `serde`, as
+/// the decoded way reads it) and its other values as blobs. `None` (decoded whole
+/// instead) for a checkpoint before `v` 4 with pending sends (which may move, see
+/// `pending_sends_to_tasks`), a blob of a channel without a version, or a document
+/// the split does not take.
+fn split(
+    serde: &dyn Serializer,
+    (t, ns, id): &(String, String, String),
+    row: StoredRow,
+) -> Option<Body> {
+    let (doc, blobs) = split_msgpack(row.checkpoint.as_deref()?)?;
+    let tuple = decode_sqlite_row(
+        serde,
+        (t, ns, id),
+        row.parent.as_deref(),
+        (tags::MSGPACK, &doc, row.metadata.as_deref()),
+        std::iter::empty(),
+    )
+    .ok()?;
+    let cp = &tuple.checkpoint;
+    let sends_stay = cp.v >= 4
+        || match cp.extra.get("pending_sends") {
+            None => true,
+            Some(crate::Value::Array(sends)) => sends.is_empty(),
+            Some(_) => false,
+        };
+    if !sends_stay
+        || blobs
+            .iter()
+            .any(|(ch, _)| !cp.channel_versions.contains_key(ch))
+    {
+        return None;
+    }
+    Some(Body::Split {
+        tuple: Box::new(tuple),
+        blobs,
+        row,
+    })
 }
 
 /// The position in `run` (keys of one thread, ascending) of the key `(ns, id)`, looked

@@ -1,0 +1,119 @@
+//! A copy SQLite → Postgres of clear rows of Python's SQLite layout: channel values go
+//! into Postgres as Python's `PostgresSaver.put` splits them (inline JSONB or a blob of
+//! `dumps_typed`'s bytes), checked by Python (`vectors/store_maint/split_blobs.py`), and
+//! each checkpoint is verified against what the target holds.
+//!
+//! Reads `LGCODEC_TEST_PG_URL` and `LGCODEC_PYTHON` (skip lines without them).
+
+use langgraph_codec::store::{copy, CopyOptions, StoreKeys};
+
+use crate::support::{self, pg, scratch};
+
+/// A store Python's `SqliteSaver` wrote (3 threads of 4 checkpoints, every kind of
+/// value `put` sorts); its path.
+fn python_store() -> Option<(String, String)> {
+    let py = support::python()?;
+    let path = scratch("split").join("split.sqlite");
+    let path = path.to_str().expect("utf-8").to_owned();
+    support::python_script(&py, "split_blobs.py", &["make", &path]);
+    Some((py, path))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_postgres_stores_channel_values_as_pythons_put_does() {
+    let Some(url) = pg::url() else { return };
+    let Some((py, source)) = python_store() else {
+        return;
+    };
+    let target = pg::fresh(&url, "split_as_python").await;
+    let none = StoreKeys::none();
+    let report = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified, report.writes_inserted),
+        (12, 12, 24),
+        "{:?}",
+        report.mismatches
+    );
+    // Expected from Python: each value where and as its `put` stores it.
+    let out = support::python_script(&py, "split_blobs.py", &["check", &source, &target]);
+    assert!(
+        out.contains(r#"{"checkpoints": 12, "blobs": 48, "inline": 60}"#),
+        "{out}"
+    );
+    support::python_reads_equal(&py, false, &source, &[&target]);
+}
+
+/// What the target holds is compared with what was sent, not taken on trust: triggers
+/// change rows as they go in (a blob of one thread, an inline value of another, a
+/// write of a third), and those checkpoints, and only those, are reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_postgres_reports_rows_the_target_holds_otherwise_than_sent() {
+    let Some(url) = pg::url() else { return };
+    let Some((_, source)) = python_store() else {
+        return;
+    };
+    let target = pg::fresh(&url, "split_changed").await;
+    langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(&target)
+        .expect("url")
+        .build()
+        .expect("saver")
+        .setup()
+        .await
+        .expect("setup");
+    pg::connect(&target)
+        .await
+        .batch_execute(
+            r#"
+CREATE FUNCTION change_blob() RETURNS trigger AS $$ BEGIN
+  IF NEW.thread_id = 'split-1' AND NEW.channel = 'raw' THEN NEW.blob := NEW.blob || '\x00'::bytea; END IF;
+  RETURN NEW; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER change_blob BEFORE INSERT ON checkpoint_blobs FOR EACH ROW EXECUTE FUNCTION change_blob();
+CREATE FUNCTION change_inline() RETURNS trigger AS $$ BEGIN
+  IF NEW.thread_id = 'split-2' THEN
+    NEW.checkpoint := jsonb_set(NEW.checkpoint, '{channel_values,text}', '"changed"');
+  END IF;
+  RETURN NEW; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER change_inline BEFORE INSERT ON checkpoints FOR EACH ROW EXECUTE FUNCTION change_inline();
+CREATE FUNCTION change_write() RETURNS trigger AS $$ BEGIN
+  IF NEW.thread_id = 'split-0' AND NEW.channel = 'raw' THEN NEW.blob := 'other'::bytea; END IF;
+  RETURN NEW; END $$ LANGUAGE plpgsql;
+CREATE TRIGGER change_write BEFORE INSERT ON checkpoint_writes FOR EACH ROW EXECUTE FUNCTION change_write();
+"#,
+        )
+        .await
+        .expect("triggers");
+    let none = StoreKeys::none();
+    let report = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified),
+        (12, 0),
+        "{:?}",
+        report.mismatches
+    );
+    let mut threads: Vec<(String, String)> = report
+        .mismatches
+        .iter()
+        .map(|m| {
+            let thread = m.split('/').next().unwrap_or_default().to_owned();
+            let why = m.rsplit(": ").next().unwrap_or_default();
+            (thread, why.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        })
+        .collect();
+    threads.sort();
+    threads.dedup();
+    assert_eq!(
+        threads,
+        [
+            ("split-0".to_owned(), "pending writes".to_owned()),
+            ("split-1".to_owned(), "checkpoint differs".to_owned()),
+            ("split-2".to_owned(), "checkpoint differs".to_owned()),
+        ],
+        "{:?}",
+        report.mismatches
+    );
+    assert_eq!(report.mismatches.len(), 12);
+}
