@@ -409,7 +409,7 @@ async fn copy_snapshot(
     let mut verifying = None;
     // While a batch is written, the next one is read from the source (the target's
     // server works on one while this process reads and decodes the other; on one Tokio
-    // task, the reads yield after each checkpoint) and the one before is read back and
+    // task, the batch goes on between two reads of the source) and the one before is read back and
     // compared (a task of its own).
     let mut next = reading.batch(src, source).await?;
     while !next.is_empty() {

@@ -230,8 +230,8 @@ fn copy_sqlite_to_postgres_reconnects_to_the_target_and_ends_as_an_uninterrupted
 }
 
 /// Holds `ACCESS EXCLUSIVE` on the blob table of `db` from a connection of its own (on a
-/// thread of its own) until a read-back of a copy (the saver's `get_tuples` statement)
-/// waits on it, terminates that backend alone, then lets go: the returned receiver
+/// thread of its own) until a read-back of a copy (the statement reading the blobs of a
+/// batch by ranges of versions) waits on it, terminates that backend alone, then lets go: the returned receiver
 /// gives how many it terminated. Returns once the lock is held.
 fn kill_the_next_read_back(db: &str) -> std::sync::mpsc::Receiver<i64> {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
@@ -254,7 +254,7 @@ fn kill_the_next_read_back(db: &str) -> std::sync::mpsc::Receiver<i64> {
                     .query_one(
                         "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity \
                          WHERE datname = $1 AND wait_event_type = 'Lock' \
-                         AND query LIKE '%IN (%SELECT * FROM unnest(%'",
+                         AND query LIKE '%b.version BETWEEN r.lo AND r.hi%'",
                         &[&db],
                     )
                     .await

@@ -19,6 +19,21 @@ fn python_store() -> Option<(String, String)> {
     Some((py, path))
 }
 
+/// Each thread a mismatch names, with the first two words of why, once.
+fn reasons(mismatches: &[String]) -> Vec<(String, String)> {
+    let mut threads: Vec<(String, String)> = mismatches
+        .iter()
+        .map(|m| {
+            let thread = m.split('/').next().unwrap_or_default().to_owned();
+            let why = m.rsplit(": ").next().unwrap_or_default();
+            (thread, why.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        })
+        .collect();
+    threads.sort();
+    threads.dedup();
+    threads
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_into_postgres_stores_channel_values_as_pythons_put_does() {
     let Some(url) = pg::url() else { return };
@@ -94,19 +109,8 @@ CREATE TRIGGER change_write BEFORE INSERT ON checkpoint_writes FOR EACH ROW EXEC
         "{:?}",
         report.mismatches
     );
-    let mut threads: Vec<(String, String)> = report
-        .mismatches
-        .iter()
-        .map(|m| {
-            let thread = m.split('/').next().unwrap_or_default().to_owned();
-            let why = m.rsplit(": ").next().unwrap_or_default();
-            (thread, why.split(' ').take(2).collect::<Vec<_>>().join(" "))
-        })
-        .collect();
-    threads.sort();
-    threads.dedup();
     assert_eq!(
-        threads,
+        reasons(&report.mismatches),
         [
             ("split-0".to_owned(), "pending writes".to_owned()),
             ("split-1".to_owned(), "checkpoint differs".to_owned()),
@@ -116,4 +120,52 @@ CREATE TRIGGER change_write BEFORE INSERT ON checkpoint_writes FOR EACH ROW EXEC
         report.mismatches
     );
     assert_eq!(report.mismatches.len(), 12);
+}
+
+/// Into SQLite too, what `put` wrote is compared with what the file holds, not taken
+/// on trust: triggers change rows as they go in (the metadata of one thread, a write
+/// of another), and those checkpoints, and only those, are reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_sqlite_reports_rows_the_target_holds_otherwise_than_written() {
+    let Some(url) = pg::url() else { return };
+    let Some((_, python)) = python_store() else {
+        return;
+    };
+    let none = StoreKeys::none();
+    let source = pg::fresh(&url, "split_back").await;
+    let there = copy(&python, &source, &none, &CopyOptions::new())
+        .await
+        .expect("into Postgres");
+    assert_eq!(there.verified, 12, "{:?}", there.mismatches);
+    let target = scratch("split_back").join("target.sqlite");
+    drop(langgraph_codec::saver::sqlite::SqliteSaver::create(&target).expect("tables"));
+    rusqlite::Connection::open(&target)
+        .expect("open")
+        .execute_batch(
+            "CREATE TRIGGER change_metadata AFTER INSERT ON checkpoints WHEN NEW.thread_id = 'split-1' \
+             BEGIN UPDATE checkpoints SET metadata = json_set(metadata, '$.step', 99) \
+             WHERE rowid = NEW.rowid; END; \
+             CREATE TRIGGER change_write AFTER INSERT ON writes WHEN NEW.thread_id = 'split-0' AND NEW.channel = 'raw' \
+             BEGIN UPDATE writes SET value = x'c4056f74686572' WHERE rowid = NEW.rowid; END;",
+        )
+        .expect("triggers");
+    let target = target.to_str().expect("utf-8").to_owned();
+    let report = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified),
+        (12, 4),
+        "{:?}",
+        report.mismatches
+    );
+    assert_eq!(
+        reasons(&report.mismatches),
+        [
+            ("split-0".to_owned(), "pending writes".to_owned()),
+            ("split-1".to_owned(), "metadata differs".to_owned()),
+        ],
+        "{:?}",
+        report.mismatches
+    );
 }

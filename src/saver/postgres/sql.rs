@@ -165,14 +165,21 @@ pub(crate) struct Statements {
     pub(crate) copy_blobs: String,
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_checkpoints: String,
-    /// `$1..$3`: parallel arrays of (thread, ns, id): the 1-based position of each key
-    /// found, with its row's parent and its checkpoint and metadata as JSON text.
+    /// `$1..$4`: parallel arrays of (thread, ns, lowest id, highest id): the rows in
+    /// those ranges (thread, ns, id, parent, checkpoint and metadata as JSON text).
+    /// Ranges, not keys: an index range scan per thread instead of a lookup per
+    /// checkpoint (a third of the server's time, measured 2026-11-29).
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) stored_checkpoints: String,
-    /// `$1..$3`: as `stored_checkpoints`: the position of each key with each of its
-    /// write rows (task id, task path, index, channel, type, bytes).
+    /// `$1..$4`: as `stored_checkpoints`: the write rows in those ranges (thread, ns,
+    /// id, task id, task path, index, channel, type, bytes).
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) stored_writes: String,
+    /// `$1..$5`: parallel arrays of (thread, ns, channel, lowest version, highest
+    /// version): the blob rows in those ranges (thread, ns, channel, version, type,
+    /// bytes).
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) stored_blobs: String,
 }
 
 /// Orders writes as Python's `writes_sort_key`: `(task_path, task_id, idx)`, strings by
@@ -309,16 +316,22 @@ WHERE EXISTS (SELECT 1 FROM {b} b WHERE b.thread_id = k.t AND b.checkpoint_ns = 
             "COPY {} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) FROM STDIN (FORMAT binary)",
             t.checkpoints
         );
-        let keys = "unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n)";
+        let ranges = "unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS r(t, ns, lo, hi)";
         let stored_checkpoints = format!(
-            "SELECT k.n, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text FROM {keys}
-JOIN {c} c ON c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id",
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text
+FROM {ranges} JOIN {c} c ON c.thread_id = r.t AND c.checkpoint_ns = r.ns AND c.checkpoint_id BETWEEN r.lo AND r.hi",
             c = t.checkpoints
         );
         let stored_writes = format!(
-            "SELECT k.n, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob FROM {keys}
-JOIN {w} w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id",
+            "SELECT w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob
+FROM {ranges} JOIN {w} w ON w.thread_id = r.t AND w.checkpoint_ns = r.ns AND w.checkpoint_id BETWEEN r.lo AND r.hi",
             w = t.writes
+        );
+        let stored_blobs = format!(
+            "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS r(t, ns, ch, lo, hi)
+JOIN {b} b ON b.thread_id = r.t AND b.checkpoint_ns = r.ns AND b.channel = r.ch AND b.version BETWEEN r.lo AND r.hi",
+            b = read_blobs
         );
         let mut statements = Statements {
             blobs,
@@ -327,6 +340,7 @@ JOIN {w} w ON w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id =
             copy_checkpoints,
             stored_checkpoints,
             stored_writes,
+            stored_blobs,
             put,
             put_writes_upsert: WriteSql::new(|lz4| {
                 writes_insert(

@@ -241,7 +241,8 @@ impl SqliteSaver {
 
     /// [`put`](CheckpointSaver::put) of many checkpoints in **one** transaction: the
     /// same rows, one commit (a store copy writes its batches this way). Either every
-    /// row is stored or none is. Returns each checkpoint's config, in order.
+    /// row is stored or none is. Returns the columns written for each checkpoint, in
+    /// order (what a copy compares the stored rows with).
     ///
     /// # Errors
     /// As `put`: a value the serializer refuses, metadata nested too deep, the
@@ -251,12 +252,20 @@ impl SqliteSaver {
     pub(crate) async fn put_batch(
         &self,
         items: &[(CheckpointConfig, &Checkpoint, &CheckpointMetadata)],
-    ) -> Result<Vec<CheckpointConfig>> {
+    ) -> Result<Vec<StoredRow>> {
         let rows = items
             .iter()
             .map(|(config, checkpoint, metadata)| self.put_row(config, checkpoint, metadata))
             .collect::<Result<Vec<_>>>()?;
-        let out = rows.iter().map(PutRow::config).collect();
+        let out = rows
+            .iter()
+            .map(|r| StoredRow {
+                parent: r.parent.clone(),
+                type_tag: Some(r.row.type_tag.clone()),
+                checkpoint: Some(r.row.data.to_vec()),
+                metadata: Some(r.metadata_text.clone().into_bytes()),
+            })
+            .collect();
         let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
         self.run(move |inner| {
             inner.conns.write("put", pages, Statements::Many, |tx| {

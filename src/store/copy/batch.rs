@@ -226,8 +226,14 @@ pub(super) async fn present(target: &Target, batch: &[&Pending]) -> Result<Vec<b
 
 /// Inserts the batch's write rows whose key is free, in one transaction, and into
 /// SQLite in the same transaction after them the carried checkpoint rows whose key is
-/// free; how many write rows and how many checkpoints were inserted.
-pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Result<(u64, u64)> {
+/// free; how many write rows and how many checkpoints were inserted. `fresh`: none of
+/// the batch's checkpoints is in the target (into Postgres the writes then go with
+/// `COPY`, see [`copy_writes`]).
+pub(super) async fn insert_writes(
+    target: &mut Target,
+    batch: &[Pending],
+    fresh: bool,
+) -> Result<(u64, u64)> {
     let mut n = 0u64;
     let mut carried = 0u64;
     match target {
@@ -319,11 +325,15 @@ pub(super) async fn insert_writes(target: &mut Target, batch: &[Pending]) -> Res
                 tags: rows.iter().map(|(_, (_, _, t))| t.as_str()).collect(),
                 blobs: rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect(),
             };
-            let copied = match copy_writes(client, &cols).await {
-                Ok(copied) => copied,
-                // A key taken meanwhile (a writer beside the copy): insert-or-ignore.
-                Err(e) if unique_violation(&e) => None,
-                Err(e) => return Err(pg("copy")(e)),
+            let copied = if fresh {
+                match copy_writes(client, &cols).await {
+                    Ok(copied) => Some(copied),
+                    // A key there already: insert-or-ignore.
+                    Err(e) if unique_violation(&e) => None,
+                    Err(e) => return Err(pg("copy")(e)),
+                }
+            } else {
+                None
             };
             n += match copied {
                 Some(copied) => copied,
@@ -349,29 +359,19 @@ struct WriteCols<'a> {
     blobs: Vec<&'a [u8]>,
 }
 
-/// The write rows of a batch none of whose checkpoints has a write in the target yet
-/// (a first run: every batch), in one transaction with one `COPY` (one statement per
-/// row cost the server 3.1 s of a 100,000-checkpoint copy's 13.8 s, 2026-11-28); how
-/// many rows were inserted. `None`, with nothing written, when some checkpoint has
-/// writes there already (a rerun): those go in with insert-or-ignore. A key taken
-/// between the look-up and the `COPY` is a unique violation (nothing inserted).
+/// The write rows of a batch none of whose checkpoints is in the target yet (a first
+/// run: every batch), in one transaction with one `COPY` (one statement per row cost
+/// the server 3.1 s of a 100,000-checkpoint copy's 13.8 s, 2026-11-28); how many rows
+/// were inserted. A key the target holds already (the writes of a checkpoint an
+/// earlier run stopped before) fails the `COPY` with a unique violation, nothing
+/// inserted: then they go in with insert-or-ignore. (Looking first, one statement a
+/// batch, cost the server 0.85 s of a 100,000-checkpoint copy, 2026-11-29.)
 async fn copy_writes(
     client: &mut tokio_postgres::Client,
     c: &WriteCols<'_>,
-) -> std::result::Result<Option<u64>, tokio_postgres::Error> {
+) -> std::result::Result<u64, tokio_postgres::Error> {
     use tokio_postgres::types::{ToSql, Type};
     let tx = client.transaction().await?;
-    let there = tx
-        .query(
-            "SELECT EXISTS (SELECT 1 FROM unnest($1::text[], $2::text[], $3::text[]) AS k(t, ns, id) \
-             WHERE EXISTS (SELECT 1 FROM checkpoint_writes w \
-             WHERE w.thread_id = k.t AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id))",
-            &[&c.threads, &c.nss, &c.ids],
-        )
-        .await?;
-    if there.first().map(|r| r.try_get::<_, bool>(0)).transpose()? == Some(true) {
-        return Ok(None);
-    }
     let rows = c
         .threads
         .iter()
@@ -407,7 +407,7 @@ async fn copy_writes(
     )
     .await?;
     tx.commit().await?;
-    Ok(Some(n))
+    Ok(n)
 }
 
 /// The write rows inserted where their key is free (`ON CONFLICT DO NOTHING`), in one
@@ -463,15 +463,24 @@ pub(super) enum Writer {
     Postgres(Arc<PostgresSaver>),
 }
 
-/// A carried row compared with what the target stores under its key: the same columns
-/// and the same write rows, byte for byte, is verified. Otherwise (a row another
-/// release wrote there, or one changed since) both are decoded as `get_tuple` decodes
-/// them and compared as a decoded checkpoint is.
+/// What the target saver's `put` wrote for a checkpoint of a batch: what its read-back
+/// compares the stored rows with.
+pub(super) enum Sent {
+    Sqlite(StoredRow),
+    Postgres(SentRow),
+}
+
+/// A row sent to a SQLite target (carried, or written by `put`) compared with what the
+/// target stores under its key: the same columns and the same write rows, byte for
+/// byte, is verified. Otherwise (a row another release wrote there, or one changed
+/// since) the stored one is decoded as `get_tuple` decodes it and compared, as a
+/// decoded checkpoint is, with the source (`source`, else the row sent, decoded).
 fn check_carried(
     saver: &SqliteSaver,
     conn: &rusqlite::Connection,
     p: &Pending,
     sent: &StoredRow,
+    source: Option<&CheckpointTuple>,
 ) -> Option<String> {
     let key = (p.thread.as_str(), p.ns.as_str(), p.id.as_str());
     let (row, writes) = match stored(conn, key) {
@@ -483,12 +492,19 @@ fn check_carried(
     if row == *sent && writes == sent_writes {
         return None;
     }
-    let source = match saver.decode_stored(key, sent.clone(), sent_writes) {
-        Ok(t) => t,
-        Err(e) => return Some(format!("the source row does not decode: {e}")),
+    let decoded;
+    let source = match source {
+        Some(t) => t,
+        None => match saver.decode_stored(key, sent.clone(), sent_writes) {
+            Ok(t) => {
+                decoded = t;
+                &decoded
+            }
+            Err(e) => return Some(format!("the source row does not decode: {e}")),
+        },
     };
     match saver.decode_stored(key, row, writes) {
-        Ok(back) => difference(&source, &back),
+        Ok(back) => difference(source, &back),
         Err(e) => Some(format!("does not read back: {e}")),
     }
 }
@@ -503,13 +519,16 @@ fn check_carried(
 async fn held_as_sent(
     saver: &PostgresSaver,
     batch: &[Pending],
-    sent: &[Option<SentRow>],
+    sent: &[Option<Sent>],
 ) -> Result<Vec<bool>> {
     let mut held = vec![false; batch.len()];
     let (positions, rows): (Vec<usize>, Vec<&SentRow>) = sent
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| s.as_ref().map(|s| (i, s)))
+        .filter_map(|(i, s)| match s {
+            Some(Sent::Postgres(s)) => Some((i, s)),
+            _ => None,
+        })
         .unzip();
     if positions.is_empty() {
         return Ok(held);
@@ -660,21 +679,23 @@ impl Writer {
     }
 
     /// Every checkpoint of `batch` read back and compared with its source: `None`
-    /// where they agree, else why not. Into Postgres, a checkpoint put by this batch
-    /// (`sent`) is first compared with the rows sent for it, as stored
-    /// ([`PostgresSaver::holds_sent`]); any other, and one whose rows are not those
-    /// sent, is read back through the saver and decoded, a window at a time (on
-    /// Postgres the whole batch in one statement; the SQLite saver decodes a few at
-    /// once on its blocking pool). A carried row by [`check_carried`].
-    async fn check(
-        &self,
-        batch: &[Pending],
-        sent: &[Option<SentRow>],
-    ) -> Result<Vec<Option<String>>> {
+    /// where they agree, else why not. A checkpoint this batch put (`sent`) or carried
+    /// is compared with the rows sent for it, as stored: into Postgres by
+    /// [`PostgresSaver::holds_sent`], into SQLite by [`check_carried`]. Any other
+    /// (there before), and one a Postgres target holds otherwise than sent, is read
+    /// back through the saver and decoded, a window at a time (on Postgres the whole
+    /// batch in one statement; the SQLite saver decodes a few at once on its blocking
+    /// pool). Measured 2026-11-29, 100,000 checkpoints Postgres → SQLite: reading each
+    /// back through `get_tuple` and decoding it was a quarter of the copy's CPU.
+    async fn check(&self, batch: &[Pending], sent: &[Option<Sent>]) -> Result<Vec<Option<String>>> {
         let mut out: Vec<Option<String>> = batch.iter().map(|_| None).collect();
         let held = match self {
             Writer::Postgres(s) => held_as_sent(s, batch, sent).await?,
-            Writer::Sqlite(..) => vec![false; batch.len()],
+            // Compared below, with the carried rows.
+            Writer::Sqlite(..) => sent
+                .iter()
+                .map(|s| matches!(s, Some(Sent::Sqlite(_))))
+                .collect(),
         };
         let mut decoded: Vec<(usize, Cow<'_, CheckpointTuple>)> = Vec::new();
         for (i, p) in batch.iter().enumerate() {
@@ -709,13 +730,18 @@ impl Writer {
             let conn = conn
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if batch.iter().any(|p| matches!(p.body, Body::Row(_))) {
+            let rows = batch.iter().zip(sent).map(|(p, s)| match (&p.body, s) {
+                (Body::Row(row), _) => Some((row, None)),
+                (Body::Decoded(t), Some(Sent::Sqlite(row))) => Some((row, Some(&**t))),
+                _ => None,
+            });
+            if rows.clone().any(|r| r.is_some()) {
                 // One read transaction for the batch (a statement outside one takes and
                 // drops the file's read lock each time: 38% of a copy's samples).
                 let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
-                for (p, slot) in batch.iter().zip(out.iter_mut()) {
-                    if let Body::Row(row) = &p.body {
-                        *slot = check_carried(saver, &snapshot, p, row);
+                for ((p, row), slot) in batch.iter().zip(rows).zip(out.iter_mut()) {
+                    if let Some((row, source)) = row {
+                        *slot = check_carried(saver, &snapshot, p, row, source);
                     }
                 }
             }
@@ -731,11 +757,11 @@ impl Writer {
 
     /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
     /// transaction. (Only decoded checkpoints: a carried row goes in with its writes.)
-    /// Returns, into Postgres, the rows sent (for [`check`](Self::check)).
+    /// Returns the rows written for each, in order (for [`check`](Self::check)).
     pub(super) async fn put_batch(
         &self,
         batch: &[PutOne<'_>],
-    ) -> std::result::Result<Vec<SentRow>, Error> {
+    ) -> std::result::Result<Vec<Sent>, Error> {
         let config = |p: &Pending, t: &CheckpointTuple| {
             let config = CheckpointConfig::new(p.thread.clone()).with_ns(p.ns.clone());
             match t
@@ -761,8 +787,11 @@ impl Writer {
                     .iter()
                     .map(|(p, t, _)| (config(p, t), &t.checkpoint, &t.metadata))
                     .collect();
-                s.put_batch(&items).await?;
-                Ok(Vec::new())
+                Ok(s.put_batch(&items)
+                    .await?
+                    .into_iter()
+                    .map(Sent::Sqlite)
+                    .collect())
             }
             Writer::Postgres(s) => {
                 // The versions of the channels the checkpoint holds a value for.
@@ -782,7 +811,11 @@ impl Writer {
                     .zip(&versions)
                     .map(|((p, t, blobs), v)| (config(p, t), &t.checkpoint, &t.metadata, v, *blobs))
                     .collect();
-                s.put_batch(&items).await
+                Ok(s.put_batch(&items)
+                    .await?
+                    .into_iter()
+                    .map(Sent::Postgres)
+                    .collect())
             }
         }
     }
@@ -803,11 +836,7 @@ pub(super) type PutOne<'a> = (&'a Pending, &'a CheckpointTuple, &'a [(String, Ty
 /// before the next could be written.
 pub(super) struct Verifying(tokio::task::JoinHandle<Checked>);
 
-type Checked = (
-    Vec<Pending>,
-    Vec<Option<SentRow>>,
-    Result<Vec<Option<String>>>,
-);
+type Checked = (Vec<Pending>, Vec<Option<Sent>>, Result<Vec<Option<String>>>);
 
 /// Writes a batch, emptying it: its pending writes in one target transaction
 /// (insert-or-ignore), then the checkpoints not yet there through the target saver in
@@ -911,22 +940,24 @@ async fn write_batch(
     batch: &[Pending],
     target: &mut Target,
     writer: &Writer,
-) -> Result<(u64, u64, Vec<Option<SentRow>>)> {
-    let (inserted, carried) = insert_writes(target, batch).await?;
+) -> Result<(u64, u64, Vec<Option<Sent>>)> {
     let decoded: Vec<(usize, PutOne<'_>)> = batch
         .iter()
         .enumerate()
         .filter_map(|(i, p)| p.for_put().map(|(t, blobs)| (i, (p, t, blobs))))
         .collect();
     let pendings: Vec<&Pending> = decoded.iter().map(|(_, (p, ..))| *p).collect();
+    // (Looked up before the writes go in: only `put` adds these checkpoints.)
     let there = present(target, &pendings).await?;
+    let fresh = decoded.len() == batch.len() && !there.contains(&true);
+    let (inserted, carried) = insert_writes(target, batch, fresh).await?;
     let (positions, missing): (Vec<usize>, Vec<PutOne<'_>>) = decoded
         .into_iter()
         .zip(&there)
         .filter(|(_, there)| !**there)
         .map(|(item, _)| item)
         .unzip();
-    let mut sent: Vec<Option<SentRow>> = batch.iter().map(|_| None).collect();
+    let mut sent: Vec<Option<Sent>> = batch.iter().map(|_| None).collect();
     if !missing.is_empty() {
         let rows = writer.put_batch(&missing).await.map_err(|e| {
             if e.is_connection_lost() {

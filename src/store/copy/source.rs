@@ -292,11 +292,16 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Checkpoints read from the source at once at most: from Postgres one statement
-/// for their tuples and one for their writes (one round trip per checkpoint made a
-/// copy out of Postgres wait on the network most of its time); from SQLite carried
-/// rows, one range of keys per thread.
+/// Checkpoints read from a Postgres source at once at most: one statement for their
+/// tuples and one for their writes (one round trip per checkpoint made a copy out of
+/// Postgres wait on the network most of its time).
 pub(super) const READ_AHEAD: usize = 64;
+
+/// Checkpoints read from a SQLite source at once at most (one range of keys per
+/// thread). Fewer than from Postgres: the batch being written goes on only between two
+/// reads (one Tokio task), and writing a batch into Postgres is a dozen round trips,
+/// each of which waited for a whole read of 64 checkpoints.
+pub(super) const READ_AHEAD_SQLITE: usize = 16;
 
 /// The reading side of a copy: batches of source checkpoints, bounded by count and
 /// by bytes.
@@ -318,13 +323,18 @@ pub(super) struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    /// How many checkpoints the next read takes: up to [`READ_AHEAD`] and one batch,
-    /// as many as half a batch's bytes holds of the largest seen so far (one at first).
-    pub(super) fn read_size(&self) -> usize {
+    /// How many checkpoints the next read of `src` takes: up to [`READ_AHEAD`] (from
+    /// SQLite [`READ_AHEAD_SQLITE`]) and one batch, as many as half a batch's bytes
+    /// holds of the largest seen so far (one at first).
+    pub(super) fn read_size(&self, src: &AnyStore) -> usize {
         if self.largest == 0 {
             return 1;
         }
-        (self.batch_bytes / 2 / self.largest).clamp(1, READ_AHEAD.min(self.batch_size))
+        let most = match src.raw {
+            Raw::Sqlite { .. } => READ_AHEAD_SQLITE,
+            Raw::Postgres { .. } => READ_AHEAD,
+        };
+        (self.batch_bytes / 2 / self.largest).clamp(1, most.min(self.batch_size))
     }
 
     /// The next batch (empty after the last): full, or as many checkpoints as fit
@@ -335,7 +345,7 @@ impl Reading<'_> {
         while batch.len() < self.batch_size {
             if self.ahead.is_empty() {
                 let mut keys = Vec::new();
-                while keys.len() < self.read_size() {
+                while keys.len() < self.read_size(src) {
                     match self.cursor.next(src, source, &mut self.retry).await? {
                         Some(key) => keys.push(key),
                         None => break,
