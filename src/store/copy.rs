@@ -37,6 +37,14 @@
 //! as its stored columns, undecoded: they are what the SQLite saver's `put` of the
 //! decoded checkpoint writes. Any other row goes through `put` as above.
 //!
+//! **Rows split as stored (SQLite → Postgres):** into Postgres written in clear, such a
+//! row (a checkpoint from `v` 4 on, or without pending sends) is split as the Postgres
+//! saver's `put` splits it without decoding the values that go to blobs: only the
+//! document's other parts and its inline values (nil, bool, int, float, str) are
+//! decoded and put; each other channel's blob is the value's own msgpack bytes in the
+//! row (a bin's content as `bytes`), what `dumps_typed` of the decoded value gives.
+//! A `_DeltaSnapshot`, or a blob value whose channel has no version, is decoded whole.
+//!
 //! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
 //! inserts the batch's pending writes (and the rows carried as stored), another puts
@@ -47,11 +55,14 @@
 //! **Resumable:** a checkpoint already in the target is not written again (its
 //! writes are inserted if missing: inserts only take free keys). Writes commit before
 //! their checkpoints, so killed at any point, a copy leaves whole checkpoints whose
-//! writes are already there; run it again to finish. **Verified:** every copied or
-//! present checkpoint is read back through the target saver's `get_tuple` (a few at a
-//! time) and compared with the source (checkpoint, metadata, parent, pending writes in
-//! order); a carried row is read back as stored and compared byte for byte (as decoded
-//! where the bytes differ). Counts are reported. Memory holds three batches (read
+//! writes are already there; run it again to finish. **Verified:** a checkpoint the
+//! batch wrote is compared with what the target holds under its key, as stored: the
+//! rows sent (into SQLite the columns `put` wrote or the carried row; into Postgres the
+//! checkpoint and metadata JSON, as values, and each blob) and its write rows, byte
+//! for byte (out of Postgres by ranges of keys). Where they differ, and for a checkpoint that was
+//! there before, the checkpoint is read back through the target saver's `get_tuple`
+//! and compared decoded with the source (checkpoint, metadata, parent, pending writes
+//! in order). Counts are reported. Memory holds three batches (read
 //! ahead, written, read back) and one page of keys. Needs a Tokio runtime (the
 //! read-backs are Tokio tasks).
 
