@@ -257,23 +257,25 @@ impl SqliteSaver {
             .iter()
             .map(|(config, checkpoint, metadata)| self.put_row(config, checkpoint, metadata))
             .collect::<Result<Vec<_>>>()?;
-        let out = rows
-            .iter()
-            .map(|r| StoredRow {
-                parent: r.parent.clone(),
-                type_tag: Some(r.row.type_tag.clone()),
-                checkpoint: Some(r.row.data.to_vec()),
-                metadata: Some(r.metadata_text.clone().into_bytes()),
-            })
-            .collect();
         let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
-        self.run(move |inner| {
-            inner.conns.write("put", pages, Statements::Many, |tx| {
-                rows.iter().try_for_each(|row| row.insert(tx))
+        // The rows come back from the write, taken apart without copying their bytes.
+        let rows = self
+            .run(move |inner| {
+                inner.conns.write("put", pages, Statements::Many, |tx| {
+                    rows.iter().try_for_each(|row| row.insert(tx))?;
+                    Ok(rows)
+                })
             })
-        })
-        .await?;
-        Ok(out)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| StoredRow {
+                parent: r.parent,
+                type_tag: Some(r.row.type_tag),
+                checkpoint: Some(Vec::from(r.row.data)),
+                metadata: Some(r.metadata_text.into_bytes()),
+            })
+            .collect())
     }
 
     /// A checkpoint row and its write rows as a SQLite store holds them (another

@@ -522,6 +522,44 @@ fn check_carried(
     }
 }
 
+/// The SQLite part of [`Writer::check`]: the rows sent (carried, or written by
+/// `put`) compared with the file's, and the WAL checkpointed.
+fn check_stored(
+    saver: &SqliteSaver,
+    conn: &std::sync::Mutex<rusqlite::Connection>,
+    batch: &[Pending],
+    sent: &[Option<Sent>],
+    out: &mut [Option<String>],
+) -> Result<()> {
+    {
+        let conn = conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let rows = batch.iter().zip(sent).map(|(p, s)| match (&p.body, s) {
+            (Body::Row(row), _) => Some((row, None)),
+            (Body::Decoded(t), Some(Sent::Sqlite(row))) => Some((row, Some(&**t))),
+            _ => None,
+        });
+        if rows.clone().any(|r| r.is_some()) {
+            // One read transaction for the batch (a statement outside one takes and
+            // drops the file's read lock each time: 38% of a copy's samples).
+            let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
+            for ((p, row), slot) in batch.iter().zip(rows).zip(out.iter_mut()) {
+                if let Some((row, source)) = row {
+                    *slot = check_carried(saver, &snapshot, p, row, source);
+                }
+            }
+        }
+        // The WAL is copied into the file here, beside the writer, instead of by
+        // the writer's commits (`wal_autocheckpoint` is off on the copy's
+        // connection): 10% of a copy's samples were the writer checkpointing.
+        // Passive: it waits for no one, and a frame a reader still needs stays.
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(sq("copy"))?;
+    }
+    Ok(())
+}
+
 /// Which checkpoints of `batch` the Postgres target holds exactly as sent (`sent`,
 /// with their writes), by position: the measured way to verify a batch put by this
 /// copy (2026-11-29, 100,000 checkpoints SQLite → Postgres: the read-back through the
@@ -740,48 +778,9 @@ impl Writer {
             }
         }
         if let Writer::Sqlite(saver, conn) = self {
-            off_the_runtime(|| self.check_stored(saver, conn, batch, sent, &mut out))?;
+            off_the_runtime(|| check_stored(saver, conn, batch, sent, &mut out))?;
         }
         Ok(out)
-    }
-
-    /// The SQLite part of [`check`](Self::check): the rows sent (carried, or written by
-    /// `put`) compared with the file's, and the WAL checkpointed.
-    fn check_stored(
-        &self,
-        saver: &SqliteSaver,
-        conn: &std::sync::Mutex<rusqlite::Connection>,
-        batch: &[Pending],
-        sent: &[Option<Sent>],
-        out: &mut [Option<String>],
-    ) -> Result<()> {
-        {
-            let conn = conn
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let rows = batch.iter().zip(sent).map(|(p, s)| match (&p.body, s) {
-                (Body::Row(row), _) => Some((row, None)),
-                (Body::Decoded(t), Some(Sent::Sqlite(row))) => Some((row, Some(&**t))),
-                _ => None,
-            });
-            if rows.clone().any(|r| r.is_some()) {
-                // One read transaction for the batch (a statement outside one takes and
-                // drops the file's read lock each time: 38% of a copy's samples).
-                let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
-                for ((p, row), slot) in batch.iter().zip(rows).zip(out.iter_mut()) {
-                    if let Some((row, source)) = row {
-                        *slot = check_carried(saver, &snapshot, p, row, source);
-                    }
-                }
-            }
-            // The WAL is copied into the file here, beside the writer, instead of by
-            // the writer's commits (`wal_autocheckpoint` is off on the copy's
-            // connection): 10% of a copy's samples were the writer checkpointing.
-            // Passive: it waits for no one, and a frame a reader still needs stays.
-            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-                .map_err(sq("copy"))?;
-        }
-        Ok(())
     }
 
     /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
