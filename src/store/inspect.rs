@@ -18,6 +18,8 @@ use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+use crate::saver::postgres::{Blobs, TupleParts};
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
     PendingWrite,
@@ -669,23 +671,31 @@ impl AnyStore {
 
 impl AnyStore {
     /// [`tuple`](Self::tuple) of each of `keys` (thread, namespace, id), in order
-    /// (`None`: not there): from Postgres in one statement for them all (one round
-    /// trip per checkpoint was most of a copy out of Postgres), from SQLite one by one.
+    /// (`None`: not there), without their pending writes (a copy reads those as rows):
+    /// from Postgres in one statement for them all (one round trip per checkpoint was
+    /// most of a copy out of Postgres), from SQLite one by one. With `raw_blobs`, a
+    /// Postgres store's channel values held as clear msgpack, `bytes` or `null` blobs
+    /// come apart, as stored (`TupleParts::raw_blobs`); otherwise that list is empty.
     ///
     /// # Errors
     /// As [`tuple`](Self::tuple); a row that does not decode fails them all, named by
     /// the range of keys.
     // Only the store copy (which needs both backends) reads many at once.
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
-    pub(crate) async fn tuples(
+    pub(crate) async fn tuples_without_writes(
         &self,
         serde: &Arc<dyn Serializer>,
         keys: &[(String, String, String)],
-    ) -> Result<Vec<Option<CheckpointTuple>>> {
+        raw_blobs: bool,
+    ) -> Result<Vec<Option<(CheckpointTuple, Blobs)>>> {
         let Raw::Postgres { url, .. } = &self.raw else {
             let mut out = Vec::with_capacity(keys.len());
             for (t, ns, id) in keys {
-                out.push(self.tuple(serde, t, Some(ns), id).await?);
+                let tuple = self.tuple(serde, t, Some(ns), id).await?;
+                out.push(tuple.map(|mut tuple| {
+                    tuple.pending_writes.clear();
+                    (tuple, Blobs::new())
+                }));
             }
             return Ok(out);
         };
@@ -694,7 +704,11 @@ impl AnyStore {
             .iter()
             .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
             .collect();
-        saver.get_tuples_in_order(&refs).await.map_err(|e| {
+        let parts = TupleParts {
+            writes: false,
+            raw_blobs,
+        };
+        saver.get_tuples_in_order(&refs, parts).await.map_err(|e| {
             let at = |k: Option<&(String, String, String)>| {
                 k.map(|(t, ns, id)| format!("{t}/{ns:?}/{id}"))
                     .unwrap_or_default()

@@ -228,6 +228,30 @@ pub(crate) fn tag_msgpack(bytes: Vec<u8>) -> TypedBytes {
     }
 }
 
+/// The msgpack bytes of the value a clear `dumps_typed` pair holds, without decoding
+/// it: [`tag_msgpack`]'s inverse. A `msgpack` pair's bytes when they are one whole
+/// well-formed value (walked with the decoder's checks and limits), a `bytes` pair's
+/// content as a bin, nil for `null`; `None` for any other pair (decode it instead).
+/// Msgpack as Python writes it is canonical, so these are the bytes decoding the pair
+/// and encoding its value give (the golden vectors).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn msgpack_of<'a>(tag: &str, data: &'a [u8]) -> Option<std::borrow::Cow<'a, [u8]>> {
+    use std::borrow::Cow;
+    match tag {
+        tags::MSGPACK => {
+            let whole = crate::msgpack::LazyValue::new(data).bytes().ok()?;
+            (whole.len() == data.len()).then_some(Cow::Borrowed(data))
+        }
+        tags::BYTES => {
+            let mut out = Vec::with_capacity(data.len() + 5);
+            crate::msgpack::write_bin(&mut out, data).ok()?;
+            Some(Cow::Owned(out))
+        }
+        tags::NULL if data.is_empty() => Some(Cow::Owned(vec![M::NIL])),
+        _ => None,
+    }
+}
+
 /// Reads a `(type, bytes)` pair as `JsonPlusSerializer` wrote it into a `T`.
 ///
 /// `null` reads as nil (`Option::None`, `()`), `bytes` / `bytearray` as a bin,

@@ -19,6 +19,18 @@ fn python_store() -> Option<(String, String)> {
     Some((py, path))
 }
 
+/// [`python_store`] copied into a new Postgres database `name`; Python and its URL.
+async fn python_store_in_postgres(name: &str) -> Option<(String, String)> {
+    let url = pg::url()?;
+    let (py, python) = python_store()?;
+    let source = pg::fresh(&url, name).await;
+    let there = copy(&python, &source, &StoreKeys::none(), &CopyOptions::new())
+        .await
+        .expect("into Postgres");
+    assert_eq!(there.verified, 12, "{:?}", there.mismatches);
+    Some((py, source))
+}
+
 /// Each thread a mismatch names, with the first two words of why, once.
 fn reasons(mismatches: &[String]) -> Vec<(String, String)> {
     let mut threads: Vec<(String, String)> = mismatches
@@ -127,16 +139,10 @@ CREATE TRIGGER change_write BEFORE INSERT ON checkpoint_writes FOR EACH ROW EXEC
 /// of another), and those checkpoints, and only those, are reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_into_sqlite_reports_rows_the_target_holds_otherwise_than_written() {
-    let Some(url) = pg::url() else { return };
-    let Some((_, python)) = python_store() else {
+    let Some((_, source)) = python_store_in_postgres("split_back").await else {
         return;
     };
     let none = StoreKeys::none();
-    let source = pg::fresh(&url, "split_back").await;
-    let there = copy(&python, &source, &none, &CopyOptions::new())
-        .await
-        .expect("into Postgres");
-    assert_eq!(there.verified, 12, "{:?}", there.mismatches);
     let target = scratch("split_back").join("target.sqlite");
     drop(langgraph_codec::saver::sqlite::SqliteSaver::create(&target).expect("tables"));
     rusqlite::Connection::open(&target)
@@ -168,4 +174,45 @@ async fn copy_into_sqlite_reports_rows_the_target_holds_otherwise_than_written()
         "{:?}",
         report.mismatches
     );
+}
+
+/// Out of Postgres into SQLite, the values Postgres holds as clear blobs go into the
+/// SQLite row as their bytes, never decoded: Python checks that each reads as the
+/// Postgres reader reads it (the same type and value) and that the row is what its
+/// serializer writes of what it holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_sqlite_writes_blob_values_as_pythons_serializer_does() {
+    let Some((py, source)) = python_store_in_postgres("split_out").await else {
+        return;
+    };
+    let none = StoreKeys::none();
+    let target = scratch("split_out").join("target.sqlite");
+    let target = target.to_str().expect("utf-8").to_owned();
+    let report = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified, report.writes_inserted),
+        (12, 12, 24),
+        "{:?}",
+        report.mismatches
+    );
+    // Run again, each checkpoint is there already and read back whole (its values and
+    // writes decoded) to be compared with the source's.
+    let again = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy again");
+    assert_eq!(
+        (again.already_there, again.verified),
+        (12, 12),
+        "{:?}",
+        again.mismatches
+    );
+    // Expected from Python: its Postgres reader's values, its serializer's bytes.
+    let out = support::python_script(&py, "split_blobs.py", &["check-back", &source, &target]);
+    assert!(
+        out.contains(r#"{"checkpoints": 12, "values": 108}"#),
+        "{out}"
+    );
+    support::python_reads_equal(&py, false, &source, &[&target]);
 }

@@ -3,6 +3,7 @@ against a Postgres store the checkpoints were copied into.
 
     python vectors/store_maint/split_blobs.py make STORE.sqlite
     python vectors/store_maint/split_blobs.py check STORE.sqlite POSTGRES_URL
+    python vectors/store_maint/split_blobs.py check-back POSTGRES_URL TARGET.sqlite
 
 `make` writes, with today's Python `SqliteSaver`, a store of 3 threads of 4
 checkpoints whose channels hold every kind of value Python's `PostgresSaver.put` sorts:
@@ -15,6 +16,13 @@ each channel value, what `PostgresSaver.put` stores for it: an inline value must
 in the target checkpoint's `channel_values` JSONB, equal; any other value's blob row at
 (thread, ns, channel, its version) must hold `serde.dumps_typed(value)`, type and bytes.
 Prints one JSON line with the counts; exits 1 naming the first difference.
+
+`check-back` reads every checkpoint of the Postgres store with Python's
+`PostgresSaver` and the same checkpoint's row in a SQLite store it was copied into:
+the row must be a `msgpack` pair whose channel values `loads_typed` reads as the
+Postgres reader's, each equal and of the same type, and re-encoding what it read
+(`dumps_typed`) must give the row's bytes: the row is what Python's serializer
+writes. Prints the counts as one JSON line; exits 1 naming the first difference.
 """
 
 import datetime
@@ -102,11 +110,50 @@ def check(path: str, url: str) -> None:
     print(json.dumps({"checkpoints": checked, "blobs": blobs, "inline": inline}))
 
 
+def check_back(url: str, path: str) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    serde = JsonPlusSerializer()
+    checked = values = 0
+    db = sqlite3.connect(path)
+    with PostgresSaver.from_conn_string(url) as src:
+        threads = sorted({t.config["configurable"]["thread_id"] for t in src.list(None)})
+        for thread in threads:
+            for tup in src.list({"configurable": {"thread_id": thread}}):
+                cfg = tup.config["configurable"]
+                ns, cid = cfg.get("checkpoint_ns", ""), cfg["checkpoint_id"]
+                at = f"{thread}/{ns!r}/{cid}"
+                row = db.execute(
+                    "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (thread, ns, cid),
+                ).fetchone()
+                if row is None:
+                    sys.exit(f"{at}: not in the target")
+                if row[0] != "msgpack":
+                    sys.exit(f"{at}: a {row[0]!r} row, Python's SqliteSaver writes msgpack")
+                read = serde.loads_typed((row[0], row[1]))
+                want = tup.checkpoint["channel_values"]
+                got = read.get("channel_values", {})
+                if set(got) != set(want):
+                    sys.exit(f"{at}: channels {sorted(got)}, the Postgres reader reads {sorted(want)}")
+                for ch, value in want.items():
+                    if type(got.get(ch)) is not type(value) or got.get(ch) != value:
+                        sys.exit(f"{at}: {ch} = {got.get(ch)!r}, the Postgres reader reads {value!r}")
+                    values += 1
+                again = serde.dumps_typed(read)
+                if again != (row[0], bytes(row[1])):
+                    sys.exit(f"{at}: the row is not what Python's serializer writes of what it holds")
+                checked += 1
+    print(json.dumps({"checkpoints": checked, "values": values}))
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(sys.argv[2])
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "check-back":
+        check_back(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
 

@@ -69,9 +69,11 @@
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod bulk;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub(crate) use bulk::{copy_in, found_positions, unique_violation, PutItem, SentRow, SentWrite};
+pub(crate) use bulk::{
+    copy_in, found_positions, unique_violation, PutItem, SentRow, SentWrite, TupleParts,
+};
 #[cfg(feature = "sqlite")]
-pub(crate) use rows::split_msgpack;
+pub(crate) use rows::{split_msgpack, Blobs};
 mod conninfo;
 mod db;
 mod error;
@@ -647,6 +649,25 @@ impl PostgresSaver {
         page_blobs: PageBlobs,
         operation: &'static str,
     ) -> Result<Vec<CheckpointTuple>> {
+        let read = self
+            .select_parts(client, sql, params, (page_blobs, false), operation)
+            .await?;
+        Ok(read.into_iter().map(|(tuple, _)| tuple).collect())
+    }
+
+    /// [`select_tuples`](Self::select_tuples), with `raw`: each tuple without the
+    /// channel values its blobs hold as clear msgpack, `bytes` or `null` pairs, given
+    /// apart as stored ([`SelectedRow::blob_values`]). Not for a checkpoint that takes
+    /// its parent's sends, nor with a serializer that refuses plaintext (all decoded).
+    pub(crate) async fn select_parts<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        sql: &str,
+        params: &[Param<'_>],
+        (page_blobs, raw): (PageBlobs, bool),
+        operation: &'static str,
+    ) -> Result<Vec<(CheckpointTuple, rows::Blobs)>> {
+        let raw = raw && !self.settings.serde.refuses_plaintext();
         let rows = client
             .rows(self.settings.mode, sql, params)
             .await
@@ -671,12 +692,13 @@ impl PostgresSaver {
                     row.inline_blobs(&mut map)?;
                 }
             }
+            let shallow = self.settings.shallow;
             let values = selected
                 .iter()
-                .map(|r| r.blob_values(&*self.settings.serde, &map))
+                .map(|r| r.blob_values(&*self.settings.serde, &map, raw && !r.needs_sends(shallow)))
                 .collect::<Result<Vec<_>>>()?;
             if self.refuses_inline() {
-                for (row, values) in selected.iter().zip(&values) {
+                for (row, (values, _)) in selected.iter().zip(&values) {
                     row.refuse_inline(values)?;
                 }
             }
@@ -722,7 +744,7 @@ impl PostgresSaver {
             selected
                 .into_iter()
                 .zip(blob_values)
-                .map(|(r, values)| {
+                .map(|(r, (values, kept))| {
                     let s = if r.needs_sends(self.settings.shallow) {
                         let key = (
                             r.thread_id.clone(),
@@ -743,7 +765,7 @@ impl PostgresSaver {
                     if moved {
                         tuple.checkpoint.extra.shift_remove("pending_sends");
                     }
-                    Ok(tuple)
+                    Ok((tuple, kept))
                 })
                 .collect()
         })

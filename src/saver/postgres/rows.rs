@@ -377,14 +377,19 @@ impl SelectedRow {
     }
 
     /// The channel values its blobs hold (blobs win over inline values; `empty`
-    /// skipped), decoded, for [`into_tuple`](Self::into_tuple).
+    /// skipped), decoded, for [`into_tuple`](Self::into_tuple); with `raw`, those whose
+    /// pair is clear msgpack, `bytes` or `null` ([`crate::typed::msgpack_of`]) and whose
+    /// channel has no inline value are left as they are stored, apart (the second
+    /// list), for a writer that takes values as their bytes.
     pub(crate) fn blob_values(
         &self,
         serde: &dyn Serializer,
         blobs: &BlobMap<'_>,
-    ) -> Result<Vec<(String, Value)>> {
+        raw: bool,
+    ) -> Result<(Vec<(String, Value)>, Blobs)> {
         let codec = RowCodec::new(serde);
         let mut merged = Vec::new();
+        let mut kept = Blobs::new();
         for (ch, version) in &self.checkpoint.channel_versions {
             let key = (
                 self.thread_id.as_str(),
@@ -398,15 +403,23 @@ impl SelectedRow {
             if tag == tags::EMPTY {
                 continue;
             }
+            let data = data.unwrap_or_default();
+            if raw
+                && !self.checkpoint.channel_values.contains_key(ch)
+                && crate::typed::msgpack_of(tag, data).is_some()
+            {
+                kept.push((ch.clone(), TypedBytes::new(tag, data.to_vec())));
+                continue;
+            }
             let value = codec.value(
                 RowKind::Blob,
                 || self.loc().with_detail(format!("channel {ch:?}")),
                 Some(tag),
-                data.unwrap_or_default(),
+                data,
             )?;
             merged.push((ch.clone(), value));
         }
-        Ok(merged)
+        Ok((merged, kept))
     }
 
     /// Strict mode with every value in blobs: the serializer refuses rows that are not

@@ -215,16 +215,25 @@ impl SqliteSaver {
 impl SqliteSaver {
     /// The row Python's `put` writes: the whole serialized checkpoint (channel values
     /// included), its metadata as `json.dumps` text and the parent id from `config`.
+    ///
+    /// `values`: channel values given as their clear `dumps_typed` pairs (`msgpack`,
+    /// `bytes`, `null`) instead of in `checkpoint`, put into its `channel_values` as
+    /// their bytes ([`rows::splice_values`]), so the row is the one `put` writes of the
+    /// checkpoint holding them decoded.
     fn put_row(
         &self,
         config: &CheckpointConfig,
         checkpoint: &Checkpoint,
         metadata: &CheckpointMetadata,
+        values: &[(String, TypedBytes)],
     ) -> Result<PutRow> {
         let thread = config.require_thread_id("put")?.to_owned();
         // The typed serializer writes the dict straight from the checkpoint: the same
         // bytes as dumps_typed(&checkpoint.to_value()), without copying the state first.
-        let row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
+        let mut row = self.inner.serde.dumps_typed_value(&checkpoint.dict(true))?;
+        if !values.is_empty() {
+            row = rows::splice_values(row, values)?;
+        }
         let metadata_value = checkpoint_metadata(config, metadata).to_value();
         refuse_deep_metadata(&metadata_value, METADATA_MAX_DEPTH)?;
         let metadata_text = pyjson::dumps(&metadata_value, pyjson::METADATA)
@@ -249,13 +258,14 @@ impl SqliteSaver {
     /// database's errors (then nothing is stored).
     // Only the store copy (which needs both backends) writes batches.
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
-    pub(crate) async fn put_batch(
-        &self,
-        items: &[(CheckpointConfig, &Checkpoint, &CheckpointMetadata)],
-    ) -> Result<Vec<StoredRow>> {
+    /// Each item's channel values given as `dumps_typed` pairs are put as `put_row`
+    /// puts them.
+    pub(crate) async fn put_batch(&self, items: &[SqlitePutItem<'_>]) -> Result<Vec<StoredRow>> {
         let rows = items
             .iter()
-            .map(|(config, checkpoint, metadata)| self.put_row(config, checkpoint, metadata))
+            .map(|(config, checkpoint, metadata, values)| {
+                self.put_row(config, checkpoint, metadata, values)
+            })
             .collect::<Result<Vec<_>>>()?;
         let pages = wal_pages(rows.iter().map(PutRow::bytes).sum());
         // The rows come back from the write, taken apart without copying their bytes.
@@ -319,6 +329,17 @@ impl SqliteSaver {
     }
 }
 
+/// A checkpoint for [`SqliteSaver::put_batch`]: its config (thread, namespace, parent
+/// id), the checkpoint and metadata, and channel values given as their clear
+/// `dumps_typed` pairs instead of in the checkpoint.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) type SqlitePutItem<'a> = (
+    CheckpointConfig,
+    &'a Checkpoint,
+    &'a CheckpointMetadata,
+    &'a [(String, TypedBytes)],
+);
+
 /// The columns of a `checkpoints` row after its key, as stored
 /// ([`SqliteSaver::decode_stored`]).
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -359,7 +380,7 @@ impl CheckpointSaver for SqliteSaver {
         metadata: &CheckpointMetadata,
         _new_versions: &ChannelVersions,
     ) -> Result<CheckpointConfig> {
-        let row = self.put_row(config, checkpoint, metadata)?;
+        let row = self.put_row(config, checkpoint, metadata, &[])?;
         let out = row.config();
         let pages = wal_pages(row.bytes());
         self.write("put", pages, Statements::One, move |conn| row.insert(conn))

@@ -263,3 +263,97 @@ impl SqliteSaver {
         .await
     }
 }
+
+/// The checkpoint row `row` (a clear `msgpack` pair of the checkpoint dict) with
+/// `values` put into its `channel_values` as their bytes ([`crate::typed::msgpack_of`]):
+/// a channel the map holds has its value replaced where it stands, any other is added
+/// at the end, in order — the map a decoded value inserted into the checkpoint's
+/// `channel_values` (an `IndexMap`) gives, so the bytes are those `put` writes of the
+/// checkpoint holding the values decoded (msgpack as Python writes it is canonical).
+///
+/// # Errors
+/// [`SaverFault::InvalidCheckpoint`] for a row that is not clear msgpack (an encrypting
+/// serializer: values given as bytes are for a clear store), a value that is not a
+/// clear pair, or a channel given twice.
+pub(super) fn splice_values(
+    row: TypedBytes,
+    values: &[(String, TypedBytes)],
+) -> Result<TypedBytes> {
+    use crate::msgpack::{write_map_len, write_str, LazyValue};
+    let invalid = |reason: String| -> Error {
+        SaverFault::InvalidCheckpoint {
+            field: "channel_values".to_owned(),
+            reason,
+        }
+        .into()
+    };
+    if row.type_tag != crate::protocol::tags::MSGPACK {
+        return Err(invalid(format!(
+            "channel values given as bytes go into a clear row, and this serializer wrote a {:?} row",
+            row.type_tag
+        )));
+    }
+    let mut given: Vec<(&str, std::borrow::Cow<'_, [u8]>, bool)> = Vec::with_capacity(values.len());
+    for (ch, v) in values {
+        let bytes = crate::typed::msgpack_of(&v.type_tag, &v.data).ok_or_else(|| {
+            invalid(format!(
+                "channel {ch:?}: a {:?} pair is not a clear value's bytes",
+                v.type_tag
+            ))
+        })?;
+        if given.iter().any(|(c, ..)| c == ch) {
+            return Err(invalid(format!("channel {ch:?} given twice")));
+        }
+        given.push((ch.as_str(), bytes, false));
+    }
+    let malformed = |e: crate::msgpack::DecodeError| invalid(format!("the encoded row: {e}"));
+    let top = LazyValue::new(&row.data)
+        .entries()
+        .map_err(malformed)?
+        .ok_or_else(|| invalid("the encoded row is not a map".to_owned()))?;
+    let mut out =
+        Vec::with_capacity(row.data.len() + given.iter().map(|g| g.1.len()).sum::<usize>());
+    write_map_len(&mut out, top.len()).map_err(|e| invalid(e.to_string()))?;
+    for (key, value) in top {
+        out.extend_from_slice(key.bytes().map_err(malformed)?);
+        let is_values = matches!(
+            key.decode(),
+            Ok(crate::msgpack::ValueRef::Str("channel_values"))
+        );
+        if !is_values {
+            out.extend_from_slice(value.bytes().map_err(malformed)?);
+            continue;
+        }
+        let channels = value
+            .entries()
+            .map_err(malformed)?
+            .ok_or_else(|| invalid("channel_values is not a map".to_owned()))?;
+        let added = given.len() - channels.iter().filter(|(ch, _)| {
+            matches!(ch.decode(), Ok(crate::msgpack::ValueRef::Str(name)) if given.iter().any(|(g, ..)| *g == name))
+        }).count();
+        write_map_len(&mut out, channels.len() + added).map_err(|e| invalid(e.to_string()))?;
+        for (ch, v) in &channels {
+            out.extend_from_slice(ch.bytes().map_err(malformed)?);
+            let replaced = match ch.decode() {
+                Ok(crate::msgpack::ValueRef::Str(name)) => {
+                    given.iter_mut().find(|(g, ..)| *g == name)
+                }
+                _ => None,
+            };
+            match replaced {
+                Some((_, bytes, used)) => {
+                    out.extend_from_slice(bytes);
+                    *used = true;
+                }
+                None => out.extend_from_slice(v.bytes().map_err(malformed)?),
+            }
+        }
+        for (ch, bytes, used) in &given {
+            if !used {
+                write_str(&mut out, ch).map_err(|e| invalid(e.to_string()))?;
+                out.extend_from_slice(bytes);
+            }
+        }
+    }
+    Ok(TypedBytes::new(row.type_tag, out))
+}

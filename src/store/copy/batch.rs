@@ -16,9 +16,11 @@ use std::borrow::Cow;
 use super::super::inspect::decode_sqlite_row;
 use crate::saver::postgres::{
     copy_in, found_positions, unique_violation, PostgresSaver, PutItem, SentRow, SentWrite,
+    TupleParts,
 };
-use crate::saver::sqlite::{SqliteSaver, StoredRow, StoredWrite};
+use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::serializer::Serializer;
 use crate::{TypedBytes, Value};
 
 /// One stored pending write.
@@ -49,7 +51,8 @@ pub(super) type CopiedWrite = (WriteRow, Vec<u8>, String);
 
 /// How a checkpoint goes to the target.
 pub(super) enum Body {
-    /// Decoded, to be written by the target saver's `put`.
+    /// Decoded, to be written by the target saver's `put`, without its pending writes
+    /// (they are [`Pending::writes`]).
     Decoded(Box<CheckpointTuple>),
     /// A clear msgpack row of a SQLite source in Python's layout, going into a SQLite
     /// store: its stored columns, carried as they are. They are what the SQLite
@@ -58,17 +61,22 @@ pub(super) enum Body {
     /// SQLite: decoding, encoding, and decoding the read-back took most of the copy's
     /// CPU; `source::carried_row` says which rows qualify).
     Row(StoredRow),
-    /// A clear msgpack row of a SQLite source in Python's layout, going into a
-    /// Postgres store: the tuple with only its inline channel values decoded, the
-    /// others as their blobs ([`split_msgpack`]), and the row (decoded whole only to
-    /// look closer at a target that does not hold what was sent). Measured
-    /// 2026-11-29, 100,000 checkpoints SQLite → Postgres: decoding every channel value
-    /// and encoding it again for its blob was most of the CPU of the thread that reads
-    /// the source.
+    /// A checkpoint going into a clear store with some channel values as their
+    /// `dumps_typed` pairs, never decoded: the tuple with the other values decoded
+    /// (without its pending writes, as `Decoded`), and the blobs.
+    /// - A clear msgpack row of a SQLite source in Python's layout, going into
+    ///   Postgres: its inline values decoded, the others split off as their blobs
+    ///   ([`split_msgpack`]), and the `row` (decoded whole only to look closer at a
+    ///   target that does not hold what was sent). Measured 2026-11-29, 100,000
+    ///   checkpoints SQLite → Postgres: decoding every channel value and encoding it
+    ///   again for its blob was most of the CPU of the thread that reads the source.
+    /// - A Postgres source's checkpoint (`row` `None`): its clear msgpack, `bytes` and
+    ///   `null` blobs as stored (`TupleParts::raw_blobs`), put into a SQLite row as
+    ///   their bytes or into Postgres blobs as they are.
     Split {
         tuple: Box<CheckpointTuple>,
         blobs: Vec<(String, TypedBytes)>,
-        row: StoredRow,
+        row: Option<StoredRow>,
     },
 }
 
@@ -87,39 +95,85 @@ impl Pending {
         }
     }
 
-    /// The whole checkpoint decoded, to compare with a read-back: a split row's decoded
-    /// now; `None` for a row carried as stored.
-    fn decoded(&self) -> Option<std::result::Result<Cow<'_, CheckpointTuple>, String>> {
-        match &self.body {
-            Body::Decoded(t) => Some(Ok(Cow::Borrowed(&**t))),
-            Body::Split { row, .. } => {
-                let writes = self.writes.iter().map(|(w, data, tag)| {
-                    (
-                        w.task_id.as_str(),
-                        w.channel.as_str(),
-                        tag.as_str(),
-                        data.as_slice(),
-                    )
-                });
-                let clear = crate::serializer::JsonPlusSerializer::new();
-                Some(
-                    decode_sqlite_row(
-                        &clear,
-                        (&self.thread, &self.ns, &self.id),
-                        row.parent.as_deref(),
-                        (
-                            row.type_tag.as_deref().unwrap_or_default(),
-                            row.checkpoint.as_deref().unwrap_or_default(),
-                            row.metadata.as_deref(),
-                        ),
-                        writes,
-                    )
-                    .map(Cow::Owned)
-                    .map_err(|e| format!("the source row does not decode: {e}")),
-                )
+    /// The whole checkpoint decoded, to compare with a read-back: a decoded one with
+    /// its writes (as written, decoded by `serde`, the target's serializer) and the
+    /// values it holds as blobs; a split row decoded now; `None` for a row carried as
+    /// stored.
+    fn decoded(
+        &self,
+        serde: &dyn Serializer,
+    ) -> Option<std::result::Result<Cow<'_, CheckpointTuple>, String>> {
+        let (tuple, blobs) = match &self.body {
+            Body::Decoded(t) if self.writes.is_empty() => return Some(Ok(Cow::Borrowed(&**t))),
+            Body::Decoded(t) => (t, &[][..]),
+            Body::Split { row: Some(row), .. } => return Some(self.decode_row(row)),
+            Body::Split {
+                tuple,
+                blobs,
+                row: None,
+            } => (tuple, &blobs[..]),
+            Body::Row(_) => return None,
+        };
+        let mut tuple = (**tuple).clone();
+        // Blobs are clear pairs (`TupleParts::raw_blobs`), read as the source's reader
+        // reads them: the value inserted into `channel_values`.
+        let clear = crate::serializer::JsonPlusSerializer::new();
+        for (ch, pair) in blobs {
+            match clear.loads_typed(&pair.type_tag, &pair.data) {
+                Ok(value) => {
+                    tuple.checkpoint.channel_values.insert(ch.clone(), value);
+                }
+                Err(e) => return Some(Err(format!("channel {ch:?} does not decode: {e}"))),
             }
-            Body::Row(_) => None,
         }
+        let mut writes: Vec<&CopiedWrite> = self.writes.iter().collect();
+        // The reader's order: Python's `writes_sort_key`, strings by code point.
+        writes.sort_by(|(a, ..), (b, ..)| {
+            (&a.task_path, &a.task_id, a.idx).cmp(&(&b.task_path, &b.task_id, b.idx))
+        });
+        for (w, data, tag) in writes {
+            match serde.loads_typed(tag, data) {
+                Ok(value) => tuple.pending_writes.push(crate::saver::PendingWrite {
+                    task_id: w.task_id.clone(),
+                    channel: w.channel.clone(),
+                    value,
+                }),
+                Err(e) => {
+                    return Some(Err(format!(
+                        "write {}/{} does not decode: {e}",
+                        w.task_id, w.idx
+                    )))
+                }
+            }
+        }
+        Some(Ok(Cow::Owned(tuple)))
+    }
+
+    /// A split SQLite row decoded whole, with its writes (clear: a row is split only
+    /// for a clear target).
+    fn decode_row(&self, row: &StoredRow) -> std::result::Result<Cow<'_, CheckpointTuple>, String> {
+        let writes = self.writes.iter().map(|(w, data, tag)| {
+            (
+                w.task_id.as_str(),
+                w.channel.as_str(),
+                tag.as_str(),
+                data.as_slice(),
+            )
+        });
+        let clear = crate::serializer::JsonPlusSerializer::new();
+        decode_sqlite_row(
+            &clear,
+            (&self.thread, &self.ns, &self.id),
+            row.parent.as_deref(),
+            (
+                row.type_tag.as_deref().unwrap_or_default(),
+                row.checkpoint.as_deref().unwrap_or_default(),
+                row.metadata.as_deref(),
+            ),
+            writes,
+        )
+        .map(Cow::Owned)
+        .map_err(|e| format!("the source row does not decode: {e}"))
     }
 
     /// Its pending writes as the target stores them.
@@ -178,10 +232,25 @@ pub(super) fn pending_bytes(body: &Body, writes: &[CopiedWrite]) -> usize {
             .map(|c| c.as_ref().map_or(0, Vec::len))
             .sum(),
         // The row, and its blobs' copies of its values.
-        Body::Split { row, .. } => [&row.checkpoint, &row.checkpoint, &row.metadata]
+        Body::Split { row: Some(row), .. } => [&row.checkpoint, &row.checkpoint, &row.metadata]
             .iter()
             .map(|c| c.as_ref().map_or(0, Vec::len))
             .sum(),
+        // The decoded values, the blobs, and the row they are spliced into.
+        Body::Split {
+            tuple,
+            blobs,
+            row: None,
+        } => {
+            let decoded: usize = tuple
+                .checkpoint
+                .channel_values
+                .values()
+                .map(value_bytes)
+                .sum();
+            let blobs: usize = blobs.iter().map(|(_, b)| b.data.len()).sum();
+            decoded.saturating_add(blobs.saturating_mul(2))
+        }
     };
     let writes: usize = writes.iter().map(|(_, data, _)| data.len()).sum();
     values.saturating_add(writes).saturating_add(512)
@@ -487,13 +556,13 @@ pub(super) enum Sent {
 /// target stores under its key: the same columns and the same write rows, byte for
 /// byte, is verified. Otherwise (a row another release wrote there, or one changed
 /// since) the stored one is decoded as `get_tuple` decodes it and compared, as a
-/// decoded checkpoint is, with the source (`source`, else the row sent, decoded).
+/// decoded checkpoint is, with the source (a decoded one's, else the row sent,
+/// decoded).
 fn check_carried(
     saver: &SqliteSaver,
     conn: &rusqlite::Connection,
     p: &Pending,
     sent: &StoredRow,
-    source: Option<&CheckpointTuple>,
 ) -> Option<String> {
     let key = (p.thread.as_str(), p.ns.as_str(), p.id.as_str());
     let (row, writes) = match stored(conn, key) {
@@ -505,19 +574,16 @@ fn check_carried(
     if row == *sent && writes == sent_writes {
         return None;
     }
-    let decoded;
-    let source = match source {
-        Some(t) => t,
+    let source = match p.decoded(&**saver.serializer()) {
+        Some(Ok(t)) => t,
+        Some(Err(why)) => return Some(why),
         None => match saver.decode_stored(key, sent.clone(), sent_writes) {
-            Ok(t) => {
-                decoded = t;
-                &decoded
-            }
+            Ok(t) => Cow::Owned(t),
             Err(e) => return Some(format!("the source row does not decode: {e}")),
         },
     };
     match saver.decode_stored(key, row, writes) {
-        Ok(back) => difference(source, &back),
+        Ok(back) => difference(&source, &back),
         Err(e) => Some(format!("does not read back: {e}")),
     }
 }
@@ -536,8 +602,8 @@ fn check_stored(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let rows = batch.iter().zip(sent).map(|(p, s)| match (&p.body, s) {
-            (Body::Row(row), _) => Some((row, None)),
-            (Body::Decoded(t), Some(Sent::Sqlite(row))) => Some((row, Some(&**t))),
+            (Body::Row(row), _)
+            | (Body::Decoded(_) | Body::Split { .. }, Some(Sent::Sqlite(row))) => Some(row),
             _ => None,
         });
         if rows.clone().any(|r| r.is_some()) {
@@ -545,8 +611,8 @@ fn check_stored(
             // drops the file's read lock each time: 38% of a copy's samples).
             let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
             for ((p, row), slot) in batch.iter().zip(rows).zip(out.iter_mut()) {
-                if let Some((row, source)) = row {
-                    *slot = check_carried(saver, &snapshot, p, row, source);
+                if let Some(row) = row {
+                    *slot = check_carried(saver, &snapshot, p, row);
                 }
             }
         }
@@ -692,8 +758,11 @@ impl Writer {
                     .iter()
                     .map(|p| (p.thread.as_str(), p.ns.as_str(), p.id.as_str()))
                     .collect();
-                match s.get_tuples_in_order(&keys).await {
-                    Ok(found) => found.into_iter().map(|t| Some(Ok(t))).collect(),
+                match s.get_tuples_in_order(&keys, TupleParts::WHOLE).await {
+                    Ok(found) => found
+                        .into_iter()
+                        .map(|t| Some(Ok(t.map(|(tuple, _)| tuple))))
+                        .collect(),
                     Err(e) if e.is_connection_lost() => return Err(e),
                     // Every checkpoint of the window is reported with the reason.
                     Err(e) => window
@@ -729,6 +798,14 @@ impl Writer {
         })
     }
 
+    /// The target saver's serializer.
+    fn serializer(&self) -> &Arc<dyn Serializer> {
+        match self {
+            Writer::Sqlite(saver, _) => saver.serializer(),
+            Writer::Postgres(saver) => saver.serializer(),
+        }
+    }
+
     /// Every checkpoint of `batch` read back and compared with its source: `None`
     /// where they agree, else why not. A checkpoint this batch put (`sent`) or carried
     /// is compared with the rows sent for it, as stored: into Postgres by
@@ -753,7 +830,7 @@ impl Writer {
             if held.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            match p.decoded() {
+            match p.decoded(&**self.serializer()) {
                 Some(Ok(t)) => decoded.push((i, t)),
                 Some(Err(why)) => {
                     if let Some(slot) = out.get_mut(i) {
@@ -803,17 +880,9 @@ impl Writer {
         };
         match self {
             Writer::Sqlite(s, _) => {
-                // (Split rows are made for a Postgres target only.)
-                if let Some((p, ..)) = batch.iter().find(|(_, _, blobs)| !blobs.is_empty()) {
-                    return Err(StoreFault::Task(format!(
-                        "checkpoint {} was split for Postgres, and the target is SQLite",
-                        p.at()
-                    ))
-                    .into());
-                }
-                let items: Vec<_> = batch
+                let items: Vec<SqlitePutItem<'_>> = batch
                     .iter()
-                    .map(|(p, t, _)| (config(p, t), &t.checkpoint, &t.metadata))
+                    .map(|(p, t, blobs)| (config(p, t), &t.checkpoint, &t.metadata, *blobs))
                     .collect();
                 Ok(s.put_batch(&items)
                     .await?

@@ -303,6 +303,12 @@ pub(super) const READ_AHEAD: usize = 64;
 /// each of which waited for a whole read of 64 checkpoints.
 pub(super) const READ_AHEAD_SQLITE: usize = 16;
 
+/// Reads of the source (of [`Reading::read_size`] checkpoints each) in flight at once:
+/// while one waits for the server, another's rows are decoded. Measured 2026-11-29,
+/// 100,000 checkpoints Postgres → SQLite: one read at a time 15.2–15.4 s, two
+/// 12.2–14.6 s, three 12.5–12.7 s.
+const READS_AT_ONCE: usize = 3;
+
 /// The reading side of a copy: batches of source checkpoints, bounded by count and
 /// by bytes.
 pub(super) struct Reading<'a> {
@@ -345,7 +351,7 @@ impl Reading<'_> {
         while batch.len() < self.batch_size {
             if self.ahead.is_empty() {
                 let mut keys = Vec::new();
-                while keys.len() < self.read_size(src) {
+                while keys.len() < self.read_size(src) * READS_AT_ONCE {
                     match self.cursor.next(src, source, &mut self.retry).await? {
                         Some(key) => keys.push(key),
                         None => break,
@@ -357,16 +363,21 @@ impl Reading<'_> {
                 self.throttle.account(keys.len() as u64).await;
                 let (read_serde, write_serde) = self.serdes;
                 let read = loop {
-                    match read_pending(
-                        src,
-                        read_serde,
-                        write_serde,
-                        (self.writer, self.clear),
-                        &keys,
-                    )
-                    .await
-                    {
-                        Ok(p) => break self.retry.ok(p),
+                    let reads = keys.chunks(self.read_size(src)).map(|chunk| {
+                        read_pending(
+                            src,
+                            read_serde,
+                            write_serde,
+                            (self.writer, self.clear),
+                            chunk,
+                        )
+                    });
+                    match futures_util::future::try_join_all(reads).await {
+                        Ok(read) => {
+                            break self
+                                .retry
+                                .ok(read.into_iter().flatten().collect::<Vec<_>>())
+                        }
                         Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
                     }
                 };
@@ -410,11 +421,12 @@ pub(super) async fn read_pending(
             src.raw.layout(),
             StoreLayout::SqlitePython | StoreLayout::SqlitePythonBeforeTaskPath
         );
-    let (carried, writes_of): (Vec<Option<Body>>, _) = match &src.raw {
+    // Into a clear store, a Postgres source's clear blob values go as stored.
+    let (carried, writes_of, tuples): (Vec<Option<Body>>, _, _) = match &src.raw {
         Raw::Sqlite { conn, .. } if carry => {
             let (rows, writes) =
                 carried_rows(conn, src.raw.cols().w_path, keys).map_err(sq("copy"))?;
-            let bodies = rows
+            let bodies: Vec<Option<Body>> = rows
                 .into_iter()
                 .zip(keys)
                 .map(|(row, key)| match writer {
@@ -422,40 +434,65 @@ pub(super) async fn read_pending(
                     Writer::Postgres(_) => row.and_then(|row| split(&**read_serde, key, row)),
                 })
                 .collect();
-            (bodies, writes)
+            let decode: Vec<(String, String, String)> = keys
+                .iter()
+                .zip(&bodies)
+                .filter(|(_, c)| c.is_none())
+                .map(|(k, _)| k.clone())
+                .collect();
+            let tuples = src
+                .tuples_without_writes(read_serde, &decode, clear)
+                .await?;
+            (bodies, writes, tuples)
         }
-        _ => (
-            keys.iter().map(|_| None).collect(),
-            write_rows_of(&src.raw, keys).await?,
-        ),
+        // The writes and the checkpoints at once (the source saver reads on a
+        // connection of its own, so the server works on both).
+        _ => {
+            let (writes, tuples) = futures_util::future::try_join(
+                write_rows_of(&src.raw, keys),
+                src.tuples_without_writes(read_serde, keys, clear),
+            )
+            .await?;
+            (keys.iter().map(|_| None).collect(), writes, tuples)
+        }
     };
-    let decode: Vec<(String, String, String)> = keys
-        .iter()
-        .zip(&carried)
-        .filter(|(_, c)| c.is_none())
-        .map(|(k, _)| k.clone())
-        .collect();
-    let mut tuples = src.tuples(read_serde, &decode).await?.into_iter();
+    let mut tuples = tuples.into_iter();
     let mut writes_of = writes_of.into_iter();
     let mut out = Vec::with_capacity(keys.len());
     for ((t, ns, id), carried) in keys.iter().zip(carried) {
         let body = match carried {
             Some(body) => body,
             None => {
-                let mut tuple = tuples
-                    .next()
-                    .flatten()
-                    .ok_or_else(|| StoreFault::Unreadable {
-                        what: format!("checkpoint {t}/{ns:?}/{id}"),
-                        reason: "vanished from the source during the copy".to_owned(),
-                    })?;
+                let (mut tuple, mut blobs) =
+                    tuples
+                        .next()
+                        .flatten()
+                        .ok_or_else(|| StoreFault::Unreadable {
+                            what: format!("checkpoint {t}/{ns:?}/{id}"),
+                            reason: "vanished from the source during the copy".to_owned(),
+                        })?;
                 // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
                 // Python's Postgres reader looks for them; verified as stored so.
                 if let Writer::Postgres(s) = writer {
+                    if tuple.checkpoint.v < 4 {
+                        // The sends may take a channel's place: every value decoded.
+                        for (ch, pair) in blobs.drain(..) {
+                            let value = read_serde.loads_typed(&pair.type_tag, &pair.data)?;
+                            tuple.checkpoint.channel_values.insert(ch, value);
+                        }
+                    }
                     let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
                     s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
                 }
-                Body::Decoded(Box::new(tuple))
+                if blobs.is_empty() {
+                    Body::Decoded(Box::new(tuple))
+                } else {
+                    Body::Split {
+                        tuple: Box::new(tuple),
+                        blobs,
+                        row: None,
+                    }
+                }
             }
         };
         // A value in clear msgpack, written in clear, is carried as its bytes: what
@@ -631,7 +668,7 @@ fn split(
     Some(Body::Split {
         tuple: Box::new(tuple),
         blobs,
-        row,
+        row: Some(row),
     })
 }
 
