@@ -45,6 +45,13 @@
 //! row (a bin's content as `bytes`), what `dumps_typed` of the decoded value gives.
 //! A `_DeltaSnapshot`, or a blob value whose channel has no version, is decoded whole.
 //!
+//! **Blob values carried as their bytes (out of Postgres):** into a clear store, a
+//! channel value Postgres holds as a clear `msgpack`, `bytes` or `null` blob is not
+//! decoded: into SQLite it is spliced into the encoded checkpoint where the decoded
+//! value would go (the row is the same), into Postgres it stays the blob it was. The
+//! source's writes are read as rows, once, beside its checkpoints, and a few reads of
+//! the source are in flight at once.
+//!
 //! **Batches:** checkpoints go in batches ([`DEFAULT_COPY_BATCH`] of them, fewer when
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
 //! inserts the batch's pending writes (and the rows carried as stored), another puts

@@ -344,7 +344,8 @@ impl Reading<'_> {
     }
 
     /// The next batch (empty after the last): full, or as many checkpoints as fit
-    /// its bytes (a checkpoint larger than that goes alone).
+    /// its bytes (a checkpoint larger than that goes alone). The source is read
+    /// [`READS_AT_ONCE`] reads of [`read_size`](Self::read_size) at a time.
     pub(super) async fn batch(&mut self, src: &mut AnyStore, source: &str) -> Result<Vec<Pending>> {
         let mut batch = Vec::new();
         let mut held = 0usize;
