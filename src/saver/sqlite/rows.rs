@@ -314,13 +314,14 @@ pub(super) fn splice_values(
     let mut out =
         Vec::with_capacity(row.data.len() + given.iter().map(|g| g.1.len()).sum::<usize>());
     write_map_len(&mut out, top.len()).map_err(|e| invalid(e.to_string()))?;
+    let mut spliced = false;
     for (key, value) in top {
         out.extend_from_slice(key.bytes().map_err(malformed)?);
         let is_values = matches!(
             key.decode(),
             Ok(crate::msgpack::ValueRef::Str("channel_values"))
         );
-        if !is_values {
+        if !is_values || std::mem::replace(&mut spliced, true) {
             out.extend_from_slice(value.bytes().map_err(malformed)?);
             continue;
         }
@@ -328,9 +329,9 @@ pub(super) fn splice_values(
             .entries()
             .map_err(malformed)?
             .ok_or_else(|| invalid("channel_values is not a map".to_owned()))?;
-        let added = given.len() - channels.iter().filter(|(ch, _)| {
+        let added = given.len().saturating_sub(channels.iter().filter(|(ch, _)| {
             matches!(ch.decode(), Ok(crate::msgpack::ValueRef::Str(name)) if given.iter().any(|(g, ..)| *g == name))
-        }).count();
+        }).count());
         write_map_len(&mut out, channels.len() + added).map_err(|e| invalid(e.to_string()))?;
         for (ch, v) in &channels {
             out.extend_from_slice(ch.bytes().map_err(malformed)?);
@@ -355,5 +356,72 @@ pub(super) fn splice_values(
             }
         }
     }
+    // (The saver's encoding always has `channel_values`: no value is left out.)
+    if !spliced {
+        return Err(invalid("the encoded row has no channel_values".to_owned()));
+    }
     Ok(TypedBytes::new(row.type_tag, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::splice_values;
+    use crate::TypedBytes;
+
+    fn pair(tag: &str, data: &[u8]) -> TypedBytes {
+        TypedBytes::new(tag, data.to_vec())
+    }
+
+    /// `{"id": "1", "channel_values": {"a": 1}}` with `a` = 2 (msgpack) and `b` =
+    /// b"xy" (`bytes`) spliced in: `a` replaced where it stands, `b` added after it as
+    /// a bin, every other byte as it was (written out by hand from the msgpack spec).
+    #[test]
+    fn values_replace_in_place_and_add_at_the_end() {
+        let row = TypedBytes::new(
+            "msgpack",
+            b"\x82\xa2id\xa11\xaechannel_values\x81\xa1a\x01".to_vec(),
+        );
+        let values = [
+            ("a".to_owned(), pair("msgpack", b"\x02")),
+            ("b".to_owned(), pair("bytes", b"xy")),
+        ];
+        let out = splice_values(row, &values).expect("spliced");
+        assert_eq!(out.type_tag, "msgpack");
+        assert_eq!(
+            &out.data[..],
+            b"\x82\xa2id\xa11\xaechannel_values\x82\xa1a\x02\xa1b\xc4\x02xy"
+        );
+    }
+
+    /// Anything but a clear row, a clear pair holding one whole value, or a row with
+    /// `channel_values` is refused, never spliced in part or dropped.
+    #[test]
+    fn what_cannot_be_spliced_whole_is_an_error() {
+        let clear = |data: &[u8]| TypedBytes::new("msgpack", data.to_vec());
+        let row = b"\x82\xa2id\xa11\xaechannel_values\x80";
+        let one = |tag: &str, data: &[u8]| [("a".to_owned(), pair(tag, data))];
+        let refused = [
+            splice_values(
+                TypedBytes::new("msgpack+aes", row.to_vec()),
+                &one("msgpack", b"\x02"),
+            ),
+            splice_values(clear(row), &one("json", b"2")),
+            splice_values(clear(row), &one("msgpack", b"\x02\x03")),
+            splice_values(clear(row), &one("msgpack", b"\x92\x01")),
+            splice_values(clear(b"\x81\xa2id\xa11"), &one("msgpack", b"\x02")),
+            splice_values(
+                clear(row),
+                &[
+                    ("a".to_owned(), pair("msgpack", b"\x02")),
+                    ("a".to_owned(), pair("msgpack", b"\x03")),
+                ],
+            ),
+        ];
+        for (i, r) in refused.iter().enumerate() {
+            assert!(
+                matches!(r, Err(e) if e.kind() == crate::ErrorKind::InvalidCheckpoint),
+                "case {i}: {r:?}"
+            );
+        }
+    }
 }
