@@ -115,16 +115,10 @@ impl Pending {
             Body::Row(_) => return None,
         };
         let mut tuple = (**tuple).clone();
-        // Blobs are clear pairs (`TupleParts::raw_blobs`), read as the source's reader
-        // reads them: the value inserted into `channel_values`.
+        // Blobs are clear pairs (`TupleParts::raw_blobs`).
         let clear = crate::serializer::JsonPlusSerializer::new();
-        for (ch, pair) in blobs {
-            match clear.loads_typed(&pair.type_tag, &pair.data) {
-                Ok(value) => {
-                    tuple.checkpoint.channel_values.insert(ch.clone(), value);
-                }
-                Err(e) => return Some(Err(format!("channel {ch:?} does not decode: {e}"))),
-            }
+        if let Err(e) = insert_blobs(&mut tuple, blobs.iter().cloned(), &clear) {
+            return Some(Err(e.to_string()));
         }
         let mut writes: Vec<&CopiedWrite> = self.writes.iter().collect();
         // The reader's order: Python's `writes_sort_key`, strings by code point.
@@ -254,6 +248,26 @@ pub(super) fn pending_bytes(body: &Body, writes: &[CopiedWrite]) -> usize {
     };
     let writes: usize = writes.iter().map(|(_, data, _)| data.len()).sum();
     values.saturating_add(writes).saturating_add(512)
+}
+
+/// Channel values kept as their `dumps_typed` pairs (`TupleParts::raw_blobs`), decoded
+/// by `serde` into the tuple as the source's reader reads them: inserted into
+/// `channel_values` (a channel there already keeps its place).
+///
+/// # Errors
+/// A pair `serde` cannot read, named by its channel.
+pub(super) fn insert_blobs(
+    tuple: &mut CheckpointTuple,
+    blobs: impl IntoIterator<Item = (String, TypedBytes)>,
+    serde: &dyn Serializer,
+) -> std::result::Result<(), Error> {
+    for (ch, pair) in blobs {
+        let value = serde
+            .loads_typed(&pair.type_tag, &pair.data)
+            .map_err(|e| e.in_context(format_args!("channel {ch:?} does not decode")))?;
+        tuple.checkpoint.channel_values.insert(ch, value);
+    }
+    Ok(())
 }
 
 /// Which checkpoints of the batch the target already holds, by position.

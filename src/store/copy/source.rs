@@ -13,7 +13,7 @@ use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
-use super::batch::{pending_bytes, Body, Pending, WriteRow, Writer};
+use super::batch::{insert_blobs, pending_bytes, Body, Pending, WriteRow, Writer};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -477,10 +477,7 @@ pub(super) async fn read_pending(
                 if let Writer::Postgres(s) = writer {
                     if tuple.checkpoint.v < 4 {
                         // The sends may take a channel's place: every value decoded.
-                        for (ch, pair) in blobs.drain(..) {
-                            let value = read_serde.loads_typed(&pair.type_tag, &pair.data)?;
-                            tuple.checkpoint.channel_values.insert(ch, value);
-                        }
+                        insert_blobs(&mut tuple, blobs.drain(..), &**read_serde)?;
                     }
                     let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
                     s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
