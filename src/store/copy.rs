@@ -80,9 +80,11 @@ use serde::Serialize;
 
 use super::error::StoreFault;
 mod batch;
+mod check;
 mod source;
 
-use batch::{flush, settle, Writer};
+use batch::{flush, Writer};
+use check::settle;
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 
 use super::inspect::{pg_copy_target, AnyStore};

@@ -216,3 +216,81 @@ async fn copy_into_sqlite_writes_blob_values_as_pythons_serializer_does() {
     );
     support::python_reads_equal(&py, false, &source, &[&target]);
 }
+
+/// Into SQLite, each batch is read back a thread at a time by a range of keys in the
+/// file's (bytewise) order, whatever order the source gives them in. A Postgres source
+/// whose collation is ICU's `en-US` lists namespace `a` before `B`, where bytewise `B`
+/// comes first: thread `split-0` is put there three times (namespaces ``, `a`, `B`),
+/// and every one of its 12 checkpoints must be found and verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_sqlite_reads_back_keys_a_collation_orders_otherwise() {
+    let Some(url) = pg::url() else { return };
+    let Some((_, python)) = python_store() else {
+        return;
+    };
+    let source = pg::fresh(&url, "split_icu").await;
+    let db = source.rsplit('/').next().expect("database").to_owned();
+    let admin = pg::connect(&url).await;
+    for sql in [
+        format!("DROP DATABASE \"{db}\" WITH (FORCE)"),
+        format!(
+            "CREATE DATABASE \"{db}\" TEMPLATE template0 LOCALE_PROVIDER icu \
+             ICU_LOCALE 'en-US' LOCALE 'C.UTF-8'"
+        ),
+    ] {
+        admin.batch_execute(&sql).await.expect("an ICU database");
+    }
+    let none = StoreKeys::none();
+    let into = copy(&python, &source, &none, &CopyOptions::new())
+        .await
+        .expect("into Postgres");
+    assert_eq!(into.verified, 12, "{:?}", into.mismatches);
+    let client = pg::connect(&source).await;
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        client
+            .batch_execute(&format!(
+                "CREATE TEMP TABLE x AS SELECT * FROM {table} WHERE thread_id = 'split-0'; \
+                 UPDATE x SET checkpoint_ns = 'a'; INSERT INTO {table} SELECT * FROM x; \
+                 UPDATE x SET checkpoint_ns = 'B'; INSERT INTO {table} SELECT * FROM x; \
+                 DROP TABLE x"
+            ))
+            .await
+            .expect("namespaces a and B");
+    }
+    // The premise: the source lists `a` before `B`.
+    let order: Vec<String> = client
+        .query(
+            "SELECT DISTINCT checkpoint_ns FROM checkpoints ORDER BY checkpoint_ns",
+            &[],
+        )
+        .await
+        .expect("namespaces")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(order, ["", "a", "B"]);
+    let target = scratch("split_icu").join("target.sqlite");
+    let target = target.to_str().expect("utf-8").to_owned();
+    let report = copy(&source, &target, &none, &CopyOptions::new())
+        .await
+        .expect("copy");
+    assert_eq!(
+        (report.copied, report.verified, report.mismatches.len()),
+        (20, 20, 0),
+        "{:?}",
+        report.mismatches
+    );
+    // The copies in `a` and `B` hold what the one in `` holds, byte for byte.
+    let file = rusqlite::Connection::open(&target).expect("target");
+    let same: i64 = file
+        .query_row(
+            "SELECT count(*) FROM checkpoints c JOIN checkpoints d ON d.thread_id = c.thread_id \
+             AND d.checkpoint_ns = '' AND d.checkpoint_id = c.checkpoint_id \
+             AND d.checkpoint = c.checkpoint AND d.metadata = c.metadata \
+             WHERE c.checkpoint_ns IN ('a', 'B')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(same, 8);
+}

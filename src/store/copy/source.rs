@@ -554,29 +554,15 @@ fn carried_rows(
     use rusqlite::types::ValueRef as Cell;
     let mut rows: Vec<Option<StoredRow>> = keys.iter().map(|_| None).collect();
     let mut writes: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
-    let mut at = 0;
-    for run in keys.chunk_by(|a, b| a.0 == b.0) {
-        let (Some(first), Some(last)) = (run.first(), run.last()) else {
-            continue;
-        };
-        let range = [&first.0, &first.1, &first.2, &last.1, &last.2];
-        let mut next = 0;
-        let mut stmt = conn.prepare_cached(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-             FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
-             AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id",
-        )?;
-        let mut found = stmt.query(range)?;
-        while let Some(r) = found.next()? {
-            let (Cell::Text(ns), Cell::Text(id)) = (r.get_ref(0)?, r.get_ref(1)?) else {
-                continue;
-            };
-            let (Ok(ns), Ok(id)) = (std::str::from_utf8(ns), std::str::from_utf8(id)) else {
-                continue;
-            };
-            let Some(slot) = position(run, &mut next, (ns, id)).and_then(|i| rows.get_mut(at + i))
-            else {
-                continue;
+    by_ranges(
+        conn,
+        "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+         FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
+         AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id",
+        keys,
+        |i, id, r| {
+            let Some(slot) = rows.get_mut(i) else {
+                return Ok(());
             };
             let parent = match r.get_ref(2)? {
                 Cell::Text(p) => std::str::from_utf8(p).ok().map(|p| Some(p.to_owned())),
@@ -586,10 +572,10 @@ fn carried_rows(
             let (Some(parent), Cell::Text(b"msgpack"), Cell::Blob(checkpoint)) =
                 (parent, r.get_ref(3)?, r.get_ref(4)?)
             else {
-                continue;
+                return Ok(());
             };
             let (Cell::Blob(metadata) | Cell::Text(metadata)) = r.get_ref(5)? else {
-                continue;
+                return Ok(());
             };
             if carriable(id, checkpoint, metadata) {
                 *slot = Some(StoredRow {
@@ -599,34 +585,72 @@ fn carried_rows(
                     metadata: Some(metadata.to_vec()),
                 });
             }
-        }
-        let mut next = 0;
-        let mut stmt = conn.prepare_cached(&format!(
+            Ok(())
+        },
+    )?;
+    by_ranges(
+        conn,
+        &format!(
             "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
              FROM writes WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
              AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
              ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
-        ))?;
+        ),
+        keys,
+        |i, _, r| {
+            if let Some(slot) = writes.get_mut(i) {
+                slot.push(WriteRow {
+                    task_id: r.get(2)?,
+                    task_path: r.get(3)?,
+                    idx: r.get(4)?,
+                    channel: r.get(5)?,
+                    tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    data: cell_bytes(r, 7)?.unwrap_or_default(),
+                });
+            }
+            Ok(())
+        },
+    )?;
+    Ok((rows, writes))
+}
+
+/// Reads rows of a SQLite table a thread at a time, by a range of keys: `sql` takes
+/// the thread (`?1`) and the lowest and highest `(checkpoint_ns, checkpoint_id)` of
+/// its run of `keys` (`?2, ?3` and `?4, ?5`), and returns rows whose first two columns
+/// are that namespace and id, in key order. `each` gets the position in `keys` of a
+/// row's key, its id and the row; a row whose key `keys` does not hold is passed over.
+/// `keys` are in the file's (bytewise) order, so each thread's run is every key of
+/// that range that the run holds.
+pub(super) fn by_ranges<K: AsRef<str>>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    keys: &[(K, K, K)],
+    mut each: impl FnMut(usize, &str, &rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::ValueRef as Cell;
+    let mut at = 0;
+    for run in keys.chunk_by(|a, b| a.0.as_ref() == b.0.as_ref()) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            continue;
+        };
+        let range = [&first.0, &first.1, &first.2, &last.1, &last.2].map(|k| k.as_ref());
+        let mut next = 0;
+        let mut stmt = conn.prepare_cached(sql)?;
         let mut found = stmt.query(range)?;
         while let Some(r) = found.next()? {
-            let (ns, id): (String, String) = (r.get(0)?, r.get(1)?);
-            let Some(slot) =
-                position(run, &mut next, (&ns, &id)).and_then(|i| writes.get_mut(at + i))
-            else {
+            let (Cell::Text(ns), Cell::Text(id)) = (r.get_ref(0)?, r.get_ref(1)?) else {
                 continue;
             };
-            slot.push(WriteRow {
-                task_id: r.get(2)?,
-                task_path: r.get(3)?,
-                idx: r.get(4)?,
-                channel: r.get(5)?,
-                tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                data: cell_bytes(r, 7)?.unwrap_or_default(),
-            });
+            let (Ok(ns), Ok(id)) = (std::str::from_utf8(ns), std::str::from_utf8(id)) else {
+                continue;
+            };
+            if let Some(i) = position(run, &mut next, (ns, id)) {
+                each(at + i, id, r)?;
+            }
         }
         at += run.len();
     }
-    Ok((rows, writes))
+    Ok(())
 }
 
 /// A carried row going into Postgres, split as `put` splits it
@@ -673,13 +697,13 @@ fn split(
 /// The position in `run` (keys of one thread, ascending) of the key `(ns, id)`, looked
 /// for from `next` on and moving it there: rows read in key order are placed in one
 /// pass. `None` for a key the run does not hold.
-fn position(
-    run: &[(String, String, String)],
+fn position<K: AsRef<str>>(
+    run: &[(K, K, K)],
     next: &mut usize,
     (ns, id): (&str, &str),
 ) -> Option<usize> {
     while let Some((_, n, i)) = run.get(*next) {
-        match (n.as_str(), i.as_str()).cmp(&(ns, id)) {
+        match (n.as_ref(), i.as_ref()).cmp(&(ns, id)) {
             std::cmp::Ordering::Less => *next += 1,
             std::cmp::Ordering::Equal => return Some(*next),
             std::cmp::Ordering::Greater => return None,
