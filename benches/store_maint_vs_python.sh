@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `lgcodec store copy | prune | export | import` beside what a user does today with
-# Python's savers (benches/store_copy_python_script.py, benches/store_prune_python_script.py)
+# Python's savers (benches/store_copy_python_script.py, benches/store_prune_python_script.py,
+# benches/store_backup_python_script.py)
 # on the same graph-shaped stores (examples/store_fixture.rs: 10 checkpoints per thread,
 # two pending writes each), SQLite and Postgres: wall time and peak memory
 # (/usr/bin/time) of each, every result checked (counts; Python's savers read the
@@ -16,7 +17,7 @@
 #   PY=/path/to/python LGCODEC_TEST_PG_URL=postgresql://... bash benches/store_maint_vs_python.sh
 #
 # PY: a Python with the pinned packages. LGCODEC_TEST_PG_URL: a server where databases
-# DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py, DB_import, DB_aged, DB_rule_rust
+# DB_src, DB_rust, DB_py, DB_prune_rust, DB_prune_py, DB_import, DB_import_py, DB_aged, DB_rule_rust
 # and DB_rule_py may be dropped and created (DB: $DB_PREFIX, default mb). SIZES
 # (checkpoints, multiples of 10; default "10000 100000"), LGCODEC (the binary; default
 # target/release/lgcodec), PY_SKIP (copies whose Python side is left out:
@@ -115,12 +116,20 @@ for n in ${SIZES:-10000 100000}; do
     r=$(measure $L store export "$W/src.db" "$W/s.jsonl")
     i=$(measure $L store import "$W/s.jsonl" "$W/imported.db")
     $PY benches/store_maint_check.py copy "$W/src.db" "$W/imported.db" >/dev/null
-    echo "export sqlite checkpoints=$n file_bytes=$(stat -c %s "$W/s.jsonl") export=[$r] import=[$i] (seconds, peak KiB)"
-    fresh ${D}_import
+    pe=$(measure $PY benches/store_backup_python_script.py export "$W/src.db" "$W/s.py.jsonl")
+    pi=$(measure $PY benches/store_backup_python_script.py import "$W/s.py.jsonl" "$W/imported.py.db")
+    $PY benches/store_maint_check.py copy "$W/src.db" "$W/imported.py.db" >/dev/null
+    echo "export sqlite checkpoints=$n file_bytes=$(stat -c %s "$W/s.jsonl") export=[$r] import=[$i] python_export=[$pe] python_import=[$pi] (seconds, peak KiB)"
+    rm -f "$W"/s*.jsonl "$W"/imported*.db*
+    fresh ${D}_import; fresh ${D}_import_py
     r=$(measure $L store export "$BASE/${D}_src" "$W/p.jsonl")
     i=$(measure $L store import "$W/p.jsonl" "$BASE/${D}_import")
     $PY benches/store_maint_check.py copy "$BASE/${D}_src" "$BASE/${D}_import" >/dev/null
-    echo "export postgres checkpoints=$n file_bytes=$(stat -c %s "$W/p.jsonl") export=[$r] import=[$i] (seconds, peak KiB)"
+    pe=$(measure $PY benches/store_backup_python_script.py export "$BASE/${D}_src" "$W/p.py.jsonl")
+    pi=$(measure $PY benches/store_backup_python_script.py import "$W/p.py.jsonl" "$BASE/${D}_import_py")
+    $PY benches/store_maint_check.py copy "$BASE/${D}_src" "$BASE/${D}_import_py" >/dev/null
+    echo "export postgres checkpoints=$n file_bytes=$(stat -c %s "$W/p.jsonl") export=[$r] import=[$i] python_export=[$pe] python_import=[$pi] (seconds, peak KiB)"
+    rm -f "$W"/p*.jsonl
   fi
 done
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg)"

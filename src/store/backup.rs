@@ -37,6 +37,7 @@ pub(super) enum Col {
     Jsonb,
 }
 
+#[derive(Clone)]
 pub(super) struct Spec {
     pub(super) kind: &'static str,
     pub(super) table: &'static str,

@@ -178,17 +178,17 @@ pub(crate) fn found_positions(
 
 /// Sends `rows` (values of `types`, in order) with one `COPY … FROM STDIN (FORMAT
 /// binary)` statement `sql` in `tx`; how many rows went.
-pub(crate) async fn copy_in<'a, const N: usize>(
+pub(crate) async fn copy_in<'a, R: AsRef<[&'a (dyn ToSql + Sync)]>>(
     tx: &tokio_postgres::Transaction<'_>,
     sql: &str,
-    types: &[Type; N],
-    rows: impl Iterator<Item = [&'a (dyn ToSql + Sync); N]>,
+    types: &[Type],
+    rows: impl Iterator<Item = R>,
 ) -> std::result::Result<u64, tokio_postgres::Error> {
     let writer = BinaryCopyInWriter::new(tx.copy_in(sql).await?, types);
     pin_mut!(writer);
     let mut n = 0u64;
     for row in rows {
-        writer.as_mut().write(&row).await?;
+        writer.as_mut().write(row.as_ref()).await?;
         n += 1;
     }
     writer.finish().await?;
