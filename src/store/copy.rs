@@ -81,6 +81,7 @@ use serde::Serialize;
 use super::error::StoreFault;
 mod batch;
 mod check;
+mod ranges;
 mod source;
 
 use batch::{flush, Writer};

@@ -12,7 +12,7 @@ use super::super::raw::{cell_bytes, sq, Result};
 use super::super::retry::Retry;
 use super::super::target::Target;
 use super::batch::{insert_blobs, Body, CopiedWrite, Pending, Writer};
-use super::source::by_ranges;
+use super::ranges::by_ranges;
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 use crate::saver::postgres::{PostgresSaver, SentRow, SentWrite, TupleParts};

@@ -14,6 +14,7 @@ use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, WriteRow, Writer};
+use super::ranges::by_ranges;
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -614,45 +615,6 @@ fn carried_rows(
     Ok((rows, writes))
 }
 
-/// Reads rows of a SQLite table a thread at a time, by a range of keys: `sql` takes
-/// the thread (`?1`) and the lowest and highest `(checkpoint_ns, checkpoint_id)` of
-/// its run of `keys` (`?2, ?3` and `?4, ?5`), and returns rows whose first two columns
-/// are that namespace and id, in key order. `each` gets the position in `keys` of a
-/// row's key, its id and the row; a row whose key `keys` does not hold is passed over.
-/// `keys` are in the file's (bytewise) order, so each thread's run is every key of
-/// that range that the run holds.
-pub(super) fn by_ranges<K: AsRef<str>>(
-    conn: &rusqlite::Connection,
-    sql: &str,
-    keys: &[(K, K, K)],
-    mut each: impl FnMut(usize, &str, &rusqlite::Row<'_>) -> rusqlite::Result<()>,
-) -> rusqlite::Result<()> {
-    use rusqlite::types::ValueRef as Cell;
-    let mut at = 0;
-    for run in keys.chunk_by(|a, b| a.0.as_ref() == b.0.as_ref()) {
-        let (Some(first), Some(last)) = (run.first(), run.last()) else {
-            continue;
-        };
-        let range = [&first.0, &first.1, &first.2, &last.1, &last.2].map(|k| k.as_ref());
-        let mut next = 0;
-        let mut stmt = conn.prepare_cached(sql)?;
-        let mut found = stmt.query(range)?;
-        while let Some(r) = found.next()? {
-            let (Cell::Text(ns), Cell::Text(id)) = (r.get_ref(0)?, r.get_ref(1)?) else {
-                continue;
-            };
-            let (Ok(ns), Ok(id)) = (std::str::from_utf8(ns), std::str::from_utf8(id)) else {
-                continue;
-            };
-            if let Some(i) = position(run, &mut next, (ns, id)) {
-                each(at + i, id, r)?;
-            }
-        }
-        at += run.len();
-    }
-    Ok(())
-}
-
 /// A carried row going into Postgres, split as `put` splits it
 /// ([`split_msgpack`]): the checkpoint with its inline values decoded (by `serde`, as
 /// the decoded way reads it) and its other values as blobs. `None` (decoded whole
@@ -692,24 +654,6 @@ fn split(
         blobs,
         row: Some(row),
     })
-}
-
-/// The position in `run` (keys of one thread, ascending) of the key `(ns, id)`, looked
-/// for from `next` on and moving it there: rows read in key order are placed in one
-/// pass. `None` for a key the run does not hold.
-fn position<K: AsRef<str>>(
-    run: &[(K, K, K)],
-    next: &mut usize,
-    (ns, id): (&str, &str),
-) -> Option<usize> {
-    while let Some((_, n, i)) = run.get(*next) {
-        match (n.as_ref(), i.as_ref()).cmp(&(ns, id)) {
-            std::cmp::Ordering::Less => *next += 1,
-            std::cmp::Ordering::Equal => return Some(*next),
-            std::cmp::Ordering::Greater => return None,
-        }
-    }
-    None
 }
 
 /// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
