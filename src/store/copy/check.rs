@@ -12,7 +12,7 @@ use super::super::raw::{cell_bytes, sq, Result};
 use super::super::retry::Retry;
 use super::super::target::Target;
 use super::batch::{insert_blobs, Body, CopiedWrite, Pending, Writer};
-use super::ranges::by_ranges;
+use super::ranges::{by_ranges, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 use crate::saver::postgres::{PostgresSaver, SentRow, SentWrite, TupleParts};
@@ -206,47 +206,32 @@ fn stored_rows(
     keys: &[(&str, &str, &str)],
 ) -> rusqlite::Result<Vec<Option<(StoredRow, Vec<StoredWrite>)>>> {
     let mut found: Vec<Option<(StoredRow, Vec<StoredWrite>)>> = keys.iter().map(|_| None).collect();
-    by_ranges(
-        conn,
-        "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-         FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
-         AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id",
-        keys,
-        |i, _, r| {
-            if let Some(slot) = found.get_mut(i) {
-                let row = StoredRow {
-                    parent: r.get(2)?,
-                    type_tag: r.get(3)?,
-                    checkpoint: cell_bytes(r, 4)?,
-                    metadata: cell_bytes(r, 5)?,
-                };
-                *slot = Some((row, Vec::new()));
-            }
-            Ok(())
-        },
-    )?;
-    by_ranges(
-        conn,
-        "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value \
-         FROM writes WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
-         AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
-         ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx",
-        keys,
-        |i, _, r| {
-            // Writes of a checkpoint that is not there are not read back.
-            if let Some(Some((_, writes))) = found.get_mut(i) {
-                writes.push(StoredWrite {
-                    task_id: r.get(2)?,
-                    task_path: r.get(3)?,
-                    idx: r.get(4)?,
-                    channel: r.get(5)?,
-                    type_tag: r.get(6)?,
-                    value: cell_bytes(r, 7)?,
-                });
-            }
-            Ok(())
-        },
-    )?;
+    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
+        if let Some(slot) = found.get_mut(i) {
+            let row = StoredRow {
+                parent: r.get(2)?,
+                type_tag: r.get(3)?,
+                checkpoint: cell_bytes(r, 4)?,
+                metadata: cell_bytes(r, 5)?,
+            };
+            *slot = Some((row, Vec::new()));
+        }
+        Ok(())
+    })?;
+    by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
+        // Writes of a checkpoint that is not there are not read back.
+        if let Some(Some((_, writes))) = found.get_mut(i) {
+            writes.push(StoredWrite {
+                task_id: r.get(2)?,
+                task_path: r.get(3)?,
+                idx: r.get(4)?,
+                channel: r.get(5)?,
+                type_tag: r.get(6)?,
+                value: cell_bytes(r, 7)?,
+            });
+        }
+        Ok(())
+    })?;
     Ok(found)
 }
 

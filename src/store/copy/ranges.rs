@@ -3,6 +3,25 @@
 //! SQLite target (the rows it reads back), one statement per thread's run of a batch
 //! instead of one per checkpoint.
 
+/// [`by_ranges`]'s statement for the `checkpoints` rows: the key's namespace and id,
+/// then the parent id, type, checkpoint and metadata.
+pub(super) const CHECKPOINTS_BY_RANGE: &str =
+    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+     FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
+     AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id";
+
+/// [`by_ranges`]'s statement for the `writes` rows, in `get_tuple`'s order: the key's
+/// namespace and id, then task id, task path (`task_path`: the column, or what stands
+/// for it in a layout without one), idx, channel, type and value.
+pub(super) fn writes_by_range(task_path: &str) -> String {
+    format!(
+        "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
+         FROM writes WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
+         AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
+         ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
+    )
+}
+
 /// Reads rows of a SQLite table a thread at a time, by a range of keys: `sql` takes
 /// the thread (`?1`) and the lowest and highest `(checkpoint_ns, checkpoint_id)` of
 /// its run of `keys` (`?2, ?3` and `?4, ?5`), and returns rows whose first two columns

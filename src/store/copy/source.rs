@@ -14,7 +14,7 @@ use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, WriteRow, Writer};
-use super::ranges::by_ranges;
+use super::ranges::{by_ranges, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -555,63 +555,46 @@ fn carried_rows(
     use rusqlite::types::ValueRef as Cell;
     let mut rows: Vec<Option<StoredRow>> = keys.iter().map(|_| None).collect();
     let mut writes: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
-    by_ranges(
-        conn,
-        "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-         FROM checkpoints WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
-         AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) ORDER BY checkpoint_ns, checkpoint_id",
-        keys,
-        |i, id, r| {
-            let Some(slot) = rows.get_mut(i) else {
-                return Ok(());
-            };
-            let parent = match r.get_ref(2)? {
-                Cell::Text(p) => std::str::from_utf8(p).ok().map(|p| Some(p.to_owned())),
-                Cell::Null => Some(None),
-                _ => None,
-            };
-            let (Some(parent), Cell::Text(b"msgpack"), Cell::Blob(checkpoint)) =
-                (parent, r.get_ref(3)?, r.get_ref(4)?)
-            else {
-                return Ok(());
-            };
-            let (Cell::Blob(metadata) | Cell::Text(metadata)) = r.get_ref(5)? else {
-                return Ok(());
-            };
-            if carriable(id, checkpoint, metadata) {
-                *slot = Some(StoredRow {
-                    parent,
-                    type_tag: Some("msgpack".to_owned()),
-                    checkpoint: Some(checkpoint.to_vec()),
-                    metadata: Some(metadata.to_vec()),
-                });
-            }
-            Ok(())
-        },
-    )?;
-    by_ranges(
-        conn,
-        &format!(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
-             FROM writes WHERE thread_id = ?1 AND (checkpoint_ns, checkpoint_id) >= (?2, ?3) \
-             AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
-             ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
-        ),
-        keys,
-        |i, _, r| {
-            if let Some(slot) = writes.get_mut(i) {
-                slot.push(WriteRow {
-                    task_id: r.get(2)?,
-                    task_path: r.get(3)?,
-                    idx: r.get(4)?,
-                    channel: r.get(5)?,
-                    tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    data: cell_bytes(r, 7)?.unwrap_or_default(),
-                });
-            }
-            Ok(())
-        },
-    )?;
+    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, id, r| {
+        let Some(slot) = rows.get_mut(i) else {
+            return Ok(());
+        };
+        let parent = match r.get_ref(2)? {
+            Cell::Text(p) => std::str::from_utf8(p).ok().map(|p| Some(p.to_owned())),
+            Cell::Null => Some(None),
+            _ => None,
+        };
+        let (Some(parent), Cell::Text(b"msgpack"), Cell::Blob(checkpoint)) =
+            (parent, r.get_ref(3)?, r.get_ref(4)?)
+        else {
+            return Ok(());
+        };
+        let (Cell::Blob(metadata) | Cell::Text(metadata)) = r.get_ref(5)? else {
+            return Ok(());
+        };
+        if carriable(id, checkpoint, metadata) {
+            *slot = Some(StoredRow {
+                parent,
+                type_tag: Some("msgpack".to_owned()),
+                checkpoint: Some(checkpoint.to_vec()),
+                metadata: Some(metadata.to_vec()),
+            });
+        }
+        Ok(())
+    })?;
+    by_ranges(conn, &writes_by_range(task_path), keys, |i, _, r| {
+        if let Some(slot) = writes.get_mut(i) {
+            slot.push(WriteRow {
+                task_id: r.get(2)?,
+                task_path: r.get(3)?,
+                idx: r.get(4)?,
+                channel: r.get(5)?,
+                tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                data: cell_bytes(r, 7)?.unwrap_or_default(),
+            });
+        }
+        Ok(())
+    })?;
     Ok((rows, writes))
 }
 
