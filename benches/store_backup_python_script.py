@@ -38,7 +38,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from store_copy_python_script import saver, thread_ids  # noqa: E402
+from store_copy_python_script import report, saver, thread_ids  # noqa: E402
 
 
 def pair(serde, value) -> list[str]:
@@ -104,15 +104,7 @@ def main() -> int:
         checkpoints, writes = export(sys.argv[2], sys.argv[3])
     else:
         checkpoints, writes = restore(sys.argv[2], sys.argv[3])
-    secs = time.perf_counter() - t0
-    print(json.dumps({
-        "script": "benches/store_backup_python_script.py",
-        "command": sys.argv[1],
-        "checkpoints": checkpoints,
-        "writes": writes,
-        "seconds": round(secs, 3),
-        "checkpoints_per_s": round(checkpoints / secs, 1) if secs else None,
-    }))
+    report("benches/store_backup_python_script.py", {"command": sys.argv[1]}, checkpoints, writes, t0)
     return 0
 
 

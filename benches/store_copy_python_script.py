@@ -92,15 +92,22 @@ def main() -> int:
                     dst.put_writes(saved, ws, task_id, "")
                     writes += len(ws)
                 checkpoints += 1
+    report("benches/store_copy_python_script.py", {}, checkpoints, writes, t0)
+    return 0
+
+
+def report(script: str, extra: dict, checkpoints: int, writes: int, t0: float) -> None:
+    """Prints the run's one JSON line: the script, `extra`, the counts and the time
+    since `t0` (`time.perf_counter()`)."""
     secs = time.perf_counter() - t0
     print(json.dumps({
-        "script": "benches/store_copy_python_script.py",
+        "script": script,
+        **extra,
         "checkpoints": checkpoints,
         "writes": writes,
         "seconds": round(secs, 3),
         "checkpoints_per_s": round(checkpoints / secs, 1) if secs else None,
     }))
-    return 0
 
 
 if __name__ == "__main__":
