@@ -4,9 +4,14 @@
 #  1. one version: Cargo.toml's `version` (which maturin gives the `langgraph-codec`
 #     wheel) = the companion's `__version__` (python/, whose pyproject takes it
 #     dynamically) = the wheel's `langgraph-codec-keys==` pin;
-#  2. the `langgraph-codec` wheel (pyproject.toml) built by `maturin build --release`,
-#     the maturin that pyproject.toml's build-system pins, in target/ (CI's one release
-#     build), and the companion's wheel by pip (flit-core); their sizes;
+#  2. the `langgraph-codec` wheel (pyproject.toml: its features, bindings, strip) built by
+#     the maturin that pyproject.toml's build-system pins, with cargo's dev profile, and
+#     the companion's wheel by pip (flit-core); their sizes. A published wheel is built
+#     with `--release` (docs/install.md); here the dev profile reuses the dependencies
+#     `.ci/run` has already compiled: `maturin build --release` took 386 s of a 2,529 s
+#     CI run (log of 2026-11-29), the dev build 62 s. What this check tests (the wheel's
+#     layout, its install into an empty venv, the binary without Rust, a real graph
+#     re-keyed) does not depend on the optimisation level;
 #  3. a new venv with nothing installed: `pip install` of the two wheel files (their
 #     dependencies from the index, at the reference pins: vectors/requirements.txt as
 #     constraints); with no cargo or rustc on PATH: `lgcodec --version`, the companion
@@ -51,8 +56,8 @@ tools() {
     "$WORK/tools/bin/pip" install --quiet --disable-pip-version-check "$MATURIN"
 }
 step "install $MATURIN (the build-system pin of pyproject.toml)" tools
-step "maturin build --release (the langgraph-codec wheel: lgcodec)" \
-    "$WORK/tools/bin/maturin" build --release --quiet --out "$DIST"
+step "maturin build --profile dev (the langgraph-codec wheel: lgcodec, the wheel's features)" \
+    "$WORK/tools/bin/maturin" build --profile dev --quiet --out "$DIST"
 step "pip wheel ./python (the langgraph-codec-keys wheel, flit-core)" \
     "$PY" -m pip wheel --quiet --disable-pip-version-check --no-deps -w "$DIST" ./python
 WHEEL="$(ls "$DIST"/langgraph_codec-"$VERSION"-py3-none-*.whl)"
