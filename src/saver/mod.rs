@@ -76,6 +76,11 @@ mod types;
 pub(crate) use crate::error::Result;
 /// The attribute [`CheckpointSaver`] is declared with: put `#[async_trait]` on your
 /// `impl CheckpointSaver for MySaver` block.
+/// Nesting allowed in a metadata JSON document, as stored by the SQLite saver and read
+/// by the store operations: Python's `json.loads` stops near its recursion limit, 1,000.
+#[cfg(feature = "sqlite")]
+pub(crate) const METADATA_MAX_DEPTH: usize = 1_000;
+
 pub use async_trait::async_trait;
 #[cfg(feature = "postgres")]
 pub(crate) use error::SaverFault;

@@ -20,14 +20,13 @@ use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 use crate::saver::postgres::{Blobs, TupleParts};
+use crate::saver::METADATA_MAX_DEPTH;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
     PendingWrite,
 };
 use crate::serializer::Serializer;
 use crate::value::Value;
-
-const METADATA_MAX_DEPTH: usize = 1_000;
 
 /// A store of any layout `saver::layout` detects, opened read-only for inspect,
 /// stats and export.

@@ -133,9 +133,7 @@ const INLINE_MAX_PAGES: u64 = 20;
 /// ~15 µs); compressed rows are always decoded on the blocking pool.
 const INLINE_DECODE_BYTES: usize = 32 * 1024;
 
-/// Nesting allowed in a metadata JSON document (Python's `json.loads` stops near its
-/// recursion limit, 1,000).
-const METADATA_MAX_DEPTH: usize = 1_000;
+use crate::saver::METADATA_MAX_DEPTH;
 
 /// Maps a rusqlite error into [`ErrorKind::Storage`](crate::ErrorKind::Storage) for `operation`.
 pub(super) fn storage(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
@@ -361,6 +359,19 @@ pub(crate) struct StoredWrite {
     pub(crate) channel: String,
     pub(crate) type_tag: Option<String>,
     pub(crate) value: Option<Vec<u8>>,
+}
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+impl StoredWrite {
+    /// The type tag, `""` for a NULL cell.
+    pub(crate) fn tag(&self) -> &str {
+        self.type_tag.as_deref().unwrap_or_default()
+    }
+
+    /// The value's bytes, empty for a NULL cell.
+    pub(crate) fn data(&self) -> &[u8] {
+        self.value.as_deref().unwrap_or_default()
+    }
 }
 
 #[async_trait]

@@ -13,20 +13,10 @@ use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 
 use crate::saver::postgres::{copy_in, found_positions, unique_violation, PostgresSaver, PutItem};
-use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow};
+use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
 use crate::serializer::Serializer;
 use crate::{TypedBytes, Value};
-
-/// One stored pending write.
-pub(super) struct WriteRow {
-    pub(super) task_id: String,
-    pub(super) task_path: String,
-    pub(super) idx: i64,
-    pub(super) channel: String,
-    pub(super) tag: String,
-    pub(super) data: Vec<u8>,
-}
 
 /// A source checkpoint on its way to the target, with its pending writes serialized
 /// by the target's serializer.
@@ -35,14 +25,11 @@ pub(super) struct Pending {
     pub(super) ns: String,
     pub(super) id: String,
     pub(super) body: Body,
-    pub(super) writes: Vec<CopiedWrite>,
+    /// Its pending writes, their values as the target's serializer writes them.
+    pub(super) writes: Vec<StoredWrite>,
     /// [`pending_bytes`] of it, counted once when it is read.
     pub(super) bytes: usize,
 }
-
-/// A stored pending write with its value as the target's serializer writes it: bytes
-/// and type tag.
-pub(super) type CopiedWrite = (WriteRow, Vec<u8>, String);
 
 /// How a checkpoint goes to the target.
 pub(super) enum Body {
@@ -118,7 +105,7 @@ pub(super) fn value_bytes(value: &Value) -> usize {
 
 /// About how many bytes a checkpoint on its way holds: its channel values (a carried
 /// row: its bytes), its writes' bytes and 512 for the rest. What bounds a batch.
-pub(super) fn pending_bytes(body: &Body, writes: &[CopiedWrite]) -> usize {
+pub(super) fn pending_bytes(body: &Body, writes: &[StoredWrite]) -> usize {
     let values: usize = match body {
         Body::Decoded(tuple) => tuple
             .checkpoint
@@ -151,7 +138,7 @@ pub(super) fn pending_bytes(body: &Body, writes: &[CopiedWrite]) -> usize {
             decoded.saturating_add(blobs.saturating_mul(2))
         }
     };
-    let writes: usize = writes.iter().map(|(_, data, _)| data.len()).sum();
+    let writes: usize = writes.iter().map(|w| w.data().len()).sum();
     values.saturating_add(writes).saturating_add(512)
 }
 
@@ -237,7 +224,7 @@ pub(super) async fn insert_writes(
                     )
                     .map_err(sq("copy"))?;
                 for p in batch {
-                    for (w, data, tag) in &p.writes {
+                    for w in &p.writes {
                         n += stmt
                             .execute(rusqlite::params![
                                 p.thread,
@@ -247,8 +234,8 @@ pub(super) async fn insert_writes(
                                 w.task_path,
                                 w.idx,
                                 w.channel,
-                                tag,
-                                data
+                                w.type_tag,
+                                w.value
                             ])
                             .map_err(sq("copy"))? as u64;
                     }
@@ -279,7 +266,7 @@ pub(super) async fn insert_writes(
             tx.commit().map_err(sq("copy"))?;
         }
         Target::Postgres(client) => {
-            let rows: Vec<(&Pending, &CopiedWrite)> = batch
+            let rows: Vec<(&Pending, &StoredWrite)> = batch
                 .iter()
                 .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
                 .collect();
@@ -287,7 +274,7 @@ pub(super) async fn insert_writes(
                 return Ok((0, 0));
             }
             let mut idxs = Vec::with_capacity(rows.len());
-            for (p, (w, _, _)) in &rows {
+            for (p, w) in &rows {
                 idxs.push(i32::try_from(w.idx).map_err(|_| StoreFault::Unreadable {
                     what: format!("write {}/{}", p.at(), w.task_id),
                     reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
@@ -297,21 +284,12 @@ pub(super) async fn insert_writes(
                 threads: rows.iter().map(|(p, _)| p.thread.as_str()).collect(),
                 nss: rows.iter().map(|(p, _)| p.ns.as_str()).collect(),
                 ids: rows.iter().map(|(p, _)| p.id.as_str()).collect(),
-                tasks: rows
-                    .iter()
-                    .map(|(_, (w, _, _))| w.task_id.as_str())
-                    .collect(),
-                paths: rows
-                    .iter()
-                    .map(|(_, (w, _, _))| w.task_path.as_str())
-                    .collect(),
+                tasks: rows.iter().map(|(_, w)| w.task_id.as_str()).collect(),
+                paths: rows.iter().map(|(_, w)| w.task_path.as_str()).collect(),
                 idxs,
-                channels: rows
-                    .iter()
-                    .map(|(_, (w, _, _))| w.channel.as_str())
-                    .collect(),
-                tags: rows.iter().map(|(_, (_, _, t))| t.as_str()).collect(),
-                blobs: rows.iter().map(|(_, (_, d, _))| d.as_slice()).collect(),
+                channels: rows.iter().map(|(_, w)| w.channel.as_str()).collect(),
+                tags: rows.iter().map(|(_, w)| w.tag()).collect(),
+                blobs: rows.iter().map(|(_, w)| w.data()).collect(),
             };
             let copied = if fresh {
                 match copy_writes(client, &cols).await {

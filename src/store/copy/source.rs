@@ -13,14 +13,15 @@ use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
 use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
-use super::batch::{insert_blobs, pending_bytes, Body, Pending, WriteRow, Writer};
+use super::batch::{insert_blobs, pending_bytes, Body, Pending, Writer};
 use super::ranges::{by_ranges, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::split_msgpack;
-use crate::saver::sqlite::StoredRow;
+use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::saver::CheckpointTuple;
+use crate::saver::METADATA_MAX_DEPTH;
 use crate::serializer::{tags, Serializer};
 
 pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
@@ -121,7 +122,7 @@ pub(super) async fn write_rows(
     thread: &str,
     ns: &str,
     id: &str,
-) -> Result<Vec<WriteRow>> {
+) -> Result<Vec<StoredWrite>> {
     let c = raw.cols();
     let sqlite = matches!(raw, Raw::Sqlite { .. });
     let sql = format!(
@@ -142,13 +143,13 @@ pub(super) async fn write_rows(
             let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
             let rows = stmt
                 .query_map([thread, ns, id], |r| {
-                    Ok(WriteRow {
+                    Ok(StoredWrite {
                         task_id: r.get(0)?,
                         task_path: r.get(1)?,
                         idx: r.get(2)?,
                         channel: r.get(3)?,
-                        tag: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                        data: cell_bytes(r, 5)?.unwrap_or_default(),
+                        type_tag: r.get(4)?,
+                        value: cell_bytes(r, 5)?,
                     })
                 })
                 .map_err(sq("copy"))?
@@ -163,19 +164,13 @@ pub(super) async fn write_rows(
                 .map_err(pg("copy"))?;
             rows.iter()
                 .map(|r| {
-                    Ok(WriteRow {
+                    Ok(StoredWrite {
                         task_id: r.try_get(0).map_err(pg("copy"))?,
                         task_path: r.try_get(1).map_err(pg("copy"))?,
                         idx: i64::from(r.try_get::<_, i32>(2).map_err(pg("copy"))?),
                         channel: r.try_get(3).map_err(pg("copy"))?,
-                        tag: r
-                            .try_get::<_, Option<String>>(4)
-                            .map_err(pg("copy"))?
-                            .unwrap_or_default(),
-                        data: r
-                            .try_get::<_, Option<Vec<u8>>>(5)
-                            .map_err(pg("copy"))?
-                            .unwrap_or_default(),
+                        type_tag: r.try_get(4).map_err(pg("copy"))?,
+                        value: r.try_get(5).map_err(pg("copy"))?,
                     })
                 })
                 .collect()
@@ -189,7 +184,7 @@ pub(super) async fn write_rows(
 pub(super) async fn write_rows_of(
     raw: &Raw,
     keys: &[(String, String, String)],
-) -> Result<Vec<Vec<WriteRow>>> {
+) -> Result<Vec<Vec<StoredWrite>>> {
     let Raw::Postgres { client, .. } = raw else {
         let mut out = Vec::with_capacity(keys.len());
         for (t, ns, id) in keys {
@@ -216,25 +211,19 @@ pub(super) async fn write_rows_of(
         .query(&sql, &[&threads, &nss, &ids])
         .await
         .map_err(pg("copy"))?;
-    let mut out: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+    let mut out: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
     for r in &rows {
         let n: i64 = r.try_get(0).map_err(pg("copy"))?;
         let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) else {
             continue;
         };
-        slot.push(WriteRow {
+        slot.push(StoredWrite {
             task_id: r.try_get(1).map_err(pg("copy"))?,
             task_path: r.try_get(2).map_err(pg("copy"))?,
             idx: i64::from(r.try_get::<_, i32>(3).map_err(pg("copy"))?),
             channel: r.try_get(4).map_err(pg("copy"))?,
-            tag: r
-                .try_get::<_, Option<String>>(5)
-                .map_err(pg("copy"))?
-                .unwrap_or_default(),
-            data: r
-                .try_get::<_, Option<Vec<u8>>>(6)
-                .map_err(pg("copy"))?
-                .unwrap_or_default(),
+            type_tag: r.try_get(5).map_err(pg("copy"))?,
+            value: r.try_get(6).map_err(pg("copy"))?,
         });
     }
     Ok(out)
@@ -499,15 +488,14 @@ pub(super) async fn read_pending(
         // read-back compares the decoded writes).
         let mut writes = Vec::new();
         for mut w in writes_of.next().unwrap_or_default() {
-            if clear && w.tag == "msgpack" {
-                let (data, tag) = (std::mem::take(&mut w.data), std::mem::take(&mut w.tag));
-                writes.push((w, data, tag));
+            if clear && w.type_tag.as_deref() == Some("msgpack") && w.value.is_some() {
+                writes.push(w);
                 continue;
             }
             let at = || format!("write {t}/{ns:?}/{id}/{}/{}", w.task_id, w.idx);
             let value =
                 read_serde
-                    .loads_typed(&w.tag, &w.data)
+                    .loads_typed(w.tag(), w.data())
                     .map_err(|e| StoreFault::Unreadable {
                         what: at(),
                         reason: read_failure(&e),
@@ -518,7 +506,9 @@ pub(super) async fn read_pending(
                     what: at(),
                     reason: e.to_string(),
                 })?;
-            writes.push((w, typed.data.to_vec(), typed.type_tag.to_string()));
+            w.value = Some(typed.data.to_vec());
+            w.type_tag = Some(typed.type_tag.to_string());
+            writes.push(w);
         }
         let bytes = pending_bytes(&body, &writes);
         out.push(Pending {
@@ -551,10 +541,10 @@ fn carried_rows(
     conn: &rusqlite::Connection,
     task_path: &str,
     keys: &[(String, String, String)],
-) -> rusqlite::Result<(Vec<Option<StoredRow>>, Vec<Vec<WriteRow>>)> {
+) -> rusqlite::Result<(Vec<Option<StoredRow>>, Vec<Vec<StoredWrite>>)> {
     use rusqlite::types::ValueRef as Cell;
     let mut rows: Vec<Option<StoredRow>> = keys.iter().map(|_| None).collect();
-    let mut writes: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+    let mut writes: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
     by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, id, r| {
         let Some(slot) = rows.get_mut(i) else {
             return Ok(());
@@ -584,13 +574,13 @@ fn carried_rows(
     })?;
     by_ranges(conn, &writes_by_range(task_path), keys, |i, _, r| {
         if let Some(slot) = writes.get_mut(i) {
-            slot.push(WriteRow {
+            slot.push(StoredWrite {
                 task_id: r.get(2)?,
                 task_path: r.get(3)?,
                 idx: r.get(4)?,
                 channel: r.get(5)?,
-                tag: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                data: cell_bytes(r, 7)?.unwrap_or_default(),
+                type_tag: r.get(6)?,
+                value: cell_bytes(r, 7)?,
             });
         }
         Ok(())
@@ -656,10 +646,6 @@ fn carriable(id: &str, checkpoint: &[u8], metadata: &[u8]) -> bool {
             Ok(crate::Value::Map(_))
         )
 }
-
-/// Nesting allowed in a metadata JSON document (the SQLite saver's, Python's
-/// `json.loads`).
-const METADATA_MAX_DEPTH: usize = 1_000;
 
 /// After a read of the source `given` failed with `e`: a lost Postgres connection, or
 /// a lock wait given up or a deadlock (within `retry`'s limit, in a row with losses), is
@@ -727,7 +713,7 @@ pub(super) async fn parent_sends(
         }
         sends.push(
             serde
-                .loads_typed(&w.tag, &w.data)
+                .loads_typed(w.tag(), w.data())
                 .map_err(|e| StoreFault::Unreadable {
                     what: format!("write {thread}/{ns:?}/{parent}/{}/{}", w.task_id, w.idx),
                     reason: read_failure(&e),
