@@ -110,21 +110,8 @@ fn check_stored(
         // One read transaction for the batch (a statement outside one takes and
         // drops the file's read lock each time: 38% of a copy's samples).
         let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
-        let expected: Vec<(&StoredRow, &[StoredWrite])> = checked
-            .iter()
-            .map(|(i, _, row)| (*row, batch.get(*i).map_or(&[][..], |p| &p.writes[..])))
-            .collect();
-        let keys: Vec<(&str, &str, &str)> = checked.iter().map(|(_, key, _)| *key).collect();
-        let same = same_as_sent(&snapshot, &keys, &expected).map_err(sq("copy"))?;
-        // The rest (rows someone else stored, or not there), a thread at a time: only
-        // its rows are held.
-        let differ: Vec<&(usize, (&str, &str, &str), &StoredRow)> = checked
-            .iter()
-            .zip(&same)
-            .filter(|(_, same)| !**same)
-            .map(|(c, _)| c)
-            .collect();
-        for run in differ.chunk_by(|a, b| a.1 .0 == b.1 .0) {
+        // A thread at a time: only its rows are held.
+        for run in checked.chunk_by(|a, b| a.1 .0 == b.1 .0) {
             let keys: Vec<(&str, &str, &str)> = run.iter().map(|(_, key, _)| *key).collect();
             let stored = stored_rows(&snapshot, &keys).map_err(sq("copy"))?;
             for ((i, _, row), stored) in run.iter().zip(stored) {
@@ -141,70 +128,6 @@ fn check_stored(
     conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
         .map_err(sq("copy"))?;
     Ok(())
-}
-
-/// Which of `keys` a SQLite target stores exactly as `expected` (the row and its write
-/// rows sent, in [`stored_rows`]'s order), by position, compared cell by cell as the
-/// rows are read: nothing is copied out of SQLite for a row that matches. A `false` is
-/// for [`stored_rows`] and [`check_carried`] to look at (a row stored otherwise, a
-/// cell of another type, a key that is not there). Measured 2026-11-29, 100,000
-/// checkpoints Postgres → SQLite: reading every row back into owned rows to compare
-/// them took 23% of the copy's samples (perf).
-fn same_as_sent(
-    conn: &rusqlite::Connection,
-    keys: &[(&str, &str, &str)],
-    expected: &[(&StoredRow, &[StoredWrite])],
-) -> rusqlite::Result<Vec<bool>> {
-    use rusqlite::types::ValueRef as Cell;
-    fn text(cell: Cell<'_>, want: Option<&str>) -> bool {
-        match (cell, want) {
-            (Cell::Null, None) => true,
-            (Cell::Text(t), Some(w)) => t == w.as_bytes(),
-            _ => false,
-        }
-    }
-    // As `cell_bytes` reads a cell (text or blob), or not the same.
-    fn bytes(cell: Cell<'_>, want: Option<&[u8]>) -> bool {
-        match (cell, want) {
-            (Cell::Null, None) => true,
-            (Cell::Blob(b) | Cell::Text(b), Some(w)) => b == w,
-            _ => false,
-        }
-    }
-    let mut same = vec![false; keys.len()];
-    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
-        if let (Some(slot), Some((row, _))) = (same.get_mut(i), expected.get(i)) {
-            *slot = text(r.get_ref(2)?, row.parent.as_deref())
-                && text(r.get_ref(3)?, row.type_tag.as_deref())
-                && bytes(r.get_ref(4)?, row.checkpoint.as_deref())
-                && bytes(r.get_ref(5)?, row.metadata.as_deref());
-        }
-        Ok(())
-    })?;
-    // Write rows seen per key; a key whose rows differ is not the same.
-    let mut seen = vec![0usize; keys.len()];
-    by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
-        let (Some(n), Some(slot), Some((_, writes))) =
-            (seen.get_mut(i), same.get_mut(i), expected.get(i))
-        else {
-            return Ok(());
-        };
-        let matches = writes.get(*n).is_some_and(|w| {
-            matches!(r.get_ref(4), Ok(Cell::Integer(idx)) if idx == w.idx)
-                && text(r.get_ref(2).unwrap_or(Cell::Null), Some(&w.task_id))
-                && text(r.get_ref(3).unwrap_or(Cell::Null), Some(&w.task_path))
-                && text(r.get_ref(5).unwrap_or(Cell::Null), Some(&w.channel))
-                && text(r.get_ref(6).unwrap_or(Cell::Null), w.type_tag.as_deref())
-                && bytes(r.get_ref(7).unwrap_or(Cell::Null), w.value.as_deref())
-        });
-        *slot &= matches;
-        *n += 1;
-        Ok(())
-    })?;
-    for ((slot, n), (_, writes)) in same.iter_mut().zip(seen).zip(expected) {
-        *slot &= n == writes.len();
-    }
-    Ok(same)
 }
 
 /// Which checkpoints of `batch` the Postgres target holds exactly as sent (`sent`,
