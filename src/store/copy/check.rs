@@ -12,7 +12,7 @@ use super::super::raw::{cell_bytes, sq, Result};
 use super::super::retry::Retry;
 use super::super::target::Target;
 use super::batch::{insert_blobs, Body, Pending, Writer};
-use super::ranges::{by_ranges, writes_by_range, CHECKPOINTS_BY_RANGE};
+use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 use crate::saver::postgres::{PostgresSaver, SentRow, SentWrite, TupleParts};
@@ -220,14 +220,7 @@ fn stored_rows(
     by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
         // Writes of a checkpoint that is not there are not read back.
         if let Some(Some((_, writes))) = found.get_mut(i) {
-            writes.push(StoredWrite {
-                task_id: r.get(2)?,
-                task_path: r.get(3)?,
-                idx: r.get(4)?,
-                channel: r.get(5)?,
-                type_tag: r.get(6)?,
-                value: cell_bytes(r, 7)?,
-            });
+            writes.push(stored_write(r, 2)?);
         }
         Ok(())
     })?;

@@ -3,6 +3,9 @@
 //! SQLite target (the rows it reads back), one statement per thread's run of a batch
 //! instead of one per checkpoint.
 
+use super::super::raw::cell_bytes;
+use crate::saver::sqlite::StoredWrite;
+
 /// [`by_ranges`]'s statement for the `checkpoints` rows: the key's namespace and id,
 /// then the parent id, type, checkpoint and metadata.
 pub(super) const CHECKPOINTS_BY_RANGE: &str =
@@ -20,6 +23,19 @@ pub(super) fn writes_by_range(task_path: &str) -> String {
          AND (checkpoint_ns, checkpoint_id) <= (?4, ?5) \
          ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
     )
+}
+
+/// A `writes` row as stored, its columns from `first` on: task id, task path, idx,
+/// channel, type and value ([`writes_by_range`] has them from column 2).
+pub(super) fn stored_write(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<StoredWrite> {
+    Ok(StoredWrite {
+        task_id: r.get(first)?,
+        task_path: r.get(first + 1)?,
+        idx: r.get(first + 2)?,
+        channel: r.get(first + 3)?,
+        type_tag: r.get(first + 4)?,
+        value: cell_bytes(r, first + 5)?,
+    })
 }
 
 /// Reads rows of a SQLite table a thread at a time, by a range of keys: `sql` takes

@@ -11,10 +11,10 @@ use tokio_postgres::types::ToSql;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
-use super::super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
+use super::super::raw::{pg, ph, sq, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Writer};
-use super::ranges::{by_ranges, writes_by_range, CHECKPOINTS_BY_RANGE};
+use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -142,16 +142,7 @@ pub(super) async fn write_rows(
         Raw::Sqlite { conn, .. } => {
             let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
             let rows = stmt
-                .query_map([thread, ns, id], |r| {
-                    Ok(StoredWrite {
-                        task_id: r.get(0)?,
-                        task_path: r.get(1)?,
-                        idx: r.get(2)?,
-                        channel: r.get(3)?,
-                        type_tag: r.get(4)?,
-                        value: cell_bytes(r, 5)?,
-                    })
-                })
+                .query_map([thread, ns, id], |r| stored_write(r, 0))
                 .map_err(sq("copy"))?
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(sq("copy"))?;
@@ -574,14 +565,7 @@ fn carried_rows(
     })?;
     by_ranges(conn, &writes_by_range(task_path), keys, |i, _, r| {
         if let Some(slot) = writes.get_mut(i) {
-            slot.push(StoredWrite {
-                task_id: r.get(2)?,
-                task_path: r.get(3)?,
-                idx: r.get(4)?,
-                channel: r.get(5)?,
-                type_tag: r.get(6)?,
-                value: cell_bytes(r, 7)?,
-            });
+            slot.push(stored_write(r, 2)?);
         }
         Ok(())
     })?;
