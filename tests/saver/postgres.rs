@@ -1182,3 +1182,4 @@ fn the_driver_and_pool_are_re_exported() {
     let _builder = PostgresSaver::builder(pool);
 }
 mod edge_cases;
+mod page_blobs;

@@ -86,6 +86,7 @@ mod sql;
 mod tls;
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
 use std::sync::Arc;
@@ -111,7 +112,9 @@ pub use tokio_postgres;
 
 use self::db::{connection_lost, db, Exec, Param};
 use self::rows::{load_sends, SelectedRow};
-use self::sql::{check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE};
+use self::sql::{
+    check_schema_name, PageBlobs, Statements, WriteSql, LZ4_USABLE, VERSIONS_BYTEWISE,
+};
 use super::traits::{Capabilities, CheckpointSaver, ListOptions, PruneStrategy};
 use super::types::{
     all_special, checkpoint_metadata, next_string_version, refuse_deep_metadata, write_idx,
@@ -138,10 +141,36 @@ enum Write<'a> {
 /// succeeds; a few more cover connections other tasks return meanwhile.
 const WRITE_RETRIES: u32 = 3;
 
-/// [`PostgresSaver::lz4_usable`] not asked yet, and its two answers.
-const LZ4_UNKNOWN: u8 = 0;
-const LZ4_YES: u8 = 1;
-const LZ4_NO: u8 = 2;
+/// Yes/no questions a saver (and its clones) asks the server once, on first need:
+/// whether writes can ask for lz4 ([`PostgresSaver::lz4_usable`]), whether blob
+/// versions order bytewise ([`PostgresSaver::versions_bytewise`]).
+#[derive(Debug, Default)]
+struct Answers {
+    lz4: Answer,
+    bytewise: Answer,
+}
+
+/// A blob's key: thread, namespace, channel, version.
+type BlobKey<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// One of [`Answers`]: not asked yet (0), yes (1), no (2).
+#[derive(Debug, Default)]
+struct Answer(AtomicU8);
+
+impl Answer {
+    fn get(&self) -> Option<bool> {
+        match self.0.load(AtomicOrdering::Relaxed) {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        }
+    }
+
+    fn set(&self, yes: bool) {
+        self.0
+            .store(if yes { 1 } else { 2 }, AtomicOrdering::Relaxed);
+    }
+}
 
 /// The settings a builder collects and a saver keeps.
 #[derive(Clone)]
@@ -295,7 +324,7 @@ impl PostgresSaverBuilder {
             )),
             pool: self.pool,
             settings: self.settings,
-            lz4: Arc::new(AtomicU8::new(LZ4_UNKNOWN)),
+            answers: Arc::default(),
         })
     }
 }
@@ -309,8 +338,8 @@ pub struct PostgresSaver {
     pool: Pool,
     settings: Settings,
     sql: Arc<Statements>,
-    /// Whether writes ask for lz4 TOAST compression: `LZ4_UNKNOWN`, `LZ4_YES`, `LZ4_NO`.
-    lz4: Arc<AtomicU8>,
+    /// What the server answered ([`Answers`]).
+    answers: Arc<Answers>,
 }
 
 impl PostgresSaver {
@@ -340,7 +369,7 @@ impl PostgresSaver {
             sql: Arc::new(Statements::new(None)),
             pool: builder.pool,
             settings: builder.settings,
-            lz4: Arc::new(AtomicU8::new(LZ4_UNKNOWN)),
+            answers: Arc::default(),
         }
     }
 
@@ -484,20 +513,44 @@ impl PostgresSaver {
     }
 
     /// Whether writes ask for lz4 TOAST compression ([`LZ4_USABLE`]): asked once per
-    /// saver (and its clones), on the first write; an answer the server cannot give
-    /// counts as no.
+    /// saver (and its clones), on the first write.
     async fn lz4_usable<C: Exec + ?Sized>(
         &self,
         client: &C,
     ) -> Result<bool, tokio_postgres::Error> {
-        match self.lz4.load(AtomicOrdering::Relaxed) {
-            LZ4_YES => return Ok(true),
-            LZ4_NO => return Ok(false),
-            _ => {}
+        self.ask(client, &self.answers.lz4, LZ4_USABLE, &[]).await
+    }
+
+    /// Whether the blobs table orders versions bytewise ([`VERSIONS_BYTEWISE`]): asked
+    /// once per saver (and its clones), on the first page read by ranges.
+    async fn versions_bytewise<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+    ) -> Result<bool, tokio_postgres::Error> {
+        let table = self.sql.tables.blobs.as_str();
+        self.ask(
+            client,
+            &self.answers.bytewise,
+            VERSIONS_BYTEWISE,
+            &[(&table, Type::TEXT)],
+        )
+        .await
+    }
+
+    /// The answer to `question` (one row, one `bool`), asked once: a lost connection
+    /// is the caller's to retry; any other failure, or no row, counts as no (the
+    /// cautious answer for every question asked).
+    async fn ask<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        answer: &Answer,
+        question: &str,
+        params: &[Param<'_>],
+    ) -> Result<bool, tokio_postgres::Error> {
+        if let Some(yes) = answer.get() {
+            return Ok(yes);
         }
-        // A lost connection fails the write (which then runs once more); any other
-        // failure (say, `pg_settings` not readable) only means the server's default.
-        let usable = match client.rows(self.settings.mode, LZ4_USABLE, &[]).await {
+        let yes = match client.rows(self.settings.mode, question, params).await {
             Ok(rows) => rows
                 .first()
                 .and_then(|row| row.try_get::<_, bool>(0).ok())
@@ -505,11 +558,8 @@ impl PostgresSaver {
             Err(e) if connection_lost(&e) => return Err(e),
             Err(_) => false,
         };
-        self.lz4.store(
-            if usable { LZ4_YES } else { LZ4_NO },
-            AtomicOrdering::Relaxed,
-        );
-        Ok(usable)
+        answer.set(yes);
+        Ok(yes)
     }
 
     /// Creates the schema (if configured) and runs Python's migrations that have not run
@@ -601,27 +651,50 @@ impl PostgresSaver {
         .await
     }
 
-    /// The blobs a page of checkpoints references, in one query (shared ones once).
+    /// The blobs a page of checkpoints references (shared ones once): by ranges of
+    /// versions where they order bytewise ([`Statements::blob_ranges`]), else by key.
     async fn page_blobs<C: Exec + ?Sized>(
         &self,
         client: &C,
         page: &[SelectedRow],
         operation: &'static str,
     ) -> Result<Vec<Row>> {
-        let mut keys: std::collections::HashSet<(&str, &str, &str, Cow<'_, str>)> =
-            std::collections::HashSet::new();
+        let mut keys: HashSet<(&str, &str, &str, Cow<'_, str>)> = HashSet::new();
         for row in page {
             keys.extend(row.blob_keys());
         }
         if keys.is_empty() {
             return Ok(Vec::new());
         }
+        if let Some(ranges) = &self.sql.blob_ranges {
+            if self
+                .versions_bytewise(client)
+                .await
+                .map_err(db(operation))?
+            {
+                return self.blobs_by_range(client, ranges, &keys, operation).await;
+            }
+        }
+        let keys: Vec<BlobKey<'_>> = keys.iter().map(|(t, n, c, v)| (*t, *n, *c, &**v)).collect();
+        self.blobs_by_key(client, &keys, operation).await
+    }
+
+    /// The blob rows of `keys` by primary key, one statement.
+    async fn blobs_by_key<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        keys: &[BlobKey<'_>],
+        operation: &'static str,
+    ) -> Result<Vec<Row>> {
         let mut cols: [Vec<&str>; 4] = Default::default();
-        for (t, n, c, v) in &keys {
+        for &(t, n, c, v) in keys {
             cols[0].push(t);
             cols[1].push(n);
             cols[2].push(c);
             cols[3].push(v);
+        }
+        if cols[0].is_empty() {
+            return Ok(Vec::new());
         }
         let [threads, nss, channels, versions] = &cols;
         client
@@ -637,6 +710,82 @@ impl PostgresSaver {
             )
             .await
             .map_err(db(operation))
+    }
+
+    /// The blob rows of `keys` as ranges: per (thread, ns, channel) its lowest to
+    /// highest wanted version, at most as many rows as it wants, in version order. A
+    /// range that came back short holds every stored version inside it; one cut off
+    /// at its count (versions nobody asked for in between: a branch, or integer
+    /// versions, where `"10"` sorts between `"1"` and `"2"`) holds every stored
+    /// version up to its last row, and the wanted ones past it are read by key. So
+    /// no more rows come back than keys were asked for, twice at worst, and no range
+    /// reads further than that. The rows not asked for stay among the rows, unused.
+    async fn blobs_by_range<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        statement: &str,
+        keys: &HashSet<(&str, &str, &str, Cow<'_, str>)>,
+        operation: &'static str,
+    ) -> Result<Vec<Row>> {
+        let mut groups: BTreeMap<(&str, &str, &str), Vec<&str>> = BTreeMap::new();
+        for (t, n, c, v) in keys {
+            groups.entry((*t, *n, *c)).or_default().push(v);
+        }
+        let mut cols: [Vec<&str>; 5] = Default::default();
+        let mut counts: Vec<i64> = Vec::with_capacity(groups.len());
+        for ((t, n, c), versions) in &mut groups {
+            // `str`'s order is byte order, the collation's here.
+            versions.sort_unstable();
+            let (Some(lo), Some(hi)) = (versions.first(), versions.last()) else {
+                continue;
+            };
+            for (col, v) in cols.iter_mut().zip([*t, *n, *c, *lo, *hi]) {
+                col.push(v);
+            }
+            counts.push(i64::try_from(versions.len()).unwrap_or(i64::MAX));
+        }
+        let [threads, nss, channels, los, his] = &cols;
+        let mut rows = client
+            .rows(
+                self.settings.mode,
+                statement,
+                &[
+                    (threads, Type::TEXT_ARRAY),
+                    (nss, Type::TEXT_ARRAY),
+                    (channels, Type::TEXT_ARRAY),
+                    (los, Type::TEXT_ARRAY),
+                    (his, Type::TEXT_ARRAY),
+                    (&counts, Type::INT8_ARRAY),
+                ],
+            )
+            .await
+            .map_err(db(operation))?;
+        // Per range: the rows it gave and the highest version among them.
+        let mut read: HashMap<(&str, &str, &str), (usize, &str)> = HashMap::new();
+        for row in &rows {
+            let key: (&str, &str, &str) =
+                (rows::col(row, 0)?, rows::col(row, 1)?, rows::col(row, 2)?);
+            let version: &str = rows::col(row, 3)?;
+            let Some((key, _)) = groups.get_key_value(&key) else {
+                continue;
+            };
+            let seen = read.entry(*key).or_insert((0, version));
+            seen.0 += 1;
+            seen.1 = seen.1.max(version);
+        }
+        let mut past_the_cut: Vec<BlobKey<'_>> = Vec::new();
+        for (&(t, n, c), versions) in &groups {
+            if let Some(&(count, last)) = read.get(&(t, n, c)) {
+                if count >= versions.len() {
+                    let past = versions.iter().filter(|v| **v > last);
+                    past_the_cut.extend(past.map(|v| (t, n, c, *v)));
+                }
+            }
+        }
+        drop(read);
+        let more = self.blobs_by_key(client, &past_the_cut, operation).await?;
+        rows.extend(more);
+        Ok(rows)
     }
 
     /// Runs a `select` (made with `page_blobs`) and builds the tuples, migrating

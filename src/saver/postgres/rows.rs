@@ -271,7 +271,10 @@ pub(crate) fn split_msgpack(doc: &[u8]) -> Option<(Vec<u8>, Blobs)> {
     seen_values.then_some((out, blobs))
 }
 
-fn col<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, idx: usize) -> Result<T> {
+pub(crate) fn col<'a, T: tokio_postgres::types::FromSql<'a>>(
+    row: &'a Row,
+    idx: usize,
+) -> Result<T> {
     row.try_get(idx).map_err(super::db::db("read row"))
 }
 
