@@ -7,6 +7,8 @@ mod support;
 
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod bad_targets;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod beside_python;
 #[cfg(all(feature = "cli", feature = "sqlite"))]
 mod files;
 #[cfg(feature = "sqlite")]

@@ -57,9 +57,10 @@ fn expected_kept() -> BTreeMap<&'static str, Vec<usize>> {
     ])
 }
 
-type Ids = BTreeMap<String, Vec<(String, String)>>;
+pub(crate) type Ids = BTreeMap<String, Vec<(String, String)>>;
 
-fn parse_ids(text: &str) -> Ids {
+/// `{thread: [[ns, id], ...]}` as `retain_fixture.py` prints it.
+pub(crate) fn parse_ids(text: &str) -> Ids {
     let v: Json = serde_json::from_str(text.trim()).expect("fixture JSON");
     v.as_object()
         .expect("object")

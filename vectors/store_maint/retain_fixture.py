@@ -12,7 +12,9 @@ written. `read` prints what Python's saver lists: {thread: [[ns, id], ...]} (ids
 ascending), and checks that the latest checkpoint of each thread loads with
 get_tuple and that a `__interrupt__` write is still there where one was put. `live`
 writes to thread "live" as a running graph would (a checkpoint and a pending write every
-20 ms, each on the last one it wrote) for SECONDS and prints the last id it wrote.
+20 ms, each on the last one it wrote) for SECONDS, reads its latest checkpoint back
+whole, and prints the last id it wrote, how many it wrote and its slowest checkpoint
+with its write (milliseconds).
 """
 
 from __future__ import annotations
@@ -114,18 +116,23 @@ def live(store: str, seconds: float) -> None:
     end = time.time() + seconds
     i = 0
     last = ""
+    slowest = 0.0
     while time.time() < end:
         cp = empty_checkpoint()
         cp["channel_values"] = {"messages": [f"live {i}"]}
         cp["channel_versions"] = {"messages": str(i + 1)}
+        began = time.perf_counter()
         config = saver.put(config, cp, {"source": "loop", "step": i}, cp["channel_versions"])
         saver.put_writes(config, [("messages", [f"w {i}"])], f"task-{i}", "")
+        slowest = max(slowest, time.perf_counter() - began)
         last = cp["id"]
         i += 1
         time.sleep(0.02)
     latest = saver.get_tuple({"configurable": {"thread_id": "live", "checkpoint_ns": ""}})
     assert latest is not None and latest.checkpoint["id"] == last, (latest, last)
-    print(json.dumps({"last": last, "written": i}))
+    assert latest.checkpoint["channel_values"] == {"messages": [f"live {i - 1}"]}, latest
+    assert [w[2] for w in latest.pending_writes] == [[f"w {i - 1}"]], latest.pending_writes
+    print(json.dumps({"last": last, "written": i, "slowest_ms": round(slowest * 1000, 1)}))
 
 
 if __name__ == "__main__":
