@@ -12,11 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use super::retain::{parse_ids, Ids as Listed};
+use super::retain::{lgcodec, parse_ids, Ids as Listed};
 use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
 use crate::support::{pg, python, python_script, scratch};
-
-const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 
 /// Threads of the source the backup is made of, and checkpoints each.
 const THREADS: usize = 150;
@@ -32,20 +30,11 @@ fn written_fixture(py: &str, store: &str) -> Listed {
     parse_ids(&python_script(py, "retain_fixture.py", &["write", store]))
 }
 
-fn lgcodec(args: &[&str]) -> Json {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .output()
-        .expect("lgcodec");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("--json report")
+/// `lgcodec ARGS` (which end in `--json`), exit 0: its report.
+fn lgcodec_json(args: &[&str]) -> Json {
+    let (code, out, err) = lgcodec(args);
+    assert_eq!(code, 0, "{args:?}\n{out}{err}");
+    serde_json::from_str(&out).expect("--json report")
 }
 
 /// Starts Python writing thread `live` of `store` for `seconds`, and returns once its
@@ -92,9 +81,9 @@ async fn import_and_prune_beside_the_writer(
         writer.try_wait().expect("writer").is_none(),
         "writer still running"
     );
-    let imported = lgcodec(&["store", "import", backup, target, "--json"]);
+    let imported = lgcodec_json(&["store", "import", backup, target, "--json"]);
     let still_writing = writer.try_wait().expect("writer").is_none();
-    let pruned = lgcodec(&["store", "prune", target, "--keep-latest", "2", "--json"]);
+    let pruned = lgcodec_json(&["store", "prune", target, "--keep-latest", "2", "--json"]);
     let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
         .await
         .expect("join");
@@ -173,7 +162,7 @@ async fn sqlite_import_and_prune_beside_a_python_writer_lose_nothing() {
     let source = source.to_str().expect("utf-8").to_owned();
     let backup = dir.join("backup.jsonl");
     let backup = backup.to_str().expect("utf-8").to_owned();
-    lgcodec(&["store", "export", &source, &backup, "--json"]);
+    lgcodec_json(&["store", "export", &source, &backup, "--json"]);
     let target = dir.join("live.db");
     let target = target.to_str().expect("utf-8").to_owned();
     let written = written_fixture(&py, &target);
@@ -215,7 +204,7 @@ async fn postgres_import_and_prune_beside_a_python_writer_lose_nothing() {
     fill(&saver, &shape(), "imported-").await;
     let backup = dir.join("backup.jsonl");
     let backup = backup.to_str().expect("utf-8").to_owned();
-    lgcodec(&["store", "export", &source, &backup, "--json"]);
+    lgcodec_json(&["store", "export", &source, &backup, "--json"]);
     let target = pg::fresh(&url, "beside_python_live").await;
     let written = written_fixture(&py, &target);
     let count_at = target.clone();

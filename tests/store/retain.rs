@@ -103,7 +103,7 @@ fn kept_of(written: &Ids) -> BTreeSet<(String, String, String)> {
     out
 }
 
-fn lgcodec(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn lgcodec(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN)
         .args(args)
         .env_remove("LANGGRAPH_AES_KEY")
