@@ -275,8 +275,11 @@ impl<'a> Cursor<'a> {
 
 /// Checkpoints read from a Postgres source at once at most: one statement for their
 /// tuples and one for their writes (one round trip per checkpoint made a copy out of
-/// Postgres wait on the network most of its time).
-pub(super) const READ_AHEAD: usize = 64;
+/// Postgres wait on the network most of its time). Measured 2026-11-29, 100,000
+/// checkpoints Postgres → SQLite, each read decoded on a task of its own: 128 took
+/// 11.55–12.63 s at a 47–49 MiB peak, 256 11.59–12.11 s at 58–60 MiB, 64 about a
+/// second more.
+pub(super) const READ_AHEAD: usize = 128;
 
 /// Checkpoints read from a SQLite source at once at most (one range of keys per
 /// thread). Fewer than from Postgres: the batch being written goes on only between two
