@@ -84,18 +84,19 @@ mod check;
 mod ranges;
 mod source;
 
-use batch::{flush, Writer};
-use check::settle;
+use batch::{flush, Pending, Writer};
+use check::{settle, Verifying};
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Throttle};
-use super::raw::{serializer, Result};
+use super::raw::{serializer, Raw, Result};
 use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::error::Error;
 use crate::saver::sqlite::SqliteSaver;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
@@ -281,6 +282,44 @@ pub async fn copy(
     report
 }
 
+/// What the write of a batch ([`flush`]) works on: moved into the batch's task and
+/// back.
+struct Sink {
+    target: Target,
+    given: String,
+    writer: Writer,
+    options: CopyOptions,
+    report: CopyReport,
+    retry: Retry,
+    done: u64,
+    verifying: Option<Verifying>,
+}
+
+impl Sink {
+    async fn flush(&mut self, batch: &mut Vec<Pending>) -> Result<()> {
+        flush(
+            batch,
+            (&mut self.target, &self.given),
+            &self.writer,
+            &self.options,
+            (&mut self.report, &mut self.retry),
+            (&mut self.done, &mut self.verifying),
+        )
+        .await
+    }
+}
+
+/// The task writing a batch, stopped if the copy is dropped (cancelled) meanwhile, as
+/// the write was when it ran in the copy's own task: a Postgres transaction not
+/// committed is rolled back, a SQLite one already on its thread finishes whole.
+struct Flushing(tokio::task::JoinHandle<(Sink, Result<()>)>);
+
+impl Drop for Flushing {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn copy_snapshot(
     src: &mut AnyStore,
     source: &str,
@@ -395,7 +434,7 @@ async fn copy_snapshot(
     }
     let mut cursor = Cursor::new(&threads, page_size);
     let mut throttle = Throttle::new(options.max_rows_per_sec);
-    let (Some(target_conn), Some(writer)) = (tgt.as_mut(), writer.as_ref()) else {
+    let (Some(target_conn), Some(writer)) = (tgt.take(), writer.as_ref()) else {
         // Dry run: every key counted, each looked up in the target if it is a store.
         while let Some((t, ns, id)) = cursor.next(src, source, &mut retry).await? {
             throttle.account(1).await;
@@ -426,33 +465,60 @@ async fn copy_snapshot(
         writer,
         clear,
     };
-    let mut done = 0u64;
-    let mut verifying = None;
-    // While a batch is written, the next one is read from the source (the target's
-    // server works on one while this process reads and decodes the other; on one Tokio
-    // task, the batch goes on between two reads of the source) and the one before is read back and
-    // compared (a task of its own).
+    // While a batch is written, the next one is read from the source, and the one
+    // before is read back and compared (a task of its own). A SQLite source is read
+    // with blocking calls on this task; a batch into Postgres is a chain of round trips
+    // this task drives, which those calls would hold up: that batch is written on a
+    // task of its own (on a runtime of more than one thread, on another core).
+    // Measured 2026-11-29, 100,000 checkpoints SQLite → Postgres: 14.09–15.79 s
+    // against 16.61–19.84 s. Not otherwise: a batch into SQLite is written on a thread
+    // of its own already (SQLite → SQLite on the batch's own task: 7.87–7.97 s against
+    // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
+    // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
+    // 4–10 MiB more).
+    let own_task = matches!(src.raw, Raw::Sqlite { .. }) && matches!(writer, Writer::Postgres(_));
+    let mut sink = Sink {
+        target: target_conn,
+        given: target.to_owned(),
+        writer: writer.clone(),
+        options: options.clone(),
+        report,
+        retry,
+        done: 0,
+        verifying: None,
+    };
     let mut next = reading.batch(src, source).await?;
     while !next.is_empty() {
         let mut current = std::mem::take(&mut next);
-        let (written, read) = futures_util::future::join(
-            flush(
-                &mut current,
-                (target_conn, target),
-                writer,
-                options,
-                (&mut report, &mut retry),
-                (&mut done, &mut verifying),
-            ),
-            reading.batch(src, source),
-        )
-        .await;
+        let (written, read) = if own_task {
+            let mut going = Flushing(tokio::spawn(async move {
+                let written = sink.flush(&mut current).await;
+                (sink, written)
+            }));
+            let read = reading.batch(src, source).await;
+            let (back, written) = (&mut going.0)
+                .await
+                .map_err(|e| Error::from(StoreFault::Task(format!("the write of a batch: {e}"))))?;
+            sink = back;
+            (written, read)
+        } else {
+            futures_util::future::join(sink.flush(&mut current), reading.batch(src, source)).await
+        };
         written?;
         next = read?;
     }
+    let Sink {
+        mut target,
+        given,
+        mut report,
+        mut retry,
+        mut done,
+        verifying,
+        ..
+    } = sink;
     settle(
         verifying,
-        (target_conn, target),
+        (&mut target, &given),
         writer,
         options,
         (&mut report, &mut retry),

@@ -1230,10 +1230,14 @@ async fn postgres_import_counts_each_row_with_keys_taken_and_keys_twice_in_a_bat
     let _ = fs::remove_dir_all(&dir);
 }
 
-#[tokio::test]
-async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes() {
-    let Some(url) = pg::url() else { return };
-    let dir = scratch("copy");
+/// A scratch directory holding a copy of Python's SQLite store (`vectors/stores`), its
+/// path, and a fresh Postgres database `<test database>_<tag>`; `None` without a server.
+async fn python_sqlite_and_fresh_pg(
+    dir: &str,
+    tag: &str,
+) -> Option<(std::path::PathBuf, String, String)> {
+    let url = pg::url()?;
+    let dir = scratch(dir);
     let source = dir.join("python.sqlite");
     fs::copy(
         stores().join("sqlite-py-3.1.2").join("store.sqlite"),
@@ -1241,7 +1245,16 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
     )
     .expect("copy");
     let source = source.to_str().expect("utf-8").to_owned();
-    let target = pg::fresh(&url, "copy_target").await;
+    let target = pg::fresh(&url, tag).await;
+    Some((dir, source, target))
+}
+
+#[tokio::test]
+async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes() {
+    let Some((dir, source, target)) = python_sqlite_and_fresh_pg("copy", "copy_target").await
+    else {
+        return;
+    };
     let none = StoreKeys::none();
     let options = langgraph_codec::store::CopyOptions::new().page_size(4);
     let dry = langgraph_codec::store::copy(&source, &target, &none, &options.clone().dry_run(true))
@@ -1297,6 +1310,77 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
             .collect::<Vec<_>>()
     };
     assert_eq!(keys(&a), keys(&b));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A copy dropped (cancelled) while a batch into Postgres waits for a lock writes
+/// nothing more: once the lock is gone, the target still holds what it held when the
+/// copy was dropped. (SQLite → Postgres writes each batch on a task of its own; that
+/// task goes with the copy.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_into_postgres_dropped_mid_batch_writes_nothing_after() {
+    use langgraph_codec::store::{copy, CopyOptions};
+    let Some((dir, source, target)) =
+        python_sqlite_and_fresh_pg("copy-dropped", "copy_dropped").await
+    else {
+        return;
+    };
+    let none = StoreKeys::none();
+    // The target's tables, and one thread in them, from a first run.
+    let first_thread: String = {
+        let conn = rusqlite::Connection::open(&source).expect("open");
+        conn.query_row("SELECT min(thread_id) FROM checkpoints", [], |r| r.get(0))
+            .expect("a thread")
+    };
+    copy(
+        &source,
+        &target,
+        &none,
+        &CopyOptions::new().threads([first_thread.as_str()]),
+    )
+    .await
+    .expect("first thread");
+    let db = pg::connect(&target).await;
+    let count = || async {
+        let row = db
+            .query_one("SELECT count(*) FROM checkpoints", &[])
+            .await
+            .expect("count");
+        row.get::<_, i64>(0)
+    };
+    let before = count().await;
+    assert!(
+        before > 0 && before < 12,
+        "one thread of 12 checkpoints: {before}"
+    );
+    // Another session holds the checkpoints' table against writes (reads go on): the
+    // next batch's insert waits.
+    let holder = pg::connect(&target).await;
+    holder
+        .batch_execute("BEGIN; LOCK TABLE checkpoints IN EXCLUSIVE MODE")
+        .await
+        .expect("lock");
+    let cut = tokio::time::timeout(
+        std::time::Duration::from_millis(1500),
+        copy(&source, &target, &none, &CopyOptions::new().batch_size(1)),
+    )
+    .await;
+    assert!(cut.is_err(), "the copy waited for the lock: {cut:?}");
+    let at_drop = count().await;
+    assert_eq!(at_drop, before, "nothing went in past the lock");
+    holder.batch_execute("COMMIT").await.expect("unlock");
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        count().await,
+        at_drop,
+        "a batch went in after the copy was dropped"
+    );
+    // Run again, the copy finishes.
+    let done = copy(&source, &target, &none, &CopyOptions::new())
+        .await
+        .expect("rerun");
+    assert!(done.mismatches.is_empty(), "{:?}", done.mismatches);
+    assert_eq!(count().await, 12);
     let _ = fs::remove_dir_all(&dir);
 }
 

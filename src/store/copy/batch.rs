@@ -163,7 +163,7 @@ pub(super) fn insert_blobs(
 }
 
 /// Which checkpoints of the batch the target already holds, by position.
-pub(super) async fn present(target: &Target, batch: &[&Pending]) -> Result<Vec<bool>> {
+pub(super) async fn present(target: &mut Target, batch: &[&Pending]) -> Result<Vec<bool>> {
     if batch.is_empty() {
         return Ok(Vec::new());
     }
