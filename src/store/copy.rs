@@ -96,7 +96,6 @@ use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
-use crate::error::Error;
 use crate::saver::sqlite::SqliteSaver;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
@@ -307,6 +306,19 @@ impl Sink {
         )
         .await
     }
+
+    /// [`settle`]s the read-back still in flight after the last batch.
+    async fn settle(&mut self) -> Result<()> {
+        settle(
+            self.verifying.take(),
+            (&mut self.target, &self.given),
+            &self.writer,
+            &self.options,
+            (&mut self.report, &mut self.retry),
+            &mut self.done,
+        )
+        .await
+    }
 }
 
 /// The task writing a batch, stopped if the copy is dropped (cancelled) meanwhile, as
@@ -498,7 +510,7 @@ async fn copy_snapshot(
             let read = reading.batch(src, source).await;
             let (back, written) = (&mut going.0)
                 .await
-                .map_err(|e| Error::from(StoreFault::Task(format!("the write of a batch: {e}"))))?;
+                .map_err(|e| StoreFault::task("the write of a batch", e))?;
             sink = back;
             (written, read)
         } else {
@@ -507,24 +519,12 @@ async fn copy_snapshot(
         written?;
         next = read?;
     }
+    sink.settle().await?;
     let Sink {
-        mut target,
-        given,
         mut report,
         mut retry,
-        mut done,
-        verifying,
         ..
     } = sink;
-    settle(
-        verifying,
-        (&mut target, &given),
-        writer,
-        options,
-        (&mut report, &mut retry),
-        &mut done,
-    )
-    .await?;
     retry.reconnects += reading.retry.reconnects;
     retry.lock_retries += reading.retry.lock_retries;
     report.reconnects = retry.reconnects;

@@ -206,6 +206,13 @@ pub(crate) fn read_failure(e: &Error) -> String {
 }
 
 impl StoreFault {
+    /// A task of the operation (`what`) that ended without its result (it panicked or
+    /// was cancelled): `e` is the runtime's `JoinError`.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn task(what: &str, e: impl std::fmt::Display) -> Error {
+        StoreFault::Task(format!("{what}: {e}")).into()
+    }
+
     fn kind(&self) -> ErrorKind {
         match self {
             StoreFault::InvalidLocation { .. } => ErrorKind::InvalidStoreLocation,

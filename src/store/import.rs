@@ -765,9 +765,9 @@ async fn import_into(
             (sink, flushed, spec)
         });
         next = next_batch(&mut rows, &mut carry, limits);
-        let (back, flushed, spec) = going.await.map_err(|e| {
-            crate::Error::from(StoreFault::Task(format!("the insert of a batch: {e}")))
-        })?;
+        let (back, flushed, spec) = going
+            .await
+            .map_err(|e| StoreFault::task("the insert of a batch", e))?;
         sink = back;
         flushed?;
         if let Some(f) = &options.progress {

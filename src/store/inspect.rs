@@ -716,7 +716,7 @@ impl AnyStore {
             saver.get_tuples_in_order(&refs, parts).await
         })
         .await
-        .map_err(|e| Error::from(StoreFault::Task(format!("a read of checkpoints: {e}"))))?;
+        .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
         read.map_err(|e| {
             let at = |k: Option<&(String, String, String)>| {
                 k.map(|(t, ns, id)| format!("{t}/{ns:?}/{id}"))

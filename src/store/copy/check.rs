@@ -455,7 +455,7 @@ pub(super) async fn settle(
     };
     let (items, sent, mut checked) = task
         .await
-        .map_err(|e| Error::from(StoreFault::Task(format!("the read-back of a batch: {e}"))))?;
+        .map_err(|e| StoreFault::task("the read-back of a batch", e))?;
     let outcomes = loop {
         match checked {
             Ok(v) => break retry.ok(v),
