@@ -292,6 +292,8 @@ struct Sink {
     retry: Retry,
     done: u64,
     verifying: Option<Verifying>,
+    /// Whether the batch written last found none of its checkpoints in the target.
+    fresh: bool,
 }
 
 impl Sink {
@@ -302,7 +304,7 @@ impl Sink {
             &self.writer,
             &self.options,
             (&mut self.report, &mut self.retry),
-            (&mut self.done, &mut self.verifying),
+            (&mut self.done, &mut self.verifying, &mut self.fresh),
         )
         .await
     }
@@ -498,6 +500,7 @@ async fn copy_snapshot(
         retry,
         done: 0,
         verifying: None,
+        fresh: true,
     };
     let mut next = reading.batch(src, source).await?;
     while !next.is_empty() {

@@ -1386,31 +1386,47 @@ async fn a_copy_into_postgres_dropped_mid_batch_writes_nothing_after() {
 
 /// A writer that puts one of the source's checkpoints into the target while the copy
 /// writes its batch: the copy's `COPY` of that batch meets the writer's row (it waits
-/// for the writer's transaction, then fails on the taken key), and the batch goes in
-/// through `put`'s own statements instead, as Python's `put` (an upsert) would write
-/// it. The copy ends with every checkpoint verified, the writer's row replaced by the
-/// source's.
+/// for the writer's transaction, then fails on the taken key), the batch's checkpoints
+/// are looked up again and the others put. The writer's row stays as the writer put
+/// it, and the read-back reports it; every other checkpoint is copied and verified.
 #[tokio::test]
 async fn copy_into_postgres_gives_way_to_a_writer_that_took_a_key_of_its_batch() {
+    copy_meets_a_writer(false).await;
+}
+
+/// As above, in a batch after one that found a checkpoint in the target (so the batch
+/// looks its checkpoints up before its `COPY`, and the writer's row, not committed
+/// yet, is not among them).
+#[tokio::test]
+async fn copy_into_postgres_gives_way_to_a_writer_after_a_batch_found_one_there() {
+    copy_meets_a_writer(true).await;
+}
+
+async fn copy_meets_a_writer(one_there_before: bool) {
     use langgraph_codec::saver::postgres::PostgresSaver;
     let Some(url) = pg::url() else { return };
-    let dir = scratch("copy_race");
+    let name = if one_there_before {
+        "copy_race_after"
+    } else {
+        "copy_race"
+    };
+    let dir = scratch(name);
     let source = dir.join("python.sqlite");
     fs::copy(
         stores().join("sqlite-py-3.1.2").join("store.sqlite"),
         &source,
     )
     .expect("copy");
-    let (thread, ns, id): (String, String, String) = rusqlite::Connection::open(&source)
+    let keys: Vec<(String, String, String)> = rusqlite::Connection::open(&source)
         .expect("open")
-        .query_row(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3 LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .expect("first key");
+        .prepare("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3 LIMIT 2")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("keys")
+        .collect::<Result<_, _>>()
+        .expect("keys");
     let source = source.to_str().expect("utf-8").to_owned();
-    let target = pg::fresh(&url, "copy_race").await;
+    let target = pg::fresh(&url, name).await;
     PostgresSaver::builder_from_url(&target)
         .expect("url")
         .build()
@@ -1418,17 +1434,25 @@ async fn copy_into_postgres_gives_way_to_a_writer_that_took_a_key_of_its_batch()
         .setup()
         .await
         .expect("setup");
-    // The writer's row, not committed yet: the copy does not see it as there.
-    let mut writer = pg::connect(&target).await;
-    let tx = writer.transaction().await.expect("begin");
-    tx.execute(
+    let insert =
         "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata) \
-         VALUES ($1, $2, $3, '{\"writer\": true}', '{}')",
-        &[&thread, &ns, &id],
-    )
-    .await
-    .expect("writer's insert");
-    let options = langgraph_codec::store::CopyOptions::new();
+                  VALUES ($1, $2, $3, '{\"writer\": true}', '{}')";
+    let mut writer = pg::connect(&target).await;
+    // Batches of one: the first checkpoint's batch, then the second's.
+    let mut options = langgraph_codec::store::CopyOptions::new();
+    let taken = if one_there_before {
+        let (t, ns, id) = &keys[0];
+        writer.execute(insert, &[t, ns, id]).await.expect("first");
+        options = options.batch_size(1);
+        &keys[1]
+    } else {
+        &keys[0]
+    };
+    // The writer's row, not committed yet: the copy does not see it as there.
+    let tx = writer.transaction().await.expect("begin");
+    tx.execute(insert, &[&taken.0, &taken.1, &taken.2])
+        .await
+        .expect("writer's insert");
     let none = StoreKeys::none();
     let copy = langgraph_codec::store::copy(&source, &target, &none, &options);
     // Commit once the copy waits on the writer's key.
@@ -1457,28 +1481,35 @@ async fn copy_into_postgres_gives_way_to_a_writer_that_took_a_key_of_its_batch()
     .await
     .expect("the copy never waited on the writer's key, or hung");
     let report = report.expect("copy");
+    let theirs: u64 = if one_there_before { 2 } else { 1 };
     assert_eq!(
-        (report.copied, report.verified, report.mismatches.len()),
-        (12, 12, 0),
+        (
+            report.copied,
+            report.already_there,
+            report.verified,
+            report.mismatches.len()
+        ),
+        (12 - theirs, theirs, 12 - theirs, theirs as usize),
+        "{:?}",
+        report.mismatches
+    );
+    assert!(
+        report.mismatches.iter().any(|m| m.contains(&taken.2)),
         "{:?}",
         report.mismatches
     );
     let row: Json = writer
         .query_one(
             "SELECT checkpoint::text FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-            &[&thread, &ns, &id],
+            &[&taken.0, &taken.1, &taken.2],
         )
         .await
         .map(|r| serde_json::from_str(r.get::<_, &str>(0)).expect("json"))
         .expect("row");
     assert_eq!(
-        row.get("id").and_then(Json::as_str),
-        Some(id.as_str()),
-        "{row}"
-    );
-    assert!(
-        row.get("writer").is_none(),
-        "the writer's row stayed: {row}"
+        row,
+        serde_json::json!({"writer": true}),
+        "the writer's row was replaced"
     );
     let _ = fs::remove_dir_all(&dir);
 }

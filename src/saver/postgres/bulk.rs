@@ -195,6 +195,16 @@ pub(crate) async fn copy_in<'a, R: AsRef<[&'a (dyn ToSql + Sync)]>>(
     Ok(n)
 }
 
+/// What [`put_batch`](PostgresSaver::put_batch) does when a key its `COPY` writes is
+/// taken already.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Puts the batch with `put`'s own statements instead.
+    Put,
+    /// Stores nothing and says so: the caller looks up which checkpoints are there.
+    Report,
+}
+
 /// Whether `e` is a unique violation: a key the `COPY` wrote was there already.
 pub(crate) fn unique_violation(e: &tokio_postgres::Error) -> bool {
     e.code() == Some(&SqlState::UNIQUE_VIOLATION)
@@ -207,12 +217,17 @@ impl PostgresSaver {
     /// (pipelined) where a key is already taken. Either every row is stored or none
     /// is; a lost connection fails the batch (run it again: `put` is idempotent).
     /// Returns the rows sent for each checkpoint, in order, for
-    /// [`holds_sent`](Self::holds_sent).
+    /// [`holds_sent`](Self::holds_sent); `None` when a key was taken and `taken` is
+    /// [`Taken::Report`] (nothing is stored).
     ///
     /// # Errors
     /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
     /// too deep, the server's errors (then nothing is stored).
-    pub(crate) async fn put_batch(&self, items: &[PutItem<'_>]) -> Result<Vec<SentRow>> {
+    pub(crate) async fn put_batch(
+        &self,
+        items: &[PutItem<'_>],
+        taken: Taken,
+    ) -> Result<Option<Vec<SentRow>>> {
         let rows = items
             .iter()
             .map(|(config, checkpoint, metadata, versions, blobs)| {
@@ -233,7 +248,8 @@ impl PostgresSaver {
                 .collect()
         };
         match self.copy_rows(&mut client, &rows, lz4).await {
-            Ok(()) => return Ok(sent(rows)),
+            Ok(()) => return Ok(Some(sent(rows))),
+            Err(e) if unique_violation(&e) && taken == Taken::Report => return Ok(None),
             Err(e) if unique_violation(&e) => {}
             Err(e) => return Err(db("put")(e)),
         }
@@ -253,7 +269,7 @@ impl PostgresSaver {
         tx.commit().await.map_err(db("put"))?;
         drop(params);
         drop(blobs);
-        Ok(sent(rows))
+        Ok(Some(sent(rows)))
     }
 
     /// Whether the tables hold exactly what [`put_batch`](Self::put_batch) sent for the

@@ -70,7 +70,7 @@
 mod bulk;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use bulk::{
-    copy_in, found_positions, unique_violation, PutItem, SentRow, SentWrite, TupleParts,
+    copy_in, found_positions, unique_violation, PutItem, SentRow, SentWrite, Taken, TupleParts,
 };
 #[cfg(feature = "sqlite")]
 pub(crate) use rows::{split_msgpack, Blobs};
