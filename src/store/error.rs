@@ -71,7 +71,7 @@ pub(crate) enum StoreFault {
     },
     /// The Postgres server (or the connection to it) reported an error.
     #[cfg(feature = "postgres")]
-    #[error("postgres {operation}: {source}")]
+    #[error("postgres {operation}: {}", server_line(source))]
     Postgres {
         /// What was being done.
         operation: &'static str,
@@ -294,5 +294,17 @@ impl From<StoreFault> for Error {
             | StoreFault::Task(_)
             | StoreFault::InvalidDate { .. } => e,
         }
+    }
+}
+
+/// A driver error as the line [`StoreFault::Postgres`] shows: the server's own error
+/// (SQLSTATE, severity, message, detail, hint) where it sent one, which the driver's
+/// `Display` leaves out ("db error"), else the driver's text.
+#[cfg(feature = "postgres")]
+fn server_line(e: &tokio_postgres::Error) -> String {
+    if e.as_db_error().is_some() {
+        crate::saver::postgres::explain(e).0
+    } else {
+        e.to_string()
     }
 }

@@ -1313,6 +1313,49 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Into Postgres a batch's checkpoints are sent while its pending writes go in on
+/// another connection, and committed only after the writes: when the writes cannot go
+/// in (here a trigger refuses them), the copy fails and not one checkpoint is stored,
+/// so no checkpoint is ever in the target without its writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_into_postgres_whose_writes_fail_stores_no_checkpoint() {
+    use langgraph_codec::saver::postgres::PostgresSaver;
+    let Some((dir, source, target)) =
+        python_sqlite_and_fresh_pg("copy_writes_fail", "copy_writes_fail").await
+    else {
+        return;
+    };
+    PostgresSaver::builder_from_url(&target)
+        .expect("url")
+        .build()
+        .expect("saver")
+        .setup()
+        .await
+        .expect("setup");
+    let admin = pg::connect(&target).await;
+    admin
+        .batch_execute(
+            "CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(0.5); RAISE EXCEPTION 'writes refused'; END $$; \
+             CREATE TRIGGER refuse_writes BEFORE INSERT ON checkpoint_writes \
+             FOR EACH ROW EXECUTE FUNCTION refuse_writes();",
+        )
+        .await
+        .expect("trigger");
+    let none = StoreKeys::none();
+    let options = langgraph_codec::store::CopyOptions::new();
+    let failed = langgraph_codec::store::copy(&source, &target, &none, &options).await;
+    let e = failed.expect_err("the writes were refused");
+    assert!(e.to_string().contains("writes refused"), "{e}");
+    let n: i64 = admin
+        .query_one("SELECT count(*) FROM checkpoints", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(n, 0, "checkpoints stored without their writes");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A copy dropped (cancelled) while a batch into Postgres waits for a lock writes
 /// nothing more: once the lock is gone, the target still holds what it held when the
 /// copy was dropped. (SQLite → Postgres writes each batch on a task of its own; that

@@ -17,6 +17,7 @@
 //! own statements instead.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::future::Future;
 
 use bytes::{BufMut, BytesMut};
 use futures_util::pin_mut;
@@ -195,6 +196,22 @@ pub(crate) async fn copy_in<'a, R: AsRef<[&'a (dyn ToSql + Sync)]>>(
     Ok(n)
 }
 
+/// [`put_batch`](PostgresSaver::put_batch)'s `ready`, awaited at most once.
+struct Ready<F>(std::pin::Pin<Box<F>>, Option<bool>);
+
+impl<F: Future<Output = bool>> Ready<F> {
+    async fn wait(&mut self) -> bool {
+        match self.1 {
+            Some(ready) => ready,
+            None => {
+                let ready = self.0.as_mut().await;
+                self.1 = Some(ready);
+                ready
+            }
+        }
+    }
+}
+
 /// What [`put_batch`](PostgresSaver::put_batch) does when a key its `COPY` writes is
 /// taken already.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,7 +235,9 @@ impl PostgresSaver {
     /// is; a lost connection fails the batch (run it again: `put` is idempotent).
     /// Returns the rows sent for each checkpoint, in order, for
     /// [`holds_sent`](Self::holds_sent); `None` when a key was taken and `taken` is
-    /// [`Taken::Report`] (nothing is stored).
+    /// [`Taken::Report`], or when `ready` said no (nothing is stored). The transaction
+    /// commits only once `ready` gives `true`: the rows are sent meanwhile (a store
+    /// copy's pending writes go in on another connection, and must be committed first).
     ///
     /// # Errors
     /// As `put`: a value the serializer refuses or JSONB cannot hold, metadata nested
@@ -227,6 +246,7 @@ impl PostgresSaver {
         &self,
         items: &[PutItem<'_>],
         taken: Taken,
+        ready: impl Future<Output = bool>,
     ) -> Result<Option<Vec<SentRow>>> {
         let rows = items
             .iter()
@@ -247,11 +267,16 @@ impl PostgresSaver {
                 })
                 .collect()
         };
-        match self.copy_rows(&mut client, &rows, lz4).await {
-            Ok(()) => return Ok(Some(sent(rows))),
+        let mut ready = Ready(Box::pin(ready), None);
+        match self.copy_rows(&mut client, &rows, lz4, &mut ready).await {
+            Ok(true) => return Ok(Some(sent(rows))),
+            Ok(false) => return Ok(None),
             Err(e) if unique_violation(&e) && taken == Taken::Report => return Ok(None),
             Err(e) if unique_violation(&e) => {}
             Err(e) => return Err(db("put")(e)),
+        }
+        if !ready.wait().await {
+            return Ok(None);
         }
         let sql = self.sql.put.pick(lz4);
         let tx = client.transaction().await.map_err(db("put"))?;
@@ -342,11 +367,12 @@ impl PostgresSaver {
         let client = self.client("copy").await?;
         let mode = self.settings.mode;
         // Pipelined: one round trip's wait for the three.
-        let (checkpoints, stored_writes, blobs) = tokio::try_join!(
+        let (checkpoints, stored_writes, blobs) = futures_util::future::try_join3(
             client.rows(mode, &self.sql.stored_checkpoints, &id_params),
             client.rows(mode, &self.sql.stored_writes, &id_params),
             client.rows(mode, &self.sql.stored_blobs, &version_params),
         )
+        .await
         .map_err(db("copy"))?;
         let col = |e| db("copy")(e);
         let at = |row: &tokio_postgres::Row| -> Result<Option<usize>> {
@@ -430,7 +456,8 @@ impl PostgresSaver {
         client: &mut deadpool_postgres::Object,
         rows: &[PutRow<'_>],
         lz4: bool,
-    ) -> std::result::Result<(), tokio_postgres::Error> {
+        ready: &mut Ready<impl Future<Output = bool>>,
+    ) -> std::result::Result<bool, tokio_postgres::Error> {
         let tx = client.transaction().await?;
         if lz4 {
             // As the `put` statement's own `set_config` (see `LZ4_CTE`).
@@ -525,7 +552,12 @@ impl PostgresSaver {
                 }),
         )
         .await?;
-        tx.commit().await
+        if !ready.wait().await {
+            // Dropped: rolled back.
+            return Ok(false);
+        }
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not

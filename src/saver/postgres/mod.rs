@@ -77,6 +77,7 @@ pub(crate) use rows::{split_msgpack, Blobs};
 mod conninfo;
 mod db;
 mod error;
+pub(crate) use error::explain;
 mod extended;
 mod jsonb;
 pub(crate) mod retention;
