@@ -1231,10 +1231,12 @@ async fn postgres_import_counts_each_row_with_keys_taken_and_keys_twice_in_a_bat
 }
 
 /// A scratch directory holding a copy of Python's SQLite store (`vectors/stores`), its
-/// path, and a fresh Postgres database `<test database>_<tag>`; `None` without a server.
+/// path, and a fresh Postgres database `<test database>_<tag>` (with Python's tables
+/// when `set_up`); `None` without a server.
 async fn python_sqlite_and_fresh_pg(
     dir: &str,
     tag: &str,
+    set_up: bool,
 ) -> Option<(std::path::PathBuf, String, String)> {
     let url = pg::url()?;
     let dir = scratch(dir);
@@ -1245,13 +1247,18 @@ async fn python_sqlite_and_fresh_pg(
     )
     .expect("copy");
     let source = source.to_str().expect("utf-8").to_owned();
-    let target = pg::fresh(&url, tag).await;
+    let target = if set_up {
+        pg::fresh_set_up(&url, tag).await
+    } else {
+        pg::fresh(&url, tag).await
+    };
     Some((dir, source, target))
 }
 
 #[tokio::test]
 async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes() {
-    let Some((dir, source, target)) = python_sqlite_and_fresh_pg("copy", "copy_target").await
+    let Some((dir, source, target)) =
+        python_sqlite_and_fresh_pg("copy", "copy_target", false).await
     else {
         return;
     };
@@ -1319,19 +1326,11 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
 /// so no checkpoint is ever in the target without its writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_copy_into_postgres_whose_writes_fail_stores_no_checkpoint() {
-    use langgraph_codec::saver::postgres::PostgresSaver;
     let Some((dir, source, target)) =
-        python_sqlite_and_fresh_pg("copy_writes_fail", "copy_writes_fail").await
+        python_sqlite_and_fresh_pg("copy_writes_fail", "copy_writes_fail", true).await
     else {
         return;
     };
-    PostgresSaver::builder_from_url(&target)
-        .expect("url")
-        .build()
-        .expect("saver")
-        .setup()
-        .await
-        .expect("setup");
     let admin = pg::connect(&target).await;
     admin
         .batch_execute(
@@ -1364,7 +1363,7 @@ async fn a_copy_into_postgres_whose_writes_fail_stores_no_checkpoint() {
 async fn a_copy_into_postgres_dropped_mid_batch_writes_nothing_after() {
     use langgraph_codec::store::{copy, CopyOptions};
     let Some((dir, source, target)) =
-        python_sqlite_and_fresh_pg("copy-dropped", "copy_dropped").await
+        python_sqlite_and_fresh_pg("copy-dropped", "copy_dropped", false).await
     else {
         return;
     };
@@ -1446,7 +1445,6 @@ async fn copy_into_postgres_gives_way_to_a_writer_after_a_batch_found_one_there(
 }
 
 async fn copy_meets_a_writer(one_there_before: bool) {
-    use langgraph_codec::saver::postgres::PostgresSaver;
     let Some(url) = pg::url() else { return };
     let name = if one_there_before {
         "copy_race_after"
@@ -1469,14 +1467,7 @@ async fn copy_meets_a_writer(one_there_before: bool) {
         .collect::<Result<_, _>>()
         .expect("keys");
     let source = source.to_str().expect("utf-8").to_owned();
-    let target = pg::fresh(&url, name).await;
-    PostgresSaver::builder_from_url(&target)
-        .expect("url")
-        .build()
-        .expect("saver")
-        .setup()
-        .await
-        .expect("setup");
+    let target = pg::fresh_set_up(&url, name).await;
     let insert =
         "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata) \
                   VALUES ($1, $2, $3, '{\"writer\": true}', '{}')";

@@ -81,14 +81,7 @@ async fn copy_into_postgres_reports_rows_the_target_holds_otherwise_than_sent() 
     let Some((_, source)) = python_store() else {
         return;
     };
-    let target = pg::fresh(&url, "split_changed").await;
-    langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(&target)
-        .expect("url")
-        .build()
-        .expect("saver")
-        .setup()
-        .await
-        .expect("setup");
+    let target = pg::fresh_set_up(&url, "split_changed").await;
     pg::connect(&target)
         .await
         .batch_execute(

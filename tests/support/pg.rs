@@ -63,6 +63,21 @@ pub async fn fresh(url: &str, tag: &str) -> String {
     format!("{server}{db}")
 }
 
+/// A fresh database `<base>_<tag>` with the tables Python's `setup()` makes (the
+/// crate's `PostgresSaver::setup`); its URL.
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn fresh_set_up(url: &str, tag: &str) -> String {
+    let target = fresh(url, tag).await;
+    langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(&target)
+        .expect("url")
+        .build()
+        .expect("saver")
+        .setup()
+        .await
+        .expect("setup");
+    target
+}
+
 /// A fresh database holding `fixture/dump.sql`.
 /// (Each test uses its own `tag`: tests run in parallel.)
 pub async fn restored(url: &str, fixture: &str, tag: &str) -> String {
