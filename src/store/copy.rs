@@ -56,8 +56,10 @@
 //! they hold more than about [`DEFAULT_COPY_BATCH_BYTES`]): one target transaction
 //! inserts the batch's pending writes (and the rows carried as stored), another puts
 //! its checkpoints through the target saver (`put_batch`: the rows of `put`, one
-//! commit; into Postgres both with `COPY`), then the batch is verified. While one batch is written, the next is read from the
-//! source and the one before is read back and compared (a Tokio task of its own).
+//! commit; into Postgres both with `COPY`, at once on two connections, the
+//! checkpoints committed after the writes), then the batch is verified. While one
+//! batch is written, the next is read from the source and the one before is read back
+//! and compared (a Tokio task of its own).
 //!
 //! **Resumable:** a checkpoint already in the target is not written again (its
 //! writes are inserted if missing: inserts only take free keys). Writes commit before

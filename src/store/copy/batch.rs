@@ -505,9 +505,10 @@ impl Writer {
 pub(super) type PutOne<'a> = (&'a Pending, &'a CheckpointTuple, &'a [(String, TypedBytes)]);
 
 /// Writes a batch, emptying it: its pending writes in one target transaction
-/// (insert-or-ignore), then the checkpoints not yet there through the target saver in
-/// another (so a checkpoint in the target always has its writes, and a copy killed at
-/// any point is finished by running it again). Then the batch written before is
+/// (insert-or-ignore), and the checkpoints not yet there through the target saver in
+/// another, committed after the first (so a checkpoint in the target always has its
+/// writes, and a copy killed at any point is finished by running it again; into
+/// Postgres the two are sent at once, see [`write_batch`]). Then the batch written before is
 /// [`settle`]d and this one's read-back started ([`Verifying`]): every checkpoint read
 /// back through the target saver's `get_tuple` and compared with its source. After a
 /// lost connection to the target (`given`) the whole batch is written again: its
