@@ -196,22 +196,6 @@ pub(crate) async fn copy_in<'a, R: AsRef<[&'a (dyn ToSql + Sync)]>>(
     Ok(n)
 }
 
-/// [`put_batch`](PostgresSaver::put_batch)'s `ready`, awaited at most once.
-struct Ready<F>(std::pin::Pin<Box<F>>, Option<bool>);
-
-impl<F: Future<Output = bool>> Ready<F> {
-    async fn wait(&mut self) -> bool {
-        match self.1 {
-            Some(ready) => ready,
-            None => {
-                let ready = self.0.as_mut().await;
-                self.1 = Some(ready);
-                ready
-            }
-        }
-    }
-}
-
 /// What [`put_batch`](PostgresSaver::put_batch) does when a key its `COPY` writes is
 /// taken already.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,15 +251,20 @@ impl PostgresSaver {
                 })
                 .collect()
         };
-        let mut ready = Ready(Box::pin(ready), None);
-        match self.copy_rows(&mut client, &rows, lz4, &mut ready).await {
-            Ok(true) => return Ok(Some(sent(rows))),
-            Ok(false) => return Ok(None),
+        match self.copy_rows(&mut client, &rows, lz4).await {
+            Ok(tx) => {
+                if !ready.await {
+                    // Dropped: rolled back.
+                    return Ok(None);
+                }
+                tx.commit().await.map_err(db("put"))?;
+                return Ok(Some(sent(rows)));
+            }
             Err(e) if unique_violation(&e) && taken == Taken::Report => return Ok(None),
             Err(e) if unique_violation(&e) => {}
             Err(e) => return Err(db("put")(e)),
         }
-        if !ready.wait().await {
+        if !ready.await {
             return Ok(None);
         }
         let sql = self.sql.put.pick(lz4);
@@ -449,15 +438,15 @@ impl PostgresSaver {
     }
 
     /// The rows of `put` for a batch in one transaction: the blobs not in the table
-    /// yet, then the checkpoints, each table with one `COPY`. A unique violation means
-    /// a key was taken (nothing is stored: the transaction is rolled back).
-    async fn copy_rows(
+    /// yet, then the checkpoints, each table with one `COPY`; the transaction, for the
+    /// caller to commit. A unique violation means a key was taken (nothing is stored:
+    /// the transaction is rolled back).
+    async fn copy_rows<'c>(
         &self,
-        client: &mut deadpool_postgres::Object,
+        client: &'c mut deadpool_postgres::Object,
         rows: &[PutRow<'_>],
         lz4: bool,
-        ready: &mut Ready<impl Future<Output = bool>>,
-    ) -> std::result::Result<bool, tokio_postgres::Error> {
+    ) -> std::result::Result<deadpool_postgres::Transaction<'c>, tokio_postgres::Error> {
         let tx = client.transaction().await?;
         if lz4 {
             // As the `put` statement's own `set_config` (see `LZ4_CTE`).
@@ -552,12 +541,7 @@ impl PostgresSaver {
                 }),
         )
         .await?;
-        if !ready.wait().await {
-            // Dropped: rolled back.
-            return Ok(false);
-        }
-        tx.commit().await?;
-        Ok(true)
+        Ok(tx)
     }
 
     /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not

@@ -586,14 +586,15 @@ async fn write_batch(
         .filter_map(|(i, p)| p.for_put().map(|(t, blobs)| (i, (p, t, blobs))))
         .collect();
     let pendings: Vec<&Pending> = decoded.iter().map(|(_, (p, ..))| *p).collect();
-    let guess = *fresh && decoded.len() == batch.len() && matches!(target, Target::Postgres(_));
+    let all_decoded = decoded.len() == batch.len();
+    let guess = *fresh && all_decoded && matches!(target, Target::Postgres(_));
     // (Looked up before the writes go in: only `put` adds these checkpoints.)
     let mut there = if guess {
         vec![false; pendings.len()]
     } else {
         present(target, &pendings).await?
     };
-    let writes_fresh = decoded.len() == batch.len() && !there.contains(&true);
+    let writes_fresh = all_decoded && !there.contains(&true);
     let put = |taken, there: &[bool], ready: BoxFuture<'static, bool>| {
         let (positions, missing): (Vec<usize>, Vec<PutOne<'_>>) = decoded
             .iter()
@@ -652,11 +653,10 @@ async fn write_batch(
         )
         .await
     } else {
-        let written = insert_writes(target, batch, writes_fresh).await;
-        let ok = written.is_ok();
+        let written = insert_writes(target, batch, writes_fresh).await?;
         (
-            written,
-            put(taken(0), &there, Box::pin(async move { ok })).await,
+            Ok(written),
+            put(taken(0), &there, Box::pin(async { true })).await,
         )
     };
     let (inserted, carried) = written?;
