@@ -332,7 +332,15 @@ fn write_container<'a, T: Trail<'a>>(
         }
         Value::Map(entries) => {
             out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
+            let reordered = match style.keys {
+                Keys::Jsonb => jsonb_key_order(entries),
+                _ => None,
+            };
+            let at = |n: usize| match &reordered {
+                Some(order) => order.get(n).and_then(|i| entries.get(*i)),
+                None => entries.get(n),
+            };
+            for (i, (k, v)) in (0..entries.len()).filter_map(at).enumerate() {
                 if i > 0 {
                     out.push_str(style.item_sep);
                 }
@@ -346,6 +354,37 @@ fn write_container<'a, T: Trail<'a>>(
         _ => {}
     }
     Ok(())
+}
+
+/// The order Postgres keeps a `jsonb` object's keys in (shorter first, then bytewise:
+/// `lengthCompareJsonbString`), as positions into `entries`; `None` when they are in it
+/// already (or a key is not a string, refused when it is written). The text written
+/// this way is the text the server prints back but for its spaces, so a store copy's
+/// read-back compares the two without parsing either (2026-12-02, 100,000 checkpoints
+/// SQLite → Postgres: every checkpoint and metadata document sent in insertion order
+/// fell back to parsing both texts, 8.6% of the copy's CPU samples).
+fn jsonb_key_order(entries: &[(Value, Value)]) -> Option<Vec<usize>> {
+    fn key(e: &(Value, Value)) -> Option<(usize, &[u8])> {
+        match &e.0 {
+            Value::Str(s) => Some((s.len(), s.as_bytes())),
+            _ => None,
+        }
+    }
+    let mut last = None;
+    let mut sorted = true;
+    for e in entries {
+        let k = key(e)?;
+        sorted &= last.is_none_or(|last| last <= k);
+        last = Some(k);
+    }
+    if sorted {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    // Stable: of a key written twice both stay, in their order (the server keeps the
+    // last).
+    order.sort_by_key(|i| entries.get(*i).and_then(key));
+    Some(order)
 }
 
 /// Writes a map key and enters its step.

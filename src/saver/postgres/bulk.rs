@@ -650,6 +650,58 @@ impl TupleParts {
 #[cfg(test)]
 mod tests {
     use super::same_but_spaces;
+    use crate::saver::postgres::jsonb;
+    use crate::value::Value;
+
+    /// The server prints a document written by [`jsonb::write`] back as the same text
+    /// but for its spaces, so the read-back takes the fast path: keys of every length,
+    /// multibyte ones, nested maps, the saver's metadata and checkpoint shapes.
+    #[tokio::test]
+    async fn the_server_prints_back_what_was_written_but_for_spaces() {
+        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => u,
+            _ => return,
+        };
+        let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+            .await
+            .expect("connect to LGCODEC_TEST_PG_URL");
+        tokio::spawn(conn);
+        let docs = [
+            Value::map([
+                ("source", Value::from("loop")),
+                ("step", Value::from(0i64)),
+                ("parents", Value::map([("", Value::from("x, y: z"))])),
+            ]),
+            Value::map([
+                ("v", Value::from(4i64)),
+                ("ts", Value::from("2026-12-02T00:44:00.621553+00:00")),
+                ("id", Value::from("1f1ede97-714d-6f31-8000-b7c2bbb63e68")),
+                (
+                    "channel_versions",
+                    Value::map([("messages", 1i64), ("step", 1), ("notes", 1)]),
+                ),
+                ("versions_seen", Value::map::<&str, Value>([])),
+                ("updated_channels", Value::Nil),
+                (
+                    "channel_values",
+                    Value::map([("zz", Value::F64(0.5)), ("\u{e9}", Value::Bool(true))]),
+                ),
+            ]),
+            Value::map([("b", 1i64), ("a", 2), ("B", 3), ("ab", 4), ("\u{e9}", 5)]),
+        ];
+        for doc in &docs {
+            let ours = jsonb::write(doc, "checkpoint").expect("JSONB can hold it");
+            let printed: String = client
+                .query_one("SELECT $1::text::jsonb::text", &[&ours])
+                .await
+                .expect("the server reads it")
+                .get(0);
+            assert!(
+                same_but_spaces(printed.as_bytes(), ours.as_bytes()),
+                "printed {printed}\nwritten {ours}"
+            );
+        }
+    }
 
     /// JSONB's text puts a space after `,` and `:` between items; inside a string every
     /// byte counts, an escaped quote included.

@@ -112,6 +112,39 @@ mod tests {
         assert_eq!(read(&text, String::new).expect("reads back"), v);
     }
 
+    /// Postgres keeps an object's keys shorter first, then bytewise (its documentation,
+    /// "jsonb ... does not preserve the order of object keys"; `lengthCompareJsonbString`
+    /// in `jsonb_util.c`), and prints them so: the text is written in that order, at
+    /// every depth, lengths in bytes. (Checked against the server in `bulk.rs`.)
+    #[test]
+    fn writes_keys_in_the_order_jsonb_keeps() {
+        let v = Value::map([
+            ("source", Value::from("loop")),
+            ("step", Value::from(0i64)),
+            (
+                "parents",
+                Value::map([
+                    ("zz", Value::Nil),
+                    ("\u{e9}", Value::Nil),
+                    ("b", Value::Nil),
+                ]),
+            ),
+            ("bb", Value::from(1i64)),
+            ("ab", Value::from(2i64)),
+            ("", Value::from(3i64)),
+        ]);
+        assert_eq!(
+            write(&v, "metadata").expect("JSONB can hold it"),
+            r#"{"":3,"ab":2,"bb":1,"step":0,"source":"loop","parents":{"b":null,"zz":null,"é":null}}"#
+        );
+        // Already in order: as given.
+        let ordered = Value::map([("a", Value::Nil), ("b", Value::Nil), ("aa", Value::Nil)]);
+        assert_eq!(
+            write(&ordered, "metadata").expect("ok"),
+            r#"{"a":null,"b":null,"aa":null}"#
+        );
+    }
+
     #[test]
     fn refuses_what_jsonb_cannot_hold_with_the_path() {
         let v = Value::Map(vec![(
