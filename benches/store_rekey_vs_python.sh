@@ -28,6 +28,8 @@ for threads in 333 3333; do
   psqlc "CREATE DATABASE rk_py TEMPLATE rk_src"
   r=$(LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_KEY_PREVIOUS="$OLD" measure $L store rekey "$BASE/rk_src" --json)
   p=$(LANGGRAPH_AES_KEY="$NEW" LANGGRAPH_AES_KEY_PREVIOUS="$OLD" measure $PY benches/rekey_python_script.py "$BASE/rk_py")
-  LANGGRAPH_AES_KEY="$NEW" $L store audit "$BASE/rk_src" >/dev/null
+  # The old versions of the rewritten rows are a finding of their own until (auto)vacuum
+  # runs; what is checked here is that every live value is under the new key alone.
+  LANGGRAPH_AES_KEY="$NEW" $L store audit "$BASE/rk_src" --allow-free-space >/dev/null
   echo "postgres values=$((threads * 30)) rust=[$r] python=[$p] (seconds, peak KiB)"
 done
