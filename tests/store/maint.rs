@@ -1548,6 +1548,93 @@ async fn copy_meets_a_writer(one_there_before: bool) {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A blob already in the target under a key the copy writes, of a checkpoint outside
+/// the first namespace of its batch (a batch taken to be fresh looks up only that
+/// namespace's blobs before its `COPY`): the batch meets the key, is looked up whole
+/// and goes in all the same. The blob is one Python's saver wrote for the same
+/// checkpoint (`benches/store_copy_python_script.py` into a database of its own), and
+/// Python's savers then read the target's history as the source's
+/// (`benches/store_maint_check.py copy`).
+#[tokio::test]
+async fn copy_into_postgres_meets_a_blob_there_outside_the_first_namespace() {
+    let Some(py) = crate::support::python() else {
+        return;
+    };
+    let Some((dir, source, target)) =
+        python_sqlite_and_fresh_pg("copy_blob_there", "copy_blob_there", true).await
+    else {
+        return;
+    };
+    let url = pg::url().expect("the helper found one");
+    let python = |script: &str, args: &[&str]| {
+        let out = std::process::Command::new(&py)
+            .arg(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("benches")
+                    .join(script),
+            )
+            .args(args)
+            .output()
+            .expect("run python");
+        assert!(
+            out.status.success(),
+            "{script}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let by_python = pg::fresh(&url, "copy_blob_there_py").await;
+    python("store_copy_python_script.py", &[&source, &by_python]);
+    // A blob of the last namespace that holds a value (the first is "t-main", "").
+    let row = pg::connect(&by_python)
+        .await
+        .query_one(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs \
+             WHERE type <> 'empty' ORDER BY thread_id DESC, checkpoint_ns DESC LIMIT 1",
+            &[],
+        )
+        .await
+        .expect("Python wrote a blob");
+    let (t, ns): (String, String) = (row.get(0), row.get(1));
+    assert_ne!(
+        (t.as_str(), ns.as_str()),
+        ("t-main", ""),
+        "not the first namespace"
+    );
+    let (ch, v, ty, bytes): (String, String, String, Vec<u8>) =
+        (row.get(2), row.get(3), row.get(4), row.get(5));
+    let client = pg::connect(&target).await;
+    client
+        .execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&t, &ns, &ch, &v, &ty, &bytes],
+        )
+        .await
+        .expect("the blob there before");
+    let report = langgraph_codec::store::copy(
+        &source,
+        &target,
+        &StoreKeys::none(),
+        &langgraph_codec::store::CopyOptions::new(),
+    )
+    .await
+    .expect("copy");
+    assert_eq!(
+        (
+            report.copied,
+            report.already_there,
+            report.verified,
+            report.mismatches.len()
+        ),
+        (12, 0, 12, 0),
+        "{:?}",
+        report.mismatches
+    );
+    python("store_maint_check.py", &["copy", &source, &target]);
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn dates_and_checkpoint_id_times_are_unix_seconds() {
     use langgraph_codec::store::{id_time, parse_date};

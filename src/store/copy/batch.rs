@@ -15,7 +15,7 @@ use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 
 use crate::saver::postgres::{
-    copy_in, found_positions, unique_violation, PostgresSaver, PutItem, Taken,
+    copy_in, found_positions, unique_violation, BlobLookUp, PostgresSaver, PutItem, Taken,
 };
 use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
@@ -443,7 +443,7 @@ impl Writer {
     pub(super) async fn put_batch(
         &self,
         batch: &[PutOne<'_>],
-        taken: Taken,
+        taken: (Taken, BlobLookUp),
         ready: impl std::future::Future<Output = bool>,
     ) -> std::result::Result<Option<Vec<Sent>>, Error> {
         let config = |p: &Pending, t: &CheckpointTuple| {
@@ -622,12 +622,20 @@ async fn write_batch(
             Ok::<_, Error>(rows.map(|rows| (positions, rows)))
         }
     };
+    // A batch taken to be fresh looks up, at its first try, only the blobs of its first
+    // namespace, the one the batch before may have ended in; a retry looks up all.
     let taken = |attempts| {
-        if attempts < TAKEN_RETRIES {
+        let taken = if attempts < TAKEN_RETRIES {
             Taken::Report
         } else {
             Taken::Put
-        }
+        };
+        let blobs = if guess && attempts == 0 {
+            BlobLookUp::FirstNamespace
+        } else {
+            BlobLookUp::All
+        };
+        (taken, blobs)
     };
     // Into Postgres the checkpoints are sent while the writes go in on the other
     // connection, and committed after them: a checkpoint in the target always has its
