@@ -1565,7 +1565,7 @@ async fn copy_into_postgres_meets_a_blob_there_outside_the_first_namespace() {
     else {
         return;
     };
-    let url = pg::url().expect("the helper found one");
+    let url = pg::url().expect("python_sqlite_and_fresh_pg found a server");
     let python = |script: &str, args: &[&str]| {
         let out = std::process::Command::new(&py)
             .arg(
