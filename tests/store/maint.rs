@@ -1567,21 +1567,7 @@ async fn copy_into_postgres_meets_a_blob_there_outside_the_first_namespace() {
     };
     let url = pg::url().expect("python_sqlite_and_fresh_pg found a server");
     let python = |script: &str, args: &[&str]| {
-        let out = std::process::Command::new(&py)
-            .arg(
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("benches")
-                    .join(script),
-            )
-            .args(args)
-            .output()
-            .expect("run python");
-        assert!(
-            out.status.success(),
-            "{script}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::python_file(&py, &format!("benches/{script}"), args)
     };
     let by_python = pg::fresh(&url, "copy_blob_there_py").await;
     python("store_copy_python_script.py", &[&source, &by_python]);

@@ -64,9 +64,13 @@ pub fn python_reads_equal(python: &str, setup: bool, reference: &str, targets: &
 /// Runs `vectors/store_maint/SCRIPT ARGS...` with `python`; panics with its output
 /// unless it exits 0; returns its standard output.
 pub fn python_script(python: &str, script: &str, args: &[&str]) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("vectors/store_maint")
-        .join(script);
+    python_file(python, &format!("vectors/store_maint/{script}"), args)
+}
+
+/// Runs the repository's `FILE ARGS...` (a path from its root) with `python`; panics
+/// with its output unless it exits 0; returns its standard output.
+pub fn python_file(python: &str, script: &str, args: &[&str]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
     let out = std::process::Command::new(python)
         .arg(path)
         .args(args)

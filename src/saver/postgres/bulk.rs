@@ -488,20 +488,12 @@ impl PostgresSaver {
                 }
             }
         }
-        // The keys looked up first, then those taken to be free.
+        // The keys looked up, and those taken to be free.
         let first = rows.first().map(|r| (r.thread, r.ns));
-        let asked = match look_up {
-            BlobLookUp::All => blobs.len(),
-            BlobLookUp::FirstNamespace => {
-                blobs.sort_by_key(|b| Some((b.0, b.1)) != first);
-                blobs
-                    .iter()
-                    .take_while(|b| Some((b.0, b.1)) == first)
-                    .count()
-            }
-        };
-        let (looked_up, free) = blobs.split_at(asked);
-        if !blobs.is_empty() {
+        let (looked_up, free): (Vec<BlobRow<'_>>, Vec<BlobRow<'_>>) = blobs
+            .into_iter()
+            .partition(|b| look_up == BlobLookUp::All || Some((b.0, b.1)) == first);
+        if !looked_up.is_empty() || !free.is_empty() {
             let column = |i: usize| -> Vec<&str> {
                 looked_up
                     .iter()
@@ -536,7 +528,7 @@ impl PostgresSaver {
                 .zip(&present)
                 .filter(|(_, there)| !**there)
                 .map(|(b, _)| b)
-                .chain(free);
+                .chain(&free);
             copy_in(
                 &tx,
                 &self.sql.copy_blobs,
