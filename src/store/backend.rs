@@ -1,5 +1,104 @@
 //! What both backends offer the operations: tables of serialized values, paged by
-//! primary key, and compare-and-swap rewrites.
+//! primary key, and compare-and-swap rewrites ([`Backend`], which the SQLite and the
+//! Postgres backend implement; the audit and the sweeps are written once over it).
+
+use std::sync::Arc;
+
+use crate::error::Error;
+
+use super::report::FreeSpace;
+
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// One store's database, as the audit and the sweeps reach it: its tables of
+/// serialized values paged by primary key, a row read again, a batch of
+/// compare-and-swap rewrites in one transaction, and what the backend alone knows
+/// (its free space, its compaction, the values it keeps inline).
+#[async_trait::async_trait]
+pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
+    /// `sqlite` or `postgres`.
+    fn name(&self) -> &'static str;
+
+    /// The tables holding serialized values, in the order the operations go through them.
+    fn tables(&self) -> &'static [Table];
+
+    /// Why the sweeps do not rewrite this store, if they do not: a LangGraphJS store
+    /// (its readers cannot open encrypted rows).
+    fn rewrite_refused(&self) -> Option<&'static str>;
+
+    /// For the audit's report: what this backend's savers never encrypt.
+    fn never_encrypted(&self) -> Vec<String>;
+
+    /// What a sweep's rewrites leave of the old bytes, short of [`vacuum`](Self::vacuum).
+    fn left_behind(&self) -> &'static str;
+
+    /// The rows of `t`.
+    async fn count(&self, t: &'static Table) -> Result<u64>;
+
+    /// Up to `limit` rows of `t` after the key `after` (from the first without), in key
+    /// order, stopping once their values hold `max_bytes` (the first row always comes).
+    async fn page(
+        &self,
+        t: &'static Table,
+        after: Option<Vec<KeyPart>>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<Row>>;
+
+    /// The row of `t` at `key`, as it is now.
+    async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>>;
+
+    /// `updates` in one transaction, each applied only if its row still holds the old
+    /// type and bytes; per update, whether it was.
+    async fn apply(&self, t: &'static Table, updates: Arc<Vec<Update>>) -> Result<Vec<bool>>;
+
+    /// The free space that may hold old bytes, as far as the database shows it.
+    async fn free_space(&self) -> Result<FreeSpace>;
+
+    /// Compacts the store after a sweep (the old bytes leave the database files); what
+    /// is left, if anything.
+    async fn vacuum(&self) -> Result<Option<String>>;
+
+    /// After a sweep's writes: statistics the next audit reads published now.
+    async fn flush_stats(&self) {}
+
+    /// A new connection after the server closed this one (nothing to do for a file).
+    async fn reconnect(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether checkpoints keep channel values inline, outside the tables of serialized
+    /// values (Postgres's JSONB), which [`inline_page`](Self::inline_page) counts.
+    fn holds_inline_values(&self) -> bool {
+        false
+    }
+
+    /// The checkpoints whose inline values [`inline_page`](Self::inline_page) goes through.
+    async fn count_checkpoints(&self) -> Result<u64> {
+        Ok(0)
+    }
+
+    /// Up to `limit` checkpoints' inline values after the key `after`, in key order.
+    async fn inline_page(
+        &self,
+        _after: Option<[String; 3]>,
+        _limit: usize,
+    ) -> Result<Vec<InlineRow>> {
+        Ok(Vec::new())
+    }
+}
+
+/// One checkpoint row's inline values.
+#[derive(Debug)]
+pub(crate) struct InlineRow {
+    pub key: [String; 3],
+    /// Non-null inline values no blob supersedes.
+    pub values: u64,
+    /// Their JSON text length.
+    pub bytes: u64,
+    pub nulls: u64,
+    pub markers: u64,
+}
 
 /// One part of a row's primary key.
 #[derive(Clone, Debug, PartialEq, Eq)]

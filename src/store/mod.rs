@@ -141,9 +141,7 @@ pub use report::{
 };
 pub use sweep::{encrypt, rekey, SweepOptions};
 
-use std::sync::Arc;
-
-use backend::{KeyPart, Row, Table, Update};
+use backend::Backend;
 
 use crate::error::Error;
 
@@ -264,20 +262,12 @@ fn redact(url: &str) -> String {
     out
 }
 
-#[derive(Debug)]
-enum Backend {
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlite::SqliteStore),
-    #[cfg(feature = "postgres")]
-    Postgres(postgres::PgStore),
-}
-
 /// A Python-format checkpoint store, opened read-only ([`open`](Self::open)) or for
 /// writing ([`open_for_writing`](Self::open_for_writing)). Operations take it by
 /// reference: [`audit`], [`encrypt`], [`rekey`].
 #[derive(Debug)]
 pub struct Store {
-    backend: Backend,
+    backend: Box<dyn Backend>,
     location: Location,
     writable: bool,
 }
@@ -305,11 +295,9 @@ impl Store {
     async fn open_with(given: &str, writable: bool) -> Result<Self, Error> {
         let location = Location::parse(given)?;
         let shown = location.display();
-        let backend = match &location {
+        let backend: Box<dyn Backend> = match &location {
             #[cfg(feature = "sqlite")]
-            Location::Sqlite(path) => {
-                Backend::Sqlite(sqlite::SqliteStore::open(path, writable, &shown)?)
-            }
+            Location::Sqlite(path) => Box::new(sqlite::SqliteStore::open(path, writable, &shown)?),
             #[cfg(not(feature = "sqlite"))]
             Location::Sqlite(_) => {
                 return Err(StoreFault::BackendDisabled {
@@ -320,7 +308,7 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             Location::Postgres(url) => {
-                Backend::Postgres(postgres::PgStore::open(url, writable, &shown).await?)
+                Box::new(postgres::PgStore::open(url, writable, &shown).await?)
             }
             #[cfg(not(feature = "postgres"))]
             Location::Postgres(_) => {
@@ -346,12 +334,7 @@ impl Store {
 
     /// `sqlite` or `postgres`.
     pub fn backend_name(&self) -> &'static str {
-        match self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => "sqlite",
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => "postgres",
-        }
+        self.backend.name()
     }
 
     /// Whether the store was opened for writing.
@@ -359,128 +342,9 @@ impl Store {
         self.writable
     }
 
-    /// Why the sweeps do not rewrite this store, if they do not: a LangGraphJS store
-    /// (its readers cannot open encrypted rows).
-    pub(crate) fn rewrite_refused(&self) -> Option<&'static str> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) if s.js => Some(
-                "a LangGraphJS SQLite store: its readers cannot open encrypted rows, so it is \
-                 not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
-            ),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) if p.js => Some(
-                "a LangGraphJS Postgres store: its readers cannot open encrypted rows, so it \
-                 is not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
-            ),
-            _ => None,
-        }
-    }
-
-    fn tables(&self) -> &'static [Table] {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => &sqlite::TABLES,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) if p.shallow => &postgres::SHALLOW_TABLES,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(_) => &postgres::TABLES,
-        }
-    }
-
-    /// The free space that may hold old bytes, as far as the database shows it.
-    async fn free_space(&self) -> Result<report::FreeSpace, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.free_space().await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.free_space().await,
-        }
-    }
-
-    /// After a sweep's writes: Postgres publishes the session's statistics now.
-    async fn flush_stats(&self) {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => {}
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.flush_stats().await,
-        }
-    }
-
-    /// Compacts the store after a sweep: SQLite `VACUUM` and a truncating WAL
-    /// checkpoint, Postgres `VACUUM (FULL)` of the tables sweeps rewrite.
-    async fn vacuum(&self) -> Result<Option<String>, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.vacuum().await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.vacuum().await,
-        }
-    }
-
-    async fn count(&self, t: &'static Table) -> Result<u64, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.count(t).await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.count(t).await,
-        }
-    }
-
-    async fn page(
-        &self,
-        t: &'static Table,
-        after: Option<Vec<KeyPart>>,
-        limit: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<Row>, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.page(t, after, limit, max_bytes).await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.page(t, after, limit, max_bytes).await,
-        }
-    }
-
-    async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.reread(t, key).await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.reread(t, key).await,
-        }
-    }
-
-    async fn apply(
-        &self,
-        t: &'static Table,
-        updates: Arc<Vec<Update>>,
-    ) -> Result<Vec<bool>, Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(s) => s.apply(t, updates).await,
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.apply(t, updates).await,
-        }
-    }
-
-    async fn reconnect(&self) -> Result<(), Error> {
-        match &self.backend {
-            #[cfg(feature = "sqlite")]
-            Backend::Sqlite(_) => Ok(()),
-            #[cfg(feature = "postgres")]
-            Backend::Postgres(p) => p.reconnect().await,
-        }
-    }
-
-    #[cfg(feature = "postgres")]
-    fn postgres(&self) -> Option<&postgres::PgStore> {
-        match &self.backend {
-            Backend::Postgres(p) => Some(p),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        }
+    /// The database, as the audit and the sweeps reach it.
+    fn backend(&self) -> &dyn Backend {
+        &*self.backend
     }
 }
 

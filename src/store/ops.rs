@@ -218,8 +218,8 @@ pub(super) fn stored_len(row: &Row) -> u64 {
 
 pub(super) async fn total_estimate(store: &Store) -> Result<u64, Error> {
     let mut total = 0u64;
-    for t in store.tables() {
-        total = total.saturating_add(store.count(t).await?);
+    for t in store.backend().tables() {
+        total = total.saturating_add(store.backend().count(t).await?);
     }
     Ok(total)
 }
@@ -241,7 +241,7 @@ where
         match f().await {
             Err(e) => {
                 retry.lost(e).await?;
-                if retry.reopened(store.reconnect().await)?.is_some() {
+                if retry.reopened(store.backend().reconnect().await)?.is_some() {
                     *reconnects = reconnects.saturating_add(1);
                 }
             }
@@ -266,9 +266,9 @@ pub(super) async fn probe_keys(
         return Ok(());
     }
     let mut refused = 0u64;
-    for t in store.tables() {
+    for t in store.backend().tables() {
         let rows = retrying(store, retries, reconnects, || {
-            store.page(t, None, page_size, page_bytes)
+            store.backend().page(t, None, page_size, page_bytes)
         })
         .await?;
         for row in &rows {
@@ -302,20 +302,6 @@ pub(super) async fn probe_keys(
     .into())
 }
 
-fn never_encrypted(store: &Store) -> Vec<String> {
-    match store.backend_name() {
-        "postgres" => vec![
-            "checkpoints.metadata (JSONB)".to_owned(),
-            "checkpoints.checkpoint (JSONB: ids, timestamps, channel versions, versions_seen; its inline channel values are counted under `inline`)".to_owned(),
-            "key columns: thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, channel, version, task_id, task_path, idx".to_owned(),
-        ],
-        _ => vec![
-            "checkpoints.metadata (JSON text)".to_owned(),
-            "key columns: thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, task_id, task_path, idx, channel".to_owned(),
-        ],
-    }
-}
-
 /// Reads every stored value of the store and classifies it: in clear, legacy `json`,
 /// under the primary key, under decrypt-only key N, unreadable (with why), or an `empty`
 /// marker; counts and bytes per table and per thread; on Postgres also the values kept
@@ -334,12 +320,16 @@ pub async fn audit(
     let mut reconnects = 0u64;
     let retries = options.max_reconnects;
     let total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
-    #[cfg(feature = "postgres")]
-    let total = match store.postgres() {
-        Some(pg) => total.saturating_add(
-            retrying(store, retries, &mut reconnects, || pg.count_checkpoints()).await?,
-        ),
-        None => total,
+    let backend = store.backend();
+    let total = if backend.holds_inline_values() {
+        total.saturating_add(
+            retrying(store, retries, &mut reconnects, || {
+                backend.count_checkpoints()
+            })
+            .await?,
+        )
+    } else {
+        total
     };
     if options.key_probe {
         let (size, bytes) = (options.page_size, options.page_bytes);
@@ -363,13 +353,13 @@ pub async fn audit(
             });
         }
     };
-    for t in store.tables() {
+    for t in backend.tables() {
         let mut counts = ClassCounts::default();
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
             let from = after.take();
             let rows = retrying(store, retries, &mut reconnects, || {
-                store.page(t, from.clone(), options.page_size, options.page_bytes)
+                backend.page(t, from.clone(), options.page_size, options.page_bytes)
             })
             .await?;
             let Some(last) = rows.last() else { break };
@@ -406,10 +396,8 @@ pub async fn audit(
             counts,
         });
     }
-    #[allow(unused_mut)]
     let mut inline: Option<InlineCounts> = None;
-    #[cfg(feature = "postgres")]
-    if let Some(pg) = store.postgres() {
+    if backend.holds_inline_values() {
         let mut c = InlineCounts {
             counted_as_findings: options.deny_inline,
             note: "Python's Postgres saver writes every None/str/int/float/bool channel value inline in the checkpoint JSONB, in clear, on every put, whatever the serializer: no key protects them while Python writes. Not a finding unless deny_inline.".to_owned(),
@@ -419,7 +407,7 @@ pub async fn audit(
         loop {
             let from = after.take();
             let rows = retrying(store, retries, &mut reconnects, || {
-                pg.inline_page(from.clone(), options.page_size)
+                backend.inline_page(from.clone(), options.page_size)
             })
             .await?;
             let Some(last) = rows.last() else { break };
@@ -464,7 +452,7 @@ pub async fn audit(
             totals.unreadable.rows
         ));
     }
-    let mut free_space = retrying(store, retries, &mut reconnects, || store.free_space()).await?;
+    let mut free_space = retrying(store, retries, &mut reconnects, || backend.free_space()).await?;
     free_space.counted_as_findings =
         free_space.any() && !options.allow_free_space && !options.allow_clear;
     if free_space.counted_as_findings {
@@ -498,7 +486,7 @@ pub async fn audit(
         totals,
         threads,
         unreadable_samples: samples,
-        never_encrypted: never_encrypted(store),
+        never_encrypted: backend.never_encrypted(),
         free_space,
         verdict: if findings.is_empty() {
             Verdict::Clean

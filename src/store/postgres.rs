@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::backend::{page_sql_capped, row_sql, KeyPart, Row, Table, Update};
+use super::backend::{page_sql_capped, row_sql, Backend, InlineRow, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::kind::ErrorKind;
@@ -57,18 +57,6 @@ pub(crate) const SHALLOW_TABLES: [Table; 2] = [
 
 fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
     move |source| StoreFault::Postgres { operation, source }.into()
-}
-
-/// One checkpoint row's inline values.
-#[derive(Debug)]
-pub(crate) struct InlineRow {
-    pub key: [String; 3],
-    /// Non-null inline values no blob supersedes.
-    pub values: u64,
-    /// Their JSON text length.
-    pub bytes: u64,
-    pub nulls: u64,
-    pub markers: u64,
 }
 
 /// A [`ReadOnly`](crate::ErrorKind::ReadOnly) error when the server runs this session's
@@ -247,15 +235,55 @@ impl PgStore {
     fn client(&self) -> Arc<Client> {
         Arc::clone(&self.client.lock().unwrap_or_else(|e| e.into_inner()))
     }
+}
+
+#[async_trait::async_trait]
+impl Backend for PgStore {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn tables(&self) -> &'static [Table] {
+        if self.shallow {
+            &SHALLOW_TABLES
+        } else {
+            &TABLES
+        }
+    }
+
+    fn rewrite_refused(&self) -> Option<&'static str> {
+        self.js.then_some(
+            "a LangGraphJS Postgres store: its readers cannot open encrypted rows, so it \
+             is not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
+        )
+    }
+
+    fn never_encrypted(&self) -> Vec<String> {
+        vec![
+            "checkpoints.metadata (JSONB)".to_owned(),
+            "checkpoints.checkpoint (JSONB: ids, timestamps, channel versions, versions_seen; its inline channel values are counted under `inline`)".to_owned(),
+            "key columns: thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, channel, version, task_id, task_path, idx".to_owned(),
+        ]
+    }
+
+    fn left_behind(&self) -> &'static str {
+        "the old versions of the rewritten rows stay in the table files until \
+         VACUUM FULL (run again with --vacuum), and in WAL segments, on replicas \
+         and in backups"
+    }
+
+    fn holds_inline_values(&self) -> bool {
+        true
+    }
 
     /// Replaces the connection (after the server closed it).
-    pub(crate) async fn reconnect(&self) -> Result<()> {
+    async fn reconnect(&self) -> Result<()> {
         let client = connect(&self.url, self.writable).await?;
         *self.client.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(client);
         Ok(())
     }
 
-    pub(crate) async fn count(&self, t: &'static Table) -> Result<u64> {
+    async fn count(&self, t: &'static Table) -> Result<u64> {
         let row = self
             .client()
             .query_one(&format!("SELECT count(*) FROM {}", t.name), &[])
@@ -265,7 +293,7 @@ impl PgStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    pub(crate) async fn free_space(&self) -> Result<crate::store::FreeSpace> {
+    async fn free_space(&self) -> Result<crate::store::FreeSpace> {
         let row = self
             .client()
             .query_one(
@@ -292,7 +320,7 @@ impl PgStore {
     /// versions) at once rather than within the next ten seconds, so an audit right
     /// after a sweep sees them. Postgres 15 and later; older servers publish within
     /// about half a second, and the call's error is ignored.
-    pub(crate) async fn flush_stats(&self) {
+    async fn flush_stats(&self) {
         let _ = self
             .client()
             .batch_execute("SELECT pg_stat_force_next_flush()")
@@ -303,7 +331,7 @@ impl PgStore {
     /// files, the old files removed; an `ACCESS EXCLUSIVE` lock while each runs, so
     /// writers wait), then a plain `VACUUM`, which refreshes the dead-row statistics
     /// that `VACUUM FULL` leaves as they were.
-    pub(crate) async fn vacuum(&self) -> Result<Option<String>> {
+    async fn vacuum(&self) -> Result<Option<String>> {
         for t in TABLES.iter() {
             self.client()
                 .batch_execute(&format!("VACUUM (FULL) {}", t.name))
@@ -321,7 +349,7 @@ impl PgStore {
         ))
     }
 
-    pub(crate) async fn count_checkpoints(&self) -> Result<u64> {
+    async fn count_checkpoints(&self) -> Result<u64> {
         let row = self
             .client()
             .query_one("SELECT count(*) FROM checkpoints", &[])
@@ -331,7 +359,7 @@ impl PgStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
-    pub(crate) async fn page(
+    async fn page(
         &self,
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
@@ -351,7 +379,7 @@ impl PgStore {
             .collect()
     }
 
-    pub(crate) async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
+    async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
         let sql = row_sql(t, |i| format!("${i}"));
         let params = key_params(&key);
         let refs: Vec<&(dyn ToSql + Sync)> =
@@ -365,11 +393,7 @@ impl PgStore {
     /// Applies `updates` in one statement (so one transaction): an `UPDATE … FROM
     /// unnest(…)` matching each row by key, old type and old bytes; the keys it rewrote
     /// come back.
-    pub(crate) async fn apply(
-        &self,
-        t: &'static Table,
-        updates: Arc<Vec<Update>>,
-    ) -> Result<Vec<bool>> {
+    async fn apply(&self, t: &'static Table, updates: Arc<Vec<Update>>) -> Result<Vec<bool>> {
         let mut columns: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
         let mut decl = Vec::new();
         for (i, k) in t.key.iter().enumerate() {
@@ -456,7 +480,7 @@ impl PgStore {
     }
 
     /// A page of checkpoint rows' inline values, after `after` by primary key.
-    pub(crate) async fn inline_page(
+    async fn inline_page(
         &self,
         after: Option<[String; 3]>,
         limit: usize,

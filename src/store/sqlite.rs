@@ -8,7 +8,7 @@ use std::time::Duration;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update};
+use super::backend::{page_sql, row_sql, Backend, KeyPart, Row, Table, Update};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::saver::sqlite::Catalog;
@@ -306,8 +306,39 @@ impl SqliteStore {
             Err(_) => job(),
         }
     }
+}
 
-    pub(crate) async fn free_space(&self) -> Result<crate::store::FreeSpace> {
+#[async_trait::async_trait]
+impl Backend for SqliteStore {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn tables(&self) -> &'static [Table] {
+        &TABLES
+    }
+
+    fn rewrite_refused(&self) -> Option<&'static str> {
+        self.js.then_some(
+            "a LangGraphJS SQLite store: its readers cannot open encrypted rows, so it is \
+             not rewritten; audit it, or copy it into a Python store (lgcodec store copy OLD NEW)",
+        )
+    }
+
+    fn never_encrypted(&self) -> Vec<String> {
+        vec![
+            "checkpoints.metadata (JSON text)".to_owned(),
+            "key columns: thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, task_id, task_path, idx, channel".to_owned(),
+        ]
+    }
+
+    fn left_behind(&self) -> &'static str {
+        "the rewrites zeroed what they freed (secure_delete), but a page split leaves \
+         old cell bytes in unused space inside pages until VACUUM (run again with \
+         --vacuum); copies and backups of the file keep theirs"
+    }
+
+    async fn free_space(&self) -> Result<crate::store::FreeSpace> {
         self.run(move |c| {
             let pages: i64 = c
                 .query_row("PRAGMA freelist_count", [], |r| r.get(0))
@@ -333,7 +364,7 @@ impl SqliteStore {
     /// `VACUUM` (every page rewritten, the free list emptied), then a truncating WAL
     /// checkpoint (old page images in the `-wal` file gone) when the file is in WAL
     /// mode. What is left, if anything.
-    pub(crate) async fn vacuum(&self) -> Result<Option<String>> {
+    async fn vacuum(&self) -> Result<Option<String>> {
         self.run(move |c| {
             c.execute_batch("VACUUM").map_err(sqlite("vacuum"))?;
             let mode: String = c
@@ -359,7 +390,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn count(&self, t: &'static Table) -> Result<u64> {
+    async fn count(&self, t: &'static Table) -> Result<u64> {
         self.run(move |c| {
             let n: i64 = c
                 .query_row(&format!("SELECT count(*) FROM {}", t.name), [], |r| {
@@ -371,7 +402,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn page(
+    async fn page(
         &self,
         t: &'static Table,
         after: Option<Vec<KeyPart>>,
@@ -402,7 +433,7 @@ impl SqliteStore {
         .await
     }
 
-    pub(crate) async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
+    async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
         self.run(move |c| {
             let sql = row_sql(t, |i| format!("?{i}"));
             let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
@@ -418,11 +449,7 @@ impl SqliteStore {
 
     /// Applies `updates` in one `BEGIN IMMEDIATE` transaction; per update, whether the
     /// row still held the old bytes (and so was rewritten).
-    pub(crate) async fn apply(
-        &self,
-        t: &'static Table,
-        updates: Arc<Vec<Update>>,
-    ) -> Result<Vec<bool>> {
+    async fn apply(&self, t: &'static Table, updates: Arc<Vec<Update>>) -> Result<Vec<bool>> {
         self.run(move |c| {
             let cond: Vec<String> = t
                 .key

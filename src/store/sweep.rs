@@ -232,7 +232,7 @@ async fn sweep(
         }
         .into());
     }
-    if let Some(why) = store.rewrite_refused() {
+    if let Some(why) = store.backend().rewrite_refused() {
         return Err(StoreFault::NotAStore {
             location: store.location().display(),
             found: why.to_owned(),
@@ -307,7 +307,7 @@ async fn sweep(
             });
         }
     };
-    for t in store.tables() {
+    for t in store.backend().tables() {
         let mut table = SweepTable {
             column: t.label.to_owned(),
             ..SweepTable::default()
@@ -337,7 +337,7 @@ async fn sweep(
                 Ok(None) => break,
                 Err(e) => {
                     retry.lost(e).await?;
-                    if retry.reopened(store.reconnect().await)?.is_some() {
+                    if retry.reopened(store.backend().reconnect().await)?.is_some() {
                         report.reconnects = report.reconnects.saturating_add(1);
                     }
                     continue;
@@ -384,27 +384,24 @@ async fn sweep(
         report.failed = report.failed.saturating_add(table.failed);
         report.tables.push(table);
     }
-    #[cfg(feature = "postgres")]
-    if let Some(pg) = store.postgres() {
-        if op == Sweep::Encrypt {
-            let mut left = 0u64;
-            let mut after = None;
-            loop {
-                let from = after.take();
-                let rows = retrying(
-                    store,
-                    options.max_reconnects,
-                    &mut report.reconnects,
-                    || pg.inline_page(from.clone(), 250),
-                )
-                .await?;
-                let Some(last) = rows.last() else { break };
-                let next = last.key.clone();
-                left = left.saturating_add(rows.iter().map(|r| r.values).sum::<u64>());
-                after = Some(next);
-            }
-            report.inline_values_left = Some(left);
+    if op == Sweep::Encrypt && store.backend().holds_inline_values() {
+        let mut left = 0u64;
+        let mut after = None;
+        loop {
+            let from = after.take();
+            let rows = retrying(
+                store,
+                options.max_reconnects,
+                &mut report.reconnects,
+                || store.backend().inline_page(from.clone(), 250),
+            )
+            .await?;
+            let Some(last) = rows.last() else { break };
+            let next = last.key.clone();
+            left = left.saturating_add(rows.iter().map(|r| r.values).sum::<u64>());
+            after = Some(next);
         }
+        report.inline_values_left = Some(left);
     }
     let elapsed = started.elapsed().as_secs_f64();
     report.elapsed_s = elapsed;
@@ -414,22 +411,13 @@ async fn sweep(
     }
     report.complete = report.failed == 0 && report.changed_still_pending == 0;
     if !options.dry_run {
-        store.flush_stats().await;
+        store.backend().flush_stats().await;
     }
     if !options.dry_run && report.rewritten.rows > 0 {
-        report.left_behind = Some(match store.backend_name() {
-            "postgres" => "the old versions of the rewritten rows stay in the table files until \
-                           VACUUM FULL (run again with --vacuum), and in WAL segments, on replicas \
-                           and in backups"
-                .to_owned(),
-            _ => "the rewrites zeroed what they freed (secure_delete), but a page split leaves \
-                  old cell bytes in unused space inside pages until VACUUM (run again with \
-                  --vacuum); copies and backups of the file keep theirs"
-                .to_owned(),
-        });
+        report.left_behind = Some(store.backend().left_behind().to_owned());
     }
     if options.vacuum && !options.dry_run {
-        report.left_behind = store.vacuum().await?;
+        report.left_behind = store.backend().vacuum().await?;
         report.vacuumed = true;
         report.elapsed_s = started.elapsed().as_secs_f64();
     }
@@ -449,6 +437,7 @@ async fn batch(
     on_read: &mut (dyn FnMut(&[Row]) + Send),
 ) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, Error> {
     let mut rows = store
+        .backend()
         .page(t, after, options.batch_size, options.batch_bytes)
         .await?;
     let Some(last) = rows.last() else {
@@ -506,7 +495,7 @@ async fn batch(
         return Ok(Some((result, next, page_bytes)));
     }
     let updates = Arc::new(updates);
-    let applied = store.apply(t, Arc::clone(&updates)).await?;
+    let applied = store.backend().apply(t, Arc::clone(&updates)).await?;
     for (u, ok) in updates.iter().zip(applied) {
         if ok {
             result.rewritten.rows = result.rewritten.rows.saturating_add(1);
@@ -519,7 +508,7 @@ async fn batch(
         // A writer changed (or deleted) the row after it was read: it is the writer's.
         // Read it again to say whether it still needs this sweep.
         result.changed_by_writer = result.changed_by_writer.saturating_add(1);
-        if let Some(now) = store.reread(t, u.key.clone()).await? {
+        if let Some(now) = store.backend().reread(t, u.key.clone()).await? {
             let c = classify(keys, now.tag.as_deref(), now.data.as_deref());
             if op.wants(&c.class) {
                 result.changed_still_pending = result.changed_still_pending.saturating_add(1);

@@ -56,7 +56,7 @@ struct Reference {
 
 /// Source text with comments and the contents of string and char literals blanked
 /// (newlines kept, so line numbers stay right).
-fn strip(src: &str) -> String {
+pub(super) fn strip(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = String::with_capacity(src.len());
     let mut i = 0;

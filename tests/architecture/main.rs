@@ -2,6 +2,7 @@
 //! each layer's errors convert upward keeping their kind and source, and the one
 //! `Error`'s contract (stable kind names, `source()` chains, messages naming the row).
 
+mod backend_seam;
 mod error_contract;
 mod layer_errors;
 mod layers;
