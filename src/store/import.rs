@@ -160,13 +160,17 @@ async fn insert_batch(
             {
                 let mut stmt = tx.prepare_cached(&sql).map_err(sq("import"))?;
                 for row in rows {
-                    let values: Vec<rusqlite::types::Value> = row
+                    // Bound by reference: SQLite copies each value once, into its page.
+                    use rusqlite::types::{ToSqlOutput, ValueRef};
+                    let values: Vec<ToSqlOutput<'_>> = row
                         .iter()
-                        .map(|c| match c {
-                            Cell::Text(Some(s)) => rusqlite::types::Value::Text(s.clone()),
-                            Cell::Int(i) => rusqlite::types::Value::Integer(*i),
-                            Cell::Bytes(Some(b)) => rusqlite::types::Value::Blob(b.clone()),
-                            Cell::Text(None) | Cell::Bytes(None) => rusqlite::types::Value::Null,
+                        .map(|c| {
+                            ToSqlOutput::Borrowed(match c {
+                                Cell::Text(Some(s)) => ValueRef::Text(s.as_bytes()),
+                                Cell::Int(i) => ValueRef::Integer(*i),
+                                Cell::Bytes(Some(b)) => ValueRef::Blob(b),
+                                Cell::Text(None) | Cell::Bytes(None) => ValueRef::Null,
+                            })
                         })
                         .collect();
                     let n = stmt
