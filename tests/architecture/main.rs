@@ -7,3 +7,4 @@ mod error_contract;
 mod layer_errors;
 mod layers;
 mod public_paths;
+mod store_modules;
