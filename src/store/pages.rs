@@ -33,8 +33,7 @@ use crate::serializer::Serializer;
 /// a prune holds in memory at once, and what one transaction deletes at most, so a
 /// live writer waits for one page's deletes, never for the whole prune.
 const PAGE_CHECKPOINTS: i64 = 1_000;
-/// Threads per page at most.
-/// Threads per page at most, by default.
+/// Threads per page at most, by default (`retain`'s policy may set its own).
 pub(crate) const PAGE_THREADS: usize = 200;
 
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
