@@ -46,12 +46,12 @@ fn rank(module: &str) -> Option<u32> {
 
 /// One reference from a file to a top-level module.
 #[derive(Debug)]
-struct Reference {
-    file: String,
-    line: usize,
-    from: String,
-    to: String,
-    text: String,
+pub(super) struct Reference {
+    pub(super) file: String,
+    pub(super) line: usize,
+    pub(super) from: String,
+    pub(super) to: String,
+    pub(super) text: String,
 }
 
 /// Source text with comments and the contents of string and char literals blanked
@@ -155,7 +155,7 @@ pub(super) fn strip(src: &str) -> String {
 
 /// The paths of a `use`/path tree starting at `s`: the path itself, or each item of a
 /// `{…}` group.
-fn tree_items(s: &str) -> Vec<String> {
+pub(super) fn tree_items(s: &str) -> Vec<String> {
     let s = s.trim_start();
     let Some(group) = s.strip_prefix('{') else {
         return vec![s.to_string()];
@@ -242,7 +242,7 @@ fn root_items(lib: &str) -> BTreeMap<String, String> {
     map
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -255,7 +255,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The module path of a file below `src/`: `typed/pytypes/ip.rs` is
 /// `["typed", "pytypes", "ip"]`, `typed/mod.rs` is `["typed"]`.
-fn module_path(rel: &Path) -> Vec<String> {
+pub(super) fn module_path(rel: &Path) -> Vec<String> {
     let mut parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
@@ -268,7 +268,7 @@ fn module_path(rel: &Path) -> Vec<String> {
 
 /// Where `marker` (`crate::`, `crate::saver::`) starts a path in `code`: its position
 /// and the offset just after it. `$crate::` counts; `foo_crate::` or `mycrate::` do not.
-fn path_starts(code: &str, marker: &str) -> Vec<(usize, usize)> {
+pub(super) fn path_starts(code: &str, marker: &str) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut at = 0;
     while let Some(p) = code[at..].find(marker) {
@@ -284,7 +284,7 @@ fn path_starts(code: &str, marker: &str) -> Vec<(usize, usize)> {
 
 /// Every `super::super::…` chain in `code`: its position, how many levels it climbs,
 /// and the offset of the path after it.
-fn super_chains(code: &str) -> Vec<(usize, usize, usize)> {
+pub(super) fn super_chains(code: &str) -> Vec<(usize, usize, usize)> {
     let mut found = Vec::new();
     let mut at = 0;
     while let Some(p) = code[at..].find("super::") {
@@ -378,7 +378,7 @@ fn violations(refs: &[Reference]) -> Vec<String> {
 }
 
 /// The cycles among top-level modules (as sets of modules), found by DFS.
-fn cycles(refs: &[Reference]) -> Vec<String> {
+pub(super) fn cycles(refs: &[Reference]) -> Vec<String> {
     let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for r in refs {
         graph.entry(&r.from).or_default().insert(&r.to);
