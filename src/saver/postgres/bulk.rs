@@ -494,21 +494,22 @@ impl PostgresSaver {
             .into_iter()
             .partition(|b| look_up == BlobLookUp::All || Some((b.0, b.1)) == first);
         if !looked_up.is_empty() || !free.is_empty() {
-            let column = |i: usize| -> Vec<&str> {
-                looked_up
-                    .iter()
-                    .map(|b| match i {
-                        0 => b.0,
-                        1 => b.1,
-                        2 => b.2,
-                        _ => b.3,
-                    })
-                    .collect()
-            };
-            let (threads, nss, channels, versions) = (column(0), column(1), column(2), column(3));
             let present = if looked_up.is_empty() {
                 Vec::new()
             } else {
+                let column = |i: usize| -> Vec<&str> {
+                    looked_up
+                        .iter()
+                        .map(|b| match i {
+                            0 => b.0,
+                            1 => b.1,
+                            2 => b.2,
+                            _ => b.3,
+                        })
+                        .collect()
+                };
+                let (threads, nss, channels, versions) =
+                    (column(0), column(1), column(2), column(3));
                 let there = tx
                     .rows(
                         self.settings.mode,
