@@ -95,7 +95,7 @@ use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Throttle};
 use super::raw::{serializer, Raw, Result};
 use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
-use super::target::{open_target, NewTarget, Target};
+use super::target::{open_target, Conn, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::saver::sqlite::SqliteSaver;
@@ -287,7 +287,6 @@ pub async fn copy(
 /// back.
 struct Sink {
     target: Target,
-    given: String,
     writer: Writer,
     options: CopyOptions,
     report: CopyReport,
@@ -302,7 +301,7 @@ impl Sink {
     async fn flush(&mut self, batch: &mut Vec<Pending>) -> Result<()> {
         flush(
             batch,
-            (&mut self.target, &self.given),
+            &mut self.target,
             &self.writer,
             &self.options,
             (&mut self.report, &mut self.retry),
@@ -315,7 +314,7 @@ impl Sink {
     async fn settle(&mut self) -> Result<()> {
         settle(
             self.verifying.take(),
-            (&mut self.target, &self.given),
+            &mut self.target,
             &self.writer,
             &self.options,
             (&mut self.report, &mut self.retry),
@@ -392,7 +391,7 @@ async fn copy_snapshot(
     let mut tgt = None;
     let mut writer = None;
     if !options.dry_run {
-        let (t, created, _) = open_target(target, true).await?;
+        let (mut t, created, _) = open_target(target, true).await?;
         report.created_tables = created;
         writer = Some(match Location::parse(target)? {
             Location::Sqlite(path) => Writer::Sqlite(
@@ -416,7 +415,7 @@ async fn copy_snapshot(
         });
         // The read-back's connection checkpoints the WAL after each batch
         // (`Writer::check`), off the writer's path.
-        if let Target::Sqlite(conn) = &t {
+        if let Conn::Sqlite(conn) = t.conn() {
             conn.execute_batch("PRAGMA wal_autocheckpoint = 0")
                 .map_err(super::raw::sq("copy"))?;
         }
@@ -495,7 +494,6 @@ async fn copy_snapshot(
     let own_task = matches!(src.raw, Raw::Sqlite { .. }) && matches!(writer, Writer::Postgres(_));
     let mut sink = Sink {
         target: target_conn,
-        given: target.to_owned(),
         writer: writer.clone(),
         options: options.clone(),
         report,

@@ -23,7 +23,7 @@ use super::Location;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::{copy_in, unique_violation};
 
-use super::target::{open_target, NewTarget, Target};
+use super::target::{open_target, Conn, NewTarget, PgTarget, SqliteTarget, Target};
 
 /// Options of [`import`].
 #[derive(Clone, Default)]
@@ -144,8 +144,8 @@ async fn insert_batch(
     copy: bool,
 ) -> Result<(Vec<bool>, bool)> {
     let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
-    match target {
-        Target::Sqlite(conn) => {
+    match target.conn() {
+        Conn::Sqlite(conn) => {
             let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
             let sql = format!(
                 "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
@@ -182,7 +182,7 @@ async fn insert_batch(
             tx.commit().map_err(sq("import"))?;
             Ok((out, false))
         }
-        Target::Postgres(client) => {
+        Conn::Postgres(client) => {
             if copy {
                 check_cells(spec, rows)?;
                 let tx = client.transaction().await.map_err(pg("import"))?;
@@ -494,7 +494,7 @@ async fn insert_window(
 
 /// The row of `spec` with this key in the target, as cells.
 async fn existing(target: &mut Target, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
-    let sqlite = matches!(target, Target::Sqlite(_));
+    let sqlite = matches!(target.conn(), Conn::Sqlite(_));
     let exprs: Vec<String> = spec
         .cols
         .iter()
@@ -519,8 +519,8 @@ async fn existing(target: &mut Target, spec: &Spec, key: &[Cell]) -> Result<Opti
         spec.table,
         cond.join(" AND ")
     );
-    match target {
-        Target::Sqlite(conn) => {
+    match target.conn() {
+        Conn::Sqlite(conn) => {
             let values: Vec<rusqlite::types::Value> = key
                 .iter()
                 .map(|c| match c {
@@ -547,7 +547,7 @@ async fn existing(target: &mut Target, spec: &Spec, key: &[Cell]) -> Result<Opti
                 .map_err(sq("import"))?;
             rows.next().transpose().map_err(sq("import"))
         }
-        Target::Postgres(client) => {
+        Conn::Postgres(client) => {
             let boxed: Vec<Box<dyn ToSql + Sync + Send>> = key
                 .iter()
                 .map(|c| -> Box<dyn ToSql + Sync + Send> {
@@ -590,8 +590,6 @@ struct Sink {
     report: ImportReport,
     max_samples: usize,
     dry_run: bool,
-    /// The target as given (to re-open a lost connection to it).
-    given: String,
     retry: Retry,
     /// Whether the next batch into Postgres is sent with `COPY` first: after a batch
     /// whose `COPY` met a taken key, not until a batch goes in whole row by row (a
@@ -613,7 +611,6 @@ impl Sink {
             self.batch.clear();
             return Ok(());
         };
-        let writable = !self.dry_run;
         let inserted = if self.dry_run {
             vec![false; self.batch.len()]
         } else {
@@ -623,10 +620,7 @@ impl Sink {
                         self.copy_first = copied || v.iter().all(|inserted| *inserted);
                         break self.retry.ok(v);
                     }
-                    Err(e) => {
-                        tgt.recover(&self.given, writable, &mut self.retry, e)
-                            .await?
-                    }
+                    Err(e) => tgt.recover(&mut self.retry, e).await?,
                 }
             }
         };
@@ -639,10 +633,7 @@ impl Sink {
             let there = loop {
                 match existing(tgt, spec, &key).await {
                     Ok(v) => break self.retry.ok(v),
-                    Err(e) => {
-                        tgt.recover(&self.given, writable, &mut self.retry, e)
-                            .await?
-                    }
+                    Err(e) => tgt.recover(&mut self.retry, e).await?,
                 }
             };
             match there {
@@ -739,7 +730,6 @@ async fn import_into(
         report,
         max_samples,
         dry_run: options.dry_run,
-        given: target.to_owned(),
         retry: Retry::new(DEFAULT_MAX_RECONNECTS),
         copy_first: true,
     };
@@ -872,9 +862,12 @@ async fn open_target_read_only(given: &str) -> Result<(Option<Target>, String)> 
         }
         .into());
     }
-    let target = match store.raw {
-        Raw::Sqlite { conn, .. } => Target::Sqlite(conn),
-        Raw::Postgres { url, .. } => Target::Postgres(pg_connect(&url, true).await?),
+    let target: Target = match store.raw {
+        Raw::Sqlite { conn, path, .. } => Box::new(SqliteTarget::new(conn, path)),
+        Raw::Postgres { url, .. } => {
+            let client = pg_connect(&url, true).await?;
+            Box::new(PgTarget::new(client, url, false))
+        }
     };
     Ok((Some(target), shown))
 }

@@ -121,7 +121,7 @@ pub use policy::{parse_duration, RetentionPolicy};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use prune::{parse_date, prune, PruneOptions, PruneReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use retain::{retain, RetainOptions, RetainReport, VacuumReport};
+pub use retain::{retain, RetainOptions, RetainReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use stats::{FileSizes, Size, StatsOptions, StoreStats, ThreadOrder, ThreadSize};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -135,6 +135,8 @@ pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
 pub use ops::{
     audit, AuditOptions, Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES,
 };
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub use report::VacuumReport;
 pub use report::{
     AuditReport, ClassCounts, FreeSpace, InlineCounts, SweepReport, SweepTable, TableCounts, Tally,
     UnreadableRow, Verdict,

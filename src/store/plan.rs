@@ -22,7 +22,7 @@
 //!    `saver::delta`); a checkpoint that could not be read keeps its whole chain. On
 //!    Postgres a checkpoint before v4 keeps the parent its pending sends are read from.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -45,6 +45,27 @@ pub(crate) struct Cp {
     pub(crate) has_sends: bool,
     /// Has a `__interrupt__` pending write (looked for only when a rule needs it).
     pub(crate) interrupted: bool,
+}
+
+/// A checkpoint's metadata from its stored JSON bytes (`None`: none, or unreadable).
+pub(crate) fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
+    let v = crate::json::parse(bytes?, 1_000).ok()?;
+    CheckpointMetadata::from_value(&v).ok()
+}
+
+/// A checkpoint as the delta walk sees it.
+pub(crate) fn node(
+    parent: Option<String>,
+    stored: Option<HashSet<String>>,
+    md: &Option<CheckpointMetadata>,
+) -> ChainNode {
+    ChainNode {
+        parent: parent.filter(|p| !p.is_empty()),
+        stored,
+        delta_channels: md
+            .as_ref()
+            .map(|m| m.counters_since_delta_snapshot().into_keys().collect()),
+    }
 }
 
 /// What the rules do to a thread, known before its rows are read ([`Rules::fate`]).

@@ -42,9 +42,9 @@ use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn};
 use super::pages::{run_pass, Pass, PAGE_THREADS};
 use super::plan::Rules;
-use super::raw::{require_sqlite_file, serializer, sq, Result};
+use super::raw::{require_sqlite_file, serializer, Result};
 use super::retry::DEFAULT_MAX_RECONNECTS;
-use super::target::{open_target, Target};
+use super::target::open_target;
 use super::Location;
 
 /// Options of [`prune`]. At least one rule must be set.
@@ -301,7 +301,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         stop: None,
         on_plan: None,
         max_reconnects: DEFAULT_MAX_RECONNECTS,
-        relock: None,
+        relock: false,
     };
     let done = run_pass(store, &mut target, &serde, &pass).await?;
     let t = done.tally;
@@ -322,9 +322,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         reconnects: done.reconnects,
         elapsed_s: 0.0,
     };
-    if let (Target::Sqlite(conn), true, false) = (&target, options.vacuum, options.dry_run) {
-        conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-            .map_err(sq("vacuum"))?;
+    if options.vacuum && !options.dry_run && target.compact().await? {
         if let Location::Sqlite(p) = &location {
             let after = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             report.file_bytes = file_before.map(|b| (b, after));

@@ -276,3 +276,22 @@ pub struct SweepReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub left_behind: Option<String>,
 }
+
+/// The SQLite space a retention sweep with `vacuum` gave back.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VacuumReport {
+    /// The file's `auto_vacuum` mode: `incremental` (pages given back), `full` (SQLite
+    /// gives them back at each commit) or `none` (nothing can be given back without a
+    /// full `VACUUM`; `note` says how to convert once).
+    pub mode: &'static str,
+    /// Pages given back to the file system.
+    pub pages_released: u64,
+    /// The same in bytes.
+    pub bytes_released: u64,
+    /// Pages still on the free list (a stop, or mode `none`).
+    pub free_pages_left: u64,
+    /// What to do, when something is left.
+    pub note: Option<String>,
+}

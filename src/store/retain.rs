@@ -30,10 +30,11 @@ use serde::Serialize;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn};
-use super::pages::{expiry_page, run_pass, Pass, PlanFn, PAGE_THREADS};
+use super::pages::{run_pass, Pass, PlanFn, PAGE_THREADS};
 use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
-use super::raw::{pg, require_sqlite_file, serializer, sq, Result};
+use super::raw::{require_sqlite_file, serializer, Result};
+use super::report::VacuumReport;
 use super::retry::DEFAULT_MAX_RECONNECTS;
 use super::target::{open_target, Target};
 use super::Location;
@@ -213,85 +214,6 @@ pub struct RetainReport {
     pub lock_held_ms: Option<[u64; 2]>,
 }
 
-/// The SQLite space a sweep gave back ([`RetainOptions::vacuum`]).
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct VacuumReport {
-    /// The file's `auto_vacuum` mode: `incremental` (pages given back), `full` (SQLite
-    /// gives them back at each commit) or `none` (nothing can be given back without a
-    /// full `VACUUM`; `note` says how to convert once).
-    pub mode: &'static str,
-    /// Pages given back to the file system.
-    pub pages_released: u64,
-    /// The same in bytes.
-    pub bytes_released: u64,
-    /// Pages still on the free list (a stop, or mode `none`).
-    pub free_pages_left: u64,
-    /// What to do, when something is left.
-    pub note: Option<String>,
-}
-
-/// Pages per `PRAGMA incremental_vacuum` step: one short write transaction (a few
-/// milliseconds), so a live writer never waits long.
-const VACUUM_STEP_PAGES: i64 = 512;
-
-/// Gives a SQLite store's free pages back in steps (see [`RetainOptions::vacuum`]).
-async fn incremental_vacuum(
-    conn: &rusqlite::Connection,
-    pause: Option<Duration>,
-    stop: Option<&AtomicBool>,
-) -> Result<VacuumReport> {
-    let q =
-        |sql: &str| -> Result<i64> { conn.query_row(sql, [], |r| r.get(0)).map_err(sq("vacuum")) };
-    let page = u64::try_from(q("PRAGMA page_size")?).unwrap_or(0);
-    let mode = q("PRAGMA auto_vacuum")?;
-    let free = |n: i64| u64::try_from(n).unwrap_or(0);
-    let mut report = VacuumReport {
-        mode: match mode {
-            1 => "full",
-            2 => "incremental",
-            _ => "none",
-        },
-        ..VacuumReport::default()
-    };
-    if mode != 2 {
-        report.free_pages_left = free(q("PRAGMA freelist_count")?);
-        if mode == 0 && report.free_pages_left > 0 {
-            report.note = Some(format!(
-                "the file's auto_vacuum is NONE: its {} free page(s) are reused by later \
-                 writes but not given back; convert it once (a full VACUUM, every writer waits \
-                 for it): sqlite3 FILE 'PRAGMA auto_vacuum = INCREMENTAL; VACUUM;' — later \
-                 sweeps with --vacuum then give space back in small steps",
-                report.free_pages_left
-            ));
-        }
-        return Ok(report);
-    }
-    loop {
-        let before = q("PRAGMA freelist_count")?;
-        if before == 0 || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) {
-            report.free_pages_left = free(before);
-            break;
-        }
-        conn.execute_batch(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})"))
-            .map_err(sq("vacuum"))?;
-        let after = q("PRAGMA freelist_count")?;
-        report.pages_released += free(before - after);
-        if after >= before {
-            report.free_pages_left = free(after);
-            break;
-        }
-        if let Some(p) = pause {
-            tokio::time::sleep(p).await;
-        }
-    }
-    // In WAL mode the file shrinks when the checkpoint copies the last frames; a
-    // passive one waits for nobody.
-    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-    report.bytes_released = report.pages_released.saturating_mul(page);
-    Ok(report)
-}
-
 /// `unix` seconds as `YYYY-MM-DDTHH:MM:SSZ`.
 fn rfc3339(unix: i64) -> String {
     let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
@@ -326,72 +248,12 @@ fn rules_of(policy: &RetentionPolicy, now: i64) -> Rules {
     base.with(&policy.rules)
 }
 
-/// The store's lock, held for the sweep.
-enum Lock {
-    Postgres,
-    /// The lock database's connection, inside `BEGIN IMMEDIATE`.
-    Sqlite(rusqlite::Connection),
-    /// A dry run takes none.
-    None,
-}
-
-const PG_LOCK_KEY: &str =
-    "hashtextextended('lgcodec store retain ' || current_database() || '.' || current_schema(), 0)";
-
-/// Takes the store's sweep lock; `None` when another sweeper holds it.
-async fn lock(target: &Target, location: &Location) -> Result<Option<Lock>> {
-    match (target, location) {
-        (Target::Postgres(client), _) => {
-            let row = client
-                .query_one(&format!("SELECT pg_try_advisory_lock({PG_LOCK_KEY})"), &[])
-                .await
-                .map_err(pg("retain lock"))?;
-            let got: bool = row.try_get(0).map_err(pg("retain lock"))?;
-            Ok(got.then_some(Lock::Postgres))
-        }
-        (Target::Sqlite(_), Location::Sqlite(path)) => {
-            let mut name = path.clone().into_os_string();
-            name.push(".retain-lock");
-            let conn = rusqlite::Connection::open(&name).map_err(sq("retain lock"))?;
-            conn.busy_timeout(Duration::ZERO)
-                .map_err(sq("retain lock"))?;
-            match conn.execute_batch("BEGIN IMMEDIATE") {
-                Ok(()) => Ok(Some(Lock::Sqlite(conn))),
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy
-                        || e.code == rusqlite::ErrorCode::DatabaseLocked =>
-                {
-                    Ok(None)
-                }
-                Err(e) => Err(sq("retain lock")(e)),
-            }
-        }
-        (Target::Sqlite(_), Location::Postgres(_)) => Ok(Some(Lock::None)),
-    }
-}
-
-async fn unlock(target: &Target, lock: Lock) -> Result<()> {
-    match (lock, target) {
-        (Lock::Postgres, Target::Postgres(client)) => {
-            client
-                .execute(&format!("SELECT pg_advisory_unlock({PG_LOCK_KEY})"), &[])
-                .await
-                .map_err(pg("retain unlock"))?;
-        }
-        (Lock::Sqlite(conn), _) => conn
-            .execute_batch("ROLLBACK")
-            .map_err(sq("retain unlock"))?,
-        _ => {}
-    }
-    Ok(())
-}
-
 /// Whether the time rules alone expire every thread (and how many there are).
-async fn all_expire(target: &Target, rules: &Rules) -> Result<(bool, u64)> {
+async fn all_expire(target: &mut Target, rules: &Rules) -> Result<(bool, u64)> {
     let mut after: Option<String> = None;
     let mut threads = 0u64;
     loop {
-        let page = expiry_page(target, after.as_deref()).await?;
+        let page = target.expiry_page(after.as_deref().unwrap_or("")).await?;
         let Some((last, _, _)) = page.last() else {
             return Ok((threads > 0, threads));
         };
@@ -446,21 +308,16 @@ pub async fn retain(
         dry_run: options.dry_run,
         ..RetainReport::default()
     };
-    let held = if options.dry_run {
-        Lock::None
-    } else {
-        match lock(&target, &location).await? {
-            Some(l) => {
-                report.lock_held_ms = Some([unix_ms(), 0]);
-                l
-            }
-            None => {
-                report.skipped_locked = true;
-                report.duration_s = started.elapsed().as_secs_f64();
-                return Ok(report);
-            }
+    // A dry run takes no lock.
+    let held = !options.dry_run;
+    if held {
+        if !target.try_lock().await? {
+            report.skipped_locked = true;
+            report.duration_s = started.elapsed().as_secs_f64();
+            return Ok(report);
         }
-    };
+        report.lock_held_ms = Some([unix_ms(), 0]);
+    }
     let mut pass = Pass {
         operation: "retain",
         rules: &rules,
@@ -475,13 +332,12 @@ pub async fn retain(
         stop: options.stop.as_deref(),
         on_plan: None,
         max_reconnects: DEFAULT_MAX_RECONNECTS,
-        relock: None,
+        relock: false,
     };
-    let relock = format!("SELECT pg_try_advisory_lock({PG_LOCK_KEY})");
     let mut reconnects = 0u64;
     let outcome = async {
         if rules.deletes_threads() && !options.allow_all {
-            let (all, threads) = all_expire(&target, &rules).await?;
+            let (all, threads) = all_expire(&mut target, &rules).await?;
             if all {
                 // Every thread's time is up: see whether anything else keeps one.
                 let whole = run_pass(store, &mut target, &serde, &pass).await?;
@@ -501,25 +357,22 @@ pub async fn retain(
         pass.after.clone_from(&options.after);
         pass.progress = options.progress.as_ref();
         pass.on_plan = options.on_plan.as_deref();
-        if matches!(held, Lock::Postgres) {
-            pass.relock = Some(&relock);
-        }
+        pass.relock = held;
         run_pass(store, &mut target, &serde, &pass).await
     }
     .await;
-    let outcome = match (outcome, &target) {
-        (Ok(done), Target::Sqlite(conn)) if options.vacuum && !options.dry_run => {
-            incremental_vacuum(conn, options.pause, options.stop.as_deref())
-                .await
-                .map(|v| (done, Some(v)))
-        }
-        (outcome, _) => outcome.map(|done| (done, None)),
+    let outcome = match outcome {
+        Ok(done) if options.vacuum && !options.dry_run => target
+            .compact_in_steps(options.pause, options.stop.as_deref())
+            .await
+            .map(|v| (done, v)),
+        outcome => outcome.map(|done| (done, None)),
     };
     // The lock goes whatever happened (and with the connection, if that failed).
     if let Some(span) = report.lock_held_ms.as_mut() {
         span[1] = unix_ms();
     }
-    let released = unlock(&target, held).await;
+    let released = if held { target.unlock().await } else { Ok(()) };
     let (done, vacuum) = outcome?;
     report.vacuum = vacuum;
     released?;

@@ -2,44 +2,136 @@
 //! Postgres database in today's Python layout (an empty one gets Python's tables when
 //! the operation may create them), and the new file a failed operation removes.
 
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
 use super::error::StoreFault;
+use super::plan::Cp;
 use super::raw::{pg, pg_connect, pg_refuse_read_only, sq, sqlite_refuse_read_only, Result};
+use super::report::VacuumReport;
 use super::retry::Retry;
 use super::Location;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
+use crate::saver::retention::{Removal, Removed};
 use crate::saver::sqlite::SqliteSaver;
+use crate::serializer::Serializer;
 
-/// A writable target of the same backend in the current layout.
-pub(crate) enum Target {
-    Sqlite(rusqlite::Connection),
-    Postgres(tokio_postgres::Client),
+mod postgres;
+mod sqlite;
+
+pub(crate) use postgres::PgTarget;
+pub(crate) use sqlite::SqliteTarget;
+
+/// A writable target of either backend in the current layout.
+pub(crate) type Target = Box<dyn TargetBackend>;
+
+/// One row of a page of threads: a thread, its checkpoint count, its bytewise oldest
+/// and newest ids, and how many of its ids are not lowercase and of a uuid6's shape.
+pub(crate) type Counted = (String, i64, String, String, i64);
+
+/// A store opened for writing, as `prune` and `retain` reach it (one connection,
+/// owned: its transactions need it whole): threads paged by id, their checkpoints
+/// loaded for the planner, a page's removal deleted in one transaction by the savers'
+/// own retention code, the sweep lock, compaction, and a lost connection re-opened.
+/// The SQLite and the Postgres target implement it; the page engine (`pages.rs`) and
+/// the operations are written once over it.
+#[async_trait::async_trait]
+pub(crate) trait TargetBackend: Send {
+    /// Whether two pages are worked at once on two connections (a server's work, not
+    /// the client's, is what a prune waits for; SQLite has one writer).
+    fn pages_in_parallel(&self) -> bool;
+
+    /// After a statement on this connection failed with `e`: a lost connection (within
+    /// `retry`'s limit) is waited on and re-opened as it was opened, for the caller to
+    /// redo its unit; any other error is returned. A file has no connection to lose:
+    /// its errors are returned as they are.
+    async fn recover(&mut self, retry: &mut Retry, e: Error) -> Result<()>;
+
+    /// How many threads the store holds (the progress bar's length).
+    async fn thread_count(&mut self) -> Result<u64>;
+
+    /// Up to `limit` threads after `after` (`""`: from the first), by id, with their
+    /// counts ([`Counted`]; [`odd_ids`] counts the ids not of a uuid6's shape).
+    async fn counted_threads(&mut self, after: &str, limit: i64) -> Result<Vec<Counted>>;
+
+    /// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order,
+    /// with what the planner needs to know of each (`interrupted` left unset).
+    async fn load_threads(
+        &mut self,
+        serde: &Arc<dyn Serializer>,
+        threads: &[String],
+    ) -> Result<BTreeMap<String, Vec<Cp>>>;
+
+    /// The (thread, namespace, id) of the checkpoints of `threads` that hold a
+    /// `__interrupt__` pending write (what LangGraph saves when a run stops at
+    /// `interrupt()`).
+    async fn interrupted(
+        &mut self,
+        threads: &[String],
+    ) -> Result<HashSet<(String, String, String)>>;
+
+    /// Removes (or counts, in a dry run) `removal` in one transaction.
+    async fn remove(&mut self, removal: &Removal, dry_run: bool) -> Result<Removed>;
+
+    /// The next threads after `after` (`""`: from the first; up to 1,000), each with
+    /// its oldest and newest checkpoint id: what the time rules of a whole thread read.
+    async fn expiry_page(&mut self, after: &str) -> Result<Vec<(String, String, String)>>;
+
+    /// Takes the store's sweep lock; `false` when another sweeper holds it.
+    async fn try_lock(&mut self) -> Result<bool>;
+
+    /// Takes the sweep lock again on a connection re-opened after a loss (a session
+    /// lock goes with its connection); `false` when another sweeper took it meanwhile.
+    async fn relock(&mut self) -> Result<bool> {
+        Ok(true)
+    }
+
+    /// Lets the sweep lock go.
+    async fn unlock(&mut self) -> Result<()>;
+
+    /// After a prune: the file rewritten without its free pages (a full `VACUUM`,
+    /// every writer waits for it); `false` where there is none to do (Postgres, whose
+    /// autovacuum reclaims dead rows).
+    async fn compact(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// After a retention sweep: free pages given back in short steps (a pause between
+    /// them, stopped by `stop`); `None` where there is none to do.
+    async fn compact_in_steps(
+        &mut self,
+        _pause: Option<Duration>,
+        _stop: Option<&AtomicBool>,
+    ) -> Result<Option<VacuumReport>> {
+        Ok(None)
+    }
+
+    /// The connection itself, for the writes of `import` and `copy`, which are not on
+    /// this trait yet.
+    fn conn(&mut self) -> Conn<'_>;
 }
 
-impl Target {
-    /// After a statement on this connection to `given` failed with `e`: a lost
-    /// Postgres connection (within `retry`'s limit) is waited on and re-opened
-    /// (`writable` as it was opened), for the caller to redo its unit; any other error
-    /// is returned. SQLite has no connection to lose: its errors are returned as they are.
-    pub(crate) async fn recover(
-        &mut self,
-        given: &str,
-        writable: bool,
-        retry: &mut Retry,
-        e: Error,
-    ) -> Result<()> {
-        let Target::Postgres(client) = self else {
-            return Err(e);
-        };
-        retry.lost(e).await?;
-        if let Location::Postgres(url) = Location::parse(given)? {
-            if let Some(new) = retry.reopened(pg_connect(&url, !writable).await)? {
-                *client = new;
-            }
-        }
-        Ok(())
-    }
+/// A target's connection ([`TargetBackend::conn`]).
+pub(crate) enum Conn<'a> {
+    Sqlite(&'a mut rusqlite::Connection),
+    Postgres(&'a mut tokio_postgres::Client),
+}
+
+/// `LIKE` pattern of a uuid6's shape (`xxxxxxxx-xxxx-6xxx-xxxx-xxxxxxxxxxxx`). A thread
+/// whose ids all have it and hold no uppercase letter has its ids in time order
+/// bytewise: its oldest and newest ids are its oldest and newest in time. (A regular
+/// expression checking each character took 50 ms for 8,000 ids against 4 ms for this
+/// pattern, PG 15 in `C.UTF-8`.)
+const UUID6_SHAPE: &str = "________-____-6___-____-____________";
+
+/// Counts a thread's ids that are not of a uuid6's shape in lowercase (`{id}`: the id
+/// column as compared bytewise).
+pub(crate) fn odd_ids(id: &str) -> String {
+    format!("{id} NOT LIKE '{UUID6_SHAPE}' OR {id} <> lower({id})")
 }
 
 /// A SQLite target file that did not exist when an import or copy began: if the
@@ -144,7 +236,7 @@ pub(crate) async fn open_target(
                 conn.execute_batch("PRAGMA synchronous = NORMAL")
                     .map_err(sq("open"))?;
             }
-            Ok((Target::Sqlite(conn), created, shown))
+            Ok((Box::new(SqliteTarget::new(conn, path)), created, shown))
         }
         Location::Postgres(url) => {
             let client = pg_connect(&url, false).await?;
@@ -180,7 +272,7 @@ pub(crate) async fn open_target(
                 }
                 other => return Err(not_current(&other).into()),
             };
-            Ok((Target::Postgres(client), created, shown))
+            Ok((Box::new(PgTarget::new(client, url, true)), created, shown))
         }
     }
 }

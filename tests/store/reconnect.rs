@@ -453,3 +453,152 @@ fn a_server_away_for_30_s_is_waited_out_and_the_prune_finishes_equal() {
         runtime.block_on(digest(&reference))
     );
 }
+
+/// A retention policy keeping the latest checkpoint of each namespace.
+fn keep_latest_one() -> store::RetentionPolicy {
+    let value = serde_json::json!({ "rules": { "keep_latest": 1 } });
+    store::RetentionPolicy::from_value(&value, "test policy").expect("policy")
+}
+
+/// The session advisory lock held in database `db` as `(classid, objid)`, if any
+/// (`pg_locks` splits a 64-bit key into the two).
+fn advisory_lock_in(db: &str) -> Option<(i64, i64)> {
+    let n = admin(
+        "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
+         WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1",
+        db,
+    );
+    if n == 0 {
+        return None;
+    }
+    let part = |column: &str| {
+        admin(
+            &format!(
+                "SELECT l.{column}::int8 FROM pg_locks l JOIN pg_database d ON d.oid = l.database \
+                 WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1 LIMIT 1"
+            ),
+            db,
+        )
+    };
+    Some((part("classid"), part("objid")))
+}
+
+/// A retention sweep whose connections are terminated after its first pages takes its
+/// sweep lock again on the re-opened connection, finishes as an uninterrupted sweep,
+/// and lets the lock go at the end.
+#[test]
+fn retain_on_postgres_takes_its_lock_again_after_a_lost_connection() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (url, reference) = runtime.block_on(pg_pair(&base, "hrc_retain", &shape(450, 4)));
+    let keys = StoreKeys::none();
+    let want = runtime
+        .block_on(store::retain(
+            &reference,
+            &keys,
+            &store::RetainOptions::new(keep_latest_one()),
+        ))
+        .expect("uninterrupted sweep");
+    assert!(want.checkpoints_deleted > 0);
+    let db = db_name(&url);
+    let (killed, kill) = killer_at(&db, &[1]);
+    // After the kill, the lock the sweep holds, as seen at the next progress report.
+    let held_after = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (seen, db2) = (Arc::clone(&held_after), db.clone());
+    let report = runtime
+        .block_on(store::retain(
+            &url,
+            &keys,
+            &store::RetainOptions::new(keep_latest_one())
+                .batch_size(100)
+                .on_progress(move |p| {
+                    kill(p.rows_done);
+                    if p.rows_done > 200 {
+                        seen.lock().expect("lock").push(advisory_lock_in(&db2));
+                    }
+                }),
+        ))
+        .expect("the sweep survives terminated connections");
+    assert!(killed.load(Ordering::SeqCst) >= 1, "nothing was terminated");
+    // Pages go two at a time on two connections: each was lost once.
+    assert!((1..=2).contains(&report.reconnects), "{report:?}");
+    assert!(report.errors.is_empty(), "{report:?}");
+    assert!(!report.stopped, "{report:?}");
+    let held = held_after.lock().expect("lock").clone();
+    assert!(
+        !held.is_empty() && held.iter().all(Option::is_some),
+        "the lock was not held again after the reconnect: {held:?}"
+    );
+    assert_eq!(advisory_lock_in(&db), None, "the lock was not let go");
+    assert_eq!(
+        runtime.block_on(digest(&url)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
+/// Another sweeper taking the lock while the sweep's lost connection is re-opened:
+/// the sweep stops after the page in flight and says why.
+#[test]
+fn retain_stops_when_another_sweeper_took_the_lock_during_a_reconnect() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (url, _) = runtime.block_on(pg_pair(&base, "hrc_relock", &shape(450, 4)));
+    let keys = StoreKeys::none();
+    let db = db_name(&url);
+    // At the first progress report: the sweep's lock key read, its sessions
+    // terminated, and the same key taken by a session of this test, held until the
+    // test lets it go.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Arc::new(std::sync::Mutex::new(Some(released)));
+    let holder = Arc::new(std::sync::Mutex::new(None));
+    let (h, u, d) = (Arc::clone(&holder), url.clone(), db.clone());
+    let fired = std::sync::atomic::AtomicBool::new(false);
+    let report = runtime
+        .block_on(store::retain(
+            &url,
+            &keys,
+            &store::RetainOptions::new(keep_latest_one())
+                .batch_size(100)
+                .on_progress(move |_| {
+                    if fired.swap(true, Ordering::SeqCst) {
+                        return;
+                    }
+                    let (classid, objid) = advisory_lock_in(&d).expect("the sweep's lock");
+                    assert!(terminate(&d) >= 1);
+                    let wait = released.lock().expect("lock").take().expect("once");
+                    let (got_tx, got_rx) = std::sync::mpsc::channel();
+                    let u = u.clone();
+                    *h.lock().expect("lock") = Some(std::thread::spawn(move || {
+                        rt().block_on(async {
+                            let c = connect(&u).await;
+                            let got: bool = c
+                                .query_one(
+                                    "SELECT pg_try_advisory_lock(($1::int8 << 32) | $2::int8)",
+                                    &[&classid, &objid],
+                                )
+                                .await
+                                .expect("lock")
+                                .get(0);
+                            got_tx.send(got).expect("send");
+                            let _ = wait.recv();
+                        })
+                    }));
+                    assert!(got_rx.recv().expect("holder"), "the test's session got no lock");
+                }),
+        ))
+        .expect("the sweep ends with a report");
+    assert!((1..=2).contains(&report.reconnects), "{report:?}");
+    assert!(report.stopped, "{report:?}");
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|e| e.contains("another sweeper took the store's lock")),
+        "{report:?}"
+    );
+    drop(release);
+    let thread = holder.lock().expect("lock").take();
+    if let Some(t) = thread {
+        t.join().expect("holder");
+    }
+}

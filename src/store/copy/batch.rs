@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use super::super::error::StoreFault;
 use super::super::raw::{pg, sq, Result};
 use super::super::retry::Retry;
-use super::super::target::Target;
+use super::super::target::{Conn, Target};
 use super::check::{settle, Sent, Verifying};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
@@ -171,8 +171,8 @@ pub(super) async fn present(target: &mut Target, batch: &[&Pending]) -> Result<V
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    match target {
-        Target::Sqlite(conn) => {
+    match target.conn() {
+        Conn::Sqlite(conn) => {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
@@ -186,7 +186,7 @@ pub(super) async fn present(target: &mut Target, batch: &[&Pending]) -> Result<V
                 })
                 .collect()
         }
-        Target::Postgres(client) => {
+        Conn::Postgres(client) => {
             let threads: Vec<&str> = batch.iter().map(|p| p.thread.as_str()).collect();
             let nss: Vec<&str> = batch.iter().map(|p| p.ns.as_str()).collect();
             let ids: Vec<&str> = batch.iter().map(|p| p.id.as_str()).collect();
@@ -215,8 +215,8 @@ pub(super) async fn insert_writes(
 ) -> Result<(u64, u64)> {
     let mut n = 0u64;
     let mut carried = 0u64;
-    match target {
-        Target::Sqlite(conn) => {
+    match target.conn() {
+        Conn::Sqlite(conn) => {
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(sq("copy"))?;
@@ -269,7 +269,7 @@ pub(super) async fn insert_writes(
             }
             tx.commit().map_err(sq("copy"))?;
         }
-        Target::Postgres(client) => {
+        Conn::Postgres(client) => {
             let rows: Vec<(&Pending, &StoredWrite)> = batch
                 .iter()
                 .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
@@ -511,14 +511,14 @@ pub(super) type PutOne<'a> = (&'a Pending, &'a CheckpointTuple, &'a [(String, Ty
 /// Postgres the two are sent at once, see [`write_batch`]). Then the batch written before is
 /// [`settle`]d and this one's read-back started ([`Verifying`]): every checkpoint read
 /// back through the target saver's `get_tuple` and compared with its source. After a
-/// lost connection to the target (`given`) the whole batch is written again: its
+/// lost connection to the target the whole batch is written again: its
 /// writes insert only free keys and its checkpoints go in only where missing, so a
 /// transaction that committed before the connection went is found done (its
 /// checkpoints then counted as already there). `fresh`: see [`write_batch`] (a batch
 /// written again after a lost connection is looked up first).
 pub(super) async fn flush(
     batch: &mut Vec<Pending>,
-    (target, given): (&mut Target, &str),
+    target: &mut Target,
     writer: &Writer,
     options: &CopyOptions,
     (report, retry): (&mut CopyReport, &mut Retry),
@@ -532,7 +532,7 @@ pub(super) async fn flush(
             Ok(v) => break retry.ok(v),
             Err(e) => {
                 *fresh = false;
-                target.recover(given, true, retry, e).await?;
+                target.recover(retry, e).await?;
             }
         }
     };
@@ -543,7 +543,7 @@ pub(super) async fn flush(
     let items: Vec<Pending> = std::mem::take(batch);
     settle(
         verifying.take(),
-        (target, given),
+        target,
         writer,
         options,
         (report, retry),
@@ -587,7 +587,7 @@ async fn write_batch(
         .collect();
     let pendings: Vec<&Pending> = decoded.iter().map(|(_, (p, ..))| *p).collect();
     let all_decoded = decoded.len() == batch.len();
-    let guess = *fresh && all_decoded && matches!(target, Target::Postgres(_));
+    let guess = *fresh && all_decoded && matches!(target.conn(), Conn::Postgres(_));
     // (Looked up before the writes go in: only `put` adds these checkpoints.)
     let mut there = if guess {
         vec![false; pendings.len()]
@@ -642,7 +642,7 @@ async fn write_batch(
     // writes. (Measured 2026-11-30, 100,000 checkpoints SQLite → Postgres: the writes'
     // `COPY` took 3.7 s and the checkpoints' 5.0 s of the 12 s a batch's write took in
     // all, one after the other.)
-    let (written, first) = if matches!(target, Target::Postgres(_)) {
+    let (written, first) = if matches!(target.conn(), Conn::Postgres(_)) {
         let (done, ready) = tokio::sync::oneshot::channel::<()>();
         let writes = async {
             let written = insert_writes(target, batch, writes_fresh).await;

@@ -444,7 +444,7 @@ pub(super) type Checked = (Vec<Pending>, Vec<Option<Sent>>, Result<Vec<Option<St
 /// target is reopened.
 pub(super) async fn settle(
     verifying: Option<Verifying>,
-    (target, given): (&mut Target, &str),
+    target: &mut Target,
     writer: &Writer,
     options: &CopyOptions,
     (report, retry): (&mut CopyReport, &mut Retry),
@@ -460,7 +460,7 @@ pub(super) async fn settle(
         match checked {
             Ok(v) => break retry.ok(v),
             Err(e) => {
-                target.recover(given, true, retry, e).await?;
+                target.recover(retry, e).await?;
                 checked = writer.check(&items, &sent).await;
             }
         }

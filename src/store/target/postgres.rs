@@ -1,0 +1,237 @@
+//! The Postgres target: one read-write connection (read-only for a dry run's view) to
+//! a database in today's Python layout, re-opened after the server closes it, and the
+//! sweep lock as a session advisory lock.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use super::super::plan::{metadata_of, node, Cp};
+use super::super::raw::{pg, pg_connect, Result};
+use super::super::retry::Retry;
+use super::{odd_ids, Conn, Counted, TargetBackend};
+use crate::error::Error;
+use crate::saver::retention::{Removal, Removed};
+use crate::serializer::Serializer;
+
+/// The key of the sweep lock: one per database and schema.
+const LOCK_KEY: &str =
+    "hashtextextended('lgcodec store retain ' || current_database() || '.' || current_schema(), 0)";
+
+pub(crate) struct PgTarget {
+    client: Client,
+    url: String,
+    writable: bool,
+}
+
+impl PgTarget {
+    pub(crate) fn new(client: Client, url: String, writable: bool) -> Self {
+        PgTarget {
+            client,
+            url,
+            writable,
+        }
+    }
+
+    /// `pg_try_advisory_lock` on the sweep's key.
+    async fn take_lock(&self) -> Result<bool> {
+        let row = self
+            .client
+            .query_one(&format!("SELECT pg_try_advisory_lock({LOCK_KEY})"), &[])
+            .await
+            .map_err(pg("retain lock"))?;
+        row.try_get(0).map_err(pg("retain lock"))
+    }
+}
+
+#[async_trait::async_trait]
+impl TargetBackend for PgTarget {
+    fn pages_in_parallel(&self) -> bool {
+        true
+    }
+
+    async fn recover(&mut self, retry: &mut Retry, e: Error) -> Result<()> {
+        retry.lost(e).await?;
+        if let Some(new) = retry.reopened(pg_connect(&self.url, !self.writable).await)? {
+            self.client = new;
+        }
+        Ok(())
+    }
+
+    async fn thread_count(&mut self) -> Result<u64> {
+        let n: i64 = self
+            .client
+            .query_one("SELECT count(DISTINCT thread_id) FROM checkpoints", &[])
+            .await
+            .map_err(pg("prune"))?
+            .try_get(0)
+            .map_err(pg("prune"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn counted_threads(&mut self, after: &str, limit: i64) -> Result<Vec<Counted>> {
+        let sql = format!(
+            "SELECT thread_id, count(*), min(checkpoint_id COLLATE \"C\"), \
+             max(checkpoint_id COLLATE \"C\"), count(*) FILTER (WHERE {}) \
+             FROM checkpoints WHERE thread_id > $1 GROUP BY thread_id \
+             ORDER BY thread_id LIMIT $2",
+            odd_ids("checkpoint_id COLLATE \"C\"")
+        );
+        self.client
+            .query(&sql, &[&after, &limit])
+            .await
+            .map_err(pg("prune"))?
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(pg("prune"))?,
+                    r.try_get(1).map_err(pg("prune"))?,
+                    r.try_get(2).map_err(pg("prune"))?,
+                    r.try_get(3).map_err(pg("prune"))?,
+                    r.try_get(4).map_err(pg("prune"))?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn load_threads(
+        &mut self,
+        _serde: &Arc<dyn Serializer>,
+        threads: &[String],
+    ) -> Result<BTreeMap<String, Vec<Cp>>> {
+        let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
+        let rows = self
+            .client
+            .query(
+                // The channels a checkpoint stores are asked only in namespaces
+                // with a DeltaChannel (their metadata has counters): elsewhere no
+                // walk reads them. The `__pregel_tasks` writes are looked for only
+                // at a parent a checkpoint before v4 reads its sends from.
+                "WITH delta AS (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints \
+                    WHERE thread_id = ANY($1) AND metadata ? 'counters_since_delta_snapshot'), \
+                 old AS (SELECT DISTINCT thread_id, checkpoint_ns, parent_checkpoint_id FROM checkpoints \
+                    WHERE thread_id = ANY($1) AND jsonb_typeof(checkpoint -> 'v') = 'number' \
+                    AND (checkpoint ->> 'v')::numeric < 4 AND parent_checkpoint_id IS NOT NULL) \
+                 SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+                 CASE WHEN EXISTS (SELECT 1 FROM delta WHERE delta.thread_id = c.thread_id \
+                    AND delta.checkpoint_ns = c.checkpoint_ns) THEN \
+                 ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+                    THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
+                    SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+                    THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
+                    SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+                    AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
+                    AND b.version = v.value AND b.type <> 'empty')) ELSE '{}'::text[] END, \
+                 CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
+                    THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END, \
+                 EXISTS (SELECT 1 FROM old WHERE old.thread_id = c.thread_id \
+                    AND old.checkpoint_ns = c.checkpoint_ns AND old.parent_checkpoint_id = c.checkpoint_id) \
+                    AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id \
+                    AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
+                    AND w.channel = '__pregel_tasks') \
+                 FROM checkpoints c WHERE c.thread_id = ANY($1) ORDER BY 1, 2, 3",
+                &[&threads],
+            )
+            .await
+            .map_err(pg("prune"))?;
+        for r in &rows {
+            let thread: String = r.try_get(0).map_err(pg("prune"))?;
+            let meta: Option<String> = r.try_get(4).map_err(pg("prune"))?;
+            let metadata = metadata_of(meta.as_deref().map(str::as_bytes));
+            let stored: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
+            let parent: Option<String> = r.try_get(3).map_err(pg("prune"))?;
+            let old: bool = r.try_get(6).map_err(pg("prune"))?;
+            out.entry(thread).or_default().push(Cp {
+                ns: r.try_get(1).map_err(pg("prune"))?,
+                id: r.try_get(2).map_err(pg("prune"))?,
+                reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
+                has_sends: r.try_get(7).map_err(pg("prune"))?,
+                interrupted: false,
+                node: node(parent, Some(stored.into_iter().collect()), &metadata),
+                metadata,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn interrupted(
+        &mut self,
+        threads: &[String],
+    ) -> Result<HashSet<(String, String, String)>> {
+        let rows = self
+            .client
+            .query(
+                "SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id FROM checkpoint_writes \
+                 WHERE thread_id = ANY($1) AND channel = '__interrupt__'",
+                &[&threads],
+            )
+            .await
+            .map_err(pg("retain"))?;
+        rows.iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(pg("retain"))?,
+                    r.try_get(1).map_err(pg("retain"))?,
+                    r.try_get(2).map_err(pg("retain"))?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn remove(&mut self, removal: &Removal, dry_run: bool) -> Result<Removed> {
+        use crate::saver::postgres::retention::{self as pg_retention, StatementMode, Tables};
+        let tx = self.client.transaction().await.map_err(pg("prune"))?;
+        let removed = pg_retention::remove(
+            &tx,
+            StatementMode::Unnamed,
+            &Tables::new(None),
+            removal,
+            dry_run,
+            "prune",
+        )
+        .await?;
+        tx.commit().await.map_err(pg("prune"))?;
+        Ok(removed)
+    }
+
+    async fn expiry_page(&mut self, after: &str) -> Result<Vec<(String, String, String)>> {
+        self.client
+            .query(
+                "SELECT thread_id, min(checkpoint_id), max(checkpoint_id) FROM checkpoints \
+                 WHERE thread_id > $1 GROUP BY thread_id ORDER BY thread_id LIMIT 1000",
+                &[&after],
+            )
+            .await
+            .map_err(pg("retain"))?
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get(0).map_err(pg("retain"))?,
+                    r.try_get(1).map_err(pg("retain"))?,
+                    r.try_get(2).map_err(pg("retain"))?,
+                ))
+            })
+            .collect()
+    }
+
+    async fn try_lock(&mut self) -> Result<bool> {
+        self.take_lock().await
+    }
+
+    async fn relock(&mut self) -> Result<bool> {
+        self.take_lock().await
+    }
+
+    async fn unlock(&mut self) -> Result<()> {
+        self.client
+            .execute(&format!("SELECT pg_advisory_unlock({LOCK_KEY})"), &[])
+            .await
+            .map_err(pg("retain unlock"))?;
+        Ok(())
+    }
+
+    fn conn(&mut self) -> Conn<'_> {
+        Conn::Postgres(&mut self.client)
+    }
+}
