@@ -7,9 +7,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::backup::{Cell, Col, Spec};
 use super::error::StoreFault;
 use super::plan::Cp;
-use super::raw::{pg, pg_connect, pg_refuse_read_only, sq, sqlite_refuse_read_only, Result};
+use super::raw::{
+    pg, pg_connect, pg_refuse_read_only, ph, sq, sqlite_refuse_read_only, Raw, Result,
+};
 use super::report::VacuumReport;
 use super::retry::Retry;
 use super::Location;
@@ -21,6 +24,7 @@ use crate::saver::sqlite::SqliteSaver;
 use crate::serializer::Serializer;
 
 mod postgres;
+mod postgres_rows;
 mod sqlite;
 
 pub(crate) use postgres::PgTarget;
@@ -110,8 +114,23 @@ pub(crate) trait TargetBackend: Send {
         Ok(None)
     }
 
-    /// The connection itself, for the writes of `import` and `copy`, which are not on
-    /// this trait yet.
+    /// Inserts `rows` of `spec`'s table in one transaction, each only where its key is
+    /// free (insert-if-absent); per row: inserted (true) or already there (false).
+    /// `copy_first`: into Postgres the batch is first sent whole with `COPY`, and goes
+    /// in window by window only when a key is taken. The second value: whether the
+    /// `COPY` took the batch.
+    async fn insert_rows(
+        &mut self,
+        spec: &Spec,
+        rows: &[Vec<Cell>],
+        copy_first: bool,
+    ) -> Result<(Vec<bool>, bool)>;
+
+    /// The row of `spec`'s table at `key` (its first `spec.keys` cells), as cells.
+    async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>>;
+
+    /// The connection itself, for the writes of `copy`, which are not on this trait
+    /// yet.
     fn conn(&mut self) -> Conn<'_>;
 }
 
@@ -119,6 +138,35 @@ pub(crate) trait TargetBackend: Send {
 pub(crate) enum Conn<'a> {
     Sqlite(&'a mut rusqlite::Connection),
     Postgres(&'a mut tokio_postgres::Client),
+}
+
+/// `SELECT` of the row of `spec`'s table at a key (its first `spec.keys` columns as
+/// parameters; `sqlite`: `?n` placeholders, else `$n`), JSONB columns as their text.
+pub(crate) fn row_at_sql(spec: &Spec, sqlite: bool) -> String {
+    let exprs: Vec<String> = spec
+        .cols
+        .iter()
+        .map(|(_, e, k)| {
+            if *k == Col::Jsonb {
+                format!("{e}::text")
+            } else {
+                (*e).to_owned()
+            }
+        })
+        .collect();
+    let cond: Vec<String> = spec
+        .cols
+        .iter()
+        .take(spec.keys)
+        .enumerate()
+        .map(|(i, (_, e, _))| format!("{e} = {}", ph(sqlite, i + 1)))
+        .collect();
+    format!(
+        "SELECT {} FROM {} WHERE {}",
+        exprs.join(", "),
+        spec.table,
+        cond.join(" AND ")
+    )
 }
 
 /// `LIKE` pattern of a uuid6's shape (`xxxxxxxx-xxxx-6xxx-xxxx-xxxxxxxxxxxx`). A thread
@@ -132,6 +180,55 @@ const UUID6_SHAPE: &str = "________-____-6___-____-____________";
 /// column as compared bytewise).
 pub(crate) fn odd_ids(id: &str) -> String {
     format!("{id} NOT LIKE '{UUID6_SHAPE}' OR {id} <> lower({id})")
+}
+
+/// A dry run's view of a target: read-only, nothing created. `None` when
+/// there is no store there yet (no file, or a database without the saver's tables).
+///
+/// # Errors
+/// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a store in another layout than today's.
+pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>, String)> {
+    let location = Location::parse(given)?;
+    let shown = location.display();
+    // Empty as `open_target` judges it: no file, or no saver table.
+    let empty = match &location {
+        Location::Sqlite(path) if !path.exists() => true,
+        Location::Sqlite(path) => {
+            let conn = crate::saver::layout::open_sqlite_read_only(path)?;
+            crate::saver::layout::detect_sqlite(&conn).map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+        Location::Postgres(url) => {
+            let client = pg_connect(url, true).await?;
+            let schema = super::raw::pg_current_schema(&client).await?;
+            crate::saver::layout::detect_postgres(&client, &schema)
+                .await
+                .map_err(super::raw::saver_err(&shown))?
+                == StoreLayout::Empty
+        }
+    };
+    if empty {
+        return Ok((None, shown));
+    }
+    let raw = Raw::open(given).await?;
+    if !raw.layout().is_current() {
+        return Err(StoreFault::NotAStore {
+            location: shown.clone(),
+            found: format!(
+                "{}: a target must be empty or in today's Python layout",
+                raw.layout()
+            ),
+        }
+        .into());
+    }
+    let target: Target = match raw {
+        Raw::Sqlite { conn, path, .. } => Box::new(SqliteTarget::new(conn, path)),
+        Raw::Postgres { url, .. } => {
+            let client = pg_connect(&url, true).await?;
+            Box::new(PgTarget::new(client, url, false))
+        }
+    };
+    Ok((Some(target), shown))
 }
 
 /// A SQLite target file that did not exist when an import or copy began: if the

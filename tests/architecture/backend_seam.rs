@@ -1,5 +1,5 @@
 //! The store's audit and sweeps are written once, over the backend trait
-//! (`src/store/backend.rs`), and prune and retain over the target's
+//! (`src/store/backend.rs`), and prune, retain and import over the target's
 //! (`TargetBackend`, `src/store/target.rs`): the files that hold them name neither
 //! database crate, no backend module and no backend feature. What differs between
 //! SQLite and Postgres is said by the backends' implementations of the traits.
@@ -17,6 +17,7 @@ const OVER_THE_TRAIT: &[&str] = &[
     "src/store/plan.rs",
     "src/store/prune.rs",
     "src/store/retain.rs",
+    "src/store/import.rs",
 ];
 
 /// What a file reaching past the trait to a backend would name.
@@ -46,7 +47,7 @@ fn code(text: &str) -> String {
 }
 
 #[test]
-fn the_audit_sweeps_prune_and_retain_reach_a_database_only_through_the_backend_traits() {
+fn the_audit_sweeps_prune_retain_and_import_reach_a_database_only_through_the_backend_traits() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
     for file in OVER_THE_TRAIT {

@@ -583,7 +583,10 @@ fn retain_stops_when_another_sweeper_took_the_lock_during_a_reconnect() {
                             let _ = wait.recv();
                         })
                     }));
-                    assert!(got_rx.recv().expect("holder"), "the test's session got no lock");
+                    assert!(
+                        got_rx.recv().expect("holder"),
+                        "the test's session got no lock"
+                    );
                 }),
         ))
         .expect("the sweep ends with a report");

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
+use super::super::backup::{Cell, Spec};
 use super::super::plan::{metadata_of, node, Cp};
 use super::super::raw::{pg, pg_connect, Result};
 use super::super::retry::Retry;
@@ -229,6 +230,19 @@ impl TargetBackend for PgTarget {
             .await
             .map_err(pg("retain unlock"))?;
         Ok(())
+    }
+
+    async fn insert_rows(
+        &mut self,
+        spec: &Spec,
+        rows: &[Vec<Cell>],
+        copy_first: bool,
+    ) -> Result<(Vec<bool>, bool)> {
+        super::postgres_rows::insert_rows(&mut self.client, spec, rows, copy_first).await
+    }
+
+    async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
+        super::postgres_rows::row_at(&self.client, spec, key).await
     }
 
     fn conn(&mut self) -> Conn<'_> {

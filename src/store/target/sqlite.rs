@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+use super::super::backup::{Cell, Col, Spec};
 use super::super::plan::{metadata_of, node, Cp};
 use super::super::raw::{cell_bytes, sq, Result};
 use super::super::report::VacuumReport;
 use super::super::retry::Retry;
-use super::{odd_ids, Conn, Counted, TargetBackend};
+use super::{odd_ids, row_at_sql, Conn, Counted, TargetBackend};
 use crate::error::Error;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::Checkpoint;
@@ -248,6 +249,81 @@ impl TargetBackend for SqliteTarget {
         incremental_vacuum(&mut self.conn, pause, stop)
             .await
             .map(Some)
+    }
+
+    async fn insert_rows(
+        &mut self,
+        spec: &Spec,
+        rows: &[Vec<Cell>],
+        _copy_first: bool,
+    ) -> Result<(Vec<bool>, bool)> {
+        let conn = &mut self.conn;
+        let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
+        let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT OR IGNORE INTO {} ({}) VALUES ({})",
+            spec.table,
+            names.join(", "),
+            params.join(", ")
+        );
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sq("import"))?;
+        let mut out = Vec::with_capacity(rows.len());
+        {
+            let mut stmt = tx.prepare_cached(&sql).map_err(sq("import"))?;
+            for row in rows {
+                // Bound by reference: SQLite copies each value once, into its page.
+                use rusqlite::types::{ToSqlOutput, ValueRef};
+                let values: Vec<ToSqlOutput<'_>> = row
+                    .iter()
+                    .map(|c| {
+                        ToSqlOutput::Borrowed(match c {
+                            Cell::Text(Some(s)) => ValueRef::Text(s.as_bytes()),
+                            Cell::Int(i) => ValueRef::Integer(*i),
+                            Cell::Bytes(Some(b)) => ValueRef::Blob(b),
+                            Cell::Text(None) | Cell::Bytes(None) => ValueRef::Null,
+                        })
+                    })
+                    .collect();
+                let n = stmt
+                    .execute(rusqlite::params_from_iter(values))
+                    .map_err(sq("import"))?;
+                out.push(n == 1);
+            }
+        }
+        tx.commit().map_err(sq("import"))?;
+        Ok((out, false))
+    }
+
+    async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
+        let sql = row_at_sql(spec, true);
+        let conn = &self.conn;
+        let values: Vec<rusqlite::types::Value> = key
+            .iter()
+            .map(|c| match c {
+                Cell::Text(s) => rusqlite::types::Value::Text(s.clone().unwrap_or_default()),
+                Cell::Int(i) => rusqlite::types::Value::Integer(*i),
+                Cell::Bytes(_) => rusqlite::types::Value::Null,
+            })
+            .collect();
+        let mut stmt = conn.prepare_cached(&sql).map_err(sq("import"))?;
+        let mut rows = stmt
+            .query_map(rusqlite::params_from_iter(values), |r| {
+                spec.cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, _, kind))| {
+                        Ok(match kind {
+                            Col::Int => Cell::Int(r.get(i)?),
+                            Col::Text | Col::OptText => Cell::Text(r.get(i)?),
+                            Col::Bytes | Col::Jsonb => Cell::Bytes(cell_bytes(r, i)?),
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(sq("import"))?;
+        rows.next().transpose().map_err(sq("import"))
     }
 
     fn conn(&mut self) -> Conn<'_> {
