@@ -95,7 +95,7 @@ use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Throttle};
 use super::raw::{serializer, Raw, Result};
 use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
-use super::target::{open_target, Conn, NewTarget, Target};
+use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::saver::sqlite::SqliteSaver;
@@ -415,10 +415,7 @@ async fn copy_snapshot(
         });
         // The read-back's connection checkpoints the WAL after each batch
         // (`Writer::check`), off the writer's path.
-        if let Conn::Sqlite(conn) = t.conn() {
-            conn.execute_batch("PRAGMA wal_autocheckpoint = 0")
-                .map_err(super::raw::sq("copy"))?;
-        }
+        t.defer_wal_checkpoints().await?;
         tgt = Some(t);
     }
     let page_size = options.page_size.unwrap_or(500);

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 use crate::saver::retention::{Removal, Removed};
-use crate::saver::sqlite::SqliteSaver;
+use crate::saver::sqlite::{SqliteSaver, StoredRow, StoredWrite};
 use crate::serializer::Serializer;
 
 mod postgres;
@@ -129,15 +129,31 @@ pub(crate) trait TargetBackend: Send {
     /// The row of `spec`'s table at `key` (its first `spec.keys` cells), as cells.
     async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>>;
 
-    /// The connection itself, for the writes of `copy`, which are not on this trait
-    /// yet.
-    fn conn(&mut self) -> Conn<'_>;
+    /// Which of the checkpoints at `keys` (thread, namespace, id) the target holds, by
+    /// position.
+    async fn holds_checkpoints(&mut self, keys: &[[&str; 3]]) -> Result<Vec<bool>>;
+
+    /// A copy's batch: the write rows whose key is free, in one transaction, and (into
+    /// SQLite, in the same transaction after them) the carried checkpoint rows whose
+    /// key is free; how many write rows and how many checkpoints were inserted.
+    /// `fresh`: none of the batch's checkpoints is in the target (into Postgres the
+    /// writes then go with one `COPY`).
+    async fn insert_writes(&mut self, batch: &[WriteSet<'_>], fresh: bool) -> Result<(u64, u64)>;
+
+    /// Before a copy: the write-ahead log is checkpointed by the copy's read-back
+    /// connection rather than on the writer's commits (SQLite).
+    async fn defer_wal_checkpoints(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
-/// A target's connection ([`TargetBackend::conn`]).
-pub(crate) enum Conn<'a> {
-    Sqlite(&'a mut rusqlite::Connection),
-    Postgres(&'a mut tokio_postgres::Client),
+/// One checkpoint of a copy's batch as [`TargetBackend::insert_writes`] takes it: its
+/// key (thread, namespace, id), its pending writes, and its row when it is carried as
+/// stored (into SQLite).
+pub(crate) struct WriteSet<'a> {
+    pub key: [&'a str; 3],
+    pub writes: &'a [StoredWrite],
+    pub row: Option<&'a StoredRow>,
 }
 
 /// `SELECT` of the row of `spec`'s table at a key (its first `spec.keys` columns as

@@ -6,17 +6,14 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 
-use super::super::error::StoreFault;
-use super::super::raw::{pg, sq, Result};
+use super::super::raw::Result;
 use super::super::retry::Retry;
-use super::super::target::{Conn, Target};
+use super::super::target::{Target, WriteSet};
 use super::check::{settle, Sent, Verifying};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 
-use crate::saver::postgres::{
-    copy_in, found_positions, unique_violation, BlobLookUp, PostgresSaver, PutItem, Taken,
-};
+use crate::saver::postgres::{BlobLookUp, PostgresSaver, PutItem, Taken};
 use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
 use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
 use crate::serializer::Serializer;
@@ -171,247 +168,35 @@ pub(super) async fn present(target: &mut Target, batch: &[&Pending]) -> Result<V
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    match target.conn() {
-        Conn::Sqlite(conn) => {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
-                )
-                .map_err(sq("copy"))?;
-            batch
-                .iter()
-                .map(|p| {
-                    stmt.query_row([&p.thread, &p.ns, &p.id], |r| r.get(0))
-                        .map_err(sq("copy"))
-                })
-                .collect()
-        }
-        Conn::Postgres(client) => {
-            let threads: Vec<&str> = batch.iter().map(|p| p.thread.as_str()).collect();
-            let nss: Vec<&str> = batch.iter().map(|p| p.ns.as_str()).collect();
-            let ids: Vec<&str> = batch.iter().map(|p| p.id.as_str()).collect();
-            let rows = client
-                .query(
-                    "SELECT k.n::int8 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
-                     WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id)",
-                    &[&threads, &nss, &ids],
-                )
-                .await
-                .map_err(pg("copy"))?;
-            found_positions(&rows, batch.len()).map_err(pg("copy"))
-        }
-    }
+    let keys: Vec<[&str; 3]> = batch
+        .iter()
+        .map(|p| [p.thread.as_str(), p.ns.as_str(), p.id.as_str()])
+        .collect();
+    target.holds_checkpoints(&keys).await
 }
 
 /// Inserts the batch's write rows whose key is free, in one transaction, and into
 /// SQLite in the same transaction after them the carried checkpoint rows whose key is
 /// free; how many write rows and how many checkpoints were inserted. `fresh`: none of
 /// the batch's checkpoints is in the target (into Postgres the writes then go with
-/// `COPY`, see [`copy_writes`]).
+/// `COPY`).
 pub(super) async fn insert_writes(
     target: &mut Target,
     batch: &[Pending],
     fresh: bool,
 ) -> Result<(u64, u64)> {
-    let mut n = 0u64;
-    let mut carried = 0u64;
-    match target.conn() {
-        Conn::Sqlite(conn) => {
-            let tx = conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(sq("copy"))?;
-            {
-                let mut stmt = tx
-                    .prepare_cached(
-                        "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    )
-                    .map_err(sq("copy"))?;
-                for p in batch {
-                    for w in &p.writes {
-                        n += stmt
-                            .execute(rusqlite::params![
-                                p.thread,
-                                p.ns,
-                                p.id,
-                                w.task_id,
-                                w.task_path,
-                                w.idx,
-                                w.channel,
-                                w.type_tag,
-                                w.value
-                            ])
-                            .map_err(sq("copy"))? as u64;
-                    }
-                }
-                let mut put = tx
-                    .prepare_cached(
-                        "INSERT OR IGNORE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
-                         parent_checkpoint_id, type, checkpoint, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    )
-                    .map_err(sq("copy"))?;
-                for p in batch {
-                    let Body::Row(row) = &p.body else {
-                        continue;
-                    };
-                    carried += put
-                        .execute(rusqlite::params![
-                            p.thread,
-                            p.ns,
-                            p.id,
-                            row.parent,
-                            row.type_tag,
-                            row.checkpoint,
-                            row.metadata
-                        ])
-                        .map_err(sq("copy"))? as u64;
-                }
-            }
-            tx.commit().map_err(sq("copy"))?;
-        }
-        Conn::Postgres(client) => {
-            let rows: Vec<(&Pending, &StoredWrite)> = batch
-                .iter()
-                .flat_map(|p| p.writes.iter().map(move |w| (p, w)))
-                .collect();
-            if rows.is_empty() {
-                return Ok((0, 0));
-            }
-            let mut idxs = Vec::with_capacity(rows.len());
-            for (p, w) in &rows {
-                idxs.push(i32::try_from(w.idx).map_err(|_| StoreFault::Unreadable {
-                    what: format!("write {}/{}", p.at(), w.task_id),
-                    reason: format!("idx {} does not fit Postgres's INTEGER", w.idx),
-                })?);
-            }
-            let cols = WriteCols {
-                threads: rows.iter().map(|(p, _)| p.thread.as_str()).collect(),
-                nss: rows.iter().map(|(p, _)| p.ns.as_str()).collect(),
-                ids: rows.iter().map(|(p, _)| p.id.as_str()).collect(),
-                tasks: rows.iter().map(|(_, w)| w.task_id.as_str()).collect(),
-                paths: rows.iter().map(|(_, w)| w.task_path.as_str()).collect(),
-                idxs,
-                channels: rows.iter().map(|(_, w)| w.channel.as_str()).collect(),
-                tags: rows.iter().map(|(_, w)| w.tag()).collect(),
-                blobs: rows.iter().map(|(_, w)| w.data()).collect(),
-            };
-            let copied = if fresh {
-                match copy_writes(client, &cols).await {
-                    Ok(copied) => Some(copied),
-                    // A key there already: insert-or-ignore.
-                    Err(e) if unique_violation(&e) => None,
-                    Err(e) => return Err(pg("copy")(e)),
-                }
-            } else {
-                None
-            };
-            n += match copied {
-                Some(copied) => copied,
-                None => insert_writes_ignoring(client, &cols)
-                    .await
-                    .map_err(pg("copy"))?,
-            };
-        }
-    }
-    Ok((n, carried))
-}
-
-/// A batch's write rows for Postgres, column by column.
-struct WriteCols<'a> {
-    threads: Vec<&'a str>,
-    nss: Vec<&'a str>,
-    ids: Vec<&'a str>,
-    tasks: Vec<&'a str>,
-    paths: Vec<&'a str>,
-    idxs: Vec<i32>,
-    channels: Vec<&'a str>,
-    tags: Vec<&'a str>,
-    blobs: Vec<&'a [u8]>,
-}
-
-/// The write rows of a batch none of whose checkpoints is in the target yet (a first
-/// run: every batch), in one transaction with one `COPY` (one statement per row cost
-/// the server 3.1 s of a 100,000-checkpoint copy's 13.8 s, 2026-11-28); how many rows
-/// were inserted. A key the target holds already (the writes of a checkpoint an
-/// earlier run stopped before) fails the `COPY` with a unique violation, nothing
-/// inserted: then they go in with insert-or-ignore. (Looking first, one statement a
-/// batch, cost the server 0.85 s of a 100,000-checkpoint copy, 2026-11-29.)
-async fn copy_writes(
-    client: &mut tokio_postgres::Client,
-    c: &WriteCols<'_>,
-) -> std::result::Result<u64, tokio_postgres::Error> {
-    use tokio_postgres::types::{ToSql, Type};
-    let tx = client.transaction().await?;
-    let rows = c
-        .threads
+    let sets: Vec<WriteSet<'_>> = batch
         .iter()
-        .zip(&c.nss)
-        .zip(&c.ids)
-        .zip(&c.tasks)
-        .zip(&c.paths)
-        .zip(&c.idxs)
-        .zip(&c.channels)
-        .zip(&c.tags)
-        .zip(&c.blobs)
-        .map(
-            |((((((((t, ns), id), task), path), idx), channel), tag), blob)| -> [&(dyn ToSql + Sync); 9] {
-                [t, ns, id, task, path, idx, channel, tag, blob]
+        .map(|p| WriteSet {
+            key: [p.thread.as_str(), p.ns.as_str(), p.id.as_str()],
+            writes: &p.writes,
+            row: match &p.body {
+                Body::Row(row) => Some(row),
+                _ => None,
             },
-        );
-    let n = copy_in(
-        &tx,
-        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-         FROM STDIN (FORMAT binary)",
-        &[
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::INT4,
-            Type::TEXT,
-            Type::TEXT,
-            Type::BYTEA,
-        ],
-        rows,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(n)
-}
-
-/// The write rows inserted where their key is free (`ON CONFLICT DO NOTHING`), in one
-/// statement; how many were inserted.
-async fn insert_writes_ignoring(
-    client: &mut tokio_postgres::Client,
-    c: &WriteCols<'_>,
-) -> std::result::Result<u64, tokio_postgres::Error> {
-    let tx = client.transaction().await?;
-    let stmt = tx
-        .prepare(
-            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int4[], $7::text[], $8::text[], $9::bytea[]) \
-             ON CONFLICT DO NOTHING",
-        )
-        .await?;
-    let n = tx
-        .execute(
-            &stmt,
-            &[
-                &c.threads,
-                &c.nss,
-                &c.ids,
-                &c.tasks,
-                &c.paths,
-                &c.idxs,
-                &c.channels,
-                &c.tags,
-                &c.blobs,
-            ],
-        )
-        .await?;
-    tx.commit().await?;
-    Ok(n)
+        })
+        .collect();
+    target.insert_writes(&sets, fresh).await
 }
 
 /// The target saver: `put` of a batch in one transaction, `get_tuple` to verify. A
@@ -587,7 +372,7 @@ async fn write_batch(
         .collect();
     let pendings: Vec<&Pending> = decoded.iter().map(|(_, (p, ..))| *p).collect();
     let all_decoded = decoded.len() == batch.len();
-    let guess = *fresh && all_decoded && matches!(target.conn(), Conn::Postgres(_));
+    let guess = *fresh && all_decoded && matches!(writer, Writer::Postgres(_));
     // (Looked up before the writes go in: only `put` adds these checkpoints.)
     let mut there = if guess {
         vec![false; pendings.len()]
@@ -642,7 +427,7 @@ async fn write_batch(
     // writes. (Measured 2026-11-30, 100,000 checkpoints SQLite → Postgres: the writes'
     // `COPY` took 3.7 s and the checkpoints' 5.0 s of the 12 s a batch's write took in
     // all, one after the other.)
-    let (written, first) = if matches!(target.conn(), Conn::Postgres(_)) {
+    let (written, first) = if matches!(writer, Writer::Postgres(_)) {
         let (done, ready) = tokio::sync::oneshot::channel::<()>();
         let writes = async {
             let written = insert_writes(target, batch, writes_fresh).await;

@@ -11,8 +11,9 @@ use super::super::backup::{Cell, Spec};
 use super::super::plan::{metadata_of, node, Cp};
 use super::super::raw::{pg, pg_connect, Result};
 use super::super::retry::Retry;
-use super::{odd_ids, Conn, Counted, TargetBackend};
+use super::{odd_ids, Counted, TargetBackend, WriteSet};
 use crate::error::Error;
+use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
 use crate::serializer::Serializer;
 
@@ -245,7 +246,23 @@ impl TargetBackend for PgTarget {
         super::postgres_rows::row_at(&self.client, spec, key).await
     }
 
-    fn conn(&mut self) -> Conn<'_> {
-        Conn::Postgres(&mut self.client)
+    async fn holds_checkpoints(&mut self, keys: &[[&str; 3]]) -> Result<Vec<bool>> {
+        let threads: Vec<&str> = keys.iter().map(|k| k[0]).collect();
+        let nss: Vec<&str> = keys.iter().map(|k| k[1]).collect();
+        let ids: Vec<&str> = keys.iter().map(|k| k[2]).collect();
+        let rows = self
+            .client
+            .query(
+                "SELECT k.n::int8 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
+                 WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id)",
+                &[&threads, &nss, &ids],
+            )
+            .await
+            .map_err(pg("copy"))?;
+        found_positions(&rows, keys.len()).map_err(pg("copy"))
+    }
+
+    async fn insert_writes(&mut self, batch: &[WriteSet<'_>], fresh: bool) -> Result<(u64, u64)> {
+        super::postgres_rows::insert_writes(&mut self.client, batch, fresh).await
     }
 }

@@ -14,7 +14,7 @@ use super::super::plan::{metadata_of, node, Cp};
 use super::super::raw::{cell_bytes, sq, Result};
 use super::super::report::VacuumReport;
 use super::super::retry::Retry;
-use super::{odd_ids, row_at_sql, Conn, Counted, TargetBackend};
+use super::{odd_ids, row_at_sql, Counted, TargetBackend, WriteSet};
 use crate::error::Error;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::Checkpoint;
@@ -326,8 +326,82 @@ impl TargetBackend for SqliteTarget {
         rows.next().transpose().map_err(sq("import"))
     }
 
-    fn conn(&mut self) -> Conn<'_> {
-        Conn::Sqlite(&mut self.conn)
+    async fn holds_checkpoints(&mut self, keys: &[[&str; 3]]) -> Result<Vec<bool>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
+            )
+            .map_err(sq("copy"))?;
+        keys.iter()
+            .map(|k| stmt.query_row(k, |r| r.get(0)).map_err(sq("copy")))
+            .collect()
+    }
+
+    async fn insert_writes(&mut self, batch: &[WriteSet<'_>], _fresh: bool) -> Result<(u64, u64)> {
+        let mut n = 0u64;
+        let mut carried = 0u64;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sq("copy"))?;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .map_err(sq("copy"))?;
+            for p in batch {
+                let [thread, ns, id] = p.key;
+                for w in p.writes {
+                    n += stmt
+                        .execute(rusqlite::params![
+                            thread,
+                            ns,
+                            id,
+                            w.task_id,
+                            w.task_path,
+                            w.idx,
+                            w.channel,
+                            w.type_tag,
+                            w.value
+                        ])
+                        .map_err(sq("copy"))? as u64;
+                }
+            }
+            let mut put = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
+                     parent_checkpoint_id, type, checkpoint, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )
+                .map_err(sq("copy"))?;
+            for p in batch {
+                let Some(row) = p.row else {
+                    continue;
+                };
+                let [thread, ns, id] = p.key;
+                carried += put
+                    .execute(rusqlite::params![
+                        thread,
+                        ns,
+                        id,
+                        row.parent,
+                        row.type_tag,
+                        row.checkpoint,
+                        row.metadata
+                    ])
+                    .map_err(sq("copy"))? as u64;
+            }
+        }
+        tx.commit().map_err(sq("copy"))?;
+        Ok((n, carried))
+    }
+
+    async fn defer_wal_checkpoints(&mut self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA wal_autocheckpoint = 0")
+            .map_err(sq("copy"))
     }
 }
 
