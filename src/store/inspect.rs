@@ -339,34 +339,12 @@ impl AnyStore {
             "SELECT thread_id, count(*), count(DISTINCT {ns}) FROM checkpoints GROUP BY thread_id ORDER BY thread_id",
             ns = c.ns
         );
-        let to_u = |n: i64| u64::try_from(n).unwrap_or(0);
-        match &self.raw {
-            Raw::Sqlite { conn, .. } => {
-                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
-                let rows = stmt
-                    .query_map([], |r| {
-                        Ok((r.get::<_, String>(0)?, (to_u(r.get(1)?), to_u(r.get(2)?))))
-                    })
-                    .map_err(sq("read"))?
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(sq("read"))?;
-                Ok(rows)
-            }
-            Raw::Postgres { client, .. } => {
-                let rows = client.query(&sql, &[]).await.map_err(pg("read"))?;
-                rows.iter()
-                    .map(|r| {
-                        Ok((
-                            r.try_get::<_, String>(0).map_err(pg("read"))?,
-                            (
-                                to_u(r.try_get(1).map_err(pg("read"))?),
-                                to_u(r.try_get(2).map_err(pg("read"))?),
-                            ),
-                        ))
-                    })
-                    .collect()
-            }
-        }
+        self.raw
+            .rows("read", &sql, &[])
+            .await?
+            .iter()
+            .map(|r| Ok((r.text(0)?, (r.count(1)?, r.count(2)?))))
+            .collect()
     }
 
     /// The latest checkpoint of a thread (root namespace first): id, ns, metadata.
@@ -375,7 +353,7 @@ impl AnyStore {
         thread: &str,
         c: &super::raw::Cols,
     ) -> Result<Option<(String, String, Option<Vec<u8>>)>> {
-        let sqlite = matches!(self.raw, Raw::Sqlite { .. });
+        let sqlite = self.raw.is_sqlite();
         let meta = if sqlite { "metadata" } else { "metadata::text" };
         let sql = format!(
             "SELECT {id}, {ns}, {meta} FROM checkpoints WHERE thread_id = {p} \
@@ -384,29 +362,10 @@ impl AnyStore {
             ns = c.ns,
             p = ph(sqlite, 1)
         );
-        match &self.raw {
-            Raw::Sqlite { conn, .. } => {
-                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
-                let mut rows = stmt
-                    .query_map([thread], |r| Ok((r.get(0)?, r.get(1)?, cell_bytes(r, 2)?)))
-                    .map_err(sq("read"))?;
-                rows.next().transpose().map_err(sq("read"))
-            }
-            Raw::Postgres { client, .. } => {
-                let rows = client.query(&sql, &[&thread]).await.map_err(pg("read"))?;
-                rows.first()
-                    .map(|r| {
-                        Ok((
-                            r.try_get(0).map_err(pg("read"))?,
-                            r.try_get(1).map_err(pg("read"))?,
-                            r.try_get::<_, Option<String>>(2)
-                                .map_err(pg("read"))?
-                                .map(String::into_bytes),
-                        ))
-                    })
-                    .transpose()
-            }
-        }
+        let rows = self.raw.rows("read", &sql, &[Some(thread)]).await?;
+        rows.first()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.bytes(2))))
+            .transpose()
     }
 
     /// A thread's checkpoints as a tree (parents from `parent_checkpoint_id`), with
@@ -416,7 +375,7 @@ impl AnyStore {
     /// The database's errors.
     pub async fn history(&self, thread: &str) -> Result<ThreadHistory> {
         let c = self.raw.cols();
-        let sqlite = matches!(self.raw, Raw::Sqlite { .. });
+        let sqlite = self.raw.is_sqlite();
         let meta = if sqlite { "metadata" } else { "metadata::text" };
         let sql = format!(
             "SELECT {ns}, {id}, {parent}, {meta} FROM checkpoints WHERE thread_id = {p} ORDER BY {ns}, {id}",
@@ -426,34 +385,13 @@ impl AnyStore {
             p = ph(sqlite, 1)
         );
         type RowT = (String, String, Option<String>, Option<Vec<u8>>);
-        let rows: Vec<RowT> = match &self.raw {
-            Raw::Sqlite { conn, .. } => {
-                let mut stmt = conn.prepare(&sql).map_err(sq("read"))?;
-                let rows = stmt
-                    .query_map([thread], |r| {
-                        Ok((r.get(0)?, r.get(1)?, r.get(2)?, cell_bytes(r, 3)?))
-                    })
-                    .map_err(sq("read"))?
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(sq("read"))?;
-                rows
-            }
-            Raw::Postgres { client, .. } => {
-                let rows = client.query(&sql, &[&thread]).await.map_err(pg("read"))?;
-                let mut out = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    out.push((
-                        r.try_get(0).map_err(pg("read"))?,
-                        r.try_get(1).map_err(pg("read"))?,
-                        r.try_get(2).map_err(pg("read"))?,
-                        r.try_get::<_, Option<String>>(3)
-                            .map_err(pg("read"))?
-                            .map(String::into_bytes),
-                    ));
-                }
-                out
-            }
-        };
+        let rows: Vec<RowT> = self
+            .raw
+            .rows("read", &sql, &[Some(thread)])
+            .await?
+            .iter()
+            .map(|r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?, r.bytes(3))))
+            .collect::<Result<_>>()?;
         let mut nodes: Vec<HistoryNode> = rows
             .into_iter()
             .map(|(ns, id, parent, meta)| {
@@ -582,22 +520,20 @@ impl AnyStore {
                 )
                 .map(Some)
             }
-            Raw::Postgres { url, client, .. } => {
+            Raw::Postgres { url, .. } => {
                 let ns = match ns {
                     Some(ns) => ns.to_owned(),
                     None => {
-                        let rows = client
-                            .query(
-                                &format!(
-                                    "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND {} = $2 ORDER BY 1 LIMIT 1",
-                                    c.id
-                                ),
-                                &[&thread, &checkpoint_id],
-                            )
-                            .await
-                            .map_err(pg("read"))?;
+                        let sql = format!(
+                            "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND {} = $2 ORDER BY 1 LIMIT 1",
+                            c.id
+                        );
+                        let rows = self
+                            .raw
+                            .rows("read", &sql, &[Some(thread), Some(checkpoint_id)])
+                            .await?;
                         match rows.first() {
-                            Some(r) => r.try_get(0).map_err(pg("read"))?,
+                            Some(r) => r.text(0)?,
                             None => return Ok(None),
                         }
                     }

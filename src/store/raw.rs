@@ -289,6 +289,235 @@ impl Raw {
     }
 }
 
+/// One cell of a row read from either backend ([`Raw::each_row`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Field {
+    Null,
+    Int(i64),
+    Text(String),
+    /// A BLOB or `bytea`, or SQLite TEXT whose bytes are not UTF-8.
+    Bytes(Vec<u8>),
+}
+
+/// A row read from either backend: its cells, read by position as the caller's SQL
+/// chose its columns.
+#[derive(Debug)]
+pub(crate) struct Fields(Vec<Field>);
+
+impl Fields {
+    fn at(&self, i: usize) -> &Field {
+        self.0.get(i).unwrap_or(&Field::Null)
+    }
+
+    fn wrong(&self, i: usize, want: &str) -> Error {
+        StoreFault::Unreadable {
+            what: format!("column {i} of a row"),
+            reason: format!("{want} expected, found {:?}", self.at(i)),
+        }
+        .into()
+    }
+
+    /// Text (NULL, a number or bytes that are not UTF-8: an error).
+    pub(crate) fn text(&self, i: usize) -> Result<String> {
+        self.opt_text(i)?.ok_or_else(|| self.wrong(i, "text"))
+    }
+
+    /// Text or NULL.
+    pub(crate) fn opt_text(&self, i: usize) -> Result<Option<String>> {
+        match self.at(i) {
+            Field::Null => Ok(None),
+            Field::Text(s) => Ok(Some(s.clone())),
+            _ => Err(self.wrong(i, "text")),
+        }
+    }
+
+    /// An integer (NULL: an error).
+    pub(crate) fn int(&self, i: usize) -> Result<i64> {
+        match self.at(i) {
+            Field::Int(n) => Ok(*n),
+            _ => Err(self.wrong(i, "an integer")),
+        }
+    }
+
+    /// A count or a sum: an integer, negative as 0, NULL (the sum of no rows) as 0.
+    pub(crate) fn count(&self, i: usize) -> Result<u64> {
+        match self.at(i) {
+            Field::Null => Ok(0),
+            _ => Ok(u64::try_from(self.int(i)?).unwrap_or(0)),
+        }
+    }
+
+    /// The cell's bytes: text as its UTF-8, a number as its digits (as
+    /// [`cell_bytes`]); NULL as `None`.
+    pub(crate) fn bytes(&self, i: usize) -> Option<Vec<u8>> {
+        match self.at(i) {
+            Field::Null => None,
+            Field::Int(n) => Some(n.to_string().into_bytes()),
+            Field::Text(s) => Some(s.clone().into_bytes()),
+            Field::Bytes(b) => Some(b.clone()),
+        }
+    }
+}
+
+/// A Postgres cell in its binary form, whatever its type (read by [`pg_field`]).
+struct PgRaw<'a>(Option<&'a [u8]>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for PgRaw<'a> {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(PgRaw(Some(raw)))
+    }
+
+    fn from_sql_null(
+        _: &tokio_postgres::types::Type,
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(PgRaw(None))
+    }
+
+    fn accepts(_: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+}
+
+/// Cell `i` of a Postgres row: text types as text, integers and booleans as integers,
+/// `bytea` as bytes, `json`/`jsonb` as their text; another type is an error (the
+/// caller's SQL casts it).
+fn pg_field(row: &tokio_postgres::Row, i: usize) -> Result<Field> {
+    use tokio_postgres::types::Type;
+    let ty = row
+        .columns()
+        .get(i)
+        .map(|c| c.type_().clone())
+        .unwrap_or(Type::UNKNOWN);
+    let PgRaw(raw) = row.try_get(i).map_err(pg("read"))?;
+    let Some(raw) = raw else {
+        return Ok(Field::Null);
+    };
+    let int = |n: usize| -> Option<i64> {
+        let b = raw.get(..n)?;
+        Some(match n {
+            2 => i64::from(i16::from_be_bytes(b.try_into().ok()?)),
+            4 => i64::from(i32::from_be_bytes(b.try_into().ok()?)),
+            _ => i64::from_be_bytes(b.try_into().ok()?),
+        })
+    };
+    // Text that is not UTF-8 (a `SQL_ASCII` database) stays its bytes.
+    let text = |b: &[u8]| match std::str::from_utf8(b) {
+        Ok(s) => Field::Text(s.to_owned()),
+        Err(_) => Field::Bytes(b.to_vec()),
+    };
+    let field = match ty {
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
+            Some(text(raw))
+        }
+        // Version 1, then the text.
+        Type::JSONB => raw.get(1..).map(text),
+        Type::INT2 => int(2).map(Field::Int),
+        Type::INT4 => int(4).map(Field::Int),
+        Type::INT8 => int(8).map(Field::Int),
+        Type::BOOL => raw.first().map(|b| Field::Int(i64::from(*b != 0))),
+        Type::BYTEA => Some(Field::Bytes(raw.to_vec())),
+        _ => None,
+    };
+    field.ok_or_else(|| {
+        StoreFault::Unreadable {
+            what: format!("column {i} of a row"),
+            reason: format!("a value of type {ty} the store's reader does not read"),
+        }
+        .into()
+    })
+}
+
+/// Cell `i` of a SQLite row.
+fn sqlite_field(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Field> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => Field::Null,
+        ValueRef::Integer(n) => Field::Int(n),
+        ValueRef::Real(f) => Field::Text(f.to_string()),
+        ValueRef::Text(b) => match std::str::from_utf8(b) {
+            Ok(s) => Field::Text(s.to_owned()),
+            Err(_) => Field::Bytes(b.to_vec()),
+        },
+        ValueRef::Blob(b) => Field::Bytes(b.to_vec()),
+    })
+}
+
+impl Raw {
+    /// Runs `sql` (placeholders `?n` on SQLite, `$n` on Postgres: [`ph`]) with text
+    /// parameters (`None`: NULL), calling `f` with each row in order. Rows are read as
+    /// they are taken (Postgres streams them), so a statement over a whole store holds
+    /// one row at a time. `operation` names a failure.
+    ///
+    /// # Errors
+    /// The database's, or `f`'s.
+    pub(crate) async fn each_row(
+        &self,
+        operation: &'static str,
+        sql: &str,
+        params: &[Option<&str>],
+        mut f: impl FnMut(Fields) -> Result<()> + Send,
+    ) -> Result<()> {
+        match self {
+            Raw::Sqlite { conn, .. } => {
+                let mut stmt = conn.prepare_cached(sql).map_err(sq(operation))?;
+                let n = stmt.column_count();
+                let mut rows = stmt
+                    .query(rusqlite::params_from_iter(params))
+                    .map_err(sq(operation))?;
+                while let Some(r) = rows.next().map_err(sq(operation))? {
+                    let fields = (0..n)
+                        .map(|i| sqlite_field(r, i))
+                        .collect::<rusqlite::Result<_>>()
+                        .map_err(sq(operation))?;
+                    f(Fields(fields))?;
+                }
+            }
+            Raw::Postgres { client, .. } => {
+                use futures_util::TryStreamExt as _;
+                let rows = client
+                    .query_raw(sql, params.iter())
+                    .await
+                    .map_err(pg(operation))?;
+                futures_util::pin_mut!(rows);
+                while let Some(r) = rows.try_next().await.map_err(pg(operation))? {
+                    let fields = (0..r.len())
+                        .map(|i| pg_field(&r, i))
+                        .collect::<Result<_>>()?;
+                    f(Fields(fields))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`each_row`](Self::each_row)'s rows, collected (for statements of a bounded
+    /// number of rows: one thread's, a page's).
+    ///
+    /// # Errors
+    /// The database's.
+    pub(crate) async fn rows(
+        &self,
+        operation: &'static str,
+        sql: &str,
+        params: &[Option<&str>],
+    ) -> Result<Vec<Fields>> {
+        let mut out = Vec::new();
+        self.each_row(operation, sql, params, |r| {
+            out.push(r);
+            Ok(())
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// Whether SQL for this store takes SQLite's dialect (`?n` placeholders, no casts).
+    pub(crate) fn is_sqlite(&self) -> bool {
+        matches!(self, Raw::Sqlite { .. })
+    }
+}
+
 /// A BLOB or TEXT cell as bytes; NULL as `None`.
 pub(crate) fn cell_bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
     Ok(match row.get_ref(i)? {
@@ -305,5 +534,86 @@ pub(crate) fn ph(sqlite: bool, i: usize) -> String {
         format!("?{i}")
     } else {
         format!("${i}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`Raw::rows`] reads of each SQLite storage class: integers, text, text
+    /// whose bytes are not UTF-8 (kept as those bytes), BLOBs, reals and NULL.
+    #[tokio::test]
+    async fn sqlite_cells_are_read_as_stored() {
+        let conn = Connection::open_in_memory().expect("open");
+        let raw = Raw::Sqlite {
+            conn,
+            layout: StoreLayout::Empty,
+            shown: "memory".to_owned(),
+            path: std::path::PathBuf::new(),
+        };
+        let rows = raw
+            .rows(
+                "read",
+                "SELECT 7, 'é', CAST(x'ff00' AS TEXT), x'0001', 1.5, NULL, ?1",
+                &[Some("p")],
+            )
+            .await
+            .expect("rows");
+        let r = rows.first().expect("a row");
+        assert_eq!(r.int(0).expect("int"), 7);
+        assert_eq!(r.text(1).expect("text"), "é");
+        assert_eq!(r.bytes(2), Some(vec![0xff, 0x00]));
+        assert!(r.text(2).is_err(), "bytes that are not UTF-8 are not text");
+        assert_eq!(r.bytes(3), Some(vec![0x00, 0x01]));
+        assert_eq!(r.bytes(4), Some(b"1.5".to_vec()));
+        assert_eq!(r.opt_text(5).expect("null"), None);
+        assert!(r.int(5).is_err(), "NULL is not an integer");
+        assert_eq!(r.count(5).expect("a sum of nothing"), 0);
+        assert_eq!(r.text(6).expect("the parameter"), "p");
+    }
+
+    /// What [`Raw::rows`] reads of each Postgres type the operations select: the
+    /// binary forms of `int2`, `int4`, `int8` (negative too), `bool`, `jsonb` (its
+    /// version byte dropped), `bytea`, text and NULL; another type is an error that
+    /// names it.
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn postgres_cells_are_read_from_their_binary_forms() {
+        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => u,
+            _ => return,
+        };
+        let client = pg_connect(&url, true).await.expect("connect");
+        let raw = Raw::Postgres {
+            client: Arc::new(client),
+            layout: StoreLayout::Empty,
+            shown: "pg".to_owned(),
+            url,
+        };
+        let rows = raw
+            .rows(
+                "read",
+                "SELECT (-2)::int2, 70000::int4, (-5000000000)::int8, true, \
+                 '{\"a\": [1, \"é\"]}'::jsonb, '\\x00ff'::bytea, 'é'::text, NULL::text, $1::text",
+                &[Some("p")],
+            )
+            .await
+            .expect("rows");
+        let r = rows.first().expect("a row");
+        assert_eq!(r.int(0).expect("int2"), -2);
+        assert_eq!(r.int(1).expect("int4"), 70_000);
+        assert_eq!(r.int(2).expect("int8"), -5_000_000_000);
+        assert_eq!(r.int(3).expect("bool"), 1);
+        assert_eq!(r.text(4).expect("jsonb"), r#"{"a": [1, "é"]}"#);
+        assert_eq!(r.bytes(5), Some(vec![0x00, 0xff]));
+        assert_eq!(r.text(6).expect("text"), "é");
+        assert_eq!(r.opt_text(7).expect("null"), None);
+        assert_eq!(r.text(8).expect("the parameter"), "p");
+        let e = raw
+            .rows("read", "SELECT 1.5::numeric", &[])
+            .await
+            .expect_err("numeric is not read");
+        assert!(e.to_string().contains("numeric"), "{e}");
     }
 }

@@ -6,12 +6,11 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
-use futures_util::TryStreamExt as _;
 use serde::Serialize;
 
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
-use super::raw::{cell_bytes, pg, serializer, sq, Raw, Result};
+use super::raw::{cell_bytes, pg, serializer, sq, Fields, Raw, Result};
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
 
@@ -303,88 +302,66 @@ impl AnyStore {
         let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();
         let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
         let writes = self.raw.writes_table();
-        match &self.raw {
-            Raw::Sqlite { conn, .. } => {
-                let per_thread = format!(
+        // Postgres keeps channel values in `checkpoint_blobs` besides: kind 2.
+        let (per_thread, per_channel_sql) = if self.raw.is_sqlite() {
+            (
+                format!(
                     "SELECT thread_id, 0, count(*), sum(coalesce(length(CAST(checkpoint AS BLOB)), 0) \
                      + coalesce(length(CAST(metadata AS BLOB)), 0)) FROM checkpoints GROUP BY thread_id \
                      UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
                      FROM {writes} GROUP BY thread_id ORDER BY 1, 2"
-                );
-                let per_channel_sql = format!(
+                ),
+                format!(
                     "SELECT channel, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
                      FROM {writes} GROUP BY channel"
-                );
-                for (sql, by_thread) in [(per_thread, true), (per_channel_sql, false)] {
-                    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
-                    let mut rows = stmt.query([]).map_err(sq("stats"))?;
-                    while let Some(r) = rows.next().map_err(sq("stats"))? {
-                        let row: ThreadRow = (
-                            r.get(0).map_err(sq("stats"))?,
-                            r.get(1).map_err(sq("stats"))?,
-                            count(r.get(2).map_err(sq("stats"))?),
-                            count(
-                                r.get::<_, Option<i64>>(3)
-                                    .map_err(sq("stats"))?
-                                    .unwrap_or(0),
-                            ),
-                        );
-                        if by_thread {
-                            fold.add(row, &mut chosen);
-                        } else {
-                            per_channel.entry(row.0).or_default().add(row.2, row.3);
-                        }
-                    }
-                }
-            }
-            Raw::Postgres { client, .. } => {
-                let per_thread = format!(
+                ),
+            )
+        } else {
+            (
+                format!(
                     "SELECT thread_id, 0::int2, count(*), sum(octet_length(checkpoint::text) \
                      + octet_length(metadata::text))::int8 FROM checkpoints GROUP BY thread_id \
                      UNION ALL SELECT thread_id, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
                      FROM {writes} GROUP BY thread_id \
                      UNION ALL SELECT thread_id, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
                      FROM checkpoint_blobs GROUP BY thread_id ORDER BY 1, 2"
-                );
-                let per_channel_sql = format!(
+                ),
+                format!(
                     "SELECT channel, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
                      FROM {writes} GROUP BY channel \
                      UNION ALL SELECT channel, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
                      FROM checkpoint_blobs GROUP BY channel"
-                );
-                for (sql, by_thread) in [(per_thread, true), (per_channel_sql, false)] {
-                    // Streamed: tokio-postgres reads the next rows only as these are taken.
-                    let rows = client
-                        .query_raw(&sql, std::iter::empty::<&str>())
-                        .await
-                        .map_err(pg("stats"))?;
-                    futures_util::pin_mut!(rows);
-                    while let Some(r) = rows.try_next().await.map_err(pg("stats"))? {
-                        let row: ThreadRow = (
-                            r.try_get(0).map_err(pg("stats"))?,
-                            u8::try_from(r.try_get::<_, i16>(1).map_err(pg("stats"))?).unwrap_or(2),
-                            count(r.try_get(2).map_err(pg("stats"))?),
-                            count(
-                                r.try_get::<_, Option<i64>>(3)
-                                    .map_err(pg("stats"))?
-                                    .unwrap_or(0),
-                            ),
-                        );
-                        if by_thread {
-                            fold.add(row, &mut chosen);
-                        } else {
-                            if row.1 == 2 {
-                                per_channel_values
-                                    .entry(row.0.clone())
-                                    .or_default()
-                                    .add(row.2, row.3);
-                            }
-                            per_channel.entry(row.0).or_default().add(row.2, row.3);
-                        }
-                    }
+                ),
+            )
+        };
+        // Row by row: a store of many threads is never held at once.
+        let row_of = |r: &Fields| -> Result<ThreadRow> {
+            Ok((
+                r.text(0)?,
+                u8::try_from(r.int(1)?).unwrap_or(2),
+                r.count(2)?,
+                r.count(3)?,
+            ))
+        };
+        self.raw
+            .each_row("stats", &per_thread, &[], |r| {
+                fold.add(row_of(&r)?, &mut chosen);
+                Ok(())
+            })
+            .await?;
+        self.raw
+            .each_row("stats", &per_channel_sql, &[], |r| {
+                let row = row_of(&r)?;
+                if row.1 == 2 {
+                    per_channel_values
+                        .entry(row.0.clone())
+                        .or_default()
+                        .add(row.2, row.3);
                 }
-            }
-        }
+                per_channel.entry(row.0).or_default().add(row.2, row.3);
+                Ok(())
+            })
+            .await?;
         fold.flush(&mut chosen);
         let unreadable_checkpoints = match &self.raw {
             Raw::Sqlite { conn, .. } => {
@@ -457,11 +434,6 @@ impl AnyStore {
             }
         }
     }
-}
-
-/// A count or a sum from the database (never negative; 0 if it were).
-fn count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 /// Adds the size of each channel value held in the SQLite checkpoint rows to `out`

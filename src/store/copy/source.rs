@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use tokio_postgres::types::ToSql;
-
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
@@ -25,7 +23,7 @@ use crate::saver::METADATA_MAX_DEPTH;
 use crate::serializer::{tags, Serializer};
 
 pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
-    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sqlite = raw.is_sqlite();
     let sql = match thread {
         Some(_) => format!(
             "SELECT count(*) FROM checkpoints WHERE thread_id = {}",
@@ -33,22 +31,9 @@ pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
         ),
         None => "SELECT count(*) FROM checkpoints".to_owned(),
     };
-    let n: i64 = match raw {
-        Raw::Sqlite { conn, .. } => match thread {
-            Some(t) => conn.query_row(&sql, [t], |r| r.get(0)),
-            None => conn.query_row(&sql, [], |r| r.get(0)),
-        }
-        .map_err(sq("count"))?,
-        Raw::Postgres { client, .. } => {
-            let rows = match thread {
-                Some(t) => client.query_one(&sql, &[&t]).await,
-                None => client.query_one(&sql, &[]).await,
-            }
-            .map_err(pg("count"))?;
-            rows.try_get(0).map_err(pg("count"))?
-        }
-    };
-    Ok(u64::try_from(n).unwrap_or(0))
+    let params: Vec<Option<&str>> = thread.into_iter().map(Some).collect();
+    let rows = raw.rows("count", &sql, &params).await?;
+    rows.first().map_or(Ok(0), |r| r.count(0))
 }
 
 /// A page of `(thread, ns, id)` keys after `after`, in key order.
@@ -59,7 +44,7 @@ pub(super) async fn key_page(
     limit: usize,
 ) -> Result<Vec<(String, String, String)>> {
     let c = raw.cols();
-    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sqlite = raw.is_sqlite();
     let mut conds = Vec::new();
     let mut params: Vec<String> = Vec::new();
     if let Some(t) = thread {
@@ -88,33 +73,12 @@ pub(super) async fn key_page(
             format!(" WHERE {}", conds.join(" AND "))
         }
     );
-    match raw {
-        Raw::Sqlite { conn, .. } => {
-            let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
-            let rows = stmt
-                .query_map(rusqlite::params_from_iter(params), |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .map_err(sq("copy"))?
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(sq("copy"))?;
-            Ok(rows)
-        }
-        Raw::Postgres { client, .. } => {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-            let rows = client.query(&sql, &refs).await.map_err(pg("copy"))?;
-            rows.iter()
-                .map(|r| {
-                    Ok((
-                        r.try_get(0).map_err(pg("copy"))?,
-                        r.try_get(1).map_err(pg("copy"))?,
-                        r.try_get(2).map_err(pg("copy"))?,
-                    ))
-                })
-                .collect()
-        }
-    }
+    let params: Vec<Option<&str>> = params.iter().map(|p| Some(p.as_str())).collect();
+    raw.rows("copy", &sql, &params)
+        .await?
+        .iter()
+        .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?)))
+        .collect()
 }
 
 pub(super) async fn write_rows(
@@ -124,7 +88,7 @@ pub(super) async fn write_rows(
     id: &str,
 ) -> Result<Vec<StoredWrite>> {
     let c = raw.cols();
-    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sqlite = raw.is_sqlite();
     let sql = format!(
         "SELECT task_id, {path}, idx, channel, {ty}, {val} FROM {table} \
          WHERE thread_id = {p1} AND {ns} = {p2} AND {wid} = {p3} ORDER BY {path}, task_id, idx",
@@ -138,35 +102,20 @@ pub(super) async fn write_rows(
         p2 = ph(sqlite, 2),
         p3 = ph(sqlite, 3),
     );
-    match raw {
-        Raw::Sqlite { conn, .. } => {
-            let mut stmt = conn.prepare_cached(&sql).map_err(sq("copy"))?;
-            let rows = stmt
-                .query_map([thread, ns, id], |r| stored_write(r, 0))
-                .map_err(sq("copy"))?
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(sq("copy"))?;
-            Ok(rows)
-        }
-        Raw::Postgres { client, .. } => {
-            let rows = client
-                .query(&sql, &[&thread, &ns, &id])
-                .await
-                .map_err(pg("copy"))?;
-            rows.iter()
-                .map(|r| {
-                    Ok(StoredWrite {
-                        task_id: r.try_get(0).map_err(pg("copy"))?,
-                        task_path: r.try_get(1).map_err(pg("copy"))?,
-                        idx: i64::from(r.try_get::<_, i32>(2).map_err(pg("copy"))?),
-                        channel: r.try_get(3).map_err(pg("copy"))?,
-                        type_tag: r.try_get(4).map_err(pg("copy"))?,
-                        value: r.try_get(5).map_err(pg("copy"))?,
-                    })
-                })
-                .collect()
-        }
-    }
+    raw.rows("copy", &sql, &[Some(thread), Some(ns), Some(id)])
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(StoredWrite {
+                task_id: r.text(0)?,
+                task_path: r.text(1)?,
+                idx: r.int(2)?,
+                channel: r.text(3)?,
+                type_tag: r.opt_text(4)?,
+                value: r.bytes(5),
+            })
+        })
+        .collect()
 }
 
 /// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
@@ -765,7 +714,7 @@ impl Raw {
             return Ok(Vec::new());
         }
         let c = self.cols();
-        let sqlite = matches!(self, Raw::Sqlite { .. });
+        let sqlite = self.is_sqlite();
         let cast = if sqlite { "" } else { "::text" };
         let values: Vec<String> = (0..keys.len())
             .map(|k| {
@@ -786,28 +735,18 @@ impl Raw {
             c.ns,
             c.id
         );
-        let params: Vec<&String> = keys.iter().flat_map(|(t, n, i)| [t, n, i]).collect();
+        let params: Vec<Option<&str>> = keys
+            .iter()
+            .flat_map(|(t, n, i)| [t, n, i])
+            .map(|p| Some(p.as_str()))
+            .collect();
         let mut out: Vec<String> = Vec::new();
-        let found: Vec<String> = match self {
-            Raw::Sqlite { conn, .. } => {
-                let mut stmt = conn.prepare(&sql).map_err(sq("copy"))?;
-                let rows = stmt
-                    .query_map(rusqlite::params_from_iter(params), |r| r.get(0))
-                    .map_err(sq("copy"))?
-                    .collect::<std::result::Result<Vec<String>, _>>()
-                    .map_err(sq("copy"))?;
-                rows
-            }
-            Raw::Postgres { client, .. } => {
-                let refs: Vec<&(dyn ToSql + Sync)> =
-                    params.iter().map(|p| *p as &(dyn ToSql + Sync)).collect();
-                let rows = client.query(&sql, &refs).await.map_err(pg("copy"))?;
-                rows.iter()
-                    .map(|r| r.try_get(0))
-                    .collect::<std::result::Result<Vec<String>, _>>()
-                    .map_err(pg("copy"))?
-            }
-        };
+        let found: Vec<String> = self
+            .rows("copy", &sql, &params)
+            .await?
+            .iter()
+            .map(|r| r.text(0))
+            .collect::<Result<_>>()?;
         for t in found {
             if out.last() != Some(&t) {
                 out.push(t);
@@ -819,7 +758,7 @@ impl Raw {
     /// Whether the checkpoint is in this store.
     pub(crate) async fn checkpoint_exists(&self, thread: &str, ns: &str, id: &str) -> Result<bool> {
         let c = self.cols();
-        let sqlite = matches!(self, Raw::Sqlite { .. });
+        let sqlite = self.is_sqlite();
         let sql = format!(
             "SELECT count(*) FROM checkpoints WHERE thread_id = {} AND {} = {} AND {} = {}",
             ph(sqlite, 1),
@@ -828,17 +767,10 @@ impl Raw {
             c.id,
             ph(sqlite, 3)
         );
-        let n: i64 = match self {
-            Raw::Sqlite { conn, .. } => conn
-                .query_row(&sql, [thread, ns, id], |r| r.get(0))
-                .map_err(sq("copy"))?,
-            Raw::Postgres { client, .. } => client
-                .query_one(&sql, &[&thread, &ns, &id])
-                .await
-                .map_err(pg("copy"))?
-                .try_get(0)
-                .map_err(pg("copy"))?,
-        };
+        let rows = self
+            .rows("copy", &sql, &[Some(thread), Some(ns), Some(id)])
+            .await?;
+        let n = rows.first().map_or(Ok(0), |r| r.count(0))?;
         Ok(n > 0)
     }
 }
