@@ -25,6 +25,7 @@
 //! [`import`](fn@super::import) restores such a file (`store/import.rs`).
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,13 +33,12 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{json, Map, Value as Json};
-use tokio_postgres::types::ToSql;
 
 use super::backup::{io_err, specs, Col, Spec, BACKUP_FORMAT, BACKUP_VERSION};
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
-use super::raw::{cell_bytes, pg, ph, sq, Raw, Result};
+use super::raw::{ph, Param, Raw, Result};
 
 fn b64(bytes: Option<Vec<u8>>) -> Json {
     bytes.map_or(Json::Null, |b| Json::String(B64.encode(b)))
@@ -147,116 +147,61 @@ async fn page(
     limit: usize,
     max_bytes: usize,
 ) -> Result<Vec<(Map<String, Json>, Vec<Part>)>> {
-    let sqlite = matches!(raw, Raw::Sqlite { .. });
+    let sqlite = raw.is_sqlite();
     let sql = page_sql(spec, sqlite, thread.is_some(), after.is_some());
     // Value bytes of one page at most (the first row always goes).
     let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
-    let mut params: Vec<Part> = Vec::new();
+    let mut params: Vec<Param<'_>> = Vec::new();
     if let Some(t) = thread {
-        params.push(Part::Text(t.to_owned()));
+        params.push(Param::from(t));
     }
-    params.extend(after.unwrap_or_default().iter().cloned());
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    match raw {
-        Raw::Sqlite { conn, .. } => {
-            let mut values: Vec<rusqlite::types::Value> = params
-                .iter()
-                .map(|p| match p {
-                    Part::Text(s) => rusqlite::types::Value::Text(s.clone()),
-                    Part::Int(i) => rusqlite::types::Value::Integer(*i),
-                })
-                .collect();
-            values.push(rusqlite::types::Value::Integer(limit));
-            let mut stmt = conn.prepare_cached(&sql).map_err(sq("export"))?;
-            let mut bytes = 0i64;
-            let mut cursor = stmt
-                .query_map(rusqlite::params_from_iter(values), |r| {
-                    let mut m = Map::new();
-                    let mut key = Vec::new();
-                    let mut len = 0usize;
-                    for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
-                        let v = match kind {
-                            Col::Text | Col::OptText => {
-                                let s: Option<String> = r.get(i)?;
-                                if i < spec.keys {
-                                    key.push(Part::Text(s.clone().unwrap_or_default()));
-                                }
-                                s.map_or(Json::Null, Json::String)
-                            }
-                            Col::Int => {
-                                let n: i64 = r.get(i)?;
-                                key.push(Part::Int(n));
-                                Json::from(n)
-                            }
-                            Col::Bytes | Col::Jsonb => {
-                                let cell = cell_bytes(r, i)?;
-                                len = len.saturating_add(cell.as_ref().map_or(0, Vec::len));
-                                b64(cell)
-                            }
-                        };
-                        m.insert((*name).to_owned(), v);
-                    }
-                    Ok((m, key, len))
-                })
-                .map_err(sq("export"))?;
-            // SQLite steps one row at a time: the page ends at the byte budget.
-            let mut rows = Vec::new();
-            while bytes < max_bytes {
-                let Some(row) = cursor.next() else { break };
-                let (m, key, len) = row.map_err(sq("export"))?;
-                bytes = bytes.saturating_add(i64::try_from(len).unwrap_or(i64::MAX));
-                rows.push((m, key));
-            }
-            Ok(rows)
+    params.extend(after.unwrap_or_default().iter().map(|p| match p {
+        Part::Text(s) => Param::from(s.as_str()),
+        Part::Int(i) => Param::Int(*i),
+    }));
+    params.push(Param::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
+    if !sqlite {
+        // Postgres sends no row past the budget (`page_sql`).
+        params.push(Param::Int(max_bytes));
+    }
+    let mut rows = Vec::new();
+    let mut bytes = 0i64;
+    raw.each_row("export", &sql, &params, |mut r| {
+        // SQLite steps one row at a time: the page ends at the byte budget.
+        if sqlite && bytes >= max_bytes {
+            return Ok(ControlFlow::Break(()));
         }
-        Raw::Postgres { client, .. } => {
-            let mut boxed: Vec<Box<dyn ToSql + Sync + Send>> = params
-                .iter()
-                .map(|p| -> Box<dyn ToSql + Sync + Send> {
-                    match p {
-                        Part::Text(s) => Box::new(s.clone()),
-                        Part::Int(i) => Box::new(i32::try_from(*i).unwrap_or(i32::MAX)),
+        let mut m = Map::new();
+        let mut key = Vec::new();
+        let mut len = 0usize;
+        for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
+            let v = match kind {
+                Col::Text | Col::OptText => {
+                    let s = r.take_opt_text(i)?;
+                    if i < spec.keys {
+                        key.push(Part::Text(s.clone().unwrap_or_default()));
                     }
-                })
-                .collect();
-            boxed.push(Box::new(limit));
-            boxed.push(Box::new(max_bytes));
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                boxed.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect();
-            let rows = client.query(&sql, &refs).await.map_err(pg("export"))?;
-            let mut out = Vec::with_capacity(rows.len());
-            // Each server row is dropped once converted.
-            for r in rows {
-                let r = &r;
-                let mut m = Map::new();
-                let mut key = Vec::new();
-                for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
-                    let v = match kind {
-                        Col::Text | Col::OptText => {
-                            let s: Option<String> = r.try_get(i).map_err(pg("export"))?;
-                            if i < spec.keys {
-                                key.push(Part::Text(s.clone().unwrap_or_default()));
-                            }
-                            s.map_or(Json::Null, Json::String)
-                        }
-                        Col::Int => {
-                            let n: i32 = r.try_get(i).map_err(pg("export"))?;
-                            key.push(Part::Int(i64::from(n)));
-                            Json::from(n)
-                        }
-                        Col::Bytes => b64(r.try_get(i).map_err(pg("export"))?),
-                        Col::Jsonb => b64(r
-                            .try_get::<_, Option<String>>(i)
-                            .map_err(pg("export"))?
-                            .map(String::into_bytes)),
-                    };
-                    m.insert((*name).to_owned(), v);
+                    s.map_or(Json::Null, Json::String)
                 }
-                out.push((m, key));
-            }
-            Ok(out)
+                Col::Int => {
+                    let n = r.int(i)?;
+                    key.push(Part::Int(n));
+                    Json::from(n)
+                }
+                Col::Bytes | Col::Jsonb => {
+                    let cell = r.take_bytes(i);
+                    len = len.saturating_add(cell.as_ref().map_or(0, Vec::len));
+                    b64(cell)
+                }
+            };
+            m.insert((*name).to_owned(), v);
         }
-    }
+        bytes = bytes.saturating_add(i64::try_from(len).unwrap_or(i64::MAX));
+        rows.push((m, key));
+        Ok(ControlFlow::Continue(()))
+    })
+    .await?;
+    Ok(rows)
 }
 
 /// Options of [`export`].

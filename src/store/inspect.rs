@@ -362,7 +362,7 @@ impl AnyStore {
             ns = c.ns,
             p = ph(sqlite, 1)
         );
-        let rows = self.raw.rows("read", &sql, &[Some(thread)]).await?;
+        let rows = self.raw.rows("read", &sql, &[thread.into()]).await?;
         rows.first()
             .map(|r| Ok((r.text(0)?, r.text(1)?, r.bytes(2))))
             .transpose()
@@ -387,7 +387,7 @@ impl AnyStore {
         type RowT = (String, String, Option<String>, Option<Vec<u8>>);
         let rows: Vec<RowT> = self
             .raw
-            .rows("read", &sql, &[Some(thread)])
+            .rows("read", &sql, &[thread.into()])
             .await?
             .iter()
             .map(|r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?, r.bytes(3))))
@@ -530,7 +530,7 @@ impl AnyStore {
                         );
                         let rows = self
                             .raw
-                            .rows("read", &sql, &[Some(thread), Some(checkpoint_id)])
+                            .rows("read", &sql, &[thread.into(), checkpoint_id.into()])
                             .await?;
                         match rows.first() {
                             Some(r) => r.text(0)?,

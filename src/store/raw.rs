@@ -9,6 +9,7 @@
 //! channels, task paths) and old layouts, so they page by primary key here, with the
 //! same keyset paging (`WHERE (key…) > (last key…) ORDER BY key… LIMIT n`).
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
@@ -290,8 +291,9 @@ impl Raw {
 }
 
 /// One cell of a row read from either backend ([`Raw::each_row`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) enum Field {
+    #[default]
     Null,
     Int(i64),
     Text(String),
@@ -357,6 +359,81 @@ impl Fields {
             Field::Bytes(b) => Some(b.clone()),
         }
     }
+
+    /// [`bytes`](Self::bytes), moved out of the row (the cell is NULL after).
+    pub(crate) fn take_bytes(&mut self, i: usize) -> Option<Vec<u8>> {
+        match self.0.get_mut(i).map(std::mem::take) {
+            None | Some(Field::Null) => None,
+            Some(Field::Int(n)) => Some(n.to_string().into_bytes()),
+            Some(Field::Text(s)) => Some(s.into_bytes()),
+            Some(Field::Bytes(b)) => Some(b),
+        }
+    }
+
+    /// [`opt_text`](Self::opt_text), moved out of the row (the cell is NULL after).
+    pub(crate) fn take_opt_text(&mut self, i: usize) -> Result<Option<String>> {
+        if matches!(self.at(i), Field::Text(_) | Field::Null) {
+            if let Some(Field::Text(s)) = self.0.get_mut(i).map(std::mem::take) {
+                return Ok(Some(s));
+            }
+            return Ok(None);
+        }
+        Err(self.wrong(i, "text"))
+    }
+}
+
+/// A statement parameter for either backend ([`Raw::each_row`]): text (`None`: NULL) or
+/// an integer, bound on Postgres as the integer type the server asks for (`int2`,
+/// `int4` or `int8`; out of its range: an error, nothing truncated).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Param<'a> {
+    Text(Option<&'a str>),
+    Int(i64),
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(s: &'a str) -> Self {
+        Param::Text(Some(s))
+    }
+}
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::ToSqlOutput;
+        Ok(ToSqlOutput::Borrowed(match self {
+            Param::Text(Some(s)) => ValueRef::Text(s.as_bytes()),
+            Param::Text(None) => ValueRef::Null,
+            Param::Int(n) => ValueRef::Integer(*n),
+        }))
+    }
+}
+
+impl tokio_postgres::types::ToSql for Param<'_> {
+    fn to_sql(
+        &self,
+        ty: &tokio_postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> std::result::Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>>
+    {
+        use tokio_postgres::types::{IsNull, Type};
+        match *self {
+            Param::Text(None) => Ok(IsNull::Yes),
+            Param::Text(Some(s)) => s.to_sql(ty, out),
+            Param::Int(n) => match *ty {
+                Type::INT2 => i16::try_from(n)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(n)?.to_sql(ty, out),
+                _ => n.to_sql(ty, out),
+            },
+        }
+    }
+
+    fn accepts(ty: &tokio_postgres::types::Type) -> bool {
+        use tokio_postgres::types::Type;
+        <&str as tokio_postgres::types::ToSql>::accepts(ty)
+            || matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8)
+    }
+
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// A Postgres cell in its binary form, whatever its type (read by [`pg_field`]).
@@ -445,8 +522,8 @@ fn sqlite_field(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Field> {
 }
 
 impl Raw {
-    /// Runs `sql` (placeholders `?n` on SQLite, `$n` on Postgres: [`ph`]) with text
-    /// parameters (`None`: NULL), calling `f` with each row in order. Rows are read as
+    /// Runs `sql` (placeholders `?n` on SQLite, `$n` on Postgres: [`ph`]) with
+    /// `params`, calling `f` with each row in order until it breaks. Rows are read as
     /// they are taken (Postgres streams them), so a statement over a whole store holds
     /// one row at a time. `operation` names a failure.
     ///
@@ -456,8 +533,8 @@ impl Raw {
         &self,
         operation: &'static str,
         sql: &str,
-        params: &[Option<&str>],
-        mut f: impl FnMut(Fields) -> Result<()> + Send,
+        params: &[Param<'_>],
+        mut f: impl FnMut(Fields) -> Result<ControlFlow<()>> + Send,
     ) -> Result<()> {
         match self {
             Raw::Sqlite { conn, .. } => {
@@ -471,7 +548,9 @@ impl Raw {
                         .map(|i| sqlite_field(r, i))
                         .collect::<rusqlite::Result<_>>()
                         .map_err(sq(operation))?;
-                    f(Fields(fields))?;
+                    if f(Fields(fields))?.is_break() {
+                        break;
+                    }
                 }
             }
             Raw::Postgres { client, .. } => {
@@ -485,7 +564,9 @@ impl Raw {
                     let fields = (0..r.len())
                         .map(|i| pg_field(&r, i))
                         .collect::<Result<_>>()?;
-                    f(Fields(fields))?;
+                    if f(Fields(fields))?.is_break() {
+                        break;
+                    }
                 }
             }
         }
@@ -501,12 +582,12 @@ impl Raw {
         &self,
         operation: &'static str,
         sql: &str,
-        params: &[Option<&str>],
+        params: &[Param<'_>],
     ) -> Result<Vec<Fields>> {
         let mut out = Vec::new();
         self.each_row(operation, sql, params, |r| {
             out.push(r);
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         })
         .await?;
         Ok(out)
@@ -556,7 +637,7 @@ mod tests {
             .rows(
                 "read",
                 "SELECT 7, 'é', CAST(x'ff00' AS TEXT), x'0001', 1.5, NULL, ?1",
-                &[Some("p")],
+                &["p".into()],
             )
             .await
             .expect("rows");
@@ -571,6 +652,17 @@ mod tests {
         assert!(r.int(5).is_err(), "NULL is not an integer");
         assert_eq!(r.count(5).expect("a sum of nothing"), 0);
         assert_eq!(r.text(6).expect("the parameter"), "p");
+        let rows = raw
+            .rows(
+                "read",
+                "SELECT ?1 + 1, ?2 IS NULL",
+                &[Param::Int(5_000_000_000), Param::Text(None)],
+            )
+            .await
+            .expect("rows");
+        let r = rows.first().expect("a row");
+        assert_eq!(r.int(0).expect("int"), 5_000_000_001);
+        assert_eq!(r.int(1).expect("bool"), 1);
     }
 
     /// What [`Raw::rows`] reads of each Postgres type the operations select: the
@@ -596,7 +688,7 @@ mod tests {
                 "read",
                 "SELECT (-2)::int2, 70000::int4, (-5000000000)::int8, true, \
                  '{\"a\": [1, \"é\"]}'::jsonb, '\\x00ff'::bytea, 'é'::text, NULL::text, $1::text",
-                &[Some("p")],
+                &["p".into()],
             )
             .await
             .expect("rows");
@@ -610,6 +702,28 @@ mod tests {
         assert_eq!(r.text(6).expect("text"), "é");
         assert_eq!(r.opt_text(7).expect("null"), None);
         assert_eq!(r.text(8).expect("the parameter"), "p");
+        // Integers bound as the type the server asks for, text and NULL.
+        let rows = raw
+            .rows(
+                "read",
+                "SELECT $1::int2 + 1, $2::int4 + 1, $3::int8 + 1, $4::text IS NULL",
+                &[
+                    Param::Int(-7),
+                    Param::Int(70_000),
+                    Param::Int(5_000_000_000),
+                    Param::Text(None),
+                ],
+            )
+            .await
+            .expect("rows");
+        let r = rows.first().expect("a row");
+        assert_eq!(r.int(0).expect("int2"), -6);
+        assert_eq!(r.int(1).expect("int4"), 70_001);
+        assert_eq!(r.int(2).expect("int8"), 5_000_000_001);
+        assert_eq!(r.int(3).expect("bool"), 1);
+        raw.rows("read", "SELECT $1::int2", &[Param::Int(70_000)])
+            .await
+            .expect_err("70,000 does not fit an int2: an error, not a truncated value");
         let e = raw
             .rows("read", "SELECT 1.5::numeric", &[])
             .await

@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -346,7 +347,7 @@ impl AnyStore {
         self.raw
             .each_row("stats", &per_thread, &[], |r| {
                 fold.add(row_of(&r)?, &mut chosen);
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             })
             .await?;
         self.raw
@@ -359,7 +360,7 @@ impl AnyStore {
                         .add(row.2, row.3);
                 }
                 per_channel.entry(row.0).or_default().add(row.2, row.3);
-                Ok(())
+                Ok(ControlFlow::Continue(()))
             })
             .await?;
         fold.flush(&mut chosen);

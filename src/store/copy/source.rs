@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::{decode_sqlite_row, AnyStore};
 use super::super::ops::Throttle;
-use super::super::raw::{pg, ph, sq, Raw, Result};
+use super::super::raw::{pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Writer};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
@@ -31,7 +31,7 @@ pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
         ),
         None => "SELECT count(*) FROM checkpoints".to_owned(),
     };
-    let params: Vec<Option<&str>> = thread.into_iter().map(Some).collect();
+    let params: Vec<Param<'_>> = thread.into_iter().map(Param::from).collect();
     let rows = raw.rows("count", &sql, &params).await?;
     rows.first().map_or(Ok(0), |r| r.count(0))
 }
@@ -73,7 +73,7 @@ pub(super) async fn key_page(
             format!(" WHERE {}", conds.join(" AND "))
         }
     );
-    let params: Vec<Option<&str>> = params.iter().map(|p| Some(p.as_str())).collect();
+    let params: Vec<Param<'_>> = params.iter().map(|p| Param::from(p.as_str())).collect();
     raw.rows("copy", &sql, &params)
         .await?
         .iter()
@@ -102,7 +102,7 @@ pub(super) async fn write_rows(
         p2 = ph(sqlite, 2),
         p3 = ph(sqlite, 3),
     );
-    raw.rows("copy", &sql, &[Some(thread), Some(ns), Some(id)])
+    raw.rows("copy", &sql, &[thread.into(), ns.into(), id.into()])
         .await?
         .iter()
         .map(|r| {
@@ -735,10 +735,10 @@ impl Raw {
             c.ns,
             c.id
         );
-        let params: Vec<Option<&str>> = keys
+        let params: Vec<Param<'_>> = keys
             .iter()
             .flat_map(|(t, n, i)| [t, n, i])
-            .map(|p| Some(p.as_str()))
+            .map(|p| Param::from(p.as_str()))
             .collect();
         let mut out: Vec<String> = Vec::new();
         let found: Vec<String> = self
@@ -768,7 +768,7 @@ impl Raw {
             ph(sqlite, 3)
         );
         let rows = self
-            .rows("copy", &sql, &[Some(thread), Some(ns), Some(id)])
+            .rows("copy", &sql, &[thread.into(), ns.into(), id.into()])
             .await?;
         let n = rows.first().map_or(Ok(0), |r| r.count(0))?;
         Ok(n > 0)
