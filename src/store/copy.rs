@@ -93,7 +93,7 @@ use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
 use super::ops::{Progress, ProgressFn, Throttle};
-use super::raw::{serializer, Raw, Result};
+use super::raw::{serializer, Result};
 use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
@@ -488,7 +488,7 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let own_task = matches!(src.raw, Raw::Sqlite { .. }) && matches!(writer, Writer::Postgres(_));
+    let own_task = src.raw.is_sqlite() && matches!(writer, Writer::Postgres(_));
     let mut sink = Sink {
         target: target_conn,
         writer: writer.clone(),

@@ -335,7 +335,7 @@ async fn export_snapshot(
         options.threads.iter().map(|t| Some(t.as_str())).collect()
     };
     let mut done = 0u64;
-    for spec in specs(&raw.cols(), matches!(raw, Raw::Postgres { .. }), true) {
+    for spec in specs(&raw.cols(), !raw.is_sqlite(), true) {
         let slot = spec.count_slot();
         for thread in &threads {
             let mut after: Option<Vec<Part>> = None;

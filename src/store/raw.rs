@@ -593,6 +593,14 @@ impl Raw {
         Ok(out)
     }
 
+    /// Where the store is.
+    pub(crate) fn location(&self) -> Location {
+        match self {
+            Raw::Sqlite { path, .. } => Location::Sqlite(path.clone()),
+            Raw::Postgres { url, .. } => Location::Postgres(url.clone()),
+        }
+    }
+
     /// Whether SQL for this store takes SQLite's dialect (`?n` placeholders, no casts).
     pub(crate) fn is_sqlite(&self) -> bool {
         matches!(self, Raw::Sqlite { .. })

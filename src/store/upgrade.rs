@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::error::StoreFault;
 use super::inspect::AnyStore;
-use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Raw, Result};
+use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Result};
 use super::Location;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -351,10 +351,6 @@ impl AnyStore {
     /// # Errors
     /// As [`upgrade`].
     pub async fn upgrade(&self, options: &UpgradeOptions) -> Result<UpgradeReport> {
-        let location = match &self.raw {
-            Raw::Sqlite { path, .. } => Location::Sqlite(path.clone()),
-            Raw::Postgres { url, .. } => Location::Postgres(url.clone()),
-        };
-        upgrade_at(location, options).await
+        upgrade_at(self.raw.location(), options).await
     }
 }

@@ -597,7 +597,7 @@ pub(super) async fn reopen_source(
     retry: &mut Retry,
     e: Error,
 ) -> Result<()> {
-    if matches!(src.raw, Raw::Sqlite { .. }) {
+    if src.raw.is_sqlite() {
         return Err(e);
     }
     let locked = is_lock_conflict(&e);
