@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
-use super::raw::{cell_bytes, pg, serializer, sq, Fields, Raw, Result};
+use super::raw::{serializer, Fields, Result};
+use super::Location;
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
 
@@ -364,19 +365,21 @@ impl AnyStore {
             })
             .await?;
         fold.flush(&mut chosen);
-        let unreadable_checkpoints = match &self.raw {
-            Raw::Sqlite { conn, .. } => {
-                let unreadable =
-                    sqlite_value_sizes(conn, &c, &serializer(keys), &mut per_channel_values)?;
-                for (channel, size) in &per_channel_values {
-                    per_channel
-                        .entry(channel.clone())
-                        .or_default()
-                        .add(size.rows, size.bytes);
-                }
-                unreadable
+        // A SQLite checkpoint row holds its channel values; Postgres's are its blobs,
+        // counted above.
+        let unreadable_checkpoints = if self.raw.is_sqlite() {
+            let unreadable = self
+                .value_sizes(&c, &serializer(keys), &mut per_channel_values)
+                .await?;
+            for (channel, size) in &per_channel_values {
+                per_channel
+                    .entry(channel.clone())
+                    .or_default()
+                    .add(size.rows, size.bytes);
             }
-            Raw::Postgres { .. } => 0,
+            unreadable
+        } else {
+            0
         };
         Ok(StoreStats {
             store: self.raw.shown().to_owned(),
@@ -393,92 +396,90 @@ impl AnyStore {
     }
 
     async fn file_sizes(&self) -> Result<FileSizes> {
-        match &self.raw {
-            Raw::Sqlite { conn, path, .. } => {
+        let one = |sql: &'static str| async move {
+            let rows = self.raw.rows("stats", sql, &[]).await?;
+            let row = rows.into_iter().next();
+            Ok::<_, crate::Error>([0, 1].map(|i| row.as_ref().map_or(Ok(0), |r| r.count(i))))
+        };
+        match self.raw.location() {
+            Location::Sqlite(path) => {
                 let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).ok();
                 let mut wal = path.clone().into_os_string();
                 wal.push("-wal");
-                let free: i64 = conn
-                    .query_row(
-                        "SELECT (SELECT freelist_count FROM pragma_freelist_count()) * \
-                         (SELECT page_size FROM pragma_page_size())",
-                        [],
-                        |r| r.get(0),
-                    )
-                    .map_err(sq("stats"))?;
+                let [free, _] = one(
+                    "SELECT (SELECT freelist_count FROM pragma_freelist_count()) * \
+                     (SELECT page_size FROM pragma_page_size()), 0",
+                )
+                .await?;
                 Ok(FileSizes {
-                    database_bytes: len(path).unwrap_or(0),
+                    database_bytes: len(&path).unwrap_or(0),
                     wal_bytes: Some(len(std::path::Path::new(&wal)).unwrap_or(0)),
-                    free_bytes: Some(u64::try_from(free).unwrap_or(0)),
+                    free_bytes: Some(free?),
                     tables_bytes: None,
                 })
             }
-            Raw::Postgres { client, .. } => {
-                let row = client
-                    .query_one(
-                        "SELECT pg_database_size(current_database())::int8, \
-                         coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 \
-                         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-                         WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN \
-                         ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
-                        &[],
-                    )
-                    .await
-                    .map_err(pg("stats"))?;
-                let db: i64 = row.try_get(0).map_err(pg("stats"))?;
-                let tables: i64 = row.try_get(1).map_err(pg("stats"))?;
+            Location::Postgres(_) => {
+                let [db, tables] = one(
+                    "SELECT pg_database_size(current_database())::int8, \
+                     coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 \
+                     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE n.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN \
+                     ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
+                )
+                .await?;
                 Ok(FileSizes {
-                    database_bytes: u64::try_from(db).unwrap_or(0),
-                    tables_bytes: Some(u64::try_from(tables).unwrap_or(0)),
+                    database_bytes: db?,
+                    tables_bytes: Some(tables?),
                     ..FileSizes::default()
                 })
             }
         }
     }
-}
 
-/// Adds the size of each channel value held in the SQLite checkpoint rows to `out`
-/// (rows holding the channel; bytes of `dumps_typed(value)` by Python's serializer in
-/// clear), one row at a time; how many rows could not be decoded.
-fn sqlite_value_sizes(
-    conn: &rusqlite::Connection,
-    c: &super::raw::Cols,
-    serde: &Arc<dyn Serializer>,
-    out: &mut BTreeMap<String, Size>,
-) -> Result<u64> {
-    let plain = crate::JsonPlusSerializer::new();
-    let sql = format!("SELECT {ty}, checkpoint FROM checkpoints", ty = c.ty);
-    let mut stmt = conn.prepare(&sql).map_err(sq("stats"))?;
-    let mut rows = stmt.query([]).map_err(sq("stats"))?;
-    let mut unreadable = 0u64;
-    while let Some(row) = rows.next().map_err(sq("stats"))? {
-        let tag: Option<String> = row.get(0).map_err(sq("stats"))?;
-        let data = cell_bytes(row, 1).map_err(sq("stats"))?;
-        let checkpoint = serde
-            .loads_typed(
-                tag.as_deref().unwrap_or_default(),
-                data.as_deref().unwrap_or_default(),
-            )
-            .ok()
-            .and_then(|v| Checkpoint::from_owned_value(v).ok());
-        let Some(checkpoint) = checkpoint else {
-            unreadable += 1;
-            continue;
-        };
-        let mut sizes = Vec::with_capacity(checkpoint.channel_values.len());
-        for (channel, value) in &checkpoint.channel_values {
-            match plain.dumps_typed(value) {
-                Ok(typed) => sizes.push((channel, typed.data.len() as u64)),
-                Err(_) => break,
-            }
-        }
-        if sizes.len() < checkpoint.channel_values.len() {
-            unreadable += 1;
-            continue;
-        }
-        for (channel, bytes) in sizes {
-            out.entry(channel.clone()).or_default().add(1, bytes);
-        }
+    /// Adds the size of each channel value held in the SQLite checkpoint rows to `out`
+    /// (rows holding the channel; bytes of `dumps_typed(value)` by Python's serializer
+    /// in clear), one row at a time; how many rows could not be decoded.
+    async fn value_sizes(
+        &self,
+        c: &super::raw::Cols,
+        serde: &Arc<dyn Serializer>,
+        out: &mut BTreeMap<String, Size>,
+    ) -> Result<u64> {
+        let plain = crate::JsonPlusSerializer::new();
+        let sql = format!("SELECT {ty}, checkpoint FROM checkpoints", ty = c.ty);
+        let mut unreadable = 0u64;
+        self.raw
+            .each_row("stats", &sql, &[], |mut row| {
+                let tag = row.take_opt_text(0)?;
+                let data = row.take_bytes(1);
+                let checkpoint = serde
+                    .loads_typed(
+                        tag.as_deref().unwrap_or_default(),
+                        data.as_deref().unwrap_or_default(),
+                    )
+                    .ok()
+                    .and_then(|v| Checkpoint::from_owned_value(v).ok());
+                let Some(checkpoint) = checkpoint else {
+                    unreadable += 1;
+                    return Ok(ControlFlow::Continue(()));
+                };
+                let mut sizes = Vec::with_capacity(checkpoint.channel_values.len());
+                for (channel, value) in &checkpoint.channel_values {
+                    match plain.dumps_typed(value) {
+                        Ok(typed) => sizes.push((channel, typed.data.len() as u64)),
+                        Err(_) => break,
+                    }
+                }
+                if sizes.len() < checkpoint.channel_values.len() {
+                    unreadable += 1;
+                    return Ok(ControlFlow::Continue(()));
+                }
+                for (channel, bytes) in sizes {
+                    out.entry(channel.clone()).or_default().add(1, bytes);
+                }
+                Ok(ControlFlow::Continue(()))
+            })
+            .await?;
+        Ok(unreadable)
     }
-    Ok(unreadable)
 }

@@ -50,7 +50,8 @@ fn code(text: &str) -> String {
 }
 
 #[test]
-fn the_audit_sweeps_prune_retain_import_and_export_reach_a_database_only_through_the_backend_seams() {
+fn the_audit_sweeps_prune_retain_import_and_export_reach_a_database_only_through_the_backend_seams()
+{
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
     for file in OVER_THE_TRAIT {
