@@ -14,7 +14,7 @@ use serde_json::{json, Value as Json};
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::raw::{cell_bytes, pg, ph, serializer, sq, Raw, Result};
+use super::raw::{pg, ph, serializer, Param, Raw, Result};
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
@@ -444,7 +444,7 @@ impl AnyStore {
     ) -> Result<Option<CheckpointTuple>> {
         let c = self.raw.cols();
         match &self.raw {
-            Raw::Sqlite { conn, .. } => {
+            Raw::Sqlite { .. } => {
                 let sql = format!(
                     "SELECT {ns}, {parent}, {ty}, checkpoint, metadata FROM checkpoints \
                      WHERE thread_id = ?1 AND {id} = ?2 AND (?3 IS NULL OR {ns} = ?3) ORDER BY {ns} LIMIT 1",
@@ -453,31 +453,19 @@ impl AnyStore {
                     ty = c.ty,
                     id = c.id
                 );
-                type CpRow = (
-                    String,
-                    Option<String>,
-                    Option<String>,
-                    Option<Vec<u8>>,
-                    Option<Vec<u8>>,
-                );
-                let row: Option<CpRow> = {
-                    let mut stmt = conn.prepare_cached(&sql).map_err(sq("read"))?;
-                    let mut rows = stmt
-                        .query_map(rusqlite::params![thread, checkpoint_id, ns], |r| {
-                            Ok((
-                                r.get(0)?,
-                                r.get(1)?,
-                                r.get(2)?,
-                                cell_bytes(r, 3)?,
-                                cell_bytes(r, 4)?,
-                            ))
-                        })
-                        .map_err(sq("read"))?;
-                    rows.next().transpose().map_err(sq("read"))?
-                };
-                let Some((ns, parent, ty, data, meta)) = row else {
+                let rows = self
+                    .raw
+                    .rows(
+                        "read",
+                        &sql,
+                        &[thread.into(), checkpoint_id.into(), Param::Text(ns)],
+                    )
+                    .await?;
+                let Some(mut r) = rows.into_iter().next() else {
                     return Ok(None);
                 };
+                let (ns, parent, ty) = (r.text(0)?, r.opt_text(1)?, r.opt_text(2)?);
+                let (data, meta) = (r.take_bytes(3), r.take_bytes(4));
                 let wsql = format!(
                     "SELECT task_id, channel, {ty}, value FROM writes WHERE thread_id = ?1 AND {ns} = ?2 AND {id} = ?3 \
                      ORDER BY {path}, task_id, idx",
@@ -486,19 +474,17 @@ impl AnyStore {
                     id = c.w_id,
                     path = c.w_path
                 );
-                let mut stmt = conn.prepare_cached(&wsql).map_err(sq("read"))?;
-                let writes = stmt
-                    .query_map(rusqlite::params![thread, ns, checkpoint_id], |r| {
-                        Ok((
-                            r.get::<_, String>(0)?,
-                            r.get::<_, String>(1)?,
-                            r.get::<_, Option<String>>(2)?,
-                            cell_bytes(r, 3)?,
-                        ))
-                    })
-                    .map_err(sq("read"))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-                    .map_err(sq("read"))?;
+                let writes = self
+                    .raw
+                    .rows(
+                        "read",
+                        &wsql,
+                        &[thread.into(), ns.as_str().into(), checkpoint_id.into()],
+                    )
+                    .await?
+                    .into_iter()
+                    .map(|mut r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?, r.take_bytes(3))))
+                    .collect::<Result<Vec<_>>>()?;
                 let writes = writes.iter().map(|(task, channel, ty, data)| {
                     (
                         task.as_str(),
