@@ -362,9 +362,8 @@ impl AnyStore {
             ns = c.ns,
             p = ph(sqlite, 1)
         );
-        let rows = self.raw.rows("read", &sql, &[thread.into()]).await?;
-        rows.first()
-            .map(|r| Ok((r.text(0)?, r.text(1)?, r.bytes(2))))
+        let row = self.raw.first_row("read", &sql, &[thread.into()]).await?;
+        row.map(|mut r| Ok((r.text(0)?, r.text(1)?, r.take_bytes(2))))
             .transpose()
     }
 
@@ -453,15 +452,15 @@ impl AnyStore {
                     ty = c.ty,
                     id = c.id
                 );
-                let rows = self
+                let row = self
                     .raw
-                    .rows(
+                    .first_row(
                         "read",
                         &sql,
                         &[thread.into(), checkpoint_id.into(), Param::Text(ns)],
                     )
                     .await?;
-                let Some(mut r) = rows.into_iter().next() else {
+                let Some(mut r) = row else {
                     return Ok(None);
                 };
                 let (ns, parent, ty) = (r.text(0)?, r.opt_text(1)?, r.opt_text(2)?);
@@ -514,11 +513,11 @@ impl AnyStore {
                             "SELECT checkpoint_ns FROM checkpoints WHERE thread_id = $1 AND {} = $2 ORDER BY 1 LIMIT 1",
                             c.id
                         );
-                        let rows = self
+                        let row = self
                             .raw
-                            .rows("read", &sql, &[thread.into(), checkpoint_id.into()])
+                            .first_row("read", &sql, &[thread.into(), checkpoint_id.into()])
                             .await?;
-                        match rows.first() {
+                        match row {
                             Some(r) => r.text(0)?,
                             None => return Ok(None),
                         }

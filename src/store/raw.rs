@@ -301,6 +301,26 @@ pub(crate) enum Field {
     Bytes(Vec<u8>),
 }
 
+impl Field {
+    /// Text whose bytes are UTF-8, else the bytes themselves (nothing replaced).
+    fn text_or_bytes(b: &[u8]) -> Field {
+        match std::str::from_utf8(b) {
+            Ok(s) => Field::Text(s.to_owned()),
+            Err(_) => Field::Bytes(b.to_vec()),
+        }
+    }
+
+    /// The cell's bytes: text as its UTF-8, a number as its digits; NULL as `None`.
+    fn into_bytes(self) -> Option<Vec<u8>> {
+        match self {
+            Field::Null => None,
+            Field::Int(n) => Some(n.to_string().into_bytes()),
+            Field::Text(s) => Some(s.into_bytes()),
+            Field::Bytes(b) => Some(b),
+        }
+    }
+}
+
 /// A row read from either backend: its cells, read by position as the caller's SQL
 /// chose its columns.
 #[derive(Debug)]
@@ -352,22 +372,12 @@ impl Fields {
     /// The cell's bytes: text as its UTF-8, a number as its digits (as
     /// [`cell_bytes`]); NULL as `None`.
     pub(crate) fn bytes(&self, i: usize) -> Option<Vec<u8>> {
-        match self.at(i) {
-            Field::Null => None,
-            Field::Int(n) => Some(n.to_string().into_bytes()),
-            Field::Text(s) => Some(s.clone().into_bytes()),
-            Field::Bytes(b) => Some(b.clone()),
-        }
+        self.at(i).clone().into_bytes()
     }
 
     /// [`bytes`](Self::bytes), moved out of the row (the cell is NULL after).
     pub(crate) fn take_bytes(&mut self, i: usize) -> Option<Vec<u8>> {
-        match self.0.get_mut(i).map(std::mem::take) {
-            None | Some(Field::Null) => None,
-            Some(Field::Int(n)) => Some(n.to_string().into_bytes()),
-            Some(Field::Text(s)) => Some(s.into_bytes()),
-            Some(Field::Bytes(b)) => Some(b),
-        }
+        self.0.get_mut(i).map(std::mem::take)?.into_bytes()
     }
 
     /// [`opt_text`](Self::opt_text), moved out of the row (the cell is NULL after).
@@ -480,17 +490,13 @@ fn pg_field(row: &tokio_postgres::Row, i: usize) -> Result<Field> {
             _ => i64::from_be_bytes(b.try_into().ok()?),
         })
     };
-    // Text that is not UTF-8 (a `SQL_ASCII` database) stays its bytes.
-    let text = |b: &[u8]| match std::str::from_utf8(b) {
-        Ok(s) => Field::Text(s.to_owned()),
-        Err(_) => Field::Bytes(b.to_vec()),
-    };
     let field = match ty {
+        // Text that is not UTF-8 (a `SQL_ASCII` database) stays its bytes.
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
-            Some(text(raw))
+            Some(Field::text_or_bytes(raw))
         }
         // Version 1, then the text.
-        Type::JSONB => raw.get(1..).map(text),
+        Type::JSONB => raw.get(1..).map(Field::text_or_bytes),
         Type::INT2 => int(2).map(Field::Int),
         Type::INT4 => int(4).map(Field::Int),
         Type::INT8 => int(8).map(Field::Int),
@@ -513,10 +519,7 @@ fn sqlite_field(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Field> {
         ValueRef::Null => Field::Null,
         ValueRef::Integer(n) => Field::Int(n),
         ValueRef::Real(f) => Field::Text(f.to_string()),
-        ValueRef::Text(b) => match std::str::from_utf8(b) {
-            Ok(s) => Field::Text(s.to_owned()),
-            Err(_) => Field::Bytes(b.to_vec()),
-        },
+        ValueRef::Text(b) => Field::text_or_bytes(b),
         ValueRef::Blob(b) => Field::Bytes(b.to_vec()),
     })
 }
@@ -591,6 +594,25 @@ impl Raw {
         })
         .await?;
         Ok(out)
+    }
+
+    /// The first row `sql` returns, if any (the statement is not read further).
+    ///
+    /// # Errors
+    /// The database's.
+    pub(crate) async fn first_row(
+        &self,
+        operation: &'static str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Option<Fields>> {
+        let mut first = None;
+        self.each_row(operation, sql, params, |r| {
+            first = Some(r);
+            Ok(ControlFlow::Break(()))
+        })
+        .await?;
+        Ok(first)
     }
 
     /// Where the store is.

@@ -396,17 +396,18 @@ impl AnyStore {
     }
 
     async fn file_sizes(&self) -> Result<FileSizes> {
-        let one = |sql: &'static str| async move {
-            let rows = self.raw.rows("stats", sql, &[]).await?;
-            let row = rows.into_iter().next();
-            Ok::<_, crate::Error>([0, 1].map(|i| row.as_ref().map_or(Ok(0), |r| r.count(i))))
+        // The first two counts of a statement's one row.
+        let two = |sql: &'static str| async move {
+            let row = self.raw.first_row("stats", sql, &[]).await?;
+            let count = |i| row.as_ref().map_or(Ok(0), |r: &Fields| r.count(i));
+            Ok::<_, crate::Error>([count(0)?, count(1)?])
         };
         match self.raw.location() {
             Location::Sqlite(path) => {
                 let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).ok();
                 let mut wal = path.clone().into_os_string();
                 wal.push("-wal");
-                let [free, _] = one(
+                let [free, _] = two(
                     "SELECT (SELECT freelist_count FROM pragma_freelist_count()) * \
                      (SELECT page_size FROM pragma_page_size()), 0",
                 )
@@ -414,12 +415,12 @@ impl AnyStore {
                 Ok(FileSizes {
                     database_bytes: len(&path).unwrap_or(0),
                     wal_bytes: Some(len(std::path::Path::new(&wal)).unwrap_or(0)),
-                    free_bytes: Some(free?),
+                    free_bytes: Some(free),
                     tables_bytes: None,
                 })
             }
             Location::Postgres(_) => {
-                let [db, tables] = one(
+                let [db, tables] = two(
                     "SELECT pg_database_size(current_database())::int8, \
                      coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 \
                      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -428,8 +429,8 @@ impl AnyStore {
                 )
                 .await?;
                 Ok(FileSizes {
-                    database_bytes: db?,
-                    tables_bytes: Some(tables?),
+                    database_bytes: db,
+                    tables_bytes: Some(tables),
                     ..FileSizes::default()
                 })
             }

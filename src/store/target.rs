@@ -239,8 +239,12 @@ pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>
     }
     let target: Target = match raw {
         Raw::Sqlite { conn, path, .. } => Box::new(SqliteTarget::new(conn, path)),
-        Raw::Postgres { url, .. } => {
-            let client = pg_connect(&url, true).await?;
+        Raw::Postgres { client, url, .. } => {
+            // The store's own read-only session, unless something still shares it.
+            let client = match Arc::try_unwrap(client) {
+                Ok(client) => client,
+                Err(_) => pg_connect(&url, true).await?,
+            };
             Box::new(PgTarget::new(client, url, false))
         }
     };

@@ -32,8 +32,8 @@ pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
         None => "SELECT count(*) FROM checkpoints".to_owned(),
     };
     let params: Vec<Param<'_>> = thread.into_iter().map(Param::from).collect();
-    let rows = raw.rows("count", &sql, &params).await?;
-    rows.first().map_or(Ok(0), |r| r.count(0))
+    let row = raw.first_row("count", &sql, &params).await?;
+    row.map_or(Ok(0), |r| r.count(0))
 }
 
 /// A page of `(thread, ns, id)` keys after `after`, in key order.
@@ -767,10 +767,10 @@ impl Raw {
             c.id,
             ph(sqlite, 3)
         );
-        let rows = self
-            .rows("copy", &sql, &[thread.into(), ns.into(), id.into()])
+        let row = self
+            .first_row("copy", &sql, &[thread.into(), ns.into(), id.into()])
             .await?;
-        let n = rows.first().map_or(Ok(0), |r| r.count(0))?;
+        let n = row.map_or(Ok(0), |r| r.count(0))?;
         Ok(n > 0)
     }
 }
