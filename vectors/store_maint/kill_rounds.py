@@ -39,21 +39,34 @@ def kill_rounds(name: str, what: str, rounds: int, rng: random.Random, *,
                 mid_way: Callable[[int], bool],
                 check: Callable[[int, str], None] | None = None) -> None:
     """`rounds` rounds of `command(victim)` killed after a random part of `took`
-    seconds (how long the uninterrupted run took), then run again: `state_of(victim)`
+    seconds (how long the uninterrupted run took; a run that ends before its kill gives
+    its own time for the next draw), then run again: `state_of(victim)`
     must equal `want`. `progress_of(victim)` right after the kill says how far it got
     (printed), and `mid_way(progress)` whether the kill landed mid-way; at least one
     must, or the store is too small for the check to mean anything. `check(round,
     victim)` runs any further check on the finished victim."""
     landed = 0
     for r in range(rounds):
-        victim = make_victim(r)
-        proc = subprocess.Popen(command(victim), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.1, 0.9) * took)
-        finished = proc.poll() is not None
-        if not finished:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        # A run that ends before its kill shows the uninterrupted run was slow (CI's
+        # two cores are shared): the delay is drawn again from the time this run took,
+        # on a fresh victim, up to three times.
+        for _ in range(4):
+            victim = make_victim(r)
+            started = time.time()
+            proc = subprocess.Popen(command(victim), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            delay = rng.uniform(0.1, 0.9) * took
+            while proc.poll() is None and time.time() - started < delay:
+                time.sleep(min(0.005, max(0.0, delay - (time.time() - started))))
+            finished = proc.poll() is not None
+            if not finished:
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if not finished:
+                break
+            took = time.time() - started
+            print(f"  {name} round {r}: ended after {took:.2f} s, before its kill at "
+                  f"{delay:.2f} s; drawn again from {took:.2f} s")
         at_kill = progress_of(victim)
         hit = not finished and mid_way(at_kill)
         landed += hit
