@@ -92,9 +92,9 @@ use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 
 use super::inspect::{pg_copy_target, AnyStore};
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn, Throttle};
+use super::options::{run_setters, RunOptions};
 use super::raw::{serializer, Result};
-use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
+use super::retry::Retry;
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
@@ -103,16 +103,10 @@ use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
 /// Options of [`copy`].
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CopyOptions {
-    threads: Vec<String>,
-    dry_run: bool,
+    pub(super) run: RunOptions,
     merge: bool,
-    max_rows_per_sec: Option<u64>,
-    page_size: Option<usize>,
-    batch_size: Option<usize>,
-    batch_bytes: Option<usize>,
-    progress: Option<ProgressFn>,
 }
 
 /// How long a read of a Postgres source waits for a lock before the copy steps aside
@@ -133,32 +127,10 @@ pub const DEFAULT_COPY_BATCH: usize = 256;
 /// this goes in a batch of its own.
 pub const DEFAULT_COPY_BATCH_BYTES: usize = 16 << 20;
 
-impl std::fmt::Debug for CopyOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CopyOptions")
-            .field("threads", &self.threads)
-            .field("dry_run", &self.dry_run)
-            .field("merge", &self.merge)
-            .finish_non_exhaustive()
-    }
-}
-
 impl CopyOptions {
     /// Every thread; writing.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Only these threads (none: every thread).
-    pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.threads = threads.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// Count what would be copied; write nothing (the target is not created).
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
     }
 
     /// Copy into threads the target already holds with checkpoints the source does not
@@ -170,41 +142,32 @@ impl CopyOptions {
         self.merge = on;
         self
     }
+}
 
+run_setters!(CopyOptions {
+    /// Only these threads (none: every thread).
+    threads;
+    /// Count what would be copied; write nothing (the target is not created).
+    dry_run;
     /// At most this many checkpoints read per second from the source, on average (0 or
     /// `None`: no limit).
-    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
-        self.max_rows_per_sec = rate.filter(|r| *r > 0);
-        self
-    }
-
+    max_rows_per_sec;
+    /// Postgres, source or target: how many times in a row a lost connection is
+    /// re-opened (the batch in flight is read or written again) before the copy stops
+    /// with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    max_reconnects;
     /// Checkpoint keys read per query (at least 1).
-    pub fn page_size(mut self, rows: usize) -> Self {
-        self.page_size = Some(rows.max(1));
-        self
-    }
-
+    page_size(rows);
     /// Checkpoints written per target transaction (at least 1; default
     /// [`DEFAULT_COPY_BATCH`]). Each batch is read back and verified before the next
     /// one is read.
-    pub fn batch_size(mut self, checkpoints: usize) -> Self {
-        self.batch_size = Some(checkpoints.max(1));
-        self
-    }
-
+    batch_size(checkpoints);
     /// Bytes a batch holds at most (default [`DEFAULT_COPY_BATCH_BYTES`]): memory stays
     /// within about this much whatever the size of the store.
-    pub fn batch_bytes(mut self, bytes: usize) -> Self {
-        self.batch_bytes = Some(bytes.max(1));
-        self
-    }
-
+    batch_bytes(bytes);
     /// Called after each checkpoint (once its batch is written and verified).
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-}
+    on_progress;
+});
 
 /// What [`copy`] did.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -358,15 +321,11 @@ async fn copy_snapshot(
         source: src.raw.shown().to_owned(),
         source_layout: src.raw.layout().to_string(),
         target: Location::parse(target)?.display(),
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         ..CopyReport::default()
     };
-    let threads: Vec<Option<&str>> = if options.threads.is_empty() {
-        vec![None]
-    } else {
-        options.threads.iter().map(|t| Some(t.as_str())).collect()
-    };
-    let mut retry = Retry::new(DEFAULT_MAX_RECONNECTS);
+    let threads = options.run.thread_filter();
+    let mut retry = options.run.retry();
     for t in &threads {
         report.checkpoints += loop {
             match count(&src.raw, *t).await {
@@ -376,7 +335,7 @@ async fn copy_snapshot(
         };
     }
     // A dry run looks at the target only if it is already a store.
-    let dry_target = if options.dry_run {
+    let dry_target = if options.run.dry_run {
         AnyStore::open(target).await.ok()
     } else {
         None
@@ -390,7 +349,7 @@ async fn copy_snapshot(
     }
     let mut tgt = None;
     let mut writer = None;
-    if !options.dry_run {
+    if !options.run.dry_run {
         let (mut t, created, _) = open_target(target, true).await?;
         report.created_tables = created;
         writer = Some(match Location::parse(target)? {
@@ -418,7 +377,7 @@ async fn copy_snapshot(
         t.defer_wal_checkpoints().await?;
         tgt = Some(t);
     }
-    let page_size = options.page_size.unwrap_or(500);
+    let page_size = options.run.page_size.unwrap_or(500);
     // Threads the target already holds with checkpoints the source lacks: refused
     // before anything is written, unless merging was asked for. (A target that held
     // nothing, or only what an earlier run of this copy wrote, passes.)
@@ -426,7 +385,7 @@ async fn copy_snapshot(
         let opened;
         let target_raw = match &dry_target {
             Some(d) => Some(&d.raw),
-            None if options.dry_run => None,
+            None if options.run.dry_run => None,
             None => {
                 opened = AnyStore::open(target).await?;
                 Some(&opened.raw)
@@ -445,7 +404,7 @@ async fn copy_snapshot(
         }
     }
     let mut cursor = Cursor::new(&threads, page_size);
-    let mut throttle = Throttle::new(options.max_rows_per_sec);
+    let mut throttle = options.run.throttle();
     let (Some(target_conn), Some(writer)) = (tgt.take(), writer.as_ref()) else {
         // Dry run: every key counted, each looked up in the target if it is a store.
         while let Some((t, ns, id)) = cursor.next(src, source, &mut retry).await? {
@@ -468,11 +427,11 @@ async fn copy_snapshot(
     let mut reading = Reading {
         cursor,
         throttle,
-        retry: Retry::new(DEFAULT_MAX_RECONNECTS),
+        retry: options.run.retry(),
         ahead: std::collections::VecDeque::new(),
         largest: 0,
-        batch_size: options.batch_size.unwrap_or(DEFAULT_COPY_BATCH),
-        batch_bytes: options.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES),
+        batch_size: options.run.batch_size.unwrap_or(DEFAULT_COPY_BATCH),
+        batch_bytes: options.run.batch_bytes.unwrap_or(DEFAULT_COPY_BATCH_BYTES),
         serdes: (&read_serde, &write_serde),
         writer,
         clear,

@@ -26,7 +26,6 @@
 
 use std::io::Write;
 use std::ops::ControlFlow;
-use std::sync::Arc;
 use std::time::Instant;
 
 use base64::engine::general_purpose::STANDARD as B64;
@@ -37,7 +36,8 @@ use serde_json::{json, Map, Value as Json};
 use super::backup::{io_err, specs, Col, Spec, BACKUP_FORMAT, BACKUP_VERSION};
 use super::error::StoreFault;
 use super::inspect::AnyStore;
-use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
+use super::ops::DEFAULT_PAGE_BYTES;
+use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::raw::{ph, Param, Raw, Result};
 
 fn b64(bytes: Option<Vec<u8>>) -> Json {
@@ -205,55 +205,34 @@ async fn page(
 }
 
 /// Options of [`export`].
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ExportOptions {
-    threads: Vec<String>,
-    page_size: Option<usize>,
-    page_bytes: Option<usize>,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for ExportOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExportOptions")
-            .field("threads", &self.threads)
-            .field("page_size", &self.page_size)
-            .field("page_bytes", &self.page_bytes)
-            .finish_non_exhaustive()
-    }
+    run: RunOptions,
 }
 
 impl ExportOptions {
-    /// Every thread, pages of 500 rows and at most [`DEFAULT_PAGE_BYTES`] of values.
+    /// Every thread, pages of 500 rows and at most [`DEFAULT_PAGE_BYTES`] of values, no
+    /// rate limit.
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+run_setters!(ExportOptions {
     /// Only these threads (none given: every thread).
-    pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.threads = threads.into_iter().map(Into::into).collect();
-        self
-    }
-
+    threads;
     /// Rows read per query (at least 1).
-    pub fn page_size(mut self, rows: usize) -> Self {
-        self.page_size = Some(rows.max(1));
-        self
-    }
-
+    page_size(rows);
     /// Bytes of stored values read per query at most (a larger row is read alone):
     /// what bounds the export's memory.
-    pub fn page_bytes(mut self, bytes: usize) -> Self {
-        self.page_bytes = Some(bytes.max(1));
-        self
-    }
-
+    page_bytes(bytes);
+    /// At most this many rows read per second, on average (0 or `None`: no limit):
+    /// spares a busy store. The export's snapshot stays open the longer (on Postgres,
+    /// one read transaction: `VACUUM` cannot clean rows deleted meanwhile).
+    max_rows_per_sec;
     /// Called after each page.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-}
+    on_progress;
+});
 
 /// What [`export`] wrote.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -323,17 +302,14 @@ async fn export_snapshot(
             "version": BACKUP_VERSION,
             "backend": raw.backend(),
             "layout": raw.layout().to_string(),
-            "threads": if options.threads.is_empty() { Json::Null } else { json!(options.threads) },
+            "threads": if options.run.threads.is_empty() { Json::Null } else { json!(options.run.threads) },
         }),
     )?;
     let mut counts = [0u64; 3];
-    let page_size = options.page_size.unwrap_or(500);
-    let page_bytes = options.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
-    let threads: Vec<Option<&str>> = if options.threads.is_empty() {
-        vec![None]
-    } else {
-        options.threads.iter().map(|t| Some(t.as_str())).collect()
-    };
+    let page_size = options.run.page_size.unwrap_or(500);
+    let page_bytes = options.run.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
+    let threads = options.run.thread_filter();
+    let mut throttle = options.run.throttle();
     let mut done = 0u64;
     for spec in specs(&raw.cols(), !raw.is_sqlite(), true) {
         let slot = spec.count_slot();
@@ -355,17 +331,16 @@ async fn export_snapshot(
                     *c += n;
                 }
                 done += n;
-                if let Some(f) = &options.progress {
-                    f(&Progress {
-                        operation: "export",
-                        column: spec.table,
-                        rows_done: done,
-                        total_estimate: done,
-                        rewritten: 0,
-                        stage: Stage::Done,
-                        page: None,
-                    });
-                }
+                options.run.report(&Progress {
+                    operation: "export",
+                    column: spec.table,
+                    rows_done: done,
+                    total_estimate: done,
+                    rewritten: 0,
+                    stage: Stage::Done,
+                    page: None,
+                });
+                throttle.account(n).await;
                 // A page cut at the byte budget is shorter than `page_size` with rows
                 // still after it: the next page, empty, ends the table.
                 after = Some(next);

@@ -7,66 +7,34 @@
 //! import stopped anywhere is resumed by running it again.
 
 use std::io::BufRead;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use super::backup::{key_text, BackupRows, Cell, Spec};
 use super::error::StoreFault;
-use super::ops::{Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES};
+use super::ops::DEFAULT_PAGE_BYTES;
+use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::raw::Result;
-use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
+use super::retry::Retry;
 use super::Location;
 
 use super::target::{open_target, open_target_read_only, NewTarget, Target};
 
 /// Options of [`import`].
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ImportOptions {
-    batch_size: Option<usize>,
-    batch_bytes: Option<usize>,
-    dry_run: bool,
+    run: RunOptions,
     max_line_bytes: Option<usize>,
     max_conflict_samples: Option<usize>,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for ImportOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ImportOptions")
-            .field("batch_size", &self.batch_size)
-            .field("batch_bytes", &self.batch_bytes)
-            .finish_non_exhaustive()
-    }
 }
 
 impl ImportOptions {
     /// Batches of 500 rows and at most half [`DEFAULT_PAGE_BYTES`] of values (the
-    /// next batch is read from the file while one goes in), 20 conflict samples.
+    /// next batch is read from the file while one goes in), no rate limit, 20
+    /// conflict samples.
     pub fn new() -> Self {
         Self::default()
-    }
-
-    /// Rows per transaction (at least 1).
-    pub fn batch_size(mut self, rows: usize) -> Self {
-        self.batch_size = Some(rows.max(1));
-        self
-    }
-
-    /// Read the whole file and the target and count what would be inserted, identical
-    /// or in conflict; write nothing (a missing target is not created).
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
-    /// Bytes of values per transaction at most (a larger row goes alone): what bounds
-    /// the import's memory besides the longest line (two batches: the one going in and
-    /// the next, read meanwhile).
-    pub fn batch_bytes(mut self, bytes: usize) -> Self {
-        self.batch_bytes = Some(bytes.max(1));
-        self
     }
 
     /// The longest line of the file read, in bytes (default
@@ -75,13 +43,29 @@ impl ImportOptions {
         self.max_line_bytes = Some(bytes);
         self
     }
-
-    /// Called after each batch.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
 }
+
+run_setters!(ImportOptions {
+    /// Rows per transaction (at least 1).
+    batch_size(rows);
+    /// Read the whole file and the target and count what would be inserted, identical
+    /// or in conflict; write nothing (a missing target is not created).
+    dry_run;
+    /// Bytes of values per transaction at most (a larger row goes alone): what bounds
+    /// the import's memory besides the longest line (two batches: the one going in and
+    /// the next, read meanwhile).
+    batch_bytes(bytes);
+    /// At most this many rows of the file put in per second, on average (0 or `None`:
+    /// no limit): spares a store that serves live writers. Needs a Tokio runtime with
+    /// time enabled.
+    max_rows_per_sec;
+    /// Postgres: how many times in a row a lost connection is re-opened (the batch in
+    /// flight is written again; rows already in are found there) before the import
+    /// stops with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    max_reconnects;
+    /// Called after each batch.
+    on_progress;
+});
 
 /// A row of the file whose key the target holds with other columns.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -248,7 +232,7 @@ async fn import_into(
         .into());
     }
     // A dry run writes nothing: a target that is not a store yet would get every row.
-    let (tgt, created, shown) = if options.dry_run {
+    let (tgt, created, shown) = if options.run.dry_run {
         match open_target_read_only(target).await? {
             (Some(t), shown) => (Some(t), false, shown),
             (None, shown) => (None, false, shown),
@@ -257,16 +241,16 @@ async fn import_into(
         let (t, created, shown) = open_target(target, true).await?;
         (Some(t), created, shown)
     };
-    let batch_size = options.batch_size.unwrap_or(500);
+    let batch_size = options.run.batch_size.unwrap_or(500);
     // Two batches are held: the one going in and the next, read from the file
     // meanwhile; by default each holds half the page budget.
-    let batch_bytes = options.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES / 2);
+    let batch_bytes = options.run.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES / 2);
     let max_samples = options.max_conflict_samples.unwrap_or(20);
     let report = ImportReport {
         operation: "import",
         store: shown,
         created_tables: created,
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         ..ImportReport::default()
     };
     let mut sink = Sink {
@@ -274,8 +258,8 @@ async fn import_into(
         batch: Vec::new(),
         report,
         max_samples,
-        dry_run: options.dry_run,
-        retry: Retry::new(DEFAULT_MAX_RECONNECTS),
+        dry_run: options.run.dry_run,
+        retry: options.run.retry(),
         copy_first: true,
     };
     let specs: Vec<Spec> = rows.specs().to_vec();
@@ -283,13 +267,15 @@ async fn import_into(
     let mut carry: Option<(usize, Vec<Cell>)> = None;
     let mut next = next_batch(&mut rows, &mut carry, limits);
     let mut done = 0u64;
+    let mut throttle = options.run.throttle();
     loop {
         let (kind, batch, failed) = next;
         if batch.is_empty() && failed.is_none() {
             break;
         }
         let spec = kind.and_then(|k| specs.get(k)).cloned();
-        done += batch.len() as u64;
+        let in_batch = batch.len() as u64;
+        done += in_batch;
         sink.batch = batch;
         if let Some(e) = failed {
             // The rows before the malformed line go in first: a rerun of the right
@@ -309,17 +295,16 @@ async fn import_into(
             .map_err(|e| StoreFault::task("the insert of a batch", e))?;
         sink = back;
         flushed?;
-        if let Some(f) = &options.progress {
-            f(&Progress {
-                operation: "import",
-                column: spec.as_ref().map_or("", |s| s.table),
-                rows_done: done,
-                total_estimate: done,
-                rewritten: sink.report.inserted,
-                stage: Stage::Done,
-                page: None,
-            });
-        }
+        options.run.report(&Progress {
+            operation: "import",
+            column: spec.as_ref().map_or("", |s| s.table),
+            rows_done: done,
+            total_estimate: done,
+            rewritten: sink.report.inserted,
+            stage: Stage::Done,
+            page: None,
+        });
+        throttle.account(in_batch).await;
     }
     let mut report = sink.report;
     report.reconnects = sink.retry.reconnects;

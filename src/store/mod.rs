@@ -74,6 +74,7 @@ mod import;
 mod inspect;
 mod keys;
 mod ops;
+mod options;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod pages;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -132,9 +133,8 @@ pub use upgrade::{
 pub use classify::Class;
 pub(crate) use error::StoreFault;
 pub use keys::{StoreKeys, ENV_FALLBACK_KEYS};
-pub use ops::{
-    audit, AuditOptions, Progress, ProgressFn, Stage, DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES,
-};
+pub use ops::{audit, AuditOptions, DEFAULT_PAGE_BYTES, KEY_PROBE_VALUES};
+pub use options::{Progress, ProgressFn, Stage};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use report::VacuumReport;
 pub use report::{

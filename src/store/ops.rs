@@ -4,52 +4,17 @@
 //! connection, and the rate limit.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::backend::{KeyPart, Row};
 use super::classify::{classify, Class, Classified};
 use super::error::StoreFault;
 use super::keys::StoreKeys;
+use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::report::{AuditReport, ClassCounts, InlineCounts, TableCounts, UnreadableRow, Verdict};
-pub(super) use super::retry::sleep;
-use super::retry::{Retry, DEFAULT_MAX_RECONNECTS};
+use super::retry::Retry;
 use super::Store;
 use crate::error::Error;
-
-/// A progress callback.
-pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
-
-/// When a [`Progress`] report is made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Stage {
-    /// A page was read and classified; a sweep has not written its rewrites yet.
-    Read,
-    /// A page is done (a sweep's batch committed, or skipped in a dry run).
-    Done,
-}
-
-/// Where an operation is.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Progress {
-    /// `audit`, `encrypt` or `rekey`.
-    pub operation: &'static str,
-    /// `table.column` being read.
-    pub column: &'static str,
-    /// Values read so far (every table).
-    pub rows_done: u64,
-    /// Values in the store when the operation started (an estimate: writers add rows).
-    pub total_estimate: u64,
-    /// Values rewritten so far (a sweep; in a dry run, that would be).
-    pub rewritten: u64,
-    /// When this report is made.
-    pub stage: Stage,
-    /// The keys of the page's rows, first and last (for a caller that wants to act
-    /// between a sweep's read and its write, e.g. a test of the compare-and-swap).
-    pub page: Option<(Vec<String>, Vec<String>)>,
-}
 
 /// Bytes of stored values one page of [`audit`], [`encrypt`](super::encrypt) or
 /// [`rekey`](super::rekey) reads at most unless its options say (a value larger than
@@ -72,34 +37,16 @@ pub const DEFAULT_PAGE_BYTES: usize = 16 << 20;
 pub const KEY_PROBE_VALUES: u64 = 50;
 
 /// Options of [`audit`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AuditOptions {
+    run: RunOptions,
     allow_clear: bool,
     allow_previous: bool,
     deny_inline: bool,
     allow_free_space: bool,
-    page_size: usize,
-    page_bytes: usize,
     per_thread: bool,
     max_samples: usize,
-    max_reconnects: u32,
     key_probe: bool,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for AuditOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AuditOptions")
-            .field("allow_clear", &self.allow_clear)
-            .field("allow_previous", &self.allow_previous)
-            .field("deny_inline", &self.deny_inline)
-            .field("page_size", &self.page_size)
-            .field("page_bytes", &self.page_bytes)
-            .field("per_thread", &self.per_thread)
-            .field("max_samples", &self.max_samples)
-            .field("key_probe", &self.key_probe)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Default for AuditOptions {
@@ -108,23 +55,24 @@ impl Default for AuditOptions {
     }
 }
 
+/// Rows an audit reads per query unless [`AuditOptions::page_size`] says.
+const AUDIT_PAGE: usize = 1000;
+
 impl AuditOptions {
     /// Strict: any value in clear, under a decrypt-only key, or unreadable is a
-    /// finding; pages of 1,000 rows and at most [`DEFAULT_PAGE_BYTES`]; no per-thread
-    /// counts (memory flat whatever the store's size); 20 unreadable samples.
+    /// finding; pages of 1,000 rows and at most [`DEFAULT_PAGE_BYTES`]; no rate limit;
+    /// no per-thread counts (memory flat whatever the store's size); 20 unreadable
+    /// samples.
     pub fn new() -> Self {
         AuditOptions {
+            run: RunOptions::default(),
             allow_clear: false,
             allow_previous: false,
             deny_inline: false,
             allow_free_space: false,
-            page_size: 1000,
-            page_bytes: DEFAULT_PAGE_BYTES,
             per_thread: false,
             max_samples: 20,
-            max_reconnects: DEFAULT_MAX_RECONNECTS,
             key_probe: true,
-            progress: None,
         }
     }
 
@@ -133,13 +81,6 @@ impl AuditOptions {
     /// encrypted values are all refused by every key. Without keys there is no probe.
     pub fn key_probe(mut self, on: bool) -> Self {
         self.key_probe = on;
-        self
-    }
-
-    /// Postgres: how many times in a row a lost connection is re-opened (the page is
-    /// read again) before the audit stops with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
-    pub fn max_reconnects(mut self, n: u32) -> Self {
-        self.max_reconnects = n;
         self
     }
 
@@ -169,18 +110,6 @@ impl AuditOptions {
         self
     }
 
-    /// Rows read per query (at least 1).
-    pub fn page_size(mut self, rows: usize) -> Self {
-        self.page_size = rows.max(1);
-        self
-    }
-
-    /// Bytes of stored values read per query at most (a larger value is read alone).
-    pub fn page_bytes(mut self, bytes: usize) -> Self {
-        self.page_bytes = bytes.max(1);
-        self
-    }
-
     /// Whether to count per thread ([`AuditReport::threads`](super::AuditReport);
     /// off by default: memory then grows with the number of threads).
     pub fn per_thread(mut self, on: bool) -> Self {
@@ -194,12 +123,29 @@ impl AuditOptions {
         self
     }
 
-    /// Called after each page.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
+    fn page_size_or_default(&self) -> usize {
+        self.run.page_size.unwrap_or(AUDIT_PAGE)
+    }
+
+    fn page_bytes_or_default(&self) -> usize {
+        self.run.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES)
     }
 }
+
+run_setters!(AuditOptions {
+    /// Rows read per query (at least 1).
+    page_size(rows);
+    /// Bytes of stored values read per query at most (a larger value is read alone).
+    page_bytes(bytes);
+    /// At most this many values read per second, on average (0 or `None`: no limit):
+    /// spares a busy store. Needs a Tokio runtime with time enabled.
+    max_rows_per_sec;
+    /// Postgres: how many times in a row a lost connection is re-opened (the page is
+    /// read again) before the audit stops with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    max_reconnects;
+    /// Called after each page.
+    on_progress;
+});
 
 pub(super) fn key_strings(key: &[KeyPart]) -> Vec<String> {
     key.iter().map(KeyPart::text).collect()
@@ -318,7 +264,7 @@ pub async fn audit(
 ) -> Result<AuditReport, Error> {
     let started = Instant::now();
     let mut reconnects = 0u64;
-    let retries = options.max_reconnects;
+    let retries = options.run.max_reconnects();
     let total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
     let backend = store.backend();
     let total = if backend.holds_inline_values() {
@@ -332,7 +278,10 @@ pub async fn audit(
         total
     };
     if options.key_probe {
-        let (size, bytes) = (options.page_size, options.page_bytes);
+        let (size, bytes) = (
+            options.page_size_or_default(),
+            options.page_bytes_or_default(),
+        );
         probe_keys(store, keys, "audit", size, bytes, retries, &mut reconnects).await?;
     }
     let mut done = 0u64;
@@ -340,18 +289,17 @@ pub async fn audit(
     let mut totals = ClassCounts::default();
     let mut threads: BTreeMap<String, ClassCounts> = BTreeMap::new();
     let mut samples = Vec::new();
+    let mut throttle = options.run.throttle();
     let report = |column: &'static str, done: u64, page| {
-        if let Some(f) = &options.progress {
-            f(&super::Progress {
-                operation: "audit",
-                column,
-                rows_done: done,
-                total_estimate: total.max(done),
-                rewritten: 0,
-                stage: Stage::Done,
-                page,
-            });
-        }
+        options.run.report(&Progress {
+            operation: "audit",
+            column,
+            rows_done: done,
+            total_estimate: total.max(done),
+            rewritten: 0,
+            stage: Stage::Done,
+            page,
+        });
     };
     for t in backend.tables() {
         let mut counts = ClassCounts::default();
@@ -359,7 +307,12 @@ pub async fn audit(
         loop {
             let from = after.take();
             let rows = retrying(store, retries, &mut reconnects, || {
-                backend.page(t, from.clone(), options.page_size, options.page_bytes)
+                backend.page(
+                    t,
+                    from.clone(),
+                    options.page_size_or_default(),
+                    options.page_bytes_or_default(),
+                )
             })
             .await?;
             let Some(last) = rows.last() else { break };
@@ -388,6 +341,7 @@ pub async fn audit(
             }
             done = done.saturating_add(rows.len() as u64);
             report(t.label, done, page_keys(&rows));
+            throttle.account(rows.len() as u64).await;
             after = Some(next);
         }
         totals.merge(&counts);
@@ -407,7 +361,7 @@ pub async fn audit(
         loop {
             let from = after.take();
             let rows = retrying(store, retries, &mut reconnects, || {
-                backend.inline_page(from.clone(), options.page_size)
+                backend.inline_page(from.clone(), options.page_size_or_default())
             })
             .await?;
             let Some(last) = rows.last() else { break };
@@ -421,6 +375,7 @@ pub async fn audit(
             }
             done = done.saturating_add(rows.len() as u64);
             report("checkpoints.checkpoint", done, None);
+            throttle.account(rows.len() as u64).await;
             after = Some(next);
         }
         inline = Some(c);
@@ -496,33 +451,4 @@ pub async fn audit(
         findings,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
-}
-
-/// Paces an operation to at most `rate` rows a second, on average since it started:
-/// each [`account`](Self::account) sleeps until the rows done so far are due.
-pub(crate) struct Throttle {
-    rate: Option<u64>,
-    started: Instant,
-    done: u64,
-}
-
-impl Throttle {
-    pub(crate) fn new(rate: Option<u64>) -> Self {
-        Throttle {
-            rate: rate.filter(|r| *r > 0),
-            started: Instant::now(),
-            done: 0,
-        }
-    }
-
-    /// Counts `rows` more and waits until they are due.
-    pub(crate) async fn account(&mut self, rows: u64) {
-        self.done = self.done.saturating_add(rows);
-        let Some(rate) = self.rate else { return };
-        let due = Duration::from_secs_f64(self.done as f64 / rate as f64);
-        let elapsed = self.started.elapsed();
-        if due > elapsed {
-            sleep(due.saturating_sub(elapsed)).await;
-        }
-    }
 }

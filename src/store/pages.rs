@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ops::{Progress, ProgressFn, Stage, Throttle};
+use super::options::{Progress, ProgressFn, Stage, Throttle};
 use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::retry::Retry;

@@ -31,7 +31,6 @@
 //! many bytes. SQLite can `VACUUM` afterwards ([`PruneOptions::vacuum`]) to give the
 //! space back to the file system.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -39,38 +38,21 @@ use serde_json::Value as Json;
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn};
+use super::options::{run_setters, RunOptions};
 use super::pages::{run_pass, Pass, PAGE_THREADS};
 use super::plan::Rules;
 use super::raw::{require_sqlite_file, serializer, Result};
-use super::retry::DEFAULT_MAX_RECONNECTS;
 use super::target::open_target;
 use super::Location;
 
 /// Options of [`prune`]. At least one rule must be set.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct PruneOptions {
+    run: RunOptions,
     keep_latest: Option<usize>,
     before: Option<i64>,
     idle_since: Option<i64>,
-    threads: Vec<String>,
     metadata: Vec<(String, Json)>,
-    dry_run: bool,
-    vacuum: bool,
-    max_rows_per_sec: Option<u64>,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for PruneOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PruneOptions")
-            .field("keep_latest", &self.keep_latest)
-            .field("before", &self.before)
-            .field("idle_since", &self.idle_since)
-            .field("threads", &self.threads)
-            .field("dry_run", &self.dry_run)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Seconds since the Unix epoch of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS[.f]]` with
@@ -159,43 +141,30 @@ impl PruneOptions {
         self
     }
 
-    /// Only these threads.
-    pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.threads = threads.into_iter().map(Into::into).collect();
-        self
-    }
-
     /// Only threads whose latest checkpoint's metadata has `key` equal to `value`.
     pub fn metadata(mut self, key: impl Into<String>, value: Json) -> Self {
         self.metadata.push((key.into(), value));
         self
     }
+}
 
+run_setters!(PruneOptions {
+    /// Only these threads.
+    threads;
     /// Report what would go; delete nothing.
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
+    dry_run;
     /// SQLite: `VACUUM` afterwards (the file shrinks; needs free space for a copy).
-    pub fn vacuum(mut self, on: bool) -> Self {
-        self.vacuum = on;
-        self
-    }
-
+    vacuum;
     /// At most this many checkpoints read per second, on average (0 or `None`: no
     /// limit). Needs a Tokio runtime with time enabled.
-    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
-        self.max_rows_per_sec = rate.filter(|r| *r > 0);
-        self
-    }
-
+    max_rows_per_sec;
+    /// Postgres: how many times in a row a lost connection is re-opened (the page in
+    /// flight is done again) before the prune stops with
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    max_reconnects;
     /// Called after each thread.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-}
+    on_progress;
+});
 
 /// What [`prune`] did (or would do).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -283,7 +252,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         Location::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         Location::Postgres(_) => None,
     };
-    let mut only = options.threads.clone();
+    let mut only = options.run.threads.clone();
     only.sort();
     only.dedup();
     let rules = options.rules();
@@ -291,16 +260,16 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         operation: "prune",
         rules: &rules,
         only,
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         page_threads: PAGE_THREADS,
         pause: None,
         max_threads: None,
-        max_rows_per_sec: options.max_rows_per_sec,
+        max_rows_per_sec: options.run.max_rows_per_sec,
         after: None,
-        progress: options.progress.as_ref(),
+        progress: options.run.progress.as_ref(),
         stop: None,
         on_plan: None,
-        max_reconnects: DEFAULT_MAX_RECONNECTS,
+        max_reconnects: options.run.max_reconnects(),
         relock: false,
     };
     let done = run_pass(store, &mut target, &serde, &pass).await?;
@@ -308,7 +277,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     let mut report = PruneReport {
         operation: "prune",
         store: shown,
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         threads: t.threads,
         threads_deleted: t.threads_deleted,
         checkpoints_deleted: t.checkpoints_deleted,
@@ -322,7 +291,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         reconnects: done.reconnects,
         elapsed_s: 0.0,
     };
-    if options.vacuum && !options.dry_run && target.compact().await? {
+    if options.run.vacuum && !options.run.dry_run && target.compact().await? {
         if let Location::Sqlite(p) = &location {
             let after = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             report.file_bytes = file_before.map(|b| (b, after));

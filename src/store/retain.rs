@@ -29,40 +29,37 @@ use serde::Serialize;
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::ops::{Progress, ProgressFn};
+use super::options::{run_setters, RunOptions};
 use super::pages::{run_pass, Pass, PlanFn, PAGE_THREADS};
 use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{require_sqlite_file, serializer, Result};
 use super::report::VacuumReport;
-use super::retry::DEFAULT_MAX_RECONNECTS;
 use super::target::{open_target, Target};
 use super::Location;
 
 /// Options of [`retain`].
 #[derive(Clone)]
 pub struct RetainOptions {
+    run: RunOptions,
     policy: RetentionPolicy,
-    dry_run: bool,
     allow_all: bool,
-    batch_size: usize,
     pause: Option<Duration>,
     max_threads: Option<u64>,
-    max_rows_per_sec: Option<u64>,
     after: Option<String>,
-    progress: Option<ProgressFn>,
     stop: Option<Arc<AtomicBool>>,
     on_plan: Option<Arc<PlanFn>>,
-    vacuum: bool,
 }
 
 impl std::fmt::Debug for RetainOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RetainOptions")
+            .field("run", &self.run)
             .field("policy", &self.policy)
-            .field("dry_run", &self.dry_run)
             .field("allow_all", &self.allow_all)
-            .field("batch_size", &self.batch_size)
+            .field("pause", &self.pause)
+            .field("max_threads", &self.max_threads)
+            .field("after", &self.after)
             .finish_non_exhaustive()
     }
 }
@@ -71,47 +68,23 @@ impl RetainOptions {
     /// A sweep by `policy`, with its `[sweep]` settings (batch size, pause, cap).
     pub fn new(policy: RetentionPolicy) -> Self {
         RetainOptions {
-            batch_size: policy.batch_size().unwrap_or(PAGE_THREADS),
+            run: RunOptions {
+                batch_size: Some(policy.batch_size().unwrap_or(PAGE_THREADS)),
+                ..RunOptions::default()
+            },
             pause: policy.pause(),
             max_threads: policy.max_threads(),
             policy,
-            dry_run: false,
             allow_all: false,
-            max_rows_per_sec: None,
             after: None,
-            progress: None,
             stop: None,
             on_plan: None,
-            vacuum: false,
         }
-    }
-
-    /// Work out what would go; delete nothing (no lock is taken).
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
-    /// SQLite: after the sweep, give the free pages back to the file system in small
-    /// steps (`PRAGMA incremental_vacuum`, one short write transaction each, the
-    /// batch pause between them), never a full `VACUUM`. Needs the file in
-    /// `auto_vacuum = INCREMENTAL` mode; in any other mode the report says so and
-    /// what converts it. Postgres gives space back to its own free space map
-    /// (autovacuum): nothing to do.
-    pub fn vacuum(mut self, on: bool) -> Self {
-        self.vacuum = on;
-        self
     }
 
     /// Let the policy delete every thread of the store.
     pub fn allow_all(mut self, on: bool) -> Self {
         self.allow_all = on;
-        self
-    }
-
-    /// Threads per transaction (at least 1).
-    pub fn batch_size(mut self, threads: usize) -> Self {
-        self.batch_size = threads.max(1);
         self
     }
 
@@ -127,12 +100,6 @@ impl RetainOptions {
         self
     }
 
-    /// At most this many checkpoints read per second, on average.
-    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
-        self.max_rows_per_sec = rate.filter(|r| *r > 0);
-        self
-    }
-
     /// Begin after this thread id (a capped sweep's `next_after`).
     pub fn start_after(mut self, thread: Option<String>) -> Self {
         self.after = thread;
@@ -145,18 +112,34 @@ impl RetainOptions {
         self
     }
 
-    /// Called after each batch.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-
     /// Called with each thread that loses something (what goes), dry run or not.
     pub fn on_plan(mut self, f: impl Fn(&PlannedThread) + Send + Sync + 'static) -> Self {
         self.on_plan = Some(Arc::new(f));
         self
     }
 }
+
+run_setters!(RetainOptions {
+    /// Work out what would go; delete nothing (no lock is taken).
+    dry_run;
+    /// SQLite: after the sweep, give the free pages back to the file system in small
+    /// steps (`PRAGMA incremental_vacuum`, one short write transaction each, the
+    /// batch pause between them), never a full `VACUUM`. Needs the file in
+    /// `auto_vacuum = INCREMENTAL` mode; in any other mode the report says so and
+    /// what converts it. Postgres gives space back to its own free space map
+    /// (autovacuum): nothing to do.
+    vacuum;
+    /// Threads per transaction (at least 1).
+    batch_size(threads);
+    /// At most this many checkpoints read per second, on average.
+    max_rows_per_sec;
+    /// Postgres: how many times in a row a lost connection is re-opened (the batch in
+    /// flight is done again, the sweep lock taken again) before the sweep stops with
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    max_reconnects;
+    /// Called after each batch.
+    on_progress;
+});
 
 /// What one sweep did (or would do).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -305,11 +288,11 @@ pub async fn retain(
         operation: "retain",
         store: shown.clone(),
         started_at: rfc3339(now),
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         ..RetainReport::default()
     };
     // A dry run takes no lock.
-    let held = !options.dry_run;
+    let held = !options.run.dry_run;
     if held {
         if !target.try_lock().await? {
             report.skipped_locked = true;
@@ -323,15 +306,15 @@ pub async fn retain(
         rules: &rules,
         only: Vec::new(),
         dry_run: true,
-        page_threads: options.batch_size,
+        page_threads: options.run.batch_size.unwrap_or(PAGE_THREADS),
         pause: None,
         max_threads: None,
-        max_rows_per_sec: options.max_rows_per_sec,
+        max_rows_per_sec: options.run.max_rows_per_sec,
         after: None,
         progress: None,
         stop: options.stop.as_deref(),
         on_plan: None,
-        max_reconnects: DEFAULT_MAX_RECONNECTS,
+        max_reconnects: options.run.max_reconnects(),
         relock: false,
     };
     let mut reconnects = 0u64;
@@ -351,18 +334,18 @@ pub async fn retain(
                 }
             }
         }
-        pass.dry_run = options.dry_run;
+        pass.dry_run = options.run.dry_run;
         pass.pause = options.pause;
         pass.max_threads = options.max_threads;
         pass.after.clone_from(&options.after);
-        pass.progress = options.progress.as_ref();
+        pass.progress = options.run.progress.as_ref();
         pass.on_plan = options.on_plan.as_deref();
         pass.relock = held;
         run_pass(store, &mut target, &serde, &pass).await
     }
     .await;
     let outcome = match outcome {
-        Ok(done) if options.vacuum && !options.dry_run => target
+        Ok(done) if options.run.vacuum && !options.run.dry_run => target
             .compact_in_steps(options.pause, options.stop.as_deref())
             .await
             .map(|v| (done, v)),

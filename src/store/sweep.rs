@@ -10,38 +10,18 @@ use super::classify::{classify, Class, Classified};
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::ops::{
-    key_strings, page_keys, probe_keys, retrying, stored_len, total_estimate, Progress, ProgressFn,
-    Stage, Throttle, DEFAULT_PAGE_BYTES,
+    key_strings, page_keys, probe_keys, retrying, stored_len, total_estimate, DEFAULT_PAGE_BYTES,
 };
+use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::report::{ClassCounts, SweepReport, SweepTable, Tally, UnreadableRow};
-use super::retry::Retry;
 use super::Store;
 use crate::error::Error;
 
 /// Options of [`encrypt`] and [`rekey`].
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct SweepOptions {
-    batch_size: usize,
-    batch_bytes: usize,
-    dry_run: bool,
-    vacuum: bool,
-    max_rows_per_sec: Option<u64>,
-    max_reconnects: u32,
+    run: RunOptions,
     key_probe: bool,
-    progress: Option<ProgressFn>,
-}
-
-impl std::fmt::Debug for SweepOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SweepOptions")
-            .field("batch_size", &self.batch_size)
-            .field("batch_bytes", &self.batch_bytes)
-            .field("dry_run", &self.dry_run)
-            .field("max_rows_per_sec", &self.max_rows_per_sec)
-            .field("max_reconnects", &self.max_reconnects)
-            .field("key_probe", &self.key_probe)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Default for SweepOptions {
@@ -50,19 +30,16 @@ impl Default for SweepOptions {
     }
 }
 
+/// Rows a sweep reads and writes per transaction unless [`SweepOptions::batch_size`] says.
+const SWEEP_BATCH: usize = 500;
+
 impl SweepOptions {
     /// Batches of 500 rows and at most [`DEFAULT_PAGE_BYTES`], no rate limit, writing,
     /// up to 16 reconnects in a row (about a minute of waiting).
     pub fn new() -> Self {
         SweepOptions {
-            batch_size: 500,
-            batch_bytes: DEFAULT_PAGE_BYTES,
-            dry_run: false,
-            vacuum: false,
-            max_rows_per_sec: None,
-            max_reconnects: super::retry::DEFAULT_MAX_RECONNECTS,
+            run: RunOptions::default(),
             key_probe: true,
-            progress: None,
         }
     }
 
@@ -74,56 +51,39 @@ impl SweepOptions {
         self
     }
 
-    /// Rows read and written per transaction (at least 1).
-    pub fn batch_size(mut self, rows: usize) -> Self {
-        self.batch_size = rows.max(1);
-        self
+    fn batch_size_or_default(&self) -> usize {
+        self.run.batch_size.unwrap_or(SWEEP_BATCH)
     }
 
+    fn batch_bytes_or_default(&self) -> usize {
+        self.run.batch_bytes.unwrap_or(DEFAULT_PAGE_BYTES)
+    }
+}
+
+run_setters!(SweepOptions {
+    /// Rows read and written per transaction (at least 1).
+    batch_size(rows);
     /// Bytes of stored values read per transaction at most (a larger value goes
     /// alone): what bounds a sweep's memory (see [`DEFAULT_PAGE_BYTES`]).
-    pub fn batch_bytes(mut self, bytes: usize) -> Self {
-        self.batch_bytes = bytes.max(1);
-        self
-    }
-
+    batch_bytes(bytes);
     /// Count what would change; write nothing.
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
-
+    dry_run;
     /// After the sweep, compact the store so the old bytes leave the database files:
     /// SQLite `VACUUM` (the whole file rewritten, under a write lock for its duration)
     /// and a truncating WAL checkpoint; Postgres `VACUUM (FULL)` of `checkpoint_blobs`
     /// and `checkpoint_writes` (each under an `ACCESS EXCLUSIVE` lock: writers wait).
     /// Not in a dry run.
-    pub fn vacuum(mut self, on: bool) -> Self {
-        self.vacuum = on;
-        self
-    }
-
+    vacuum;
     /// At most this many rows read per second (0 or `None`: no limit). Needs a Tokio
     /// runtime with time enabled.
-    pub fn max_rows_per_sec(mut self, rate: Option<u64>) -> Self {
-        self.max_rows_per_sec = rate.filter(|r| *r > 0);
-        self
-    }
-
+    max_rows_per_sec;
     /// Postgres: how many times in a row a lost connection is re-opened (the batch in
     /// flight is read again) before the sweep stops with
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
-    pub fn max_reconnects(mut self, n: u32) -> Self {
-        self.max_reconnects = n;
-        self
-    }
-
+    max_reconnects;
     /// Called after each batch is read ([`Stage::Read`]) and when it is done.
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.progress = Some(Arc::new(f));
-        self
-    }
-}
+    on_progress;
+});
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sweep {
@@ -239,22 +199,22 @@ async fn sweep(
         }
         .into());
     }
-    if !options.dry_run && !store.is_writable() {
+    if !options.run.dry_run && !store.is_writable() {
         return Err(StoreFault::NotWritable {
             operation: op.name(),
         }
         .into());
     }
     let mut reconnects = 0u64;
-    let total = retrying(store, options.max_reconnects, &mut reconnects, || {
+    let total = retrying(store, options.run.max_reconnects(), &mut reconnects, || {
         total_estimate(store)
     })
     .await?;
     if options.key_probe {
         let (size, bytes, retries) = (
-            options.batch_size,
-            options.batch_bytes,
-            options.max_reconnects,
+            options.batch_size_or_default(),
+            options.batch_bytes_or_default(),
+            options.run.max_reconnects(),
         );
         probe_keys(
             store,
@@ -271,7 +231,7 @@ async fn sweep(
         operation: op.name(),
         store: store.location().display(),
         backend: store.backend_name(),
-        dry_run: options.dry_run,
+        dry_run: options.run.dry_run,
         keys: keys.labels().to_vec(),
         tables: Vec::new(),
         seen: ClassCounts::default(),
@@ -292,20 +252,18 @@ async fn sweep(
     };
     let mut done = 0u64;
     let mut bytes_read = 0u64;
-    let mut retry = Retry::new(options.max_reconnects);
-    let mut throttle = Throttle::new(options.max_rows_per_sec);
+    let mut retry = options.run.retry();
+    let mut throttle = options.run.throttle();
     let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
-        if let Some(f) = &options.progress {
-            f(&Progress {
-                operation: op.name(),
-                column,
-                rows_done: done,
-                total_estimate: total.max(done),
-                rewritten,
-                stage,
-                page,
-            });
-        }
+        options.run.report(&Progress {
+            operation: op.name(),
+            column,
+            rows_done: done,
+            total_estimate: total.max(done),
+            rewritten,
+            stage,
+            page,
+        });
     };
     for t in store.backend().tables() {
         let mut table = SweepTable {
@@ -391,7 +349,7 @@ async fn sweep(
             let from = after.take();
             let rows = retrying(
                 store,
-                options.max_reconnects,
+                options.run.max_reconnects(),
                 &mut report.reconnects,
                 || store.backend().inline_page(from.clone(), 250),
             )
@@ -410,13 +368,13 @@ async fn sweep(
         report.mb_per_s = bytes_read as f64 / 1e6 / elapsed;
     }
     report.complete = report.failed == 0 && report.changed_still_pending == 0;
-    if !options.dry_run {
+    if !options.run.dry_run {
         store.backend().flush_stats().await;
     }
-    if !options.dry_run && report.rewritten.rows > 0 {
+    if !options.run.dry_run && report.rewritten.rows > 0 {
         report.left_behind = Some(store.backend().left_behind().to_owned());
     }
-    if options.vacuum && !options.dry_run {
+    if options.run.vacuum && !options.run.dry_run {
         report.left_behind = store.backend().vacuum().await?;
         report.vacuumed = true;
         report.elapsed_s = started.elapsed().as_secs_f64();
@@ -438,7 +396,12 @@ async fn batch(
 ) -> Result<Option<(BatchResult, Vec<KeyPart>, u64)>, Error> {
     let mut rows = store
         .backend()
-        .page(t, after, options.batch_size, options.batch_bytes)
+        .page(
+            t,
+            after,
+            options.batch_size_or_default(),
+            options.batch_bytes_or_default(),
+        )
         .await?;
     let Some(last) = rows.last() else {
         return Ok(None);
@@ -484,7 +447,7 @@ async fn batch(
     }
     on_read(&rows);
     drop(rows);
-    if options.dry_run || updates.is_empty() {
+    if options.run.dry_run || updates.is_empty() {
         for u in &updates {
             result.rewritten.rows = result.rewritten.rows.saturating_add(1);
             result.rewritten.bytes = result

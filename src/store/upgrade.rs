@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use super::error::StoreFault;
 use super::inspect::AnyStore;
+use super::options::{run_setters, RunOptions};
 use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Result};
 use super::Location;
 use crate::error::Error;
@@ -39,7 +40,7 @@ pub const SQLITE_TASK_PATH_MIGRATION: &str =
 /// Options of [`upgrade`].
 #[derive(Clone, Debug, Default)]
 pub struct UpgradeOptions {
-    dry_run: bool,
+    run: RunOptions,
 }
 
 impl UpgradeOptions {
@@ -47,13 +48,12 @@ impl UpgradeOptions {
     pub fn new() -> Self {
         Self::default()
     }
-
-    /// Say what would run; write nothing.
-    pub fn dry_run(mut self, on: bool) -> Self {
-        self.dry_run = on;
-        self
-    }
 }
+
+run_setters!(UpgradeOptions {
+    /// Say what would run; write nothing.
+    dry_run;
+});
 
 /// One statement of an upgrade.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -200,7 +200,7 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
             };
             let mut steps = plan(&shown, &before, &[])?;
             let mut after = before.clone();
-            if !options.dry_run && !steps.is_empty() {
+            if !options.run.dry_run && !steps.is_empty() {
                 let ran = {
                     let (path, shown) = (path.clone(), shown.clone());
                     tokio::task::spawn_blocking(move || sqlite_task_path(&path, &shown))
@@ -213,7 +213,14 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 after = detect_sqlite(&conn).map_err(saver_err(&shown))?;
             }
-            report_of(&shown, "sqlite", &before, &after, steps, options.dry_run)
+            report_of(
+                &shown,
+                "sqlite",
+                &before,
+                &after,
+                steps,
+                options.run.dry_run,
+            )
         }
         Location::Postgres(url) => {
             let before = pg_layout(&url, &shown).await?;
@@ -225,7 +232,7 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
                 })?;
             let mut steps = plan(&shown, &before, &saver.migration_statements())?;
             let mut after = before.clone();
-            if !options.dry_run && !steps.is_empty() {
+            if !options.run.dry_run && !steps.is_empty() {
                 let ran = saver
                     .setup_migrations()
                     .await
@@ -239,7 +246,14 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
                 }
                 after = pg_layout(&url, &shown).await?;
             }
-            report_of(&shown, "postgres", &before, &after, steps, options.dry_run)
+            report_of(
+                &shown,
+                "postgres",
+                &before,
+                &after,
+                steps,
+                options.run.dry_run,
+            )
         }
     };
     report.elapsed_s = started.elapsed().as_secs_f64();

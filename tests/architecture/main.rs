@@ -6,5 +6,6 @@ mod backend_seam;
 mod error_contract;
 mod layer_errors;
 mod layers;
+mod options_shape;
 mod public_paths;
 mod store_modules;

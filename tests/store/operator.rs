@@ -208,11 +208,11 @@ fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `copy` and `prune --max-rows-per-sec N` read at most N checkpoints a second on
-/// average: 12 checkpoints at 20 a second take at least 0.6 s, by the command's own
-/// clock.
+/// `copy`, `prune`, `audit`, `export` and `import --max-rows-per-sec N` go at most N
+/// rows a second on average: 12 checkpoints at 20 a second take at least 0.6 s, by the
+/// command's own clock.
 #[test]
-fn copy_and_prune_keep_to_their_rate() {
+fn every_paced_command_keeps_to_its_rate() {
     let dir = scratch("rate");
     let source = python_store_in(&dir, "source.sqlite");
     let s = source.to_str().expect("utf-8");
@@ -237,6 +237,42 @@ fn copy_and_prune_keep_to_their_rate() {
         "--json",
     ]);
     assert!(prune >= 12.0 / 20.0, "prune took {prune} s");
+    // The audit reads at least the 12 checkpoints' values, the export and the import
+    // at least their 12 rows.
+    let audit = elapsed(&[
+        "store",
+        "audit",
+        s,
+        "--allow-clear",
+        "--max-rows-per-sec",
+        "20",
+        "--json",
+    ]);
+    assert!(audit >= 12.0 / 20.0, "audit took {audit} s");
+    let backup = dir.join("backup.jsonl");
+    let b = backup.to_str().expect("utf-8");
+    let export = elapsed(&[
+        "store",
+        "export",
+        s,
+        b,
+        "--max-rows-per-sec",
+        "20",
+        "--json",
+    ]);
+    assert!(export >= 12.0 / 20.0, "export took {export} s");
+    let restored = dir.join("restored.db");
+    let r = restored.to_str().expect("utf-8");
+    let import = elapsed(&[
+        "store",
+        "import",
+        b,
+        r,
+        "--max-rows-per-sec",
+        "20",
+        "--json",
+    ]);
+    assert!(import >= 12.0 / 20.0, "import took {import} s");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

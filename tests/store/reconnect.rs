@@ -19,6 +19,7 @@ use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::store::{
     self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
 };
+use langgraph_codec::ErrorKind;
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 
@@ -388,6 +389,75 @@ fn import_into_postgres_reconnects_and_ends_as_an_uninterrupted_import() {
         runtime.block_on(digest(&target)),
         runtime.block_on(digest(&reference))
     );
+}
+
+/// `max_reconnects(0)`: the first lost connection stops the copy, the import and the
+/// prune with `ConnectionLost`, where the default (16) rides it out (the tests above).
+#[test]
+fn max_reconnects_zero_stops_copy_import_and_prune_at_the_first_loss() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let keys = StoreKeys::none();
+    let lost = |what: &str, result: Result<u64, langgraph_codec::Error>| match result {
+        Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionLost, "{what}: {e}"),
+        Ok(n) => panic!("{what} rode out a lost connection ({n} done) with max_reconnects 0"),
+    };
+
+    let dir = crate::support::scratch("hrc_max0");
+    let source = dir.join("source.db");
+    sqlite_store(&source, &shape(20, 5), "t-");
+    let source = source.to_string_lossy().into_owned();
+    let target = runtime.block_on(fresh(&base, "hrc_max0_copy"));
+    let (killed, kill) = killer_at(&db_name(&target), &[25]);
+    let copied = runtime.block_on(store::copy(
+        &source,
+        &target,
+        &keys,
+        &CopyOptions::new()
+            .batch_size(10)
+            .max_reconnects(0)
+            .on_progress(move |p| kill(p.rows_done)),
+    ));
+    assert_eq!(killed.load(Ordering::SeqCst), 1);
+    lost("copy", copied.map(|r| r.copied));
+
+    let file = dir.join("backup.jsonl");
+    runtime.block_on(async {
+        let store = AnyStore::open(&target).await.expect("open");
+        let mut out = std::fs::File::create(&file).expect("file");
+        store::export(&store, &mut out, &ExportOptions::new())
+            .await
+            .expect("export");
+        out.flush().expect("flush");
+    });
+    let into = runtime.block_on(fresh(&base, "hrc_max0_import"));
+    let (killed, kill) = killer_at(&db_name(&into), &[10]);
+    let mut input = std::io::BufReader::new(std::fs::File::open(&file).expect("file"));
+    let imported = runtime.block_on(store::import(
+        &mut input,
+        &file.to_string_lossy(),
+        &into,
+        &ImportOptions::new()
+            .batch_size(5)
+            .max_reconnects(0)
+            .on_progress(move |p| kill(p.rows_done)),
+    ));
+    assert_eq!(killed.load(Ordering::SeqCst), 1);
+    lost("import", imported.map(|r| r.inserted));
+
+    let (url, _) = runtime.block_on(pg_pair(&base, "hrc_max0_prune", &shape(450, 4)));
+    let (killed, kill) = killer_at(&db_name(&url), &[1]);
+    let pruned = runtime.block_on(store::prune(
+        &url,
+        &keys,
+        &PruneOptions::new()
+            .keep_latest(1)
+            .max_reconnects(0)
+            .on_progress(move |p| kill(p.rows_done)),
+    ));
+    assert_eq!(killed.load(Ordering::SeqCst), 1);
+    lost("prune", pruned.map(|r| r.checkpoints_deleted));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A server away for 30 s (the database refuses every connection, its backends are

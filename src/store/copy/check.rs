@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::super::error::StoreFault;
 use super::super::inspect::decode_sqlite_row;
-use super::super::ops::{Progress, Stage};
+use super::super::options::{Progress, Stage};
 use super::super::raw::{cell_bytes, sq, Result};
 use super::super::retry::Retry;
 use super::super::target::Target;
@@ -471,17 +471,15 @@ pub(super) async fn settle(
             None => report.verified += 1,
             Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
         }
-        if let Some(f) = &options.progress {
-            f(&Progress {
-                operation: "copy",
-                column: "checkpoints",
-                rows_done: *done,
-                total_estimate: report.checkpoints.max(*done),
-                rewritten: report.copied,
-                stage: Stage::Done,
-                page: None,
-            });
-        }
+        options.run.report(&Progress {
+            operation: "copy",
+            column: "checkpoints",
+            rows_done: *done,
+            total_estimate: report.checkpoints.max(*done),
+            rewritten: report.copied,
+            stage: Stage::Done,
+            page: None,
+        });
     }
     Ok(())
 }

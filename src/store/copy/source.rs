@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::{decode_sqlite_row, AnyStore};
-use super::super::ops::Throttle;
+use super::super::options::Throttle;
 use super::super::raw::{pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Writer};

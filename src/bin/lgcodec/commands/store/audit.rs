@@ -38,6 +38,9 @@ pub struct AuditArgs {
     /// of threads).
     #[arg(long)]
     per_thread: bool,
+    /// At most this many values read per second, on average (spares a busy store).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_rows_per_sec: Option<u64>,
 }
 
 pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
@@ -51,7 +54,8 @@ pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
         .deny_inline(args.deny_inline)
         .allow_free_space(args.allow_free_space)
         .key_probe(!args.no_key_probe)
-        .per_thread(args.per_thread);
+        .per_thread(args.per_thread)
+        .max_rows_per_sec(args.max_rows_per_sec);
     let report = with_progress(|progress| async {
         store::audit(&store, keys, &options.on_progress(progress)).await
     })

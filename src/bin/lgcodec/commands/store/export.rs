@@ -19,6 +19,9 @@ pub struct ExportArgs {
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
     pub threads: Vec<String>,
+    /// At most this many rows read per second, on average (spares a busy store).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -29,6 +32,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         store: location,
         file,
         threads,
+        max_rows_per_sec,
         json,
     } = args;
     let store = match AnyStore::open(&location).await {
@@ -55,7 +59,10 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         }
     };
     let (report, flushed) = with_progress(|progress| async {
-        let options = ExportOptions::new().threads(threads).on_progress(progress);
+        let options = ExportOptions::new()
+            .threads(threads)
+            .max_rows_per_sec(max_rows_per_sec)
+            .on_progress(progress);
         let report = store::export(&store, &mut out, &options).await;
         // A write error the buffer still holds (a full disk) fails the export.
         let flushed = out.flush();

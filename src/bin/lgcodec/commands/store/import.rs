@@ -22,6 +22,10 @@ pub struct ImportArgs {
     /// in conflict; write nothing (a missing target is not created).
     #[arg(long)]
     pub dry_run: bool,
+    /// At most this many rows of the file put in per second, on average (spares a
+    /// store that serves live writers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_rows_per_sec: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -32,7 +36,9 @@ pub async fn run(args: ImportArgs) -> ExitCode {
         Ok(i) => i,
         Err(code) => return code,
     };
-    let options = ImportOptions::new().dry_run(args.dry_run);
+    let options = ImportOptions::new()
+        .dry_run(args.dry_run)
+        .max_rows_per_sec(args.max_rows_per_sec);
     let report = with_progress(|progress| async {
         let options = options.on_progress(progress);
         store::import(&mut input, &args.file, &args.store, &options).await
