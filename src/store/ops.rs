@@ -449,6 +449,7 @@ pub async fn audit(
             Verdict::Findings
         },
         findings,
+        reconnects,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
 }

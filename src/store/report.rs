@@ -203,6 +203,9 @@ pub struct AuditReport {
     pub verdict: Verdict,
     /// Each finding in one sentence.
     pub findings: Vec<String>,
+    /// Postgres: connections re-opened after the server closed them (the page in
+    /// flight read again; see [`AuditOptions::max_reconnects`](super::AuditOptions::max_reconnects)).
+    pub reconnects: u64,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
 }

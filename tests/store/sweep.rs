@@ -1150,9 +1150,23 @@ fn postgres_kill_9_and_terminated_connections_then_resume_equals_an_uninterrupte
             .max_rows_per_sec(Some(1000))
             .max_reconnects(1000),
     ));
+    // The audit, paced to last over a second, reads through the same terminations.
+    let audit = runtime.block_on(store::audit(
+        &store,
+        &new_with_old(),
+        &AuditOptions::new()
+            .allow_clear(true)
+            .allow_free_space(true)
+            .page_size(10)
+            .max_rows_per_sec(Some(600))
+            .max_reconnects(1000),
+    ));
     let _ = stop_tx.send(());
     let terminated = killer.join().expect("killer");
     let report = report.expect("the sweep survives terminated connections");
+    let audit = audit.expect("the audit survives terminated connections");
+    assert!(audit.reconnects >= 1, "{audit:?}");
+    assert_eq!(audit.totals.total.rows, want.len() as u64, "{audit:?}");
     println!(
         "terminated {terminated} backend(s), {} reconnect(s)",
         report.reconnects
