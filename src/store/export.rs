@@ -333,6 +333,7 @@ async fn export_snapshot(
                 done += n;
                 options.run.report(&Progress {
                     operation: "export",
+                    unit: "rows",
                     column: spec.table,
                     rows_done: done,
                     total_estimate: done,

@@ -297,6 +297,7 @@ async fn import_into(
         flushed?;
         options.run.report(&Progress {
             operation: "import",
+            unit: "rows",
             column: spec.as_ref().map_or("", |s| s.table),
             rows_done: done,
             total_estimate: done,

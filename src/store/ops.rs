@@ -293,6 +293,7 @@ pub async fn audit(
     let report = |column: &'static str, done: u64, page| {
         options.run.report(&Progress {
             operation: "audit",
+            unit: "values",
             column,
             rows_done: done,
             total_estimate: total.max(done),

@@ -26,15 +26,23 @@ pub enum Stage {
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Progress {
-    /// `audit`, `encrypt` or `rekey`.
+    /// `audit`, `encrypt`, `rekey`, `export`, `import`, `copy`, `prune` or `retain`.
     pub operation: &'static str,
-    /// `table.column` being read.
+    /// `table.column` (or the table, or `threads`) being read.
     pub column: &'static str,
-    /// Values read so far (every table).
+    /// What [`rows_done`](Self::rows_done) and
+    /// [`total_estimate`](Self::total_estimate) count: `values` (audit, encrypt,
+    /// rekey), `rows` (export, import), `checkpoints` (copy) or `threads` (prune,
+    /// retain).
+    pub unit: &'static str,
+    /// How many done so far (every table).
     pub rows_done: u64,
-    /// Values in the store when the operation started (an estimate: writers add rows).
+    /// How many the store held when the operation started (an estimate: writers add
+    /// rows; an export or import counts what it has done).
     pub total_estimate: u64,
-    /// Values rewritten so far (a sweep; in a dry run, that would be).
+    /// What the operation changed so far: values rewritten (a sweep; in a dry run,
+    /// that would be), checkpoints copied, checkpoints deleted (prune, retain), rows
+    /// inserted (import); 0 for the audit and the export.
     pub rewritten: u64,
     /// When this report is made.
     pub stage: Stage,

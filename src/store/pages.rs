@@ -411,6 +411,7 @@ pub(crate) async fn run_pass(
         if let Some(f) = pass.progress {
             f(&Progress {
                 operation: pass.operation,
+                unit: "threads",
                 column: "threads",
                 rows_done: done,
                 total_estimate: total.max(done),

@@ -257,6 +257,7 @@ async fn sweep(
     let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
         options.run.report(&Progress {
             operation: op.name(),
+            unit: "values",
             column,
             rows_done: done,
             total_estimate: total.max(done),

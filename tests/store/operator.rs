@@ -276,6 +276,100 @@ fn every_paced_command_keeps_to_its_rate() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Every operation's progress names what it counts (`unit`), and its last report
+/// counts all of it, as the store's own tables tell: the audit its values
+/// (checkpoints and writes), the export and the import their rows, the copy its
+/// checkpoints, the prune its threads.
+#[test]
+fn each_operation_reports_progress_in_its_own_unit() {
+    use langgraph_codec::store::{self, AnyStore, Progress, StoreKeys};
+    use std::sync::{Arc, Mutex};
+
+    let dir = scratch("unit");
+    let source = python_store_in(&dir, "source.sqlite");
+    let s = source.to_str().expect("utf-8");
+    let conn = rusqlite::Connection::open(&source).expect("open");
+    let count = |sql: &str| -> u64 {
+        conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+            .map(|n| u64::try_from(n).expect("count"))
+            .expect(sql)
+    };
+    let checkpoints = count("SELECT count(*) FROM checkpoints");
+    let writes = count("SELECT count(*) FROM writes");
+    let threads = count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+    drop(conn);
+    type Last = Arc<Mutex<Option<(&'static str, &'static str, u64)>>>;
+    let last: Last = Arc::default();
+    let seen = || {
+        let last = Arc::clone(&last);
+        move |p: &Progress| {
+            *last.lock().expect("lock") = Some((p.operation, p.unit, p.rows_done));
+        }
+    };
+    let take = |last: &Last| {
+        last.lock()
+            .expect("lock")
+            .take()
+            .expect("a progress report")
+    };
+    let keys = StoreKeys::none();
+    let rt = crate::support::rt();
+    rt.block_on(async {
+        let store = store::Store::open(s).await.expect("open");
+        store::audit(
+            &store,
+            &keys,
+            &store::AuditOptions::new().on_progress(seen()),
+        )
+        .await
+        .expect("audit");
+        assert_eq!(take(&last), ("audit", "values", checkpoints + writes));
+
+        let any = AnyStore::open(s).await.expect("open");
+        let file = dir.join("backup.jsonl");
+        let mut out = std::fs::File::create(&file).expect("create");
+        store::export(
+            &any,
+            &mut out,
+            &store::ExportOptions::new().on_progress(seen()),
+        )
+        .await
+        .expect("export");
+        assert_eq!(take(&last), ("export", "rows", checkpoints + writes));
+
+        let restored = dir.join("restored.db");
+        let mut input = std::io::BufReader::new(std::fs::File::open(&file).expect("open"));
+        store::import(
+            &mut input,
+            "backup.jsonl",
+            restored.to_str().expect("utf-8"),
+            &store::ImportOptions::new().on_progress(seen()),
+        )
+        .await
+        .expect("import");
+        assert_eq!(take(&last), ("import", "rows", checkpoints + writes));
+
+        let copied = dir.join("copy.db");
+        let c = copied.to_str().expect("utf-8");
+        store::copy(s, c, &keys, &store::CopyOptions::new().on_progress(seen()))
+            .await
+            .expect("copy");
+        assert_eq!(take(&last), ("copy", "checkpoints", checkpoints));
+
+        store::prune(
+            c,
+            &keys,
+            &store::PruneOptions::new()
+                .keep_latest(1)
+                .on_progress(seen()),
+        )
+        .await
+        .expect("prune");
+        assert_eq!(take(&last), ("prune", "threads", threads));
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// SIGINT (and SIGTERM) in the middle of a sweep: the command says it was interrupted,
 /// after how many rows, and how to finish (run it again), exits 130 (143), and the
 /// rerun completes with every row done once.
@@ -320,6 +414,7 @@ fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
         assert!(
             stderr.contains("lgcodec store encrypt: ")
                 && stderr.contains(" after ")
+                && stderr.contains(" values; ")
                 && stderr.contains("run the same command again to resume"),
             "{stderr}"
         );

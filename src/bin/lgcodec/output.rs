@@ -31,14 +31,14 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     }
     let bar = indicatif::ProgressBar::new(0);
     let style = indicatif::ProgressStyle::with_template(
-        "{msg:>24} [{bar:30}] {human_pos}/{human_len} rows, {rate}, {eta} left",
+        "{prefix:>24} [{bar:30}] {human_pos}/{human_len} {msg}, {rate}, {eta} left",
     )
     .map(|s| {
-        // Whole rows a second with commas (indicatif's `per_sec` prints three decimals).
+        // Whole units a second with commas (indicatif's `per_sec` prints three decimals).
         s.progress_chars("=> ").with_key(
             "rate",
             |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{}", human::rate(state.per_sec(), "rows"));
+                let _ = write!(w, "{}", human::rate(state.per_sec(), unit()));
             },
         )
     })
@@ -48,9 +48,19 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Rows done so far by the running operation, as its progress reports them: what an
+/// How far the running operation got, as its progress reports it: what an
 /// interruption says.
 pub(crate) static ROWS_DONE: AtomicU64 = AtomicU64::new(0);
+
+/// What [`ROWS_DONE`] counts ([`Progress::unit`]; `rows` before the first report).
+static UNIT: std::sync::Mutex<&str> = std::sync::Mutex::new("rows");
+
+/// What the running operation counts: `values`, `rows`, `checkpoints` or `threads`.
+pub(crate) fn unit() -> &'static str {
+    *UNIT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// The progress callback: moves the bar when there is one (a terminal), and always
 /// keeps [`ROWS_DONE`].
@@ -60,10 +70,14 @@ pub(crate) fn on_progress(
     let bar = bar.cloned();
     move |p: &Progress| {
         ROWS_DONE.store(p.rows_done, Ordering::Relaxed);
+        *UNIT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = p.unit;
         if let Some(bar) = &bar {
             bar.set_length(p.total_estimate);
             bar.set_position(p.rows_done);
-            bar.set_message(p.column);
+            bar.set_prefix(p.column);
+            bar.set_message(p.unit);
         }
     }
 }

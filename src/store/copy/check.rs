@@ -473,6 +473,7 @@ pub(super) async fn settle(
         }
         options.run.report(&Progress {
             operation: "copy",
+            unit: "checkpoints",
             column: "checkpoints",
             rows_done: *done,
             total_estimate: report.checkpoints.max(*done),

@@ -17,7 +17,7 @@ use langgraph_codec::store::StoreKeys;
 use crate::cli::fatal;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 use crate::human;
-use crate::output::ROWS_DONE;
+use crate::output::{self, ROWS_DONE};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 use crate::output::{bar, on_progress};
 
@@ -278,10 +278,12 @@ async fn interruptible(
     tokio::select! {
         code = command => code,
         code = stop => {
+            let (done, unit) = (ROWS_DONE.load(Ordering::Relaxed), output::unit());
             eprintln!(
-                "\nlgcodec store {name}: {} after {} row(s); every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
+                "\nlgcodec store {name}: {} after {} {}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
                 if code == INTERRUPTED { "interrupted (SIGINT)" } else { "terminated (SIGTERM)" },
-                ROWS_DONE.load(Ordering::Relaxed)
+                human::count(done),
+                if done == 1 { unit.strip_suffix('s').unwrap_or(unit) } else { unit }
             );
             ExitCode::from(code)
         }
