@@ -85,12 +85,14 @@ mod batch;
 mod check;
 mod ranges;
 mod source;
+mod writer;
 
-use batch::{flush, Pending, Writer};
+use batch::{flush, Pending};
 use check::{settle, Verifying};
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
+use writer::Writer;
 
-use super::inspect::{pg_copy_target, AnyStore};
+use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::raw::{serializer, Result};
@@ -98,7 +100,6 @@ use super::retry::Retry;
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
-use crate::saver::sqlite::SqliteSaver;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
@@ -352,26 +353,7 @@ async fn copy_snapshot(
     if !options.run.dry_run {
         let (mut t, created, _) = open_target(target, true).await?;
         report.created_tables = created;
-        writer = Some(match Location::parse(target)? {
-            Location::Sqlite(path) => Writer::Sqlite(
-                Arc::new(
-                    SqliteSaver::builder(&path)
-                        .serializer(Arc::clone(&write_serde))
-                        .open()
-                        .map_err(super::raw::saver_err(&report.target))?,
-                ),
-                Arc::new(std::sync::Mutex::new(
-                    rusqlite::Connection::open_with_flags(
-                        &path,
-                        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE,
-                    )
-                    .map_err(super::raw::sq("copy"))?,
-                )),
-            ),
-            Location::Postgres(url) => {
-                Writer::Postgres(Arc::new(pg_copy_target(&url, &write_serde)?))
-            }
-        });
+        writer = Some(writer::open(target, &write_serde, &report.target)?);
         // The read-back's connection checkpoints the WAL after each batch
         // (`Writer::check`), off the writer's path.
         t.defer_wal_checkpoints().await?;
@@ -447,7 +429,7 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let own_task = src.raw.is_sqlite() && matches!(writer, Writer::Postgres(_));
+    let own_task = src.raw.is_sqlite() && writer.round_trips();
     let mut sink = Sink {
         target: target_conn,
         writer: writer.clone(),

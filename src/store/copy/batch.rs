@@ -9,13 +9,14 @@ use futures_util::future::BoxFuture;
 use super::super::raw::Result;
 use super::super::retry::Retry;
 use super::super::target::{Target, WriteSet};
-use super::check::{settle, Sent, Verifying};
+use super::check::{check, settle, Sent, Verifying};
+use super::writer::Writer;
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
 
-use crate::saver::postgres::{BlobLookUp, PostgresSaver, PutItem, Taken};
-use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
-use crate::saver::{ChannelVersions, CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::saver::postgres::{BlobLookUp, Taken};
+use crate::saver::sqlite::{StoredRow, StoredWrite};
+use crate::saver::CheckpointTuple;
 use crate::serializer::Serializer;
 use crate::{TypedBytes, Value};
 
@@ -49,7 +50,7 @@ pub(super) enum Body {
     /// (without its pending writes, as `Decoded`), and the blobs.
     /// - A clear msgpack row of a SQLite source in Python's layout, going into
     ///   Postgres: its inline values decoded, the others split off as their blobs
-    ///   ([`split_msgpack`]), and the `row` (decoded whole only to look closer at a
+    ///   ([`split_msgpack`](crate::saver::postgres::split_msgpack)), and the `row` (decoded whole only to look closer at a
     ///   target that does not hold what was sent). Measured 2026-11-29, 100,000
     ///   checkpoints SQLite → Postgres: decoding every channel value and encoding it
     ///   again for its blob was most of the CPU of the thread that reads the source.
@@ -199,93 +200,7 @@ pub(super) async fn insert_writes(
     target.insert_writes(&sets, fresh).await
 }
 
-/// The target saver: `put` of a batch in one transaction, `get_tuple` to verify. A
-/// SQLite target has a connection of its own besides, reading carried rows back as
-/// stored.
-#[derive(Clone)]
-pub(super) enum Writer {
-    Sqlite(
-        Arc<SqliteSaver>,
-        Arc<std::sync::Mutex<rusqlite::Connection>>,
-    ),
-    Postgres(Arc<PostgresSaver>),
-}
-
-impl Writer {
-    pub(super) fn shared(&self) -> Arc<dyn CheckpointSaver> {
-        match self {
-            Writer::Sqlite(s, _) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
-            Writer::Postgres(s) => Arc::clone(s) as Arc<dyn CheckpointSaver>,
-        }
-    }
-
-    /// Puts the checkpoints (each with its parent as Python's `put` receives it) in one
-    /// transaction. (Only decoded checkpoints: a carried row goes in with its writes.)
-    /// Returns the rows written for each, in order (for [`check`](Self::check)).
-    /// Into Postgres the rows are sent at once and committed when `ready` gives `true`
-    /// (`None`, nothing stored, when it gives `false`); into SQLite nothing is sent
-    /// before.
-    pub(super) async fn put_batch(
-        &self,
-        batch: &[PutOne<'_>],
-        taken: (Taken, BlobLookUp),
-        ready: impl std::future::Future<Output = bool>,
-    ) -> std::result::Result<Option<Vec<Sent>>, Error> {
-        let config = |p: &Pending, t: &CheckpointTuple| {
-            let config = CheckpointConfig::new(p.thread.clone()).with_ns(p.ns.clone());
-            match t
-                .parent_config
-                .as_ref()
-                .and_then(|c| c.checkpoint_id.clone())
-            {
-                Some(parent) => config.with_checkpoint_id(parent),
-                None => config,
-            }
-        };
-        match self {
-            Writer::Sqlite(s, _) => {
-                if !ready.await {
-                    return Ok(None);
-                }
-                let items: Vec<SqlitePutItem<'_>> = batch
-                    .iter()
-                    .map(|(p, t, blobs)| (config(p, t), &t.checkpoint, &t.metadata, *blobs))
-                    .collect();
-                Ok(Some(
-                    s.put_batch(&items)
-                        .await?
-                        .into_iter()
-                        .map(Sent::Sqlite)
-                        .collect(),
-                ))
-            }
-            Writer::Postgres(s) => {
-                // The versions of the channels the checkpoint holds a value for.
-                let versions: Vec<ChannelVersions> = batch
-                    .iter()
-                    .map(|(_, t, _)| {
-                        let cp = &t.checkpoint;
-                        cp.channel_versions
-                            .iter()
-                            .filter(|(k, _)| cp.channel_values.contains_key(*k))
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect()
-                    })
-                    .collect();
-                let items: Vec<PutItem<'_>> = batch
-                    .iter()
-                    .zip(&versions)
-                    .map(|((p, t, blobs), v)| (config(p, t), &t.checkpoint, &t.metadata, v, *blobs))
-                    .collect();
-                Ok(s.put_batch(&items, taken, ready)
-                    .await?
-                    .map(|rows| rows.into_iter().map(Sent::Postgres).collect()))
-            }
-        }
-    }
-}
-
-/// A checkpoint for [`Writer::put_batch`]: its pending form, decoded checkpoint and
+/// A checkpoint for [`CopyWriter::put_batch`](super::writer::CopyWriter::put_batch): its pending form, decoded checkpoint and
 /// blobs made already ([`Pending::for_put`]).
 pub(super) type PutOne<'a> = (&'a Pending, &'a CheckpointTuple, &'a [(String, TypedBytes)]);
 
@@ -335,9 +250,9 @@ pub(super) async fn flush(
         done,
     )
     .await?;
-    let reader = writer.clone();
+    let reader = Arc::clone(writer);
     *verifying = Some(Verifying(tokio::spawn(async move {
-        let checked = reader.check(&items, &sent).await;
+        let checked = check(&*reader, &items, &sent).await;
         (items, sent, checked)
     })));
     Ok(())
@@ -372,7 +287,7 @@ async fn write_batch(
         .collect();
     let pendings: Vec<&Pending> = decoded.iter().map(|(_, (p, ..))| *p).collect();
     let all_decoded = decoded.len() == batch.len();
-    let guess = *fresh && all_decoded && matches!(writer, Writer::Postgres(_));
+    let guess = *fresh && all_decoded && writer.round_trips();
     // (Looked up before the writes go in: only `put` adds these checkpoints.)
     let mut there = if guess {
         vec![false; pendings.len()]
@@ -427,7 +342,7 @@ async fn write_batch(
     // writes. (Measured 2026-11-30, 100,000 checkpoints SQLite → Postgres: the writes'
     // `COPY` took 3.7 s and the checkpoints' 5.0 s of the 12 s a batch's write took in
     // all, one after the other.)
-    let (written, first) = if matches!(writer, Writer::Postgres(_)) {
+    let (written, first) = if writer.round_trips() {
         let (done, ready) = tokio::sync::oneshot::channel::<()>();
         let writes = async {
             let written = insert_writes(target, batch, writes_fresh).await;

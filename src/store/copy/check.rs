@@ -3,42 +3,25 @@
 //! where this copy wrote them, else read back through the target saver and decoded.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use super::super::error::StoreFault;
 use super::super::inspect::decode_sqlite_row;
 use super::super::options::{Progress, Stage};
-use super::super::raw::{cell_bytes, sq, Result};
+use super::super::raw::Result;
 use super::super::retry::Retry;
 use super::super::target::Target;
-use super::batch::{insert_blobs, Body, Pending, Writer};
-use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
+use super::batch::{insert_blobs, Body, Pending};
+use super::writer::{CopyWriter, Writer};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
-use crate::saver::postgres::{PostgresSaver, SentRow, SentWrite, TupleParts};
-use crate::saver::sqlite::{SqliteSaver, StoredRow, StoredWrite};
-use crate::saver::{CheckpointConfig, CheckpointSaver, CheckpointTuple};
+use crate::saver::postgres::SentRow;
+use crate::saver::sqlite::{StoredRow, StoredWrite};
+use crate::saver::CheckpointTuple;
 use crate::serializer::Serializer;
-
-/// Checkpoints the SQLite saver reads back at the same time when a batch is verified.
-const VERIFY_IN_FLIGHT: usize = 4;
 
 /// A checkpoint read back from the target (`None` in the outer option: the read
 /// itself did not finish).
 pub(super) type ReadBack = std::result::Result<Option<CheckpointTuple>, Error>;
-
-/// Runs `f`, blocking work, on this thread, telling a multi-thread Tokio runtime to
-/// move its other tasks to another worker meanwhile (`block_in_place`; a
-/// current-thread runtime runs it as it is). Measured 2026-11-29, 100,000 checkpoints
-/// Postgres → SQLite: a read-back blocking one of two workers left the source
-/// connection's task waiting behind the copy's own (19.4 s against 17.0 s).
-fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current().map(|h| h.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
 
 /// What the target saver's `put` wrote for a checkpoint of a batch: what its read-back
 /// compares the stored rows with.
@@ -47,192 +30,12 @@ pub(super) enum Sent {
     Postgres(SentRow),
 }
 
-/// A row sent to a SQLite target (carried, or written by `put`) compared with what the
-/// target stores under its key (`stored`: the row and its write rows, `None` when it
-/// is not there): the same columns and the same write rows, byte for byte, is
-/// verified. Otherwise (a row another release wrote there, or one changed since) the
-/// stored one is decoded as `get_tuple` decodes it and compared, as a decoded
-/// checkpoint is, with the source (a decoded one's, else the row sent, decoded).
-fn check_carried(
-    saver: &SqliteSaver,
-    p: &Pending,
-    sent: &StoredRow,
-    stored: Option<(StoredRow, Vec<StoredWrite>)>,
-) -> Option<String> {
-    let key = (p.thread.as_str(), p.ns.as_str(), p.id.as_str());
-    let Some((row, writes)) = stored else {
-        return Some("not in the target".to_owned());
-    };
-    if row == *sent && writes == p.writes {
-        return None;
-    }
-    let source = match p.decoded(&**saver.serializer()) {
-        Some(Ok(t)) => t,
-        Some(Err(why)) => return Some(why),
-        None => match saver.decode_stored(key, sent.clone(), p.writes.clone()) {
-            Ok(t) => Cow::Owned(t),
-            Err(e) => return Some(format!("the source row does not decode: {e}")),
-        },
-    };
-    match saver.decode_stored(key, row, writes) {
-        Ok(back) => difference(&source, &back),
-        Err(e) => Some(format!("does not read back: {e}")),
-    }
-}
-
-/// The SQLite part of [`Writer::check`]: the rows sent (carried, or written by
-/// `put`) compared with the file's, and the WAL checkpointed.
-fn check_stored(
-    saver: &SqliteSaver,
-    conn: &std::sync::Mutex<rusqlite::Connection>,
-    batch: &[Pending],
-    sent: &[Option<Sent>],
-    out: &mut [Option<String>],
-) -> Result<()> {
-    let conn = conn
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut checked: Vec<(usize, (&str, &str, &str), &StoredRow)> = batch
-        .iter()
-        .zip(sent)
-        .enumerate()
-        .filter_map(|(i, (p, s))| match (&p.body, s) {
-            (Body::Row(row), _)
-            | (Body::Decoded(_) | Body::Split { .. }, Some(Sent::Sqlite(row))) => {
-                Some((i, (p.thread.as_str(), p.ns.as_str(), p.id.as_str()), row))
-            }
-            _ => None,
-        })
-        .collect();
-    if !checked.is_empty() {
-        // In the file's order, whatever order the source gave them in.
-        checked.sort_by_key(|(_, key, _)| *key);
-        // One read transaction for the batch (a statement outside one takes and
-        // drops the file's read lock each time: 38% of a copy's samples).
-        let snapshot = conn.unchecked_transaction().map_err(sq("copy"))?;
-        // A thread at a time: only its rows are held.
-        for run in checked.chunk_by(|a, b| a.1 .0 == b.1 .0) {
-            let keys: Vec<(&str, &str, &str)> = run.iter().map(|(_, key, _)| *key).collect();
-            let stored = stored_rows(&snapshot, &keys).map_err(sq("copy"))?;
-            for ((i, _, row), stored) in run.iter().zip(stored) {
-                if let (Some(p), Some(slot)) = (batch.get(*i), out.get_mut(*i)) {
-                    *slot = check_carried(saver, p, row, stored);
-                }
-            }
-        }
-    }
-    // The WAL is copied into the file here, beside the writer, instead of by the
-    // writer's commits (`wal_autocheckpoint` is off on the copy's connection): 10% of
-    // a copy's samples were the writer checkpointing. Passive: it waits for no one,
-    // and a frame a reader still needs stays.
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-        .map_err(sq("copy"))?;
-    Ok(())
-}
-
-/// Which checkpoints of `batch` the Postgres target holds exactly as sent (`sent`,
-/// with their writes), by position: the measured way to verify a batch put by this
-/// copy (2026-11-29, 100,000 checkpoints SQLite → Postgres: the read-back through the
-/// saver, rows aggregated into JSON by the server and decoded here, took the server
-/// 6.0 s of a 16.3 s copy; the rows themselves read in 1.5 s). A lost connection is
-/// the error (the batch is checked again); any other failure of the comparison
-/// leaves every checkpoint to the read-back through the saver.
-async fn held_as_sent(
-    saver: &PostgresSaver,
-    batch: &[Pending],
-    sent: &[Option<Sent>],
-) -> Result<Vec<bool>> {
-    let mut held = vec![false; batch.len()];
-    let (positions, rows): (Vec<usize>, Vec<&SentRow>) = sent
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| match s {
-            Some(Sent::Postgres(s)) => Some((i, s)),
-            _ => None,
-        })
-        .unzip();
-    if positions.is_empty() {
-        return Ok(held);
-    }
-    let items: Vec<&Pending> = positions.iter().filter_map(|i| batch.get(*i)).collect();
-    let keys: Vec<(&str, &str, &str)> = items
-        .iter()
-        .map(|p| (p.thread.as_str(), p.ns.as_str(), p.id.as_str()))
-        .collect();
-    let writes: Vec<Vec<SentWrite<'_>>> = items
-        .iter()
-        .map(|p| {
-            p.writes
-                .iter()
-                .map(|w| {
-                    let w: SentWrite<'_> = (
-                        w.task_id.as_str(),
-                        w.task_path.as_str(),
-                        w.idx,
-                        w.channel.as_str(),
-                        w.tag(),
-                        w.data(),
-                    );
-                    w
-                })
-                .collect()
-        })
-        .collect();
-    match saver.holds_sent(&keys, &rows, &writes).await {
-        Ok(found) => {
-            for (i, ok) in positions.into_iter().zip(found) {
-                if let Some(slot) = held.get_mut(i) {
-                    *slot = ok;
-                }
-            }
-        }
-        Err(e) if e.is_connection_lost() => return Err(e),
-        Err(_) => {}
-    }
-    Ok(held)
-}
-
-/// The stored row of each of `keys` and its write rows (in `get_tuple`'s order), from a
-/// SQLite target, by position; `None` where the checkpoint is not there.
-///
-/// `keys` are in the file's (bytewise) order; each thread's run is read with a range
-/// from the lowest of its keys to the highest: a lookup per checkpoint and one per
-/// checkpoint's writes took 19% of a 100,000-checkpoint copy's samples out of Postgres
-/// (2026-11-29).
-#[allow(clippy::type_complexity)]
-fn stored_rows(
-    conn: &rusqlite::Connection,
-    keys: &[(&str, &str, &str)],
-) -> rusqlite::Result<Vec<Option<(StoredRow, Vec<StoredWrite>)>>> {
-    let mut found: Vec<Option<(StoredRow, Vec<StoredWrite>)>> = keys.iter().map(|_| None).collect();
-    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
-        if let Some(slot) = found.get_mut(i) {
-            let row = StoredRow {
-                parent: r.get(2)?,
-                type_tag: r.get(3)?,
-                checkpoint: cell_bytes(r, 4)?,
-                metadata: cell_bytes(r, 5)?,
-            };
-            *slot = Some((row, Vec::new()));
-        }
-        Ok(())
-    })?;
-    by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
-        // Writes of a checkpoint that is not there are not read back.
-        if let Some(Some((_, writes))) = found.get_mut(i) {
-            writes.push(stored_write(r, 2)?);
-        }
-        Ok(())
-    })?;
-    Ok(found)
-}
-
 impl Pending {
     /// The whole checkpoint decoded, to compare with a read-back: a decoded one with
     /// its writes (as written, decoded by `serde`, the target's serializer) and the
     /// values it holds as blobs; a split row decoded now; `None` for a row carried as
     /// stored.
-    fn decoded(
+    pub(super) fn decoded(
         &self,
         serde: &dyn Serializer,
     ) -> Option<std::result::Result<Cow<'_, CheckpointTuple>, String>> {
@@ -300,130 +103,53 @@ impl Pending {
     }
 }
 
-impl Writer {
-    /// How many checkpoints [`read_back`](Self::read_back) takes at once.
-    pub(super) fn verify_window(&self) -> usize {
-        match self {
-            Writer::Sqlite(..) => VERIFY_IN_FLIGHT,
-            Writer::Postgres(_) => usize::MAX,
+/// Every checkpoint of `batch` read back and compared with its source: `None` where
+/// they agree, else why not. A checkpoint this batch put (`sent`) or carried is
+/// compared with the rows sent for it, as stored ([`CopyWriter::held`], then
+/// [`CopyWriter::finish_check`]). Any other (there before), and one the target holds
+/// otherwise than sent, is read back through the saver and decoded, a window at a
+/// time (on Postgres the whole batch in one statement; the SQLite saver decodes a few
+/// at once on its blocking pool). Measured 2026-11-29, 100,000 checkpoints Postgres →
+/// SQLite: reading each back through `get_tuple` and decoding it was a quarter of the
+/// copy's CPU.
+pub(super) async fn check(
+    writer: &dyn CopyWriter,
+    batch: &[Pending],
+    sent: &[Option<Sent>],
+) -> Result<Vec<Option<String>>> {
+    let mut out: Vec<Option<String>> = batch.iter().map(|_| None).collect();
+    let held = writer.held(batch, sent).await?;
+    let mut decoded: Vec<(usize, Cow<'_, CheckpointTuple>)> = Vec::new();
+    for (i, p) in batch.iter().enumerate() {
+        if held.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        match p.decoded(&**writer.serializer()) {
+            Some(Ok(t)) => decoded.push((i, t)),
+            Some(Err(why)) => {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = Some(why);
+                }
+            }
+            None => {}
         }
     }
-
-    /// Each of `window` as the target saver's `get_tuple` reads it, in order: on
-    /// Postgres one statement for the window, on SQLite a few reads at once. A lost
-    /// Postgres connection is the error (the batch is done again), not a mismatch.
-    pub(super) async fn read_back(&self, window: &[&Pending]) -> Result<Vec<Option<ReadBack>>> {
-        Ok(match self {
-            Writer::Postgres(s) => {
-                let keys: Vec<(&str, &str, &str)> = window
-                    .iter()
-                    .map(|p| (p.thread.as_str(), p.ns.as_str(), p.id.as_str()))
-                    .collect();
-                match s.get_tuples_in_order(&keys, TupleParts::WHOLE).await {
-                    Ok(found) => found
-                        .into_iter()
-                        .map(|t| Some(Ok(t.map(|(tuple, _)| tuple))))
-                        .collect(),
-                    Err(e) if e.is_connection_lost() => return Err(e),
-                    // Every checkpoint of the window is reported with the reason.
-                    Err(e) => window
-                        .iter()
-                        .map(|p| {
-                            Some(Err(StoreFault::Unreadable {
-                                what: format!("checkpoint {}", p.at()),
-                                reason: e.to_string(),
-                            }
-                            .into()))
-                        })
-                        .collect(),
-                }
+    for window in decoded.chunks(writer.verify_window()) {
+        let items: Vec<&Pending> = window.iter().filter_map(|(i, _)| batch.get(*i)).collect();
+        let back = writer.read_back(&items).await?;
+        for ((i, tuple), read) in window.iter().zip(back) {
+            if let Some(slot) = out.get_mut(*i) {
+                *slot = match read {
+                    Some(Ok(Some(b))) => difference(tuple, &b),
+                    Some(Ok(None)) => Some("not in the target".to_owned()),
+                    Some(Err(e)) => Some(format!("does not read back: {e}")),
+                    None => Some("does not read back: the read failed".to_owned()),
+                };
             }
-            Writer::Sqlite(..) => {
-                let saver = self.shared();
-                let mut reads = tokio::task::JoinSet::new();
-                for (i, p) in window.iter().enumerate() {
-                    let saver = Arc::clone(&saver);
-                    let config = CheckpointConfig::for_checkpoint(&p.thread, &p.ns, &p.id);
-                    reads.spawn(async move { (i, saver.get_tuple(&config).await) });
-                }
-                let mut back: Vec<Option<ReadBack>> = window.iter().map(|_| None).collect();
-                while let Some(joined) = reads.join_next().await {
-                    if let Ok((i, read)) = joined {
-                        if let Some(slot) = back.get_mut(i) {
-                            *slot = Some(read);
-                        }
-                    }
-                }
-                back
-            }
-        })
-    }
-
-    /// The target saver's serializer.
-    fn serializer(&self) -> &Arc<dyn Serializer> {
-        match self {
-            Writer::Sqlite(saver, _) => saver.serializer(),
-            Writer::Postgres(saver) => saver.serializer(),
         }
     }
-
-    /// Every checkpoint of `batch` read back and compared with its source: `None`
-    /// where they agree, else why not. A checkpoint this batch put (`sent`) or carried
-    /// is compared with the rows sent for it, as stored: into Postgres by
-    /// [`PostgresSaver::holds_sent`], into SQLite by [`check_carried`]. Any other
-    /// (there before), and one a Postgres target holds otherwise than sent, is read
-    /// back through the saver and decoded, a window at a time (on Postgres the whole
-    /// batch in one statement; the SQLite saver decodes a few at once on its blocking
-    /// pool). Measured 2026-11-29, 100,000 checkpoints Postgres → SQLite: reading each
-    /// back through `get_tuple` and decoding it was a quarter of the copy's CPU.
-    pub(super) async fn check(
-        &self,
-        batch: &[Pending],
-        sent: &[Option<Sent>],
-    ) -> Result<Vec<Option<String>>> {
-        let mut out: Vec<Option<String>> = batch.iter().map(|_| None).collect();
-        let held = match self {
-            Writer::Postgres(s) => held_as_sent(s, batch, sent).await?,
-            // Compared below, with the carried rows.
-            Writer::Sqlite(..) => sent
-                .iter()
-                .map(|s| matches!(s, Some(Sent::Sqlite(_))))
-                .collect(),
-        };
-        let mut decoded: Vec<(usize, Cow<'_, CheckpointTuple>)> = Vec::new();
-        for (i, p) in batch.iter().enumerate() {
-            if held.get(i).copied().unwrap_or(false) {
-                continue;
-            }
-            match p.decoded(&**self.serializer()) {
-                Some(Ok(t)) => decoded.push((i, t)),
-                Some(Err(why)) => {
-                    if let Some(slot) = out.get_mut(i) {
-                        *slot = Some(why);
-                    }
-                }
-                None => {}
-            }
-        }
-        for window in decoded.chunks(self.verify_window()) {
-            let items: Vec<&Pending> = window.iter().filter_map(|(i, _)| batch.get(*i)).collect();
-            let back = self.read_back(&items).await?;
-            for ((i, tuple), read) in window.iter().zip(back) {
-                if let Some(slot) = out.get_mut(*i) {
-                    *slot = match read {
-                        Some(Ok(Some(b))) => difference(tuple, &b),
-                        Some(Ok(None)) => Some("not in the target".to_owned()),
-                        Some(Err(e)) => Some(format!("does not read back: {e}")),
-                        None => Some("does not read back: the read failed".to_owned()),
-                    };
-                }
-            }
-        }
-        if let Writer::Sqlite(saver, conn) = self {
-            off_the_runtime(|| check_stored(saver, conn, batch, sent, &mut out))?;
-        }
-        Ok(out)
-    }
+    writer.finish_check(batch, sent, &mut out).await?;
+    Ok(out)
 }
 
 /// The read-back of a written batch, a task of its own: it runs while the next batch
@@ -461,7 +187,7 @@ pub(super) async fn settle(
             Ok(v) => break retry.ok(v),
             Err(e) => {
                 target.recover(retry, e).await?;
-                checked = writer.check(&items, &sent).await;
+                checked = check(&**writer, &items, &sent).await;
             }
         }
     };

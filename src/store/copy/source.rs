@@ -7,20 +7,20 @@
 use std::sync::Arc;
 
 use super::super::error::{read_failure, StoreFault};
-use super::super::inspect::{decode_sqlite_row, AnyStore};
+use super::super::inspect::AnyStore;
 use super::super::options::Throttle;
 use super::super::raw::{pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
-use super::batch::{insert_blobs, pending_bytes, Body, Pending, Writer};
+use super::batch::{insert_blobs, pending_bytes, Body, Pending};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
+use super::writer::Writer;
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
-use crate::saver::postgres::split_msgpack;
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::saver::CheckpointTuple;
 use crate::saver::METADATA_MAX_DEPTH;
-use crate::serializer::{tags, Serializer};
+use crate::serializer::Serializer;
 
 pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
     let sqlite = raw.is_sqlite();
@@ -365,10 +365,7 @@ pub(super) async fn read_pending(
             let bodies: Vec<Option<Body>> = rows
                 .into_iter()
                 .zip(keys)
-                .map(|(row, key)| match writer {
-                    Writer::Sqlite(..) => row.map(Body::Row),
-                    Writer::Postgres(_) => row.and_then(|row| split(&**read_serde, key, row)),
-                })
+                .map(|(row, key)| row.and_then(|row| writer.carry(&**read_serde, key, row)))
                 .collect();
             let decode: Vec<(String, String, String)> = keys
                 .iter()
@@ -409,13 +406,13 @@ pub(super) async fn read_pending(
                         })?;
                 // Pending `Send`s of a `v < 4` checkpoint (no JSONB form) go where
                 // Python's Postgres reader looks for them; verified as stored so.
-                if let Writer::Postgres(s) = writer {
+                if writer.moves_sends() {
                     if tuple.checkpoint.v < 4 {
                         // The sends may take a channel's place: every value decoded.
                         insert_blobs(&mut tuple, blobs.drain(..), &**read_serde)?;
                     }
                     let parent_sends = parent_sends(&src.raw, read_serde, &tuple, t, ns).await?;
-                    s.pending_sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
+                    writer.sends_to_tasks(&mut tuple.checkpoint, &parent_sends)?;
                 }
                 if blobs.is_empty() {
                     Body::Decoded(Box::new(tuple))
@@ -524,47 +521,6 @@ fn carried_rows(
         Ok(())
     })?;
     Ok((rows, writes))
-}
-
-/// A carried row going into Postgres, split as `put` splits it
-/// ([`split_msgpack`]): the checkpoint with its inline values decoded (by `serde`, as
-/// the decoded way reads it) and its other values as blobs. `None` (decoded whole
-/// instead) for a checkpoint before `v` 4 with pending sends (which may move, see
-/// `pending_sends_to_tasks`), a blob of a channel without a version, or a document
-/// the split does not take.
-fn split(
-    serde: &dyn Serializer,
-    (t, ns, id): &(String, String, String),
-    row: StoredRow,
-) -> Option<Body> {
-    let (doc, blobs) = split_msgpack(row.checkpoint.as_deref()?)?;
-    let tuple = decode_sqlite_row(
-        serde,
-        (t, ns, id),
-        row.parent.as_deref(),
-        (tags::MSGPACK, &doc, row.metadata.as_deref()),
-        std::iter::empty(),
-    )
-    .ok()?;
-    let cp = &tuple.checkpoint;
-    let sends_stay = cp.v >= 4
-        || match cp.extra.get("pending_sends") {
-            None => true,
-            Some(crate::Value::Array(sends)) => sends.is_empty(),
-            Some(_) => false,
-        };
-    if !sends_stay
-        || blobs
-            .iter()
-            .any(|(ch, _)| !cp.channel_versions.contains_key(ch))
-    {
-        return None;
-    }
-    Some(Body::Split {
-        tuple: Box::new(tuple),
-        blobs,
-        row: Some(row),
-    })
 }
 
 /// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
