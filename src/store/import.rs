@@ -102,6 +102,9 @@ pub struct ImportReport {
     pub dry_run: bool,
     /// Whether the target was empty and got Python's tables.
     pub created_tables: bool,
+    /// Transactions the rows went in by (a batch holds rows of one table; in a dry
+    /// run, the batches read against the target).
+    pub batches: u64,
     /// Postgres: connections re-opened after the server closed them; the batch in
     /// flight then was inserted again (a batch whose commit went through before the
     /// connection went then counts its rows identical). At most 16 losses in a row (about a minute of waiting), then
@@ -134,6 +137,7 @@ impl Sink {
             return Ok(());
         };
         let report = &mut self.report;
+        report.batches += 1;
         let Some(tgt) = self.tgt.as_mut() else {
             // Every row would go in.
             report.inserted += self.batch.len() as u64;

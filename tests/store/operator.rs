@@ -276,6 +276,49 @@ fn every_paced_command_keeps_to_its_rate() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `copy` and `import --batch-size N` write N checkpoints (rows) per transaction: 12
+/// checkpoints in batches of 5 are 3 copy batches; the import's batches hold one
+/// table's rows each, so 5 at a time over the checkpoints and then the writes.
+#[test]
+fn copy_and_import_write_in_batches_of_the_size_asked() {
+    let dir = scratch("batch_size");
+    let source = python_store_in(&dir, "source.sqlite");
+    let s = source.to_str().expect("utf-8");
+    let conn = rusqlite::Connection::open(&source).expect("open");
+    let count = |table: &str| -> u64 {
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| u64::try_from(n).expect("count"))
+        .expect("count")
+    };
+    let (checkpoints, writes) = (count("checkpoints"), count("writes"));
+    drop(conn);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, stdout, stderr) = lgcodec(args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(&stdout).expect("json")
+    };
+    let target = dir.join("copy.db");
+    let t = target.to_str().expect("utf-8");
+    let copied = json(&["store", "copy", s, t, "--batch-size", "5", "--json"]);
+    assert_eq!(copied["batches"], checkpoints.div_ceil(5), "{copied}");
+    assert_eq!(copied["verified"], checkpoints, "{copied}");
+    let backup = dir.join("backup.jsonl");
+    let b = backup.to_str().expect("utf-8");
+    json(&["store", "export", s, b, "--json"]);
+    let restored = dir.join("restored.db");
+    let r = restored.to_str().expect("utf-8");
+    let imported = json(&["store", "import", b, r, "--batch-size", "5", "--json"]);
+    assert_eq!(
+        imported["batches"],
+        checkpoints.div_ceil(5) + writes.div_ceil(5),
+        "{imported}"
+    );
+    assert_eq!(imported["inserted"], checkpoints + writes, "{imported}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every operation's progress names what it counts (`unit`), and its last report
 /// counts all of it, as the store's own tables tell: the audit its values
 /// (checkpoints and writes), the export and the import their rows, the copy its

@@ -7,6 +7,7 @@ use clap::Args;
 use langgraph_codec::store::{self, ImportOptions};
 
 use super::verify::{backup_input, cut_note};
+use super::with_size;
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
@@ -26,6 +27,14 @@ pub struct ImportArgs {
     /// store that serves live writers).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_rows_per_sec: Option<u64>,
+    /// Rows per transaction (default 500; smaller batches hold the target's locks for
+    /// less time beside live writers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: Option<u64>,
+    /// Bytes of values per transaction at most (default 8 MiB): with the longest
+    /// line, what bounds the import's memory.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_bytes: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -39,6 +48,8 @@ pub async fn run(args: ImportArgs) -> ExitCode {
     let options = ImportOptions::new()
         .dry_run(args.dry_run)
         .max_rows_per_sec(args.max_rows_per_sec);
+    let options = with_size(options, args.batch_size, ImportOptions::batch_size);
+    let options = with_size(options, args.batch_bytes, ImportOptions::batch_bytes);
     let report = with_progress(|progress| async {
         let options = options.on_progress(progress);
         store::import(&mut input, &args.file, &args.store, &options).await

@@ -238,6 +238,16 @@ empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
 _PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
 primary key re-encrypts on the way.";
 
+/// `options` with a size given on the command line set by `set` (a count or bytes past
+/// `usize` taken as the most there is), else as they are.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn with_size<O>(options: O, given: Option<u64>, set: impl FnOnce(O, usize) -> O) -> O {
+    match given {
+        Some(n) => set(options, usize::try_from(n).unwrap_or(usize::MAX)),
+        None => options,
+    }
+}
+
 /// The exit status of a command stopped by SIGINT (128 + 2, as shells report it); SIGTERM
 /// exits 143.
 const INTERRUPTED: u8 = 130;
@@ -282,7 +292,7 @@ async fn interruptible(
             eprintln!(
                 "\nlgcodec store {name}: {} after {} {}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
                 if code == INTERRUPTED { "interrupted (SIGINT)" } else { "terminated (SIGTERM)" },
-                human::count(done),
+                crate::human::count(done),
                 if done == 1 { unit.strip_suffix('s').unwrap_or(unit) } else { unit }
             );
             ExitCode::from(code)
