@@ -37,6 +37,13 @@ impl ImportOptions {
         Self::default()
     }
 
+    /// How many conflicts to describe ([`ImportReport::conflict_samples`]; default
+    /// 20): every conflict is counted, only the first this many are listed.
+    pub fn max_conflict_samples(mut self, n: usize) -> Self {
+        self.max_conflict_samples = Some(n);
+        self
+    }
+
     /// The longest line of the file read, in bytes (default
     /// [`DEFAULT_MAX_BACKUP_LINE_BYTES`](super::DEFAULT_MAX_BACKUP_LINE_BYTES)); a longer line is refused, never held whole.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {

@@ -1067,6 +1067,25 @@ async fn import_never_overwrites_a_different_row_and_one_thread_exports_alone() 
         after.iter().any(|r| r.ends_with("|Text(\"7B7D\")")),
         "changed row kept"
     );
+    // Every checkpoint changed: three conflicts counted, only as many described as asked.
+    rusqlite::Connection::open(&target)
+        .expect("open")
+        .execute("UPDATE checkpoints SET metadata = CAST('{}' AS BLOB)", [])
+        .expect("change");
+    for (asked, listed) in [(1, 1), (0, 0), (20, 3)] {
+        let mut input = std::io::BufReader::new(fs::File::open(&file).expect("open"));
+        let options = langgraph_codec::store::ImportOptions::new().max_conflict_samples(asked);
+        let report = langgraph_codec::store::import(
+            &mut input,
+            "backup",
+            target.to_str().expect("utf-8"),
+            &options,
+        )
+        .await
+        .expect("import");
+        assert_eq!(report.conflicts, 3, "{report:?}");
+        assert_eq!(report.conflict_samples.len(), listed, "{report:?}");
+    }
 
     // A file cut short restores what it holds and says so.
     let text = fs::read_to_string(&file).expect("read");
