@@ -1,7 +1,7 @@
 //! [`audit`] and its options, and what it shares with the sweeps
-//! ([`encrypt`](super::encrypt) and [`rekey`](super::rekey), in `sweep.rs`): progress
-//! reports, the page budget, the key probe, reconnecting after a lost Postgres
-//! connection, and the rate limit.
+//! ([`encrypt`](super::encrypt) and [`rekey`](super::rekey), in `sweep.rs`): the page
+//! budget, the key probe, and reconnecting after a lost Postgres connection. Progress
+//! reports and the rate limit, which every operation shares, are in `options.rs`.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
