@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::options::{Progress, ProgressFn, Stage, Throttle};
+use super::options::{Progress, RunOptions, Stage};
 use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::retry::Retry;
@@ -149,28 +149,40 @@ pub(crate) type PlanFn = dyn Fn(&PlannedThread) + Send + Sync;
 pub(crate) struct Pass<'a> {
     pub(crate) operation: &'static str,
     pub(crate) rules: &'a Rules,
-    /// Only these threads (sorted, no repeats); empty: every thread.
-    pub(crate) only: Vec<String>,
-    pub(crate) dry_run: bool,
-    /// Threads per page (one transaction).
-    pub(crate) page_threads: usize,
+    /// The operation's shared settings: whether to write, which threads (none: every
+    /// thread), threads per page (one transaction; `batch_size`, default
+    /// [`PAGE_THREADS`]), the pace, the reconnect budget and whom to tell.
+    pub(crate) run: &'a RunOptions,
     /// Between pages.
     pub(crate) pause: Option<Duration>,
     /// Stop after this many threads changed (checked after each page).
     pub(crate) max_threads: Option<u64>,
-    pub(crate) max_rows_per_sec: Option<u64>,
     /// Start after this thread id.
     pub(crate) after: Option<String>,
-    pub(crate) progress: Option<&'a ProgressFn>,
     /// Set from outside (a signal): the page in flight finishes, no other begins.
     pub(crate) stop: Option<&'a AtomicBool>,
     pub(crate) on_plan: Option<&'a PlanFn>,
-    /// Lost Postgres connections in a row re-opened before the pass stops.
-    pub(crate) max_reconnects: u32,
     /// The pass holds the store's sweep lock: it is taken again on a re-opened first
     /// connection (a session lock goes with its connection); another sweeper having
     /// taken it meanwhile stops the pass after the page in flight.
     pub(crate) relock: bool,
+}
+
+impl<'a> Pass<'a> {
+    /// A pass of `operation` under `rules`, with `run`'s settings and nothing else.
+    pub(crate) fn new(operation: &'static str, rules: &'a Rules, run: &'a RunOptions) -> Self {
+        Pass {
+            operation,
+            rules,
+            run,
+            pause: None,
+            max_threads: None,
+            after: None,
+            stop: None,
+            on_plan: None,
+            relock: false,
+        }
+    }
 }
 
 /// What a pass did: its counts, the last thread it looked at, and why it ended.
@@ -262,7 +274,7 @@ async fn do_page(
         handled += count;
     }
     if !removal.is_empty() {
-        let removed = target.remove(&removal, pass.dry_run).await?;
+        let removed = target.remove(&removal, pass.run.dry_run).await?;
         tally.writes_deleted += removed.writes;
         tally.blobs_deleted += removed.blobs;
         tally.bytes_freed += removed.bytes;
@@ -279,16 +291,19 @@ pub(crate) async fn run_pass(
     pass: &Pass<'_>,
 ) -> Result<PassDone> {
     let mut reopen = Reopen {
-        retry: Retry::new(pass.max_reconnects),
+        retry: pass.run.retry(),
         relock: pass.relock,
         lock_lost: false,
     };
-    let total = if pass.only.is_empty() {
+    let mut only = pass.run.threads.clone();
+    only.sort();
+    only.dedup();
+    let total = if only.is_empty() {
         redo!(reopen, target, true, target.thread_count().await)
     } else {
-        pass.only.len() as u64
+        only.len() as u64
     };
-    let mut throttle = Throttle::new(pass.max_rows_per_sec);
+    let mut throttle = pass.run.throttle();
     // On Postgres two pages are done at a time on two connections (the server's work,
     // not the client's, is what a prune waits for: measured on 100,000 checkpoints,
     // PG 15, two cores, 3.0 s on one connection). SQLite has one writer.
@@ -300,7 +315,7 @@ pub(crate) async fn run_pass(
     let mut out = PassDone::default();
     let mut done = 0u64;
     let mut after = pass.after.clone();
-    let page_threads = pass.page_threads.max(1);
+    let page_threads = pass.run.batch_size.unwrap_or(PAGE_THREADS).max(1);
     // A listing of each thread's plan needs every thread read.
     let decide = pass.on_plan.is_none();
     loop {
@@ -328,7 +343,7 @@ pub(crate) async fn run_pass(
                 target,
                 pass.rules,
                 decide,
-                &pass.only,
+                &only,
                 after.as_deref(),
                 page_threads
             )
@@ -342,15 +357,7 @@ pub(crate) async fn run_pass(
                 reopen,
                 target,
                 true,
-                thread_page(
-                    target,
-                    pass.rules,
-                    decide,
-                    &pass.only,
-                    Some(&last),
-                    page_threads
-                )
-                .await
+                thread_page(target, pass.rules, decide, &only, Some(&last), page_threads).await
             ),
             None => Page::default(),
         };
@@ -408,18 +415,16 @@ pub(crate) async fn run_pass(
         }
         out.last.clone_from(&after);
         done += first.threads() + next.threads();
-        if let Some(f) = pass.progress {
-            f(&Progress {
-                operation: pass.operation,
-                unit: "threads",
-                column: "threads",
-                rows_done: done,
-                total_estimate: total.max(done),
-                rewritten: out.tally.checkpoints_deleted,
-                stage: Stage::Done,
-                page: None,
-            });
-        }
+        pass.run.report(&Progress {
+            operation: pass.operation,
+            unit: "threads",
+            column: "threads",
+            rows_done: done,
+            total_estimate: total.max(done),
+            rewritten: out.tally.checkpoints_deleted,
+            stage: Stage::Done,
+            page: None,
+        });
         if let Some(p) = pass.pause {
             tokio::time::sleep(p).await;
         }

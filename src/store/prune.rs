@@ -39,7 +39,7 @@ use serde_json::Value as Json;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
-use super::pages::{run_pass, Pass, PAGE_THREADS};
+use super::pages::{run_pass, Pass};
 use super::plan::Rules;
 use super::raw::{require_sqlite_file, serializer, Result};
 use super::target::open_target;
@@ -252,26 +252,8 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         Location::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         Location::Postgres(_) => None,
     };
-    let mut only = options.run.threads.clone();
-    only.sort();
-    only.dedup();
     let rules = options.rules();
-    let pass = Pass {
-        operation: "prune",
-        rules: &rules,
-        only,
-        dry_run: options.run.dry_run,
-        page_threads: PAGE_THREADS,
-        pause: None,
-        max_threads: None,
-        max_rows_per_sec: options.run.max_rows_per_sec,
-        after: None,
-        progress: options.run.progress.as_ref(),
-        stop: None,
-        on_plan: None,
-        max_reconnects: options.run.max_reconnects(),
-        relock: false,
-    };
+    let pass = Pass::new("prune", &rules, &options.run);
     let done = run_pass(store, &mut target, &serde, &pass).await?;
     let t = done.tally;
     let mut report = PruneReport {

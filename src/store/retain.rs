@@ -185,16 +185,27 @@ pub struct RetainReport {
     /// With [`RetainOptions::vacuum`] on SQLite: what the incremental vacuum did.
     pub vacuum: Option<VacuumReport>,
     /// Postgres: connections re-opened after the server closed them (each page in
-    /// flight then was done again, the sweep lock taken again; at most 16 losses (about a minute of waiting) in a
-    /// row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
+    /// flight then was done again, the sweep lock taken again; at most
+    /// [`RetainOptions::max_reconnects`] losses in a row, 16 by default, then
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
-    /// Seconds.
+    /// Seconds the sweep took: the same number as [`elapsed_s`](Self::elapsed_s), under
+    /// the name the sweep's JSON log lines have carried from the first.
     pub duration_s: f64,
+    /// Seconds the sweep took, under the name every other store report gives it.
+    pub elapsed_s: f64,
     /// When this sweep took the store's sweep lock and when it let it go, in
     /// milliseconds since the Unix epoch: every delete of the sweep falls between the
     /// two, so two sweepers' spans never overlap. `None` for a dry run or a skipped
     /// sweep (no lock).
     pub lock_held_ms: Option<[u64; 2]>,
+}
+
+impl RetainReport {
+    fn set_elapsed(&mut self, started: Instant) {
+        self.elapsed_s = started.elapsed().as_secs_f64();
+        self.duration_s = self.elapsed_s;
+    }
 }
 
 /// `unix` seconds as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -296,27 +307,19 @@ pub async fn retain(
     if held {
         if !target.try_lock().await? {
             report.skipped_locked = true;
-            report.duration_s = started.elapsed().as_secs_f64();
+            report.set_elapsed(started);
             return Ok(report);
         }
         report.lock_held_ms = Some([unix_ms(), 0]);
     }
-    let mut pass = Pass {
-        operation: "retain",
-        rules: &rules,
-        only: Vec::new(),
+    // The whole-store check below is a dry pass, told to no one.
+    let probe_run = RunOptions {
         dry_run: true,
-        page_threads: options.run.batch_size.unwrap_or(PAGE_THREADS),
-        pause: None,
-        max_threads: None,
-        max_rows_per_sec: options.run.max_rows_per_sec,
-        after: None,
         progress: None,
-        stop: options.stop.as_deref(),
-        on_plan: None,
-        max_reconnects: options.run.max_reconnects(),
-        relock: false,
+        ..options.run.clone()
     };
+    let mut pass = Pass::new("retain", &rules, &probe_run);
+    pass.stop = options.stop.as_deref();
     let mut reconnects = 0u64;
     let outcome = async {
         if rules.deletes_threads() && !options.allow_all {
@@ -334,11 +337,10 @@ pub async fn retain(
                 }
             }
         }
-        pass.dry_run = options.run.dry_run;
+        pass.run = &options.run;
         pass.pause = options.pause;
         pass.max_threads = options.max_threads;
         pass.after.clone_from(&options.after);
-        pass.progress = options.run.progress.as_ref();
         pass.on_plan = options.on_plan.as_deref();
         pass.relock = held;
         run_pass(store, &mut target, &serde, &pass).await
@@ -384,7 +386,7 @@ pub async fn retain(
     } else {
         None
     };
-    report.duration_s = started.elapsed().as_secs_f64();
+    report.set_elapsed(started);
     Ok(report)
 }
 

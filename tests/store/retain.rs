@@ -133,6 +133,13 @@ fn sweep_once(store: &str, args: &[&str]) -> (Json, (u64, u64)) {
     let (code, out, err) = lgcodec(&all);
     assert_eq!(code, 0, "{args:?}: {err}");
     let s = sweeps(&out).remove(0);
+    // Its time under the name every store report gives it, and under the one the
+    // sweep's log lines have always had.
+    let elapsed = s["elapsed_s"].as_f64().expect("elapsed_s");
+    assert!(
+        elapsed > 0.0 && s["duration_s"].as_f64() == Some(elapsed),
+        "{s}"
+    );
     let n = |k: &str| s[k].as_u64().expect("a count");
     let counts = (n("checkpoints_deleted"), n("threads_deleted"));
     (s, counts)
