@@ -95,6 +95,7 @@ use writer::Writer;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
+use super::pipeline::{write_behind, BatchSink, WriteOn};
 use super::raw::{serializer, Result};
 use super::retry::Retry;
 use super::target::{open_target, NewTarget, Target};
@@ -202,8 +203,9 @@ pub struct CopyReport {
     /// checkpoints in another, then was read back and verified.
     pub batches: u64,
     /// Postgres: connections re-opened (source or target) after the server closed
-    /// them; each batch or checkpoint read in flight then was done again (at most 16
-    /// losses in a row, then [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
+    /// them; each batch or checkpoint read in flight then was done again (at most
+    /// [`CopyOptions::max_reconnects`] losses in a row, 16 by default, then
+    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
     /// Postgres: times a read of the source waited for a lock for longer than the copy
     /// waits (a schema change such as an `ALTER TABLE` queued behind the copy's read
@@ -229,6 +231,10 @@ pub struct CopyReport {
 /// retries; the databases' errors. A
 /// checkpoint that reads back differently is not an error: it is listed in
 /// [`CopyReport::mismatches`].
+///
+/// The future is not `Send` (it holds a SQLite source connection, which is not `Sync`,
+/// by reference across its awaits): await it on the caller's task, or give it a
+/// runtime of its own with `tokio::task::spawn_blocking` and `Runtime::block_on`.
 pub async fn copy(
     source: &str,
     target: &str,
@@ -288,14 +294,11 @@ impl Sink {
     }
 }
 
-/// The task writing a batch, stopped if the copy is dropped (cancelled) meanwhile, as
-/// the write was when it ran in the copy's own task: a Postgres transaction not
-/// committed is rolled back, a SQLite one already on its thread finishes whole.
-struct Flushing(tokio::task::JoinHandle<(Sink, Result<()>)>);
+impl BatchSink for Sink {
+    type Batch = Vec<Pending>;
 
-impl Drop for Flushing {
-    fn drop(&mut self) {
-        self.0.abort();
+    async fn put(&mut self, mut batch: Vec<Pending>) -> Result<()> {
+        self.flush(&mut batch).await
     }
 }
 
@@ -406,7 +409,10 @@ async fn copy_snapshot(
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
     };
+    let own_task = src.raw.is_sqlite() && writer.round_trips();
     let mut reading = Reading {
+        src,
+        source,
         cursor,
         throttle,
         retry: options.run.retry(),
@@ -417,6 +423,16 @@ async fn copy_snapshot(
         serdes: (&read_serde, &write_serde),
         writer,
         clear,
+    };
+    let sink = Sink {
+        target: target_conn,
+        writer: writer.clone(),
+        options: options.clone(),
+        report,
+        retry,
+        done: 0,
+        verifying: None,
+        fresh: true,
     };
     // While a batch is written, the next one is read from the source, and the one
     // before is read back and compared (a task of its own). A SQLite source is read
@@ -429,37 +445,12 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let own_task = src.raw.is_sqlite() && writer.round_trips();
-    let mut sink = Sink {
-        target: target_conn,
-        writer: writer.clone(),
-        options: options.clone(),
-        report,
-        retry,
-        done: 0,
-        verifying: None,
-        fresh: true,
+    let on = if own_task {
+        WriteOn::OwnTask
+    } else {
+        WriteOn::SameTask
     };
-    let mut next = reading.batch(src, source).await?;
-    while !next.is_empty() {
-        let mut current = std::mem::take(&mut next);
-        let (written, read) = if own_task {
-            let mut going = Flushing(tokio::spawn(async move {
-                let written = sink.flush(&mut current).await;
-                (sink, written)
-            }));
-            let read = reading.batch(src, source).await;
-            let (back, written) = (&mut going.0)
-                .await
-                .map_err(|e| StoreFault::task("the write of a batch", e))?;
-            sink = back;
-            (written, read)
-        } else {
-            futures_util::future::join(sink.flush(&mut current), reading.batch(src, source)).await
-        };
-        written?;
-        next = read?;
-    }
+    let mut sink = write_behind(&mut reading, sink, on).await?;
     sink.settle().await?;
     let Sink {
         mut report,

@@ -14,7 +14,8 @@ use serde::Serialize;
 use super::backup::{key_text, BackupRows, Cell, Spec};
 use super::error::StoreFault;
 use super::ops::DEFAULT_PAGE_BYTES;
-use super::options::{run_setters, Progress, RunOptions, Stage};
+use super::options::{run_setters, Progress, RunOptions, Stage, Throttle};
+use super::pipeline::{write_behind, BatchSink, BatchSource, WriteOn};
 use super::raw::Result;
 use super::retry::Retry;
 use super::Location;
@@ -125,8 +126,11 @@ pub struct ImportReport {
 struct Sink {
     /// `None`: a dry run into a target that is not a store yet.
     tgt: Option<Target>,
-    batch: Vec<Vec<Cell>>,
     report: ImportReport,
+    /// Rows read from the file so far (every table).
+    done: u64,
+    /// Whom to tell after each batch.
+    run: RunOptions,
     max_samples: usize,
     dry_run: bool,
     retry: Retry,
@@ -137,25 +141,24 @@ struct Sink {
 }
 
 impl Sink {
-    /// Inserts the batch (rows of `spec`'s table) in one transaction, counting each row
+    /// Inserts `batch` (rows of `spec`'s table) in one transaction, counting each row
     /// inserted, already there, or in conflict; a dry run only counts.
-    async fn flush(&mut self, spec: Option<&Spec>) -> Result<()> {
-        let Some(spec) = spec.filter(|_| !self.batch.is_empty()) else {
+    async fn flush(&mut self, spec: &Spec, batch: &[Vec<Cell>]) -> Result<()> {
+        if batch.is_empty() {
             return Ok(());
-        };
+        }
         let report = &mut self.report;
         report.batches += 1;
         let Some(tgt) = self.tgt.as_mut() else {
             // Every row would go in.
-            report.inserted += self.batch.len() as u64;
-            self.batch.clear();
+            report.inserted += batch.len() as u64;
             return Ok(());
         };
         let inserted = if self.dry_run {
-            vec![false; self.batch.len()]
+            vec![false; batch.len()]
         } else {
             loop {
-                match tgt.insert_rows(spec, &self.batch, self.copy_first).await {
+                match tgt.insert_rows(spec, batch, self.copy_first).await {
                     Ok((v, copied)) => {
                         self.copy_first = copied || v.iter().all(|inserted| *inserted);
                         break self.retry.ok(v);
@@ -164,7 +167,7 @@ impl Sink {
                 }
             }
         };
-        for (row, ok) in self.batch.iter().zip(inserted) {
+        for (row, ok) in batch.iter().zip(inserted) {
             if ok {
                 report.inserted += 1;
                 continue;
@@ -190,8 +193,60 @@ impl Sink {
                 }
             }
         }
-        self.batch.clear();
         Ok(())
+    }
+}
+
+impl BatchSink for Sink {
+    type Batch = (Spec, Vec<Vec<Cell>>);
+
+    async fn put(&mut self, (spec, batch): (Spec, Vec<Vec<Cell>>)) -> Result<()> {
+        self.done += batch.len() as u64;
+        self.flush(&spec, &batch).await?;
+        self.run.report(&Progress {
+            operation: "import",
+            unit: "rows",
+            column: spec.table,
+            rows_done: self.done,
+            total_estimate: self.done,
+            rewritten: self.report.inserted,
+            stage: Stage::Done,
+            page: None,
+        });
+        Ok(())
+    }
+}
+
+/// The backup file's rows, a batch of one table at a time.
+struct Batches<'a> {
+    rows: BackupRows<'a>,
+    specs: Vec<Spec>,
+    /// A row of the next table, read to find a batch's end.
+    carry: Option<(usize, Vec<Cell>)>,
+    /// `(batch_size, batch_bytes)`.
+    limits: (usize, usize),
+    throttle: Throttle,
+    /// A malformed line, returned after the batch of the rows before it.
+    failed: Option<crate::Error>,
+}
+
+impl BatchSource for Batches<'_> {
+    type Batch = (Spec, Vec<Vec<Cell>>);
+
+    async fn next_batch(&mut self) -> Result<Option<(Spec, Vec<Vec<Cell>>)>> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let (kind, batch, failed) = next_batch(&mut self.rows, &mut self.carry, self.limits);
+        let spec = kind.and_then(|k| self.specs.get(k)).cloned();
+        let Some(spec) = spec.filter(|_| !batch.is_empty()) else {
+            return failed.map_or(Ok(None), Err);
+        };
+        // The rows before the malformed line go in first: a rerun of the right file
+        // then finds them there.
+        self.failed = failed;
+        self.throttle.account(batch.len() as u64).await;
+        Ok(Some((spec, batch)))
     }
 }
 
@@ -225,7 +280,7 @@ async fn import_into(
     options: &ImportOptions,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let mut rows = BackupRows::open(input, file, options.max_line_bytes)?;
+    let rows = BackupRows::open(input, file, options.max_line_bytes)?;
     // The backends are compared before the target is opened: a refused import leaves
     // no new, empty store behind.
     let backend = match Location::parse(target)? {
@@ -264,60 +319,29 @@ async fn import_into(
         dry_run: options.run.dry_run,
         ..ImportReport::default()
     };
-    let mut sink = Sink {
+    let sink = Sink {
         tgt,
-        batch: Vec::new(),
         report,
+        done: 0,
+        run: options.run.clone(),
         max_samples,
         dry_run: options.run.dry_run,
         retry: options.run.retry(),
         copy_first: true,
     };
     let specs: Vec<Spec> = rows.specs().to_vec();
-    let limits = (batch_size, batch_bytes);
-    let mut carry: Option<(usize, Vec<Cell>)> = None;
-    let mut next = next_batch(&mut rows, &mut carry, limits);
-    let mut done = 0u64;
-    let mut throttle = options.run.throttle();
-    loop {
-        let (kind, batch, failed) = next;
-        if batch.is_empty() && failed.is_none() {
-            break;
-        }
-        let spec = kind.and_then(|k| specs.get(k)).cloned();
-        let in_batch = batch.len() as u64;
-        done += in_batch;
-        sink.batch = batch;
-        if let Some(e) = failed {
-            // The rows before the malformed line go in first: a rerun of the right
-            // file then finds them there.
-            sink.flush(spec.as_ref()).await?;
-            return Err(e);
-        }
-        // The batch goes in on a task of its own while the next is read from the
-        // file here (on a runtime of more than one thread, on another core).
-        let going = tokio::spawn(async move {
-            let flushed = sink.flush(spec.as_ref()).await;
-            (sink, flushed, spec)
-        });
-        next = next_batch(&mut rows, &mut carry, limits);
-        let (back, flushed, spec) = going
-            .await
-            .map_err(|e| StoreFault::task("the insert of a batch", e))?;
-        sink = back;
-        flushed?;
-        options.run.report(&Progress {
-            operation: "import",
-            unit: "rows",
-            column: spec.as_ref().map_or("", |s| s.table),
-            rows_done: done,
-            total_estimate: done,
-            rewritten: sink.report.inserted,
-            stage: Stage::Done,
-            page: None,
-        });
-        throttle.account(in_batch).await;
-    }
+    let mut batches = Batches {
+        rows,
+        specs,
+        carry: None,
+        limits: (batch_size, batch_bytes),
+        throttle: options.run.throttle(),
+        failed: None,
+    };
+    // Each batch goes in on a task of its own while the next is read from the file
+    // here (on a runtime of more than one thread, on another core).
+    let sink = write_behind(&mut batches, sink, WriteOn::OwnTask).await?;
+    let mut rows = batches.rows;
     let mut report = sink.report;
     report.reconnects = sink.retry.reconnects;
     report.complete = rows.complete;

@@ -78,6 +78,8 @@ mod options;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod pages;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod pipeline;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod plan;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod policy;

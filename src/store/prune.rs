@@ -204,7 +204,8 @@ pub struct PruneReport {
     /// SQLite with vacuum: file size before and after.
     pub file_bytes: Option<(u64, u64)>,
     /// Postgres: connections re-opened after the server closed them (each page in
-    /// flight then was done again; at most 16 losses in a row (about a minute of waiting), then
+    /// flight then was done again; at most [`PruneOptions::max_reconnects`] losses in a
+    /// row, 16 by default (about a minute of waiting), then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
     /// Seconds.

@@ -8,4 +8,6 @@ mod layer_errors;
 mod layers;
 mod options_shape;
 mod public_paths;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod spawnable;
 mod store_modules;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
 use super::super::options::Throttle;
+use super::super::pipeline::BatchSource;
 use super::super::raw::{pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending};
@@ -247,6 +248,9 @@ const READS_AT_ONCE: usize = 3;
 /// The reading side of a copy: batches of source checkpoints, bounded by count and
 /// by bytes.
 pub(super) struct Reading<'a> {
+    /// The source, and how it was given (to open it again after a lost connection).
+    pub(super) src: &'a mut AnyStore,
+    pub(super) source: &'a str,
     pub(super) cursor: Cursor<'a>,
     pub(super) throttle: Throttle,
     pub(super) retry: Retry,
@@ -267,11 +271,11 @@ impl Reading<'_> {
     /// How many checkpoints the next read of `src` takes: up to [`READ_AHEAD`] (from
     /// SQLite [`READ_AHEAD_SQLITE`]) and one batch, as many as half a batch's bytes
     /// holds of the largest seen so far (one at first).
-    pub(super) fn read_size(&self, src: &AnyStore) -> usize {
+    pub(super) fn read_size(&self) -> usize {
         if self.largest == 0 {
             return 1;
         }
-        let most = match src.raw {
+        let most = match self.src.raw {
             Raw::Sqlite { .. } => READ_AHEAD_SQLITE,
             Raw::Postgres { .. } => READ_AHEAD,
         };
@@ -281,14 +285,18 @@ impl Reading<'_> {
     /// The next batch (empty after the last): full, or as many checkpoints as fit
     /// its bytes (a checkpoint larger than that goes alone). The source is read
     /// [`READS_AT_ONCE`] reads of [`read_size`](Self::read_size) at a time.
-    pub(super) async fn batch(&mut self, src: &mut AnyStore, source: &str) -> Result<Vec<Pending>> {
+    pub(super) async fn batch(&mut self) -> Result<Vec<Pending>> {
         let mut batch = Vec::new();
         let mut held = 0usize;
         while batch.len() < self.batch_size {
             if self.ahead.is_empty() {
                 let mut keys = Vec::new();
-                while keys.len() < self.read_size(src) * READS_AT_ONCE {
-                    match self.cursor.next(src, source, &mut self.retry).await? {
+                while keys.len() < self.read_size() * READS_AT_ONCE {
+                    match self
+                        .cursor
+                        .next(self.src, self.source, &mut self.retry)
+                        .await?
+                    {
                         Some(key) => keys.push(key),
                         None => break,
                     }
@@ -299,7 +307,8 @@ impl Reading<'_> {
                 self.throttle.account(keys.len() as u64).await;
                 let (read_serde, write_serde) = self.serdes;
                 let read = loop {
-                    let reads = keys.chunks(self.read_size(src)).map(|chunk| {
+                    let src: &AnyStore = self.src;
+                    let reads = keys.chunks(self.read_size()).map(|chunk| {
                         read_pending(
                             src,
                             read_serde,
@@ -314,7 +323,7 @@ impl Reading<'_> {
                                 .retry
                                 .ok(read.into_iter().flatten().collect::<Vec<_>>())
                         }
-                        Err(e) => reopen_source(src, source, &mut self.retry, e).await?,
+                        Err(e) => reopen_source(self.src, self.source, &mut self.retry, e).await?,
                     }
                 };
                 for p in &read {
@@ -336,6 +345,15 @@ impl Reading<'_> {
             batch.push(pending);
         }
         Ok(batch)
+    }
+}
+
+impl BatchSource for Reading<'_> {
+    type Batch = Vec<Pending>;
+
+    async fn next_batch(&mut self) -> Result<Option<Vec<Pending>>> {
+        let batch = self.batch().await?;
+        Ok(Some(batch).filter(|b| !b.is_empty()))
     }
 }
 

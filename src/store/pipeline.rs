@@ -1,0 +1,91 @@
+//! The write-behind loop `copy` and `import` share: a batch is written while the next
+//! is read, so the read of the source (a SQLite file, a Postgres cursor, a backup file)
+//! and the target's transactions overlap instead of taking turns.
+//!
+//! What a batch holds, how it is read and how it goes in is the operation's
+//! ([`BatchSource`], [`BatchSink`]); the loop owns the order: batch N is written, and
+//! its error returned, before the read of batch N + 1 is looked at, so the rows before
+//! a malformed line of a backup, or before a source that cannot be read, are in the
+//! target when the error comes back and a rerun finds them there.
+
+use std::future::Future;
+
+use super::error::StoreFault;
+use super::raw::Result;
+
+/// Where an operation's batches come from, read on the operation's own task.
+pub(crate) trait BatchSource {
+    /// What one batch holds.
+    type Batch: Send + 'static;
+
+    /// The next batch; `None` after the last. An error ends the operation once the
+    /// batch before it is written.
+    fn next_batch(&mut self) -> impl Future<Output = Result<Option<Self::Batch>>>;
+}
+
+/// Where an operation's batches go: one transaction each (or none in a dry run).
+pub(crate) trait BatchSink: Send + 'static {
+    /// What one batch holds.
+    type Batch: Send + 'static;
+
+    /// Writes `batch`, counting what it did in the sink's report.
+    fn put(&mut self, batch: Self::Batch) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// Where a batch is written while the next one is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteOn {
+    /// A task of its own: on a runtime of more than one thread, another core. For a
+    /// source read with blocking calls (SQLite, a file), which would hold up a write
+    /// that is a chain of round trips driven from the same task.
+    OwnTask,
+    /// The operation's own task, the write and the read polled together: for a write
+    /// that runs on a thread of its own anyway (a SQLite target), or a source read
+    /// without blocking (Postgres).
+    SameTask,
+}
+
+/// Reads every batch of `source` and writes it into `sink`, each write overlapping the
+/// next read ([`WriteOn`] says where). Returns the sink, its report complete, after the
+/// last batch; or the first error, the batches before it written.
+pub(crate) async fn write_behind<R, W>(source: &mut R, mut sink: W, on: WriteOn) -> Result<W>
+where
+    R: BatchSource,
+    W: BatchSink<Batch = R::Batch>,
+{
+    let mut next = source.next_batch().await?;
+    while let Some(batch) = next.take() {
+        let (written, read) = match on {
+            WriteOn::OwnTask => {
+                let mut going = Writing(tokio::spawn(async move {
+                    let written = sink.put(batch).await;
+                    (sink, written)
+                }));
+                let read = source.next_batch().await;
+                let (back, written) = (&mut going.0)
+                    .await
+                    .map_err(|e| StoreFault::task("the write of a batch", e))?;
+                sink = back;
+                (written, read)
+            }
+            WriteOn::SameTask => {
+                futures_util::future::join(sink.put(batch), source.next_batch()).await
+            }
+        };
+        written?;
+        next = read?;
+    }
+    Ok(sink)
+}
+
+/// The task writing a batch, stopped if the operation is dropped (cancelled)
+/// meanwhile, as the write would be on the operation's own task: a Postgres
+/// transaction not committed is rolled back, a SQLite one already on its thread
+/// finishes whole.
+struct Writing<W>(tokio::task::JoinHandle<(W, Result<()>)>);
+
+impl<W> Drop for Writing<W> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
