@@ -231,10 +231,6 @@ pub struct CopyReport {
 /// retries; the databases' errors. A
 /// checkpoint that reads back differently is not an error: it is listed in
 /// [`CopyReport::mismatches`].
-///
-/// The future is not `Send` (it holds a SQLite source connection, which is not `Sync`,
-/// by reference across its awaits): await it on the caller's task, or give it a
-/// runtime of its own with `tokio::task::spawn_blocking` and `Runtime::block_on`.
 pub async fn copy(
     source: &str,
     target: &str,

@@ -68,7 +68,11 @@ pub(crate) fn serializer(keys: &StoreKeys) -> Arc<dyn Serializer> {
 /// An open store of any known layout.
 pub(crate) enum Raw {
     Sqlite {
-        conn: Connection,
+        /// In a mutex so that a store can be shared between tasks (`Sync`): the
+        /// operations that hold one across an await, `copy` among them, stay `Send`.
+        /// Each use is a blocking call that takes it and lets it go, never held
+        /// across an await.
+        conn: std::sync::Mutex<Connection>,
         layout: StoreLayout,
         shown: String,
         path: std::path::PathBuf,
@@ -79,6 +83,13 @@ pub(crate) enum Raw {
         shown: String,
         url: String,
     },
+}
+
+/// A SQLite store's connection, for one blocking call or a few (a panic while another
+/// held it left nothing half-done that SQLite would not roll back: it is taken anyway).
+pub(crate) fn lock(conn: &std::sync::Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    conn.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl std::fmt::Debug for Raw {
@@ -170,7 +181,7 @@ impl Raw {
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 let layout = detect_sqlite(&conn).map_err(saver_err(&shown))?;
                 Raw::Sqlite {
-                    conn,
+                    conn: std::sync::Mutex::new(conn),
                     layout,
                     shown,
                     path,
@@ -211,6 +222,7 @@ impl Raw {
     pub(crate) async fn begin_snapshot(&self) -> Result<()> {
         match self {
             Raw::Sqlite { conn, .. } => {
+                let conn = lock(conn);
                 conn.execute_batch("BEGIN DEFERRED")
                     .map_err(sq("snapshot"))?;
                 conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -231,7 +243,7 @@ impl Raw {
     pub(crate) async fn end_snapshot(&self) {
         match self {
             Raw::Sqlite { conn, .. } => {
-                let _ = conn.execute_batch("COMMIT");
+                let _ = lock(conn).execute_batch("COMMIT");
             }
             Raw::Postgres { client, .. } => {
                 let _ = client.batch_execute("COMMIT").await;
@@ -541,6 +553,7 @@ impl Raw {
     ) -> Result<()> {
         match self {
             Raw::Sqlite { conn, .. } => {
+                let conn = lock(conn);
                 let mut stmt = conn.prepare_cached(sql).map_err(sq(operation))?;
                 let n = stmt.column_count();
                 let mut rows = stmt
@@ -658,7 +671,7 @@ mod tests {
     async fn sqlite_cells_are_read_as_stored() {
         let conn = Connection::open_in_memory().expect("open");
         let raw = Raw::Sqlite {
-            conn,
+            conn: std::sync::Mutex::new(conn),
             layout: StoreLayout::Empty,
             shown: "memory".to_owned(),
             path: std::path::PathBuf::new(),

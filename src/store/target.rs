@@ -238,7 +238,11 @@ pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>
         .into());
     }
     let target: Target = match raw {
-        Raw::Sqlite { conn, path, .. } => Box::new(SqliteTarget::new(conn, path)),
+        Raw::Sqlite { conn, path, .. } => Box::new(SqliteTarget::new(
+            conn.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+            path,
+        )),
         Raw::Postgres { client, url, .. } => {
             // The store's own read-only session, unless something still shares it.
             let client = match Arc::try_unwrap(client) {

@@ -1,14 +1,13 @@
 //! The store operations a service runs on its own schedule can be spawned on a
-//! multi-threaded runtime (`tokio::spawn` needs a `Send` future): `prune`, `retain`,
-//! `upgrade`, the audit and the sweeps. The futures below are made and dropped, never
-//! polled: only their types are checked, when this file compiles. Not these, as their
-//! docs say: `import` and `export` read and write a caller's `&mut dyn BufRead` /
-//! `Write`, which are not `Send`; `copy` holds its SQLite source connection, which is
-//! not `Sync`, by reference across its awaits. They run on the caller's task.
+//! multi-threaded runtime (`tokio::spawn` needs a `Send` future): `copy`, `prune`,
+//! `retain`, `upgrade`, the audit and the sweeps. The futures below are made and
+//! dropped, never polled: only their types are checked, when this file compiles. Not
+//! these: `import` and `export` read and write a caller's `&mut dyn BufRead` / `Write`,
+//! which are not `Send`; they run on the caller's task.
 
 use langgraph_codec::store::{
-    audit, encrypt, prune, rekey, retain, upgrade, AuditOptions, PruneOptions, RetainOptions,
-    RetentionPolicy, Store, StoreKeys, SweepOptions, UpgradeOptions,
+    audit, copy, encrypt, prune, rekey, retain, upgrade, AuditOptions, CopyOptions, PruneOptions,
+    RetainOptions, RetentionPolicy, Store, StoreKeys, SweepOptions, UpgradeOptions,
 };
 
 fn spawnable<T: Send>(_: T) {}
@@ -16,6 +15,7 @@ fn spawnable<T: Send>(_: T) {}
 #[test]
 fn store_operations_make_send_futures() {
     let keys = StoreKeys::none();
+    spawnable(copy("a.db", "b.db", &keys, &CopyOptions::new()));
     spawnable(prune("a.db", &keys, &PruneOptions::new().keep_latest(1)));
     spawnable(upgrade("a.db", &UpgradeOptions::new()));
     let policy = RetentionPolicy::from_value(&serde_json::json!({}), "policy.toml");

@@ -10,7 +10,7 @@ use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
 use super::super::options::Throttle;
 use super::super::pipeline::BatchSource;
-use super::super::raw::{pg, ph, sq, Param, Raw, Result};
+use super::super::raw::{lock, pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
@@ -379,7 +379,7 @@ pub(super) async fn read_pending(
     let (carried, writes_of, tuples): (Vec<Option<Body>>, _, _) = match &src.raw {
         Raw::Sqlite { conn, .. } if carry => {
             let (rows, writes) =
-                carried_rows(conn, src.raw.cols().w_path, keys).map_err(sq("copy"))?;
+                carried_rows(&lock(conn), src.raw.cols().w_path, keys).map_err(sq("copy"))?;
             let bodies: Vec<Option<Body>> = rows
                 .into_iter()
                 .zip(keys)
