@@ -4,7 +4,10 @@
 //! builders are written once, by its `run_setters!`. No operation keeps a field of its
 //! own for a shared setting, nor writes a builder for one by hand.
 //!
-//! The check reads `src/store/` as text, comments and string literals left out.
+//! Their reports share one shape too: each names its `operation` and the seconds it
+//! took as `elapsed_s`, as the CLI's `--json` prints them.
+//!
+//! The checks read `src/store/` as text, comments and string literals left out.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,8 +40,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Each `pub struct NameOptions { … }` of `code`: its name and its field names.
-fn options_structs(code: &str) -> Vec<(String, Vec<String>)> {
+/// Each `pub struct Name… { … }` of `code` whose name ends with `suffix`: its name and
+/// its field names.
+fn structs_named(code: &str, suffix: &str) -> Vec<(String, Vec<String>)> {
     let mut found = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("pub struct ") {
@@ -48,7 +52,7 @@ fn options_structs(code: &str) -> Vec<(String, Vec<String>)> {
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect();
         rest = after;
-        if !name.ends_with("Options") {
+        if !name.ends_with(suffix) {
             continue;
         }
         let Some(open) = after.find('{') else { break };
@@ -72,25 +76,36 @@ fn options_structs(code: &str) -> Vec<(String, Vec<String>)> {
     found
 }
 
-#[test]
-fn every_store_options_type_holds_the_shared_settings_in_one_struct_set_by_one_macro() {
+/// Each file of `src/store/` (its path from the crate root) and its code, comments
+/// and string literals left out.
+fn store_sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     rust_files(&root.join("src/store"), &mut files);
     files.sort();
+    files
+        .iter()
+        .map(|file| {
+            let shown = file
+                .strip_prefix(root)
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            let code = super::layers::strip(&fs::read_to_string(file).expect("read"));
+            (shown, code)
+        })
+        .collect()
+}
+
+#[test]
+fn every_store_options_type_holds_the_shared_settings_in_one_struct_set_by_one_macro() {
     let mut structs = 0;
     let mut problems = Vec::new();
-    for file in &files {
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(file)
-            .display()
-            .to_string();
-        let code = super::layers::strip(&fs::read_to_string(file).expect("read"));
+    for (shown, code) in store_sources() {
         if shown.ends_with("store/options.rs") {
             continue;
         }
-        for (name, fields) in options_structs(&code) {
+        for (name, fields) in structs_named(&code, "Options") {
             structs += 1;
             if WITHOUT_RUN.contains(&name.as_str()) {
                 continue;
@@ -122,5 +137,31 @@ fn every_store_options_type_holds_the_shared_settings_in_one_struct_set_by_one_m
     // The reading finds the types it checks: copy, export, import, audit, prune,
     // retain, sweep, upgrade and stats.
     assert!(structs >= 9, "found only {structs} options types");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Reports that are a part of another report, not an operation's own.
+const PART_OF_A_REPORT: &[&str] = &["VacuumReport"];
+
+#[test]
+fn every_store_report_names_its_operation_and_its_seconds_alike() {
+    let mut reports = 0;
+    let mut problems = Vec::new();
+    for (shown, code) in store_sources() {
+        for (name, fields) in structs_named(&code, "Report") {
+            if PART_OF_A_REPORT.contains(&name.as_str()) {
+                continue;
+            }
+            reports += 1;
+            for field in ["operation", "elapsed_s"] {
+                if !fields.iter().any(|f| f == field) {
+                    problems.push(format!("{shown}: {name} has no `{field}`"));
+                }
+            }
+        }
+    }
+    // The reading finds the reports it checks: audit, sweep, copy, export, import,
+    // prune, retain and upgrade.
+    assert!(reports >= 8, "found only {reports} reports");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
