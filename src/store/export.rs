@@ -31,7 +31,7 @@ use std::time::Instant;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use serde::Serialize;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 use super::backup::{io_err, specs, Col, Spec, BACKUP_FORMAT, BACKUP_VERSION};
 use super::error::StoreFault;
@@ -40,8 +40,39 @@ use super::ops::DEFAULT_PAGE_BYTES;
 use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::raw::{ph, Param, Raw, Result};
 
-fn b64(bytes: Option<Vec<u8>>) -> Json {
-    bytes.map_or(Json::Null, |b| Json::String(B64.encode(b)))
+/// `text` as a JSON string, escaped as `serde_json` escapes it.
+fn push_str(line: &mut Vec<u8>, text: &str) -> Result<()> {
+    serde_json::to_writer(&mut *line, text).map_err(|e| {
+        StoreFault::Backup {
+            file: "(output)".to_owned(),
+            reason: e.to_string(),
+        }
+        .into()
+    })
+}
+
+/// A cell's bytes as a JSON string of their standard base64 (whose characters JSON
+/// never escapes), or `null`.
+fn push_b64(line: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    let Some(bytes) = bytes else {
+        line.extend_from_slice(b"null");
+        return;
+    };
+    line.push(b'"');
+    let start = line.len();
+    // Encoded in place; should the length not fit a usize, through a string.
+    let encoded = base64::encoded_len(bytes.len(), true).and_then(|n| {
+        line.resize(start.checked_add(n)?, 0);
+        B64.encode_slice(bytes, line.get_mut(start..)?).ok()
+    });
+    match encoded {
+        Some(written) => line.truncate(start + written),
+        None => {
+            line.truncate(start);
+            line.extend_from_slice(B64.encode(bytes).as_bytes());
+        }
+    }
+    line.push(b'"');
 }
 
 /// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`;
@@ -139,6 +170,13 @@ enum Part {
     Int(i64),
 }
 
+/// Up to `limit` rows of `spec`'s table (of `thread`, after the key `after`), each as
+/// its backup line without the newline, with its key: `{"t": kind, column: value, …}`
+/// in the spec's column order, byte for byte what `serde_json` prints for that object
+/// (text escaped by it, bytes as base64, integers in decimal). Written here rather
+/// than built as a `serde_json` map and printed: measured 2026-12-02, 100,000
+/// checkpoints from SQLite, building the maps (hashing every key) and escaping the
+/// base64 text were a third of the export's samples.
 async fn page(
     raw: &Raw,
     spec: &Spec,
@@ -146,7 +184,7 @@ async fn page(
     after: Option<&[Part]>,
     limit: usize,
     max_bytes: usize,
-) -> Result<Vec<(Map<String, Json>, Vec<Part>)>> {
+) -> Result<Vec<(Vec<u8>, Vec<Part>)>> {
     let sqlite = raw.is_sqlite();
     let sql = page_sql(spec, sqlite, thread.is_some(), after.is_some());
     // Value bytes of one page at most (the first row always goes).
@@ -171,33 +209,41 @@ async fn page(
         if sqlite && bytes >= max_bytes {
             return Ok(ControlFlow::Break(()));
         }
-        let mut m = Map::new();
+        let mut line = Vec::with_capacity(256);
+        line.extend_from_slice(b"{\"t\":");
+        push_str(&mut line, spec.kind)?;
         let mut key = Vec::new();
         let mut len = 0usize;
         for (i, (name, _, kind)) in spec.cols.iter().enumerate() {
-            let v = match kind {
+            line.push(b',');
+            push_str(&mut line, name)?;
+            line.push(b':');
+            match kind {
                 Col::Text | Col::OptText => {
                     let s = r.take_opt_text(i)?;
-                    if i < spec.keys {
-                        key.push(Part::Text(s.clone().unwrap_or_default()));
+                    match &s {
+                        Some(s) => push_str(&mut line, s)?,
+                        None => line.extend_from_slice(b"null"),
                     }
-                    s.map_or(Json::Null, Json::String)
+                    if i < spec.keys {
+                        key.push(Part::Text(s.unwrap_or_default()));
+                    }
                 }
                 Col::Int => {
                     let n = r.int(i)?;
                     key.push(Part::Int(n));
-                    Json::from(n)
+                    line.extend_from_slice(n.to_string().as_bytes());
                 }
                 Col::Bytes | Col::Jsonb => {
                     let cell = r.take_bytes(i);
                     len = len.saturating_add(cell.as_ref().map_or(0, Vec::len));
-                    b64(cell)
+                    push_b64(&mut line, cell.as_deref());
                 }
-            };
-            m.insert((*name).to_owned(), v);
+            }
         }
+        line.push(b'}');
         bytes = bytes.saturating_add(i64::try_from(len).unwrap_or(i64::MAX));
-        rows.push((m, key));
+        rows.push((line, key));
         Ok(ControlFlow::Continue(()))
     })
     .await?;
@@ -285,25 +331,30 @@ async fn export_snapshot(
     let started = Instant::now();
     let file = "(output)";
     let mut written = 0u64;
-    let mut line = |out: &mut dyn Write, v: &Json| -> Result<()> {
-        let text = serde_json::to_string(v).map_err(|e| StoreFault::Backup {
-            file: file.to_owned(),
-            reason: e.to_string(),
-        })?;
-        out.write_all(text.as_bytes()).map_err(io_err(file))?;
+    let mut line = |out: &mut dyn Write, text: &[u8]| -> Result<()> {
+        out.write_all(text).map_err(io_err(file))?;
         out.write_all(b"\n").map_err(io_err(file))?;
         written = written.saturating_add(text.len() as u64 + 1);
         Ok(())
     };
+    let json_line = |v: &Json| -> Result<Vec<u8>> {
+        serde_json::to_vec(v).map_err(|e| {
+            StoreFault::Backup {
+                file: file.to_owned(),
+                reason: e.to_string(),
+            }
+            .into()
+        })
+    };
     line(
         out,
-        &json!({
+        &json_line(&json!({
             "format": BACKUP_FORMAT,
             "version": BACKUP_VERSION,
             "backend": raw.backend(),
             "layout": raw.layout().to_string(),
             "threads": if options.run.threads.is_empty() { Json::Null } else { json!(options.run.threads) },
-        }),
+        }))?,
     )?;
     let mut counts = [0u64; 3];
     let page_size = options.run.page_size.unwrap_or(500);
@@ -321,11 +372,8 @@ async fn export_snapshot(
                 let Some((_, last)) = rows.last() else { break };
                 let next = last.clone();
                 let n = rows.len() as u64;
-                for (m, _) in rows {
-                    let mut obj = Map::new();
-                    obj.insert("t".to_owned(), Json::from(spec.kind));
-                    obj.extend(m);
-                    line(out, &Json::Object(obj))?;
+                for (row, _) in rows {
+                    line(out, &row)?;
                 }
                 if let Some(c) = counts.get_mut(slot) {
                     *c += n;
@@ -350,7 +398,9 @@ async fn export_snapshot(
     }
     line(
         out,
-        &json!({"t": "end", "checkpoints": counts[0], "blobs": counts[1], "writes": counts[2]}),
+        &json_line(
+            &json!({"t": "end", "checkpoints": counts[0], "blobs": counts[1], "writes": counts[2]}),
+        )?,
     )?;
     out.flush().map_err(io_err(file))?;
     Ok(ExportReport {

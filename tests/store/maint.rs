@@ -1024,6 +1024,55 @@ async fn sqlite_export_import_export_is_byte_identical_and_encrypted_rows_stay_e
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// Each line of an export is exactly what `serde_json` prints for its object (the
+/// export writes the lines itself): text with quotes, backslashes, control characters
+/// and non-ASCII, `null` cells, integers and base64 bytes, compared with the object
+/// parsed back and printed again, and with the text put in.
+#[tokio::test]
+async fn export_lines_are_what_serde_json_prints_for_them() {
+    let dir = scratch("export-lines");
+    let path = dir.join("odd.sqlite");
+    fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    let odd = "t \"q\" \\ \n\t\u{1}\u{1f} \u{7f} é 😀 /";
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             SELECT ?1, ?1, checkpoint_id, NULL, type, checkpoint, metadata FROM checkpoints LIMIT 1",
+            [odd],
+        )
+        .expect("insert a checkpoint");
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+             SELECT ?1, ?1, checkpoint_id, ?1, ?1, -3, ?1, type, value FROM writes LIMIT 1",
+            [odd],
+        )
+        .expect("insert a write");
+    }
+    let file = dir.join("odd.jsonl");
+    export_to(path.to_str().expect("utf-8"), &file, &[]).await;
+    let text = fs::read_to_string(&file).expect("read");
+    let mut odd_rows = 0;
+    for line in text.lines() {
+        let parsed: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        assert_eq!(serde_json::to_string(&parsed).expect("print"), line);
+        if parsed["thread_id"] == odd {
+            odd_rows += 1;
+            assert_eq!(parsed["checkpoint_ns"], odd, "{line}");
+            match parsed["t"].as_str() {
+                Some("checkpoint") => assert!(parsed["parent_checkpoint_id"].is_null()),
+                Some("write") => {
+                    assert_eq!(parsed["idx"], -3, "{line}");
+                    assert_eq!(parsed["task_id"], odd, "{line}");
+                }
+                other => panic!("an odd row of kind {other:?}: {line}"),
+            }
+        }
+    }
+    assert_eq!(odd_rows, 2, "{text}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn import_never_overwrites_a_different_row_and_one_thread_exports_alone() {
     let dir = scratch("conflict");
