@@ -192,6 +192,8 @@ pub(crate) struct PassDone {
     pub(crate) last: Option<String>,
     pub(crate) capped: bool,
     pub(crate) stopped: bool,
+    /// Pages with something to read or delete, each done in one transaction.
+    pub(crate) batches: u64,
     /// Connections re-opened after the server closed them.
     pub(crate) reconnects: u64,
     /// The session lock could not be taken again after a reconnect.
@@ -409,6 +411,7 @@ pub(crate) async fn run_pass(
             throttle.account(read).await;
             out.tally.add(&tally);
         }
+        out.batches += u64::from(first.has_work()) + u64::from(next.has_work());
         for p in [&first, &next] {
             out.tally.threads += p.passed_threads;
             out.tally.checkpoints_kept += p.passed_checkpoints;

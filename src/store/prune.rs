@@ -162,7 +162,11 @@ run_setters!(PruneOptions {
     /// flight is done again) before the prune stops with
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     max_reconnects;
-    /// Called after each thread.
+    /// Threads per transaction at most (at least 1; default 200). A page also ends at
+    /// about 1,000 checkpoints (a larger thread goes alone): smaller pages keep a live
+    /// writer's wait for the prune's deletes shorter.
+    batch_size(threads);
+    /// Called after each page of threads (on Postgres, after each two, done at once).
     on_progress;
 });
 
@@ -203,6 +207,9 @@ pub struct PruneReport {
     pub bytes_freed: u64,
     /// SQLite with vacuum: file size before and after.
     pub file_bytes: Option<(u64, u64)>,
+    /// Pages of threads read or deleted, each in one transaction (a page passed over
+    /// whole, its threads untouched by the rules, is not one).
+    pub batches: u64,
     /// Postgres: connections re-opened after the server closed them (each page in
     /// flight then was done again; at most [`PruneOptions::max_reconnects`] losses in a
     /// row, 16 by default (about a minute of waiting), then
@@ -271,6 +278,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         blobs_deleted: t.blobs_deleted,
         bytes_freed: t.bytes_freed,
         file_bytes: None,
+        batches: done.batches,
         reconnects: done.reconnects,
         elapsed_s: 0.0,
     };

@@ -184,6 +184,9 @@ pub struct RetainReport {
     pub next_after: Option<String>,
     /// With [`RetainOptions::vacuum`] on SQLite: what the incremental vacuum did.
     pub vacuum: Option<VacuumReport>,
+    /// Pages of threads read or deleted, each in one transaction (a page passed over
+    /// whole, its threads untouched by the rules, is not one).
+    pub batches: u64,
     /// Postgres: connections re-opened after the server closed them (each page in
     /// flight then was done again, the sweep lock taken again; at most
     /// [`RetainOptions::max_reconnects`] losses in a row, 16 by default, then
@@ -362,6 +365,7 @@ pub async fn retain(
     report.vacuum = vacuum;
     released?;
     report.reconnects = reconnects.saturating_add(done.reconnects);
+    report.batches = done.batches;
     let t = done.tally;
     report.threads = t.threads;
     report.threads_deleted = t.threads_deleted;

@@ -319,6 +319,45 @@ fn copy_and_import_write_in_batches_of_the_size_asked() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `prune --batch-size N` deletes N threads per transaction: six threads of three
+/// checkpoints each, kept to their latest, go in three batches of two (in one by
+/// default), and both ways delete all but the latest of each namespace.
+#[test]
+fn prune_deletes_in_batches_of_the_size_asked() {
+    let dir = scratch("prune_batch");
+    let shape = Shape {
+        threads: 6,
+        steps: 3,
+        ..Shape::default()
+    };
+    for (name, extra, batches) in [("default.db", None, 1), ("two.db", Some("2"), 3)] {
+        let path = dir.join(name);
+        sqlite_store(&path, &shape, "t-");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let older: i64 = conn
+            .query_row(
+                "SELECT count(*) - (SELECT count(*) FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints)) FROM checkpoints",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        drop(conn);
+        let p = path.to_str().expect("utf-8");
+        let mut args = vec!["store", "prune", p, "--keep-latest", "1", "--json"];
+        if let Some(n) = extra {
+            args.extend(["--batch-size", n]);
+        }
+        let (code, stdout, stderr) = lgcodec(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        assert_eq!(json["batches"], batches, "{args:?}: {json}");
+        assert_eq!(json["threads"], 6, "{json}");
+        assert!(older > 0);
+        assert_eq!(json["checkpoints_deleted"], older, "{json}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every operation's progress names what it counts (`unit`), and its last report
 /// counts all of it, as the store's own tables tell: the audit its values
 /// (checkpoints and writes), the export and the import their rows, the copy its

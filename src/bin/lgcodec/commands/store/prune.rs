@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{self, PruneOptions, StoreKeys};
 
+use super::with_size;
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
@@ -42,6 +43,11 @@ pub struct PruneArgs {
     /// At most this many checkpoints read per second (spares a busy database).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_rows_per_sec: Option<u64>,
+    /// Threads per transaction at most (default 200; a page also ends at about 1,000
+    /// checkpoints): smaller batches hold the store's locks for less time beside live
+    /// writers.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub batch_size: Option<u64>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +59,7 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
         .dry_run(args.dry_run)
         .vacuum(args.vacuum)
         .max_rows_per_sec(args.max_rows_per_sec);
+    options = with_size(options, args.batch_size, PruneOptions::batch_size);
     if let Some(n) = args.keep_latest {
         options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
     }
