@@ -204,12 +204,16 @@ async fn page(
     }
     let mut rows = Vec::new();
     let mut bytes = 0i64;
+    // Each line is written here, then kept as an exact copy: a line grown in place
+    // ends with up to twice the room it needs (a vector's capacity doubles), and a
+    // page holds hundreds of them.
+    let mut line = Vec::with_capacity(256);
     raw.each_row("export", &sql, &params, |mut r| {
         // SQLite steps one row at a time: the page ends at the byte budget.
         if sqlite && bytes >= max_bytes {
             return Ok(ControlFlow::Break(()));
         }
-        let mut line = Vec::with_capacity(256);
+        line.clear();
         line.extend_from_slice(b"{\"t\":");
         push_str(&mut line, spec.kind)?;
         let mut key = Vec::new();
@@ -243,7 +247,7 @@ async fn page(
         }
         line.push(b'}');
         bytes = bytes.saturating_add(i64::try_from(len).unwrap_or(i64::MAX));
-        rows.push((line, key));
+        rows.push((line.as_slice().to_vec(), key));
         Ok(ControlFlow::Continue(()))
     })
     .await?;
