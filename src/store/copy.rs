@@ -405,7 +405,12 @@ async fn copy_snapshot(
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
     };
-    let own_task = src.raw.is_sqlite() && writer.round_trips();
+    // Where each batch is written while the next is read: see below.
+    let on = if src.raw.is_sqlite() && writer.round_trips() {
+        WriteOn::OwnTask
+    } else {
+        WriteOn::SameTask
+    };
     let mut reading = Reading {
         src,
         source,
@@ -441,11 +446,6 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let on = if own_task {
-        WriteOn::OwnTask
-    } else {
-        WriteOn::SameTask
-    };
     let mut sink = write_behind(&mut reading, sink, on).await?;
     sink.settle().await?;
     let Sink {

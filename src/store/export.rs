@@ -40,15 +40,21 @@ use super::ops::DEFAULT_PAGE_BYTES;
 use super::options::{run_setters, Progress, RunOptions, Stage};
 use super::raw::{ph, Param, Raw, Result};
 
+/// What the export's output is called in its errors.
+const OUTPUT: &str = "(output)";
+
+/// `serde_json` failing to print a line of the output.
+fn print_failed(e: serde_json::Error) -> crate::Error {
+    StoreFault::Backup {
+        file: OUTPUT.to_owned(),
+        reason: e.to_string(),
+    }
+    .into()
+}
+
 /// `text` as a JSON string, escaped as `serde_json` escapes it.
 fn push_str(line: &mut Vec<u8>, text: &str) -> Result<()> {
-    serde_json::to_writer(&mut *line, text).map_err(|e| {
-        StoreFault::Backup {
-            file: "(output)".to_owned(),
-            reason: e.to_string(),
-        }
-        .into()
-    })
+    serde_json::to_writer(&mut *line, text).map_err(print_failed)
 }
 
 /// A cell's bytes as a JSON string of their standard base64 (whose characters JSON
@@ -333,7 +339,7 @@ async fn export_snapshot(
     options: &ExportOptions,
 ) -> Result<ExportReport> {
     let started = Instant::now();
-    let file = "(output)";
+    let file = OUTPUT;
     let mut written = 0u64;
     let mut line = |out: &mut dyn Write, text: &[u8]| -> Result<()> {
         out.write_all(text).map_err(io_err(file))?;
@@ -341,15 +347,7 @@ async fn export_snapshot(
         written = written.saturating_add(text.len() as u64 + 1);
         Ok(())
     };
-    let json_line = |v: &Json| -> Result<Vec<u8>> {
-        serde_json::to_vec(v).map_err(|e| {
-            StoreFault::Backup {
-                file: file.to_owned(),
-                reason: e.to_string(),
-            }
-            .into()
-        })
-    };
+    let json_line = |v: &Json| serde_json::to_vec(v).map_err(print_failed);
     line(
         out,
         &json_line(&json!({
