@@ -3,6 +3,7 @@
 //! `Error`'s contract (stable kind names, `source()` chains, messages naming the row).
 
 mod backend_seam;
+mod cli_flags;
 mod error_contract;
 mod layer_errors;
 mod layers;

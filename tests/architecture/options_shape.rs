@@ -42,7 +42,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Each `pub struct Name… { … }` of `code` whose name ends with `suffix`: its name and
 /// its field names.
-fn structs_named(code: &str, suffix: &str) -> Vec<(String, Vec<String>)> {
+pub(crate) fn structs_named(code: &str, suffix: &str) -> Vec<(String, Vec<String>)> {
     let mut found = Vec::new();
     let mut rest = code;
     while let Some(at) = rest.find("pub struct ") {
@@ -76,12 +76,12 @@ fn structs_named(code: &str, suffix: &str) -> Vec<(String, Vec<String>)> {
     found
 }
 
-/// Each file of `src/store/` (its path from the crate root) and its code, comments
-/// and string literals left out.
-fn store_sources() -> Vec<(String, String)> {
+/// Each Rust file under `dir` (a path from the crate root), as that path, with its
+/// code, comments and string literals left out.
+pub(crate) fn sources(dir: &str) -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src/store"), &mut files);
+    rust_files(&root.join(dir), &mut files);
     files.sort();
     files
         .iter()
@@ -101,7 +101,7 @@ fn store_sources() -> Vec<(String, String)> {
 fn every_store_options_type_holds_the_shared_settings_in_one_struct_set_by_one_macro() {
     let mut structs = 0;
     let mut problems = Vec::new();
-    for (shown, code) in store_sources() {
+    for (shown, code) in sources("src/store") {
         if shown.ends_with("store/options.rs") {
             continue;
         }
@@ -147,7 +147,7 @@ const PART_OF_A_REPORT: &[&str] = &["VacuumReport"];
 fn every_store_report_names_its_operation_and_its_seconds_alike() {
     let mut reports = 0;
     let mut problems = Vec::new();
-    for (shown, code) in store_sources() {
+    for (shown, code) in sources("src/store") {
         for (name, fields) in structs_named(&code, "Report") {
             if PART_OF_A_REPORT.contains(&name.as_str()) {
                 continue;

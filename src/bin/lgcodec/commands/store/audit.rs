@@ -6,11 +6,13 @@ use langgraph_codec::store::{
     self, AuditOptions, AuditReport, ClassCounts, Store, StoreKeys, Verdict,
 };
 
+use super::batching::Pace;
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
 
 #[derive(clap::Args)]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many values read per second, on average (spares a busy store)")))]
 pub struct AuditArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL.
     store: String,
@@ -38,9 +40,8 @@ pub struct AuditArgs {
     /// of threads).
     #[arg(long)]
     per_thread: bool,
-    /// At most this many values read per second, on average (spares a busy store).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    max_rows_per_sec: Option<u64>,
+    #[command(flatten)]
+    pace: Pace,
 }
 
 pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
@@ -55,7 +56,7 @@ pub async fn run(args: AuditArgs, keys: &StoreKeys) -> ExitCode {
         .allow_free_space(args.allow_free_space)
         .key_probe(!args.no_key_probe)
         .per_thread(args.per_thread)
-        .max_rows_per_sec(args.max_rows_per_sec);
+        .max_rows_per_sec(args.pace.max_rows_per_sec);
     let report = with_progress(|progress| async {
         store::audit(&store, keys, &options.on_progress(progress)).await
     })

@@ -6,12 +6,17 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{self, CopyOptions, StoreKeys};
 
-use super::with_size;
+use super::batching::{Batching, Pace};
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
 
 #[derive(Args)]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many checkpoints read per second (spares a busy source)")))]
+#[command(
+    mut_arg("batch_size", |a| a.help("Checkpoints per target transaction (default 256; smaller batches hold the target's locks for less time beside live writers)")),
+    mut_arg("batch_bytes", |a| a.help("Bytes a batch holds at most (default 16 MiB): what bounds the copy's memory")),
+)]
 pub struct CopyArgs {
     /// The source: sqlite:PATH, a file path, or a postgres:// URL.
     pub source: String,
@@ -28,16 +33,10 @@ pub struct CopyArgs {
     /// read whichever checkpoint is newest).
     #[arg(long)]
     pub merge: bool,
-    /// At most this many checkpoints read per second (spares a busy source).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_rows_per_sec: Option<u64>,
-    /// Checkpoints per target transaction (default 256; smaller batches hold the
-    /// target's locks for less time beside live writers).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_size: Option<u64>,
-    /// Bytes a batch holds at most (default 16 MiB): what bounds the copy's memory.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_bytes: Option<u64>,
+    #[command(flatten)]
+    pub pace: Pace,
+    #[command(flatten)]
+    pub batching: Batching,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -48,9 +47,10 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
         .threads(args.threads)
         .dry_run(args.dry_run)
         .merge(args.merge)
-        .max_rows_per_sec(args.max_rows_per_sec);
-    let options = with_size(options, args.batch_size, CopyOptions::batch_size);
-    let options = with_size(options, args.batch_bytes, CopyOptions::batch_bytes);
+        .max_rows_per_sec(args.pace.max_rows_per_sec);
+    let options = args
+        .batching
+        .apply(options, CopyOptions::batch_size, CopyOptions::batch_bytes);
     let report = with_progress(|progress| async {
         let options = options.on_progress(progress);
         store::copy(&args.source, &args.target, keys, &options).await

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{self, AnyStore, ExportOptions};
 
+use super::batching::Pace;
 use crate::cli::fatal;
 use crate::human;
 use crate::output::{finish, with_progress};
@@ -19,9 +20,8 @@ pub struct ExportArgs {
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
     pub threads: Vec<String>,
-    /// At most this many rows read per second, on average (spares a busy store).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_rows_per_sec: Option<u64>,
+    #[command(flatten)]
+    pub pace: Pace,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -32,7 +32,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         store: location,
         file,
         threads,
-        max_rows_per_sec,
+        pace: Pace { max_rows_per_sec },
         json,
     } = args;
     let store = match AnyStore::open(&location).await {

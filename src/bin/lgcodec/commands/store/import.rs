@@ -6,13 +6,18 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{self, ImportOptions};
 
+use super::batching::{Batching, Pace};
 use super::verify::{backup_input, cut_note};
-use super::with_size;
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
 
 #[derive(Args)]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many rows of the file put in per second, on average (spares a store that serves live writers)")))]
+#[command(
+    mut_arg("batch_size", |a| a.help("Rows per transaction (default 500; smaller batches hold the target's locks for less time beside live writers)")),
+    mut_arg("batch_bytes", |a| a.help("Bytes of values per transaction at most (default 8 MiB): with the longest line, what bounds the import's memory")),
+)]
 pub struct ImportArgs {
     /// The backup file to read (- for standard input).
     pub file: String,
@@ -23,18 +28,10 @@ pub struct ImportArgs {
     /// in conflict; write nothing (a missing target is not created).
     #[arg(long)]
     pub dry_run: bool,
-    /// At most this many rows of the file put in per second, on average (spares a
-    /// store that serves live writers).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_rows_per_sec: Option<u64>,
-    /// Rows per transaction (default 500; smaller batches hold the target's locks for
-    /// less time beside live writers).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_size: Option<u64>,
-    /// Bytes of values per transaction at most (default 8 MiB): with the longest
-    /// line, what bounds the import's memory.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_bytes: Option<u64>,
+    #[command(flatten)]
+    pub pace: Pace,
+    #[command(flatten)]
+    pub batching: Batching,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -47,9 +44,12 @@ pub async fn run(args: ImportArgs) -> ExitCode {
     };
     let options = ImportOptions::new()
         .dry_run(args.dry_run)
-        .max_rows_per_sec(args.max_rows_per_sec);
-    let options = with_size(options, args.batch_size, ImportOptions::batch_size);
-    let options = with_size(options, args.batch_bytes, ImportOptions::batch_bytes);
+        .max_rows_per_sec(args.pace.max_rows_per_sec);
+    let options = args.batching.apply(
+        options,
+        ImportOptions::batch_size,
+        ImportOptions::batch_bytes,
+    );
     let report = with_progress(|progress| async {
         let options = options.on_progress(progress);
         store::import(&mut input, &args.file, &args.store, &options).await

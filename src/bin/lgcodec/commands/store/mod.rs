@@ -22,6 +22,7 @@ use crate::output::{self, ROWS_DONE};
 use crate::output::{bar, on_progress};
 
 mod audit;
+mod batching;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod copy;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -237,16 +238,6 @@ Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/
 empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
 _PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
 primary key re-encrypts on the way.";
-
-/// `options` with a size given on the command line set by `set` (a count or bytes past
-/// `usize` taken as the most there is), else as they are.
-#[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn with_size<O>(options: O, given: Option<u64>, set: impl FnOnce(O, usize) -> O) -> O {
-    match given {
-        Some(n) => set(options, usize::try_from(n).unwrap_or(usize::MAX)),
-        None => options,
-    }
-}
 
 /// The exit status of a command stopped by SIGINT (128 + 2, as shells report it); SIGTERM
 /// exits 143.

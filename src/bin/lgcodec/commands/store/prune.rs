@@ -6,13 +6,17 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{self, PruneOptions, StoreKeys};
 
-use super::with_size;
+use super::batching::{BatchSize, Pace};
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_latest", "before", "idle_since"])))]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many checkpoints read per second (spares a busy database)")))]
+#[command(
+    group(clap::ArgGroup::new("rule").required(true).multiple(true).args(["keep_latest", "before", "idle_since"])),
+    mut_arg("batch_size", |a| a.help("Threads per transaction at most (default 200; a page also ends at about 1,000 checkpoints): smaller batches hold the store's locks for less time beside live writers")),
+)]
 pub struct PruneArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
     pub store: String,
@@ -40,14 +44,10 @@ pub struct PruneArgs {
     /// SQLite: VACUUM afterwards so the file shrinks.
     #[arg(long)]
     pub vacuum: bool,
-    /// At most this many checkpoints read per second (spares a busy database).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_rows_per_sec: Option<u64>,
-    /// Threads per transaction at most (default 200; a page also ends at about 1,000
-    /// checkpoints): smaller batches hold the store's locks for less time beside live
-    /// writers.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_size: Option<u64>,
+    #[command(flatten)]
+    pub pace: Pace,
+    #[command(flatten)]
+    pub batch: BatchSize,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -58,8 +58,8 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
         .threads(args.threads)
         .dry_run(args.dry_run)
         .vacuum(args.vacuum)
-        .max_rows_per_sec(args.max_rows_per_sec);
-    options = with_size(options, args.batch_size, PruneOptions::batch_size);
+        .max_rows_per_sec(args.pace.max_rows_per_sec);
+    options = args.batch.apply(options, PruneOptions::batch_size);
     if let Some(n) = args.keep_latest {
         options = options.keep_latest(usize::try_from(n).unwrap_or(usize::MAX));
     }

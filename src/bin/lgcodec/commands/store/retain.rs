@@ -14,6 +14,7 @@ use clap::Args;
 use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy, StoreKeys};
 use langgraph_codec::{Error, ErrorKind};
 
+use super::batching::{BatchSize, Pace};
 use super::{bar, fatal, human, on_progress};
 use crate::metrics;
 
@@ -48,8 +49,10 @@ read or decide, 2 usage or fatal error (a bad policy, a policy that would delete
 thread without --allow-all), 130 SIGINT.";
 
 #[derive(Args)]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many checkpoints read per second")))]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["policy", "config"])))]
 #[command(group(clap::ArgGroup::new("when").required(true).args(["once", "every"])))]
+#[command(mut_arg("batch_size", |a| a.help("Threads per transaction (default: the policy's, else 200)")))]
 pub struct RetainArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
     pub store: String,
@@ -66,18 +69,16 @@ pub struct RetainArgs {
     /// policy's (sweep.every, or sweep_interval_minutes).
     #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
     pub every: Option<String>,
-    /// Threads per transaction (default: the policy's, else 200).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub batch_size: Option<u64>,
+    #[command(flatten)]
+    pub batch: BatchSize,
     /// A pause between transactions (e.g. 100ms), to spare a busy database.
     #[arg(long, value_name = "DURATION")]
     pub pause: Option<String>,
     /// Threads changed per sweep at most (default: the policy's); the next sweep goes on.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_threads: Option<u64>,
-    /// At most this many checkpoints read per second.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_rows_per_sec: Option<u64>,
+    #[command(flatten)]
+    pub pace: Pace,
     /// Print what would go (a JSON line per thread), delete nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -261,12 +262,10 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
         .vacuum(args.vacuum)
         .pause(pause)
         .max_threads(args.max_threads.or(policy.max_threads()))
-        .max_rows_per_sec(args.max_rows_per_sec)
+        .max_rows_per_sec(args.pace.max_rows_per_sec)
         .stop_flag(stop.clone())
         .on_progress(on_progress(bar.as_ref()));
-    if let Some(n) = args.batch_size {
-        options = options.batch_size(usize::try_from(n).unwrap_or(usize::MAX));
-    }
+    options = args.batch.apply(options, RetainOptions::batch_size);
     if args.dry_run {
         options = options.on_plan(|planned| {
             let _ = line(&serde_json::json!({ "would_delete": planned }));

@@ -6,11 +6,17 @@ use std::process::ExitCode;
 use langgraph_codec::store::{self, Store, StoreKeys, SweepOptions, SweepReport};
 
 use super::audit::counts_line;
+use super::batching::{Batching, Pace};
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
 use crate::output::{finish, with_progress};
 
 #[derive(clap::Args)]
+#[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many rows read per second")))]
+#[command(
+    mut_arg("batch_size", |a| a.help("Rows per transaction (default 500)")),
+    mut_arg("batch_bytes", |a| a.help("Bytes of stored values per transaction at most (default 16 MiB; a larger value goes alone); memory stays within about twice this (SQLite) or six times (Postgres)")),
+)]
 pub struct SweepArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL.
     store: String,
@@ -22,16 +28,10 @@ pub struct SweepArgs {
     /// the rewritten tables (writers wait meanwhile).
     #[arg(long)]
     vacuum: bool,
-    /// Rows per transaction.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
-    batch_size: u64,
-    /// Bytes of stored values per transaction at most (a larger value goes alone);
-    /// memory stays within about twice this (SQLite) or six times (Postgres).
-    #[arg(long, value_name = "BYTES", default_value_t = store::DEFAULT_PAGE_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..))]
-    batch_bytes: u64,
-    /// At most this many rows read per second.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    max_rows_per_sec: Option<u64>,
+    #[command(flatten)]
+    batching: Batching,
+    #[command(flatten)]
+    pace: Pace,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -57,12 +57,13 @@ pub async fn run(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> 
         Err(e) => return fatal(e),
     };
     let options = SweepOptions::new()
-        .batch_size(usize::try_from(args.batch_size).unwrap_or(usize::MAX))
-        .batch_bytes(usize::try_from(args.batch_bytes).unwrap_or(usize::MAX))
         .dry_run(args.dry_run)
         .vacuum(args.vacuum)
-        .max_rows_per_sec(args.max_rows_per_sec)
+        .max_rows_per_sec(args.pace.max_rows_per_sec)
         .key_probe(!args.no_key_probe);
+    let options = args
+        .batching
+        .apply(options, SweepOptions::batch_size, SweepOptions::batch_bytes);
     let result = with_progress(|progress| async {
         let options = options.on_progress(progress);
         match operation {
