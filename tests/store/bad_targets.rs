@@ -11,20 +11,9 @@ use std::process::Command;
 use crate::support::store_fixture::{sqlite_store, Shape};
 use crate::support::{pg, scratch};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
-
 fn lgcodec(args: &[&str]) -> (i32, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
-        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS")
-        .output()
-        .expect("run");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, err) = crate::lgcodec(args, &[]);
+    (code, err)
 }
 
 /// Every row of the SQLite store's two tables, ordered.

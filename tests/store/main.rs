@@ -5,6 +5,27 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+/// `lgcodec ARGS` with `env` set, and none of the key variables this process may hold
+/// (`LANGGRAPH_AES_KEY`, `_PREVIOUS`, `_FALLBACK_KEYS`): its exit status (-1 for a
+/// signal), standard output and standard error.
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+pub(crate) fn lgcodec(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lgcodec"));
+    cmd.args(args)
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
+        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("lgcodec runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod bad_targets;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]

@@ -24,16 +24,7 @@ fn python_store_in(dir: &Path, name: &str) -> std::path::PathBuf {
 }
 
 fn lgcodec(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .output()
-        .expect("run");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::lgcodec(args, &[])
 }
 
 /// Threads by bytes (checkpoint rows + writes), largest first, then by id: what SQLite

@@ -4,12 +4,10 @@
 //! without the saver's tables is refused and creates none.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support::scratch;
 use crate::support::store_fixture::{sqlite_store, Shape};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
 const KEY: &str = "refusals-key-16b";
 
 /// A SQLite store of 3 threads of 4 checkpoints, encrypted under `KEY`.
@@ -33,19 +31,9 @@ fn checkpoints(path: &Path) -> i64 {
 }
 
 fn lgcodec(args: &[&str], key: Option<&str>) -> (i32, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
-        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS");
-    if let Some(k) = key {
-        cmd.env("LANGGRAPH_AES_KEY", k);
-    }
-    let out = cmd.output().expect("run");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let env: Vec<(&str, &str)> = key.map(|k| ("LANGGRAPH_AES_KEY", k)).into_iter().collect();
+    let (code, _, err) = crate::lgcodec(args, &env);
+    (code, err)
 }
 
 /// A prune reads a checkpoint's values only where a DeltaChannel may need them: the

@@ -104,16 +104,7 @@ fn kept_of(written: &Ids) -> BTreeSet<(String, String, String)> {
 }
 
 pub(crate) fn lgcodec(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .output()
-        .expect("run");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    crate::lgcodec(args, &[])
 }
 
 /// The sweep lines (not the dry run's per-thread lines) of a run's stdout.

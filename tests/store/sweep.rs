@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::lgcodec;
 use crate::support::pg::{connect, url as pg_base};
 use crate::support::rt;
 use crate::support::store_fixture::{fill, serializer, Shape};
@@ -129,23 +130,6 @@ fn plaintexts(
             (t.clone(), k.clone(), inner, pt)
         })
         .collect()
-}
-
-fn lgcodec(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .env_remove("LANGGRAPH_AES_KEY")
-        .env_remove("LANGGRAPH_AES_KEY_PREVIOUS")
-        .env_remove("LANGGRAPH_AES_FALLBACK_KEYS");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("lgcodec runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// `lgcodec store audit STORE --json EXTRA…` under NEW alone: the exit status and the
