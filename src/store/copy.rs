@@ -167,6 +167,9 @@ run_setters!(CopyOptions {
     /// Bytes a batch holds at most (default [`DEFAULT_COPY_BATCH_BYTES`]): memory stays
     /// within about this much whatever the size of the store.
     batch_bytes(bytes);
+    /// Set it (from a signal handler, say) to end the copy after the batch in flight
+    /// (written and verified; [`CopyReport::stopped`]); the same copy run again goes on.
+    stop_flag;
     /// Called after each checkpoint (once its batch is written and verified).
     on_progress;
 });
@@ -214,6 +217,10 @@ pub struct CopyReport {
     /// in a row with lost connections, then
     /// [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout)).
     pub lock_retries: u64,
+    /// Asked to stop ([`CopyOptions::stop_flag`]), the copy ended after the batch in
+    /// flight, every batch before it written and verified; the same copy run again
+    /// goes on.
+    pub stopped: bool,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -446,7 +453,7 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let mut sink = write_behind(&mut reading, sink, on).await?;
+    let (mut sink, stopped) = write_behind(&mut reading, sink, on, &options.run).await?;
     sink.settle().await?;
     let Sink {
         mut report,
@@ -457,6 +464,7 @@ async fn copy_snapshot(
     retry.lock_retries += reading.retry.lock_retries;
     report.reconnects = retry.reconnects;
     report.lock_retries = retry.lock_retries;
+    report.stopped = stopped;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }

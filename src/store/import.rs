@@ -71,6 +71,9 @@ run_setters!(ImportOptions {
     /// flight is written again; rows already in are found there) before the import
     /// stops with [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     max_reconnects;
+    /// Set it (from a signal handler, say) to end the import after the batch in flight
+    /// ([`ImportReport::stopped`]); the same import run again goes on.
+    stop_flag;
     /// Called after each batch.
     on_progress;
 });
@@ -118,6 +121,10 @@ pub struct ImportReport {
     /// connection went then counts its rows identical). At most 16 losses in a row (about a minute of waiting), then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     pub reconnects: u64,
+    /// Asked to stop ([`ImportOptions::stop_flag`]), the import ended after the batch
+    /// in flight, before the end of the file (`complete` is false); the same import
+    /// run again goes on.
+    pub stopped: bool,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -340,10 +347,11 @@ async fn import_into(
     };
     // Each batch goes in on a task of its own while the next is read from the file
     // here (on a runtime of more than one thread, on another core).
-    let sink = write_behind(&mut batches, sink, WriteOn::OwnTask).await?;
+    let (sink, stopped) = write_behind(&mut batches, sink, WriteOn::OwnTask, &options.run).await?;
     let mut rows = batches.rows;
     let mut report = sink.report;
     report.reconnects = sink.retry.reconnects;
+    report.stopped = stopped;
     report.complete = rows.complete;
     report.cut_short = rows.cut_short.take();
     report.elapsed_s = started.elapsed().as_secs_f64();

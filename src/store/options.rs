@@ -4,6 +4,7 @@
 //! operation that takes them: same names, same argument, same floor, each with the
 //! operation's own words for what it means there.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -81,8 +82,8 @@ impl Throttle {
 }
 
 /// The settings store operations share: whether to write, what to look at, how much
-/// to read and write at a time, how fast, how many lost connections to ride out, and
-/// whom to tell. `None` is the operation's own default.
+/// to read and write at a time, how fast, how many lost connections to ride out,
+/// whom to tell, and when to stop. `None` is the operation's own default.
 #[derive(Clone, Default)]
 pub(crate) struct RunOptions {
     /// Count what would change; write nothing.
@@ -105,6 +106,9 @@ pub(crate) struct RunOptions {
     pub(crate) max_reconnects: Option<u32>,
     /// Called as the operation goes.
     pub(crate) progress: Option<ProgressFn>,
+    /// Set (from a signal handler, say) to end the operation at the next batch
+    /// boundary: the batch in flight is committed, none after it is begun.
+    pub(crate) stop: Option<Arc<AtomicBool>>,
 }
 
 impl RunOptions {
@@ -140,6 +144,11 @@ impl RunOptions {
         }
     }
 
+    /// Whether the operation was asked to stop ([`stop`](Self::stop) is set).
+    pub(crate) fn stopped(&self) -> bool {
+        self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
+    }
+
     pub(crate) fn set_progress(&mut self, f: impl Fn(&Progress) + Send + Sync + 'static) {
         self.progress = Some(Arc::new(f));
     }
@@ -158,6 +167,10 @@ impl std::fmt::Debug for RunOptions {
             .field("max_rows_per_sec", &self.max_rows_per_sec)
             .field("max_reconnects", &self.max_reconnects)
             .field("progress", &self.progress.is_some())
+            .field(
+                "stop",
+                &self.stop.as_ref().map(|s| s.load(Ordering::SeqCst)),
+            )
             .finish()
     }
 }
@@ -232,6 +245,13 @@ macro_rules! run_setters {
         $(#[$doc])*
         pub fn max_reconnects(mut self, n: u32) -> Self {
             self.run.max_reconnects = Some(n);
+            self
+        }
+    };
+    (@one $(#[$doc:meta])* stop_flag) => {
+        $(#[$doc])*
+        pub fn stop_flag(mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+            self.run.stop = Some(stop);
             self
         }
     };

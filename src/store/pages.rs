@@ -14,7 +14,6 @@
 //! on Postgres, 3.5–3.9 s → 2.1 s on SQLite.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -159,8 +158,6 @@ pub(crate) struct Pass<'a> {
     pub(crate) max_threads: Option<u64>,
     /// Start after this thread id.
     pub(crate) after: Option<String>,
-    /// Set from outside (a signal): the page in flight finishes, no other begins.
-    pub(crate) stop: Option<&'a AtomicBool>,
     pub(crate) on_plan: Option<&'a PlanFn>,
     /// The pass holds the store's sweep lock: it is taken again on a re-opened first
     /// connection (a session lock goes with its connection); another sweeper having
@@ -178,7 +175,6 @@ impl<'a> Pass<'a> {
             pause: None,
             max_threads: None,
             after: None,
-            stop: None,
             on_plan: None,
             relock: false,
         }
@@ -321,7 +317,7 @@ pub(crate) async fn run_pass(
     // A listing of each thread's plan needs every thread read.
     let decide = pass.on_plan.is_none();
     loop {
-        if pass.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+        if pass.run.stopped() {
             out.stopped = true;
             break;
         }

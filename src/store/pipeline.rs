@@ -11,6 +11,7 @@
 use std::future::Future;
 
 use super::error::StoreFault;
+use super::options::RunOptions;
 use super::raw::Result;
 
 /// Where an operation's batches come from, read on the operation's own task.
@@ -47,14 +48,25 @@ pub(crate) enum WriteOn {
 
 /// Reads every batch of `source` and writes it into `sink`, each write overlapping the
 /// next read ([`WriteOn`] says where). Returns the sink, its report complete, after the
-/// last batch; or the first error, the batches before it written.
-pub(crate) async fn write_behind<R, W>(source: &mut R, mut sink: W, on: WriteOn) -> Result<W>
+/// last batch, and `false`; or, once `run` is asked to stop
+/// ([`RunOptions::stopped`]), the sink after the batch in flight, and `true` (the batch
+/// read meanwhile is left for a rerun); or the first error, the batches before it
+/// written.
+pub(crate) async fn write_behind<R, W>(
+    source: &mut R,
+    mut sink: W,
+    on: WriteOn,
+    run: &RunOptions,
+) -> Result<(W, bool)>
 where
     R: BatchSource,
     W: BatchSink<Batch = R::Batch>,
 {
     let mut next = source.next_batch().await?;
     while let Some(batch) = next.take() {
+        if run.stopped() {
+            return Ok((sink, true));
+        }
         let (written, read) = match on {
             WriteOn::OwnTask => {
                 let mut going = Writing(tokio::spawn(async move {
@@ -75,7 +87,7 @@ where
         written?;
         next = read?;
     }
-    Ok(sink)
+    Ok((sink, false))
 }
 
 /// The task writing a batch, stopped if the operation is dropped (cancelled)

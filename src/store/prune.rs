@@ -166,6 +166,9 @@ run_setters!(PruneOptions {
     /// about 1,000 checkpoints (a larger thread goes alone): smaller pages keep a live
     /// writer's wait for the prune's deletes shorter.
     batch_size(threads);
+    /// Set it (from a signal handler, say) to end the prune after the page in flight
+    /// ([`PruneReport::stopped`]); the same prune run again goes on.
+    stop_flag;
     /// Called after each page of threads (on Postgres, after each two, done at once).
     on_progress;
 });
@@ -215,6 +218,9 @@ pub struct PruneReport {
     /// row, 16 by default (about a minute of waiting), then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
+    /// Asked to stop ([`PruneOptions::stop_flag`]), the prune ended after the page in
+    /// flight; the same prune run again goes on (no vacuum was done).
+    pub stopped: bool,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -280,9 +286,10 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         file_bytes: None,
         batches: done.batches,
         reconnects: done.reconnects,
+        stopped: done.stopped,
         elapsed_s: 0.0,
     };
-    if options.run.vacuum && !options.run.dry_run && target.compact().await? {
+    if options.run.vacuum && !options.run.dry_run && !done.stopped && target.compact().await? {
         if let Location::Sqlite(p) = &location {
             let after = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             report.file_bytes = file_before.map(|b| (b, after));

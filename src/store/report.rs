@@ -271,6 +271,10 @@ pub struct SweepReport {
     /// Whether every value this sweep is for was done: nothing failed and nothing a
     /// writer changed still needs it.
     pub complete: bool,
+    /// Asked to stop ([`SweepOptions::stop_flag`](super::SweepOptions::stop_flag)), the
+    /// sweep ended after the batch in flight (`complete` is false, no vacuum was done);
+    /// the same sweep run again goes on.
+    pub stopped: bool,
     /// Whether the store was compacted after the sweep (`vacuum`): SQLite `VACUUM` and
     /// a truncating WAL checkpoint, Postgres `VACUUM (FULL)` of the rewritten tables.
     pub vacuumed: bool,

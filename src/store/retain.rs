@@ -21,7 +21,6 @@
 //! caps the threads changed per sweep; the report's `next_after` is where the next sweep
 //! goes on ([`RetainOptions::start_after`]).
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -47,7 +46,6 @@ pub struct RetainOptions {
     pause: Option<Duration>,
     max_threads: Option<u64>,
     after: Option<String>,
-    stop: Option<Arc<AtomicBool>>,
     on_plan: Option<Arc<PlanFn>>,
 }
 
@@ -77,7 +75,6 @@ impl RetainOptions {
             policy,
             allow_all: false,
             after: None,
-            stop: None,
             on_plan: None,
         }
     }
@@ -106,12 +103,6 @@ impl RetainOptions {
         self
     }
 
-    /// Set it (from a signal handler, say) to end the sweep after the batch in flight.
-    pub fn stop_flag(mut self, stop: Arc<AtomicBool>) -> Self {
-        self.stop = Some(stop);
-        self
-    }
-
     /// Called with each thread that loses something (what goes), dry run or not.
     pub fn on_plan(mut self, f: impl Fn(&PlannedThread) + Send + Sync + 'static) -> Self {
         self.on_plan = Some(Arc::new(f));
@@ -137,6 +128,8 @@ run_setters!(RetainOptions {
     /// flight is done again, the sweep lock taken again) before the sweep stops with
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     max_reconnects;
+    /// Set it (from a signal handler, say) to end the sweep after the batch in flight.
+    stop_flag;
     /// Called after each batch.
     on_progress;
 });
@@ -322,7 +315,6 @@ pub async fn retain(
         ..options.run.clone()
     };
     let mut pass = Pass::new("retain", &rules, &probe_run);
-    pass.stop = options.stop.as_deref();
     let mut reconnects = 0u64;
     let outcome = async {
         if rules.deletes_threads() && !options.allow_all {
@@ -351,7 +343,7 @@ pub async fn retain(
     .await;
     let outcome = match outcome {
         Ok(done) if options.run.vacuum && !options.run.dry_run => target
-            .compact_in_steps(options.pause, options.stop.as_deref())
+            .compact_in_steps(options.pause, options.run.stop.as_deref())
             .await
             .map(|v| (done, v)),
         outcome => outcome.map(|done| (done, None)),

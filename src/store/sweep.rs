@@ -81,6 +81,9 @@ run_setters!(SweepOptions {
     /// flight is read again) before the sweep stops with
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     max_reconnects;
+    /// Set it (from a signal handler, say) to end the sweep after the batch in flight
+    /// ([`SweepReport::stopped`]); the same sweep run again goes on.
+    stop_flag;
     /// Called after each batch is read ([`Stage::Read`]) and when it is done.
     on_progress;
 });
@@ -247,6 +250,7 @@ async fn sweep(
         rows_per_s: 0.0,
         mb_per_s: 0.0,
         complete: false,
+        stopped: false,
         vacuumed: false,
         left_behind: None,
     };
@@ -273,6 +277,10 @@ async fn sweep(
         };
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
+            if options.run.stopped() {
+                report.stopped = true;
+                break;
+            }
             let attempt = batch(
                 store,
                 keys,
@@ -342,8 +350,11 @@ async fn sweep(
             .saturating_add(table.changed_still_pending);
         report.failed = report.failed.saturating_add(table.failed);
         report.tables.push(table);
+        if report.stopped {
+            break;
+        }
     }
-    if op == Sweep::Encrypt && store.backend().holds_inline_values() {
+    if op == Sweep::Encrypt && !report.stopped && store.backend().holds_inline_values() {
         let mut left = 0u64;
         let mut after = None;
         loop {
@@ -368,14 +379,14 @@ async fn sweep(
         report.rows_per_s = done as f64 / elapsed;
         report.mb_per_s = bytes_read as f64 / 1e6 / elapsed;
     }
-    report.complete = report.failed == 0 && report.changed_still_pending == 0;
+    report.complete = !report.stopped && report.failed == 0 && report.changed_still_pending == 0;
     if !options.run.dry_run {
         store.backend().flush_stats().await;
     }
     if !options.run.dry_run && report.rewritten.rows > 0 {
         report.left_behind = Some(store.backend().left_behind().to_owned());
     }
-    if options.run.vacuum && !options.run.dry_run {
+    if options.run.vacuum && !options.run.dry_run && !report.stopped {
         report.left_behind = store.backend().vacuum().await?;
         report.vacuumed = true;
         report.elapsed_s = started.elapsed().as_secs_f64();

@@ -1,7 +1,7 @@
 //! The store operations' options have one shape: the settings they share (whether to
-//! write, which threads, page and batch sizes, pace, reconnects, progress) live in one
-//! struct (`RunOptions`, `src/store/options.rs`) that each `*Options` holds, and their
-//! builders are written once, by its `run_setters!`. No operation keeps a field of its
+//! write, which threads, page and batch sizes, pace, reconnects, progress, the stop
+//! flag) live in one struct (`RunOptions`, `src/store/options.rs`) that each
+//! `*Options` holds, and their builders are written once, by its `run_setters!`. No operation keeps a field of its
 //! own for a shared setting, nor writes a builder for one by hand.
 //!
 //! Their reports share one shape too: each names its `operation` and the seconds it
@@ -12,7 +12,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The shared settings: `RunOptions`'s fields (`progress` is set by `on_progress`).
+/// The shared settings: `RunOptions`'s fields (`progress` is set by `on_progress`,
+/// `stop` by `stop_flag`).
 const SHARED: &[&str] = &[
     "dry_run",
     "vacuum",
@@ -24,6 +25,7 @@ const SHARED: &[&str] = &[
     "max_rows_per_sec",
     "max_reconnects",
     "progress",
+    "stop",
 ];
 
 /// Options types with nothing shared to hold (`stats` reads one summary query's rows).
@@ -122,10 +124,10 @@ fn every_store_options_type_holds_the_shared_settings_in_one_struct_set_by_one_m
             }
         }
         for setting in SHARED {
-            let setter = if *setting == "progress" {
-                "on_progress".to_owned()
-            } else {
-                (*setting).to_owned()
+            let setter = match *setting {
+                "progress" => "on_progress".to_owned(),
+                "stop" => "stop_flag".to_owned(),
+                other => other.to_owned(),
             };
             if code.contains(&format!("pub fn {setter}(mut self")) {
                 problems.push(format!(

@@ -52,6 +52,8 @@ mod sends;
 mod setup_kill;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod split;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod stop;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod sweep;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

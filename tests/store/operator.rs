@@ -443,9 +443,10 @@ fn each_operation_reports_progress_in_its_own_unit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// SIGINT (and SIGTERM) in the middle of a sweep: the command says it was interrupted,
-/// after how many rows, and how to finish (run it again), exits 130 (143), and the
-/// rerun completes with every row done once.
+/// SIGINT (and SIGTERM) in the middle of a sweep: the sweep finishes the batch in
+/// flight and prints its report (`"stopped": true`), says after how many values it
+/// stopped and how to finish (run it again), exits 130 (143), and the rerun completes
+/// with every row done once.
 #[test]
 fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
     let dir = scratch("sigint");
@@ -468,6 +469,7 @@ fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
                 "5",
                 "--max-rows-per-sec",
                 "50",
+                "--json",
             ])
             .env("LANGGRAPH_AES_KEY", key)
             .stdout(std::process::Stdio::piped())
@@ -486,11 +488,15 @@ fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
         assert_eq!(out.status.code(), Some(status), "{stderr}");
         assert!(
             stderr.contains("lgcodec store encrypt: ")
-                && stderr.contains(" after ")
-                && stderr.contains(" values; ")
+                && stderr.contains("finishing the batch in flight")
+                && stderr.contains("stopped after ")
+                && stderr.contains(" values, the batch in flight finished")
                 && stderr.contains("run the same command again to resume"),
             "{stderr}"
         );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(report["stopped"], true, "{report}");
+        assert_eq!(report["complete"], false, "{report}");
     }
     let out = Command::new(BIN)
         .args(["store", "encrypt", s, "--json"])

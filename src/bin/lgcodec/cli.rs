@@ -49,8 +49,9 @@ Exit status (every command): 0 done; 1 findings or a partial result (a JSONL rec
 that failed while the others were answered, store audit findings, a store command that
 left something to look at); 2 usage or fatal error (a bad command line, an input or
 store that cannot be read, a single row that does not decode or encode, a key that
-cannot be used). A store command stopped by SIGINT exits 130, by SIGTERM 143 (store
-retain, a service, exits 0 on SIGTERM once the batch in flight is done).",
+cannot be used). A store command stopped by SIGINT exits 130, by SIGTERM 143 (encrypt,
+rekey, import, copy and prune finish the batch in flight first and print their report;
+store retain, a service, exits 0 on SIGTERM once the batch in flight is done).",
     store_note!()
 );
 

@@ -52,6 +52,14 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
 /// interruption says.
 pub(crate) static ROWS_DONE: AtomicU64 = AtomicU64::new(0);
 
+/// Set by the first SIGINT or SIGTERM: the running operation (one that takes a stop
+/// flag: encrypt, rekey, import, copy, prune) ends after the batch in flight.
+pub(crate) fn stop_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    static STOP: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+        std::sync::OnceLock::new();
+    STOP.get_or_init(Default::default).clone()
+}
+
 /// What [`ROWS_DONE`] counts ([`Progress::unit`]; `rows` before the first report).
 static UNIT: std::sync::Mutex<&str> = std::sync::Mutex::new("rows");
 

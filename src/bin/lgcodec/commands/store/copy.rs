@@ -52,7 +52,9 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
         .batching
         .apply(options, CopyOptions::batch_size, CopyOptions::batch_bytes);
     let report = with_progress(|progress| async {
-        let options = options.on_progress(progress);
+        let options = options
+            .on_progress(progress)
+            .stop_flag(crate::output::stop_flag());
         store::copy(&args.source, &args.target, keys, &options).await
     })
     .await;

@@ -51,7 +51,9 @@ pub async fn run(args: ImportArgs) -> ExitCode {
         ImportOptions::batch_bytes,
     );
     let report = with_progress(|progress| async {
-        let options = options.on_progress(progress);
+        let options = options
+            .on_progress(progress)
+            .stop_flag(crate::output::stop_flag());
         store::import(&mut input, &args.file, &args.store, &options).await
     })
     .await;
@@ -65,11 +67,15 @@ pub async fn run(args: ImportArgs) -> ExitCode {
                 human::count(r.identical),
                 human::count(r.conflicts),
                 if r.created_tables { "; Python's tables created" } else { "" },
-                cut_note(
-                    r.cut_short.as_deref(),
-                    r.complete,
-                    if r.dry_run { "would be imported" } else { "were imported" }
-                ),
+                if r.stopped {
+                    "; stopped before the end of the file".to_owned()
+                } else {
+                    cut_note(
+                        r.cut_short.as_deref(),
+                        r.complete,
+                        if r.dry_run { "would be imported" } else { "were imported" },
+                    )
+                },
                 r.elapsed_s
             );
             let conflicts = r

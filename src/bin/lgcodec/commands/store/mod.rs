@@ -183,6 +183,15 @@ pub enum StoreCommand {
 
 impl StoreCommand {
     /// The command's name, as typed.
+    /// Whether the command takes the stop flag ([`output::stop_flag`]): a signal lets
+    /// it finish the batch in flight.
+    fn stops_at_a_batch(&self) -> bool {
+        matches!(
+            self.name(),
+            "encrypt" | "rekey" | "import" | "copy" | "prune"
+        )
+    }
+
     fn name(&self) -> &'static str {
         match self {
             StoreCommand::Audit(_) => "audit",
@@ -244,51 +253,84 @@ primary key re-encrypts on the way.";
 const INTERRUPTED: u8 = 130;
 const TERMINATED: u8 = 143;
 
-/// Runs `command` until it ends or SIGINT/SIGTERM arrives. Interrupted, it says where it
-/// stopped and how to finish: every batch an operation committed stays (each is one
-/// transaction), the one in flight is rolled back by the database, and the same command
-/// run again resumes.
-async fn interruptible(
-    name: &str,
-    command: impl std::future::Future<Output = ExitCode>,
-) -> ExitCode {
-    let stop = async {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            let mut term = match signal(SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    return tokio::signal::ctrl_c()
-                        .await
-                        .map(|()| INTERRUPTED)
-                        .unwrap_or(INTERRUPTED)
-                }
-            };
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => INTERRUPTED,
-                _ = term.recv() => TERMINATED,
+/// The first SIGINT or SIGTERM: its exit status.
+async fn signal() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                return tokio::signal::ctrl_c()
+                    .await
+                    .map(|()| INTERRUPTED)
+                    .unwrap_or(INTERRUPTED)
             }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            INTERRUPTED
-        }
-    };
-    tokio::select! {
-        code = command => code,
-        code = stop => {
-            let (done, unit) = (ROWS_DONE.load(Ordering::Relaxed), output::unit());
-            eprintln!(
-                "\nlgcodec store {name}: {} after {} {}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume",
-                if code == INTERRUPTED { "interrupted (SIGINT)" } else { "terminated (SIGTERM)" },
-                crate::human::count(done),
-                if done == 1 { unit.strip_suffix('s').unwrap_or(unit) } else { unit }
-            );
-            ExitCode::from(code)
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => INTERRUPTED,
+            _ = term.recv() => TERMINATED,
         }
     }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        INTERRUPTED
+    }
+}
+
+/// Runs `command` until it ends or SIGINT/SIGTERM arrives, and says where it stopped
+/// and how to finish: every batch an operation committed stays (each is one
+/// transaction), and the same command run again resumes. A command that takes the stop
+/// flag (`at_a_batch`: encrypt, rekey, import, copy, prune) is let finish the batch in
+/// flight and print its report (`"stopped": true`); a second signal, or any other
+/// command, stops at once, the batch in flight rolled back by the database. Either way
+/// the exit status is the signal's (130 for SIGINT, 143 for SIGTERM).
+async fn interruptible(
+    name: &str,
+    at_a_batch: bool,
+    command: impl std::future::Future<Output = ExitCode>,
+) -> ExitCode {
+    let mut command = std::pin::pin!(command);
+    let code = tokio::select! {
+        code = &mut command => return code,
+        code = signal() => code,
+    };
+    let how = if code == INTERRUPTED {
+        "interrupted (SIGINT)"
+    } else {
+        "terminated (SIGTERM)"
+    };
+    if at_a_batch {
+        output::stop_flag().store(true, Ordering::SeqCst);
+        eprintln!("\nlgcodec store {name}: {how}: finishing the batch in flight, then stopping (a second signal stops at once)");
+        tokio::select! {
+            _ = &mut command => {
+                let (done, unit) = progress_so_far();
+                eprintln!(
+                    "lgcodec store {name}: stopped after {done} {unit}, the batch in flight finished; every batch committed so far stays: run the same command again to resume"
+                );
+                return ExitCode::from(code);
+            }
+            _ = signal() => {}
+        }
+    }
+    let (done, unit) = progress_so_far();
+    eprintln!(
+        "\nlgcodec store {name}: {how} after {done} {unit}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume"
+    );
+    ExitCode::from(code)
+}
+
+/// How far the operation got, as its progress said: a count and its unit.
+fn progress_so_far() -> (String, &'static str) {
+    let (done, unit) = (ROWS_DONE.load(Ordering::Relaxed), output::unit());
+    let unit = if done == 1 {
+        unit.strip_suffix('s').unwrap_or(unit)
+    } else {
+        unit
+    };
+    (crate::human::count(done), unit)
 }
 
 pub fn run(command: StoreCommand) -> ExitCode {
@@ -316,29 +358,33 @@ pub fn run(command: StoreCommand) -> ExitCode {
         StoreCommand::Retain(args) => return runtime.block_on(retain::retain(args, &keys)),
         other => other,
     };
-    runtime.block_on(interruptible(name, async move {
-        match command {
-            StoreCommand::Audit(args) => audit::run(args, &keys).await,
-            StoreCommand::Encrypt(args) => sweep::run("encrypt", args, &keys).await,
-            StoreCommand::Rekey(args) => sweep::run("rekey", args, &keys).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Inspect(args) => inspect::run(args, &keys).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Stats(args) => stats::run(args, &keys).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Export(args) => export::run(args).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Import(args) => import::run(args).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Verify(args) => verify::run(args).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Copy(args) => copy::run(args, &keys).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Prune(args) => prune::run(args, &keys).await,
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Retain(_) => fatal("retain runs outside the interruptible wrapper"),
-            #[cfg(all(feature = "sqlite", feature = "postgres"))]
-            StoreCommand::Upgrade(args) => upgrade::run(args).await,
-        }
-    }))
+    runtime.block_on(interruptible(
+        name,
+        command.stops_at_a_batch(),
+        async move {
+            match command {
+                StoreCommand::Audit(args) => audit::run(args, &keys).await,
+                StoreCommand::Encrypt(args) => sweep::run("encrypt", args, &keys).await,
+                StoreCommand::Rekey(args) => sweep::run("rekey", args, &keys).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Inspect(args) => inspect::run(args, &keys).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Stats(args) => stats::run(args, &keys).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Export(args) => export::run(args).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Import(args) => import::run(args).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Verify(args) => verify::run(args).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Copy(args) => copy::run(args, &keys).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Prune(args) => prune::run(args, &keys).await,
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Retain(_) => fatal("retain runs outside the interruptible wrapper"),
+                #[cfg(all(feature = "sqlite", feature = "postgres"))]
+                StoreCommand::Upgrade(args) => upgrade::run(args).await,
+            }
+        },
+    ))
 }

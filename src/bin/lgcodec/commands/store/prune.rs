@@ -85,7 +85,9 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
         options = options.metadata(k, value);
     }
     let report = with_progress(|progress| async {
-        let options = options.on_progress(progress);
+        let options = options
+            .on_progress(progress)
+            .stop_flag(crate::output::stop_flag());
         store::prune(&args.store, keys, &options).await
     })
     .await;

@@ -65,7 +65,9 @@ pub async fn run(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> 
         .batching
         .apply(options, SweepOptions::batch_size, SweepOptions::batch_bytes);
     let result = with_progress(|progress| async {
-        let options = options.on_progress(progress);
+        let options = options
+            .on_progress(progress)
+            .stop_flag(crate::output::stop_flag());
         match operation {
             "encrypt" => store::encrypt(&store, keys, &options).await,
             _ => store::rekey(&store, keys, &options).await,
