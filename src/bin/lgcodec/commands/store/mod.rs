@@ -182,16 +182,18 @@ pub enum StoreCommand {
 }
 
 impl StoreCommand {
-    /// The command's name, as typed.
     /// Whether the command takes the stop flag ([`output::stop_flag`]): a signal lets
     /// it finish the batch in flight.
     fn stops_at_a_batch(&self) -> bool {
-        matches!(
-            self.name(),
-            "encrypt" | "rekey" | "import" | "copy" | "prune"
-        )
+        match self {
+            StoreCommand::Encrypt(_) | StoreCommand::Rekey(_) => true,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(_) | StoreCommand::Copy(_) | StoreCommand::Prune(_) => true,
+            _ => false,
+        }
     }
 
+    /// The command's name, as typed.
     fn name(&self) -> &'static str {
         match self {
             StoreCommand::Audit(_) => "audit",
