@@ -570,6 +570,17 @@ pub struct LazyValue<'a> {
     r: Reader<'a>,
 }
 
+/// One entry of a map, as [`LazyValue::entry_spans`] gives it. (The bytes are read by
+/// the Postgres saver's split of a SQLite row, a feature away.)
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) struct EntrySpan<'a> {
+    pub(crate) key: LazyValue<'a>,
+    pub(crate) key_bytes: &'a [u8],
+    pub(crate) value: LazyValue<'a>,
+    pub(crate) value_bytes: &'a [u8],
+}
+
 /// Borrowed and lazy reads with options other than the defaults.
 impl DecodeOptions {
     /// [`ValueRef::decode`] under these options, borrowing from `input`.
@@ -664,6 +675,21 @@ impl<'a> LazyValue<'a> {
     /// A [`DecodeError`] if the bytes of the map's keys (and of every value but the
     /// last) are malformed or nest too deep: each is walked to find the next.
     pub fn entries(&self) -> Result<Option<Vec<(LazyValue<'a>, LazyValue<'a>)>>, DecodeError> {
+        Ok(self
+            .entry_spans()?
+            .map(|(entries, _)| entries.into_iter().map(|e| (e.key, e.value)).collect()))
+    }
+
+    /// For a map: its entries in wire order, each key and value lazy and with its
+    /// bytes, and the offset just past the map; `None` if this is not a map. One walk,
+    /// where [`entries`](Self::entries) and then [`bytes`](Self::bytes) of each walk
+    /// every entry twice.
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] if the bytes of any key or value are malformed or nest too
+    /// deep.
+    pub(crate) fn entry_spans(&self) -> Result<Option<(Vec<EntrySpan<'a>>, usize)>, DecodeError> {
         let Some((mut r, n)) = self.open_map()? else {
             return Ok(None);
         };
@@ -673,11 +699,18 @@ impl<'a> LazyValue<'a> {
         for _ in 0..n {
             let key = LazyValue { r };
             skip(&mut r)?;
+            let key_bytes = r.slice(key.r.pos, r.pos);
             let value = LazyValue { r };
             skip(&mut r)?;
-            out.push((key, value));
+            let value_bytes = r.slice(value.r.pos, r.pos);
+            out.push(EntrySpan {
+                key,
+                key_bytes,
+                value,
+                value_bytes,
+            });
         }
-        Ok(Some(out))
+        Ok(Some((out, r.pos)))
     }
 
     /// For an array: item `index`; `None` if there is no such item or this is not an

@@ -1388,6 +1388,39 @@ async fn copy_sqlite_to_postgres_and_back_verifies_every_checkpoint_and_resumes(
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A SQLite checkpoint with bytes after its msgpack map is not split into Postgres
+/// without them: the copy stops at it as the decoded way does (trailing bytes are
+/// corruption), naming it.
+#[tokio::test]
+async fn a_checkpoint_with_bytes_after_its_map_is_not_copied_into_postgres() {
+    let Some((dir, source, target)) =
+        python_sqlite_and_fresh_pg("copy_trailing", "copy_trailing", false).await
+    else {
+        return;
+    };
+    let conn = rusqlite::Connection::open(&source).expect("open");
+    let cut: String = conn
+        .query_row(
+            "SELECT checkpoint_id FROM checkpoints WHERE type = 'msgpack' ORDER BY checkpoint_id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .expect("a clear checkpoint");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = CAST(checkpoint || x'c0c0' AS BLOB) WHERE checkpoint_id = ?1",
+        [&cut],
+    )
+    .expect("append");
+    drop(conn);
+    let options = langgraph_codec::store::CopyOptions::new().batch_size(100);
+    let err = langgraph_codec::store::copy(&source, &target, &StoreKeys::none(), &options)
+        .await
+        .expect_err("a checkpoint with bytes after it");
+    assert_eq!(err.kind(), ErrorKind::UnreadableRow, "{err}");
+    assert!(err.to_string().contains(&cut), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Into Postgres a batch's checkpoints are sent while its pending writes go in on
 /// another connection, and committed only after the writes: when the writes cannot go
 /// in (here a trigger refuses them), the copy fails and not one checkpoint is stored,

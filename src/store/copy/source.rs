@@ -20,7 +20,6 @@ use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::saver::CheckpointTuple;
-use crate::saver::METADATA_MAX_DEPTH;
 use crate::serializer::Serializer;
 
 pub(super) async fn count(raw: &Raw, thread: Option<&str>) -> Result<u64> {
@@ -483,14 +482,13 @@ pub(super) async fn read_pending(
     Ok(out)
 }
 
-/// The stored columns of each of `keys` (a SQLite source in Python's layout) that can
-/// be carried into a SQLite store as they are, and every key's write rows (in
-/// [`write_rows`]'s order). A row is carried when its `type` is `msgpack` (a clear
-/// value), its checkpoint a BLOB that is one well-formed msgpack map whose `id` is the
-/// row's, and its metadata a JSON object: what the SQLite saver's `put` writes of such
-/// a row's decoded checkpoint is these bytes (Python's msgpack is canonical: the golden
-/// vectors). Any other row (`None`) is decoded and written by `put`, which reports
-/// what it cannot read.
+/// The stored columns of each of `keys` (a SQLite source in Python's layout) that may
+/// be carried into the target without decoding its blobs, and every key's write rows
+/// (in [`write_rows`]'s order). A row may be carried when its `type` is `msgpack` (a
+/// clear value), its checkpoint a BLOB and its metadata text or a BLOB; the writer's
+/// [`carry`](super::writer::CopyWriter::carry) looks closer (into SQLite as stored,
+/// into Postgres split), and every other row (`None` here or there) is decoded and
+/// written by `put`, which reports what it cannot read.
 ///
 /// Read a thread at a time with a range of keys, in the copy's read transaction
 /// (`keys` are the source's keys in order, so each thread's run is every key of that
@@ -505,7 +503,7 @@ fn carried_rows(
     use rusqlite::types::ValueRef as Cell;
     let mut rows: Vec<Option<StoredRow>> = keys.iter().map(|_| None).collect();
     let mut writes: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
-    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, id, r| {
+    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
         let Some(slot) = rows.get_mut(i) else {
             return Ok(());
         };
@@ -522,14 +520,12 @@ fn carried_rows(
         let (Cell::Blob(metadata) | Cell::Text(metadata)) = r.get_ref(5)? else {
             return Ok(());
         };
-        if carriable(id, checkpoint, metadata) {
-            *slot = Some(StoredRow {
-                parent,
-                type_tag: Some("msgpack".to_owned()),
-                checkpoint: Some(checkpoint.to_vec()),
-                metadata: Some(metadata.to_vec()),
-            });
-        }
+        *slot = Some(StoredRow {
+            parent,
+            type_tag: Some("msgpack".to_owned()),
+            checkpoint: Some(checkpoint.to_vec()),
+            metadata: Some(metadata.to_vec()),
+        });
         Ok(())
     })?;
     by_ranges(conn, &writes_by_range(task_path), keys, |i, _, r| {
@@ -539,24 +535,6 @@ fn carried_rows(
         Ok(())
     })?;
     Ok((rows, writes))
-}
-
-/// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
-/// the checkpoint one well-formed msgpack map whose `id` is `id`, the metadata a JSON
-/// object.
-fn carriable(id: &str, checkpoint: &[u8], metadata: &[u8]) -> bool {
-    let top = crate::msgpack::LazyValue::new(checkpoint);
-    let whole = top.bytes().is_ok_and(|b| b.len() == checkpoint.len());
-    let id_is_key = matches!(
-        top.get("id").map(|v| v.map(|v| v.decode())),
-        Ok(Some(Ok(crate::msgpack::ValueRef::Str(s)))) if s == id
-    );
-    whole
-        && id_is_key
-        && matches!(
-            crate::json::parse(metadata, METADATA_MAX_DEPTH),
-            Ok(crate::Value::Map(_))
-        )
 }
 
 /// After a read of the source `given` failed with `e`: a lost Postgres connection, or

@@ -216,8 +216,8 @@ async fn held_as_sent(
 /// ([`split_msgpack`]): the checkpoint with its inline values decoded (by `serde`, as
 /// the decoded way reads it) and its other values as blobs. `None` (decoded whole
 /// instead) for a checkpoint before `v` 4 with pending sends (which may move, see
-/// `pending_sends_to_tasks`), a blob of a channel without a version, or a document
-/// the split does not take.
+/// `pending_sends_to_tasks`), a blob of a channel without a version, a document
+/// the split does not take, or metadata that is not a JSON object.
 fn split(
     serde: &dyn Serializer,
     (t, ns, id): &(String, String, String),

@@ -17,7 +17,7 @@ use super::{put_config, CopyWriter};
 use crate::error::Error;
 use crate::saver::postgres::{BlobLookUp, Taken};
 use crate::saver::sqlite::{SqlitePutItem, SqliteSaver, StoredRow, StoredWrite};
-use crate::saver::{Checkpoint, CheckpointConfig, CheckpointSaver};
+use crate::saver::{Checkpoint, CheckpointConfig, CheckpointSaver, METADATA_MAX_DEPTH};
 use crate::serializer::Serializer;
 use crate::Value;
 
@@ -61,13 +61,17 @@ impl CopyWriter for SqliteWriter {
         self.saver.serializer()
     }
 
+    /// Carried as stored when the row reads as `get_tuple` reads it ([`carriable`]):
+    /// what the SQLite saver's `put` writes of its decoded checkpoint is these bytes
+    /// (Python's msgpack is canonical: the golden vectors).
     fn carry(
         &self,
         _serde: &dyn Serializer,
-        _key: &(String, String, String),
+        (_, _, id): &(String, String, String),
         row: StoredRow,
     ) -> Option<Body> {
-        Some(Body::Row(row))
+        carriable(id, row.checkpoint.as_deref()?, row.metadata.as_deref()?)
+            .then_some(Body::Row(row))
     }
 
     fn moves_sends(&self) -> bool {
@@ -277,4 +281,22 @@ fn stored_rows(
         Ok(())
     })?;
     Ok(found)
+}
+
+/// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
+/// the checkpoint one well-formed msgpack map whose `id` is `id`, the metadata a JSON
+/// object.
+fn carriable(id: &str, checkpoint: &[u8], metadata: &[u8]) -> bool {
+    let top = crate::msgpack::LazyValue::new(checkpoint);
+    let whole = top.bytes().is_ok_and(|b| b.len() == checkpoint.len());
+    let id_is_key = matches!(
+        top.get("id").map(|v| v.map(|v| v.decode())),
+        Ok(Some(Ok(crate::msgpack::ValueRef::Str(s)))) if s == id
+    );
+    whole
+        && id_is_key
+        && matches!(
+            crate::json::parse(metadata, METADATA_MAX_DEPTH),
+            Ok(crate::Value::Map(_))
+        )
 }
