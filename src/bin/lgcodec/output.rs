@@ -53,7 +53,7 @@ pub(crate) fn bar() -> Option<indicatif::ProgressBar> {
 pub(crate) static ROWS_DONE: AtomicU64 = AtomicU64::new(0);
 
 /// Set by the first SIGINT or SIGTERM: the running operation (one that takes a stop
-/// flag: encrypt, rekey, import, copy, prune) ends after the batch in flight.
+/// flag: encrypt, rekey, import, copy, prune, retain) ends after the batch in flight.
 pub(crate) fn stop_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
     static STOP: std::sync::OnceLock<std::sync::Arc<std::sync::atomic::AtomicBool>> =
         std::sync::OnceLock::new();

@@ -253,29 +253,32 @@ primary key re-encrypts on the way.";
 /// The exit status of a command stopped by SIGINT (128 + 2, as shells report it); SIGTERM
 /// exits 143.
 const INTERRUPTED: u8 = 130;
-const TERMINATED: u8 = 143;
+pub(super) const TERMINATED: u8 = 143;
 
-/// The first SIGINT or SIGTERM: its exit status.
-async fn signal() -> u8 {
+/// SIGINT and SIGTERM as they arrive, each as its exit status (130, 143). Listened to
+/// from [`new`](Self::new) on: a SIGTERM between two waits is not missed.
+pub(super) struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                return tokio::signal::ctrl_c()
-                    .await
-                    .map(|()| INTERRUPTED)
-                    .unwrap_or(INTERRUPTED)
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => INTERRUPTED,
-            _ = term.recv() => TERMINATED,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    pub(super) fn new() -> Self {
+        Signals {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
         }
     }
-    #[cfg(not(unix))]
-    {
+
+    /// The next signal's exit status.
+    pub(super) async fn next(&mut self) -> u8 {
+        #[cfg(unix)]
+        if let Some(term) = self.term.as_mut() {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => INTERRUPTED,
+                _ = term.recv() => TERMINATED,
+            };
+        }
         let _ = tokio::signal::ctrl_c().await;
         INTERRUPTED
     }
@@ -294,9 +297,10 @@ async fn interruptible(
     command: impl std::future::Future<Output = ExitCode>,
 ) -> ExitCode {
     let mut command = std::pin::pin!(command);
+    let mut signals = Signals::new();
     let code = tokio::select! {
         code = &mut command => return code,
-        code = signal() => code,
+        code = signals.next() => code,
     };
     let how = if code == INTERRUPTED {
         "interrupted (SIGINT)"
@@ -314,7 +318,7 @@ async fn interruptible(
                 );
                 return ExitCode::from(code);
             }
-            _ = signal() => {}
+            _ = signals.next() => {}
         }
     }
     let (done, unit) = progress_so_far();

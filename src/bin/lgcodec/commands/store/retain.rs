@@ -6,8 +6,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use clap::Args;
@@ -15,7 +14,7 @@ use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy,
 use langgraph_codec::{Error, ErrorKind};
 
 use super::batching::{BatchSize, Pace};
-use super::{bar, fatal, human, on_progress};
+use super::{bar, fatal, human, on_progress, Signals};
 use crate::metrics;
 
 pub const RETAIN_EXAMPLES: &str = "\
@@ -167,37 +166,10 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
     )
 }
 
-/// SIGINT and SIGTERM, as exit statuses (130, 143).
-struct Signals {
-    #[cfg(unix)]
-    term: Option<tokio::signal::unix::Signal>,
-}
-
-impl Signals {
-    fn new() -> Self {
-        Signals {
-            #[cfg(unix)]
-            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
-        }
-    }
-
-    async fn next(&mut self) -> u8 {
-        #[cfg(unix)]
-        if let Some(term) = self.term.as_mut() {
-            return tokio::select! {
-                _ = tokio::signal::ctrl_c() => 130,
-                _ = term.recv() => 143,
-            };
-        }
-        let _ = tokio::signal::ctrl_c().await;
-        130
-    }
-}
-
 /// The exit status after a signal let the sweep finish its batch: SIGTERM is how a
 /// service is stopped (0); SIGINT keeps its 130.
 fn after_signal(code: u8) -> ExitCode {
-    if code == 143 {
+    if code == super::TERMINATED {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(code)
@@ -254,7 +226,7 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
             return fatal(e);
         }
     }
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = crate::output::stop_flag();
     let bar = bar();
     let mut options = RetainOptions::new(policy.clone())
         .dry_run(args.dry_run)
