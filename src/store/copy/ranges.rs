@@ -3,8 +3,10 @@
 //! SQLite target (the rows it reads back), one statement per thread's run of a batch
 //! instead of one per checkpoint.
 
+use rusqlite::types::ValueRef as Cell;
+
 use super::super::raw::cell_bytes;
-use crate::saver::sqlite::StoredWrite;
+use crate::saver::sqlite::{StoredRow, StoredWrite};
 
 /// [`by_ranges`]'s statement for the `checkpoints` rows: the key's namespace and id,
 /// then the parent id, type, checkpoint and metadata.
@@ -38,6 +40,49 @@ pub(super) fn stored_write(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Res
     })
 }
 
+/// Whether the `checkpoints` row `r` ([`CHECKPOINTS_BY_RANGE`]'s columns) holds
+/// `row`, compared in place: `true` only where reading it into a [`StoredRow`] would
+/// give `row` (a cell of another storage class than those reads take is `false`).
+pub(super) fn row_is(r: &rusqlite::Row<'_>, row: &StoredRow) -> rusqlite::Result<bool> {
+    Ok(text_is(r.get_ref(2)?, row.parent.as_deref())
+        && text_is(r.get_ref(3)?, row.type_tag.as_deref())
+        && bytes_are(r.get_ref(4)?, row.checkpoint.as_deref())
+        && bytes_are(r.get_ref(5)?, row.metadata.as_deref()))
+}
+
+/// Whether the `writes` row `r` ([`stored_write`]'s columns from `first`) holds `w`,
+/// compared in place as [`row_is`] compares.
+pub(super) fn write_is(
+    r: &rusqlite::Row<'_>,
+    first: usize,
+    w: &StoredWrite,
+) -> rusqlite::Result<bool> {
+    Ok(text_is(r.get_ref(first)?, Some(&w.task_id))
+        && text_is(r.get_ref(first + 1)?, Some(&w.task_path))
+        && matches!(r.get_ref(first + 2)?, Cell::Integer(n) if n == w.idx)
+        && text_is(r.get_ref(first + 3)?, Some(&w.channel))
+        && text_is(r.get_ref(first + 4)?, w.type_tag.as_deref())
+        && bytes_are(r.get_ref(first + 5)?, w.value.as_deref()))
+}
+
+/// A text cell (or NULL) that reads as `want`.
+fn text_is(cell: Cell<'_>, want: Option<&str>) -> bool {
+    match (cell, want) {
+        (Cell::Null, None) => true,
+        (Cell::Text(t), Some(w)) => t == w.as_bytes(),
+        _ => false,
+    }
+}
+
+/// A text or BLOB cell (or NULL) whose bytes are `want`.
+fn bytes_are(cell: Cell<'_>, want: Option<&[u8]>) -> bool {
+    match (cell, want) {
+        (Cell::Null, None) => true,
+        (Cell::Text(b) | Cell::Blob(b), Some(w)) => b == w,
+        _ => false,
+    }
+}
+
 /// Reads rows of a SQLite table a thread at a time, by a range of keys: `sql` takes
 /// the thread (`?1`) and the lowest and highest `(checkpoint_ns, checkpoint_id)` of
 /// its run of `keys` (`?2, ?3` and `?4, ?5`), and returns rows whose first two columns
@@ -51,7 +96,6 @@ pub(super) fn by_ranges<K: AsRef<str>>(
     keys: &[(K, K, K)],
     mut each: impl FnMut(usize, &str, &rusqlite::Row<'_>) -> rusqlite::Result<()>,
 ) -> rusqlite::Result<()> {
-    use rusqlite::types::ValueRef as Cell;
     let mut at = 0;
     for run in keys.chunk_by(|a, b| a.0.as_ref() == b.0.as_ref()) {
         let (Some(first), Some(last)) = (run.first(), run.last()) else {
