@@ -216,8 +216,8 @@ pub(crate) type Blobs = Vec<(String, TypedBytes)>;
 /// same bytes), a bin's content as `bytes`. A value stays inline when its first byte
 /// says nil, bool, int, float or str: the values the decoder reads as
 /// [`jsonb::is_inline_primitive`]'s kinds. `None` for a document not split so (not a
-/// map, bytes after it, no or two `channel_values` maps, a key that is not a string, a channel twice,
-/// a `_DeltaSnapshot`): the caller decodes it whole.
+/// map, bytes after it, no or two `channel_values` maps, a key that is not a string, a
+/// channel twice, a `_DeltaSnapshot`): the caller decodes it whole.
 #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn split_msgpack(doc: &[u8]) -> Option<(Vec<u8>, Blobs)> {
     use crate::msgpack::{marker, LazyValue, ValueRef};

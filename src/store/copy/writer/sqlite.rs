@@ -237,21 +237,16 @@ fn check_stored(
                 .iter()
                 .map(|(i, _, row)| (*row, batch.get(*i).map_or(&[][..], |p| &p.writes)))
                 .collect();
-            let same = same_rows(&snapshot, &keys, &sent).map_err(sq("copy"))?;
-            // What is not as sent is read whole, and looked at closer.
-            let closer: Vec<usize> = (0..run.len())
-                .filter(|j| same.get(*j) != Some(&Some(true)))
-                .collect();
-            let closer_keys: Vec<(&str, &str, &str)> = closer
-                .iter()
-                .filter_map(|j| keys.get(*j).copied())
-                .collect();
-            let stored = stored_rows(&snapshot, &closer_keys).map_err(sq("copy"))?;
-            for (j, stored) in closer.into_iter().zip(stored) {
-                if let Some((i, _, row)) = run.get(j) {
-                    if let (Some(p), Some(slot)) = (batch.get(*i), out.get_mut(*i)) {
-                        *slot = check_carried(saver, p, row, stored);
-                    }
+            let held = read_back(&snapshot, &keys, &sent).map_err(sq("copy"))?;
+            for ((i, _, row), held) in run.iter().zip(held) {
+                if let (Some(p), Some(slot)) = (batch.get(*i), out.get_mut(*i)) {
+                    *slot = match held {
+                        Held::AsSent => None,
+                        Held::Missing => check_carried(saver, p, row, None),
+                        Held::Other(stored, writes) => {
+                            check_carried(saver, p, row, Some((stored, writes)))
+                        }
+                    };
                 }
             }
         }
@@ -265,83 +260,86 @@ fn check_stored(
     Ok(())
 }
 
-/// Whether a SQLite target holds each of `keys` as `sent` (its row and its write
-/// rows, in `get_tuple`'s order, byte for byte), by position: compared in place, as
-/// the file gives the cells, without copying them out (copying every row read back
-/// took a tenth of a copy's samples out of Postgres, 2026-12-03); `None` where the
-/// checkpoint is not there. `keys` are in the file's order, as [`stored_rows`]'s.
-fn same_rows(
-    conn: &rusqlite::Connection,
-    keys: &[(&str, &str, &str)],
-    sent: &[(&StoredRow, &[StoredWrite])],
-) -> rusqlite::Result<Vec<Option<bool>>> {
-    let mut same: Vec<Option<bool>> = keys.iter().map(|_| None).collect();
-    let mut writes_seen: Vec<usize> = keys.iter().map(|_| 0).collect();
-    by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
-        if let (Some(slot), Some((row, _))) = (same.get_mut(i), sent.get(i)) {
-            *slot = Some(row_is(r, row)?);
-        }
-        Ok(())
-    })?;
-    by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
-        let (Some(Some(true)), Some(seen), Some((_, writes))) =
-            (same.get(i), writes_seen.get_mut(i), sent.get(i))
-        else {
-            return Ok(());
-        };
-        let matches = match writes.get(*seen) {
-            Some(w) => write_is(r, 2, w)?,
-            None => false,
-        };
-        *seen += 1;
-        if !matches {
-            if let Some(slot) = same.get_mut(i) {
-                *slot = Some(false);
-            }
-        }
-        Ok(())
-    })?;
-    for ((slot, seen), (_, writes)) in same.iter_mut().zip(&writes_seen).zip(sent) {
-        if *slot == Some(true) && *seen != writes.len() {
-            *slot = Some(false);
-        }
-    }
-    Ok(same)
+/// What a SQLite target holds under a key a copy wrote.
+enum Held {
+    /// The row and its write rows as sent, byte for byte.
+    AsSent,
+    /// No checkpoint under the key.
+    Missing,
+    /// Something else: the row and its write rows (in `get_tuple`'s order) as stored.
+    Other(StoredRow, Vec<StoredWrite>),
 }
 
-/// The stored row of each of `keys` and its write rows (in `get_tuple`'s order), from a
-/// SQLite target, by position; `None` where the checkpoint is not there.
+/// What a SQLite target holds under each of `keys`, by position, against what was
+/// `sent` there (each row and its write rows). Compared in place, as the file gives
+/// the cells, and copied out only where they differ (copying out every row read back
+/// took a tenth of a copy's samples out of Postgres, 2026-12-03); a row's cells and
+/// write rows found equal before one that differs are `sent`'s.
 ///
 /// `keys` are in the file's (bytewise) order; each thread's run is read with a range
 /// from the lowest of its keys to the highest: a lookup per checkpoint and one per
 /// checkpoint's writes took 19% of a 100,000-checkpoint copy's samples out of Postgres
 /// (2026-11-29).
-#[allow(clippy::type_complexity)]
-fn stored_rows(
+fn read_back(
     conn: &rusqlite::Connection,
     keys: &[(&str, &str, &str)],
-) -> rusqlite::Result<Vec<Option<(StoredRow, Vec<StoredWrite>)>>> {
-    let mut found: Vec<Option<(StoredRow, Vec<StoredWrite>)>> = keys.iter().map(|_| None).collect();
+    sent: &[(&StoredRow, &[StoredWrite])],
+) -> rusqlite::Result<Vec<Held>> {
+    let mut held: Vec<Held> = keys.iter().map(|_| Held::Missing).collect();
+    // Per key: how many of its write rows were read.
+    let mut writes_read: Vec<usize> = keys.iter().map(|_| 0).collect();
     by_ranges(conn, CHECKPOINTS_BY_RANGE, keys, |i, _, r| {
-        if let Some(slot) = found.get_mut(i) {
-            let row = StoredRow {
-                parent: r.get(2)?,
-                type_tag: r.get(3)?,
-                checkpoint: cell_bytes(r, 4)?,
-                metadata: cell_bytes(r, 5)?,
+        if let (Some(slot), Some((row, _))) = (held.get_mut(i), sent.get(i)) {
+            *slot = if row_is(r, row)? {
+                Held::AsSent
+            } else {
+                let stored = StoredRow {
+                    parent: r.get(2)?,
+                    type_tag: r.get(3)?,
+                    checkpoint: cell_bytes(r, 4)?,
+                    metadata: cell_bytes(r, 5)?,
+                };
+                Held::Other(stored, Vec::new())
             };
-            *slot = Some((row, Vec::new()));
         }
         Ok(())
     })?;
     by_ranges(conn, &writes_by_range("task_path"), keys, |i, _, r| {
-        // Writes of a checkpoint that is not there are not read back.
-        if let Some(Some((_, writes))) = found.get_mut(i) {
-            writes.push(stored_write(r, 2)?);
+        let (Some(slot), Some(read), Some((row, writes))) =
+            (held.get_mut(i), writes_read.get_mut(i), sent.get(i))
+        else {
+            return Ok(());
+        };
+        let n = *read;
+        *read += 1;
+        match slot {
+            // Writes of a checkpoint that is not there are not read back.
+            Held::Missing => {}
+            Held::AsSent => {
+                let same = match writes.get(n) {
+                    Some(w) => write_is(r, 2, w)?,
+                    None => false,
+                };
+                if !same {
+                    let mut stored = writes.get(..n).unwrap_or_default().to_vec();
+                    stored.push(stored_write(r, 2)?);
+                    *slot = Held::Other((*row).clone(), stored);
+                }
+            }
+            Held::Other(_, stored) => stored.push(stored_write(r, 2)?),
         }
         Ok(())
     })?;
-    Ok(found)
+    // Fewer write rows than sent.
+    for ((slot, read), (row, writes)) in held.iter_mut().zip(&writes_read).zip(sent) {
+        if matches!(slot, Held::AsSent) && *read != writes.len() {
+            *slot = Held::Other(
+                (*row).clone(),
+                writes.get(..*read).unwrap_or_default().to_vec(),
+            );
+        }
+    }
+    Ok(held)
 }
 
 /// Whether a checkpoint and its metadata, as stored, read as `get_tuple` reads them:
