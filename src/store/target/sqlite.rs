@@ -327,15 +327,22 @@ impl TargetBackend for SqliteTarget {
     }
 
     async fn holds_checkpoints(&mut self, keys: &[[&str; 3]]) -> Result<Vec<bool>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
-            )
-            .map_err(sq("copy"))?;
-        keys.iter()
-            .map(|k| stmt.query_row(k, |r| r.get(0)).map_err(sq("copy")))
-            .collect()
+        // One read transaction for the batch: a statement outside one takes and drops
+        // the file's read lock (`fcntl`) each time, 6% of a copy's samples out of
+        // Postgres (2026-12-03).
+        let snapshot = self.conn.unchecked_transaction().map_err(sq("copy"))?;
+        let held = {
+            let mut stmt = snapshot
+                .prepare_cached(
+                    "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3)",
+                )
+                .map_err(sq("copy"))?;
+            keys.iter()
+                .map(|k| stmt.query_row(k, |r| r.get(0)).map_err(sq("copy")))
+                .collect::<Result<Vec<bool>>>()?
+        };
+        snapshot.commit().map_err(sq("copy"))?;
+        Ok(held)
     }
 
     async fn insert_writes(&mut self, batch: &[WriteSet<'_>], _fresh: bool) -> Result<(u64, u64)> {
