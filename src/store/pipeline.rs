@@ -1,6 +1,7 @@
 //! The write-behind loop `copy` and `import` share: a batch is written while the next
 //! is read, so the read of the source (a SQLite file, a Postgres cursor, a backup file)
-//! and the target's transactions overlap instead of taking turns.
+//! and the target's transactions overlap instead of taking turns (on the operation's
+//! own task, the source is read on a batch ahead: [`WriteOn::SameTask`]).
 //!
 //! What a batch holds, how it is read and how it goes in is the operation's
 //! ([`BatchSource`], [`BatchSink`]); the loop owns the order: batch N is written, and
@@ -40,9 +41,10 @@ pub(crate) enum WriteOn {
     /// source read with blocking calls (SQLite, a file), which would hold up a write
     /// that is a chain of round trips driven from the same task.
     OwnTask,
-    /// The operation's own task, the write and the read polled together: for a write
-    /// that runs on a thread of its own anyway (a SQLite target), or a source read
-    /// without blocking (Postgres).
+    /// The operation's own task, the writes and the reads polled together, the source
+    /// read on up to [`READ_AHEAD_BATCHES`] ahead of the writes (one more batch in
+    /// memory): for a write that runs on a thread of its own anyway (a SQLite target),
+    /// or a source read without blocking (Postgres).
     SameTask,
 }
 
@@ -54,10 +56,23 @@ pub(crate) enum WriteOn {
 /// written.
 pub(crate) async fn write_behind<R, W>(
     source: &mut R,
-    mut sink: W,
+    sink: W,
     on: WriteOn,
     run: &RunOptions,
 ) -> Result<(W, bool)>
+where
+    R: BatchSource,
+    W: BatchSink<Batch = R::Batch>,
+{
+    match on {
+        WriteOn::OwnTask => own_task(source, sink, run).await,
+        WriteOn::SameTask => same_task(source, sink, run).await,
+    }
+}
+
+/// [`write_behind`] with each batch written on a task of its own while the next one is
+/// read on this one.
+async fn own_task<R, W>(source: &mut R, mut sink: W, run: &RunOptions) -> Result<(W, bool)>
 where
     R: BatchSource,
     W: BatchSink<Batch = R::Batch>,
@@ -67,27 +82,68 @@ where
         if run.stopped() {
             return Ok((sink, true));
         }
-        let (written, read) = match on {
-            WriteOn::OwnTask => {
-                let mut going = Writing(tokio::spawn(async move {
-                    let written = sink.put(batch).await;
-                    (sink, written)
-                }));
-                let read = source.next_batch().await;
-                let (back, written) = (&mut going.0)
-                    .await
-                    .map_err(|e| StoreFault::task("the write of a batch", e))?;
-                sink = back;
-                (written, read)
-            }
-            WriteOn::SameTask => {
-                futures_util::future::join(sink.put(batch), source.next_batch()).await
-            }
-        };
+        let mut going = Writing(tokio::spawn(async move {
+            let written = sink.put(batch).await;
+            (sink, written)
+        }));
+        let read = source.next_batch().await;
+        let (back, written) = (&mut going.0)
+            .await
+            .map_err(|e| StoreFault::task("the write of a batch", e))?;
+        sink = back;
         written?;
         next = read?;
     }
     Ok((sink, false))
+}
+
+/// Batches read and waiting for the write of the one before, besides the one being
+/// read: the source is read on without waiting for each write.
+const READ_AHEAD_BATCHES: usize = 1;
+
+/// [`write_behind`] on this task: the source read on, [`READ_AHEAD_BATCHES`] ahead of
+/// the writes, both polled together. A read is not made to wait for the write before
+/// it to end, nor a write for the read beside it: measured 2026-12-03, 100,000
+/// checkpoints Postgres → SQLite, a read of the source took 17–19 ms every two batches
+/// of three and a batch's write 6–12 ms, and taking turns (one read beside one write)
+/// left the write waiting most of the read.
+async fn same_task<R, W>(source: &mut R, mut sink: W, run: &RunOptions) -> Result<(W, bool)>
+where
+    R: BatchSource,
+    W: BatchSink<Batch = R::Batch>,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+    let read = async move {
+        loop {
+            let next = source.next_batch().await;
+            let last = !matches!(next, Ok(Some(_)));
+            // Sent in order: an error reaches the writes after every batch before it.
+            if tx.send(next).await.is_err() || last {
+                break;
+            }
+        }
+    };
+    let write = async {
+        while let Some(next) = rx.recv().await {
+            let Some(batch) = next? else { break };
+            if run.stopped() {
+                return Ok(true);
+            }
+            sink.put(batch).await?;
+        }
+        Result::<bool>::Ok(false)
+    };
+    // Ends with the writes: reading is given up (a batch read meanwhile is left for a
+    // rerun) once they stop or fail.
+    let stopped = {
+        let read = std::pin::pin!(read);
+        let write = std::pin::pin!(write);
+        match futures_util::future::select(write, read).await {
+            futures_util::future::Either::Left((done, _)) => done?,
+            futures_util::future::Either::Right(((), write)) => write.await?,
+        }
+    };
+    Ok((sink, stopped))
 }
 
 /// The task writing a batch, stopped if the operation is dropped (cancelled)
