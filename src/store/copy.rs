@@ -71,10 +71,10 @@
 //! for byte (out of Postgres by ranges of keys). Where they differ, and for a checkpoint that was
 //! there before, the checkpoint is read back through the target saver's `get_tuple`
 //! and compared decoded with the source (checkpoint, metadata, parent, pending writes
-//! in order). Counts are reported. Memory holds four batches at most (the
-//! one written, the one read back, and out of Postgres or into SQLite one read and
-//! waiting and one being read; else the one being read) and one page of keys. Needs a Tokio runtime (the
-//! read-backs are Tokio tasks).
+//! in order). Counts are reported. Memory holds four batches at most (the one
+//! written, the one read back, and out of Postgres or into SQLite one read and waiting
+//! and one being read; else the one being read) and one page of keys. Needs a Tokio
+//! runtime (the read-backs are Tokio tasks).
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -330,7 +330,7 @@ impl TargetBackend for SqliteTarget {
         // One read transaction for the batch: a statement outside one takes and drops
         // the file's read lock (`fcntl`) each time, 6% of a copy's samples out of
         // Postgres (2026-12-03).
-        let snapshot = self.conn.unchecked_transaction().map_err(sq("copy"))?;
+        let snapshot = self.conn.transaction().map_err(sq("copy"))?;
         let held = {
             let mut stmt = snapshot
                 .prepare_cached(
