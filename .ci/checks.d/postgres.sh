@@ -15,8 +15,10 @@ STEP_PREFIX=postgres
 source .ci/lib/pg_check.sh
 XL="vectors/postgres/cross_language.py"
 
-step "rust tests (conformance plain+encrypted, schema, semantics, load, faults)" \
-    cargo test --quiet --all-features --test saver -- postgres::
+step "rust tests (conformance plain+encrypted, schema, semantics, load, faults, DurableSaver over Postgres)" \
+    cargo test --quiet --all-features --test saver -- postgres:: durable::
+step "rust tests (a Postgres failure reaches tokio_postgres::Error through source())" \
+    cargo test --quiet --all-features --test architecture -- error_contract::
 step "build postgres_crosscheck" cargo build --quiet --all-features --example postgres_crosscheck
 RS="target/debug/examples/postgres_crosscheck"
 
