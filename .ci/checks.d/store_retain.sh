@@ -6,6 +6,8 @@
 # timings are printed, not judged). Then two `--every` sweepers beside a live LangGraph
 # app (a real graph: messages, a DeltaChannel, an interrupt) on each backend:
 # vectors/store_maint/retain_live.py checks what the policy says with Python alone.
+# Last, `retain --once` killed with SIGKILL mid-way (4 rounds each, SQLite and
+# Postgres) and run again: equal to an uninterrupted sweep.
 set -euo pipefail
 STEP_PREFIX=store_retain
 # shellcheck source=../lib/pg_check.sh
@@ -21,3 +23,5 @@ for store in "$WORK/live.db" "${URL%/*}/ci_retain_live"; do
   fi
   step "two sweepers beside a live graph: $store" "$PY" vectors/store_maint/retain_live.py target/debug/lgcodec "$store" 10
 done
+step "retain killed mid-way (4 rounds each, SQLite and Postgres) and resumed: equal to an uninterrupted retain" \
+  "$PY" -u vectors/store_maint/prune_kill_resume.py --retain target/debug/lgcodec 4 "$URL"

@@ -1,7 +1,11 @@
 """`lgcodec store prune` killed with SIGKILL mid-way, then run again: the store ends
 exactly as an uninterrupted prune leaves it (nothing kept twice, nothing lost).
 
-    python vectors/store_maint/prune_kill_resume.py LGCODEC_BINARY [ROUNDS] [POSTGRES_URL]
+    python vectors/store_maint/prune_kill_resume.py [--retain] LGCODEC_BINARY [ROUNDS] [POSTGRES_URL]
+
+With `--retain` the command killed and run again is `lgcodec store retain STORE
+--policy FILE --once`, the policy `keep_latest = 2`: the same deletes through the
+retention sweep (its sweep lock, its batches), checked the same way.
 
 Python's SqliteSaver writes 10,000 checkpoints over 1,000 threads (two pending writes each):
 the prune deletes them in pages of at most 1,000 checkpoints, each page one transaction.
@@ -35,7 +39,14 @@ from make_store import make_store  # noqa: E402
 TOTAL, THREADS, KEEP = 10000, 1000, 2
 
 
-def prune(binary: str):
+RETAIN = "--retain" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--retain"]
+WHAT = "retain" if RETAIN else "prune"
+
+
+def prune(binary: str, policy: str = ""):
+    if RETAIN:
+        return lambda path: [binary, "store", "retain", path, "--policy", policy, "--once"]
     return lambda path: [binary, "store", "prune", path, "--keep-latest", str(KEEP)]
 
 
@@ -51,9 +62,9 @@ def python_reads(path: str) -> list:
 
 
 def rounds_on(name: str, binary: str, rounds: int, rng: random.Random, make_victim, rows_of,
-              reads_of, reference: str) -> None:
+              reads_of, reference: str, policy: str) -> None:
     """Kill rounds against `reference` (pruned here without interruption)."""
-    took = run(prune(binary)(reference))
+    took = run(prune(binary, policy)(reference))
     want = rows_of(reference)
     kept = len(want[0])
     if kept != THREADS * KEEP:
@@ -64,19 +75,22 @@ def rounds_on(name: str, binary: str, rounds: int, rng: random.Random, make_vict
         if reads_of(victim) != want_reads:
             fail(f"{name}: round {r}: Python reads other values than from the reference")
 
-    kill_rounds(name, "prune", rounds, rng, command=prune(binary), make_victim=make_victim,
+    kill_rounds(name, WHAT, rounds, rng, command=prune(binary, policy), make_victim=make_victim,
                 state_of=rows_of, want=want, took=took,
                 progress_of=lambda victim: len(rows_of(victim)[0]),
                 mid_way=lambda left: kept < left < TOTAL, check=same_reads)
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
+    if len(ARGS) < 1:
         sys.exit(__doc__)
-    binary = sys.argv[1]
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    binary = ARGS[0]
+    rounds = int(ARGS[1]) if len(ARGS) > 1 else 4
     rng = random.Random(int(os.environ.get("PRUNE_KILL_SEED", "7")))
     with tempfile.TemporaryDirectory() as tmp:
+        policy = os.path.join(tmp, "retention.toml")
+        with open(policy, "w") as f:
+            f.write(f"[rules]\nkeep_latest = {KEEP}\n")
         source = os.path.join(tmp, "source.sqlite")
         make_store(source, TOTAL, THREADS)
         reference = os.path.join(tmp, "reference.sqlite")
@@ -88,15 +102,15 @@ def main() -> None:
             return victim
 
         rounds_on("sqlite", binary, rounds, rng, sqlite_victim, sqlite_rows, python_reads,
-                  reference)
-        if len(sys.argv) > 3:
-            pg = Postgres(sys.argv[3])
+                  reference, policy)
+        if len(ARGS) > 2:
+            pg = Postgres(ARGS[2])
             pg_source = pg.fresh("pk_source")
             run([binary, "store", "copy", source, pg_source])
             rounds_on("postgres", binary, rounds, rng,
                       lambda r: pg.fresh(f"pk_victim_{r}", pg_source), pg.rows,
                       lambda url: pg_python_reads(url, THREADS),
-                      pg.fresh("pk_reference", pg_source))
+                      pg.fresh("pk_reference", pg_source), policy)
 
 
 if __name__ == "__main__":
