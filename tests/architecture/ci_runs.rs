@@ -85,7 +85,9 @@ fn every_test_that_needs_postgres_or_python_is_run_by_a_ci_check() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let tests = root.join("tests");
     let mut checks = String::new();
-    let dir = fs::read_dir(root.join(".ci/checks.d")).expect(".ci/checks.d");
+    let Ok(dir) = fs::read_dir(root.join(".ci/checks.d")) else {
+        return; // .ci/ is not in the published package
+    };
     for entry in dir.flatten() {
         if entry.path().extension().is_some_and(|e| e == "sh") {
             checks.push_str(&fs::read_to_string(entry.path()).expect("check"));
