@@ -1,5 +1,6 @@
 //! Bounded memory of the store sweeps: `audit` and `encrypt` of a store of large values
-//! hold about one page's byte budget, not the batch's row count times the value size.
+//! hold about one page's byte budget, not the batch's row count times the value size;
+//! a `copy` of large checkpoints holds a few batches of its byte budget, not the store.
 //!
 //! This test binary installs a counting global allocator and checks the peak number of
 //! bytes live while each sweep runs over a real SQLite file (and a real Postgres server
@@ -15,9 +16,15 @@ mod counting;
 use counting::peak_during;
 use langgraph_codec::crypto::AesKey;
 use langgraph_codec::saver::sqlite::SqliteSaver;
-use langgraph_codec::store::{
-    self, AnyStore, AuditOptions, ExportOptions, ImportOptions, Store, StoreKeys, SweepOptions,
+use langgraph_codec::saver::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver,
 };
+use langgraph_codec::store::{
+    self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, Store, StoreKeys,
+    SweepOptions,
+};
+use langgraph_codec::Value;
 
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;
@@ -197,8 +204,75 @@ fn sweeps_of_large_values_hold_one_page_budget() {
         ),
         ENCRYPT_LIMIT_SQLITE,
     );
+    let copy = copy_peak(dir.path());
+    println!(
+        "sqlite: copy of {COPIED} checkpoints of 1 MiB in batches of {} MiB: peak {} MiB",
+        COPY_BATCH_BYTES / MIB,
+        copy / MIB
+    );
+    assert!(copy < COPY_LIMIT, "copy held {copy} bytes");
 
     postgres(dir.path());
+}
+
+/// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB
+/// that does not compress: 24 batches of the copy's budget.
+const COPIED: usize = 96;
+const COPY_BATCH_BYTES: usize = 4 * MIB;
+/// A copy holds five batches at most (`store::copy`'s docs: the one written, the one
+/// read back, the one done with until the reading drops it, one read and waiting, one
+/// being read), each up to its budget plus one checkpoint (25 MiB in all), and a
+/// checkpoint's row and decoded value as it is read and written: under 32 MiB (12 MiB
+/// measured). A copy that kept the batches it is done with holds the whole 96 MiB.
+const COPY_LIMIT: usize = 32 * MIB;
+
+/// The peak of a copy SQLite → SQLite of [`COPIED`] checkpoints of 1 MiB, in batches of
+/// [`COPY_BATCH_BYTES`], every one verified.
+fn copy_peak(dir: &std::path::Path) -> usize {
+    let source = dir.join("copy-source.db");
+    let target = dir.join("copy-target.db");
+    rt().block_on(async {
+        let saver = SqliteSaver::builder(&source)
+            .create(true)
+            .open()
+            .expect("saver");
+        let mut config = CheckpointConfig::new("t");
+        for i in 0..COPIED {
+            let mut cp = Checkpoint::now(i as i64);
+            let bytes = value(MIB, i as u8);
+            cp.channel_values
+                .insert("blob".into(), Value::from(bytes::Bytes::from(bytes)));
+            let mut versions = ChannelVersions::new();
+            versions.insert("blob".into(), ChannelVersion::from((i + 1) as i64));
+            cp.channel_versions = versions.clone();
+            config = saver
+                .put(
+                    &config,
+                    &cp,
+                    &CheckpointMetadata::new("loop", i as i64),
+                    &versions,
+                )
+                .await
+                .expect("put");
+        }
+    });
+    let (source, target) = (
+        source.to_str().expect("utf-8").to_owned(),
+        target.to_str().expect("utf-8").to_owned(),
+    );
+    let (report, peak) = peak_during(|| {
+        rt().block_on(store::copy(
+            &source,
+            &target,
+            &StoreKeys::none(),
+            &CopyOptions::new().batch_bytes(COPY_BATCH_BYTES),
+        ))
+    });
+    let report = report.expect("copy");
+    assert_eq!(report.verified as usize, COPIED, "{report:?}");
+    assert!(report.mismatches.is_empty(), "{report:?}");
+    assert!(report.batches >= 20, "{report:?}");
+    peak
 }
 
 /// A client of the test server; its connection runs on a spawned task.

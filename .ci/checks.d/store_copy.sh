@@ -3,7 +3,7 @@
 #  1. Rust tests of inspect/stats/export/import/copy (tests/store/maint.rs) on every
 #     committed store of old releases and on stores the savers write, SQLite and Postgres;
 #     the other store test modules with a Postgres half (reconnect, old layouts, retain,
-#     …) and the sweeps' bounded memory (tests/store_bounded_memory.rs).
+#     …) and the bounded memory of the sweeps and a copy (tests/store_bounded_memory.rs).
 #  2. A real Python graph's SQLite store (messages, Send, subgraph, DeltaChannel,
 #     interrupts) copied into an empty Postgres by `lgcodec store copy`; Python's
 #     PostgresSaver reads both threads as SQLite gave them and resumes one to its end;
@@ -27,7 +27,7 @@ step "rust tests (inspect, stats, export/import, copy, reconnect, old layouts, o
     env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test store -- \
     maint:: reconnect:: old_layouts:: operator:: refusals:: retain:: files:: bad_targets:: setup_kill:: \
     beside_python:: split::
-step "rust tests (bounded memory of the store sweeps, SQLite and Postgres)" \
+step "rust tests (bounded memory of the store sweeps, SQLite and Postgres, and of a copy)" \
     cargo test --quiet --all-features --test store_bounded_memory
 step "build lgcodec" cargo build --quiet --all-features --bin lgcodec
 BIN="target/debug/lgcodec"

@@ -71,9 +71,10 @@
 //! for byte (out of Postgres by ranges of keys). Where they differ, and for a checkpoint that was
 //! there before, the checkpoint is read back through the target saver's `get_tuple`
 //! and compared decoded with the source (checkpoint, metadata, parent, pending writes
-//! in order). Counts are reported. Memory holds four batches at most (the one
-//! written, the one read back, and out of Postgres or into SQLite one read and waiting
-//! and one being read; else the one being read) and one page of keys. Needs a Tokio
+//! in order). Counts are reported. Memory holds five batches at most (the one
+//! written, the one read back, the one done with before it until the reading drops it,
+//! and out of Postgres or into SQLite one read and waiting and one being read; else the
+//! one being read) and one page of keys. Needs a Tokio
 //! runtime (the read-backs are Tokio tasks).
 
 use std::sync::Arc;
@@ -88,7 +89,7 @@ mod ranges;
 mod source;
 mod writer;
 
-use batch::{flush, Pending};
+use batch::{flush, Pending, Spent};
 use check::{settle, Verifying};
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 use writer::Writer;
@@ -269,6 +270,8 @@ struct Sink {
     verifying: Option<Verifying>,
     /// Whether the batch written last found none of its checkpoints in the target.
     fresh: bool,
+    /// The batch last done with, for the reading to drop.
+    spent: Spent,
 }
 
 impl Sink {
@@ -279,7 +282,12 @@ impl Sink {
             &self.writer,
             &self.options,
             (&mut self.report, &mut self.retry),
-            (&mut self.done, &mut self.verifying, &mut self.fresh),
+            (
+                &mut self.done,
+                &mut self.verifying,
+                &mut self.fresh,
+                &self.spent,
+            ),
         )
         .await
     }
@@ -293,6 +301,7 @@ impl Sink {
             &self.options,
             (&mut self.report, &mut self.retry),
             &mut self.done,
+            &self.spent,
         )
         .await
     }
@@ -419,6 +428,7 @@ async fn copy_snapshot(
     } else {
         WriteOn::SameTask
     };
+    let spent = Spent::default();
     let mut reading = Reading {
         src,
         source,
@@ -432,6 +442,7 @@ async fn copy_snapshot(
         serdes: (&read_serde, &write_serde),
         writer,
         clear,
+        spent: spent.clone(),
     };
     let sink = Sink {
         target: target_conn,
@@ -442,6 +453,7 @@ async fn copy_snapshot(
         done: 0,
         verifying: None,
         fresh: true,
+        spent,
     };
     // While a batch is written, the next one is read from the source, and the one
     // before is read back and compared (a task of its own). A SQLite source is read

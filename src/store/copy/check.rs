@@ -10,7 +10,7 @@ use super::super::options::{Progress, Stage};
 use super::super::raw::Result;
 use super::super::retry::Retry;
 use super::super::target::Target;
-use super::batch::{insert_blobs, Body, Pending};
+use super::batch::{insert_blobs, Body, Pending, Spent};
 use super::writer::{CopyWriter, Writer};
 use super::{CopyOptions, CopyReport};
 use crate::error::Error;
@@ -175,6 +175,7 @@ pub(super) async fn settle(
     options: &CopyOptions,
     (report, retry): (&mut CopyReport, &mut Retry),
     done: &mut u64,
+    spent: &Spent,
 ) -> Result<()> {
     let Some(Verifying(task)) = verifying else {
         return Ok(());
@@ -208,6 +209,7 @@ pub(super) async fn settle(
             page: None,
         });
     }
+    spent.put(items);
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use super::super::options::Throttle;
 use super::super::pipeline::BatchSource;
 use super::super::raw::{lock, pg, ph, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
-use super::batch::{insert_blobs, pending_bytes, Body, Pending};
+use super::batch::{insert_blobs, pending_bytes, Body, Pending, Spent};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
 use super::writer::Writer;
 use super::SOURCE_LOCK_TIMEOUT;
@@ -264,6 +264,8 @@ pub(super) struct Reading<'a> {
     pub(super) serdes: (&'a Arc<dyn Serializer>, &'a Arc<dyn Serializer>),
     pub(super) writer: &'a Writer,
     pub(super) clear: bool,
+    /// The batch last done with, dropped here before the next is read.
+    pub(super) spent: Spent,
 }
 
 impl Reading<'_> {
@@ -351,6 +353,7 @@ impl BatchSource for Reading<'_> {
     type Batch = Vec<Pending>;
 
     async fn next_batch(&mut self) -> Result<Option<Vec<Pending>>> {
+        self.spent.drop_here();
         let batch = self.batch().await?;
         Ok(Some(batch).filter(|b| !b.is_empty()))
     }
