@@ -6,7 +6,9 @@
 //! a module `tests/T/M.rs` by a `M::` filter, a test target `tests/T.rs` by `--test T`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use super::layers::rust_files;
 
 /// What a test file reads that `cargo test` alone does not have.
 const NEEDS: [&str; 5] = [
@@ -16,20 +18,6 @@ const NEEDS: [&str; 5] = [
     "support::python()",
     "python_reads_equal(",
 ];
-
-fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rs_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// Whether `code` reads a server or the venv: one of [`NEEDS`], or `python()` imported
 /// from the shared support module.
@@ -95,7 +83,7 @@ fn every_test_that_needs_postgres_or_python_is_run_by_a_ci_check() {
     }
     assert!(checks.contains("cargo test"), "no check runs cargo test");
     let mut files = Vec::new();
-    rs_files(&tests, &mut files);
+    rust_files(&tests, &mut files);
     files.sort();
     let mut needing = 0;
     let mut missing = Vec::new();

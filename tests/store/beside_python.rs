@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use super::retain::{lgcodec, parse_ids, Ids as Listed};
+use super::retain::{lgcodec, parse_ids, writer_done, Ids as Listed};
 use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
 use crate::support::{pg, python, python_reads_equal, python_script, scratch};
 
@@ -79,20 +79,6 @@ async fn start_writer(py: &str, store: &str, seconds: &str) -> Child {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     writer
-}
-
-/// Waits for the writer to end, which it does reading its last checkpoint back whole;
-/// its line (`last`, `written`, `slowest_ms`).
-async fn writer_done(writer: Child) -> Json {
-    let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
-        .await
-        .expect("join");
-    assert!(
-        out.status.success(),
-        "the Python writer: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("writer's line")
 }
 
 /// The import and the prune, each started while the writer writes; then what Python

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -716,6 +716,20 @@ fn retain_help_examples_work_when_pasted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Waits for the writer to end, which it does reading its last checkpoint back whole;
+/// its line (`last`, `written`, `slowest_ms`).
+pub(crate) async fn writer_done(writer: Child) -> Json {
+    let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "the Python writer: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("writer's line")
+}
+
 /// Two `--every` sweepers on one Postgres store beside Python writing a live thread:
 /// they take turns (some rounds skipped, said so), SIGTERM ends both with exit 0, the
 /// policy's outcome is what it is on its own, and the live thread's latest checkpoint
@@ -756,15 +770,7 @@ async fn two_every_sweepers_beside_a_python_writer() {
     };
     let sweepers = [start(), start()];
     let mut spans = Vec::new();
-    let out = tokio::task::spawn_blocking(move || writer.wait_with_output().expect("python"))
-        .await
-        .expect("join");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let last: Json = serde_json::from_slice(&out.stdout).expect("writer's line");
+    let last = writer_done(writer).await;
     let last = last["last"].as_str().expect("last id").to_owned();
     // One more round after the writer stopped, then SIGTERM.
     tokio::time::sleep(Duration::from_millis(2_500)).await;
