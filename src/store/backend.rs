@@ -8,6 +8,13 @@ use crate::error::Error;
 
 use super::report::FreeSpace;
 
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod checkpoints;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) use checkpoints::{
+    odd_ids, ph, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet,
+};
+
 type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// One store's database, as the audit and the sweeps reach it: its tables of
@@ -15,7 +22,7 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 /// compare-and-swap rewrites in one transaction, and what the backend alone knows
 /// (its free space, its compaction, the values it keeps inline).
 #[async_trait::async_trait]
-pub(crate) trait Backend: std::fmt::Debug + Send + Sync {
+pub(crate) trait Values: std::fmt::Debug + Send + Sync {
     /// `sqlite` or `postgres`.
     fn name(&self) -> &'static str;
 
@@ -233,3 +240,23 @@ pub(crate) fn row_sql(t: &Table, ph: impl Fn(usize) -> String) -> String {
         cond.join(" AND ")
     )
 }
+
+/// The one trait every operation reaches a store's database through: a store's values
+/// ([`Values`]: the audit and the sweeps) and, with both backends built, its
+/// checkpoints ([`Checkpoints`]: prune, retain, import and copy). One type per backend
+/// implements both halves over one connection (`SqliteStore`, `PgStore`); the halves
+/// are two traits only so that each backend's two impl blocks live in files of their
+/// own.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) trait Backend: Values + Checkpoints {}
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+impl<T: Values + Checkpoints> Backend for T {}
+
+/// The one trait every operation reaches a store's database through (with one backend
+/// built, the sweeps' half alone: the checkpoint operations need both).
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+pub(crate) trait Backend: Values {}
+
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+impl<T: Values> Backend for T {}

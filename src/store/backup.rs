@@ -13,6 +13,7 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
+use super::backend::{Cell, Col, Spec};
 use super::error::StoreFault;
 use super::raw::{Cols, Result};
 use crate::error::Error;
@@ -26,37 +27,6 @@ pub const BACKUP_VERSION: u64 = 1;
 /// The longest backup line `import` reads by default: 1.5 GiB, room for the largest
 /// value a store holds (Postgres `bytea` stops at 1 GiB) in base64 with its key columns.
 pub const DEFAULT_MAX_BACKUP_LINE_BYTES: usize = 3 << 29;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Col {
-    Text,
-    OptText,
-    Int,
-    Bytes,
-    /// Postgres JSONB, read as text, stored as its bytes.
-    Jsonb,
-}
-
-#[derive(Clone)]
-pub(super) struct Spec {
-    pub(super) kind: &'static str,
-    pub(super) table: &'static str,
-    /// Output name, SQL expression, kind; the first `keys` are the primary key.
-    pub(super) cols: Vec<(&'static str, &'static str, Col)>,
-    pub(super) keys: usize,
-}
-
-impl Spec {
-    /// Where this kind's rows are counted in the `end` line's
-    /// `[checkpoints, blobs, writes]`.
-    pub(super) fn count_slot(&self) -> usize {
-        match self.kind {
-            "checkpoint" => 0,
-            "blob" => 1,
-            _ => 2,
-        }
-    }
-}
 
 /// The tables of a backup and their columns: output name, SQL expression, kind.
 /// `reading` from a store of layout `c` (Postgres JSONB read as text), or writing into
@@ -148,14 +118,6 @@ pub(super) fn line_text(at: &str, line: JsonlLine) -> Result<Option<String>> {
             Err(bad(format!("not UTF-8 at byte {offset} of the line")).into())
         }
     }
-}
-
-/// One decoded cell of a backup line.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(super) enum Cell {
-    Text(Option<String>),
-    Int(i64),
-    Bytes(Option<Vec<u8>>),
 }
 
 /// One backup line as an object of the fields `wanted` names; any other field is skipped

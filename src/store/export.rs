@@ -33,12 +33,13 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::backup::{io_err, specs, Col, Spec, BACKUP_FORMAT, BACKUP_VERSION};
+use super::backend::{ph, Col, Spec};
+use super::backup::{io_err, specs, BACKUP_FORMAT, BACKUP_VERSION};
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::DEFAULT_PAGE_BYTES;
 use super::options::{run_setters, Progress, RunOptions, Stage};
-use super::raw::{ph, Param, Raw, Result};
+use super::raw::{Param, Raw, Result};
 
 /// What the export's output is called in its errors.
 const OUTPUT: &str = "(output)";

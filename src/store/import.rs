@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::backup::{key_text, BackupRows, Cell, Spec};
+use super::backend::{Cell, Spec};
+use super::backup::{key_text, BackupRows};
 use super::error::StoreFault;
 use super::ops::DEFAULT_PAGE_BYTES;
 use super::options::{run_setters, Progress, RunOptions, Stage, Throttle};

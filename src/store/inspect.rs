@@ -12,9 +12,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
+use super::backend::ph;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::raw::{pg, ph, serializer, Param, Raw, Result};
+use super::raw::{pg, serializer, Param, Raw, Result};
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;

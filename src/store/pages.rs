@@ -2,7 +2,7 @@
 //! most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger thread alone), each
 //! thread decided by the planner (`plan.rs`) into a [`Removal`], and each page's removal
 //! deleted in one transaction by the savers' own retention code (through the target's
-//! [`TargetBackend::remove`](super::target::TargetBackend::remove)): killed at any point, a
+//! [`Checkpoints::remove`](super::backend::Checkpoints::remove)): killed at any point, a
 //! run leaves each page either as it was or done; run it again to finish. On Postgres
 //! two pages are done at a time on two connections.
 //!
@@ -17,11 +17,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::backend::Counted;
 use super::options::{Progress, RunOptions, Stage};
 use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::retry::Retry;
-use super::target::{open_target, Counted, Target};
+use super::target::{open_target, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
 use crate::serializer::Serializer;

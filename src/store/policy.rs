@@ -46,7 +46,9 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::error::StoreFault;
-use super::raw::Result;
+use crate::error::Error;
+
+type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The rules of `[rules]` (and of a thread's metadata override), durations in seconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::backend::{page_sql_capped, row_sql, Backend, InlineRow, KeyPart, Row, Table, Update};
+use super::backend::{page_sql_capped, row_sql, InlineRow, KeyPart, Row, Table, Update, Values};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::kind::ErrorKind;
@@ -15,6 +15,11 @@ use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::{ConnInfo, PostgresSaver};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod checkpoints;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod rows;
 
 /// Pending writes: the same table in the full and the shallow saver.
 const WRITES: Table = Table {
@@ -55,7 +60,7 @@ pub(crate) const SHALLOW_TABLES: [Table; 2] = [
     WRITES,
 ];
 
-fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
+pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
     move |source| StoreFault::Postgres { operation, source }.into()
 }
 
@@ -81,6 +86,10 @@ pub(crate) async fn refuse_read_only(client: &Client, location: &str) -> Result<
     Ok(())
 }
 
+/// A Postgres store: one connection, shared by the sweeps' statements in flight
+/// ([`Values`]) and taken whole by the checkpoint operations' transactions
+/// ([`Checkpoints`](super::backend::Checkpoints), in `postgres/checkpoints.rs`), re-opened
+/// as it was opened after the server closes it.
 pub(crate) struct PgStore {
     url: String,
     /// LangGraphJS wrote it: audited, never rewritten.
@@ -232,13 +241,42 @@ impl PgStore {
         })
     }
 
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    /// A store in today's Python layout over `client`, opened (and its layout checked)
+    /// by the caller: the target of prune, retain, import and copy (read-only for a
+    /// dry run's view).
+    pub(crate) fn over(client: Client, url: String, writable: bool) -> Self {
+        PgStore {
+            url,
+            js: false,
+            shallow: false,
+            writable,
+            client: Mutex::new(Arc::new(client)),
+        }
+    }
+
     fn client(&self) -> Arc<Client> {
         Arc::clone(&self.client.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    /// The connection taken whole, for a transaction: no sweep statement holds it
+    /// under `&mut self` (one left running by a dropped future gets a new connection
+    /// here, rather than a transaction it would interleave with).
+    async fn client_mut(&mut self) -> Result<&mut Client> {
+        let shared = self.client.get_mut().unwrap_or_else(|e| e.into_inner());
+        if Arc::get_mut(shared).is_none() {
+            *shared = Arc::new(connect(&self.url, self.writable).await?);
+        }
+        Arc::get_mut(shared).ok_or_else(|| {
+            StoreFault::Task("a new Postgres connection was shared before its first use".to_owned())
+                .into()
+        })
     }
 }
 
 #[async_trait::async_trait]
-impl Backend for PgStore {
+impl Values for PgStore {
     fn name(&self) -> &'static str {
         "postgres"
     }

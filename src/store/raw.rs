@@ -31,13 +31,8 @@ use crate::JsonPlusSerializer;
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
-pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
-    move |source| StoreFault::Sqlite { operation, source }.into()
-}
-
-pub(crate) fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Error {
-    move |source| StoreFault::Postgres { operation, source }.into()
-}
+pub(crate) use super::postgres::pg;
+pub(crate) use super::sqlite::{cell_bytes, sq};
 
 pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     move |e| {
@@ -639,25 +634,6 @@ impl Raw {
     /// Whether SQL for this store takes SQLite's dialect (`?n` placeholders, no casts).
     pub(crate) fn is_sqlite(&self) -> bool {
         matches!(self, Raw::Sqlite { .. })
-    }
-}
-
-/// A BLOB or TEXT cell as bytes; NULL as `None`.
-pub(crate) fn cell_bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
-    Ok(match row.get_ref(i)? {
-        ValueRef::Null => None,
-        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
-        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
-        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
-    })
-}
-
-/// `?1, ?2, …` (SQLite) or `$1, $2, …` (Postgres) placeholders.
-pub(crate) fn ph(sqlite: bool, i: usize) -> String {
-    if sqlite {
-        format!("?{i}")
-    } else {
-        format!("${i}")
     }
 }
 

@@ -222,10 +222,14 @@ mod tests {
             Ok(u) if !u.is_empty() => u,
             _ => return,
         };
-        let holder = crate::store::postgres::connect(&url, true)
+        let holder = crate::saver::postgres::ConnInfo::resolve(&url)
+            .expect("url")
+            .connect("test")
             .await
             .expect("connect");
-        let waiter = crate::store::postgres::connect(&url, true)
+        let waiter = crate::saver::postgres::ConnInfo::resolve(&url)
+            .expect("url")
+            .connect("test")
             .await
             .expect("connect");
         holder

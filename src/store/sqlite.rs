@@ -1,19 +1,22 @@
 //! The SQLite backend: Python's `checkpoints` and `writes` tables, opened read-only
 //! unless the operation writes; nothing is created, the journal mode is left alone.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::backend::{page_sql, row_sql, Backend, KeyPart, Row, Table, Update};
+use super::backend::{page_sql, row_sql, KeyPart, Row, Table, Update, Values};
 use super::error::StoreFault;
 use crate::error::Error;
 use crate::saver::sqlite::Catalog;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod checkpoints;
 
 pub(crate) const TABLES: [Table; 2] = [
     Table {
@@ -38,7 +41,7 @@ pub(crate) const TABLES: [Table; 2] = [
     },
 ];
 
-fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
+pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
     move |source| StoreFault::Sqlite { operation, source }.into()
 }
 
@@ -46,10 +49,7 @@ fn sqlite(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
 /// read-only (no write permission on the file or its directory, a read-only mount),
 /// before anything is written.
 pub(crate) fn refuse_read_only(conn: &Connection, location: &str) -> Result<(), Error> {
-    if conn
-        .is_readonly(rusqlite::MAIN_DB)
-        .map_err(sqlite("open"))?
-    {
+    if conn.is_readonly(rusqlite::MAIN_DB).map_err(sq("open"))? {
         return Err(StoreFault::ReadOnly {
             location: location.to_owned(),
             reason: "SQLite opened the file read-only (no write permission on it or its \
@@ -61,11 +61,31 @@ pub(crate) fn refuse_read_only(conn: &Connection, location: &str) -> Result<(), 
     Ok(())
 }
 
+#[cfg(feature = "postgres")]
+/// A BLOB or TEXT cell as bytes; NULL as `None`.
+pub(crate) fn cell_bytes(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}
+
+/// A SQLite store: one connection to its file, shared by the sweeps' blocking jobs
+/// ([`Values`]) and the checkpoint operations ([`Checkpoints`](super::backend::Checkpoints),
+/// in `sqlite/checkpoints.rs`), and the sweep lock beside it (`FILE.retain-lock`).
 pub(crate) struct SqliteStore {
     conn: Arc<Mutex<Connection>>,
+    /// The file (the sweep lock's file is beside it).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    path: PathBuf,
     location: String,
     /// LangGraphJS wrote it: audited, never rewritten.
     pub(crate) js: bool,
+    /// The lock file's connection, inside `BEGIN IMMEDIATE`, while the sweep lock is held.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    lock: Mutex<Option<Connection>>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -94,7 +114,7 @@ fn check_layout(conn: &Connection, location: &str) -> Result<bool> {
         rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
             not_a_store(location, "the file is not an SQLite database".to_owned())
         }
-        other => sqlite("open")(other),
+        other => sq("open")(other),
     })?;
     for table in ["checkpoints", "writes"] {
         if !catalog.has_table(table) {
@@ -258,35 +278,58 @@ impl SqliteStore {
                 path,
                 OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
-            .map_err(sqlite("open"))?
+            .map_err(sq("open"))?
         } else {
             // The readers' opener: locks like any reader, leaves no -wal/-shm behind.
             crate::saver::layout::open_sqlite_read_only(path)?
         };
         conn.busy_timeout(Duration::from_secs(30))
-            .map_err(sqlite("open"))?;
+            .map_err(sq("open"))?;
         let js = check_layout(&conn, location)?;
         if writable {
             // This connection's commits only: under WAL (Python's setup), NORMAL syncs at
             // checkpoints, not at every batch; a power cut may undo the last batches
             // (never corrupting the file), which the next run redoes.
             conn.pragma_update(None, "synchronous", "NORMAL")
-                .map_err(sqlite("open"))?;
+                .map_err(sq("open"))?;
             // The bundled SQLite leaves a rewritten row's old cell and freed pages as
             // they were: after an encrypt the plaintext would stay in the file. With
             // secure_delete this connection's rewrites overwrite what they free with
             // zeros (space freed earlier by other writers is `vacuum`'s).
             conn.pragma_update(None, "secure_delete", "ON")
-                .map_err(sqlite("open"))?;
+                .map_err(sq("open"))?;
         }
         if writable {
             refuse_read_only(&conn, location)?;
         }
         Ok(SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
+            path: path.to_owned(),
             location: location.to_owned(),
             js,
+            lock: Mutex::new(None),
         })
+    }
+
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    /// A store in today's Python layout over `conn`, opened (and its layout checked)
+    /// by the caller: the target of prune, retain, import and copy.
+    pub(crate) fn over(conn: Connection, path: PathBuf, location: &str) -> Self {
+        SqliteStore {
+            conn: Arc::new(Mutex::new(conn)),
+            path,
+            location: location.to_owned(),
+            js: false,
+            lock: Mutex::new(None),
+        }
+    }
+
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    /// The connection, for a statement run here (not on a blocking job).
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     async fn run<T: Send + 'static>(
@@ -309,7 +352,7 @@ impl SqliteStore {
 }
 
 #[async_trait::async_trait]
-impl Backend for SqliteStore {
+impl Values for SqliteStore {
     fn name(&self) -> &'static str {
         "sqlite"
     }
@@ -342,10 +385,10 @@ impl Backend for SqliteStore {
         self.run(move |c| {
             let pages: i64 = c
                 .query_row("PRAGMA freelist_count", [], |r| r.get(0))
-                .map_err(sqlite("read"))?;
+                .map_err(sq("read"))?;
             let size: i64 = c
                 .query_row("PRAGMA page_size", [], |r| r.get(0))
-                .map_err(sqlite("read"))?;
+                .map_err(sq("read"))?;
             let pages = u64::try_from(pages).unwrap_or(0);
             Ok(crate::store::FreeSpace {
                 free_pages: Some(pages),
@@ -366,16 +409,16 @@ impl Backend for SqliteStore {
     /// mode. What is left, if anything.
     async fn vacuum(&self) -> Result<Option<String>> {
         self.run(move |c| {
-            c.execute_batch("VACUUM").map_err(sqlite("vacuum"))?;
+            c.execute_batch("VACUUM").map_err(sq("vacuum"))?;
             let mode: String = c
                 .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-                .map_err(sqlite("vacuum"))?;
+                .map_err(sq("vacuum"))?;
             if mode.eq_ignore_ascii_case("wal") {
                 // (busy, log frames, checkpointed frames): busy when a reader held the
                 // WAL; the frames are then overwritten by later writes, not removed.
                 let busy: i64 = c
                     .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-                    .map_err(sqlite("vacuum"))?;
+                    .map_err(sq("vacuum"))?;
                 if busy != 0 {
                     return Ok(Some(
                         "a reader kept the -wal file from being truncated: its old page images \
@@ -396,7 +439,7 @@ impl Backend for SqliteStore {
                 .query_row(&format!("SELECT count(*) FROM {}", t.name), [], |r| {
                     r.get(0)
                 })
-                .map_err(sqlite("count"))?;
+                .map_err(sq("count"))?;
             Ok(u64::try_from(n).unwrap_or(0))
         })
         .await
@@ -414,17 +457,17 @@ impl Backend for SqliteStore {
             let limit = KeyPart::Int(i64::try_from(limit).unwrap_or(i64::MAX));
             let mut params = after.as_deref().map(key_params).unwrap_or_default();
             params.push(KeyParam(&limit));
-            let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
+            let mut stmt = c.prepare_cached(&sql).map_err(sq("read"))?;
             let mut cursor = stmt
                 .query_map(rusqlite::params_from_iter(params), |r| read_row(t, r))
-                .map_err(sqlite("read"))?;
+                .map_err(sq("read"))?;
             // SQLite steps one row at a time: the page ends once its values hold
             // `max_bytes` (the first row always goes).
             let mut rows = Vec::new();
             let mut bytes = 0usize;
             while bytes < max_bytes {
                 let Some(row) = cursor.next() else { break };
-                let row = row.map_err(sqlite("read"))?;
+                let row = row.map_err(sq("read"))?;
                 bytes = bytes.saturating_add(row.data.as_ref().map_or(0, Vec::len));
                 rows.push(row);
             }
@@ -436,13 +479,13 @@ impl Backend for SqliteStore {
     async fn reread(&self, t: &'static Table, key: Vec<KeyPart>) -> Result<Option<Row>> {
         self.run(move |c| {
             let sql = row_sql(t, |i| format!("?{i}"));
-            let mut stmt = c.prepare_cached(&sql).map_err(sqlite("read"))?;
+            let mut stmt = c.prepare_cached(&sql).map_err(sq("read"))?;
             let mut rows = stmt
                 .query_map(rusqlite::params_from_iter(key_params(&key)), |r| {
                     read_row(t, r)
                 })
-                .map_err(sqlite("read"))?;
-            rows.next().transpose().map_err(sqlite("read"))
+                .map_err(sq("read"))?;
+            rows.next().transpose().map_err(sq("read"))
         })
         .await
     }
@@ -466,20 +509,20 @@ impl Backend for SqliteStore {
             );
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sqlite("write"))?;
+                .map_err(sq("write"))?;
             let mut done = Vec::with_capacity(updates.len());
             {
-                let mut stmt = tx.prepare_cached(&sql).map_err(sqlite("write"))?;
+                let mut stmt = tx.prepare_cached(&sql).map_err(sq("write"))?;
                 for u in updates.iter() {
                     let key = key_params(&u.key);
                     let mut params: Vec<&dyn rusqlite::ToSql> =
                         vec![&u.new_tag, &u.new_data, &u.old_tag, &u.old_data];
                     params.extend(key.iter().map(|k| k as &dyn rusqlite::ToSql));
-                    let n = stmt.execute(params.as_slice()).map_err(sqlite("write"))?;
+                    let n = stmt.execute(params.as_slice()).map_err(sq("write"))?;
                     done.push(n == 1);
                 }
             }
-            tx.commit().map_err(sqlite("write"))?;
+            tx.commit().map_err(sq("write"))?;
             Ok(done)
         })
         .await

@@ -1,6 +1,6 @@
-//! The store's audit and sweeps are written once, over the backend trait
-//! (`src/store/backend.rs`), prune, retain and import over the target's
-//! (`TargetBackend`, `src/store/target.rs`), and export over the raw row reader
+//! The store's operations are written once, over the one backend trait
+//! (`Backend`, `src/store/backend.rs`: the audit and the sweeps over its `Values`,
+//! prune, retain and import over its `Checkpoints`), and export over the raw row reader
 //! (`Raw::each_row`, `src/store/raw.rs`): the files that hold them name neither
 //! database crate, no backend module and no backend feature. What differs between
 //! SQLite and Postgres is said by the backends' implementations, and by SQL text
@@ -33,8 +33,6 @@ const BACKEND_NAMES: &[&str] = &[
     "feature = \"postgres\"",
     "PgStore",
     "SqliteStore",
-    "PgTarget",
-    "SqliteTarget",
     "Conn::",
 ];
 

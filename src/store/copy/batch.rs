@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::future::BoxFuture;
 
+use super::super::backend::WriteSet;
 use super::super::raw::Result;
 use super::super::retry::Retry;
-use super::super::target::{Target, WriteSet};
+use super::super::target::Target;
 use super::check::{check, settle, Sent, Verifying};
 use super::writer::Writer;
 use super::{CopyOptions, CopyReport};

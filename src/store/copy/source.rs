@@ -6,11 +6,12 @@
 
 use std::sync::Arc;
 
+use super::super::backend::ph;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
 use super::super::options::Throttle;
 use super::super::pipeline::BatchSource;
-use super::super::raw::{lock, pg, ph, sq, Param, Raw, Result};
+use super::super::raw::{lock, pg, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Spent};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};

@@ -1,20 +1,18 @@
-//! The SQLite target: one read-write connection to a file in today's Python layout,
-//! and the sweep lock beside it (`FILE.retain-lock`).
+//! The SQLite store's checkpoints, as prune, retain, import and copy reach them
+//! ([`Checkpoints`]), over the store's one connection.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::super::backup::{Cell, Col, Spec};
+use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
 use super::super::plan::{metadata_of, node, Cp};
-use super::super::raw::{cell_bytes, sq, Result};
 use super::super::report::VacuumReport;
 use super::super::retry::Retry;
-use super::{odd_ids, row_at_sql, Counted, TargetBackend, WriteSet};
+use super::{cell_bytes, sq, Result, SqliteStore};
 use crate::error::Error;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::Checkpoint;
@@ -24,25 +22,8 @@ use crate::serializer::Serializer;
 /// milliseconds), so a live writer never waits long.
 const VACUUM_STEP_PAGES: i64 = 512;
 
-pub(crate) struct SqliteTarget {
-    conn: Connection,
-    path: PathBuf,
-    /// The lock file's connection, inside `BEGIN IMMEDIATE`, while the sweep lock is held.
-    lock: Option<Connection>,
-}
-
-impl SqliteTarget {
-    pub(crate) fn new(conn: Connection, path: PathBuf) -> Self {
-        SqliteTarget {
-            conn,
-            path,
-            lock: None,
-        }
-    }
-}
-
 #[async_trait::async_trait]
-impl TargetBackend for SqliteTarget {
+impl Checkpoints for SqliteStore {
     fn pages_in_parallel(&self) -> bool {
         false
     }
@@ -53,7 +34,7 @@ impl TargetBackend for SqliteTarget {
 
     async fn thread_count(&mut self) -> Result<u64> {
         let n: i64 = self
-            .conn
+            .conn()
             .query_row(
                 "SELECT count(DISTINCT thread_id) FROM checkpoints",
                 [],
@@ -70,7 +51,8 @@ impl TargetBackend for SqliteTarget {
              WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT ?2",
             odd_ids("checkpoint_id")
         );
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(sq("prune"))?;
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
         let rows = stmt
             .query_map(rusqlite::params![after, limit], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
@@ -86,7 +68,7 @@ impl TargetBackend for SqliteTarget {
         serde: &Arc<dyn Serializer>,
         threads: &[String],
     ) -> Result<BTreeMap<String, Vec<Cp>>> {
-        let conn = &self.conn;
+        let conn = &*self.conn();
         let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
         // The checkpoint rows themselves (the bulk of a store's bytes) are read and
         // decoded only in namespaces with a DeltaChannel (or metadata that cannot be
@@ -151,8 +133,8 @@ impl TargetBackend for SqliteTarget {
         threads: &[String],
     ) -> Result<HashSet<(String, String, String)>> {
         let mut found = HashSet::new();
-        let mut stmt = self
-            .conn
+        let conn = self.conn();
+        let mut stmt = conn
             .prepare_cached(
                 "SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes \
                  WHERE thread_id = ?1 AND channel = '__interrupt__'",
@@ -179,8 +161,8 @@ impl TargetBackend for SqliteTarget {
         } else {
             rusqlite::TransactionBehavior::Immediate
         };
-        let tx = self
-            .conn
+        let mut conn = self.conn();
+        let tx = conn
             .transaction_with_behavior(behavior)
             .map_err(sq("prune"))?;
         let removed =
@@ -190,8 +172,8 @@ impl TargetBackend for SqliteTarget {
     }
 
     async fn expiry_page(&mut self, after: &str) -> Result<Vec<(String, String, String)>> {
-        let mut stmt = self
-            .conn
+        let conn = self.conn();
+        let mut stmt = conn
             .prepare_cached(
                 "SELECT thread_id, min(checkpoint_id), max(checkpoint_id) FROM checkpoints \
                  WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT 1000",
@@ -213,7 +195,7 @@ impl TargetBackend for SqliteTarget {
             .map_err(sq("retain lock"))?;
         match conn.execute_batch("BEGIN IMMEDIATE") {
             Ok(()) => {
-                self.lock = Some(conn);
+                *self.lock.lock().unwrap_or_else(PoisonError::into_inner) = Some(conn);
                 Ok(true)
             }
             Err(rusqlite::Error::SqliteFailure(e, _))
@@ -227,7 +209,12 @@ impl TargetBackend for SqliteTarget {
     }
 
     async fn unlock(&mut self) -> Result<()> {
-        if let Some(conn) = self.lock.take() {
+        let held = self
+            .lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(conn) = held {
             conn.execute_batch("ROLLBACK")
                 .map_err(sq("retain unlock"))?;
         }
@@ -235,7 +222,7 @@ impl TargetBackend for SqliteTarget {
     }
 
     async fn compact(&mut self) -> Result<bool> {
-        self.conn
+        self.conn()
             .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
             .map_err(sq("vacuum"))?;
         Ok(true)
@@ -246,9 +233,7 @@ impl TargetBackend for SqliteTarget {
         pause: Option<Duration>,
         stop: Option<&AtomicBool>,
     ) -> Result<Option<VacuumReport>> {
-        incremental_vacuum(&mut self.conn, pause, stop)
-            .await
-            .map(Some)
+        incremental_vacuum(&self.conn, pause, stop).await.map(Some)
     }
 
     async fn insert_rows(
@@ -257,7 +242,7 @@ impl TargetBackend for SqliteTarget {
         rows: &[Vec<Cell>],
         _copy_first: bool,
     ) -> Result<(Vec<bool>, bool)> {
-        let conn = &mut self.conn;
+        let mut conn = self.conn();
         let names: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
         let params: Vec<String> = (1..=names.len()).map(|i| format!("?{i}")).collect();
         let sql = format!(
@@ -298,7 +283,7 @@ impl TargetBackend for SqliteTarget {
 
     async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
         let sql = row_at_sql(spec, true);
-        let conn = &self.conn;
+        let conn = self.conn();
         let values: Vec<rusqlite::types::Value> = key
             .iter()
             .map(|c| match c {
@@ -330,7 +315,8 @@ impl TargetBackend for SqliteTarget {
         // One read transaction for the batch: a statement outside one takes and drops
         // the file's read lock (`fcntl`) each time, 6% of a copy's samples out of
         // Postgres (2026-12-03).
-        let snapshot = self.conn.transaction().map_err(sq("copy"))?;
+        let mut conn = self.conn();
+        let snapshot = conn.transaction().map_err(sq("copy"))?;
         let held = {
             let mut stmt = snapshot
                 .prepare_cached(
@@ -348,8 +334,8 @@ impl TargetBackend for SqliteTarget {
     async fn insert_writes(&mut self, batch: &[WriteSet<'_>], _fresh: bool) -> Result<(u64, u64)> {
         let mut n = 0u64;
         let mut carried = 0u64;
-        let tx = self
-            .conn
+        let mut conn = self.conn();
+        let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sq("copy"))?;
         {
@@ -406,7 +392,7 @@ impl TargetBackend for SqliteTarget {
     }
 
     async fn defer_wal_checkpoints(&mut self) -> Result<()> {
-        self.conn
+        self.conn()
             .execute_batch("PRAGMA wal_autocheckpoint = 0")
             .map_err(sq("copy"))
     }
@@ -453,17 +439,18 @@ fn stored_channels(
 
 /// Gives a SQLite store's free pages back in steps (a retention sweep with `vacuum`).
 async fn incremental_vacuum(
-    conn: &mut Connection,
+    shared: &Mutex<Connection>,
     pause: Option<Duration>,
     stop: Option<&AtomicBool>,
 ) -> Result<VacuumReport> {
-    // A plain function, not a closure holding the connection across the pauses: the
-    // future keeps `&mut Connection` alone, which is `Send`.
+    // The connection is taken for each step and let go before each pause (a lock held
+    // across the pause would make the future not `Send`).
     fn q(conn: &Connection, sql: &str) -> Result<i64> {
         conn.query_row(sql, [], |r| r.get(0)).map_err(sq("vacuum"))
     }
-    let page = u64::try_from(q(conn, "PRAGMA page_size")?).unwrap_or(0);
-    let mode = q(conn, "PRAGMA auto_vacuum")?;
+    let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
+    let page = u64::try_from(q(&lock(), "PRAGMA page_size")?).unwrap_or(0);
+    let mode = q(&lock(), "PRAGMA auto_vacuum")?;
     let free = |n: i64| u64::try_from(n).unwrap_or(0);
     let mut report = VacuumReport {
         mode: match mode {
@@ -474,7 +461,7 @@ async fn incremental_vacuum(
         ..VacuumReport::default()
     };
     if mode != 2 {
-        report.free_pages_left = free(q(conn, "PRAGMA freelist_count")?);
+        report.free_pages_left = free(q(&lock(), "PRAGMA freelist_count")?);
         if mode == 0 && report.free_pages_left > 0 {
             report.note = Some(format!(
                 "the file's auto_vacuum is NONE: its {} free page(s) are reused by later \
@@ -487,14 +474,21 @@ async fn incremental_vacuum(
         return Ok(report);
     }
     loop {
-        let before = q(conn, "PRAGMA freelist_count")?;
-        if before == 0 || stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+        let (before, after) = {
+            let conn = lock();
+            let before = q(&conn, "PRAGMA freelist_count")?;
+            if before == 0 || stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                (before, None)
+            } else {
+                conn.execute_batch(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})"))
+                    .map_err(sq("vacuum"))?;
+                (before, Some(q(&conn, "PRAGMA freelist_count")?))
+            }
+        };
+        let Some(after) = after else {
             report.free_pages_left = free(before);
             break;
-        }
-        conn.execute_batch(&format!("PRAGMA incremental_vacuum({VACUUM_STEP_PAGES})"))
-            .map_err(sq("vacuum"))?;
-        let after = q(conn, "PRAGMA freelist_count")?;
+        };
         report.pages_released += free(before - after);
         if after >= before {
             report.free_pages_left = free(after);
@@ -506,7 +500,7 @@ async fn incremental_vacuum(
     }
     // In WAL mode the file shrinks when the checkpoint copies the last frames; a
     // passive one waits for nobody.
-    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+    let _ = lock().query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
     report.bytes_released = report.pages_released.saturating_mul(page);
     Ok(report)
 }

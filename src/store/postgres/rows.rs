@@ -6,10 +6,9 @@
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::super::backup::{Cell, Col, Spec};
+use super::super::backend::{row_at_sql, Cell, Col, Spec, WriteSet};
 use super::super::error::StoreFault;
-use super::super::raw::{pg, Result};
-use super::{row_at_sql, WriteSet};
+use super::{pg, Result};
 use crate::saver::postgres::{copy_in, unique_violation};
 use crate::saver::sqlite::StoredWrite;
 

@@ -1,17 +1,13 @@
-//! The Postgres target: one read-write connection (read-only for a dry run's view) to
-//! a database in today's Python layout, re-opened after the server closes it, and the
-//! sweep lock as a session advisory lock.
+//! The Postgres store's checkpoints, as prune, retain, import and copy reach them
+//! ([`Checkpoints`]), and the sweep lock as a session advisory lock.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use tokio_postgres::Client;
-
-use super::super::backup::{Cell, Spec};
+use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
 use super::super::plan::{metadata_of, node, Cp};
-use super::super::raw::{pg, pg_connect, Result};
 use super::super::retry::Retry;
-use super::{odd_ids, Counted, TargetBackend, WriteSet};
+use super::{connect, pg, PgStore, Result};
 use crate::error::Error;
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
@@ -21,25 +17,25 @@ use crate::serializer::Serializer;
 const LOCK_KEY: &str =
     "hashtextextended('lgcodec store retain ' || current_database() || '.' || current_schema(), 0)";
 
-pub(crate) struct PgTarget {
-    client: Client,
-    url: String,
-    writable: bool,
+/// Each row's first three columns, as text.
+fn triples<'r>(
+    rows: &'r [tokio_postgres::Row],
+    operation: &'static str,
+) -> impl Iterator<Item = Result<(String, String, String)>> + 'r {
+    rows.iter().map(move |r| {
+        Ok((
+            r.try_get(0).map_err(pg(operation))?,
+            r.try_get(1).map_err(pg(operation))?,
+            r.try_get(2).map_err(pg(operation))?,
+        ))
+    })
 }
 
-impl PgTarget {
-    pub(crate) fn new(client: Client, url: String, writable: bool) -> Self {
-        PgTarget {
-            client,
-            url,
-            writable,
-        }
-    }
-
+impl PgStore {
     /// `pg_try_advisory_lock` on the sweep's key.
     async fn take_lock(&self) -> Result<bool> {
         let row = self
-            .client
+            .client()
             .query_one(&format!("SELECT pg_try_advisory_lock({LOCK_KEY})"), &[])
             .await
             .map_err(pg("retain lock"))?;
@@ -48,22 +44,22 @@ impl PgTarget {
 }
 
 #[async_trait::async_trait]
-impl TargetBackend for PgTarget {
+impl Checkpoints for PgStore {
     fn pages_in_parallel(&self) -> bool {
         true
     }
 
     async fn recover(&mut self, retry: &mut Retry, e: Error) -> Result<()> {
         retry.lost(e).await?;
-        if let Some(new) = retry.reopened(pg_connect(&self.url, !self.writable).await)? {
-            self.client = new;
+        if let Some(new) = retry.reopened(connect(&self.url, self.writable).await)? {
+            *self.client.get_mut().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         }
         Ok(())
     }
 
     async fn thread_count(&mut self) -> Result<u64> {
         let n: i64 = self
-            .client
+            .client()
             .query_one("SELECT count(DISTINCT thread_id) FROM checkpoints", &[])
             .await
             .map_err(pg("prune"))?
@@ -80,7 +76,7 @@ impl TargetBackend for PgTarget {
              ORDER BY thread_id LIMIT $2",
             odd_ids("checkpoint_id COLLATE \"C\"")
         );
-        self.client
+        self.client()
             .query(&sql, &[&after, &limit])
             .await
             .map_err(pg("prune"))?
@@ -104,7 +100,7 @@ impl TargetBackend for PgTarget {
     ) -> Result<BTreeMap<String, Vec<Cp>>> {
         let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
         let rows = self
-            .client
+            .client()
             .query(
                 // The channels a checkpoint stores are asked only in namespaces
                 // with a DeltaChannel (their metadata has counters): elsewhere no
@@ -162,7 +158,7 @@ impl TargetBackend for PgTarget {
         threads: &[String],
     ) -> Result<HashSet<(String, String, String)>> {
         let rows = self
-            .client
+            .client()
             .query(
                 "SELECT DISTINCT thread_id, checkpoint_ns, checkpoint_id FROM checkpoint_writes \
                  WHERE thread_id = ANY($1) AND channel = '__interrupt__'",
@@ -170,20 +166,17 @@ impl TargetBackend for PgTarget {
             )
             .await
             .map_err(pg("retain"))?;
-        rows.iter()
-            .map(|r| {
-                Ok((
-                    r.try_get(0).map_err(pg("retain"))?,
-                    r.try_get(1).map_err(pg("retain"))?,
-                    r.try_get(2).map_err(pg("retain"))?,
-                ))
-            })
-            .collect()
+        triples(&rows, "retain").collect()
     }
 
     async fn remove(&mut self, removal: &Removal, dry_run: bool) -> Result<Removed> {
         use crate::saver::postgres::retention::{self as pg_retention, StatementMode, Tables};
-        let tx = self.client.transaction().await.map_err(pg("prune"))?;
+        let tx = self
+            .client_mut()
+            .await?
+            .transaction()
+            .await
+            .map_err(pg("prune"))?;
         let removed = pg_retention::remove(
             &tx,
             StatementMode::Unnamed,
@@ -198,23 +191,16 @@ impl TargetBackend for PgTarget {
     }
 
     async fn expiry_page(&mut self, after: &str) -> Result<Vec<(String, String, String)>> {
-        self.client
+        let rows = self
+            .client()
             .query(
                 "SELECT thread_id, min(checkpoint_id), max(checkpoint_id) FROM checkpoints \
                  WHERE thread_id > $1 GROUP BY thread_id ORDER BY thread_id LIMIT 1000",
                 &[&after],
             )
             .await
-            .map_err(pg("retain"))?
-            .iter()
-            .map(|r| {
-                Ok((
-                    r.try_get(0).map_err(pg("retain"))?,
-                    r.try_get(1).map_err(pg("retain"))?,
-                    r.try_get(2).map_err(pg("retain"))?,
-                ))
-            })
-            .collect()
+            .map_err(pg("retain"))?;
+        triples(&rows, "retain").collect()
     }
 
     async fn try_lock(&mut self) -> Result<bool> {
@@ -226,7 +212,7 @@ impl TargetBackend for PgTarget {
     }
 
     async fn unlock(&mut self) -> Result<()> {
-        self.client
+        self.client()
             .execute(&format!("SELECT pg_advisory_unlock({LOCK_KEY})"), &[])
             .await
             .map_err(pg("retain unlock"))?;
@@ -239,11 +225,11 @@ impl TargetBackend for PgTarget {
         rows: &[Vec<Cell>],
         copy_first: bool,
     ) -> Result<(Vec<bool>, bool)> {
-        super::postgres_rows::insert_rows(&mut self.client, spec, rows, copy_first).await
+        super::rows::insert_rows(self.client_mut().await?, spec, rows, copy_first).await
     }
 
     async fn row_at(&mut self, spec: &Spec, key: &[Cell]) -> Result<Option<Vec<Cell>>> {
-        super::postgres_rows::row_at(&self.client, spec, key).await
+        super::rows::row_at(&self.client(), spec, key).await
     }
 
     async fn holds_checkpoints(&mut self, keys: &[[&str; 3]]) -> Result<Vec<bool>> {
@@ -251,7 +237,7 @@ impl TargetBackend for PgTarget {
         let nss: Vec<&str> = keys.iter().map(|k| k[1]).collect();
         let ids: Vec<&str> = keys.iter().map(|k| k[2]).collect();
         let rows = self
-            .client
+            .client()
             .query(
                 "SELECT k.n::int8 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
                  WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = k.t AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id)",
@@ -263,6 +249,6 @@ impl TargetBackend for PgTarget {
     }
 
     async fn insert_writes(&mut self, batch: &[WriteSet<'_>], fresh: bool) -> Result<(u64, u64)> {
-        super::postgres_rows::insert_writes(&mut self.client, batch, fresh).await
+        super::rows::insert_writes(self.client_mut().await?, batch, fresh).await
     }
 }
