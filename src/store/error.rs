@@ -308,3 +308,38 @@ fn server_line(e: &tokio_postgres::Error) -> String {
         e.to_string()
     }
 }
+
+/// A target refused for its layout: `layout` is what was found there (empty, where the
+/// operation fills none; else not today's Python layout).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn not_current(location: &str, layout: &crate::saver::layout::StoreLayout) -> Error {
+    let found = if *layout == crate::saver::layout::StoreLayout::Empty {
+        layout.to_string()
+    } else {
+        format!(
+            "{layout}: a target must be empty or in today's Python layout (copy an old store into a fresh one)"
+        )
+    };
+    StoreFault::NotAStore {
+        location: location.to_owned(),
+        found,
+    }
+    .into()
+}
+
+/// A saver's error on opening `location`: not a store ([`StoreFault::NotAStore`], with
+/// what the saver found), unless it is about TLS or free space (what to do differs).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
+    move |e| {
+        // Not about the layout: what to do differs (TLS settings, free space).
+        if matches!(e.kind(), crate::ErrorKind::Tls | crate::ErrorKind::DiskFull) {
+            return e;
+        }
+        StoreFault::NotAStore {
+            location: location.to_owned(),
+            found: e.to_string(),
+        }
+        .into()
+    }
+}

@@ -274,6 +274,26 @@ pub struct Store {
     backend: Box<dyn Backend>,
     location: Location,
     writable: bool,
+    /// The open made Python's tables in an empty store ([`Access::Fill`]).
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    created: bool,
+}
+
+/// What an operation opens a store for: one opener ([`Store::open_as`]) for every
+/// operation, each backend deciding the layout with the savers' own layout model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Read-only, in any layout a saver wrote: the audit.
+    Read,
+    /// Its values rewritten in place, in any layout a saver wrote: the sweeps.
+    Sweep,
+    /// Written, in today's Python layout; an empty store is refused: prune, retain.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    Maintain,
+    /// Written, in today's Python layout; an empty one gets Python's tables: the
+    /// target of import and copy.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    Fill,
 }
 
 impl Store {
@@ -284,7 +304,7 @@ impl Store {
     /// not created), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (another database: what it holds),
     /// [`ErrorKind::BackendDisabled`](crate::ErrorKind::BackendDisabled), or the database's error.
     pub async fn open(location: &str) -> Result<Self, Error> {
-        Self::open_with(location, false).await
+        Self::open_as(location, Access::Read).await
     }
 
     /// Opens a store for the sweeps (still creating nothing) and checks Python's layout.
@@ -293,17 +313,34 @@ impl Store {
     /// As [`open`](Self::open), and [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly) for a file or server that
     /// cannot be written.
     pub async fn open_for_writing(location: &str) -> Result<Self, Error> {
-        Self::open_with(location, true).await
+        Self::open_as(location, Access::Sweep).await
     }
 
-    async fn open_with(given: &str, writable: bool) -> Result<Self, Error> {
+    /// Opens the store at `given` for `access`.
+    pub(crate) async fn open_as(given: &str, access: Access) -> Result<Self, Error> {
         let location = Location::parse(given)?;
         let shown = location.display();
-        let backend: Box<dyn Backend> = match &location {
+        let writable = access != Access::Read;
+        let (backend, created): (Box<dyn Backend>, bool) = match (&location, access) {
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            (Location::Sqlite(path), Access::Maintain | Access::Fill) => {
+                let (store, made) =
+                    sqlite::SqliteStore::open_current(path, access == Access::Fill, &shown)?;
+                (Box::new(store), made)
+            }
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            (Location::Postgres(url), Access::Maintain | Access::Fill) => {
+                let (store, made) =
+                    postgres::PgStore::open_current(url, access == Access::Fill, &shown).await?;
+                (Box::new(store), made)
+            }
             #[cfg(feature = "sqlite")]
-            Location::Sqlite(path) => Box::new(sqlite::SqliteStore::open(path, writable, &shown)?),
+            (Location::Sqlite(path), _) => (
+                Box::new(sqlite::SqliteStore::open(path, writable, &shown)?),
+                false,
+            ),
             #[cfg(not(feature = "sqlite"))]
-            Location::Sqlite(_) => {
+            (Location::Sqlite(_), _) => {
                 return Err(StoreFault::BackendDisabled {
                     backend: "sqlite",
                     feature: "sqlite",
@@ -311,11 +348,12 @@ impl Store {
                 .into())
             }
             #[cfg(feature = "postgres")]
-            Location::Postgres(url) => {
-                Box::new(postgres::PgStore::open(url, writable, &shown).await?)
-            }
+            (Location::Postgres(url), _) => (
+                Box::new(postgres::PgStore::open(url, writable, &shown).await?),
+                false,
+            ),
             #[cfg(not(feature = "postgres"))]
-            Location::Postgres(_) => {
+            (Location::Postgres(_), _) => {
                 return Err(StoreFault::BackendDisabled {
                     backend: "postgres",
                     feature: "postgres",
@@ -328,6 +366,7 @@ impl Store {
             backend,
             location,
             writable,
+            created,
         })
     }
 

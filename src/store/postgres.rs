@@ -86,6 +86,78 @@ pub(crate) async fn refuse_read_only(client: &Client, location: &str) -> Result<
     Ok(())
 }
 
+/// The schema unqualified table names resolve to on `client`: the first schema of its
+/// `search_path` that exists (what the savers and Python's saver write to when the URL
+/// sets `options=-csearch_path=…`), `public` if none does.
+///
+/// # Errors
+/// The server's.
+pub(crate) async fn pg_current_schema(client: &Client) -> Result<String> {
+    let row = client
+        .query_one("SELECT current_schema()", &[])
+        .await
+        .map_err(pg("connect"))?;
+    let schema: Option<String> = row.try_get(0).map_err(pg("connect"))?;
+    Ok(schema.unwrap_or_else(|| "public".to_owned()))
+}
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+/// Whether a Postgres schema of `layout` holds Python's migrations begun and not
+/// finished, and no rows: `checkpoint_migrations` recorded, below the last, and every
+/// saver table there empty.
+async fn partly_set_up(
+    client: &tokio_postgres::Client,
+    schema: &str,
+    layout: &StoreLayout,
+) -> Result<bool> {
+    match layout {
+        StoreLayout::PostgresPython {
+            migrations: Some(_),
+        } => {}
+        StoreLayout::Foreign { .. } => {}
+        _ => return Ok(false),
+    }
+    let rows = client
+        .query(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 \
+             AND table_name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes', 'checkpoint_migrations')",
+            &[&schema],
+        )
+        .await
+        .map_err(pg("open"))?;
+    let tables: Vec<String> = rows
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(pg("open"))?;
+    if !tables.iter().any(|t| t == "checkpoint_migrations") {
+        return Ok(false);
+    }
+    let quote = |t: &str| format!("\"{}\".\"{}\"", schema.replace('"', "\"\""), t);
+    let recorded: Option<i32> = client
+        .query_one(
+            &format!("SELECT max(v) FROM {}", quote("checkpoint_migrations")),
+            &[],
+        )
+        .await
+        .and_then(|r| r.try_get(0))
+        .map_err(pg("open"))?;
+    if recorded.is_none_or(|v| v >= crate::saver::postgres::LAST_MIGRATION) {
+        return Ok(false);
+    }
+    for t in tables.iter().filter(|t| *t != "checkpoint_migrations") {
+        let any: bool = client
+            .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {})", quote(t)), &[])
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("open"))?;
+        if any {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// A Postgres store: one connection, shared by the sweeps' statements in flight
 /// ([`Values`]) and taken whole by the checkpoint operations' transactions
 /// ([`Checkpoints`](super::backend::Checkpoints), in `postgres/checkpoints.rs`), re-opened
@@ -195,13 +267,7 @@ impl PgStore {
         // Every Python and LangGraphJS layout holds the columns the sweeps read and
         // rewrite (the blobs and writes by primary key, their type and bytes): older
         // ones are audited as they are. Anything else gets the saver's own verdict.
-        let schema: Option<String> = client
-            .query_one("SELECT current_schema()", &[])
-            .await
-            .map_err(pg("open"))?
-            .try_get(0)
-            .map_err(pg("open"))?;
-        let schema = schema.unwrap_or_else(|| "public".to_owned());
+        let schema = pg_current_schema(&client).await?;
         let mut shallow = false;
         let js = match crate::saver::layout::detect_postgres(&client, &schema).await {
             Ok(StoreLayout::PostgresPython { .. } | StoreLayout::PostgresPythonTaskPathAt8) => {
@@ -272,6 +338,53 @@ impl PgStore {
             StoreFault::Task("a new Postgres connection was shared before its first use".to_owned())
                 .into()
         })
+    }
+}
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+impl PgStore {
+    /// Connects for writing to a database in today's Python layout: one without the
+    /// saver's tables gets them (in one transaction: a kill leaves none or all) when
+    /// `create_if_empty`, and is refused otherwise; Python's migrations begun and not
+    /// finished on a database without rows (a `setup()` killed midway) are finished as
+    /// `setup()` does. Returns the store and whether tables were created.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for another layout than
+    /// today's, [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly), or the server's error.
+    pub(crate) async fn open_current(
+        url: &str,
+        create_if_empty: bool,
+        location: &str,
+    ) -> Result<(Self, bool)> {
+        let saver_err = super::error::saver_err(location);
+        let saver = || {
+            PostgresSaver::builder_from_url(url)
+                .and_then(|b| b.build())
+                .map_err(&saver_err)
+        };
+        let client = connect(url, true).await?;
+        refuse_read_only(&client, location).await?;
+        let schema = pg_current_schema(&client).await?;
+        let layout = crate::saver::layout::detect_postgres(&client, &schema)
+            .await
+            .map_err(&saver_err)?;
+        let created = match layout {
+            StoreLayout::Empty if create_if_empty => {
+                saver()?
+                    .setup_in_one_transaction()
+                    .await
+                    .map_err(&saver_err)?;
+                true
+            }
+            ref l if l.is_current() => false,
+            ref l if create_if_empty && partly_set_up(&client, &schema, l).await? => {
+                saver()?.setup().await.map_err(&saver_err)?;
+                true
+            }
+            other => return Err(super::error::not_current(location, &other)),
+        };
+        Ok((Self::over(client, url.to_owned(), true), created))
     }
 }
 

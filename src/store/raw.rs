@@ -18,8 +18,6 @@ use tokio_postgres::Client;
 
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-pub(crate) use super::postgres::refuse_read_only as pg_refuse_read_only;
-pub(crate) use super::sqlite::refuse_read_only as sqlite_refuse_read_only;
 pub(crate) use super::sqlite::require_sqlite_file;
 use super::Location;
 use crate::crypto::EncryptedSerializer;
@@ -31,22 +29,9 @@ use crate::JsonPlusSerializer;
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
-pub(crate) use super::postgres::pg;
+pub(crate) use super::error::saver_err;
+pub(crate) use super::postgres::{pg, pg_current_schema};
 pub(crate) use super::sqlite::{cell_bytes, sq};
-
-pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
-    move |e| {
-        // Not about the layout: what to do differs (TLS settings, free space).
-        if matches!(e.kind(), crate::ErrorKind::Tls | crate::ErrorKind::DiskFull) {
-            return e;
-        }
-        StoreFault::NotAStore {
-            location: location.to_owned(),
-            found: e.to_string(),
-        }
-        .into()
-    }
-}
 
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
 /// Python's `JsonPlusSerializer`, or `JsonPlusSerializer` alone without keys.
@@ -98,21 +83,6 @@ impl std::fmt::Debug for Raw {
 
 pub(crate) async fn pg_connect(url: &str, read_only: bool) -> Result<Client> {
     super::postgres::connect(url, !read_only).await
-}
-
-/// The schema unqualified table names resolve to on `client`: the first schema of its
-/// `search_path` that exists (what the savers and Python's saver write to when the URL
-/// sets `options=-csearch_path=…`), `public` if none does.
-///
-/// # Errors
-/// The server's.
-pub(crate) async fn pg_current_schema(client: &Client) -> Result<String> {
-    let row = client
-        .query_one("SELECT current_schema()", &[])
-        .await
-        .map_err(pg("connect"))?;
-    let schema: Option<String> = row.try_get(0).map_err(pg("connect"))?;
-    Ok(schema.unwrap_or_else(|| "public".to_owned()))
 }
 
 /// SQL column expressions of a layout: thread, namespace, id, parent, type of the

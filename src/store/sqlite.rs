@@ -351,6 +351,59 @@ impl SqliteStore {
     }
 }
 
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+impl SqliteStore {
+    /// Opens the file at `path` for writing, in today's Python layout: a missing file
+    /// (or one without tables) gets Python's tables, as Python's `setup()` makes them
+    /// (WAL included), when `create_if_empty`, and is refused otherwise. Returns the
+    /// store and whether its tables were created.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for another layout than
+    /// today's, [`ErrorKind::ReadOnly`](crate::ErrorKind::ReadOnly), or SQLite's error.
+    pub(crate) fn open_current(
+        path: &Path,
+        create_if_empty: bool,
+        location: &str,
+    ) -> Result<(Self, bool)> {
+        use crate::saver::layout::StoreLayout;
+        let saver_err = super::error::saver_err(location);
+        let layout = if path.is_file() {
+            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(sq("open"))?;
+            crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)?
+        } else {
+            StoreLayout::Empty
+        };
+        let created = match layout {
+            StoreLayout::SqlitePython => false,
+            StoreLayout::Empty if create_if_empty => {
+                crate::saver::sqlite::SqliteSaver::create(path).map_err(&saver_err)?;
+                true
+            }
+            other => return Err(super::error::not_current(location, &other)),
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .map_err(sq("open"))?;
+        refuse_read_only(&conn, location)?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(sq("open"))?;
+        // In WAL mode (Python's setup() sets it), commits need not wait for an
+        // fsync each, as the savers' own writer does: a crash or kill leaves every
+        // committed transaction; a power cut may lose the last ones, never the
+        // file's consistency. (Prune commits once per thread, copy and import once
+        // per batch: with FULL, 10,000 threads pruned waited on 10,000 fsyncs.)
+        let wal: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(sq("open"))?;
+        if wal.eq_ignore_ascii_case("wal") {
+            conn.execute_batch("PRAGMA synchronous = NORMAL")
+                .map_err(sq("open"))?;
+        }
+        Ok((Self::over(conn, path.to_owned(), location), created))
+    }
+}
+
 #[async_trait::async_trait]
 impl Values for SqliteStore {
     fn name(&self) -> &'static str {
