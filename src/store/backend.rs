@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::error::Error;
 
 use super::report::FreeSpace;
+use super::retry::Retry;
 
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod checkpoints;
@@ -69,9 +70,14 @@ pub(crate) trait Values: std::fmt::Debug + Send + Sync {
     /// After a sweep's writes: statistics the next audit reads published now.
     async fn flush_stats(&self) {}
 
-    /// A new connection after the server closed this one (nothing to do for a file).
-    async fn reconnect(&self) -> Result<()> {
-        Ok(())
+    /// After a statement on this store failed with `e`: a lost connection (within
+    /// `retry`'s limit) is waited on and re-opened as it was opened, for the caller to
+    /// redo its unit; any other error is returned. A file has no connection to lose:
+    /// its errors are returned as they are. Every operation recovers through this one
+    /// method: the sweeps, the page engine, copy and import.
+    async fn recover(&self, retry: &mut Retry, e: Error) -> Result<()> {
+        let _ = retry;
+        Err(e)
     }
 
     /// Whether checkpoints keep channel values inline, outside the tables of serialized

@@ -186,8 +186,9 @@ where
     loop {
         match f().await {
             Err(e) => {
-                retry.lost(e).await?;
-                if retry.reopened(store.backend().reconnect().await)?.is_some() {
+                let before = retry.reconnects;
+                store.backend().recover(&mut retry, e).await?;
+                if retry.reconnects > before {
                     *reconnects = reconnects.saturating_add(1);
                 }
             }

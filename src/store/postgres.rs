@@ -9,6 +9,7 @@ use tokio_postgres::Client;
 
 use super::backend::{page_sql_capped, row_sql, InlineRow, KeyPart, Row, Table, Update, Values};
 use super::error::StoreFault;
+use super::retry::Retry;
 use crate::error::Error;
 use crate::kind::ErrorKind;
 use crate::saver::layout::StoreLayout;
@@ -427,10 +428,13 @@ impl Values for PgStore {
         true
     }
 
-    /// Replaces the connection (after the server closed it).
-    async fn reconnect(&self) -> Result<()> {
-        let client = connect(&self.url, self.writable).await?;
-        *self.client.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(client);
+    /// A lost connection replaced by a new one, opened as this one was (read-only or
+    /// not); a sweep lock held on the old one went with it (`relock`).
+    async fn recover(&self, retry: &mut Retry, e: Error) -> Result<()> {
+        retry.lost(e).await?;
+        if let Some(new) = retry.reopened(connect(&self.url, self.writable).await)? {
+            *self.client.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        }
         Ok(())
     }
 

@@ -106,6 +106,7 @@ impl Retry {
     /// and returns `Ok` for the caller to re-open and redo the step. Any other error is
     /// returned as it is; one loss too many as
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) async fn lost(&mut self, e: Error) -> Result<(), Error> {
         self.failed(e, false).await
     }
@@ -144,6 +145,7 @@ impl Retry {
     /// The caller's attempt to re-open: a new connection is counted and returned; a
     /// failure to connect (the server still away or refusing connections) is `None`,
     /// and the next statement on the old connection counts one more loss.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) fn reopened<T>(&mut self, attempt: Result<T, Error>) -> Result<Option<T>, Error> {
         match attempt {
             Ok(v) => {

@@ -303,8 +303,9 @@ async fn sweep(
                 Ok(Some(x)) => retry.ok(x),
                 Ok(None) => break,
                 Err(e) => {
-                    retry.lost(e).await?;
-                    if retry.reopened(store.backend().reconnect().await)?.is_some() {
+                    let before = retry.reconnects;
+                    store.backend().recover(&mut retry, e).await?;
+                    if retry.reconnects > before {
                         report.reconnects = report.reconnects.saturating_add(1);
                     }
                     continue;

@@ -13,7 +13,6 @@ use crate::serializer::Serializer;
 
 use super::super::plan::Cp;
 use super::super::report::VacuumReport;
-use super::super::retry::Retry;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -32,12 +31,6 @@ pub(crate) trait Checkpoints: Send + Sync {
     /// Whether two pages are worked at once on two connections (a server's work, not
     /// the client's, is what a prune waits for; SQLite has one writer).
     fn pages_in_parallel(&self) -> bool;
-
-    /// After a statement on this connection failed with `e`: a lost connection (within
-    /// `retry`'s limit) is waited on and re-opened as it was opened, for the caller to
-    /// redo its unit; any other error is returned. A file has no connection to lose:
-    /// its errors are returned as they are.
-    async fn recover(&mut self, retry: &mut Retry, e: Error) -> Result<()>;
 
     /// How many threads the store holds (the progress bar's length).
     async fn thread_count(&mut self) -> Result<u64>;

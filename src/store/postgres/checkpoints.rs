@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
 use super::super::plan::{metadata_of, node, Cp};
-use super::super::retry::Retry;
-use super::{connect, pg, PgStore, Result};
-use crate::error::Error;
+use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
 use crate::serializer::Serializer;
@@ -47,14 +45,6 @@ impl PgStore {
 impl Checkpoints for PgStore {
     fn pages_in_parallel(&self) -> bool {
         true
-    }
-
-    async fn recover(&mut self, retry: &mut Retry, e: Error) -> Result<()> {
-        retry.lost(e).await?;
-        if let Some(new) = retry.reopened(connect(&self.url, self.writable).await)? {
-            *self.client.get_mut().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-        }
-        Ok(())
     }
 
     async fn thread_count(&mut self) -> Result<u64> {

@@ -11,9 +11,7 @@ use rusqlite::Connection;
 use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
 use super::super::plan::{metadata_of, node, Cp};
 use super::super::report::VacuumReport;
-use super::super::retry::Retry;
 use super::{cell_bytes, sq, Result, SqliteStore};
-use crate::error::Error;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
@@ -26,10 +24,6 @@ const VACUUM_STEP_PAGES: i64 = 512;
 impl Checkpoints for SqliteStore {
     fn pages_in_parallel(&self) -> bool {
         false
-    }
-
-    async fn recover(&mut self, _retry: &mut Retry, e: Error) -> Result<()> {
-        Err(e)
     }
 
     async fn thread_count(&mut self) -> Result<u64> {
