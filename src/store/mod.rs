@@ -370,6 +370,30 @@ impl Store {
         })
     }
 
+    /// A dry run's view of the target at `given` (of import, copy): read-only, in
+    /// today's Python layout, nothing created; `None` when there is no store there yet.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) async fn open_view(given: &str) -> Result<Option<Self>, Error> {
+        let location = Location::parse(given)?;
+        let shown = location.display();
+        let backend: Box<dyn Backend> = match &location {
+            Location::Sqlite(path) => match sqlite::SqliteStore::view(path, &shown)? {
+                Some(store) => Box::new(store),
+                None => return Ok(None),
+            },
+            Location::Postgres(url) => match postgres::PgStore::view(url, &shown).await? {
+                Some(store) => Box::new(store),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(Store {
+            backend,
+            location,
+            writable: false,
+            created: false,
+        }))
+    }
+
     /// Where the store is.
     pub fn location(&self) -> &Location {
         &self.location

@@ -387,6 +387,25 @@ impl PgStore {
         };
         Ok((Self::over(client, url.to_owned(), true), created))
     }
+
+    /// A dry run's view of the database at `url`: a read-only session, nothing
+    /// created; `None` when it holds none of the saver's tables.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for another layout than
+    /// today's, or the server's error.
+    pub(crate) async fn view(url: &str, location: &str) -> Result<Option<Self>> {
+        let client = connect(url, false).await?;
+        let schema = pg_current_schema(&client).await?;
+        match crate::saver::layout::detect_postgres(&client, &schema)
+            .await
+            .map_err(super::error::saver_err(location))?
+        {
+            StoreLayout::Empty => Ok(None),
+            ref l if l.is_current() => Ok(Some(Self::over(client, url.to_owned(), false))),
+            other => Err(super::error::not_current(location, &other)),
+        }
+    }
 }
 
 #[async_trait::async_trait]

@@ -402,6 +402,32 @@ impl SqliteStore {
         }
         Ok((Self::over(conn, path.to_owned(), location), created))
     }
+
+    /// A dry run's view of the file at `path`: read-only, nothing created; `None` when
+    /// there is no store there yet (no file, or a file without the saver's tables).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for another layout than
+    /// today's, or SQLite's error.
+    pub(crate) fn view(path: &Path, location: &str) -> Result<Option<Self>> {
+        use crate::saver::layout::StoreLayout;
+        if !path.exists() {
+            return Ok(None);
+        }
+        require_sqlite_file(path)?;
+        let conn = crate::saver::layout::open_sqlite_read_only(path)?;
+        match crate::saver::layout::detect_sqlite(&conn)
+            .map_err(super::error::saver_err(location))?
+        {
+            StoreLayout::Empty => Ok(None),
+            StoreLayout::SqlitePython => {
+                conn.busy_timeout(Duration::from_secs(30))
+                    .map_err(sq("open"))?;
+                Ok(Some(Self::over(conn, path.to_owned(), location)))
+            }
+            other => Err(super::error::not_current(location, &other)),
+        }
+    }
 }
 
 #[async_trait::async_trait]

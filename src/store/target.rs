@@ -3,15 +3,9 @@
 //! when the operation may create them), as the backend both implement ([`Backend`]),
 //! and the new file a failed operation removes.
 
-use std::sync::Arc;
-
 use super::backend::Backend;
-use super::error::StoreFault;
-use super::postgres::PgStore;
-use super::raw::{pg_connect, Raw, Result};
-use super::sqlite::SqliteStore;
+use super::raw::Result;
 use super::{Access, Location, Store};
-use crate::saver::layout::StoreLayout;
 
 /// A writable target of either backend in the current layout.
 pub(crate) type Target = Box<dyn Backend>;
@@ -22,56 +16,8 @@ pub(crate) type Target = Box<dyn Backend>;
 /// # Errors
 /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a store in another layout than today's.
 pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>, String)> {
-    let location = Location::parse(given)?;
-    let shown = location.display();
-    // Empty as `open_target` judges it: no file, or no saver table.
-    let empty = match &location {
-        Location::Sqlite(path) if !path.exists() => true,
-        Location::Sqlite(path) => {
-            let conn = crate::saver::layout::open_sqlite_read_only(path)?;
-            crate::saver::layout::detect_sqlite(&conn).map_err(super::raw::saver_err(&shown))?
-                == StoreLayout::Empty
-        }
-        Location::Postgres(url) => {
-            let client = pg_connect(url, true).await?;
-            let schema = super::raw::pg_current_schema(&client).await?;
-            crate::saver::layout::detect_postgres(&client, &schema)
-                .await
-                .map_err(super::raw::saver_err(&shown))?
-                == StoreLayout::Empty
-        }
-    };
-    if empty {
-        return Ok((None, shown));
-    }
-    let raw = Raw::open(given).await?;
-    if !raw.layout().is_current() {
-        return Err(StoreFault::NotAStore {
-            location: shown.clone(),
-            found: format!(
-                "{}: a target must be empty or in today's Python layout",
-                raw.layout()
-            ),
-        }
-        .into());
-    }
-    let target: Target = match raw {
-        Raw::Sqlite { conn, path, .. } => Box::new(SqliteStore::over(
-            conn.into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-            path,
-            &shown,
-        )),
-        Raw::Postgres { client, url, .. } => {
-            // The store's own read-only session, unless something still shares it.
-            let client = match Arc::try_unwrap(client) {
-                Ok(client) => client,
-                Err(_) => pg_connect(&url, true).await?,
-            };
-            Box::new(PgStore::over(client, url, false))
-        }
-    };
-    Ok((Some(target), shown))
+    let shown = Location::parse(given)?.display();
+    Ok((Store::open_view(given).await?.map(|s| s.backend), shown))
 }
 
 /// A SQLite target file that did not exist when an import or copy began: if the

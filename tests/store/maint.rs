@@ -1184,6 +1184,49 @@ async fn postgres_export_import_export_is_byte_identical() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// `import --dry-run` into Postgres reads the target in a read-only session and writes
+/// nothing: into a database without the saver's tables every row would go in (no table
+/// made); into one holding the rows every row is identical (the database unchanged);
+/// into an older layout it is refused as not a store.
+#[tokio::test]
+async fn an_import_tried_dry_into_postgres_reads_the_target_and_writes_nothing() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("pg-dry-import");
+    let source = pg::restored(&url, "postgres-py-3.2.0", "dry_import").await;
+    let backup = dir.join("b.jsonl");
+    let exported = export_to(&source, &backup, &[]).await;
+    let rows = exported.checkpoints + exported.blobs + exported.writes;
+    let dry = |target: String| {
+        let backup = backup.clone();
+        async move {
+            let mut input = std::io::BufReader::new(fs::File::open(&backup).expect("open"));
+            langgraph_codec::store::import(
+                &mut input,
+                "b.jsonl",
+                &target,
+                &langgraph_codec::store::ImportOptions::new().dry_run(true),
+            )
+            .await
+        }
+    };
+    let empty = pg::fresh(&url, "dry_import_empty").await;
+    let report = dry(empty.clone()).await.expect("dry run into nothing");
+    assert_eq!((report.inserted, report.identical), (rows, 0), "{report:?}");
+    assert!(!report.created_tables, "{report:?}");
+    let client = pg::connect(&empty).await;
+    assert!(pg::tables_in(&client, "public").await.is_empty());
+    import_from(&backup, &empty).await;
+    let before = pg::digest(&empty).await;
+    let report = dry(empty.clone()).await.expect("dry run into the rows");
+    assert_eq!((report.inserted, report.identical), (0, rows), "{report:?}");
+    assert_eq!(pg::digest(&empty).await, before);
+    let old = pg::restored(&url, "postgres-py-1.0.0", "dry_import").await;
+    let err = dry(old).await.expect_err("an older layout");
+    assert_eq!(err.kind(), langgraph_codec::ErrorKind::NotAStore, "{err}");
+    assert!(err.to_string().contains("today's Python layout"), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A Postgres import answers row by row whatever a batch holds: a key the target has
 /// (with the same columns, with others), a key twice in one batch (the first goes in,
 /// the second is compared with it), NULLs and integers; with every table in one batch
