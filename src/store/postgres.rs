@@ -97,9 +97,25 @@ pub(crate) async fn pg_current_schema(client: &Client) -> Result<String> {
     let row = client
         .query_one("SELECT current_schema()", &[])
         .await
-        .map_err(pg("connect"))?;
-    let schema: Option<String> = row.try_get(0).map_err(pg("connect"))?;
+        .map_err(pg("open"))?;
+    let schema: Option<String> = row.try_get(0).map_err(pg("open"))?;
     Ok(schema.unwrap_or_else(|| "public".to_owned()))
+}
+
+/// One connection to `url` ([`connect`]) and what the savers' layout model makes of
+/// the schema it writes to: the connection, that schema, and the layout (or why it
+/// could not be read, for the caller to weigh).
+///
+/// # Errors
+/// Connecting's, or the server's on asking for the schema.
+pub(crate) async fn connect_and_detect(
+    url: &str,
+    writable: bool,
+) -> Result<(Client, String, Result<StoreLayout>)> {
+    let client = connect(url, writable).await?;
+    let schema = pg_current_schema(&client).await?;
+    let layout = crate::saver::layout::detect_postgres(&client, &schema).await;
+    Ok((client, schema, layout))
 }
 
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -258,7 +274,7 @@ impl PgStore {
     /// Connects and verifies Python's layout (tables, columns, `checkpoint_migrations`
     /// 0..=9) without writing.
     pub(crate) async fn open(url: &str, writable: bool, location: &str) -> Result<Self> {
-        let client = connect(url, writable).await?;
+        let (client, _, layout) = connect_and_detect(url, writable).await?;
         let saver = PostgresSaver::builder_from_url(url)
             .and_then(|b| b.build())
             .map_err(|e| StoreFault::InvalidLocation {
@@ -268,9 +284,8 @@ impl PgStore {
         // Every Python and LangGraphJS layout holds the columns the sweeps read and
         // rewrite (the blobs and writes by primary key, their type and bytes): older
         // ones are audited as they are. Anything else gets the saver's own verdict.
-        let schema = pg_current_schema(&client).await?;
         let mut shallow = false;
-        let js = match crate::saver::layout::detect_postgres(&client, &schema).await {
+        let js = match layout {
             Ok(StoreLayout::PostgresPython { .. } | StoreLayout::PostgresPythonTaskPathAt8) => {
                 false
             }
@@ -300,21 +315,18 @@ impl PgStore {
             refuse_read_only(&client, location).await?;
         }
         Ok(PgStore {
-            url: url.to_owned(),
             js,
             shallow,
-            writable,
-            client: Mutex::new(Arc::new(client)),
+            ..Self::over(client, url, writable)
         })
     }
 
-    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     /// A store in today's Python layout over `client`, opened (and its layout checked)
     /// by the caller: the target of prune, retain, import and copy (read-only for a
-    /// dry run's view).
-    pub(crate) fn over(client: Client, url: String, writable: bool) -> Self {
+    /// dry run's view); [`open`](Self::open) says which older layout it is.
+    fn over(client: Client, url: &str, writable: bool) -> Self {
         PgStore {
-            url,
+            url: url.to_owned(),
             js: false,
             shallow: false,
             writable,
@@ -364,13 +376,9 @@ impl PgStore {
                 .and_then(|b| b.build())
                 .map_err(&saver_err)
         };
-        let client = connect(url, true).await?;
+        let (client, schema, layout) = connect_and_detect(url, true).await?;
         refuse_read_only(&client, location).await?;
-        let schema = pg_current_schema(&client).await?;
-        let layout = crate::saver::layout::detect_postgres(&client, &schema)
-            .await
-            .map_err(&saver_err)?;
-        let created = match layout {
+        let created = match layout.map_err(&saver_err)? {
             StoreLayout::Empty if create_if_empty => {
                 saver()?
                     .setup_in_one_transaction()
@@ -385,7 +393,7 @@ impl PgStore {
             }
             other => return Err(super::error::not_current(location, &other)),
         };
-        Ok((Self::over(client, url.to_owned(), true), created))
+        Ok((Self::over(client, url, true), created))
     }
 
     /// A dry run's view of the database at `url`: a read-only session, nothing
@@ -395,14 +403,10 @@ impl PgStore {
     /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for another layout than
     /// today's, or the server's error.
     pub(crate) async fn view(url: &str, location: &str) -> Result<Option<Self>> {
-        let client = connect(url, false).await?;
-        let schema = pg_current_schema(&client).await?;
-        match crate::saver::layout::detect_postgres(&client, &schema)
-            .await
-            .map_err(super::error::saver_err(location))?
-        {
+        let (client, _, layout) = connect_and_detect(url, false).await?;
+        match layout.map_err(super::error::saver_err(location))? {
             StoreLayout::Empty => Ok(None),
-            ref l if l.is_current() => Ok(Some(Self::over(client, url.to_owned(), false))),
+            ref l if l.is_current() => Ok(Some(Self::over(client, url, false))),
             other => Err(super::error::not_current(location, &other)),
         }
     }

@@ -23,14 +23,14 @@ use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
-use crate::saver::layout::{detect_postgres, detect_sqlite, open_sqlite_read_only};
+use crate::saver::layout::{detect_sqlite, open_sqlite_read_only};
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) use super::error::saver_err;
-pub(crate) use super::postgres::{pg, pg_current_schema};
+pub(crate) use super::postgres::{connect_and_detect, pg, pg_current_schema};
 pub(crate) use super::sqlite::{cell_bytes, sq};
 
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
@@ -153,11 +153,8 @@ impl Raw {
                 }
             }
             Location::Postgres(url) => {
-                let client = pg_connect(&url, true).await?;
-                let schema = pg_current_schema(&client).await?;
-                let layout = detect_postgres(&client, &schema)
-                    .await
-                    .map_err(saver_err(&shown))?;
+                let (client, _, layout) = connect_and_detect(&url, false).await?;
+                let layout = layout.map_err(saver_err(&shown))?;
                 Raw::Postgres {
                     client: Arc::new(client),
                     layout,

@@ -303,21 +303,18 @@ impl SqliteStore {
             refuse_read_only(&conn, location)?;
         }
         Ok(SqliteStore {
-            conn: Arc::new(Mutex::new(conn)),
-            path: path.to_owned(),
-            location: location.to_owned(),
             js,
-            lock: Mutex::new(None),
+            ..Self::over(conn, path, location)
         })
     }
 
-    #[cfg(all(feature = "sqlite", feature = "postgres"))]
     /// A store in today's Python layout over `conn`, opened (and its layout checked)
-    /// by the caller: the target of prune, retain, import and copy.
-    pub(crate) fn over(conn: Connection, path: PathBuf, location: &str) -> Self {
+    /// by the caller: the target of prune, retain, import and copy;
+    /// [`open`](Self::open) says whether LangGraphJS wrote it.
+    fn over(conn: Connection, path: &Path, location: &str) -> Self {
         SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
-            path,
+            path: path.to_owned(),
             location: location.to_owned(),
             js: false,
             lock: Mutex::new(None),
@@ -368,26 +365,38 @@ impl SqliteStore {
     ) -> Result<(Self, bool)> {
         use crate::saver::layout::StoreLayout;
         let saver_err = super::error::saver_err(location);
-        let layout = if path.is_file() {
-            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        let create = || -> Result<()> {
+            crate::saver::sqlite::SqliteSaver::create(path).map_err(&saver_err)?;
+            Ok(())
+        };
+        // One read-write connection decides the layout and then writes (SQLite opens
+        // a file it may not write read-only, which is refused once the layout is
+        // known, so a file of another layout is named as such first).
+        let open = || -> Result<Connection> {
+            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
                 .map_err(sq("open"))?;
-            crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)?
+            conn.busy_timeout(Duration::from_secs(30))
+                .map_err(sq("open"))?;
+            Ok(conn)
+        };
+        let (conn, created) = if path.is_file() {
+            let conn = open()?;
+            let created = match crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)? {
+                StoreLayout::SqlitePython => false,
+                StoreLayout::Empty if create_if_empty => {
+                    create()?;
+                    true
+                }
+                other => return Err(super::error::not_current(location, &other)),
+            };
+            (conn, created)
+        } else if create_if_empty {
+            create()?;
+            (open()?, true)
         } else {
-            StoreLayout::Empty
+            return Err(super::error::not_current(location, &StoreLayout::Empty));
         };
-        let created = match layout {
-            StoreLayout::SqlitePython => false,
-            StoreLayout::Empty if create_if_empty => {
-                crate::saver::sqlite::SqliteSaver::create(path).map_err(&saver_err)?;
-                true
-            }
-            other => return Err(super::error::not_current(location, &other)),
-        };
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .map_err(sq("open"))?;
         refuse_read_only(&conn, location)?;
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(sq("open"))?;
         // In WAL mode (Python's setup() sets it), commits need not wait for an
         // fsync each, as the savers' own writer does: a crash or kill leaves every
         // committed transaction; a power cut may lose the last ones, never the
@@ -400,7 +409,7 @@ impl SqliteStore {
             conn.execute_batch("PRAGMA synchronous = NORMAL")
                 .map_err(sq("open"))?;
         }
-        Ok((Self::over(conn, path.to_owned(), location), created))
+        Ok((Self::over(conn, path, location), created))
     }
 
     /// A dry run's view of the file at `path`: read-only, nothing created; `None` when
@@ -423,7 +432,7 @@ impl SqliteStore {
             StoreLayout::SqlitePython => {
                 conn.busy_timeout(Duration::from_secs(30))
                     .map_err(sq("open"))?;
-                Ok(Some(Self::over(conn, path.to_owned(), location)))
+                Ok(Some(Self::over(conn, path, location)))
             }
             other => Err(super::error::not_current(location, &other)),
         }
