@@ -74,7 +74,8 @@ pub(crate) trait Values: std::fmt::Debug + Send + Sync {
     /// `retry`'s limit) is waited on and re-opened as it was opened, for the caller to
     /// redo its unit; any other error is returned. A file has no connection to lose:
     /// its errors are returned as they are. Every operation recovers through this one
-    /// method: the sweeps, the page engine, copy and import.
+    /// method, called by its engine (`engine.rs`): the sweeps, prune and retain, copy
+    /// and import.
     async fn recover(&self, retry: &mut Retry, e: Error) -> Result<()> {
         let _ = retry;
         Err(e)

@@ -94,12 +94,12 @@ use check::{settle, Verifying};
 use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
 use writer::Writer;
 
+use super::engine::Engine;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::pipeline::{write_behind, BatchSink, WriteOn};
 use super::raw::{serializer, Result};
-use super::retry::Retry;
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
@@ -263,10 +263,9 @@ pub async fn copy(
 struct Sink {
     target: Target,
     writer: Writer,
-    options: CopyOptions,
     report: CopyReport,
-    retry: Retry,
-    done: u64,
+    /// The writes' losses, and progress as batches are read back.
+    engine: Engine,
     verifying: Option<Verifying>,
     /// Whether the batch written last found none of its checkpoints in the target.
     fresh: bool,
@@ -280,14 +279,8 @@ impl Sink {
             batch,
             &mut self.target,
             &self.writer,
-            &self.options,
-            (&mut self.report, &mut self.retry),
-            (
-                &mut self.done,
-                &mut self.verifying,
-                &mut self.fresh,
-                &self.spent,
-            ),
+            (&mut self.report, &mut self.engine),
+            (&mut self.verifying, &mut self.fresh, &self.spent),
         )
         .await
     }
@@ -298,9 +291,7 @@ impl Sink {
             self.verifying.take(),
             &mut self.target,
             &self.writer,
-            &self.options,
-            (&mut self.report, &mut self.retry),
-            &mut self.done,
+            (&mut self.report, &mut self.engine),
             &self.spent,
         )
         .await
@@ -342,12 +333,13 @@ async fn copy_snapshot(
         ..CopyReport::default()
     };
     let threads = options.run.thread_filter();
-    let mut retry = options.run.retry();
+    // The source's engine: its pace, and its losses (and lock conflicts).
+    let mut reading_engine = Engine::new("copy", "checkpoints", &options.run);
     for t in &threads {
         report.checkpoints += loop {
             match count(&src.raw, *t).await {
-                Ok(n) => break retry.ok(n),
-                Err(e) => reopen_source(src, source, &mut retry, e).await?,
+                Ok(n) => break reading_engine.ok(n),
+                Err(e) => reopen_source(src, source, reading_engine.retry(), e).await?,
             }
         };
     }
@@ -402,11 +394,10 @@ async fn copy_snapshot(
         }
     }
     let mut cursor = Cursor::new(&threads, page_size);
-    let mut throttle = options.run.throttle();
     let (Some(target_conn), Some(writer)) = (tgt.take(), writer.as_ref()) else {
         // Dry run: every key counted, each looked up in the target if it is a store.
-        while let Some((t, ns, id)) = cursor.next(src, source, &mut retry).await? {
-            throttle.account(1).await;
+        while let Some((t, ns, id)) = cursor.next(src, source, reading_engine.retry()).await? {
+            reading_engine.pace(1).await;
             let there = match &dry_target {
                 Some(d) => d.raw.checkpoint_exists(&t, &ns, &id).await.unwrap_or(false),
                 None => false,
@@ -417,8 +408,8 @@ async fn copy_snapshot(
                 report.copied += 1;
             }
         }
-        report.reconnects = retry.reconnects;
-        report.lock_retries = retry.lock_retries;
+        report.reconnects = reading_engine.reconnects();
+        report.lock_retries = reading_engine.retry().lock_retries;
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
     };
@@ -433,8 +424,7 @@ async fn copy_snapshot(
         src,
         source,
         cursor,
-        throttle,
-        retry: options.run.retry(),
+        engine: reading_engine,
         ahead: std::collections::VecDeque::new(),
         largest: 0,
         batch_size: options.run.batch_size.unwrap_or(DEFAULT_COPY_BATCH),
@@ -447,10 +437,12 @@ async fn copy_snapshot(
     let sink = Sink {
         target: target_conn,
         writer: writer.clone(),
-        options: options.clone(),
+        engine: {
+            let mut e = Engine::new("copy", "checkpoints", &options.run);
+            e.set_total(report.checkpoints);
+            e
+        },
         report,
-        retry,
-        done: 0,
         verifying: None,
         fresh: true,
         spent,
@@ -469,14 +461,10 @@ async fn copy_snapshot(
     let (mut sink, stopped) = write_behind(&mut reading, sink, on, &options.run).await?;
     sink.settle().await?;
     let Sink {
-        mut report,
-        mut retry,
-        ..
+        mut report, engine, ..
     } = sink;
-    retry.reconnects += reading.retry.reconnects;
-    retry.lock_retries += reading.retry.lock_retries;
-    report.reconnects = retry.reconnects;
-    report.lock_retries = retry.lock_retries;
+    report.reconnects = engine.reconnects() + reading.engine.reconnects();
+    report.lock_retries = reading.engine.retry().lock_retries;
     report.stopped = stopped;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)

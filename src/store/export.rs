@@ -35,10 +35,11 @@ use serde_json::{json, Value as Json};
 
 use super::backend::{ph, Col, Spec};
 use super::backup::{io_err, specs, BACKUP_FORMAT, BACKUP_VERSION};
+use super::engine::Engine;
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::ops::DEFAULT_PAGE_BYTES;
-use super::options::{run_setters, Progress, RunOptions, Stage};
+use super::options::{run_setters, RunOptions};
 use super::raw::{Param, Raw, Result};
 
 /// What the export's output is called in its errors.
@@ -363,8 +364,9 @@ async fn export_snapshot(
     let page_size = options.run.page_size.unwrap_or(500);
     let page_bytes = options.run.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
     let threads = options.run.thread_filter();
-    let mut throttle = options.run.throttle();
-    let mut done = 0u64;
+    // The pace and progress; no reconnect: a backup is one read transaction, one
+    // point in time, which a new connection would not continue.
+    let mut engine = Engine::new("export", "rows", &options.run);
     for spec in specs(&raw.cols(), !raw.is_sqlite(), true) {
         let slot = spec.count_slot();
         for thread in &threads {
@@ -381,18 +383,7 @@ async fn export_snapshot(
                 if let Some(c) = counts.get_mut(slot) {
                     *c += n;
                 }
-                done += n;
-                options.run.report(&Progress {
-                    operation: "export",
-                    unit: "rows",
-                    column: spec.table,
-                    rows_done: done,
-                    total_estimate: done,
-                    rewritten: 0,
-                    stage: Stage::Done,
-                    page: None,
-                });
-                throttle.account(n).await;
+                engine.batch_done(spec.table, n, 0, None).await;
                 // A page cut at the byte budget is shorter than `page_size` with rows
                 // still after it: the next page, empty, ends the table.
                 after = Some(next);

@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use super::backend::{Cell, Spec};
 use super::backup::{key_text, BackupRows};
+use super::engine::Engine;
 use super::error::StoreFault;
 use super::ops::DEFAULT_PAGE_BYTES;
-use super::options::{run_setters, Progress, RunOptions, Stage, Throttle};
+use super::options::{run_setters, RunOptions};
 use super::pipeline::{write_behind, BatchSink, BatchSource, WriteOn};
 use super::raw::Result;
-use super::retry::Retry;
 use super::Location;
 
 use super::target::{open_target, open_target_read_only, NewTarget, Target};
@@ -135,13 +135,10 @@ struct Sink {
     /// `None`: a dry run into a target that is not a store yet.
     tgt: Option<Target>,
     report: ImportReport,
-    /// Rows read from the file so far (every table).
-    done: u64,
-    /// Whom to tell after each batch.
-    run: RunOptions,
+    /// Progress in rows (every table), the pace, and reconnecting.
+    engine: Engine,
     max_samples: usize,
     dry_run: bool,
-    retry: Retry,
     /// Whether the next batch into Postgres is sent with `COPY` first: after a batch
     /// whose `COPY` met a taken key, not until a batch goes in whole row by row (a
     /// rerun sends each batch once, not twice).
@@ -166,12 +163,10 @@ impl Sink {
             vec![false; batch.len()]
         } else {
             loop {
-                match tgt.insert_rows(spec, batch, self.copy_first).await {
-                    Ok((v, copied)) => {
-                        self.copy_first = copied || v.iter().all(|inserted| *inserted);
-                        break self.retry.ok(v);
-                    }
-                    Err(e) => tgt.recover(&mut self.retry, e).await?,
+                let sent = tgt.insert_rows(spec, batch, self.copy_first).await;
+                if let Some((v, copied)) = self.engine.settle(&**tgt, sent).await? {
+                    self.copy_first = copied || v.iter().all(|inserted| *inserted);
+                    break v;
                 }
             }
         };
@@ -182,9 +177,9 @@ impl Sink {
             }
             let key: Vec<Cell> = row.iter().take(spec.keys).cloned().collect();
             let there = loop {
-                match tgt.row_at(spec, &key).await {
-                    Ok(v) => break self.retry.ok(v),
-                    Err(e) => tgt.recover(&mut self.retry, e).await?,
+                let read = tgt.row_at(spec, &key).await;
+                if let Some(v) = self.engine.settle(&**tgt, read).await? {
+                    break v;
                 }
             };
             match there {
@@ -209,18 +204,12 @@ impl BatchSink for Sink {
     type Batch = (Spec, Vec<Vec<Cell>>);
 
     async fn put(&mut self, (spec, batch): (Spec, Vec<Vec<Cell>>)) -> Result<()> {
-        self.done += batch.len() as u64;
+        let inserted = self.report.inserted;
         self.flush(&spec, &batch).await?;
-        self.run.report(&Progress {
-            operation: "import",
-            unit: "rows",
-            column: spec.table,
-            rows_done: self.done,
-            total_estimate: self.done,
-            rewritten: self.report.inserted,
-            stage: Stage::Done,
-            page: None,
-        });
+        let rows = batch.len() as u64;
+        self.engine
+            .batch_done(spec.table, rows, self.report.inserted - inserted, None)
+            .await;
         Ok(())
     }
 }
@@ -233,7 +222,6 @@ struct Batches<'a> {
     carry: Option<(usize, Vec<Cell>)>,
     /// `(batch_size, batch_bytes)`.
     limits: (usize, usize),
-    throttle: Throttle,
     /// A malformed line, returned after the batch of the rows before it.
     failed: Option<crate::Error>,
 }
@@ -253,7 +241,6 @@ impl BatchSource for Batches<'_> {
         // The rows before the malformed line go in first: a rerun of the right file
         // then finds them there.
         self.failed = failed;
-        self.throttle.account(batch.len() as u64).await;
         Ok(Some((spec, batch)))
     }
 }
@@ -330,11 +317,9 @@ async fn import_into(
     let sink = Sink {
         tgt,
         report,
-        done: 0,
-        run: options.run.clone(),
+        engine: Engine::new("import", "rows", &options.run),
         max_samples,
         dry_run: options.run.dry_run,
-        retry: options.run.retry(),
         copy_first: true,
     };
     let specs: Vec<Spec> = rows.specs().to_vec();
@@ -343,7 +328,6 @@ async fn import_into(
         specs,
         carry: None,
         limits: (batch_size, batch_bytes),
-        throttle: options.run.throttle(),
         failed: None,
     };
     // Each batch goes in on a task of its own while the next is read from the file
@@ -351,7 +335,7 @@ async fn import_into(
     let (sink, stopped) = write_behind(&mut batches, sink, WriteOn::OwnTask, &options.run).await?;
     let mut rows = batches.rows;
     let mut report = sink.report;
-    report.reconnects = sink.retry.reconnects;
+    report.reconnects = sink.engine.reconnects();
     report.stopped = stopped;
     report.complete = rows.complete;
     report.cut_short = rows.cut_short.take();

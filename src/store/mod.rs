@@ -65,6 +65,7 @@ mod backup;
 mod classify;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod copy;
+mod engine;
 mod error;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod export;

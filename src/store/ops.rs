@@ -1,18 +1,19 @@
 //! [`audit`] and its options, and what it shares with the sweeps
 //! ([`encrypt`](super::encrypt) and [`rekey`](super::rekey), in `sweep.rs`): the page
-//! budget, the key probe, and reconnecting after a lost Postgres connection. Progress
-//! reports and the rate limit, which every operation shares, are in `options.rs`.
+//! budget and the key probe. Reconnecting after a lost Postgres connection, progress
+//! reports and the rate limit, which every operation shares, are the engine's
+//! (`engine.rs`).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::backend::{KeyPart, Row};
 use super::classify::{classify, Class, Classified};
+use super::engine::Engine;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::options::{run_setters, Progress, RunOptions, Stage};
+use super::options::{run_setters, RunOptions};
 use super::report::{AuditReport, ClassCounts, InlineCounts, TableCounts, UnreadableRow, Verdict};
-use super::retry::Retry;
 use super::Store;
 use crate::error::Error;
 
@@ -170,33 +171,6 @@ pub(super) async fn total_estimate(store: &Store) -> Result<u64, Error> {
     Ok(total)
 }
 
-/// Runs `f`; when the Postgres connection is lost, reconnects (backing off) and runs it
-/// again, at most `max` times in a row (see [`Retry`]).
-pub(super) async fn retrying<T, F, Fut>(
-    store: &Store,
-    max: u32,
-    reconnects: &mut u64,
-    mut f: F,
-) -> Result<T, Error>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, Error>>,
-{
-    let mut retry = Retry::new(max);
-    loop {
-        match f().await {
-            Err(e) => {
-                let before = retry.reconnects;
-                store.backend().recover(&mut retry, e).await?;
-                if retry.reconnects > before {
-                    *reconnects = reconnects.saturating_add(1);
-                }
-            }
-            ok => return ok,
-        }
-    }
-}
-
 /// The key probe ([`KEY_PROBE_VALUES`]): reads the first page of each table and tries
 /// every key on its encrypted values, up to [`KEY_PROBE_VALUES`] of them; an error when
 /// some were tried, each was refused by every key, and none opened. No keys: no probe.
@@ -206,18 +180,18 @@ pub(super) async fn probe_keys(
     operation: &'static str,
     page_size: usize,
     page_bytes: usize,
-    retries: u32,
-    reconnects: &mut u64,
+    engine: &mut Engine,
 ) -> Result<(), Error> {
     if keys.labels().is_empty() {
         return Ok(());
     }
     let mut refused = 0u64;
     for t in store.backend().tables() {
-        let rows = retrying(store, retries, reconnects, || {
-            store.backend().page(t, None, page_size, page_bytes)
-        })
-        .await?;
+        let rows = engine
+            .again(store.backend(), || {
+                store.backend().page(t, None, page_size, page_bytes)
+            })
+            .await?;
         for row in &rows {
             let (Some(tag), Some(data)) = (row.tag.as_deref(), row.data.as_deref()) else {
                 continue;
@@ -264,59 +238,42 @@ pub async fn audit(
     options: &AuditOptions,
 ) -> Result<AuditReport, Error> {
     let started = Instant::now();
-    let mut reconnects = 0u64;
-    let retries = options.run.max_reconnects();
-    let total = retrying(store, retries, &mut reconnects, || total_estimate(store)).await?;
     let backend = store.backend();
-    let total = if backend.holds_inline_values() {
-        total.saturating_add(
-            retrying(store, retries, &mut reconnects, || {
-                backend.count_checkpoints()
-            })
-            .await?,
-        )
-    } else {
-        total
-    };
+    let mut engine = Engine::new("audit", "values", &options.run);
+    let mut total = engine.again(backend, || total_estimate(store)).await?;
+    if backend.holds_inline_values() {
+        let inline = engine
+            .again(backend, || backend.count_checkpoints())
+            .await?;
+        total = total.saturating_add(inline);
+    }
+    engine.set_total(total);
     if options.key_probe {
         let (size, bytes) = (
             options.page_size_or_default(),
             options.page_bytes_or_default(),
         );
-        probe_keys(store, keys, "audit", size, bytes, retries, &mut reconnects).await?;
+        probe_keys(store, keys, "audit", size, bytes, &mut engine).await?;
     }
-    let mut done = 0u64;
     let mut tables = Vec::new();
     let mut totals = ClassCounts::default();
     let mut threads: BTreeMap<String, ClassCounts> = BTreeMap::new();
     let mut samples = Vec::new();
-    let mut throttle = options.run.throttle();
-    let report = |column: &'static str, done: u64, page| {
-        options.run.report(&Progress {
-            operation: "audit",
-            unit: "values",
-            column,
-            rows_done: done,
-            total_estimate: total.max(done),
-            rewritten: 0,
-            stage: Stage::Done,
-            page,
-        });
-    };
     for t in backend.tables() {
         let mut counts = ClassCounts::default();
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
             let from = after.take();
-            let rows = retrying(store, retries, &mut reconnects, || {
-                backend.page(
-                    t,
-                    from.clone(),
-                    options.page_size_or_default(),
-                    options.page_bytes_or_default(),
-                )
-            })
-            .await?;
+            let rows = engine
+                .again(backend, || {
+                    backend.page(
+                        t,
+                        from.clone(),
+                        options.page_size_or_default(),
+                        options.page_bytes_or_default(),
+                    )
+                })
+                .await?;
             let Some(last) = rows.last() else { break };
             let next = last.key.clone();
             for row in &rows {
@@ -341,9 +298,9 @@ pub async fn audit(
                     }
                 }
             }
-            done = done.saturating_add(rows.len() as u64);
-            report(t.label, done, page_keys(&rows));
-            throttle.account(rows.len() as u64).await;
+            engine
+                .batch_done(t.label, rows.len() as u64, 0, page_keys(&rows))
+                .await;
             after = Some(next);
         }
         totals.merge(&counts);
@@ -362,10 +319,11 @@ pub async fn audit(
         let mut after = None;
         loop {
             let from = after.take();
-            let rows = retrying(store, retries, &mut reconnects, || {
-                backend.inline_page(from.clone(), options.page_size_or_default())
-            })
-            .await?;
+            let rows = engine
+                .again(backend, || {
+                    backend.inline_page(from.clone(), options.page_size_or_default())
+                })
+                .await?;
             let Some(last) = rows.last() else { break };
             let next = last.key.clone();
             for r in &rows {
@@ -375,9 +333,9 @@ pub async fn audit(
                 c.nulls = c.nulls.saturating_add(r.nulls);
                 c.markers = c.markers.saturating_add(r.markers);
             }
-            done = done.saturating_add(rows.len() as u64);
-            report("checkpoints.checkpoint", done, None);
-            throttle.account(rows.len() as u64).await;
+            engine
+                .batch_done("checkpoints.checkpoint", rows.len() as u64, 0, None)
+                .await;
             after = Some(next);
         }
         inline = Some(c);
@@ -409,7 +367,7 @@ pub async fn audit(
             totals.unreadable.rows
         ));
     }
-    let mut free_space = retrying(store, retries, &mut reconnects, || backend.free_space()).await?;
+    let mut free_space = engine.again(backend, || backend.free_space()).await?;
     free_space.counted_as_findings =
         free_space.any() && !options.allow_free_space && !options.allow_clear;
     if free_space.counted_as_findings {
@@ -451,7 +409,7 @@ pub async fn audit(
             Verdict::Findings
         },
         findings,
-        reconnects,
+        reconnects: engine.reconnects(),
         elapsed_s: started.elapsed().as_secs_f64(),
     })
 }

@@ -1,10 +1,12 @@
-//! The page engine `prune` and `retain` share: threads are read a page at a time (at
-//! most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger thread alone), each
-//! thread decided by the planner (`plan.rs`) into a [`Removal`], and each page's removal
-//! deleted in one transaction by the savers' own retention code (through the target's
-//! [`Checkpoints::remove`](super::backend::Checkpoints::remove)): killed at any point, a
-//! run leaves each page either as it was or done; run it again to finish. On Postgres
-//! two pages are done at a time on two connections.
+//! The pages of threads `prune` and `retain` share, run on the store's engine
+//! (`engine.rs`: the stop, the pace, progress, reconnecting): threads are read a page
+//! at a time (at most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger
+//! thread alone), each thread decided by the planner (`plan.rs`) into a [`Removal`],
+//! and each page's removal deleted in one transaction by the savers' own retention
+//! code (through the target's
+//! [`Checkpoints::remove`](super::backend::Checkpoints::remove)): killed at any point,
+//! a run leaves each page either as it was or done; run it again to finish. On
+//! Postgres two pages are done at a time on two connections.
 //!
 //! A page is chosen from each thread's checkpoint count and oldest and newest ids, and
 //! the rules decide some threads from those alone (`Rules::fate`): a thread they cannot
@@ -18,10 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::backend::Counted;
-use super::options::{Progress, RunOptions, Stage};
+use super::engine::Engine;
+use super::options::RunOptions;
 use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
-use super::retry::Retry;
 use super::target::{open_target, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
@@ -145,7 +147,7 @@ async fn load_threads(
 /// A dry run's listing: called with each thread's plan.
 pub(crate) type PlanFn = dyn Fn(&PlannedThread) + Send + Sync;
 
-/// One run of the engine over a store's threads.
+/// One run over a store's threads, a page at a time.
 pub(crate) struct Pass<'a> {
     pub(crate) operation: &'static str,
     pub(crate) rules: &'a Rules,
@@ -197,9 +199,9 @@ pub(crate) struct PassDone {
     pub(crate) lock_lost: bool,
 }
 
-/// Re-opens a pass's connections after a lost one.
+/// A pass's engine, and the sweep lock taken again on a re-opened first connection.
 struct Reopen {
-    retry: Retry,
+    engine: Engine,
     relock: bool,
     lock_lost: bool,
 }
@@ -209,9 +211,9 @@ impl Reopen {
     /// re-opens it when the connection was lost (taking the lock again), for the
     /// caller to redo its unit; any other error, or one loss too many, is returned.
     async fn recover(&mut self, target: &mut Target, first: bool, e: Error) -> Result<()> {
-        let before = self.retry.reconnects;
-        target.recover(&mut self.retry, e).await?;
-        if !(first && self.relock && self.retry.reconnects > before) {
+        let before = self.engine.reconnects();
+        self.engine.recover(&**target, e).await?;
+        if !(first && self.relock && self.engine.reconnects() > before) {
             return Ok(());
         }
         match target.relock().await {
@@ -235,7 +237,7 @@ macro_rules! redo {
     ($reopen:expr, $target:expr, $first:expr, $step:expr) => {
         loop {
             match $step {
-                Ok(v) => break $reopen.retry.ok(v),
+                Ok(v) => break $reopen.engine.ok(v),
                 Err(e) => $reopen.recover($target, $first, e).await?,
             }
         }
@@ -290,7 +292,7 @@ pub(crate) async fn run_pass(
     pass: &Pass<'_>,
 ) -> Result<PassDone> {
     let mut reopen = Reopen {
-        retry: pass.run.retry(),
+        engine: Engine::new(pass.operation, "threads", pass.run),
         relock: pass.relock,
         lock_lost: false,
     };
@@ -302,7 +304,7 @@ pub(crate) async fn run_pass(
     } else {
         only.len() as u64
     };
-    let mut throttle = pass.run.throttle();
+    reopen.engine.set_total(total);
     // On Postgres two pages are done at a time on two connections (the server's work,
     // not the client's, is what a prune waits for: measured on 100,000 checkpoints,
     // PG 15, two cores, 3.0 s on one connection). SQLite has one writer.
@@ -312,13 +314,12 @@ pub(crate) async fn run_pass(
         None
     };
     let mut out = PassDone::default();
-    let mut done = 0u64;
     let mut after = pass.after.clone();
     let page_threads = pass.run.batch_size.unwrap_or(PAGE_THREADS).max(1);
     // A listing of each thread's plan needs every thread read.
     let decide = pass.on_plan.is_none();
     loop {
-        if pass.run.stopped() {
+        if reopen.engine.stop_here() {
             out.stopped = true;
             break;
         }
@@ -404,8 +405,11 @@ pub(crate) async fn run_pass(
                 (a, None)
             }
         };
+        let mut deleted = 0;
         for (tally, read) in std::iter::once(a).chain(b) {
-            throttle.account(read).await;
+            // Paced by the checkpoints read or deleted; progress counts threads.
+            reopen.engine.pace(read).await;
+            deleted += tally.checkpoints_deleted;
             out.tally.add(&tally);
         }
         out.batches += u64::from(first.has_work()) + u64::from(next.has_work());
@@ -414,21 +418,13 @@ pub(crate) async fn run_pass(
             out.tally.checkpoints_kept += p.passed_checkpoints;
         }
         out.last.clone_from(&after);
-        done += first.threads() + next.threads();
-        pass.run.report(&Progress {
-            operation: pass.operation,
-            unit: "threads",
-            column: "threads",
-            rows_done: done,
-            total_estimate: total.max(done),
-            rewritten: out.tally.checkpoints_deleted,
-            stage: Stage::Done,
-            page: None,
-        });
+        reopen
+            .engine
+            .advance("threads", first.threads() + next.threads(), deleted, None);
         if let Some(p) = pass.pause {
             tokio::time::sleep(p).await;
         }
     }
-    out.reconnects = reopen.retry.reconnects;
+    out.reconnects = reopen.engine.reconnects();
     Ok(out)
 }

@@ -22,7 +22,7 @@
 //! reference that no remaining checkpoint of the namespace references go too; a kept
 //! checkpoint whose parent goes is left with no parent (as Python's prune does).
 //!
-//! The flags are a set of retention rules run by the page engine and planner `retain`
+//! The flags are a set of retention rules run by the pages of threads and planner `retain`
 //! uses too (`pages.rs`, `plan.rs`): threads are read a page at a time (at most 200
 //! threads, about 1,000 checkpoints) and each page's plan is deleted in one transaction
 //! by the savers' own retention code (`saver::sqlite::retention`,

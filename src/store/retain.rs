@@ -1,7 +1,7 @@
 //! [`retain`]: one retention sweep of a store by a [`RetentionPolicy`], safe to run
 //! from several replicas at once.
 //!
-//! A sweep runs the page engine and planner `prune` uses (`pages.rs`, `plan.rs`) with
+//! A sweep runs the pages of threads and planner `prune` uses (`pages.rs`, `plan.rs`) with
 //! the policy's rules, durations counted back from the sweep's start. Before anything is
 //! read for deletion:
 //! - **one sweeper at a time**: on Postgres the sweep holds

@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use super::backend::{KeyPart, Row, Table, Update};
 use super::classify::{classify, Class, Classified};
+use super::engine::Engine;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::ops::{
-    key_strings, page_keys, probe_keys, retrying, stored_len, total_estimate, DEFAULT_PAGE_BYTES,
+    key_strings, page_keys, probe_keys, stored_len, total_estimate, DEFAULT_PAGE_BYTES,
 };
-use super::options::{run_setters, Progress, RunOptions, Stage};
+use super::options::{run_setters, RunOptions};
 use super::report::{ClassCounts, SweepReport, SweepTable, Tally, UnreadableRow};
 use super::Store;
 use crate::error::Error;
@@ -208,27 +209,16 @@ async fn sweep(
         }
         .into());
     }
-    let mut reconnects = 0u64;
-    let total = retrying(store, options.run.max_reconnects(), &mut reconnects, || {
-        total_estimate(store)
-    })
-    .await?;
+    let backend = store.backend();
+    let mut engine = Engine::new(op.name(), "values", &options.run);
+    let total = engine.again(backend, || total_estimate(store)).await?;
+    engine.set_total(total);
     if options.key_probe {
-        let (size, bytes, retries) = (
+        let (size, bytes) = (
             options.batch_size_or_default(),
             options.batch_bytes_or_default(),
-            options.run.max_reconnects(),
         );
-        probe_keys(
-            store,
-            keys,
-            op.name(),
-            size,
-            bytes,
-            retries,
-            &mut reconnects,
-        )
-        .await?;
+        probe_keys(store, keys, op.name(), size, bytes, &mut engine).await?;
     }
     let mut report = SweepReport {
         operation: op.name(),
@@ -244,7 +234,7 @@ async fn sweep(
         failed: 0,
         inline_values_left: None,
         batches: 0,
-        reconnects,
+        reconnects: 0,
         failed_samples: Vec::new(),
         elapsed_s: 0.0,
         rows_per_s: 0.0,
@@ -256,20 +246,6 @@ async fn sweep(
     };
     let mut done = 0u64;
     let mut bytes_read = 0u64;
-    let mut retry = options.run.retry();
-    let mut throttle = options.run.throttle();
-    let progress = |column: &'static str, done: u64, rewritten: u64, stage: Stage, page| {
-        options.run.report(&Progress {
-            operation: op.name(),
-            unit: "values",
-            column,
-            rows_done: done,
-            total_estimate: total.max(done),
-            rewritten,
-            stage,
-            page,
-        });
-    };
     for t in store.backend().tables() {
         let mut table = SweepTable {
             column: t.label.to_owned(),
@@ -277,7 +253,7 @@ async fn sweep(
         };
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
-            if options.run.stopped() {
+            if engine.stop_here() {
                 report.stopped = true;
                 break;
             }
@@ -288,28 +264,13 @@ async fn sweep(
                 op,
                 t,
                 after.clone(),
-                &mut |rows: &[Row]| {
-                    progress(
-                        t.label,
-                        done.saturating_add(rows.len() as u64),
-                        report.rewritten.rows.saturating_add(table.rewritten.rows),
-                        Stage::Read,
-                        page_keys(rows),
-                    )
-                },
+                &mut |rows: &[Row]| engine.reading(t.label, rows.len() as u64, page_keys(rows)),
             )
             .await;
-            let (result, next, page_bytes) = match attempt {
-                Ok(Some(x)) => retry.ok(x),
-                Ok(None) => break,
-                Err(e) => {
-                    let before = retry.reconnects;
-                    store.backend().recover(&mut retry, e).await?;
-                    if retry.reconnects > before {
-                        report.reconnects = report.reconnects.saturating_add(1);
-                    }
-                    continue;
-                }
+            let (result, next, page_bytes) = match engine.settle(backend, attempt).await? {
+                Some(Some(x)) => x,
+                Some(None) => break,
+                None => continue,
             };
             let rows = result.seen.total.rows;
             table.seen.merge(&result.seen);
@@ -330,15 +291,10 @@ async fn sweep(
             report.batches = report.batches.saturating_add(1);
             done = done.saturating_add(rows);
             bytes_read = bytes_read.saturating_add(page_bytes);
-            progress(
-                t.label,
-                done,
-                report.rewritten.rows.saturating_add(table.rewritten.rows),
-                Stage::Done,
-                None,
-            );
             after = Some(next);
-            throttle.account(rows).await;
+            engine
+                .batch_done(t.label, rows, result.rewritten.rows, None)
+                .await;
         }
         report.seen.merge(&table.seen);
         report.rewritten.rows = report.rewritten.rows.saturating_add(table.rewritten.rows);
@@ -360,13 +316,9 @@ async fn sweep(
         let mut after = None;
         loop {
             let from = after.take();
-            let rows = retrying(
-                store,
-                options.run.max_reconnects(),
-                &mut report.reconnects,
-                || store.backend().inline_page(from.clone(), 250),
-            )
-            .await?;
+            let rows = engine
+                .again(backend, || backend.inline_page(from.clone(), 250))
+                .await?;
             let Some(last) = rows.last() else { break };
             let next = last.key.clone();
             left = left.saturating_add(rows.iter().map(|r| r.values).sum::<u64>());
@@ -374,6 +326,7 @@ async fn sweep(
         }
         report.inline_values_left = Some(left);
     }
+    report.reconnects = engine.reconnects();
     let elapsed = started.elapsed().as_secs_f64();
     report.elapsed_s = elapsed;
     if elapsed > 0.0 {

@@ -9,6 +9,7 @@ mod cli_flags;
 mod error_contract;
 mod layer_errors;
 mod layers;
+mod one_engine;
 mod options_shape;
 mod public_paths;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures_util::future::BoxFuture;
 
 use super::super::backend::WriteSet;
+use super::super::engine::Engine;
 use super::super::raw::Result;
-use super::super::retry::Retry;
 use super::super::target::Target;
 use super::check::{check, settle, Sent, Verifying};
 use super::writer::Writer;
-use super::{CopyOptions, CopyReport};
+use super::CopyReport;
 use crate::error::Error;
 
 use crate::saver::postgres::{BlobLookUp, Taken};
@@ -221,37 +221,28 @@ pub(super) async fn flush(
     batch: &mut Vec<Pending>,
     target: &mut Target,
     writer: &Writer,
-    options: &CopyOptions,
-    (report, retry): (&mut CopyReport, &mut Retry),
-    (done, verifying, fresh, spent): (&mut u64, &mut Option<Verifying>, &mut bool, &Spent),
+    (report, engine): (&mut CopyReport, &mut Engine),
+    (verifying, fresh, spent): (&mut Option<Verifying>, &mut bool, &Spent),
 ) -> Result<()> {
     if batch.is_empty() {
         return Ok(());
     }
     let (inserted, missing, sent) = loop {
         match write_batch(batch, target, writer, fresh).await {
-            Ok(v) => break retry.ok(v),
+            Ok(v) => break engine.ok(v),
             Err(e) => {
                 *fresh = false;
-                target.recover(retry, e).await?;
+                engine.recover(&**target, e).await?;
             }
         }
     };
     report.batches += 1;
     report.writes_inserted += inserted;
     report.copied += missing;
+    engine.add_changed(missing);
     report.already_there += batch.len() as u64 - missing;
     let items: Vec<Pending> = std::mem::take(batch);
-    settle(
-        verifying.take(),
-        target,
-        writer,
-        options,
-        (report, retry),
-        done,
-        spent,
-    )
-    .await?;
+    settle(verifying.take(), target, writer, (report, engine), spent).await?;
     let reader = Arc::clone(writer);
     *verifying = Some(Verifying(tokio::spawn(async move {
         let checked = check(&*reader, &items, &sent).await;

@@ -4,15 +4,14 @@
 
 use std::borrow::Cow;
 
+use super::super::engine::Engine;
 use super::super::error::StoreFault;
 use super::super::inspect::decode_sqlite_row;
-use super::super::options::{Progress, Stage};
 use super::super::raw::Result;
-use super::super::retry::Retry;
 use super::super::target::Target;
 use super::batch::{insert_blobs, Body, Pending, Spent};
 use super::writer::{CopyWriter, Writer};
-use super::{CopyOptions, CopyReport};
+use super::CopyReport;
 use crate::error::Error;
 use crate::saver::postgres::SentRow;
 use crate::saver::sqlite::{StoredRow, StoredWrite};
@@ -172,9 +171,7 @@ pub(super) async fn settle(
     verifying: Option<Verifying>,
     target: &mut Target,
     writer: &Writer,
-    options: &CopyOptions,
-    (report, retry): (&mut CopyReport, &mut Retry),
-    done: &mut u64,
+    (report, engine): (&mut CopyReport, &mut Engine),
     spent: &Spent,
 ) -> Result<()> {
     let Some(Verifying(task)) = verifying else {
@@ -185,29 +182,19 @@ pub(super) async fn settle(
         .map_err(|e| StoreFault::task("the read-back of a batch", e))?;
     let outcomes = loop {
         match checked {
-            Ok(v) => break retry.ok(v),
+            Ok(v) => break engine.ok(v),
             Err(e) => {
-                target.recover(retry, e).await?;
+                engine.recover(&**target, e).await?;
                 checked = check(&**writer, &items, &sent).await;
             }
         }
     };
     for (p, outcome) in items.iter().zip(outcomes) {
-        *done += 1;
         match outcome {
             None => report.verified += 1,
             Some(why) => report.mismatches.push(format!("{}: {why}", p.at())),
         }
-        options.run.report(&Progress {
-            operation: "copy",
-            unit: "checkpoints",
-            column: "checkpoints",
-            rows_done: *done,
-            total_estimate: report.checkpoints.max(*done),
-            rewritten: report.copied,
-            stage: Stage::Done,
-            page: None,
-        });
+        engine.advance("checkpoints", 1, 0, None);
     }
     spent.put(items);
     Ok(())

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use super::super::backend::ph;
+use super::super::engine::Engine;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
-use super::super::options::Throttle;
 use super::super::pipeline::BatchSource;
 use super::super::raw::{lock, pg, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
@@ -252,8 +252,8 @@ pub(super) struct Reading<'a> {
     pub(super) src: &'a mut AnyStore,
     pub(super) source: &'a str,
     pub(super) cursor: Cursor<'a>,
-    pub(super) throttle: Throttle,
-    pub(super) retry: Retry,
+    /// The pace, and the source's losses (and lock conflicts) in a row and in all.
+    pub(super) engine: Engine,
     /// Checkpoints read and not yet in a batch: the rest of the last read, and the
     /// one that would have taken the last batch over its bytes.
     pub(super) ahead: std::collections::VecDeque<Pending>,
@@ -296,7 +296,7 @@ impl Reading<'_> {
                 while keys.len() < self.read_size() * READS_AT_ONCE {
                     match self
                         .cursor
-                        .next(self.src, self.source, &mut self.retry)
+                        .next(self.src, self.source, self.engine.retry())
                         .await?
                     {
                         Some(key) => keys.push(key),
@@ -306,7 +306,7 @@ impl Reading<'_> {
                 if keys.is_empty() {
                     break;
                 }
-                self.throttle.account(keys.len() as u64).await;
+                self.engine.pace(keys.len() as u64).await;
                 let (read_serde, write_serde) = self.serdes;
                 let read = loop {
                     let src: &AnyStore = self.src;
@@ -322,10 +322,12 @@ impl Reading<'_> {
                     match futures_util::future::try_join_all(reads).await {
                         Ok(read) => {
                             break self
-                                .retry
+                                .engine
                                 .ok(read.into_iter().flatten().collect::<Vec<_>>())
                         }
-                        Err(e) => reopen_source(self.src, self.source, &mut self.retry, e).await?,
+                        Err(e) => {
+                            reopen_source(self.src, self.source, self.engine.retry(), e).await?
+                        }
                     }
                 };
                 for p in &read {
