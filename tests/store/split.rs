@@ -127,6 +127,73 @@ CREATE TRIGGER change_write BEFORE INSERT ON checkpoint_writes FOR EACH ROW EXEC
     assert_eq!(report.mismatches.len(), 12);
 }
 
+/// A blob the target held before the copy, at a key the copy also writes, with other
+/// bytes: the copy leaves it as it is (a key is never overwritten) and reads it back,
+/// so the checkpoints that refer to it, and only those, are reported. (The blobs the
+/// copy's own `COPY` stored, into a table without triggers, are the bytes sent.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_postgres_reports_a_blob_the_target_held_before_with_other_bytes() {
+    let Some(url) = pg::url() else { return };
+    let Some((_, source)) = python_store() else {
+        return;
+    };
+    let none = StoreKeys::none();
+    // A copy as it should go, to learn a blob's key and bytes.
+    let plain = pg::fresh(&url, "split_held_plain").await;
+    let first = copy(&source, &plain, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(first.verified, 12, "{:?}", first.mismatches);
+    let row = pg::connect(&plain)
+        .await
+        .query_one(
+            "SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs
+             WHERE thread_id = 'split-1' ORDER BY channel, version LIMIT 1",
+            &[],
+        )
+        .await
+        .expect("a blob of split-1");
+    let (thread, ns, channel, version, ty): (String, String, String, String, String) =
+        (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+    let mut other: Vec<u8> = row.get(5);
+    other.push(0);
+    // The same blob with other bytes, there before the copy.
+    let target = pg::fresh_set_up(&url, "split_held").await;
+    pg::connect(&target)
+        .await
+        .execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&thread, &ns, &channel, &version, &ty, &other],
+        )
+        .await
+        .expect("the blob there before");
+    let report = copy(&source, &target, &none, &CopyOptions::new().batch_size(5))
+        .await
+        .expect("copy");
+    assert_eq!(report.copied, 12, "{:?}", report.mismatches);
+    assert!(!report.mismatches.is_empty(), "the blob was taken on trust");
+    // Named by each checkpoint of split-1 that refers to it (its bytes, one byte
+    // longer, no longer read as a value).
+    assert!(
+        report.mismatches.iter().all(|m| m.starts_with("split-1/")),
+        "{:?}",
+        report.mismatches
+    );
+    assert_eq!(report.verified + report.mismatches.len() as u64, 12);
+    let kept: Vec<u8> = pg::connect(&target)
+        .await
+        .query_one(
+            "SELECT blob FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = $2
+             AND channel = $3 AND version = $4",
+            &[&thread, &ns, &channel, &version],
+        )
+        .await
+        .expect("the blob")
+        .get(0);
+    assert_eq!(kept, other, "a key the target held is never overwritten");
+}
+
 /// Into SQLite too, what `put` wrote is compared with what the file holds, not taken
 /// on trust: triggers change rows as they go in (the metadata of one thread, a write
 /// of another, and drop one write of a third thread's first checkpoint), and those

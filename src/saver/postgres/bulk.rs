@@ -62,7 +62,16 @@ pub(crate) struct SentRow {
     parent: Option<String>,
     split: SplitValues,
     metadata_json: String,
+    /// For each of `split`'s blobs, whether the batch's `COPY` stored that very row
+    /// (these bytes, at a key that was free): a `COPY` stores every row it is sent or
+    /// none, so there is nothing of it to read back. Blobs that were there before, and
+    /// every blob `put`'s statements sent (which leave a taken key as it is), are read
+    /// back by [`holds_sent`](PostgresSaver::holds_sent).
+    copied: Vec<bool>,
 }
+
+/// A blob's key: thread, namespace, channel, version.
+type BlobKey<'a> = (&'a str, &'a str, &'a str, &'a str);
 
 /// One checkpoint for [`put_batch`](PostgresSaver::put_batch): `put`'s config (its
 /// parent's id), checkpoint, metadata and new versions, and blobs made already for
@@ -259,23 +268,25 @@ impl PostgresSaver {
             .collect::<Result<Vec<_>>>()?;
         let mut client = self.client("put").await?;
         let lz4 = self.lz4_usable(&*client).await.map_err(db("put"))?;
-        let sent = |rows: Vec<PutRow<'_>>| {
+        let sent = |rows: Vec<PutRow<'_>>, copied: Vec<Vec<bool>>| {
             rows.into_iter()
-                .map(|r| SentRow {
+                .zip(copied.into_iter().chain(std::iter::repeat_with(Vec::new)))
+                .map(|(r, copied)| SentRow {
                     parent: r.parent.map(str::to_owned),
                     split: r.split,
                     metadata_json: r.metadata_json,
+                    copied,
                 })
                 .collect()
         };
         match self.copy_rows(&mut client, &rows, lz4, blobs).await {
-            Ok(tx) => {
+            Ok((tx, copied)) => {
                 if !ready.await {
                     // Dropped: rolled back.
                     return Ok(None);
                 }
                 tx.commit().await.map_err(db("put"))?;
-                return Ok(Some(sent(rows)));
+                return Ok(Some(sent(rows, copied)));
             }
             Err(e) if unique_violation(&e) && taken == Taken::Report => return Ok(None),
             Err(e) if unique_violation(&e) => {}
@@ -300,14 +311,15 @@ impl PostgresSaver {
         tx.commit().await.map_err(db("put"))?;
         drop(params);
         drop(blobs);
-        Ok(Some(sent(rows)))
+        Ok(Some(sent(rows, Vec::new())))
     }
 
     /// Whether the tables hold exactly what [`put_batch`](Self::put_batch) sent for the
     /// checkpoints `keys` (`sent`) and what a store copy sent as their pending writes
     /// (`writes`): per checkpoint, its row with the same parent and the same checkpoint
     /// and metadata JSON (compared as values), each of its blobs with the same type and
-    /// bytes, and the same write rows. Three statements for the batch, pipelined, each
+    /// bytes (but those the batch's `COPY` stored itself: [`SentRow::copied`]), and the
+    /// same write rows. Three statements for the batch, pipelined, each
     /// reading ranges of keys (per thread and namespace the batch's lowest to highest
     /// id; per channel its lowest to highest version), whose rows are compared as they
     /// are, nothing decoded. A `false` is for the caller to look at closer (a row
@@ -329,6 +341,7 @@ impl PostgresSaver {
             keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
         // The ranges: (thread, ns) -> ids; (thread, ns, channel) -> versions.
         let mut ids: BTreeMap<(&str, &str), (&str, &str)> = BTreeMap::new();
+        // Only the blobs a `COPY` of the batch did not store itself are read back.
         let mut versions: BTreeMap<(&str, &str, &str), (&str, &str)> = BTreeMap::new();
         fn widen<'a>(range: &mut (&'a str, &'a str), v: &'a str) {
             range.0 = range.0.min(v);
@@ -337,7 +350,10 @@ impl PostgresSaver {
         for ((t, ns, id), row) in keys.iter().zip(sent) {
             widen(ids.entry((*t, *ns)).or_insert((*id, *id)), id);
             let s = &row.split;
-            for (ch, v) in s.channels.iter().zip(&s.versions) {
+            for (i, (ch, v)) in s.channels.iter().zip(&s.versions).enumerate() {
+                if row.copied.get(i).copied().unwrap_or(false) {
+                    continue;
+                }
                 let range = versions.entry((*t, *ns, ch.as_str())).or_insert((v, v));
                 widen(range, v.as_str());
             }
@@ -416,17 +432,19 @@ impl PostgresSaver {
             let value = (row.try_get(4).map_err(col)?, row.try_get(5).map_err(col)?);
             by_key.insert(key, value);
         }
-        for (((t, ns, _), s), h) in keys.iter().zip(sent).zip(held.iter_mut()) {
-            let s = &s.split;
+        for (((t, ns, _), row), h) in keys.iter().zip(sent).zip(held.iter_mut()) {
+            let s = &row.split;
             *h &= s
                 .channels
                 .iter()
                 .zip(&s.versions)
                 .zip(&s.types)
                 .zip(&s.blobs)
-                .all(|(((ch, v), ty), blob)| {
-                    by_key.get(&[*t, *ns, ch.as_str(), v.as_str()])
-                        == Some(&(ty.as_str(), &blob[..]))
+                .enumerate()
+                .all(|(i, (((ch, v), ty), blob))| {
+                    row.copied.get(i).copied().unwrap_or(false)
+                        || by_key.get(&[*t, *ns, ch.as_str(), v.as_str()])
+                            == Some(&(ty.as_str(), &blob[..]))
                 });
         }
         let mut stored: Vec<Vec<SentWrite<'_>>> = keys.iter().map(|_| Vec::new()).collect();
@@ -464,7 +482,10 @@ impl PostgresSaver {
         rows: &[PutRow<'_>],
         lz4: bool,
         look_up: BlobLookUp,
-    ) -> std::result::Result<deadpool_postgres::Transaction<'c>, tokio_postgres::Error> {
+    ) -> std::result::Result<
+        (deadpool_postgres::Transaction<'c>, Vec<Vec<bool>>),
+        tokio_postgres::Error,
+    > {
         let tx = client.transaction().await?;
         if lz4 {
             // As the `put` statement's own `set_config` (see `LZ4_CTE`).
@@ -488,6 +509,8 @@ impl PostgresSaver {
                 }
             }
         }
+        // The blob rows the `COPY` stores: their keys, types and bytes.
+        let mut stored: HashMap<BlobKey<'_>, (&str, &[u8])> = HashMap::new();
         // The keys looked up, and those taken to be free.
         let first = rows.first().map(|r| (r.thread, r.ns));
         let (looked_up, free): (Vec<BlobRow<'_>>, Vec<BlobRow<'_>>) = blobs
@@ -530,6 +553,7 @@ impl PostgresSaver {
                 .filter(|(_, there)| !**there)
                 .map(|(b, _)| b)
                 .chain(&free);
+            stored.extend(kept.clone().map(|b| ((b.0, b.1, b.2, b.3), (b.4, b.5))));
             copy_in(
                 &tx,
                 &self.sql.copy_blobs,
@@ -544,6 +568,18 @@ impl PostgresSaver {
                 kept.map(|b| -> [&(dyn ToSql + Sync); 6] { [&b.0, &b.1, &b.2, &b.3, &b.4, &b.5] }),
             )
             .await?;
+            // A trigger of the table's own may have changed a row as it went in: then
+            // every blob is read back. (Asked after the `COPY`, in its transaction: a
+            // trigger made or dropped meanwhile waits for this transaction's lock.)
+            if !stored.is_empty() {
+                let triggers: bool = tx
+                    .query_one(&self.sql.blob_triggers, &[])
+                    .await?
+                    .try_get(0)?;
+                if triggers {
+                    stored.clear();
+                }
+            }
         }
         let docs: Vec<(JsonbText<'_>, JsonbText<'_>)> = rows
             .iter()
@@ -572,7 +608,26 @@ impl PostgresSaver {
                 }),
         )
         .await?;
-        Ok(tx)
+        // Per checkpoint, per blob: stored by this `COPY` with these very bytes (a
+        // checkpoint sharing a key with one before it in the batch, but other bytes,
+        // is read back and found to differ).
+        let copied = rows
+            .iter()
+            .map(|r| {
+                let s = &r.split;
+                s.channels
+                    .iter()
+                    .zip(&s.versions)
+                    .zip(&s.types)
+                    .zip(&s.blobs)
+                    .map(|(((ch, v), ty), blob)| {
+                        stored.get(&(r.thread, r.ns, ch.as_str(), v.as_str()))
+                            == Some(&(ty.as_str(), &blob[..]))
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok((tx, copied))
     }
 
     /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not

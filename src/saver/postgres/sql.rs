@@ -188,6 +188,10 @@ pub(crate) struct Statements {
     /// rows (thread, ns, id, parent, checkpoint, metadata), binary format.
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_blobs: String,
+    /// Whether the blobs table has a trigger of its own (one that may change a row as
+    /// it goes in), read in the transaction of a `COPY` into it, after it.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) blob_triggers: String,
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) copy_checkpoints: String,
     /// `$1..$4`: parallel arrays of (thread, ns, lowest id, highest id): the rows in
@@ -348,6 +352,10 @@ WHERE EXISTS (SELECT 1 FROM {b} b WHERE b.thread_id = k.t AND b.checkpoint_ns = 
             "COPY {} (thread_id, checkpoint_ns, channel, version, type, blob) FROM STDIN (FORMAT binary)",
             t.blobs
         );
+        let blob_triggers = format!(
+            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('{}') AND NOT tgisinternal)",
+            t.blobs.replace('\'', "''")
+        );
         let copy_checkpoints = format!(
             "COPY {} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) FROM STDIN (FORMAT binary)",
             t.checkpoints
@@ -374,6 +382,7 @@ JOIN {b} b ON b.thread_id = r.t AND b.checkpoint_ns = r.ns AND b.channel = r.ch 
             blob_ranges,
             blobs_present,
             copy_blobs,
+            blob_triggers,
             copy_checkpoints,
             stored_checkpoints,
             stored_writes,
