@@ -301,6 +301,10 @@ impl Sink {
 impl BatchSink for Sink {
     type Batch = Vec<Pending>;
 
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     async fn put(&mut self, mut batch: Vec<Pending>) -> Result<()> {
         self.flush(&mut batch).await
     }
@@ -458,7 +462,7 @@ async fn copy_snapshot(
     // 5.96–6.66 s), and a Postgres source is read without blocking, its rows decoded on
     // tasks of their own (Postgres → SQLite: 12.00–12.75 s against 11.67–12.62 s, and
     // 4–10 MiB more).
-    let (mut sink, stopped) = write_behind(&mut reading, sink, on, &options.run).await?;
+    let (mut sink, stopped) = write_behind(&mut reading, sink, on).await?;
     sink.settle().await?;
     let Sink {
         mut report, engine, ..

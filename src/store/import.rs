@@ -203,6 +203,10 @@ impl Sink {
 impl BatchSink for Sink {
     type Batch = (Spec, Vec<Vec<Cell>>);
 
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     async fn put(&mut self, (spec, batch): (Spec, Vec<Vec<Cell>>)) -> Result<()> {
         let inserted = self.report.inserted;
         self.flush(&spec, &batch).await?;
@@ -332,7 +336,7 @@ async fn import_into(
     };
     // Each batch goes in on a task of its own while the next is read from the file
     // here (on a runtime of more than one thread, on another core).
-    let (sink, stopped) = write_behind(&mut batches, sink, WriteOn::OwnTask, &options.run).await?;
+    let (sink, stopped) = write_behind(&mut batches, sink, WriteOn::OwnTask).await?;
     let mut rows = batches.rows;
     let mut report = sink.report;
     report.reconnects = sink.engine.reconnects();

@@ -11,8 +11,8 @@
 
 use std::future::Future;
 
+use super::engine::Engine;
 use super::error::StoreFault;
-use super::options::RunOptions;
 use super::raw::Result;
 
 /// Where an operation's batches come from, read on the operation's own task.
@@ -29,6 +29,10 @@ pub(crate) trait BatchSource {
 pub(crate) trait BatchSink: Send + 'static {
     /// What one batch holds.
     type Batch: Send + 'static;
+
+    /// The engine the batches are written on: whether the operation was asked to stop
+    /// is its to say ([`Engine::stop_here`]).
+    fn engine(&self) -> &Engine;
 
     /// Writes `batch`, counting what it did in the sink's report.
     fn put(&mut self, batch: Self::Batch) -> impl Future<Output = Result<()>> + Send;
@@ -50,36 +54,31 @@ pub(crate) enum WriteOn {
 
 /// Reads every batch of `source` and writes it into `sink`, each write overlapping the
 /// next read ([`WriteOn`] says where). Returns the sink, its report complete, after the
-/// last batch, and `false`; or, once `run` is asked to stop
-/// ([`RunOptions::stopped`]), the sink after the batch in flight, and `true` (the batch
+/// last batch, and `false`; or, once the operation is asked to stop (the sink's
+/// [`Engine::stop_here`]), the sink after the batch in flight, and `true` (the batch
 /// read meanwhile is left for a rerun); or the first error, the batches before it
 /// written.
-pub(crate) async fn write_behind<R, W>(
-    source: &mut R,
-    sink: W,
-    on: WriteOn,
-    run: &RunOptions,
-) -> Result<(W, bool)>
+pub(crate) async fn write_behind<R, W>(source: &mut R, sink: W, on: WriteOn) -> Result<(W, bool)>
 where
     R: BatchSource,
     W: BatchSink<Batch = R::Batch>,
 {
     match on {
-        WriteOn::OwnTask => own_task(source, sink, run).await,
-        WriteOn::SameTask => same_task(source, sink, run).await,
+        WriteOn::OwnTask => own_task(source, sink).await,
+        WriteOn::SameTask => same_task(source, sink).await,
     }
 }
 
 /// [`write_behind`] with each batch written on a task of its own while the next one is
 /// read on this one.
-async fn own_task<R, W>(source: &mut R, mut sink: W, run: &RunOptions) -> Result<(W, bool)>
+async fn own_task<R, W>(source: &mut R, mut sink: W) -> Result<(W, bool)>
 where
     R: BatchSource,
     W: BatchSink<Batch = R::Batch>,
 {
     let mut next = source.next_batch().await?;
     while let Some(batch) = next.take() {
-        if run.stopped() {
+        if sink.engine().stop_here() {
             return Ok((sink, true));
         }
         let mut going = Writing(tokio::spawn(async move {
@@ -107,7 +106,7 @@ const READ_AHEAD_BATCHES: usize = 1;
 /// checkpoints Postgres → SQLite, a read of the source took 17–19 ms every two batches
 /// of three and a batch's write 6–12 ms, and taking turns (one read beside one write)
 /// left the write waiting most of the read.
-async fn same_task<R, W>(source: &mut R, mut sink: W, run: &RunOptions) -> Result<(W, bool)>
+async fn same_task<R, W>(source: &mut R, mut sink: W) -> Result<(W, bool)>
 where
     R: BatchSource,
     W: BatchSink<Batch = R::Batch>,
@@ -126,7 +125,7 @@ where
     let write = async {
         while let Some(next) = rx.recv().await {
             let Some(batch) = next? else { break };
-            if run.stopped() {
+            if sink.engine().stop_here() {
                 return Ok(true);
             }
             sink.put(batch).await?;

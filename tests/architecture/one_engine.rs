@@ -1,6 +1,7 @@
 //! Every store operation runs its batches on the one engine (`Engine`,
-//! `src/store/engine.rs`): the pace, the progress reports, and redoing a batch after a
-//! lost connection are reached through it, never by an operation on its own. The
+//! `src/store/engine.rs`): the stop at a batch boundary, the pace, the progress
+//! reports, and redoing a batch after a lost connection are reached through it, never
+//! by an operation on its own. The
 //! engine is built from the settings' parts (`options.rs`: `RunOptions`, `Throttle`,
 //! `Progress`; `retry.rs`: `Retry`), and nothing else touches those parts directly.
 //!
@@ -24,6 +25,7 @@ const BY_HAND: &[&str] = &[
     "Retry::new",
     ".recover(&mut",
     ".recover(retry",
+    ".stopped()",
 ];
 
 /// The operations' drivers, each holding an engine.
@@ -71,7 +73,7 @@ fn by_hand(files: &[(String, String)]) -> Vec<String> {
 }
 
 #[test]
-fn store_operations_pace_report_and_reconnect_only_through_the_engine() {
+fn store_operations_stop_pace_report_and_reconnect_only_through_the_engine() {
     let files = store_files();
     assert!(
         files.iter().any(|(rel, _)| rel == "engine.rs"),
@@ -80,7 +82,7 @@ fn store_operations_pace_report_and_reconnect_only_through_the_engine() {
     let found = by_hand(&files);
     assert!(
         found.is_empty(),
-        "store code paces, reports progress or reconnects by itself (go through `Engine`):\n{}",
+        "store code stops, paces, reports progress or reconnects by itself (go through `Engine`):\n{}",
         found.join("\n")
     );
     for driver in DRIVERS {
