@@ -227,7 +227,7 @@ pub(super) async fn flush(
     if batch.is_empty() {
         return Ok(());
     }
-    let (inserted, missing, sent) = loop {
+    let (inserted, missing, sent, whole) = loop {
         match write_batch(batch, target, writer, fresh).await {
             Ok(v) => break engine.ok(v),
             Err(e) => {
@@ -245,8 +245,8 @@ pub(super) async fn flush(
     settle(verifying.take(), target, writer, (report, engine), spent).await?;
     let reader = Arc::clone(writer);
     *verifying = Some(Verifying(tokio::spawn(async move {
-        let checked = check(&*reader, &items, &sent).await;
-        (items, sent, checked)
+        let checked = check(&*reader, &items, &sent, whole).await;
+        (items, sent, whole, checked)
     })));
     Ok(())
 }
@@ -256,7 +256,9 @@ pub(super) async fn flush(
 const TAKEN_RETRIES: u32 = 3;
 
 /// One attempt at writing a batch: the write rows inserted, how many checkpoints were
-/// put, and (into Postgres) the rows sent for each checkpoint put, by position.
+/// put, the rows sent for each checkpoint put, by position, and whether every row of
+/// the batch went in as this attempt sent it (each write row and carried row at a free
+/// key, no checkpoint there before: [`check`]'s `whole`).
 ///
 /// `fresh`: whether the batch written before found none of its checkpoints in the
 /// target, updated for this one. Into Postgres such a batch is taken to be fresh too:
@@ -272,7 +274,7 @@ async fn write_batch(
     target: &mut Target,
     writer: &Writer,
     fresh: &mut bool,
-) -> Result<(u64, u64, Vec<Option<Sent>>)> {
+) -> Result<(u64, u64, Vec<Option<Sent>>, bool)> {
     let decoded: Vec<(usize, PutOne<'_>)> = batch
         .iter()
         .enumerate()
@@ -383,7 +385,13 @@ async fn write_batch(
         }
     }
     *fresh = !there.contains(&true);
-    Ok((inserted, carried + put_count, sent))
+    let all_writes: usize = batch.iter().map(|p| p.writes.len()).sum();
+    let all_carried = batch
+        .iter()
+        .filter(|p| matches!(p.body, Body::Row(_)))
+        .count();
+    let whole = *fresh && inserted == all_writes as u64 && carried == all_carried as u64;
+    Ok((inserted, carried + put_count, sent, whole))
 }
 
 /// A batch done with (written, read back, reported), kept for the reading of the

@@ -115,6 +115,7 @@ pub(super) async fn check(
     writer: &dyn CopyWriter,
     batch: &[Pending],
     sent: &[Option<Sent>],
+    whole: bool,
 ) -> Result<Vec<Option<String>>> {
     let mut out: Vec<Option<String>> = batch.iter().map(|_| None).collect();
     let held = writer.held(batch, sent).await?;
@@ -147,7 +148,7 @@ pub(super) async fn check(
             }
         }
     }
-    writer.finish_check(batch, sent, &mut out).await?;
+    writer.finish_check(batch, sent, whole, &mut out).await?;
     Ok(out)
 }
 
@@ -162,7 +163,12 @@ pub(super) async fn check(
 /// before the next could be written.
 pub(super) struct Verifying(pub(super) tokio::task::JoinHandle<Checked>);
 
-pub(super) type Checked = (Vec<Pending>, Vec<Option<Sent>>, Result<Vec<Option<String>>>);
+pub(super) type Checked = (
+    Vec<Pending>,
+    Vec<Option<Sent>>,
+    bool,
+    Result<Vec<Option<String>>>,
+);
 
 /// Waits for the read-back of `verifying` (if any) and counts it: verified checkpoints,
 /// mismatches, progress. A read-back that lost its connection is done again once the
@@ -177,7 +183,7 @@ pub(super) async fn settle(
     let Some(Verifying(task)) = verifying else {
         return Ok(());
     };
-    let (items, sent, mut checked) = task
+    let (items, sent, whole, mut checked) = task
         .await
         .map_err(|e| StoreFault::task("the read-back of a batch", e))?;
     let outcomes = loop {
@@ -185,7 +191,7 @@ pub(super) async fn settle(
             Ok(v) => break engine.ok(v),
             Err(e) => {
                 engine.recover(&**target, e).await?;
-                checked = check(&**writer, &items, &sent).await;
+                checked = check(&**writer, &items, &sent, whole).await;
             }
         }
     };

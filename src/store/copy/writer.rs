@@ -83,11 +83,13 @@ pub(super) trait CopyWriter: Send + Sync {
 
     /// The last step of a batch's check, after the read-back: into SQLite, the rows
     /// sent (carried, or written by `put`) compared with the file's (`out` gets why
-    /// not), and the WAL checkpointed; into Postgres nothing.
+    /// not; `whole`: every row of the batch went in as sent, see `write_batch`), and
+    /// the WAL checkpointed; into Postgres nothing.
     async fn finish_check(
         &self,
         batch: &[Pending],
         sent: &[Option<Sent>],
+        whole: bool,
         out: &mut [Option<String>],
     ) -> Result<()>;
 }

@@ -144,6 +144,7 @@ impl CopyWriter for PgWriter {
         &self,
         _batch: &[Pending],
         _sent: &[Option<Sent>],
+        _whole: bool,
         _out: &mut [Option<String>],
     ) -> Result<()> {
         Ok(())
