@@ -195,6 +195,32 @@ async fn copy_into_postgres_reports_a_blob_the_target_held_before_with_other_byt
     assert_eq!(kept, other, "a key the target held is never overwritten");
 }
 
+/// A write row the Postgres target held before the copy under one of the source's
+/// checkpoints, at a key the copy does not write: the checkpoint, which Python would
+/// now read with one pending write more, is reported, and only it. (The write rows of
+/// a batch whose every write row went in at a free key, into a table without
+/// triggers, are counted rather than read.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_into_postgres_reports_a_write_the_target_held_before_under_a_checkpoint() {
+    let Some(url) = pg::url() else { return };
+    let Some((_, source)) = python_store() else {
+        return;
+    };
+    let (thread, ns, id) = second_checkpoint_of(&source, "split-1");
+    let target = pg::fresh_set_up(&url, "split_extra_write").await;
+    pg::connect(&target)
+        .await
+        .execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
+             VALUES ($1, $2, $3, 'a-task-of-its-own', '', 0, 'raw', 'msgpack', '\\xc0'::bytea)",
+            &[&thread, &ns, &id],
+        )
+        .await
+        .expect("the write there before");
+    let report = copy_by_fives(&source, &target).await;
+    assert_only_checkpoint_reported(&report, &thread, &id);
+}
+
 /// Into SQLite too, what `put` wrote is compared with what the file holds, not taken
 /// on trust: triggers change rows as they go in (the metadata of one thread, a write
 /// of another, and drop one write of a third thread's first checkpoint), and those
@@ -248,15 +274,7 @@ async fn copy_into_sqlite_reports_a_write_the_target_held_before_under_a_checkpo
     let Some((_, source)) = python_store() else {
         return;
     };
-    let (thread, ns, id): (String, String, String) = rusqlite::Connection::open(&source)
-        .expect("the source")
-        .query_row(
-            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
-             WHERE thread_id = 'split-1' ORDER BY checkpoint_id LIMIT 1 OFFSET 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .expect("a checkpoint of split-1");
+    let (thread, ns, id) = second_checkpoint_of(&source, "split-1");
     let target = scratch("split_extra_write").join("target.sqlite");
     drop(langgraph_codec::saver::sqlite::SqliteSaver::create(&target).expect("tables"));
     rusqlite::Connection::open(&target)
@@ -267,8 +285,29 @@ async fn copy_into_sqlite_reports_a_write_the_target_held_before_under_a_checkpo
             [&thread, &ns, &id],
         )
         .expect("the write there before");
-    let target = target.to_str().expect("utf-8").to_owned();
-    let report = copy_by_fives(&source, &target).await;
+    let report = copy_by_fives(&source, target.to_str().expect("utf-8")).await;
+    assert_only_checkpoint_reported(&report, &thread, &id);
+}
+
+/// The key of the second checkpoint of `thread` in the SQLite store at `source`.
+fn second_checkpoint_of(source: &str, thread: &str) -> (String, String, String) {
+    rusqlite::Connection::open(source)
+        .expect("the source")
+        .query_row(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints
+             WHERE thread_id = ?1 ORDER BY checkpoint_id LIMIT 1 OFFSET 1",
+            [thread],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("a checkpoint")
+}
+
+/// Every checkpoint copied, and only the one `(thread, id)` reported.
+fn assert_only_checkpoint_reported(
+    report: &langgraph_codec::store::CopyReport,
+    thread: &str,
+    id: &str,
+) {
     assert_eq!(
         (report.copied, report.verified),
         (12, 11),
@@ -278,7 +317,7 @@ async fn copy_into_sqlite_reports_a_write_the_target_held_before_under_a_checkpo
     assert_eq!(report.mismatches.len(), 1, "{:?}", report.mismatches);
     assert!(
         report.mismatches[0].starts_with(&format!("{thread}/"))
-            && report.mismatches[0].contains(&id),
+            && report.mismatches[0].contains(id),
         "{:?}",
         report.mismatches
     );

@@ -204,6 +204,10 @@ pub(crate) struct Statements {
     /// id, task id, task path, index, channel, type, bytes).
     #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) stored_writes: String,
+    /// `$1..$4`: as `stored_writes`: how many write rows those ranges hold, and whether
+    /// the writes table has a trigger of its own.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) writes_counted: String,
     /// `$1..$5`: parallel arrays of (thread, ns, channel, lowest version, highest
     /// version): the blob rows in those ranges (thread, ns, channel, version, type,
     /// bytes).
@@ -371,6 +375,13 @@ FROM {ranges} JOIN {c} c ON c.thread_id = r.t AND c.checkpoint_ns = r.ns AND c.c
 FROM {ranges} JOIN {w} w ON w.thread_id = r.t AND w.checkpoint_ns = r.ns AND w.checkpoint_id BETWEEN r.lo AND r.hi",
             w = t.writes
         );
+        let writes_counted = format!(
+            "SELECT (SELECT count(*) FROM {ranges} JOIN {w} w ON w.thread_id = r.t AND w.checkpoint_ns = r.ns
+    AND w.checkpoint_id BETWEEN r.lo AND r.hi),
+  EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('{quoted}') AND NOT tgisinternal)",
+            w = t.writes,
+            quoted = t.writes.replace('\'', "''")
+        );
         let stored_blobs = format!(
             "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS r(t, ns, ch, lo, hi)
@@ -386,6 +397,7 @@ JOIN {b} b ON b.thread_id = r.t AND b.checkpoint_ns = r.ns AND b.channel = r.ch 
             copy_checkpoints,
             stored_checkpoints,
             stored_writes,
+            writes_counted,
             stored_blobs,
             put,
             put_writes_upsert: WriteSql::new(|lz4| {

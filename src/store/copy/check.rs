@@ -118,7 +118,7 @@ pub(super) async fn check(
     whole: bool,
 ) -> Result<Vec<Option<String>>> {
     let mut out: Vec<Option<String>> = batch.iter().map(|_| None).collect();
-    let held = writer.held(batch, sent).await?;
+    let held = writer.held(batch, sent, whole).await?;
     let mut decoded: Vec<(usize, Cow<'_, CheckpointTuple>)> = Vec::new();
     for (i, p) in batch.iter().enumerate() {
         if held.get(i).copied().unwrap_or(false) {

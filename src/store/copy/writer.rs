@@ -71,8 +71,14 @@ pub(super) trait CopyWriter: Send + Sync {
     ) -> std::result::Result<Option<Vec<Sent>>, Error>;
 
     /// Which checkpoints of `batch` the target holds exactly as `sent`, by position
-    /// (the rest are read back and decoded). A lost connection is the error.
-    async fn held(&self, batch: &[Pending], sent: &[Option<Sent>]) -> Result<Vec<bool>>;
+    /// (the rest are read back and decoded); `whole`: every row of the batch went in
+    /// as sent (see `write_batch`). A lost connection is the error.
+    async fn held(
+        &self,
+        batch: &[Pending],
+        sent: &[Option<Sent>],
+        whole: bool,
+    ) -> Result<Vec<bool>>;
 
     /// How many checkpoints [`read_back`](Self::read_back) takes at once.
     fn verify_window(&self) -> usize;

@@ -100,8 +100,13 @@ impl CopyWriter for PgWriter {
             .map(|rows| rows.into_iter().map(Sent::Postgres).collect()))
     }
 
-    async fn held(&self, batch: &[Pending], sent: &[Option<Sent>]) -> Result<Vec<bool>> {
-        held_as_sent(&self.saver, batch, sent).await
+    async fn held(
+        &self,
+        batch: &[Pending],
+        sent: &[Option<Sent>],
+        whole: bool,
+    ) -> Result<Vec<bool>> {
+        held_as_sent(&self.saver, batch, sent, whole).await
     }
 
     fn verify_window(&self) -> usize {
@@ -162,6 +167,7 @@ async fn held_as_sent(
     saver: &PostgresSaver,
     batch: &[Pending],
     sent: &[Option<Sent>],
+    whole: bool,
 ) -> Result<Vec<bool>> {
     let mut held = vec![false; batch.len()];
     let (positions, rows): (Vec<usize>, Vec<&SentRow>) = sent
@@ -199,7 +205,9 @@ async fn held_as_sent(
                 .collect()
         })
         .collect();
-    match saver.holds_sent(&keys, &rows, &writes).await {
+    // Every checkpoint of the batch put: its write rows may be counted, not read.
+    let whole = whole && positions.len() == batch.len();
+    match saver.holds_sent(&keys, &rows, &writes, whole).await {
         Ok(found) => {
             for (i, ok) in positions.into_iter().zip(found) {
                 if let Some(slot) = held.get_mut(i) {

@@ -112,7 +112,12 @@ impl CopyWriter for SqliteWriter {
         ))
     }
 
-    async fn held(&self, _batch: &[Pending], sent: &[Option<Sent>]) -> Result<Vec<bool>> {
+    async fn held(
+        &self,
+        _batch: &[Pending],
+        sent: &[Option<Sent>],
+        _whole: bool,
+    ) -> Result<Vec<bool>> {
         // Compared in `finish_check`, with the carried rows.
         Ok(sent
             .iter()
