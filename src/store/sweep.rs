@@ -85,7 +85,8 @@ run_setters!(SweepOptions {
     /// Set it (from a signal handler, say) to end the sweep after the batch in flight
     /// ([`SweepReport::stopped`]); the same sweep run again goes on.
     stop_flag;
-    /// Called after each batch is read ([`Stage::Read`]) and when it is done.
+    /// Called after each batch is read ([`Stage::Read`](super::Stage::Read)) and when it
+    /// is done.
     on_progress;
 });
 

@@ -306,7 +306,7 @@ fn stored_as_sent(
         let n: i64 = conn
             .prepare_cached(WRITES_IN_RANGE)?
             .query_row([first.0, first.1, first.2, last.1, last.2], |r| r.get(0))?;
-        stored += u64::try_from(n).unwrap_or(u64::MAX);
+        stored = stored.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
     }
     Ok(stored == writes as u64)
 }
