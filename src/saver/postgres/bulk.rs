@@ -461,18 +461,13 @@ impl PostgresSaver {
             by_key.insert(key, value);
         }
         for (((t, ns, _), row), h) in keys.iter().zip(sent).zip(held.iter_mut()) {
-            let s = &row.split;
-            *h &= s
-                .channels
-                .iter()
-                .zip(&s.versions)
-                .zip(&s.types)
-                .zip(&s.blobs)
+            *h &= row
+                .split
+                .blob_rows()
                 .enumerate()
-                .all(|(i, (((ch, v), ty), blob))| {
+                .all(|(i, (ch, v, ty, blob))| {
                     row.copied.get(i).copied().unwrap_or(false)
-                        || by_key.get(&[*t, *ns, ch.as_str(), v.as_str()])
-                            == Some(&(ty.as_str(), &blob[..]))
+                        || by_key.get(&[*t, *ns, ch, v]) == Some(&(ty, blob))
                 });
         }
         let mut stored: Vec<Vec<SentWrite<'_>>> = keys.iter().map(|_| Vec::new()).collect();
@@ -527,15 +522,8 @@ impl PostgresSaver {
         let mut seen = HashSet::new();
         let mut blobs: Vec<BlobRow<'_>> = Vec::new();
         for r in rows {
-            let s = &r.split;
-            for (((ch, version), ty), blob) in s
-                .channels
-                .iter()
-                .zip(&s.versions)
-                .zip(&s.types)
-                .zip(&s.blobs)
-            {
-                if seen.insert((r.thread, r.ns, ch.as_str(), version.as_str())) {
+            for (ch, version, ty, blob) in r.split.blob_rows() {
+                if seen.insert((r.thread, r.ns, ch, version)) {
                     blobs.push((r.thread, r.ns, ch, version, ty, blob));
                 }
             }
@@ -645,15 +633,10 @@ impl PostgresSaver {
         let copied = rows
             .iter()
             .map(|r| {
-                let s = &r.split;
-                s.channels
-                    .iter()
-                    .zip(&s.versions)
-                    .zip(&s.types)
-                    .zip(&s.blobs)
-                    .map(|(((ch, v), ty), blob)| {
-                        stored.get(&(r.thread, r.ns, ch.as_str(), v.as_str()))
-                            == Some(&(ty.as_str(), &blob[..]))
+                r.split
+                    .blob_rows()
+                    .map(|(ch, v, ty, blob)| {
+                        stored.get(&(r.thread, r.ns, ch, v)) == Some(&(ty, blob))
                     })
                     .collect()
             })

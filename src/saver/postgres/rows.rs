@@ -118,6 +118,17 @@ impl SplitValues {
     pub(crate) fn blob_slices(&self) -> Vec<&[u8]> {
         self.blobs.iter().map(|b| &b[..]).collect()
     }
+
+    /// Each blob row: channel, version, type tag and bytes.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) fn blob_rows(&self) -> impl Iterator<Item = (&str, &str, &str, &[u8])> {
+        self.channels
+            .iter()
+            .zip(&self.versions)
+            .zip(&self.types)
+            .zip(&self.blobs)
+            .map(|(((ch, v), ty), blob)| (ch.as_str(), v.as_str(), ty.as_str(), &blob[..]))
+    }
 }
 
 /// Python's `put` split: a `_DeltaSnapshot` goes to a blob and leaves an inline `true`;

@@ -356,10 +356,15 @@ WHERE EXISTS (SELECT 1 FROM {b} b WHERE b.thread_id = k.t AND b.checkpoint_ns = 
             "COPY {} (thread_id, checkpoint_ns, channel, version, type, blob) FROM STDIN (FORMAT binary)",
             t.blobs
         );
-        let blob_triggers = format!(
-            "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('{}') AND NOT tgisinternal)",
-            t.blobs.replace('\'', "''")
-        );
+        // Whether `table` has a trigger of its own (one that may change a row as it
+        // goes in): a condition on the catalog, for a copy's checks.
+        let has_trigger = |table: &str| {
+            format!(
+                "EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('{}') AND NOT tgisinternal)",
+                table.replace('\'', "''")
+            )
+        };
+        let blob_triggers = format!("SELECT {}", has_trigger(&t.blobs));
         let copy_checkpoints = format!(
             "COPY {} (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) FROM STDIN (FORMAT binary)",
             t.checkpoints
@@ -378,9 +383,9 @@ FROM {ranges} JOIN {w} w ON w.thread_id = r.t AND w.checkpoint_ns = r.ns AND w.c
         let writes_counted = format!(
             "SELECT (SELECT count(*) FROM {ranges} JOIN {w} w ON w.thread_id = r.t AND w.checkpoint_ns = r.ns
     AND w.checkpoint_id BETWEEN r.lo AND r.hi),
-  EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('{quoted}') AND NOT tgisinternal)",
+  {trigger}",
             w = t.writes,
-            quoted = t.writes.replace('\'', "''")
+            trigger = has_trigger(&t.writes)
         );
         let stored_blobs = format!(
             "SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob
