@@ -39,7 +39,8 @@ run() { # NAME N CMD... -> one line: name, checkpoints, seconds, checkpoints/s, 
   /usr/bin/time -f "%e %M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
   read -r s kib <"$W/t"
   awk -v name="$name" -v n="$n" -v s="$s" -v kib="$kib" \
-    'BEGIN { printf "%-38s %9d checkpoints %8.2f s %9.0f checkpoints/s %6.1f MiB\n", name, n, s, (s > 0 ? n / s : 0), kib / 1024 }'
+    'BEGIN { rate = (s > 0 ? sprintf("%9.0f", n / s) : sprintf("%9s", "-"))
+      printf "%-38s %9d checkpoints %8.2f s %s checkpoints/s %6.1f MiB\n", name, n, s, rate, kib / 1024 }'
 }
 PGURL="${LGCODEC_TEST_PG_URL:-}"; BASE="${PGURL%/*}"; D="${DB_PREFIX:-sc}"; PY="${PY:-python3}"
 psqlc() { # SQL [URL]: runs SQL (autocommit), prints the first column of the first row
