@@ -329,9 +329,9 @@ pub async fn export(
 ) -> Result<ExportReport> {
     // One read transaction for the whole file: a backup is one point in time, whatever
     // Python or a prune commits meanwhile.
-    store.raw.begin_snapshot().await?;
+    store.begin_snapshot().await?;
     let report = export_snapshot(&store.raw, out, options).await;
-    store.raw.end_snapshot().await;
+    store.end_snapshot().await;
     report
 }
 

@@ -41,6 +41,9 @@ pub struct AnyStore {
     /// Postgres: how long a read waits for a lock, on every connection
     /// ([`open_with_lock_timeout`](Self::open_with_lock_timeout)); `None`: the server's.
     lock_timeout: Option<std::time::Duration>,
+    /// Postgres: the snapshot [`begin_snapshot`](Self::begin_snapshot) exported, which
+    /// [`tuples_without_writes`](Self::tuples_without_writes) reads as of.
+    snapshot: std::sync::Mutex<Option<String>>,
 }
 
 /// One thread: [`AnyStore::threads`].
@@ -265,7 +268,34 @@ impl AnyStore {
             raw: Raw::open(location).await?,
             pg_reader: std::sync::Mutex::new(None),
             lock_timeout: None,
+            snapshot: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Starts the one read transaction every read of the store is part of until
+    /// [`end_snapshot`](Self::end_snapshot) (`Raw::begin_snapshot`), the reads of
+    /// checkpoints through the Postgres saver's own connections
+    /// ([`tuples_without_writes`](Self::tuples_without_writes)) included: one point in
+    /// time for all of them.
+    ///
+    /// # Errors
+    /// The database's.
+    pub(crate) async fn begin_snapshot(&self) -> Result<()> {
+        let exported = self.raw.begin_snapshot().await?;
+        *self.held_snapshot() = exported;
+        Ok(())
+    }
+
+    /// Ends the transaction [`begin_snapshot`](Self::begin_snapshot) started.
+    pub(crate) async fn end_snapshot(&self) {
+        self.held_snapshot().take();
+        self.raw.end_snapshot().await;
+    }
+
+    fn held_snapshot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// As [`open`](Self::open); on Postgres every connection the store reads on (its
@@ -630,15 +660,27 @@ impl AnyStore {
         // writes the batch before. Measured 2026-11-29, 100,000 checkpoints Postgres →
         // SQLite (with reads of 128): 11.55–12.63 s against 13.39–13.55 s.
         let owned = keys.to_vec();
+        // As of the snapshot the store's own reads (keys, writes) are in, if one is held.
+        let snapshot = self.held_snapshot().clone();
         let read = tokio::spawn(async move {
             let refs: Vec<(&str, &str, &str)> = owned
                 .iter()
                 .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
                 .collect();
-            saver.get_tuples_in_order(&refs, parts).await
+            saver
+                .get_tuples_in_order(&refs, parts, snapshot.as_deref())
+                .await
         })
         .await
         .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
+        if read.is_err() && self.held_snapshot().is_some() {
+            // The snapshot lives as long as the store's own connection: lost, it is
+            // that loss a caller recovers from (the saver's connection said only that
+            // the snapshot is gone).
+            if let Some(lost) = self.raw.lost_snapshot().await {
+                return Err(lost);
+            }
+        }
         read.map_err(|e| {
             let at = |k: Option<&(String, String, String)>| {
                 k.map(|(t, ns, id)| format!("{t}/{ns:?}/{id}"))
@@ -776,5 +818,69 @@ fn as_list(v: &Value) -> Option<&[Value]> {
         Value::Array(items) => Some(items),
         Value::DeltaSnapshot(inner) => as_list(inner),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::raw::pg_connect;
+
+    /// A read of checkpoints as of the store's exported snapshot, after the store's own
+    /// connection (the one holding the snapshot) was lost while the saver's pool was
+    /// not: the error is that loss, which the copy reconnects after, not the server's
+    /// "invalid snapshot identifier", which would stop it.
+    #[tokio::test]
+    async fn a_read_whose_snapshot_connection_is_gone_reports_the_lost_connection() {
+        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => u,
+            _ => return,
+        };
+        let admin = pg_connect(&url, false).await.expect("connect");
+        let db = "lgcodec_unit_snapshot_lost";
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
+            format!("CREATE DATABASE {db}"),
+        ] {
+            admin.batch_execute(&sql).await.expect("a fresh database");
+        }
+        let cut = url.rfind('/').expect("a database in the URL");
+        let store_url = format!("{}{db}", &url[..=cut]);
+        PostgresSaver::builder_from_url(&store_url)
+            .expect("url")
+            .build()
+            .expect("saver")
+            .setup()
+            .await
+            .expect("Python's tables");
+        let store = AnyStore::open(&store_url).await.expect("open");
+        let serde: Arc<dyn Serializer> = Arc::new(crate::JsonPlusSerializer::new());
+        let key = [("t".to_owned(), String::new(), "1".to_owned())];
+        store.begin_snapshot().await.expect("snapshot");
+        let read = store.tuples_without_writes(&serde, &key, false).await;
+        assert!(matches!(read.as_deref(), Ok([None])), "{read:?}");
+        let Raw::Postgres { client, .. } = &store.raw else {
+            panic!("a Postgres store")
+        };
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .expect("pid")
+            .get(0);
+        admin
+            .execute("SELECT pg_terminate_backend($1)", &[&pid])
+            .await
+            .expect("terminate");
+        let e = store
+            .tuples_without_writes(&serde, &key, false)
+            .await
+            .expect_err("the snapshot went with its connection");
+        assert!(e.is_connection_lost(), "{e}");
+        store.end_snapshot().await;
+        drop(store);
+        admin
+            .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+            .await
+            .expect("drop");
     }
 }

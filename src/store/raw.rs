@@ -177,11 +177,13 @@ impl Raw {
     /// is part of, so what they read is one point in time even with writers running:
     /// SQLite's deferred transaction fixed by a first read (WAL: writers go on, the
     /// reads see none of their commits; rollback journal: writers wait for the end),
-    /// Postgres's `REPEATABLE READ READ ONLY` (one snapshot, nothing locked).
+    /// Postgres's `REPEATABLE READ READ ONLY` (one snapshot, nothing locked), whose
+    /// snapshot it exports and returns (`pg_export_snapshot()`): reads on other
+    /// connections see the same point in time while this transaction stays open.
     ///
     /// # Errors
     /// The database's.
-    pub(crate) async fn begin_snapshot(&self) -> Result<()> {
+    pub(crate) async fn begin_snapshot(&self) -> Result<Option<String>> {
         match self {
             Raw::Sqlite { conn, .. } => {
                 let conn = lock(conn);
@@ -191,13 +193,34 @@ impl Raw {
                     r.get::<_, i64>(0)
                 })
                 .map_err(sq("snapshot"))?;
+                Ok(None)
             }
-            Raw::Postgres { client, .. } => client
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                .await
-                .map_err(pg("snapshot"))?,
+            Raw::Postgres { client, .. } => {
+                client
+                    .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await
+                    .map_err(pg("snapshot"))?;
+                let row = client
+                    .query_one("SELECT pg_export_snapshot()", &[])
+                    .await
+                    .map_err(pg("snapshot"))?;
+                Ok(Some(row.try_get(0).map_err(pg("snapshot"))?))
+            }
         }
-        Ok(())
+    }
+
+    /// After a read as of this store's exported snapshot failed on another connection:
+    /// the loss of this connection, which took the snapshot with it, if that is what
+    /// happened (one `SELECT 1` tells); `None` when this connection is alive.
+    pub(crate) async fn lost_snapshot(&self) -> Option<Error> {
+        match self {
+            Raw::Sqlite { .. } => None,
+            Raw::Postgres { client, .. } => client
+                .simple_query("SELECT 1")
+                .await
+                .err()
+                .map(pg("snapshot")),
+        }
     }
 
     /// Ends the read transaction [`begin_snapshot`](Self::begin_snapshot) started (it

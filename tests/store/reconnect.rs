@@ -3,7 +3,10 @@
 //! server restart or a failover does to a session): each reconnects, redoes the page
 //! or batch in flight and ends where an uninterrupted run on an identical store ends
 //! (every row of every table compared). And a server away for 30 s (refusing every
-//! connection): the prune waits it out and finishes as an uninterrupted one.
+//! connection): the prune waits it out and finishes as an uninterrupted one. And what
+//! a copy out of Postgres reads on other connections than its own (the checkpoints,
+//! through the saver's pool) is read as of its one snapshot too: threads deleted from
+//! the source mid-copy come out as they were.
 
 use std::io::Write;
 use std::path::Path;
@@ -17,7 +20,7 @@ use crate::support::rt;
 use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::store::{
-    self, AnyStore, CopyOptions, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
+    self, AnyStore, CopyOptions, CopyReport, ExportOptions, ImportOptions, PruneOptions, StoreKeys,
 };
 use langgraph_codec::ErrorKind;
 
@@ -389,6 +392,118 @@ fn import_into_postgres_reconnects_and_ends_as_an_uninterrupted_import() {
         runtime.block_on(digest(&target)),
         runtime.block_on(digest(&reference))
     );
+}
+
+/// Runs `sql` in the database at `url`, on a thread and runtime of its own (callable
+/// from a progress callback); then the number of checkpoints left there.
+fn run_in(url: &str, sql: &str) -> i64 {
+    let (url, sql) = (url.to_owned(), sql.to_owned());
+    std::thread::spawn(move || {
+        rt().block_on(async {
+            let c = connect(&url).await;
+            c.batch_execute(&sql).await.expect("statement");
+            c.query_one("SELECT count(*) FROM checkpoints", &[])
+                .await
+                .expect("count")
+                .get(0)
+        })
+    })
+    .join()
+    .expect("statement thread")
+}
+
+/// A copy of a new Postgres source of 20 threads of 5 checkpoints (`tag`) into a new
+/// SQLite file in batches of 10, `mid(source URL)` called once, at the first progress
+/// report past the first batch, its count kept: checks that the copy verified all 100
+/// checkpoints with no mismatch and ends equal to a copy of the untouched source, and
+/// returns its report and `mid`'s count.
+fn copy_out_of_postgres_with(
+    tag: &str,
+    mid: impl Fn(&str) -> i64 + Send + Sync + 'static,
+) -> Option<(CopyReport, i64)> {
+    let base = pg_base()?;
+    let runtime = rt();
+    let (source, _) = runtime.block_on(pg_pair(&base, tag, &shape(20, 5)));
+    let dir = crate::support::scratch(tag);
+    let (target, reference) = (dir.join("target.db"), dir.join("reference.db"));
+    let keys = StoreKeys::none();
+    runtime
+        .block_on(store::copy(
+            &source,
+            &reference.to_string_lossy(),
+            &keys,
+            &CopyOptions::new(),
+        ))
+        .expect("a copy of the untouched source");
+    let got = Arc::new(std::sync::Mutex::new(None));
+    let (at, url) = (Arc::clone(&got), source.clone());
+    let report = runtime
+        .block_on(store::copy(
+            &source,
+            &target.to_string_lossy(),
+            &keys,
+            &CopyOptions::new().batch_size(10).on_progress(move |p| {
+                let mut at = at.lock().expect("count");
+                if p.rows_done >= 10 && at.is_none() {
+                    *at = Some(mid(&url));
+                }
+            }),
+        ))
+        .expect("the copy finishes");
+    assert_eq!(report.copied, 100, "{report:?}");
+    assert_eq!(report.verified, 100, "{report:?}");
+    assert!(report.mismatches.is_empty(), "{report:?}");
+    assert_eq!(sqlite_dump(&target), sqlite_dump(&reference));
+    let n = got.lock().expect("count").expect("called mid-copy");
+    Some((report, n))
+}
+
+/// A copy out of Postgres reads its source as of one point in time: its keys and
+/// pending writes in its own `REPEATABLE READ` transaction, the checkpoints on the
+/// saver's connections as of that transaction's exported snapshot. Five threads deleted
+/// from the source once the first batch is in (as `delete_thread` or a prune deletes
+/// them, their writes and blobs with them; the copy's keys of them already read) are
+/// copied as they were: the target equals a copy of the untouched source. Without the
+/// snapshot the copy stopped: "vanished from the source during the copy".
+#[test]
+fn copy_out_of_postgres_reads_threads_deleted_meanwhile_as_they_were() {
+    // The last five threads in the copy's order (by thread id: t-0, t-1, t-10 … t-19,
+    // t-2 … t-9), 25 checkpoints.
+    let doomed = "thread_id IN ('t-5', 't-6', 't-7', 't-8', 't-9')";
+    let delete = format!(
+        "BEGIN; DELETE FROM checkpoint_writes WHERE {doomed}; \
+         DELETE FROM checkpoint_blobs WHERE {doomed}; DELETE FROM checkpoints WHERE {doomed}; COMMIT"
+    );
+    let Some((_, left)) =
+        copy_out_of_postgres_with("hrc_copy_snapshot", move |url| run_in(url, &delete))
+    else {
+        return;
+    };
+    assert_eq!(left, 75, "the five threads were deleted mid-copy");
+}
+
+/// The copy's own connection to its Postgres source lost alone (the oldest open
+/// transaction on the source: the one its snapshot lives in), its pool's connections
+/// alive: the copy reopens the source, reads as of a new snapshot and finishes, equal
+/// to an uninterrupted copy. (A read of checkpoints as of the lost snapshot, on a live
+/// pool connection, fails with "invalid snapshot identifier"; that it is reported as
+/// the lost connection is `store::inspect`'s unit test: here the copy's own next read
+/// on the lost connection usually says so first.)
+#[test]
+fn copy_out_of_postgres_recovers_when_only_its_snapshot_connection_is_lost() {
+    let Some((report, killed)) = copy_out_of_postgres_with("hrc_copy_snaplost", |url| {
+        admin(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM \
+             (SELECT pid FROM pg_stat_activity WHERE datname = $1 \
+              AND pid <> pg_backend_pid() AND xact_start IS NOT NULL \
+              ORDER BY xact_start LIMIT 1) oldest",
+            &db_name(url),
+        )
+    }) else {
+        return;
+    };
+    assert_eq!(killed, 1);
+    assert!(report.reconnects >= 1, "{report:?}");
 }
 
 /// `max_reconnects(0)`: the first lost connection stops the copy, the import and the

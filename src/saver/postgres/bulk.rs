@@ -645,7 +645,7 @@ impl PostgresSaver {
     }
 
     /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not
-    /// there.
+    /// there; as of `snapshot` when given.
     ///
     /// # Errors
     /// As `get_tuple`.
@@ -653,9 +653,10 @@ impl PostgresSaver {
         &self,
         keys: &[(&str, &str, &str)],
         parts: TupleParts,
+        snapshot: Option<&str>,
     ) -> Result<Vec<Option<(CheckpointTuple, Blobs)>>> {
         let mut by_key: HashMap<(String, String, String), (CheckpointTuple, Blobs)> = self
-            .get_tuples(keys, parts)
+            .get_tuples(keys, parts, snapshot)
             .await?
             .into_iter()
             .map(|(t, blobs)| {
@@ -684,12 +685,20 @@ impl PostgresSaver {
     /// were most of a 2.1 s copy SQLite → Postgres). `parts` may leave out the writes
     /// and keep blobs as stored ([`TupleParts`]).
     ///
+    /// With `snapshot`, read as of a snapshot another session's open `REPEATABLE READ`
+    /// transaction exported (`pg_export_snapshot()`), so that these reads, on the
+    /// pool's connections, see what that transaction sees and nothing committed since
+    /// (a store copy reads its source's keys there and the checkpoints here: one point
+    /// in time for both).
+    ///
     /// # Errors
-    /// As `get_tuple`.
+    /// As `get_tuple`; a snapshot that is not of the form the server exports, or no
+    /// longer held open, is an error (nothing is read).
     pub(crate) async fn get_tuples(
         &self,
         keys: &[(&str, &str, &str)],
         parts: TupleParts,
+        snapshot: Option<&str>,
     ) -> Result<Vec<(CheckpointTuple, Blobs)>> {
         if keys.is_empty() {
             return Ok(Vec::new());
@@ -709,18 +718,56 @@ impl PostgresSaver {
             parts.writes,
         );
         let client = self.client("get_tuple").await?;
-        self.select_parts(
-            &*client,
-            &sql,
-            &[
-                (&threads, Type::TEXT_ARRAY),
-                (&namespaces, Type::TEXT_ARRAY),
-                (&ids, Type::TEXT_ARRAY),
-            ],
-            (page_blobs, parts.raw_blobs),
-            "get_tuple",
-        )
-        .await
+        if let Some(snapshot) = snapshot {
+            // The identifier goes into the statement's text (SET takes no parameter):
+            // only what the server exports (hex digits and dashes) is let through.
+            if snapshot.is_empty() || !snapshot.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+            {
+                return Err(super::error::PgFault::Config {
+                    reason: format!(
+                        "{snapshot:?} is not a snapshot identifier pg_export_snapshot() returns"
+                    ),
+                }
+                .into());
+            }
+            if let Err(e) = client
+                .batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '{snapshot}'"
+                ))
+                .await
+            {
+                // A snapshot no longer held (its transaction ended, its connection
+                // lost) fails the SET inside the transaction just begun: ended here,
+                // the connection goes back to the pool outside one.
+                let _ = client.batch_execute("ROLLBACK").await;
+                return Err(db("get_tuple")(e));
+            }
+        }
+        let read = self
+            .select_parts(
+                &*client,
+                &sql,
+                &[
+                    (&threads, Type::TEXT_ARRAY),
+                    (&namespaces, Type::TEXT_ARRAY),
+                    (&ids, Type::TEXT_ARRAY),
+                ],
+                (page_blobs, parts.raw_blobs),
+                "get_tuple",
+            )
+            .await;
+        if snapshot.is_some() {
+            // Ends the transaction whatever the read gave (after a failed statement
+            // COMMIT rolls back), so the connection goes back to the pool outside one.
+            let ended = client
+                .batch_execute("COMMIT")
+                .await
+                .map_err(db("get_tuple"));
+            if read.is_ok() {
+                ended?;
+            }
+        }
+        read
     }
 }
 

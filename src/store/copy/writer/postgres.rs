@@ -122,7 +122,7 @@ impl CopyWriter for PgWriter {
         Ok(
             match self
                 .saver
-                .get_tuples_in_order(&keys, TupleParts::WHOLE)
+                .get_tuples_in_order(&keys, TupleParts::WHOLE, None)
                 .await
             {
                 Ok(found) => found
