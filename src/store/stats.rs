@@ -305,16 +305,18 @@ impl AnyStore {
         let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
         let writes = self.raw.writes_table();
         // Postgres keeps channel values in `checkpoint_blobs` besides: kind 2.
+        // SQLite: `octet_length`, the bytes as stored, read from each row's header
+        // without loading the value (as the prune's count of what it frees).
         let (per_thread, per_channel_sql) = if self.raw.is_sqlite() {
             (
                 format!(
-                    "SELECT thread_id, 0, count(*), sum(coalesce(length(CAST(checkpoint AS BLOB)), 0) \
-                     + coalesce(length(CAST(metadata AS BLOB)), 0)) FROM checkpoints GROUP BY thread_id \
-                     UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
+                    "SELECT thread_id, 0, count(*), sum(coalesce(octet_length(checkpoint), 0) \
+                     + coalesce(octet_length(metadata), 0)) FROM checkpoints GROUP BY thread_id \
+                     UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(octet_length(value), 0)) \
                      FROM {writes} GROUP BY thread_id ORDER BY 1, 2"
                 ),
                 format!(
-                    "SELECT channel, 1, count(*), sum(coalesce(length(CAST(value AS BLOB)), 0)) \
+                    "SELECT channel, 1, count(*), sum(coalesce(octet_length(value), 0)) \
                      FROM {writes} GROUP BY channel"
                 ),
             )

@@ -1840,6 +1840,78 @@ async fn prune_keeps_the_latest_per_namespace_and_dry_run_deletes_nothing() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The bytes of every value a SQLite store holds (checkpoints, metadata, writes),
+/// summed from the values as read: a BLOB's length, a TEXT's UTF-8 bytes.
+fn value_bytes(path: &Path) -> u64 {
+    use rusqlite::types::Value as Cell;
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut total = 0u64;
+    for sql in [
+        "SELECT checkpoint FROM checkpoints",
+        "SELECT metadata FROM checkpoints",
+        "SELECT value FROM writes",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let cells = stmt
+            .query_map([], |r| r.get::<_, Cell>(0))
+            .expect("query")
+            .collect::<Result<Vec<_>, _>>()
+            .expect("rows");
+        for cell in cells {
+            total += match cell {
+                Cell::Blob(b) => b.len() as u64,
+                Cell::Text(s) => s.len() as u64,
+                Cell::Null => 0,
+                Cell::Integer(i) => i.to_string().len() as u64,
+                Cell::Real(f) => f.to_string().len() as u64,
+            };
+        }
+    }
+    total
+}
+
+/// A prune reports as freed the bytes the deleted rows' values held (a dry run the
+/// bytes it would free), counting a TEXT value's UTF-8 bytes, not its characters:
+/// metadata stored as text with characters of two and four bytes.
+#[tokio::test]
+async fn prune_reports_the_bytes_the_deleted_values_held() {
+    use langgraph_codec::store::{prune, PruneOptions};
+    let dir = scratch("prune-bytes");
+    let path = dir.join("s.db");
+    let [_, _, _, d] = forked_store(&path, Arc::new(JsonPlusSerializer::new())).await;
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .execute(
+            "UPDATE checkpoints SET metadata = CAST(metadata AS TEXT) || ' ' || ?1 \
+             WHERE checkpoint_id != ?2",
+            rusqlite::params!["\u{e9}\u{1f600}".repeat(50), d],
+        )
+        .expect("text metadata");
+    let store = path.to_str().expect("utf-8").to_owned();
+    let before = value_bytes(&path);
+    let stats = AnyStore::open(&store)
+        .await
+        .expect("open")
+        .stats(&StoreKeys::none(), &StatsOptions::new())
+        .await
+        .expect("stats");
+    assert_eq!(
+        stats.total.total_bytes, before,
+        "stats counts bytes as stored"
+    );
+    let options = PruneOptions::new().keep_latest(1);
+    let dry = prune(&store, &StoreKeys::none(), &options.clone().dry_run(true))
+        .await
+        .expect("dry run");
+    let done = prune(&store, &StoreKeys::none(), &options)
+        .await
+        .expect("prune");
+    assert_eq!(done.checkpoints_deleted, 3);
+    let freed = before - value_bytes(&path);
+    assert_eq!((dry.bytes_freed, done.bytes_freed), (freed, freed));
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// After a prune no checkpoint names a parent that is not stored: a kept checkpoint
 /// whose parent went is left with no parent, as Python's `PostgresSaver.prune` leaves
 /// it (SQLite and Postgres, on the stores Python's savers wrote).

@@ -31,8 +31,13 @@ pub(crate) fn remove(
     dry_run: bool,
 ) -> rusqlite::Result<Removed> {
     let mut out = Removed::default();
-    let cp_bytes = "length(CAST(checkpoint AS BLOB)) + coalesce(length(CAST(metadata AS BLOB)), 0)";
-    let write_bytes = "length(CAST(value AS BLOB))";
+    // Sizes in bytes (a TEXT value's UTF-8 bytes) as the record header gives them:
+    // `octet_length` does not load the value, where `length(CAST(… AS BLOB))` read
+    // every deleted value whole, overflow pages and all. Measured 2026-12-03, `prune
+    // --before` deleting 60,851 of 100,000 checkpoints (benches/store_scale.sh's
+    // fixture): 2.20 s with the cast, 1.58–1.66 s without.
+    let cp_bytes = "octet_length(checkpoint) + coalesce(octet_length(metadata), 0)";
+    let write_bytes = "octet_length(value)";
     // A removal deletes and measures a table's rows in one statement (`RETURNING`); a
     // dry run counts the same rows. Each (checkpoints, writes) pair of statements
     // adds to `out` for one key or one thread.
