@@ -251,9 +251,10 @@ pub async fn copy(
     // One read transaction over every read of the source: the copy is of one point in
     // time, whatever Python or a prune commits there meanwhile (a source connection
     // lost and re-opened reads on in a new one: a rerun's point in time).
-    src.begin_snapshot().await?;
+    // Shared: the checkpoints are read through the source saver's own connections.
+    src.raw.begin_snapshot(true).await?;
     let report = copy_snapshot(&mut src, source, target, keys, options).await;
-    src.end_snapshot().await;
+    src.raw.end_snapshot().await;
     new.discard_on_error(&report);
     report
 }

@@ -329,9 +329,10 @@ pub async fn export(
 ) -> Result<ExportReport> {
     // One read transaction for the whole file: a backup is one point in time, whatever
     // Python or a prune commits meanwhile.
-    store.begin_snapshot().await?;
+    // Everything is read on the store's own connection: the snapshot is not shared.
+    store.raw.begin_snapshot(false).await?;
     let report = export_snapshot(&store.raw, out, options).await;
-    store.end_snapshot().await;
+    store.raw.end_snapshot().await;
     report
 }
 

@@ -41,9 +41,6 @@ pub struct AnyStore {
     /// Postgres: how long a read waits for a lock, on every connection
     /// ([`open_with_lock_timeout`](Self::open_with_lock_timeout)); `None`: the server's.
     lock_timeout: Option<std::time::Duration>,
-    /// Postgres: the snapshot [`begin_snapshot`](Self::begin_snapshot) exported, which
-    /// [`tuples_without_writes`](Self::tuples_without_writes) reads as of.
-    snapshot: std::sync::Mutex<Option<String>>,
 }
 
 /// One thread: [`AnyStore::threads`].
@@ -268,34 +265,7 @@ impl AnyStore {
             raw: Raw::open(location).await?,
             pg_reader: std::sync::Mutex::new(None),
             lock_timeout: None,
-            snapshot: std::sync::Mutex::new(None),
         })
-    }
-
-    /// Starts the one read transaction every read of the store is part of until
-    /// [`end_snapshot`](Self::end_snapshot) (`Raw::begin_snapshot`), the reads of
-    /// checkpoints through the Postgres saver's own connections
-    /// ([`tuples_without_writes`](Self::tuples_without_writes)) included: one point in
-    /// time for all of them.
-    ///
-    /// # Errors
-    /// The database's.
-    pub(crate) async fn begin_snapshot(&self) -> Result<()> {
-        let exported = self.raw.begin_snapshot().await?;
-        *self.held_snapshot() = exported;
-        Ok(())
-    }
-
-    /// Ends the transaction [`begin_snapshot`](Self::begin_snapshot) started.
-    pub(crate) async fn end_snapshot(&self) {
-        self.held_snapshot().take();
-        self.raw.end_snapshot().await;
-    }
-
-    fn held_snapshot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
-        self.snapshot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// As [`open`](Self::open); on Postgres every connection the store reads on (its
@@ -661,7 +631,7 @@ impl AnyStore {
         // SQLite (with reads of 128): 11.55–12.63 s against 13.39–13.55 s.
         let owned = keys.to_vec();
         // As of the snapshot the store's own reads (keys, writes) are in, if one is held.
-        let snapshot = self.held_snapshot().clone();
+        let snapshot = self.raw.snapshot();
         let read = tokio::spawn(async move {
             let refs: Vec<(&str, &str, &str)> = owned
                 .iter()
@@ -673,7 +643,7 @@ impl AnyStore {
         })
         .await
         .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
-        if read.is_err() && self.held_snapshot().is_some() {
+        if read.is_err() && self.raw.snapshot().is_some() {
             // The snapshot lives as long as the store's own connection: lost, it is
             // that loss a caller recovers from (the saver's connection said only that
             // the snapshot is gone).
@@ -856,7 +826,7 @@ mod tests {
         let store = AnyStore::open(&store_url).await.expect("open");
         let serde: Arc<dyn Serializer> = Arc::new(crate::JsonPlusSerializer::new());
         let key = [("t".to_owned(), String::new(), "1".to_owned())];
-        store.begin_snapshot().await.expect("snapshot");
+        store.raw.begin_snapshot(true).await.expect("snapshot");
         let read = store.tuples_without_writes(&serde, &key, false).await;
         assert!(matches!(read.as_deref(), Ok([None])), "{read:?}");
         let Raw::Postgres { client, .. } = &store.raw else {
@@ -876,7 +846,7 @@ mod tests {
             .await
             .expect_err("the snapshot went with its connection");
         assert!(e.is_connection_lost(), "{e}");
-        store.end_snapshot().await;
+        store.raw.end_snapshot().await;
         drop(store);
         admin
             .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))

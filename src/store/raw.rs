@@ -62,6 +62,10 @@ pub(crate) enum Raw {
         layout: StoreLayout,
         shown: String,
         url: String,
+        /// The snapshot of the read transaction [`Raw::begin_snapshot`] began and
+        /// exported, for reads on other connections ([`Raw::snapshot`]); it lives as
+        /// long as that transaction on `client`.
+        snapshot: std::sync::Mutex<Option<String>>,
     },
 }
 
@@ -69,6 +73,14 @@ pub(crate) enum Raw {
 /// held it left nothing half-done that SQLite would not roll back: it is taken anyway).
 pub(crate) fn lock(conn: &std::sync::Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
     conn.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A Postgres store's exported snapshot (a panic while another held it left a whole
+/// value: it is taken anyway).
+fn held(snapshot: &std::sync::Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
+    snapshot
+        .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -160,6 +172,7 @@ impl Raw {
                     layout,
                     shown,
                     url,
+                    snapshot: std::sync::Mutex::new(None),
                 }
             }
         };
@@ -177,13 +190,14 @@ impl Raw {
     /// is part of, so what they read is one point in time even with writers running:
     /// SQLite's deferred transaction fixed by a first read (WAL: writers go on, the
     /// reads see none of their commits; rollback journal: writers wait for the end),
-    /// Postgres's `REPEATABLE READ READ ONLY` (one snapshot, nothing locked), whose
-    /// snapshot it exports and returns (`pg_export_snapshot()`): reads on other
-    /// connections see the same point in time while this transaction stays open.
+    /// Postgres's `REPEATABLE READ READ ONLY` (one snapshot, nothing locked). With
+    /// `shared`, Postgres's snapshot is exported too (`pg_export_snapshot()`, one more
+    /// round trip), for reads on other connections to see the same point in time
+    /// while this transaction stays open ([`snapshot`](Self::snapshot)).
     ///
     /// # Errors
     /// The database's.
-    pub(crate) async fn begin_snapshot(&self) -> Result<Option<String>> {
+    pub(crate) async fn begin_snapshot(&self, shared: bool) -> Result<()> {
         match self {
             Raw::Sqlite { conn, .. } => {
                 let conn = lock(conn);
@@ -193,19 +207,33 @@ impl Raw {
                     r.get::<_, i64>(0)
                 })
                 .map_err(sq("snapshot"))?;
-                Ok(None)
             }
-            Raw::Postgres { client, .. } => {
+            Raw::Postgres {
+                client, snapshot, ..
+            } => {
                 client
                     .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await
                     .map_err(pg("snapshot"))?;
-                let row = client
-                    .query_one("SELECT pg_export_snapshot()", &[])
-                    .await
-                    .map_err(pg("snapshot"))?;
-                Ok(Some(row.try_get(0).map_err(pg("snapshot"))?))
+                if shared {
+                    let row = client
+                        .query_one("SELECT pg_export_snapshot()", &[])
+                        .await
+                        .map_err(pg("snapshot"))?;
+                    *held(snapshot) = Some(row.try_get(0).map_err(pg("snapshot"))?);
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// The snapshot [`begin_snapshot`](Self::begin_snapshot) exported, while its
+    /// transaction is open: reads on other connections import it
+    /// (`SET TRANSACTION SNAPSHOT`) to read as of the same point in time.
+    pub(crate) fn snapshot(&self) -> Option<String> {
+        match self {
+            Raw::Sqlite { .. } => None,
+            Raw::Postgres { snapshot, .. } => held(snapshot).clone(),
         }
     }
 
@@ -230,7 +258,10 @@ impl Raw {
             Raw::Sqlite { conn, .. } => {
                 let _ = lock(conn).execute_batch("COMMIT");
             }
-            Raw::Postgres { client, .. } => {
+            Raw::Postgres {
+                client, snapshot, ..
+            } => {
+                held(snapshot).take();
                 let _ = client.batch_execute("COMMIT").await;
             }
         }
@@ -691,6 +722,7 @@ mod tests {
             layout: StoreLayout::Empty,
             shown: "pg".to_owned(),
             url,
+            snapshot: std::sync::Mutex::new(None),
         };
         let rows = raw
             .rows(

@@ -560,12 +560,12 @@ pub(super) async fn reopen_source(
     }
     let locked = is_lock_conflict(&e);
     if locked {
-        src.end_snapshot().await;
+        src.raw.end_snapshot().await;
     }
     retry.lost_or_locked(e).await?;
     let opened = async {
         let new = AnyStore::open_with_lock_timeout(given, SOURCE_LOCK_TIMEOUT).await?;
-        new.begin_snapshot().await?;
+        new.raw.begin_snapshot(true).await?;
         Ok(new)
     }
     .await;
@@ -574,7 +574,7 @@ pub(super) async fn reopen_source(
         // Not re-opened (the server away): the old connection, alive, reads in a new
         // read transaction; lost, its next read counts one more loss.
         None if locked => {
-            let _ = src.begin_snapshot().await;
+            let _ = src.raw.begin_snapshot(true).await;
         }
         None => {}
     }
