@@ -1,14 +1,15 @@
 """Checks a store the store-maintenance bench wrote, with Python's own savers.
 
     python benches/store_maint_check.py copy SOURCE TARGET
-    python benches/store_maint_check.py prune STORE THREADS
+    python benches/store_maint_check.py prune STORE SOURCE
     python benches/store_maint_check.py same STORE_A STORE_B
 
 copy: the target holds as many checkpoints and writes as the source, and for a sample
 of threads (first, middle, last, and every 97th) Python's saver lists the same history
 from both (checkpoint values, metadata, parent, pending writes).
-prune: one checkpoint per thread is left, with its two writes, and Python's saver reads
-the latest checkpoint of every sampled thread.
+prune: one checkpoint per namespace of each of SOURCE's threads (a subgraph's namespace
+too) is left, with its two writes, and Python's saver reads the latest checkpoint of
+every sampled thread.
 same: two stores of one backend hold the same rows by key (checkpoints with their
 parent id, writes, and Postgres blobs: thread, namespace, id / channel and version),
 e.g. after two tools applied one retention rule to copies of a store.
@@ -31,6 +32,16 @@ def counts(s, store: str) -> tuple[int, int]:
             r = cur.fetchone()
             return r["a"], r["b"]
     return tuple(s.conn.execute("SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM writes)").fetchone())
+
+
+def namespaces(s, store: str) -> int:
+    """The (thread, namespace) pairs holding checkpoints."""
+    sql = "SELECT count(*) AS n FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints) AS ns"
+    if store.startswith(("postgres://", "postgresql://")):
+        with s._cursor() as cur:
+            cur.execute(sql)
+            return cur.fetchone()["n"]
+    return s.conn.execute(sql).fetchone()[0]
 
 
 KEYS = {
@@ -83,7 +94,8 @@ def main() -> int:
         print(f"ok: {ca[0]} checkpoints, {ca[1]} writes; {len(threads)} threads read equal by Python")
         return 0
     if mode == "prune" and len(sys.argv) == 4:
-        want = int(sys.argv[3])
+        with saver(sys.argv[3]) as src:
+            want = namespaces(src, sys.argv[3])
         with saver(sys.argv[2]) as s:
             c = counts(s, sys.argv[2])
             if c != (want, 2 * want):

@@ -3,7 +3,8 @@
 # Python's savers (benches/store_copy_python_script.py, benches/store_prune_python_script.py,
 # benches/store_backup_python_script.py)
 # on the same graph-shaped stores (examples/store_fixture.rs: 10 checkpoints per thread,
-# two pending writes each), SQLite and Postgres: wall time and peak memory
+# two pending writes each, a subgraph's namespace in every fourth thread, an interrupt
+# ending every fifth), SQLite and Postgres: wall time and peak memory
 # (/usr/bin/time) of each, every result checked (counts; Python's savers read the
 # target, benches/store_maint_check.py; `lgcodec store audit` reads every value).
 # The date rules (prune-before: `--before DATE`, prune-idle: `--idle-since DATE`) run on
@@ -92,14 +93,14 @@ for n in ${SIZES:-10000 100000}; do
     sqlcp "$W/src.db" "$W/prune_rust.db"; sqlcp "$W/src.db" "$W/prune_py.db"
     r=$(measure $L store prune "$W/prune_rust.db" --keep-latest 1 --json)
     p=$(measure $PY benches/store_prune_python_script.py "$W/prune_py.db")
-    $PY benches/store_maint_check.py prune "$W/prune_rust.db" $threads >/dev/null
-    $PY benches/store_maint_check.py prune "$W/prune_py.db" $threads >/dev/null
+    $PY benches/store_maint_check.py prune "$W/prune_rust.db" "$W/src.db" >/dev/null
+    $PY benches/store_maint_check.py prune "$W/prune_py.db" "$W/src.db" >/dev/null
     echo "prune sqlite keep-latest=1 checkpoints=$n rust=[$r] raw-sql=[$p] (seconds, peak KiB)"
     fresh ${D}_prune_rust ${D}_src; fresh ${D}_prune_py ${D}_src
     r=$(measure $L store prune "$BASE/${D}_prune_rust" --keep-latest 1 --json)
     p=$(measure $PY benches/store_prune_python_script.py "$BASE/${D}_prune_py")
-    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_rust" $threads >/dev/null
-    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_py" $threads >/dev/null
+    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_rust" "$BASE/${D}_src" >/dev/null
+    $PY benches/store_maint_check.py prune "$BASE/${D}_prune_py" "$BASE/${D}_src" >/dev/null
     echo "prune postgres keep-latest=1 checkpoints=$n rust=[$r] python-prune=[$p] (seconds, peak KiB)"
   fi
 

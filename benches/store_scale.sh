@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every `lgcodec store` operation on graph-shaped SQLite stores of growing size
 # (examples/store_fixture.rs: threads of 10 checkpoints, a messages channel of up to 10
-# messages, small channel values, two pending writes each): wall time, checkpoints per
+# messages, small channel values, two pending writes each, a subgraph's namespace in
+# every fourth thread, an interrupt ending every fifth): wall time, checkpoints per
 # second and peak memory (/usr/bin/time) of each, to see that throughput holds and
 # memory stays flat as the store grows.
 #

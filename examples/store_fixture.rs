@@ -1,5 +1,6 @@
 //! Writes a store shaped like a real graph's (message blobs, small channel values,
-//! pending writes) with this crate's savers, whose rows are Python's byte for byte: for
+//! pending writes, Python's channel versions, a subgraph namespace in every fourth
+//! thread, an interrupt ending every fifth) with this crate's savers, whose rows are Python's byte for byte: for
 //! trying `lgcodec store`, its CI check and its bench.
 //!
 //! ```text

@@ -1,8 +1,11 @@
 //! Stores shaped like a real graph's, written with this crate's savers (rows
 //! byte-compatible with Python's): per step a checkpoint whose `messages` channel holds
 //! a growing list of message dicts (a blob), small `step`/`notes` values (inline on
-//! Postgres), and two pending writes. Shared by the store tests (`support::store_fixture`),
-//! the store bench and examples/store_fixture.rs (`#[path]`).
+//! Postgres), and two pending writes; channel versions as Python's savers make them
+//! (`"000…0003.0.4201…"`); every fourth thread runs a subgraph (the middle third of its
+//! checkpoints in the namespace `inner:<task id>`), and every fifth stops at an
+//! interrupt (its last step's writes hold `__interrupt__`). Shared by the store tests
+//! (`support::store_fixture`), the store bench and examples/store_fixture.rs (`#[path]`).
 
 #![allow(dead_code)]
 
@@ -14,6 +17,8 @@ use langgraph_codec::saver::{
     isoformat_at, uuid6_at, ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig,
     CheckpointMetadata, CheckpointSaver,
 };
+use langgraph_codec::typed::pytypes::Interrupt;
+use langgraph_codec::typed::to_value;
 use langgraph_codec::{JsonPlusSerializer, Serializer, Value};
 
 /// How the rows are serialized.
@@ -76,6 +81,37 @@ fn message(thread: usize, step: usize, i: usize, len: usize) -> Value {
     ])
 }
 
+/// Channel version `v` as Python's savers make it (`get_next_version`:
+/// `f"{v:032}.{random.random():016}"`), the random fraction drawn from `seed`.
+fn python_version(v: usize, seed: usize) -> ChannelVersion {
+    let fraction = (seed.wrapping_mul(2_654_435_761) % 999_983) as f64 / 999_983.0;
+    ChannelVersion::from(format!("{v:032}.{:0>16}", fraction.to_string()))
+}
+
+/// Whether thread `t` runs a subgraph: the middle third of its steps
+/// ([`subgraph_steps`]) are checkpoints in the namespace [`subgraph_ns`].
+fn runs_subgraph(t: usize) -> bool {
+    t % 4 == 1
+}
+
+fn subgraph_steps(steps: usize) -> std::ops::Range<usize> {
+    steps / 3..2 * steps / 3
+}
+
+/// The namespace of thread `t`'s subgraph: the node's name and its task's id, as
+/// LangGraph names a subgraph's checkpoints.
+fn subgraph_ns(t: usize) -> String {
+    format!(
+        "inner:{:08x}-0000-4000-8000-{t:012x}",
+        t.wrapping_mul(2_654_435_761) as u32
+    )
+}
+
+/// Whether thread `t` stops at an interrupt: its last step's writes hold one.
+fn interrupted(t: usize) -> bool {
+    t % 5 == 2
+}
+
 const MINUTE_NS: u128 = 60_000_000_000;
 const HOUR_NS: u128 = 60 * MINUTE_NS;
 
@@ -105,7 +141,9 @@ pub async fn fill(saver: &dyn CheckpointSaver, shape: &Shape, thread_prefix: &st
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     for t in 0..shape.threads {
-        let mut config = CheckpointConfig::new(format!("{thread_prefix}{t}"));
+        let thread = format!("{thread_prefix}{t}");
+        let mut config = CheckpointConfig::new(thread.clone());
+        let mut inner = CheckpointConfig::new(thread).with_ns(subgraph_ns(t));
         let mut messages = Vec::new();
         let times = shape
             .age_days
@@ -129,28 +167,43 @@ pub async fn fill(saver: &dyn CheckpointSaver, shape: &Shape, thread_prefix: &st
             cp.channel_values
                 .insert("notes".into(), Value::from(format!("note {t}/{step}")));
             let mut versions = ChannelVersions::new();
-            for ch in ["messages", "step", "notes"] {
-                versions.insert(ch.into(), ChannelVersion::from((step + 1) as i64));
+            for (i, ch) in ["messages", "step", "notes"].into_iter().enumerate() {
+                versions.insert(ch.into(), python_version(step + 1, t * 31 + step * 7 + i));
             }
             cp.channel_versions = versions.clone();
-            config = saver
+            let at = if runs_subgraph(t) && subgraph_steps(shape.steps).contains(&step) {
+                &mut inner
+            } else {
+                &mut config
+            };
+            *at = saver
                 .put(
-                    &config,
+                    at,
                     &cp,
                     &CheckpointMetadata::new("loop", step as i64),
                     &versions,
                 )
                 .await
                 .expect("put");
+            let last = if interrupted(t) && step + 1 == shape.steps {
+                let question =
+                    Interrupt::new(Value::from(format!("approve t{t}?")), format!("{t:032x}"));
+                (
+                    "__interrupt__".to_owned(),
+                    Value::Array(vec![to_value(&question).expect("an interrupt")]),
+                )
+            } else {
+                ("step".to_owned(), Value::from((step + 1) as i64))
+            };
             let writes = vec![
                 (
                     "messages".to_owned(),
                     Value::Array(vec![message(t, step, 99, shape.message_len)]),
                 ),
-                ("step".to_owned(), Value::from((step + 1) as i64)),
+                last,
             ];
             saver
-                .put_writes(&config, &writes, &format!("task-{step}"), "")
+                .put_writes(at, &writes, &format!("task-{step}"), "")
                 .await
                 .expect("put_writes");
             rows += 3;
