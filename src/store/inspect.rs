@@ -632,6 +632,7 @@ impl AnyStore {
         let owned = keys.to_vec();
         // As of the snapshot the store's own reads (keys, writes) are in, if one is held.
         let snapshot = self.raw.snapshot();
+        let shared = snapshot.is_some();
         let read = tokio::spawn(async move {
             let refs: Vec<(&str, &str, &str)> = owned
                 .iter()
@@ -643,7 +644,7 @@ impl AnyStore {
         })
         .await
         .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
-        if read.is_err() && self.raw.snapshot().is_some() {
+        if read.is_err() && shared {
             // The snapshot lives as long as the store's own connection: lost, it is
             // that loss a caller recovers from (the saver's connection said only that
             // the snapshot is gone).

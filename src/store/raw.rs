@@ -69,18 +69,12 @@ pub(crate) enum Raw {
     },
 }
 
-/// A SQLite store's connection, for one blocking call or a few (a panic while another
-/// held it left nothing half-done that SQLite would not roll back: it is taken anyway).
-pub(crate) fn lock(conn: &std::sync::Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
-    conn.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A Postgres store's exported snapshot (a panic while another held it left a whole
-/// value: it is taken anyway).
-fn held(snapshot: &std::sync::Mutex<Option<String>>) -> std::sync::MutexGuard<'_, Option<String>> {
-    snapshot
-        .lock()
+/// What a store keeps behind a mutex: a SQLite connection, for one blocking call or a
+/// few, or a Postgres store's exported snapshot. A panic while another held it left
+/// nothing half-done (SQLite rolls back what it did not commit; the snapshot is one
+/// whole value): it is taken anyway.
+pub(crate) fn lock<T>(held: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    held.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -220,7 +214,7 @@ impl Raw {
                         .query_one("SELECT pg_export_snapshot()", &[])
                         .await
                         .map_err(pg("snapshot"))?;
-                    *held(snapshot) = Some(row.try_get(0).map_err(pg("snapshot"))?);
+                    *lock(snapshot) = Some(row.try_get(0).map_err(pg("snapshot"))?);
                 }
             }
         }
@@ -233,7 +227,7 @@ impl Raw {
     pub(crate) fn snapshot(&self) -> Option<String> {
         match self {
             Raw::Sqlite { .. } => None,
-            Raw::Postgres { snapshot, .. } => held(snapshot).clone(),
+            Raw::Postgres { snapshot, .. } => lock(snapshot).clone(),
         }
     }
 
@@ -261,7 +255,7 @@ impl Raw {
             Raw::Postgres {
                 client, snapshot, ..
             } => {
-                held(snapshot).take();
+                lock(snapshot).take();
                 let _ = client.batch_execute("COMMIT").await;
             }
         }
