@@ -842,6 +842,21 @@ mod tests {
             .execute("SELECT pg_terminate_backend($1)", &[&pid])
             .await
             .expect("terminate");
+        // The signal is sent, not yet acted on: the snapshot is gone once the backend is.
+        for _ in 0..200 {
+            let left: i64 = admin
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+                    &[&pid],
+                )
+                .await
+                .expect("activity")
+                .get(0);
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         let e = store
             .tuples_without_writes(&serde, &key, false)
             .await
