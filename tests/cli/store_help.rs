@@ -120,3 +120,35 @@ fn upgrade_examples_exit_statuses_and_json() {
     assert_eq!(run("store upgrade missing.db").status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `lgcodec store --help` opens with the list of its commands: every subcommand clap
+/// lists under "Commands:" is named in that first paragraph too.
+#[test]
+fn store_help_names_every_command_in_its_summary() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+        .args(["store", "--help"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary = text.split("\n\n").next().unwrap_or_default();
+    let commands: Vec<&str> = text
+        .split("Commands:")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // A description wrapped onto more lines goes on further in.
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() >= 12, "{text}");
+    for command in commands {
+        let named = summary
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == command);
+        assert!(named, "`{command}` is missing from the summary: {summary}");
+    }
+}

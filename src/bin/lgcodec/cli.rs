@@ -99,13 +99,14 @@ pub enum Command {
     Encode(commands::encode::EncodeArgs),
     /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit, encrypt,
     /// rekey; with the sqlite and postgres features also stats, inspect, export, import,
-    /// copy, prune, upgrade. Exit status 0 success, 1 findings, 2 fatal.
+    /// verify, copy, prune, retain, upgrade. Exit status 0 success, 1 findings, 2 fatal.
     ///
     /// audit tells what is encrypted under which key, encrypt encrypts what is in
     /// clear, rekey re-encrypts what is under a previous key; stats and inspect read a
-    /// store, export and import back it up and restore it, copy moves it between SQLite
-    /// and Postgres, prune applies retention rules, upgrade brings an older layout to
-    /// today's. Each command has an example below.
+    /// store, export and import back it up and restore it, verify checks a backup file,
+    /// copy moves it between SQLite and Postgres, prune applies retention rules once and
+    /// retain by a policy file as a service, upgrade brings an older layout to today's.
+    /// Each command has an example below.
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     #[command(after_help = commands::store::EXAMPLES)]
     Store {
