@@ -25,7 +25,9 @@
 # SIZES: checkpoints (multiples of 10; default "100000 1000000"). WORK: a directory
 # with room for five copies of the largest store (1,000,000 checkpoints: about 3 GB
 # each; default a new directory under /tmp, removed at the end). LGCODEC: the binary
-# (default target/release/lgcodec).
+# (default target/release/lgcodec). It ends with each operation at each larger size
+# beside the first: its checkpoints per second as a share of the first size's, and its
+# peak memory, `over` where the rate is more than 20% lower or the peak over 64 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
@@ -51,6 +53,7 @@ run() { # NAME N CMD... -> one line: name, checkpoints, seconds, checkpoints/s, 
   awk -v name="$name" -v n="$n" -v s="$s" -v kib="$kib" \
     'BEGIN { rate = (s > 0 ? sprintf("%9.0f", n / s) : sprintf("%9s", "-"))
       printf "%-38s %9d checkpoints %8.2f s %s checkpoints/s %6.1f MiB\n", name, n, s, rate, kib / 1024 }'
+  printf '%s\t%s\t%s\t%s\n' "$name" "$n" "$s" "$kib" >>"$W/rates"
 }
 PGURL="${LGCODEC_TEST_PG_URL:-}"; BASE="${PGURL%/*}"; D="${DB_PREFIX:-sc}"; PY="${PY:-python3}"
 psqlc() { # SQL [URL]: runs SQL (autocommit), prints the first column of the first row
@@ -78,6 +81,7 @@ upgraded() { grep -q '"current":true' "$W/out" || { cat "$W/out"; echo "not upgr
 sq_again() { rm -f "$W"/rule.db*; cp "$W/src.db" "$W/rule.db"; }
 pg_again() { fresh ${D}_prune ${D}_src; }
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
+: >"$W/rates"
 for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/*.db* "$W"/*.jsonl
   "$F" "$W/src.db" $((n / 10)) 10 --age-days 60 >/dev/null
@@ -133,3 +137,20 @@ for n in ${SIZES:-100000 1000000}; do
   drop ${D}_enc; drop ${D}_src
 done
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Each operation at each larger size beside the first size: its checkpoints per second
+# as a share of the first size's, and its peak against the first size's; `over` marks
+# a rate more than 20% lower or a peak over 64 MiB (the scale criteria). Operations
+# that take under 0.1 s at the first size (`upgrade` of SQLite) are left out.
+awk -F'\t' '
+  !($1 in first_n) { first_n[$1] = $2; first_rate[$1] = ($3 > 0 ? $2 / $3 : 0); first_kib[$1] = $4; order[++k] = $1; next }
+  { n[$1] = $2; rate[$1] = ($3 > 0 ? $2 / $3 : 0); kib[$1] = $4 }
+  END {
+    for (i = 1; i <= k; i++) {
+      op = order[i]
+      if (!(op in n) || first_rate[op] == 0 || first_n[op] / first_rate[op] < 0.1) continue
+      share = rate[op] / first_rate[op]
+      flag = (share < 0.8 || kib[op] > 64 * 1024) ? "  over" : ""
+      printf "# %-38s at %d: %5.1f%% of the rate at %d, peak %+.1f MiB (%.1f MiB)%s\n",
+        op, n[op], 100 * share, first_n[op], (kib[op] - first_kib[op]) / 1024, kib[op] / 1024, flag
+    }
+  }' "$W/rates"
