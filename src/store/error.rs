@@ -327,6 +327,25 @@ pub(crate) fn not_current(location: &str, layout: &crate::saver::layout::StoreLa
     .into()
 }
 
+/// A store to inspect in `layout`: every layout a saver wrote is taken; what none
+/// wrote (no saver's tables, or tables of their names that no release left) is refused
+/// with what was found.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn refuse_unsaved(
+    location: &str,
+    layout: &crate::saver::layout::StoreLayout,
+) -> Result<(), Error> {
+    use crate::saver::layout::StoreLayout;
+    match layout {
+        StoreLayout::Empty | StoreLayout::Foreign { .. } => Err(StoreFault::NotAStore {
+            location: location.to_owned(),
+            found: layout.to_string(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// A saver's error on opening `location`: not a store ([`StoreFault::NotAStore`], with
 /// what the saver found), unless it is about TLS or free space (what to do differs).
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -16,6 +16,7 @@ use super::backend::ph;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::raw::{pg, serializer, Param, Raw, Result};
+use super::{Access, Store};
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
@@ -30,14 +31,17 @@ use crate::serializer::Serializer;
 use crate::value::Value;
 
 /// A store of any layout `saver::layout` detects, opened read-only for inspect,
-/// stats and export.
+/// stats, export and the source of copy: the [`Store`] handle opened for inspection,
+/// and the reader of its rows in the layout found, on the store's own connection.
 #[derive(Debug)]
 pub struct AnyStore {
+    /// The handle (its backend holds the connection the reader reads on).
+    store: Store,
     pub(crate) raw: Raw,
-    /// The Postgres saver [`AnyStore::tuple`] reads through, kept for the next call
-    /// with the same serializer (one saver per call was one new connection per
-    /// checkpoint a copy read).
-    pg_reader: std::sync::Mutex<Option<(Arc<dyn Serializer>, PostgresSaver)>>,
+    /// The Postgres saver [`AnyStore::tuple`] reads through, made at the first read and
+    /// kept, its pool shared by every serializer a call gives (one saver per call was
+    /// one new connection per checkpoint a copy read).
+    pg_reader: std::sync::Mutex<Option<PostgresSaver>>,
     /// Postgres: how long a read waits for a lock, on every connection
     /// ([`open_with_lock_timeout`](Self::open_with_lock_timeout)); `None`: the server's.
     lock_timeout: Option<std::time::Duration>,
@@ -261,8 +265,10 @@ impl AnyStore {
     /// # Errors
     /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) (no saver's tables), the database's errors.
     pub async fn open(location: &str) -> Result<Self> {
+        let mut store = Store::open_as(location, Access::Inspect).await?;
         Ok(AnyStore {
-            raw: Raw::open(location).await?,
+            raw: store.take_reader()?,
+            store,
             pg_reader: std::sync::Mutex::new(None),
             lock_timeout: None,
         })
@@ -296,7 +302,12 @@ impl AnyStore {
 
     /// `sqlite` or `postgres`.
     pub fn backend_name(&self) -> &'static str {
-        self.raw.backend()
+        self.store.backend_name()
+    }
+
+    /// Where the store is.
+    pub fn location(&self) -> &super::Location {
+        self.store.location()
     }
 
     /// Every thread: checkpoints, namespaces, writes, latest checkpoint (id, ts, step)
@@ -666,21 +677,19 @@ impl AnyStore {
 }
 
 impl AnyStore {
-    /// The saver [`AnyStore::tuple`] reads a Postgres store through: made once, made
-    /// again only for another serializer.
+    /// The saver [`AnyStore::tuple`] reads a Postgres store through, with `serde` for
+    /// its values: made at the first read, its pool kept for every later one.
     fn cached_pg_reader(&self, url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
-        let mut held = self
-            .pg_reader
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((s, saver)) = held.as_ref() {
-            if std::ptr::addr_eq(Arc::as_ptr(s), Arc::as_ptr(serde)) {
-                return Ok(saver.clone());
+        let mut held = super::raw::lock(&self.pg_reader);
+        let saver = match held.as_ref() {
+            Some(saver) => saver.clone(),
+            None => {
+                let saver = pg_reader(url, serde, self.raw.layout(), self.lock_timeout)?;
+                *held = Some(saver.clone());
+                saver
             }
-        }
-        let saver = pg_reader(url, serde, self.raw.layout(), self.lock_timeout)?;
-        *held = Some((Arc::clone(serde), saver.clone()));
-        Ok(saver)
+        };
+        Ok(saver.with_serializer(Arc::clone(serde)))
     }
 }
 
@@ -797,18 +806,13 @@ mod tests {
     use super::*;
     use crate::store::raw::pg_connect;
 
-    /// A read of checkpoints as of the store's exported snapshot, after the store's own
-    /// connection (the one holding the snapshot) was lost while the saver's pool was
-    /// not: the error is that loss, which the copy reconnects after, not the server's
-    /// "invalid snapshot identifier", which would stop it.
-    #[tokio::test]
-    async fn a_read_whose_snapshot_connection_is_gone_reports_the_lost_connection() {
-        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
-            Ok(u) if !u.is_empty() => u,
-            _ => return,
-        };
+    /// A new database `db` on the server of `LGCODEC_TEST_PG_URL` (`None` without
+    /// one): a connection to the server, and the database's URL.
+    async fn fresh_database(db: &str) -> Option<(tokio_postgres::Client, String)> {
+        let url = std::env::var("LGCODEC_TEST_PG_URL")
+            .ok()
+            .filter(|u| !u.is_empty())?;
         let admin = pg_connect(&url, false).await.expect("connect");
-        let db = "lgcodec_unit_snapshot_lost";
         for sql in [
             format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"),
             format!("CREATE DATABASE {db}"),
@@ -816,7 +820,91 @@ mod tests {
             admin.batch_execute(&sql).await.expect("a fresh database");
         }
         let cut = url.rfind('/').expect("a database in the URL");
-        let store_url = format!("{}{db}", &url[..=cut]);
+        Some((admin, format!("{}{db}", &url[..=cut])))
+    }
+
+    /// Drops the database of [`fresh_database`].
+    async fn drop_database(admin: &tokio_postgres::Client, store_url: &str) {
+        let db = store_url.rsplit('/').next().unwrap_or_default();
+        admin
+            .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+            .await
+            .expect("drop");
+    }
+
+    /// One store read under two key rings, one after the other: each read decodes with
+    /// the serializer it was given (the reader's pool is shared, its serializer is not),
+    /// so a value under a key opens with that key and not without it, whichever came
+    /// first.
+    #[tokio::test]
+    async fn each_read_decodes_with_its_own_serializer() {
+        use crate::crypto::{AesKey, KeyRing};
+        use crate::saver::{ChannelVersion, ChannelVersions};
+        let Some((admin, store_url)) = fresh_database("lgcodec_unit_two_key_rings").await else {
+            return;
+        };
+        let keyed: Arc<dyn Serializer> = Arc::new(crate::crypto::EncryptedSerializer::new(
+            KeyRing::new(AesKey::new(b"0123456789abcdef").expect("a key")),
+            crate::JsonPlusSerializer::new(),
+        ));
+        let plain: Arc<dyn Serializer> = Arc::new(crate::JsonPlusSerializer::new());
+        let saver = PostgresSaver::builder_from_url(&store_url)
+            .expect("url")
+            .serializer(Arc::clone(&keyed))
+            .build()
+            .expect("saver");
+        saver.setup().await.expect("Python's tables");
+        let mut cp = Checkpoint::new(
+            "1f0c0a8e-0000-6000-8000-000000000001",
+            "2026-12-04T00:00:00+00:00",
+        );
+        // A list goes to a blob, through the serializer (under the key).
+        cp.channel_values.insert(
+            "messages".into(),
+            Value::Array(vec![Value::from("hello"), Value::from("world")]),
+        );
+        let version = ChannelVersion::Int(1);
+        cp.channel_versions
+            .insert("messages".into(), version.clone());
+        let mut new_versions = ChannelVersions::new();
+        new_versions.insert("messages".into(), version);
+        saver
+            .put(
+                &CheckpointConfig::new("t"),
+                &cp,
+                &CheckpointMetadata::new("input", 0),
+                &new_versions,
+            )
+            .await
+            .expect("put");
+        let store = AnyStore::open(&store_url).await.expect("open");
+        for (first, second) in [(&keyed, &plain), (&plain, &keyed)] {
+            for serde in [first, second] {
+                let read = store.tuple(serde, "t", Some(""), &cp.id).await;
+                if Arc::ptr_eq(serde, &keyed) {
+                    let tuple = read.expect("read with the key").expect("the checkpoint");
+                    assert_eq!(
+                        tuple.checkpoint.channel_values.get("messages"),
+                        cp.channel_values.get("messages")
+                    );
+                } else {
+                    assert!(read.is_err(), "read without the key: {read:?}");
+                }
+            }
+        }
+        drop(store);
+        drop_database(&admin, &store_url).await;
+    }
+
+    /// A read of checkpoints as of the store's exported snapshot, after the store's own
+    /// connection (the one holding the snapshot) was lost while the saver's pool was
+    /// not: the error is that loss, which the copy reconnects after, not the server's
+    /// "invalid snapshot identifier", which would stop it.
+    #[tokio::test]
+    async fn a_read_whose_snapshot_connection_is_gone_reports_the_lost_connection() {
+        let Some((admin, store_url)) = fresh_database("lgcodec_unit_snapshot_lost").await else {
+            return;
+        };
         PostgresSaver::builder_from_url(&store_url)
             .expect("url")
             .build()
@@ -864,9 +952,6 @@ mod tests {
         assert!(e.is_connection_lost(), "{e}");
         store.raw.end_snapshot().await;
         drop(store);
-        admin
-            .batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
-            .await
-            .expect("drop");
+        drop_database(&admin, &store_url).await;
     }
 }

@@ -17,7 +17,12 @@
 //! read-only file works; nothing is created, the journal mode is left alone), Postgres
 //! in a read-only session. [`Store::open_for_writing`] opens it for the sweeps (still
 //! creating nothing). Both check Python's layout first and refuse anything else with
-//! [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) saying what they found.
+//! [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) saying what they found. Every
+//! operation opens its store through this one handle, for what it does: the audit
+//! and the sweeps as above, prune and retain in today's layout, import and copy a
+//! target they may give Python's tables, and inspect, stats, export and copy's source
+//! read-only in any layout a saver wrote (`AnyStore`: the handle, and the reader of its
+//! rows in that layout on the handle's own connection).
 //!
 //! **What is stored encrypted** (with Python's `EncryptedSerializer`):
 //!
@@ -278,6 +283,11 @@ pub struct Store {
     /// The open made Python's tables in an empty store ([`Access::Fill`]).
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     created: bool,
+    /// [`Access::Inspect`]: the reader of the store's rows in the layout found, on the
+    /// backend's own connection, until the inspecting handle takes it
+    /// ([`Store::take_reader`]).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    reader: Option<raw::Raw>,
 }
 
 /// What an operation opens a store for: one opener ([`Store::open_as`]) for every
@@ -295,6 +305,10 @@ pub(crate) enum Access {
     /// target of import and copy.
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     Fill,
+    /// Read-only, in any layout a saver wrote, every column read in that layout: inspect,
+    /// stats, export, and the source of copy.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    Inspect,
 }
 
 impl Store {
@@ -321,6 +335,10 @@ impl Store {
     pub(crate) async fn open_as(given: &str, access: Access) -> Result<Self, Error> {
         let location = Location::parse(given)?;
         let shown = location.display();
+        #[cfg(all(feature = "sqlite", feature = "postgres"))]
+        if access == Access::Inspect {
+            return Self::open_inspect(location, shown).await;
+        }
         let writable = access != Access::Read;
         let (backend, created): (Box<dyn Backend>, bool) = match (&location, access) {
             #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -368,6 +386,61 @@ impl Store {
             location,
             writable,
             created,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            reader: None,
+        })
+    }
+
+    /// [`Access::Inspect`]: the backend opened read-only in the layout it has, and the
+    /// reader of its rows in that layout on the same connection.
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    async fn open_inspect(location: Location, shown: String) -> Result<Self, Error> {
+        let (backend, reader): (Box<dyn Backend>, raw::Raw) = match &location {
+            Location::Sqlite(path) => {
+                let (store, layout) = sqlite::SqliteStore::open_any(path, &shown)?;
+                let reader = raw::Raw::Sqlite {
+                    conn: store.shared_conn(),
+                    layout,
+                    shown,
+                    path: path.clone(),
+                };
+                (Box::new(store), reader)
+            }
+            Location::Postgres(url) => {
+                let (store, layout) = postgres::PgStore::open_any(url, &shown).await?;
+                let reader = raw::Raw::Postgres {
+                    client: store.shared_client(),
+                    layout,
+                    shown,
+                    url: url.clone(),
+                    snapshot: std::sync::Mutex::new(None),
+                };
+                (Box::new(store), reader)
+            }
+        };
+        Ok(Store {
+            backend,
+            location,
+            writable: false,
+            created: false,
+            reader: Some(reader),
+        })
+    }
+
+    /// The reader of an [`Access::Inspect`] store's rows, taken once by the handle
+    /// that inspects it.
+    ///
+    /// # Errors
+    /// [`StoreFault::Task`] when the store was opened for another access, or the
+    /// reader was taken already (a caller's mistake, not the store's).
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    pub(crate) fn take_reader(&mut self) -> Result<raw::Raw, Error> {
+        self.reader.take().ok_or_else(|| {
+            StoreFault::Task(format!(
+                "{}: no row reader (open it with Access::Inspect, once)",
+                self.location.display()
+            ))
+            .into()
         })
     }
 
@@ -392,6 +465,7 @@ impl Store {
             location,
             writable: false,
             created: false,
+            reader: None,
         }))
     }
 

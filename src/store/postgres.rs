@@ -396,6 +396,28 @@ impl PgStore {
         Ok((Self::over(client, url, true), created))
     }
 
+    /// Connects in a read-only session to a database in any layout a saver wrote, for
+    /// inspection (`AnyStore`): the store and its layout.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), or the server's error.
+    pub(crate) async fn open_any(url: &str, location: &str) -> Result<(Self, StoreLayout)> {
+        let (client, _, layout) = connect_and_detect(url, false).await?;
+        let layout = layout.map_err(super::error::saver_err(location))?;
+        super::error::refuse_unsaved(location, &layout)?;
+        let store = PgStore {
+            js: matches!(layout, StoreLayout::PostgresJs { .. }),
+            shallow: matches!(layout, StoreLayout::PostgresShallow { .. }),
+            ..Self::over(client, url, false)
+        };
+        Ok((store, layout))
+    }
+
+    /// The store's connection, shared with the reader of its rows in any layout.
+    pub(crate) fn shared_client(&self) -> Arc<Client> {
+        self.client()
+    }
+
     /// A dry run's view of the database at `url`: a read-only session, nothing
     /// created; `None` when it holds none of the saver's tables.
     ///

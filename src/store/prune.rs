@@ -41,7 +41,7 @@ use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::pages::{run_pass, Pass};
 use super::plan::Rules;
-use super::raw::{require_sqlite_file, serializer, Result};
+use super::raw::{serializer, Result};
 use super::target::open_target;
 use super::Location;
 
@@ -256,9 +256,6 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         .into());
     }
     let location = Location::parse(store)?;
-    if let Location::Sqlite(path) = &location {
-        require_sqlite_file(path)?;
-    }
     // A file or database without the saver's tables is refused, not given them.
     let (mut target, _, shown) = open_target(store, false).await?;
     let serde = serializer(keys);

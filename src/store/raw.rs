@@ -1,13 +1,14 @@
-//! Raw, layout-aware access for the maintenance operations (inspect, stats, export,
-//! import, copy): a store in any layout [`crate::saver::layout`] detects, opened
-//! read-only (SQLite through `open_sqlite_read_only`: no write, no `-wal`/`-shm` left;
-//! Postgres in a read-only session), or a target opened for writing with Python's
-//! tables created by the savers' own `setup()` when it has none.
+//! The reader of a store's rows in any layout [`crate::saver::layout`] detects, for
+//! the maintenance operations (inspect, stats, export, the source of copy): every
+//! column (parents, metadata, channels, task paths), in old layouts too, paged by
+//! primary key (`WHERE (key…) > (last key…) ORDER BY key… LIMIT n`), on the connection
+//! of the [`Store`](super::Store) opened for it (`Access::Inspect`: SQLite through
+//! `open_sqlite_read_only`, no write and no `-wal`/`-shm` left; Postgres in a
+//! read-only session).
 //!
-//! The audit's [`Store`](super::Store) pages one `(type, value)` column per table and
-//! accepts only today's layout; these operations need every column (parents, metadata,
-//! channels, task paths) and old layouts, so they page by primary key here, with the
-//! same keyset paging (`WHERE (key…) > (last key…) ORDER BY key… LIMIT n`).
+//! The audit and the sweeps page one `(type, value)` column per table through the
+//! backend trait instead, and prune, retain, import and the target of copy reach
+//! today's layout through its checkpoint half.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -23,14 +24,13 @@ use super::Location;
 use crate::crypto::EncryptedSerializer;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
-use crate::saver::layout::{detect_sqlite, open_sqlite_read_only};
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) use super::error::saver_err;
-pub(crate) use super::postgres::{connect_and_detect, pg, pg_current_schema};
+pub(crate) use super::postgres::{pg, pg_current_schema};
 pub(crate) use super::sqlite::{cell_bytes, sq};
 
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
@@ -45,14 +45,14 @@ pub(crate) fn serializer(keys: &StoreKeys) -> Arc<dyn Serializer> {
     }
 }
 
-/// An open store of any known layout.
+/// The rows of a store of any known layout, on its store's connection.
 pub(crate) enum Raw {
     Sqlite {
         /// In a mutex so that a store can be shared between tasks (`Sync`): the
         /// operations that hold one across an await, `copy` among them, stay `Send`.
         /// Each use is a blocking call that takes it and lets it go, never held
         /// across an await.
-        conn: std::sync::Mutex<Connection>,
+        conn: Arc<std::sync::Mutex<Connection>>,
         layout: StoreLayout,
         shown: String,
         path: std::path::PathBuf,
@@ -138,48 +138,6 @@ impl Cols {
 }
 
 impl Raw {
-    /// Opens `given` read-only in whatever layout it has (refusing only what no saver
-    /// wrote: [`StoreLayout::Empty`], [`StoreLayout::Foreign`]).
-    ///
-    /// # Errors
-    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound), [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), the database's errors.
-    pub(crate) async fn open(given: &str) -> Result<Raw> {
-        let location = Location::parse(given)?;
-        let shown = location.display();
-        let raw = match location {
-            Location::Sqlite(path) => {
-                require_sqlite_file(&path)?;
-                let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
-                let layout = detect_sqlite(&conn).map_err(saver_err(&shown))?;
-                Raw::Sqlite {
-                    conn: std::sync::Mutex::new(conn),
-                    layout,
-                    shown,
-                    path,
-                }
-            }
-            Location::Postgres(url) => {
-                let (client, _, layout) = connect_and_detect(&url, false).await?;
-                let layout = layout.map_err(saver_err(&shown))?;
-                Raw::Postgres {
-                    client: Arc::new(client),
-                    layout,
-                    shown,
-                    url,
-                    snapshot: std::sync::Mutex::new(None),
-                }
-            }
-        };
-        match raw.layout() {
-            StoreLayout::Empty | StoreLayout::Foreign { .. } => Err(StoreFault::NotAStore {
-                location: raw.shown().to_owned(),
-                found: raw.layout().to_string(),
-            }
-            .into()),
-            _ => Ok(raw),
-        }
-    }
-
     /// Starts one read transaction that every read until [`end_snapshot`](Self::end_snapshot)
     /// is part of, so what they read is one point in time even with writers running:
     /// SQLite's deferred transaction fixed by a first read (WAL: writers go on, the
@@ -662,7 +620,7 @@ mod tests {
     async fn sqlite_cells_are_read_as_stored() {
         let conn = Connection::open_in_memory().expect("open");
         let raw = Raw::Sqlite {
-            conn: std::sync::Mutex::new(conn),
+            conn: Arc::new(std::sync::Mutex::new(conn)),
             layout: StoreLayout::Empty,
             shown: "memory".to_owned(),
             path: std::path::PathBuf::new(),

@@ -32,10 +32,9 @@ use super::options::{run_setters, RunOptions};
 use super::pages::{run_pass, Pass, PlanFn, PAGE_THREADS};
 use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
-use super::raw::{require_sqlite_file, serializer, Result};
+use super::raw::{serializer, Result};
 use super::report::VacuumReport;
 use super::target::{open_target, Target};
-use super::Location;
 
 /// Options of [`retain`].
 #[derive(Clone)]
@@ -284,10 +283,6 @@ pub async fn retain(
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
-    let location = Location::parse(store)?;
-    if let Location::Sqlite(path) = &location {
-        require_sqlite_file(path)?;
-    }
     let (mut target, _, shown) = open_target(store, false).await?;
     let serde = serializer(keys);
     let rules = rules_of(&options.policy, now);

@@ -364,6 +364,11 @@ impl SqliteStore {
         location: &str,
     ) -> Result<(Self, bool)> {
         use crate::saver::layout::StoreLayout;
+        if !create_if_empty {
+            // What is to be maintained must be there: a missing path (or a directory)
+            // is said as such, not as an empty store.
+            require_sqlite_file(path)?;
+        }
         let saver_err = super::error::saver_err(location);
         let create = || -> Result<()> {
             crate::saver::sqlite::SqliteSaver::create(path).map_err(&saver_err)?;
@@ -410,6 +415,35 @@ impl SqliteStore {
                 .map_err(sq("open"))?;
         }
         Ok((Self::over(conn, path, location), created))
+    }
+
+    /// Opens the file at `path` read-only, in any layout a saver wrote, for inspection
+    /// (`AnyStore`): the store and its layout. Nothing is written and no `-wal`/`-shm`
+    /// is left behind (the readers' opener).
+    ///
+    /// # Errors
+    /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound),
+    /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), or SQLite's error.
+    pub(crate) fn open_any(
+        path: &Path,
+        location: &str,
+    ) -> Result<(Self, crate::saver::layout::StoreLayout)> {
+        use crate::saver::layout::StoreLayout;
+        require_sqlite_file(path)?;
+        let saver_err = super::error::saver_err(location);
+        let conn = crate::saver::layout::open_sqlite_read_only(path).map_err(&saver_err)?;
+        let layout = crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)?;
+        super::error::refuse_unsaved(location, &layout)?;
+        let store = SqliteStore {
+            js: layout == StoreLayout::SqliteJs,
+            ..Self::over(conn, path, location)
+        };
+        Ok((store, layout))
+    }
+
+    /// The store's connection, shared with the reader of its rows in any layout.
+    pub(crate) fn shared_conn(&self) -> Arc<Mutex<Connection>> {
+        Arc::clone(&self.conn)
     }
 
     /// A dry run's view of the file at `path`: read-only, nothing created; `None` when

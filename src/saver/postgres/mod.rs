@@ -345,6 +345,15 @@ pub struct PostgresSaver {
 }
 
 impl PostgresSaver {
+    /// This saver with `serde` for its values: the same pool, statements and what
+    /// the server answered (a reader of one store under another key ring).
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn with_serializer(&self, serde: Arc<dyn Serializer>) -> PostgresSaver {
+        let mut saver = self.clone();
+        saver.settings.serde = serde;
+        saver
+    }
+
     /// A builder over a pool the caller made (and so chose TLS for).
     pub fn builder(pool: Pool) -> PostgresSaverBuilder {
         PostgresSaverBuilder {
