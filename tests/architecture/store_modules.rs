@@ -122,3 +122,33 @@ fn chains_that_climb_to_store_and_groups_are_read() {
     // From src/store/copy/Y.rs, `super::` is copy; `super::super::` is store.
     assert_eq!(names(2), set(&["error", "keys"]));
 }
+
+/// The longest a file of the store or of the CLI may be: past it, a file holds more
+/// than one thing (split it the way `copy.rs` and `copy/` are split).
+const MAX_LINES: usize = 900;
+
+#[test]
+fn no_file_of_the_store_or_the_cli_is_over_the_line_limit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src/store", "src/bin/lgcodec"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 40, "the reading found the files: {files:?}");
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = fs::read_to_string(f)
+                .expect("a source file")
+                .lines()
+                .count();
+            (lines > MAX_LINES).then(|| format!("{}: {lines} lines", f.display()))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines (split each into a module of its own parts):\n{}",
+        long.join("\n")
+    );
+}
