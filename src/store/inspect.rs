@@ -7,6 +7,7 @@
 //! side files unchanged), Postgres in a read-only session.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -32,6 +33,10 @@ mod views;
 pub use views::{
     diff_checkpoints, tuple_json, CheckpointDiff, HistoryNode, ThreadHistory, ThreadSummary,
 };
+
+/// Threads [`AnyStore::each_thread`] reads at once: their ids, counts and sizes (then
+/// one latest checkpoint at a time).
+const THREAD_PAGE: usize = 256;
 
 /// A store of any layout `saver::layout` detects, opened read-only for inspect,
 /// stats, export and the source of copy: the [`Store`] handle opened for inspection,
@@ -177,51 +182,99 @@ impl AnyStore {
     }
 
     /// Every thread: checkpoints, namespaces, writes, latest checkpoint (id, ts, step)
-    /// and bytes. The latest checkpoint is decoded with `keys` for its `ts`.
+    /// and bytes. The latest checkpoint is decoded with `keys` for its `ts`. Holds every
+    /// thread: [`each_thread`](Self::each_thread) hands them over one at a time.
     ///
     /// # Errors
     /// The database's errors.
     pub async fn threads(&self, keys: &StoreKeys) -> Result<Vec<ThreadSummary>> {
-        // Every thread: the list holds every thread anyway.
-        let stats = self.stats(&StoreKeys::none(), &Default::default()).await?;
-        let c = self.raw.cols();
-        let serde = serializer(keys);
         let mut out = Vec::new();
-        let counts = self.thread_counts().await?;
-        for (thread, (checkpoints, namespaces)) in counts {
-            let size = stats.per_thread.get(&thread).cloned().unwrap_or_default();
-            let latest = self.latest(&thread, &c).await?;
-            let (latest_id, ns, meta) = latest.unwrap_or_default();
-            let tuple = self
-                .tuple(&serde, &thread, Some(&ns), &latest_id)
-                .await
-                .ok()
-                .flatten();
-            out.push(ThreadSummary {
-                latest_ts: tuple.as_ref().map(|t| t.checkpoint.ts.clone()),
-                latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
-                thread_id: thread,
-                checkpoints,
-                namespaces,
-                writes: size.writes.rows,
-                latest_checkpoint_id: latest_id,
-                bytes: size.total_bytes,
-            });
-        }
+        self.each_thread(keys, |t| {
+            out.push(t);
+            ControlFlow::Continue(())
+        })
+        .await?;
         Ok(out)
     }
 
-    async fn thread_counts(&self) -> Result<Vec<(String, (u64, u64))>> {
+    /// Every thread in thread order, as [`threads`](Self::threads) gives them, to `f`
+    /// one at a time until it breaks: read a page of 256 threads at once (their counts
+    /// and sizes in two statements), so memory holds one page whatever the store
+    /// holds. Returns how many threads `f` was given.
+    ///
+    /// # Errors
+    /// The database's errors.
+    pub async fn each_thread(
+        &self,
+        keys: &StoreKeys,
+        mut f: impl FnMut(ThreadSummary) -> ControlFlow<()> + Send,
+    ) -> Result<u64> {
         let c = self.raw.cols();
+        let serde = serializer(keys);
+        let mut after: Option<String> = None;
+        let mut given = 0u64;
+        loop {
+            let page = self.thread_page(after.as_deref(), &c).await?;
+            let (Some(first), Some(last)) = (page.first(), page.last()) else {
+                return Ok(given);
+            };
+            let sizes = self.thread_sizes(&first.0, &last.0).await?;
+            // A short page is the last: no statement to learn that nothing follows.
+            let more = page.len() == THREAD_PAGE;
+            after = Some(last.0.clone());
+            for (thread, checkpoints, namespaces) in page {
+                let size = sizes.get(&thread).cloned().unwrap_or_default();
+                let latest = self.latest(&thread, &c).await?;
+                let (latest_id, ns, meta) = latest.unwrap_or_default();
+                // Without its key (or unreadable), the time is not known: shown as such.
+                let tuple = self
+                    .tuple(&serde, &thread, Some(&ns), &latest_id)
+                    .await
+                    .ok()
+                    .flatten();
+                given += 1;
+                let summary = ThreadSummary {
+                    latest_ts: tuple.as_ref().map(|t| t.checkpoint.ts.clone()),
+                    latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
+                    thread_id: thread,
+                    checkpoints,
+                    namespaces,
+                    writes: size.writes.rows,
+                    latest_checkpoint_id: latest_id,
+                    bytes: size.total_bytes,
+                };
+                if f(summary).is_break() {
+                    return Ok(given);
+                }
+            }
+            if !more {
+                return Ok(given);
+            }
+        }
+    }
+
+    /// Up to `THREAD_PAGE` threads after `after` (from the first without), in thread
+    /// order: each with its checkpoints and namespaces.
+    async fn thread_page(
+        &self,
+        after: Option<&str>,
+        c: &super::raw::Cols,
+    ) -> Result<Vec<(String, u64, u64)>> {
+        let cond = match after {
+            Some(_) => format!(" WHERE thread_id > {}", ph(self.raw.is_sqlite(), 1)),
+            None => String::new(),
+        };
         let sql = format!(
-            "SELECT thread_id, count(*), count(DISTINCT {ns}) FROM checkpoints GROUP BY thread_id ORDER BY thread_id",
+            "SELECT thread_id, count(*), count(DISTINCT {ns}) FROM checkpoints{cond} \
+             GROUP BY thread_id ORDER BY thread_id LIMIT {THREAD_PAGE}",
             ns = c.ns
         );
+        let params: Vec<Param<'_>> = after.map(Param::from).into_iter().collect();
         self.raw
-            .rows("read", &sql, &[])
+            .rows("read", &sql, &params)
             .await?
             .iter()
-            .map(|r| Ok((r.text(0)?, (r.count(1)?, r.count(2)?))))
+            .map(|r| Ok((r.text(0)?, r.count(1)?, r.count(2)?)))
             .collect()
     }
 

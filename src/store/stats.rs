@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::backend::ph;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::raw::{serializer, Fields, Result};
@@ -251,6 +252,15 @@ impl ThreadOrder {
 /// rows, bytes.
 type ThreadRow = (String, u8, u64, u64);
 
+fn thread_row(r: &Fields) -> Result<ThreadRow> {
+    Ok((
+        r.text(0)?,
+        u8::try_from(r.int(1)?).unwrap_or(2),
+        r.count(2)?,
+        r.count(3)?,
+    ))
+}
+
 /// Folds rows ordered by thread into one [`ThreadSize`] per thread, handed to
 /// [`Chosen`] as each thread ends; the totals and the thread count on the way.
 #[derive(Default)]
@@ -305,48 +315,22 @@ impl AnyStore {
         let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
         let writes = self.raw.writes_table();
         // Postgres keeps channel values in `checkpoint_blobs` besides: kind 2.
-        // SQLite: `octet_length`, the bytes as stored, read from each row's header
-        // without loading the value (as the prune's count of what it frees).
-        let (per_thread, per_channel_sql) = if self.raw.is_sqlite() {
-            (
-                format!(
-                    "SELECT thread_id, 0, count(*), sum(coalesce(octet_length(checkpoint), 0) \
-                     + coalesce(octet_length(metadata), 0)) FROM checkpoints GROUP BY thread_id \
-                     UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(octet_length(value), 0)) \
-                     FROM {writes} GROUP BY thread_id ORDER BY 1, 2"
-                ),
-                format!(
-                    "SELECT channel, 1, count(*), sum(coalesce(octet_length(value), 0)) \
-                     FROM {writes} GROUP BY channel"
-                ),
+        let per_thread = self.per_thread_sql(false);
+        let per_channel_sql = if self.raw.is_sqlite() {
+            format!(
+                "SELECT channel, 1, count(*), sum(coalesce(octet_length(value), 0)) \
+                 FROM {writes} GROUP BY channel"
             )
         } else {
-            (
-                format!(
-                    "SELECT thread_id, 0::int2, count(*), sum(octet_length(checkpoint::text) \
-                     + octet_length(metadata::text))::int8 FROM checkpoints GROUP BY thread_id \
-                     UNION ALL SELECT thread_id, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
-                     FROM {writes} GROUP BY thread_id \
-                     UNION ALL SELECT thread_id, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
-                     FROM checkpoint_blobs GROUP BY thread_id ORDER BY 1, 2"
-                ),
-                format!(
-                    "SELECT channel, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
-                     FROM {writes} GROUP BY channel \
-                     UNION ALL SELECT channel, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
-                     FROM checkpoint_blobs GROUP BY channel"
-                ),
+            format!(
+                "SELECT channel, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                 FROM {writes} GROUP BY channel \
+                 UNION ALL SELECT channel, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                 FROM checkpoint_blobs GROUP BY channel"
             )
         };
         // Row by row: a store of many threads is never held at once.
-        let row_of = |r: &Fields| -> Result<ThreadRow> {
-            Ok((
-                r.text(0)?,
-                u8::try_from(r.int(1)?).unwrap_or(2),
-                r.count(2)?,
-                r.count(3)?,
-            ))
-        };
+        let row_of = thread_row;
         self.raw
             .each_row("stats", &per_thread, &[], |r| {
                 fold.add(row_of(&r)?, &mut chosen);
@@ -395,6 +379,67 @@ impl AnyStore {
             unreadable_checkpoints,
             files: self.file_sizes().await?,
         })
+    }
+
+    /// The per-thread sizes, ordered by thread ([`ThreadRow`]s): checkpoint rows (SQLite:
+    /// `octet_length`, the bytes as stored, read from each row's header without loading
+    /// the value, as the prune's count of what it frees; Postgres: the JSONB text),
+    /// writes, and on Postgres blobs. With `range`, only the threads from the first
+    /// parameter to the second.
+    fn per_thread_sql(&self, range: bool) -> String {
+        let writes = self.raw.writes_table();
+        let sqlite = self.raw.is_sqlite();
+        let only = if range {
+            format!(
+                " WHERE thread_id BETWEEN {} AND {}",
+                ph(sqlite, 1),
+                ph(sqlite, 2)
+            )
+        } else {
+            String::new()
+        };
+        if sqlite {
+            format!(
+                "SELECT thread_id, 0, count(*), sum(coalesce(octet_length(checkpoint), 0) \
+                 + coalesce(octet_length(metadata), 0)) FROM checkpoints{only} GROUP BY thread_id \
+                 UNION ALL SELECT thread_id, 1, count(*), sum(coalesce(octet_length(value), 0)) \
+                 FROM {writes}{only} GROUP BY thread_id ORDER BY 1, 2"
+            )
+        } else {
+            format!(
+                "SELECT thread_id, 0::int2, count(*), sum(octet_length(checkpoint::text) \
+                 + octet_length(metadata::text))::int8 FROM checkpoints{only} GROUP BY thread_id \
+                 UNION ALL SELECT thread_id, 1::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                 FROM {writes}{only} GROUP BY thread_id \
+                 UNION ALL SELECT thread_id, 2::int2, count(*), sum(coalesce(octet_length(blob), 0))::int8 \
+                 FROM checkpoint_blobs{only} GROUP BY thread_id ORDER BY 1, 2"
+            )
+        }
+    }
+
+    /// The sizes of the threads from `first` to `last` (in thread order), each as
+    /// [`stats`](Self::stats) sizes it: for a page of threads
+    /// ([`each_thread`](Self::each_thread)).
+    pub(super) async fn thread_sizes(
+        &self,
+        first: &str,
+        last: &str,
+    ) -> Result<BTreeMap<String, ThreadSize>> {
+        let mut chosen = Chosen::new(&StatsOptions::new());
+        let mut fold = Fold::default();
+        self.raw
+            .each_row(
+                "stats",
+                &self.per_thread_sql(true),
+                &[first.into(), last.into()],
+                |r| {
+                    fold.add(thread_row(&r)?, &mut chosen);
+                    Ok(ControlFlow::Continue(()))
+                },
+            )
+            .await?;
+        fold.flush(&mut chosen);
+        Ok(chosen.into_map())
     }
 
     async fn file_sizes(&self) -> Result<FileSizes> {

@@ -56,5 +56,7 @@ mod split;
 mod stop;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod sweep;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod threads;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 use crate::saver::{Checkpoint, CheckpointTuple};
 use crate::value::Value;
 
-/// One thread: [`AnyStore::threads`].
+/// One thread: [`AnyStore::threads`](super::AnyStore::threads).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ThreadSummary {
@@ -50,7 +50,7 @@ pub struct HistoryNode {
     pub children: Vec<String>,
 }
 
-/// A thread's checkpoints as a tree: [`AnyStore::history`].
+/// A thread's checkpoints as a tree: [`AnyStore::history`](super::AnyStore::history).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ThreadHistory {
@@ -109,7 +109,7 @@ impl ThreadHistory {
     }
 }
 
-/// What changed between two checkpoints: [`AnyStore::diff`].
+/// What changed between two checkpoints: [`AnyStore::diff`](super::AnyStore::diff).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[non_exhaustive]
 pub struct CheckpointDiff {

@@ -2,6 +2,7 @@
 //! checkpoint's state, what changed between two checkpoints. Read-only.
 
 use std::io::Write as _;
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -29,47 +30,85 @@ pub struct InspectArgs {
     pub json: bool,
 }
 
+/// Every thread, one line (or, with `json`, one element of the array) as each is read:
+/// memory holds a page of threads, not the store. A fatal error after the first
+/// thread leaves what was printed cut short, with exit status 2.
+async fn list_threads(store: &AnyStore, shown: &str, json: bool, keys: &StoreKeys) -> ExitCode {
+    let row = |t: &ThreadSummary| {
+        format!(
+            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}\n",
+            t.thread_id,
+            t.checkpoints,
+            t.writes,
+            t.latest_checkpoint_id,
+            t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
+            t.latest_ts.as_deref().unwrap_or("?"),
+            t.bytes
+        )
+    };
+    let write = |text: &str| std::io::stdout().lock().write_all(text.as_bytes());
+    let opening = if json {
+        "[".to_owned()
+    } else {
+        format!(
+            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}\n",
+            "thread", "checkpoints", "writes", "latest checkpoint", "step", "time", "bytes"
+        )
+    };
+    if let Err(e) = write(&opening) {
+        return fatal(format!("cannot write: {e}"));
+    }
+    let mut failed: Option<String> = None;
+    let mut after_first = false;
+    let listed = store
+        .each_thread(keys, |t| {
+            let text = if json {
+                match serde_json::to_string(&t) {
+                    // The elements of one array, as `serde_json` writes a list.
+                    Ok(item) if after_first => format!(",{item}"),
+                    Ok(item) => item,
+                    Err(e) => {
+                        failed = Some(e.to_string());
+                        return ControlFlow::Break(());
+                    }
+                }
+            } else {
+                row(&t)
+            };
+            after_first = true;
+            match write(&text) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(format!("cannot write: {e}"));
+                    ControlFlow::Break(())
+                }
+            }
+        })
+        .await;
+    let listed = match (listed, failed) {
+        (Err(e), _) => return fatal(e),
+        (Ok(_), Some(e)) => return fatal(e),
+        (Ok(n), None) => n,
+    };
+    if json {
+        if let Err(e) = write("]\n") {
+            return fatal(format!("cannot write: {e}"));
+        }
+    }
+    eprintln!(
+        "lgcodec store inspect: {listed} thread(s) in {shown} ({})",
+        store.layout()
+    );
+    ExitCode::SUCCESS
+}
+
 pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
     let store = match AnyStore::open(&args.store).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
     let Some(thread) = args.thread else {
-        let threads = match store.threads(keys).await {
-            Ok(t) => t,
-            Err(e) => return fatal(e),
-        };
-        let summary = format!(
-            "lgcodec store inspect: {} thread(s) in {} ({})",
-            threads.len(),
-            args.store,
-            store.layout()
-        );
-        let text = |threads: &Vec<ThreadSummary>| {
-            say!(
-                "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
-                "thread",
-                "checkpoints",
-                "writes",
-                "latest checkpoint",
-                "step",
-                "time",
-                "bytes"
-            );
-            for t in threads {
-                say!(
-                    "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}",
-                    t.thread_id,
-                    t.checkpoints,
-                    t.writes,
-                    t.latest_checkpoint_id,
-                    t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
-                    t.latest_ts.as_deref().unwrap_or("?"),
-                    t.bytes
-                );
-            }
-        };
-        return finish(args.json, &threads, text, [summary], ExitCode::SUCCESS);
+        return list_threads(&store, &args.store, args.json, keys).await;
     };
     match (args.checkpoint, args.diff) {
         (None, _) => match store.history(&thread).await {

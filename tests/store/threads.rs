@@ -1,0 +1,166 @@
+//! `AnyStore::threads` / `each_thread` and `lgcodec store inspect`'s thread list on
+//! stores of more threads than one page (256): every thread once, in thread order,
+//! its counts and bytes as SQL written here counts them, the list stopped when asked,
+//! and the CLI's streamed JSON one array equal to the library's list.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use langgraph_codec::saver::postgres::PostgresSaver;
+use langgraph_codec::store::{AnyStore, StoreKeys, ThreadSummary};
+
+use crate::support::pg::{connect, fresh_set_up, url as pg_base};
+use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
+use crate::support::{rt, scratch};
+
+/// More threads than two pages, two checkpoints each.
+fn shape() -> Shape {
+    Shape {
+        threads: 600,
+        steps: 2,
+        message_len: 20,
+        max_messages: 2,
+        ..Shape::default()
+    }
+}
+
+/// (thread, checkpoints, namespaces, writes, bytes) as the summaries give them.
+fn counted(threads: &[ThreadSummary]) -> Vec<(String, u64, u64, u64, u64)> {
+    threads
+        .iter()
+        .map(|t| {
+            (
+                t.thread_id.clone(),
+                t.checkpoints,
+                t.namespaces,
+                t.writes,
+                t.bytes,
+            )
+        })
+        .collect()
+}
+
+/// The same, counted in SQL on the SQLite file: a thread's bytes are its checkpoint
+/// and metadata columns and its writes' values, as stored.
+fn sqlite_counts(path: &Path) -> Vec<(String, u64, u64, u64, u64)> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.thread_id, c.n, c.ns, coalesce(w.n, 0), c.bytes + coalesce(w.bytes, 0) FROM \
+             (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS ns, \
+              sum(length(CAST(checkpoint AS BLOB)) + length(CAST(metadata AS BLOB))) AS bytes \
+              FROM checkpoints GROUP BY thread_id) c LEFT JOIN \
+             (SELECT thread_id, count(*) AS n, sum(length(CAST(value AS BLOB))) AS bytes \
+              FROM writes GROUP BY thread_id) w USING (thread_id) ORDER BY c.thread_id",
+        )
+        .expect("prepare");
+    stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+/// The same on Postgres: checkpoint and metadata as their JSONB text, writes' and
+/// blobs' bytes.
+async fn pg_counts(url: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    let rows = connect(url)
+        .await
+        .query(
+            "SELECT c.thread_id, c.n, c.ns, coalesce(w.n, 0), \
+             (c.bytes + coalesce(w.bytes, 0) + coalesce(b.bytes, 0))::int8 FROM \
+             (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS ns, \
+              sum(octet_length(checkpoint::text) + octet_length(metadata::text)) AS bytes \
+              FROM checkpoints GROUP BY thread_id) c \
+             LEFT JOIN (SELECT thread_id, count(*) AS n, sum(octet_length(blob)) AS bytes \
+              FROM checkpoint_writes GROUP BY thread_id) w USING (thread_id) \
+             LEFT JOIN (SELECT thread_id, sum(octet_length(blob)) AS bytes \
+              FROM checkpoint_blobs GROUP BY thread_id) b USING (thread_id) \
+             ORDER BY c.thread_id",
+            &[],
+        )
+        .await
+        .expect("count");
+    let n = |v: i64| u64::try_from(v).expect("a count");
+    rows.iter()
+        .map(|r| {
+            (
+                r.get(0),
+                n(r.get(1)),
+                n(r.get(2)),
+                n(r.get(3)),
+                n(r.get::<_, i64>(4)),
+            )
+        })
+        .collect()
+}
+
+/// Every thread once in thread order with what SQL counts, a stop after 300 threads
+/// honoured, and the CLI's `--json` the same list.
+async fn lists_every_thread(location: &str, want: Vec<(String, u64, u64, u64, u64)>) {
+    assert_eq!(want.len(), 600, "the fixture's threads");
+    let store = AnyStore::open(location).await.expect("open");
+    let threads = store.threads(&StoreKeys::none()).await.expect("threads");
+    assert_eq!(counted(&threads), want);
+    assert!(threads
+        .iter()
+        .all(|t| t.latest_ts.is_some() && t.latest_step.is_some()));
+
+    let mut seen = Vec::new();
+    let given = store
+        .each_thread(&StoreKeys::none(), |t| {
+            seen.push(t.thread_id);
+            if seen.len() == 300 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .await
+        .expect("each thread");
+    assert_eq!(given, 300);
+    let first: Vec<String> = want.iter().take(300).map(|w| w.0.clone()).collect();
+    assert_eq!(seen, first);
+
+    let (code, stdout, stderr) = crate::lgcodec(&["store", "inspect", location, "--json"], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(listed, serde_json::to_value(&threads).expect("json"));
+    assert!(
+        stderr.contains("600 thread(s)"),
+        "the summary counts them: {stderr}"
+    );
+    let (code, stdout, _) = crate::lgcodec(&["store", "inspect", location], &[]);
+    assert_eq!(code, 0);
+    // A header, then one line per thread.
+    assert_eq!(stdout.lines().count(), 601, "{stdout}");
+}
+
+#[test]
+fn sqlite_threads_are_listed_page_by_page_as_sql_counts_them() {
+    let dir = scratch("threads-pages");
+    let path = dir.join("store.db");
+    sqlite_store(&path, &shape(), "t");
+    let want = sqlite_counts(&path);
+    rt().block_on(lists_every_thread(path.to_str().expect("utf-8"), want));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
+    let Some(base) = pg_base() else {
+        return;
+    };
+    rt().block_on(async {
+        let url = fresh_set_up(&base, "threads_pages").await;
+        let saver = PostgresSaver::builder_from_url(&url)
+            .expect("url")
+            .serializer(serializer(&shape()))
+            .build()
+            .expect("saver");
+        fill(&saver, &shape(), "t").await;
+        let want = pg_counts(&url).await;
+        lists_every_thread(&url, want).await;
+    });
+}
