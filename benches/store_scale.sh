@@ -88,6 +88,7 @@ for n in ${SIZES:-100000 1000000}; do
   echo "# $n checkpoints: $(stat -c %s "$W/src.db") bytes"
   run "stats --top 10" "$n" "$L" store stats "$W/src.db" --top 10 --json
   run "audit" "$n" "$L" store audit "$W/src.db" --allow-clear --json
+  run "inspect (every thread, JSON)" "$n" "$L" store inspect "$W/src.db" --json
   run "export" "$n" "$L" store export "$W/src.db" "$W/backup.jsonl"
   run "verify (backup file)" "$n" "$L" store verify "$W/backup.jsonl"
   run "import into a new file" "$n" "$L" store import "$W/backup.jsonl" "$W/imported.db"
@@ -116,6 +117,7 @@ for n in ${SIZES:-100000 1000000}; do
   echo "# $n checkpoints in Postgres: $(psqlc "SELECT pg_database_size('${D}_src')") bytes"
   run "Postgres: stats --top 10" "$n" "$L" store stats "$BASE/${D}_src" --top 10 --json
   run "Postgres: audit" "$n" "$L" store audit "$BASE/${D}_src" --allow-clear --json
+  run "Postgres: inspect (every thread, JSON)" "$n" "$L" store inspect "$BASE/${D}_src" --json
   run "Postgres: export" "$n" "$L" store export "$BASE/${D}_src" "$W/backup.jsonl"
   fresh ${D}_import
   run "Postgres: import into a new database" "$n" "$L" store import "$W/backup.jsonl" "$BASE/${D}_import"
