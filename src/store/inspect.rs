@@ -222,19 +222,20 @@ impl AnyStore {
             // A short page is the last: no statement to learn that nothing follows.
             let more = page.len() == THREAD_PAGE;
             after = Some(last.0.clone());
-            for (thread, checkpoints, namespaces) in page {
+            let (mut latest, mut metas) = (Vec::new(), Vec::new());
+            for (thread, ..) in &page {
+                let (id, ns, meta) = self.latest(thread, &c).await?.unwrap_or_default();
+                latest.push((thread.clone(), ns, id));
+                metas.push(meta);
+            }
+            let times = self.latest_times(&serde, &latest).await;
+            for ((((thread, checkpoints, namespaces), (_, _, latest_id)), meta), ts) in
+                page.into_iter().zip(latest).zip(metas).zip(times)
+            {
                 let size = sizes.get(&thread).cloned().unwrap_or_default();
-                let latest = self.latest(&thread, &c).await?;
-                let (latest_id, ns, meta) = latest.unwrap_or_default();
-                // Without its key (or unreadable), the time is not known: shown as such.
-                let tuple = self
-                    .tuple(&serde, &thread, Some(&ns), &latest_id)
-                    .await
-                    .ok()
-                    .flatten();
                 given += 1;
                 let summary = ThreadSummary {
-                    latest_ts: tuple.as_ref().map(|t| t.checkpoint.ts.clone()),
+                    latest_ts: ts,
                     latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
                     thread_id: thread,
                     checkpoints,
@@ -251,6 +252,31 @@ impl AnyStore {
                 return Ok(given);
             }
         }
+    }
+
+    /// The time (`ts`) of each checkpoint of `latest` (thread, namespace, id), in order;
+    /// `None` where it is not known (no key for it, or unreadable). From Postgres in one
+    /// statement for the page (one `get_tuple` per thread took 0.7 ms, 2026-12-04); a
+    /// page with a row that does not decode, and SQLite, one checkpoint at a time.
+    async fn latest_times(
+        &self,
+        serde: &Arc<dyn Serializer>,
+        latest: &[(String, String, String)],
+    ) -> Vec<Option<String>> {
+        if !self.raw.is_sqlite() {
+            if let Ok(read) = self.tuples_without_writes(serde, latest, true).await {
+                return read
+                    .into_iter()
+                    .map(|t| t.map(|(t, _)| t.checkpoint.ts))
+                    .collect();
+            }
+        }
+        let mut out = Vec::with_capacity(latest.len());
+        for (thread, ns, id) in latest {
+            let tuple = self.tuple(serde, thread, Some(ns), id).await.ok().flatten();
+            out.push(tuple.map(|t| t.checkpoint.ts));
+        }
+        out
     }
 
     /// Up to `THREAD_PAGE` threads after `after` (from the first without), in thread

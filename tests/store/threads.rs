@@ -6,8 +6,9 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 
+use langgraph_codec::crypto::AesKey;
 use langgraph_codec::saver::postgres::PostgresSaver;
-use langgraph_codec::store::{AnyStore, StoreKeys, ThreadSummary};
+use langgraph_codec::store::{self, AnyStore, StoreKeys, ThreadSummary};
 
 use crate::support::pg::{connect, fresh_set_up, url as pg_base};
 use crate::support::store_fixture::{fill, serializer, sqlite_store, Shape};
@@ -162,5 +163,48 @@ fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
         fill(&saver, &shape(), "t").await;
         let want = pg_counts(&url).await;
         lists_every_thread(&url, want).await;
+        // Each thread's time is its latest checkpoint's (the root namespace first), as
+        // Python stored it in the checkpoint's JSONB.
+        let want_ts: Vec<(String, Option<String>)> = connect(&url)
+            .await
+            .query(
+                "SELECT DISTINCT ON (thread_id) thread_id, checkpoint->>'ts' FROM checkpoints \
+                 ORDER BY thread_id, (checkpoint_ns <> ''), checkpoint_id DESC",
+                &[],
+            )
+            .await
+            .expect("times")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let store = AnyStore::open(&url).await.expect("open");
+        let threads = store.threads(&StoreKeys::none()).await.expect("threads");
+        let got: Vec<(String, Option<String>)> = threads
+            .into_iter()
+            .map(|t| (t.thread_id, t.latest_ts))
+            .collect();
+        assert_eq!(got, want_ts);
+
+        // Encrypted, the times are read with the key and unknown without it (a page
+        // that does not decode read one thread at a time): every thread still listed.
+        let keys = StoreKeys::new(AesKey::new(b"threads-key-16-b").expect("key"));
+        let opened = store::Store::open_for_writing(&url).await.expect("open");
+        let report = store::encrypt(&opened, &keys, &store::SweepOptions::new())
+            .await
+            .expect("encrypt");
+        assert!(report.complete, "{report:?}");
+        let times = |threads: Vec<ThreadSummary>| -> Vec<(String, Option<String>)> {
+            threads
+                .into_iter()
+                .map(|t| (t.thread_id, t.latest_ts))
+                .collect()
+        };
+        let store = AnyStore::open(&url).await.expect("open");
+        let with_key = store.threads(&keys).await.expect("threads");
+        assert_eq!(times(with_key), want_ts);
+        let without = times(store.threads(&StoreKeys::none()).await.expect("threads"));
+        let unknown: Vec<(String, Option<String>)> =
+            want_ts.iter().map(|(t, _)| (t.clone(), None)).collect();
+        assert_eq!(without, unknown);
     });
 }
