@@ -330,16 +330,15 @@ impl AnyStore {
             )
         };
         // Row by row: a store of many threads is never held at once.
-        let row_of = thread_row;
         self.raw
             .each_row("stats", &per_thread, &[], |r| {
-                fold.add(row_of(&r)?, &mut chosen);
+                fold.add(thread_row(&r)?, &mut chosen);
                 Ok(ControlFlow::Continue(()))
             })
             .await?;
         self.raw
             .each_row("stats", &per_channel_sql, &[], |r| {
-                let row = row_of(&r)?;
+                let row = thread_row(&r)?;
                 if row.1 == 2 {
                     per_channel_values
                         .entry(row.0.clone())

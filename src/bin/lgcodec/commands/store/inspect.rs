@@ -34,26 +34,36 @@ pub struct InspectArgs {
 /// memory holds a page of threads, not the store. A fatal error after the first
 /// thread leaves what was printed cut short, with exit status 2.
 async fn list_threads(store: &AnyStore, shown: &str, json: bool, keys: &StoreKeys) -> ExitCode {
-    let row = |t: &ThreadSummary| {
+    // The header and every row in the same columns.
+    let line = |[thread, checkpoints, writes, latest, step, time, bytes]: [&str; 7]| {
         format!(
-            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}\n",
-            t.thread_id,
-            t.checkpoints,
-            t.writes,
-            t.latest_checkpoint_id,
-            t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
-            t.latest_ts.as_deref().unwrap_or("?"),
-            t.bytes
+            "{thread:<36} {checkpoints:>11} {writes:>7} {latest:<36} {step:>5} {time:<32} {bytes:>10}\n"
         )
+    };
+    let row = |t: &ThreadSummary| {
+        line([
+            &t.thread_id,
+            &t.checkpoints.to_string(),
+            &t.writes.to_string(),
+            &t.latest_checkpoint_id,
+            &t.latest_step.map_or("?".to_owned(), |s| s.to_string()),
+            t.latest_ts.as_deref().unwrap_or("?"),
+            &t.bytes.to_string(),
+        ])
     };
     let write = |text: &str| std::io::stdout().lock().write_all(text.as_bytes());
     let opening = if json {
         "[".to_owned()
     } else {
-        format!(
-            "{:<36} {:>11} {:>7} {:<36} {:>5} {:<32} {:>10}\n",
-            "thread", "checkpoints", "writes", "latest checkpoint", "step", "time", "bytes"
-        )
+        line([
+            "thread",
+            "checkpoints",
+            "writes",
+            "latest checkpoint",
+            "step",
+            "time",
+            "bytes",
+        ])
     };
     if let Err(e) = write(&opening) {
         return fatal(format!("cannot write: {e}"));
