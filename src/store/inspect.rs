@@ -198,8 +198,9 @@ impl AnyStore {
     }
 
     /// Every thread in thread order, as [`threads`](Self::threads) gives them, to `f`
-    /// one at a time until it breaks: read a page of 256 threads at once (their counts
-    /// and sizes in two statements), so memory holds one page whatever the store
+    /// one at a time until it breaks: read a page of 256 threads at once (their counts,
+    /// sizes and latest checkpoints in three statements, on Postgres the latest
+    /// checkpoints' times in a fourth), so memory holds one page whatever the store
     /// holds. Returns how many threads `f` was given.
     ///
     /// # Errors
@@ -222,9 +223,11 @@ impl AnyStore {
             // A short page is the last: no statement to learn that nothing follows.
             let more = page.len() == THREAD_PAGE;
             after = Some(last.0.clone());
+            let mut latests = self.latest_of(&first.0, &last.0, &c).await?;
             let (mut latest, mut metas) = (Vec::new(), Vec::new());
             for (thread, ..) in &page {
-                let (id, ns, meta) = self.latest(thread, &c).await?.unwrap_or_default();
+                // A thread deleted since the page was read has none.
+                let (id, ns, meta) = latests.remove(thread).unwrap_or_default();
                 latest.push((thread.clone(), ns, id));
                 metas.push(meta);
             }
@@ -264,7 +267,10 @@ impl AnyStore {
         latest: &[(String, String, String)],
     ) -> Vec<Option<String>> {
         if !self.raw.is_sqlite() {
-            if let Ok(read) = self.tuples_without_writes(serde, latest, true).await {
+            let read = self.tuples_without_writes(serde, latest, true).await;
+            // One answer a key is the read's contract; were it broken, zipping the
+            // answers with the page would drop threads, so each is read alone instead.
+            if let Some(read) = read.ok().filter(|r| r.len() == latest.len()) {
                 return read
                     .into_iter()
                     .map(|t| t.map(|(t, _)| t.checkpoint.ts))
@@ -304,24 +310,37 @@ impl AnyStore {
             .collect()
     }
 
-    /// The latest checkpoint of a thread (root namespace first): id, ns, metadata.
-    async fn latest(
+    /// The latest checkpoint (root namespace first, then the greatest id) of each thread
+    /// from `first` to `last`: id, ns, metadata. One statement for a page of threads,
+    /// where one a thread cost a round trip each on Postgres.
+    async fn latest_of(
         &self,
-        thread: &str,
+        first: &str,
+        last: &str,
         c: &super::raw::Cols,
-    ) -> Result<Option<(String, String, Option<Vec<u8>>)>> {
+    ) -> Result<BTreeMap<String, (String, String, Option<Vec<u8>>)>> {
         let sqlite = self.raw.is_sqlite();
         let meta = if sqlite { "metadata" } else { "metadata::text" };
         let sql = format!(
-            "SELECT {id}, {ns}, {meta} FROM checkpoints WHERE thread_id = {p} \
-             ORDER BY CASE WHEN {ns} = '' THEN 0 ELSE 1 END, {id} DESC LIMIT 1",
+            "SELECT thread_id, id, ns, meta FROM (SELECT thread_id, {id} AS id, {ns} AS ns, \
+             {meta} AS meta, row_number() OVER (PARTITION BY thread_id \
+             ORDER BY CASE WHEN {ns} = '' THEN 0 ELSE 1 END, {id} DESC) AS nth \
+             FROM checkpoints WHERE thread_id BETWEEN {p1} AND {p2}) AS ranked WHERE nth = 1",
             id = c.id,
             ns = c.ns,
-            p = ph(sqlite, 1)
+            p1 = ph(sqlite, 1),
+            p2 = ph(sqlite, 2)
         );
-        let row = self.raw.first_row("read", &sql, &[thread.into()]).await?;
-        row.map(|mut r| Ok((r.text(0)?, r.text(1)?, r.take_bytes(2))))
-            .transpose()
+        let mut out = BTreeMap::new();
+        for mut r in self
+            .raw
+            .rows("read", &sql, &[first.into(), last.into()])
+            .await?
+        {
+            let row = (r.text(1)?, r.text(2)?, r.take_bytes(3));
+            out.insert(r.text(0)?, row);
+        }
+        Ok(out)
     }
 
     /// A thread's checkpoints as a tree (parents from `parent_checkpoint_id`), with

@@ -25,6 +25,32 @@ fn shape() -> Shape {
     }
 }
 
+/// What SQL counts and reads for the list: (thread, checkpoints, namespaces, writes,
+/// bytes), and each thread's latest checkpoint id and step.
+struct Want {
+    counts: Vec<(String, u64, u64, u64, u64)>,
+    latest: Vec<(String, String, Option<i64>)>,
+}
+
+/// Each thread's latest checkpoint from every (thread, ns, id, step) row, by the rule
+/// itself: one in the root namespace before any other, then the greatest id.
+fn latest_by_rule(
+    rows: Vec<(String, String, String, Option<i64>)>,
+) -> Vec<(String, String, Option<i64>)> {
+    let mut best: std::collections::BTreeMap<String, (bool, String, Option<i64>)> =
+        std::collections::BTreeMap::new();
+    for (thread, ns, id, step) in rows {
+        let candidate = (ns.is_empty(), id, step);
+        let held = best.entry(thread).or_insert_with(|| candidate.clone());
+        if (candidate.0, &candidate.1) > (held.0, &held.1) {
+            *held = candidate;
+        }
+    }
+    best.into_iter()
+        .map(|(thread, (_, id, step))| (thread, id, step))
+        .collect()
+}
+
 /// (thread, checkpoints, namespaces, writes, bytes) as the summaries give them.
 fn counted(threads: &[ThreadSummary]) -> Vec<(String, u64, u64, u64, u64)> {
     threads
@@ -43,7 +69,7 @@ fn counted(threads: &[ThreadSummary]) -> Vec<(String, u64, u64, u64, u64)> {
 
 /// The same, counted in SQL on the SQLite file: a thread's bytes are its checkpoint
 /// and metadata columns and its writes' values, as stored.
-fn sqlite_counts(path: &Path) -> Vec<(String, u64, u64, u64, u64)> {
+fn sqlite_want(path: &Path) -> Want {
     let conn = rusqlite::Connection::open(path).expect("open");
     let mut stmt = conn
         .prepare(
@@ -55,19 +81,35 @@ fn sqlite_counts(path: &Path) -> Vec<(String, u64, u64, u64, u64)> {
               FROM writes GROUP BY thread_id) w USING (thread_id) ORDER BY c.thread_id",
         )
         .expect("prepare");
-    stmt.query_map([], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-    })
-    .expect("query")
-    .collect::<Result<_, _>>()
-    .expect("rows")
+    let counts = stmt
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    let mut stmt = conn
+        .prepare(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, \
+             json_extract(CAST(metadata AS TEXT), '$.step') FROM checkpoints",
+        )
+        .expect("prepare");
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    Want {
+        counts,
+        latest: latest_by_rule(rows),
+    }
 }
 
 /// The same on Postgres: checkpoint and metadata as their JSONB text, writes' and
 /// blobs' bytes.
-async fn pg_counts(url: &str) -> Vec<(String, u64, u64, u64, u64)> {
-    let rows = connect(url)
-        .await
+async fn pg_want(url: &str) -> Want {
+    let client = connect(url).await;
+    let rows = client
         .query(
             "SELECT c.thread_id, c.n, c.ns, coalesce(w.n, 0), \
              (c.bytes + coalesce(w.bytes, 0) + coalesce(b.bytes, 0))::int8 FROM \
@@ -84,7 +126,8 @@ async fn pg_counts(url: &str) -> Vec<(String, u64, u64, u64, u64)> {
         .await
         .expect("count");
     let n = |v: i64| u64::try_from(v).expect("a count");
-    rows.iter()
+    let counts = rows
+        .iter()
         .map(|r| {
             (
                 r.get(0),
@@ -94,16 +137,51 @@ async fn pg_counts(url: &str) -> Vec<(String, u64, u64, u64, u64)> {
                 n(r.get::<_, i64>(4)),
             )
         })
-        .collect()
+        .collect();
+    let rows = client
+        .query(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, (metadata->>'step')::int8 \
+             FROM checkpoints",
+            &[],
+        )
+        .await
+        .expect("latest");
+    let rows = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    Want {
+        counts,
+        latest: latest_by_rule(rows),
+    }
 }
 
-/// Every thread once in thread order with what SQL counts, a stop after 300 threads
-/// honoured, and the CLI's `--json` the same list.
-async fn lists_every_thread(location: &str, want: Vec<(String, u64, u64, u64, u64)>) {
+/// Every thread once in thread order with what SQL counts and its latest checkpoint,
+/// a stop after 300 threads honoured, and the CLI's `--json` the same list.
+async fn lists_every_thread(location: &str, want: Want) {
+    let Want {
+        counts: want,
+        latest,
+    } = want;
     assert_eq!(want.len(), 600, "the fixture's threads");
     let store = AnyStore::open(location).await.expect("open");
     let threads = store.threads(&StoreKeys::none()).await.expect("threads");
     assert_eq!(counted(&threads), want);
+    let got: Vec<(String, String, Option<i64>)> = threads
+        .iter()
+        .map(|t| {
+            (
+                t.thread_id.clone(),
+                t.latest_checkpoint_id.clone(),
+                t.latest_step,
+            )
+        })
+        .collect();
+    assert_eq!(got, latest);
+    assert!(
+        threads.iter().any(|t| t.namespaces > 1),
+        "the fixture has threads of more than one namespace, so the rule is tested"
+    );
     assert!(threads
         .iter()
         .all(|t| t.latest_ts.is_some() && t.latest_step.is_some()));
@@ -143,7 +221,7 @@ fn sqlite_threads_are_listed_page_by_page_as_sql_counts_them() {
     let dir = scratch("threads-pages");
     let path = dir.join("store.db");
     sqlite_store(&path, &shape(), "t");
-    let want = sqlite_counts(&path);
+    let want = sqlite_want(&path);
     rt().block_on(lists_every_thread(path.to_str().expect("utf-8"), want));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -161,7 +239,7 @@ fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
             .build()
             .expect("saver");
         fill(&saver, &shape(), "t").await;
-        let want = pg_counts(&url).await;
+        let want = pg_want(&url).await;
         lists_every_thread(&url, want).await;
         // Each thread's time is its latest checkpoint's (the root namespace first), as
         // Python stored it in the checkpoint's JSONB.
