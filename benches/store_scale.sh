@@ -28,32 +28,45 @@
 # (default target/release/lgcodec). It ends with each operation at each larger size
 # beside the first: its checkpoints per second as a share of the first size's, and its
 # peak memory, `over` where the rate is more than 20% lower or the peak over 64 MiB.
+# The operations that leave the store as it was (reads, and writes into a new file or
+# database) run three times each, their median time kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 L="${LGCODEC:-target/release/lgcodec}"; F=target/release/examples/store_fixture
 if [[ -n "${WORK:-}" ]]; then W="$WORK"; mkdir -p "$W"; else
   W="$(mktemp -d -t lgcodec-scale.XXXXXX)"; trap 'rm -rf "$W"' EXIT; fi
 run() { # NAME N CMD... -> one line: name, checkpoints, seconds, checkpoints/s, peak MiB
-  local name=$1 n=$2 t0 t1 kib; shift 2
-  # The files the set-up wrote (gigabytes at a million checkpoints) flushed first: their
-  # write-back otherwise runs beside the operation timed (the first operations after the
-  # fixture ran 15-50% slower at a million, 2026-12-03).
-  sync
-  t0=$(date +%s%N)
-  /usr/bin/time -f "%M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
-  # The time includes the operation's own writes reaching the disk (`sync` after it):
-  # the kernel writes a 300 MB file back after the process has ended, and 3 GB while it
-  # runs, so without it the smaller store's rate left that work out (2026-12-03: import
-  # of a million checkpoints into a file on the disk 28.0-34.5 s, into /dev/shm
-  # 18.2-24.6 s).
-  sync
-  t1=$(date +%s%N)
-  read -r kib <"$W/t"
-  s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-  awk -v name="$name" -v n="$n" -v s="$s" -v kib="$kib" \
+  # With REPEAT=k (and AGAIN, a command run before each repetition after the first, to
+  # put back what the operation changed): CMD k times, the median time and the highest
+  # peak kept. A single run on this VM moves by a third for the operations that write
+  # gigabytes: the SQLite export of a million checkpoints took 9.7-16.6 s over eleven
+  # runs (2026-12-04), the slowest the first after the store was made.
+  local name=$1 n=$2 t0 t1 kib peak=0 i times=(); shift 2
+  for ((i = 1; i <= ${REPEAT:-1}; i++)); do
+    if ((i > 1)) && [[ -n "${AGAIN:-}" ]]; then eval "$AGAIN"; fi
+    # The files the set-up wrote (gigabytes at a million checkpoints) flushed first:
+    # their write-back otherwise runs beside the operation timed (the first operations
+    # after the fixture ran 15-50% slower at a million, 2026-12-03).
+    sync
+    t0=$(date +%s%N)
+    /usr/bin/time -f "%M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
+    # The time includes the operation's own writes reaching the disk (`sync` after
+    # it): the kernel writes a 300 MB file back after the process has ended, and 3 GB
+    # while it runs, so without it the smaller store's rate left that work out
+    # (2026-12-03: import of a million checkpoints into a file on the disk 28.0-34.5 s,
+    # into /dev/shm 18.2-24.6 s).
+    sync
+    t1=$(date +%s%N)
+    read -r kib <"$W/t"
+    ((kib > peak)) && peak=$kib
+    times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')")
+  done
+  s=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }')
+  awk -v name="$name" -v n="$n" -v s="$s" -v kib="$peak" -v all="${times[*]}" \
     'BEGIN { rate = (s > 0 ? sprintf("%9.0f", n / s) : sprintf("%9s", "-"))
-      printf "%-38s %9d checkpoints %8.2f s %s checkpoints/s %6.1f MiB\n", name, n, s, rate, kib / 1024 }'
-  printf '%s\t%s\t%s\t%s\n' "$name" "$n" "$s" "$kib" >>"$W/rates"
+      gsub(" ", " / ", all); each = (all ~ "/" ? "  (median of " all " s)" : "")
+      printf "%-38s %9d checkpoints %8.2f s %s checkpoints/s %6.1f MiB%s\n", name, n, s, rate, kib / 1024, each }'
+  printf '%s\t%s\t%s\t%s\n' "$name" "$n" "$s" "$peak" >>"$W/rates"
 }
 PGURL="${LGCODEC_TEST_PG_URL:-}"; BASE="${PGURL%/*}"; D="${DB_PREFIX:-sc}"; PY="${PY:-python3}"
 psqlc() { # SQL [URL]: runs SQL (autocommit), prints the first column of the first row
@@ -86,14 +99,14 @@ for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/*.db* "$W"/*.jsonl
   "$F" "$W/src.db" $((n / 10)) 10 --age-days 60 >/dev/null
   echo "# $n checkpoints: $(stat -c %s "$W/src.db") bytes"
-  run "stats --top 10" "$n" "$L" store stats "$W/src.db" --top 10 --json
-  run "audit" "$n" "$L" store audit "$W/src.db" --allow-clear --json
-  run "inspect (every thread, JSON)" "$n" "$L" store inspect "$W/src.db" --json
-  run "export" "$n" "$L" store export "$W/src.db" "$W/backup.jsonl"
-  run "verify (backup file)" "$n" "$L" store verify "$W/backup.jsonl"
-  run "import into a new file" "$n" "$L" store import "$W/backup.jsonl" "$W/imported.db"
+  REPEAT=3 run "stats --top 10" "$n" "$L" store stats "$W/src.db" --top 10 --json
+  REPEAT=3 run "audit" "$n" "$L" store audit "$W/src.db" --allow-clear --json
+  REPEAT=3 run "inspect (every thread, JSON)" "$n" "$L" store inspect "$W/src.db" --json
+  REPEAT=3 run "export" "$n" "$L" store export "$W/src.db" "$W/backup.jsonl"
+  REPEAT=3 run "verify (backup file)" "$n" "$L" store verify "$W/backup.jsonl"
+  REPEAT=3 AGAIN='rm -f "$W"/imported.db*' run "import into a new file" "$n" "$L" store import "$W/backup.jsonl" "$W/imported.db"
   rm -f "$W/backup.jsonl" "$W"/imported.db*
-  run "copy SQLite -> SQLite (verified)" "$n" "$L" store copy "$W/src.db" "$W/copy.db" --json
+  REPEAT=3 AGAIN='rm -f "$W"/copy.db*' run "copy SQLite -> SQLite (verified)" "$n" "$L" store copy "$W/src.db" "$W/copy.db" --json
   grep -q '"mismatches":\[\]' "$W/out" || { echo "copy mismatches"; exit 1; }
   rm -f "$W"/copy.db*
   cp "$W/src.db" "$W/prune.db"
@@ -110,19 +123,19 @@ for n in ${SIZES:-100000 1000000}; do
   rm -f "$W"/enc.db*
   [[ -n "${LGCODEC_TEST_PG_URL:-}" ]] || continue
   fresh ${D}_src
-  run "copy SQLite -> Postgres (verified)" "$n" "$L" store copy "$W/src.db" "$BASE/${D}_src" --json
+  REPEAT=3 AGAIN='fresh ${D}_src' run "copy SQLite -> Postgres (verified)" "$n" "$L" store copy "$W/src.db" "$BASE/${D}_src" --json
   grep -q '"mismatches":\[\]' "$W/out" || { echo "copy mismatches"; exit 1; }
   rm -f "$W"/src.db*
   psqlc "VACUUM ANALYZE" "$BASE/${D}_src"
   echo "# $n checkpoints in Postgres: $(psqlc "SELECT pg_database_size('${D}_src')") bytes"
-  run "Postgres: stats --top 10" "$n" "$L" store stats "$BASE/${D}_src" --top 10 --json
-  run "Postgres: audit" "$n" "$L" store audit "$BASE/${D}_src" --allow-clear --json
-  run "Postgres: inspect (every thread, JSON)" "$n" "$L" store inspect "$BASE/${D}_src" --json
-  run "Postgres: export" "$n" "$L" store export "$BASE/${D}_src" "$W/backup.jsonl"
+  REPEAT=3 run "Postgres: stats --top 10" "$n" "$L" store stats "$BASE/${D}_src" --top 10 --json
+  REPEAT=3 run "Postgres: audit" "$n" "$L" store audit "$BASE/${D}_src" --allow-clear --json
+  REPEAT=3 run "Postgres: inspect (every thread, JSON)" "$n" "$L" store inspect "$BASE/${D}_src" --json
+  REPEAT=3 run "Postgres: export" "$n" "$L" store export "$BASE/${D}_src" "$W/backup.jsonl"
   fresh ${D}_import
-  run "Postgres: import into a new database" "$n" "$L" store import "$W/backup.jsonl" "$BASE/${D}_import"
+  REPEAT=3 AGAIN='fresh ${D}_import' run "Postgres: import into a new database" "$n" "$L" store import "$W/backup.jsonl" "$BASE/${D}_import"
   rm -f "$W/backup.jsonl"; drop ${D}_import
-  run "copy Postgres -> SQLite (verified)" "$n" "$L" store copy "$BASE/${D}_src" "$W/copy.db" --json
+  REPEAT=3 AGAIN='rm -f "$W"/copy.db*' run "copy Postgres -> SQLite (verified)" "$n" "$L" store copy "$BASE/${D}_src" "$W/copy.db" --json
   grep -q '"mismatches":\[\]' "$W/out" || { echo "copy mismatches"; exit 1; }
   rm -f "$W"/copy.db*
   fresh ${D}_prune ${D}_src
