@@ -55,6 +55,10 @@ pub struct AnyStore {
     lock_timeout: Option<std::time::Duration>,
 }
 
+/// A thread's latest checkpoint as [`AnyStore::latest_of`] reads it: id, namespace,
+/// metadata and, where the row holds it in clear, its time.
+type Latest = (String, String, Option<Vec<u8>>, Option<String>);
+
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
     let text = bytes?;
     let value = crate::json::parse(text, METADATA_MAX_DEPTH).ok()?;
@@ -182,7 +186,8 @@ impl AnyStore {
     }
 
     /// Every thread: checkpoints, namespaces, writes, latest checkpoint (id, ts, step)
-    /// and bytes. The latest checkpoint is decoded with `keys` for its `ts`. Holds every
+    /// and bytes. The latest checkpoint's `ts` is read from its row on Postgres (the
+    /// JSONB keeps it in clear) and decoded with `keys` on SQLite. Holds every
     /// thread: [`each_thread`](Self::each_thread) hands them over one at a time.
     ///
     /// # Errors
@@ -224,14 +229,28 @@ impl AnyStore {
             let more = page.len() == THREAD_PAGE;
             after = Some(last.0.clone());
             let mut latests = self.latest_of(&first.0, &last.0, &c).await?;
-            let (mut latest, mut metas) = (Vec::new(), Vec::new());
+            let (mut latest, mut metas, mut times) = (Vec::new(), Vec::new(), Vec::new());
+            let mut undated = Vec::new();
             for (thread, ..) in &page {
                 // A thread deleted since the page was read has none.
-                let (id, ns, meta) = latests.remove(thread).unwrap_or_default();
+                let (id, ns, meta, ts) = latests.remove(thread).unwrap_or_default();
+                if ts.is_none() {
+                    undated.push((latest.len(), (thread.clone(), ns.clone(), id.clone())));
+                }
                 latest.push((thread.clone(), ns, id));
                 metas.push(meta);
+                times.push(ts);
             }
-            let times = self.latest_times(&serde, &latest).await;
+            // The times the rows did not give, from the decoded checkpoints.
+            if !undated.is_empty() {
+                let keys: Vec<_> = undated.iter().map(|(_, k)| k.clone()).collect();
+                let decoded = self.latest_times(&serde, &keys).await;
+                for ((at, _), ts) in undated.into_iter().zip(decoded) {
+                    if let Some(slot) = times.get_mut(at) {
+                        *slot = ts;
+                    }
+                }
+            }
             for ((((thread, checkpoints, namespaces), (_, _, latest_id)), meta), ts) in
                 page.into_iter().zip(latest).zip(metas).zip(times)
             {
@@ -257,8 +276,10 @@ impl AnyStore {
         }
     }
 
-    /// The time (`ts`) of each checkpoint of `latest` (thread, namespace, id), in order;
-    /// `None` where it is not known (no key for it, or unreadable). From Postgres in one
+    /// The time (`ts`) of each checkpoint of `latest` (thread, namespace, id) decoded,
+    /// in order; `None` where it is not known (no key for it, or unreadable). For the
+    /// checkpoints whose row does not give it ([`latest_of`](Self::latest_of)): SQLite's,
+    /// and a Postgres row whose JSONB has no `ts` string. From Postgres in one
     /// statement for the page (one `get_tuple` per thread took 0.7 ms, 2026-12-04); a
     /// page with a row that does not decode, and SQLite, one checkpoint at a time.
     async fn latest_times(
@@ -311,20 +332,31 @@ impl AnyStore {
     }
 
     /// The latest checkpoint (root namespace first, then the greatest id) of each thread
-    /// from `first` to `last`: id, ns, metadata. One statement for a page of threads:
-    /// a query per thread cost a round trip each on Postgres (`inspect --json` of
-    /// 100,000 checkpoints 3.76–3.95 s against 0.97–1.14 s, 2026-12-04).
+    /// from `first` to `last`: id, ns, metadata, and on Postgres its `ts` as the row's
+    /// JSONB holds it in clear in every layout (the time a decode of the checkpoint
+    /// gives, and known without a key). One statement for a page of threads: a query
+    /// per thread cost a round trip each on Postgres (`inspect --json` of 100,000
+    /// checkpoints 3.76–3.95 s against 0.97–1.14 s, 2026-12-04).
     async fn latest_of(
         &self,
         first: &str,
         last: &str,
         c: &super::raw::Cols,
-    ) -> Result<BTreeMap<String, (String, String, Option<Vec<u8>>)>> {
+    ) -> Result<BTreeMap<String, Latest>> {
         let sqlite = self.raw.is_sqlite();
-        let meta = if sqlite { "metadata" } else { "metadata::text" };
+        let (meta, ts) = if sqlite {
+            // The checkpoint is msgpack, encrypted or not: its time takes a decode.
+            ("metadata", "NULL")
+        } else {
+            (
+                "metadata::text",
+                "CASE WHEN jsonb_typeof(checkpoint -> 'ts') = 'string' \
+                 THEN checkpoint ->> 'ts' END",
+            )
+        };
         let sql = format!(
-            "SELECT thread_id, id, ns, meta FROM (SELECT thread_id, {id} AS id, {ns} AS ns, \
-             {meta} AS meta, row_number() OVER (PARTITION BY thread_id \
+            "SELECT thread_id, id, ns, meta, ts FROM (SELECT thread_id, {id} AS id, {ns} AS ns, \
+             {meta} AS meta, {ts} AS ts, row_number() OVER (PARTITION BY thread_id \
              ORDER BY CASE WHEN {ns} = '' THEN 0 ELSE 1 END, {id} DESC) AS nth \
              FROM checkpoints WHERE thread_id BETWEEN {p1} AND {p2}) AS ranked WHERE nth = 1",
             id = c.id,
@@ -338,7 +370,8 @@ impl AnyStore {
             .rows("read", &sql, &[first.into(), last.into()])
             .await?
         {
-            let row = (r.text(1)?, r.text(2)?, r.take_bytes(3));
+            let ts = r.take_opt_text(4)?;
+            let row = (r.text(1)?, r.text(2)?, r.take_bytes(3), ts);
             out.insert(r.text(0)?, row);
         }
         Ok(out)

@@ -1,7 +1,8 @@
 //! `AnyStore::threads` / `each_thread` and `lgcodec store inspect`'s thread list on
 //! stores of more threads than one page (256): every thread once, in thread order,
 //! its counts and bytes as SQL written here counts them, the list stopped when asked,
-//! and the CLI's streamed JSON one array equal to the library's list.
+//! and the CLI's streamed JSON one array equal to the library's list; each thread's
+//! time with and without the key of an encrypted store.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -222,7 +223,37 @@ fn sqlite_threads_are_listed_page_by_page_as_sql_counts_them() {
     let path = dir.join("store.db");
     sqlite_store(&path, &shape(), "t");
     let want = sqlite_want(&path);
-    rt().block_on(lists_every_thread(path.to_str().expect("utf-8"), want));
+    let location = path.to_str().expect("utf-8");
+    rt().block_on(async {
+        lists_every_thread(location, want).await;
+        // Encrypted, a SQLite checkpoint's time takes its key (the row is msgpack
+        // under AES): the same times with it, none without, every thread listed.
+        let times = |threads: Vec<ThreadSummary>| -> Vec<(String, Option<String>)> {
+            threads
+                .into_iter()
+                .map(|t| (t.thread_id, t.latest_ts))
+                .collect()
+        };
+        let store = AnyStore::open(location).await.expect("open");
+        let clear = times(store.threads(&StoreKeys::none()).await.expect("threads"));
+        assert!(clear.iter().all(|(_, ts)| ts.is_some()));
+        drop(store);
+        let keys = StoreKeys::new(AesKey::new(b"threads-key-16-b").expect("key"));
+        let opened = store::Store::open_for_writing(location)
+            .await
+            .expect("open");
+        let report = store::encrypt(&opened, &keys, &store::SweepOptions::new())
+            .await
+            .expect("encrypt");
+        assert!(report.complete, "{report:?}");
+        drop(opened);
+        let store = AnyStore::open(location).await.expect("open");
+        assert_eq!(times(store.threads(&keys).await.expect("threads")), clear);
+        let unknown: Vec<(String, Option<String>)> =
+            clear.iter().map(|(t, _)| (t.clone(), None)).collect();
+        let without = times(store.threads(&StoreKeys::none()).await.expect("threads"));
+        assert_eq!(without, unknown);
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -263,8 +294,8 @@ fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
             .collect();
         assert_eq!(got, want_ts);
 
-        // Encrypted, the times are read with the key and unknown without it (a page
-        // that does not decode read one thread at a time): every thread still listed.
+        // Encrypted, the times are the same with the key and without it: each is in
+        // clear in its row's JSONB, as Python's saver stores it.
         let keys = StoreKeys::new(AesKey::new(b"threads-key-16-b").expect("key"));
         let opened = store::Store::open_for_writing(&url).await.expect("open");
         let report = store::encrypt(&opened, &keys, &store::SweepOptions::new())
@@ -281,8 +312,6 @@ fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
         let with_key = store.threads(&keys).await.expect("threads");
         assert_eq!(times(with_key), want_ts);
         let without = times(store.threads(&StoreKeys::none()).await.expect("threads"));
-        let unknown: Vec<(String, Option<String>)> =
-            want_ts.iter().map(|(t, _)| (t.clone(), None)).collect();
-        assert_eq!(without, unknown);
+        assert_eq!(without, want_ts);
     });
 }

@@ -24,7 +24,8 @@ pub struct ThreadSummary {
     pub writes: u64,
     /// The latest checkpoint of the root namespace (or of any, if it has none).
     pub latest_checkpoint_id: String,
-    /// Its `ts` (`None` if it cannot be decoded, e.g. without its key).
+    /// Its `ts`: on Postgres as the row's JSONB holds it (in clear, with or without
+    /// encryption); on SQLite decoded, `None` if it cannot be (e.g. without its key).
     pub latest_ts: Option<String>,
     /// Its metadata `step`.
     pub latest_step: Option<i64>,
