@@ -52,6 +52,14 @@ fn latest_by_rule(
         .collect()
 }
 
+/// (thread, latest time) as the summaries give them.
+fn times(threads: Vec<ThreadSummary>) -> Vec<(String, Option<String>)> {
+    threads
+        .into_iter()
+        .map(|t| (t.thread_id, t.latest_ts))
+        .collect()
+}
+
 /// (thread, checkpoints, namespaces, writes, bytes) as the summaries give them.
 fn counted(threads: &[ThreadSummary]) -> Vec<(String, u64, u64, u64, u64)> {
     threads
@@ -228,12 +236,6 @@ fn sqlite_threads_are_listed_page_by_page_as_sql_counts_them() {
         lists_every_thread(location, want).await;
         // Encrypted, a SQLite checkpoint's time takes its key (the row is msgpack
         // under AES): the same times with it, none without, every thread listed.
-        let times = |threads: Vec<ThreadSummary>| -> Vec<(String, Option<String>)> {
-            threads
-                .into_iter()
-                .map(|t| (t.thread_id, t.latest_ts))
-                .collect()
-        };
         let store = AnyStore::open(location).await.expect("open");
         let clear = times(store.threads(&StoreKeys::none()).await.expect("threads"));
         assert!(clear.iter().all(|(_, ts)| ts.is_some()));
@@ -302,12 +304,6 @@ fn postgres_threads_are_listed_page_by_page_as_sql_counts_them() {
             .await
             .expect("encrypt");
         assert!(report.complete, "{report:?}");
-        let times = |threads: Vec<ThreadSummary>| -> Vec<(String, Option<String>)> {
-            threads
-                .into_iter()
-                .map(|t| (t.thread_id, t.latest_ts))
-                .collect()
-        };
         let store = AnyStore::open(&url).await.expect("open");
         let with_key = store.threads(&keys).await.expect("threads");
         assert_eq!(times(with_key), want_ts);

@@ -39,9 +39,9 @@ impl AnyStore {
 
     /// Every thread in thread order, as [`threads`](Self::threads) gives them, to `f`
     /// one at a time until it breaks: read a page of 256 threads at once (their counts,
-    /// sizes and latest checkpoints in three statements, on Postgres the latest
-    /// checkpoints' times in a fourth), so memory holds one page whatever the store
-    /// holds. Returns how many threads `f` was given.
+    /// sizes and latest checkpoints with their times in three statements; on SQLite
+    /// each time decoded from its checkpoint), so memory holds one page whatever the
+    /// store holds. Returns how many threads `f` was given.
     ///
     /// # Errors
     /// The database's errors.
@@ -64,35 +64,26 @@ impl AnyStore {
             let more = page.len() == THREAD_PAGE;
             after = Some(last.0.clone());
             let mut latests = self.latest_of(&first.0, &last.0, &c).await?;
-            let (mut latest, mut metas, mut times) = (Vec::new(), Vec::new(), Vec::new());
-            let mut undated = Vec::new();
-            for (thread, ..) in &page {
-                // A thread deleted since the page was read has none.
-                let (id, ns, meta, ts) = latests.remove(thread).unwrap_or_default();
-                if ts.is_none() {
-                    undated.push((latest.len(), (thread.clone(), ns.clone(), id.clone())));
-                }
-                latest.push((thread.clone(), ns, id));
-                metas.push(meta);
-                times.push(ts);
-            }
-            // The times the rows did not give, from the decoded checkpoints.
-            if !undated.is_empty() {
-                let keys: Vec<_> = undated.iter().map(|(_, k)| k.clone()).collect();
-                let decoded = self.latest_times(&serde, &keys).await;
-                for ((at, _), ts) in undated.into_iter().zip(decoded) {
-                    if let Some(slot) = times.get_mut(at) {
-                        *slot = ts;
-                    }
-                }
-            }
-            for ((((thread, checkpoints, namespaces), (_, _, latest_id)), meta), ts) in
-                page.into_iter().zip(latest).zip(metas).zip(times)
-            {
+            // A thread deleted since the page was read has none.
+            let page: Vec<_> = page
+                .into_iter()
+                .map(|(thread, checkpoints, namespaces)| {
+                    let latest = latests.remove(&thread).unwrap_or_default();
+                    (thread, checkpoints, namespaces, latest)
+                })
+                .collect();
+            // The times the rows did not give, from the decoded checkpoints, in order.
+            let undated: Vec<_> = page
+                .iter()
+                .filter(|(.., (_, _, _, ts))| ts.is_none())
+                .map(|(thread, .., (id, ns, ..))| (thread.clone(), ns.clone(), id.clone()))
+                .collect();
+            let mut decoded = self.latest_times(&serde, &undated).await.into_iter();
+            for (thread, checkpoints, namespaces, (latest_id, _, meta, ts)) in page {
                 let size = sizes.get(&thread).cloned().unwrap_or_default();
                 given += 1;
                 let summary = ThreadSummary {
-                    latest_ts: ts,
+                    latest_ts: ts.or_else(|| decoded.next().flatten()),
                     latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
                     thread_id: thread,
                     checkpoints,
@@ -113,26 +104,14 @@ impl AnyStore {
 
     /// The time (`ts`) of each checkpoint of `latest` (thread, namespace, id) decoded,
     /// in order; `None` where it is not known (no key for it, or unreadable). For the
-    /// checkpoints whose row does not give it ([`latest_of`](Self::latest_of)): SQLite's,
-    /// and a Postgres row whose JSONB has no `ts` string. From Postgres in one
-    /// statement for the page (one `get_tuple` per thread took 0.7 ms, 2026-12-04); a
-    /// page with a row that does not decode, and SQLite, one checkpoint at a time.
+    /// checkpoints whose row does not give it ([`latest_of`](Self::latest_of)): SQLite's
+    /// (read in process, no round trip), and a Postgres row whose JSONB has no `ts`
+    /// string.
     async fn latest_times(
         &self,
         serde: &Arc<dyn Serializer>,
         latest: &[(String, String, String)],
     ) -> Vec<Option<String>> {
-        if !self.raw.is_sqlite() {
-            let read = self.tuples_without_writes(serde, latest, true).await;
-            // One answer a key is the read's contract; were it broken, zipping the
-            // answers with the page would drop threads, so each is read alone instead.
-            if let Some(read) = read.ok().filter(|r| r.len() == latest.len()) {
-                return read
-                    .into_iter()
-                    .map(|t| t.map(|(t, _)| t.checkpoint.ts))
-                    .collect();
-            }
-        }
         let mut out = Vec::with_capacity(latest.len());
         for (thread, ns, id) in latest {
             let tuple = self.tuple(serde, thread, Some(ns), id).await.ok().flatten();
