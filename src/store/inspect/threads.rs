@@ -3,10 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::Arc;
 
 use super::{metadata_of, AnyStore, ThreadSummary};
-use crate::serializer::Serializer;
 use crate::store::backend::ph;
 use crate::store::keys::StoreKeys;
 use crate::store::raw::{serializer, Cols, Param, Result};
@@ -64,26 +62,25 @@ impl AnyStore {
             let more = page.len() == THREAD_PAGE;
             after = Some(last.0.clone());
             let mut latests = self.latest_of(&first.0, &last.0, &c).await?;
-            // A thread deleted since the page was read has none.
-            let page: Vec<_> = page
-                .into_iter()
-                .map(|(thread, checkpoints, namespaces)| {
-                    let latest = latests.remove(&thread).unwrap_or_default();
-                    (thread, checkpoints, namespaces, latest)
-                })
-                .collect();
-            // The times the rows did not give, from the decoded checkpoints, in order.
-            let undated: Vec<_> = page
-                .iter()
-                .filter(|(.., (_, _, _, ts))| ts.is_none())
-                .map(|(thread, .., (id, ns, ..))| (thread.clone(), ns.clone(), id.clone()))
-                .collect();
-            let mut decoded = self.latest_times(&serde, &undated).await.into_iter();
-            for (thread, checkpoints, namespaces, (latest_id, _, meta, ts)) in page {
+            for (thread, checkpoints, namespaces) in page {
                 let size = sizes.get(&thread).cloned().unwrap_or_default();
+                // A thread deleted since the page was read has none.
+                let (latest_id, ns, meta, ts) = latests.remove(&thread).unwrap_or_default();
+                // Where the row does not give the time (SQLite's msgpack, a Postgres row
+                // whose JSONB has no `ts` string), the checkpoint decoded gives it: `None`
+                // without its key, or unreadable.
+                let ts = match ts {
+                    Some(ts) => Some(ts),
+                    None => self
+                        .tuple(&serde, &thread, Some(&ns), &latest_id)
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|t| t.checkpoint.ts),
+                };
                 given += 1;
                 let summary = ThreadSummary {
-                    latest_ts: ts.or_else(|| decoded.next().flatten()),
+                    latest_ts: ts,
                     latest_step: metadata_of(meta.as_deref()).and_then(|m| m.step()),
                     thread_id: thread,
                     checkpoints,
@@ -100,24 +97,6 @@ impl AnyStore {
                 return Ok(given);
             }
         }
-    }
-
-    /// The time (`ts`) of each checkpoint of `latest` (thread, namespace, id) decoded,
-    /// in order; `None` where it is not known (no key for it, or unreadable). For the
-    /// checkpoints whose row does not give it ([`latest_of`](Self::latest_of)): SQLite's
-    /// (read in process, no round trip), and a Postgres row whose JSONB has no `ts`
-    /// string.
-    async fn latest_times(
-        &self,
-        serde: &Arc<dyn Serializer>,
-        latest: &[(String, String, String)],
-    ) -> Vec<Option<String>> {
-        let mut out = Vec::with_capacity(latest.len());
-        for (thread, ns, id) in latest {
-            let tuple = self.tuple(serde, thread, Some(ns), id).await.ok().flatten();
-            out.push(tuple.map(|t| t.checkpoint.ts));
-        }
-        out
     }
 
     /// Up to `THREAD_PAGE` threads after `after` (from the first without), in thread
