@@ -39,6 +39,16 @@ fn partials(file: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `lgcodec store export SOURCE BACKUP`, its output.
+fn export(source: &Path, backup: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .args(["store", "export"])
+        .arg(source)
+        .arg(backup)
+        .output()
+        .expect("run lgcodec store export")
+}
+
 /// Whether `bytes` are a whole export: they end with its `end` line.
 fn complete(bytes: &[u8]) -> bool {
     String::from_utf8_lossy(bytes)
@@ -104,12 +114,7 @@ fn a_killed_export_leaves_the_previous_backup_whole() {
     }
     assert!(caught, "no export was killed while writing in 20 tries");
     // A rerun replaces the backup with a complete one and leaves no partial file.
-    let out = Command::new(BIN)
-        .args(["store", "export"])
-        .arg(&source)
-        .arg(&backup)
-        .output()
-        .expect("rerun");
+    let out = export(&source, &backup);
     assert!(
         out.status.success(),
         "{}",
@@ -133,12 +138,7 @@ fn a_failed_export_creates_no_file() {
     let dir = scratch("export-fail");
     let source = store(&dir, 1);
     let target = dir.join("missing-dir").join("backup.jsonl");
-    let out = Command::new(BIN)
-        .args(["store", "export"])
-        .arg(&source)
-        .arg(&target)
-        .output()
-        .expect("run");
+    let out = export(&source, &target);
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -261,5 +261,88 @@ fn a_wal_store_in_a_directory_that_cannot_be_written_is_read() {
         .collect();
     assert_eq!(names, ["s.db"]);
     std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bytes of `file` in the page cache, as util-linux's `fincore` reads them (mincore
+/// on a mapping of the file); `None` where the command is missing.
+fn cached_bytes(file: &Path) -> Option<u64> {
+    let out = Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--output", "RES"])
+        .arg(file)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "fincore: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("fincore prints a number"),
+    )
+}
+
+/// A backup is not left in the page cache: written once and read by no one while it is,
+/// its pages would push out the cache of the database it was taken from. The control, the
+/// same bytes copied into a file and flushed by the test, stays cached, so the measure
+/// can see a cached file on this file system.
+#[test]
+fn an_export_leaves_its_backup_out_of_the_page_cache() {
+    let dir = scratch("export-cache");
+    let kind = Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(&dir)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    if kind == "tmpfs" || kind == "ramfs" {
+        eprintln!("skipped: the scratch directory is on {kind}, whose pages are never dropped");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let source = store(&dir, 200);
+    // Two exports: the first is read back below (which brings it into the cache again)
+    // for the control; the second is read by no one.
+    let (backup, second) = (dir.join("backup.jsonl"), dir.join("second.jsonl"));
+    for target in [&backup, &second] {
+        let out = export(&source, target);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let bytes = std::fs::read(&backup).expect("backup");
+    assert!(complete(&bytes), "a whole export");
+    let control = dir.join("control.jsonl");
+    {
+        let mut f = std::fs::File::create(&control).expect("control");
+        std::io::Write::write_all(&mut f, &bytes).expect("write control");
+        f.sync_all().expect("sync control");
+    }
+    drop(bytes);
+    let size = std::fs::metadata(&second).expect("second").len();
+    assert!(size > 4 << 20, "{size} bytes: a backup of megabytes");
+    let (Some(exported), Some(copied)) = (cached_bytes(&second), cached_bytes(&control)) else {
+        eprintln!("skipped: no fincore (util-linux) to read the page cache with");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    assert!(
+        copied > size / 2,
+        "the control is cached ({copied} of {size} bytes): the measure sees cached pages"
+    );
+    assert!(
+        exported < size / 16,
+        "the export left {exported} of its {size} bytes in the page cache"
+    );
+    let control_bytes = std::fs::read(&control).expect("control");
+    assert!(
+        std::fs::read(&second).expect("second") == control_bytes,
+        "the second export wrote the bytes of the first"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

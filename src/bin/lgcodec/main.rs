@@ -20,6 +20,8 @@ use clap::Parser;
 mod cli;
 mod commands;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod drop_behind;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod human;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod metrics;

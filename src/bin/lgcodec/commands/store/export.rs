@@ -63,7 +63,10 @@ pub async fn run(args: ExportArgs) -> ExitCode {
                 let w = f.reopen();
                 partial = Some(f);
                 match w {
-                    Ok(w) => Box::new(std::io::BufWriter::with_capacity(BACKUP_BUFFER, w)),
+                    Ok(w) => Box::new(std::io::BufWriter::with_capacity(
+                        BACKUP_BUFFER,
+                        crate::drop_behind::DropBehind::new(w),
+                    )),
                     Err(e) => return fatal(format!("cannot create {file}: {e}")),
                 }
             }
@@ -135,9 +138,11 @@ fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
 }
 
 /// Puts a complete temporary file in place of `file`: its bytes on disk first, then the
-/// rename, then the directory entry on disk.
+/// rename, then the directory entry on disk. The file's pages are dropped from the page
+/// cache once on disk: a backup is read again only to verify or restore it.
 fn finish_partial(partial: tempfile::NamedTempFile, file: &str) -> std::io::Result<()> {
     partial.as_file().sync_all()?;
+    crate::drop_behind::drop_cached(partial.as_file());
     partial.persist(file).map_err(|e| e.error)?;
     if let Some(dir) = std::path::Path::new(file).parent() {
         let dir = if dir.as_os_str().is_empty() {
