@@ -19,13 +19,16 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-/// The backup file `name` (or standard input for `-`), buffered.
+/// The backup file `name` (or standard input for `-`), buffered, read out of the page
+/// cache ([`DropBehind`](crate::drop_behind::DropBehind)).
 pub(super) fn backup_input(name: &str) -> Result<Box<dyn std::io::BufRead>, ExitCode> {
     if name == "-" {
         return Ok(Box::new(std::io::BufReader::new(std::io::stdin().lock())));
     }
     match std::fs::File::open(name) {
-        Ok(f) => Ok(Box::new(std::io::BufReader::new(f))),
+        Ok(f) => Ok(Box::new(std::io::BufReader::new(
+            crate::drop_behind::DropBehind::new(f),
+        ))),
         Err(e) => Err(fatal(format!("cannot open {name}: {e}"))),
     }
 }
