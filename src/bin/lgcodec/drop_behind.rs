@@ -46,17 +46,7 @@ impl DropBehind {
             last: (0, 0),
         }
     }
-}
 
-/// The pages of the range a [`DropBehind`] has just passed.
-enum Pages {
-    /// Written: the first advice starts their write-back, the next drops them.
-    Dirty,
-    /// Read: the first advice drops them.
-    Clean,
-}
-
-impl DropBehind {
     /// Counts `n` more bytes passed, and advises the kernel once a step has passed.
     fn advance(&mut self, n: usize, pages: Pages) {
         self.passed += n as u64;
@@ -69,6 +59,14 @@ impl DropBehind {
             self.last = (self.last.1, self.passed);
         }
     }
+}
+
+/// The pages of the range a [`DropBehind`] has just passed.
+enum Pages {
+    /// Written: the first advice starts their write-back, the next drops them.
+    Dirty,
+    /// Read: the first advice drops them.
+    Clean,
 }
 
 impl Write for DropBehind {
@@ -106,7 +104,7 @@ pub fn drop_cached(file: &File) {
 fn drop_range(file: &File, from: u64, to: u64) {
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
     if let Some(len) = std::num::NonZeroU64::new(to.saturating_sub(from)) {
-        // Advice: an error (a file system without it) changes nothing written.
+        // Advice: an error (a pipe, a file system without it) changes no byte.
         let _ = rustix::fs::fadvise(file, from, Some(len), rustix::fs::Advice::DontNeed);
     }
     #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
@@ -130,8 +128,8 @@ mod tests {
 
     /// Written a step at a time at a writer's pace, the file is mostly out of the page
     /// cache before it is flushed; the same bytes written through a plain `File` are all
-    /// in it, and leave it as `DropBehind` reads them. (Steps of 1 MiB here, 20 ms apart: each range's write-back has ended when
-    /// the next step drops it.)
+    /// in it, and leave it as `DropBehind` reads them. (Steps of 1 MiB here, 20 ms
+    /// apart: each range's write-back has ended when the next step drops it.)
     #[test]
     fn ranges_written_or_read_leave_the_page_cache() {
         let dir = tempfile::Builder::new()
