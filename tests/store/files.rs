@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::page_cache::{cached_bytes, memory_file_system};
 use crate::support::scratch;
 use crate::support::store_fixture::{sqlite_store, Shape};
 
@@ -264,27 +265,6 @@ fn a_wal_store_in_a_directory_that_cannot_be_written_is_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The bytes of `file` in the page cache, as util-linux's `fincore` reads them (mincore
-/// on a mapping of the file); `None` where the command is missing.
-fn cached_bytes(file: &Path) -> Option<u64> {
-    let out = Command::new("fincore")
-        .args(["--bytes", "--noheadings", "--output", "RES"])
-        .arg(file)
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "fincore: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(
-        String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("fincore prints a number"),
-    )
-}
-
 /// A backup is not left in the page cache: written once and read by no one while it is,
 /// its pages would push out the cache of the database it was taken from. The control, the
 /// same bytes copied into a file and flushed by the test, stays cached, so the measure
@@ -292,13 +272,7 @@ fn cached_bytes(file: &Path) -> Option<u64> {
 #[test]
 fn an_export_leaves_its_backup_out_of_the_page_cache() {
     let dir = scratch("export-cache");
-    let kind = Command::new("stat")
-        .args(["-f", "-c", "%T"])
-        .arg(&dir)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    if kind == "tmpfs" || kind == "ramfs" {
+    if let Some(kind) = memory_file_system(&dir) {
         eprintln!("skipped: the scratch directory is on {kind}, whose pages are never dropped");
         let _ = std::fs::remove_dir_all(&dir);
         return;

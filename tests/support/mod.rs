@@ -2,10 +2,12 @@
 //! the committed stores of `vectors/stores/`, scratch directories, today's Python for
 //! the reads it must agree with, the store fixture (`store_fixture`, also used by the
 //! store bench and `examples/store_fixture.rs`) and, with the `postgres` feature, the
-//! test server (`pg`). Each binary uses a part; the rest is dead code there.
+//! test server (`pg`), and the page-cache reading (`page_cache`, which the binary's
+//! unit tests include too). Each binary uses a part; the rest is dead code there.
 
 #![allow(dead_code)]
 
+pub mod page_cache;
 #[cfg(feature = "postgres")]
 pub mod pg;
 pub mod store_fixture;

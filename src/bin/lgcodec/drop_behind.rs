@@ -114,17 +114,7 @@ fn drop_range(file: &File, from: u64, to: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    /// The bytes of `path` in the page cache, as util-linux's `fincore` reads them.
-    fn cached(path: &std::path::Path) -> Option<u64> {
-        let out = Command::new("fincore")
-            .args(["--bytes", "--noheadings", "--output", "RES"])
-            .arg(path)
-            .output()
-            .ok()?;
-        String::from_utf8_lossy(&out.stdout).trim().parse().ok()
-    }
+    use crate::page_cache::{cached_bytes as cached, memory_file_system};
 
     /// Written a step at a time at a writer's pace, the file is mostly out of the page
     /// cache before it is flushed; the same bytes written through a plain `File` are all
@@ -136,13 +126,7 @@ mod tests {
             .prefix("lgcodec-drop-behind-")
             .tempdir()
             .expect("scratch");
-        let kind = Command::new("stat")
-            .args(["-f", "-c", "%T"])
-            .arg(dir.path())
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-            .unwrap_or_default();
-        if kind == "tmpfs" || kind == "ramfs" {
+        if let Some(kind) = memory_file_system(dir.path()) {
             eprintln!("skipped: {kind} keeps every page in memory");
             return;
         }

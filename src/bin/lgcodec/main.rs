@@ -27,6 +27,10 @@ mod human;
 mod metrics;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod output;
+/// The page-cache reading the integration tests use too.
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+#[path = "../../../tests/support/page_cache.rs"]
+mod page_cache;
 mod rows;
 
 use cli::{Cli, Command};
