@@ -114,7 +114,7 @@ fn drop_range(file: &File, from: u64, to: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page_cache::{cached_bytes as cached, memory_file_system};
+    use crate::page_cache::{cached_bytes, memory_file_system};
 
     /// Written a step at a time at a writer's pace, the file is mostly out of the page
     /// cache before it is flushed; the same bytes written through a plain `File` are all
@@ -144,7 +144,8 @@ mod tests {
             w.write_all(&chunk).expect("write");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let (Some(in_plain), Some(in_dropped)) = (cached(&plain), cached(&dropped)) else {
+        let (Some(in_plain), Some(in_dropped)) = (cached_bytes(&plain), cached_bytes(&dropped))
+        else {
             eprintln!("skipped: no fincore (util-linux) to read the page cache with");
             return;
         };
@@ -173,7 +174,7 @@ mod tests {
             read += n as u64;
         }
         assert_eq!(read, size);
-        let left = cached(&plain).expect("fincore");
+        let left = cached_bytes(&plain).expect("fincore");
         assert!(
             left <= 2 << 20,
             "{left} of {size} bytes read through DropBehind are in the page cache"
