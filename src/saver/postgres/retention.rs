@@ -225,6 +225,11 @@ fn add_counts(
 /// idle threads (1,000 checkpoints, 2,000 writes, 1,000 blobs; PG 15,
 /// 2026-11-28), 19–24 ms against 65–70 ms. Ids compare bytewise (`COLLATE "C"`), as
 /// the newest one was chosen.
+///
+/// The blobs stay keyed by the versions the deleted checkpoints name: deleting every
+/// blob of the thread that no newer checkpoint names took 7.7 ms instead of 13.2 ms for
+/// 100 threads (2026-12-05), but it would also take the blobs a writer resuming the
+/// thread has stored before committing their checkpoint.
 fn whole_threads_sql(t: &Tables, dry_run: bool) -> String {
     let x = "x AS (SELECT * FROM unnest($1::text[], $2::text[]) AS x(t, m))";
     let cp_bytes = "pg_column_size(c.checkpoint) + coalesce(pg_column_size(c.metadata), 0)";
