@@ -56,7 +56,8 @@ pub struct PruneOptions {
 }
 
 /// Seconds since the Unix epoch of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS[.f]]` with
-/// an optional `Z` / `+00:00` (UTC; other offsets are refused).
+/// an optional `Z` / `+00:00` (UTC; other offsets are refused), within what Python's
+/// `datetime` holds (years 1 to 9999, real days of the month, seconds 0 to 59).
 ///
 /// # Errors
 /// [`ErrorKind::InvalidDate`](crate::ErrorKind::InvalidDate) naming what was wrong.
@@ -84,8 +85,21 @@ pub fn parse_date(text: &str) -> Result<i64> {
         num(m, "bad month")?,
         num(day, "bad day")?,
     );
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
-        return Err(bad("month or day out of range").into());
+    // Python's datetime range (years 1 to 9999, the days each month has), which also
+    // keeps the seconds below far from i64's limits.
+    if !(1..=9999).contains(&y) {
+        return Err(bad("year out of range: 1 to 9999").into());
+    }
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return Err(bad("month out of range: 1 to 12").into()),
+    };
+    if !(1..=month_days).contains(&day) {
+        return Err(bad(&format!("day out of range: that month has {month_days}")).into());
     }
     let mut secs = 0i64;
     if let Some(time) = time {
@@ -100,7 +114,7 @@ pub fn parse_date(text: &str) -> Result<i64> {
             .map(|s| s.split('.').next().unwrap_or("0"))
             .unwrap_or("0");
         let s = num(s, "bad second")?;
-        if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..61).contains(&s) {
+        if !(0..24).contains(&h) || !(0..60).contains(&mi) || !(0..60).contains(&s) {
             return Err(bad("time out of range").into());
         }
         secs = h * 3600 + mi * 60 + s;

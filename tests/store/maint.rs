@@ -1784,6 +1784,33 @@ fn dates_and_checkpoint_id_times_are_unix_seconds() {
     assert_eq!(parse_date("1999-12-31").expect("date"), 946_598_400);
     assert!(parse_date("2024-07-01T12:30:45+02:00").is_err());
     assert!(parse_date("yesterday").is_err());
+    // The edges of Python's datetime (same source), and what its fromisoformat refuses:
+    // a day the month lacks, year 0 or 10000, second 60, hour 24. A year past i64's
+    // seconds must be refused too, not overflow.
+    assert_eq!(parse_date("2024-02-29").expect("leap day"), 1_709_164_800);
+    assert_eq!(
+        parse_date("9999-12-31T23:59:59Z").expect("last"),
+        253_402_300_799
+    );
+    assert_eq!(parse_date("0001-01-01").expect("first"), -62_135_596_800);
+    for refused in [
+        "2024-02-30",
+        "2023-02-29",
+        "2024-04-31",
+        "0000-01-01",
+        "10000-01-01",
+        "2024-01-01T12:00:60",
+        "2024-01-01T24:00:00",
+        "99999999999999999-01-01",
+        "9223372036854775807-12-31T23:59:59",
+    ] {
+        let err = parse_date(refused).expect_err(refused);
+        assert_eq!(
+            err.kind(),
+            langgraph_codec::ErrorKind::InvalidDate,
+            "{refused}"
+        );
+    }
     // Python's uuid6(clock_seq=1) made at Unix time 1795618958 (time.time()).
     assert_eq!(
         id_time("1f1e8e14-15a5-6c9a-8001-73c70dd9ebf6"),
