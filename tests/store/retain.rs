@@ -354,7 +354,10 @@ fn bad_policies_are_refused_before_anything_is_deleted() {
             "expected \"delete\" or \"keep_latest\"",
         ),
     ];
-    for (name, text, says) in cases {
+    // A valid policy padded past 1 MiB: the file is refused before it is parsed.
+    let huge = format!("[rules]\nkeep_latest = 1\n#{}\n", "x".repeat(1 << 20));
+    let cases = [cases, &[("huge.toml", huge.as_str(), "larger than 1 MiB")]].concat();
+    for (name, text, says) in &cases {
         let file = write_file(&dir, name, text);
         let flag = if name.ends_with(".json") {
             "--config"

@@ -61,6 +61,10 @@ pub(crate) const ENV: &[(&str, &str)] = &[
 #[cfg(unix)]
 const SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
 
+/// The largest password file read (a line a server is a few dozen bytes): `passfile`
+/// may name any file.
+const MAX_PASSFILE_BYTES: u64 = 1 << 20;
+
 /// libpq's `sslmode`, less `allow` (plain first, TLS only when the server insists),
 /// which the driver cannot do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -524,10 +528,17 @@ fn read_passfile(path: &Path, lookup: &Lookup) -> PassFile {
             ));
         }
     }
-    let Ok(text) = std::fs::read(path) else {
+    let Ok(read) = tls::read_at_most(path, MAX_PASSFILE_BYTES) else {
         return PassFile::Ignored(format!(
             "the password file {} could not be read",
             path.display()
+        ));
+    };
+    let Some(text) = read else {
+        return PassFile::Ignored(format!(
+            "the password file {} is larger than {} MiB and was ignored",
+            path.display(),
+            MAX_PASSFILE_BYTES >> 20
         ));
     };
     match pgpass_match(&String::from_utf8_lossy(&text), lookup) {
@@ -858,6 +869,35 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("allow"), "{e}");
+    }
+
+    /// `passfile` and `sslrootcert` may name any file: one past its cap is refused
+    /// unread (a sparse file, so nothing is written), its first line matching or not.
+    #[test]
+    fn a_password_or_root_certificate_file_is_read_only_up_to_its_cap() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("scratch");
+        let l = lookup("db", "5432", "app", "bob");
+        let path = dir.path().join("pgpass");
+        std::fs::write(&path, "db:5432:app:bob:pw\n").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("mode");
+        assert!(matches!(read_passfile(&path, &l), PassFile::Found(p) if p == "pw"));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_len(MAX_PASSFILE_BYTES + 1).expect("grow");
+        match read_passfile(&path, &l) {
+            PassFile::Ignored(why) => assert!(why.contains("larger than 1 MiB"), "{why}"),
+            PassFile::Found(_) => panic!("a password file past its cap was read"),
+            PassFile::NoMatch => panic!("a password file past its cap was read"),
+        }
+        let roots = dir.path().join("root.crt");
+        std::fs::File::create(&roots)
+            .and_then(|f| f.set_len((16 << 20) + 1))
+            .expect("a sparse file");
+        let err = tls::load_roots(&Roots::File(roots)).expect_err("refused");
+        assert!(err.contains("larger than 16 MiB"), "{err}");
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! operating system's ([`Roots::System`]).
 
 use std::fmt;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -46,18 +47,44 @@ impl fmt::Display for Roots {
     }
 }
 
+/// The largest root certificate file read: a bundle of every public CA a system trusts
+/// is about 200 KiB.
+const MAX_ROOTS_FILE_BYTES: u64 = 16 << 20;
+
+/// The bytes of the file at `path`, or `Ok(None)` when it holds more than `cap` (read
+/// no further than that): a setting may name any file, and reading one never takes
+/// more memory than its cap.
+pub(super) fn read_at_most(path: &Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok(u64::try_from(bytes.len())
+        .is_ok_and(|n| n <= cap)
+        .then_some(bytes))
+}
+
 /// The certificates of `roots`.
 pub(crate) fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
     let mut store = RootCertStore::empty();
     match roots {
         Roots::File(path) => {
-            let certs = CertificateDer::pem_file_iter(path).map_err(|e| {
-                format!(
-                    "cannot read the root certificate file {}: {e}",
-                    path.display()
-                )
-            })?;
-            for cert in certs {
+            let pem = read_at_most(path, MAX_ROOTS_FILE_BYTES)
+                .map_err(|e| {
+                    format!(
+                        "cannot read the root certificate file {}: {e}",
+                        path.display()
+                    )
+                })?
+                .ok_or_else(|| {
+                    format!(
+                        "the root certificate file {} is larger than {} MiB: name a file of \
+                         the server's CA certificates",
+                        path.display(),
+                        MAX_ROOTS_FILE_BYTES >> 20
+                    )
+                })?;
+            for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.map_err(|e| {
                     format!(
                         "cannot read the root certificate file {}: {e}",
