@@ -146,10 +146,12 @@ pub(crate) enum StoreFault {
         /// What is wrong and what to write instead.
         reason: String,
     },
-    /// The policy would delete every thread of the store (store retain).
-    #[error("{store}: the policy would delete all {threads} thread(s) of the store; nothing was deleted. Check the durations (a TTL in seconds where minutes were meant?), or give --allow-all (RetainOptions::allow_all) if emptying the store is what you want")]
+    /// The rules would delete every thread of the store (store retain, store prune).
+    #[error("{store}: {} would delete all {threads} thread(s) of the store; nothing was deleted. {}, or give --allow-all ({}Options::allow_all) if emptying the store is what you want", if *operation == "retain" { "the policy" } else { "the rules" }, if *operation == "retain" { "Check the durations (a TTL in seconds where minutes were meant?)" } else { "Check the date (--idle-since)" }, if *operation == "retain" { "Retain" } else { "Prune" })]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     WouldDeleteAll {
+        /// `retain` or `prune`.
+        operation: &'static str,
         /// The store.
         store: String,
         /// Its threads.
@@ -279,7 +281,12 @@ impl From<StoreFault> for Error {
             }
             StoreFault::NotFound { path, .. } => e.with_subject(path.display().to_string()),
             StoreFault::HistoryConflict { target, .. } => e.with_subject(target),
-            StoreFault::WouldDeleteAll { store, threads } => e
+            StoreFault::WouldDeleteAll {
+                operation,
+                store,
+                threads,
+            } => e
+                .with_operation(operation)
                 .with_subject(store)
                 .with_count(usize::try_from(threads).unwrap_or(usize::MAX)),
             StoreFault::NotWritable { operation } => e.with_operation(operation),

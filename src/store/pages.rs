@@ -21,8 +21,9 @@ use std::time::Duration;
 
 use super::backend::Counted;
 use super::engine::Engine;
+use super::error::StoreFault;
 use super::options::RunOptions;
-use super::plan::{plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
+use super::plan::{id_time, plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::target::{open_target, Target};
 use crate::error::Error;
@@ -281,6 +282,75 @@ async fn do_page(
         tally.bytes_freed += removed.bytes;
     }
     Ok((tally, handled))
+}
+
+/// Refuses `pass` before anything is deleted when its rules would delete every thread
+/// of the store ([`ErrorKind::WouldDeleteAll`](crate::ErrorKind::WouldDeleteAll)):
+/// when the time rules alone expire every thread (a page of each thread's oldest and
+/// newest ids at a time), a dry pass told to no one works out the whole plan (pins,
+/// interrupts, labels, overrides, metadata, the threads selected) and the pass is
+/// refused if no thread of the store would stay. Returns the connections that dry
+/// pass re-opened.
+pub(crate) async fn refuse_emptying(
+    store: &str,
+    target: &mut Target,
+    serde: &Arc<dyn Serializer>,
+    pass: &Pass<'_>,
+    shown: &str,
+) -> Result<u64> {
+    if !pass.rules.deletes_threads() {
+        return Ok(0);
+    }
+    let (all, threads) = all_expire(target, pass.rules).await?;
+    if !all {
+        return Ok(0);
+    }
+    let probe_run = RunOptions {
+        dry_run: true,
+        progress: None,
+        ..pass.run.clone()
+    };
+    let whole = run_pass(
+        store,
+        target,
+        serde,
+        &Pass::new(pass.operation, pass.rules, &probe_run),
+    )
+    .await?;
+    if !whole.stopped && whole.tally.threads_deleted >= threads {
+        return Err(StoreFault::WouldDeleteAll {
+            operation: pass.operation,
+            store: shown.to_owned(),
+            threads,
+        }
+        .into());
+    }
+    Ok(whole.reconnects)
+}
+
+/// Whether the time rules alone expire every thread (and how many there are).
+async fn all_expire(target: &mut Target, rules: &Rules) -> Result<(bool, u64)> {
+    let mut after: Option<String> = None;
+    let mut threads = 0u64;
+    loop {
+        let page = target.expiry_page(after.as_deref().unwrap_or("")).await?;
+        let Some((last, _, _)) = page.last() else {
+            return Ok((threads > 0, threads));
+        };
+        after = Some(last.clone());
+        for (_, first, newest) in &page {
+            threads += 1;
+            let idle = rules
+                .idle_before
+                .is_some_and(|d| id_time(newest).is_some_and(|t| t < d));
+            let old = rules
+                .first_before
+                .is_some_and(|d| id_time(first).is_some_and(|t| t < d));
+            if !idle && !old {
+                return Ok((false, threads));
+            }
+        }
+    }
 }
 
 /// Runs `pass` over `store`, opened as `target` (a second connection is opened on

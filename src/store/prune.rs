@@ -39,7 +39,7 @@ use serde_json::Value as Json;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
-use super::pages::{run_pass, Pass};
+use super::pages::{refuse_emptying, run_pass, Pass};
 use super::plan::Rules;
 use super::raw::{serializer, Result};
 use super::target::open_target;
@@ -53,6 +53,7 @@ pub struct PruneOptions {
     before: Option<i64>,
     idle_since: Option<i64>,
     metadata: Vec<(String, Json)>,
+    allow_all: bool,
 }
 
 /// Seconds since the Unix epoch of `YYYY-MM-DD` or `YYYY-MM-DDTHH:MM[:SS[.f]]` with
@@ -152,6 +153,14 @@ impl PruneOptions {
     /// Delete threads whose latest checkpoint is older than `unix_seconds`.
     pub fn idle_since(mut self, unix_seconds: i64) -> Self {
         self.idle_since = Some(unix_seconds);
+        self
+    }
+
+    /// Let the rules delete every thread of the store (default: refused with
+    /// [`ErrorKind::WouldDeleteAll`](crate::ErrorKind::WouldDeleteAll), nothing
+    /// deleted, as a `--idle-since` date in the future would).
+    pub fn allow_all(mut self, on: bool) -> Self {
+        self.allow_all = on;
         self
     }
 
@@ -258,7 +267,10 @@ impl PruneOptions {
 /// chain). Rules and guarantees: `docs/store-maintenance.md`.
 ///
 /// # Errors
-/// [`ErrorKind::InvalidDate`](crate::ErrorKind::InvalidDate) without any rule; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for an
+/// [`ErrorKind::InvalidDate`](crate::ErrorKind::InvalidDate) without any rule;
+/// [`ErrorKind::WouldDeleteAll`](crate::ErrorKind::WouldDeleteAll) when the rules would
+/// delete every thread of the store and [`PruneOptions::allow_all`] is not set (nothing
+/// is deleted); [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for an
 /// old layout; the database's errors.
 pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Result<PruneReport> {
     let started = Instant::now();
@@ -279,6 +291,11 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     };
     let rules = options.rules();
     let pass = Pass::new("prune", &rules, &options.run);
+    let refused_reconnects = if options.allow_all {
+        0
+    } else {
+        refuse_emptying(store, &mut target, &serde, &pass, &shown).await?
+    };
     let done = run_pass(store, &mut target, &serde, &pass).await?;
     let t = done.tally;
     let mut report = PruneReport {
@@ -296,7 +313,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         bytes_freed: t.bytes_freed,
         file_bytes: None,
         batches: done.batches,
-        reconnects: done.reconnects,
+        reconnects: done.reconnects.saturating_add(refused_reconnects),
         stopped: done.stopped,
         elapsed_s: 0.0,
     };

@@ -26,15 +26,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
-use super::pages::{run_pass, Pass, PlanFn, PAGE_THREADS};
-use super::plan::{id_time, KeptByRule, PlannedThread, Rules};
+use super::pages::{refuse_emptying, run_pass, Pass, PlanFn, PAGE_THREADS};
+use super::plan::{KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{serializer, Result};
 use super::report::VacuumReport;
-use super::target::{open_target, Target};
+use super::target::open_target;
 
 /// Options of [`retain`].
 #[derive(Clone)]
@@ -237,31 +236,6 @@ fn rules_of(policy: &RetentionPolicy, now: i64) -> Rules {
     base.with(&policy.rules)
 }
 
-/// Whether the time rules alone expire every thread (and how many there are).
-async fn all_expire(target: &mut Target, rules: &Rules) -> Result<(bool, u64)> {
-    let mut after: Option<String> = None;
-    let mut threads = 0u64;
-    loop {
-        let page = target.expiry_page(after.as_deref().unwrap_or("")).await?;
-        let Some((last, _, _)) = page.last() else {
-            return Ok((threads > 0, threads));
-        };
-        after = Some(last.clone());
-        for (_, first, newest) in &page {
-            threads += 1;
-            let idle = rules
-                .idle_before
-                .is_some_and(|d| id_time(newest).is_some_and(|t| t < d));
-            let old = rules
-                .first_before
-                .is_some_and(|d| id_time(first).is_some_and(|t| t < d));
-            if !idle && !old {
-                return Ok((false, threads));
-            }
-        }
-    }
-}
-
 /// One retention sweep of `store` (`sqlite:PATH`, a file path, or a `postgres://` URL
 /// in today's Python layout) by `options`' policy; `keys` read encrypted SQLite
 /// checkpoints (to know which channels they store). Rules and guarantees:
@@ -303,31 +277,12 @@ pub async fn retain(
         }
         report.lock_held_ms = Some([unix_ms(), 0]);
     }
-    // The whole-store check below is a dry pass, told to no one.
-    let probe_run = RunOptions {
-        dry_run: true,
-        progress: None,
-        ..options.run.clone()
-    };
-    let mut pass = Pass::new("retain", &rules, &probe_run);
+    let mut pass = Pass::new("retain", &rules, &options.run);
     let mut reconnects = 0u64;
     let outcome = async {
-        if rules.deletes_threads() && !options.allow_all {
-            let (all, threads) = all_expire(&mut target, &rules).await?;
-            if all {
-                // Every thread's time is up: see whether anything else keeps one.
-                let whole = run_pass(store, &mut target, &serde, &pass).await?;
-                reconnects += whole.reconnects;
-                if !whole.stopped && whole.tally.threads_deleted >= threads {
-                    return Err(StoreFault::WouldDeleteAll {
-                        store: shown.clone(),
-                        threads,
-                    }
-                    .into());
-                }
-            }
+        if !options.allow_all {
+            reconnects += refuse_emptying(store, &mut target, &serde, &pass, &shown).await?;
         }
-        pass.run = &options.run;
         pass.pause = options.pause;
         pass.max_threads = options.max_threads;
         pass.after.clone_from(&options.after);

@@ -2102,7 +2102,21 @@ async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
             .threads_deleted,
         0
     );
-    let idle = run(PruneOptions::new().idle_since(late)).await;
+    // Every thread idle: refused before anything is deleted, dry run or not, unless
+    // allow_all is set.
+    let rows_before = sqlite_rows(&path);
+    for dry in [true, false] {
+        let every = PruneOptions::new().idle_since(late).dry_run(dry);
+        let err = prune(&store, &none, &every)
+            .await
+            .expect_err("every thread");
+        assert_eq!(err.kind(), ErrorKind::WouldDeleteAll, "{err}");
+        let said = err.to_string();
+        assert!(said.contains("all 2 thread(s)"), "{said}");
+        assert!(said.contains("--allow-all"), "{said}");
+    }
+    assert_eq!(sqlite_rows(&path), rows_before, "a refused prune deleted");
+    let idle = run(PruneOptions::new().idle_since(late).allow_all(true)).await;
     assert_eq!((idle.threads_deleted, idle.checkpoints_deleted), (2, 12));
     assert_eq!(idle.writes_deleted, 27);
     assert_eq!(
@@ -2126,6 +2140,7 @@ async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     assert_eq!(by_md.threads, 0);
     let by_md = run(PruneOptions::new()
         .idle_since(late)
+        .allow_all(true)
         .metadata("user", Json::from("ada")))
     .await;
     assert_eq!(by_md.threads, 2);

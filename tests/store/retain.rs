@@ -410,6 +410,37 @@ fn a_policy_that_would_delete_every_thread_needs_allow_all() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `store prune --idle-since` takes the same guard: a date that makes every thread idle
+/// (here one in the future, as a mistyped year would) is refused with exit 2 and the
+/// the reason on stderr, nothing deleted, until `--allow-all` is given.
+#[test]
+fn a_prune_that_would_delete_every_thread_needs_allow_all() {
+    let dir = scratch("prune-all");
+    let path = committed_store(&dir);
+    let store = path.to_str().expect("utf-8");
+    let before = sqlite_rows(&path);
+    let prune = |extra: &[&str]| {
+        let mut args = vec!["store", "prune", store, "--idle-since", "2062-01-01"];
+        args.extend_from_slice(extra);
+        lgcodec(&args)
+    };
+    for extra in [&[][..], &["--dry-run"], &["--json"]] {
+        let (code, out, err) = prune(extra);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains("would delete all 2 thread(s)"), "{err}");
+        assert!(err.contains("--allow-all"), "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(sqlite_rows(&path), before, "{extra:?} deleted");
+    }
+    // One thread named: the other stays, so it is not refused.
+    let (code, _, err) = prune(&["--thread", "t-short", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = prune(&["--allow-all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(sqlite_rows(&path).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn langgraph_json_ttl_has_the_agent_servers_meaning() {
     let dir = scratch("retain-langgraph");

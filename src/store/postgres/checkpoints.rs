@@ -189,8 +189,8 @@ impl Checkpoints for PgStore {
                 &[&after],
             )
             .await
-            .map_err(pg("retain"))?;
-        triples(&rows, "retain").collect()
+            .map_err(pg("expiry check"))?;
+        triples(&rows, "expiry check").collect()
     }
 
     async fn try_lock(&mut self) -> Result<bool> {

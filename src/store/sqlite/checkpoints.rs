@@ -172,12 +172,12 @@ impl Checkpoints for SqliteStore {
                 "SELECT thread_id, min(checkpoint_id), max(checkpoint_id) FROM checkpoints \
                  WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT 1000",
             )
-            .map_err(sq("retain"))?;
+            .map_err(sq("expiry check"))?;
         let rows = stmt
             .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(sq("retain"))?
+            .map_err(sq("expiry check"))?
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(sq("retain"))?;
+            .map_err(sq("expiry check"))?;
         Ok(rows)
     }
 

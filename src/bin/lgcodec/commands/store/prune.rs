@@ -41,6 +41,10 @@ pub struct PruneArgs {
     /// Report what would go and how many bytes; delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Let the rules delete every thread of the store (refused without it, exit 2,
+    /// nothing deleted: a --idle-since date in the future would).
+    #[arg(long)]
+    pub allow_all: bool,
     /// SQLite: VACUUM afterwards so the file shrinks.
     #[arg(long)]
     pub vacuum: bool,
@@ -57,6 +61,7 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     let mut options = PruneOptions::new()
         .threads(args.threads)
         .dry_run(args.dry_run)
+        .allow_all(args.allow_all)
         .vacuum(args.vacuum)
         .max_rows_per_sec(args.pace.max_rows_per_sec);
     options = args.batch.apply(options, PruneOptions::batch_size);
