@@ -665,3 +665,69 @@ fn a_copy_that_fails_midway_leaves_no_new_file() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A fatal error under `--json` is one object on standard output too (`operation`,
+/// `error`, and the error's `kind` where the library raised it), the message on
+/// standard error as always; without `--json`, standard output stays empty.
+#[test]
+fn a_fatal_error_under_json_is_one_object_on_stdout() {
+    let dir = scratch("json-errors");
+    let store = python_store_in(&dir, "s.sqlite");
+    let s = store.to_str().expect("utf-8");
+    let missing = dir.join("missing.db");
+    let m = missing.to_str().expect("utf-8");
+    // Port 1: nothing listens there, so the connection is refused at once.
+    let refused = "postgresql://nobody@127.0.0.1:1/x?sslmode=disable";
+    let cases: [(&[&str], &str, Option<&str>); 5] = [
+        (
+            &["store", "stats", refused],
+            "stats",
+            Some("connection_unavailable"),
+        ),
+        (
+            &["store", "prune", s, "--before", "2024-02-30"],
+            "prune",
+            Some("invalid_date"),
+        ),
+        (
+            &["store", "prune", s, "--idle-since", "2062-01-01"],
+            "prune",
+            Some("would_delete_all"),
+        ),
+        (
+            &["store", "export", m, "-"],
+            "export",
+            Some("store_not_found"),
+        ),
+        (
+            &[
+                "store",
+                "prune",
+                s,
+                "--keep-latest",
+                "1",
+                "--metadata",
+                "x=",
+            ],
+            "prune",
+            None,
+        ),
+    ];
+    for (args, operation, kind) in cases {
+        let (code, out, err) = lgcodec(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{args:?} without --json: {out}");
+        let message = err.trim().strip_prefix("lgcodec: ").expect("lgcodec: …");
+        let with_json = [args, &["--json"]].concat();
+        let (code, out, err) = lgcodec(&with_json);
+        assert_eq!(code, 2, "{with_json:?}: {err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 1, "{with_json:?}: {out}");
+        let object: serde_json::Value = serde_json::from_str(lines[0]).expect("JSON");
+        assert_eq!(object["operation"], operation, "{object}");
+        assert_eq!(object["error"], message, "{object}");
+        assert_eq!(object["kind"].as_str(), kind, "{object}");
+        assert!(err.contains(message), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

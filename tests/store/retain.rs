@@ -368,7 +368,9 @@ fn bad_policies_are_refused_before_anything_is_deleted() {
         assert_eq!(code, 2, "{name}: {err}");
         assert!(err.contains(says), "{name}: {err}");
         assert!(err.contains(name), "{name} is named: {err}");
-        assert!(out.is_empty(), "{name}: {out}");
+        // Standard output, JSON lines always, says it too.
+        let refusal: Json = serde_json::from_str(out.trim()).expect("one JSON object");
+        assert_eq!(refusal["kind"], "invalid_policy", "{name}: {out}");
     }
     let ok = write_file(&dir, "ok.toml", "[rules]\nkeep_latest = 1\n");
     for flag in [["--every", "-5m"], ["--pause", "0s"], ["--every", "10"]] {
@@ -402,7 +404,8 @@ fn a_policy_that_would_delete_every_thread_needs_allow_all() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("would delete all 2 thread(s)"), "{err}");
     assert!(err.contains("--allow-all"), "{err}");
-    assert!(out.is_empty());
+    let refusal: Json = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(refusal["kind"], "would_delete_all", "{out}");
     assert_eq!(sqlite_rows(&path), before);
     let (s, counts) = sweep_once(store, &["--policy", &all, "--allow-all"]);
     assert_eq!(counts, (12, 2), "{s}");
@@ -412,7 +415,8 @@ fn a_policy_that_would_delete_every_thread_needs_allow_all() {
 
 /// `store prune --idle-since` takes the same guard: a date that makes every thread idle
 /// (here one in the future, as a mistyped year would) is refused with exit 2 and the
-/// the reason on stderr, nothing deleted, until `--allow-all` is given.
+/// the reason on stderr (and as JSON with `--json`), nothing deleted, until
+/// `--allow-all` is given.
 #[test]
 fn a_prune_that_would_delete_every_thread_needs_allow_all() {
     let dir = scratch("prune-all");
@@ -429,7 +433,12 @@ fn a_prune_that_would_delete_every_thread_needs_allow_all() {
         assert_eq!(code, 2, "{extra:?}: {err}");
         assert!(err.contains("would delete all 2 thread(s)"), "{err}");
         assert!(err.contains("--allow-all"), "{err}");
-        assert!(out.is_empty(), "{out}");
+        if extra == ["--json"] {
+            let refusal: Json = serde_json::from_str(out.trim()).expect("one JSON object");
+            assert_eq!(refusal["kind"], "would_delete_all", "{out}");
+        } else {
+            assert!(out.is_empty(), "{out}");
+        }
         assert_eq!(sqlite_rows(&path), before, "{extra:?} deleted");
     }
     // One thread named: the other stays, so it is not refused.

@@ -2,6 +2,7 @@
 //! commands share, the top-level `--help` text, and the one exit-status contract every
 //! command keeps.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -136,8 +137,60 @@ pub const FINDINGS: u8 = 1;
 /// Exit status: a usage or fatal error (clap's own for a bad command line).
 pub const FATAL: u8 = 2;
 
-/// Says `message` on standard error and gives the fatal exit status.
-pub fn fatal(message: impl std::fmt::Display) -> ExitCode {
+/// The store command run with `--json`, once it is known: its fatal errors then go to
+/// standard output too, as the one JSON object the command would have printed.
+static JSON_ERRORS: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// From now on, a fatal error also prints `{"operation": OPERATION, "error": MESSAGE,
+/// "kind": KIND}` on standard output (`kind`, the error's stable name, for the
+/// library's errors), so a script reading `--json` gets an object either way.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub fn json_errors(operation: &'static str) {
+    let _ = JSON_ERRORS.set(operation);
+}
+
+/// A fatal error: what to say, and the library error's kind when it is one.
+pub struct Fatal {
+    message: String,
+    kind: Option<&'static str>,
+}
+
+impl From<langgraph_codec::Error> for Fatal {
+    fn from(e: langgraph_codec::Error) -> Self {
+        Fatal {
+            message: e.to_string(),
+            kind: Some(e.kind().as_str()),
+        }
+    }
+}
+
+impl From<String> for Fatal {
+    fn from(message: String) -> Self {
+        Fatal {
+            message,
+            kind: None,
+        }
+    }
+}
+
+impl From<&str> for Fatal {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+/// Says the error on standard error (and, after [`json_errors`], as JSON on standard
+/// output) and gives the fatal exit status.
+pub fn fatal(error: impl Into<Fatal>) -> ExitCode {
+    let Fatal { message, kind } = error.into();
     eprintln!("lgcodec: {message}");
+    if let Some(operation) = JSON_ERRORS.get() {
+        let mut object = serde_json::json!({"operation": operation, "error": message});
+        if let Some(kind) = kind {
+            object["kind"] = kind.into();
+        }
+        // Not println!: a closed standard output must not turn the error into a panic.
+        let _ = writeln!(std::io::stdout(), "{object}");
+    }
     ExitCode::from(FATAL)
 }

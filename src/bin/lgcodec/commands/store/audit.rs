@@ -18,7 +18,7 @@ pub struct AuditArgs {
     store: String,
     /// Print the report as one JSON object.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Values in clear are not findings.
     #[arg(long)]
     allow_clear: bool,

@@ -147,7 +147,7 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                         eprintln!("lgcodec store inspect: checkpoint {id:?} of thread {thread:?}");
                         ExitCode::SUCCESS
                     }
-                    Err(e) => fatal(e),
+                    Err(e) => fatal(e.to_string()),
                 }
             }
             Ok(None) => fatal(format!("no checkpoint {id:?} in thread {thread:?}")),

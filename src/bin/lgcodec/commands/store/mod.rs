@@ -193,6 +193,32 @@ impl StoreCommand {
         }
     }
 
+    /// Whether standard output is JSON: `--json` given, or `retain` (JSON lines always).
+    fn json(&self) -> bool {
+        match self {
+            StoreCommand::Audit(a) => a.json,
+            StoreCommand::Encrypt(a) | StoreCommand::Rekey(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Inspect(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Stats(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Export(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Import(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Verify(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Copy(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Prune(a) => a.json,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Retain(_) => true,
+            #[cfg(all(feature = "sqlite", feature = "postgres"))]
+            StoreCommand::Upgrade(a) => a.json,
+        }
+    }
+
     /// The command's name, as typed.
     fn name(&self) -> &'static str {
         match self {
@@ -340,6 +366,9 @@ fn progress_so_far() -> (String, &'static str) {
 }
 
 pub fn run(command: StoreCommand) -> ExitCode {
+    if command.json() {
+        crate::cli::json_errors(command.name());
+    }
     // More than one thread: a copy reads back and compares the batch it wrote while the
     // next is read and encoded, each on a core (2026-11-28, 100,000 checkpoints SQLite →
     // Postgres, benches/store_maint_vs_python.sh). Four at most: the work is a chain of

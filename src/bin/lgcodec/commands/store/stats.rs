@@ -81,7 +81,7 @@ pub async fn run(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     let value = if args.json {
         let mut value = match serde_json::to_value(&stats) {
             Ok(v) => v,
-            Err(e) => return fatal(e),
+            Err(e) => return fatal(e.to_string()),
         };
         if args.top > 0 || args.sort != SortBy::Id {
             let list: Vec<serde_json::Value> = top

@@ -34,7 +34,7 @@ pub struct SweepArgs {
     pace: Pace,
     /// Print the report as one JSON object.
     #[arg(long)]
-    json: bool,
+    pub json: bool,
     /// Go on even when the first encrypted values (up to 50) open under no key given
     /// (by default: stop before writing, exit 2, no_key_opens).
     #[arg(long)]
