@@ -30,6 +30,8 @@ pub(crate) fn lgcodec(args: &[&str], env: &[(&str, &str)]) -> (i32, String, Stri
 mod bad_targets;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod beside_python;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod corrupt;
 #[cfg(all(feature = "cli", feature = "sqlite"))]
 mod files;
 #[cfg(feature = "sqlite")]
