@@ -25,20 +25,24 @@ pub fn read_input(file: &str, cap: usize) -> Result<Vec<u8>, String> {
     } else {
         Box::new(std::fs::File::open(file).map_err(|e| io_context(file, e))?)
     };
+    read_capped(source, cap)
+        .map_err(|e| io_context(file, e))?
+        .ok_or_else(|| {
+            let name = if file == "-" { "standard input" } else { file };
+            format!(
+                "{name} is more than {cap} bytes (the --max-input-bytes limit): raise \
+                 --max-input-bytes to read it, or give one row per line with --jsonl"
+            )
+        })
+}
+
+/// All of `source` when it holds at most `cap` bytes; `None` when it holds more, read
+/// no further than one byte past `cap`.
+pub fn read_capped(source: impl Read, cap: usize) -> io::Result<Option<Vec<u8>>> {
     let mut buf = Vec::new();
     let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    source
-        .take(limit)
-        .read_to_end(&mut buf)
-        .map_err(|e| io_context(file, e))?;
-    if buf.len() > cap {
-        let name = if file == "-" { "standard input" } else { file };
-        return Err(format!(
-            "{name} is more than {cap} bytes (the --max-input-bytes limit): raise \
-             --max-input-bytes to read it, or give one row per line with --jsonl"
-        ));
-    }
-    Ok(buf)
+    source.take(limit).read_to_end(&mut buf)?;
+    Ok((buf.len() <= cap).then_some(buf))
 }
 
 fn open_input(file: &str) -> Result<Box<dyn io::BufRead>, String> {

@@ -4,7 +4,7 @@
 //! finish and ends the command (exit 0 for SIGTERM, 130 for SIGINT); a second signal
 //! stops at once (the batch in flight is rolled back).
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -16,6 +16,7 @@ use langgraph_codec::{Error, ErrorKind};
 use super::batching::{BatchSize, Pace};
 use super::{bar, fatal, human, on_progress, Signals};
 use crate::metrics;
+use crate::rows::read_capped;
 
 pub const RETAIN_EXAMPLES: &str = "\
 Examples (paste them in a directory holding copy.db, a store Python's SqliteSaver wrote;
@@ -104,7 +105,7 @@ fn policy_error(origin: &str, reason: impl std::fmt::Display) -> Error {
 
 /// The largest policy file read (a policy is a few hundred bytes): the file named may
 /// be any file.
-const MAX_POLICY_BYTES: u64 = 1 << 20;
+const MAX_POLICY_BYTES: usize = 1 << 20;
 
 fn load_policy(args: &RetainArgs) -> Result<RetentionPolicy, Error> {
     let (file, langgraph) = match (&args.policy, &args.config) {
@@ -112,19 +113,18 @@ fn load_policy(args: &RetainArgs) -> Result<RetentionPolicy, Error> {
         (None, Some(c)) => (c, true),
         (None, None) => return Err(policy_error("", "give --policy FILE or --config FILE")),
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .and_then(|f| f.take(MAX_POLICY_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| policy_error(file, format!("cannot read it: {e}")))?;
-    if bytes.len() as u64 > MAX_POLICY_BYTES {
-        return Err(policy_error(
-            file,
-            format!(
-                "larger than {} MiB: a policy is a few lines; is this the right file?",
-                MAX_POLICY_BYTES >> 20
-            ),
-        ));
-    }
+    let bytes = std::fs::File::open(file)
+        .and_then(|f| read_capped(f, MAX_POLICY_BYTES))
+        .map_err(|e| policy_error(file, format!("cannot read it: {e}")))?
+        .ok_or_else(|| {
+            policy_error(
+                file,
+                format!(
+                    "larger than {} MiB: a policy is a few lines; is this the right file?",
+                    MAX_POLICY_BYTES >> 20
+                ),
+            )
+        })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| policy_error(file, "cannot read it: not UTF-8 text".to_owned()))?;
     if langgraph {
