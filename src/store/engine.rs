@@ -133,7 +133,7 @@ impl Engine {
 
     /// Waits until `rows` more are due at the pace asked for.
     pub(crate) async fn pace(&mut self, rows: u64) {
-        self.throttle.account(rows).await;
+        self.throttle.account(rows, self.run.stop.as_deref()).await;
     }
 
     /// Tells the progress callback of `rows` read in `column` and not yet written (a

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::retry::{sleep, Retry, DEFAULT_MAX_RECONNECTS};
+use super::retry::{pause, Retry, DEFAULT_MAX_RECONNECTS};
 
 /// A progress callback.
 pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
@@ -69,14 +69,15 @@ impl Throttle {
         }
     }
 
-    /// Counts `rows` more and waits until they are due.
-    pub(crate) async fn account(&mut self, rows: u64) {
+    /// Counts `rows` more and waits until they are due, or until `stop` is set.
+    pub(crate) async fn account(&mut self, rows: u64, stop: Option<&AtomicBool>) {
         self.done = self.done.saturating_add(rows);
         let Some(rate) = self.rate else { return };
-        let due = Duration::from_secs_f64(self.done as f64 / rate as f64);
+        let due =
+            Duration::try_from_secs_f64(self.done as f64 / rate as f64).unwrap_or(Duration::MAX);
         let elapsed = self.started.elapsed();
         if due > elapsed {
-            sleep(due.saturating_sub(elapsed)).await;
+            pause(due.saturating_sub(elapsed), stop).await;
         }
     }
 }

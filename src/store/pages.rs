@@ -25,6 +25,7 @@ use super::error::StoreFault;
 use super::options::RunOptions;
 use super::plan::{id_time, plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
 use super::raw::Result;
+use super::retry::pause;
 use super::target::{open_target, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
@@ -50,6 +51,9 @@ struct Page {
     passed_checkpoints: u64,
     /// The last thread the page took; `None`: no thread left.
     last: Option<String>,
+    /// Whether threads may follow the page (the pause between pages is only taken
+    /// before another page).
+    more: bool,
 }
 
 impl Page {
@@ -79,21 +83,30 @@ async fn thread_page(
     after: Option<&str>,
     limit: usize,
 ) -> Result<Page> {
-    let counted: Vec<Counted> = if only.is_empty() {
+    // `beyond`: whether there are threads past the ones counted here.
+    let (counted, beyond): (Vec<Counted>, bool) = if only.is_empty() {
         // Passed-over threads do not fill a page: up to twice `limit` are counted.
-        let fetch = i64::try_from(limit.saturating_mul(2)).unwrap_or(i64::MAX);
+        let fetch = limit.saturating_mul(2);
         let after = after.unwrap_or("");
-        target.counted_threads(after, fetch).await?
+        let counted = target
+            .counted_threads(after, i64::try_from(fetch).unwrap_or(i64::MAX))
+            .await?;
+        let full = counted.len() >= fetch;
+        (counted, full)
     } else {
         // The threads asked for: counted as one checkpoint each (a page of them), and
         // all read.
-        only.iter()
+        let mut left = only
+            .iter()
             .filter(|t| after.is_none_or(|a| t.as_str() > a))
-            .take(limit)
-            .map(|t| (t.clone(), 1, String::new(), String::new(), 1))
-            .collect()
+            .map(|t| (t.clone(), 1, String::new(), String::new(), 1));
+        let counted = left.by_ref().take(limit).collect();
+        (counted, left.next().is_some())
     };
-    let mut page = Page::default();
+    let mut page = Page {
+        more: beyond,
+        ..Page::default()
+    };
     let mut held = 0i64;
     for (thread, n, oldest, newest, odd) in counted {
         let count = u64::try_from(n).unwrap_or(0);
@@ -110,6 +123,7 @@ async fn thread_page(
         }
         let taken = page.load.len() + page.whole.len();
         if taken >= limit || (taken > 0 && held + n > PAGE_CHECKPOINTS) {
+            page.more = true;
             break;
         }
         held += n;
@@ -491,8 +505,15 @@ pub(crate) async fn run_pass(
         reopen
             .engine
             .advance("threads", first.threads() + next.threads(), deleted, None);
-        if let Some(p) = pass.pause {
-            tokio::time::sleep(p).await;
+        // The pause is between pages: none after the last, and a stop asked for
+        // during one ends it.
+        let more = if second.is_some() {
+            next.more
+        } else {
+            first.more
+        };
+        if let (Some(p), true) = (pass.pause, more) {
+            pause(p, pass.run.stop.as_deref()).await;
         }
     }
     out.reconnects = reopen.engine.reconnects();

@@ -11,7 +11,11 @@
 //! read that gave up waiting for a table lock, or that Postgres ended as a deadlock, is
 //! handled as a lost connection, counted apart, and ends as
 //! [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout) past the same limit.
+//!
+//! The waits every operation makes are here too: [`sleep`], and [`pause`], which a stop
+//! asked for cuts short.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::error::StoreFault;
@@ -171,9 +175,55 @@ pub(crate) async fn sleep(d: Duration) {
     }
 }
 
+/// How often a pause looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// Sleeps `d`, ending early once `stop` is set (looked at every [`STOP_CHECK`]): a stop
+/// asked for during a pause between pages or vacuum steps (`--pause`) or a wait for
+/// the pace (`--max-rows-per-sec` at a low rate) is acted on at once, not when the wait
+/// is over.
+pub(crate) async fn pause(d: Duration, stop: Option<&AtomicBool>) {
+    let mut left = d;
+    while !left.is_zero() && !stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+        let step = left.min(STOP_CHECK);
+        sleep(step).await;
+        left = left.saturating_sub(step);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pause lasts its whole length without a stop, and ends within one look at the
+    /// flag once the stop is set: at once when set before, soon after when set during.
+    #[tokio::test]
+    async fn a_pause_ends_once_its_stop_is_set() {
+        use std::sync::Arc;
+        use std::time::Instant;
+        let hour = Duration::from_secs(3600);
+        let started = Instant::now();
+        pause(Duration::from_millis(300), None).await;
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        let within = Duration::from_secs(5);
+        let set = AtomicBool::new(true);
+        let started = Instant::now();
+        tokio::time::timeout(within, pause(hour, Some(&set)))
+            .await
+            .expect("a stop set before ends the pause");
+        assert!(started.elapsed() < STOP_CHECK, "{:?}", started.elapsed());
+        let stop = Arc::new(AtomicBool::new(false));
+        let setter = Arc::clone(&stop);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            setter.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        tokio::time::timeout(within, pause(hour, Some(&stop)))
+            .await
+            .expect("a stop set during the pause ends it");
+        assert!(started.elapsed() >= Duration::from_millis(200));
+    }
 
     /// The default waits out about a minute of a server away (a restart, a failover):
     /// the sum of its waits, worked out from the schedule 0.1, 0.2, 0.4, 0.8, 1.6, 3.2,

@@ -175,3 +175,72 @@ fn every_writing_operation_stops_after_the_batch_in_flight_and_a_rerun_finishes(
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Waits between pages are cut short by a stop, and the pause between pages is only
+/// taken before another page: a retain sweep with an hour's `pause` over a store that
+/// fits one page ends at once; over eight one-thread pages it ends as soon as its stop
+/// flag is set (an hour's pause under way); a prune paced at one checkpoint a second
+/// (80 checkpoints: 80 s of waiting) ends as soon as its flag is set. Each within 30 s.
+#[test]
+fn a_stop_ends_a_pause_or_a_pace_wait_and_no_pause_follows_the_last_page() {
+    use std::time::Duration;
+    let dir = scratch("stop-pause");
+    let path = dir.join("s.db");
+    let shape = Shape {
+        threads: 8,
+        steps: 10,
+        ..Shape::default()
+    };
+    sqlite_store(&path, &shape, "t-");
+    let s = path.to_str().expect("utf-8");
+    let none = StoreKeys::none();
+    let hour = Some(Duration::from_secs(3600));
+    let policy = store::RetentionPolicy::new().keep_latest(1);
+    let within = Duration::from_secs(30);
+    let flag_after = |millis: u64| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let set = Arc::clone(&stop);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(millis)).await;
+            set.store(true, Ordering::SeqCst);
+        });
+        stop
+    };
+    let rt = crate::support::rt();
+    rt.block_on(async {
+        // One page (8 threads, batches of 100): no pause at all.
+        let one_page = store::RetainOptions::new(policy.clone())
+            .dry_run(true)
+            .batch_size(100)
+            .pause(hour);
+        let report = tokio::time::timeout(within, store::retain(s, &none, &one_page))
+            .await
+            .expect("no pause after the last page")
+            .expect("retain");
+        assert_eq!((report.threads, report.stopped), (8, false), "{report:?}");
+        // Eight pages: the stop set during the first pause ends it.
+        let paged = store::RetainOptions::new(policy.clone())
+            .dry_run(true)
+            .batch_size(1)
+            .pause(hour)
+            .stop_flag(flag_after(500));
+        let report = tokio::time::timeout(within, store::retain(s, &none, &paged))
+            .await
+            .expect("the stop ends the pause")
+            .expect("retain");
+        assert!(report.stopped && report.threads < 8, "{report:?}");
+        // Paced at one checkpoint a second: the stop ends the wait for the pace.
+        let paced = store::PruneOptions::new()
+            .keep_latest(1)
+            .dry_run(true)
+            .batch_size(4)
+            .max_rows_per_sec(Some(1))
+            .stop_flag(flag_after(500));
+        let report = tokio::time::timeout(within, store::prune(s, &none, &paced))
+            .await
+            .expect("the stop ends the wait for the pace")
+            .expect("prune");
+        assert!(report.stopped && report.threads < 8, "{report:?}");
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -489,7 +489,7 @@ async fn incremental_vacuum(
             break;
         }
         if let Some(p) = pause {
-            tokio::time::sleep(p).await;
+            super::super::retry::pause(p, stop).await;
         }
     }
     // In WAL mode the file shrinks when the checkpoint copies the last frames; a

@@ -71,7 +71,8 @@ pub struct RetainArgs {
     pub every: Option<String>,
     #[command(flatten)]
     pub batch: BatchSize,
-    /// A pause between transactions (e.g. 100ms), to spare a busy database.
+    /// A pause between transactions (e.g. 100ms), to spare a busy database (none after
+    /// the last; a stop signal ends one at once).
     #[arg(long, value_name = "DURATION")]
     pub pause: Option<String>,
     /// Threads changed per sweep at most (default: the policy's); the next sweep goes on.
