@@ -138,21 +138,17 @@ fn answered(case: usize, args: &[&str], (code, _, err): &(i32, String, String)) 
 
 fn sqlite_damaged(path: &Path, draw: &mut Draw) {
     let conn = rusqlite::Connection::open(path).expect("open");
+    fn first_column<T: rusqlite::types::FromSql>(conn: &rusqlite::Connection, sql: &str) -> Vec<T> {
+        let mut stmt = conn.prepare(sql).expect(sql);
+        let rows = stmt.query_map([], |r| r.get(0)).expect(sql);
+        rows.collect::<Result<_, _>>().expect(sql)
+    }
     for table in ["checkpoints", "writes"] {
-        let columns: Vec<String> = conn
-            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
-            .expect("columns")
-            .query_map([], |r| r.get(0))
-            .expect("columns")
-            .collect::<Result<_, _>>()
-            .expect("columns");
-        let rows: Vec<i64> = conn
-            .prepare(&format!("SELECT rowid FROM {table}"))
-            .expect("rows")
-            .query_map([], |r| r.get(0))
-            .expect("rows")
-            .collect::<Result<_, _>>()
-            .expect("rows");
+        let columns: Vec<String> = first_column(
+            &conn,
+            &format!("SELECT name FROM pragma_table_info('{table}')"),
+        );
+        let rows: Vec<i64> = first_column(&conn, &format!("SELECT rowid FROM {table}"));
         for _ in 0..1 + draw.below(3) {
             let column = &columns[draw.below(columns.len())];
             let row = rows[draw.below(rows.len())];

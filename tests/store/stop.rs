@@ -34,16 +34,21 @@ fn stop_at_first_batch() -> (Arc<AtomicBool>, impl Fn(&Progress) + Send + Sync +
     })
 }
 
-#[test]
-fn every_writing_operation_stops_after_the_batch_in_flight_and_a_rerun_finishes() {
-    let dir = scratch("stop");
-    let source = dir.join("source.db");
+/// The store every test here runs on: 8 threads of 10 checkpoints, at `path`.
+fn eight_threads(path: &Path) {
     let shape = Shape {
         threads: 8,
         steps: 10,
         ..Shape::default()
     };
-    sqlite_store(&source, &shape, "t-");
+    sqlite_store(path, &shape, "t-");
+}
+
+#[test]
+fn every_writing_operation_stops_after_the_batch_in_flight_and_a_rerun_finishes() {
+    let dir = scratch("stop");
+    let source = dir.join("source.db");
+    eight_threads(&source);
     let s = source.to_str().expect("utf-8");
     let checkpoints = count(&source, "SELECT count(*) FROM checkpoints");
     let writes = count(&source, "SELECT count(*) FROM writes");
@@ -186,12 +191,7 @@ fn a_stop_ends_a_pause_or_a_pace_wait_and_no_pause_follows_the_last_page() {
     use std::time::Duration;
     let dir = scratch("stop-pause");
     let path = dir.join("s.db");
-    let shape = Shape {
-        threads: 8,
-        steps: 10,
-        ..Shape::default()
-    };
-    sqlite_store(&path, &shape, "t-");
+    eight_threads(&path);
     let s = path.to_str().expect("utf-8");
     let none = StoreKeys::none();
     let hour = Some(Duration::from_secs(3600));
