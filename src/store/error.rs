@@ -147,7 +147,7 @@ pub(crate) enum StoreFault {
         reason: String,
     },
     /// The rules would delete every thread of the store (store retain, store prune).
-    #[error("{store}: {} would delete all {threads} thread(s) of the store; nothing was deleted. {}, or give --allow-all ({}Options::allow_all) if emptying the store is what you want", if *operation == "retain" { "the policy" } else { "the rules" }, if *operation == "retain" { "Check the durations (a TTL in seconds where minutes were meant?)" } else { "Check the date (--idle-since)" }, if *operation == "retain" { "Retain" } else { "Prune" })]
+    #[error("{store}: {} would delete all {threads} thread(s) of the store; nothing was deleted. {}, or give --allow-all ({}::allow_all) if emptying the store is what you want", emptying(operation)[0], emptying(operation)[1], emptying(operation)[2])]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     WouldDeleteAll {
         /// `retain` or `prune`.
@@ -239,6 +239,20 @@ impl StoreFault {
             StoreFault::InvalidPolicy { .. } => ErrorKind::InvalidPolicy,
             StoreFault::WouldDeleteAll { .. } => ErrorKind::WouldDeleteAll,
         }
+    }
+}
+
+/// What [`StoreFault::WouldDeleteAll`] says for `operation`: what decided, what to
+/// check, and the options type whose `allow_all` lets it through.
+fn emptying(operation: &str) -> [&'static str; 3] {
+    if operation == "retain" {
+        [
+            "the policy",
+            "Check the durations (a TTL in seconds where minutes were meant?)",
+            "RetainOptions",
+        ]
+    } else {
+        ["the rules", "Check the date (--idle-since)", "PruneOptions"]
     }
 }
 

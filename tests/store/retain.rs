@@ -414,7 +414,7 @@ fn a_policy_that_would_delete_every_thread_needs_allow_all() {
 }
 
 /// `store prune --idle-since` takes the same guard: a date that makes every thread idle
-/// (here one in the future, as a mistyped year would) is refused with exit 2 and the
+/// (here one in the future, as a mistyped year would) is refused with exit 2 and
 /// the reason on stderr (and as JSON with `--json`), nothing deleted, until
 /// `--allow-all` is given.
 #[test]
