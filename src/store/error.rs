@@ -87,6 +87,15 @@ pub(crate) enum StoreFault {
         /// The last error.
         last: String,
     },
+    /// A stop was asked for (SIGINT, SIGTERM, the stop flag) while the operation waited
+    /// to re-open a lost Postgres connection: it ended there instead of waiting on. The
+    /// unit in flight went with the connection; every committed batch stays. Run it
+    /// again to resume.
+    #[error("postgres: the connection was lost ({last}) and a stop was asked for while waiting to reconnect; stopped, nothing half-written: run again to resume")]
+    StoppedReconnecting {
+        /// The error that lost the connection.
+        last: String,
+    },
     /// A copy's reads of its Postgres source kept waiting past their lock timeout for a
     /// table lock (or kept being chosen as a deadlock victim): something held an
     /// exclusive lock on the source's tables for longer than the retries wait. Every
@@ -227,7 +236,9 @@ impl StoreFault {
             StoreFault::Sqlite { .. } => ErrorKind::Storage,
             #[cfg(feature = "postgres")]
             StoreFault::Postgres { .. } => ErrorKind::Storage,
-            StoreFault::ConnectionLost { .. } => ErrorKind::ConnectionLost,
+            StoreFault::ConnectionLost { .. } | StoreFault::StoppedReconnecting { .. } => {
+                ErrorKind::ConnectionLost
+            }
             StoreFault::SourceLocked { .. } => ErrorKind::LockTimeout,
             StoreFault::Task(_) => ErrorKind::TaskFailed,
             StoreFault::Unreadable { .. } => ErrorKind::UnreadableRow,
@@ -311,6 +322,7 @@ impl From<StoreFault> for Error {
                 .with_count(usize::try_from(tried).unwrap_or(usize::MAX)),
             StoreFault::BackendDisabled { .. }
             | StoreFault::ConnectionLost { .. }
+            | StoreFault::StoppedReconnecting { .. }
             | StoreFault::SourceLocked { .. }
             | StoreFault::Task(_)
             | StoreFault::InvalidDate { .. } => e,

@@ -121,7 +121,7 @@ impl RunOptions {
     /// The reconnect budget [`max_reconnects`](Self::max_reconnects) sets (default
     /// [`DEFAULT_MAX_RECONNECTS`]).
     pub(crate) fn retry(&self) -> Retry {
-        Retry::new(self.max_reconnects())
+        Retry::new(self.max_reconnects(), self.stop.clone())
     }
 
     pub(crate) fn max_reconnects(&self) -> u32 {

@@ -12,10 +12,16 @@
 //! handled as a lost connection, counted apart, and ends as
 //! [`ErrorKind::LockTimeout`](crate::ErrorKind::LockTimeout) past the same limit.
 //!
+//! A stop asked for while waiting to re-open ends the wait and the operation at once
+//! ([`StoreFault::StoppedReconnecting`]): the unit in flight went with the connection,
+//! every one committed before it stays, and a rerun resumes. Without that, a SIGTERM
+//! during a server's absence would be acted on only after up to a minute of waits.
+//!
 //! The waits every operation makes are here too: [`sleep`], and [`pause`], which a stop
 //! asked for cuts short.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::StoreFault;
@@ -86,17 +92,28 @@ pub(crate) struct Retry {
     /// the copy report calls `lock_retries`).
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) lock_retries: u64,
+    /// The operation's stop flag: once set, a wait to re-open ends, and so does the
+    /// operation.
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Retry {
-    pub(crate) fn new(max: u32) -> Self {
+    /// At most `max` losses in a row; a wait ends when `stop` is set.
+    pub(crate) fn new(max: u32, stop: Option<Arc<AtomicBool>>) -> Self {
         Retry {
             max,
             lost: 0,
             locked: false,
             reconnects: 0,
             lock_retries: 0,
+            stop,
         }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop
+            .as_deref()
+            .is_some_and(|s| s.load(Ordering::SeqCst))
     }
 
     /// A step went through: the next loss is the first in a row again.
@@ -108,8 +125,8 @@ impl Retry {
     /// A step failed with `e`. A lost connection, no more than the maximum in a row:
     /// waits a little longer each time ([`backoff`]: 100 ms, doubling, at most 5 s)
     /// and returns `Ok` for the caller to re-open and redo the step. Any other error is
-    /// returned as it is; one loss too many as
-    /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
+    /// returned as it is; one loss too many, or a stop asked for before or during the
+    /// wait, as [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) async fn lost(&mut self, e: Error) -> Result<(), Error> {
         self.failed(e, false).await
@@ -142,7 +159,10 @@ impl Retry {
             .into());
         }
         self.locked = locked;
-        sleep(backoff(self.lost)).await;
+        pause(backoff(self.lost), self.stop.as_deref()).await;
+        if self.stopped() {
+            return Err(StoreFault::StoppedReconnecting { last: said(&e) }.into());
+        }
         Ok(())
     }
 
@@ -225,6 +245,46 @@ mod tests {
         assert!(started.elapsed() >= Duration::from_millis(200));
     }
 
+    /// A stop asked for ends the wait to re-open and the operation: at once when set
+    /// before the loss, within a look at the flag when set during a 5 s wait, as
+    /// `ConnectionLost` saying a stop was asked for and that a rerun resumes.
+    #[tokio::test]
+    async fn a_stop_during_the_wait_to_reconnect_ends_it() {
+        use std::time::Instant;
+        let away = || Error::new(ErrorKind::ConnectionUnavailable, "server away");
+        let stop = Arc::new(AtomicBool::new(true));
+        let started = Instant::now();
+        let e = Retry::new(16, Some(Arc::clone(&stop)))
+            .lost(away())
+            .await
+            .expect_err("a stop set before the loss ends it");
+        assert!(started.elapsed() < STOP_CHECK, "{:?}", started.elapsed());
+        assert_eq!(e.kind(), ErrorKind::ConnectionLost);
+        for said in ["server away", "a stop was asked for", "run again to resume"] {
+            assert!(e.to_string().contains(said), "{said:?} not in {e}");
+        }
+        stop.store(false, Ordering::SeqCst);
+        let mut retry = Retry::new(16, Some(Arc::clone(&stop)));
+        retry.lost = 10;
+        assert_eq!(backoff(retry.lost + 1), Duration::from_secs(5));
+        let setter = Arc::clone(&stop);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            setter.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        let e = retry
+            .lost(away())
+            .await
+            .expect_err("a stop set during the wait ends it");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(e.kind(), ErrorKind::ConnectionLost);
+    }
+
     /// The default waits out about a minute of a server away (a restart, a failover):
     /// the sum of its waits, worked out from the schedule 0.1, 0.2, 0.4, 0.8, 1.6, 3.2,
     /// then 5 s ten times.
@@ -243,7 +303,7 @@ mod tests {
     #[tokio::test]
     async fn one_loss_too_many_is_connection_lost_and_other_errors_pass() {
         let away = || Error::new(ErrorKind::ConnectionUnavailable, "server away");
-        let mut retry = Retry::new(1);
+        let mut retry = Retry::new(1, None);
         assert!(
             retry.lost(away()).await.is_ok(),
             "the first loss waits and retries"
@@ -255,7 +315,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::ConnectionLost);
         assert!(e.to_string().contains("2 time(s) in a row"), "{e}");
         assert!(e.to_string().contains("run again to resume"), "{e}");
-        let other = Retry::new(5)
+        let other = Retry::new(5, None)
             .lost(Error::new(ErrorKind::Storage, "constraint"))
             .await
             .expect_err("not a loss");
@@ -305,9 +365,9 @@ mod tests {
         let e = conflict().await;
         assert_eq!(e.sqlstate(), Some("55P03"), "{e}");
         assert!(is_lock_conflict(&e) && !is_lost(&e), "{e}");
-        let passed = Retry::new(5).lost(e).await.expect_err("not a loss");
+        let passed = Retry::new(5, None).lost(e).await.expect_err("not a loss");
         assert_eq!(passed.sqlstate(), Some("55P03"), "{passed}");
-        let mut retry = Retry::new(1);
+        let mut retry = Retry::new(1, None);
         retry
             .lost_or_locked(conflict().await)
             .await

@@ -575,6 +575,24 @@ fn max_reconnects_zero_stops_copy_import_and_prune_at_the_first_loss() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Takes database `db` away: it refuses new connections, and its backends are
+/// terminated (how many is returned).
+fn go_away(db: &str) -> i64 {
+    admin(
+        &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false"),
+        db,
+    );
+    terminate(db)
+}
+
+/// Database `db` takes connections again.
+fn come_back(db: &str) {
+    admin(
+        &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true"),
+        db,
+    );
+}
+
 /// A server away for 30 s (the database refuses every connection, its backends are
 /// terminated) in the middle of a prune: the prune waits it out, reconnecting as it
 /// comes back, and ends exit 0, equal row for row to an uninterrupted prune. (Longer
@@ -606,16 +624,9 @@ fn a_server_away_for_30_s_is_waited_out_and_the_prune_finishes_equal() {
         let db = db.clone();
         std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(1500));
-            admin(
-                &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS false"),
-                &db,
-            );
-            let terminated = terminate(&db);
+            let terminated = go_away(&db);
             std::thread::sleep(Duration::from_secs(30));
-            admin(
-                &format!("ALTER DATABASE \"{db}\" ALLOW_CONNECTIONS true"),
-                &db,
-            );
+            come_back(&db);
             terminated
         })
     };
@@ -633,6 +644,67 @@ fn a_server_away_for_30_s_is_waited_out_and_the_prune_finishes_equal() {
         report["reconnects"].as_u64().is_some_and(|n| n >= 1),
         "{stdout}"
     );
+    assert_eq!(
+        runtime.block_on(digest(&url)),
+        runtime.block_on(digest(&reference))
+    );
+}
+
+/// A SIGTERM while a prune waits for a server that went away: the prune stops within
+/// a second or two instead of waiting out its reconnect budget (about a minute), exits
+/// 143 saying the connection was lost and a stop was asked for, and the same prune run
+/// again once the server is back ends equal row for row to an uninterrupted one.
+#[test]
+fn a_stop_while_waiting_for_a_server_away_ends_at_once_and_a_rerun_finishes_equal() {
+    let Some(base) = pg_base() else { return };
+    let runtime = rt();
+    let (url, reference) = runtime.block_on(pg_pair(&base, "hrc_stop_away", &shape(450, 4)));
+    let prune = |store: &str, extra: &[&str]| {
+        Command::new(BIN)
+            .args(["store", "prune", store, "--keep-latest", "1", "--json"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("lgcodec")
+    };
+    let out = prune(&reference, &[]).wait_with_output().expect("prune");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // As in the 30 s test: paced to 300 checkpoints a second, the database refuses
+    // connections and its backends are terminated 1.5 s in. The first two pages take
+    // about 5 s at that pace, then the prune finds its connection gone and waits to
+    // re-open (0.1 s doubling to 5 s: 6.3 s for the first six). The SIGTERM comes 10 s
+    // after the server went, inside those waits.
+    let db = db_name(&url);
+    let child = prune(&url, &["--max-rows-per-sec", "300"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let terminated = go_away(&db);
+    std::thread::sleep(Duration::from_secs(10));
+    let sent = std::time::Instant::now();
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let out = child.wait_with_output().expect("prune");
+    let waited = sent.elapsed();
+    come_back(&db);
+    assert!(terminated >= 1, "nothing was terminated");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(
+        waited < Duration::from_secs(3),
+        "stopped {waited:?} after the SIGTERM"
+    );
+    for said in [
+        "a stop was asked for",
+        "the batch in flight was not committed",
+        "run again to resume",
+    ] {
+        assert!(stderr.contains(said), "{said:?} not in {stderr}");
+    }
+    let out = prune(&url, &[]).wait_with_output().expect("prune");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(
         runtime.block_on(digest(&url)),
         runtime.block_on(digest(&reference))

@@ -14,7 +14,7 @@ use langgraph_codec::store::StoreKeys;
 
 // `fatal`, `human`, `bar` and `on_progress` are also what `retain` takes from here
 // (`super::{bar, fatal, human, on_progress}`).
-use crate::cli::fatal;
+use crate::cli::{fatal, FATAL};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 use crate::human;
 use crate::output::{self, ROWS_DONE};
@@ -337,10 +337,17 @@ async fn interruptible(
         output::stop_flag().store(true, Ordering::SeqCst);
         eprintln!("\nlgcodec store {name}: {how}: finishing the batch in flight, then stopping (a second signal stops at once)");
         tokio::select! {
-            _ = &mut command => {
+            ended = &mut command => {
                 let (done, unit) = progress_so_far();
+                // A fatal error (already printed) ended it instead: the batch in flight
+                // went with it (a stop while waiting to re-open a lost connection).
+                let flight = if ended == ExitCode::from(FATAL) {
+                    "the batch in flight was not committed"
+                } else {
+                    "the batch in flight finished"
+                };
                 eprintln!(
-                    "lgcodec store {name}: stopped after {done} {unit}, the batch in flight finished; every batch committed so far stays: run the same command again to resume"
+                    "lgcodec store {name}: stopped after {done} {unit}, {flight}; every batch committed so far stays: run the same command again to resume"
                 );
                 return ExitCode::from(code);
             }
