@@ -91,7 +91,7 @@ mod writer;
 
 use batch::{flush, Pending, Spent};
 use check::{settle, Verifying};
-use source::{clashes, count, key_page, reopen_source, Cursor, Reading};
+use source::{clashes, copy_stopped, count, reopen_source, Cursor, Reading};
 use writer::Writer;
 
 use super::engine::Engine;
@@ -103,6 +103,7 @@ use super::raw::{serializer, Result};
 use super::target::{open_target, NewTarget, Target};
 use super::Location;
 use crate::crypto::EncryptedSerializer;
+use crate::kind::ErrorKind;
 use crate::serializer::Serializer;
 use crate::JsonPlusSerializer;
 
@@ -151,6 +152,10 @@ impl CopyOptions {
 run_setters!(CopyOptions {
     /// Only these threads (none: every thread).
     threads;
+    /// Not these threads, whatever [`threads`](Self::threads) selects: to copy the
+    /// rest of a store past a thread with a row the copy cannot read
+    /// ([`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow), naming it).
+    exclude_threads;
     /// Count what would be copied; write nothing (the target is not created).
     dry_run;
     /// At most this many checkpoints read per second from the source, on average (0 or
@@ -192,6 +197,8 @@ pub struct CopyReport {
     pub created_tables: bool,
     /// A dry run (nothing written).
     pub dry_run: bool,
+    /// The threads left out ([`CopyOptions::exclude_threads`]), in order.
+    pub excluded_threads: Vec<String>,
     /// Checkpoints in the source (selected threads).
     pub checkpoints: u64,
     /// Checkpoints written (in a dry run: that would be).
@@ -338,27 +345,56 @@ async fn copy_snapshot(
         ..CopyReport::default()
     };
     let threads = options.run.thread_filter();
+    let except = &options.run.except_threads;
+    report.excluded_threads = except.iter().cloned().collect();
     // The source's engine: its pace, and its losses (and lock conflicts).
     let mut reading_engine = Engine::new("copy", "checkpoints", &options.run);
-    for t in &threads {
-        report.checkpoints += loop {
-            match count(&src.raw, *t).await {
+    // The selection's checkpoints, less those of the threads left out.
+    let counted = threads
+        .iter()
+        .copied()
+        .filter(|t| t.is_none_or(|t| !except.contains(t)))
+        .map(|t| (t, true))
+        .chain(
+            except
+                .iter()
+                .filter(|e| threads.iter().any(|t| t.is_none_or(|t| t == e.as_str())))
+                .map(|e| (Some(e.as_str()), false)),
+        );
+    let mut left_out = 0u64;
+    for (t, selected) in counted {
+        let n = loop {
+            match count(&src.raw, t).await {
                 Ok(n) => break reading_engine.ok(n),
                 Err(e) => reopen_source(src, source, reading_engine.retry(), e).await?,
             }
         };
+        if selected {
+            report.checkpoints += n;
+        } else {
+            left_out += n;
+        }
     }
+    report.checkpoints = report.checkpoints.saturating_sub(left_out);
     // A dry run looks at the target only if it is already a store.
     let dry_target = if options.run.dry_run {
         AnyStore::open(target).await.ok()
     } else {
         None
     };
+    let page_size = options.run.page_size.unwrap_or(500);
     // The first checkpoint is read before the target is touched: a copy that cannot
     // read its source (no key for it) fails without leaving a new, empty target.
-    if let Some(first) = threads.first() {
-        if let Some((t, ns, id)) = key_page(&src.raw, *first, None, 1).await?.first() {
-            src.tuple(&read_serde, t, Some(ns), id).await?;
+    let first = Cursor::new(&threads, except, page_size)
+        .next(src, source, reading_engine.retry())
+        .await?;
+    if let Some((t, ns, id)) = first {
+        if let Err(e) = src.tuple(&read_serde, &t, Some(&ns), &id).await {
+            return Err(if e.kind() == ErrorKind::UnreadableRow {
+                copy_stopped(e, &t, src)
+            } else {
+                e
+            });
         }
     }
     let mut tgt = None;
@@ -372,7 +408,6 @@ async fn copy_snapshot(
         t.defer_wal_checkpoints().await?;
         tgt = Some(t);
     }
-    let page_size = options.run.page_size.unwrap_or(500);
     // Threads the target already holds with checkpoints the source lacks: refused
     // before anything is written, unless merging was asked for. (A target that held
     // nothing, or only what an earlier run of this copy wrote, passes.)
@@ -387,7 +422,8 @@ async fn copy_snapshot(
             }
         };
         if let Some(target_raw) = target_raw {
-            let (count, sample) = clashes(&src.raw, target_raw, &threads, page_size).await?;
+            let (count, sample) =
+                clashes(&src.raw, target_raw, (&threads, except), page_size).await?;
             if count > 0 {
                 return Err(StoreFault::HistoryConflict {
                     target: report.target.clone(),
@@ -398,7 +434,7 @@ async fn copy_snapshot(
             }
         }
     }
-    let mut cursor = Cursor::new(&threads, page_size);
+    let mut cursor = Cursor::new(&threads, except, page_size);
     let (Some(target_conn), Some(writer)) = (tgt.take(), writer.as_ref()) else {
         // Dry run: every key counted, each looked up in the target if it is a store.
         while let Some((t, ns, id)) = cursor.next(src, source, reading_engine.retry()).await? {

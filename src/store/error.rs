@@ -123,6 +123,19 @@ pub(crate) enum StoreFault {
         /// Why.
         reason: String,
     },
+    /// A copy stopped at a source row it could not read (`cause`, naming the row), and
+    /// what the operator can do next, for the row's thread.
+    #[error("{cause}. The copy stopped at that row. To go on, mend or delete thread {t} in the source, or leave it out (`--exclude-thread {t}`), then run the same copy again: it skips what is already copied. `lgcodec store audit {s}` lists the values the keys cannot read, in other threads too; `lgcodec store inspect {s} --thread {t}` shows the thread's history", t = shell_word(thread), s = shell_word(store))]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    CopyStopped {
+        /// The thread of the row.
+        thread: String,
+        /// The source, as shown.
+        store: String,
+        /// Why the row could not be read.
+        #[source]
+        cause: Error,
+    },
     /// The store's layout cannot be upgraded in place (store upgrade): copy it into a
     /// fresh store instead (`lgcodec store copy STORE NEW_STORE`), which reads every
     /// old layout.
@@ -168,7 +181,7 @@ pub(crate) enum StoreFault {
     },
     /// A copy's target already holds threads of the copy with checkpoints the source
     /// does not have: copying would merge two histories.
-    #[error("{target} already holds {count} of the thread(s) to copy with checkpoints the source does not have ({}): copying would merge two histories, and Python would read whichever checkpoint is newest. Copy into an empty store, leave these threads out (--thread), or give --merge to add the source's checkpoints to them", threads.join(", "))]
+    #[error("{target} already holds {count} of the thread(s) to copy with checkpoints the source does not have ({}): copying would merge two histories, and Python would read whichever checkpoint is newest. Copy into an empty store, leave these threads out (--exclude-thread), or give --merge to add the source's checkpoints to them", threads.join(", "))]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     HistoryConflict {
         /// The target.
@@ -241,7 +254,9 @@ impl StoreFault {
             }
             StoreFault::SourceLocked { .. } => ErrorKind::LockTimeout,
             StoreFault::Task(_) => ErrorKind::TaskFailed,
-            StoreFault::Unreadable { .. } => ErrorKind::UnreadableRow,
+            StoreFault::Unreadable { .. } | StoreFault::CopyStopped { .. } => {
+                ErrorKind::UnreadableRow
+            }
             StoreFault::CannotUpgrade { .. } => ErrorKind::CannotUpgrade,
             StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
             StoreFault::Backup { .. } => ErrorKind::Backup,
@@ -284,6 +299,11 @@ impl From<StoreFault> for Error {
             #[cfg(feature = "postgres")]
             StoreFault::Postgres { operation, source } => {
                 Error::with_source(kind, message, source).with_operation(operation)
+            }
+            StoreFault::CopyStopped { thread, cause, .. } => {
+                Error::with_source(kind, message, cause)
+                    .with_operation("copy")
+                    .with_subject(thread)
             }
             StoreFault::CannotUpgrade {
                 location,
@@ -393,5 +413,50 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
             found: e.to_string(),
         }
         .into()
+    }
+}
+
+/// `word` as one shell word, pasted into a command a message suggests: as it is when
+/// it holds only characters no shell treats specially, else in single quotes (a quote
+/// inside as `'\''`).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.,:/@%+=".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    /// A word made one shell word comes back as it was from a real shell
+    /// (`sh -c 'printf %s WORD'`), spaces, quotes, `$`, globs and all; a plain word is
+    /// left unquoted.
+    #[test]
+    fn a_shell_word_is_read_back_by_the_shell_as_it_was() {
+        let words = [
+            "t-main",
+            "thread with spaces",
+            "it's",
+            "''",
+            "$HOME `id` $(id) \\ \" ; & | < > * ? [a] ~ # !",
+            "",
+            "ünïcödé-線",
+            "postgresql://u@h:5432/db?sslmode=require&x=1",
+        ];
+        for word in words {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {}", shell_word(word))])
+                .output()
+                .expect("sh");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{word:?}");
+        }
+        assert_eq!(shell_word("t-main"), "t-main");
     }
 }

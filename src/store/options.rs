@@ -93,6 +93,8 @@ pub(crate) struct RunOptions {
     pub(crate) vacuum: bool,
     /// Only these threads (none: every thread).
     pub(crate) threads: Vec<String>,
+    /// Not these threads, whatever [`threads`](Self::threads) selects.
+    pub(crate) except_threads: std::collections::BTreeSet<String>,
     /// Rows read per query.
     pub(crate) page_size: Option<usize>,
     /// Bytes of stored values read per query at most.
@@ -161,6 +163,7 @@ impl std::fmt::Debug for RunOptions {
             .field("dry_run", &self.dry_run)
             .field("vacuum", &self.vacuum)
             .field("threads", &self.threads)
+            .field("except_threads", &self.except_threads)
             .field("page_size", &self.page_size)
             .field("page_bytes", &self.page_bytes)
             .field("batch_size", &self.batch_size)
@@ -204,6 +207,16 @@ macro_rules! run_setters {
         $(#[$doc])*
         pub fn threads(mut self, threads: impl IntoIterator<Item = impl Into<String>>) -> Self {
             self.run.threads = threads.into_iter().map(Into::into).collect();
+            self
+        }
+    };
+    (@one $(#[$doc:meta])* exclude_threads) => {
+        $(#[$doc])*
+        pub fn exclude_threads(
+            mut self,
+            threads: impl IntoIterator<Item = impl Into<String>>,
+        ) -> Self {
+            self.run.except_threads = threads.into_iter().map(Into::into).collect();
             self
         }
     };

@@ -305,3 +305,188 @@ async fn damaged_postgres_stores_get_an_answer_from_every_command() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The commands a message suggests (between backticks, starting `lgcodec store`), as
+/// the arguments after `lgcodec`.
+fn suggested(message: &str) -> Vec<Vec<String>> {
+    message
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|quoted| quoted.strip_prefix("lgcodec "))
+        .filter(|args| args.starts_with("store "))
+        .map(|args| args.split(' ').map(str::to_owned).collect())
+        .collect()
+}
+
+/// The message of a copy stopped by an unreadable row of `thread` (`id` in it): it
+/// names the row, the thread to leave out, and two commands that run as pasted; the
+/// audit lists the row when its damage is a value's (`a_value`), not the shape of a
+/// checkpoint's JSONB.
+fn stopped_with_what_to_do(
+    (code, _, err): &(i32, String, String),
+    (thread, id): (&str, &str),
+    a_value: bool,
+) {
+    assert_eq!(*code, 2, "{err}");
+    for said in [
+        id,
+        &format!("`--exclude-thread {thread}`"),
+        "run the same copy again",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    let commands = suggested(err);
+    assert_eq!(commands.len(), 2, "{err}");
+    for args in commands {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = crate::lgcodec(&args, &[]);
+        assert!(code == 0 || code == 1, "{args:?} as pasted: {code} {err}");
+        if args[1] == "audit" && a_value {
+            assert!(out.contains(id), "the audit does not list the row: {out}");
+        }
+    }
+}
+
+/// The `(thread, ns, id)` of every checkpoint of a SQLite store, in order.
+fn sqlite_keys(path: &Path) -> Vec<(String, String, String)> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut stmt = conn
+        .prepare("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3")
+        .expect("keys");
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("keys");
+    rows.collect::<Result<_, _>>().expect("keys")
+}
+
+/// A copy that meets a source row it cannot read stops there (exit 2,
+/// `unreadable_row`), naming the row, its thread and what to do; the commands it names
+/// run as pasted. `--exclude-thread` then copies every other thread and nothing of that
+/// one, even where the target holds that thread with a history of its own; once the
+/// row is mended, the same copy completes the target to the source's checkpoints. A
+/// SQLite source (Python's store, the first checkpoint's blob made bytes no serializer
+/// reads: the row the copy reads before it touches the target) into SQLite.
+#[test]
+fn a_copy_stopped_by_an_unreadable_row_names_its_thread_and_goes_on_without_it() {
+    let dir = scratch("copy-stopped");
+    let store = dir.join("source.sqlite");
+    std::fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &store,
+    )
+    .expect("copy");
+    let keys = sqlite_keys(&store);
+    let (thread, ns, id) = keys.first().cloned().expect("a checkpoint");
+    let conn = rusqlite::Connection::open(&store).expect("open");
+    let at = "WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3";
+    let stored: Vec<u8> = conn
+        .query_row(
+            &format!("SELECT checkpoint FROM checkpoints {at}"),
+            [&thread, &ns, &id],
+            |r| r.get(0),
+        )
+        .expect("row");
+    let set = format!("UPDATE checkpoints SET checkpoint = ?4 {at}");
+    conn.execute(&set, rusqlite::params![thread, ns, id, vec![0xc1u8]])
+        .expect("damage");
+    let (s, target) = (store.to_str().expect("utf-8"), dir.join("target.sqlite"));
+    let t = target.to_str().expect("utf-8");
+
+    let stopped = crate::lgcodec(&["store", "copy", s, t], &[]);
+    stopped_with_what_to_do(&stopped, (&thread, &id), true);
+    let (code, out, _) = crate::lgcodec(&["store", "copy", s, t, "--json"], &[]);
+    let error: Json = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!((code, error["kind"].as_str()), (2, Some("unreadable_row")));
+
+    let others: Vec<_> = keys.iter().filter(|k| k.0 != thread).cloned().collect();
+    assert!(!others.is_empty());
+    let (code, out, err) = crate::lgcodec(
+        &["store", "copy", s, t, "--exclude-thread", &thread, "--json"],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["excluded_threads"], serde_json::json!([thread]));
+    assert_eq!(report["checkpoints"], others.len());
+    assert_eq!(report["verified"], others.len());
+    assert_eq!(sqlite_keys(&target), others);
+    // The target gets a checkpoint of that thread the source lacks: a history of its
+    // own, which a copy of the thread would refuse. Left out, it is no clash.
+    let into = rusqlite::Connection::open(&target).expect("open");
+    let own = "INSERT INTO checkpoints SELECT ?1, checkpoint_ns, 'own', NULL, type, \
+               checkpoint, metadata FROM checkpoints LIMIT 1";
+    into.execute(own, [&thread]).expect("own");
+    let (code, _, err) = crate::lgcodec(&["store", "copy", s, t, "--exclude-thread", &thread], &[]);
+    assert_eq!(code, 0, "{err}");
+    into.execute("DELETE FROM checkpoints WHERE checkpoint_id = 'own'", [])
+        .expect("own");
+
+    conn.execute(&set, rusqlite::params![thread, ns, id, stored])
+        .expect("mend");
+    let (code, out, err) = crate::lgcodec(&["store", "copy", s, t, "--json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["already_there"], others.len());
+    assert_eq!(sqlite_keys(&target), keys);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// As above from a Postgres source (Python's store, one checkpoint's JSONB made a
+/// string), whose rows are read another way: the copy into SQLite stops naming the
+/// thread, and `--exclude-thread` copies exactly the other threads.
+#[tokio::test]
+async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its_thread() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("copy-stopped-pg");
+    let db = pg::restored(&url, "postgres-py-3.2.0", "copystopped").await;
+    let client = pg::connect(&db).await;
+    let keys: Vec<(String, String, String)> = client
+        .query(
+            "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints \
+             ORDER BY thread_id COLLATE \"C\", checkpoint_ns COLLATE \"C\", checkpoint_id COLLATE \"C\"",
+            &[],
+        )
+        .await
+        .expect("keys")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let (thread, ns, id) = keys
+        .iter()
+        .filter(|k| k.0 == "t-main" && k.1.is_empty())
+        .nth(2)
+        .cloned()
+        .expect("a third checkpoint of t-main");
+    client
+        .execute(
+            "UPDATE checkpoints SET checkpoint = '\"not a checkpoint\"'::jsonb \
+             WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+            &[&thread, &ns, &id],
+        )
+        .await
+        .expect("damage");
+    let target = dir.join("target.sqlite");
+    let t = target.to_str().expect("utf-8");
+    let stopped = crate::lgcodec(&["store", "copy", &db, t], &[]);
+    stopped_with_what_to_do(&stopped, (&thread, &id), false);
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "copy",
+            &db,
+            t,
+            "--exclude-thread",
+            &thread,
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    let others: Vec<_> = keys.iter().filter(|k| k.0 != thread).cloned().collect();
+    assert!(!others.is_empty());
+    assert_eq!(report["checkpoints"], others.len());
+    assert_eq!(sqlite_keys(&target), others);
+    let _ = std::fs::remove_dir_all(&dir);
+}

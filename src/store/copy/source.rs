@@ -4,6 +4,7 @@
 //! connection or a lock wait, and the threads a target holds that the source does not
 //! ([`clashes`]).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::super::backend::ph;
@@ -18,6 +19,7 @@ use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RAN
 use super::writer::Writer;
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
+use crate::kind::ErrorKind;
 use crate::saver::layout::StoreLayout;
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::saver::CheckpointTuple;
@@ -171,9 +173,10 @@ pub(super) async fn write_rows_of(
 }
 
 /// The source's checkpoint keys in order, a page at a time, thread after thread of
-/// the selection.
+/// the selection, leaving out the keys of the threads excluded.
 pub(super) struct Cursor<'a> {
     threads: &'a [Option<&'a str>],
+    except: &'a BTreeSet<String>,
     thread: usize,
     after: Option<(String, String, String)>,
     page: std::collections::VecDeque<(String, String, String)>,
@@ -181,9 +184,14 @@ pub(super) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    pub(super) fn new(threads: &'a [Option<&'a str>], page_size: usize) -> Self {
+    pub(super) fn new(
+        threads: &'a [Option<&'a str>],
+        except: &'a BTreeSet<String>,
+        page_size: usize,
+    ) -> Self {
         Cursor {
             threads,
+            except,
             thread: 0,
             after: None,
             page: std::collections::VecDeque::new(),
@@ -218,7 +226,9 @@ impl<'a> Cursor<'a> {
             } else {
                 self.after = page.last().cloned();
             }
-            self.page.extend(page);
+            let except = self.except;
+            self.page
+                .extend(page.into_iter().filter(|(t, _, _)| !except.contains(t)));
         }
     }
 }
@@ -325,6 +335,9 @@ impl Reading<'_> {
                                 .engine
                                 .ok(read.into_iter().flatten().collect::<Vec<_>>())
                         }
+                        Err(e) if e.kind() == ErrorKind::UnreadableRow => {
+                            return Err(self.stopped_at(e, &keys).await);
+                        }
                         Err(e) => {
                             reopen_source(self.src, self.source, self.engine.retry(), e).await?
                         }
@@ -350,6 +363,42 @@ impl Reading<'_> {
         }
         Ok(batch)
     }
+}
+
+impl Reading<'_> {
+    /// `e`, an unreadable row met reading `keys`, as [`StoreFault::CopyStopped`]: the
+    /// keys are read again one at a time, and the thread of the first that fails again
+    /// is named with what the operator can do. `e` as it is if none does (the row
+    /// changed meanwhile).
+    async fn stopped_at(&self, e: Error, keys: &[(String, String, String)]) -> Error {
+        let (read_serde, write_serde) = self.serdes;
+        for key in keys {
+            let alone = std::slice::from_ref(key);
+            let again = read_pending(
+                self.src,
+                read_serde,
+                write_serde,
+                (self.writer, self.clear),
+                alone,
+            )
+            .await;
+            if again.is_err_and(|e| e.kind() == ErrorKind::UnreadableRow) {
+                return copy_stopped(e, &key.0, self.src);
+            }
+        }
+        e
+    }
+}
+
+/// `cause`, a row of `thread` the copy cannot read, with what to do next
+/// ([`StoreFault::CopyStopped`]).
+pub(super) fn copy_stopped(cause: Error, thread: &str, src: &AnyStore) -> Error {
+    StoreFault::CopyStopped {
+        thread: thread.to_owned(),
+        store: src.raw.shown().to_owned(),
+        cause,
+    }
+    .into()
 }
 
 impl BatchSource for Reading<'_> {
@@ -626,7 +675,7 @@ pub(super) async fn parent_sends(
 pub(super) async fn clashes(
     source: &Raw,
     target: &Raw,
-    threads: &[Option<&str>],
+    (threads, except): (&[Option<&str>], &BTreeSet<String>),
     page_size: usize,
 ) -> Result<(u64, Vec<String>)> {
     const SAMPLE: usize = 10;
@@ -642,7 +691,7 @@ pub(super) async fn clashes(
                 break;
             };
             for t in source.foreign_checkpoints(&page).await? {
-                if last_counted.as_ref() == Some(&t) {
+                if last_counted.as_ref() == Some(&t) || except.contains(&t) {
                     continue;
                 }
                 count += 1;

@@ -25,6 +25,10 @@ pub struct CopyArgs {
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
     pub threads: Vec<String>,
+    /// Leave this thread out (repeat for more): to copy the rest past a thread with a
+    /// row the copy cannot read.
+    #[arg(long = "exclude-thread", value_name = "ID")]
+    pub exclude_threads: Vec<String>,
     /// Count what would be copied; write nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -45,6 +49,7 @@ pub struct CopyArgs {
 pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
     let options = CopyOptions::new()
         .threads(args.threads)
+        .exclude_threads(args.exclude_threads)
         .dry_run(args.dry_run)
         .merge(args.merge)
         .max_rows_per_sec(args.pace.max_rows_per_sec);
@@ -61,7 +66,7 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){} ({:.1} s)",
+                "lgcodec store copy: {} checkpoint(s) in {} ({}): {} {}, {} already in {}, {} write(s) inserted, {} verified, {} mismatch(es){}{} ({:.1} s)",
                 human::count(r.checkpoints),
                 r.source,
                 r.source_layout,
@@ -72,6 +77,11 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
                 human::count(r.writes_inserted),
                 human::count(r.verified),
                 r.mismatches.len(),
+                if r.excluded_threads.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} thread(s) left out", human::count(r.excluded_threads.len() as u64))
+                },
                 if r.created_tables { "; Python's tables created" } else { "" },
                 r.elapsed_s
             );
