@@ -91,14 +91,26 @@ pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
     out
 }
 
+/// A read or write of backup `file` that failed: [`StoreFault::Backup`], or
+/// [`StoreFault::BackupDiskFull`] when the disk (or the user's quota) is full.
 pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| {
-        StoreFault::Backup {
-            file: file.to_owned(),
-            reason: e.to_string(),
+        let (file, reason) = (file.to_owned(), e.to_string());
+        if is_disk_full(&e) {
+            StoreFault::BackupDiskFull { file, reason }.into()
+        } else {
+            StoreFault::Backup { file, reason }.into()
         }
-        .into()
     }
+}
+
+/// A write that failed for want of room: the disk is full (`ENOSPC`) or the user's
+/// quota is spent (`EDQUOT`).
+fn is_disk_full(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
 }
 
 /// A line of a backup file as text; `None` for a blank line.
@@ -492,4 +504,32 @@ pub fn verify_backup(
         cut_short: rows.cut_short.clone(),
         elapsed_s: started.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::io_err;
+    use crate::ErrorKind;
+    use std::io;
+
+    /// A backup write that met a full disk or a spent quota is `DiskFull`, saying so and
+    /// what to do; any other failure stays `Backup`. Both name the file.
+    #[test]
+    fn a_full_disk_under_a_backup_is_said_as_such() {
+        for (failure, kind) in [
+            (io::ErrorKind::StorageFull, ErrorKind::DiskFull),
+            (io::ErrorKind::QuotaExceeded, ErrorKind::DiskFull),
+            (io::ErrorKind::PermissionDenied, ErrorKind::Backup),
+            (io::ErrorKind::BrokenPipe, ErrorKind::Backup),
+        ] {
+            let e = io_err("b.jsonl")(io::Error::from(failure));
+            assert_eq!(e.kind(), kind, "{failure:?}: {e}");
+            assert_eq!(e.subject(), Some("b.jsonl"));
+            assert_eq!(
+                e.to_string().contains("the disk is full"),
+                kind == ErrorKind::DiskFull,
+                "{e}"
+            );
+        }
+    }
 }

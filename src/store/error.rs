@@ -202,6 +202,15 @@ pub(crate) enum StoreFault {
         /// The labels of the keys tried (never key bytes).
         keys: Vec<String>,
     },
+    /// A backup file (store export) could not be written: the disk under it is full.
+    #[error("backup {file}: {reason}; the disk is full: free space (or write the backup to another disk), then run the same command again")]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    BackupDiskFull {
+        /// The file.
+        file: String,
+        /// What the system said.
+        reason: String,
+    },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
@@ -260,6 +269,7 @@ impl StoreFault {
             StoreFault::CannotUpgrade { .. } => ErrorKind::CannotUpgrade,
             StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
             StoreFault::Backup { .. } => ErrorKind::Backup,
+            StoreFault::BackupDiskFull { .. } => ErrorKind::DiskFull,
             StoreFault::HistoryConflict { .. } => ErrorKind::HistoryConflict,
             StoreFault::NoKeyOpens { .. } => ErrorKind::NoKeyOpens,
             StoreFault::InvalidPolicy { .. } => ErrorKind::InvalidPolicy,
@@ -320,6 +330,7 @@ impl From<StoreFault> for Error {
                 reason,
             }
             | StoreFault::Backup { file: s, reason }
+            | StoreFault::BackupDiskFull { file: s, reason }
             | StoreFault::Unreadable { what: s, reason }
             | StoreFault::InvalidPolicy { origin: s, reason } => {
                 e.with_subject(s).with_reason(reason)

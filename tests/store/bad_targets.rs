@@ -3,7 +3,8 @@
 //! `default_transaction_read_only`) is refused before anything is written, by every
 //! command that writes; a disk that fills up mid-copy stops the copy with exit 2 and
 //! "the disk … is full", the batches before stay, and the same command run again once
-//! there is space finishes with the target equal to an uninterrupted copy's.
+//! there is space finishes with the target equal to an uninterrupted copy's; an export
+//! onto a full disk says so (`disk_full`) and leaves no file there.
 
 use std::path::Path;
 use std::process::Command;
@@ -138,20 +139,18 @@ fn umount(at: &Path) {
     let _ = Command::new("umount").arg(at).status();
 }
 
-/// A copy into a store on a disk that fills up: exit 2, the message says the disk is
-/// full and what to do, the store keeps the batches committed before (it still opens
-/// and reads), and once there is room the same command finishes, the target then
-/// equal row for row to an uninterrupted copy's.
-#[test]
-fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
-    let dir = scratch("bad-target-full");
+/// Runs `body` with a SQLite store of 200 threads of 10 checkpoints (its path) and a
+/// tmpfs of `size` mounted under a scratch directory; unmounts and cleans up after, a
+/// failing `body` included. Skipped where the test may not mount.
+fn on_a_small_disk(tag: &str, size: &str, body: impl FnOnce(&Path, &Path, &str)) {
+    let dir = scratch(tag);
     let mnt = dir.join("disk");
-    if !mount_tmpfs(&mnt, "3m") {
+    if !mount_tmpfs(&mnt, size) {
         eprintln!("skipped: this machine does not let the test mount a small tmpfs");
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
-    let result = std::panic::catch_unwind(|| {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let source = dir.join("source.db");
         let shape = Shape {
             threads: 200,
@@ -159,7 +158,22 @@ fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
             ..Shape::default()
         };
         sqlite_store(&source, &shape, "t-");
-        let src = source.to_str().expect("utf-8");
+        body(&dir, &mnt, source.to_str().expect("utf-8"));
+    }));
+    umount(&mnt);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// A copy into a store on a disk that fills up: exit 2, the message says the disk is
+/// full and what to do, the store keeps the batches committed before (it still opens
+/// and reads), and once there is room the same command finishes, the target then
+/// equal row for row to an uninterrupted copy's.
+#[test]
+fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
+    on_a_small_disk("bad-target-full", "3m", |dir, mnt, src| {
         // The reference: the same copy with room to spare.
         let reference = dir.join("reference.db");
         let (code, err) = lgcodec(&["store", "copy", src, reference.to_str().expect("utf-8")]);
@@ -188,9 +202,35 @@ fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
         assert_eq!(code, 0, "{err}");
         assert_eq!(sqlite_rows(&target), sqlite_rows(&reference));
     });
-    umount(&mnt);
-    let _ = std::fs::remove_dir_all(&dir);
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+}
+
+/// An export onto a disk that fills up: exit 2, kind `disk_full`, the message names
+/// the file and says what to do, and no file is left on that disk (neither the backup
+/// nor its partial file); once there is room, the same export writes a backup that
+/// `verify` finds whole.
+#[test]
+fn a_disk_that_fills_up_stops_an_export_and_leaves_no_file() {
+    on_a_small_disk("bad-target-full-export", "1m", |_, mnt, src| {
+        let backup = mnt.join("backup.jsonl");
+        let b = backup.to_str().expect("utf-8");
+        let out = Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+            .args(["store", "export", src, b, "--json"])
+            .output()
+            .expect("lgcodec");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let error: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(error["kind"], "disk_full", "{error}");
+        for said in [b, "the disk is full", "run the same export again"] {
+            assert!(err.contains(said), "{said:?} not in {err}");
+        }
+        let left: Vec<_> = std::fs::read_dir(&mnt).expect("dir").collect();
+        assert!(left.is_empty(), "left on the full disk: {left:?}");
+
+        remount(&mnt, "64m");
+        let (code, err) = lgcodec(&["store", "export", src, b]);
+        assert_eq!(code, 0, "{err}");
+        let (code, err) = lgcodec(&["store", "verify", b]);
+        assert_eq!(code, 0, "{err}");
+    });
 }

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use langgraph_codec::store::{self, AnyStore, ExportOptions};
+use langgraph_codec::{Error, ErrorKind};
 
 use super::batching::Pace;
 use crate::cli::fatal;
@@ -52,7 +53,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     // only once complete and on disk: a killed or failed export leaves the previous
     // FILE as it was (and at most a `.FILE.*.partial` beside it, never a torn FILE).
     let mut partial = None;
-    let mut out: Box<dyn std::io::Write> = if file == "-" {
+    let out: Box<dyn std::io::Write> = if file == "-" {
         Box::new(std::io::BufWriter::with_capacity(
             BACKUP_BUFFER,
             std::io::stdout().lock(),
@@ -73,7 +74,8 @@ pub async fn run(args: ExportArgs) -> ExitCode {
             Err(e) => return fatal(format!("cannot create {file}: {e}")),
         }
     };
-    let (report, flushed) = with_progress(|progress| async {
+    let mut out = Noted { out, failed: None };
+    let (report, flushed, failed) = with_progress(|progress| async {
         let options = ExportOptions::new()
             .threads(threads)
             .max_rows_per_sec(max_rows_per_sec)
@@ -81,16 +83,22 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         let report = store::export(&store, &mut out, &options).await;
         // A write error the buffer still holds (a full disk) fails the export.
         let flushed = out.flush();
+        let failed = out.failed;
         drop(out);
-        (report, flushed)
+        (report, flushed, failed)
     })
     .await;
     let report = match (report, flushed) {
         (Ok(r), Ok(())) => match partial.map(|f| finish_partial(f, &file)) {
-            Some(Err(e)) => return fatal(format!("cannot write {file}: {e}")),
+            Some(Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()))),
             _ => Ok(r),
         },
-        (Ok(_), Err(e)) => return fatal(format!("cannot write {file}: {e}")),
+        (Ok(_), Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()))),
+        // The export stopped on a write of its file: said as the file's.
+        (Err(e), _) if failed.is_some() => {
+            let why = e.reason().map_or_else(|| e.to_string(), str::to_owned);
+            return fatal(cannot_write(&file, why, failed.is_some_and(is_full)));
+        }
         (Err(e), _) => Err(e),
     };
     match report {
@@ -116,6 +124,54 @@ pub async fn run(args: ExportArgs) -> ExitCode {
             )
         }
         Err(e) => fatal(e),
+    }
+}
+
+/// The backup's writer, noting the kind of the last error a write or flush met: what
+/// tells an export that failed to write its file from one that failed to read the
+/// store.
+struct Noted<W> {
+    out: W,
+    failed: Option<std::io::ErrorKind>,
+}
+
+impl<W: std::io::Write> std::io::Write for Noted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out
+            .write(buf)
+            .inspect_err(|e| self.failed = Some(e.kind()))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out
+            .flush()
+            .inspect_err(|e| self.failed = Some(e.kind()))
+    }
+}
+
+/// A write that failed for want of room: the disk is full (`ENOSPC`) or the user's
+/// quota spent (`EDQUOT`).
+fn is_full(kind: std::io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// The backup `file` could not be written (`why`): kind `disk_full` with what to do
+/// when there was no room (`full`), else `backup`.
+fn cannot_write(file: &str, why: impl std::fmt::Display, full: bool) -> Error {
+    let (file, left) = match file {
+        "-" => ("standard output", ""),
+        _ => (file, " (no partial file is left behind)"),
+    };
+    if full {
+        Error::new(
+            ErrorKind::DiskFull,
+            format!("cannot write {file}: {why}; the disk is full: free space (or write the backup to another disk), then run the same export again{left}"),
+        )
+    } else {
+        Error::new(ErrorKind::Backup, format!("cannot write {file}: {why}"))
     }
 }
 
