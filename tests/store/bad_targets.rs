@@ -197,7 +197,7 @@ fn a_disk_that_fills_up_stops_a_copy_and_the_rerun_finishes_it() {
         let kept = sqlite_rows(&target);
         assert!(kept.len() > 20, "the batches before the full disk stay");
 
-        remount(&mnt, "64m");
+        remount(mnt, "64m");
         let (code, err) = lgcodec(&["store", "copy", src, tgt]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(sqlite_rows(&target), sqlite_rows(&reference));
@@ -224,10 +224,10 @@ fn a_disk_that_fills_up_stops_an_export_and_leaves_no_file() {
         for said in [b, "the disk is full", "run the same export again"] {
             assert!(err.contains(said), "{said:?} not in {err}");
         }
-        let left: Vec<_> = std::fs::read_dir(&mnt).expect("dir").collect();
+        let left: Vec<_> = std::fs::read_dir(mnt).expect("dir").collect();
         assert!(left.is_empty(), "left on the full disk: {left:?}");
 
-        remount(&mnt, "64m");
+        remount(mnt, "64m");
         let (code, err) = lgcodec(&["store", "export", src, b]);
         assert_eq!(code, 0, "{err}");
         let (code, err) = lgcodec(&["store", "verify", b]);
