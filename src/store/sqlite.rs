@@ -243,6 +243,58 @@ pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
     .into())
 }
 
+/// Creates the empty file a new store at `path` starts as (SQLite takes an empty file
+/// for an empty database), so that what stops it is said as the system says it,
+/// with what to do: a directory that is not there, one the user may not write in.
+/// (SQLite's own answer is "unable to open database file" for all of these.) A file
+/// someone else made meanwhile is left to the caller's layout check. Whether the file
+/// was made here.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+fn make_file(path: &Path, location: &str) -> Result<bool> {
+    use std::io::ErrorKind as Io;
+    let e = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(_) => return Ok(true),
+        Err(e) if e.kind() == Io::AlreadyExists => return Ok(false),
+        Err(e) => e,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.display().to_string(),
+        _ => ".".to_owned(),
+    };
+    Err(match e.kind() {
+        Io::NotFound => StoreFault::NotFound {
+            path: path.to_path_buf(),
+            reason: format!(
+                "cannot create it: {e}: the directory {dir} is not there; create it first \
+                 (mkdir -p), or give a path in a directory that exists"
+            ),
+        },
+        Io::NotADirectory => StoreFault::NotFound {
+            path: path.to_path_buf(),
+            reason: format!(
+                "cannot create it: {e}: a part of {dir} is a file, not a directory; give \
+                 a path in a directory"
+            ),
+        },
+        Io::PermissionDenied | Io::ReadOnlyFilesystem => StoreFault::ReadOnly {
+            location: location.to_owned(),
+            reason: format!(
+                "cannot create it: {e}: this user may not create files in {dir}; give a \
+                 path in a directory it may write, or run as a user who may write there"
+            ),
+        },
+        _ => StoreFault::NotFound {
+            path: path.to_path_buf(),
+            reason: format!("cannot create it: {e}"),
+        },
+    }
+    .into())
+}
+
 /// What a path that is not a regular file is.
 fn what_is_there(t: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
@@ -396,7 +448,13 @@ impl SqliteStore {
             };
             (conn, created)
         } else if create_if_empty {
-            create()?;
+            let made = make_file(path, location)?;
+            if let Err(e) = create() {
+                if made {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
             (open()?, true)
         } else {
             return Err(super::error::not_current(location, &StoreLayout::Empty));

@@ -234,3 +234,69 @@ fn a_disk_that_fills_up_stops_an_export_and_leaves_no_file() {
         assert_eq!(code, 0, "{err}");
     });
 }
+
+/// A new SQLite store that cannot be made where it is asked for is refused with what
+/// stops it and what to do, kind by kind, and nothing is left behind: a directory that
+/// is not there (`store_not_found`, "mkdir -p"; the directory is not made), a path
+/// through a file ("not a directory"), a read-only filesystem (`read_only`). SQLite
+/// alone says "unable to open database file" to all three.
+#[test]
+fn a_new_store_that_cannot_be_made_is_refused_with_what_to_do() {
+    let dir = scratch("bad-target-new");
+    let source = dir.join("source.db");
+    sqlite_store(
+        &source,
+        &Shape {
+            threads: 3,
+            steps: 2,
+            ..Shape::default()
+        },
+        "t-",
+    );
+    let src = source.to_str().expect("utf-8");
+    let backup = dir.join("backup.jsonl");
+    let b = backup.to_str().expect("utf-8");
+    let (code, err) = lgcodec(&["store", "export", src, b]);
+    assert_eq!(code, 0, "{err}");
+    let refused = |target: &Path, kind: &str, said: &[&str]| {
+        let t = target.to_str().expect("utf-8");
+        for args in [
+            ["store", "copy", src, t, "--json"],
+            ["store", "import", b, t, "--json"],
+        ] {
+            let (code, out, err) = crate::lgcodec(&args, &[]);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            let error: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+            assert_eq!(error["kind"], kind, "{args:?}: {error}");
+            for s in said {
+                assert!(err.contains(s), "{args:?}: {s:?} not in {err}");
+            }
+            assert!(!target.exists(), "{args:?} left {target:?}");
+        }
+    };
+    let missing = dir.join("missing").join("deeper");
+    refused(
+        &missing.join("new.db"),
+        "store_not_found",
+        &["is not there", "mkdir -p"],
+    );
+    assert!(!dir.join("missing").exists(), "a directory was made");
+    refused(
+        &source.join("new.db"),
+        "store_not_found",
+        &["not a directory"],
+    );
+    let ro = dir.join("ro");
+    if mount_tmpfs(&ro, "1m,ro") {
+        let result = std::panic::catch_unwind(|| {
+            refused(&ro.join("new.db"), "read_only", &["may not create files"]);
+        });
+        umount(&ro);
+        if let Err(e) = result {
+            std::panic::resume_unwind(e);
+        }
+    } else {
+        eprintln!("read-only part skipped: this machine does not let the test mount a tmpfs");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
