@@ -137,8 +137,9 @@ pub enum ErrorKind {
     SchemaTooNew,
     /// A schema with missing migrations, tables or columns. `schema_incomplete`.
     SchemaIncomplete,
-    /// A lock was not free in time: the migration lock (`setup`), or the tables a store
-    /// copy reads, locked (an `ALTER TABLE`, …) for longer than its retries wait.
+    /// A lock was not free in time: the migration lock (`setup`), the tables a store
+    /// copy reads, locked (an `ALTER TABLE`, …) for longer than its retries wait, or a
+    /// SQLite store another connection kept locked past a store command's 30 s wait.
     /// `lock_timeout`.
     LockTimeout,
     /// A value with no JSONB form. `not_jsonb`.

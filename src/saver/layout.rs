@@ -291,6 +291,13 @@ fn foreign(table: &str, found: &[String]) -> StoreLayout {
 #[cfg(feature = "sqlite")]
 pub use sqlite_detect::{detect_sqlite, open_sqlite_read_only};
 
+/// How long the store's SQLite connections wait for a lock another connection holds
+/// (their busy timeout) before giving up: long enough for a rollback-journal writer's
+/// commit or a Python agent's write transaction, short enough that a lock held for
+/// good (a forgotten `BEGIN` in a `sqlite3` shell) ends the command within a minute.
+#[cfg(feature = "sqlite")]
+pub(crate) const SQLITE_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 #[cfg(feature = "sqlite")]
 mod sqlite_detect {
     use std::path::Path;
@@ -399,7 +406,7 @@ mod sqlite_detect {
                 .map_err(storage)?,
             }
         };
-        conn.busy_timeout(std::time::Duration::from_secs(30))
+        conn.busy_timeout(super::SQLITE_BUSY_WAIT)
             .map_err(storage)?;
         Ok(conn)
     }

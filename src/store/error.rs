@@ -303,6 +303,18 @@ impl From<StoreFault> for Error {
         let e = Error::new(kind, message.clone());
         match fault {
             #[cfg(feature = "sqlite")]
+            StoreFault::Sqlite { operation, source } if sqlite_busy(&source) => {
+                let message = format!(
+                    "{message}: another connection held a lock on the store for longer than \
+                     this command waits ({} s): a long write transaction (an agent, a backup, \
+                     a sqlite3 shell, another lgcodec store command); nothing was \
+                     half-written: run the same command again once it is done",
+                    crate::saver::layout::SQLITE_BUSY_WAIT.as_secs()
+                );
+                Error::with_source(ErrorKind::LockTimeout, message, source)
+                    .with_operation(operation)
+            }
+            #[cfg(feature = "sqlite")]
             StoreFault::Sqlite { operation, source } => {
                 Error::with_source(kind, message, source).with_operation(operation)
             }
@@ -425,6 +437,16 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
         }
         .into()
     }
+}
+
+/// SQLite's "database is busy / locked": its busy timeout ran out waiting for a lock
+/// another connection held.
+#[cfg(feature = "sqlite")]
+fn sqlite_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// `word` as one shell word, pasted into a command a message suggests: as it is when

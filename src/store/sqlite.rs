@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
@@ -335,7 +334,7 @@ impl SqliteStore {
             // The readers' opener: locks like any reader, leaves no -wal/-shm behind.
             crate::saver::layout::open_sqlite_read_only(path)?
         };
-        conn.busy_timeout(Duration::from_secs(30))
+        conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
             .map_err(sq("open"))?;
         let js = check_layout(&conn, location)?;
         if writable {
@@ -432,7 +431,7 @@ impl SqliteStore {
         let open = || -> Result<Connection> {
             let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
                 .map_err(sq("open"))?;
-            conn.busy_timeout(Duration::from_secs(30))
+            conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
                 .map_err(sq("open"))?;
             Ok(conn)
         };
@@ -522,7 +521,7 @@ impl SqliteStore {
         {
             StoreLayout::Empty => Ok(None),
             StoreLayout::SqlitePython => {
-                conn.busy_timeout(Duration::from_secs(30))
+                conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
                     .map_err(sq("open"))?;
                 Ok(Some(Self::over(conn, path, location)))
             }

@@ -331,7 +331,7 @@ fn sqlite_task_path(path: &std::path::Path, shown: &str) -> Result<bool> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(refused)?;
-    conn.busy_timeout(std::time::Duration::from_secs(30))
+    conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
         .map_err(sq("upgrade"))?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)

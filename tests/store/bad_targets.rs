@@ -300,3 +300,48 @@ fn a_new_store_that_cannot_be_made_is_refused_with_what_to_do() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A SQLite store another connection keeps locked (a `BEGIN EXCLUSIVE` left open, as
+/// in a `sqlite3` shell) past the command's 30 s wait: exit 2, kind `lock_timeout`,
+/// saying what holds it and to run again; nothing changed. Once the lock is let go,
+/// the same command goes through.
+#[test]
+fn a_store_locked_past_the_wait_is_a_lock_timeout_saying_what_to_do() {
+    let dir = scratch("bad-target-locked");
+    let store = dir.join("store.db");
+    sqlite_store(
+        &store,
+        &Shape {
+            threads: 3,
+            steps: 4,
+            ..Shape::default()
+        },
+        "t-",
+    );
+    let s = store.to_str().expect("utf-8");
+    let before = sqlite_rows(&store);
+    let holder = rusqlite::Connection::open(&store).expect("open");
+    holder.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    let started = std::time::Instant::now();
+    let (code, out, err) =
+        crate::lgcodec(&["store", "prune", s, "--keep-latest", "1", "--json"], &[]);
+    let waited = started.elapsed();
+    holder.execute_batch("ROLLBACK").expect("unlock");
+    drop(holder);
+    assert_eq!(code, 2, "{err}");
+    assert!(waited >= std::time::Duration::from_secs(30), "{waited:?}");
+    let error: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(error["kind"], "lock_timeout", "{error}");
+    for said in [
+        "another connection held a lock",
+        "30 s",
+        "run the same command again",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    assert_eq!(sqlite_rows(&store), before);
+    let (code, err) = lgcodec(&["store", "prune", s, "--keep-latest", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(sqlite_rows(&store), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
