@@ -298,6 +298,12 @@ pub use sqlite_detect::{detect_sqlite, open_sqlite_read_only};
 #[cfg(feature = "sqlite")]
 pub(crate) const SQLITE_BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// How long a store command's Postgres statement waits for a lock another session holds
+/// (`lock_timeout`), where the server, database or role sets no limit of its own: as
+/// long as a SQLite store's busy wait, for the same reasons.
+#[cfg(feature = "postgres")]
+pub(crate) const POSTGRES_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 #[cfg(feature = "sqlite")]
 mod sqlite_detect {
     use std::path::Path;

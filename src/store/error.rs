@@ -319,6 +319,21 @@ impl From<StoreFault> for Error {
                 Error::with_source(kind, message, source).with_operation(operation)
             }
             #[cfg(feature = "postgres")]
+            StoreFault::Postgres { operation, source }
+                if source.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+            {
+                let message = format!(
+                    "{message}: another session held a lock the command needed for longer \
+                     than it waits (the server's lock_timeout, or {} s): a transaction left \
+                     open, a long ALTER TABLE or VACUUM FULL (pg_stat_activity and pg_locks \
+                     name it); nothing was half-written: run the same command again once it \
+                     is done",
+                    crate::saver::layout::POSTGRES_LOCK_WAIT.as_secs()
+                );
+                Error::with_source(ErrorKind::LockTimeout, message, source)
+                    .with_operation(operation)
+            }
+            #[cfg(feature = "postgres")]
             StoreFault::Postgres { operation, source } => {
                 Error::with_source(kind, message, source).with_operation(operation)
             }

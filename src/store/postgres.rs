@@ -210,6 +210,19 @@ pub(crate) async fn connect(url: &str, writable: bool) -> Result<Client> {
     // Measured on PG 15: prune's page query 2.6 ms without JIT, 290 ms with it. A
     // server without the setting (before 11) refuses it; the session goes on as it is.
     let _ = client.batch_execute("SET jit = off").await;
+    // No statement waits on a lock for ever: a session that keeps a table or a row
+    // locked (a transaction left open in psql, a long `ALTER TABLE`) ends the command
+    // with `lock_timeout` and what to do, as a SQLite store's busy wait does, instead
+    // of a command that hangs with nothing said. A limit the server or role already
+    // sets is left as it is.
+    client
+        .batch_execute(&format!(
+            "SELECT set_config('lock_timeout', '{}', false) \
+             WHERE current_setting('lock_timeout') = '0'",
+            crate::saver::layout::POSTGRES_LOCK_WAIT.as_millis()
+        ))
+        .await
+        .map_err(pg("connect"))?;
     if !writable {
         client
             .batch_execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")

@@ -345,3 +345,83 @@ fn a_store_locked_past_the_wait_is_a_lock_timeout_saying_what_to_do() {
     assert_ne!(sqlite_rows(&store), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The checkpoints the Postgres store holds.
+async fn count(client: &tokio_postgres::Client) -> i64 {
+    client
+        .query_one("SELECT count(*) FROM checkpoints", &[])
+        .await
+        .expect("count")
+        .get(0)
+}
+
+/// A Postgres store whose table another session keeps locked (a transaction left open
+/// after `LOCK TABLE`): the command's statement gives up after its 30 s wait, exit 2,
+/// kind `lock_timeout`, saying what holds it and to run again, nothing changed; a
+/// `lock_timeout` the database sets (2 s here) is kept, not lengthened. Once the lock
+/// is let go, the same command goes through. (Before, the command waited as long as
+/// the lock was held, saying nothing.)
+#[tokio::test]
+async fn a_postgres_table_locked_past_the_wait_is_a_lock_timeout_saying_what_to_do() {
+    let Some(url) = pg::url() else { return };
+    let db = pg::restored(&url, "postgres-py-3.2.0", "locked").await;
+    let holder = pg::connect(&db).await;
+    let before = count(&holder).await;
+    let prune = ["store", "prune", &db, "--keep-latest", "1", "--json"];
+    let refused = || {
+        let started = std::time::Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+            .args(prune)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("lgcodec");
+        // A command that waits for the lock for ever is stopped at 90 s, and fails.
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(90) {
+                let _ = child.kill();
+                panic!("still waiting for the lock after 90 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().expect("output");
+        let (code, out, err) = (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        assert_eq!(code, 2, "{err}");
+        let error: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(error["kind"], "lock_timeout", "{error}");
+        for said in [
+            "another session held a lock",
+            "pg_locks",
+            "run the same command again",
+        ] {
+            assert!(err.contains(said), "{said:?} not in {err}");
+        }
+        started.elapsed()
+    };
+    let name: String = holder
+        .query_one("SELECT current_database()", &[])
+        .await
+        .expect("name")
+        .get(0);
+    // The database's own 2 s first, then none: the command's 30 s.
+    for (setting, waits) in [("'2s'", 2..20), ("DEFAULT", 30..60)] {
+        // Two messages: in one, the ALTER would join the open transaction, unseen.
+        let set = format!("ALTER DATABASE \"{name}\" SET lock_timeout = {setting}");
+        holder.batch_execute(&set).await.expect("set");
+        holder
+            .batch_execute("BEGIN; LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE")
+            .await
+            .expect("lock");
+        let waited = refused();
+        assert!(waits.contains(&waited.as_secs()), "{setting}: {waited:?}");
+        holder.batch_execute("ROLLBACK").await.expect("unlock");
+    }
+    assert_eq!(count(&holder).await, before, "nothing changed");
+    let (code, _, err) = crate::lgcodec(&prune, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(count(&holder).await < before);
+}
