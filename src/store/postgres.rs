@@ -197,6 +197,17 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
+/// The statement that sets a session's `lock_timeout` to
+/// [`POSTGRES_LOCK_WAIT`](crate::saver::layout::POSTGRES_LOCK_WAIT) where the server,
+/// database or role sets no limit (`0`), run on every connection [`connect`] opens.
+fn bounded_lock_wait() -> String {
+    format!(
+        "SELECT set_config('lock_timeout', '{}', false) \
+         WHERE current_setting('lock_timeout') = '0'",
+        crate::saver::layout::POSTGRES_LOCK_WAIT.as_millis()
+    )
+}
+
 /// One connection to the server of `url` (resolved as libpq resolves it: TLS, the
 /// environment, the password file; [`ConnInfo`]), in a read-only session unless
 /// `writable`.
@@ -216,11 +227,7 @@ pub(crate) async fn connect(url: &str, writable: bool) -> Result<Client> {
     // of a command that hangs with nothing said. A limit the server or role already
     // sets is left as it is.
     client
-        .batch_execute(&format!(
-            "SELECT set_config('lock_timeout', '{}', false) \
-             WHERE current_setting('lock_timeout') = '0'",
-            crate::saver::layout::POSTGRES_LOCK_WAIT.as_millis()
-        ))
+        .batch_execute(&bounded_lock_wait())
         .await
         .map_err(pg("connect"))?;
     if !writable {
