@@ -246,6 +246,20 @@ impl Error {
             e.0.source = Some(source);
             return e;
         }
+        // A database that gave up waiting for a lock another connection held (SQLite's
+        // busy timeout, Postgres's lock_timeout) is its own kind too: the fix is to let
+        // the holder finish, then call again.
+        if kind == ErrorKind::Storage && lock_timed_out(&*source) {
+            let message = format!(
+                "{}; a lock another connection held was not free in time (this \
+                 connection's busy timeout or lock_timeout): a long transaction holds it; \
+                 nothing was half-written: run the same call again once it is done",
+                message.into()
+            );
+            let mut e = Error::new(ErrorKind::LockTimeout, message);
+            e.0.source = Some(source);
+            return e;
+        }
         let mut e = Error::new(kind, message);
         e.0.source = Some(source);
         e
@@ -662,9 +676,48 @@ fn disk_full(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     false
 }
 
+/// Whether the database gave up waiting for a lock: SQLite's `SQLITE_BUSY` /
+/// `SQLITE_LOCKED` (its busy timeout ran out) or Postgres's SQLSTATE 55P03
+/// (`lock_not_available`: past `lock_timeout`, or a `NOWAIT` lock).
+fn lock_timed_out(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    #[cfg(feature = "sqlite")]
+    if let Some(rusqlite::Error::SqliteFailure(e, _)) = source.downcast_ref::<rusqlite::Error>() {
+        return matches!(
+            e.code,
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+        );
+    }
+    #[cfg(feature = "postgres")]
+    if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+        return e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
+    }
+    let _ = source;
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A storage failure that is SQLite's "database is locked" (its busy timeout ran
+    /// out) is a `LockTimeout` saying to run again, its source kept; any other SQLite
+    /// failure stays `Storage`.
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn a_database_that_gave_up_on_a_lock_is_a_lock_timeout() {
+        let failure = |code: std::ffi::c_int| {
+            rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+        };
+        let busy = Error::with_source(ErrorKind::Storage, "put", failure(5));
+        assert_eq!(busy.kind(), ErrorKind::LockTimeout, "{busy}");
+        assert!(
+            busy.to_string().contains("run the same call again"),
+            "{busy}"
+        );
+        assert!(busy.as_sqlite().is_some(), "{busy:?}");
+        let corrupt = Error::with_source(ErrorKind::Storage, "put", failure(11));
+        assert_eq!(corrupt.kind(), ErrorKind::Storage, "{corrupt}");
+    }
 
     /// One pointer wide: a `Result<T, Error>` costs a saver's hot path no more than
     /// the value it carries.

@@ -138,9 +138,10 @@ pub enum ErrorKind {
     /// A schema with missing migrations, tables or columns. `schema_incomplete`.
     SchemaIncomplete,
     /// A lock was not free in time: the migration lock (`setup`), the tables a store
-    /// copy reads, locked (an `ALTER TABLE`, …) for longer than its retries wait, or a
-    /// SQLite store another connection kept locked past a store command's 30 s wait.
-    /// `lock_timeout`.
+    /// copy reads, locked (an `ALTER TABLE`, …) for longer than its retries wait, or
+    /// any statement the database gave up on waiting for another connection's lock
+    /// (SQLite's busy timeout, Postgres's `lock_timeout`; a store command waits 30 s).
+    /// Nothing was half-written: call again once the holder is done. `lock_timeout`.
     LockTimeout,
     /// A value with no JSONB form. `not_jsonb`.
     NotJsonb,

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use super::backend::ph;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::raw::{pg, serializer, Param, Raw, Result};
+use super::raw::{bounded_lock_wait, pg, serializer, Param, Raw, Result};
 use super::{Access, Store};
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -529,7 +529,9 @@ fn pg_builder(
     keep_metadata_writes: bool,
     lock_timeout: Option<std::time::Duration>,
 ) -> Result<PostgresSaver> {
-    PostgresSaver::builder_from_url_with_session(url, lock_timeout.map(set_lock_timeout))
+    // A wait given (a copy's source: 3 s, then it steps aside), else the store's bound.
+    let session = lock_timeout.map_or_else(bounded_lock_wait, set_lock_timeout);
+    PostgresSaver::builder_from_url_with_session(url, Some(session))
         .and_then(|b| {
             b.serializer(Arc::clone(serde))
                 .before_task_path(!layout.has_task_path())

@@ -199,8 +199,9 @@ impl std::fmt::Debug for PgStore {
 
 /// The statement that sets a session's `lock_timeout` to
 /// [`POSTGRES_LOCK_WAIT`](crate::saver::layout::POSTGRES_LOCK_WAIT) where the server,
-/// database or role sets no limit (`0`), run on every connection [`connect`] opens.
-fn bounded_lock_wait() -> String {
+/// database or role sets no limit (`0`), run on every connection a store command opens
+/// (its own, and its savers' for reading checkpoints or writing a target).
+pub(crate) fn bounded_lock_wait() -> String {
     format!(
         "SELECT set_config('lock_timeout', '{}', false) \
          WHERE current_setting('lock_timeout') = '0'",

@@ -30,7 +30,7 @@ use crate::JsonPlusSerializer;
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) use super::error::saver_err;
-pub(crate) use super::postgres::{pg, pg_current_schema};
+pub(crate) use super::postgres::{bounded_lock_wait, pg, pg_current_schema};
 pub(crate) use super::sqlite::{cell_bytes, sq};
 
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
