@@ -349,7 +349,9 @@ async fn copy_snapshot(
     report.excluded_threads = except.iter().cloned().collect();
     // The source's engine: its pace, and its losses (and lock conflicts).
     let mut reading_engine = Engine::new("copy", "checkpoints", &options.run);
-    // The selection's checkpoints, less those of the threads left out.
+    // The selection's checkpoints: each thread named and not left out; or, for every
+    // thread, the whole store's less those of the threads left out.
+    let every = threads.contains(&None);
     let counted = threads
         .iter()
         .copied()
@@ -358,7 +360,7 @@ async fn copy_snapshot(
         .chain(
             except
                 .iter()
-                .filter(|e| threads.iter().any(|t| t.is_none_or(|t| t == e.as_str())))
+                .filter(|_| every)
                 .map(|e| (Some(e.as_str()), false)),
         );
     let mut left_out = 0u64;

@@ -411,6 +411,17 @@ fn a_copy_stopped_by_an_unreadable_row_names_its_thread_and_goes_on_without_it()
     assert_eq!(report["checkpoints"], others.len());
     assert_eq!(report["verified"], others.len());
     assert_eq!(sqlite_keys(&target), others);
+    // Threads named and one of them left out: the others' checkpoints, counted once.
+    let every: std::collections::BTreeSet<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    let mut named = vec!["store", "copy", s, t, "--dry-run", "--json"];
+    for name in every {
+        named.extend(["--thread", name]);
+    }
+    named.extend(["--exclude-thread", thread.as_str()]);
+    let (code, out, err) = crate::lgcodec(&named, &[]);
+    assert_eq!(code, 0, "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["checkpoints"], others.len(), "{named:?}");
     // The target gets a checkpoint of that thread the source lacks: a history of its
     // own, which a copy of the thread would refuse. Left out, it is no clash.
     let into = rusqlite::Connection::open(&target).expect("open");
