@@ -679,7 +679,7 @@ fn disk_full(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
 /// Whether the database gave up waiting for a lock: SQLite's `SQLITE_BUSY` /
 /// `SQLITE_LOCKED` (its busy timeout ran out) or Postgres's SQLSTATE 55P03
 /// (`lock_not_available`: past `lock_timeout`, or a `NOWAIT` lock).
-fn lock_timed_out(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+pub(crate) fn lock_timed_out(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     #[cfg(feature = "sqlite")]
     if let Some(rusqlite::Error::SqliteFailure(e, _)) = source.downcast_ref::<rusqlite::Error>() {
         return matches!(

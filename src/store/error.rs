@@ -303,7 +303,7 @@ impl From<StoreFault> for Error {
         let e = Error::new(kind, message.clone());
         match fault {
             #[cfg(feature = "sqlite")]
-            StoreFault::Sqlite { operation, source } if sqlite_busy(&source) => {
+            StoreFault::Sqlite { operation, source } if crate::error::lock_timed_out(&source) => {
                 let message = format!(
                     "{message}: another connection held a lock on the store for longer than \
                      this command waits ({} s): a long write transaction (an agent, a backup, \
@@ -319,9 +319,7 @@ impl From<StoreFault> for Error {
                 Error::with_source(kind, message, source).with_operation(operation)
             }
             #[cfg(feature = "postgres")]
-            StoreFault::Postgres { operation, source }
-                if source.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
-            {
+            StoreFault::Postgres { operation, source } if crate::error::lock_timed_out(&source) => {
                 let message = format!(
                     "{message}: another session held a lock the command needed for longer \
                      than it waits (the server's lock_timeout, or {} s): a transaction left \
@@ -452,16 +450,6 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
         }
         .into()
     }
-}
-
-/// SQLite's "database is busy / locked": its busy timeout ran out waiting for a lock
-/// another connection held.
-#[cfg(feature = "sqlite")]
-fn sqlite_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
 }
 
 /// `word` as one shell word, pasted into a command a message suggests: as it is when
