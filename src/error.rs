@@ -303,6 +303,15 @@ impl Error {
         self
     }
 
+    /// The same error, its message followed by `; note` (what became of the work done
+    /// before it, say). Kind, fields and cause stay.
+    #[must_use]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn with_note(mut self, note: impl std::fmt::Display) -> Self {
+        self.0.message = format!("{}; {note}", self.0.message);
+        self
+    }
+
     /// The same error, naming the stored row it is about.
     #[must_use]
     pub fn with_row(mut self, row: RowLocation) -> Self {

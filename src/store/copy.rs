@@ -91,10 +91,11 @@ mod writer;
 
 use batch::{flush, Pending, Spent};
 use check::{settle, Verifying};
-use source::{clashes, copy_stopped, count, reopen_source, Cursor, Reading};
+use source::{clashes, copy_stopped, count, partly_copied, reopen_source, Cursor, Reading};
 use writer::Writer;
 
 use super::engine::Engine;
+use super::error::shell_word;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
@@ -181,6 +182,39 @@ run_setters!(CopyOptions {
     on_progress;
 });
 
+/// A thread left out of a copy that the target holds part of
+/// ([`CopyReport::excluded_partly_copied`]).
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PartlyCopied {
+    /// The thread.
+    pub thread: String,
+    /// Of the source's checkpoints of the thread, how many the target holds.
+    pub in_target: u64,
+    /// The source's checkpoints of the thread.
+    pub in_source: u64,
+}
+
+impl PartlyCopied {
+    /// What it means and what to do, with the commands to paste (shell-quoted): copy
+    /// the thread once its rows are mended, or delete it from `target`.
+    pub fn advice(&self, source: &str, target: &str) -> String {
+        let (t, s, d) = (
+            shell_word(&self.thread),
+            shell_word(source),
+            shell_word(target),
+        );
+        format!(
+            "thread {} was left out, but {target} holds {} of the source's {} checkpoint(s) \
+             of it (a copy that stopped inside it): Python reads an older state of it there \
+             than in the source. Copy it once its rows are mended (`lgcodec store copy {s} \
+             {d} --thread {t}`), or delete it from the target (`lgcodec store prune {d} \
+             --thread {t} --idle-since 9999-12-31`)",
+            self.thread, self.in_target, self.in_source
+        )
+    }
+}
+
 /// What [`copy`] did.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 #[non_exhaustive]
@@ -199,6 +233,11 @@ pub struct CopyReport {
     pub dry_run: bool,
     /// The threads left out ([`CopyOptions::exclude_threads`]), in order.
     pub excluded_threads: Vec<String>,
+    /// Threads left out that the target holds some but not all of the source's
+    /// checkpoints of, by thread: a copy that stopped inside the thread before it was
+    /// left out. Python reads an older state of them in the target than in the source;
+    /// the CLI exits 1 and says what to do.
+    pub excluded_partly_copied: Vec<PartlyCopied>,
     /// Checkpoints in the source (selected threads).
     pub checkpoints: u64,
     /// Checkpoints written (in a dry run: that would be).
@@ -236,8 +275,10 @@ pub struct CopyReport {
 
 /// Copies the checkpoints of `source` (every thread, or [`CopyOptions::threads`]) into
 /// `target`: written by the target saver, resumable, verified (see
-/// `docs/store-maintenance.md`). On an error, a SQLite target file the copy created is
-/// removed; a store that existed keeps the batches committed before it.
+/// `docs/store-maintenance.md`). On an error, the target keeps the batches committed
+/// before it, for the same copy run again to go on from; a SQLite target file the copy
+/// created is removed if it holds no checkpoint yet, else the error says how many it
+/// holds.
 ///
 /// # Errors
 /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow)
@@ -262,8 +303,7 @@ pub async fn copy(
     src.raw.begin_snapshot(true).await?;
     let report = copy_snapshot(&mut src, source, target, keys, options).await;
     src.raw.end_snapshot().await;
-    new.discard_on_error(&report);
-    report
+    new.settle("copy", report)
 }
 
 /// What the write of a batch ([`flush`]) works on: moved into the batch's task and
@@ -316,6 +356,24 @@ impl BatchSink for Sink {
     async fn put(&mut self, mut batch: Vec<Pending>) -> Result<()> {
         self.flush(&mut batch).await
     }
+}
+
+/// [`partly_copied`], as the report lists them.
+async fn left_out_in(
+    source: &super::raw::Raw,
+    target: &super::raw::Raw,
+    selection: (&[Option<&str>], &std::collections::BTreeSet<String>),
+    page_size: usize,
+) -> Result<Vec<PartlyCopied>> {
+    let found = partly_copied(source, target, selection, page_size).await?;
+    Ok(found
+        .into_iter()
+        .map(|(thread, in_target, in_source)| PartlyCopied {
+            thread,
+            in_target,
+            in_source,
+        })
+        .collect())
 }
 
 async fn copy_snapshot(
@@ -451,6 +509,10 @@ async fn copy_snapshot(
                 report.copied += 1;
             }
         }
+        if let Some(d) = &dry_target {
+            report.excluded_partly_copied =
+                left_out_in(&src.raw, &d.raw, (&threads, except), page_size).await?;
+        }
         report.reconnects = reading_engine.reconnects();
         report.lock_retries = reading_engine.retry().lock_retries;
         report.elapsed_s = started.elapsed().as_secs_f64();
@@ -506,6 +568,11 @@ async fn copy_snapshot(
     let Sink {
         mut report, engine, ..
     } = sink;
+    if !except.is_empty() && !report.created_tables {
+        let there = AnyStore::open(target).await?;
+        report.excluded_partly_copied =
+            left_out_in(&reading.src.raw, &there.raw, (&threads, except), page_size).await?;
+    }
     report.reconnects = engine.reconnects() + reading.engine.reconnects();
     report.lock_retries = reading.engine.retry().lock_retries;
     report.stopped = stopped;

@@ -455,7 +455,7 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
 /// `word` as one shell word, pasted into a command a message suggests: as it is when
 /// it holds only characters no shell treats specially, else in single quotes (a quote
 /// inside as `'\''`).
-fn shell_word(word: &str) -> String {
+pub(super) fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()

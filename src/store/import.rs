@@ -252,9 +252,10 @@ impl BatchSource for Batches<'_> {
 /// Restores a backup file (read line by line from `input`) into the store `target`
 /// (`sqlite:PATH`, a file path, or a `postgres://` URL) of the backend the file came
 /// from: only free keys are inserted, identical rows skipped, different rows
-/// reported and never overwritten (see `docs/store-maintenance.md`). On an error, a
-/// SQLite target file the import created is removed; a store that existed keeps the
-/// batches committed before it.
+/// reported and never overwritten (see `docs/store-maintenance.md`). On an error, the
+/// target keeps the batches committed before it; a SQLite target file the import
+/// created is removed if it holds no checkpoint yet, else the error says how many it
+/// holds.
 ///
 /// # Errors
 /// [`ErrorKind::Backup`](crate::ErrorKind::Backup) for a malformed file (the line is named) or one of
@@ -268,8 +269,7 @@ pub async fn import(
 ) -> Result<ImportReport> {
     let new = NewTarget::note(target);
     let report = import_into(input, file, target, options).await;
-    new.discard_on_error(&report);
-    report
+    new.settle("import", report)
 }
 
 async fn import_into(

@@ -113,7 +113,9 @@ pub use backup::{
     verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use copy::{copy, CopyOptions, CopyReport, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES};
+pub use copy::{
+    copy, CopyOptions, CopyReport, PartlyCopied, DEFAULT_COPY_BATCH, DEFAULT_COPY_BATCH_BYTES,
+};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use export::{export, ExportOptions, ExportReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

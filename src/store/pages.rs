@@ -15,7 +15,7 @@
 //! idle (2026-11-28, release build, two cores): `prune --idle-since` 3.4–3.7 s → 1.45 s
 //! on Postgres, 3.5–3.9 s → 2.1 s on SQLite.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,6 +49,8 @@ struct Page {
     whole: Vec<(String, String, u64)>,
     passed_threads: u64,
     passed_checkpoints: u64,
+    /// Threads left out by the run's `except_threads`: neither read nor counted.
+    excluded: u64,
     /// The last thread the page took; `None`: no thread left.
     last: Option<String>,
     /// Whether threads may follow the page (the pause between pages is only taken
@@ -57,8 +59,9 @@ struct Page {
 }
 
 impl Page {
+    /// Threads the page went past, left out ones included (progress counts them).
     fn threads(&self) -> u64 {
-        (self.load.len() + self.whole.len()) as u64 + self.passed_threads
+        (self.load.len() + self.whole.len()) as u64 + self.passed_threads + self.excluded
     }
 
     /// Whether it has threads to read or delete.
@@ -74,12 +77,13 @@ impl Page {
 /// ([`Rules::fate`]; `decide`: `false` reads every thread, as a listing of each plan
 /// needs): `--idle-since` reads no rows at all, and a date rule on a store of mostly
 /// recent threads reads only the old ones. `only`: those threads (sorted), else every
-/// thread of the store.
+/// thread of the store; `except`, whatever `only` says, are gone past untouched and
+/// uncounted.
 async fn thread_page(
     target: &mut Target,
     rules: &Rules,
     decide: bool,
-    only: &[String],
+    (only, except): (&[String], &BTreeSet<String>),
     after: Option<&str>,
     limit: usize,
 ) -> Result<Page> {
@@ -109,6 +113,11 @@ async fn thread_page(
     };
     let mut held = 0i64;
     for (thread, n, oldest, newest, odd) in counted {
+        if except.contains(&thread) {
+            page.excluded += 1;
+            page.last = Some(thread);
+            continue;
+        }
         let count = u64::try_from(n).unwrap_or(0);
         let fate = if decide {
             rules.fate(count, &oldest, &newest, odd == 0)
@@ -383,6 +392,7 @@ pub(crate) async fn run_pass(
     let mut only = pass.run.threads.clone();
     only.sort();
     only.dedup();
+    let except = &pass.run.except_threads;
     let total = if only.is_empty() {
         redo!(reopen, target, true, target.thread_count().await)
     } else {
@@ -427,7 +437,7 @@ pub(crate) async fn run_pass(
                 target,
                 pass.rules,
                 decide,
-                &only,
+                (&only, except),
                 after.as_deref(),
                 page_threads
             )
@@ -441,7 +451,15 @@ pub(crate) async fn run_pass(
                 reopen,
                 target,
                 true,
-                thread_page(target, pass.rules, decide, &only, Some(&last), page_threads).await
+                thread_page(
+                    target,
+                    pass.rules,
+                    decide,
+                    (&only, except),
+                    Some(&last),
+                    page_threads
+                )
+                .await
             ),
             None => Page::default(),
         };

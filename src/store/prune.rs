@@ -174,6 +174,10 @@ impl PruneOptions {
 run_setters!(PruneOptions {
     /// Only these threads.
     threads;
+    /// Not these threads, whatever else selects them: left as they are, and counted
+    /// nowhere in the report but [`PruneReport::excluded_threads`]. A prune whose rules
+    /// would delete every other thread is not refused as deleting every thread.
+    exclude_threads;
     /// Report what would go; delete nothing.
     dry_run;
     /// SQLite: `VACUUM` afterwards (the file shrinks; needs free space for a copy).
@@ -208,6 +212,8 @@ pub struct PruneReport {
     pub dry_run: bool,
     /// Threads looked at (after the selection).
     pub threads: u64,
+    /// The threads left out ([`PruneOptions::exclude_threads`]), in order.
+    pub excluded_threads: Vec<String>,
     /// Threads deleted whole (idle).
     pub threads_deleted: u64,
     /// Checkpoints dropped (would be).
@@ -303,6 +309,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         store: shown,
         dry_run: options.run.dry_run,
         threads: t.threads,
+        excluded_threads: options.run.except_threads.iter().cloned().collect(),
         threads_deleted: t.threads_deleted,
         checkpoints_deleted: t.checkpoints_deleted,
         kept_for_delta: t.kept.delta_ancestors,

@@ -20,13 +20,13 @@ pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>
     Ok((Store::open_view(given).await?.map(|s| s.backend), shown))
 }
 
-/// A SQLite target file that did not exist when an import or copy began: if the
-/// operation fails, the file it created is removed with its `-wal`, `-shm` and
-/// `-journal`, so a failed operation leaves no new file behind (an existing file keeps
-/// the batches committed before the failure, which a rerun finds there). A Postgres
-/// target is a database that existed before: the tables created in it stay.
-/// Interrupting the command (SIGINT/SIGTERM) is not a failure: the file stays, for the
-/// rerun to resume.
+/// A SQLite target file that did not exist when an import or copy began. If the
+/// operation fails, a file that holds checkpoints by then stays, for the same command
+/// run again to go on from (the error says how many it holds and that it is partial);
+/// one that holds none is removed with its `-wal`, `-shm` and `-journal`, so a failure
+/// before the first batch committed leaves no new file. A Postgres target is a
+/// database that existed before: the tables created in it stay. Interrupting the
+/// command (SIGINT/SIGTERM) is not a failure: the file stays, for the rerun to resume.
 pub(crate) struct NewTarget(Option<std::path::PathBuf>);
 
 impl NewTarget {
@@ -38,18 +38,45 @@ impl NewTarget {
         }
     }
 
-    /// Removes the file this operation created when `result` is an error. Called after
-    /// every connection to it was closed.
-    pub(crate) fn discard_on_error<T>(self, result: &Result<T>) {
-        let (Err(_), Some(path)) = (result, self.0) else {
-            return;
+    /// `result`, once the file this `operation` created is settled: kept when the
+    /// operation failed with checkpoints in it (the error then says so), removed when
+    /// it failed with none. Called after every connection to it was closed.
+    pub(crate) fn settle<T>(self, operation: &str, result: Result<T>) -> Result<T> {
+        let (e, path) = match (result, self.0) {
+            (Err(e), Some(path)) => (e, path),
+            (result, _) => return result,
         };
+        if let Some(held) = held_checkpoints(&path).filter(|n| *n > 0) {
+            return Err(e.with_note(format_args!(
+                "{} was created by this {operation} and keeps the {held} checkpoint(s) it \
+                 committed before the error: run the same command again to go on from \
+                 there (what is there is skipped), or delete the file to start over",
+                path.display()
+            )));
+        }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let mut name = path.clone().into_os_string();
             name.push(suffix);
             let _ = std::fs::remove_file(name);
         }
+        Err(e)
     }
+}
+
+/// How many checkpoints the SQLite file at `path` holds; `None` when it cannot be
+/// read as a store (no such table, not a database).
+fn held_checkpoints(path: &std::path::Path) -> Option<u64> {
+    use rusqlite::{Connection, OpenFlags};
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    conn.query_row("SELECT count(*) FROM checkpoints", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .ok()
+    .and_then(|n| u64::try_from(n).ok())
 }
 
 /// Opens `given` for writing ([`Access::Maintain`], or [`Access::Fill`] when

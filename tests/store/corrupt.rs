@@ -349,7 +349,7 @@ fn stopped_with_what_to_do(
 }
 
 /// The `(thread, ns, id)` of every checkpoint of a SQLite store, in order.
-fn sqlite_keys(path: &Path) -> Vec<(String, String, String)> {
+pub(crate) fn sqlite_keys(path: &Path) -> Vec<(String, String, String)> {
     let conn = rusqlite::Connection::open(path).expect("open");
     let mut stmt = conn
         .prepare("SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints ORDER BY 1, 2, 3")
@@ -499,5 +499,41 @@ async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its
     assert!(!others.is_empty());
     assert_eq!(report["checkpoints"], others.len());
     assert_eq!(sqlite_keys(&target), others);
+
+    // A Postgres target holding the thread in part (Python's store with the thread's
+    // newest checkpoint deleted): leaving the thread out, the copy says so, dry run or
+    // not, and exits 1.
+    let into = pg::restored(&url, "postgres-py-3.2.0", "copystopped_into").await;
+    let newest = keys
+        .iter()
+        .filter(|k| k.0 == thread)
+        .max_by(|a, b| a.2.cmp(&b.2));
+    let (_, newest_ns, newest_id) = newest.cloned().expect("the thread's newest");
+    let gone = pg::connect(&into)
+        .await
+        .execute(
+            "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
+             AND checkpoint_id = $3",
+            &[&thread, &newest_ns, &newest_id],
+        )
+        .await
+        .expect("delete");
+    assert_eq!(gone, 1);
+    let in_source = keys.iter().filter(|k| k.0 == thread).count();
+    for dry in [true, false] {
+        let mut args = vec!["store", "copy", &db, &into, "--exclude-thread", &thread];
+        args.extend(if dry {
+            &["--json", "--dry-run"][..]
+        } else {
+            &["--json"]
+        });
+        let (code, out, err) = crate::lgcodec(&args, &[]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let report: Json = serde_json::from_str(&out).expect("the report");
+        let want = serde_json::json!([
+            {"thread": thread, "in_target": in_source - 1, "in_source": in_source}
+        ]);
+        assert_eq!(report["excluded_partly_copied"], want, "{args:?}: {out}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -751,8 +751,9 @@ async fn a_source_upgraded_under_a_copy_copies_as_it_was_and_ends_upgraded() {
 /// Import of a backup that is not whole: cut in the middle of a row, it imports the
 /// rows before the cut and reports where it was cut (the CLI exits 1); two backups
 /// concatenated, an end line whose counts differ from the rows, and a row of a thread
-/// the header does not list are each refused, named by line: a target file the import
-/// created is removed, a store that existed keeps the rows before the bad line.
+/// the header does not list are each refused, named by line: the target keeps the
+/// batches committed before the bad line, a new file saying how many checkpoints it
+/// holds.
 #[tokio::test]
 async fn import_checks_the_backup_is_whole_and_one() {
     use langgraph_codec::store::{import, ImportOptions};
@@ -792,11 +793,37 @@ async fn import_checks_the_backup_is_whole_and_one() {
             .is_some_and(|c| c.contains("b.jsonl:10")),
         "{report:?}"
     );
+    // A refused import into a new file: the file stays when batches were committed
+    // (the error says how many checkpoints it holds), else nothing is left.
+    let settled = |name: &str, err: &langgraph_codec::Error| -> i64 {
+        let path = dir.join(name);
+        if !path.exists() {
+            for suffix in ["-wal", "-shm", "-journal"] {
+                assert!(
+                    !dir.join(format!("{name}{suffix}")).exists(),
+                    "{name}{suffix}"
+                );
+            }
+            assert!(!err.to_string().contains("keeps the"), "{err}");
+            return 0;
+        }
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let held: i64 = conn
+            .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+            .expect("count");
+        let said = format!(
+            "{} was created by this import and keeps the {held} checkpoint(s)",
+            path.display()
+        );
+        assert!(held > 0 && err.to_string().contains(&said), "{err}");
+        held
+    };
     // Two backups, one after the other.
     let err = run(format!("{text}{text}"), "twice.db")
         .await
         .expect_err("concatenated");
     assert!(err.to_string().contains("after the end line"), "{err}");
+    assert!(settled("twice.db", &err) > 0, "{err}");
     assert!(
         err.to_string()
             .contains(&format!("b.jsonl:{}", lines.len() + 1)),
@@ -813,6 +840,7 @@ async fn import_checks_the_backup_is_whole_and_one() {
     assert_ne!(wrong, text);
     let err = run(wrong, "count.db").await.expect_err("wrong count");
     assert!(err.to_string().contains("the end line counts"), "{err}");
+    assert!(settled("count.db", &err) > 0, "{err}");
     // A backup of t-main with a row of t-short slipped in before its end line.
     let one = dir.join("one.jsonl");
     export_to(&source, &one, &["t-main"]).await;
@@ -827,15 +855,9 @@ async fn import_checks_the_backup_is_whole_and_one() {
         .await
         .expect_err("stray thread");
     assert!(err.to_string().contains("does not name"), "{err}");
-    // A refused import leaves no new file behind: stray.db did not exist before.
-    for name in [
-        "stray.db",
-        "stray.db-wal",
-        "stray.db-shm",
-        "stray.db-journal",
-    ] {
-        assert!(!dir.join(name).exists(), "{name} left behind");
-    }
+    // Into stray.db, new: batches of 4 before the stray row were committed, and kept.
+    let held_by_stray = settled("stray.db", &err);
+    assert!(held_by_stray > 0, "{err}");
     // Into a store that existed, the rows before the stray one went in: a rerun of the
     // right file finds them.
     drop(SqliteSaver::create(dir.join("kept.db")).expect("an empty store"));
@@ -845,10 +867,6 @@ async fn import_checks_the_backup_is_whole_and_one() {
     assert!(err.to_string().contains("does not name"), "{err}");
     let before_stray = one_lines.len() - 3; // the header, the stray row, the end line
     assert_eq!(sqlite_rows(&dir.join("kept.db")).len(), before_stray);
-    // The other refusals above were into new files too: none is left.
-    for name in ["twice.db", "count.db"] {
-        assert!(!dir.join(name).exists(), "{name} left behind");
-    }
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -2162,6 +2180,84 @@ async fn prune_by_date_idle_threads_thread_ids_and_metadata() {
     assert_eq!(names, ["t-main"]);
     let rows = sqlite_rows(&path);
     assert!(!rows.iter().any(|r| r.contains("t-short")));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Threads left out of a prune (`--exclude-thread`, `PruneOptions::exclude_threads`)
+/// keep every row and are counted nowhere but in `excluded_threads`, whatever the
+/// rules and `--thread` select; a prune that would delete every other thread is not
+/// refused as emptying the store. Python's store of 2026-11-25: t-main has 9
+/// checkpoints over 2 namespaces, t-short 3 in one (rows.json).
+#[tokio::test]
+async fn prune_leaves_the_threads_left_out_as_they_are() {
+    use langgraph_codec::store::{parse_date, prune, PruneOptions};
+    let dir = scratch("prune-excluded");
+    let path = dir.join("s.sqlite");
+    fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    let store = path.to_str().expect("utf-8").to_owned();
+    let none = StoreKeys::none();
+    let late = parse_date("2027-01-01").expect("date");
+    let dry = |o: PruneOptions| {
+        let (store, none) = (store.clone(), none.clone());
+        async move { prune(&store, &none, &o.dry_run(true)).await.expect("prune") }
+    };
+    let old = dry(PruneOptions::new()
+        .before(late)
+        .exclude_threads(["t-short"]))
+    .await;
+    assert_eq!(
+        (old.threads, old.checkpoints_deleted, old.checkpoints_kept),
+        (1, 7, 2),
+        "{old:?}"
+    );
+    assert_eq!(old.excluded_threads, ["t-short"]);
+    let named = dry(PruneOptions::new()
+        .idle_since(late)
+        .threads(["t-short"])
+        .exclude_threads(["t-short"]))
+    .await;
+    assert_eq!(
+        (named.threads, named.checkpoints_deleted),
+        (0, 0),
+        "{named:?}"
+    );
+    let rows = |thread: &str| -> Vec<String> {
+        sqlite_rows(&path)
+            .into_iter()
+            .filter(|r| r.contains(thread))
+            .collect()
+    };
+    let main_rows = rows("t-main");
+    assert!(!main_rows.is_empty() && !rows("t-short").is_empty());
+    // Every thread is idle: without t-main, only t-short goes, with no --allow-all.
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            &store,
+            "--idle-since",
+            "2027-01-01",
+            "--exclude-thread",
+            "t-main",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 thread(s) left out"), "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["excluded_threads"], serde_json::json!(["t-main"]));
+    assert_eq!(
+        (
+            &report["threads"],
+            &report["threads_deleted"],
+            &report["checkpoints_deleted"]
+        ),
+        (&Json::from(1), &Json::from(1), &Json::from(3)),
+        "{out}"
+    );
+    assert_eq!(rows("t-main"), main_rows);
+    assert!(rows("t-short").is_empty());
     let _ = fs::remove_dir_all(&dir);
 }
 

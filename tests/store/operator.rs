@@ -633,36 +633,125 @@ fn every_store_command_puts_data_on_stdout_and_its_summary_on_stderr() {
 }
 
 /// A copy that fails after it created its target (a checkpoint past the first one
-/// cannot be decoded) removes the new file; into a store that existed it keeps what it
-/// committed, for a rerun.
+/// cannot be decoded): with no batch committed yet, the new file is removed; with
+/// batches committed, it stays, and the error says how many checkpoints it holds. The
+/// broken row's thread is then in the target in part: a copy leaving it out says so
+/// and what to do, and the same copy run again once the row is mended goes on from
+/// there and ends with the source's checkpoints.
 #[test]
-fn a_copy_that_fails_midway_leaves_no_new_file() {
+fn a_copy_that_fails_midway_keeps_a_new_file_only_when_it_holds_checkpoints() {
+    use crate::corrupt::sqlite_keys;
     let dir = scratch("copy-fails-midway");
     let source = python_store_in(&dir, "source.sqlite");
-    // The last checkpoint in key order gets bytes no msgpack decoder reads (0xc1 is
-    // never used), so the copy's first-row probe passes and the failure comes later.
+    let keys = sqlite_keys(&source);
+    assert!(keys.len() > 2, "{keys:?}");
+    // The last checkpoint of t-main, the first thread, gets bytes no msgpack decoder
+    // reads (0xc1 is never used): the copy's first-row probe passes, and the failure
+    // comes later, inside the thread.
     let conn = rusqlite::Connection::open(&source).expect("open");
-    let changed = conn
-        .execute(
-            "UPDATE checkpoints SET type = 'msgpack', checkpoint = x'c1c1c1' WHERE rowid = \
-             (SELECT rowid FROM checkpoints ORDER BY thread_id DESC, checkpoint_ns DESC, checkpoint_id DESC LIMIT 1)",
+    let last = "WHERE rowid = (SELECT rowid FROM checkpoints WHERE thread_id = 't-main' \
+                ORDER BY checkpoint_ns DESC, checkpoint_id DESC LIMIT 1)";
+    let (kind, stored): (String, Vec<u8>) = conn
+        .query_row(
+            &format!("SELECT type, checkpoint FROM checkpoints {last}"),
             [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
+        .expect("the last row");
+    let set = format!("UPDATE checkpoints SET type = ?1, checkpoint = ?2 {last}");
+    let changed = conn
+        .execute(&set, rusqlite::params!["msgpack", vec![0xc1u8; 3]])
         .expect("break one row");
     assert_eq!(changed, 1);
-    drop(conn);
-    let target = dir.join("new.db");
-    let (code, _, stderr) = lgcodec(&[
+    let (s, target) = (source.to_str().expect("utf-8"), dir.join("new.db"));
+    let t = target.to_str().expect("utf-8");
+    let files = |target: &Path| {
+        ["", "-wal", "-shm", "-journal"]
+            .iter()
+            .map(|suffix| format!("{}{suffix}", target.display()))
+            .filter(|name| Path::new(name).exists())
+            .collect::<Vec<_>>()
+    };
+
+    // One batch of every checkpoint: it fails before anything is committed.
+    let (code, _, stderr) = lgcodec(&["store", "copy", s, t]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(files(&target), Vec::<String>::new(), "{stderr}");
+    assert!(!stderr.contains("keeps the"), "{stderr}");
+
+    // A checkpoint a batch: those before the broken one are committed, and kept.
+    let (code, _, stderr) = lgcodec(&["store", "copy", s, t, "--batch-size", "1"]);
+    assert_eq!(code, 2, "{stderr}");
+    let held = sqlite_keys(&target);
+    assert!(!held.is_empty() && held.len() < keys.len(), "{held:?}");
+    assert_eq!(
+        held[..],
+        keys[..held.len()],
+        "a prefix of the source, in key order"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{t} was created by this copy and keeps the {} checkpoint(s)",
+            held.len()
+        )) && stderr.contains("run the same command again"),
+        "{stderr}"
+    );
+
+    // The broken row's thread, t-main, is in the target in part. A copy leaving it out
+    // copies t-short and says so (exit 1) with what to do; the prune it gives deletes
+    // the thread there, after which the copy leaving it out is clean.
+    let of = |keys: &[(String, String, String)], thread: &str| {
+        keys.iter().filter(|k| k.0 == thread).count()
+    };
+    let (in_target, in_source) = (of(&held, "t-main"), of(&keys, "t-main"));
+    assert!(in_target > 0 && in_target < in_source, "{held:?}");
+    let out_short = [
         "store",
         "copy",
-        source.to_str().expect("utf-8"),
-        target.to_str().expect("utf-8"),
-    ]);
-    assert_eq!(code, 2, "{stderr}");
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let name = format!("{}{suffix}", target.display());
-        assert!(!Path::new(&name).exists(), "the failed copy left {name}");
-    }
+        s,
+        t,
+        "--exclude-thread",
+        "t-main",
+        "--json",
+    ];
+    let (code, out, stderr) = lgcodec(&out_short);
+    assert_eq!(code, 1, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("the report");
+    assert_eq!(
+        report["excluded_partly_copied"],
+        serde_json::json!([{"thread": "t-main", "in_target": in_target, "in_source": in_source}]),
+        "{out}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "thread t-main was left out, but {t} holds {in_target} of the source's \
+             {in_source} checkpoint(s)"
+        )),
+        "{stderr}"
+    );
+    let suggested: Vec<&str> = stderr
+        .split('`')
+        .filter(|c| c.starts_with("lgcodec store prune"))
+        .collect();
+    let [prune] = suggested[..] else {
+        panic!("one prune to paste: {stderr}")
+    };
+    let words: Vec<&str> = prune.split_whitespace().skip(1).collect();
+    let (code, _, stderr) = lgcodec(&words);
+    assert_eq!(code, 0, "{prune}: {stderr}");
+    assert_eq!(of(&sqlite_keys(&target), "t-main"), 0, "{prune}");
+    let (code, out, stderr) = lgcodec(&out_short);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["excluded_partly_copied"], serde_json::json!([]));
+
+    conn.execute(&set, rusqlite::params![kind, stored])
+        .expect("mend");
+    let (code, out, stderr) = lgcodec(&["store", "copy", s, t, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["already_there"], keys.len() - in_source, "{out}");
+    assert_eq!(sqlite_keys(&target), keys);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

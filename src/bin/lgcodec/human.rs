@@ -100,6 +100,16 @@ macro_rules! deleted_of {
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use deleted_of;
 
+/// `; N thread(s) left out` for the threads an operation was told to leave out
+/// (`--exclude-thread`), nothing when none were.
+pub(crate) fn left_out(threads: &[String]) -> String {
+    if threads.is_empty() {
+        String::new()
+    } else {
+        format!("; {} thread(s) left out", count(threads.len() as u64))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -1,8 +1,9 @@
 //! The reading side of a [`copy`](super::copy): the source's checkpoint keys a page at
 //! a time ([`Cursor`]), its checkpoints with their pending writes read ahead in batches
 //! bounded by count and bytes ([`Reading`]), the source reopened after a lost
-//! connection or a lock wait, and the threads a target holds that the source does not
-//! ([`clashes`]).
+//! connection or a lock wait, the threads a target holds that the source does not
+//! ([`clashes`]), and the threads left out that a target holds part of
+//! ([`partly_copied`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -709,7 +710,79 @@ pub(super) async fn clashes(
     Ok((count, sample))
 }
 
+/// Of the threads left out of a copy (`except`, where the selection `threads` takes
+/// them), those `target` holds some but not all of `source`'s checkpoints of: a copy
+/// that stopped inside such a thread before it was left out leaves its older
+/// checkpoints there, and Python would read an older state. `(thread, checkpoints in
+/// the target, in the source)`, by thread.
+pub(super) async fn partly_copied(
+    source: &Raw,
+    target: &Raw,
+    (threads, except): (&[Option<&str>], &BTreeSet<String>),
+    page_size: usize,
+) -> Result<Vec<(String, u64, u64)>> {
+    let every = threads.contains(&None);
+    let mut out = Vec::new();
+    for thread in except
+        .iter()
+        .filter(|e| every || threads.contains(&Some(e.as_str())))
+    {
+        let (mut there, mut all) = (0u64, 0u64);
+        let mut after: Option<(String, String, String)> = None;
+        loop {
+            let page = key_page(source, Some(thread), after.as_ref(), page_size).await?;
+            let Some(last) = page.last().cloned() else {
+                break;
+            };
+            all += page.len() as u64;
+            there += target.present_checkpoints(&page).await?;
+            if page.len() < page_size {
+                break;
+            }
+            after = Some(last);
+        }
+        if there > 0 && there < all {
+            out.push((thread.clone(), there, all));
+        }
+    }
+    Ok(out)
+}
+
+/// `keys` as the rows of a `VALUES` list of `(thread, ns, id, position)` and its
+/// parameters, texts on Postgres.
+fn key_values(sqlite: bool, keys: &[(String, String, String)]) -> (String, Vec<Param<'_>>) {
+    let cast = if sqlite { "" } else { "::text" };
+    let values: Vec<String> = (0..keys.len())
+        .map(|k| {
+            let p = |i| ph(sqlite, 3 * k + i);
+            format!("({}{cast}, {}{cast}, {}{cast}, {k})", p(1), p(2), p(3))
+        })
+        .collect();
+    let params = keys
+        .iter()
+        .flat_map(|(t, n, i)| [t, n, i])
+        .map(|p| Param::from(p.as_str()))
+        .collect();
+    (values.join(", "), params)
+}
+
 impl Raw {
+    /// How many of `keys` (thread, namespace, id) this store holds.
+    async fn present_checkpoints(&self, keys: &[(String, String, String)]) -> Result<u64> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let c = self.cols();
+        let (values, params) = key_values(self.is_sqlite(), keys);
+        let sql = format!(
+            "WITH v(t, n, i, o) AS (VALUES {values}) SELECT count(*) FROM v WHERE EXISTS \
+             (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i)",
+            c.ns, c.id
+        );
+        let row = self.first_row("copy", &sql, &params).await?;
+        row.map_or(Ok(0), |r| r.count(0))
+    }
+
     /// Of `keys` (thread, namespace, id), the threads of those this store does not hold
     /// while holding other checkpoints of their thread: one thread per run of such keys,
     /// in order.
@@ -721,32 +794,14 @@ impl Raw {
             return Ok(Vec::new());
         }
         let c = self.cols();
-        let sqlite = self.is_sqlite();
-        let cast = if sqlite { "" } else { "::text" };
-        let values: Vec<String> = (0..keys.len())
-            .map(|k| {
-                format!(
-                    "({}{cast}, {}{cast}, {}{cast}, {k})",
-                    ph(sqlite, 3 * k + 1),
-                    ph(sqlite, 3 * k + 2),
-                    ph(sqlite, 3 * k + 3)
-                )
-            })
-            .collect();
+        let (values, params) = key_values(self.is_sqlite(), keys);
         let sql = format!(
-            "WITH v(t, n, i, o) AS (VALUES {}) SELECT v.t FROM v \
+            "WITH v(t, n, i, o) AS (VALUES {values}) SELECT v.t FROM v \
              WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t) \
              AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i) \
              ORDER BY v.o",
-            values.join(", "),
-            c.ns,
-            c.id
+            c.ns, c.id
         );
-        let params: Vec<Param<'_>> = keys
-            .iter()
-            .flat_map(|(t, n, i)| [t, n, i])
-            .map(|p| Param::from(p.as_str()))
-            .collect();
         let mut out: Vec<String> = Vec::new();
         let found: Vec<String> = self
             .rows("copy", &sql, &params)

@@ -77,16 +77,16 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
                 human::count(r.writes_inserted),
                 human::count(r.verified),
                 r.mismatches.len(),
-                if r.excluded_threads.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {} thread(s) left out", human::count(r.excluded_threads.len() as u64))
-                },
+                human::left_out(&r.excluded_threads),
                 if r.created_tables { "; Python's tables created" } else { "" },
                 r.elapsed_s
             );
             let mismatches = r.mismatches.iter().map(|m| format!("mismatch: {m}"));
-            let status = if r.mismatches.is_empty() {
+            let partly = r
+                .excluded_partly_copied
+                .iter()
+                .map(|p| format!("lgcodec store copy: {}", p.advice(&r.source, &r.target)));
+            let status = if r.mismatches.is_empty() && r.excluded_partly_copied.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(FINDINGS)
@@ -95,7 +95,7 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
                 args.json,
                 &r,
                 |_| {},
-                mismatches.chain(std::iter::once(summary)),
+                mismatches.chain(partly).chain(std::iter::once(summary)),
                 status,
             )
         }

@@ -35,6 +35,9 @@ pub struct PruneArgs {
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
     pub threads: Vec<String>,
+    /// Leave this thread as it is, whatever the rules say (repeat for more).
+    #[arg(long = "exclude-thread", value_name = "ID")]
+    pub exclude_threads: Vec<String>,
     /// Only threads whose latest metadata has KEY equal to the JSON VALUE (repeat).
     #[arg(long = "metadata", value_name = "KEY=JSON")]
     pub metadata: Vec<String>,
@@ -60,6 +63,7 @@ pub struct PruneArgs {
 pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     let mut options = PruneOptions::new()
         .threads(args.threads)
+        .exclude_threads(args.exclude_threads)
         .dry_run(args.dry_run)
         .allow_all(args.allow_all)
         .vacuum(args.vacuum)
@@ -99,10 +103,11 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store prune: {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){} ({:.1} s)",
+                "lgcodec store prune: {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){}{} ({:.1} s)",
                 human::deleted_of!(r),
                 human::count(r.checkpoints_kept),
                 human::count(r.kept_for_delta),
+                human::left_out(&r.excluded_threads),
                 r.file_bytes
                     .map(|(a, b)| format!(
                         "; file {} -> {} after VACUUM",
