@@ -125,7 +125,7 @@ pub(crate) enum StoreFault {
     },
     /// A copy stopped at a source row it could not read (`cause`, naming the row), and
     /// what the operator can do next, for the row's thread.
-    #[error("{cause}. The copy stopped at that row. To go on, mend or delete thread {t} in the source, or leave it out (`--exclude-thread {t}`), then run the same copy again: it skips what is already copied. `lgcodec store audit {s}` lists the values the keys cannot read, in other threads too; `lgcodec store inspect {s} --thread {t}` shows the thread's history", t = shell_word(thread), s = shell_word(store))]
+    #[error("{cause}. The copy stopped at that row. To go on, mend or delete thread {t} in the source, or leave it out (`--exclude-thread {t}`), then run the same copy again: it skips what is already copied. `lgcodec store audit {s}` lists the values the keys cannot read, in other threads too; `lgcodec store inspect {s} --thread {t} --check` shows the thread's history with the checkpoints that do not decode marked", t = shell_word(thread), s = shell_word(store))]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     CopyStopped {
         /// The thread of the row.

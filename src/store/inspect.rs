@@ -17,6 +17,7 @@ use super::keys::StoreKeys;
 use super::raw::{bounded_lock_wait, pg, serializer, Param, Raw, Result};
 use super::{Access, Store};
 use crate::error::Error;
+use crate::kind::ErrorKind;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -212,6 +213,7 @@ impl AnyStore {
                     step: m.as_ref().and_then(CheckpointMetadata::step),
                     source: m.as_ref().and_then(|m| m.source().map(str::to_owned)),
                     children: Vec::new(),
+                    unreadable: None,
                 }
             })
             .collect();
@@ -238,6 +240,41 @@ impl AnyStore {
             nodes,
             forks,
         })
+    }
+
+    /// Decodes each checkpoint of `history` (as [`state`](Self::state) would, with
+    /// `keys`) and marks those that do not decode with why
+    /// ([`HistoryNode::unreadable`]); returns how many. One checkpoint is read at a
+    /// time.
+    ///
+    /// # Errors
+    /// The database's errors (a checkpoint that does not decode is marked, not one).
+    pub async fn check_history(
+        &self,
+        keys: &StoreKeys,
+        history: &mut ThreadHistory,
+    ) -> Result<u64> {
+        let serde = serializer(keys);
+        let mut unreadable = 0u64;
+        for node in &mut history.nodes {
+            let read = self
+                .tuple(
+                    &serde,
+                    &history.thread_id,
+                    Some(&node.checkpoint_ns),
+                    &node.checkpoint_id,
+                )
+                .await;
+            node.unreadable = match read {
+                Err(e) if e.kind() == ErrorKind::UnreadableRow => {
+                    unreadable += 1;
+                    Some(e.cause().map_or_else(|| e.to_string(), ToString::to_string))
+                }
+                Err(e) => return Err(e),
+                Ok(_) => None,
+            };
+        }
+        Ok(unreadable)
     }
 
     /// The checkpoint `checkpoint_id` of `thread` (in namespace `ns`, or the first

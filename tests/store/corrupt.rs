@@ -345,6 +345,28 @@ fn stopped_with_what_to_do(
         if args[1] == "audit" && a_value {
             assert!(out.contains(id), "the audit does not list the row: {out}");
         }
+        if args[1] == "inspect" {
+            // The history with that checkpoint, and only that one, marked (exit 1).
+            assert_eq!(code, 1, "{args:?}: {err}");
+            let marked: Vec<&str> = out.lines().filter(|l| l.contains("UNREADABLE")).collect();
+            assert!(
+                marked.len() == 1 && marked[0].trim_start().starts_with(id),
+                "{args:?}: {out}"
+            );
+            let mut json = args.clone();
+            json.push("--json");
+            let (code, out, err) = crate::lgcodec(&json, &[]);
+            assert_eq!(code, 1, "{err}");
+            let history: Json = serde_json::from_str(&out).expect("the history");
+            let nodes = history["nodes"].as_array().expect("nodes");
+            let unreadable: Vec<&str> = nodes
+                .iter()
+                .filter(|n| !n["unreadable"].is_null())
+                .filter_map(|n| n["checkpoint_id"].as_str())
+                .collect();
+            assert_eq!(unreadable, [id], "{out}");
+            assert!(nodes.len() > 1, "{out}");
+        }
     }
 }
 

@@ -49,6 +49,10 @@ pub struct HistoryNode {
     pub source: Option<String>,
     /// Children ids (more than one: a fork).
     pub children: Vec<String>,
+    /// Why the checkpoint does not decode, once the history was checked
+    /// ([`AnyStore::check_history`](super::AnyStore::check_history)); `None` when it
+    /// decodes or was not checked.
+    pub unreadable: Option<String>,
 }
 
 /// A thread's checkpoints as a tree: [`AnyStore::history`](super::AnyStore::history).
@@ -64,7 +68,8 @@ pub struct ThreadHistory {
 }
 
 impl ThreadHistory {
-    /// The tree as indented text, one checkpoint a line; forks marked.
+    /// The tree as indented text, one checkpoint a line; forks and checkpoints found
+    /// unreadable marked.
     pub fn render(&self) -> String {
         let mut out = String::new();
         let by_id: BTreeMap<(&str, &str), &HistoryNode> = self
@@ -86,7 +91,7 @@ impl ThreadHistory {
                     format!(" ns={:?}", node.checkpoint_ns)
                 };
                 out.push_str(&format!(
-                    "{}{} step={} source={}{}{}\n",
+                    "{}{} step={} source={}{}{}{}\n",
                     "  ".repeat(depth.min(64)),
                     node.checkpoint_id,
                     node.step.map_or("?".to_owned(), |s| s.to_string()),
@@ -96,7 +101,11 @@ impl ThreadHistory {
                         format!(" (fork: {} branches)", node.children.len())
                     } else {
                         String::new()
-                    }
+                    },
+                    node.unreadable
+                        .as_deref()
+                        .map(|why| format!(" UNREADABLE: {why}"))
+                        .unwrap_or_default()
                 ));
                 let fork = node.children.len() > 1;
                 for child in node.children.iter().rev() {

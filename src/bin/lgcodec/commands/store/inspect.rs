@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{AnyStore, CheckpointDiff, StoreKeys, ThreadHistory, ThreadSummary};
 
-use crate::cli::fatal;
+use crate::cli::{fatal, FINDINGS};
 use crate::output::{finish, say};
 
 #[derive(Args)]
@@ -25,6 +25,10 @@ pub struct InspectArgs {
     /// With --checkpoint: what changed from --checkpoint to this checkpoint.
     #[arg(long, requires = "checkpoint", value_name = "ID2")]
     pub diff: Option<String>,
+    /// With --thread: decode every checkpoint of the history (with the keys) and mark
+    /// those that do not decode, saying why (exit 1 if any).
+    #[arg(long, requires = "thread", conflicts_with = "checkpoint")]
+    pub check: bool,
     /// Print one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -123,14 +127,27 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
     match (args.checkpoint, args.diff) {
         (None, _) => match store.history(&thread).await {
             Ok(h) if h.nodes.is_empty() => fatal(format!("no thread {thread:?} in the store")),
-            Ok(h) => {
+            Ok(mut h) => {
+                let unreadable = if args.check {
+                    match store.check_history(keys, &mut h).await {
+                        Ok(n) => Some(n),
+                        Err(e) => return fatal(e),
+                    }
+                } else {
+                    None
+                };
                 let summary = format!(
-                    "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s)",
+                    "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s){}",
                     h.nodes.len(),
-                    h.forks.len()
+                    h.forks.len(),
+                    unreadable.map_or(String::new(), |n| format!(", {n} that do not decode"))
                 );
+                let status = match unreadable {
+                    Some(n) if n > 0 => ExitCode::from(FINDINGS),
+                    _ => ExitCode::SUCCESS,
+                };
                 let text = |h: &ThreadHistory| say!("{}", h.render().trim_end());
-                finish(args.json, &h, text, [summary], ExitCode::SUCCESS)
+                finish(args.json, &h, text, [summary], status)
             }
             Err(e) => fatal(e),
         },

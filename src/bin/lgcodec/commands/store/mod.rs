@@ -96,8 +96,10 @@ pub const EXAMPLES: &str = concat!(
     sweep_examples!(),
     "Exit status: 0 success (audit: clean); 1 something to look at: audit findings (values in
 clear, under a previous key, unreadable), a sweep that left values it could not do,
-import conflicts or a backup file cut short, copy mismatches, a layout upgrade cannot
-bring up to date in place; 2 usage or fatal error.
+import conflicts or a backup file cut short, copy mismatches or a thread left out that
+the target holds in part, a prune that could not read some checkpoints, checkpoints
+inspect --check finds do not decode, a layout upgrade cannot bring up to date in place;
+2 usage or fatal error.
 Output: --json prints one JSON object (the report) on standard output. audit, encrypt and
 rekey print their report on standard output, its last line a summary (with --json that
 summary goes to standard error); stats prints everything on standard output; inspect
@@ -258,6 +260,7 @@ wherever a store is named):
   $ lgcodec store stats checkpoints.db --top 10 --sort size
   $ lgcodec store inspect checkpoints.db
   $ lgcodec store inspect checkpoints.db --thread t-main --json
+  $ lgcodec store inspect checkpoints.db --thread t-main --check
   $ lgcodec store export checkpoints.db backup.jsonl
   $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
   $ lgcodec store verify backup.jsonl
@@ -271,6 +274,7 @@ wherever a store is named):
   $ lgcodec store prune copy.db --keep-latest 2 --vacuum
   $ lgcodec store prune copy.db --before 2024-01-01 --json
   $ lgcodec store prune copy.db --idle-since 2024-01-01T00:00:00Z --dry-run
+  $ lgcodec store prune copy.db --keep-latest 1 --exclude-thread t-main --dry-run
 Copy to Postgres: lgcodec store copy checkpoints.db postgresql://user@host:5432/db (an
 empty database gets Python's tables). Keys as for audit: LANGGRAPH_AES_KEY (and
 _PREVIOUS / _FALLBACK_KEYS) decrypt; values are written under LANGGRAPH_AES_KEY, so a new
