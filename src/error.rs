@@ -199,11 +199,33 @@ struct Inner {
     source: Option<BoxError>,
 }
 
+/// The longest message an [`Error`] keeps, in bytes: a driver's error can quote a whole
+/// statement (a SQLite syntax error quotes its SQL, which for a list of keys ran to
+/// 650 KB), and a message goes whole onto a terminal line or a JSON log record. The
+/// rest is cut; the cause, if any, stays whole in [`source()`](std::error::Error::source).
+const MAX_MESSAGE_BYTES: usize = 8 * 1024;
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] (at a character boundary), saying how much
+/// was cut.
+fn bounded(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut cut = MAX_MESSAGE_BYTES;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = message.len() - cut;
+        message.truncate(cut);
+        message.push_str(&format!("… ({more} bytes more)"));
+    }
+    message
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// An error of `kind` whose `Display` is `message`.
+    /// An error of `kind` whose `Display` is `message`, cut past 8 KiB (a driver's
+    /// error can quote a whole statement; the cut says how much went).
     ///
     /// The message should say what was wrong and where; it must not quote key material
     /// or decrypted data.
@@ -211,7 +233,7 @@ impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error(Box::new(Inner {
             kind,
-            message: message.into(),
+            message: bounded(message.into()),
             operation: None,
             row: None,
             type_tag: None,
@@ -707,6 +729,43 @@ pub(crate) fn lock_timed_out(source: &(dyn std::error::Error + Send + Sync + 'st
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A message past 8 KiB is cut at a character boundary, saying how many bytes went;
+    /// one of 8 KiB stays whole. SQLite's own error for a statement of too many
+    /// parameters quotes the statement: the error's message is bounded, its source
+    /// keeps it whole.
+    #[test]
+    fn a_long_message_is_cut_and_says_so() {
+        let whole = "é".repeat(MAX_MESSAGE_BYTES / 2);
+        assert_eq!(
+            Error::new(ErrorKind::Storage, whole.clone()).to_string(),
+            whole
+        );
+        let long = format!("x{}", "é".repeat(50_000));
+        let said = Error::new(ErrorKind::Storage, long.clone()).to_string();
+        let (kept, note) = said.split_once('…').expect("a cut");
+        assert!(
+            long.starts_with(kept) && kept.len() <= MAX_MESSAGE_BYTES,
+            "{}",
+            kept.len()
+        );
+        assert_eq!(note, format!(" ({} bytes more)", long.len() - kept.len()));
+        #[cfg(feature = "sqlite")]
+        {
+            let conn = rusqlite::Connection::open_in_memory().expect("sqlite");
+            let params: Vec<String> = (1..=40_000).map(|i| format!("?{i}")).collect();
+            let sql = format!("SELECT {}", params.join(", "));
+            let Err(e) = conn.prepare(&sql).map(|_| ()) else {
+                panic!("40,000 parameters were taken")
+            };
+            let quoted = e.to_string().len();
+            assert!(quoted > 100_000, "{quoted}");
+            let e = Error::with_source(ErrorKind::Storage, format!("sqlite copy: {e}"), e);
+            assert!(e.to_string().len() < MAX_MESSAGE_BYTES + 64);
+            let source = std::error::Error::source(&e).map(ToString::to_string);
+            assert_eq!(source.map(|s| s.len()), Some(quoted));
+        }
+    }
 
     /// A storage failure that is SQLite's "database is locked" (its busy timeout ran
     /// out) is a `LockTimeout` saying to run again, its source kept; any other SQLite

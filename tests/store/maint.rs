@@ -2770,6 +2770,74 @@ async fn copy_between_sqlite_stores_carries_rows_as_stored_and_verifies_them() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The copy's checks that look keys up in the other store (the history clash, a thread
+/// left out held in part) take keys a page at a time, and a page may be larger than
+/// one statement's parameters allow (SQLite: 32,766; three a key): a thread of 11,000
+/// checkpoints read in pages of 20,000 is checked in statements of fewer keys, with
+/// the same answers.
+#[test]
+fn a_copy_checks_pages_of_keys_larger_than_a_statement_takes() {
+    use crate::support::store_fixture::{sqlite_store, Shape};
+    use langgraph_codec::store::{copy, CopyOptions};
+    let dir = scratch("copy-large-pages");
+    let source_path = dir.join("s.sqlite");
+    let shape = Shape {
+        threads: 1,
+        steps: 11_000,
+        message_len: 4,
+        max_messages: 1,
+        ..Shape::default()
+    };
+    sqlite_store(&source_path, &shape, "big-");
+    let count = |path: &Path, sql: &str| -> u64 {
+        let conn = rusqlite::Connection::open(path).expect("open");
+        conn.query_row(sql, [], |r| r.get(0)).expect("count")
+    };
+    let all = "SELECT count(*) FROM checkpoints";
+    let n = count(&source_path, all);
+    assert!(n > 32_766 / 3, "{n} checkpoints");
+    let source = source_path.to_str().expect("utf-8").to_owned();
+    let target_path = dir.join("t.sqlite");
+    let target = target_path.to_str().expect("utf-8").to_owned();
+    let none = StoreKeys::none();
+    let big = || CopyOptions::new().page_size(20_000);
+    crate::support::rt().block_on(async {
+        let first = copy(&source, &target, &none, &big()).await.expect("copy");
+        assert_eq!((first.copied, first.mismatches.len()), (n, 0));
+        // Into a store now: the history-clash check reads the target's keys in one
+        // page and asks the source about them.
+        let again = copy(&source, &target, &none, &big()).await.expect("rerun");
+        assert_eq!((again.copied, again.already_there), (0, n));
+        // The thread left out: its keys in one page, looked up in the target (all
+        // there, so not held in part).
+        let out = copy(&source, &target, &none, &big().exclude_threads(["big-0"]))
+            .await
+            .expect("left out");
+        assert_eq!((out.checkpoints, out.excluded_partly_copied.len()), (0, 0));
+        // Its newest checkpoint gone from the target: held in part.
+        let into = rusqlite::Connection::open(&target_path).expect("open");
+        let gone = into
+            .execute(
+                "DELETE FROM checkpoints WHERE checkpoint_id = (SELECT max(checkpoint_id) \
+                 FROM checkpoints)",
+                [],
+            )
+            .expect("delete");
+        assert_eq!(gone, 1);
+        let out = copy(&source, &target, &none, &big().exclude_threads(["big-0"]))
+            .await
+            .expect("left out");
+        let held: Vec<_> = out
+            .excluded_partly_copied
+            .iter()
+            .map(|p| (p.thread.as_str(), p.in_target, p.in_source))
+            .collect();
+        assert_eq!(held, [("big-0", n - 1, n)]);
+    });
+    assert_eq!(count(&target_path, all), n - 1);
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A copy into a target that already holds a thread of the copy with checkpoints the
 /// source does not have is refused before anything is written, naming the thread (the
 /// merged history's newest checkpoint, which Python reads, could be the target's

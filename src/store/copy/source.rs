@@ -748,6 +748,11 @@ pub(super) async fn partly_copied(
     Ok(out)
 }
 
+/// Keys in one `VALUES` list at most: three parameters each, well under SQLite's
+/// 32,766 and Postgres's 65,535 parameters a statement, whatever page size the caller
+/// reads keys in.
+const KEYS_PER_QUERY: usize = 500;
+
 /// `keys` as the rows of a `VALUES` list of `(thread, ns, id, position)` and its
 /// parameters, texts on Postgres.
 fn key_values(sqlite: bool, keys: &[(String, String, String)]) -> (String, Vec<Param<'_>>) {
@@ -769,18 +774,19 @@ fn key_values(sqlite: bool, keys: &[(String, String, String)]) -> (String, Vec<P
 impl Raw {
     /// How many of `keys` (thread, namespace, id) this store holds.
     async fn present_checkpoints(&self, keys: &[(String, String, String)]) -> Result<u64> {
-        if keys.is_empty() {
-            return Ok(0);
-        }
         let c = self.cols();
-        let (values, params) = key_values(self.is_sqlite(), keys);
-        let sql = format!(
-            "WITH v(t, n, i, o) AS (VALUES {values}) SELECT count(*) FROM v WHERE EXISTS \
-             (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i)",
-            c.ns, c.id
-        );
-        let row = self.first_row("copy", &sql, &params).await?;
-        row.map_or(Ok(0), |r| r.count(0))
+        let mut present = 0;
+        for chunk in keys.chunks(KEYS_PER_QUERY) {
+            let (values, params) = key_values(self.is_sqlite(), chunk);
+            let sql = format!(
+                "WITH v(t, n, i, o) AS (VALUES {values}) SELECT count(*) FROM v WHERE EXISTS \
+                 (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i)",
+                c.ns, c.id
+            );
+            let row = self.first_row("copy", &sql, &params).await?;
+            present += row.map_or(Ok(0), |r| r.count(0))?;
+        }
+        Ok(present)
     }
 
     /// Of `keys` (thread, namespace, id), the threads of those this store does not hold
@@ -790,28 +796,27 @@ impl Raw {
         &self,
         keys: &[(String, String, String)],
     ) -> Result<Vec<String>> {
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
         let c = self.cols();
-        let (values, params) = key_values(self.is_sqlite(), keys);
-        let sql = format!(
-            "WITH v(t, n, i, o) AS (VALUES {values}) SELECT v.t FROM v \
-             WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t) \
-             AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i) \
-             ORDER BY v.o",
-            c.ns, c.id
-        );
         let mut out: Vec<String> = Vec::new();
-        let found: Vec<String> = self
-            .rows("copy", &sql, &params)
-            .await?
-            .iter()
-            .map(|r| r.text(0))
-            .collect::<Result<_>>()?;
-        for t in found {
-            if out.last() != Some(&t) {
-                out.push(t);
+        for chunk in keys.chunks(KEYS_PER_QUERY) {
+            let (values, params) = key_values(self.is_sqlite(), chunk);
+            let sql = format!(
+                "WITH v(t, n, i, o) AS (VALUES {values}) SELECT v.t FROM v \
+                 WHERE EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t) \
+                 AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = v.t AND {} = v.n AND {} = v.i) \
+                 ORDER BY v.o",
+                c.ns, c.id
+            );
+            let found: Vec<String> = self
+                .rows("copy", &sql, &params)
+                .await?
+                .iter()
+                .map(|r| r.text(0))
+                .collect::<Result<_>>()?;
+            for t in found {
+                if out.last() != Some(&t) {
+                    out.push(t);
+                }
             }
         }
         Ok(out)
