@@ -40,43 +40,74 @@ impl NewTarget {
 
     /// `result`, once the file this `operation` created is settled: kept when the
     /// operation failed with checkpoints in it (the error then says so), removed when
-    /// it failed with none. Called after every connection to it was closed.
+    /// it failed with none, kept too when what it holds cannot be counted (nothing
+    /// committed is deleted on a guess). Called after every connection to it was
+    /// closed.
     pub(crate) fn settle<T>(self, operation: &str, result: Result<T>) -> Result<T> {
         let (e, path) = match (result, self.0) {
             (Err(e), Some(path)) => (e, path),
             (result, _) => return result,
         };
-        if let Some(held) = held_checkpoints(&path).filter(|n| *n > 0) {
-            return Err(e.with_note(format_args!(
-                "{} was created by this {operation} and keeps the {held} checkpoint(s) it \
-                 committed before the error: run the same command again to go on from \
-                 there (what is there is skipped), or delete the file to start over",
-                path.display()
-            )));
+        let shown = path.display();
+        let again = "run the same command again to go on from there (what is there is \
+                     skipped), or delete the file to start over";
+        match held_checkpoints(&path) {
+            Held::Gone => Err(e),
+            Held::Checkpoints(0) => {
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let mut name = path.clone().into_os_string();
+                    name.push(suffix);
+                    let _ = std::fs::remove_file(name);
+                }
+                Err(e)
+            }
+            Held::Checkpoints(held) => Err(e.with_note(format_args!(
+                "{shown} was created by this {operation} and keeps the {held} checkpoint(s) \
+                 it committed before the error: {again}"
+            ))),
+            Held::Unknown(why) => Err(e.with_note(format_args!(
+                "{shown} was created by this {operation} and kept: what it holds could not \
+                 be counted ({why}): {again}"
+            ))),
         }
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut name = path.clone().into_os_string();
-            name.push(suffix);
-            let _ = std::fs::remove_file(name);
-        }
-        Err(e)
     }
 }
 
-/// How many checkpoints the SQLite file at `path` holds; `None` when it cannot be
-/// read as a store (no such table, not a database).
-fn held_checkpoints(path: &std::path::Path) -> Option<u64> {
+/// What a new target file holds once its operation failed.
+enum Held {
+    /// No file (it was never made, or was removed already).
+    Gone,
+    /// This many checkpoints (none when it has no `checkpoints` table yet).
+    Checkpoints(u64),
+    /// It could not be read, for this reason.
+    Unknown(String),
+}
+
+/// What the SQLite file at `path` holds.
+fn held_checkpoints(path: &std::path::Path) -> Held {
     use rusqlite::{Connection, OpenFlags};
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .ok()?;
-    conn.query_row("SELECT count(*) FROM checkpoints", [], |r| {
-        r.get::<_, i64>(0)
-    })
-    .ok()
-    .and_then(|n| u64::try_from(n).ok())
+    if !path.exists() {
+        return Held::Gone;
+    }
+    let count = || -> rusqlite::Result<i64> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        let tables: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'",
+            [],
+            |r| r.get(0),
+        )?;
+        if tables == 0 {
+            return Ok(0);
+        }
+        conn.query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+    };
+    match count() {
+        Ok(n) => Held::Checkpoints(u64::try_from(n).unwrap_or(0)),
+        Err(e) => Held::Unknown(e.to_string()),
+    }
 }
 
 /// Opens `given` for writing ([`Access::Maintain`], or [`Access::Fill`] when
@@ -97,4 +128,49 @@ pub(crate) async fn open_target(
     let store = Store::open_as(given, access).await?;
     let shown = store.location.display();
     Ok((store.backend, store.created, shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NewTarget;
+    use crate::{Error, ErrorKind};
+
+    /// A failed operation's new file: removed with its side files when it holds no
+    /// checkpoint (tables or not), kept and named when it holds some or cannot be
+    /// read (bytes that are not a database), and nothing said of a file that is gone.
+    #[test]
+    fn a_new_file_is_removed_only_when_it_surely_holds_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let failed = || Err::<(), _>(Error::new(ErrorKind::ConnectionLost, "lost"));
+        let settle = |name: &str| {
+            let path = dir.path().join(name);
+            let said = NewTarget(Some(path.clone()))
+                .settle("copy", failed())
+                .expect_err("still the error")
+                .to_string();
+            (path.exists(), said)
+        };
+        let sql = |name: &str, sql: &str| {
+            let conn = rusqlite::Connection::open(dir.path().join(name)).expect("open");
+            conn.execute_batch(sql).expect("sql");
+        };
+        let table = "CREATE TABLE checkpoints (thread_id TEXT, checkpoint_id TEXT);";
+        sql("empty.db", table);
+        std::fs::write(dir.path().join("empty.db-wal"), b"").expect("wal");
+        sql("bare.db", "CREATE TABLE other (x);");
+        sql(
+            "two.db",
+            &format!("{table} INSERT INTO checkpoints VALUES ('t', 'a'), ('t', 'b');"),
+        );
+        std::fs::write(dir.path().join("junk.db"), vec![0x5a; 4096]).expect("junk");
+        for name in ["empty.db", "bare.db"] {
+            assert_eq!(settle(name), (false, "lost".to_owned()), "{name}");
+        }
+        assert!(!dir.path().join("empty.db-wal").exists());
+        let (kept, said) = settle("two.db");
+        assert!(kept && said.contains("keeps the 2 checkpoint(s)"), "{said}");
+        let (kept, said) = settle("junk.db");
+        assert!(kept && said.contains("could not be counted"), "{said}");
+        assert_eq!(settle("never.db"), (false, "lost".to_owned()));
+    }
 }
