@@ -95,7 +95,7 @@ use source::{clashes, copy_stopped, count, partly_copied, reopen_source, Cursor,
 use writer::Writer;
 
 use super::engine::Engine;
-use super::error::shell_word;
+use super::error::{password_left_out, pasted, shell_word};
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
@@ -199,18 +199,21 @@ impl PartlyCopied {
     /// What it means and what to do, with the commands to paste (shell-quoted): copy
     /// the thread once its rows are mended, or delete it from `target`.
     pub fn advice(&self, source: &str, target: &str) -> String {
-        let (t, s, d) = (
-            shell_word(&self.thread),
-            shell_word(source),
-            shell_word(target),
-        );
+        let (t, s, d) = (shell_word(&self.thread), pasted(source), pasted(target));
         format!(
             "thread {} was left out, but {target} holds {} of the source's {} checkpoint(s) \
              of it (a copy that stopped inside it): Python reads an older state of it there \
              than in the source. Copy it once its rows are mended (`lgcodec store copy {s} \
              {d} --thread {t}`), or delete it from the target (`lgcodec store prune {d} \
-             --thread {t} --idle-since 9999-12-31`)",
-            self.thread, self.in_target, self.in_source
+             --thread {t} --idle-since 9999-12-31`){}",
+            self.thread,
+            self.in_target,
+            self.in_source,
+            if password_left_out(source).is_empty() {
+                password_left_out(target)
+            } else {
+                password_left_out(source)
+            }
         )
     }
 }

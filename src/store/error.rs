@@ -125,7 +125,7 @@ pub(crate) enum StoreFault {
     },
     /// A copy stopped at a source row it could not read (`cause`, naming the row), and
     /// what the operator can do next, for the row's thread.
-    #[error("{cause}. The copy stopped at that row. To go on, mend or delete thread {t} in the source, or leave it out (`--exclude-thread {t}`), then run the same copy again: it skips what is already copied. `lgcodec store audit {s}` lists the values the keys cannot read, in other threads too; `lgcodec store inspect {s} --thread {t} --check` shows the thread's history with the checkpoints that do not decode marked", t = shell_word(thread), s = shell_word(store))]
+    #[error("{cause}. The copy stopped at that row. To go on, mend or delete thread {t} in the source, or leave it out (`--exclude-thread {t}`), then run the same copy again: it skips what is already copied. `lgcodec store audit {s}` lists the values the keys cannot read, in other threads too; `lgcodec store inspect {s} --thread {t} --check` shows the thread's history with the checkpoints that do not decode marked{p}", t = shell_word(thread), s = pasted(store), p = password_left_out(store))]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     CopyStopped {
         /// The thread of the row.
@@ -452,6 +452,52 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     }
 }
 
+/// A store as shown (a Postgres URL with its passwords as `***`) as one shell word for
+/// a command a message suggests, the hidden passwords left out (`user:***@` becomes
+/// `user@`, a `password=***` or `sslpassword=***` parameter goes): pasted, the command
+/// takes them from `PGPASSWORD` or the password file, where `***` would be tried as
+/// the password itself.
+pub(super) fn pasted(store: &str) -> String {
+    let Some((scheme, rest)) = store.split_once("://") else {
+        return shell_word(store);
+    };
+    let (base, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let (authority, path) = base.split_at(base.find('/').unwrap_or(base.len()));
+    let authority = match authority.rsplit_once(":***@") {
+        Some((user, host)) if !user.contains('@') => format!("{user}@{host}"),
+        _ => authority.to_owned(),
+    };
+    let mut out = format!("{scheme}://{authority}{path}");
+    let kept: Vec<&str> = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter(|param| {
+            !param.split_once('=').is_some_and(|(k, v)| {
+                v == "***"
+                    && (k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("sslpassword"))
+            })
+        })
+        .collect();
+    if !kept.is_empty() {
+        out.push('?');
+        out.push_str(&kept.join("&"));
+    }
+    shell_word(&out)
+}
+
+/// What a message giving commands to paste adds when [`pasted`] left a password out.
+pub(super) fn password_left_out(store: &str) -> &'static str {
+    if pasted(store) == shell_word(store) {
+        ""
+    } else {
+        " (the commands leave the store's password out: give it in PGPASSWORD or \
+         ~/.pgpass)"
+    }
+}
+
 /// `word` as one shell word, pasted into a command a message suggests: as it is when
 /// it holds only characters no shell treats specially, else in single quotes (a quote
 /// inside as `'\''`).
@@ -494,5 +540,37 @@ mod tests {
             assert_eq!(String::from_utf8_lossy(&out.stdout), word, "{word:?}");
         }
         assert_eq!(shell_word("t-main"), "t-main");
+    }
+
+    /// A Postgres URL as a message shows it (passwords as `***`, `Location::display`)
+    /// is pasted without them, everything else kept, and the message says so; a path,
+    /// or a URL without a password, is pasted as shown.
+    #[test]
+    fn a_store_is_pasted_without_its_hidden_password() {
+        use super::{password_left_out, pasted};
+        use crate::store::Location;
+        let shown = |url: &str| Location::parse(url).expect("a store").display();
+        let cases = [
+            (
+                "postgresql://app:s3cret@db:5432/x?sslmode=require&password=p2",
+                "'postgresql://app@db:5432/x?sslmode=require'",
+            ),
+            ("postgres://app:pw@db/x", "postgres://app@db/x"),
+            (
+                "postgresql://app@db/x?sslpassword=k&application_name=a",
+                "'postgresql://app@db/x?application_name=a'",
+            ),
+        ];
+        for (url, want) in cases {
+            let shown = shown(url);
+            assert!(shown.contains("***"), "{shown}");
+            assert_eq!(pasted(&shown), want, "{url}");
+            assert!(password_left_out(&shown).contains("PGPASSWORD"), "{url}");
+        }
+        for plain in ["postgresql://app@db/x?sslmode=require", "/var/lib/s.sqlite"] {
+            let shown = shown(plain);
+            assert_eq!(pasted(&shown), super::shell_word(&shown));
+            assert_eq!(password_left_out(&shown), "");
+        }
     }
 }
