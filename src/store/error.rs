@@ -453,39 +453,12 @@ pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
 }
 
 /// A store as shown (a Postgres URL with its passwords as `***`) as one shell word for
-/// a command a message suggests, the hidden passwords left out (`user:***@` becomes
-/// `user@`, a `password=***` or `sslpassword=***` parameter goes): pasted, the command
-/// takes them from `PGPASSWORD` or the password file, where `***` would be tried as
-/// the password itself.
+/// a command a message suggests, the hidden passwords left out
+/// ([`without_passwords`](super::without_passwords)): pasted, the command takes them
+/// from `PGPASSWORD` or the password file, where `***` would be tried as the password
+/// itself.
 pub(super) fn pasted(store: &str) -> String {
-    let Some((scheme, rest)) = store.split_once("://") else {
-        return shell_word(store);
-    };
-    let (base, query) = match rest.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (rest, None),
-    };
-    let (authority, path) = base.split_at(base.find('/').unwrap_or(base.len()));
-    let authority = match authority.rsplit_once(":***@") {
-        Some((user, host)) if !user.contains('@') => format!("{user}@{host}"),
-        _ => authority.to_owned(),
-    };
-    let mut out = format!("{scheme}://{authority}{path}");
-    let kept: Vec<&str> = query
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter(|param| {
-            !param.split_once('=').is_some_and(|(k, v)| {
-                v == "***"
-                    && (k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("sslpassword"))
-            })
-        })
-        .collect();
-    if !kept.is_empty() {
-        out.push('?');
-        out.push_str(&kept.join("&"));
-    }
-    shell_word(&out)
+    shell_word(&super::without_passwords(store))
 }
 
 /// What a message giving commands to paste adds when [`pasted`] left a password out.

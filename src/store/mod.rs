@@ -234,6 +234,18 @@ impl Location {
 /// `@` and the `password=` / `sslpassword=` query parameters libpq also reads (a
 /// password in the query string is as secret as one in the authority).
 fn redact(url: &str) -> String {
+    passwords(url, Some("***"))
+}
+
+/// A Postgres URL with every password (as [`redact`] finds them) left out: `user@host`,
+/// no `password=` / `sslpassword=` parameter. A command given it takes the password
+/// from `PGPASSWORD` or the password file.
+pub(crate) fn without_passwords(url: &str) -> String {
+    passwords(url, None)
+}
+
+/// `url` with each password replaced by `mask`, or left out without one.
+fn passwords(url: &str, mask: Option<&str>) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -248,28 +260,31 @@ fn redact(url: &str) -> String {
         None => (base, ""),
     };
     let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
+        Some((userinfo, host)) => match (userinfo.split_once(':'), mask) {
+            (Some((user, _)), Some(mask)) => format!("{user}:{mask}@{host}"),
+            (Some((user, _)), None) => format!("{user}@{host}"),
+            (None, _) => authority.to_owned(),
         },
         None => authority.to_owned(),
     };
     let mut out = format!("{scheme}://{authority}{path}");
     if let Some(query) = query {
-        out.push('?');
         let params: Vec<String> = query
             .split('&')
-            .map(|param| match param.split_once('=') {
+            .filter_map(|param| match param.split_once('=') {
                 Some((k, _))
                     if k.eq_ignore_ascii_case("password")
                         || k.eq_ignore_ascii_case("sslpassword") =>
                 {
-                    format!("{k}=***")
+                    mask.map(|mask| format!("{k}={mask}"))
                 }
-                _ => param.to_owned(),
+                _ => Some(param.to_owned()),
             })
             .collect();
-        out.push_str(&params.join("&"));
+        if mask.is_some() || !params.is_empty() {
+            out.push('?');
+            out.push_str(&params.join("&"));
+        }
     }
     out
 }
