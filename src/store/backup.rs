@@ -4,7 +4,7 @@
 //! a whole file that way without a store, and `import` restores
 //! through the same reader.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::io::BufRead;
 use std::time::Instant;
 
@@ -174,7 +174,14 @@ pub(super) fn parse_fields(line: &str, wanted: &[&str]) -> serde_json::Result<Ma
 }
 
 /// The fields of a header line.
-pub(super) const HEADER_FIELDS: [&str; 5] = ["format", "version", "backend", "layout", "threads"];
+pub(super) const HEADER_FIELDS: [&str; 6] = [
+    "format",
+    "version",
+    "backend",
+    "layout",
+    "threads",
+    "excluded_threads",
+];
 
 pub(super) fn cells(spec: &Spec, obj: &Map<String, Json>, at: &str) -> Result<Vec<Cell>> {
     let bad = |reason: String| -> Error {
@@ -238,6 +245,8 @@ pub(super) struct BackupRows<'r> {
     pub layout: String,
     /// The header's thread list (`None`: every thread).
     pub threads: Option<Vec<String>>,
+    /// The threads the header says were left out (`excluded_threads`).
+    pub excluded: BTreeSet<String>,
     specs: Vec<Spec>,
     wanted: Vec<&'static str>,
     only: Option<HashSet<String>>,
@@ -323,11 +332,18 @@ impl<'r> BackupRows<'r> {
                 }
             }
         }
-        let threads: Option<Vec<String>> = field("threads").as_array().map(|a| {
-            a.iter()
-                .filter_map(|t| t.as_str().map(str::to_owned))
-                .collect()
-        });
+        let names = |name: &str| -> Option<Vec<String>> {
+            field(name).as_array().map(|a| {
+                a.iter()
+                    .filter_map(|t| t.as_str().map(str::to_owned))
+                    .collect()
+            })
+        };
+        let threads = names("threads");
+        let excluded = names("excluded_threads")
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
         Ok(BackupRows {
             lines,
             file: file.to_owned(),
@@ -335,6 +351,7 @@ impl<'r> BackupRows<'r> {
             layout,
             only: threads.as_ref().map(|t| t.iter().cloned().collect()),
             threads,
+            excluded,
             specs,
             wanted,
             held: [0; 3],
@@ -416,17 +433,26 @@ impl<'r> BackupRows<'r> {
                 self.complete = true;
                 return Ok(None);
             }
-            if let Some(only) = &self.only {
-                let thread = obj
-                    .get("thread_id")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default();
-                if !only.contains(thread) {
-                    return Err(bad(format!(
-                        "a row of thread {:?}, which the header's thread list does not name: not from this backup",
-                        thread.chars().take(80).collect::<String>()
-                    )));
-                }
+            let thread = obj
+                .get("thread_id")
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            let shown = || thread.chars().take(80).collect::<String>();
+            if self
+                .only
+                .as_ref()
+                .is_some_and(|only| !only.contains(thread))
+            {
+                return Err(bad(format!(
+                    "a row of thread {:?}, which the header's thread list does not name: not from this backup",
+                    shown()
+                )));
+            }
+            if self.excluded.contains(thread) {
+                return Err(bad(format!(
+                    "a row of thread {:?}, which the header says was left out (excluded_threads): not from this backup",
+                    shown()
+                )));
             }
             let Some(i) = self.specs.iter().position(|s| s.kind == kind) else {
                 return Err(bad(format!(
@@ -461,6 +487,8 @@ pub struct BackupCheck {
     pub layout: String,
     /// The header's thread list (`None`: the whole store).
     pub threads: Option<Vec<String>>,
+    /// The threads the header says were left out (`excluded_threads`), in order.
+    pub excluded_threads: Vec<String>,
     /// Checkpoint rows.
     pub checkpoints: u64,
     /// Blob rows (Postgres).
@@ -497,6 +525,7 @@ pub fn verify_backup(
         backend: rows.backend.clone(),
         layout: rows.layout.clone(),
         threads: rows.threads.clone(),
+        excluded_threads: rows.excluded.iter().cloned().collect(),
         checkpoints: rows.held[0],
         blobs: rows.held[1],
         writes: rows.held[2],

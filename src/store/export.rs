@@ -3,7 +3,9 @@
 //! **Format** `lgcodec-store-backup`, version 1: JSON Lines (UTF-8, one object a line).
 //!
 //! 1. A header: `{"format": "lgcodec-store-backup", "version": 1, "backend": "sqlite" |
-//!    "postgres", "layout": "<the layout found>", "threads": null | ["id", …]}`.
+//!    "postgres", "layout": "<the layout found>", "threads": null | ["id", …]}`, and
+//!    `"excluded_threads": ["id", …]` when threads were left out (a reader that does
+//!    not know the field skips it).
 //! 2. One line per row, tables in this order, each in primary-key order:
 //!    - `{"t": "checkpoint", "thread_id", "checkpoint_ns", "checkpoint_id",
 //!      "parent_checkpoint_id", "type", "checkpoint", "metadata"}` — SQLite: the
@@ -279,6 +281,13 @@ impl ExportOptions {
 run_setters!(ExportOptions {
     /// Only these threads (none given: every thread).
     threads;
+    /// Not these threads, whatever else selects them: their rows are not written, and
+    /// the header lists them (`excluded_threads`), so that [`verify_backup`] and
+    /// [`import`](fn@super::import) refuse a row of theirs. Their rows are still read
+    /// (skipped as they come), so leaving out a large thread saves no reading.
+    ///
+    /// [`verify_backup`]: super::verify_backup
+    exclude_threads;
     /// Rows read per query (at least 1).
     page_size(rows);
     /// Bytes of stored values read per query at most (a larger row is read alone):
@@ -312,6 +321,8 @@ pub struct ExportReport {
     pub writes: u64,
     /// Bytes of the file.
     pub bytes: u64,
+    /// The threads left out ([`ExportOptions::exclude_threads`]), in order.
+    pub excluded_threads: Vec<String>,
     /// Seconds.
     pub elapsed_s: f64,
 }
@@ -351,20 +362,30 @@ async fn export_snapshot(
         Ok(())
     };
     let json_line = |v: &Json| serde_json::to_vec(v).map_err(print_failed);
-    line(
-        out,
-        &json_line(&json!({
-            "format": BACKUP_FORMAT,
-            "version": BACKUP_VERSION,
-            "backend": raw.backend(),
-            "layout": raw.layout().to_string(),
-            "threads": if options.run.threads.is_empty() { Json::Null } else { json!(options.run.threads) },
-        }))?,
-    )?;
+    // The threads named and not left out, or every thread (`None`); the rows of the
+    // threads left out are read with the others and not written.
+    let except = &options.run.except_threads;
+    let threads: Vec<Option<&str>> = options
+        .run
+        .thread_filter()
+        .into_iter()
+        .filter(|t| t.is_none_or(|t| !except.contains(t)))
+        .collect();
+    let mut header = json!({
+        "format": BACKUP_FORMAT,
+        "version": BACKUP_VERSION,
+        "backend": raw.backend(),
+        "layout": raw.layout().to_string(),
+        "threads": if options.run.threads.is_empty() { Json::Null } else { json!(threads) },
+    });
+    // Said only when some are left out: an export without them is the file it was.
+    if let (false, Some(fields)) = (except.is_empty(), header.as_object_mut()) {
+        fields.insert("excluded_threads".to_owned(), json!(except));
+    }
+    line(out, &json_line(&header)?)?;
     let mut counts = [0u64; 3];
     let page_size = options.run.page_size.unwrap_or(500);
     let page_bytes = options.run.page_bytes.unwrap_or(DEFAULT_PAGE_BYTES);
-    let threads = options.run.thread_filter();
     // The pace and progress; no reconnect: a backup is one read transaction, one
     // point in time, which a new connection would not continue.
     let mut engine = Engine::new("export", "rows", &options.run);
@@ -377,9 +398,14 @@ async fn export_snapshot(
                     page(raw, &spec, *thread, after.as_deref(), page_size, page_bytes).await?;
                 let Some((_, last)) = rows.last() else { break };
                 let next = last.clone();
-                let n = rows.len() as u64;
-                for (row, _) in rows {
+                let mut n = 0u64;
+                for (row, key) in rows {
+                    // Every table's key begins with its thread.
+                    if matches!(key.first(), Some(Part::Text(t)) if except.contains(t)) {
+                        continue;
+                    }
                     line(out, &row)?;
+                    n += 1;
                 }
                 if let Some(c) = counts.get_mut(slot) {
                     *c += n;
@@ -407,6 +433,7 @@ async fn export_snapshot(
         blobs: counts[1],
         writes: counts[2],
         bytes: written,
+        excluded_threads: except.iter().cloned().collect(),
         elapsed_s: started.elapsed().as_secs_f64(),
     })
 }

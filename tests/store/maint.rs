@@ -874,6 +874,128 @@ async fn import_checks_the_backup_is_whole_and_one() {
 /// counts of a whole file, where a cut file stops, and concatenated files, wrong end
 /// counts and stray threads as errors naming the line. `import --dry-run` counts what
 /// an import would insert, find identical or in conflict, and writes nothing.
+/// A backup with a thread left out holds the whole backup's rows less that thread's,
+/// line for line, with the thread named in its header; `verify` and `import` refuse
+/// that thread's rows put back in. On Python's SQLite and Postgres stores, and through
+/// the CLI.
+#[tokio::test]
+async fn a_backup_without_a_thread_holds_the_rest_and_refuses_its_rows() {
+    use langgraph_codec::store::{export, import, verify_backup, ExportOptions, ImportOptions};
+    let dir = scratch("export-excluded");
+    let sqlite = dir.join("s.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &sqlite,
+    )
+    .expect("copy");
+    let mut sources = vec![sqlite.to_str().expect("utf-8").to_owned()];
+    if let Some(url) = pg::url() {
+        sources.push(pg::restored(&url, "postgres-py-3.2.0", "export_excluded").await);
+    }
+    let of_thread = |line: &str, thread: &str| -> bool {
+        serde_json::from_str::<Json>(line).expect("a JSON line")["thread_id"] == thread
+    };
+    for (n, source) in sources.iter().enumerate() {
+        let whole = dir.join(format!("whole{n}.jsonl"));
+        export_to(source, &whole, &[]).await;
+        let whole = fs::read_to_string(&whole).expect("whole");
+        let store = AnyStore::open(source).await.expect("open");
+        let mut out = Vec::new();
+        let options = ExportOptions::new()
+            .exclude_threads(["t-short"])
+            .page_size(3);
+        let report = export(&store, &mut out, &options).await.expect("export");
+        let text = String::from_utf8(out).expect("UTF-8");
+        let (header, rest) = text.split_once('\n').expect("a header");
+        let header: Json = serde_json::from_str(header).expect("header");
+        assert_eq!(header["excluded_threads"], serde_json::json!(["t-short"]));
+        assert_eq!(header["threads"], Json::Null);
+        // The rows: the whole backup's (between its header and end line) less t-short's.
+        let rows = |body: &str| -> Vec<String> {
+            body.lines()
+                .filter(|l| !l.starts_with("{\"t\":\"end\"") && !l.contains("\"format\""))
+                .map(str::to_owned)
+                .collect()
+        };
+        let expected: Vec<String> = rows(&whole)
+            .into_iter()
+            .filter(|l| !of_thread(l, "t-short"))
+            .collect();
+        let left_out = rows(&whole).len() - expected.len();
+        assert!(
+            left_out > 0 && !expected.is_empty(),
+            "{source}: both threads hold rows"
+        );
+        assert_eq!(rows(rest), expected, "{source}");
+        assert_eq!(
+            report.checkpoints + report.blobs + report.writes,
+            expected.len() as u64
+        );
+        assert_eq!(report.excluded_threads, ["t-short"]);
+        let check = verify_backup(&mut text.as_bytes(), "b.jsonl", None).expect("verify");
+        assert!(check.complete, "{check:?}");
+        assert_eq!(check.excluded_threads, ["t-short"]);
+        // A row of t-short put back (with the end line's counts made to match) is not
+        // from this backup: refused by verify and by import, naming its line.
+        let theirs = rows(&whole)
+            .into_iter()
+            .find(|l| of_thread(l, "t-short") && l.contains("\"t\":\"checkpoint\""))
+            .expect("a checkpoint of t-short");
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let end = lines.pop().expect("the end line");
+        let mut end: Json = serde_json::from_str(&end).expect("end");
+        end["checkpoints"] = Json::from(end["checkpoints"].as_u64().expect("count") + 1);
+        lines.insert(1, theirs);
+        lines.push(end.to_string());
+        let bad = lines.join("\n");
+        let err = verify_backup(&mut bad.as_bytes(), "b.jsonl", None).expect_err("verify");
+        assert_eq!(err.kind(), ErrorKind::Backup, "{err}");
+        assert!(
+            err.to_string().contains("b.jsonl:2") && err.to_string().contains("left out"),
+            "{err}"
+        );
+        let target = dir.join(format!("t{n}.db"));
+        if n == 0 {
+            let err = import(
+                &mut bad.as_bytes(),
+                "b.jsonl",
+                target.to_str().expect("utf-8"),
+                &ImportOptions::new(),
+            )
+            .await
+            .expect_err("import");
+            assert!(err.to_string().contains("left out"), "{err}");
+            assert!(!target.exists(), "nothing was imported: no file is left");
+        }
+        // Through the CLI: the summary and the report count the thread left out.
+        let file = dir.join(format!("cli{n}.jsonl"));
+        let file = file.to_str().expect("utf-8");
+        let (code, out, err) = crate::lgcodec(
+            &[
+                "store",
+                "export",
+                source,
+                file,
+                "--exclude-thread",
+                "t-short",
+                "--json",
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("1 thread(s) left out"), "{err}");
+        let json: Json = serde_json::from_str(&out).expect("the report");
+        assert_eq!(json["excluded_threads"], serde_json::json!(["t-short"]));
+        assert_eq!(fs::read_to_string(file).expect("cli file"), text);
+        let (code, out, err) = crate::lgcodec(&["store", "verify", file, "--json"], &[]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("1 thread(s) left out"), "{err}");
+        let json: Json = serde_json::from_str(&out).expect("the check");
+        assert_eq!(json["excluded_threads"], serde_json::json!(["t-short"]));
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn a_backup_is_verified_without_a_store_and_an_import_is_tried_dry() {
     use langgraph_codec::store::{import, verify_backup, ImportOptions};

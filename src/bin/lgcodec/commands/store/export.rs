@@ -21,6 +21,10 @@ pub struct ExportArgs {
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
     pub threads: Vec<String>,
+    /// Leave this thread out (repeat for more): the backup's header lists it, and
+    /// verify and import refuse a row of it.
+    #[arg(long = "exclude-thread", value_name = "ID")]
+    pub exclude_threads: Vec<String>,
     #[command(flatten)]
     pub pace: Pace,
     /// Print the report as one JSON object.
@@ -42,6 +46,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         store: location,
         file,
         threads,
+        exclude_threads,
         pace: Pace { max_rows_per_sec },
         json,
     } = args;
@@ -78,6 +83,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     let (report, flushed, failed) = with_progress(|progress| async {
         let options = ExportOptions::new()
             .threads(threads)
+            .exclude_threads(exclude_threads)
             .max_rows_per_sec(max_rows_per_sec)
             .on_progress(progress);
         let report = store::export(&store, &mut out, &options).await;
@@ -104,7 +110,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({}, {:.1} s)",
+                "lgcodec store export: {} checkpoint(s), {} blob(s), {} write(s) from {} ({}) to {} ({}{}, {:.1} s)",
                 human::count(r.checkpoints),
                 human::count(r.blobs),
                 human::count(r.writes),
@@ -112,6 +118,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
                 r.layout,
                 file,
                 human::bytes(r.bytes),
+                human::left_out(&r.excluded_threads),
                 r.elapsed_s
             );
             // Written to standard output, the backup is the data: no JSON report there.

@@ -263,6 +263,7 @@ wherever a store is named):
   $ lgcodec store inspect checkpoints.db --thread t-main --check
   $ lgcodec store export checkpoints.db backup.jsonl
   $ lgcodec store export checkpoints.db thread-1.jsonl --thread t-main
+  $ lgcodec store export checkpoints.db others.jsonl --exclude-thread t-main
   $ lgcodec store verify backup.jsonl
   $ lgcodec store import backup.jsonl restored.db --dry-run
   $ lgcodec store import backup.jsonl restored.db

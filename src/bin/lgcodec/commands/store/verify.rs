@@ -52,7 +52,7 @@ pub async fn run(args: VerifyArgs) -> ExitCode {
     match store::verify_backup(&mut input, &args.file, None) {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store verify: {}: a {} backup ({}), {} checkpoint(s), {} blob(s), {} write(s){}{} ({:.1} s)",
+                "lgcodec store verify: {}: a {} backup ({}), {} checkpoint(s), {} blob(s), {} write(s){}{}{} ({:.1} s)",
                 r.file,
                 r.backend,
                 r.layout,
@@ -63,6 +63,7 @@ pub async fn run(args: VerifyArgs) -> ExitCode {
                     Some(t) => format!(", threads {}", t.join(", ")),
                     None => String::new(),
                 },
+                human::left_out(&r.excluded_threads),
                 match cut_note(r.cut_short.as_deref(), r.complete, "are whole") {
                     n if n.is_empty() => "; whole: every line parses, the end line's counts match".to_owned(),
                     n => n,
