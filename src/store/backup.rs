@@ -247,6 +247,12 @@ pub(super) struct BackupRows<'r> {
     pub threads: Option<Vec<String>>,
     /// The threads the header says were left out (`excluded_threads`).
     pub excluded: BTreeSet<String>,
+    /// The reader's own selection ([`select`](Self::select)): rows of other threads
+    /// are read, checked and counted in [`skipped`](Self::skipped), not returned.
+    take: Option<HashSet<String>>,
+    leave: BTreeSet<String>,
+    /// Rows the selection skipped.
+    pub skipped: u64,
     specs: Vec<Spec>,
     wanted: Vec<&'static str>,
     only: Option<HashSet<String>>,
@@ -352,12 +358,22 @@ impl<'r> BackupRows<'r> {
             only: threads.as_ref().map(|t| t.iter().cloned().collect()),
             threads,
             excluded,
+            take: None,
+            leave: BTreeSet::new(),
+            skipped: 0,
             specs,
             wanted,
             held: [0; 3],
             complete: false,
             cut_short: None,
         })
+    }
+
+    /// Only the rows of `threads` (none: every thread) less those of `except`; the
+    /// others are still read and checked (the file is verified whole), then skipped.
+    pub(super) fn select(&mut self, threads: &[String], except: &BTreeSet<String>) {
+        self.take = (!threads.is_empty()).then(|| threads.iter().cloned().collect());
+        self.leave.clone_from(except);
     }
 
     /// The tables of the header's backend, in file order.
@@ -467,6 +483,11 @@ impl<'r> BackupRows<'r> {
             let row = cells(spec, &obj, &at)?;
             if let Some(c) = self.held.get_mut(spec.count_slot()) {
                 *c += 1;
+            }
+            let selected = self.take.as_ref().is_none_or(|t| t.contains(thread));
+            if !selected || self.leave.contains(thread) {
+                self.skipped += 1;
+                continue;
             }
             return Ok(Some((i, row)));
         }

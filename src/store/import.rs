@@ -55,6 +55,14 @@ impl ImportOptions {
 }
 
 run_setters!(ImportOptions {
+    /// Only the rows of these threads (none given: every thread of the file): to
+    /// restore one thread from a backup of the whole store. The other rows are still
+    /// read and checked (the file is verified whole), and counted in
+    /// [`ImportReport::skipped`].
+    threads;
+    /// Not the rows of these threads, whatever else selects them; counted in
+    /// [`ImportReport::skipped`] and listed in [`ImportReport::excluded_threads`].
+    exclude_threads;
     /// Rows per transaction (at least 1).
     batch_size(rows);
     /// Read the whole file and the target and count what would be inserted, identical
@@ -110,6 +118,11 @@ pub struct ImportReport {
     /// Where and how the file was cut short, when its last line is a partial row (the
     /// rows before it were imported).
     pub cut_short: Option<String>,
+    /// Rows of the file left out by [`ImportOptions::threads`] and
+    /// [`ImportOptions::exclude_threads`]: read and checked, not imported.
+    pub skipped: u64,
+    /// The threads left out ([`ImportOptions::exclude_threads`]), in order.
+    pub excluded_threads: Vec<String>,
     /// A dry run: `inserted` counts the rows that would be.
     pub dry_run: bool,
     /// Whether the target was empty and got Python's tables.
@@ -279,7 +292,8 @@ async fn import_into(
     options: &ImportOptions,
 ) -> Result<ImportReport> {
     let started = Instant::now();
-    let rows = BackupRows::open(input, file, options.max_line_bytes)?;
+    let mut rows = BackupRows::open(input, file, options.max_line_bytes)?;
+    rows.select(&options.run.threads, &options.run.except_threads);
     // The backends are compared before the target is opened: a refused import leaves
     // no new, empty store behind.
     let backend = match Location::parse(target)? {
@@ -315,6 +329,7 @@ async fn import_into(
         operation: "import",
         store: shown,
         created_tables: created,
+        excluded_threads: options.run.except_threads.iter().cloned().collect(),
         dry_run: options.run.dry_run,
         ..ImportReport::default()
     };
@@ -342,6 +357,7 @@ async fn import_into(
     report.reconnects = sink.engine.reconnects();
     report.stopped = stopped;
     report.complete = rows.complete;
+    report.skipped = rows.skipped;
     report.cut_short = rows.cut_short.take();
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)

@@ -996,6 +996,143 @@ async fn a_backup_without_a_thread_holds_the_rest_and_refuses_its_rows() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// One thread restored from a backup of the whole store: `import --thread` puts back a
+/// thread deleted from the store and nothing of the others (a write of `t-main`
+/// deleted too stays deleted); `--exclude-thread` imports the rest. The rows skipped
+/// are counted. On Python's SQLite and Postgres stores, and through the CLI.
+#[tokio::test]
+async fn one_thread_is_restored_from_a_backup_of_the_whole_store() {
+    use langgraph_codec::store::{import, ImportOptions};
+    let dir = scratch("import-thread");
+    let source = dir.join("s.sqlite");
+    fs::copy(
+        stores().join("sqlite-py-3.1.2").join("store.sqlite"),
+        &source,
+    )
+    .expect("copy");
+    let backup = dir.join("b.jsonl");
+    export_to(source.to_str().expect("utf-8"), &backup, &[]).await;
+    let text = fs::read_to_string(&backup).expect("backup");
+    let count = |thread: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!("\"thread_id\":\"{thread}\"")))
+            .count() as u64
+    };
+    let (short, main) = (count("t-short"), count("t-main"));
+    assert!(short > 0 && main > 0);
+    let restore = |target: std::path::PathBuf, options: ImportOptions| {
+        let body = text.clone();
+        async move {
+            import(
+                &mut body.as_bytes(),
+                "b.jsonl",
+                target.to_str().expect("utf-8"),
+                &options.batch_size(3),
+            )
+            .await
+            .expect("import")
+        }
+    };
+    let of = |path: &Path, thread: &str| -> Vec<String> {
+        sqlite_rows(path)
+            .into_iter()
+            .filter(|r| r.contains(&format!("\"{thread}\"")))
+            .collect()
+    };
+    // t-short deleted, and one write of t-main.
+    let target = dir.join("t.sqlite");
+    fs::copy(&source, &target).expect("copy");
+    {
+        let conn = rusqlite::Connection::open(&target).expect("open");
+        conn.execute_batch(
+            "DELETE FROM checkpoints WHERE thread_id = 't-short';
+             DELETE FROM writes WHERE thread_id = 't-short';
+             DELETE FROM writes WHERE rowid = (SELECT min(rowid) FROM writes WHERE thread_id = 't-main');",
+        )
+        .expect("delete");
+    }
+    let main_before = of(&target, "t-main");
+    assert!(of(&target, "t-short").is_empty() && !of(&source, "t-short").is_empty());
+    let report = restore(target.clone(), ImportOptions::new().threads(["t-short"])).await;
+    assert_eq!(
+        (report.inserted, report.identical, report.skipped),
+        (short, 0, main),
+        "{report:?}"
+    );
+    assert!(report.complete, "{report:?}");
+    assert_eq!(of(&target, "t-short"), of(&source, "t-short"));
+    assert_eq!(of(&target, "t-main"), main_before, "t-main is not touched");
+    // Every thread but t-main into a new file: t-short's rows alone.
+    let rest = dir.join("rest.sqlite");
+    let report = restore(
+        rest.clone(),
+        ImportOptions::new().exclude_threads(["t-main"]),
+    )
+    .await;
+    assert_eq!(
+        (report.inserted, report.skipped),
+        (short, main),
+        "{report:?}"
+    );
+    assert_eq!(report.excluded_threads, ["t-main"]);
+    assert_eq!(sqlite_rows(&rest), of(&source, "t-short"));
+    // Through the CLI, dry: what would go in, and the rows skipped, said.
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "import",
+            backup.to_str().expect("utf-8"),
+            dir.join("dry.sqlite").to_str().expect("utf-8"),
+            "--thread",
+            "t-main",
+            "--dry-run",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("{short} row(s) of threads not selected skipped")),
+        "{err}"
+    );
+    let json: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(
+        (&json["inserted"], &json["skipped"]),
+        (&Json::from(main), &Json::from(short))
+    );
+    // Postgres: t-short deleted from a copy of Python's store, restored from the
+    // backup of the other, ends row for row as that store.
+    if let Some(url) = pg::url() {
+        let whole = pg::restored(&url, "postgres-py-3.2.0", "import_thread_a").await;
+        let target = pg::restored(&url, "postgres-py-3.2.0", "import_thread_b").await;
+        pg::connect(&target)
+            .await
+            .batch_execute(
+                "DELETE FROM checkpoints WHERE thread_id = 't-short';
+                 DELETE FROM checkpoint_blobs WHERE thread_id = 't-short';
+                 DELETE FROM checkpoint_writes WHERE thread_id = 't-short';",
+            )
+            .await
+            .expect("delete");
+        assert_ne!(pg::digest(&whole).await, pg::digest(&target).await);
+        let file = dir.join("pg.jsonl");
+        export_to(&whole, &file, &[]).await;
+        let mut input = std::io::BufReader::new(fs::File::open(&file).expect("open"));
+        let report = import(
+            &mut input,
+            "pg.jsonl",
+            &target,
+            &ImportOptions::new().threads(["t-short"]).batch_size(3),
+        )
+        .await
+        .expect("import");
+        assert_eq!(report.identical, 0, "{report:?}");
+        assert!(report.inserted > 0 && report.skipped > 0, "{report:?}");
+        assert_eq!(pg::digest(&whole).await, pg::digest(&target).await);
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[tokio::test]
 async fn a_backup_is_verified_without_a_store_and_an_import_is_tried_dry() {
     use langgraph_codec::store::{import, verify_backup, ImportOptions};

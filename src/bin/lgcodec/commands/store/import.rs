@@ -24,6 +24,13 @@ pub struct ImportArgs {
     /// The target: an empty one gets Python's tables; rows already there are never
     /// overwritten.
     pub store: String,
+    /// Only this thread's rows (repeat for more): to restore one thread from a backup
+    /// of the whole store. The rest of the file is still read and checked.
+    #[arg(long = "thread", value_name = "ID")]
+    pub threads: Vec<String>,
+    /// Leave this thread's rows out (repeat for more).
+    #[arg(long = "exclude-thread", value_name = "ID")]
+    pub exclude_threads: Vec<String>,
     /// Read the whole file and the target, count what would be inserted, identical or
     /// in conflict; write nothing (a missing target is not created).
     #[arg(long)]
@@ -43,6 +50,8 @@ pub async fn run(args: ImportArgs) -> ExitCode {
         Err(code) => return code,
     };
     let options = ImportOptions::new()
+        .threads(args.threads)
+        .exclude_threads(args.exclude_threads)
         .dry_run(args.dry_run)
         .max_rows_per_sec(args.pace.max_rows_per_sec);
     let options = args.batching.apply(
@@ -60,12 +69,16 @@ pub async fn run(args: ImportArgs) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store import{}: {} row(s) {}, {} already there, {} conflict(s) left as they were{}{} ({:.1} s)",
+                "lgcodec store import{}: {} row(s) {}, {} already there, {} conflict(s) left as they were{}{}{} ({:.1} s)",
                 if r.dry_run { " (dry run)" } else { "" },
                 human::count(r.inserted),
                 if r.dry_run { "would be inserted" } else { "inserted" },
                 human::count(r.identical),
                 human::count(r.conflicts),
+                match r.skipped {
+                    0 => String::new(),
+                    n => format!("; {} row(s) of threads not selected skipped", human::count(n)),
+                },
                 if r.created_tables { "; Python's tables created" } else { "" },
                 if r.stopped {
                     "; stopped before the end of the file".to_owned()

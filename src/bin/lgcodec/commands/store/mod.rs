@@ -268,6 +268,7 @@ wherever a store is named):
   $ lgcodec store import backup.jsonl restored.db --dry-run
   $ lgcodec store import backup.jsonl restored.db
   $ lgcodec store import backup.jsonl restored.db --json
+  $ lgcodec store import backup.jsonl t-main.db --thread t-main
   $ lgcodec store copy checkpoints.db copy.db --dry-run
   $ lgcodec store copy checkpoints.db copy.db
   $ lgcodec store copy checkpoints.db sqlite:thread-1.db --thread t-main --json
