@@ -253,6 +253,8 @@ pub(super) struct BackupRows<'r> {
     leave: BTreeSet<String>,
     /// Rows the selection skipped.
     pub skipped: u64,
+    /// The threads the selection names (to take or to leave) that a row was seen of.
+    named_seen: BTreeSet<String>,
     specs: Vec<Spec>,
     wanted: Vec<&'static str>,
     only: Option<HashSet<String>>,
@@ -361,6 +363,7 @@ impl<'r> BackupRows<'r> {
             take: None,
             leave: BTreeSet::new(),
             skipped: 0,
+            named_seen: BTreeSet::new(),
             specs,
             wanted,
             held: [0; 3],
@@ -374,6 +377,14 @@ impl<'r> BackupRows<'r> {
     pub(super) fn select(&mut self, threads: &[String], except: &BTreeSet<String>) {
         self.take = (!threads.is_empty()).then(|| threads.iter().cloned().collect());
         self.leave.clone_from(except);
+    }
+
+    /// The threads the selection names that no row read so far belongs to (once the
+    /// file was read whole: the threads the file does not hold).
+    pub(super) fn named_unseen(&self) -> Vec<String> {
+        let named = self.take.iter().flatten().chain(&self.leave);
+        let unseen: BTreeSet<&String> = named.filter(|t| !self.named_seen.contains(*t)).collect();
+        unseen.into_iter().cloned().collect()
     }
 
     /// The tables of the header's backend, in file order.
@@ -484,8 +495,12 @@ impl<'r> BackupRows<'r> {
             if let Some(c) = self.held.get_mut(spec.count_slot()) {
                 *c += 1;
             }
-            let selected = self.take.as_ref().is_none_or(|t| t.contains(thread));
-            if !selected || self.leave.contains(thread) {
+            let taken = self.take.as_ref().map(|t| t.contains(thread));
+            let left = self.leave.contains(thread);
+            if (taken == Some(true) || left) && !self.named_seen.contains(thread) {
+                self.named_seen.insert(thread.to_owned());
+            }
+            if taken == Some(false) || left {
                 self.skipped += 1;
                 continue;
             }

@@ -387,6 +387,10 @@ async fn copy_snapshot(
     options: &CopyOptions,
 ) -> Result<CopyReport> {
     let started = Instant::now();
+    // Before the target is touched: a mistyped thread id copies nothing.
+    src.raw
+        .refuse_absent_threads("copy", &options.run.named_threads())
+        .await?;
     let read_serde = serializer(keys);
     // Written in clear (no primary key): clear values can keep their bytes.
     let clear = keys.primary_ring().is_none();

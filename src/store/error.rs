@@ -179,6 +179,17 @@ pub(crate) enum StoreFault {
         /// Its threads.
         threads: u64,
     },
+    /// Threads named to select or to leave out that the store does not hold.
+    #[error("{operation}: {store} holds no thread {} (no checkpoint has that thread_id): check the id (`lgcodec store inspect` lists a store's threads); nothing was done", listed(threads))]
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    ThreadsNotFound {
+        /// `copy`, `export` or `prune`.
+        operation: &'static str,
+        /// The store.
+        store: String,
+        /// The threads, as named.
+        threads: Vec<String>,
+    },
     /// A copy's target already holds threads of the copy with checkpoints the source
     /// does not have: copying would merge two histories.
     #[error("{target} already holds {count} of the thread(s) to copy with checkpoints the source does not have ({}): copying would merge two histories, and Python would read whichever checkpoint is newest. Copy into an empty store, leave these threads out (--exclude-thread), or give --merge to add the source's checkpoints to them", threads.join(", "))]
@@ -274,8 +285,23 @@ impl StoreFault {
             StoreFault::NoKeyOpens { .. } => ErrorKind::NoKeyOpens,
             StoreFault::InvalidPolicy { .. } => ErrorKind::InvalidPolicy,
             StoreFault::WouldDeleteAll { .. } => ErrorKind::WouldDeleteAll,
+            StoreFault::ThreadsNotFound { .. } => ErrorKind::ThreadNotFound,
         }
     }
+}
+
+/// Thread ids as a message lists them: quoted, the first ten, then how many more.
+fn listed(threads: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut out: Vec<String> = threads
+        .iter()
+        .take(SHOWN)
+        .map(|t| format!("{t:?}"))
+        .collect();
+    if threads.len() > SHOWN {
+        out.push(format!("and {} more", threads.len() - SHOWN));
+    }
+    out.join(", ")
 }
 
 /// What [`StoreFault::WouldDeleteAll`] says for `operation`: what decided, what to
@@ -371,6 +397,14 @@ impl From<StoreFault> for Error {
                 .with_subject(store)
                 .with_count(usize::try_from(threads).unwrap_or(usize::MAX)),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
+            StoreFault::ThreadsNotFound {
+                operation,
+                store,
+                threads,
+            } => e
+                .with_operation(operation)
+                .with_subject(store)
+                .with_count(threads.len()),
             StoreFault::NoKeyOpens {
                 operation, tried, ..
             } => e

@@ -353,6 +353,9 @@ async fn export_snapshot(
     options: &ExportOptions,
 ) -> Result<ExportReport> {
     let started = Instant::now();
+    // Before a line is written: a mistyped thread id exports nothing.
+    raw.refuse_absent_threads("export", &options.run.named_threads())
+        .await?;
     let file = OUTPUT;
     let mut written = 0u64;
     let mut line = |out: &mut dyn Write, text: &[u8]| -> Result<()> {

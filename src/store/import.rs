@@ -123,6 +123,10 @@ pub struct ImportReport {
     pub skipped: u64,
     /// The threads left out ([`ImportOptions::exclude_threads`]), in order.
     pub excluded_threads: Vec<String>,
+    /// Threads named by [`ImportOptions::threads`] or
+    /// [`ImportOptions::exclude_threads`] that no row of the file belongs to (a
+    /// mistyped id?), in order; only said of a file read to its end (the CLI exits 1).
+    pub threads_not_found: Vec<String>,
     /// A dry run: `inserted` counts the rows that would be.
     pub dry_run: bool,
     /// Whether the target was empty and got Python's tables.
@@ -358,6 +362,9 @@ async fn import_into(
     report.stopped = stopped;
     report.complete = rows.complete;
     report.skipped = rows.skipped;
+    if rows.complete {
+        report.threads_not_found = rows.named_unseen();
+    }
     report.cut_short = rows.cut_short.take();
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)

@@ -115,6 +115,17 @@ pub(crate) struct RunOptions {
 }
 
 impl RunOptions {
+    /// Every thread named, to select ([`threads`](Self::threads)) or to leave out
+    /// ([`except_threads`](Self::except_threads)), once each.
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) fn named_threads(&self) -> std::collections::BTreeSet<&str> {
+        self.threads
+            .iter()
+            .chain(&self.except_threads)
+            .map(String::as_str)
+            .collect()
+    }
+
     /// The pace [`max_rows_per_sec`](Self::max_rows_per_sec) sets.
     pub(crate) fn throttle(&self) -> Throttle {
         Throttle::new(self.max_rows_per_sec)

@@ -37,6 +37,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::error::StoreFault;
+use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::pages::{refuse_emptying, run_pass, Pass};
@@ -290,6 +291,15 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     let location = Location::parse(store)?;
     // A file or database without the saver's tables is refused, not given them.
     let (mut target, _, shown) = open_target(store, false).await?;
+    // A mistyped thread id prunes nothing, or spares nothing: refused first.
+    let named = options.run.named_threads();
+    if !named.is_empty() {
+        AnyStore::open(store)
+            .await?
+            .raw
+            .refuse_absent_threads("prune", &named)
+            .await?;
+    }
     let serde = serializer(keys);
     let file_before = match &location {
         Location::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),

@@ -596,6 +596,41 @@ impl Raw {
         Ok(first)
     }
 
+    /// Refuses ([`StoreFault::ThreadsNotFound`]) when a thread of `named` has no
+    /// checkpoint in this store: an `operation` told to select or to leave out a thread
+    /// the store does not hold was most likely given a mistyped id, and a copy of
+    /// nothing, or a prune that spares nothing, would say so only in its counts.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ThreadNotFound`](crate::ErrorKind::ThreadNotFound); the database's.
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) async fn refuse_absent_threads(
+        &self,
+        operation: &'static str,
+        named: &std::collections::BTreeSet<&str>,
+    ) -> Result<()> {
+        let sql = format!(
+            "SELECT 1 FROM checkpoints WHERE thread_id = {} LIMIT 1",
+            if self.is_sqlite() { "?1" } else { "$1" }
+        );
+        let mut absent = Vec::new();
+        for thread in named {
+            let params = [Param::from(*thread)];
+            if self.first_row(operation, &sql, &params).await?.is_none() {
+                absent.push((*thread).to_owned());
+            }
+        }
+        if absent.is_empty() {
+            return Ok(());
+        }
+        Err(StoreFault::ThreadsNotFound {
+            operation,
+            store: self.shown().to_owned(),
+            threads: absent,
+        }
+        .into())
+    }
+
     /// Where the store is.
     pub(crate) fn location(&self) -> Location {
         match self {

@@ -202,3 +202,157 @@ fn a_prune_of_an_empty_database_is_refused_and_creates_nothing() {
     });
     assert!(tables.is_empty(), "prune created {tables:?}");
 }
+
+/// A thread named that the store does not hold (`t-mian` for `t-main`): `copy`,
+/// `export` and `prune` refuse before doing anything (exit 2, `thread_not_found`, the
+/// id named); the prune that leaves it out would otherwise have deleted `t-main`.
+/// `import` says it of its file once read (exit 1, `threads_not_found`). On Python's
+/// SQLite store, and the prune on Python's Postgres store.
+#[test]
+fn a_thread_named_that_the_store_does_not_hold_is_refused() {
+    let dir = scratch("thread-not-found");
+    let store = dir.join("s.db");
+    std::fs::copy(
+        crate::support::stores()
+            .join("sqlite-py-3.1.2")
+            .join("store.sqlite"),
+        &store,
+    )
+    .expect("copy");
+    let store = store.to_str().expect("utf-8").to_owned();
+    let rows = |path: &str| -> Vec<String> {
+        let conn = rusqlite::Connection::open(path).expect("open");
+        let mut stmt = conn
+            .prepare("SELECT thread_id || checkpoint_ns || checkpoint_id FROM checkpoints UNION ALL SELECT thread_id || task_id || idx FROM writes ORDER BY 1")
+            .expect("prepare");
+        stmt.query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    let before = rows(&store);
+    assert!(before.iter().any(|r| r.starts_with("t-main")));
+    let (copy_to, export_to) = (dir.join("c.db"), dir.join("b.jsonl"));
+    let refused = |args: &[&str]| {
+        let (code, out, err) = crate::lgcodec(args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let json: serde_json::Value = serde_json::from_str(&out).expect("the error as JSON");
+        assert_eq!(json["kind"], "thread_not_found", "{out}");
+        assert!(
+            err.contains("no thread \"t-mian\"") && err.contains("nothing was done"),
+            "{err}"
+        );
+    };
+    let (c, e) = (
+        copy_to.to_str().expect("utf-8"),
+        export_to.to_str().expect("utf-8"),
+    );
+    refused(&["store", "copy", &store, c, "--thread", "t-mian", "--json"]);
+    refused(&[
+        "store",
+        "copy",
+        &store,
+        c,
+        "--exclude-thread",
+        "t-mian",
+        "--json",
+    ]);
+    refused(&[
+        "store", "export", &store, e, "--thread", "t-main", "--thread", "t-mian", "--json",
+    ]);
+    refused(&[
+        "store",
+        "prune",
+        &store,
+        "--idle-since",
+        "2027-01-01",
+        "--exclude-thread",
+        "t-mian",
+        "--allow-all",
+        "--json",
+    ]);
+    assert!(
+        !copy_to.exists() && !export_to.exists(),
+        "a refused command left a file"
+    );
+    assert_eq!(rows(&store), before, "a refused command changed the store");
+    // The ids right: done (the prune leaves t-main, deletes t-short).
+    let (code, _, err) = crate::lgcodec(&["store", "export", &store, e, "--thread", "t-main"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            &store,
+            "--idle-since",
+            "2027-01-01",
+            "--exclude-thread",
+            "t-main",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let after = rows(&store);
+    assert!(
+        after.iter().all(|r| r.starts_with("t-main")) && !after.is_empty(),
+        "{after:?}"
+    );
+    // An import of that backup asked for a thread it does not hold.
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "import",
+            e,
+            dir.join("i.db").to_str().expect("utf-8"),
+            "--thread",
+            "t-mian",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no row of thread \"t-mian\""), "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("the report");
+    assert_eq!(json["threads_not_found"], serde_json::json!(["t-mian"]));
+    assert_eq!(json["inserted"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    let Some(base) = crate::support::pg::url() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let url = rt.block_on(crate::support::pg::restored(
+        &base,
+        "postgres-py-3.2.0",
+        "not_found",
+    ));
+    let digest = || rt.block_on(crate::support::pg::digest(&url));
+    let was = digest();
+    refused(&[
+        "store",
+        "prune",
+        &url,
+        "--keep-latest",
+        "1",
+        "--thread",
+        "t-mian",
+        "--json",
+    ]);
+    assert_eq!(digest(), was, "the refused prune changed the database");
+    let (code, _, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            &url,
+            "--keep-latest",
+            "1",
+            "--thread",
+            "t-main",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(digest(), was, "the prune of t-main deleted nothing");
+}

@@ -95,7 +95,13 @@ pub async fn run(args: ImportArgs) -> ExitCode {
                 .conflict_samples
                 .iter()
                 .map(|c| format!("conflict: {} {:?}", c.kind, c.key));
-            let status = if r.conflicts > 0 || !r.complete {
+            let not_found = r.threads_not_found.iter().map(|t| {
+                format!(
+                    "lgcodec store import: no row of thread {t:?} in {}: check the id (lgcodec store inspect STORE lists the threads of the store it was exported from)",
+                    args.file
+                )
+            });
+            let status = if r.conflicts > 0 || !r.complete || !r.threads_not_found.is_empty() {
                 ExitCode::from(FINDINGS)
             } else {
                 ExitCode::SUCCESS
@@ -104,7 +110,7 @@ pub async fn run(args: ImportArgs) -> ExitCode {
                 args.json,
                 &r,
                 |_| {},
-                std::iter::once(summary).chain(conflicts),
+                std::iter::once(summary).chain(conflicts).chain(not_found),
                 status,
             )
         }

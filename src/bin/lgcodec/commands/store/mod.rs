@@ -96,10 +96,11 @@ pub const EXAMPLES: &str = concat!(
     sweep_examples!(),
     "Exit status: 0 success (audit: clean); 1 something to look at: audit findings (values in
 clear, under a previous key, unreadable), a sweep that left values it could not do,
-import conflicts or a backup file cut short, copy mismatches or a thread left out that
-the target holds in part, a prune that could not read some checkpoints, checkpoints
+import conflicts, a backup file cut short or a thread named that it holds no row of, copy
+mismatches or a thread left out that the target holds in part, a prune that could not read some checkpoints, checkpoints
 inspect --check finds do not decode, a layout upgrade cannot bring up to date in place;
-2 usage or fatal error.
+2 usage or fatal error (a thread named with --thread or --exclude-thread that the store
+does not hold is refused by copy, export and prune: thread_not_found).
 Output: --json prints one JSON object (the report) on standard output. audit, encrypt and
 rekey print their report on standard output, its last line a summary (with --json that
 summary goes to standard error); stats prints everything on standard output; inspect
