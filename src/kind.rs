@@ -201,9 +201,9 @@ pub enum ErrorKind {
     /// A retention sweep whose policy would delete every thread of the store, refused
     /// without `allow_all` (nothing was deleted). `would_delete_all`.
     WouldDeleteAll,
-    /// A store operation named a thread (to select it, or to leave it out) that the
-    /// store does not hold: a mistyped id, most likely. Refused before anything was
-    /// done. `thread_not_found`.
+    /// A store operation named a thread (to select it, or to leave it out; a prune, to
+    /// leave it out) that the store does not hold: a mistyped id, most likely. Refused
+    /// before anything was done. `thread_not_found`.
     ThreadNotFound,
     /// The disk under a store is full (SQLite's `SQLITE_FULL`, or the Postgres server's
     /// SQLSTATE 53100): the transaction in flight was rolled back; free space and run

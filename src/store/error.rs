@@ -179,7 +179,8 @@ pub(crate) enum StoreFault {
         /// Its threads.
         threads: u64,
     },
-    /// Threads named to select or to leave out that the store does not hold.
+    /// Threads named to select or to leave out (`prune`: to leave out) that the store
+    /// does not hold.
     #[error("{operation}: {store} holds no thread {} (no checkpoint has that thread_id): check the id (`lgcodec store inspect` lists a store's threads); nothing was done", listed(threads))]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     ThreadsNotFound {

@@ -31,6 +31,7 @@
 //! many bytes. SQLite can `VACUUM` afterwards ([`PruneOptions::vacuum`]) to give the
 //! space back to the file system.
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -291,13 +292,20 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     let location = Location::parse(store)?;
     // A file or database without the saver's tables is refused, not given them.
     let (mut target, _, shown) = open_target(store, false).await?;
-    // A mistyped thread id prunes nothing, or spares nothing: refused first.
-    let named = options.run.named_threads();
-    if !named.is_empty() {
+    // A thread left out under a mistyped id would spare nothing: refused first. A
+    // thread selected that is not there is not: a prune that deleted it whole, run
+    // again (resumed, or the next night's), finds it gone, as it should.
+    let left_out: BTreeSet<&str> = options
+        .run
+        .except_threads
+        .iter()
+        .map(String::as_str)
+        .collect();
+    if !left_out.is_empty() {
         AnyStore::open(store)
             .await?
             .raw
-            .refuse_absent_threads("prune", &named)
+            .refuse_absent_threads("prune", &left_out)
             .await?;
     }
     let serde = serializer(keys);

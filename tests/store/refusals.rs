@@ -203,9 +203,10 @@ fn a_prune_of_an_empty_database_is_refused_and_creates_nothing() {
     assert!(tables.is_empty(), "prune created {tables:?}");
 }
 
-/// A thread named that the store does not hold (`t-mian` for `t-main`): `copy`,
-/// `export` and `prune` refuse before doing anything (exit 2, `thread_not_found`, the
-/// id named); the prune that leaves it out would otherwise have deleted `t-main`.
+/// A thread named that the store does not hold (`t-mian` for `t-main`): `copy` and
+/// `export`, and `prune` leaving it out, refuse before doing anything (exit 2,
+/// `thread_not_found`, the id named); the prune would otherwise have deleted `t-main`.
+/// A prune selecting a thread it deleted before, run again, is done.
 /// `import` says it of its file once read (exit 1, `threads_not_found`). On Python's
 /// SQLite store, and the prune on Python's Postgres store.
 #[test]
@@ -292,6 +293,20 @@ fn a_thread_named_that_the_store_does_not_hold_is_refused() {
         &[],
     );
     assert_eq!(code, 0, "{err}");
+    // The same prune selecting the thread it deleted, run again: nothing to do, done.
+    let (code, _, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            &store,
+            "--idle-since",
+            "2027-01-01",
+            "--thread",
+            "t-short",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
     let after = rows(&store);
     assert!(
         after.iter().all(|r| r.starts_with("t-main")) && !after.is_empty(),
@@ -336,7 +351,7 @@ fn a_thread_named_that_the_store_does_not_hold_is_refused() {
         &url,
         "--keep-latest",
         "1",
-        "--thread",
+        "--exclude-thread",
         "t-mian",
         "--json",
     ]);

@@ -100,7 +100,8 @@ import conflicts, a backup file cut short or a thread named that it holds no row
 mismatches or a thread left out that the target holds in part, a prune that could not read some checkpoints, checkpoints
 inspect --check finds do not decode, a layout upgrade cannot bring up to date in place;
 2 usage or fatal error (a thread named with --thread or --exclude-thread that the store
-does not hold is refused by copy, export and prune: thread_not_found).
+does not hold is refused by copy and export, with --exclude-thread by prune:
+thread_not_found).
 Output: --json prints one JSON object (the report) on standard output. audit, encrypt and
 rekey print their report on standard output, its last line a summary (with --json that
 summary goes to standard error); stats prints everything on standard output; inspect
