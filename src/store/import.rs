@@ -274,6 +274,41 @@ impl BatchSource for Batches<'_> {
 /// created is removed if it holds no checkpoint yet, else the error says how many it
 /// holds.
 ///
+/// One thread back from a backup of the whole store, the others untouched
+/// ([`ImportOptions::threads`]):
+///
+/// ```
+/// use langgraph_codec::store::{
+///     export, import, parse_date, prune, AnyStore, ExportOptions, ImportOptions,
+///     PruneOptions, StoreKeys,
+/// };
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("checkpoints.db");
+/// # std::fs::copy("vectors/stores/sqlite-py-3.1.2/store.sqlite", &path)?;
+/// # let store = path.to_str().ok_or("a UTF-8 path")?.to_owned();
+/// # let nightly = dir.path().join("nightly.jsonl");
+/// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+/// runtime.block_on(async {
+///     // Last night's backup of the store (a SQLite file Python's SqliteSaver wrote).
+///     let mut file = std::fs::File::create(&nightly)?;
+///     export(&AnyStore::open(&store).await?, &mut file, &ExportOptions::new()).await?;
+///     // Today a prune meant for another thread deletes t-short whole.
+///     let idle = PruneOptions::new()
+///         .idle_since(parse_date("2999-01-01")?)
+///         .threads(["t-short"]);
+///     let gone = prune(&store, &StoreKeys::none(), &idle).await?;
+///     // t-short comes back from the backup; t-main's rows are read and skipped.
+///     let mut backup = std::io::BufReader::new(std::fs::File::open(&nightly)?);
+///     let only = ImportOptions::new().threads(["t-short"]);
+///     let back = import(&mut backup, "nightly.jsonl", &store, &only).await?;
+///     assert_eq!(back.inserted, gone.checkpoints_deleted + gone.writes_deleted);
+///     assert!(back.complete && back.skipped > 0 && back.threads_not_found.is_empty());
+///     Ok::<_, Box<dyn std::error::Error>>(())
+/// })
+/// # }
+/// ```
+///
 /// # Errors
 /// [`ErrorKind::Backup`](crate::ErrorKind::Backup) for a malformed file (the line is named) or one of
 /// another backend; [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore) for a target in an old layout; the
