@@ -67,7 +67,10 @@ fn a_killed_export_leaves_the_previous_backup_whole() {
     let dir = scratch("export-kill");
     let source = store(&dir, 60);
     let backup = dir.join("backup.jsonl");
-    let previous = b"{\"the\": \"previous backup\"}\n".to_vec();
+    // An earlier backup (an export replaces nothing else): its header, then a mark.
+    let previous =
+        b"{\"format\":\"lgcodec-store-backup\",\"version\":1,\"the\":\"previous backup\"}\n"
+            .to_vec();
     let mut caught = false;
     for _ in 0..20 {
         std::fs::write(&backup, &previous).expect("previous backup");
@@ -152,6 +155,53 @@ fn a_failed_export_creates_no_file() {
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect();
     assert_eq!(names, ["store.db"], "files left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An export replaces only an earlier backup: named the store itself (or a link to
+/// it, or any file that is not a backup) it refuses, exit 2, and leaves that file byte
+/// for byte as it was; an empty file and an earlier backup are replaced. Before, an
+/// export named its own store put the backup in the store's place.
+#[test]
+fn an_export_replaces_only_an_earlier_backup() {
+    let dir = scratch("export-replace");
+    let source = store(&dir, 2);
+    let link = dir.join("link.db");
+    std::os::unix::fs::symlink(&source, &link).expect("symlink");
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, b"not a backup\n").expect("text");
+    for file in [&source, &link, &text] {
+        let before = std::fs::read(file).expect("read");
+        let out = export(&source, file);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", file.display());
+        assert!(
+            err.contains("an export replaces only an earlier backup"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(file).expect("read"),
+            before,
+            "{}",
+            file.display()
+        );
+        assert!(partials(file).is_empty());
+    }
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    let backup = dir.join("b.jsonl");
+    std::fs::write(&backup, b"").expect("empty");
+    for _ in 0..2 {
+        let out = export(&source, &backup);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(complete(&std::fs::read(&backup).expect("backup")));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

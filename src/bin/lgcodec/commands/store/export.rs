@@ -16,7 +16,8 @@ use crate::output::{finish, with_progress};
 pub struct ExportArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
     pub store: String,
-    /// The backup file to write (- for standard output).
+    /// The backup file to write (- for standard output). An existing FILE is replaced
+    /// only if it is empty or an earlier backup: never the store itself.
     pub file: String,
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
@@ -50,6 +51,11 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         pace: Pace { max_rows_per_sec },
         json,
     } = args;
+    if file != "-" {
+        if let Err(e) = may_replace(&file) {
+            return fatal(e);
+        }
+    }
     let store = match AnyStore::open(&location).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
@@ -198,6 +204,37 @@ fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
         .prefix(&format!(".{name}."))
         .suffix(".partial")
         .tempfile_in(dir)
+}
+
+/// Refuses to put the backup in place of a file that is not one: `file` may be absent,
+/// empty, or an earlier backup (its first line a backup header), never the store itself
+/// or another database a slip of the keyboard named (`export checkpoints.db
+/// checkpoints.db` replaced the store with its backup, and a Python process still
+/// writing to the old file lost what it wrote). A file that cannot be read is left to
+/// the write to report.
+fn may_replace(file: &str) -> Result<(), Error> {
+    use std::io::Read as _;
+    // A header is well under this.
+    const HEAD: u64 = 4096;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(file).and_then(|f| f.take(HEAD).read_to_end(&mut head));
+    let header = format!("\"format\":\"{}\"", store::BACKUP_FORMAT);
+    let backup =
+        head.starts_with(b"{") && head.windows(header.len()).any(|w| w == header.as_bytes());
+    if read.is_err() || head.is_empty() || backup {
+        return Ok(());
+    }
+    let what = if head.starts_with(b"SQLite format 3\0") {
+        "a SQLite database (the store itself?)"
+    } else {
+        "not a backup file"
+    };
+    Err(Error::new(
+        ErrorKind::Backup,
+        format!(
+            "{file} is {what}: an export replaces only an earlier backup; give the backup another path, or remove {file} first if it is yours to lose (nothing was written)"
+        ),
+    ))
 }
 
 /// Puts a complete temporary file in place of `file`: its bytes on disk first, then the
