@@ -271,12 +271,24 @@ impl<'r> BackupRows<'r> {
     ///
     /// # Errors
     /// [`ErrorKind::Backup`](crate::ErrorKind::Backup): an empty file, not this format or version, a
-    /// LangGraph 0.1 export.
+    /// LangGraph 0.1 export, a SQLite database (a store named where its backup goes).
     pub(super) fn open(
         input: &'r mut dyn BufRead,
         file: &str,
         max_line_bytes: Option<usize>,
     ) -> Result<Self> {
+        // A store given where the backup goes (`import STORE FILE` for `import FILE
+        // STORE`) is said to be one, not a line that is "not UTF-8 at byte 102".
+        if input
+            .fill_buf()
+            .is_ok_and(|head| head.starts_with(b"SQLite format 3\0"))
+        {
+            return Err(StoreFault::Backup {
+                file: file.to_owned(),
+                reason: "this is a SQLite database, not a backup file: the backup comes first (lgcodec store import BACKUP STORE)".to_owned(),
+            }
+            .into());
+        }
         let mut lines = JsonlReader::new(
             input,
             max_line_bytes.unwrap_or(DEFAULT_MAX_BACKUP_LINE_BYTES),

@@ -205,6 +205,41 @@ fn an_export_replaces_only_an_earlier_backup() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The arguments of an import swapped (`import STORE BACKUP`): the store is said to
+/// be a SQLite database, not a backup (it used to be "not UTF-8 at byte 102"), and
+/// neither file changes; `verify STORE` says the same.
+#[test]
+fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
+    let dir = scratch("import-swapped");
+    let source = store(&dir, 2);
+    let backup = dir.join("b.jsonl");
+    assert!(export(&source, &backup).status.success());
+    let (store_was, backup_was) = (
+        std::fs::read(&source).expect("store"),
+        std::fs::read(&backup).expect("backup"),
+    );
+    for args in [vec!["import", "STORE", "BACKUP"], vec!["verify", "STORE"]] {
+        let out = Command::new(BIN)
+            .arg("store")
+            .args(args.iter().map(|a| match *a {
+                "STORE" => source.as_os_str(),
+                "BACKUP" => backup.as_os_str(),
+                a => std::ffi::OsStr::new(a),
+            }))
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("is a SQLite database, not a backup file: the backup comes first"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read(&source).expect("store"), store_was);
+    assert_eq!(std::fs::read(&backup).expect("backup"), backup_was);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Every read-only command on a WAL-mode store at rest (Python's saver leaves its files
 /// in WAL mode) leaves the file byte for byte as it was and nothing beside it: while
 /// they read, SQLite's `-wal`/`-shm` exist; the last close removes them.
