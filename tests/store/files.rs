@@ -160,7 +160,8 @@ fn a_failed_export_creates_no_file() {
 
 /// An export replaces only an earlier backup: named the store itself (or a link to
 /// it, or any file that is not a backup) it refuses, exit 2, and leaves that file byte
-/// for byte as it was; an empty file and an earlier backup are replaced. Before, an
+/// for byte as it was; named a directory, it says so; an empty file and an earlier
+/// backup are replaced. Before, an
 /// export named its own store put the backup in the store's place.
 #[test]
 fn an_export_replaces_only_an_earlier_backup() {
@@ -191,6 +192,23 @@ fn an_export_replaces_only_an_earlier_backup() {
         .expect("link")
         .file_type()
         .is_symlink());
+    // A directory, with its slash or without: refused, as what it is.
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).expect("dir");
+    for given in [sub.clone().into_os_string(), {
+        let mut s = sub.clone().into_os_string();
+        s.push("/");
+        s
+    }] {
+        let out = export(&source, Path::new(&given));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is a directory: give the backup file's path"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&sub).expect("list").count(), 0);
     let backup = dir.join("b.jsonl");
     std::fs::write(&backup, b"").expect("empty");
     for _ in 0..2 {

@@ -210,12 +210,22 @@ fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
 /// empty, or an earlier backup (its first line a backup header), never the store itself
 /// or another database a slip of the keyboard named (`export checkpoints.db
 /// checkpoints.db` replaced the store with its backup, and a Python process still
-/// writing to the old file lost what it wrote). A file that cannot be read is left to
-/// the write to report.
+/// writing to the old file lost what it wrote), nor a directory (refused before the
+/// store is read, not after, as the rename would). A file that cannot be read is left
+/// to the write to report.
 fn may_replace(file: &str) -> Result<(), Error> {
     use std::io::Read as _;
     // A header is well under this.
     const HEAD: u64 = 4096;
+    if std::fs::metadata(file).is_ok_and(|m| m.is_dir()) {
+        return Err(Error::new(
+            ErrorKind::Backup,
+            format!(
+                "{file} is a directory: give the backup file's path (e.g. {}/backup.jsonl); nothing was written",
+                file.trim_end_matches('/')
+            ),
+        ));
+    }
     let mut head = Vec::new();
     let read = std::fs::File::open(file).and_then(|f| f.take(HEAD).read_to_end(&mut head));
     let header = format!("\"format\":\"{}\"", store::BACKUP_FORMAT);
