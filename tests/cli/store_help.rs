@@ -152,3 +152,57 @@ fn store_help_names_every_command_in_its_summary() {
         assert!(named, "`{command}` is missing from the summary: {summary}");
     }
 }
+
+/// docs/store-maintenance.md's examples as pasted, in the order the guide gives them,
+/// in a directory holding a copy of Python's store as `checkpoints.db`: every line of
+/// its `sh` blocks but those naming a placeholder (`ID`, `old.db`) or a Postgres
+/// server (`postgresql://user@host`), each exiting 0.
+#[test]
+fn maintenance_guide_examples_work_when_pasted() {
+    let bin = env!("CARGO_BIN_EXE_lgcodec");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(root.join("docs/store-maintenance.md")).expect("guide");
+    let mut examples = Vec::new();
+    let mut in_sh = false;
+    for line in guide.lines() {
+        match (in_sh, line.trim_end()) {
+            (false, "```sh") => in_sh = true,
+            (true, "```") => in_sh = false,
+            (true, l) => {
+                // A comment after the command goes (`  # …`); a `#` inside a word stays.
+                let command = l.split(" #").next().unwrap_or(l).trim();
+                let placeholder = [" ID", "old.db", "postgresql://user@host"]
+                    .iter()
+                    .any(|p| command.contains(p));
+                if let (Some(args), false) = (command.strip_prefix("lgcodec "), placeholder) {
+                    examples.push(args.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(examples.len() >= 25, "{examples:#?}");
+    let tmp = tempfile::Builder::new()
+        .prefix("lgcodec-maint-guide-")
+        .tempdir()
+        .expect("temp dir");
+    std::fs::copy(
+        root.join("vectors/stores/sqlite-py-3.1.2/store.sqlite"),
+        tmp.path().join("checkpoints.db"),
+    )
+    .expect("copy");
+    for example in &examples {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("\"{bin}\" {example}"))
+            .current_dir(tmp.path())
+            .env_remove("LANGGRAPH_AES_KEY")
+            .output()
+            .expect("sh");
+        assert!(
+            out.status.success(),
+            "`lgcodec {example}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
