@@ -21,26 +21,24 @@ fn help_examples(command: &str) -> (String, Vec<String>) {
     (text, examples)
 }
 
-#[test]
-fn maintenance_help_examples_work_when_pasted() {
+/// Runs each of `examples` (`lgcodec` arguments as a shell line), in order, in a new
+/// directory holding Python's store as `checkpoints.db`, each to exit 0.
+fn run_pasted_in_a_python_store(examples: &[String]) {
     let bin = env!("CARGO_BIN_EXE_lgcodec");
-    let (text, examples) = help_examples("copy");
-    assert!(examples.len() >= 12, "{text}");
     let tmp = tempfile::Builder::new()
-        .prefix("lgcodec-maint-help-")
+        .prefix("lgcodec-maint-examples-")
         .tempdir()
         .expect("temp dir");
-    let dir = tmp.path().to_path_buf();
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores/sqlite-py-3.1.2/store.sqlite"),
-        dir.join("checkpoints.db"),
+        tmp.path().join("checkpoints.db"),
     )
     .expect("copy");
-    for example in &examples {
+    for example in examples {
         let out = Command::new("sh")
             .arg("-c")
             .arg(format!("\"{bin}\" {example}"))
-            .current_dir(&dir)
+            .current_dir(tmp.path())
             .env_remove("LANGGRAPH_AES_KEY")
             .output()
             .expect("sh");
@@ -50,7 +48,13 @@ fn maintenance_help_examples_work_when_pasted() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn maintenance_help_examples_work_when_pasted() {
+    let (text, examples) = help_examples("copy");
+    assert!(examples.len() >= 12, "{text}");
+    run_pasted_in_a_python_store(&examples);
 }
 
 /// `lgcodec store upgrade`: its `--help` examples (the SQLite ones) as pasted, then the
@@ -159,7 +163,6 @@ fn store_help_names_every_command_in_its_summary() {
 /// server (`postgresql://user@host`), each exiting 0.
 #[test]
 fn maintenance_guide_examples_work_when_pasted() {
-    let bin = env!("CARGO_BIN_EXE_lgcodec");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let guide = std::fs::read_to_string(root.join("docs/store-maintenance.md")).expect("guide");
     let mut examples = Vec::new();
@@ -182,27 +185,5 @@ fn maintenance_guide_examples_work_when_pasted() {
         }
     }
     assert!(examples.len() >= 25, "{examples:#?}");
-    let tmp = tempfile::Builder::new()
-        .prefix("lgcodec-maint-guide-")
-        .tempdir()
-        .expect("temp dir");
-    std::fs::copy(
-        root.join("vectors/stores/sqlite-py-3.1.2/store.sqlite"),
-        tmp.path().join("checkpoints.db"),
-    )
-    .expect("copy");
-    for example in &examples {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(format!("\"{bin}\" {example}"))
-            .current_dir(tmp.path())
-            .env_remove("LANGGRAPH_AES_KEY")
-            .output()
-            .expect("sh");
-        assert!(
-            out.status.success(),
-            "`lgcodec {example}` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    run_pasted_in_a_python_store(&examples);
 }
