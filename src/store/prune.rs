@@ -216,6 +216,11 @@ pub struct PruneReport {
     pub threads: u64,
     /// The threads left out ([`PruneOptions::exclude_threads`]), in order.
     pub excluded_threads: Vec<String>,
+    /// Threads of [`PruneOptions::threads`] the store holds no checkpoint of (deleted
+    /// whole by an earlier prune, or a mistyped id), in order: nothing to prune there.
+    /// (A thread left out that the store does not hold is refused instead:
+    /// [`ErrorKind::ThreadNotFound`](crate::ErrorKind::ThreadNotFound).)
+    pub threads_not_found: Vec<String>,
     /// Threads deleted whole (idle).
     pub threads_deleted: u64,
     /// Checkpoints dropped (would be).
@@ -293,20 +298,20 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     // A file or database without the saver's tables is refused, not given them.
     let (mut target, _, shown) = open_target(store, false).await?;
     // A thread left out under a mistyped id would spare nothing: refused first. A
-    // thread selected that is not there is not: a prune that deleted it whole, run
-    // again (resumed, or the next night's), finds it gone, as it should.
+    // thread selected that is not there is only said: a prune that deleted it whole,
+    // run again (resumed, or the next night's), finds it gone, as it should.
     let left_out: BTreeSet<&str> = options
         .run
         .except_threads
         .iter()
         .map(String::as_str)
         .collect();
-    if !left_out.is_empty() {
-        AnyStore::open(store)
-            .await?
-            .raw
-            .refuse_absent_threads("prune", &left_out)
-            .await?;
+    let selected: BTreeSet<&str> = options.run.threads.iter().map(String::as_str).collect();
+    let mut threads_not_found = Vec::new();
+    if !left_out.is_empty() || !selected.is_empty() {
+        let raw = AnyStore::open(store).await?.raw;
+        raw.refuse_absent_threads("prune", &left_out).await?;
+        threads_not_found = raw.absent_threads("prune", &selected).await?;
     }
     let serde = serializer(keys);
     let file_before = match &location {
@@ -328,6 +333,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         dry_run: options.run.dry_run,
         threads: t.threads,
         excluded_threads: options.run.except_threads.iter().cloned().collect(),
+        threads_not_found,
         threads_deleted: t.threads_deleted,
         checkpoints_deleted: t.checkpoints_deleted,
         kept_for_delta: t.kept.delta_ancestors,

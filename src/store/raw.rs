@@ -609,6 +609,29 @@ impl Raw {
         operation: &'static str,
         named: &std::collections::BTreeSet<&str>,
     ) -> Result<()> {
+        let absent = self.absent_threads(operation, named).await?;
+        if absent.is_empty() {
+            return Ok(());
+        }
+        Err(StoreFault::ThreadsNotFound {
+            operation,
+            store: self.shown().to_owned(),
+            threads: absent,
+        }
+        .into())
+    }
+
+    /// The threads of `named` of which this store holds no checkpoint, in order: one
+    /// indexed look-up a thread.
+    ///
+    /// # Errors
+    /// The database's.
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+    pub(crate) async fn absent_threads(
+        &self,
+        operation: &'static str,
+        named: &std::collections::BTreeSet<&str>,
+    ) -> Result<Vec<String>> {
         let sql = format!(
             "SELECT 1 FROM checkpoints WHERE thread_id = {} LIMIT 1",
             if self.is_sqlite() { "?1" } else { "$1" }
@@ -620,15 +643,7 @@ impl Raw {
                 absent.push((*thread).to_owned());
             }
         }
-        if absent.is_empty() {
-            return Ok(());
-        }
-        Err(StoreFault::ThreadsNotFound {
-            operation,
-            store: self.shown().to_owned(),
-            threads: absent,
-        }
-        .into())
+        Ok(absent)
     }
 
     /// Where the store is.

@@ -206,7 +206,8 @@ fn a_prune_of_an_empty_database_is_refused_and_creates_nothing() {
 /// A thread named that the store does not hold (`t-mian` for `t-main`): `copy` and
 /// `export`, and `prune` leaving it out, refuse before doing anything (exit 2,
 /// `thread_not_found`, the id named); the prune would otherwise have deleted `t-main`.
-/// A prune selecting a thread it deleted before, run again, is done.
+/// A prune selecting a thread it deleted before, run again, is done, and says the
+/// thread is not there (`threads_not_found`).
 /// `import` says it of its file once read (exit 1, `threads_not_found`). On Python's
 /// SQLite store, and the prune on Python's Postgres store.
 #[test]
@@ -293,8 +294,9 @@ fn a_thread_named_that_the_store_does_not_hold_is_refused() {
         &[],
     );
     assert_eq!(code, 0, "{err}");
-    // The same prune selecting the thread it deleted, run again: nothing to do, done.
-    let (code, _, err) = crate::lgcodec(
+    // The same prune selecting the thread it deleted, run again: nothing to do, done,
+    // and the thread said to be gone.
+    let (code, out, err) = crate::lgcodec(
         &[
             "store",
             "prune",
@@ -303,10 +305,14 @@ fn a_thread_named_that_the_store_does_not_hold_is_refused() {
             "2027-01-01",
             "--thread",
             "t-short",
+            "--json",
         ],
         &[],
     );
     assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no thread \"t-short\""), "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("the report");
+    assert_eq!(json["threads_not_found"], serde_json::json!(["t-short"]));
     let after = rows(&store);
     assert!(
         after.iter().all(|r| r.starts_with("t-main")) && !after.is_empty(),

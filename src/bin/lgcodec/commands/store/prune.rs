@@ -118,6 +118,12 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
                 r.elapsed_s
             );
             let mut notes = vec![summary];
+            notes.extend(r.threads_not_found.iter().map(|t| {
+                format!(
+                    "lgcodec store prune: no thread {t:?} in {}: nothing to prune there (deleted before, or a mistyped id: lgcodec store inspect lists the threads)",
+                    r.store
+                )
+            }));
             let mut status = ExitCode::SUCCESS;
             if r.unreadable > 0 {
                 notes.push(format!(
