@@ -1,5 +1,6 @@
-//! `lgcodec store inspect|stats|export|import|copy|prune --help` examples run as pasted,
-//! in a directory holding a store Python's SqliteSaver wrote (the committed
+//! `lgcodec store inspect|stats|export|import|copy|prune --help` examples, and those of
+//! docs/store-maintenance.md and docs/store-cli.md, run as pasted, in a directory holding
+//! a store Python's SqliteSaver wrote (the committed
 //! `vectors/stores/sqlite-py-3.1.2/store.sqlite`, thread `t-main`).
 
 use std::path::Path;
@@ -21,10 +22,11 @@ fn help_examples(command: &str) -> (String, Vec<String>) {
     (text, examples)
 }
 
-/// Runs each of `examples` (`lgcodec` arguments as a shell line), in order, in a new
-/// directory holding Python's store as `checkpoints.db`, each to exit 0.
-fn run_pasted_in_a_python_store(examples: &[String]) {
-    let bin = env!("CARGO_BIN_EXE_lgcodec");
+/// Runs each of `lines` (shell lines as a user pastes them, `lgcodec` found on `PATH`),
+/// in order, in a new directory holding Python's store as `checkpoints.db`, each to
+/// exit 0.
+fn run_pasted_in_a_python_store(lines: &[String]) {
+    let bin = Path::new(env!("CARGO_BIN_EXE_lgcodec"));
     let tmp = tempfile::Builder::new()
         .prefix("lgcodec-maint-examples-")
         .tempdir()
@@ -34,27 +36,59 @@ fn run_pasted_in_a_python_store(examples: &[String]) {
         tmp.path().join("checkpoints.db"),
     )
     .expect("copy");
-    for example in examples {
+    // The lines name `lgcodec` as an installed one is named: the build's binary comes
+    // first on PATH.
+    let mut path = vec![bin.parent().expect("the binary's directory").to_path_buf()];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path = std::env::join_paths(path).expect("PATH");
+    for line in lines {
         let out = Command::new("sh")
             .arg("-c")
-            .arg(format!("\"{bin}\" {example}"))
+            .arg(line)
             .current_dir(tmp.path())
+            .env("PATH", &path)
             .env_remove("LANGGRAPH_AES_KEY")
             .output()
             .expect("sh");
         assert!(
             out.status.success(),
-            "`lgcodec {example}` failed: {}",
+            "`{line}` failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// The lines of `guide`'s `sh` blocks, in order, less a comment after a command
+/// (`  # …`; a `#` inside a word stays) and less those naming any of `left_out`.
+fn sh_lines(guide: &str, left_out: &[&str]) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(guide)).expect("guide");
+    let mut lines = Vec::new();
+    let mut in_sh = false;
+    for line in text.lines() {
+        match (in_sh, line.trim_end()) {
+            (false, "```sh") => in_sh = true,
+            (true, "```") => in_sh = false,
+            (true, l) => {
+                let command = l.split(" #").next().unwrap_or(l).trim();
+                if !command.is_empty() && !left_out.iter().any(|p| command.contains(p)) {
+                    lines.push(command.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    lines
 }
 
 #[test]
 fn maintenance_help_examples_work_when_pasted() {
     let (text, examples) = help_examples("copy");
     assert!(examples.len() >= 12, "{text}");
-    run_pasted_in_a_python_store(&examples);
+    let lines: Vec<String> = examples.iter().map(|e| format!("lgcodec {e}")).collect();
+    run_pasted_in_a_python_store(&lines);
 }
 
 /// `lgcodec store upgrade`: its `--help` examples (the SQLite ones) as pasted, then the
@@ -163,27 +197,28 @@ fn store_help_names_every_command_in_its_summary() {
 /// server (`postgresql://user@host`), each exiting 0.
 #[test]
 fn maintenance_guide_examples_work_when_pasted() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let guide = std::fs::read_to_string(root.join("docs/store-maintenance.md")).expect("guide");
-    let mut examples = Vec::new();
-    let mut in_sh = false;
-    for line in guide.lines() {
-        match (in_sh, line.trim_end()) {
-            (false, "```sh") => in_sh = true,
-            (true, "```") => in_sh = false,
-            (true, l) => {
-                // A comment after the command goes (`  # …`); a `#` inside a word stays.
-                let command = l.split(" #").next().unwrap_or(l).trim();
-                let placeholder = [" ID", "old.db", "postgresql://user@host"]
-                    .iter()
-                    .any(|p| command.contains(p));
-                if let (Some(args), false) = (command.strip_prefix("lgcodec "), placeholder) {
-                    examples.push(args.to_owned());
-                }
-            }
-            _ => {}
-        }
-    }
-    assert!(examples.len() >= 25, "{examples:#?}");
-    run_pasted_in_a_python_store(&examples);
+    let lines = sh_lines(
+        "docs/store-maintenance.md",
+        &[" ID", "old.db", "postgresql://user@host"],
+    );
+    assert!(lines.len() >= 25, "{lines:#?}");
+    run_pasted_in_a_python_store(&lines);
+}
+
+/// docs/store-cli.md's examples as pasted, on a copy of Python's store: all but those
+/// naming a Postgres server (`postgresql:`), the policy file written by the guide's own
+/// `printf` line before the `retain` lines that read it.
+#[test]
+fn reference_examples_work_when_pasted() {
+    let lines = sh_lines("docs/store-cli.md", &["postgresql:"]);
+    assert!(
+        lines.iter().any(|l| l.starts_with("printf "))
+            && lines
+                .iter()
+                .filter(|l| l.starts_with("lgcodec store retain"))
+                .count()
+                >= 2,
+        "{lines:#?}"
+    );
+    run_pasted_in_a_python_store(&lines);
 }
