@@ -85,10 +85,12 @@ fn push_b64(line: &mut Vec<u8>, bytes: Option<&[u8]>) {
     line.push(b'"');
 }
 
-/// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`;
-/// on Postgres also only the rows whose preceding rows' values hold fewer bytes than the
-/// parameter after the limit (SQLite's reader stops at the budget itself).
-fn page_sql(spec: &Spec, sqlite: bool, thread: bool, after: bool) -> String {
+/// `SELECT cols FROM table WHERE [thread_id = ? AND] [(keys) > (?…)] ORDER BY keys LIMIT n`,
+/// the first `after` key columns compared (none: from the start; the thread alone: past
+/// that thread's rows); on Postgres also only the rows whose preceding rows' values hold
+/// fewer bytes than the parameter after the limit (SQLite's reader stops at the budget
+/// itself).
+fn page_sql(spec: &Spec, sqlite: bool, thread: bool, after: usize) -> String {
     let exprs: Vec<&str> = spec.cols.iter().map(|c| c.1).collect();
     let keys: Vec<&str> = exprs.iter().take(spec.keys).copied().collect();
     let plain = page_sql_uncapped(spec, sqlite, thread, after, &exprs, &keys);
@@ -124,10 +126,7 @@ fn page_sql(spec: &Spec, sqlite: bool, thread: bool, after: bool) -> String {
     );
     let inner = page_sql_uncapped(spec, sqlite, thread, after, &[columns.as_str()], &keys);
     let outer: Vec<String> = (0..exprs.len()).map(|i| format!("lg_c{i}")).collect();
-    let budget = ph(
-        sqlite,
-        usize::from(thread) + if after { spec.keys } else { 0 } + 2,
-    );
+    let budget = ph(sqlite, usize::from(thread) + after + 2);
     format!(
         "SELECT {} FROM ({inner}) lg_page WHERE lg_upto - lg_len < {budget} ORDER BY {}",
         outer.join(", "),
@@ -144,7 +143,7 @@ fn page_sql_uncapped(
     spec: &Spec,
     sqlite: bool,
     thread: bool,
-    after: bool,
+    after: usize,
     exprs: &[&str],
     keys: &[&str],
 ) -> String {
@@ -154,10 +153,15 @@ fn page_sql_uncapped(
         n += 1;
         conds.push(format!("thread_id = {}", ph(sqlite, n)));
     }
-    if after {
-        let params: Vec<String> = (0..spec.keys).map(|i| ph(sqlite, n + i + 1)).collect();
-        n += spec.keys;
-        conds.push(format!("({}) > ({})", keys.join(", "), params.join(", ")));
+    if after > 0 {
+        let after = after.min(keys.len());
+        let params: Vec<String> = (0..after).map(|i| ph(sqlite, n + i + 1)).collect();
+        n += after;
+        conds.push(format!(
+            "({}) > ({})",
+            keys.get(..after).unwrap_or(keys).join(", "),
+            params.join(", ")
+        ));
     }
     format!(
         "SELECT {} FROM {}{} ORDER BY {} LIMIT {}",
@@ -180,7 +184,8 @@ enum Part {
     Int(i64),
 }
 
-/// Up to `limit` rows of `spec`'s table (of `thread`, after the key `after`), each as
+/// Up to `limit` rows of `spec`'s table (of `thread`, after the key `after` or, given
+/// the thread alone, after that thread's rows), each as
 /// its backup line without the newline, with its key: `{"t": kind, column: value, …}`
 /// in the spec's column order, byte for byte what `serde_json` prints for that object
 /// (text escaped by it, bytes as base64, integers in decimal). Written here rather
@@ -196,7 +201,12 @@ async fn page(
     max_bytes: usize,
 ) -> Result<Vec<(Vec<u8>, Vec<Part>)>> {
     let sqlite = raw.is_sqlite();
-    let sql = page_sql(spec, sqlite, thread.is_some(), after.is_some());
+    let sql = page_sql(
+        spec,
+        sqlite,
+        thread.is_some(),
+        after.map_or(0, <[Part]>::len),
+    );
     // Value bytes of one page at most (the first row always goes).
     let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
     let mut params: Vec<Param<'_>> = Vec::new();
@@ -283,8 +293,8 @@ run_setters!(ExportOptions {
     threads;
     /// Not these threads, whatever else selects them: their rows are not written, and
     /// the header lists them (`excluded_threads`), so that [`verify_backup`] and
-    /// [`import`](fn@super::import) refuse a row of theirs. Their rows are still read
-    /// (skipped as they come), so leaving out a large thread saves no reading.
+    /// [`import`](fn@super::import) refuse a row of theirs. Of each table, one row of
+    /// such a thread is read, and the reading goes on past the thread's rows.
     ///
     /// [`verify_backup`]: super::verify_backup
     exclude_threads;
@@ -365,8 +375,8 @@ async fn export_snapshot(
         Ok(())
     };
     let json_line = |v: &Json| serde_json::to_vec(v).map_err(print_failed);
-    // The threads named and not left out, or every thread (`None`); the rows of the
-    // threads left out are read with the others and not written.
+    // The threads named and not left out, or every thread (`None`); of a thread left
+    // out, the first row a page meets is read, and the page after starts past it.
     let except = &options.run.except_threads;
     let threads: Vec<Option<&str>> = options
         .run
@@ -400,12 +410,16 @@ async fn export_snapshot(
                 let rows =
                     page(raw, &spec, *thread, after.as_deref(), page_size, page_bytes).await?;
                 let Some((_, last)) = rows.last() else { break };
-                let next = last.clone();
+                let mut next = last.clone();
                 let mut n = 0u64;
                 for (row, key) in rows {
-                    // Every table's key begins with its thread.
-                    if matches!(key.first(), Some(Part::Text(t)) if except.contains(t)) {
-                        continue;
+                    // Every table's key begins with its thread: a thread left out is
+                    // passed over whole, its rows after this one not read.
+                    if let Some(Part::Text(t)) = key.first().filter(|_| !except.is_empty()) {
+                        if except.contains(t) {
+                            next = vec![Part::Text(t.clone())];
+                            break;
+                        }
                     }
                     line(out, &row)?;
                     n += 1;
