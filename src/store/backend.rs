@@ -18,6 +18,17 @@ pub(crate) use checkpoints::{
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The backup format's name (the header's `format`).
+pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
+
+/// Whether `head`, the first bytes of a file, begins a backup `export` wrote: a JSON
+/// object whose header names [`BACKUP_FORMAT`] (a backup given where a store goes is
+/// said to be one).
+pub(crate) fn begins_a_backup(head: &[u8]) -> bool {
+    let format = format!("\"format\":\"{BACKUP_FORMAT}\"");
+    head.starts_with(b"{") && head.windows(format.len()).any(|w| w == format.as_bytes())
+}
+
 /// One store's database, as the audit and the sweeps reach it: its tables of
 /// serialized values paged by primary key, a row read again, a batch of
 /// compare-and-swap rewrites in one transaction, and what the backend alone knows

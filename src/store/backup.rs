@@ -19,8 +19,7 @@ use super::raw::{Cols, Result};
 use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
 
-/// The backup format's name (the header's `format`).
-pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
+pub use super::backend::BACKUP_FORMAT;
 /// The backup format's version this crate writes and reads.
 pub const BACKUP_VERSION: u64 = 1;
 

@@ -215,7 +215,7 @@ fn read_row(t: &Table, r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
 
 /// An SQLite store must already exist as a regular file: opening a missing path would
 /// make an empty database there (and these operations create nothing), and a
-/// directory, a device or a pipe is no database.
+/// directory, a device or a pipe is no database, nor is a backup file.
 ///
 /// # Errors
 /// [`ErrorKind::StoreNotFound`](crate::ErrorKind::StoreNotFound) naming the path and
@@ -230,7 +230,21 @@ pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
         },
     })?;
     if meta.is_file() {
-        return Ok(());
+        // A header is well under this.
+        let mut head = Vec::new();
+        let _ = std::fs::File::open(path)
+            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 4096), &mut head));
+        if !super::backend::begins_a_backup(&head) {
+            return Ok(());
+        }
+        let file = super::error::shell_word(&path.display().to_string());
+        return Err(StoreFault::NotAStore {
+            location: path.display().to_string(),
+            found: format!(
+                "it is a backup file (`lgcodec store export` wrote it): `lgcodec store verify {file}` checks it, and `lgcodec store import {file} STORE` restores it into a store"
+            ),
+        }
+        .into());
     }
     Err(StoreFault::NotAStore {
         location: path.display().to_string(),
@@ -415,9 +429,9 @@ impl SqliteStore {
         location: &str,
     ) -> Result<(Self, bool)> {
         use crate::saver::layout::StoreLayout;
-        if !create_if_empty {
+        if !create_if_empty || path.exists() {
             // What is to be maintained must be there: a missing path (or a directory)
-            // is said as such, not as an empty store.
+            // is said as such, not as an empty store; so is a backup file.
             require_sqlite_file(path)?;
         }
         let saver_err = super::error::saver_err(location);

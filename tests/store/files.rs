@@ -225,7 +225,10 @@ fn an_export_replaces_only_an_earlier_backup() {
 
 /// The arguments of an import swapped (`import STORE BACKUP`): the store is said to
 /// be a SQLite database, not a backup (it used to be "not UTF-8 at byte 102"), and
-/// neither file changes; `verify STORE` says the same.
+/// neither file changes; `verify STORE` says the same. The other way round, a backup
+/// named where a store goes, by any command (as the store, a copy's source or target,
+/// an import's target), is said to be a backup with the commands that read one (it
+/// used to be "detect layout: the database failed: file is not a database").
 #[test]
 fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
     let dir = scratch("import-swapped");
@@ -236,7 +239,9 @@ fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
         std::fs::read(&source).expect("store"),
         std::fs::read(&backup).expect("backup"),
     );
-    for args in [vec!["import", "STORE", "BACKUP"], vec!["verify", "STORE"]] {
+    // `lgcodec store ARGS…` in `dir`, STORE and BACKUP standing for the two files:
+    // the exit status and the standard error.
+    let run = |args: &[&str]| -> (Option<i32>, String) {
         let out = Command::new(BIN)
             .arg("store")
             .args(args.iter().map(|a| match *a {
@@ -244,15 +249,46 @@ fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
                 "BACKUP" => backup.as_os_str(),
                 a => std::ffi::OsStr::new(a),
             }))
+            .current_dir(&dir)
+            .env("LANGGRAPH_AES_KEY", "0123456789abcdef0123456789abcdef")
             .output()
             .expect("run");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for args in [&["import", "STORE", "BACKUP"][..], &["verify", "STORE"]] {
+        let (code, err) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(
             err.contains("is a SQLite database, not a backup file: the backup comes first"),
             "{args:?}: {err}"
         );
     }
+    let file = backup.to_str().expect("utf-8");
+    for args in [
+        &["stats", "BACKUP"][..],
+        &["audit", "BACKUP"],
+        &["inspect", "BACKUP"],
+        &["encrypt", "BACKUP"],
+        &["prune", "BACKUP", "--keep-latest", "1"],
+        &["upgrade", "BACKUP"],
+        &["export", "BACKUP", "other.jsonl"],
+        &["copy", "BACKUP", "new.db"],
+        &["copy", "STORE", "BACKUP"],
+        &["import", "BACKUP", "BACKUP"],
+    ] {
+        let (code, err) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{file} is not a Python LangGraph checkpoint store: it is a backup file"
+            )) && err.contains(&format!("`lgcodec store verify {file}` checks it")),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!dir.join("other.jsonl").exists() && !dir.join("new.db").exists());
     assert_eq!(std::fs::read(&source).expect("store"), store_was);
     assert_eq!(std::fs::read(&backup).expect("backup"), backup_was);
     let _ = std::fs::remove_dir_all(&dir);
