@@ -64,3 +64,46 @@ fn the_contract_is_stated_in_help() {
         "{help}"
     );
 }
+
+/// A count flag given 0 or what is not a whole number: exit 2 (usage), saying what to
+/// give (clap's own range check said "0 is not in 1..18446744073709551615"); `prune
+/// --keep-latest 0` also names the rule that deletes whole threads.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[test]
+fn a_count_of_0_or_not_a_number_is_refused_saying_what_to_give() {
+    for (command, flag) in [
+        (&["store", "prune", "s.db"][..], "--keep-latest"),
+        (
+            &["store", "prune", "s.db", "--keep-latest", "1"],
+            "--batch-size",
+        ),
+        (&["store", "copy", "s.db", "t.db"], "--batch-bytes"),
+        (&["store", "import", "b.jsonl", "t.db"], "--batch-size"),
+        (&["store", "encrypt", "s.db"], "--batch-bytes"),
+        (&["store", "audit", "s.db"], "--max-rows-per-sec"),
+        (
+            &["store", "export", "s.db", "b.jsonl"],
+            "--max-rows-per-sec",
+        ),
+        (
+            &["store", "retain", "s.db", "--once", "--policy", "p.toml"],
+            "--max-threads",
+        ),
+    ] {
+        for (value, says) in [("0", "give 1 or more"), ("1.5", "not a whole number")] {
+            let args: Vec<&str> = command.iter().copied().chain([flag, value]).collect();
+            let run = lgcodec(&args, &[], b"");
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains(&format!("invalid value '{value}' for '{flag} <"))
+                    && run.stderr.contains(says)
+                    && !run.stderr.contains("18446744073709551615"),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    let run = lgcodec(&["store", "prune", "s.db", "--keep-latest", "0"], &[], b"");
+    assert!(run.stderr.contains("--idle-since"), "{}", run.stderr);
+}

@@ -21,7 +21,7 @@ const OLD_KEY: &str = "fedcba9876543210";
 pub(crate) struct Run {
     pub(crate) code: i32,
     stdout: String,
-    stderr: String,
+    pub(crate) stderr: String,
 }
 
 pub(crate) fn lgcodec(args: &[&str], env: &[(&str, &[u8])], stdin: &[u8]) -> Run {

@@ -9,7 +9,7 @@ use clap::Args;
 pub struct BatchSize {
     /// How many go in one transaction (smaller batches hold the store's locks for less
     /// time beside live writers).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = one_or_more)]
     pub batch_size: Option<u64>,
 }
 
@@ -28,7 +28,7 @@ pub struct Batching {
     pub size: BatchSize,
     /// Bytes of stored values one transaction holds at most (a larger value goes
     /// alone): what bounds the command's memory.
-    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BYTES", value_parser = one_or_more)]
     pub batch_bytes: Option<u64>,
 }
 
@@ -42,6 +42,16 @@ impl Batching {
     ) -> O {
         let options = self.size.apply(options, size);
         with_size(options, self.batch_bytes, bytes)
+    }
+}
+
+/// A count given on the command line: a whole number, 1 or more (clap's own range
+/// check says "0 is not in 1..18446744073709551615").
+pub fn one_or_more(given: &str) -> Result<u64, String> {
+    match given.parse::<u64>() {
+        Ok(0) => Err("0 would do nothing: give 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number: give 1 or more, in digits".to_owned()),
     }
 }
 
@@ -59,6 +69,6 @@ fn with_size<O>(options: O, given: Option<u64>, set: impl FnOnce(O, usize) -> O)
 #[derive(Args, Debug)]
 pub struct Pace {
     /// At most this many rows read per second, on average (spares a busy store).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = one_or_more)]
     pub max_rows_per_sec: Option<u64>,
 }

@@ -23,7 +23,7 @@ pub struct PruneArgs {
     /// Keep the latest N checkpoints per thread and namespace (and the ancestors their
     /// DeltaChannels need; a checkpoint that cannot be read, e.g. without the key,
     /// keeps its whole chain).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = keep_latest)]
     pub keep_latest: Option<u64>,
     /// Drop checkpoints older than DATE (UTC: 2024-01-31 or 2024-01-31T12:00:00Z); the
     /// latest of each namespace stays.
@@ -138,5 +138,18 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
             finish(args.json, &r, |_| {}, notes, status)
         }
         Err(e) => fatal(e),
+    }
+}
+
+/// `--keep-latest N`: 1 or more; 0 would keep no checkpoint of a thread, which is
+/// `--idle-since`'s to do (whole threads, by date).
+fn keep_latest(given: &str) -> Result<u64, String> {
+    match super::batching::one_or_more(given) {
+        Ok(n) => Ok(n),
+        Err(_) if given == "0" => Err(
+            "0 would keep no checkpoint: give 1 or more (whole threads are deleted by --idle-since DATE)"
+                .to_owned(),
+        ),
+        Err(e) => Err(e),
     }
 }

@@ -76,7 +76,7 @@ pub struct RetainArgs {
     #[arg(long, value_name = "DURATION")]
     pub pause: Option<String>,
     /// Threads changed per sweep at most (default: the policy's); the next sweep goes on.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = super::batching::one_or_more)]
     pub max_threads: Option<u64>,
     #[command(flatten)]
     pub pace: Pace,
