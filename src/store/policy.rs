@@ -182,11 +182,11 @@ fn duration_value(value: &Json, at: &str) -> std::result::Result<u64, String> {
 }
 
 /// A duration such as `"30d"`, `"12h"`, `"1h30m"`, `"500ms"` (units `ms`, `s`, `m`,
-/// `h`, `d`, `w`; several add up).
+/// `h`, `d`, `w`; several add up; a space may stand between a number and its unit).
 ///
 /// # Errors
-/// Zero, negative, a number without a unit, or an unknown unit: the reason, said so
-/// that it can be fixed.
+/// Zero, negative, a number without a unit, a fraction, or an unknown unit: the reason,
+/// said so that it can be fixed (a unit's word, `"30 days"`, with its letter: `"30d"`).
 pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     let t = text.trim();
     if t.starts_with('-') {
@@ -202,6 +202,13 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
     while !rest.is_empty() {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (number, tail) = rest.split_at(digits);
+        if digits > 0 && (tail.starts_with('.') || tail.starts_with(',')) {
+            return Err(format!(
+                "{text:?}: whole numbers only: add up units instead, e.g. \"1h30m\" for an hour and a half"
+            ));
+        }
+        // "30 d" as "30d".
+        let tail = tail.trim_start();
         let unit_len = tail.bytes().take_while(u8::is_ascii_alphabetic).count();
         let (unit, tail) = tail.split_at(unit_len);
         let n: u128 = number
@@ -220,9 +227,22 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
                 ))
             }
             other => {
-                return Err(format!(
-                    "{text:?}: unknown unit {other:?} (use ms, s, m, h, d or w)"
-                ))
+                // A unit's word ("30 days") is named with its letter.
+                let short = match other.to_ascii_lowercase().as_str() {
+                    "msec" | "msecs" | "millisecond" | "milliseconds" => Some("ms"),
+                    "sec" | "secs" | "second" | "seconds" => Some("s"),
+                    "min" | "mins" | "minute" | "minutes" => Some("m"),
+                    "hr" | "hrs" | "hour" | "hours" => Some("h"),
+                    "day" | "days" => Some("d"),
+                    "week" | "weeks" => Some("w"),
+                    _ => None,
+                };
+                return Err(match short {
+                    Some(short) => {
+                        format!("{text:?}: unknown unit {other:?}: write \"{n}{short}\" (the units are ms, s, m, h, d and w)")
+                    }
+                    None => format!("{text:?}: unknown unit {other:?} (use ms, s, m, h, d or w)"),
+                });
             }
         };
         total = total.saturating_add(n.saturating_mul(millis));
@@ -563,8 +583,23 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5_400)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2w"), Ok(Duration::from_secs(14 * 86_400)));
-        for bad in ["0s", "-5d", "30", "", "5y", "d", "0h0m"] {
+        assert_eq!(parse_duration("30 d"), Ok(Duration::from_secs(30 * 86_400)));
+        for bad in ["0s", "-5d", "30", "", "5y", "d", "0h0m", "1.5h", "30 days"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+        // What to write instead, where it is known.
+        let said = |text| parse_duration(text).expect_err(text);
+        assert!(
+            said("30 days").contains("write \"30d\""),
+            "{}",
+            said("30 days")
+        );
+        assert!(
+            said("2Weeks").contains("write \"2w\""),
+            "{}",
+            said("2Weeks")
+        );
+        assert!(said("1.5h").contains("\"1h30m\""), "{}", said("1.5h"));
+        assert!(said("30").contains("has no unit"), "{}", said("30"));
     }
 }
