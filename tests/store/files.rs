@@ -223,6 +223,116 @@ fn an_export_replaces_only_an_earlier_backup() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `lgcodec store export STORE ARGS…` with stdout piped, stopped after 60 s (an export
+/// reading `/dev/stdout` as a file to replace used to wait for ever).
+fn export_within_a_minute(dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(["store", "export"])
+        .arg(source)
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lgcodec store export");
+    // Read as they come: a pipe left unread would stop the export once full.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("`lgcodec store export {args:?}` did not end within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().expect("stdout"),
+        stderr: stderr.join().expect("stderr"),
+    }
+}
+
+/// A FILE that is no regular file to replace is written through as standard output
+/// is: `/dev/stdout` (the backup, and no JSON report after it), `/dev/null`, a named
+/// pipe; a symbolic link FILE stays a link, the backup put where it points (a link to
+/// nothing too, as the shell's `>` does). `/dev/stdout` stays what it was.
+#[cfg(unix)]
+#[test]
+fn an_export_to_a_pipe_a_device_or_a_link_writes_through_it() {
+    let dir = scratch("export-through");
+    let source = store(&dir, 2);
+    let out = export_within_a_minute(&dir, &source, &["-"]);
+    assert!(out.status.success());
+    let expected = out.stdout;
+    assert!(complete(&expected));
+    let out = export_within_a_minute(&dir, &source, &["/dev/stdout", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(out.stdout == expected, "/dev/stdout: {err}");
+    assert!(
+        std::fs::symlink_metadata("/dev/stdout").is_ok_and(|m| !m.is_file()),
+        "/dev/stdout is no longer what it was"
+    );
+    let out = export_within_a_minute(&dir, &source, &["/dev/null"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A named pipe, read as the export writes it.
+    let fifo = dir.join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("read the pipe"))
+    };
+    let out = export_within_a_minute(&dir, &source, &["pipe"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(reader.join().expect("reader") == expected, "the pipe");
+    // Links: to an earlier backup, and to nothing.
+    std::fs::write(dir.join("old.jsonl"), &expected).expect("an earlier backup");
+    std::os::unix::fs::symlink("old.jsonl", dir.join("latest.jsonl")).expect("link");
+    std::os::unix::fs::symlink("new.jsonl", dir.join("next.jsonl")).expect("link");
+    for (link, target) in [("latest.jsonl", "old.jsonl"), ("next.jsonl", "new.jsonl")] {
+        let out = export_within_a_minute(&dir, &source, &[link]);
+        assert!(
+            out.status.success(),
+            "{link}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            std::fs::symlink_metadata(dir.join(link)).is_ok_and(|m| m.file_type().is_symlink()),
+            "{link} is still a link"
+        );
+        assert!(
+            std::fs::read(dir.join(target)).expect("the link's target") == expected,
+            "{target}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The arguments of an import swapped (`import STORE BACKUP`): the store is said to
 /// be a SQLite database, not a backup (it used to be "not UTF-8 at byte 102"), and
 /// neither file changes; `verify STORE` says the same. The other way round, a backup

@@ -1,6 +1,7 @@
 //! `lgcodec store export`: a store's rows, exactly as stored, to a backup file.
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -17,7 +18,8 @@ pub struct ExportArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (any layout a saver wrote).
     pub store: String,
     /// The backup file to write (- for standard output). An existing FILE is replaced
-    /// only if it is empty or an earlier backup: never the store itself.
+    /// only if it is empty or an earlier backup: never the store itself. A link stays
+    /// one (the backup goes where it points); a pipe or device is written through.
     pub file: String,
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
@@ -51,11 +53,10 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         pace: Pace { max_rows_per_sec },
         json,
     } = args;
-    if file != "-" {
-        if let Err(e) = may_replace(&file) {
-            return fatal(e);
-        }
-    }
+    let destination = match destination(&file) {
+        Ok(d) => d,
+        Err(e) => return fatal(e),
+    };
     let store = match AnyStore::open(&location).await {
         Ok(s) => s,
         Err(e) => return fatal(e),
@@ -64,16 +65,17 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     // only once complete and on disk: a killed or failed export leaves the previous
     // FILE as it was (and at most a `.FILE.*.partial` beside it, never a torn FILE).
     let mut partial = None;
-    let out: Box<dyn std::io::Write> = if file == "-" {
-        Box::new(std::io::BufWriter::with_capacity(
+    let to_stdout = matches!(destination, Destination::Stdout);
+    let out: Box<dyn std::io::Write> = match destination {
+        Destination::Stdout => Box::new(std::io::BufWriter::with_capacity(
             BACKUP_BUFFER,
             std::io::stdout().lock(),
-        ))
-    } else {
-        match partial_file(&file) {
+        )),
+        Destination::Stream(f) => Box::new(std::io::BufWriter::with_capacity(BACKUP_BUFFER, f)),
+        Destination::File(path) => match partial_file(&path) {
             Ok(f) => {
                 let w = f.reopen();
-                partial = Some(f);
+                partial = Some((f, path));
                 match w {
                     Ok(w) => Box::new(std::io::BufWriter::with_capacity(
                         BACKUP_BUFFER,
@@ -83,7 +85,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
                 }
             }
             Err(e) => return fatal(format!("cannot create {file}: {e}")),
-        }
+        },
     };
     let mut out = Noted { out, failed: None };
     let (report, flushed, failed) = with_progress(|progress| async {
@@ -101,7 +103,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     })
     .await;
     let report = match (report, flushed) {
-        (Ok(r), Ok(())) => match partial.map(|f| finish_partial(f, &file)) {
+        (Ok(r), Ok(())) => match partial.map(|(f, path)| finish_partial(f, &path)) {
             Some(Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()))),
             _ => Ok(r),
         },
@@ -128,13 +130,7 @@ pub async fn run(args: ExportArgs) -> ExitCode {
                 r.elapsed_s
             );
             // Written to standard output, the backup is the data: no JSON report there.
-            finish(
-                json && file != "-",
-                &r,
-                |_| {},
-                [summary],
-                ExitCode::SUCCESS,
-            )
+            finish(json && !to_stdout, &r, |_| {}, [summary], ExitCode::SUCCESS)
         }
         Err(e) => fatal(e),
     }
@@ -176,6 +172,8 @@ fn is_full(kind: std::io::ErrorKind) -> bool {
 fn cannot_write(file: &str, why: impl std::fmt::Display, full: bool) -> Error {
     let (file, left) = match file {
         "-" => ("standard output", ""),
+        // A pipe or device is written as it comes.
+        _ if !std::fs::metadata(file).map_or(true, |m| m.is_file()) => (file, ""),
         _ => (file, " (no partial file is left behind)"),
     };
     if full {
@@ -188,13 +186,94 @@ fn cannot_write(file: &str, why: impl std::fmt::Display, full: bool) -> Error {
     }
 }
 
-/// A temporary file beside `file` (same directory, so the rename is atomic), named
+/// Where the backup goes.
+enum Destination {
+    /// `-`, or a path naming this process's standard output (`/dev/stdout`).
+    Stdout,
+    /// An existing pipe or device (a named pipe, `/dev/null`): written as it comes, as
+    /// standard output is (there is no file to put in its place).
+    Stream(std::fs::File),
+    /// A file: written beside this path (where a symbolic link FILE points, so that the
+    /// link stays one) and renamed onto it once complete.
+    File(PathBuf),
+}
+
+/// What `file` names: standard output, a pipe or device, or a file [`may_replace`]
+/// lets the backup take the place of. Only a regular file is read.
+fn destination(file: &str) -> Result<Destination, Error> {
+    if file == "-" {
+        return Ok(Destination::Stdout);
+    }
+    let path = Path::new(file);
+    // Following links: what the path names in the end.
+    let Ok(meta) = std::fs::metadata(path) else {
+        // Not there (or not to be looked at): created (where a link to nothing
+        // points), or the write says why.
+        return Ok(Destination::File(link_target(path)));
+    };
+    if is_stdout(&meta) {
+        return Ok(Destination::Stdout);
+    }
+    if meta.is_dir() {
+        return Err(Error::new(
+            ErrorKind::Backup,
+            format!(
+                "{file} is a directory: give the backup file's path (e.g. {}/backup.jsonl); nothing was written",
+                file.trim_end_matches('/')
+            ),
+        ));
+    }
+    if !meta.is_file() {
+        // A named pipe opens once a reader is there, as the shell's `> FIFO` does.
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(Destination::Stream)
+            .map_err(|e| Error::new(ErrorKind::Backup, format!("cannot open {file}: {e}")));
+    }
+    may_replace(file)?;
+    Ok(Destination::File(link_target(path)))
+}
+
+/// The path a chain of symbolic links at `path` ends at (`path` itself if it is none),
+/// whether or not anything is there: the file is put there, and the links stay.
+fn link_target(path: &Path) -> PathBuf {
+    let mut at = path.to_path_buf();
+    // As many links as Linux follows in one path (ELOOP past them).
+    for _ in 0..40 {
+        let Ok(next) = std::fs::read_link(&at) else {
+            break;
+        };
+        at = match at.parent() {
+            Some(dir) if next.is_relative() => dir.join(next),
+            _ => next,
+        };
+    }
+    at
+}
+
+/// Whether `meta` is that of this process's standard output (the file, pipe or
+/// terminal `/dev/stdout` names).
+fn is_stdout(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata("/dev/stdout")
+            .is_ok_and(|out| (out.dev(), out.ino()) == (meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        false
+    }
+}
+
+/// A temporary file beside `path` (same directory, so the rename is atomic), named
 /// after it: `.NAME.XXXXXX.partial`.
-fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
-    let path = std::path::Path::new(file);
+fn partial_file(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
+        _ => Path::new("."),
     };
     let name = path
         .file_name()
@@ -206,26 +285,16 @@ fn partial_file(file: &str) -> std::io::Result<tempfile::NamedTempFile> {
         .tempfile_in(dir)
 }
 
-/// Refuses to put the backup in place of a file that is not one: `file` may be absent,
+/// Refuses to put the backup in place of a regular file that is not one: `file` may be
 /// empty, or an earlier backup (its first line a backup header), never the store itself
 /// or another database a slip of the keyboard named (`export checkpoints.db
 /// checkpoints.db` replaced the store with its backup, and a Python process still
-/// writing to the old file lost what it wrote), nor a directory (refused before the
-/// store is read, not after, as the rename would). A file that cannot be read is left
-/// to the write to report.
+/// writing to the old file lost what it wrote). A file that cannot be read is left to
+/// the write to report.
 fn may_replace(file: &str) -> Result<(), Error> {
     use std::io::Read as _;
     // A header is well under this.
     const HEAD: u64 = 4096;
-    if std::fs::metadata(file).is_ok_and(|m| m.is_dir()) {
-        return Err(Error::new(
-            ErrorKind::Backup,
-            format!(
-                "{file} is a directory: give the backup file's path (e.g. {}/backup.jsonl); nothing was written",
-                file.trim_end_matches('/')
-            ),
-        ));
-    }
     let mut head = Vec::new();
     let read = std::fs::File::open(file).and_then(|f| f.take(HEAD).read_to_end(&mut head));
     let header = format!("\"format\":\"{}\"", store::BACKUP_FORMAT);
@@ -250,13 +319,13 @@ fn may_replace(file: &str) -> Result<(), Error> {
 /// Puts a complete temporary file in place of `file`: its bytes on disk first, then the
 /// rename, then the directory entry on disk. The file's pages are dropped from the page
 /// cache once on disk: a backup is read again only to verify or restore it.
-fn finish_partial(partial: tempfile::NamedTempFile, file: &str) -> std::io::Result<()> {
+fn finish_partial(partial: tempfile::NamedTempFile, file: &Path) -> std::io::Result<()> {
     partial.as_file().sync_all()?;
     crate::drop_behind::drop_cached(partial.as_file());
     partial.persist(file).map_err(|e| e.error)?;
-    if let Some(dir) = std::path::Path::new(file).parent() {
+    if let Some(dir) = file.parent() {
         let dir = if dir.as_os_str().is_empty() {
-            std::path::Path::new(".")
+            Path::new(".")
         } else {
             dir
         };
