@@ -50,6 +50,32 @@ fn export(source: &Path, backup: &Path) -> std::process::Output {
         .expect("run lgcodec store export")
 }
 
+/// `lgcodec store export SOURCE ARGS…` started in `dir`, its stderr piped and its
+/// stdout as given.
+fn spawn_export(dir: &Path, source: &Path, args: &[&Path], stdout: Stdio) -> std::process::Child {
+    Command::new(BIN)
+        .args(["store", "export"])
+        .arg(source)
+        .args(args)
+        .current_dir(dir)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lgcodec store export")
+}
+
+/// A named pipe `name` made in `dir`.
+#[cfg(unix)]
+fn named_pipe(dir: &Path, name: &str) -> PathBuf {
+    let fifo = dir.join(name);
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    fifo
+}
+
 /// Whether `bytes` are a whole export: they end with its `end` line.
 fn complete(bytes: &[u8]) -> bool {
     String::from_utf8_lossy(bytes)
@@ -77,14 +103,7 @@ fn a_killed_export_leaves_the_previous_backup_whole() {
         for p in partials(&backup) {
             std::fs::remove_file(p).expect("remove partial");
         }
-        let mut child = Command::new(BIN)
-            .args(["store", "export"])
-            .arg(&source)
-            .arg(&backup)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn");
+        let mut child = spawn_export(&dir, &source, &[&backup], Stdio::null());
         let started = Instant::now();
         let writing = loop {
             let partial = partials(&backup)
@@ -226,15 +245,8 @@ fn an_export_replaces_only_an_earlier_backup() {
 /// `lgcodec store export STORE ARGS…` with stdout piped, stopped after 60 s (an export
 /// reading `/dev/stdout` as a file to replace used to wait for ever).
 fn export_within_a_minute(dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
-    let mut child = Command::new(BIN)
-        .args(["store", "export"])
-        .arg(source)
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run lgcodec store export");
+    let args: Vec<&Path> = args.iter().map(Path::new).collect();
+    let mut child = spawn_export(dir, source, &args, Stdio::piped());
     // Read as they come: a pipe left unread would stop the export once full.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -293,12 +305,7 @@ fn an_export_to_a_pipe_a_device_or_a_link_writes_through_it() {
         String::from_utf8_lossy(&out.stderr)
     );
     // A named pipe, read as the export writes it.
-    let fifo = dir.join("pipe");
-    assert!(Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo")
-        .success());
+    let fifo = named_pipe(&dir, "pipe");
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read(fifo).expect("read the pipe"))
@@ -330,6 +337,66 @@ fn an_export_to_a_pipe_a_device_or_a_link_writes_through_it() {
             "{target}"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An export blocked writing to a pipe no one reads is not polled, so its task does not
+/// see a SIGTERM: the process exits anyway, 2 s after the signal, with the signal's
+/// status (143) and a line saying why. It went on until SIGKILL.
+#[cfg(unix)]
+#[test]
+fn an_export_blocked_on_a_pipe_ends_at_a_signal() {
+    let dir = scratch("export-blocked");
+    let source = store(&dir, 2);
+    let fifo = named_pipe(&dir, "pipe");
+    // The reader opens the pipe and reads nothing until the export has ended.
+    let (opened, ended) = (
+        std::sync::mpsc::channel::<()>(),
+        std::sync::mpsc::channel::<()>(),
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        let (opened, ended) = (opened.0, ended.1);
+        std::thread::spawn(move || {
+            let pipe = std::fs::File::open(fifo).expect("open the pipe");
+            let _ = opened.send(());
+            let _ = ended.recv();
+            drop(pipe);
+        })
+    };
+    let mut child = spawn_export(&dir, &source, &[&fifo], Stdio::null());
+    opened.1.recv().expect("the pipe is open");
+    // The store's 150 KiB do not fit in the pipe: the export is blocked by then.
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(child.try_wait().expect("wait").is_none(), "still writing");
+    let signalled = Instant::now();
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success());
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = ended.0.send(());
+            panic!("the export did not end within 30 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = ended.0.send(());
+    reader.join().expect("reader");
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("still running 2 s after the signal") && err.contains("stopping now"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

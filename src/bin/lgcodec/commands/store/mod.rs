@@ -326,12 +326,14 @@ impl Signals {
 /// command, stops at once, the batch in flight rolled back by the database. Either way
 /// the exit status is the signal's (130 for SIGINT, 143 for SIGTERM).
 async fn interruptible(
-    name: &str,
+    name: &'static str,
     at_a_batch: bool,
     command: impl std::future::Future<Output = ExitCode>,
 ) -> ExitCode {
     let mut command = std::pin::pin!(command);
     let mut signals = Signals::new();
+    let watchdog = tokio::spawn(stop_anyway(name, at_a_batch));
+    let _abort = AbortOnDrop(watchdog);
     let code = tokio::select! {
         code = &mut command => return code,
         code = signals.next() => code,
@@ -367,6 +369,42 @@ async fn interruptible(
         "\nlgcodec store {name}: {how} after {done} {unit}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume"
     );
     ExitCode::from(code)
+}
+
+/// How long a command has, after the signal that stops it at once (the first, or for a
+/// command that finishes its batch the second), to end before the process exits
+/// anyway. A command blocked in a read or a write (an export to a pipe no one reads, a
+/// wait on a lock) is not polled, so does not see the signal: it used to go on until
+/// SIGKILL.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Watches for the signals [`interruptible`] waits for, on a worker thread of its own
+/// (the command's task may be blocked): [`STOP_GRACE`] after the one that stops the
+/// command at once, exits with that signal's status. What the command committed stays
+/// (each batch is one transaction); the batch in flight is rolled back by the
+/// database, as after a kill.
+async fn stop_anyway(name: &'static str, at_a_batch: bool) {
+    let mut signals = Signals::new();
+    if at_a_batch {
+        // The first lets the batch in flight finish, for as long as it takes.
+        signals.next().await;
+    }
+    let code = signals.next().await;
+    tokio::time::sleep(STOP_GRACE).await;
+    eprintln!(
+        "\nlgcodec store {name}: still running {} s after the signal (blocked reading or writing): stopping now; every batch committed so far stays, the one in flight is rolled back by the database: run the same command again to resume",
+        STOP_GRACE.as_secs()
+    );
+    std::process::exit(i32::from(code));
+}
+
+/// Aborts the task when dropped: the watchdog ends with the command.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// How far the operation got, as its progress said: a count and its unit.
