@@ -247,33 +247,22 @@ fn an_export_replaces_only_an_earlier_backup() {
 fn export_within_a_minute(dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
     let args: Vec<&Path> = args.iter().map(Path::new).collect();
     let mut child = spawn_export(dir, source, &args, Stdio::piped());
-    // Read as they come: a pipe left unread would stop the export once full.
-    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+    // Read as it comes: a pipe left unread would stop the export once full.
+    let stdout = child.stdout.take().map(|mut pipe| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
+            let _ = std::io::Read::read_to_end(&mut pipe, &mut bytes);
             bytes
         })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("`lgcodec store export {args:?}` did not end within a minute");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    });
+    let what = format!("`lgcodec store export {args:?}`");
+    let (status, stderr) = crate::support::ended_within(&mut child, Duration::from_secs(60), &what);
     std::process::Output {
         status,
-        stdout: stdout.join().expect("stdout"),
-        stderr: stderr.join().expect("stderr"),
+        stdout: stdout
+            .map(|t| t.join().expect("stdout"))
+            .unwrap_or_default(),
+        stderr: stderr.into_bytes(),
     }
 }
 
@@ -369,29 +358,15 @@ fn an_export_blocked_on_a_pipe_ends_at_a_signal() {
     // The store's 150 KiB do not fit in the pipe: the export is blocked by then.
     std::thread::sleep(Duration::from_secs(1));
     assert!(child.try_wait().expect("wait").is_none(), "still writing");
-    let signalled = Instant::now();
-    assert!(Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill")
-        .success());
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if signalled.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = ended.0.send(());
-            panic!("the export did not end within 30 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    crate::support::sigterm(&child);
+    // Failing, the test drops the sender: the reader lets go of the pipe then too.
+    let (status, err) = crate::support::ended_within(
+        &mut child,
+        Duration::from_secs(30),
+        "the export after SIGTERM",
+    );
     let _ = ended.0.send(());
     reader.join().expect("reader");
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut err);
-    }
     assert_eq!(status.code(), Some(143), "{err}");
     assert!(
         err.contains("still running 2 s after the signal") && err.contains("stopping now"),

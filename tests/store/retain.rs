@@ -1123,3 +1123,45 @@ fn the_documented_sweep_line_is_the_one_a_sweep_prints() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A retain sweep blocked writing its JSON lines to a standard output no one reads (a
+/// dry run's line per thread, more than a pipe holds) sees neither signal: the process
+/// exits anyway, 2 s after the second SIGTERM, with status 143 and a line saying why.
+/// It went on until SIGKILL.
+#[cfg(unix)]
+#[test]
+fn a_sweep_blocked_on_its_output_ends_at_the_second_signal() {
+    use crate::support::store_fixture::{sqlite_store, Shape};
+    use crate::support::{ended_within, sigterm};
+    let dir = scratch("retain-blocked");
+    let path = dir.join("store.db");
+    let shape = Shape {
+        threads: 2_000,
+        steps: 2,
+        ..Shape::default()
+    };
+    sqlite_store(&path, &shape, "t-");
+    let policy = write_file(&dir, "p.toml", "[rules]\nkeep_latest = 1\n");
+    let mut child = Command::new(BIN)
+        .args(["store", "retain"])
+        .arg(&path)
+        .args(["--policy", &policy, "--once", "--dry-run"])
+        // Piped and not read until the end: full after 64 KiB.
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lgcodec store retain");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(child.try_wait().expect("wait").is_none(), "still writing");
+    sigterm(&child);
+    std::thread::sleep(Duration::from_millis(300));
+    sigterm(&child);
+    let (status, err) = ended_within(
+        &mut child,
+        Duration::from_secs(30),
+        "retain after the second SIGTERM",
+    );
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(err.contains("still running 2 s after the signal"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

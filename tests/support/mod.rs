@@ -96,3 +96,38 @@ pub fn rt() -> tokio::runtime::Runtime {
         .build()
         .expect("runtime")
 }
+
+/// Sends SIGTERM to `child` (with `kill`, as an operator would).
+#[cfg(unix)]
+pub fn sigterm(child: &std::process::Child) {
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success());
+}
+
+/// `child`'s exit status and standard error (if piped), waited for at most `limit`:
+/// past it, the child is killed and the test fails saying `what` did not end.
+pub fn ended_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> (std::process::ExitStatus, String) {
+    let since = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if since.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what} did not end within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut err);
+    }
+    (status, err)
+}

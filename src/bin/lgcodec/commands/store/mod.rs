@@ -378,12 +378,12 @@ async fn interruptible(
 /// SIGKILL.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Watches for the signals [`interruptible`] waits for, on a worker thread of its own
+/// Watches for the signals [`interruptible`] (and `retain`) waits for, on a worker thread of its own
 /// (the command's task may be blocked): [`STOP_GRACE`] after the one that stops the
 /// command at once, exits with that signal's status. What the command committed stays
 /// (each batch is one transaction); the batch in flight is rolled back by the
 /// database, as after a kill.
-async fn stop_anyway(name: &'static str, at_a_batch: bool) {
+pub(super) async fn stop_anyway(name: &'static str, at_a_batch: bool) {
     let mut signals = Signals::new();
     if at_a_batch {
         // The first lets the batch in flight finish, for as long as it takes.
@@ -399,7 +399,7 @@ async fn stop_anyway(name: &'static str, at_a_batch: bool) {
 }
 
 /// Aborts the task when dropped: the watchdog ends with the command.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+pub(super) struct AbortOnDrop(pub(super) tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -14,7 +14,7 @@ use langgraph_codec::store::{self, RetainOptions, RetainReport, RetentionPolicy,
 use langgraph_codec::{Error, ErrorKind};
 
 use super::batching::{BatchSize, Pace};
-use super::{bar, fatal, human, on_progress, Signals};
+use super::{bar, fatal, human, on_progress, stop_anyway, AbortOnDrop, Signals};
 use crate::metrics;
 use crate::rows::read_capped;
 
@@ -262,6 +262,9 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
         });
     }
     let mut signals = Signals::new();
+    // A sweep blocked in a read or a write does not see the second signal: the process
+    // exits anyway a moment later.
+    let _watchdog = AbortOnDrop(tokio::spawn(stop_anyway("retain", true)));
     let mut sweep = 0u64;
     let mut after: Option<String> = None;
     let mut status = ExitCode::SUCCESS;
