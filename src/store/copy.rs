@@ -290,13 +290,15 @@ pub struct CopyReport {
 /// connection keeps failing or its tables stay locked (an `ALTER TABLE` …) past the
 /// retries; the databases' errors. A
 /// checkpoint that reads back differently is not an error: it is listed in
-/// [`CopyReport::mismatches`].
+/// [`CopyReport::mismatches`]. [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation)
+/// for a target that is the source itself (the same file, or the same URL).
 pub async fn copy(
     source: &str,
     target: &str,
     keys: &StoreKeys,
     options: &CopyOptions,
 ) -> Result<CopyReport> {
+    refuse_itself(source, target)?;
     let mut src = AnyStore::open_with_lock_timeout(source, SOURCE_LOCK_TIMEOUT).await?;
     let new = NewTarget::note(target);
     // One read transaction over every read of the source: the copy is of one point in
@@ -307,6 +309,32 @@ pub async fn copy(
     let report = copy_snapshot(&mut src, source, target, keys, options).await;
     src.raw.end_snapshot().await;
     new.settle("copy", report)
+}
+
+/// A copy into its own source would find every checkpoint there and change nothing,
+/// with or without a new key: said before anything is opened, with the commands that
+/// rewrite a store in place.
+fn refuse_itself(source: &str, target: &str) -> Result<()> {
+    let same = match (Location::parse(source)?, Location::parse(target)?) {
+        // The same file by another path (`./s.db`, a link) too.
+        (Location::Sqlite(a), Location::Sqlite(b)) => {
+            a == b
+                || matches!(
+                    (std::fs::canonicalize(&a), std::fs::canonicalize(&b)),
+                    (Ok(a), Ok(b)) if a == b
+                )
+        }
+        (Location::Postgres(a), Location::Postgres(b)) => a == b,
+        _ => false,
+    };
+    if !same {
+        return Ok(());
+    }
+    Err(StoreFault::InvalidLocation {
+        given: target.to_owned(),
+        reason: "the target is the copy's source itself: every checkpoint is already there, so nothing would change. Give another target; to encrypt or re-key a store in place, `lgcodec store encrypt` or `lgcodec store rekey` does it".to_owned(),
+    }
+    .into())
 }
 
 /// What the write of a batch ([`flush`]) works on: moved into the batch's task and

@@ -377,3 +377,47 @@ fn a_thread_named_that_the_store_does_not_hold_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert_ne!(digest(), was, "the prune of t-main deleted nothing");
 }
+
+/// A copy whose target is its source (the same path, the same file by another path or
+/// a link, the same Postgres URL) would find every checkpoint there and change nothing,
+/// a new key or not: refused before anything is opened (exit 2,
+/// `invalid_store_location`), naming `encrypt` and `rekey`, the file as it was. It
+/// exited 0 ("12 already in s.db").
+#[test]
+fn a_copy_into_its_own_source_is_refused() {
+    let dir = scratch("copy-itself");
+    let store = encrypted_store(&dir);
+    let s = store.to_str().expect("utf-8");
+    std::fs::create_dir(dir.join("sub")).expect("sub");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&store, dir.join("link.db")).expect("link");
+    let before = std::fs::read(&store).expect("read");
+    let same_file = format!("{}/sub/../enc.db", dir.display());
+    let link = format!("{}/link.db", dir.display());
+    let mut targets = vec![s, same_file.as_str()];
+    if cfg!(unix) {
+        targets.push(&link);
+    }
+    for target in targets {
+        let out = crate::lgcodec(
+            &["store", "copy", s, target, "--json"],
+            &[("LANGGRAPH_AES_KEY", KEY)],
+        );
+        assert_eq!(out.0, 2, "{target}: {}", out.2);
+        let json: serde_json::Value = serde_json::from_str(&out.1).expect("a JSON error");
+        assert_eq!(json["kind"], "invalid_store_location", "{target}");
+        assert!(
+            out.2.contains("the target is the copy's source itself")
+                && out.2.contains("lgcodec store rekey"),
+            "{target}: {}",
+            out.2
+        );
+    }
+    assert_eq!(std::fs::read(&store).expect("read"), before);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(url) = crate::support::pg::url() {
+        let (code, stderr) = lgcodec(&["store", "copy", &url, &url], None);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("the copy's source itself"), "{stderr}");
+    }
+}
