@@ -19,12 +19,21 @@ pub(crate) use checkpoints::{
 type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The backup format's name (the header's `format`).
+#[cfg(feature = "sqlite")]
 pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
 
-/// Whether `head`, the first bytes of a file, begins a backup `export` wrote: a JSON
-/// object whose header names [`BACKUP_FORMAT`] (a backup given where a store goes is
-/// said to be one).
-pub(crate) fn begins_a_backup(head: &[u8]) -> bool {
+/// Whether `head`, the first bytes of a file (its first 4 KiB hold the header), begin
+/// a backup [`export`](fn@super::export) wrote: a JSON object whose header names
+/// [`BACKUP_FORMAT`]. What tells a backup named where a store, an export's earlier
+/// backup or rows go from what belongs there.
+///
+/// ```
+/// use langgraph_codec::store::begins_a_backup;
+/// assert!(begins_a_backup(br#"{"format":"lgcodec-store-backup","version":1}"#));
+/// assert!(!begins_a_backup(b"SQLite format 3\0"));
+/// ```
+#[cfg(feature = "sqlite")]
+pub fn begins_a_backup(head: &[u8]) -> bool {
     let format = format!("\"format\":\"{BACKUP_FORMAT}\"");
     head.starts_with(b"{") && head.windows(format.len()).any(|w| w == format.as_bytes())
 }

@@ -110,7 +110,8 @@ mod target;
 mod upgrade;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use backup::{
-    verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
+    begins_a_backup, verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION,
+    DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{

@@ -649,3 +649,45 @@ fn strict_mode_by_flag_and_environment() {
         run.stderr
     );
 }
+
+/// A store backup given where rows go (`decode --jsonl backup.jsonl`, on standard input
+/// too, `encode`, `rekey`) is said to be one, with the store commands that read it
+/// (exit 2); every line failed for a missing `type` (exit 1).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[test]
+fn a_store_backup_given_as_rows_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let backup = dir.path().join("backup.jsonl");
+    let store =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores/sqlite-py-3.1.2/store.sqlite");
+    let export = lgcodec(
+        &[
+            "store",
+            "export",
+            store.to_str().expect("utf-8"),
+            backup.to_str().expect("utf-8"),
+        ],
+        &[],
+        b"",
+    );
+    assert_eq!(export.code, 0, "{}", export.stderr);
+    let bytes = std::fs::read(&backup).expect("backup");
+    let file = backup.to_str().expect("utf-8");
+    for (args, stdin) in [
+        (&["decode", "--jsonl", file][..], &b""[..]),
+        (&["decode", "--jsonl", "-"], &bytes[..]),
+        (&["encode", "--jsonl", file], b""),
+        (&["rekey", file], b""),
+    ] {
+        let run = lgcodec(args, &[("LANGGRAPH_AES_KEY", KEY.as_bytes())], stdin);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("is a store backup (`lgcodec store export` wrote it)")
+                && run.stderr.contains("lgcodec store verify"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+}

@@ -102,6 +102,7 @@ pub(crate) use deleted_of;
 
 /// `; N thread(s) left out` for the threads an operation was told to leave out
 /// (`--exclude-thread`), nothing when none were.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn left_out(threads: &[String]) -> String {
     if threads.is_empty() {
         String::new()

@@ -19,7 +19,7 @@ use clap::Parser;
 
 mod cli;
 mod commands;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod drop_behind;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod human;

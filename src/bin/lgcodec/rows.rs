@@ -61,13 +61,30 @@ pub fn batch(
     lines: &JsonlOptions,
     answer: &dyn Fn(&Record) -> Result<Answer, Failure>,
 ) -> Result<bool, String> {
-    let input = open_input(file)?;
+    let mut input = open_input(file)?;
+    refuse_a_backup(file, input.as_mut())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let summary = records::run_jsonl(input, &mut out, lines.max_line_bytes, answer)
         .map_err(|e| format!("{file}: {e}"))?;
     report(&summary);
     Ok(summary.failed == 0)
+}
+
+/// A store backup given where rows go (`decode --jsonl backup.jsonl`) is said to be
+/// one, with the commands that read it, rather than failing each line for a missing
+/// `type`.
+fn refuse_a_backup(file: &str, input: &mut dyn io::BufRead) -> Result<(), String> {
+    #[cfg(all(feature = "sqlite", feature = "postgres"))]
+    if langgraph_codec::store::begins_a_backup(input.fill_buf().map_err(|e| io_context(file, e))?) {
+        let name = if file == "-" { "standard input" } else { file };
+        let file = if file == "-" { "FILE" } else { file };
+        return Err(format!(
+            "{name} is a store backup (`lgcodec store export` wrote it), not rows of (type, bytes): `lgcodec store verify {file}` checks it, and `lgcodec store import {file} STORE` restores it into a store"
+        ));
+    }
+    let _ = (file, input);
+    Ok(())
 }
 
 fn report(s: &BatchSummary) {

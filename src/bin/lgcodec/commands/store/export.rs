@@ -297,10 +297,7 @@ fn may_replace(file: &str) -> Result<(), Error> {
     const HEAD: u64 = 4096;
     let mut head = Vec::new();
     let read = std::fs::File::open(file).and_then(|f| f.take(HEAD).read_to_end(&mut head));
-    let header = format!("\"format\":\"{}\"", store::BACKUP_FORMAT);
-    let backup =
-        head.starts_with(b"{") && head.windows(header.len()).any(|w| w == header.as_bytes());
-    if read.is_err() || head.is_empty() || backup {
+    if read.is_err() || head.is_empty() || store::begins_a_backup(&head) {
         return Ok(());
     }
     let what = if head.starts_with(b"SQLite format 3\0") {
