@@ -23,9 +23,9 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 pub const BACKUP_FORMAT: &str = "lgcodec-store-backup";
 
 /// Whether `head`, the first bytes of a file (its first 4 KiB hold the header), begin
-/// a backup [`export`](fn@super::export) wrote: a JSON object whose header names
-/// [`BACKUP_FORMAT`]. What tells a backup named where a store, an export's earlier
-/// backup or rows go from what belongs there.
+/// a backup `export` wrote: a JSON object whose header names the format,
+/// `lgcodec-store-backup`. What tells a backup named where a store, an export's
+/// earlier backup or rows go from what belongs there.
 ///
 /// ```
 /// use langgraph_codec::store::begins_a_backup;

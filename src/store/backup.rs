@@ -19,7 +19,7 @@ use super::raw::{Cols, Result};
 use crate::error::Error;
 use crate::jsonl::{JsonlLine, JsonlReader};
 
-pub use super::backend::{begins_a_backup, BACKUP_FORMAT};
+pub use super::backend::BACKUP_FORMAT;
 /// The backup format's version this crate writes and reads.
 pub const BACKUP_VERSION: u64 = 1;
 

@@ -108,10 +108,11 @@ mod sweep;
 mod target;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod upgrade;
+#[cfg(feature = "sqlite")]
+pub use backend::begins_a_backup;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use backup::{
-    begins_a_backup, verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION,
-    DEFAULT_MAX_BACKUP_LINE_BYTES,
+    verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{
