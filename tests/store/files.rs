@@ -50,18 +50,24 @@ fn export(source: &Path, backup: &Path) -> std::process::Output {
         .expect("run lgcodec store export")
 }
 
-/// `lgcodec store export SOURCE ARGS…` started in `dir`, its stderr piped and its
+/// `lgcodec store COMMAND SOURCE ARGS…` started in `dir`, its stderr piped and its
 /// stdout as given.
-fn spawn_export(dir: &Path, source: &Path, args: &[&Path], stdout: Stdio) -> std::process::Child {
+fn spawn_store(
+    dir: &Path,
+    command: &str,
+    source: &Path,
+    args: &[&Path],
+    stdout: Stdio,
+) -> std::process::Child {
     Command::new(BIN)
-        .args(["store", "export"])
+        .args(["store", command])
         .arg(source)
         .args(args)
         .current_dir(dir)
         .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run lgcodec store export")
+        .expect("run lgcodec store")
 }
 
 /// A named pipe `name` made in `dir`.
@@ -103,7 +109,7 @@ fn a_killed_export_leaves_the_previous_backup_whole() {
         for p in partials(&backup) {
             std::fs::remove_file(p).expect("remove partial");
         }
-        let mut child = spawn_export(&dir, &source, &[&backup], Stdio::null());
+        let mut child = spawn_store(&dir, "export", &source, &[&backup], Stdio::null());
         let started = Instant::now();
         let writing = loop {
             let partial = partials(&backup)
@@ -246,7 +252,7 @@ fn an_export_replaces_only_an_earlier_backup() {
 /// reading `/dev/stdout` as a file to replace used to wait for ever).
 fn export_within_a_minute(dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
     let args: Vec<&Path> = args.iter().map(Path::new).collect();
-    let mut child = spawn_export(dir, source, &args, Stdio::piped());
+    let mut child = spawn_store(dir, "export", source, &args, Stdio::piped());
     // Read as it comes: a pipe left unread would stop the export once full.
     let stdout = child.stdout.take().map(|mut pipe| {
         std::thread::spawn(move || {
@@ -353,7 +359,7 @@ fn an_export_blocked_on_a_pipe_ends_at_a_signal() {
             drop(pipe);
         })
     };
-    let mut child = spawn_export(&dir, &source, &[&fifo], Stdio::null());
+    let mut child = spawn_store(&dir, "export", &source, &[&fifo], Stdio::null());
     opened.1.recv().expect("the pipe is open");
     // The store's 150 KiB do not fit in the pipe: the export is blocked by then.
     std::thread::sleep(Duration::from_secs(1));
@@ -372,6 +378,42 @@ fn an_export_blocked_on_a_pipe_ends_at_a_signal() {
         err.contains("still running 2 s after the signal") && err.contains("stopping now"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy whose SQLite target another process holds locked waits on the lock (up to
+/// 30 s) where it cannot see a signal: one SIGINT ends it 2 s later, exit 130, with a
+/// line saying why; the target as the lock's holder left it. It went on until the
+/// wait ran out, then exited 2, the signal lost.
+#[cfg(unix)]
+#[test]
+fn a_copy_waiting_on_a_locked_target_ends_at_one_signal() {
+    let dir = scratch("copy-locked");
+    let source = store(&dir, 2);
+    let target = dir.join("target.db");
+    sqlite_store(&target, &Shape::default(), "other-");
+    let before = std::fs::read(&target).expect("target");
+    let holder = rusqlite::Connection::open(&target).expect("open");
+    holder
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("an exclusive lock");
+    let mut child = spawn_store(&dir, "copy", &source, &[&target], Stdio::null());
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "waiting on the lock"
+    );
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success());
+    let (status, err) =
+        crate::support::ended_within(&mut child, Duration::from_secs(20), "the copy after SIGINT");
+    holder.execute_batch("ROLLBACK").expect("rollback");
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("waiting on a lock): stopping now"), "{err}");
+    assert_eq!(std::fs::read(&target).expect("target"), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -371,28 +371,31 @@ async fn interruptible(
     ExitCode::from(code)
 }
 
-/// How long a command has, after the signal that stops it at once (the first, or for a
-/// command that finishes its batch the second), to end before the process exits
-/// anyway. A command blocked in a read or a write (an export to a pipe no one reads, a
-/// wait on a lock) is not polled, so does not see the signal: it used to go on until
-/// SIGKILL.
+/// How long a command has to answer a signal before the process exits anyway. A
+/// command blocked in a read, a write or a wait on a lock (an export to a pipe no one
+/// reads, a SQLite store another process holds locked) is not polled, so does not see
+/// the signal: it used to go on until SIGKILL, or until the lock's 30 s wait ran out.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Watches for the signals [`interruptible`] (and `retain`) waits for, on a worker thread of its own
-/// (the command's task may be blocked): [`STOP_GRACE`] after the one that stops the
-/// command at once, exits with that signal's status. What the command committed stays
-/// (each batch is one transaction); the batch in flight is rolled back by the
-/// database, as after a kill.
+/// Watches for the signals [`interruptible`] (and `retain`) waits for, on a worker
+/// thread of its own (the command's task may be blocked), and exits with the signal's
+/// status [`STOP_GRACE`] after the one that should have stopped the command, if the
+/// process is still there: for a command that finishes its batch, the first signal
+/// when the command did not answer it (it sets the stop flag when it does), else the
+/// second. What the command committed stays (each batch is one transaction); the
+/// batch in flight is rolled back by the database, as after a kill.
 pub(super) async fn stop_anyway(name: &'static str, at_a_batch: bool) {
     let mut signals = Signals::new();
-    if at_a_batch {
-        // The first lets the batch in flight finish, for as long as it takes.
-        signals.next().await;
-    }
-    let code = signals.next().await;
+    let mut code = signals.next().await;
     tokio::time::sleep(STOP_GRACE).await;
+    if at_a_batch && output::stop_flag().load(Ordering::SeqCst) {
+        // Answered: the batch in flight finishes, for as long as it takes; a second
+        // signal stops at once.
+        code = signals.next().await;
+        tokio::time::sleep(STOP_GRACE).await;
+    }
     eprintln!(
-        "\nlgcodec store {name}: still running {} s after the signal (blocked reading or writing): stopping now; every batch committed so far stays, the one in flight is rolled back by the database: run the same command again to resume",
+        "\nlgcodec store {name}: still running {} s after the signal (blocked reading, writing or waiting on a lock): stopping now; every batch committed so far stays, the one in flight is rolled back by the database: run the same command again to resume",
         STOP_GRACE.as_secs()
     );
     std::process::exit(i32::from(code));
