@@ -364,7 +364,7 @@ fn an_export_blocked_on_a_pipe_ends_at_a_signal() {
     // The store's 150 KiB do not fit in the pipe: the export is blocked by then.
     std::thread::sleep(Duration::from_secs(1));
     assert!(child.try_wait().expect("wait").is_none(), "still writing");
-    crate::support::sigterm(&child);
+    crate::support::signal(&child, "-TERM");
     // Failing, the test drops the sender: the reader lets go of the pipe then too.
     let (status, err) = crate::support::ended_within(
         &mut child,
@@ -403,11 +403,7 @@ fn a_copy_waiting_on_a_locked_target_ends_at_one_signal() {
         child.try_wait().expect("wait").is_none(),
         "waiting on the lock"
     );
-    assert!(Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill")
-        .success());
+    crate::support::signal(&child, "-INT");
     let (status, err) =
         crate::support::ended_within(&mut child, Duration::from_secs(20), "the copy after SIGINT");
     holder.execute_batch("ROLLBACK").expect("rollback");

@@ -478,11 +478,7 @@ fn an_interrupted_sweep_says_where_it_stopped_and_the_rerun_finishes() {
             .expect("spawn");
         // At 50 rows a second the sweep of 180 values takes over 3 s: stop it after 1 s.
         std::thread::sleep(std::time::Duration::from_secs(1));
-        let killed = Command::new("kill")
-            .args([signal, &child.id().to_string()])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
+        crate::support::signal(&child, signal);
         let out = child.wait_with_output().expect("wait");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(status), "{stderr}");

@@ -681,11 +681,7 @@ fn a_stop_while_waiting_for_a_server_away_ends_at_once_and_a_rerun_finishes_equa
     let terminated = go_away(&db);
     std::thread::sleep(Duration::from_secs(10));
     let sent = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    crate::support::signal(&child, "-TERM");
     let out = child.wait_with_output().expect("prune");
     let waited = sent.elapsed();
     come_back(&db);

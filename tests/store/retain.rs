@@ -630,11 +630,7 @@ fn sigterm_lets_the_batch_in_flight_finish_and_exits_0() {
         .expect("spawn");
     std::thread::sleep(Duration::from_millis(1_500));
     let started = std::time::Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(kill.success());
+    crate::support::signal(&child, "-TERM");
     let out = child.wait_with_output().expect("wait");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
@@ -1132,7 +1128,7 @@ fn the_documented_sweep_line_is_the_one_a_sweep_prints() {
 #[test]
 fn a_sweep_blocked_on_its_output_ends_at_the_second_signal() {
     use crate::support::store_fixture::{sqlite_store, Shape};
-    use crate::support::{ended_within, sigterm};
+    use crate::support::{ended_within, signal};
     let dir = scratch("retain-blocked");
     let path = dir.join("store.db");
     let shape = Shape {
@@ -1153,9 +1149,9 @@ fn a_sweep_blocked_on_its_output_ends_at_the_second_signal() {
         .expect("run lgcodec store retain");
     std::thread::sleep(Duration::from_secs(2));
     assert!(child.try_wait().expect("wait").is_none(), "still writing");
-    sigterm(&child);
+    signal(&child, "-TERM");
     std::thread::sleep(Duration::from_millis(300));
-    sigterm(&child);
+    signal(&child, "-TERM");
     let (status, err) = ended_within(
         &mut child,
         Duration::from_secs(30),

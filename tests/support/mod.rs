@@ -97,11 +97,11 @@ pub fn rt() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-/// Sends SIGTERM to `child` (with `kill`, as an operator would).
+/// Sends `signal` (`"-TERM"`, `"-INT"`) to `child` with `kill`, as an operator would.
 #[cfg(unix)]
-pub fn sigterm(child: &std::process::Child) {
+pub fn signal(child: &std::process::Child, signal: &str) {
     assert!(std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .expect("kill")
         .success());
