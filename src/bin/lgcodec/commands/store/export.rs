@@ -87,6 +87,8 @@ pub async fn run(args: ExportArgs) -> ExitCode {
             Err(e) => return fatal(format!("cannot create {file}: {e}")),
         },
     };
+    // Written beside FILE and renamed: a failure leaves nothing behind to say so.
+    let beside = partial.is_some();
     let mut out = Noted { out, failed: None };
     let (report, flushed, failed) = with_progress(|progress| async {
         let options = ExportOptions::new()
@@ -104,14 +106,19 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     .await;
     let report = match (report, flushed) {
         (Ok(r), Ok(())) => match partial.map(|(f, path)| finish_partial(f, &path)) {
-            Some(Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()))),
+            Some(Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()), beside)),
             _ => Ok(r),
         },
-        (Ok(_), Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()))),
+        (Ok(_), Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()), beside)),
         // The export stopped on a write of its file: said as the file's.
         (Err(e), _) if failed.is_some() => {
             let why = e.reason().map_or_else(|| e.to_string(), str::to_owned);
-            return fatal(cannot_write(&file, why, failed.is_some_and(is_full)));
+            return fatal(cannot_write(
+                &file,
+                why,
+                failed.is_some_and(is_full),
+                beside,
+            ));
         }
         (Err(e), _) => Err(e),
     };
@@ -168,13 +175,14 @@ fn is_full(kind: std::io::ErrorKind) -> bool {
 }
 
 /// The backup `file` could not be written (`why`): kind `disk_full` with what to do
-/// when there was no room (`full`), else `backup`.
-fn cannot_write(file: &str, why: impl std::fmt::Display, full: bool) -> Error {
-    let (file, left) = match file {
-        "-" => ("standard output", ""),
-        // A pipe or device is written as it comes.
-        _ if !std::fs::metadata(file).map_or(true, |m| m.is_file()) => (file, ""),
-        _ => (file, " (no partial file is left behind)"),
+/// when there was no room (`full`), else `backup`; `beside`: it was being written beside
+/// FILE (not to standard output, a pipe or a device), and nothing of it is left.
+fn cannot_write(file: &str, why: impl std::fmt::Display, full: bool, beside: bool) -> Error {
+    let file = if file == "-" { "standard output" } else { file };
+    let left = if beside {
+        " (no partial file is left behind)"
+    } else {
+        ""
     };
     if full {
         Error::new(
