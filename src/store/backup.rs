@@ -95,7 +95,7 @@ pub(super) fn specs(c: &Cols, pgres: bool, reading: bool) -> Vec<Spec> {
 pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| {
         let (file, reason) = (file.to_owned(), e.to_string());
-        if is_disk_full(&e) {
+        if is_disk_full(e.kind()) {
             StoreFault::BackupDiskFull { file, reason }.into()
         } else {
             StoreFault::Backup { file, reason }.into()
@@ -103,11 +103,18 @@ pub(super) fn io_err(file: &str) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// A write that failed for want of room: the disk is full (`ENOSPC`) or the user's
-/// quota is spent (`EDQUOT`).
-fn is_disk_full(e: &std::io::Error) -> bool {
+/// Whether a write failed for want of room: the disk is full (`ENOSPC`) or the user's
+/// quota is spent (`EDQUOT`). What an export's writer tells a full disk by, where the
+/// remedy (free space, or write elsewhere) differs from that of other write errors.
+///
+/// ```
+/// use langgraph_codec::store::is_disk_full;
+/// assert!(is_disk_full(std::io::ErrorKind::StorageFull));
+/// assert!(!is_disk_full(std::io::ErrorKind::PermissionDenied));
+/// ```
+pub fn is_disk_full(kind: std::io::ErrorKind) -> bool {
     matches!(
-        e.kind(),
+        kind,
         std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
     )
 }

@@ -112,7 +112,8 @@ mod upgrade;
 pub use backend::begins_a_backup;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use backup::{
-    verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION, DEFAULT_MAX_BACKUP_LINE_BYTES,
+    is_disk_full, verify_backup, BackupCheck, BACKUP_FORMAT, BACKUP_VERSION,
+    DEFAULT_MAX_BACKUP_LINE_BYTES,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use copy::{

@@ -106,17 +106,31 @@ pub async fn run(args: ExportArgs) -> ExitCode {
     .await;
     let report = match (report, flushed) {
         (Ok(r), Ok(())) => match partial.map(|(f, path)| finish_partial(f, &path)) {
-            Some(Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()), beside)),
+            Some(Err(e)) => {
+                return fatal(cannot_write(
+                    &file,
+                    &e,
+                    store::is_disk_full(e.kind()),
+                    beside,
+                ))
+            }
             _ => Ok(r),
         },
-        (Ok(_), Err(e)) => return fatal(cannot_write(&file, &e, is_full(e.kind()), beside)),
+        (Ok(_), Err(e)) => {
+            return fatal(cannot_write(
+                &file,
+                &e,
+                store::is_disk_full(e.kind()),
+                beside,
+            ))
+        }
         // The export stopped on a write of its file: said as the file's.
         (Err(e), _) if failed.is_some() => {
             let why = e.reason().map_or_else(|| e.to_string(), str::to_owned);
             return fatal(cannot_write(
                 &file,
                 why,
-                failed.is_some_and(is_full),
+                failed.is_some_and(store::is_disk_full),
                 beside,
             ));
         }
@@ -163,15 +177,6 @@ impl<W: std::io::Write> std::io::Write for Noted<W> {
             .flush()
             .inspect_err(|e| self.failed = Some(e.kind()))
     }
-}
-
-/// A write that failed for want of room: the disk is full (`ENOSPC`) or the user's
-/// quota spent (`EDQUOT`).
-fn is_full(kind: std::io::ErrorKind) -> bool {
-    matches!(
-        kind,
-        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
-    )
 }
 
 /// The backup `file` could not be written (`why`): kind `disk_full` with what to do
