@@ -9,3 +9,6 @@ mod key;
 mod lgcodec;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod store_help;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+#[path = "../support/mod.rs"]
+mod support;

@@ -3,8 +3,10 @@
 //! a store Python's SqliteSaver wrote (the committed
 //! `vectors/stores/sqlite-py-3.1.2/store.sqlite`, thread `t-main`).
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// `lgcodec store COMMAND --help`: the text, and its `$ lgcodec …` example lines.
 fn help_examples(command: &str) -> (String, Vec<String>) {
@@ -23,9 +25,12 @@ fn help_examples(command: &str) -> (String, Vec<String>) {
 }
 
 /// Runs each of `lines` (shell lines as a user pastes them, `lgcodec` found on `PATH`),
-/// in order, in a new directory holding Python's store as `checkpoints.db`, each to
-/// exit 0.
-fn run_pasted_in_a_python_store(lines: &[String]) {
+/// in order, in a new directory holding Python's store as `checkpoints.db` and `files`
+/// (name, text), each to exit 0. A line that runs until stopped (`--every`) is sent
+/// SIGTERM once its first line of output is out, and must then exit 0; one sent to the
+/// background (`… &`) runs while the lines after it do (the next is tried again for up
+/// to 10 s while the first starts) and is stopped the same way at the end.
+fn run_pasted_in_a_python_store(lines: &[String], files: &[(&str, &str)]) {
     let bin = Path::new(env!("CARGO_BIN_EXE_lgcodec"));
     let tmp = tempfile::Builder::new()
         .prefix("lgcodec-maint-examples-")
@@ -36,6 +41,9 @@ fn run_pasted_in_a_python_store(lines: &[String]) {
         tmp.path().join("checkpoints.db"),
     )
     .expect("copy");
+    for (name, text) in files {
+        std::fs::write(tmp.path().join(name), text).expect("write");
+    }
     // The lines name `lgcodec` as an installed one is named: the build's binary comes
     // first on PATH.
     let mut path = vec![bin.parent().expect("the binary's directory").to_path_buf()];
@@ -43,21 +51,91 @@ fn run_pasted_in_a_python_store(lines: &[String]) {
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
     let path = std::env::join_paths(path).expect("PATH");
-    for line in lines {
-        let out = Command::new("sh")
-            .arg("-c")
+    let sh = |line: &str| {
+        let mut c = Command::new("sh");
+        c.arg("-c")
             .arg(line)
             .current_dir(tmp.path())
             .env("PATH", &path)
-            .env_remove("LANGGRAPH_AES_KEY")
-            .output()
-            .expect("sh");
-        assert!(
-            out.status.success(),
-            "`{line}` failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .env_remove("LANGGRAPH_AES_KEY");
+        c
+    };
+    let mut background = Background(Vec::new());
+    let mut retry_until = None;
+    for line in lines {
+        if let Some(line) = line.strip_suffix('&') {
+            // `exec`: the signal reaches lgcodec, not the shell.
+            let child = sh(&format!("exec {line}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("sh");
+            background.0.push((line.to_owned(), child));
+            retry_until = Some(Instant::now() + Duration::from_secs(10));
+        } else if line.contains(" --every") {
+            let mut child = sh(&format!("exec {line}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("sh");
+            let out = child.stdout.take().expect("stdout");
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut first = String::new();
+                let _ = BufReader::new(out).read_line(&mut first);
+                let _ = tx.send(first);
+            });
+            let first = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+            if first.is_empty() {
+                let _ = child.kill();
+            }
+            let (status, err) = finish(child, line);
+            assert!(
+                first.starts_with('{') && status.success(),
+                "`{line}`: {status}, first line {first:?}: {err}"
+            );
+        } else {
+            let out = loop {
+                let out = sh(line).output().expect("sh");
+                match retry_until {
+                    Some(t) if !out.status.success() && Instant::now() < t => {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    _ => break out,
+                }
+            };
+            retry_until = None;
+            assert!(
+                out.status.success(),
+                "`{line}` failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
+    for (line, child) in std::mem::take(&mut background.0) {
+        let (status, err) = finish(child, &line);
+        assert!(status.success(), "`{line} &`: {status}: {err}");
+    }
+}
+
+/// The lines sent to the background, killed if the test fails before it stops them:
+/// none outlives the test, holding its port.
+struct Background(Vec<(String, std::process::Child)>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// SIGTERM to `child` (what stops a sweeper), its exit status and standard error, waited
+/// for at most 30 s.
+fn finish(mut child: std::process::Child, line: &str) -> (std::process::ExitStatus, String) {
+    crate::support::signal(&child, "-TERM");
+    crate::support::ended_within(&mut child, Duration::from_secs(30), line)
 }
 
 /// The lines of `guide`'s `sh` blocks, in order, less a comment after a command
@@ -88,7 +166,7 @@ fn maintenance_help_examples_work_when_pasted() {
     let (text, examples) = help_examples("copy");
     assert!(examples.len() >= 12, "{text}");
     let lines: Vec<String> = examples.iter().map(|e| format!("lgcodec {e}")).collect();
-    run_pasted_in_a_python_store(&lines);
+    run_pasted_in_a_python_store(&lines, &[]);
 }
 
 /// `lgcodec store upgrade`: its `--help` examples (the SQLite ones) as pasted, then the
@@ -202,7 +280,7 @@ fn maintenance_guide_examples_work_when_pasted() {
         &[" ID", "old.db", "postgresql://user@host"],
     );
     assert!(lines.len() >= 25, "{lines:#?}");
-    run_pasted_in_a_python_store(&lines);
+    run_pasted_in_a_python_store(&lines, &[]);
 }
 
 /// docs/store-cli.md's examples as pasted, on a copy of Python's store: all but those
@@ -220,5 +298,41 @@ fn reference_examples_work_when_pasted() {
                 >= 2,
         "{lines:#?}"
     );
-    run_pasted_in_a_python_store(&lines);
+    run_pasted_in_a_python_store(&lines, &[]);
+}
+
+/// docs/retention.md's examples as pasted, in a directory holding a copy of Python's
+/// store as `checkpoints.db` and the guide's policy (its `toml` block) as
+/// `retention.toml`: every line of its `sh` blocks but those naming a Postgres server or
+/// systemd, the recipes' `/etc/lgcodec/` and `/usr/local/bin/` read as the directory and
+/// `PATH` they stand for. The sweepers the guide starts with `--every` are stopped with
+/// SIGTERM and exit 0, as it says.
+#[test]
+fn retention_guide_examples_work_when_pasted() {
+    let guide = "docs/retention.md";
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(guide)).expect("guide");
+    let policy = text
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the guide's policy");
+    let mut left_out = vec!["postgresql:", "systemctl", "journalctl"];
+    if !cfg!(feature = "metrics") {
+        left_out.push("metrics");
+    }
+    let lines: Vec<String> = sh_lines(guide, &left_out)
+        .iter()
+        .map(|l| {
+            l.replace("/usr/local/bin/lgcodec", "lgcodec")
+                .replace("/etc/lgcodec/", "")
+        })
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("sqlite3 "))
+            && lines.iter().filter(|l| l.contains(" --every ")).count() >= 2
+            && lines.iter().filter(|l| l.contains(" --once")).count() >= 2,
+        "{lines:#?}"
+    );
+    run_pasted_in_a_python_store(&lines, &[("retention.toml", policy)]);
 }
