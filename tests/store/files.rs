@@ -413,6 +413,50 @@ fn a_copy_waiting_on_a_locked_target_ends_at_one_signal() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An encrypt whose store another process holds locked waits on the lock in a blocking
+/// call (SQLite's 30 s busy wait); the first SIGINT asks it to finish its batch, the
+/// second stops it at once: exit 130 within a second or so, the store as the lock's
+/// holder left it. The command had returned at the second signal, but the process then
+/// waited for the blocking call to give up on the lock (28 s measured) before exiting.
+#[cfg(unix)]
+#[test]
+fn an_encrypt_waiting_on_a_lock_ends_at_the_second_signal() {
+    let dir = scratch("encrypt-locked");
+    let source = store(&dir, 20);
+    let before = std::fs::read(&source).expect("store");
+    let holder = rusqlite::Connection::open(&source).expect("open");
+    holder
+        .execute_batch("BEGIN EXCLUSIVE")
+        .expect("an exclusive lock");
+    let mut child = Command::new(BIN)
+        .args(["store", "encrypt"])
+        .arg(&source)
+        .env("LANGGRAPH_AES_KEY", "0123456789abcdef0123456789abcdef")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lgcodec store encrypt");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "waiting on the lock"
+    );
+    crate::support::signal(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(500));
+    crate::support::signal(&child, "-INT");
+    let (status, err) = crate::support::ended_within(
+        &mut child,
+        Duration::from_secs(5),
+        "the encrypt after a second SIGINT",
+    );
+    holder.execute_batch("ROLLBACK").expect("rollback");
+    drop(holder);
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("the one in flight was rolled back"), "{err}");
+    assert_eq!(std::fs::read(&source).expect("store"), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The arguments of an import swapped (`import STORE BACKUP`): the store is said to
 /// be a SQLite database, not a backup (it used to be "not UTF-8 at byte 102"), and
 /// neither file changes; `verify STORE` says the same. The other way round, a backup
