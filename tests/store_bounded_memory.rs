@@ -21,8 +21,8 @@ use langgraph_codec::saver::{
     CheckpointSaver,
 };
 use langgraph_codec::store::{
-    self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, Store, StoreKeys,
-    SweepOptions,
+    self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, PruneOptions, Store,
+    StoreKeys, SweepOptions,
 };
 use langgraph_codec::Value;
 
@@ -212,7 +212,74 @@ fn sweeps_of_large_values_hold_one_page_budget() {
     );
     assert!(copy < COPY_LIMIT, "copy held {copy} bytes");
 
+    let (prune, metadata) = prune_peak(dir.path());
+    println!(
+        "sqlite: dry-run prune of one thread of {LONG_THREAD} checkpoints holding {} MiB of metadata: peak {} MiB",
+        metadata / MIB,
+        prune / MIB
+    );
+    assert!(
+        prune < metadata / 2,
+        "prune held {prune} bytes for a thread of {metadata} bytes of metadata"
+    );
+
     postgres(dir.path());
+}
+
+/// Checkpoints in the one thread [`prune_peak`] plans.
+const LONG_THREAD: usize = 20_000;
+
+/// The peak of a dry-run `prune --keep-latest 1` of one thread of [`LONG_THREAD`]
+/// checkpoints, each with 2 KiB of metadata (as the `writes` older LangGraph releases
+/// kept there), and the metadata's stored bytes. The planner reads every checkpoint's
+/// metadata; it keeps of it whether it holds a label, and the latest's: the peak is
+/// the thread's ids, not its metadata (which parsed and held took twice its stored
+/// size).
+fn prune_peak(dir: &std::path::Path) -> (usize, usize) {
+    let path = dir.join("long-thread.db");
+    drop(
+        SqliteSaver::builder(&path)
+            .create(true)
+            .open()
+            .expect("saver"),
+    );
+    let mut stored = 0;
+    {
+        let mut conn = rusqlite::Connection::open(&path).expect("open");
+        let tx = conn.transaction().expect("transaction");
+        for i in 0..LONG_THREAD {
+            let metadata = format!(
+                r#"{{"source":"loop","step":{i},"parents":{{}},"writes":{{"agent":{{"note":"{}"}}}}}}"#,
+                "x".repeat(2048)
+            );
+            stored += metadata.len();
+            tx.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES ('long', '', ?1, ?2, 'msgpack', x'80', ?3)",
+                rusqlite::params![
+                    format!("{i:08}"),
+                    (i > 0).then(|| format!("{:08}", i - 1)),
+                    metadata.into_bytes()
+                ],
+            )
+            .expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+    let location = path.to_str().expect("utf-8").to_owned();
+    let (report, peak) = peak_during(|| {
+        rt().block_on(store::prune(
+            &location,
+            &StoreKeys::none(),
+            &PruneOptions::new().keep_latest(1).dry_run(true),
+        ))
+    });
+    let report = report.expect("prune");
+    assert_eq!(
+        (report.checkpoints_deleted, report.checkpoints_kept),
+        (LONG_THREAD as u64 - 1, 1),
+        "{report:?}"
+    );
+    (peak, stored)
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB

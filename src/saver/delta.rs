@@ -14,6 +14,7 @@
 //! [`default_delta_channel_history`](super::default_delta_channel_history), beside the
 //! trait whose default it is; this module keeps what the savers' own walks share.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
@@ -56,8 +57,8 @@ pub(crate) struct ChainNode {
 /// every ancestor up to and including the nearest one that does. A kept checkpoint
 /// whose rows cannot be read keeps its whole chain. `load` reads one checkpoint by id
 /// (`None`: not stored); each id is loaded at most once.
-pub(crate) fn needed_ancestors(
-    keep: &std::collections::BTreeSet<String>,
+pub(crate) fn needed_ancestors<K: Borrow<str> + Ord>(
+    keep: &std::collections::BTreeSet<K>,
     mut load: impl FnMut(&str) -> Option<ChainNode>,
 ) -> std::collections::BTreeSet<String> {
     let mut cache: std::collections::HashMap<String, Option<ChainNode>> =
@@ -72,6 +73,7 @@ pub(crate) fn needed_ancestors(
     };
     let mut needed = std::collections::BTreeSet::new();
     for id in keep {
+        let id: &str = id.borrow();
         let Some(node) = get(id) else {
             continue;
         };
@@ -86,7 +88,7 @@ pub(crate) fn needed_ancestors(
             ),
             _ => None,
         };
-        let mut visited: HashSet<String> = HashSet::from([id.clone()]);
+        let mut visited: HashSet<String> = HashSet::from([id.to_owned()]);
         let mut cursor = node.parent;
         while let Some(parent_id) = cursor {
             if remaining.as_ref().is_some_and(HashSet::is_empty)

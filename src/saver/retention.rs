@@ -103,7 +103,7 @@ impl Removal {
         thread: &str,
         ns: &str,
         checkpoints: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
-        keep: &std::collections::BTreeSet<String>,
+        keep: &std::collections::BTreeSet<impl std::borrow::Borrow<str> + Ord>,
     ) -> u64 {
         let present: std::collections::HashSet<&str> =
             checkpoints.clone().map(|(id, _)| id).collect();

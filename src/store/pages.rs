@@ -23,7 +23,7 @@ use super::backend::Counted;
 use super::engine::Engine;
 use super::error::StoreFault;
 use super::options::RunOptions;
-use super::plan::{id_time, plan_thread, Cp, Fate, PlannedThread, Rules, Tally};
+use super::plan::{id_time, plan_thread, Fate, Loaded, MetaReads, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::retry::pause;
 use super::target::{open_target, Target};
@@ -152,14 +152,15 @@ async fn load_threads(
     target: &mut Target,
     serde: &Arc<dyn Serializer>,
     threads: &[String],
+    reads: &MetaReads,
     interrupts: bool,
-) -> Result<BTreeMap<String, Vec<Cp>>> {
-    let mut out = target.load_threads(serde, threads).await?;
+) -> Result<BTreeMap<String, Loaded>> {
+    let mut out = target.load_threads(serde, threads, reads).await?;
     if interrupts {
         let found = target.interrupted(threads).await?;
         if !found.is_empty() {
-            for (thread, cps) in out.iter_mut() {
-                for c in cps {
+            for (thread, loaded) in out.iter_mut() {
+                for c in &mut loaded.cps {
                     c.interrupted = found.contains(&(thread.clone(), c.ns.clone(), c.id.clone()));
                 }
             }
@@ -279,17 +280,31 @@ async fn do_page(
     let loaded = if page.load.is_empty() {
         BTreeMap::new()
     } else {
-        load_threads(target, serde, &page.load, pass.rules.wants_interrupts()).await?
+        let reads = pass.rules.reads();
+        load_threads(
+            target,
+            serde,
+            &page.load,
+            &reads,
+            pass.rules.wants_interrupts(),
+        )
+        .await?
     };
     let mut tally = Tally::default();
     let mut removal = Removal::default();
     for (thread, cps) in &loaded {
-        let planned = plan_thread(thread, cps, pass.rules, &mut removal, &mut tally);
+        let planned = plan_thread(
+            thread,
+            cps,
+            pass.rules,
+            (&mut removal, &mut tally),
+            pass.on_plan.is_some(),
+        );
         if let (Some(planned), Some(f)) = (planned, pass.on_plan) {
             f(&planned);
         }
     }
-    let mut handled: u64 = loaded.values().map(|c| c.len() as u64).sum();
+    let mut handled: u64 = loaded.values().map(|l| l.cps.len() as u64).sum();
     for (thread, newest, count) in &page.whole {
         removal.whole_threads.push((thread.clone(), newest.clone()));
         tally.threads += 1;

@@ -11,7 +11,7 @@ use crate::saver::retention::{Removal, Removed};
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::serializer::Serializer;
 
-use super::super::plan::Cp;
+use super::super::plan::{Loaded, MetaReads};
 use super::super::report::VacuumReport;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
@@ -40,12 +40,14 @@ pub(crate) trait Checkpoints: Send + Sync {
     async fn counted_threads(&mut self, after: &str, limit: i64) -> Result<Vec<Counted>>;
 
     /// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order,
-    /// with what the planner needs to know of each (`interrupted` left unset).
+    /// with what the planner needs to know of each (`interrupted` left unset), of their
+    /// metadata what `reads` asks.
     async fn load_threads(
         &mut self,
         serde: &Arc<dyn Serializer>,
         threads: &[String],
-    ) -> Result<BTreeMap<String, Vec<Cp>>>;
+        reads: &MetaReads,
+    ) -> Result<BTreeMap<String, Loaded>>;
 
     /// The (thread, namespace, id) of the checkpoints of `threads` that hold a
     /// `__interrupt__` pending write (what LangGraph saves when a run stops at

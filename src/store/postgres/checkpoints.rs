@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, node, Cp};
+use super::super::plan::{metadata_of, node, Cp, Loaded, MetaReads};
 use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
@@ -87,8 +87,9 @@ impl Checkpoints for PgStore {
         &mut self,
         _serde: &Arc<dyn Serializer>,
         threads: &[String],
-    ) -> Result<BTreeMap<String, Vec<Cp>>> {
-        let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
+        reads: &MetaReads,
+    ) -> Result<BTreeMap<String, Loaded>> {
+        let mut out: BTreeMap<String, Loaded> = BTreeMap::new();
         let rows = self
             .client()
             .query(
@@ -130,15 +131,16 @@ impl Checkpoints for PgStore {
             let stored: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
             let parent: Option<String> = r.try_get(3).map_err(pg("prune"))?;
             let old: bool = r.try_get(6).map_err(pg("prune"))?;
-            out.entry(thread).or_default().push(Cp {
+            let cp = Cp {
                 ns: r.try_get(1).map_err(pg("prune"))?,
                 id: r.try_get(2).map_err(pg("prune"))?,
                 reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
                 has_sends: r.try_get(7).map_err(pg("prune"))?,
                 interrupted: false,
+                labeled: false,
                 node: node(parent, Some(stored.into_iter().collect()), &metadata),
-                metadata,
-            });
+            };
+            out.entry(thread).or_default().push(reads, cp, metadata);
         }
         Ok(out)
     }

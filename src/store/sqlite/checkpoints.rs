@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, node, Cp};
+use super::super::plan::{metadata_of, node, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 use super::{cell_bytes, sq, Result, SqliteStore};
 use crate::saver::retention::{Removal, Removed};
@@ -61,9 +61,10 @@ impl Checkpoints for SqliteStore {
         &mut self,
         serde: &Arc<dyn Serializer>,
         threads: &[String],
-    ) -> Result<BTreeMap<String, Vec<Cp>>> {
+        reads: &MetaReads,
+    ) -> Result<BTreeMap<String, Loaded>> {
         let conn = &*self.conn();
-        let mut out: BTreeMap<String, Vec<Cp>> = BTreeMap::new();
+        let mut out: BTreeMap<String, Loaded> = BTreeMap::new();
         // The checkpoint rows themselves (the bulk of a store's bytes) are read and
         // decoded only in namespaces with a DeltaChannel (or metadata that cannot be
         // read): elsewhere no walk asks which channels a checkpoint stores, as on
@@ -88,7 +89,7 @@ impl Checkpoints for SqliteStore {
                     ))
                 })
                 .map_err(sq("prune"))?;
-            let mut list = Vec::new();
+            let mut list = Loaded::default();
             let mut walked: HashSet<String> = HashSet::new();
             for row in rows {
                 let (ns, id, parent, meta) = row.map_err(sq("prune"))?;
@@ -99,21 +100,22 @@ impl Checkpoints for SqliteStore {
                 {
                     walked.insert(ns.clone());
                 }
-                list.push(Cp {
+                let cp = Cp {
                     // Python's SQLite saver keeps a `v < 4` checkpoint's pending
                     // sends in the checkpoint itself: no parent is read for them.
                     reads_parent_sends: false,
                     has_sends: false,
                     interrupted: false,
+                    labeled: false,
                     node: node(parent, Some(HashSet::new()), &metadata),
                     ns,
                     id,
-                    metadata,
-                });
+                };
+                list.push(reads, cp, metadata);
             }
             for ns in &walked {
                 let stored = stored_channels(conn, serde, thread, ns)?;
-                for c in list.iter_mut().filter(|c| &c.ns == ns) {
+                for c in list.cps.iter_mut().filter(|c| &c.ns == ns) {
                     c.node.stored = stored.get(&c.id).cloned().flatten();
                 }
             }
