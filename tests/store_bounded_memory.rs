@@ -265,10 +265,15 @@ fn prune_peak(dir: &std::path::Path) -> (usize, usize) {
         }
         tx.commit().expect("commit");
     }
-    let location = path.to_str().expect("utf-8").to_owned();
+    (long_thread_prune(path.to_str().expect("utf-8")), stored)
+}
+
+/// The peak of a dry-run `prune --keep-latest 1` of the store at `location`, one
+/// thread of [`LONG_THREAD`] checkpoints.
+fn long_thread_prune(location: &str) -> usize {
     let (report, peak) = peak_during(|| {
         rt().block_on(store::prune(
-            &location,
+            location,
             &StoreKeys::none(),
             &PruneOptions::new().keep_latest(1).dry_run(true),
         ))
@@ -279,7 +284,7 @@ fn prune_peak(dir: &std::path::Path) -> (usize, usize) {
         (LONG_THREAD as u64 - 1, 1),
         "{report:?}"
     );
-    (peak, stored)
+    peak
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB
@@ -393,6 +398,33 @@ fn postgres(dir: &std::path::Path) {
         }
     });
     let peaks = peaks(&url, &dir.join("postgres.jsonl"), &restore);
+    // The long thread of `prune_peak`, written by the server.
+    let metadata = rt().block_on(async {
+        let client = admin(&base).await;
+        client
+            .execute(
+                &format!(
+                    "INSERT INTO {schema}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+                     SELECT 'long', '', lpad(i::text, 8, '0'), CASE WHEN i > 0 THEN lpad((i - 1)::text, 8, '0') END, NULL, \
+                     '{{\"v\": 4, \"channel_values\": {{}}, \"channel_versions\": {{}}, \"versions_seen\": {{}}}}'::jsonb, \
+                     jsonb_build_object('source', 'loop', 'step', i, 'parents', '{{}}'::jsonb, \
+                       'writes', jsonb_build_object('agent', jsonb_build_object('note', repeat('x', 2048)))) \
+                     FROM generate_series(0, $1 - 1) AS i"
+                ),
+                &[&(LONG_THREAD as i32)],
+            )
+            .await
+            .expect("insert");
+        let row = client
+            .query_one(
+                &format!("SELECT sum(length(metadata::text))::int8 FROM {schema}.checkpoints"),
+                &[],
+            )
+            .await
+            .expect("sum");
+        usize::try_from(row.get::<_, i64>(0)).expect("size")
+    });
+    let prune = long_thread_prune(&url);
     rt().block_on(async {
         admin(&base)
             .await
@@ -403,4 +435,13 @@ fn postgres(dir: &std::path::Path) {
             .expect("drop");
     });
     check("postgres", &peaks, ENCRYPT_LIMIT_POSTGRES);
+    println!(
+        "postgres: dry-run prune of one thread of {LONG_THREAD} checkpoints holding {} MiB of metadata: peak {} MiB",
+        metadata / MIB,
+        prune / MIB
+    );
+    assert!(
+        prune < metadata / 2,
+        "prune held {prune} bytes for a thread of {metadata} bytes of metadata"
+    );
 }
