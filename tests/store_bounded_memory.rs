@@ -212,30 +212,49 @@ fn sweeps_of_large_values_hold_one_page_budget() {
     );
     assert!(copy < COPY_LIMIT, "copy held {copy} bytes");
 
-    let (prune, metadata) = prune_peak(dir.path());
-    println!(
-        "sqlite: dry-run prune of one thread of {LONG_THREAD} checkpoints holding {} MiB of metadata: peak {} MiB",
-        metadata / MIB,
-        prune / MIB
-    );
-    assert!(
-        prune < metadata / 2,
-        "prune held {prune} bytes for a thread of {metadata} bytes of metadata"
-    );
+    let (long, metadata) = long_thread(dir.path());
+    check_long_thread("sqlite", &long, metadata);
 
     postgres(dir.path());
 }
 
-/// Checkpoints in the one thread [`prune_peak`] plans.
+/// Checkpoints in the one thread of [`long_thread`].
 const LONG_THREAD: usize = 20_000;
 
-/// The peak of a dry-run `prune --keep-latest 1` of one thread of [`LONG_THREAD`]
-/// checkpoints, each with 2 KiB of metadata (as the `writes` older LangGraph releases
-/// kept there), and the metadata's stored bytes. The planner reads every checkpoint's
-/// metadata; it keeps of it whether it holds a label, and the latest's: the peak is
-/// the thread's ids, not its metadata (which parsed and held took twice its stored
-/// size).
-fn prune_peak(dir: &std::path::Path) -> (usize, usize) {
+/// The peaks of a dry-run prune and of a thread's history on one thread of
+/// [`LONG_THREAD`] checkpoints.
+struct LongThread {
+    prune: usize,
+    history: usize,
+}
+
+/// Both read every checkpoint's metadata and keep little of it (whether it holds a
+/// label and the latest's; step and source): each peak is the thread's ids, under half
+/// its stored metadata. Holding the parsed metadata (prune), or the rows and a copy of
+/// them (history), took more than the metadata's size.
+fn check_long_thread(backend: &str, p: &LongThread, metadata: usize) {
+    println!(
+        "{backend}: one thread of {LONG_THREAD} checkpoints holding {} MiB of metadata: dry-run prune peak {} MiB, history {} MiB",
+        metadata / MIB,
+        p.prune / MIB,
+        p.history / MIB
+    );
+    assert!(
+        p.prune < metadata / 2,
+        "{backend}: prune held {} bytes for a thread of {metadata} bytes of metadata",
+        p.prune
+    );
+    assert!(
+        p.history < metadata / 2,
+        "{backend}: history held {} bytes for a thread of {metadata} bytes of metadata",
+        p.history
+    );
+}
+
+/// The peaks of [`long_thread_peaks`] over a SQLite store of one thread of
+/// [`LONG_THREAD`] checkpoints, each with 2 KiB of metadata (as the `writes` older
+/// LangGraph releases kept there), and the metadata's stored bytes.
+fn long_thread(dir: &std::path::Path) -> (LongThread, usize) {
     let path = dir.join("long-thread.db");
     drop(
         SqliteSaver::builder(&path)
@@ -265,13 +284,20 @@ fn prune_peak(dir: &std::path::Path) -> (usize, usize) {
         }
         tx.commit().expect("commit");
     }
-    (long_thread_prune(path.to_str().expect("utf-8")), stored)
+    (long_thread_peaks(path.to_str().expect("utf-8")), stored)
 }
 
-/// The peak of a dry-run `prune --keep-latest 1` of the store at `location`, one
-/// thread of [`LONG_THREAD`] checkpoints.
-fn long_thread_prune(location: &str) -> usize {
-    let (report, peak) = peak_during(|| {
+/// The peaks of a dry-run `prune --keep-latest 1` and of `AnyStore::history` on the
+/// store at `location`, one thread (`long`) of [`LONG_THREAD`] checkpoints.
+fn long_thread_peaks(location: &str) -> LongThread {
+    let (history, history_peak) = peak_during(|| {
+        rt().block_on(async { AnyStore::open(location).await?.history("long").await })
+    });
+    let history = history.expect("history");
+    assert_eq!(history.nodes.len(), LONG_THREAD);
+    assert!(history.nodes.iter().all(|n| n.step.is_some()));
+    drop(history);
+    let (report, prune) = peak_during(|| {
         rt().block_on(store::prune(
             location,
             &StoreKeys::none(),
@@ -284,7 +310,10 @@ fn long_thread_prune(location: &str) -> usize {
         (LONG_THREAD as u64 - 1, 1),
         "{report:?}"
     );
-    peak
+    LongThread {
+        prune,
+        history: history_peak,
+    }
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB
@@ -398,7 +427,7 @@ fn postgres(dir: &std::path::Path) {
         }
     });
     let peaks = peaks(&url, &dir.join("postgres.jsonl"), &restore);
-    // The long thread of `prune_peak`, written by the server.
+    // The long thread of `long_thread`, written by the server.
     let metadata = rt().block_on(async {
         let client = admin(&base).await;
         client
@@ -424,7 +453,7 @@ fn postgres(dir: &std::path::Path) {
             .expect("sum");
         usize::try_from(row.get::<_, i64>(0)).expect("size")
     });
-    let prune = long_thread_prune(&url);
+    let long = long_thread_peaks(&url);
     rt().block_on(async {
         admin(&base)
             .await
@@ -435,13 +464,5 @@ fn postgres(dir: &std::path::Path) {
             .expect("drop");
     });
     check("postgres", &peaks, ENCRYPT_LIMIT_POSTGRES);
-    println!(
-        "postgres: dry-run prune of one thread of {LONG_THREAD} checkpoints holding {} MiB of metadata: peak {} MiB",
-        metadata / MIB,
-        prune / MIB
-    );
-    assert!(
-        prune < metadata / 2,
-        "prune held {prune} bytes for a thread of {metadata} bytes of metadata"
-    );
+    check_long_thread("postgres", &long, metadata);
 }

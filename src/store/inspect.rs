@@ -6,7 +6,7 @@
 //! channel). Nothing is written: SQLite files are opened without a write (bytes and
 //! side files unchanged), Postgres in a read-only session.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -194,43 +194,46 @@ impl AnyStore {
             parent = c.parent,
             p = ph(sqlite, 1)
         );
-        type RowT = (String, String, Option<String>, Option<Vec<u8>>);
-        let rows: Vec<RowT> = self
-            .raw
-            .rows("read", &sql, &[thread.into()])
-            .await?
-            .iter()
-            .map(|r| Ok((r.text(0)?, r.text(1)?, r.opt_text(2)?, r.bytes(3))))
-            .collect::<Result<_>>()?;
-        let mut nodes: Vec<HistoryNode> = rows
-            .into_iter()
-            .map(|(ns, id, parent, meta)| {
-                let m = metadata_of(meta.as_deref());
-                HistoryNode {
-                    checkpoint_ns: ns,
-                    checkpoint_id: id,
-                    parent_checkpoint_id: parent.filter(|p| !p.is_empty()),
+        // Each row made a node as it is read, its metadata parsed and dropped: a thread
+        // of 100,000 checkpoints held its rows, then a copy of them with the metadata,
+        // then the nodes.
+        let mut nodes: Vec<HistoryNode> = Vec::new();
+        self.raw
+            .each_row("read", &sql, &[thread.into()], |mut r| {
+                let m = metadata_of(r.take_bytes(3).as_deref());
+                nodes.push(HistoryNode {
+                    checkpoint_ns: r.text(0)?,
+                    checkpoint_id: r.text(1)?,
+                    parent_checkpoint_id: r.opt_text(2)?.filter(|p| !p.is_empty()),
                     step: m.as_ref().and_then(CheckpointMetadata::step),
                     source: m.as_ref().and_then(|m| m.source().map(str::to_owned)),
                     children: Vec::new(),
                     unreadable: None,
-                }
+                });
+                Ok(std::ops::ControlFlow::Continue(()))
             })
-            .collect();
-        let mut children: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        for n in &nodes {
-            if let Some(p) = &n.parent_checkpoint_id {
-                children
-                    .entry((n.checkpoint_ns.clone(), p.clone()))
-                    .or_default()
-                    .push(n.checkpoint_id.clone());
+            .await?;
+        // Each node's children, found by index rather than by copies of the keys.
+        let mut kids: Vec<Vec<String>> = vec![Vec::new(); nodes.len()];
+        {
+            let at: HashMap<(&str, &str), usize> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| ((n.checkpoint_ns.as_str(), n.checkpoint_id.as_str()), i))
+                .collect();
+            for n in &nodes {
+                let parent = n.parent_checkpoint_id.as_deref();
+                if let Some(list) = parent
+                    .and_then(|p| at.get(&(n.checkpoint_ns.as_str(), p)))
+                    .and_then(|i| kids.get_mut(*i))
+                {
+                    list.push(n.checkpoint_id.clone());
+                }
             }
         }
         let mut forks = Vec::new();
-        for n in &mut nodes {
-            if let Some(c) = children.remove(&(n.checkpoint_ns.clone(), n.checkpoint_id.clone())) {
-                n.children = c;
-            }
+        for (n, children) in nodes.iter_mut().zip(kids) {
+            n.children = children;
             if n.children.len() > 1 {
                 forks.push(n.checkpoint_id.clone());
             }

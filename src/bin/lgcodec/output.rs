@@ -111,9 +111,19 @@ where
 
 /// `value` as one JSON line on standard output.
 pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
-    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").map_err(|e| format!("cannot write: {e}"))
+    // Written as it is serialized: a report as large as a thread's history (100,000
+    // checkpoints) is not held as text first.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer(&mut out, value)
+        .map_err(|e| {
+            if e.is_io() {
+                format!("cannot write: {e}")
+            } else {
+                e.to_string()
+            }
+        })
+        .and_then(|()| writeln!(out).map_err(|e| format!("cannot write: {e}")))?;
+    out.flush().map_err(|e| format!("cannot write: {e}"))
 }
 
 /// How a command that ran ends: the report on standard output (one JSON line with
