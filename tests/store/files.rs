@@ -457,6 +457,65 @@ fn an_encrypt_waiting_on_a_lock_ends_at_the_second_signal() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A backup that cannot be begun is said of FILE's directory, with what to do, not of
+/// the partial file's name (it was "No such file or directory (os error 2) at path
+/// \"…/.b.jsonl.heiRk8.partial\""); an empty path, where any command takes a file, is
+/// refused as one (it was "cannot open : No such file or directory").
+#[test]
+fn a_file_that_cannot_be_made_or_is_empty_is_named_for_what_is_wrong() {
+    let dir = scratch("export-no-dir");
+    let source = store(&dir, 1);
+    let run = |args: &[&std::ffi::OsStr]| -> (Option<i32>, String) {
+        let out = Command::new(BIN)
+            .arg("store")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let export = std::ffi::OsStr::new("export");
+    let missing = dir.join("missing");
+    for (file, said) in [
+        (
+            missing.join("b.jsonl"),
+            format!(
+                "there is no directory {}: create it, or give a path in one that exists",
+                missing.display()
+            ),
+        ),
+        (
+            source.join("b.jsonl"),
+            format!("{} is not a directory", source.display()),
+        ),
+    ] {
+        let (code, err) = run(&[export, source.as_os_str(), file.as_os_str()]);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(&said) && !err.contains(".partial"), "{err}");
+    }
+    let file = source.to_str().expect("utf-8");
+    for args in [
+        &["export", file, ""][..],
+        &["import", "", file],
+        &["verify", ""],
+        &["retain", file, "--policy", "", "--once"],
+        &["retain", file, "--config", "", "--once"],
+    ] {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("an empty path names no file: give the file's path"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!missing.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The arguments of an import swapped (`import STORE BACKUP`): the store is said to
 /// be a SQLite database, not a backup (it used to be "not UTF-8 at byte 102"), and
 /// neither file changes; `verify STORE` says the same. The other way round, a backup

@@ -20,6 +20,7 @@ pub struct ExportArgs {
     /// The backup file to write (- for standard output). An existing FILE is replaced
     /// only if it is empty or an earlier backup: never the store itself. A link stays
     /// one (the backup goes where it points); a pipe or device is written through.
+    #[arg(value_parser = super::a_path)]
     pub file: String,
     /// Only this thread (repeat for more).
     #[arg(long = "thread", value_name = "ID")]
@@ -73,18 +74,17 @@ pub async fn run(args: ExportArgs) -> ExitCode {
         )),
         Destination::Stream(f) => Box::new(std::io::BufWriter::with_capacity(BACKUP_BUFFER, f)),
         Destination::File(path) => match partial_file(&path) {
-            Ok(f) => {
-                let w = f.reopen();
-                partial = Some((f, path));
-                match w {
-                    Ok(w) => Box::new(std::io::BufWriter::with_capacity(
+            Ok(f) => match f.reopen() {
+                Ok(w) => {
+                    partial = Some((f, path));
+                    Box::new(std::io::BufWriter::with_capacity(
                         BACKUP_BUFFER,
                         crate::drop_behind::DropBehind::new(w),
-                    )),
-                    Err(e) => return fatal(format!("cannot create {file}: {e}")),
+                    ))
                 }
-            }
-            Err(e) => return fatal(format!("cannot create {file}: {e}")),
+                Err(e) => return fatal(cannot_create(&file, &path, &e)),
+            },
+            Err(e) => return fatal(cannot_create(&file, &path, &e)),
         },
     };
     // Written beside FILE and renamed: a failure leaves nothing behind to say so.
@@ -284,10 +284,7 @@ fn is_stdout(meta: &std::fs::Metadata) -> bool {
 /// A temporary file beside `path` (same directory, so the rename is atomic), named
 /// after it: `.NAME.XXXXXX.partial`.
 fn partial_file(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = directory_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -296,6 +293,43 @@ fn partial_file(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         .prefix(&format!(".{name}."))
         .suffix(".partial")
         .tempfile_in(dir)
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// The backup `file` (at `path`) could not be begun: `e`, from making the partial file
+/// beside it, said of FILE's directory and what to do, not of the partial file's name
+/// (it was "No such file or directory (os error 2) at path \"dir/.b.jsonl.heiRk8.partial\"").
+fn cannot_create(file: &str, path: &Path, e: &std::io::Error) -> Error {
+    use std::io::ErrorKind as Io;
+    let (at, dir) = (directory_of(path), directory_of(path).display());
+    let why = match e.kind() {
+        Io::NotFound if !at.exists() => {
+            format!("there is no directory {dir}: create it, or give a path in one that exists")
+        }
+        Io::PermissionDenied => {
+            format!("this user cannot write in {dir}: give a path in a directory you can write to")
+        }
+        Io::ReadOnlyFilesystem => {
+            format!("{dir} is on a read-only file system: give a path on another")
+        }
+        Io::NotADirectory => format!("{dir} is not a directory: give a path in one"),
+        // The system's own words, without the partial file's name (the `tempfile`
+        // crate adds it as ` at path "…"`, in an error type it does not export).
+        _ => {
+            let text = e.to_string();
+            text.split_once(" at path ")
+                .map_or(text.as_str(), |(words, _)| words)
+                .to_owned()
+        }
+    };
+    Error::new(ErrorKind::Backup, format!("cannot create {file}: {why}"))
 }
 
 /// Refuses to put the backup in place of a regular file that is not one: `file` may be

@@ -20,6 +20,7 @@ use crate::output::{finish, with_progress};
 )]
 pub struct ImportArgs {
     /// The backup file to read (- for standard input).
+    #[arg(value_parser = super::a_path)]
     pub file: String,
     /// The target: an empty one gets Python's tables; rows already there are never
     /// overwritten.

@@ -401,6 +401,16 @@ pub(super) async fn stop_anyway(name: &'static str, at_a_batch: bool) {
     std::process::exit(i32::from(code));
 }
 
+/// A file named on the command line: an empty one names no file (it was "cannot
+/// open : No such file or directory").
+pub(super) fn a_path(given: &str) -> Result<String, String> {
+    if given.is_empty() {
+        Err("an empty path names no file: give the file's path".to_owned())
+    } else {
+        Ok(given.to_owned())
+    }
+}
+
 /// Aborts the task when dropped: the watchdog ends with the command.
 pub(super) struct AbortOnDrop(pub(super) tokio::task::JoinHandle<()>);
 

@@ -57,10 +57,10 @@ pub struct RetainArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL (today's Python layout).
     pub store: String,
     /// The retention policy, a TOML file (docs/retention.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = super::a_path)]
     pub policy: Option<String>,
     /// A LangGraph Agent Server langgraph.json: its checkpointer.ttl section.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = super::a_path)]
     pub config: Option<String>,
     /// One sweep, then exit.
     #[arg(long)]

@@ -13,6 +13,7 @@ use crate::output::finish;
 #[derive(Args)]
 pub struct VerifyArgs {
     /// The backup file to check (- for standard input).
+    #[arg(value_parser = super::a_path)]
     pub file: String,
     /// Print the report as one JSON object.
     #[arg(long)]
