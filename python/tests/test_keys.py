@@ -32,7 +32,10 @@ def test_primary_is_utf8_bytes_like_python():
     )
     with pytest.raises(KeyConfigError) as e:
         keys_from_env({"LANGGRAPH_AES_KEY": "short"})
-    assert str(e.value) == "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes)"
+    assert str(e.value) == (
+        "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes): set it to the key "
+        "the Python service uses (16, 24 or 32 bytes of text), or unset it for a store in clear"
+    )
     with pytest.raises(KeyConfigError, match="it is 0 bytes"):
         keys_from_env({"LANGGRAPH_AES_KEY": ""})
 
@@ -70,7 +73,9 @@ def test_entries_are_not_trimmed_and_errors_name_the_entry():
     with pytest.raises(KeyConfigError) as e:
         keys_from_env({"LANGGRAPH_AES_KEY": K16, "LANGGRAPH_AES_KEY_PREVIOUS": f"{K16},,bad"})
     assert str(e.value) == (
-        "LANGGRAPH_AES_KEY_PREVIOUS entry 3 must be 16, 24, or 32 bytes long (it is 3 bytes)"
+        "LANGGRAPH_AES_KEY_PREVIOUS entry 3 must be 16, 24, or 32 bytes long (it is 3 bytes): "
+        "give each earlier key as it was set (16, 24 or 32 bytes of text), or as "
+        "base64:<standard base64>"
     )
     with pytest.raises(KeyConfigError, match="FALLBACK_KEYS entry 2 must be .* 17 bytes"):
         keys_from_env({"LANGGRAPH_AES_KEY": K16, "LANGGRAPH_AES_FALLBACK_KEYS": f"{K16}, {K16}"})

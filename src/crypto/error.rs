@@ -59,8 +59,9 @@ pub(crate) enum CryptoFault {
         source_name: String,
         /// Its length in bytes.
         len: usize,
-        /// The likely cause, when the bytes show one (empty otherwise): base64 or hex
-        /// text of a key, a trailing newline, a space after a comma. Never key
+        /// The likely cause, when the bytes show one (base64 or hex text of a key, a
+        /// trailing newline, a space after a comma); else, for a key from the
+        /// environment, what a key is and where the right one is found. Never key
         /// material.
         hint: &'static str,
     },

@@ -104,7 +104,19 @@ impl AesKey {
             CryptoFault::InvalidKeyLength {
                 source_name: source_name.to_owned(),
                 len,
-                hint: length_hint(bytes, source_name.contains(" entry ")),
+                hint: match length_hint(bytes, source_name.contains(" entry ")) {
+                    // No likely cause: what a key set in the environment is, and where
+                    // the right one is found.
+                    "" if source_name.contains(" entry ") => {
+                        ": give each earlier key as it was set (16, 24 or 32 bytes of \
+                         text), or as base64:<standard base64>"
+                    }
+                    "" if source_name == ENV_KEY => {
+                        ": set it to the key the Python service uses (16, 24 or 32 bytes \
+                         of text), or unset it for a store in clear"
+                    }
+                    hint => hint,
+                },
             }
             .into()
         };
@@ -388,13 +400,13 @@ mod tests {
         let e = primary_from_vars(&short).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes)")
+            Some("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes): set it to the key the Python service uses (16, 24 or 32 bytes of text), or unset it for a store in clear")
         );
         let prev = |v: &str| (v == ENV_KEY_PREVIOUS).then(|| "0123456789abcdef,,bad".into());
         let e = previous_from_vars(&prev).err().map(|e| e.to_string());
         assert_eq!(
             e.as_deref(),
-            Some("LANGGRAPH_AES_KEY_PREVIOUS entry 3 must be 16, 24, or 32 bytes long (it is 3 bytes)")
+            Some("LANGGRAPH_AES_KEY_PREVIOUS entry 3 must be 16, 24, or 32 bytes long (it is 3 bytes): give each earlier key as it was set (16, 24 or 32 bytes of text), or as base64:<standard base64>")
         );
     }
 

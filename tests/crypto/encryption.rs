@@ -730,11 +730,11 @@ fn key_length_errors_name_the_usual_causes() {
     assert!(e.contains("entry 2"), "{e}");
     assert!(e.contains("(it is 33 bytes)"), "{e}");
     assert!(e.contains("space after a comma"), "{e}");
-    // A plain wrong length gets no guess.
+    // A plain wrong length gets no guess: what a key is, and where the right one is.
     let e = primary("short");
     assert_eq!(
         e,
-        "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes)"
+        "LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long (it is 5 bytes): set it to the key the Python service uses (16, 24 or 32 bytes of text), or unset it for a store in clear"
     );
 }
 

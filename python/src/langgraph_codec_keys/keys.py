@@ -103,6 +103,18 @@ def _length_hint(key: bytes, entry: bool) -> str:
 def _check_length(key: bytes, source_name: str) -> bytes:
     if len(key) not in _KEY_LENGTHS:
         hint = _length_hint(key, " entry " in source_name)
+        # No likely cause: what a key set in the environment is, and where the right
+        # one is found (as Rust's ``AesKey::named``).
+        if not hint and " entry " in source_name:
+            hint = (
+                ": give each earlier key as it was set (16, 24 or 32 bytes of text), or as "
+                "base64:<standard base64>"
+            )
+        elif not hint and source_name == "LANGGRAPH_AES_KEY":
+            hint = (
+                ": set it to the key the Python service uses (16, 24 or 32 bytes of text), "
+                "or unset it for a store in clear"
+            )
         raise KeyConfigError(
             f"{source_name} must be 16, 24, or 32 bytes long (it is {len(key)} bytes){hint}"
         )
