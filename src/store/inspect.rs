@@ -52,6 +52,9 @@ pub struct AnyStore {
     lock_timeout: Option<std::time::Duration>,
 }
 
+/// Checkpoints [`AnyStore::check_history`] reads at once.
+const CHECKS_IN_FLIGHT: usize = 4;
+
 fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
     let text = bytes?;
     let value = crate::json::parse(text, METADATA_MAX_DEPTH).ok()?;
@@ -257,25 +260,38 @@ impl AnyStore {
         keys: &StoreKeys,
         history: &mut ThreadHistory,
     ) -> Result<u64> {
+        use futures_util::StreamExt as _;
         let serde = serializer(keys);
-        let mut unreadable = 0u64;
-        for node in &mut history.nodes {
-            let read = self
-                .tuple(
+        let thread = history.thread_id.as_str();
+        // Several reads in flight, taken in order: on Postgres each is a round trip
+        // (the saver's pool gives each its connection), which one at a time made a
+        // thread of 30,000 checkpoints take 4.1 s; on SQLite a read does not wait, and
+        // they run one after another as before.
+        let mut reads = futures_util::stream::iter(&history.nodes)
+            .map(|node| {
+                self.tuple(
                     &serde,
-                    &history.thread_id,
+                    thread,
                     Some(&node.checkpoint_ns),
                     &node.checkpoint_id,
                 )
-                .await;
-            node.unreadable = match read {
+            })
+            .buffered(CHECKS_IN_FLIGHT);
+        let mut found: Vec<Option<String>> = Vec::with_capacity(history.nodes.len());
+        while let Some(read) = reads.next().await {
+            found.push(match read {
                 Err(e) if e.kind() == ErrorKind::UnreadableRow => {
-                    unreadable += 1;
                     Some(e.cause().map_or_else(|| e.to_string(), ToString::to_string))
                 }
                 Err(e) => return Err(e),
                 Ok(_) => None,
-            };
+            });
+        }
+        drop(reads);
+        let mut unreadable = 0u64;
+        for (node, why) in history.nodes.iter_mut().zip(found) {
+            unreadable += u64::from(why.is_some());
+            node.unreadable = why;
         }
         Ok(unreadable)
     }
