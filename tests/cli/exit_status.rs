@@ -107,3 +107,61 @@ fn a_count_of_0_or_not_a_number_is_refused_saying_what_to_give() {
     let run = lgcodec(&["store", "prune", "s.db", "--keep-latest", "0"], &[], b"");
     assert!(run.stderr.contains("--idle-since"), "{}", run.stderr);
 }
+
+/// A note that cannot be written because standard error's reader is gone (`lgcodec …
+/// 2>&1 | head`) is dropped: the command ends with the status it would have had. With
+/// standard output's reader gone (`| head`), a report is dropped or the command stops
+/// saying it cannot write (exit 2). `eprintln!` and `print!` panicked there (exit 101,
+/// the panic's own message lost with standard error).
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[test]
+fn a_closed_output_does_not_change_the_exit_status() {
+    use std::process::Stdio;
+    let store = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("vectors/stores/sqlite-py-3.1.2/store.sqlite");
+    let store = store.to_str().expect("utf-8");
+    // `args`' exit status with standard output and standard error as given; a pipe
+    // whose reader is dropped as soon as the process starts is a closed one.
+    let run = |args: &[&str], close_out: bool, close_err: bool| -> Option<i32> {
+        let pipe_or_null = |closed: bool| {
+            if closed {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            }
+        };
+        let mut child = Command::new(BIN)
+            .args(args)
+            // encrypt's dry run reads it; no other command here does.
+            .env("LANGGRAPH_AES_KEY", "0123456789abcdef")
+            .stdin(Stdio::null())
+            .stdout(pipe_or_null(close_out))
+            .stderr(pipe_or_null(close_err))
+            .spawn()
+            .expect("run");
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        child.wait().expect("wait").code()
+    };
+    for args in [
+        &["store", "stats", store][..],
+        &["store", "audit", store],
+        &["store", "inspect", store],
+        &["store", "inspect", store, "--thread", "t-main"],
+        &["store", "prune", store, "--keep-latest", "1", "--dry-run"],
+        &["store", "encrypt", store, "--dry-run"],
+    ] {
+        let open = run(args, false, false);
+        assert!(matches!(open, Some(0 | 1)), "{args:?}: {open:?}");
+        assert_eq!(
+            run(args, false, true),
+            open,
+            "{args:?}, standard error closed"
+        );
+        let closed = run(args, true, false);
+        assert!(
+            closed == open || closed == Some(2),
+            "{args:?}, standard output closed: {closed:?}"
+        );
+    }
+}

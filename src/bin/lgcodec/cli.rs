@@ -183,7 +183,7 @@ impl From<&str> for Fatal {
 /// output) and gives the fatal exit status.
 pub fn fatal(error: impl Into<Fatal>) -> ExitCode {
     let Fatal { message, kind } = error.into();
-    eprintln!("lgcodec: {message}");
+    note!("lgcodec: {message}");
     if let Some(operation) = JSON_ERRORS.get() {
         let mut object = serde_json::json!({"operation": operation, "error": message});
         if let Some(kind) = kind {

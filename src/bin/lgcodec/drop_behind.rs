@@ -127,7 +127,7 @@ mod tests {
             .tempdir()
             .expect("scratch");
         if let Some(kind) = memory_file_system(dir.path()) {
-            eprintln!("skipped: {kind} keeps every page in memory");
+            note!("skipped: {kind} keeps every page in memory");
             return;
         }
         let chunk = vec![b'x'; 1 << 20];
@@ -146,7 +146,7 @@ mod tests {
         }
         let (Some(in_plain), Some(in_dropped)) = (cached_bytes(&plain), cached_bytes(&dropped))
         else {
-            eprintln!("skipped: no fincore (util-linux) to read the page cache with");
+            note!("skipped: no fincore (util-linux) to read the page cache with");
             return;
         };
         let size = steps << 20;

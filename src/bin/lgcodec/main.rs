@@ -17,6 +17,19 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 
+/// `eprintln!` that cannot panic: a line for standard error that cannot be written (its
+/// reader gone, as in `lgcodec … 2>&1 | head`) is dropped, where `eprintln!` panicked
+/// and the command exited 101 instead of with its status. Every module of the binary
+/// writes to standard error through it.
+macro_rules! note {
+    ($($t:tt)*) => {{
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stderr().lock(),
+            format_args!("{}\n", format_args!($($t)*)),
+        );
+    }};
+}
+
 mod cli;
 mod commands;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -52,7 +52,7 @@ pub fn serve(addr: &str, dry_run: bool) -> Result<(), String> {
     metrics::set_global_recorder(recorder).map_err(|e| format!("--metrics-addr {addr}: {e}"))?;
     tokio::spawn(async move {
         if let Err(e) = exporter.await {
-            eprintln!("lgcodec store retain: the metrics listener stopped: {e:?}");
+            note!("lgcodec store retain: the metrics listener stopped: {e:?}");
         }
     });
     for (name, kind, help) in METRICS {

@@ -145,7 +145,7 @@ pub(crate) fn finish<R: serde::Serialize>(
         text(report);
     }
     for note in notes {
-        eprintln!("{note}");
+        note!("{note}");
     }
     status
 }

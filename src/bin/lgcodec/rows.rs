@@ -89,9 +89,11 @@ fn refuse_a_backup(file: &str, input: &mut dyn io::BufRead) -> Result<(), String
 
 fn report(s: &BatchSummary) {
     if s.failed > 0 || s.blank > 0 {
-        eprintln!(
+        note!(
             "lgcodec: {} record(s), {} failed, {} blank line(s) skipped",
-            s.records, s.failed, s.blank
+            s.records,
+            s.failed,
+            s.blank
         );
     }
 }
@@ -99,7 +101,7 @@ fn report(s: &BatchSummary) {
 /// Warns when the keys in the environment cannot be used (only unencrypted rows read).
 pub fn warn_key(reader: &RowReader) {
     if let Some(problem) = reader.key_problem() {
-        eprintln!("lgcodec: warning: {problem}; only unencrypted rows can be read");
+        note!("lgcodec: warning: {problem}; only unencrypted rows can be read");
     }
 }
 

@@ -172,7 +172,8 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
         for f in &report.findings {
             out.push_str(&format!("finding: {f}\n"));
         }
-        print!("{out}");
+        // A reader gone (`| head`) drops the rest, as `say!` does; `print!` panicked.
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
     };
     finish(json, report, text, [summary], status)
 }

@@ -109,7 +109,7 @@ async fn list_threads(store: &AnyStore, shown: &str, json: bool, keys: &StoreKey
             return fatal(format!("cannot write: {e}"));
         }
     }
-    eprintln!(
+    note!(
         "lgcodec store inspect: {listed} thread(s) in {shown} ({})",
         store.layout()
     );
@@ -161,7 +161,7 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                 match text {
                     Ok(t) => {
                         say!("{t}");
-                        eprintln!("lgcodec store inspect: checkpoint {id:?} of thread {thread:?}");
+                        note!("lgcodec store inspect: checkpoint {id:?} of thread {thread:?}");
                         ExitCode::SUCCESS
                     }
                     Err(e) => fatal(e.to_string()),

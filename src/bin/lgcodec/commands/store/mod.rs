@@ -345,7 +345,7 @@ async fn interruptible(
     };
     if at_a_batch {
         output::stop_flag().store(true, Ordering::SeqCst);
-        eprintln!("\nlgcodec store {name}: {how}: finishing the batch in flight, then stopping (a second signal stops at once)");
+        note!("\nlgcodec store {name}: {how}: finishing the batch in flight, then stopping (a second signal stops at once)");
         tokio::select! {
             ended = &mut command => {
                 let (done, unit) = progress_so_far();
@@ -356,7 +356,7 @@ async fn interruptible(
                 } else {
                     "the batch in flight finished"
                 };
-                eprintln!(
+                note!(
                     "lgcodec store {name}: stopped after {done} {unit}, {flight}; every batch committed so far stays: run the same command again to resume"
                 );
                 return ExitCode::from(code);
@@ -365,7 +365,7 @@ async fn interruptible(
         }
     }
     let (done, unit) = progress_so_far();
-    eprintln!(
+    note!(
         "\nlgcodec store {name}: {how} after {done} {unit}; every batch committed so far stays, the one in flight was rolled back: run the same command again to resume"
     );
     ExitCode::from(code)
@@ -394,7 +394,7 @@ pub(super) async fn stop_anyway(name: &'static str, at_a_batch: bool) {
         code = signals.next().await;
         tokio::time::sleep(STOP_GRACE).await;
     }
-    eprintln!(
+    note!(
         "\nlgcodec store {name}: still running {} s after the signal (blocked reading, writing or waiting on a lock): stopping now; every batch committed so far stays, the one in flight is rolled back by the database: run the same command again to resume",
         STOP_GRACE.as_secs()
     );

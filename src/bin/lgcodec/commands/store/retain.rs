@@ -278,11 +278,11 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
             code = signals.next() => {
                 stop.store(true, Ordering::SeqCst);
                 signalled = Some(code);
-                eprintln!("lgcodec store retain: finishing the batch in flight, then stopping (a second signal stops at once)");
+                note!("lgcodec store retain: finishing the batch in flight, then stopping (a second signal stops at once)");
                 tokio::select! {
                     r = &mut fut => r,
                     code = signals.next() => {
-                        eprintln!("lgcodec store retain: stopped at once; the batch in flight was rolled back, every one before it stays");
+                        note!("lgcodec store retain: stopped at once; the batch in flight was rolled back, every one before it stays");
                         return ExitCode::from(code);
                     }
                 }
@@ -301,9 +301,9 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                 if !line(&json) {
                     return fatal("cannot write to standard output");
                 }
-                eprintln!("{}", summary(sweep, &report));
+                note!("{}", summary(sweep, &report));
                 if let Some(note) = report.vacuum.as_ref().and_then(|v| v.note.as_ref()) {
-                    eprintln!("lgcodec store retain: --vacuum: {note}");
+                    note!("lgcodec store retain: --vacuum: {note}");
                 }
                 metrics::sweep_done(&report);
                 if !report.errors.is_empty() || report.unreadable > 0 {
@@ -317,7 +317,7 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                     "kind": e.kind().as_str(),
                 });
                 let _ = line(&json);
-                eprintln!(
+                note!(
                     "lgcodec store retain: sweep {sweep} failed: {e}; the next sweep tries again"
                 );
             }

@@ -134,7 +134,8 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         if let Some(left) = &report.left_behind {
             out.push_str(&format!("left behind: {left}\n"));
         }
-        print!("{out}");
+        // A reader gone (`| head`) drops the rest, as `say!` does; `print!` panicked.
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
     };
     finish(json, report, text, [summary], status)
 }

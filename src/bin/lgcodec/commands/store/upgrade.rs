@@ -92,7 +92,7 @@ pub async fn run(args: UpgradeArgs) -> ExitCode {
                     return fatal(e);
                 }
             }
-            eprintln!(
+            note!(
                 "lgcodec store upgrade: {location} ({layout}) cannot be upgraded in place: {reason}; copy it into a fresh store instead: lgcodec store copy {location} NEW_STORE"
             );
             ExitCode::from(FINDINGS)
