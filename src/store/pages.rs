@@ -23,7 +23,7 @@ use super::backend::Counted;
 use super::engine::Engine;
 use super::error::StoreFault;
 use super::options::RunOptions;
-use super::plan::{id_time, plan_thread, Fate, Loaded, MetaReads, PlannedThread, Rules, Tally};
+use super::plan::{id_time, plan_thread, Fate, Loaded, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::retry::pause;
 use super::target::{open_target, Target};
@@ -146,17 +146,17 @@ async fn thread_page(
     Ok(page)
 }
 
-/// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order;
-/// with `interrupts`, which of them hold a `__interrupt__` pending write.
+/// The checkpoints of `threads`, by thread, each thread's in (namespace, id) order,
+/// with what `rules` read of their metadata; when a rule looks for interrupts, which
+/// of them hold a `__interrupt__` pending write.
 async fn load_threads(
     target: &mut Target,
     serde: &Arc<dyn Serializer>,
     threads: &[String],
-    reads: &MetaReads,
-    interrupts: bool,
+    rules: &Rules,
 ) -> Result<BTreeMap<String, Loaded>> {
-    let mut out = target.load_threads(serde, threads, reads).await?;
-    if interrupts {
+    let mut out = target.load_threads(serde, threads, &rules.reads()).await?;
+    if rules.wants_interrupts() {
         let found = target.interrupted(threads).await?;
         if !found.is_empty() {
             for (thread, loaded) in out.iter_mut() {
@@ -280,15 +280,7 @@ async fn do_page(
     let loaded = if page.load.is_empty() {
         BTreeMap::new()
     } else {
-        let reads = pass.rules.reads();
-        load_threads(
-            target,
-            serde,
-            &page.load,
-            &reads,
-            pass.rules.wants_interrupts(),
-        )
-        .await?
+        load_threads(target, serde, &page.load, pass.rules).await?
     };
     let mut tally = Tally::default();
     let mut removal = Removal::default();

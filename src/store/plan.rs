@@ -36,7 +36,7 @@ use crate::saver::CheckpointMetadata;
 /// metadata, only whether it holds a label ([`Loaded::push`] keeps the latest
 /// checkpoint's whole, for the rules that read it). Every checkpoint's parsed metadata
 /// was held until the thread was planned: a dry-run `prune --keep-latest 1` of one
-/// thread of 100,000 checkpoints peaked at 103 MiB, 60 MiB without it and without the
+/// thread of 100,000 checkpoints peaked at 101 MiB, 58 MiB without it and without the
 /// planner's copies of the ids (2026-12-05, `/usr/bin/time`, release build).
 pub(crate) struct Cp {
     pub(crate) ns: String,

@@ -127,7 +127,7 @@ mod tests {
             .tempdir()
             .expect("scratch");
         if let Some(kind) = memory_file_system(dir.path()) {
-            note!("skipped: {kind} keeps every page in memory");
+            eprintln!("skipped: {kind} keeps every page in memory");
             return;
         }
         let chunk = vec![b'x'; 1 << 20];
@@ -146,7 +146,7 @@ mod tests {
         }
         let (Some(in_plain), Some(in_dropped)) = (cached_bytes(&plain), cached_bytes(&dropped))
         else {
-            note!("skipped: no fincore (util-linux) to read the page cache with");
+            eprintln!("skipped: no fincore (util-linux) to read the page cache with");
             return;
         };
         let size = steps << 20;

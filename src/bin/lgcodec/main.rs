@@ -41,7 +41,7 @@ mod metrics;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod output;
 /// The page-cache reading the integration tests use too.
-#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
+#[cfg(all(test, feature = "sqlite", feature = "postgres"))]
 #[path = "../../../tests/support/page_cache.rs"]
 mod page_cache;
 mod rows;

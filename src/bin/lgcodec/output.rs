@@ -15,13 +15,14 @@ use crate::cli::fatal;
 use crate::human;
 
 /// `println!` that ignores a closed pipe (`| head`) instead of panicking.
-#[cfg(all(feature = "sqlite", feature = "postgres"))]
 macro_rules! say {
     ($($t:tt)*) => {{
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+        let _ = std::io::Write::write_fmt(
+            &mut std::io::stdout().lock(),
+            format_args!("{}\n", format_args!($($t)*)),
+        );
     }};
 }
-#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use say;
 
 /// A progress bar on standard error when it is a terminal; `None` otherwise.

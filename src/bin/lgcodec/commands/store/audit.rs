@@ -9,7 +9,7 @@ use langgraph_codec::store::{
 use super::batching::Pace;
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
-use crate::output::{finish, with_progress};
+use crate::output::{finish, say, with_progress};
 
 #[derive(clap::Args)]
 #[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many values read per second, on average (spares a busy store)")))]
@@ -172,8 +172,8 @@ fn print_audit(report: &AuditReport, json: bool) -> ExitCode {
         for f in &report.findings {
             out.push_str(&format!("finding: {f}\n"));
         }
-        // A reader gone (`| head`) drops the rest, as `say!` does; `print!` panicked.
-        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+        // `say!`: a reader gone (`| head`) drops the rest (`print!` panicked).
+        say!("{}", out.strip_suffix('\n').unwrap_or(&out));
     };
     finish(json, report, text, [summary], status)
 }

@@ -308,7 +308,8 @@ fn directory_of(path: &Path) -> &Path {
 /// (it was "No such file or directory (os error 2) at path \"dir/.b.jsonl.heiRk8.partial\"").
 fn cannot_create(file: &str, path: &Path, e: &std::io::Error) -> Error {
     use std::io::ErrorKind as Io;
-    let (at, dir) = (directory_of(path), directory_of(path).display());
+    let at = directory_of(path);
+    let dir = at.display();
     let why = match e.kind() {
         Io::NotFound if !at.exists() => {
             format!("there is no directory {dir}: create it, or give a path in one that exists")

@@ -403,6 +403,7 @@ pub(super) async fn stop_anyway(name: &'static str, at_a_batch: bool) {
 
 /// A file named on the command line: an empty one names no file (it was "cannot
 /// open : No such file or directory").
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(super) fn a_path(given: &str) -> Result<String, String> {
     if given.is_empty() {
         Err("an empty path names no file: give the file's path".to_owned())

@@ -1,6 +1,5 @@
 //! `lgcodec store stats`: rows and bytes per thread and per channel. Read-only.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::Args;

@@ -9,7 +9,7 @@ use super::audit::counts_line;
 use super::batching::{Batching, Pace};
 use crate::cli::{fatal, FINDINGS};
 use crate::human;
-use crate::output::{finish, with_progress};
+use crate::output::{finish, say, with_progress};
 
 #[derive(clap::Args)]
 #[command(mut_arg("max_rows_per_sec", |a| a.help("At most this many rows read per second")))]
@@ -134,8 +134,8 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         if let Some(left) = &report.left_behind {
             out.push_str(&format!("left behind: {left}\n"));
         }
-        // A reader gone (`| head`) drops the rest, as `say!` does; `print!` panicked.
-        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), out.as_bytes());
+        // `say!`: a reader gone (`| head`) drops the rest (`print!` panicked).
+        say!("{}", out.strip_suffix('\n').unwrap_or(&out));
     };
     finish(json, report, text, [summary], status)
 }
