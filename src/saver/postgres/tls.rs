@@ -125,6 +125,13 @@ pub(crate) fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
+/// rustls 0.23.48 deprecated the `ring` provider for having no post-quantum key
+/// exchange. It stays: the other provider, aws-lc-rs, builds AWS-LC's C sources (a C
+/// toolchain, and cmake on some targets) into every build and wheel, and a Postgres
+/// server offers a post-quantum group only when its OpenSSL is 3.5 or newer (Debian
+/// 12's PostgreSQL 15 links OpenSSL 3.0), so the handshake would fall back to X25519
+/// anyway. SECURITY.md ("Postgres connections") says what this leaves open.
+#[allow(deprecated)]
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
