@@ -248,6 +248,39 @@ fn an_export_replaces_only_an_earlier_backup() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A new backup file is readable by its owner only (it holds the store's rows); one an
+/// export replaces keeps the permissions it had, also through a link to it. Before,
+/// every export left the file 0600: a backup an operator had opened to a group (for
+/// the job that restores it) was closed to it again at the next night's export.
+#[cfg(unix)]
+#[test]
+fn a_replaced_backup_keeps_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    let dir = scratch("export-mode");
+    let source = store(&dir, 1);
+    let backup = dir.join("b.jsonl");
+    let link = dir.join("latest.jsonl");
+    std::os::unix::fs::symlink(&backup, &link).expect("symlink");
+    let run = |file: &Path| {
+        let out = export(&source, file);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(complete(&std::fs::read(&backup).expect("backup")));
+    };
+    run(&backup);
+    assert_eq!(mode(&backup), 0o600);
+    for (file, chosen) in [(&backup, 0o640), (&link, 0o644)] {
+        std::fs::set_permissions(&backup, std::fs::Permissions::from_mode(chosen)).expect("chmod");
+        run(file);
+        assert_eq!(mode(&backup), chosen, "{}", file.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `lgcodec store export STORE ARGS…` with stdout piped, stopped after 60 s (an export
 /// reading `/dev/stdout` as a file to replace used to wait for ever).
 fn export_within_a_minute(dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {

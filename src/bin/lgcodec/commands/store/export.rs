@@ -282,17 +282,26 @@ fn is_stdout(meta: &std::fs::Metadata) -> bool {
 }
 
 /// A temporary file beside `path` (same directory, so the rename is atomic), named
-/// after it: `.NAME.XXXXXX.partial`.
+/// after it: `.NAME.XXXXXX.partial`. It is made readable by its owner only (a backup
+/// holds the store's rows); when it replaces a file already at `path`, it takes that
+/// file's permissions instead, so a backup file an operator opened to a group stays
+/// open to it (it became 0600 at the next export).
 fn partial_file(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = directory_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    tempfile::Builder::new()
+    let partial = tempfile::Builder::new()
         .prefix(&format!(".{name}."))
         .suffix(".partial")
-        .tempfile_in(dir)
+        .tempfile_in(dir)?;
+    if let Ok(existing) = std::fs::metadata(path) {
+        if existing.is_file() {
+            partial.as_file().set_permissions(existing.permissions())?;
+        }
+    }
+    Ok(partial)
 }
 
 /// The directory `path` is in (`.` for a bare name).
