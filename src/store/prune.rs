@@ -81,6 +81,21 @@ pub fn parse_date(text: &str) -> Result<i64> {
     let num = |s: &str, what: &str| s.parse::<i64>().map_err(|_| bad(what));
     let mut d = date.split('-');
     let (Some(y), Some(m), Some(day), None) = (d.next(), d.next(), d.next(), d.next()) else {
+        // An age where a date goes (`--before 30d`): said how to give the date it is.
+        if let Ok(age) = super::policy::parse_duration(t) {
+            let secs = age.as_secs();
+            let ago = if secs > 0 && secs % 86_400 == 0 {
+                format!("{} days ago", secs / 86_400)
+            } else {
+                format!("{secs} seconds ago")
+            };
+            return Err(bad(&format!(
+                "a date is wanted, not an age: give the date the age comes to (in a shell, \
+                 $(date -u -d '{ago}' +%FT%T)), or keep checkpoints by age with \
+                 `lgcodec store retain` (max_age = \"{t}\")"
+            ))
+            .into());
+        }
         return Err(bad("expected YYYY-MM-DD[THH:MM[:SS]] in UTC").into());
     };
     let (y, m, day) = (

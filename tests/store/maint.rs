@@ -2076,6 +2076,17 @@ fn dates_and_checkpoint_id_times_are_unix_seconds() {
     assert_eq!(parse_date("1999-12-31").expect("date"), 946_598_400);
     assert!(parse_date("2024-07-01T12:30:45+02:00").is_err());
     assert!(parse_date("yesterday").is_err());
+    // An age where a date goes is said to be one, with the date it comes to in a shell
+    // and the command that keeps to an age.
+    for (age, ago) in [("30d", "30 days ago"), ("12h", "43200 seconds ago")] {
+        let said = parse_date(age).expect_err("an age").to_string();
+        assert!(
+            said.contains("a date is wanted, not an age")
+                && said.contains(&format!("$(date -u -d '{ago}' +%FT%T)"))
+                && said.contains(&format!("max_age = \"{age}\"")),
+            "{said}"
+        );
+    }
     // The edges of Python's datetime (same source), and what its fromisoformat refuses:
     // a day the month lacks, year 0 or 10000, second 60, hour 24. A year past i64's
     // seconds must be refused too, not overflow.
