@@ -291,7 +291,7 @@ impl<'r> BackupRows<'r> {
         {
             return Err(StoreFault::Backup {
                 file: file.to_owned(),
-                reason: "this is a SQLite database, not a backup file: the backup comes first (lgcodec store import BACKUP STORE)".to_owned(),
+                reason: "this is a SQLite database, not a backup file: `lgcodec store export STORE FILE` writes a backup; an import takes the backup first (lgcodec store import BACKUP STORE)".to_owned(),
             }
             .into());
         }

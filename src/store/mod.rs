@@ -194,12 +194,6 @@ impl Location {
             }
             return Ok(Location::Sqlite(path.into()));
         }
-        if let Some((scheme, _)) = given.split_once("://") {
-            return Err(invalid(&format!(
-                "unknown scheme {scheme:?}: use sqlite:PATH, a file path, or a postgres:// URL"
-            ))
-            .into());
-        }
         // `postgres:/host/db`, `postgresql:host/db`, `PostgreSQL://…`: a URL mistyped,
         // which would otherwise be taken for a file path and reported missing.
         if let Some((scheme, rest)) = given.split_once(':') {
@@ -220,6 +214,16 @@ impl Location {
                 }
                 .into());
             }
+        }
+        if let Some((scheme, _)) = given.split_once("://") {
+            return Err(StoreFault::InvalidLocation {
+                // As given, less any password (`postgresq://app:s3cret@db/app`).
+                given: redact(given),
+                reason: format!(
+                    "unknown scheme {scheme:?}: use sqlite:PATH, a file path, or a postgres:// URL"
+                ),
+            }
+            .into());
         }
         Ok(Location::Sqlite(given.into()))
     }
@@ -525,6 +529,10 @@ mod tests {
                 "PostgreSQL:/app:s3cret@db/app",
                 "postgresql://app:***@db/app",
             ),
+            (
+                "PostgreSQL://app:s3cret@db/app",
+                "postgresql://app:***@db/app",
+            ),
         ] {
             let err = Location::parse(given).expect_err(given);
             assert_eq!(err.kind(), crate::ErrorKind::InvalidStoreLocation, "{err}");
@@ -532,6 +540,15 @@ mod tests {
             assert!(text.contains(&format!("did you mean {meant}?")), "{text}");
             assert!(!text.contains("s3cret"), "{text}");
         }
+        // Another scheme is refused, shown without its password.
+        let err = Location::parse("postgresq://app:s3cret@db/app").expect_err("a scheme");
+        let text = err.to_string();
+        assert!(
+            text.contains("postgresq://app:***@db/app")
+                && text.contains("unknown scheme \"postgresq\"")
+                && !text.contains("s3cret"),
+            "{text}"
+        );
         assert!(matches!(
             Location::parse("postgres.db").expect("a file"),
             Location::Sqlite(_)

@@ -234,8 +234,21 @@ pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
         let mut head = Vec::new();
         let _ = std::fs::File::open(path)
             .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 4096), &mut head));
-        if !super::backend::begins_a_backup(&head) {
+        // An empty file is an empty database (and a WAL database's file can be empty
+        // until its first checkpoint); anything else begins with SQLite's header.
+        if head.is_empty() || head.starts_with(b"SQLite format 3\0") {
             return Ok(());
+        }
+        if !super::backend::begins_a_backup(&head) {
+            // It was "detect layout: the database failed: file is not a database".
+            return Err(StoreFault::NotAStore {
+                location: path.display().to_string(),
+                found: "the file is not an SQLite database (it does not begin with SQLite's \
+                        header; nor does an encrypted SQLCipher one): give the path of the \
+                        store's database file"
+                    .to_owned(),
+            }
+            .into());
         }
         let file = super::error::shell_word(&path.display().to_string());
         return Err(StoreFault::NotAStore {

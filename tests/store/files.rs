@@ -50,6 +50,20 @@ fn export(source: &Path, backup: &Path) -> std::process::Output {
         .expect("run lgcodec store export")
 }
 
+/// `lgcodec store ARGS…` run in `dir`: its exit status and standard error.
+fn store_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> (Option<i32>, String) {
+    let out = Command::new(BIN)
+        .arg("store")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run lgcodec store");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `lgcodec store COMMAND SOURCE ARGS…` started in `dir`, its stderr piped and its
 /// stdout as given.
 fn spawn_store(
@@ -498,18 +512,7 @@ fn an_encrypt_waiting_on_a_lock_ends_at_the_second_signal() {
 fn a_file_that_cannot_be_made_or_is_empty_is_named_for_what_is_wrong() {
     let dir = scratch("export-no-dir");
     let source = store(&dir, 1);
-    let run = |args: &[&std::ffi::OsStr]| -> (Option<i32>, String) {
-        let out = Command::new(BIN)
-            .arg("store")
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .expect("run");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run = |args: &[&std::ffi::OsStr]| store_in(&dir, args);
     let export = std::ffi::OsStr::new("export");
     let missing = dir.join("missing");
     for (file, said) in [
@@ -588,7 +591,7 @@ fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
         let (code, err) = run(args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(
-            err.contains("is a SQLite database, not a backup file: the backup comes first"),
+            err.contains("is a SQLite database, not a backup file: `lgcodec store export STORE FILE` writes a backup; an import takes the backup first"),
             "{args:?}: {err}"
         );
     }
@@ -615,8 +618,79 @@ fn a_store_given_where_the_backup_goes_is_named_for_what_it_is() {
         );
     }
     assert!(!dir.join("other.jsonl").exists() && !dir.join("new.db").exists());
+    // Any other file that is not a database, named where a store goes: said to be
+    // none, and what to give instead.
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, b"a note, not a store\n").expect("text");
+    let notes = text.to_str().expect("utf-8");
+    for args in [
+        &["stats", notes][..],
+        &["encrypt", notes],
+        &["upgrade", notes],
+        &["copy", "STORE", notes],
+        &["import", "BACKUP", notes],
+    ] {
+        let (code, err) = run(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{notes} is not a Python LangGraph checkpoint store: the file is not an SQLite database (it does not begin with SQLite's header"
+            )) && err.contains("give the path of the store's database file"),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&text).expect("text"),
+        b"a note, not a store\n"
+    );
     assert_eq!(std::fs::read(&source).expect("store"), store_was);
     assert_eq!(std::fs::read(&backup).expect("backup"), backup_was);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A store's URL where a backup file goes (`import URL STORE`, `verify URL`, `export
+/// STORE URL`) is said to name a store, with the command that copies between stores,
+/// and its password is not shown. It was opened as a path: "cannot open
+/// postgresql://app:s3cret@db/app: No such file or directory", password and all.
+#[test]
+fn a_store_url_where_the_backup_goes_is_named_without_its_password() {
+    let dir = scratch("backup-url");
+    let source = store(&dir, 1);
+    let url = "postgresql://app:s3cret@db.invalid/app?password=p4ss";
+    let shown = "postgresql://app:***@db.invalid/app?password=***";
+    let source_arg = source.to_str().expect("utf-8");
+    // The arguments, how the location is shown, and what to do.
+    let give = "give a file `lgcodec store export` wrote";
+    for (args, named, what) in [
+        (&["import", url, "restored.db"][..], shown, give),
+        (&["verify", url], shown, give),
+        (
+            &["export", source_arg, url],
+            shown,
+            "an export writes a backup file",
+        ),
+        (
+            &["import", "sqlite:missing.db", "restored.db"],
+            "sqlite:missing.db",
+            give,
+        ),
+    ] {
+        let (code, err) = store_in(&dir, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{named} names a store, not a backup file: {what}"))
+                && err.contains("`lgcodec store copy")
+                && !err.contains("s3cret")
+                && !err.contains("p4ss"),
+            "{args:?}: {err}"
+        );
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["store.db"], "nothing made beside the store");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

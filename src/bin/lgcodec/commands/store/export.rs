@@ -217,6 +217,7 @@ fn destination(file: &str) -> Result<Destination, Error> {
     if file == "-" {
         return Ok(Destination::Stdout);
     }
+    super::not_a_store(file, true)?;
     let path = Path::new(file);
     // Following links: what the path names in the end.
     let Ok(meta) = std::fs::metadata(path) else {

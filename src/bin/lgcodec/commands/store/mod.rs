@@ -412,6 +412,38 @@ pub(super) fn a_path(given: &str) -> Result<String, String> {
     }
 }
 
+/// A store's location given where a backup file goes (`import URL STORE`, `verify
+/// URL`, `export STORE URL`): said to be a store, with the command that moves rows
+/// between stores, its password left out. It was opened as a path, and the error
+/// ("cannot open postgresql://app:secret@db/app: No such file or directory") showed
+/// the password. A file that is there by that name is a file.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(super) fn not_a_store(file: &str, export: bool) -> Result<(), langgraph_codec::Error> {
+    let url = file.starts_with("postgres://") || file.starts_with("postgresql://");
+    if !(url || file.starts_with("sqlite:")) || std::path::Path::new(file).exists() {
+        return Ok(());
+    }
+    let Ok(location) = langgraph_codec::store::Location::parse(file) else {
+        return Ok(());
+    };
+    let what = if export {
+        "an export writes a backup file; `lgcodec store copy STORE TARGET` copies one store into another"
+    } else {
+        "give a file `lgcodec store export` wrote; `lgcodec store copy SOURCE TARGET` copies one store into another"
+    };
+    Err(langgraph_codec::Error::new(
+        langgraph_codec::ErrorKind::Backup,
+        format!(
+            "{} names a store, not a backup file: {what}",
+            if url {
+                location.display()
+            } else {
+                file.to_owned()
+            }
+        ),
+    ))
+}
+
 /// Aborts the task when dropped: the watchdog ends with the command.
 pub(super) struct AbortOnDrop(pub(super) tokio::task::JoinHandle<()>);
 

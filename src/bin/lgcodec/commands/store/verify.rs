@@ -26,6 +26,7 @@ pub(super) fn backup_input(name: &str) -> Result<Box<dyn std::io::BufRead>, Exit
     if name == "-" {
         return Ok(Box::new(std::io::BufReader::new(std::io::stdin().lock())));
     }
+    super::not_a_store(name, false).map_err(fatal)?;
     match std::fs::File::open(name) {
         Ok(f) => Ok(Box::new(std::io::BufReader::new(
             crate::drop_behind::DropBehind::new(f),
