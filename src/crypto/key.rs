@@ -172,7 +172,8 @@ fn key_len(n: usize) -> bool {
 }
 
 /// The likely cause of a key of the wrong length, from its bytes (the usual mistakes:
-/// a trailing newline, a space after a comma in a list, base64 or hex text of the key);
+/// a trailing newline, a space after a comma in a list, base64 or hex text of the key,
+/// a list entry's `base64:` form given as the key to write with);
 /// empty when none fits. `entry`: the key is an entry of a previous-keys list, where
 /// `base64:` entries are allowed.
 fn length_hint(bytes: &[u8], entry: bool) -> &'static str {
@@ -181,6 +182,10 @@ fn length_hint(bytes: &[u8], entry: bool) -> &'static str {
         || (bytes.ends_with(b"\n") && key_len(len.saturating_sub(1)))
     {
         return ": it ends with a trailing newline (from echo or a file?): remove it";
+    }
+    if !entry && bytes.starts_with(b"base64:") {
+        return ": it starts with base64:, which only the previous-keys lists take: \
+                Python reads LANGGRAPH_AES_KEY as text, so set it to the key's text";
     }
     let trimmed = bytes.trim_ascii();
     if trimmed.len() != len && key_len(trimmed.len()) {

@@ -72,6 +72,11 @@ def _length_hint(key: bytes, entry: bool) -> str:
         key.endswith(b"\n") and n - 1 in _KEY_LENGTHS
     ):
         return ": it ends with a trailing newline (from echo or a file?): remove it"
+    if not entry and key.startswith(b"base64:"):
+        return (
+            ": it starts with base64:, which only the previous-keys lists take: "
+            "Python reads LANGGRAPH_AES_KEY as text, so set it to the key's text"
+        )
     trimmed = key.strip(_ASCII_WHITESPACE)
     if len(trimmed) != n and len(trimmed) in _KEY_LENGTHS:
         if entry and key.startswith(b" "):
