@@ -24,6 +24,15 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
+    /// Room for `more` keys (the planner knows how many go before it pushes them: a
+    /// namespace of 100,000 grew each column to 131,072 slots, copied at every step).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn reserve(&mut self, more: usize) {
+        self.threads.reserve(more);
+        self.namespaces.reserve(more);
+        self.ids.reserve(more);
+    }
+
     pub(crate) fn push(&mut self, thread: &str, ns: &str, id: &str) {
         self.threads.push(thread.to_owned());
         self.namespaces.push(ns.to_owned());
@@ -105,14 +114,20 @@ impl Removal {
         checkpoints: impl Iterator<Item = (&'a str, Option<&'a str>)> + Clone,
         keep: &std::collections::BTreeSet<impl std::borrow::Borrow<str> + Ord>,
     ) -> u64 {
-        let present: std::collections::HashSet<&str> =
-            checkpoints.clone().map(|(id, _)| id).collect();
+        // Sorted rather than hashed: 8 bytes an id, where a namespace of 100,000
+        // checkpoints held a 4 MiB set.
+        let mut present: Vec<&str> = checkpoints.clone().map(|(id, _)| id).collect();
+        present.sort_unstable();
+        self.doomed
+            .reserve(present.iter().filter(|id| !keep.contains(**id)).count());
         let mut gone = 0;
         for (id, parent) in checkpoints {
             if !keep.contains(id) {
                 self.doomed.push(thread, ns, id);
                 gone += 1;
-            } else if let Some(p) = parent.filter(|p| present.contains(p) && !keep.contains(*p)) {
+            } else if let Some(p) =
+                parent.filter(|p| present.binary_search(p).is_ok() && !keep.contains(*p))
+            {
                 self.orphaned.push(thread, ns, id);
                 self.orphaned_parents.push(p.to_owned());
             }

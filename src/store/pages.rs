@@ -161,7 +161,8 @@ async fn load_threads(
         if !found.is_empty() {
             for (thread, loaded) in out.iter_mut() {
                 for c in &mut loaded.cps {
-                    c.interrupted = found.contains(&(thread.clone(), c.ns.clone(), c.id.clone()));
+                    c.interrupted =
+                        found.contains(&(thread.clone(), c.ns.to_string(), c.id.to_string()));
                 }
             }
         }

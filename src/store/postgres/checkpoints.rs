@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, node, Cp, Loaded, MetaReads};
+use super::super::plan::{metadata_of, Cp, Loaded, MetaReads};
 use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
@@ -140,15 +140,16 @@ impl Checkpoints for PgStore {
             let stored: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
             let parent: Option<String> = r.try_get(3).map_err(pg("prune"))?;
             let old: bool = r.try_get(6).map_err(pg("prune"))?;
-            let cp = Cp {
-                ns: r.try_get(1).map_err(pg("prune"))?,
-                id: r.try_get(2).map_err(pg("prune"))?,
-                reads_parent_sends: old && parent.as_deref().is_some_and(|p| !p.is_empty()),
-                has_sends: r.try_get(7).map_err(pg("prune"))?,
-                interrupted: false,
-                labeled: false,
-                node: node(parent, Some(stored.into_iter().collect()), &metadata),
-            };
+            let reads_parent_sends = old && parent.as_deref().is_some_and(|p| !p.is_empty());
+            let mut cp = Cp::new(
+                r.try_get(1).map_err(pg("prune"))?,
+                r.try_get(2).map_err(pg("prune"))?,
+                parent,
+                Some(stored),
+                metadata.as_ref(),
+            );
+            cp.reads_parent_sends = reads_parent_sends;
+            cp.has_sends = r.try_get(7).map_err(pg("prune"))?;
             out.entry(thread).or_default().push(reads, cp, metadata);
         }
         Ok(out)

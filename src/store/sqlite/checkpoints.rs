@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, node, Cp, Loaded, MetaReads};
+use super::super::plan::{metadata_of, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 use super::{cell_bytes, sq, Result, SqliteStore};
 use crate::saver::retention::{Removal, Removed};
@@ -100,23 +100,19 @@ impl Checkpoints for SqliteStore {
                 {
                     walked.insert(ns.clone());
                 }
-                let cp = Cp {
-                    // Python's SQLite saver keeps a `v < 4` checkpoint's pending
-                    // sends in the checkpoint itself: no parent is read for them.
-                    reads_parent_sends: false,
-                    has_sends: false,
-                    interrupted: false,
-                    labeled: false,
-                    node: node(parent, Some(HashSet::new()), &metadata),
-                    ns,
-                    id,
-                };
+                // Python's SQLite saver keeps a `v < 4` checkpoint's pending sends in
+                // the checkpoint itself: no parent is read for them.
+                let cp = Cp::new(ns, id, parent, Some(Vec::new()), metadata.as_ref());
                 list.push(reads, cp, metadata);
             }
             for ns in &walked {
                 let stored = stored_channels(conn, serde, thread, ns)?;
-                for c in list.cps.iter_mut().filter(|c| &c.ns == ns) {
-                    c.node.stored = stored.get(&c.id).cloned().flatten();
+                for c in list.cps.iter_mut().filter(|c| *c.ns == **ns) {
+                    c.stored = stored
+                        .get(&*c.id)
+                        .cloned()
+                        .flatten()
+                        .map(|s| s.into_iter().collect::<Vec<_>>().into_boxed_slice());
                 }
             }
             out.insert(thread.clone(), list);
