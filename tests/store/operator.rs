@@ -816,3 +816,87 @@ fn a_fatal_error_under_json_is_one_object_on_stdout() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Postgres store reached with a password (in the URL's user part and as its
+/// `password=` parameter; the test server takes any) has it shown by no command, in
+/// text or JSON: each prints the URL with `***`. `inspect`'s listing printed the URL
+/// as given ("203 thread(s) in postgresql://app:s3cret@db/app (…)").
+#[tokio::test]
+async fn no_command_shows_a_postgres_password() {
+    let Some(url) = crate::support::pg::url() else {
+        return;
+    };
+    let db = crate::support::pg::restored(&url, "postgres-py-3.2.0", "password").await;
+    let (scheme, rest) = db.split_once("://").expect("a URL");
+    let rest = match rest.split_once('@') {
+        Some((user, host)) if !user.contains(':') => format!("{user}:s3cret@{host}"),
+        _ => rest.to_owned(),
+    };
+    let sep = if rest.contains('?') { '&' } else { '?' };
+    let with = format!("{scheme}://{rest}{sep}password=p4ss");
+    let dir = scratch("pg-password");
+    let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
+    let (backup, copied, policy) = (path("b.jsonl"), path("copy.db"), path("policy.toml"));
+    std::fs::write(&policy, "[rules]\nkeep_latest = 2\n").expect("policy");
+    let key = [("LANGGRAPH_AES_KEY", "0123456789abcdef")];
+    let keys = [
+        ("LANGGRAPH_AES_KEY", "fedcba9876543210"),
+        ("LANGGRAPH_AES_KEY_PREVIOUS", "0123456789abcdef"),
+    ];
+    let (backup, copied, policy) = (backup.as_str(), copied.as_str(), policy.as_str());
+    type Env<'a> = &'a [(&'a str, &'a str)];
+    let none: Env = &[];
+    // The writing ones last, on the same store: encrypt, then rotate its key.
+    let runs: [(&[&str], Env); 16] = [
+        (&["store", "stats", &with], none),
+        (&["store", "stats", &with, "--json"], none),
+        (&["store", "inspect", &with], none),
+        (&["store", "inspect", &with, "--json"], none),
+        (&["store", "audit", &with], none),
+        (&["store", "audit", &with, "--json"], none),
+        (
+            &["store", "prune", &with, "--keep-latest", "1", "--dry-run"],
+            none,
+        ),
+        (
+            &[
+                "store",
+                "prune",
+                &with,
+                "--keep-latest",
+                "1",
+                "--dry-run",
+                "--json",
+            ],
+            none,
+        ),
+        (&["store", "upgrade", &with, "--dry-run"], none),
+        (&["store", "export", &with, backup], none),
+        (&["store", "export", &with, backup, "--json"], none),
+        (&["store", "copy", &with, copied, "--json"], none),
+        (&["store", "import", backup, &with, "--json"], none),
+        (
+            &[
+                "store",
+                "retain",
+                &with,
+                "--policy",
+                policy,
+                "--once",
+                "--dry-run",
+            ],
+            none,
+        ),
+        (&["store", "encrypt", &with, "--json"], &key),
+        (&["store", "rekey", &with], &keys),
+    ];
+    for (args, env) in runs {
+        let (code, out, err) = crate::lgcodec(args, env);
+        assert!(code == 0 || code == 1, "{args:?}: exit {code}: {err}");
+        assert!(
+            !format!("{out}{err}").contains("s3cret") && !format!("{out}{err}").contains("p4ss"),
+            "{args:?}:\n{out}\n{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -37,7 +37,9 @@ pub struct InspectArgs {
 /// Every thread, one line (or, with `json`, one element of the array) as each is read:
 /// memory holds a page of threads, not the store. A fatal error after the first
 /// thread leaves what was printed cut short, with exit status 2.
-async fn list_threads(store: &AnyStore, shown: &str, json: bool, keys: &StoreKeys) -> ExitCode {
+async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCode {
+    // Without its password (the argument as given showed it).
+    let shown = store.location().display();
     // The header and every row in the same columns.
     let line = |[thread, checkpoints, writes, latest, step, time, bytes]: [&str; 7]| {
         format!(
@@ -122,7 +124,7 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
         Err(e) => return fatal(e),
     };
     let Some(thread) = args.thread else {
-        return list_threads(&store, &args.store, args.json, keys).await;
+        return list_threads(&store, args.json, keys).await;
     };
     match (args.checkpoint, args.diff) {
         (None, _) => match store.history(&thread).await {
