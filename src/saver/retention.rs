@@ -15,28 +15,77 @@
 #[cfg(feature = "postgres")]
 pub(crate) const CHUNK: usize = 1_000;
 
-/// Checkpoints by key, column-wise (one `unnest` row each).
+/// Checkpoints by key: the ids in the order they were pushed, and the (thread,
+/// namespace) each run of them belongs to. A run is held once, not per id: the
+/// planner pushes a namespace's checkpoints together, and a thread id and namespace
+/// per row took 48 bytes of every row (and a copy of the thread id's text) of a
+/// thread of 100,000 checkpoints.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Keys {
-    pub(crate) threads: Vec<String>,
-    pub(crate) namespaces: Vec<String>,
+    /// `(thread, namespace, how many of the ids that follow the previous runs are
+    /// theirs)`.
+    runs: Vec<(String, String, usize)>,
     pub(crate) ids: Vec<String>,
 }
 
 impl Keys {
-    /// Room for `more` keys (the planner knows how many go before it pushes them: a
-    /// namespace of 100,000 grew each column to 131,072 slots, copied at every step).
+    /// Room for `more` ids (the planner knows how many go before it pushes them: a
+    /// namespace of 100,000 grew the list to 131,072 slots, copied at every step).
     #[cfg(feature = "postgres")]
     pub(crate) fn reserve(&mut self, more: usize) {
-        self.threads.reserve(more);
-        self.namespaces.reserve(more);
         self.ids.reserve(more);
     }
 
     pub(crate) fn push(&mut self, thread: &str, ns: &str, id: &str) {
-        self.threads.push(thread.to_owned());
-        self.namespaces.push(ns.to_owned());
+        match self.runs.last_mut() {
+            Some((t, n, count)) if t == thread && n == ns => *count += 1,
+            _ => self.runs.push((thread.to_owned(), ns.to_owned(), 1)),
+        }
         self.ids.push(id.to_owned());
+    }
+
+    /// Every key, `(thread, namespace, id)`, in the order pushed.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str, &str)> {
+        self.iter_from(0)
+    }
+
+    /// The keys from the `start`th on, found by stepping over whole runs (a chunk of a
+    /// long removal does not walk the keys before it).
+    fn iter_from(&self, start: usize) -> impl Iterator<Item = (&str, &str, &str)> {
+        let mut before = 0;
+        let mut first = 0;
+        for (at, (_, _, count)) in self.runs.iter().enumerate() {
+            if before + count > start {
+                break;
+            }
+            before += count;
+            first = at + 1;
+        }
+        // Of the first run, what is left past `start`.
+        let skip = start.saturating_sub(before);
+        self.runs
+            .get(first..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .flat_map(move |(i, (t, n, count))| {
+                let left = if i == 0 {
+                    count.saturating_sub(skip)
+                } else {
+                    *count
+                };
+                std::iter::repeat_n((t.as_str(), n.as_str()), left)
+            })
+            .zip(self.ids.get(start..).unwrap_or_default())
+            .map(|((t, n), id)| (t, n, id.as_str()))
+    }
+
+    /// The namespaces of the keys from the `start`th on, with their ids.
+    pub(crate) fn namespaces_and_ids_from(
+        &self,
+        start: usize,
+    ) -> impl Iterator<Item = (&str, &str)> {
+        self.iter_from(start).map(|(_, n, id)| (n, id))
     }
 
     #[cfg(feature = "postgres")]
@@ -49,14 +98,16 @@ impl Keys {
         self.ids.is_empty()
     }
 
+    /// The keys from `start`, [`CHUNK`] at most, column-wise (one `unnest` row each).
     #[cfg(feature = "postgres")]
-    pub(crate) fn chunk(&self, start: usize) -> (&[String], &[String], &[String]) {
+    pub(crate) fn chunk(&self, start: usize) -> (Vec<&str>, Vec<&str>, &[String]) {
         let end = start.saturating_add(CHUNK);
-        (
-            part(&self.threads, start, end),
-            part(&self.namespaces, start, end),
-            part(&self.ids, start, end),
-        )
+        let (threads, namespaces) = self
+            .iter_from(start)
+            .take(CHUNK)
+            .map(|(t, n, _)| (t, n))
+            .unzip();
+        (threads, namespaces, part(&self.ids, start, end))
     }
 }
 
@@ -90,9 +141,8 @@ impl Removal {
         let whole: std::collections::HashSet<&str> =
             self.whole_threads.iter().map(|(t, _)| t.as_str()).collect();
         let mut keyed = Keys::default();
-        let d = &self.doomed;
-        for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
-            if !whole.contains(thread.as_str()) {
+        for (thread, ns, id) in self.doomed.iter() {
+            if !whole.contains(thread) {
                 keyed.push(thread, ns, id);
             }
         }
@@ -144,4 +194,61 @@ pub(crate) struct Removed {
     pub(crate) blobs: u64,
     /// Blob and write bytes, and the checkpoints' stored size (Postgres: their JSONB's).
     pub(crate) bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Keys;
+
+    /// Keys pushed in runs come back as pushed, from any start, across the runs'
+    /// edges: what the row-per-key columns gave.
+    #[test]
+    fn keys_come_back_as_pushed_from_any_start() {
+        let pushed = [
+            ("t1", "", "a"),
+            ("t1", "", "b"),
+            ("t1", "sub", "c"),
+            ("t2", "", "d"),
+            ("t2", "", "e"),
+            ("t2", "", "f"),
+            ("t1", "", "g"),
+        ];
+        let mut keys = Keys::default();
+        for (t, n, id) in pushed {
+            keys.push(t, n, id);
+        }
+        assert_eq!(keys.runs.len(), 4);
+        for start in 0..=pushed.len() + 1 {
+            let got: Vec<(&str, &str, &str)> = keys.iter_from(start).collect();
+            assert_eq!(got, pushed.get(start..).unwrap_or_default(), "from {start}");
+            let tail: Vec<(&str, &str)> = keys.namespaces_and_ids_from(start).collect();
+            let want: Vec<(&str, &str)> = pushed
+                .get(start..)
+                .unwrap_or_default()
+                .iter()
+                .map(|(_, n, id)| (*n, *id))
+                .collect();
+            assert_eq!(tail, want, "from {start}");
+        }
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_chunk_is_the_keys_column_wise() {
+        let mut keys = Keys::default();
+        let n = super::CHUNK + 5;
+        for i in 0..n {
+            let thread = if i < 3 { "t1" } else { "t2" };
+            keys.push(thread, "", &format!("id{i}"));
+        }
+        let (threads, namespaces, ids) = keys.chunk(super::CHUNK - 1);
+        assert_eq!(threads, ["t2"; 6]);
+        assert_eq!(namespaces, [""; 6]);
+        let want: Vec<String> = (super::CHUNK - 1..n).map(|i| format!("id{i}")).collect();
+        assert_eq!(ids, want.as_slice());
+        let (threads, _, ids) = keys.chunk(0);
+        assert_eq!(threads.len(), super::CHUNK);
+        assert_eq!(&threads[..4], ["t1", "t1", "t1", "t2"]);
+        assert_eq!(ids.len(), super::CHUNK);
+    }
 }

@@ -40,8 +40,9 @@ use crate::saver::CheckpointMetadata;
 /// `String`s, a `Vec` and a `HashSet` took 152). A dry-run `prune --keep-latest 1` of
 /// one thread of 100,000 checkpoints peaked at 101 MiB with every checkpoint's parsed
 /// metadata and the planner's copies of its ids, 58 MiB without them, and 46 MiB
-/// with this layout and the planner's look-ups by binary search (2026-12-05,
-/// `/usr/bin/time`, release build).
+/// with this layout and the planner's look-ups by binary search (40 MiB once the
+/// removal held each run's thread and namespace once; 2026-12-05, `/usr/bin/time`,
+/// release build).
 pub(crate) struct Cp {
     pub(crate) ns: Box<str>,
     pub(crate) id: Box<str>,
@@ -569,12 +570,8 @@ pub(crate) fn plan_thread(
         return None;
     }
     let gone: Vec<(String, String)> = d
-        .namespaces
-        .get(before..)
-        .unwrap_or_default()
-        .iter()
-        .zip(d.ids.get(before..).unwrap_or_default())
-        .map(|(n, i)| (n.clone(), i.clone()))
+        .namespaces_and_ids_from(before)
+        .map(|(n, i)| (n.to_owned(), i.to_owned()))
         .collect();
     Some(PlannedThread {
         thread_id: thread.to_owned(),

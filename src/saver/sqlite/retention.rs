@@ -66,7 +66,7 @@ pub(crate) fn remove(
     // The checkpoints of threads that go whole are deleted by thread below.
     let by_key = pair(PK);
     let d = removal.keyed();
-    for ((thread, ns), id) in d.threads.iter().zip(&d.namespaces).zip(&d.ids) {
+    for (thread, ns, id) in d.iter() {
         take(&mut out, &by_key, params![thread, ns, id])?;
     }
     if !dry_run {
@@ -75,8 +75,7 @@ pub(crate) fn remove(
              AND parent_checkpoint_id = ?4"
         );
         let o = &removal.orphaned;
-        let keys = o.threads.iter().zip(&o.namespaces).zip(&o.ids);
-        for (((thread, ns), id), parent) in keys.zip(&removal.orphaned_parents) {
+        for ((thread, ns, id), parent) in o.iter().zip(&removal.orphaned_parents) {
             tx.prepare_cached(&orphan)?
                 .execute(params![thread, ns, id, parent])?;
         }
