@@ -210,7 +210,14 @@ async fn history_is_a_tree_with_its_fork_and_diff_names_what_changed() {
     assert_eq!(node(&b).children, vec![c.clone(), d.clone()]);
     assert_eq!(node(&c).parent_checkpoint_id.as_deref(), Some(b.as_str()));
     let text = h.render();
-    assert!(text.contains("(fork: 2 branches)"), "{text}");
+    // From the puts above: the root, its child, the fork's two branches one level in.
+    assert_eq!(
+        text,
+        format!(
+            "{a} step=-1 source=input\n{b} step=0 source=loop (fork: 2 branches)\n  {c} step=1 source=loop\n  {d} step=1 source=loop\n"
+        )
+    );
+    assert_eq!(h.tree().to_string(), text);
 
     let diff = store
         .diff(&StoreKeys::none(), "t", &b, &c)

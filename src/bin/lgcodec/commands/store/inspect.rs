@@ -148,7 +148,12 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
                     Some(n) if n > 0 => ExitCode::from(FINDINGS),
                     _ => ExitCode::SUCCESS,
                 };
-                let text = |h: &ThreadHistory| say!("{}", h.render().trim_end());
+                // Written as it is walked, not built first.
+                let text = |h: &ThreadHistory| {
+                    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                    let _ = write!(out, "{}", h.tree());
+                    let _ = out.flush();
+                };
                 finish(args.json, &h, text, [summary], status)
             }
             Err(e) => fatal(e),
