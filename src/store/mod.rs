@@ -160,14 +160,25 @@ use backend::Backend;
 
 use crate::error::Error;
 
-/// Where a store is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where a store is. Its `Debug` shows a URL without its password, as
+/// [`display`](Self::display) does (a derived one showed it, and with it the `Debug` of
+/// every store handle).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Location {
     /// An SQLite file.
     Sqlite(std::path::PathBuf),
     /// A Postgres connection URL.
     Postgres(String),
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(path) => f.debug_tuple("Sqlite").field(path).finish(),
+            Location::Postgres(url) => f.debug_tuple("Postgres").field(&redact(url)).finish(),
+        }
+    }
 }
 
 impl Location {
@@ -540,6 +551,15 @@ mod tests {
             assert!(text.contains(&format!("did you mean {meant}?")), "{text}");
             assert!(!text.contains("s3cret"), "{text}");
         }
+        // A location's `Debug` (and so a store handle's) hides it too.
+        let debug = format!(
+            "{:?}",
+            Location::parse("postgresql://app:s3cret@db/app?password=p4ss").expect("a URL")
+        );
+        assert_eq!(
+            debug,
+            "Postgres(\"postgresql://app:***@db/app?password=***\")"
+        );
         // Another scheme is refused, shown without its password.
         let err = Location::parse("postgresq://app:s3cret@db/app").expect_err("a scheme");
         let text = err.to_string();

@@ -834,6 +834,31 @@ async fn no_command_shows_a_postgres_password() {
     };
     let sep = if rest.contains('?') { '&' } else { '?' };
     let with = format!("{scheme}://{rest}{sep}password=p4ss");
+    // Nor does a handle's `Debug`, which a service logging it would show.
+    let shown = [
+        format!(
+            "{:?}",
+            langgraph_codec::store::Location::parse(&with).expect("a URL")
+        ),
+        format!(
+            "{:?}",
+            langgraph_codec::store::Store::open(&with)
+                .await
+                .expect("open")
+        ),
+        format!(
+            "{:?}",
+            langgraph_codec::store::AnyStore::open(&with)
+                .await
+                .expect("open")
+        ),
+    ];
+    for debug in &shown {
+        assert!(
+            !debug.contains("s3cret") && !debug.contains("p4ss") && debug.contains("***"),
+            "{debug}"
+        );
+    }
     let dir = scratch("pg-password");
     let path = |name: &str| dir.join(name).to_str().expect("utf-8").to_owned();
     let (backup, copied, policy) = (path("b.jsonl"), path("copy.db"), path("policy.toml"));
