@@ -419,12 +419,15 @@ pub(super) fn a_path(given: &str) -> Result<String, String> {
 /// the password. A file that is there by that name is a file.
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(super) fn not_a_store(file: &str, export: bool) -> Result<(), langgraph_codec::Error> {
-    let url = file.starts_with("postgres://") || file.starts_with("postgresql://");
-    if !(url || file.starts_with("sqlite:")) || std::path::Path::new(file).exists() {
+    use langgraph_codec::store::Location;
+    if std::path::Path::new(file).exists() {
         return Ok(());
     }
-    let Ok(location) = langgraph_codec::store::Location::parse(file) else {
-        return Ok(());
+    // What the store parser takes for a store (a bare path is a file here).
+    let named = match Location::parse(file) {
+        Ok(url @ Location::Postgres(_)) => url.display(),
+        Ok(Location::Sqlite(_)) if file.starts_with("sqlite:") => file.to_owned(),
+        _ => return Ok(()),
     };
     let what = if export {
         "an export writes a backup file; `lgcodec store copy STORE TARGET` copies one store into another"
@@ -433,14 +436,7 @@ pub(super) fn not_a_store(file: &str, export: bool) -> Result<(), langgraph_code
     };
     Err(langgraph_codec::Error::new(
         langgraph_codec::ErrorKind::Backup,
-        format!(
-            "{} names a store, not a backup file: {what}",
-            if url {
-                location.display()
-            } else {
-                file.to_owned()
-            }
-        ),
+        format!("{named} names a store, not a backup file: {what}"),
     ))
 }
 
