@@ -685,6 +685,41 @@ fn a_store_url_where_the_backup_goes_is_named_without_its_password() {
             "{args:?}: {err}"
         );
     }
+    // Mistyped, the URL is no store and no file: refused as the store parser refuses
+    // it, without the password, before anything opens it as a path.
+    let miscased = "PostgreSQL://app:s3cret@db.invalid/app?password=p4ss";
+    let unknown = "postgresq://app:s3cret@db.invalid/app";
+    for (args, shown, reason, what) in [
+        (
+            &["import", miscased, "restored.db"][..],
+            "PostgreSQL://app:***@db.invalid/app?password=***",
+            "did you mean postgresql://app:***@db.invalid/app?password=***?",
+            give,
+        ),
+        (
+            &["verify", unknown],
+            "postgresq://app:***@db.invalid/app",
+            "unknown scheme \"postgresq\"",
+            give,
+        ),
+        (
+            &["export", source_arg, miscased],
+            "PostgreSQL://app:***@db.invalid/app?password=***",
+            "did you mean postgresql://",
+            "an export writes a backup file",
+        ),
+    ] {
+        let (code, err) = store_in(&dir, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("no file {shown:?}, and as a store: "))
+                && err.contains(reason)
+                && err.contains(what)
+                && !err.contains("s3cret")
+                && !err.contains("p4ss"),
+            "{args:?}: {err}"
+        );
+    }
     let mut left: Vec<String> = std::fs::read_dir(&dir)
         .expect("list")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())

@@ -416,7 +416,9 @@ pub(super) fn a_path(given: &str) -> Result<String, String> {
 /// URL`, `export STORE URL`): said to be a store, with the command that moves rows
 /// between stores, its password left out. It was opened as a path, and the error
 /// ("cannot open postgresql://app:secret@db/app: No such file or directory") showed
-/// the password. A file that is there by that name is a file.
+/// the password. So was a mistyped one (`PostgreSQL://…`), which is refused as the
+/// store parser refuses it, shown as it shows it. A file that is there by that name is
+/// a file.
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(super) fn not_a_store(file: &str, export: bool) -> Result<(), langgraph_codec::Error> {
     use langgraph_codec::store::Location;
@@ -424,15 +426,26 @@ pub(super) fn not_a_store(file: &str, export: bool) -> Result<(), langgraph_code
         return Ok(());
     }
     // What the store parser takes for a store (a bare path is a file here).
-    let named = match Location::parse(file) {
-        Ok(url @ Location::Postgres(_)) => url.display(),
-        Ok(Location::Sqlite(_)) if file.starts_with("sqlite:") => file.to_owned(),
-        _ => return Ok(()),
-    };
     let what = if export {
         "an export writes a backup file; `lgcodec store copy STORE TARGET` copies one store into another"
     } else {
         "give a file `lgcodec store export` wrote; `lgcodec store copy SOURCE TARGET` copies one store into another"
+    };
+    let named = match Location::parse(file) {
+        Ok(url @ Location::Postgres(_)) => url.display(),
+        Ok(Location::Sqlite(_)) if file.starts_with("sqlite:") => file.to_owned(),
+        Ok(_) => return Ok(()),
+        // A store URL mistyped (`PostgreSQL://app:pw@db/app`, `postgresq://…`): no file
+        // has that name, and opening it as one would echo it, password and all. The
+        // parser's error shows it without the password and says what was meant.
+        Err(e) => {
+            let shown = e.subject().unwrap_or("the name given");
+            let reason = e.reason().unwrap_or("not a store URL");
+            return Err(langgraph_codec::Error::new(
+                langgraph_codec::ErrorKind::Backup,
+                format!("no file {shown:?}, and as a store: {reason}; {what}"),
+            ));
+        }
     };
     Err(langgraph_codec::Error::new(
         langgraph_codec::ErrorKind::Backup,
