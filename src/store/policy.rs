@@ -482,6 +482,21 @@ impl RetentionPolicy {
                         }
                     }
                 }
+                // `keep_latest = 2` above every header: a key of no section.
+                other if !table.is_object() => {
+                    let home = [("rules", RULES), ("keep", KEEP), ("sweep", SWEEP)]
+                        .into_iter()
+                        .find(|(_, keys)| keys.contains(&other));
+                    return Err(bad(match home {
+                        Some((section, _)) => format!(
+                            "{other} is outside any section: put it under [{section}] (a line `[{section}]` above it)"
+                        ),
+                        None => format!(
+                            "{other} is outside any section, and no section has such a key: the sections are {}",
+                            SECTIONS.join(", ")
+                        ),
+                    }));
+                }
                 other => {
                     return Err(bad(format!(
                         "unknown section [{other}]; the known ones are {}",

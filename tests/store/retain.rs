@@ -311,6 +311,16 @@ fn bad_policies_are_refused_before_anything_is_deleted() {
             "unknown section [rulez]",
         ),
         (
+            "headless.toml",
+            "keep_latest = 2\n",
+            "keep_latest is outside any section: put it under [rules]",
+        ),
+        (
+            "headless_sweep.toml",
+            "every = \"1h\"\n[rules]\nkeep_latest = 2\n",
+            "every is outside any section: put it under [sweep]",
+        ),
+        (
             "negative.toml",
             "[rules]\nmax_age = \"-5d\"\n",
             "is negative",
