@@ -21,8 +21,8 @@ use langgraph_codec::saver::{
     CheckpointSaver,
 };
 use langgraph_codec::store::{
-    self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, PruneOptions, Store,
-    StoreKeys, SweepOptions,
+    self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, PruneOptions,
+    StatsOptions, Store, StoreKeys, SweepOptions,
 };
 use langgraph_codec::Value;
 
@@ -214,6 +214,7 @@ fn sweeps_of_large_values_hold_one_page_budget() {
 
     let (long, metadata) = long_thread(dir.path());
     check_long_thread("sqlite", &long, metadata);
+    many_threads(dir.path());
 
     postgres(dir.path());
 }
@@ -314,6 +315,85 @@ fn long_thread_peaks(location: &str) -> LongThread {
         prune,
         history: history_peak,
     }
+}
+
+/// Threads in the store of [`many_threads`].
+const MANY_THREADS: usize = 20_000;
+
+/// `stats` of a store of [`MANY_THREADS`] threads: with every thread handed over as it
+/// is counted (`StatsOptions::on_thread`, what `lgcodec store stats` lists by default)
+/// it holds less than the thread ids' own bytes, and hands over each thread once, in
+/// id order, their sizes adding up to the totals; held in the report, the same threads
+/// take more than the ids' bytes (the measure tells the two apart).
+fn many_threads(dir: &std::path::Path) {
+    let path = dir.join("many-threads.db");
+    drop(
+        SqliteSaver::builder(&path)
+            .create(true)
+            .open()
+            .expect("saver"),
+    );
+    let id = |i: usize| format!("thread-{i:05}");
+    {
+        let mut conn = rusqlite::Connection::open(&path).expect("open");
+        let tx = conn.transaction().expect("transaction");
+        for i in 0..MANY_THREADS {
+            tx.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) VALUES (?1, '', 'c1', 'msgpack', x'80', x'7b7d')",
+                [id(i)],
+            )
+            .expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+    let ids_bytes = (0..MANY_THREADS).map(|i| id(i).len()).sum::<usize>();
+    let location = path.to_str().expect("utf-8");
+    // (threads handed over, their bytes, in order so far, the last id).
+    let seen = std::sync::Arc::new(std::sync::Mutex::new((0u64, 0u64, true, String::new())));
+    let sink = std::sync::Arc::clone(&seen);
+    let options = StatsOptions::new().on_thread(move |thread, size| {
+        let mut s = sink.lock().expect("lock");
+        s.0 += 1;
+        s.1 += size.total_bytes;
+        s.2 &= s.3.as_str() < thread;
+        s.3.clear();
+        s.3.push_str(thread);
+    });
+    let (streamed, streamed_peak) = peak_during(|| {
+        rt().block_on(async {
+            AnyStore::open(location)
+                .await?
+                .stats(&StoreKeys::none(), &options)
+                .await
+        })
+    });
+    let streamed = streamed.expect("stats");
+    let (held, held_peak) = peak_during(|| {
+        rt().block_on(async {
+            AnyStore::open(location)
+                .await?
+                .stats(&StoreKeys::none(), &StatsOptions::new())
+                .await
+        })
+    });
+    let held = held.expect("stats");
+    println!(
+        "sqlite: stats of {MANY_THREADS} threads ({ids_bytes} bytes of ids): handed over, peak {streamed_peak} bytes; held, {held_peak} bytes"
+    );
+    let seen = seen.lock().expect("lock");
+    assert_eq!(
+        (seen.0, seen.1, seen.2),
+        (MANY_THREADS as u64, streamed.total.total_bytes, true),
+        "every thread once, in id order, adding up to the total"
+    );
+    assert!(streamed.per_thread.is_empty());
+    assert_eq!(streamed.threads, MANY_THREADS as u64);
+    assert_eq!(held.per_thread.len(), MANY_THREADS);
+    assert!(
+        streamed_peak < ids_bytes,
+        "stats handing threads over held {streamed_peak} bytes (the ids alone are {ids_bytes})"
+    );
+    assert!(held_peak > ids_bytes, "held {held_peak}");
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB

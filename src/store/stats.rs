@@ -96,7 +96,8 @@ pub struct StoreStats {
     /// Totals.
     pub total: ThreadSize,
     /// Per thread: every thread, or the first N in an order when asked with
-    /// [`StatsOptions::top`] (the totals and [`threads`](Self::threads) count all).
+    /// [`StatsOptions::top`] (the totals and [`threads`](Self::threads) count all);
+    /// none when they went to [`StatsOptions::on_thread`].
     pub per_thread: BTreeMap<String, ThreadSize>,
     /// Per channel: pending writes and channel values ([`per_channel_values`]).
     ///
@@ -133,11 +134,26 @@ impl StoreStats {
     }
 }
 
-/// Which threads [`AnyStore::stats`] keeps in [`StoreStats::per_thread`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A callback given each thread's sizes ([`StatsOptions::on_thread`]).
+pub(crate) type ThreadSizeFn = Arc<dyn Fn(&str, &ThreadSize) + Send + Sync>;
+
+/// Which threads [`AnyStore::stats`] keeps in [`StoreStats::per_thread`], or hands
+/// over one at a time.
+#[derive(Clone)]
 pub struct StatsOptions {
     top: usize,
     order: ThreadOrder,
+    on_thread: Option<ThreadSizeFn>,
+}
+
+impl std::fmt::Debug for StatsOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatsOptions")
+            .field("top", &self.top)
+            .field("order", &self.order)
+            .field("on_thread", &self.on_thread.is_some())
+            .finish()
+    }
 }
 
 impl Default for StatsOptions {
@@ -147,11 +163,13 @@ impl Default for StatsOptions {
 }
 
 impl StatsOptions {
-    /// Every thread (memory grows with the number of threads, as the list does).
+    /// Every thread (memory grows with the number of threads, as the list does:
+    /// [`on_thread`](Self::on_thread) hands them over instead).
     pub fn new() -> Self {
         StatsOptions {
             top: 0,
             order: ThreadOrder::Id,
+            on_thread: None,
         }
     }
 
@@ -163,6 +181,29 @@ impl StatsOptions {
         self.order = order;
         self
     }
+
+    /// Each thread's sizes to `f` as they are counted, in thread order (the
+    /// database's order of thread ids), instead of into the report:
+    /// [`StoreStats::per_thread`] stays empty and memory holds no thread, whatever
+    /// the store holds ([`top`](Self::top) then chooses nothing). For a listing of
+    /// every thread written as it is read: held in a map, a million threads took
+    /// hundreds of MiB.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), langgraph_codec::Error> {
+    /// use langgraph_codec::store::{AnyStore, StatsOptions, StoreKeys};
+    /// let store = AnyStore::open("checkpoints.db").await?;
+    /// let options = StatsOptions::new().on_thread(|thread, size| {
+    ///     println!("{thread} {} bytes", size.total_bytes);
+    /// });
+    /// let stats = store.stats(&StoreKeys::none(), &options).await?;
+    /// println!("{} threads", stats.threads);
+    /// # Ok(()) }
+    /// ```
+    pub fn on_thread(mut self, f: impl Fn(&str, &ThreadSize) + Send + Sync + 'static) -> Self {
+        self.on_thread = Some(Arc::new(f));
+        self
+    }
 }
 
 /// The threads kept while the per-thread sizes stream by in id order: every one, or
@@ -172,6 +213,8 @@ struct Chosen {
     order: ThreadOrder,
     all: BTreeMap<String, ThreadSize>,
     heap: BinaryHeap<Kept>,
+    /// Given each thread instead of keeping it ([`StatsOptions::on_thread`]).
+    sink: Option<ThreadSizeFn>,
 }
 
 /// A thread in [`Chosen`]'s heap, ordered by its key, smaller first, then by id,
@@ -211,6 +254,7 @@ impl Chosen {
             order: options.order,
             all: BTreeMap::new(),
             heap: BinaryHeap::new(),
+            sink: options.on_thread.clone(),
         }
     }
 
@@ -218,6 +262,10 @@ impl Chosen {
     /// by id itself, so the order the rows arrive in (the database's collation of
     /// thread ids) does not decide ties.
     fn offer(&mut self, thread: String, size: ThreadSize) {
+        if let Some(sink) = &self.sink {
+            sink(&thread, &size);
+            return;
+        }
         if self.n == 0 {
             self.all.insert(thread, size);
             return;

@@ -117,10 +117,58 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
         len(&dir.join("store.db-wal")),
         "{json}"
     );
-    // By id, every thread (the default).
-    let (_, stdout, _) = lgcodec(&["store", "stats", s, "--json"]);
+    // By id, every thread (the default), written as each is counted: the report the
+    // library gives with every thread held, field for field, and in text each
+    // thread's line in id order.
+    let (code, stdout, stderr) = lgcodec(&["store", "stats", s, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     assert!(json.get("top_threads").is_none(), "{json}");
+    let held = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(async {
+            langgraph_codec::store::AnyStore::open(s)
+                .await?
+                .stats(
+                    &langgraph_codec::store::StoreKeys::none(),
+                    &langgraph_codec::store::StatsOptions::new(),
+                )
+                .await
+        })
+        .expect("stats");
+    let mut want = serde_json::to_value(&held).expect("json");
+    // The files' sizes are read again; the rest is what the rows say.
+    want["files"] = json["files"].clone();
+    assert_eq!(json, want);
+    let (code, stdout, stderr) = lgcodec(&["store", "stats", s]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("per thread"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    let want: Vec<String> = held
+        .per_thread
+        .iter()
+        .map(|(t, s)| {
+            format!(
+                "  {t:<36} {:>10} = {} + {} + {} ({} checkpoint(s))",
+                s.total_bytes,
+                s.checkpoints.bytes,
+                s.blobs.bytes,
+                s.writes.bytes,
+                s.checkpoints.rows
+            )
+        })
+        .collect();
+    assert_eq!(lines, want, "{stdout}");
+    assert!(
+        stdout.contains("3 thread(s), ") && stdout.contains("per channel"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
