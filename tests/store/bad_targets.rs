@@ -448,3 +448,68 @@ async fn a_postgres_table_locked_past_the_wait_is_a_lock_timeout_saying_what_to_
     assert_eq!(code, 0, "{err}");
     assert!(count(&holder).await < before);
 }
+
+/// An export to a file whose Postgres store has a table another session holds locked
+/// waits on the lock; SIGTERM ends it at once (143, saying how far it got), and its
+/// partial file goes with it: nothing is left beside the backup's name.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_stopped_waiting_on_a_lock_leaves_no_partial_file() {
+    let Some(url) = pg::url() else {
+        return;
+    };
+    let db = pg::restored(&url, "postgres-py-3.2.0", "export_locked").await;
+    let holder = pg::connect(&db).await;
+    holder
+        .batch_execute("BEGIN; LOCK TABLE checkpoint_writes IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("lock");
+    let dir = scratch("export-locked");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+        .args(["store", "export", &db, "b.jsonl"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lgcodec store export");
+    let listed = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // The partial file is made once the store is open, before its rows are read.
+    let started = std::time::Instant::now();
+    while !listed(&dir).iter().any(|n| n.ends_with(".partial")) {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the export ended before it made its partial file"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no partial file"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "waiting on the lock"
+    );
+    crate::support::signal(&child, "-TERM");
+    let (status, err) = crate::support::ended_within(
+        &mut child,
+        std::time::Duration::from_secs(20),
+        "the export after SIGTERM",
+    );
+    holder.batch_execute("ROLLBACK").await.expect("unlock");
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("lgcodec store export: terminated (SIGTERM) after"),
+        "{err}"
+    );
+    assert_eq!(listed(&dir), Vec::<String>::new(), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
