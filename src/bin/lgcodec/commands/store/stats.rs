@@ -64,18 +64,17 @@ struct Listing {
 }
 
 impl Listing {
-    fn write(&mut self, f: impl FnOnce(&mut dyn Write, bool) -> std::io::Result<()>) {
+    fn write(&mut self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
         if self.failed.is_none() {
-            let first = std::mem::replace(&mut self.first, false);
-            if let Err(e) = f(&mut self.out, first) {
+            if let Err(e) = f(&mut self.out) {
                 self.failed = Some(e);
             }
         }
     }
 
     fn thread(&mut self, thread: &str, size: &ThreadSize) {
-        let json = self.json;
-        self.write(|out, first| {
+        let (json, first) = (self.json, std::mem::replace(&mut self.first, false));
+        self.write(|out| {
             if json {
                 // The entries of one object, as `serde_json` writes a map.
                 if !first {
@@ -258,7 +257,7 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCod
         store.backend_name(),
         store.layout().to_string(),
     );
-    lock(&listing).write(|out, _| {
+    lock(&listing).write(|out| {
         if json {
             // The report's fields in its order, `per_thread` filled as it is counted
             // and the rest after.
@@ -272,18 +271,21 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCod
             writeln!(out, "per thread (bytes: checkpoints + blobs + writes):")
         }
     });
-    // The opening took `first`: the first thread is.
-    lock(&listing).first = true;
     let sink = Arc::clone(&listing);
     let options =
         StatsOptions::new().on_thread(move |thread, size| lock(&sink).thread(thread, size));
-    let stats = match store.stats(keys, &options).await {
-        Ok(s) => s,
-        Err(e) => return fatal(e),
-    };
-    drop(options);
+    let stats = store.stats(keys, &options).await;
     let mut listing = lock(&listing);
-    listing.write(|out, _| {
+    let stats = match stats {
+        Ok(s) => s,
+        Err(e) => {
+            // What was listed goes out before the error, as an unbuffered listing's
+            // would (`inspect`'s).
+            let _ = listing.out.flush();
+            return fatal(e);
+        }
+    };
+    listing.write(|out| {
         if json {
             out.write_all(b"}")?;
             let serde_json::Value::Object(fields) = serde_json::to_value(&stats)? else {
