@@ -221,6 +221,8 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
             "h" => 3_600_000,
             "d" => 86_400_000,
             "w" => 604_800_000,
+            // A bare zero is refused as zero, not sent to "0s" (refused in turn).
+            "" if n == 0 && total == 0 && tail.trim().is_empty() => break,
             "" => {
                 return Err(format!(
                     "{text:?} has no unit: write it with one (ms, s, m, h, d, w), e.g. \"{n}s\" or \"{n}m\""
@@ -616,5 +618,8 @@ mod tests {
         );
         assert!(said("1.5h").contains("\"1h30m\""), "{}", said("1.5h"));
         assert!(said("30").contains("has no unit"), "{}", said("30"));
+        // "0" is zero, whatever its unit: no "0s" suggested that is refused in turn.
+        assert_eq!(said("0"), "\"0\" is zero: a duration is more than zero");
+        assert!(said("1h0").contains("has no unit"), "{}", said("1h0"));
     }
 }

@@ -388,6 +388,31 @@ fn bad_policies_are_refused_before_anything_is_deleted() {
             lgcodec(&["store", "retain", store, "--policy", &ok, flag[0], flag[1]]);
         assert_eq!(code, 2, "{flag:?}: {err}");
     }
+    // What each says to do: a zero pause is none (not "0s", refused in turn), and an
+    // interval in milliseconds, under 100, most likely meant minutes (it swept back to
+    // back, thousands of times a second, until stopped: hence the time limit).
+    for (flag, said) in [
+        (
+            ["--pause", "0", "--once"],
+            "--pause \"0\": \"0\" is zero: a duration is more than zero: leave --pause out for none",
+        ),
+        (
+            ["--every", "1ms", "--dry-run"],
+            "--every \"1ms\": under 100 ms, sweeps would run back to back: give 100ms or more, e.g. \"15m\" (did you mean \"1m\"?)",
+        ),
+    ] {
+        let mut child = Command::new(BIN)
+            .args(["store", "retain", store, "--policy", &ok])
+            .args(flag)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let (status, err) =
+            crate::support::ended_within(&mut child, Duration::from_secs(20), "retain");
+        assert_eq!(status.code(), Some(2), "{flag:?}: {err}");
+        assert!(err.contains(said), "{flag:?}: {err}");
+    }
     assert_eq!(sqlite_rows(&path), before, "nothing was deleted");
     let _ = std::fs::remove_dir_all(&dir);
 }

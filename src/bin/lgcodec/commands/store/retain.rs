@@ -65,7 +65,7 @@ pub struct RetainArgs {
     /// One sweep, then exit.
     #[arg(long)]
     pub once: bool,
-    /// A sweep every DURATION (15m, 1h, …) until SIGTERM; without a value, the
+    /// A sweep every DURATION (15m, 1h, …; 100ms at least) until SIGTERM; without a value, the
     /// policy's (sweep.every, or sweep_interval_minutes).
     #[arg(long, value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
     pub every: Option<String>,
@@ -136,9 +136,29 @@ fn load_policy(args: &RetainArgs) -> Result<RetentionPolicy, Error> {
     RetentionPolicy::from_value(&value, file)
 }
 
+/// The shortest `--every`: under it sweeps would follow each other back to back, and
+/// the value is most likely a slip (`1ms` for `1m`).
+const SHORTEST_EVERY: Duration = Duration::from_millis(100);
+
 fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
-    store::parse_duration(text)
-        .map_err(|e| Error::new(ErrorKind::InvalidPolicy, format!("{flag} {text:?}: {e}")))
+    let bad = |e: String| Error::new(ErrorKind::InvalidPolicy, format!("{flag} {text:?}: {e}"));
+    let d = store::parse_duration(text).map_err(|e| {
+        if flag == "--pause" && e.contains(" is zero") {
+            bad(format!("{e}: leave --pause out for none"))
+        } else {
+            bad(e)
+        }
+    })?;
+    if flag == "--every" && d < SHORTEST_EVERY {
+        let meant = text.trim().strip_suffix("ms").map_or(String::new(), |n| {
+            format!(" (did you mean \"{}m\"?)", n.trim_end())
+        });
+        return Err(bad(format!(
+            "under {} ms, sweeps would run back to back: give 100ms or more, e.g. \"15m\"{meant}",
+            SHORTEST_EVERY.as_millis()
+        )));
+    }
+    Ok(d)
 }
 
 /// A JSON line on stdout; false when stdout is gone.
