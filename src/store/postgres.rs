@@ -89,17 +89,19 @@ pub(crate) async fn refuse_read_only(client: &Client, location: &str) -> Result<
 
 /// The schema unqualified table names resolve to on `client`: the first schema of its
 /// `search_path` that exists (what the savers and Python's saver write to when the URL
-/// sets `options=-csearch_path=…`), `public` if none does.
+/// sets `options=-csearch_path=…`).
 ///
 /// # Errors
-/// The server's.
+/// The server's; [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation)
+/// when no schema of the `search_path` exists (it was taken for `public`, where
+/// unqualified names do not resolve).
 pub(crate) async fn pg_current_schema(client: &Client) -> Result<String> {
     let row = client
         .query_one("SELECT current_schema()", &[])
         .await
         .map_err(pg("open"))?;
     let schema: Option<String> = row.try_get(0).map_err(pg("open"))?;
-    Ok(schema.unwrap_or_else(|| "public".to_owned()))
+    schema.ok_or_else(crate::saver::postgres::no_schema)
 }
 
 /// One connection to `url` ([`connect`]) and what the savers' layout model makes of

@@ -128,3 +128,26 @@ async fn a_closed_port_says_connection_refused_and_what_to_check() {
     .await;
     assert_eq!(kind, ErrorKind::ConnectionUnavailable);
 }
+
+/// A `search_path` that names no schema that exists (a mistyped `options=-csearch_path`):
+/// `current_schema()` is NULL and there is nowhere to read or create the tables. The
+/// saver's `setup` and `lgcodec store` say so and what to do; they failed on a NULL lock
+/// key ("a Postgres value was `NULL`"), and `store stats` took the schema for `public`.
+#[tokio::test]
+async fn a_search_path_of_no_schema_that_exists_says_what_to_do() {
+    let Some(s) = server() else { return };
+    let url = format!(
+        "{}&options=-csearch_path%3Dnosuchschema",
+        url_with_password(PW_ROLE, s.port, PW_DB)
+    );
+    let kind = both_say(
+        &url,
+        &[
+            "no schema of the connection's search_path exists",
+            "CREATE SCHEMA",
+            "options=-csearch_path",
+        ],
+    )
+    .await;
+    assert_eq!(kind, ErrorKind::InvalidStoreLocation);
+}

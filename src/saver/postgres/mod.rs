@@ -108,6 +108,7 @@ pub(crate) use conninfo::ConnInfo;
 /// the types the saver takes whatever versions your `Cargo.toml` names.
 pub use deadpool_postgres;
 pub(crate) use error::PgFault;
+pub(crate) use schema::no_schema;
 pub use schema::LAST_MIGRATION;
 /// See [`deadpool_postgres`].
 pub use tokio_postgres;

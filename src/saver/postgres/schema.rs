@@ -164,10 +164,11 @@ async fn inspect<C: Exec + ?Sized>(
     let mut name = String::new();
     let mut columns = Vec::new();
     for row in rows {
+        // NULL: no schema was configured and none of the search_path exists.
         name = row
             .try_get::<_, Option<String>>(0)
             .map_err(db(operation))?
-            .unwrap_or_default();
+            .ok_or_else(no_schema)?;
         let table: Option<String> = row.try_get(1).map_err(db(operation))?;
         let column: Option<String> = row.try_get(2).map_err(db(operation))?;
         let ty: Option<String> = row.try_get(3).map_err(db(operation))?;
@@ -176,6 +177,17 @@ async fn inspect<C: Exec + ?Sized>(
         }
     }
     Ok((name, columns))
+}
+
+/// The error for a connection whose `search_path` names no schema that exists
+/// (`current_schema()` is NULL): there is nowhere to read or create the tables. Python's
+/// saver fails there too, at its first `CREATE TABLE` ("no schema has been selected to
+/// create in"); ours failed on a NULL lock key ("a Postgres value was `NULL`").
+pub(crate) fn no_schema() -> Error {
+    PgFault::Config {
+        reason: "no schema of the connection's search_path exists (current_schema() is NULL), so there is nowhere to read or create the tables: create the schema (CREATE SCHEMA name) or name one that exists (the URL's options=-csearch_path%3Dname, or the role's or database's search_path)".to_owned(),
+    }
+    .into()
 }
 
 /// Python's deprecated `ShallowPostgresSaver` layout: `checkpoints` without
@@ -346,12 +358,14 @@ pub(crate) async fn setup(
             .rows(mode, &lock_sql, &[(&schema, Type::TEXT)])
             .await
             .map_err(db("setup"))?;
+        // NULL: the lock's key is, no schema of the search_path existing.
         let got = rows
             .first()
-            .map(|r| r.try_get::<_, bool>(0))
+            .map(|r| r.try_get::<_, Option<bool>>(0))
             .transpose()
             .map_err(db("setup"))?
-            .unwrap_or(false);
+            .unwrap_or(Some(false))
+            .ok_or_else(no_schema)?;
         if got {
             break;
         }
