@@ -673,21 +673,61 @@ fn a_store_backup_given_as_rows_is_named() {
     assert_eq!(export.code, 0, "{}", export.stderr);
     let bytes = std::fs::read(&backup).expect("backup");
     let file = backup.to_str().expect("utf-8");
-    for (args, stdin) in [
-        (&["decode", "--jsonl", file][..], &b""[..]),
-        (&["decode", "--jsonl", "-"], &bytes[..]),
-        (&["encode", "--jsonl", file], b""),
-        (&["rekey", file], b""),
-    ] {
+    refused_as_rows(
+        &[
+            (&["decode", "--jsonl", file][..], &b""[..]),
+            (&["decode", "--jsonl", "-"], &bytes[..]),
+            (&["encode", "--jsonl", file], b""),
+            (&["rekey", file], b""),
+        ],
+        &[
+            "is a store backup (`lgcodec store export` wrote it)",
+            "lgcodec store verify",
+        ],
+    );
+}
+
+/// Each run (arguments, standard input) exits 2 saying each of `words`, with nothing on
+/// standard output.
+fn refused_as_rows(runs: &[(&[&str], &[u8])], words: &[&str]) {
+    for (args, stdin) in runs {
         let run = lgcodec(args, &[("LANGGRAPH_AES_KEY", KEY.as_bytes())], stdin);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
-        assert!(
-            run.stderr
-                .contains("is a store backup (`lgcodec store export` wrote it)")
-                && run.stderr.contains("lgcodec store verify"),
-            "{args:?}: {}",
-            run.stderr
-        );
+        for w in words {
+            assert!(
+                run.stderr.contains(w),
+                "{args:?}: {w:?} not in {}",
+                run.stderr
+            );
+        }
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     }
+}
+
+/// A SQLite database (a checkpoint store) given where a row or rows go (`decode --type
+/// msgpack checkpoints.db`, on standard input too, `--jsonl`, `encode`, `rekey`) is said
+/// to be one, with the store commands that read it (exit 2). As one value it failed
+/// with "53247 trailing byte(s) after the msgpack value", as lines line by line. Read
+/// as `bytes` it is one value, and decodes as such.
+#[test]
+fn a_sqlite_database_given_as_rows_is_named() {
+    let store =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("vectors/stores/sqlite-py-3.1.2/store.sqlite");
+    let bytes = std::fs::read(&store).expect("store");
+    let file = store.to_str().expect("utf-8");
+    refused_as_rows(
+        &[
+            (&["decode", "--type", "msgpack", file][..], &b""[..]),
+            (&["decode", "--type", "msgpack+aes", "-"], &bytes[..]),
+            (&["decode", "--jsonl", file], b""),
+            (&["encode", "--jsonl", file], b""),
+            (&["rekey", file], b""),
+        ],
+        &[
+            "is a SQLite database (a checkpoint store?), not stored rows",
+            "`lgcodec store inspect ",
+        ],
+    );
+    let run = lgcodec(&["decode", "--type", "bytes", file], &[], b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }

@@ -71,10 +71,30 @@ pub fn batch(
     Ok(summary.failed == 0)
 }
 
+/// What every SQLite database file begins with.
+const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
+
+/// A SQLite database (a checkpoint store) given where a row or rows go (`decode --type
+/// msgpack checkpoints.db`): said to be one, with the commands that read a store. It
+/// failed as a value ("53247 trailing byte(s) after the msgpack value") or line by line.
+pub fn a_database(file: &str, head: &[u8]) -> Option<String> {
+    if !head.starts_with(SQLITE_HEADER) {
+        return None;
+    }
+    let name = if file == "-" { "standard input" } else { file };
+    let file = if file == "-" { "STORE" } else { file };
+    Some(format!(
+        "{name} is a SQLite database (a checkpoint store?), not stored rows: `lgcodec store inspect {file}` lists its threads (`--thread T --checkpoint ID` shows a checkpoint's state) and `lgcodec store rekey {file}` re-encrypts it in place"
+    ))
+}
+
 /// A store backup given where rows go (`decode --jsonl backup.jsonl`) is said to be
 /// one, with the commands that read it, rather than failing each line for a missing
-/// `type`.
+/// `type`; so is a SQLite database.
 fn refuse_a_backup(file: &str, input: &mut dyn io::BufRead) -> Result<(), String> {
+    if let Some(said) = a_database(file, input.fill_buf().map_err(|e| io_context(file, e))?) {
+        return Err(said);
+    }
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     if langgraph_codec::store::begins_a_backup(input.fill_buf().map_err(|e| io_context(file, e))?) {
         let name = if file == "-" { "standard input" } else { file };

@@ -9,7 +9,7 @@ use langgraph_codec::records::{self, Answer, Failure, RowReader};
 use langgraph_codec::TypedBytes;
 
 use crate::cli::{InputOptions, JsonlOptions, StrictOption};
-use crate::rows::{batch, failure, read_input, warn_key};
+use crate::rows::{a_database, batch, failure, read_input, warn_key};
 
 #[derive(clap::Args)]
 pub struct DecodeArgs {
@@ -73,6 +73,7 @@ pub fn run(args: DecodeArgs) -> Result<bool, String> {
     }
     let tag = type_tag.unwrap_or_default();
     let mut data = read_input(&file, input.max_input_bytes)?;
+    let raw_head: Vec<u8> = data.iter().take(16).copied().collect();
     if base64 {
         data = B64
             .decode(data.trim_ascii())
@@ -89,7 +90,8 @@ pub fn run(args: DecodeArgs) -> Result<bool, String> {
         Ok(Answer::Data(_)) => Ok(true),
         Err(Failure { error, hint }) => Err(match hint {
             Some(hint) => format!("{error}\nhint: {hint}"),
-            None => error.to_string(),
+            // A store's file read as one value (only once it failed: as `bytes` it is one).
+            None => a_database(&file, &raw_head).unwrap_or_else(|| error.to_string()),
         }),
     }
 }
