@@ -894,3 +894,67 @@ fn an_export_leaves_its_backup_out_of_the_page_cache() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `inspect` lists an encrypted SQLite store's threads without their times (the time is
+/// read from the checkpoint) and says why, and what to do: without a key, set
+/// `LANGGRAPH_AES_KEY`; under another key, `audit` tells which. With the key, every
+/// time is there and nothing is said. Before, the times were `?` with no word why.
+#[test]
+fn inspect_says_why_an_encrypted_stores_times_are_missing() {
+    let dir = scratch("inspect-untimed");
+    let path = dir.join("store.sqlite");
+    std::fs::copy(
+        crate::support::stores().join("sqlite-py-3.1.2/store.sqlite"),
+        &path,
+    )
+    .expect("copy");
+    let run = |key: Option<&str>, args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.arg("store").args(args).arg(&path);
+        for var in [
+            "LANGGRAPH_AES_KEY",
+            "LANGGRAPH_AES_KEY_PREVIOUS",
+            "LANGGRAPH_AES_FALLBACK_KEYS",
+        ] {
+            c.env_remove(var);
+        }
+        if let Some(key) = key {
+            c.env("LANGGRAPH_AES_KEY", key);
+        }
+        let out = c.output().expect("run lgcodec store");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let key = "0123456789abcdef";
+    run(Some(key), &["encrypt"]);
+    // The Python store's two threads, t-main and t-short.
+    for (given, said) in [
+        (None, Some("encrypted? set LANGGRAPH_AES_KEY")),
+        (
+            Some("fedcba9876543210"),
+            Some("`lgcodec store audit` tells which key"),
+        ),
+        (Some(key), None),
+    ] {
+        let (out, err) = run(given, &["inspect"]);
+        let untimed = out.lines().skip(1).filter(|l| l.contains(" ? ")).count();
+        match said {
+            Some(said) => {
+                assert_eq!(untimed, 2, "{out}");
+                assert!(
+                    err.contains("no time for 2 thread(s): their latest checkpoint did not decode")
+                        && err.contains(said),
+                    "{given:?}: {err}"
+                );
+            }
+            None => {
+                assert_eq!(untimed, 0, "{out}");
+                assert!(!err.contains("no time"), "{err}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -76,8 +76,11 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
     }
     let mut failed: Option<String> = None;
     let mut after_first = false;
+    // Threads whose latest checkpoint gave no time (shown `?`, `null` in JSON).
+    let mut untimed = 0u64;
     let listed = store
         .each_thread(keys, |t| {
+            untimed += u64::from(t.latest_ts.is_none());
             let text = if json {
                 match serde_json::to_string(&t) {
                     // The elements of one array, as `serde_json` writes a list.
@@ -115,6 +118,18 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
         "lgcodec store inspect: {listed} thread(s) in {shown} ({})",
         store.layout()
     );
+    if untimed > 0 {
+        // On SQLite the time is read from the checkpoint itself: an encrypted one needs
+        // its key (on Postgres the row keeps it in clear).
+        note!(
+            "lgcodec store inspect: no time for {untimed} thread(s): their latest checkpoint did not decode ({})",
+            if keys.has_primary() {
+                "under another key, or damaged? `lgcodec store audit` tells which key each value is under"
+            } else {
+                "encrypted? set LANGGRAPH_AES_KEY to the key it was written with"
+            }
+        );
+    }
     ExitCode::SUCCESS
 }
 
