@@ -39,6 +39,10 @@ pub const CURRENT_POSTGRES_MIGRATION: i32 = 9;
 /// (its `task_path` migration).
 pub const CURRENT_SHALLOW_MIGRATION: i32 = 7;
 
+/// The 16 bytes every SQLite database file begins with: how a store's file is told
+/// from a backup, a row or a text file given in its place.
+pub const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
+
 /// Which saver, and which release of it, wrote a store. See the [module docs](self).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

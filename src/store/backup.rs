@@ -287,7 +287,7 @@ impl<'r> BackupRows<'r> {
         // STORE`) is said to be one, not a line that is "not UTF-8 at byte 102".
         if input
             .fill_buf()
-            .is_ok_and(|head| head.starts_with(b"SQLite format 3\0"))
+            .is_ok_and(|head| head.starts_with(crate::saver::layout::SQLITE_HEADER))
         {
             return Err(StoreFault::Backup {
                 file: file.to_owned(),

@@ -236,7 +236,7 @@ pub(crate) fn require_sqlite_file(path: &std::path::Path) -> Result<()> {
             .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 4096), &mut head));
         // An empty file is an empty database (and a WAL database's file can be empty
         // until its first checkpoint); anything else begins with SQLite's header.
-        if head.is_empty() || head.starts_with(b"SQLite format 3\0") {
+        if head.is_empty() || head.starts_with(crate::saver::layout::SQLITE_HEADER) {
             return Ok(());
         }
         if !super::backend::begins_a_backup(&head) {

@@ -71,14 +71,11 @@ pub fn batch(
     Ok(summary.failed == 0)
 }
 
-/// What every SQLite database file begins with.
-const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
-
 /// A SQLite database (a checkpoint store) given where a row or rows go (`decode --type
 /// msgpack checkpoints.db`): said to be one, with the commands that read a store. It
 /// failed as a value ("53247 trailing byte(s) after the msgpack value") or line by line.
 pub fn a_database(file: &str, head: &[u8]) -> Option<String> {
-    if !head.starts_with(SQLITE_HEADER) {
+    if !head.starts_with(langgraph_codec::saver::layout::SQLITE_HEADER) {
         return None;
     }
     let name = if file == "-" { "standard input" } else { file };
@@ -92,18 +89,18 @@ pub fn a_database(file: &str, head: &[u8]) -> Option<String> {
 /// one, with the commands that read it, rather than failing each line for a missing
 /// `type`; so is a SQLite database.
 fn refuse_a_backup(file: &str, input: &mut dyn io::BufRead) -> Result<(), String> {
-    if let Some(said) = a_database(file, input.fill_buf().map_err(|e| io_context(file, e))?) {
+    let head = input.fill_buf().map_err(|e| io_context(file, e))?;
+    if let Some(said) = a_database(file, head) {
         return Err(said);
     }
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
-    if langgraph_codec::store::begins_a_backup(input.fill_buf().map_err(|e| io_context(file, e))?) {
+    if langgraph_codec::store::begins_a_backup(head) {
         let name = if file == "-" { "standard input" } else { file };
         let file = if file == "-" { "FILE" } else { file };
         return Err(format!(
             "{name} is a store backup (`lgcodec store export` wrote it), not rows of (type, bytes): `lgcodec store verify {file}` checks it, and `lgcodec store import {file} STORE` restores it into a store"
         ));
     }
-    let _ = (file, input);
     Ok(())
 }
 

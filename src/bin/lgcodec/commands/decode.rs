@@ -73,7 +73,9 @@ pub fn run(args: DecodeArgs) -> Result<bool, String> {
     }
     let tag = type_tag.unwrap_or_default();
     let mut data = read_input(&file, input.max_input_bytes)?;
-    let raw_head: Vec<u8> = data.iter().take(16).copied().collect();
+    // What to say if the bytes, as read, are a store's file and do not decode (as
+    // `bytes` they do): `None` for any other input.
+    let database = a_database(&file, &data);
     if base64 {
         data = B64
             .decode(data.trim_ascii())
@@ -90,8 +92,7 @@ pub fn run(args: DecodeArgs) -> Result<bool, String> {
         Ok(Answer::Data(_)) => Ok(true),
         Err(Failure { error, hint }) => Err(match hint {
             Some(hint) => format!("{error}\nhint: {hint}"),
-            // A store's file read as one value (only once it failed: as `bytes` it is one).
-            None => a_database(&file, &raw_head).unwrap_or_else(|| error.to_string()),
+            None => database.unwrap_or_else(|| error.to_string()),
         }),
     }
 }

@@ -358,7 +358,7 @@ fn may_replace(file: &str) -> Result<(), Error> {
     if read.is_err() || head.is_empty() || store::begins_a_backup(&head) {
         return Ok(());
     }
-    let what = if head.starts_with(b"SQLite format 3\0") {
+    let what = if head.starts_with(langgraph_codec::saver::layout::SQLITE_HEADER) {
         "a SQLite database (the store itself?)"
     } else {
         "not a backup file"
