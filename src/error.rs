@@ -258,10 +258,9 @@ impl Error {
         let source = source.into();
         // A database that failed because its disk is full is its own kind, whichever
         // layer reports it: the operator's fix (free space, run again) is not a bug's.
-        if kind == ErrorKind::Storage && disk_full(&*source) {
+        if let Some(which) = disk_full(&*source).filter(|_| kind == ErrorKind::Storage) {
             let message = format!(
-                "{}; the disk under the store is full: free space (or move the store to a \
-                 larger disk), then run the same command again (nothing was half-written)",
+                "{}; {which}, then run the same command again (nothing was half-written)",
                 message.into()
             );
             let mut e = Error::new(ErrorKind::DiskFull, message);
@@ -692,19 +691,30 @@ const _: fn() = || {
     send_sync::<Error>();
 };
 
-/// Whether a driver's error says the disk is full: SQLite's `SQLITE_FULL`, the Postgres
-/// server's SQLSTATE 53100 `disk_full`.
-fn disk_full(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+/// Whether a driver's error says the disk is full (SQLite's `SQLITE_FULL`, the Postgres
+/// server's SQLSTATE 53100 `disk_full`): which disk, and what to do.
+fn disk_full(source: &(dyn std::error::Error + Send + Sync + 'static)) -> Option<&'static str> {
     #[cfg(feature = "sqlite")]
     if let Some(rusqlite::Error::SqliteFailure(e, _)) = source.downcast_ref::<rusqlite::Error>() {
-        return e.code == rusqlite::ErrorCode::DiskFull;
+        // SQLite says the same of its temporary files, which a sort or a GROUP BY too
+        // large for memory writes beside no store: a read-only command fails so on a
+        // small /tmp.
+        return (e.code == rusqlite::ErrorCode::DiskFull).then_some(
+            "the disk under the store is full, or the one under SQLite's temporary files \
+             (SQLITE_TMPDIR or TMPDIR, else /var/tmp, then /tmp; a large sort spills \
+             there): free space (or move the store to a larger disk, or point \
+             SQLITE_TMPDIR at a directory with room)",
+        );
     }
     #[cfg(feature = "postgres")]
     if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
-        return e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL);
+        return (e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL)).then_some(
+            "the disk under the store is full: free space (or move the store to a larger \
+             disk)",
+        );
     }
     let _ = source;
-    false
+    None
 }
 
 /// Whether the database gave up waiting for a lock: SQLite's `SQLITE_BUSY` /

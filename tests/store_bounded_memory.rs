@@ -22,7 +22,7 @@ use langgraph_codec::saver::{
 };
 use langgraph_codec::store::{
     self, AnyStore, AuditOptions, CopyOptions, ExportOptions, ImportOptions, PruneOptions,
-    StatsOptions, Store, StoreKeys, SweepOptions,
+    StatsOptions, Store, StoreKeys, SweepOptions, ThreadOrder,
 };
 use langgraph_codec::Value;
 
@@ -324,7 +324,11 @@ const MANY_THREADS: usize = 20_000;
 /// is counted (`StatsOptions::on_thread`, what `lgcodec store stats` lists by default)
 /// it holds less than the thread ids' own bytes, and hands over each thread once, in
 /// id order, their sizes adding up to the totals; held in the report, the same threads
-/// take more than the ids' bytes (the measure tells the two apart).
+/// take more than the ids' bytes (the measure tells the two apart). Handed over in
+/// size order (`StatsOptions::sorted`, `lgcodec store stats --sort size`), each comes
+/// once, largest first and ties by id, and the heap again holds less than the ids
+/// (they are sorted in SQLite's scratch file: SQLite's own pages, at most its
+/// `cache_size`, are not on this heap).
 fn many_threads(dir: &std::path::Path) {
     let path = dir.join("many-threads.db");
     drop(
@@ -339,8 +343,8 @@ fn many_threads(dir: &std::path::Path) {
         let tx = conn.transaction().expect("transaction");
         for i in 0..MANY_THREADS {
             tx.execute(
-                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) VALUES (?1, '', 'c1', 'msgpack', x'80', x'7b7d')",
-                [id(i)],
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) VALUES (?1, '', 'c1', 'msgpack', x'80', CAST('{\"n\":\"' || hex(zeroblob(?2)) || '\"}' AS BLOB))",
+                rusqlite::params![id(i), (i * 7919) % 50],
             )
             .expect("insert");
         }
@@ -377,8 +381,35 @@ fn many_threads(dir: &std::path::Path) {
         })
     });
     let held = held.expect("stats");
+    // (threads handed over, their bytes, in order so far, the last size and id).
+    let sorted = std::sync::Arc::new(std::sync::Mutex::new((
+        0u64,
+        0u64,
+        true,
+        u64::MAX,
+        String::new(),
+    )));
+    let sink = std::sync::Arc::clone(&sorted);
+    let options = StatsOptions::new().sorted(ThreadOrder::Size, move |thread, size| {
+        let mut s = sink.lock().expect("lock");
+        s.0 += 1;
+        s.1 += size.total_bytes;
+        s.2 &= s.3 > size.total_bytes || (s.3 == size.total_bytes && s.4.as_str() < thread);
+        s.3 = size.total_bytes;
+        s.4.clear();
+        s.4.push_str(thread);
+    });
+    let (in_order, sorted_peak) = peak_during(|| {
+        rt().block_on(async {
+            AnyStore::open(location)
+                .await?
+                .stats(&StoreKeys::none(), &options)
+                .await
+        })
+    });
+    let in_order = in_order.expect("stats");
     println!(
-        "sqlite: stats of {MANY_THREADS} threads ({ids_bytes} bytes of ids): handed over, peak {streamed_peak} bytes; held, {held_peak} bytes"
+        "sqlite: stats of {MANY_THREADS} threads ({ids_bytes} bytes of ids): handed over, peak {streamed_peak} bytes; held, {held_peak} bytes; sorted, {sorted_peak} bytes"
     );
     let seen = seen.lock().expect("lock");
     assert_eq!(
@@ -394,6 +425,17 @@ fn many_threads(dir: &std::path::Path) {
         "stats handing threads over held {streamed_peak} bytes (the ids alone are {ids_bytes})"
     );
     assert!(held_peak > ids_bytes, "held {held_peak}");
+    let sorted = sorted.lock().expect("lock");
+    assert_eq!(
+        (sorted.0, sorted.1, sorted.2),
+        (MANY_THREADS as u64, in_order.total.total_bytes, true),
+        "every thread once, largest first then by id, adding up to the total"
+    );
+    assert!(in_order.per_thread.is_empty());
+    assert!(
+        sorted_peak < ids_bytes,
+        "stats handing threads over sorted held {sorted_peak} bytes (the ids alone are {ids_bytes})"
+    );
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB

@@ -81,6 +81,7 @@ impl Keys {
     }
 
     /// The namespaces of the keys from the `start`th on, with their ids.
+    #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
     pub(crate) fn namespaces_and_ids_from(
         &self,
         start: usize,

@@ -223,6 +223,16 @@ pub(crate) enum StoreFault {
         /// What the system said.
         reason: String,
     },
+    /// `stats` could not sort every thread in its scratch file (`StatsOptions::sorted`).
+    #[error("stats: the threads could not be sorted in a scratch file ({reason}): it goes in SQLITE_TMPDIR or TMPDIR (else /var/tmp, then /tmp); point one at a directory with room, or list the first N threads (--top N), which needs none")]
+    #[cfg(feature = "sqlite")]
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Scratch {
+        /// What SQLite said.
+        reason: String,
+        /// Whether the disk was full.
+        full: bool,
+    },
     /// A backup file (store export/import) is malformed, or cannot be read or written.
     #[error("backup {file}: {reason}")]
     #[cfg_attr(not(all(feature = "sqlite", feature = "postgres")), allow(dead_code))]
@@ -282,6 +292,10 @@ impl StoreFault {
             StoreFault::InvalidDate { .. } => ErrorKind::InvalidDate,
             StoreFault::Backup { .. } => ErrorKind::Backup,
             StoreFault::BackupDiskFull { .. } => ErrorKind::DiskFull,
+            #[cfg(feature = "sqlite")]
+            StoreFault::Scratch { full: true, .. } => ErrorKind::DiskFull,
+            #[cfg(feature = "sqlite")]
+            StoreFault::Scratch { full: false, .. } => ErrorKind::Storage,
             StoreFault::HistoryConflict { .. } => ErrorKind::HistoryConflict,
             StoreFault::NoKeyOpens { .. } => ErrorKind::NoKeyOpens,
             StoreFault::InvalidPolicy { .. } => ErrorKind::InvalidPolicy,
@@ -398,6 +412,8 @@ impl From<StoreFault> for Error {
                 .with_subject(store)
                 .with_count(usize::try_from(threads).unwrap_or(usize::MAX)),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
+            #[cfg(feature = "sqlite")]
+            StoreFault::Scratch { reason, .. } => e.with_operation("stats").with_reason(reason),
             StoreFault::ThreadsNotFound {
                 operation,
                 store,

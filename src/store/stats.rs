@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use self::spill::Spill;
+
 use super::backend::ph;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
@@ -16,6 +18,8 @@ use super::raw::{serializer, Fields, Result};
 use super::Location;
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
+
+mod spill;
 
 /// Rows and bytes: [`StoreStats`].
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -144,6 +148,7 @@ pub struct StatsOptions {
     top: usize,
     order: ThreadOrder,
     on_thread: Option<ThreadSizeFn>,
+    sorted: Option<(ThreadOrder, ThreadSizeFn)>,
 }
 
 impl std::fmt::Debug for StatsOptions {
@@ -152,6 +157,7 @@ impl std::fmt::Debug for StatsOptions {
             .field("top", &self.top)
             .field("order", &self.order)
             .field("on_thread", &self.on_thread.is_some())
+            .field("sorted", &self.sorted.as_ref().map(|(order, _)| order))
             .finish()
     }
 }
@@ -170,12 +176,14 @@ impl StatsOptions {
             top: 0,
             order: ThreadOrder::Id,
             on_thread: None,
+            sorted: None,
         }
     }
 
-    /// Only the first `n` threads in `order` (`n` = 0: every thread). The totals
-    /// still count every thread; memory holds `n` threads, whatever the store's
-    /// size.
+    /// Only the first `n` threads in `order` (`n` = 0: every thread, unless
+    /// [`on_thread`](Self::on_thread) or [`sorted`](Self::sorted) takes them). The
+    /// totals still count every thread; memory holds `n` threads, whatever the
+    /// store's size.
     pub fn top(mut self, n: usize, order: ThreadOrder) -> Self {
         self.top = n;
         self.order = order;
@@ -184,8 +192,8 @@ impl StatsOptions {
 
     /// Each thread's sizes to `f` as they are counted, in thread order (the
     /// database's order of thread ids), instead of into the report:
-    /// [`StoreStats::per_thread`] stays empty and memory holds no thread, whatever
-    /// the store holds ([`top`](Self::top) then chooses nothing). For a listing of
+    /// [`StoreStats::per_thread`] stays empty (unless [`top`](Self::top) keeps
+    /// some) and memory holds no thread, whatever the store holds. For a listing of
     /// every thread written as it is read: held in a map, a million threads took
     /// hundreds of MiB.
     ///
@@ -204,6 +212,40 @@ impl StatsOptions {
         self.on_thread = Some(Arc::new(f));
         self
     }
+
+    /// Each thread's sizes to `f` once every thread is counted, in `order` (larger
+    /// first, then by id, as [`StoreStats::top_threads`] orders them), instead of into
+    /// the report: [`StoreStats::per_thread`] stays empty (unless
+    /// [`top`](Self::top) keeps some) and memory holds no thread, whatever the store
+    /// holds. The threads are sorted in a scratch file SQLite deletes when done (in
+    /// `SQLITE_TMPDIR` or `TMPDIR`, else `/var/tmp`, then `/tmp`; without the `sqlite`
+    /// feature, in memory). With [`on_thread`](Self::on_thread) besides, each thread
+    /// goes to that one as it is counted, then to `f` in order.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), langgraph_codec::Error> {
+    /// use langgraph_codec::store::{AnyStore, StatsOptions, StoreKeys, ThreadOrder};
+    /// let store = AnyStore::open("checkpoints.db").await?;
+    /// let options = StatsOptions::new().sorted(ThreadOrder::Size, |thread, size| {
+    ///     println!("{thread} {} bytes", size.total_bytes);
+    /// });
+    /// let stats = store.stats(&StoreKeys::none(), &options).await?;
+    /// println!("{} threads", stats.threads);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`AnyStore::stats`] fails with [`ErrorKind::DiskFull`](crate::ErrorKind::DiskFull)
+    /// (or [`Storage`](crate::ErrorKind::Storage)) when the scratch file cannot be
+    /// written.
+    pub fn sorted(
+        mut self,
+        order: ThreadOrder,
+        f: impl Fn(&str, &ThreadSize) + Send + Sync + 'static,
+    ) -> Self {
+        self.sorted = Some((order, Arc::new(f)));
+        self
+    }
 }
 
 /// The threads kept while the per-thread sizes stream by in id order: every one, or
@@ -215,6 +257,8 @@ struct Chosen {
     heap: BinaryHeap<Kept>,
     /// Given each thread instead of keeping it ([`StatsOptions::on_thread`]).
     sink: Option<ThreadSizeFn>,
+    /// Each thread, to be given in order at the end ([`StatsOptions::sorted`]).
+    spill: Option<(Spill, ThreadSizeFn)>,
 }
 
 /// A thread in [`Chosen`]'s heap, ordered by its key, smaller first, then by id,
@@ -248,39 +292,52 @@ impl Ord for Kept {
 }
 
 impl Chosen {
-    fn new(options: &StatsOptions) -> Self {
-        Chosen {
+    fn new(options: &StatsOptions) -> Result<Self> {
+        Ok(Chosen {
             n: options.top,
             order: options.order,
             all: BTreeMap::new(),
             heap: BinaryHeap::new(),
             sink: options.on_thread.clone(),
-        }
+            spill: match &options.sorted {
+                Some((order, f)) => Some((Spill::new(*order)?, Arc::clone(f))),
+                None => None,
+            },
+        })
     }
 
     /// Keeps `thread` if it ranks among the first `n`: the heap ranks by key and then
     /// by id itself, so the order the rows arrive in (the database's collation of
     /// thread ids) does not decide ties.
-    fn offer(&mut self, thread: String, size: ThreadSize) {
+    fn offer(&mut self, thread: String, size: ThreadSize) -> Result<()> {
+        if let Some((spill, _)) = &mut self.spill {
+            spill.push(&thread, &size)?;
+        }
         if let Some(sink) = &self.sink {
             sink(&thread, &size);
-            return;
         }
         if self.n == 0 {
-            self.all.insert(thread, size);
-            return;
+            if self.spill.is_none() && self.sink.is_none() {
+                self.all.insert(thread, size);
+            }
+            return Ok(());
         }
         self.heap
             .push(Kept(Reverse(self.order.key(&size)), thread, size));
         if self.heap.len() > self.n {
             self.heap.pop();
         }
+        Ok(())
     }
 
-    fn into_map(self) -> BTreeMap<String, ThreadSize> {
+    /// The threads kept, by id, once each went to [`StatsOptions::sorted`] in order.
+    fn finish(self) -> Result<BTreeMap<String, ThreadSize>> {
+        if let Some((spill, f)) = self.spill {
+            spill.each(|thread, size| f(thread, size))?;
+        }
         let mut all = self.all;
         all.extend(self.heap.into_iter().map(|Kept(_, t, s)| (t, s)));
-        all
+        Ok(all)
     }
 }
 
@@ -319,9 +376,9 @@ struct Fold {
 }
 
 impl Fold {
-    fn add(&mut self, (thread, table, rows, bytes): ThreadRow, chosen: &mut Chosen) {
+    fn add(&mut self, (thread, table, rows, bytes): ThreadRow, chosen: &mut Chosen) -> Result<()> {
         if self.current.as_ref().is_some_and(|(t, _)| *t != thread) {
-            self.flush(chosen);
+            self.flush(chosen)?;
         }
         let (_, t) = self
             .current
@@ -334,13 +391,15 @@ impl Fold {
             }
             s.total_bytes = s.total_bytes.saturating_add(bytes);
         }
+        Ok(())
     }
 
-    fn flush(&mut self, chosen: &mut Chosen) {
+    fn flush(&mut self, chosen: &mut Chosen) -> Result<()> {
         if let Some((thread, size)) = self.current.take() {
             self.threads += 1;
-            chosen.offer(thread, size);
+            chosen.offer(thread, size)?;
         }
+        Ok(())
     }
 }
 
@@ -357,7 +416,7 @@ impl AnyStore {
     /// [`StoreStats::unreadable_checkpoints`], not an error).
     pub async fn stats(&self, keys: &StoreKeys, options: &StatsOptions) -> Result<StoreStats> {
         let c = self.raw.cols();
-        let mut chosen = Chosen::new(options);
+        let mut chosen = Chosen::new(options)?;
         let mut fold = Fold::default();
         let mut per_channel: BTreeMap<String, Size> = BTreeMap::new();
         let mut per_channel_values: BTreeMap<String, Size> = BTreeMap::new();
@@ -380,7 +439,7 @@ impl AnyStore {
         // Row by row: a store of many threads is never held at once.
         self.raw
             .each_row("stats", &per_thread, &[], |r| {
-                fold.add(thread_row(&r)?, &mut chosen);
+                fold.add(thread_row(&r)?, &mut chosen)?;
                 Ok(ControlFlow::Continue(()))
             })
             .await?;
@@ -397,7 +456,8 @@ impl AnyStore {
                 Ok(ControlFlow::Continue(()))
             })
             .await?;
-        fold.flush(&mut chosen);
+        fold.flush(&mut chosen)?;
+        let per_thread = chosen.finish()?;
         // A SQLite checkpoint row holds its channel values; Postgres's are its blobs,
         // counted above.
         let unreadable_checkpoints = if self.raw.is_sqlite() {
@@ -420,7 +480,7 @@ impl AnyStore {
             layout: self.raw.layout().to_string(),
             threads: fold.threads,
             total: fold.total,
-            per_thread: chosen.into_map(),
+            per_thread,
             per_channel,
             per_channel_values,
             unreadable_checkpoints,
@@ -472,7 +532,7 @@ impl AnyStore {
         first: &str,
         last: &str,
     ) -> Result<BTreeMap<String, ThreadSize>> {
-        let mut chosen = Chosen::new(&StatsOptions::new());
+        let mut chosen = Chosen::new(&StatsOptions::new())?;
         let mut fold = Fold::default();
         self.raw
             .each_row(
@@ -480,13 +540,13 @@ impl AnyStore {
                 &self.per_thread_sql(true),
                 &[first.into(), last.into()],
                 |r| {
-                    fold.add(thread_row(&r)?, &mut chosen);
+                    fold.add(thread_row(&r)?, &mut chosen)?;
                     Ok(ControlFlow::Continue(()))
                 },
             )
             .await?;
-        fold.flush(&mut chosen);
-        Ok(chosen.into_map())
+        fold.flush(&mut chosen)?;
+        chosen.finish()
     }
 
     async fn file_sizes(&self) -> Result<FileSizes> {

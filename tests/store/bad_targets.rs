@@ -513,3 +513,72 @@ async fn an_export_stopped_waiting_on_a_lock_leaves_no_partial_file() {
     assert_eq!(listed(&dir), Vec::<String>::new(), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `stats` with SQLite's temporary files on a disk too small for them (150,000 threads,
+/// `SQLITE_TMPDIR` on a tmpfs): exit 2, and the message names SQLITE_TMPDIR and what to
+/// do, not only the store's disk, whether the store's own GROUP BY spilled there (a
+/// disk of 16 KiB) or `--sort`'s scratch file of every thread did (4 MiB: room for
+/// the first, not the second, with the bundled SQLite); `--top 1`, which needs no
+/// scratch file, runs there; with room, `--sort size` runs too.
+#[test]
+fn stats_with_sqlites_temporary_files_on_a_full_disk_says_where_they_go() {
+    let dir = scratch("bad-target-stats-tmp");
+    let mnt = dir.join("tmp");
+    if !mount_tmpfs(&mnt, "16k") {
+        eprintln!("skipped: this machine does not let the test mount a small tmpfs");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let path = dir.join("threads.db");
+        drop(
+            langgraph_codec::saver::sqlite::SqliteSaver::builder(&path)
+                .create(true)
+                .open()
+                .expect("saver"),
+        );
+        rusqlite::Connection::open(&path)
+            .expect("open")
+            .execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 149999) \
+                 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) \
+                 SELECT printf('thread-%06d', i), '', 'c1', 'msgpack', x'80', CAST('{}' AS BLOB) FROM n",
+            )
+            .expect("threads");
+        let store = path.to_str().expect("utf-8");
+        let tmp = mnt.to_str().expect("utf-8");
+        let stats = |args: &[&str]| {
+            let mut all = vec!["store", "stats", store];
+            all.extend_from_slice(args);
+            let (code, _, err) = crate::lgcodec(&all, &[("SQLITE_TMPDIR", tmp)]);
+            (code, err)
+        };
+        for args in [&["--top", "1", "--sort", "size"][..], &["--sort", "size"]] {
+            let (code, err) = stats(args);
+            assert_eq!(code, 2, "{args:?} on 16 KiB: {err}");
+            assert!(
+                err.contains("SQLITE_TMPDIR") && err.contains("run the same command again"),
+                "{args:?} on 16 KiB: {err}"
+            );
+        }
+        remount(&mnt, "4m");
+        let (code, err) = stats(&["--top", "1", "--sort", "size"]);
+        assert_eq!(code, 0, "--top 1 on 4 MiB: {err}");
+        let (code, err) = stats(&["--sort", "size"]);
+        assert_eq!(code, 2, "--sort size on 4 MiB: {err}");
+        assert!(
+            err.contains("could not be sorted in a scratch file")
+                && err.contains("SQLITE_TMPDIR")
+                && err.contains("--top N"),
+            "--sort size on 4 MiB: {err}"
+        );
+        remount(&mnt, "64m");
+        let (code, err) = stats(&["--sort", "size"]);
+        assert_eq!(code, 0, "--sort size on 64 MiB: {err}");
+    }));
+    umount(&mnt);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}

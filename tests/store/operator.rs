@@ -56,6 +56,17 @@ fn ranked(path: &Path, total: &str, checkpoint: &str, write: &str) -> Vec<(Strin
         .expect("rows")
 }
 
+/// The thread ids of `stats`' text report, in the order listed.
+fn listed_threads(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("per thread"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect()
+}
+
 #[test]
 fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
     let dir = scratch("stats-top");
@@ -73,13 +84,7 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
     assert_eq!(want.len(), 3);
     let (code, stdout, stderr) = lgcodec(&["store", "stats", s, "--top", "2", "--sort", "size"]);
     assert_eq!(code, 0, "{stderr}");
-    let listed: Vec<&str> = stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("per thread"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
+    let listed = listed_threads(&stdout);
     assert_eq!(
         listed,
         want.iter()
@@ -174,7 +179,9 @@ fn stats_sorts_and_cuts_the_threads_and_sizes_the_files() {
 
 /// `--top N` keeps N threads in memory (a heap as the sizes stream by): the threads it
 /// lists, and the only ones in `per_thread`, are the first N as SQLite ranks them,
-/// ties in id order; the totals still count every thread.
+/// ties in id order; the totals still count every thread. Without `--top` (N = 0)
+/// every thread is listed in the same order (sorted in a scratch file), in JSON and
+/// in text, and `per_thread` holds them all.
 #[test]
 fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
     let dir = scratch("stats-top-orders");
@@ -209,7 +216,7 @@ fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
     let all_bytes: i64 = orders[0].1.iter().map(|(_, n)| n).sum();
     for (sort, want) in &orders {
         assert_eq!(want.len(), 6);
-        for n in [1usize, 2, 4] {
+        for n in [0usize, 1, 2, 4] {
             let (code, stdout, stderr) = lgcodec(&[
                 "store",
                 "stats",
@@ -222,14 +229,20 @@ fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
             ]);
             assert_eq!(code, 0, "{stderr}");
             let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-            let listed: Vec<&str> = json["top_threads"]
-                .as_array()
-                .expect("top_threads")
-                .iter()
-                .map(|t| t["thread"].as_str().expect("thread"))
-                .collect();
-            let first: Vec<&str> = want.iter().take(n).map(|(t, _)| t.as_str()).collect();
-            assert_eq!(listed, first, "--top {n} --sort {sort}");
+            let all = if n == 0 { want.len() } else { n };
+            let first: Vec<&str> = want.iter().take(all).map(|(t, _)| t.as_str()).collect();
+            if (n, *sort) == (0, "id") {
+                // The default report: `per_thread` alone, as the library's.
+                assert!(json.get("top_threads").is_none(), "{json}");
+            } else {
+                let listed: Vec<&str> = json["top_threads"]
+                    .as_array()
+                    .expect("top_threads")
+                    .iter()
+                    .map(|t| t["thread"].as_str().expect("thread"))
+                    .collect();
+                assert_eq!(listed, first, "--top {n} --sort {sort}");
+            }
             let mut kept: Vec<&str> = json["per_thread"]
                 .as_object()
                 .expect("per_thread")
@@ -243,6 +256,11 @@ fn stats_top_keeps_the_first_threads_of_every_order_and_counts_them_all() {
             assert_eq!(json["threads"], 6, "{json}");
             assert_eq!(json["total"]["total_bytes"], all_bytes, "{json}");
         }
+        let (code, stdout, stderr) = lgcodec(&["store", "stats", s, "--sort", sort]);
+        assert_eq!(code, 0, "{stderr}");
+        let listed = listed_threads(&stdout);
+        let every: Vec<&str> = want.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(listed, every, "--sort {sort}: {stdout}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -21,8 +21,9 @@ pub struct StatsArgs {
     pub store: String,
     /// Only the first N threads (in --sort order; 0: all). The totals count every
     /// thread; the report (and memory) holds N. Every thread by id (the default) is
-    /// written as it is counted, held by nothing; with --sort and no --top, memory
-    /// holds every thread.
+    /// written as it is counted, held by nothing; with --sort and no --top, every
+    /// thread is sorted in a scratch file (in SQLITE_TMPDIR or TMPDIR, else /var/tmp),
+    /// held by nothing either.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub top: usize,
     /// The order of the threads: id, size (largest first), checkpoints or writes
@@ -44,6 +45,16 @@ pub enum SortBy {
 }
 
 impl SortBy {
+    /// As the text report names the order.
+    fn name(self) -> &'static str {
+        match self {
+            SortBy::Id => "id",
+            SortBy::Size => "size",
+            SortBy::Checkpoints => "checkpoints",
+            SortBy::Writes => "writes",
+        }
+    }
+
     fn order(self) -> ThreadOrder {
         match self {
             SortBy::Id => ThreadOrder::Id,
@@ -54,12 +65,16 @@ impl SortBy {
     }
 }
 
-/// Where the threads go as they are counted (every thread, by id): standard output,
-/// buffered, and the first error writing to it (after which nothing more is written).
+/// Where the threads go as they are counted (every thread, by id) and then, with
+/// `--sort`, in order: standard output, buffered, and the first error writing to it
+/// (after which nothing more is written).
 struct Listing {
     out: std::io::BufWriter<std::io::Stdout>,
     json: bool,
+    /// No entry written yet in the JSON object or list open.
     first: bool,
+    /// The JSON `top_threads` list is open (`per_thread` closed).
+    in_order: bool,
     failed: Option<std::io::Error>,
 }
 
@@ -83,6 +98,30 @@ impl Listing {
                 serde_json::to_writer(&mut *out, thread)?;
                 out.write_all(b":")?;
                 Ok(serde_json::to_writer(out, size)?)
+            } else {
+                thread_line(out, thread, size)
+            }
+        });
+    }
+
+    /// Ends the JSON `per_thread` object and opens `top_threads`, once.
+    fn open_in_order(&mut self) {
+        if self.json && !std::mem::replace(&mut self.in_order, true) {
+            self.first = true;
+            self.write(|out| out.write_all(b"},\"top_threads\":["));
+        }
+    }
+
+    /// A thread in `--sort` order, after every thread was counted.
+    fn in_order(&mut self, thread: &str, size: &ThreadSize) {
+        self.open_in_order();
+        let (json, first) = (self.json, std::mem::replace(&mut self.first, false));
+        self.write(|out| {
+            if json {
+                if !first {
+                    out.write_all(b",")?;
+                }
+                Ok(serde_json::to_writer(out, &Entry { thread, size })?)
             } else {
                 thread_line(out, thread, size)
             }
@@ -194,8 +233,8 @@ pub async fn run(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fatal(e),
     };
-    if args.top == 0 && args.sort == SortBy::Id {
-        return every_thread(&store, keys, args.json).await;
+    if args.top == 0 {
+        return every_thread(&store, keys, args.json, args.sort).await;
     }
     let options = StatsOptions::new().top(args.top, args.sort.order());
     let stats = match store.stats(keys, &options).await {
@@ -220,12 +259,9 @@ pub async fn run(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
             store_line(&mut out, &stats.store, stats.backend, &stats.layout)?;
             writeln!(
                 out,
-                "per thread (bytes: checkpoints + blobs + writes), {}:",
-                match args.top {
-                    0 => format!("by {:?}", args.sort),
-                    n => format!("the first {n} by {:?}", args.sort),
-                }
-                .to_lowercase()
+                "per thread (bytes: checkpoints + blobs + writes), the first {} by {}:",
+                args.top,
+                args.sort.name()
             )?;
             for (thread, s) in &top {
                 thread_line(&mut out, thread, s)?;
@@ -242,14 +278,17 @@ fn lock(l: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
     l.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Every thread, by id (the default): each written as it is counted, held by neither
-/// the report nor this command. Held in a map, 200,000 threads took 51 MiB and their
-/// JSON 373 MiB (2026-12-05, SQLite, release build); now as much as `--top 10`.
-async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCode {
+/// Every thread, by id (the default) or in `--sort` order: each written as it is
+/// counted, or as it comes back sorted from the library's scratch file, held by
+/// neither the report nor this command. Held in a map, 200,000 threads took 51 MiB
+/// and their JSON 373 MiB, sorted by size 56 MiB (2026-12-05, SQLite, release build);
+/// now as much as `--top 10`.
+async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool, sort: SortBy) -> ExitCode {
     let listing = Arc::new(Mutex::new(Listing {
         out: std::io::BufWriter::new(std::io::stdout()),
         json,
         first: true,
+        in_order: false,
         failed: None,
     }));
     let (shown, backend, layout) = (
@@ -259,8 +298,9 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCod
     );
     lock(&listing).write(|out| {
         if json {
-            // The report's fields in its order, `per_thread` filled as it is counted
-            // and the rest after.
+            // The report's fields in its order, `per_thread` filled as it is counted,
+            // `top_threads` (with --sort) as the threads come back in order, and the
+            // rest after.
             write!(out, "{{\"store\":")?;
             serde_json::to_writer(&mut *out, &shown)?;
             write!(out, ",\"backend\":\"{backend}\",\"layout\":")?;
@@ -268,12 +308,27 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCod
             write!(out, ",\"per_thread\":{{")
         } else {
             store_line(out, &shown, backend, &layout)?;
-            writeln!(out, "per thread (bytes: checkpoints + blobs + writes):")
+            match sort {
+                SortBy::Id => writeln!(out, "per thread (bytes: checkpoints + blobs + writes):"),
+                _ => writeln!(
+                    out,
+                    "per thread (bytes: checkpoints + blobs + writes), by {}:",
+                    sort.name()
+                ),
+            }
         }
     });
-    let sink = Arc::clone(&listing);
-    let options =
-        StatsOptions::new().on_thread(move |thread, size| lock(&sink).thread(thread, size));
+    let mut options = StatsOptions::new();
+    if json || sort == SortBy::Id {
+        let sink = Arc::clone(&listing);
+        options = options.on_thread(move |thread, size| lock(&sink).thread(thread, size));
+    }
+    if sort != SortBy::Id {
+        let sink = Arc::clone(&listing);
+        options = options.sorted(sort.order(), move |thread, size| {
+            lock(&sink).in_order(thread, size);
+        });
+    }
     let stats = store.stats(keys, &options).await;
     let mut listing = lock(&listing);
     let stats = match stats {
@@ -285,9 +340,13 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool) -> ExitCod
             return fatal(e);
         }
     };
+    if sort != SortBy::Id {
+        // No thread: the list opens here.
+        listing.open_in_order();
+    }
     listing.write(|out| {
         if json {
-            out.write_all(b"}")?;
+            out.write_all(if sort == SortBy::Id { b"}" } else { b"]" })?;
             let serde_json::Value::Object(fields) = serde_json::to_value(&stats)? else {
                 return Ok(());
             };
