@@ -293,11 +293,59 @@ pub(crate) fn from_saver(location: &str, e: Error) -> Error {
     }
 }
 
+/// A database whose schema (`schema`, the connection's `current_schema()`) holds none of
+/// the savers' tables, as [`StoreFault::NotAStore`], with what to do: the schemas of
+/// the same database that hold a `checkpoints` table (a URL without the
+/// `search_path` its agents use finds nothing in `public`), or, when none does, to
+/// check the database's name. Only the catalog is read.
+pub(crate) async fn not_here(client: &Client, schema: &str, location: &str) -> Error {
+    let found = match client
+        .query(
+            "SELECT current_database()::text, coalesce(array_agg(DISTINCT table_schema::text \
+             ORDER BY table_schema::text), '{}') FROM information_schema.tables \
+             WHERE table_name = 'checkpoints' AND table_schema <> $1",
+            &[&schema],
+        )
+        .await
+    {
+        Ok(rows) => {
+            let row = rows.first();
+            let db: String = row.and_then(|r| r.try_get(0).ok()).unwrap_or_default();
+            let others: Vec<String> = row.and_then(|r| r.try_get(1).ok()).unwrap_or_default();
+            match others.as_slice() {
+                [] => format!(
+                    "no checkpoint tables in schema {schema} of database {db:?}, nor in any \
+                     other schema of it: check the database's name (a store's tables are \
+                     made by Python's setup(), or by lgcodec store copy or import into it)"
+                ),
+                [one, ..] => format!(
+                    "no checkpoint tables in schema {schema} of database {db:?}; schema{} {} \
+                     of it hold{} a checkpoints table: name the one your agents use in the \
+                     URL (options=-csearch_path%3D{one})",
+                    if others.len() > 1 { "s" } else { "" },
+                    others.join(", "),
+                    if others.len() > 1 { "" } else { "s" },
+                ),
+            }
+        }
+        // The catalog unreadable: what was found, as before.
+        Err(_) => StoreLayout::Empty.to_string(),
+    };
+    StoreFault::NotAStore {
+        location: location.to_owned(),
+        found,
+    }
+    .into()
+}
+
 impl PgStore {
     /// Connects and verifies Python's layout (tables, columns, `checkpoint_migrations`
     /// 0..=9) without writing.
     pub(crate) async fn open(url: &str, writable: bool, location: &str) -> Result<Self> {
-        let (client, _, layout) = connect_and_detect(url, writable).await?;
+        let (client, schema, layout) = connect_and_detect(url, writable).await?;
+        if matches!(layout, Ok(StoreLayout::Empty)) {
+            return Err(not_here(&client, &schema, location).await);
+        }
         let saver = PostgresSaver::builder_from_url(url)
             .and_then(|b| b.build())
             .map_err(|e| StoreFault::InvalidLocation {
@@ -414,6 +462,7 @@ impl PgStore {
                 saver()?.setup().await.map_err(&saver_err)?;
                 true
             }
+            StoreLayout::Empty => return Err(not_here(&client, &schema, location).await),
             other => return Err(super::error::not_current(location, &other)),
         };
         Ok((Self::over(client, url, true), created))
@@ -425,8 +474,11 @@ impl PgStore {
     /// # Errors
     /// [`ErrorKind::NotAStore`](crate::ErrorKind::NotAStore), or the server's error.
     pub(crate) async fn open_any(url: &str, location: &str) -> Result<(Self, StoreLayout)> {
-        let (client, _, layout) = connect_and_detect(url, false).await?;
+        let (client, schema, layout) = connect_and_detect(url, false).await?;
         let layout = layout.map_err(super::error::saver_err(location))?;
+        if layout == StoreLayout::Empty {
+            return Err(not_here(&client, &schema, location).await);
+        }
         super::error::refuse_unsaved(location, &layout)?;
         let store = PgStore {
             js: matches!(layout, StoreLayout::PostgresJs { .. }),

@@ -30,8 +30,8 @@ use crate::JsonPlusSerializer;
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
 
 pub(crate) use super::error::saver_err;
-pub(crate) use super::postgres::{bounded_lock_wait, pg, pg_current_schema};
-pub(crate) use super::sqlite::{cell_bytes, sq};
+pub(crate) use super::postgres::{bounded_lock_wait, not_here, pg, pg_current_schema};
+pub(crate) use super::sqlite::{cell_bytes, no_tables, sq};
 
 /// The serializer of the keys: the key ring (primary writes, every key reads) around
 /// Python's `JsonPlusSerializer`, or `JsonPlusSerializer` alone without keys.

@@ -95,6 +95,21 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// A SQLite file that holds no table (`path`), as [`StoreFault::NotAStore`] with what
+/// to do: an empty file is most often a mistyped path that Python's
+/// `sqlite3.connect()` created (it makes the file, and writes nothing, when the path
+/// does not exist).
+pub(crate) fn no_tables(path: &Path, location: &str) -> Error {
+    let found = if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        "an empty file (0 bytes; Python's sqlite3.connect() leaves one at a path that did \
+         not exist): check the path, and give the store's own database file"
+    } else {
+        "an SQLite database without tables (a store's tables are made by Python's setup(), \
+         or by lgcodec store copy or import into it)"
+    };
+    not_a_store(location, found.to_owned())
+}
+
 fn not_a_store(location: &str, found: String) -> Error {
     StoreFault::NotAStore {
         location: location.to_owned(),
@@ -108,7 +123,7 @@ fn not_a_store(location: &str, found: String) -> Error {
 /// columns, such as `writes.task_path` that older releases and LangGraphJS do not
 /// have, and declared types are not the sweep's concern). Returns whether LangGraphJS
 /// wrote it (its readers cannot open encrypted rows: the sweeps do not rewrite it).
-fn check_layout(conn: &Connection, location: &str) -> Result<bool> {
+fn check_layout(conn: &Connection, path: &Path, location: &str) -> Result<bool> {
     let catalog = Catalog::read(conn).map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
             not_a_store(location, "the file is not an SQLite database".to_owned())
@@ -118,14 +133,13 @@ fn check_layout(conn: &Connection, location: &str) -> Result<bool> {
     for table in ["checkpoints", "writes"] {
         if !catalog.has_table(table) {
             let tables: Vec<&str> = catalog.table_names().collect();
-            let found = if tables.is_empty() {
-                "an SQLite database without tables".to_owned()
-            } else {
-                format!(
-                    "an SQLite database with tables {} and no {table} table",
-                    tables.join(", ")
-                )
-            };
+            if tables.is_empty() {
+                return Err(no_tables(path, location));
+            }
+            let found = format!(
+                "an SQLite database with tables {} and no {table} table",
+                tables.join(", ")
+            );
             return Err(not_a_store(location, found));
         }
         let columns = catalog.column_names(table);
@@ -363,7 +377,7 @@ impl SqliteStore {
         };
         conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
             .map_err(sq("open"))?;
-        let js = check_layout(&conn, location)?;
+        let js = check_layout(&conn, path, location)?;
         if writable {
             // This connection's commits only: under WAL (Python's setup), NORMAL syncs at
             // checkpoints, not at every batch; a power cut may undo the last batches
@@ -470,6 +484,7 @@ impl SqliteStore {
                     create()?;
                     true
                 }
+                StoreLayout::Empty => return Err(no_tables(path, location)),
                 other => return Err(super::error::not_current(location, &other)),
             };
             (conn, created)
@@ -517,6 +532,9 @@ impl SqliteStore {
         let saver_err = super::error::saver_err(location);
         let conn = crate::saver::layout::open_sqlite_read_only(path).map_err(&saver_err)?;
         let layout = crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)?;
+        if layout == StoreLayout::Empty {
+            return Err(no_tables(path, location));
+        }
         super::error::refuse_unsaved(location, &layout)?;
         let store = SqliteStore {
             js: layout == StoreLayout::SqliteJs,

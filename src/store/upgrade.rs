@@ -24,7 +24,7 @@ use serde::Serialize;
 use super::error::StoreFault;
 use super::inspect::AnyStore;
 use super::options::{run_setters, RunOptions};
-use super::raw::{pg, pg_connect, require_sqlite_file, saver_err, sq, Result};
+use super::raw::{no_tables, not_here, pg, pg_connect, require_sqlite_file, saver_err, sq, Result};
 use super::Location;
 use crate::error::Error;
 use crate::saver::layout::StoreLayout;
@@ -198,6 +198,9 @@ async fn upgrade_at(parsed: Location, options: &UpgradeOptions) -> Result<Upgrad
                 let conn = open_sqlite_read_only(&path).map_err(saver_err(&shown))?;
                 detect_sqlite(&conn).map_err(saver_err(&shown))?
             };
+            if before == StoreLayout::Empty {
+                return Err(no_tables(&path, &shown));
+            }
             let mut steps = plan(&shown, &before, &[])?;
             let mut after = before.clone();
             if !options.run.dry_run && !steps.is_empty() {
@@ -280,6 +283,9 @@ async fn pg_layout(url: &str, shown: &str) -> Result<StoreLayout> {
             .await
             .map_err(pg("upgrade"))?;
         let layout = layout.map_err(saver_err(shown))?;
+        if layout == StoreLayout::Empty {
+            return Err(not_here(&client, &schema, shown).await);
+        }
         tries += 1;
         if !matches!(layout, StoreLayout::Foreign { .. }) || tries >= 30 {
             return Ok(layout);

@@ -203,6 +203,109 @@ fn a_prune_of_an_empty_database_is_refused_and_creates_nothing() {
     assert!(tables.is_empty(), "prune created {tables:?}");
 }
 
+/// A store with none of the savers' tables, given to every command that reads or
+/// maintains one, is refused (exit 2) with where to look: a SQLite file of 0 bytes is
+/// said to be one (most often a mistyped path that Python's `sqlite3.connect()`
+/// created), one without tables is said to be that, with what makes the tables; a
+/// Postgres database without them in its schema names the schemas of that database
+/// that hold them and the URL's `search_path` option, which then works as given
+/// (`stats` exit 0), or, with none, says to check the database's name. Nothing is
+/// written.
+#[test]
+fn a_store_without_tables_is_refused_saying_where_to_look() {
+    let dir = scratch("no-tables");
+    let empty = dir.join("empty.db");
+    std::fs::write(&empty, b"").expect("empty file");
+    let bare = dir.join("bare.db");
+    rusqlite::Connection::open(&bare)
+        .expect("open")
+        .execute_batch("CREATE TABLE x (a); DROP TABLE x;")
+        .expect("bare");
+    let bare_len = std::fs::metadata(&bare).expect("file").len();
+    let backup = dir.join("b.jsonl");
+    let refused = |store: &str, wants: &[&str]| {
+        for args in [
+            vec!["store", "stats", store],
+            vec!["store", "inspect", store],
+            vec!["store", "audit", store],
+            vec!["store", "prune", store, "--keep-latest", "1"],
+            vec!["store", "upgrade", store],
+            vec!["store", "export", store, backup.to_str().expect("utf-8")],
+        ] {
+            let (code, stderr) = lgcodec(&args, None);
+            assert_eq!(code, 2, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("is not a Python LangGraph checkpoint store")
+                    && wants.iter().all(|w| stderr.contains(w)),
+                "{args:?}: {stderr}"
+            );
+        }
+    };
+    refused(
+        empty.to_str().expect("utf-8"),
+        &["an empty file (0 bytes", "check the path"],
+    );
+    refused(
+        bare.to_str().expect("utf-8"),
+        &["without tables", "setup()", "copy or import"],
+    );
+    assert_eq!(std::fs::metadata(&empty).expect("file").len(), 0);
+    assert_eq!(std::fs::metadata(&bare).expect("file").len(), bare_len);
+    assert!(!backup.exists(), "export wrote");
+    let Some(base) = crate::support::pg::url() else {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let url = rt.block_on(crate::support::pg::fresh(&base, "no_tables"));
+    refused(
+        &url,
+        &["nor in any other schema", "check the database's name"],
+    );
+    // A store in schema `agents` of the same database, read through the default
+    // `search_path` (`public`).
+    rt.block_on(async {
+        crate::support::pg::connect(&url)
+            .await
+            .batch_execute("CREATE SCHEMA agents")
+            .await
+            .expect("schema");
+    });
+    let source = dir.join("source.db");
+    sqlite_store(
+        &source,
+        &Shape {
+            threads: 2,
+            steps: 2,
+            ..Shape::default()
+        },
+        "t-",
+    );
+    let in_agents = format!("{url}?options=-csearch_path%3Dagents");
+    let (code, stderr) = lgcodec(
+        &["store", "copy", source.to_str().expect("utf-8"), &in_agents],
+        None,
+    );
+    assert_eq!(code, 0, "{stderr}");
+    refused(
+        &url,
+        &[
+            "schema agents of it holds",
+            "options=-csearch_path%3Dagents",
+        ],
+    );
+    let public = rt.block_on(async {
+        crate::support::pg::tables_in(&crate::support::pg::connect(&url).await, "public").await
+    });
+    assert!(public.is_empty(), "a refused command created {public:?}");
+    let (code, stderr) = lgcodec(&["store", "stats", &in_agents], None);
+    assert_eq!(code, 0, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A thread named that the store does not hold (`t-mian` for `t-main`): `copy` and
 /// `export`, and `prune` leaving it out, refuse before doing anything (exit 2,
 /// `thread_not_found`, the id named); the prune would otherwise have deleted `t-main`.
