@@ -131,7 +131,7 @@ pub use inspect::{
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use plan::{id_time, KeptByRule, PlannedThread};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-pub use policy::{parse_duration, RetentionPolicy};
+pub use policy::{parse_duration, DurationError, RetentionPolicy};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use prune::{parse_date, prune, PruneOptions, PruneReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

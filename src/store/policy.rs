@@ -181,21 +181,124 @@ fn duration_value(value: &Json, at: &str) -> std::result::Result<u64, String> {
         .map_err(|e| format!("{at}: {e}"))
 }
 
+/// Why [`parse_duration`] refused a text; its `Display` says what to write instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DurationError {
+    /// Nothing given.
+    Empty,
+    /// Below zero (`"-5m"`).
+    Negative {
+        /// The text given.
+        text: String,
+    },
+    /// Zero (`"0s"`, `"0"`, `"0h0m"`).
+    Zero {
+        /// The text given.
+        text: String,
+    },
+    /// A fraction (`"1.5h"`): whole numbers of several units add up instead.
+    Fraction {
+        /// The text given.
+        text: String,
+    },
+    /// A number without its unit (`"30"`).
+    NoUnit {
+        /// The text given.
+        text: String,
+        /// The number.
+        number: u128,
+    },
+    /// A unit this parser does not know (`"5y"`, or a word: `"30 days"`).
+    UnknownUnit {
+        /// The text given.
+        text: String,
+        /// The unit as written.
+        unit: String,
+        /// The number and the letter to write for a unit's word (`"30d"`).
+        instead: Option<String>,
+    },
+    /// Not a number and a unit (`"d"`).
+    Malformed {
+        /// The text given.
+        text: String,
+    },
+}
+
+impl std::fmt::Display for DurationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DurationError::Empty => f.write_str("an empty duration: write e.g. \"30d\""),
+            DurationError::Negative { text } => {
+                write!(f, "{text:?} is negative: a duration is more than zero")
+            }
+            DurationError::Zero { text } => {
+                write!(f, "{text:?} is zero: a duration is more than zero")
+            }
+            DurationError::Fraction { text } => write!(
+                f,
+                "{text:?}: whole numbers only: add up units instead, e.g. \"1h30m\" for an hour and a half"
+            ),
+            DurationError::NoUnit { text, number } => write!(
+                f,
+                "{text:?} has no unit: write it with one (ms, s, m, h, d, w), e.g. \"{number}s\" or \"{number}m\""
+            ),
+            DurationError::UnknownUnit {
+                text,
+                unit,
+                instead: Some(instead),
+            } => write!(
+                f,
+                "{text:?}: unknown unit {unit:?}: write \"{instead}\" (the units are ms, s, m, h, d and w)"
+            ),
+            DurationError::UnknownUnit { text, unit, .. } => {
+                write!(f, "{text:?}: unknown unit {unit:?} (use ms, s, m, h, d or w)")
+            }
+            DurationError::Malformed { text } => {
+                write!(f, "{text:?}: expected a number and a unit, e.g. \"30d\"")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// A duration refused where a policy or a flag gives one: kind
+/// [`ErrorKind::InvalidPolicy`](crate::ErrorKind::InvalidPolicy), the reason as its
+/// `source()`.
+impl From<DurationError> for Error {
+    #[cold]
+    fn from(e: DurationError) -> Self {
+        Error::with_source(crate::ErrorKind::InvalidPolicy, e.to_string(), e)
+    }
+}
+
 /// A duration such as `"30d"`, `"12h"`, `"1h30m"`, `"500ms"` (units `ms`, `s`, `m`,
 /// `h`, `d`, `w`; several add up; a space may stand between a number and its unit).
 ///
+/// ```
+/// use langgraph_codec::store::{parse_duration, DurationError};
+/// use std::time::Duration;
+/// assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5_400)));
+/// assert!(matches!(parse_duration("0s"), Err(DurationError::Zero { .. })));
+/// assert_eq!(
+///     parse_duration("30 days").unwrap_err().to_string(),
+///     r#""30 days": unknown unit "days": write "30d" (the units are ms, s, m, h, d and w)"#
+/// );
+/// ```
+///
 /// # Errors
-/// Zero, negative, a number without a unit, a fraction, or an unknown unit: the reason,
-/// said so that it can be fixed (a unit's word, `"30 days"`, with its letter: `"30d"`).
-pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+/// [`DurationError`]: zero, negative, a number without a unit, a fraction, or an
+/// unknown unit, said so that it can be fixed (a unit's word, `"30 days"`, with its
+/// letter: `"30d"`).
+pub fn parse_duration(text: &str) -> std::result::Result<Duration, DurationError> {
     let t = text.trim();
+    let given = || text.to_owned();
     if t.starts_with('-') {
-        return Err(format!(
-            "{text:?} is negative: a duration is more than zero"
-        ));
+        return Err(DurationError::Negative { text: given() });
     }
     if t.is_empty() {
-        return Err("an empty duration: write e.g. \"30d\"".to_owned());
+        return Err(DurationError::Empty);
     }
     let mut total: u128 = 0;
     let mut rest = t;
@@ -203,9 +306,7 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (number, tail) = rest.split_at(digits);
         if digits > 0 && (tail.starts_with('.') || tail.starts_with(',')) {
-            return Err(format!(
-                "{text:?}: whole numbers only: add up units instead, e.g. \"1h30m\" for an hour and a half"
-            ));
+            return Err(DurationError::Fraction { text: given() });
         }
         // "30 d" as "30d".
         let tail = tail.trim_start();
@@ -213,7 +314,7 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         let (unit, tail) = tail.split_at(unit_len);
         let n: u128 = number
             .parse()
-            .map_err(|_| format!("{text:?}: expected a number and a unit, e.g. \"30d\""))?;
+            .map_err(|_| DurationError::Malformed { text: given() })?;
         let millis: u128 = match unit {
             "ms" => 1,
             "s" => 1_000,
@@ -224,9 +325,10 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
             // A bare zero is refused as zero, not sent to "0s" (refused in turn).
             "" if n == 0 && total == 0 && tail.trim().is_empty() => break,
             "" => {
-                return Err(format!(
-                    "{text:?} has no unit: write it with one (ms, s, m, h, d, w), e.g. \"{n}s\" or \"{n}m\""
-                ))
+                return Err(DurationError::NoUnit {
+                    text: given(),
+                    number: n,
+                })
             }
             other => {
                 // A unit's word ("30 days") is named with its letter.
@@ -239,11 +341,10 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
                     "week" | "weeks" => Some("w"),
                     _ => None,
                 };
-                return Err(match short {
-                    Some(short) => {
-                        format!("{text:?}: unknown unit {other:?}: write \"{n}{short}\" (the units are ms, s, m, h, d and w)")
-                    }
-                    None => format!("{text:?}: unknown unit {other:?} (use ms, s, m, h, d or w)"),
+                return Err(DurationError::UnknownUnit {
+                    text: given(),
+                    unit: other.to_owned(),
+                    instead: short.map(|short| format!("{n}{short}")),
                 });
             }
         };
@@ -251,7 +352,7 @@ pub fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
         rest = tail.trim_start();
     }
     if total == 0 {
-        return Err(format!("{text:?} is zero: a duration is more than zero"));
+        return Err(DurationError::Zero { text: given() });
     }
     Ok(Duration::from_millis(
         u64::try_from(total).unwrap_or(u64::MAX),
@@ -605,7 +706,7 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
         // What to write instead, where it is known.
-        let said = |text| parse_duration(text).expect_err(text);
+        let said = |text| parse_duration(text).expect_err(text).to_string();
         assert!(
             said("30 days").contains("write \"30d\""),
             "{}",

@@ -142,12 +142,11 @@ const SHORTEST_EVERY: Duration = Duration::from_millis(100);
 
 fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
     let bad = |e: String| Error::new(ErrorKind::InvalidPolicy, format!("{flag} {text:?}: {e}"));
-    let d = store::parse_duration(text).map_err(|e| {
-        if flag == "--pause" && e.contains(" is zero") {
+    let d = store::parse_duration(text).map_err(|e| match e {
+        store::DurationError::Zero { .. } if flag == "--pause" => {
             bad(format!("{e}: leave --pause out for none"))
-        } else {
-            bad(e)
         }
+        e => bad(e.to_string()),
     })?;
     if flag == "--every" && d < SHORTEST_EVERY {
         let meant = text.trim().strip_suffix("ms").map_or(String::new(), |n| {
