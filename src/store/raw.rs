@@ -312,9 +312,23 @@ impl Fields {
     }
 
     fn wrong(&self, i: usize, want: &str) -> Error {
+        let found = match self.at(i) {
+            // Bytes where text goes are text SQLite holds that is not UTF-8 (written by
+            // something else than Python's saver): said as such, with their first bytes.
+            Field::Bytes(b) => {
+                let head: Vec<String> = b.iter().take(16).map(|x| format!("{x:02x}")).collect();
+                format!(
+                    "{} byte(s) that are not UTF-8 text ({}{})",
+                    b.len(),
+                    head.join(" "),
+                    if b.len() > 16 { " …" } else { "" }
+                )
+            }
+            other => format!("{other:?}"),
+        };
         StoreFault::Unreadable {
             what: format!("column {i} of a row"),
-            reason: format!("{want} expected, found {:?}", self.at(i)),
+            reason: format!("{want} expected, found {found}"),
         }
         .into()
     }

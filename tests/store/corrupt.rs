@@ -559,3 +559,42 @@ async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A thread id SQLite holds as text that is not UTF-8 (written by something else than
+/// Python's saver): `stats --json`, which streams its document, stops with exit 2;
+/// the document cut short ends its line, and the last line of standard output is the
+/// error's own JSON object (`unreadable_row`), saying the bytes are not UTF-8 and
+/// showing them.
+#[test]
+fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
+    let dir = scratch("stats-not-utf8");
+    let path = dir.join("s.db");
+    std::fs::copy(stores().join("sqlite-py-3.1.2").join("store.sqlite"), &path).expect("copy");
+    // 0xff sorts after every UTF-8 id: the threads before it are listed first.
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .execute_batch(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) \
+             VALUES (CAST(x'ff00' AS TEXT), '', 'c1', 'msgpack', x'80', CAST('{}' AS BLOB))",
+        )
+        .expect("insert");
+    let (code, out, err) = crate::lgcodec(
+        &["store", "stats", path.to_str().expect("utf-8"), "--json"],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("{\"store\":") && lines[0].contains("\"t-main\""),
+        "{out}"
+    );
+    let error: Json = serde_json::from_str(lines[1]).expect("the error's line is JSON");
+    assert_eq!(error["kind"], "unreadable_row", "{out}");
+    let said = error["error"].as_str().expect("error");
+    assert!(
+        said.contains("not UTF-8") && said.contains("(ff 00)"),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -335,7 +335,11 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool, sort: Sort
         Ok(s) => s,
         Err(e) => {
             // What was listed goes out before the error, as an unbuffered listing's
-            // would (`inspect`'s).
+            // would (`inspect`'s); a JSON document cut short ends its line, so that
+            // the error's object is a line of its own, the last.
+            if json {
+                listing.write(|out| out.write_all(b"\n"));
+            }
             let _ = listing.out.flush();
             return fatal(e);
         }
