@@ -65,6 +65,50 @@ const SOCKET_DIRS: &[&str] = &["/var/run/postgresql", "/tmp"];
 /// may name any file.
 const MAX_PASSFILE_BYTES: u64 = 1 << 20;
 
+/// The connection keywords read: the driver's (`tokio_postgres::Config`) and the ones
+/// resolved here (`passfile`, `sslmode`, `sslrootcert`).
+const KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "options",
+    "application_name",
+    "sslmode",
+    "sslrootcert",
+    "sslnegotiation",
+    "connect_timeout",
+    "tcp_user_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_retries",
+    "target_session_attrs",
+    "channel_binding",
+    "load_balance_hosts",
+];
+
+/// What a keyword the driver parses takes, as a refusal of its value says it.
+fn takes(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "port" => "a port number (1 to 65535; one per host, comma-separated)",
+        "hostaddr" => "an IP address (one per host, comma-separated)",
+        "connect_timeout" => "whole seconds, e.g. 10 (0: no limit)",
+        "tcp_user_timeout" => "whole seconds (0: the system's default)",
+        "keepalives" => "1 (on, the default) or 0 (off)",
+        "keepalives_idle" | "keepalives_interval" => "whole seconds",
+        "keepalives_retries" => "a whole number of probes",
+        "target_session_attrs" => "any, read-write or read-only",
+        "channel_binding" => "disable, prefer or require",
+        "load_balance_hosts" => "disable or random",
+        "sslnegotiation" => "postgres or direct",
+        _ => return None,
+    })
+}
+
 /// libpq's `sslmode`, less `allow` (plain first, TLS only when the server insists),
 /// which the driver cannot do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -418,6 +462,31 @@ impl Settings {
 
     /// The driver's configuration: the keywords as a `key='value'` string the driver
     /// parses (and checks: ports, timeouts, unknown keywords), and the TLS mode.
+    /// The driver's refusal of a keyword (`unknown option`) or of its value (`invalid
+    /// value for option`), said with the value given and what the keyword takes, or
+    /// with the keywords read. A password is never refused, so never echoed.
+    fn refused(&self, e: &tokio_postgres::Error) -> String {
+        let said = super::error::explain(e).0;
+        let named = |prefix: &str| {
+            said.strip_prefix(prefix)
+                .and_then(|rest| rest.split('`').next())
+                .map(str::to_owned)
+        };
+        if let Some(key) = named("invalid value for option `") {
+            if let (Some(takes), Some(value)) = (takes(&key), self.driver.get(&key)) {
+                return format!("invalid {key} {value:?}: give {takes}");
+            }
+        }
+        if let Some(key) = named("unknown option `") {
+            return format!(
+                "unknown connection option {key:?} (a libpq keyword this driver does not \
+                 take, or a slip): the keywords read are {}",
+                KEYWORDS.join(", ")
+            );
+        }
+        said
+    }
+
     fn driver_config(&self) -> Result<tokio_postgres::Config, String> {
         let mut text = String::new();
         for (key, value) in &self.driver {
@@ -434,8 +503,7 @@ impl Settings {
             }
             text.push('\'');
         }
-        let mut config =
-            tokio_postgres::Config::from_str(&text).map_err(|e| super::error::explain(&e).0)?;
+        let mut config = tokio_postgres::Config::from_str(&text).map_err(|e| self.refused(&e))?;
         // TLS does not apply to a local socket (libpq ignores sslmode there).
         config.ssl_mode(match self.sslmode {
             _ if self.local_socket() => tokio_postgres::config::SslMode::Disable,
@@ -789,6 +857,62 @@ mod tests {
             port: port.into(),
             database: database.into(),
             user: user.into(),
+        }
+    }
+
+    /// A value the driver refuses is said with the value and what the keyword takes
+    /// (each keyword's own wording, checked against what the driver accepts); an
+    /// unknown keyword with the keywords read.
+    #[test]
+    fn refused_keywords_and_values_say_what_they_take() {
+        let no_env = env(&[]);
+        let said = |q: &str| {
+            ConnInfo::resolve_with(&format!("postgresql://u@h/db?{q}"), &no_env)
+                .expect_err(q)
+                .to_string()
+        };
+        for (q, want) in [
+            ("port=abc", "invalid port \"abc\": give a port number"),
+            (
+                "connect_timeout=ten",
+                "invalid connect_timeout \"ten\": give whole seconds",
+            ),
+            (
+                "keepalives=maybe",
+                "invalid keepalives \"maybe\": give 1 (on",
+            ),
+            (
+                "target_session_attrs=primary",
+                "give any, read-write or read-only",
+            ),
+            ("channel_binding=yes", "give disable, prefer or require"),
+            ("load_balance_hosts=on", "give disable or random"),
+            ("hostaddr=db", "invalid hostaddr \"db\": give an IP address"),
+        ] {
+            let text = said(q);
+            assert!(text.contains(want), "{q}: {text}");
+        }
+        let text = said("sslcert=c.pem");
+        assert!(
+            text.contains("unknown connection option \"sslcert\"")
+                && text.contains("connect_timeout, tcp_user_timeout"),
+            "{text}"
+        );
+        // What each takes is what the driver takes.
+        for (key, good) in [
+            ("port", "6432"),
+            ("connect_timeout", "10"),
+            ("keepalives", "0"),
+            ("keepalives_retries", "3"),
+            ("target_session_attrs", "read-only"),
+            ("channel_binding", "require"),
+            ("load_balance_hosts", "random"),
+            ("hostaddr", "127.0.0.1"),
+            ("sslnegotiation", "direct"),
+        ] {
+            assert!(takes(key).is_some(), "{key}");
+            ConnInfo::resolve_with(&format!("postgresql://u@h/db?{key}={good}"), &no_env)
+                .unwrap_or_else(|e| panic!("{key}={good}: {e}"));
         }
     }
 
