@@ -436,6 +436,53 @@ fn many_threads(dir: &std::path::Path) {
         sorted_peak < ids_bytes,
         "stats handing threads over sorted held {sorted_peak} bytes (the ids alone are {ids_bytes})"
     );
+    // `audit` per thread: handed over (`AuditOptions::on_thread`) each once, in id
+    // order, adding up to the totals, the heap a tenth of what holding them in the
+    // report (`per_thread`) takes, which is over the ids' bytes (the audit's page of
+    // 1,000 rows is most of what it holds: 0.2 MB).
+    let seen = std::sync::Arc::new(std::sync::Mutex::new((0u64, 0u64, true, String::new())));
+    let sink = std::sync::Arc::clone(&seen);
+    let options = AuditOptions::new().on_thread(move |thread, counts| {
+        let mut s = sink.lock().expect("lock");
+        s.0 += 1;
+        s.1 += counts.total.rows;
+        s.2 &= s.3.as_str() < thread;
+        s.3.clear();
+        s.3.push_str(thread);
+    });
+    let (audited, audit_peak) = peak_during(|| {
+        rt().block_on(async {
+            store::audit(&Store::open(location).await?, &StoreKeys::none(), &options).await
+        })
+    });
+    let audited = audited.expect("audit");
+    let (audit_held, audit_held_peak) = peak_during(|| {
+        rt().block_on(async {
+            store::audit(
+                &Store::open(location).await?,
+                &StoreKeys::none(),
+                &AuditOptions::new().per_thread(true),
+            )
+            .await
+        })
+    });
+    let audit_held = audit_held.expect("audit");
+    println!(
+        "sqlite: audit of {MANY_THREADS} threads per thread: handed over, peak {audit_peak} bytes; held, {audit_held_peak} bytes"
+    );
+    let seen = seen.lock().expect("lock");
+    assert_eq!(
+        (seen.0, seen.1, seen.2),
+        (MANY_THREADS as u64, audited.totals.total.rows, true),
+        "every thread once, in id order, adding up to the totals"
+    );
+    assert!(audited.threads.is_empty());
+    assert_eq!(audit_held.threads.len(), MANY_THREADS);
+    assert!(
+        audit_peak < audit_held_peak / 10,
+        "audit handing threads over held {audit_peak} bytes (holding them, {audit_held_peak})"
+    );
+    assert!(audit_held_peak > ids_bytes, "audit held {audit_held_peak}");
 }
 
 /// Checkpoints in the copy's source, one thread, each holding a channel value of 1 MiB

@@ -99,6 +99,7 @@ mod report;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod retain;
 mod retry;
+mod spill;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

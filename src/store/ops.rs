@@ -14,6 +14,7 @@ use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::report::{AuditReport, ClassCounts, InlineCounts, TableCounts, UnreadableRow, Verdict};
+use super::spill::Spill;
 use super::Store;
 use crate::error::Error;
 
@@ -37,6 +38,19 @@ pub const DEFAULT_PAGE_BYTES: usize = 16 << 20;
 /// [`SweepOptions::key_probe`](super::SweepOptions::key_probe).
 pub const KEY_PROBE_VALUES: u64 = 50;
 
+/// A callback given a thread's counts.
+type ThreadCountsFn = dyn Fn(&str, &ClassCounts) + Send + Sync;
+
+/// A callback given each thread's counts ([`AuditOptions::on_thread`]).
+#[derive(Clone)]
+struct OnThread(std::sync::Arc<ThreadCountsFn>);
+
+impl std::fmt::Debug for OnThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnThread(..)")
+    }
+}
+
 /// Options of [`audit`].
 #[derive(Clone, Debug)]
 pub struct AuditOptions {
@@ -46,6 +60,7 @@ pub struct AuditOptions {
     deny_inline: bool,
     allow_free_space: bool,
     per_thread: bool,
+    on_thread: Option<OnThread>,
     max_samples: usize,
     key_probe: bool,
 }
@@ -72,6 +87,7 @@ impl AuditOptions {
             deny_inline: false,
             allow_free_space: false,
             per_thread: false,
+            on_thread: None,
             max_samples: 20,
             key_probe: true,
         }
@@ -111,10 +127,35 @@ impl AuditOptions {
         self
     }
 
-    /// Whether to count per thread ([`AuditReport::threads`](super::AuditReport);
-    /// off by default: memory then grows with the number of threads).
+    /// Whether to count per thread into [`AuditReport::threads`](super::AuditReport)
+    /// (off by default: memory then grows with the number of threads;
+    /// [`on_thread`](Self::on_thread) hands them over instead, in flat memory).
     pub fn per_thread(mut self, on: bool) -> Self {
         self.per_thread = on;
+        self
+    }
+
+    /// Each thread's counts (every table together) to `f`, in thread order (bytewise),
+    /// once every table is read, instead of into
+    /// [`AuditReport::threads`](super::AuditReport), which stays empty: memory holds
+    /// no thread, whatever the store holds. Meanwhile each table's counts of a thread
+    /// wait in a scratch file SQLite deletes when done (in `SQLITE_TMPDIR` or `TMPDIR`,
+    /// else `/var/tmp`, then `/tmp`; without the `sqlite` feature, in memory). Counts
+    /// per thread whatever [`per_thread`](Self::per_thread) says.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), langgraph_codec::Error> {
+    /// use langgraph_codec::store::{audit, AuditOptions, Store, StoreKeys};
+    /// let store = Store::open("checkpoints.db").await?;
+    /// let options = AuditOptions::new().on_thread(|thread, counts| {
+    ///     println!("{thread}: {} in clear", counts.clear.rows);
+    /// });
+    /// let report = audit(&store, &StoreKeys::none(), &options).await?;
+    /// println!("{:?}", report.verdict);
+    /// # Ok(()) }
+    /// ```
+    pub fn on_thread(mut self, f: impl Fn(&str, &ClassCounts) + Send + Sync + 'static) -> Self {
+        self.on_thread = Some(OnThread(std::sync::Arc::new(f)));
         self
     }
 
@@ -223,6 +264,16 @@ pub(super) async fn probe_keys(
     .into())
 }
 
+/// A thread's counts in one table into `spill` (as JSON), when there is one.
+fn spill_thread(spill: &mut Spill, thread: Option<(String, ClassCounts)>) -> Result<(), Error> {
+    if let Some((id, counts)) = thread {
+        let bytes = serde_json::to_vec(&counts)
+            .map_err(|e| StoreFault::Task(format!("a thread's counts written out: {e}")))?;
+        spill.push(0, &id, &bytes)?;
+    }
+    Ok(())
+}
+
 /// Reads every stored value of the store and classifies it: in clear, legacy `json`,
 /// under the primary key, under decrypt-only key N, unreadable (with why), or an `empty`
 /// marker; counts and bytes per table and per thread; on Postgres also the values kept
@@ -258,9 +309,16 @@ pub async fn audit(
     let mut tables = Vec::new();
     let mut totals = ClassCounts::default();
     let mut threads: BTreeMap<String, ClassCounts> = BTreeMap::new();
+    // With `on_thread`: each table's counts of a thread, spilled as the thread ends
+    // (a table's pages go in key order, a thread's rows together).
+    let mut spill = match &options.on_thread {
+        Some(_) => Some(Spill::new()?),
+        None => None,
+    };
     let mut samples = Vec::new();
     for t in backend.tables() {
         let mut counts = ClassCounts::default();
+        let mut thread: Option<(String, ClassCounts)> = None;
         let mut after: Option<Vec<KeyPart>> = None;
         loop {
             let from = after.take();
@@ -281,7 +339,16 @@ pub async fn audit(
                     classify(keys, row.tag.as_deref(), row.data.as_deref());
                 let bytes = stored_len(row);
                 counts.add(&class, |n| keys.label(n), bytes);
-                if options.per_thread {
+                if let Some(spill) = &mut spill {
+                    let id = row.thread_id();
+                    if thread.as_ref().is_some_and(|(t, _)| *t != id) {
+                        spill_thread(spill, thread.take())?;
+                    }
+                    thread
+                        .get_or_insert_with(|| (id, ClassCounts::default()))
+                        .1
+                        .add(&class, |n| keys.label(n), bytes);
+                } else if options.per_thread {
                     threads.entry(row.thread_id()).or_default().add(
                         &class,
                         |n| keys.label(n),
@@ -303,11 +370,35 @@ pub async fn audit(
                 .await;
             after = Some(next);
         }
+        if let Some(spill) = &mut spill {
+            spill_thread(spill, thread.take())?;
+        }
         totals.merge(&counts);
         tables.push(TableCounts {
             column: t.label.to_owned(),
             counts,
         });
+    }
+    if let (Some(spill), Some(OnThread(f))) = (spill.take(), &options.on_thread) {
+        // The rows of a thread come together (by id, then as spilled): merged, then
+        // handed over.
+        let mut current: Option<(String, ClassCounts)> = None;
+        spill.each(|id, bytes| {
+            let counts: ClassCounts = serde_json::from_slice(bytes)
+                .map_err(|e| StoreFault::Task(format!("a thread's counts read back: {e}")))?;
+            match &mut current {
+                Some((t, c)) if t == id => c.merge(&counts),
+                _ => {
+                    if let Some((t, c)) = current.replace((id.to_owned(), counts)) {
+                        f(&t, &c);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if let Some((t, c)) = current {
+            f(&t, &c);
+        }
     }
     let mut inline: Option<InlineCounts> = None;
     if backend.holds_inline_values() {

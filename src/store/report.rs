@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::classify::Class;
 
 /// Rows and bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     /// How many values.
     pub rows: u64,
@@ -29,7 +29,7 @@ impl Tally {
 }
 
 /// Values by class.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassCounts {
     /// Every value counted.
     pub total: Tally,

@@ -9,17 +9,14 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use self::spill::Spill;
-
 use super::backend::ph;
 use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::raw::{serializer, Fields, Result};
+use super::spill::Spill;
 use super::Location;
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
-
-mod spill;
 
 /// Rows and bytes: [`StoreStats`].
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -49,6 +46,52 @@ pub struct ThreadSize {
     pub writes: Size,
     /// All of it.
     pub total_bytes: u64,
+}
+
+impl ThreadSize {
+    /// The seven counts, little-endian, for [`Spill`].
+    fn to_bytes(&self) -> Vec<u8> {
+        [
+            self.checkpoints.rows,
+            self.checkpoints.bytes,
+            self.blobs.rows,
+            self.blobs.bytes,
+            self.writes.rows,
+            self.writes.bytes,
+            self.total_bytes,
+        ]
+        .iter()
+        .flat_map(|n| n.to_le_bytes())
+        .collect()
+    }
+
+    /// [`to_bytes`](Self::to_bytes) read back (a count missing reads as 0).
+    fn from_bytes(bytes: &[u8]) -> Self {
+        let mut n = bytes
+            .chunks_exact(8)
+            .map(|c| c.try_into().map_or(0, u64::from_le_bytes));
+        let mut next = || n.next().unwrap_or(0);
+        let (checkpoints, blobs, writes) = (
+            Size {
+                rows: next(),
+                bytes: next(),
+            },
+            Size {
+                rows: next(),
+                bytes: next(),
+            },
+            Size {
+                rows: next(),
+                bytes: next(),
+            },
+        );
+        ThreadSize {
+            checkpoints,
+            blobs,
+            writes,
+            total_bytes: next(),
+        }
+    }
 }
 
 /// What the store takes on disk: [`StoreStats::files`].
@@ -258,7 +301,7 @@ struct Chosen {
     /// Given each thread instead of keeping it ([`StatsOptions::on_thread`]).
     sink: Option<ThreadSizeFn>,
     /// Each thread, to be given in order at the end ([`StatsOptions::sorted`]).
-    spill: Option<(Spill, ThreadSizeFn)>,
+    spill: Option<(Spill, ThreadOrder, ThreadSizeFn)>,
 }
 
 /// A thread in [`Chosen`]'s heap, ordered by its key, smaller first, then by id,
@@ -300,7 +343,7 @@ impl Chosen {
             heap: BinaryHeap::new(),
             sink: options.on_thread.clone(),
             spill: match &options.sorted {
-                Some((order, f)) => Some((Spill::new(*order)?, Arc::clone(f))),
+                Some((order, f)) => Some((Spill::new()?, *order, Arc::clone(f))),
                 None => None,
             },
         })
@@ -310,8 +353,8 @@ impl Chosen {
     /// by id itself, so the order the rows arrive in (the database's collation of
     /// thread ids) does not decide ties.
     fn offer(&mut self, thread: String, size: ThreadSize) -> Result<()> {
-        if let Some((spill, _)) = &mut self.spill {
-            spill.push(&thread, &size)?;
+        if let Some((spill, order, _)) = &mut self.spill {
+            spill.push(order.key(&size), &thread, &size.to_bytes())?;
         }
         if let Some(sink) = &self.sink {
             sink(&thread, &size);
@@ -332,8 +375,11 @@ impl Chosen {
 
     /// The threads kept, by id, once each went to [`StatsOptions::sorted`] in order.
     fn finish(self) -> Result<BTreeMap<String, ThreadSize>> {
-        if let Some((spill, f)) = self.spill {
-            spill.each(|thread, size| f(thread, size))?;
+        if let Some((spill, _, f)) = self.spill {
+            spill.each(|thread, bytes| {
+                f(thread, &ThreadSize::from_bytes(bytes));
+                Ok(())
+            })?;
         }
         let mut all = self.all;
         all.extend(self.heap.into_iter().map(|Kept(_, t, s)| (t, s)));

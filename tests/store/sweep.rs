@@ -23,7 +23,9 @@ use langgraph_codec::compression::CompressedSerializer;
 use langgraph_codec::crypto::{AesKey, AesMode, Cipher, EncryptedSerializer, KeyRing};
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::saver::sqlite::SqliteSaver;
-use langgraph_codec::store::{self, AuditOptions, Stage, Store, StoreKeys, SweepOptions, Verdict};
+use langgraph_codec::store::{
+    self, AuditOptions, ClassCounts, Stage, Store, StoreKeys, SweepOptions, Verdict,
+};
 use langgraph_codec::{ErrorKind, JsonPlusSerializer, Serializer, Value};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lgcodec");
@@ -403,7 +405,37 @@ fn audit_classifies_every_value_and_counts_per_table_and_thread() {
     let json = serde_json::to_value(&report).expect("serializes");
     assert_eq!(json["verdict"], "findings");
     assert_eq!(json["threads"]["mix"]["previous"]["old"]["rows"], 1);
-    // The CLI counts per thread only when asked: memory then grows with the threads.
+    // Handed over one thread at a time (`on_thread`, held in a scratch file meanwhile):
+    // the same threads, counts and order as the report's map, which stays empty.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let streamed = rt()
+        .block_on(async {
+            store::audit(
+                &Store::open(p).await?,
+                &new_with_old(),
+                &AuditOptions::new().on_thread(move |thread, counts| {
+                    sink.lock()
+                        .expect("lock")
+                        .push((thread.to_owned(), counts.clone()));
+                }),
+            )
+            .await
+        })
+        .expect("audit");
+    assert!(streamed.threads.is_empty());
+    assert_eq!(streamed.totals, report.totals);
+    let held: Vec<(String, ClassCounts)> = report
+        .threads
+        .iter()
+        .map(|(t, c)| (t.clone(), c.clone()))
+        .collect();
+    assert_eq!(*seen.lock().expect("lock"), held);
+    // The CLI counts per thread only when asked, and then writes each thread as it is
+    // handed over: every thread, with its counts, and the rest of the document as
+    // without (the CLI names the keys by their variables, the library call above by
+    // its own labels).
+    let mut docs = Vec::new();
     for (extra, mix_rows) in [(None, None), (Some("--per-thread"), Some(8))] {
         let mut args = vec!["store", "audit", p, "--json"];
         args.extend(extra);
@@ -412,7 +444,51 @@ fn audit_classifies_every_value_and_counts_per_table_and_thread() {
         let cli: serde_json::Value = serde_json::from_str(&stdout).expect("json");
         assert_eq!(cli["threads"]["mix"]["total"]["rows"].as_u64(), mix_rows);
         assert_eq!(cli["totals"]["total"], json["totals"]["total"], "{cli}");
+        docs.push(cli);
     }
+    let threads = docs[1]["threads"].as_object().expect("threads").clone();
+    assert_eq!(
+        threads.keys().collect::<Vec<_>>(),
+        report.threads.keys().collect::<Vec<_>>()
+    );
+    for (t, c) in &report.threads {
+        assert_eq!(
+            threads[t]["total"],
+            serde_json::to_value(c.total).expect("json"),
+            "{t}"
+        );
+        assert_eq!(
+            threads[t]["clear"],
+            serde_json::to_value(c.clear).expect("json"),
+            "{t}"
+        );
+    }
+    for doc in &mut docs {
+        let fields = doc.as_object_mut().expect("object");
+        fields.remove("elapsed_s");
+        fields.remove("threads");
+    }
+    assert_eq!(docs[0], docs[1]);
+    // In text, a line per thread before the report.
+    let (code, stdout, stderr) = lgcodec(&["store", "audit", p, "--per-thread"], &ENV_ROTATE);
+    assert_eq!(code, 1, "{stderr}");
+    let listed: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("per thread"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.trim_start().split(": ").next())
+        .collect();
+    assert_eq!(
+        listed,
+        report
+            .threads
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  mix: 8 value(s)"), "{stdout}");
 }
 
 #[test]

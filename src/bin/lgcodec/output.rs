@@ -150,3 +150,76 @@ pub(crate) fn finish<R: serde::Serialize>(
     }
     status
 }
+
+/// Standard output written as a command's data comes in (a listing, a JSON document
+/// filled as it is counted), buffered, shared with the library's callbacks; the first
+/// error writing to it is kept, and nothing more is written after it.
+pub(crate) struct Streamed {
+    out: std::io::BufWriter<std::io::Stdout>,
+    failed: Option<std::io::Error>,
+}
+
+impl Streamed {
+    pub(crate) fn new() -> Self {
+        Streamed {
+            out: std::io::BufWriter::new(std::io::stdout()),
+            failed: None,
+        }
+    }
+
+    /// `f` on the output, unless an earlier write failed.
+    pub(crate) fn write(&mut self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+        if self.failed.is_none() {
+            if let Err(e) = f(&mut self.out) {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// Before a fatal error: what was written goes out, a JSON document begun
+    /// (`json_begun`) ending its line, so that the error's object is a line of its
+    /// own, the last.
+    pub(crate) fn cut(&mut self, json_begun: bool) {
+        if json_begun {
+            self.write(|out| out.write_all(b"\n"));
+        }
+        let _ = self.out.flush();
+    }
+
+    /// Flushed: the first error writing, as a fatal one's text.
+    pub(crate) fn end(&mut self) -> Result<(), String> {
+        self.write(|out| out.flush());
+        match self.failed.take() {
+            Some(e) => Err(format!("cannot write: {e}")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A listing shared with the library's callbacks, as a panic while writing left it
+/// (it poisons nothing written).
+pub(crate) fn lock<T>(s: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    s.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The fields of `report`'s JSON object but `skip`, each as `,"name":value`: the rest
+/// of a document whose first fields were written as they were counted.
+pub(crate) fn json_fields_but(
+    out: &mut dyn Write,
+    report: &impl serde::Serialize,
+    skip: &[&str],
+) -> std::io::Result<()> {
+    let serde_json::Value::Object(fields) = serde_json::to_value(report)? else {
+        return Ok(());
+    };
+    for (name, value) in fields
+        .iter()
+        .filter(|(name, _)| !skip.contains(&name.as_str()))
+    {
+        out.write_all(b",")?;
+        serde_json::to_writer(&mut *out, name)?;
+        out.write_all(b":")?;
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    Ok(())
+}

@@ -11,7 +11,7 @@ use langgraph_codec::store::{
 
 use crate::cli::fatal;
 use crate::human;
-use crate::output::finish;
+use crate::output::{finish, json_fields_but, lock, Streamed};
 
 #[derive(Args)]
 pub struct StatsArgs {
@@ -66,25 +66,19 @@ impl SortBy {
 }
 
 /// Where the threads go as they are counted (every thread, by id) and then, with
-/// `--sort`, in order: standard output, buffered, and the first error writing to it
-/// (after which nothing more is written).
+/// `--sort`, in order.
 struct Listing {
-    out: std::io::BufWriter<std::io::Stdout>,
+    out: Streamed,
     json: bool,
     /// No entry written yet in the JSON object or list open.
     first: bool,
     /// The JSON `top_threads` list is open (`per_thread` closed).
     in_order: bool,
-    failed: Option<std::io::Error>,
 }
 
 impl Listing {
     fn write(&mut self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
-        if self.failed.is_none() {
-            if let Err(e) = f(&mut self.out) {
-                self.failed = Some(e);
-            }
-        }
+        self.out.write(f);
     }
 
     fn thread(&mut self, thread: &str, size: &ThreadSize) {
@@ -273,11 +267,6 @@ pub async fn run(args: StatsArgs, keys: &StoreKeys) -> ExitCode {
     finish(args.json, &report, text, [summary], ExitCode::SUCCESS)
 }
 
-/// The listing, as a panic while writing left it (it poisons nothing the listing needs).
-fn lock(l: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
-    l.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Every thread, by id (the default) or in `--sort` order: each written as it is
 /// counted, or as it comes back sorted from the library's scratch file, held by
 /// neither the report nor this command. Held in a map, 200,000 threads took 51 MiB
@@ -285,11 +274,10 @@ fn lock(l: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
 /// now as much as `--top 10`.
 async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool, sort: SortBy) -> ExitCode {
     let listing = Arc::new(Mutex::new(Listing {
-        out: std::io::BufWriter::new(std::io::stdout()),
+        out: Streamed::new(),
         json,
         first: true,
         in_order: false,
-        failed: None,
     }));
     let (shown, backend, layout) = (
         store.location().display(),
@@ -335,12 +323,8 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool, sort: Sort
         Ok(s) => s,
         Err(e) => {
             // What was listed goes out before the error, as an unbuffered listing's
-            // would (`inspect`'s); a JSON document cut short ends its line, so that
-            // the error's object is a line of its own, the last.
-            if json {
-                listing.write(|out| out.write_all(b"\n"));
-            }
-            let _ = listing.out.flush();
+            // would (`inspect`'s).
+            listing.out.cut(json);
             return fatal(e);
         }
     };
@@ -351,25 +335,14 @@ async fn every_thread(store: &AnyStore, keys: &StoreKeys, json: bool, sort: Sort
     listing.write(|out| {
         if json {
             out.write_all(if sort == SortBy::Id { b"}" } else { b"]" })?;
-            let serde_json::Value::Object(fields) = serde_json::to_value(&stats)? else {
-                return Ok(());
-            };
-            for (name, value) in fields.iter().filter(|(name, _)| {
-                !matches!(name.as_str(), "store" | "backend" | "layout" | "per_thread")
-            }) {
-                out.write_all(b",")?;
-                serde_json::to_writer(&mut *out, name)?;
-                out.write_all(b":")?;
-                serde_json::to_writer(&mut *out, value)?;
-            }
-            out.write_all(b"}\n")?;
+            json_fields_but(out, &stats, &["store", "backend", "layout", "per_thread"])?;
+            out.write_all(b"}\n")
         } else {
-            rest(out, &stats)?;
+            rest(out, &stats)
         }
-        out.flush()
     });
-    if let Some(e) = listing.failed.take() {
-        return fatal(format!("cannot write: {e}"));
+    if let Err(e) = listing.out.end() {
+        return fatal(e);
     }
     note!("{}", summary(&stats));
     ExitCode::SUCCESS
