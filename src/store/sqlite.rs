@@ -41,7 +41,18 @@ pub(crate) const TABLES: [Table; 2] = [
 ];
 
 pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
-    move |source| StoreFault::Sqlite { operation, source }.into()
+    move |source| match source {
+        // Text SQLite holds that is not UTF-8 (not Python's: its sqlite3 cannot read it
+        // either) is the row's fault, not the database's.
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e) => {
+            StoreFault::Unreadable {
+                what: format!("column {i} of a row ({operation})"),
+                reason: format!("text expected, found bytes that are not UTF-8 text ({e})"),
+            }
+            .into()
+        }
+        source => StoreFault::Sqlite { operation, source }.into(),
+    }
 }
 
 /// A [`ReadOnly`](crate::ErrorKind::ReadOnly) error when SQLite opened `location`

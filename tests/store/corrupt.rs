@@ -564,7 +564,8 @@ async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its
 /// Python's saver): `stats --json`, which streams its document, stops with exit 2;
 /// the document cut short ends its line, and the last line of standard output is the
 /// error's own JSON object (`unreadable_row`), saying the bytes are not UTF-8 and
-/// showing them.
+/// showing them. A prune, which reads it through rusqlite's conversion, says the same
+/// kind and words.
 #[test]
 fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
     let dir = scratch("stats-not-utf8");
@@ -595,6 +596,28 @@ fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
     assert!(
         said.contains("not UTF-8") && said.contains("(ff 00)"),
         "{said}"
+    );
+    // A prune reading the same id through SQLite's own conversion says it as well.
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            path.to_str().expect("utf-8"),
+            "--keep-latest",
+            "1",
+            "--dry-run",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    let error: Json = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(error["kind"], "unreadable_row", "{out}");
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not UTF-8")),
+        "{out}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
