@@ -264,14 +264,12 @@ pub(super) async fn probe_keys(
     .into())
 }
 
-/// A thread's counts in one table into `spill` (as JSON), when there is one.
+/// A thread's counts in one table into `spill`, when there is one.
 fn spill_thread(spill: &mut Spill, thread: Option<(String, ClassCounts)>) -> Result<(), Error> {
-    if let Some((id, counts)) = thread {
-        let bytes = serde_json::to_vec(&counts)
-            .map_err(|e| StoreFault::Task(format!("a thread's counts written out: {e}")))?;
-        spill.push(0, &id, &bytes)?;
+    match thread {
+        Some((id, counts)) => spill.push(0, &id, &counts),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Reads every stored value of the store and classifies it: in clear, legacy `json`,
@@ -383,9 +381,7 @@ pub async fn audit(
         // The rows of a thread come together (by id, then as spilled): merged, then
         // handed over.
         let mut current: Option<(String, ClassCounts)> = None;
-        spill.each(|id, bytes| {
-            let counts: ClassCounts = serde_json::from_slice(bytes)
-                .map_err(|e| StoreFault::Task(format!("a thread's counts read back: {e}")))?;
+        spill.each(|id, counts: ClassCounts| {
             match &mut current {
                 Some((t, c)) if t == id => c.merge(&counts),
                 _ => {

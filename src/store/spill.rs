@@ -1,7 +1,7 @@
 //! Rows keyed by thread put in an order without holding them: `stats --sort` without
 //! `--top` ([`StatsOptions::sorted`](super::StatsOptions::sorted)) and `audit
 //! --per-thread` ([`AuditOptions::on_thread`](super::AuditOptions::on_thread)). Each
-//! row (a sort key, a thread id, a payload of bytes) goes into a scratch SQLite
+//! row (a sort key, a thread id, a value held as its JSON) goes into a scratch SQLite
 //! database of SQLite's own (a private temporary file, deleted when it closes:
 //! `SQLITE_TMPDIR` or `TMPDIR`, else `/var/tmp` or `/tmp`) and comes back out of
 //! SQLite's sorter, which merges runs on disk past a few MiB. Held in a map and sorted,
@@ -9,10 +9,24 @@
 //!
 //! Without the `sqlite` feature (a Postgres-only build) the rows are sorted in memory.
 
-#[cfg(feature = "sqlite")]
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
 use super::error::StoreFault;
 
 type Result<T> = std::result::Result<T, crate::Error>;
+
+/// A value as the spill holds it.
+fn encoded(value: &impl Serialize) -> Result<Vec<u8>> {
+    serde_json::to_vec(value)
+        .map_err(|e| StoreFault::Task(format!("a row for the scratch file: {e}")).into())
+}
+
+/// A value held, read back.
+fn decoded<T: DeserializeOwned>(payload: &[u8]) -> Result<T> {
+    serde_json::from_slice(payload)
+        .map_err(|e| StoreFault::Task(format!("a row of the scratch file read back: {e}")).into())
+}
 
 /// The rows given so far, to be handed back larger key first, then by thread id
 /// (bytewise, as Rust orders strings), then in the order given.
@@ -38,8 +52,9 @@ impl Spill {
     }
 
     /// Adds a row. The key saturates: one past `i64::MAX` ranks with it.
-    pub(crate) fn push(&mut self, key: u64, thread: &str, payload: &[u8]) -> Result<()> {
+    pub(crate) fn push(&mut self, key: u64, thread: &str, value: &impl Serialize) -> Result<()> {
         let key = i64::try_from(key).unwrap_or(i64::MAX);
+        let payload = encoded(value)?;
         self.db
             .prepare_cached("INSERT INTO t VALUES (?1, ?2, ?3)")
             .and_then(|mut st| st.execute(rusqlite::params![key, thread, payload]))
@@ -48,7 +63,10 @@ impl Spill {
     }
 
     /// Each row to `f`, in the spill's order; the first error `f` returns ends it.
-    pub(crate) fn each(self, mut f: impl FnMut(&str, &[u8]) -> Result<()>) -> Result<()> {
+    pub(crate) fn each<T: DeserializeOwned>(
+        self,
+        mut f: impl FnMut(&str, T) -> Result<()>,
+    ) -> Result<()> {
         let mut st = self
             .db
             .prepare("SELECT id, payload FROM t ORDER BY k DESC, id, rowid")
@@ -57,7 +75,7 @@ impl Spill {
         while let Some(r) = rows.next().map_err(scratch)? {
             let id = r.get_ref(0).map_err(scratch)?.as_str().map_err(scratch)?;
             let payload = r.get_ref(1).map_err(scratch)?.as_blob().map_err(scratch)?;
-            f(id, payload)?;
+            f(id, decoded(payload)?)?;
         }
         Ok(())
     }
@@ -81,17 +99,20 @@ impl Spill {
         Ok(Spill { held: Vec::new() })
     }
 
-    pub(crate) fn push(&mut self, key: u64, thread: &str, payload: &[u8]) -> Result<()> {
-        self.held.push((key, thread.to_owned(), payload.to_vec()));
+    pub(crate) fn push(&mut self, key: u64, thread: &str, value: &impl Serialize) -> Result<()> {
+        self.held.push((key, thread.to_owned(), encoded(value)?));
         Ok(())
     }
 
-    pub(crate) fn each(mut self, mut f: impl FnMut(&str, &[u8]) -> Result<()>) -> Result<()> {
+    pub(crate) fn each<T: DeserializeOwned>(
+        mut self,
+        mut f: impl FnMut(&str, T) -> Result<()>,
+    ) -> Result<()> {
         // Stable: rows of one key and id stay in the order given.
         self.held
             .sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         for (_, id, payload) in &self.held {
-            f(id, payload)?;
+            f(id, decoded(payload)?)?;
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::backend::ph;
 use super::inspect::AnyStore;
@@ -19,7 +19,7 @@ use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
 
 /// Rows and bytes: [`StoreStats`].
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Size {
     /// Rows.
     pub rows: u64,
@@ -35,7 +35,7 @@ impl Size {
 }
 
 /// Sizes of one thread: [`StoreStats`].
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ThreadSize {
     /// Checkpoint rows (SQLite: with every channel value; Postgres: JSONB + metadata).
@@ -46,52 +46,6 @@ pub struct ThreadSize {
     pub writes: Size,
     /// All of it.
     pub total_bytes: u64,
-}
-
-impl ThreadSize {
-    /// The seven counts, little-endian, for [`Spill`].
-    fn to_bytes(&self) -> Vec<u8> {
-        [
-            self.checkpoints.rows,
-            self.checkpoints.bytes,
-            self.blobs.rows,
-            self.blobs.bytes,
-            self.writes.rows,
-            self.writes.bytes,
-            self.total_bytes,
-        ]
-        .iter()
-        .flat_map(|n| n.to_le_bytes())
-        .collect()
-    }
-
-    /// [`to_bytes`](Self::to_bytes) read back (a count missing reads as 0).
-    fn from_bytes(bytes: &[u8]) -> Self {
-        let mut n = bytes
-            .chunks_exact(8)
-            .map(|c| c.try_into().map_or(0, u64::from_le_bytes));
-        let mut next = || n.next().unwrap_or(0);
-        let (checkpoints, blobs, writes) = (
-            Size {
-                rows: next(),
-                bytes: next(),
-            },
-            Size {
-                rows: next(),
-                bytes: next(),
-            },
-            Size {
-                rows: next(),
-                bytes: next(),
-            },
-        );
-        ThreadSize {
-            checkpoints,
-            blobs,
-            writes,
-            total_bytes: next(),
-        }
-    }
 }
 
 /// What the store takes on disk: [`StoreStats::files`].
@@ -354,7 +308,7 @@ impl Chosen {
     /// thread ids) does not decide ties.
     fn offer(&mut self, thread: String, size: ThreadSize) -> Result<()> {
         if let Some((spill, order, _)) = &mut self.spill {
-            spill.push(order.key(&size), &thread, &size.to_bytes())?;
+            spill.push(order.key(&size), &thread, &size)?;
         }
         if let Some(sink) = &self.sink {
             sink(&thread, &size);
@@ -376,8 +330,8 @@ impl Chosen {
     /// The threads kept, by id, once each went to [`StatsOptions::sorted`] in order.
     fn finish(self) -> Result<BTreeMap<String, ThreadSize>> {
         if let Some((spill, _, f)) = self.spill {
-            spill.each(|thread, bytes| {
-                f(thread, &ThreadSize::from_bytes(bytes));
+            spill.each(|thread, size: ThreadSize| {
+                f(thread, &size);
                 Ok(())
             })?;
         }
