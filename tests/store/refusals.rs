@@ -303,6 +303,24 @@ fn a_store_without_tables_is_refused_saying_where_to_look() {
     assert!(public.is_empty(), "a refused command created {public:?}");
     let (code, stderr) = lgcodec(&["store", "stats", &in_agents], None);
     assert_eq!(code, 0, "{stderr}");
+    // A schema per tenant: the first ten by name are named, then how many more.
+    rt.block_on(async {
+        let admin = crate::support::pg::connect(&url).await;
+        for i in 1..=11 {
+            admin
+                .batch_execute(&format!(
+                    "CREATE SCHEMA s{i:02}; CREATE TABLE s{i:02}.checkpoints (x int)"
+                ))
+                .await
+                .expect("schema");
+        }
+    });
+    refused(
+        &url,
+        &["schemas agents, s01, s02", "s09, and 2 more of it hold"],
+    );
+    let (_, stderr) = lgcodec(&["store", "stats", &url], None);
+    assert!(!stderr.contains("s10"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
