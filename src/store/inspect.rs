@@ -470,7 +470,10 @@ impl AnyStore {
     /// [`tuple`](Self::tuple) of each of `keys` (thread, namespace, id), in order
     /// (`None`: not there), without their pending writes (a copy reads those as rows):
     /// from Postgres in one statement for them all (one round trip per checkpoint was
-    /// most of a copy out of Postgres), from SQLite one by one. With `raw_blobs`, a
+    /// most of a copy out of Postgres), as a range when the keys are a run of the
+    /// store's keys in its order (`TupleParts::run`, as a copy's cursor gives them;
+    /// otherwise a key out of that order may read as not there), from SQLite one by
+    /// one. With `raw_blobs`, a
     /// Postgres store's channel values held as clear msgpack, `bytes` or `null` blobs
     /// come apart, as stored (`TupleParts::raw_blobs`); otherwise that list is empty.
     ///
@@ -500,6 +503,7 @@ impl AnyStore {
         let parts = TupleParts {
             writes: false,
             raw_blobs,
+            run: true,
         };
         // Read and decoded on a task of its own: on a runtime of more than one thread
         // the rows are decoded on another core while the caller's task encodes and

@@ -450,6 +450,7 @@ impl Store {
                     shown,
                     url: url.clone(),
                     snapshot: std::sync::Mutex::new(None),
+                    statements: std::sync::Mutex::default(),
                 };
                 (Box::new(store), reader)
             }

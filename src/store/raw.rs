@@ -66,6 +66,8 @@ pub(crate) enum Raw {
         /// exported, for reads on other connections ([`Raw::snapshot`]); it lives as
         /// long as that transaction on `client`.
         snapshot: std::sync::Mutex<Option<String>>,
+        /// Statements prepared on `client` ([`prepared`]), by their text.
+        statements: std::sync::Mutex<Vec<(String, tokio_postgres::Statement)>>,
     },
 }
 
@@ -268,6 +270,38 @@ impl Raw {
             Raw::Postgres { .. } => "checkpoint_writes",
         }
     }
+}
+
+/// Statements a Postgres store keeps prepared at most ([`prepared`]).
+const PREPARED_HELD: usize = 16;
+
+/// `sql` prepared on a Postgres store's connection (`client`, whose prepared
+/// statements are `held`: `Raw::Postgres`'s `statements`) once, then taken from
+/// there: a statement run a page at a time is parsed and planned by the server once,
+/// and each run is one round trip instead of two (a parse, then the run).
+///
+/// # Errors
+/// The server's, preparing it.
+pub(crate) async fn prepared(
+    client: &Client,
+    held: &std::sync::Mutex<Vec<(String, tokio_postgres::Statement)>>,
+    sql: &str,
+) -> Result<tokio_postgres::Statement> {
+    if let Some((_, s)) = lock(held).iter().find(|(text, _)| text == sql) {
+        return Ok(s.clone());
+    }
+    let statement = client.prepare(sql).await.map_err(pg("prepare"))?;
+    let mut held = lock(held);
+    // Reads in flight at once may each have prepared it: the first one kept.
+    if let Some((_, s)) = held.iter().find(|(text, _)| text == sql) {
+        return Ok(s.clone());
+    }
+    // A handful of texts per store; a bound all the same.
+    if held.len() >= PREPARED_HELD {
+        held.remove(0);
+    }
+    held.push((sql.to_owned(), statement.clone()));
+    Ok(statement)
 }
 
 /// One cell of a row read from either backend ([`Raw::each_row`]).
@@ -725,6 +759,54 @@ mod tests {
     /// binary forms of `int2`, `int4`, `int8` (negative too), `bool`, `jsonb` (its
     /// version byte dropped), `bytea`, text and NULL; another type is an error that
     /// names it.
+    /// A statement text is prepared on the connection once: asked again, the server
+    /// holds one statement for it; a new text past [`PREPARED_HELD`] lets the oldest
+    /// go (the server's count stays at the bound), and each one given runs.
+    #[cfg(feature = "postgres")]
+    #[tokio::test]
+    async fn a_statement_is_prepared_once_and_the_cache_is_bounded() {
+        let url = match std::env::var("LGCODEC_TEST_PG_URL") {
+            Ok(u) if !u.is_empty() => u,
+            _ => return,
+        };
+        let client = pg_connect(&url, true).await.expect("connect");
+        // Counted by a simple query, which prepares nothing itself.
+        let on_server = || async {
+            let counted = client
+                .simple_query("SELECT count(*) FROM pg_prepared_statements")
+                .await
+                .expect("count");
+            counted
+                .iter()
+                .find_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0)?.parse::<usize>().ok(),
+                    _ => None,
+                })
+                .expect("a count")
+        };
+        let held = std::sync::Mutex::default();
+        let text = |n: usize| format!("SELECT {n}::int8 + $1::int8");
+        for _ in 0..3 {
+            let s = prepared(&client, &held, &text(0)).await.expect("prepare");
+            assert_eq!(
+                client
+                    .query_one(&s, &[&1i64])
+                    .await
+                    .expect("run")
+                    .get::<_, i64>(0),
+                1
+            );
+        }
+        assert_eq!(on_server().await, 1);
+        for n in 1..=PREPARED_HELD {
+            let s = prepared(&client, &held, &text(n)).await.expect("prepare");
+            let row = client.query_one(&s, &[&1i64]).await.expect("run");
+            assert_eq!(row.get::<_, i64>(0), i64::try_from(n).expect("small") + 1);
+        }
+        assert_eq!(lock(&held).len(), PREPARED_HELD);
+        assert_eq!(on_server().await, PREPARED_HELD);
+    }
+
     #[cfg(feature = "postgres")]
     #[tokio::test]
     async fn postgres_cells_are_read_from_their_binary_forms() {
@@ -739,6 +821,7 @@ mod tests {
             shown: "pg".to_owned(),
             url,
             snapshot: std::sync::Mutex::new(None),
+            statements: std::sync::Mutex::default(),
         };
         let rows = raw
             .rows(

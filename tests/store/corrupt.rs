@@ -467,13 +467,31 @@ fn a_copy_stopped_by_an_unreadable_row_names_its_thread_and_goes_on_without_it()
 
 /// As above from a Postgres source (Python's store, one checkpoint's JSONB made a
 /// string), whose rows are read another way: the copy into SQLite stops naming the
-/// thread, and `--exclude-thread` copies exactly the other threads.
+/// thread, and `--exclude-thread` copies exactly the other threads. The thread left
+/// out lies between two others in the source's order (a copy of its rows under a
+/// thread id before it), inside the range of keys one read of the copy takes.
 #[tokio::test]
 async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its_thread() {
     let Some(url) = pg::url() else { return };
     let dir = scratch("copy-stopped-pg");
     let db = pg::restored(&url, "postgres-py-3.2.0", "copystopped").await;
     let client = pg::connect(&db).await;
+    client
+        .batch_execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
+                 parent_checkpoint_id, type, checkpoint, metadata) \
+             SELECT 't-a', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+                 checkpoint, metadata FROM checkpoints WHERE thread_id = 't-main'; \
+             INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+             SELECT 't-a', checkpoint_ns, channel, version, type, blob \
+                 FROM checkpoint_blobs WHERE thread_id = 't-main'; \
+             INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+                 task_path, idx, channel, type, blob) \
+             SELECT 't-a', checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, \
+                 type, blob FROM checkpoint_writes WHERE thread_id = 't-main'",
+        )
+        .await
+        .expect("a thread before t-main");
     let keys: Vec<(String, String, String)> = client
         .query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints \

@@ -710,13 +710,42 @@ impl PostgresSaver {
         // their blobs in the statement took the server 7.7 ms, without them 3.1 ms
         // (2026-11-29, the 100,000-checkpoint bench store; `PageBlobs::for_page`).
         let page_blobs = PageBlobs::for_page(Some(keys.len()));
-        let sql = self.sql.select_rows(
-            "WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
+        let (first, last) = match (keys.first(), keys.last()) {
+            (Some(first), Some(last)) => (first, last),
+            _ => return Ok(Vec::new()),
+        };
+        // A run's threads, each once (the run holds each thread's keys together).
+        let mut run_threads = threads.clone();
+        run_threads.dedup();
+        let (where_clause, params): (&str, Vec<Param<'_>>) = if parts.run {
+            (
+                "WHERE (thread_id, checkpoint_ns, checkpoint_id) >= ($1, $2, $3)
+        AND (thread_id, checkpoint_ns, checkpoint_id) <= ($4, $5, $6)
+        AND thread_id = ANY($7::text[])",
+                vec![
+                    (&first.0, Type::TEXT),
+                    (&first.1, Type::TEXT),
+                    (&first.2, Type::TEXT),
+                    (&last.0, Type::TEXT),
+                    (&last.1, Type::TEXT),
+                    (&last.2, Type::TEXT),
+                    (&run_threads, Type::TEXT_ARRAY),
+                ],
+            )
+        } else {
+            (
+                "WHERE (thread_id, checkpoint_ns, checkpoint_id) IN (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))",
-            None,
-            page_blobs,
-            parts.writes,
-        );
+                vec![
+                    (&threads, Type::TEXT_ARRAY),
+                    (&namespaces, Type::TEXT_ARRAY),
+                    (&ids, Type::TEXT_ARRAY),
+                ],
+            )
+        };
+        let sql = self
+            .sql
+            .select_rows(where_clause, None, page_blobs, parts.writes);
         let client = self.client("get_tuple").await?;
         if let Some(snapshot) = snapshot {
             // The identifier goes into the statement's text (SET takes no parameter):
@@ -747,11 +776,7 @@ impl PostgresSaver {
             .select_parts(
                 &*client,
                 &sql,
-                &[
-                    (&threads, Type::TEXT_ARRAY),
-                    (&namespaces, Type::TEXT_ARRAY),
-                    (&ids, Type::TEXT_ARRAY),
-                ],
+                &params,
                 (page_blobs, parts.raw_blobs),
                 "get_tuple",
             )
@@ -784,6 +809,13 @@ pub(crate) struct TupleParts {
     /// stored, apart from the tuple ([`PostgresSaver::select_parts`]): for a writer
     /// that takes values as their bytes, without decoding and encoding them again.
     pub(crate) raw_blobs: bool,
+    /// The keys are a run of the table's keys in its own order (the primary key's, as
+    /// `ORDER BY thread_id, checkpoint_ns, checkpoint_id` gives them, in one snapshot):
+    /// read as the range from the first to the last, of the run's threads, instead of
+    /// key by key (a run of 128 of the 100,000-checkpoint bench store: 0.39–0.47 ms of
+    /// the server's against 0.83 ms, EXPLAIN ANALYZE, 2026-12-06). A checkpoint inside
+    /// the range that is not one of the keys is read too.
+    pub(crate) run: bool,
 }
 
 impl TupleParts {
@@ -791,6 +823,7 @@ impl TupleParts {
     pub(crate) const WHOLE: TupleParts = TupleParts {
         writes: true,
         raw_blobs: false,
+        run: false,
     };
 }
 

@@ -13,7 +13,7 @@ use super::super::engine::Engine;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
 use super::super::pipeline::BatchSource;
-use super::super::raw::{lock, pg, sq, Param, Raw, Result};
+use super::super::raw::{lock, pg, prepared, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Spent};
 use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
@@ -125,49 +125,77 @@ pub(super) async fn write_rows(
 /// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
 /// from Postgres in one statement, from SQLite checkpoint by checkpoint. (The layout's
 /// column expressions are unqualified: only the writes table has those names.)
+///
+/// `keys` are a run of the source's keys in its order, as [`Cursor`] gives them: from
+/// Postgres they are read as the range from the first to the last, of the run's
+/// threads (an index range scan), the rows of checkpoints that are not among `keys`
+/// left out. Measured 2026-12-06 (100,000 checkpoints, 200,000 writes, Postgres →
+/// SQLite, the server's statement log): looked up key by key, 128 keys a statement,
+/// the server took 477 ms to run them, 140 ms to bind their three arrays of keys and
+/// 130 ms to parse the statement each time.
 pub(super) async fn write_rows_of(
     raw: &Raw,
     keys: &[(String, String, String)],
 ) -> Result<Vec<Vec<StoredWrite>>> {
-    let Raw::Postgres { client, .. } = raw else {
+    let Raw::Postgres {
+        client, statements, ..
+    } = raw
+    else {
         let mut out = Vec::with_capacity(keys.len());
         for (t, ns, id) in keys {
             out.push(write_rows(raw, t, ns, id).await?);
         }
         return Ok(out);
     };
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Ok(Vec::new());
+    };
     let c = raw.cols();
     let sql = format!(
-        "SELECT k.n, w.task_id, {path}, w.idx, w.channel, {ty}, w.blob \
-         FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(t, ns, id, n) \
-         JOIN {table} w ON w.thread_id = k.t AND {ns} = k.ns AND {wid} = k.id \
-         ORDER BY k.n, {path}, w.task_id, w.idx",
+        "SELECT thread_id, {ns}, {wid}, task_id, {path}, idx, channel, {ty}, blob FROM {table} \
+         WHERE (thread_id, {ns}, {wid}) >= ($1, $2, $3) AND (thread_id, {ns}, {wid}) <= ($4, $5, $6) \
+         AND thread_id = ANY($7::text[]) ORDER BY thread_id, {ns}, {wid}, {path}, task_id, idx",
         path = c.w_path,
         ty = c.w_ty,
         table = raw.writes_table(),
         ns = c.ns,
         wid = c.w_id,
     );
-    let threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
-    let nss: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
-    let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
+    let at: std::collections::HashMap<(&str, &str, &str), usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (t, ns, id))| ((t.as_str(), ns.as_str(), id.as_str()), i))
+        .collect();
+    let mut threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    threads.dedup();
+    let statement = prepared(client, statements, &sql).await?;
     let rows = client
-        .query(&sql, &[&threads, &nss, &ids])
+        .query(
+            &statement,
+            &[
+                &first.0, &first.1, &first.2, &last.0, &last.1, &last.2, &threads,
+            ],
+        )
         .await
         .map_err(pg("copy"))?;
     let mut out: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
     for r in &rows {
-        let n: i64 = r.try_get(0).map_err(pg("copy"))?;
-        let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| out.get_mut(i)) else {
+        let key: (&str, &str, &str) = (
+            r.try_get(0).map_err(pg("copy"))?,
+            r.try_get(1).map_err(pg("copy"))?,
+            r.try_get(2).map_err(pg("copy"))?,
+        );
+        // A checkpoint inside the range that is not one of `keys`: not asked for.
+        let Some(slot) = at.get(&key).and_then(|&i| out.get_mut(i)) else {
             continue;
         };
         slot.push(StoredWrite {
-            task_id: r.try_get(1).map_err(pg("copy"))?,
-            task_path: r.try_get(2).map_err(pg("copy"))?,
-            idx: i64::from(r.try_get::<_, i32>(3).map_err(pg("copy"))?),
-            channel: r.try_get(4).map_err(pg("copy"))?,
-            type_tag: r.try_get(5).map_err(pg("copy"))?,
-            value: r.try_get(6).map_err(pg("copy"))?,
+            task_id: r.try_get(3).map_err(pg("copy"))?,
+            task_path: r.try_get(4).map_err(pg("copy"))?,
+            idx: i64::from(r.try_get::<_, i32>(5).map_err(pg("copy"))?),
+            channel: r.try_get(6).map_err(pg("copy"))?,
+            type_tag: r.try_get(7).map_err(pg("copy"))?,
+            value: r.try_get(8).map_err(pg("copy"))?,
         });
     }
     Ok(out)
