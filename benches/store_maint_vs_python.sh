@@ -5,7 +5,7 @@
 # on the same graph-shaped stores (examples/store_fixture.rs: 10 checkpoints per thread,
 # two pending writes each, a subgraph's namespace in every fourth thread, an interrupt
 # ending every fifth), SQLite and Postgres: wall time and peak memory
-# (/usr/bin/time) of each, every result checked (counts; Python's savers read the
+# (/usr/bin/time, after `sync` and a Postgres CHECKPOINT) of each, every result checked (counts; Python's savers read the
 # target, benches/store_maint_check.py; `lgcodec store audit` reads every value).
 # The date rules (prune-before: `--before DATE`, prune-idle: `--idle-since DATE`) run on
 # an aged store (store_fixture --age-days 60: threads' latest checkpoints spread over 60
@@ -34,6 +34,10 @@ CUT_DAYS="${CUT_DAYS:-30}"
 psqlc() { "$PY" -c 'import sys, psycopg; c = psycopg.connect(sys.argv[1], autocommit=True); c.execute(sys.argv[2])' "$LGCODEC_TEST_PG_URL" "$1"; }
 fresh() { psqlc "DROP DATABASE IF EXISTS $1 WITH (FORCE)"; psqlc "CREATE DATABASE $1 ${2:+TEMPLATE $2}"; }
 measure() { # CMD... -> "wall_s maxrss_kb"; the command's output in $W/out
+  # What the steps before wrote (the fixtures: hundreds of MB in files and in the
+  # server's buffers; the other side's copy) reaches the disk first, not beside the
+  # command timed (as benches/store_scale.sh does).
+  sync; psqlc CHECKPOINT 2>/dev/null || true
   /usr/bin/time -f "%e %M" -o "$W/t" "$@" >"$W/out" 2>"$W/err" || { cat "$W/out" "$W/err"; return 1; }
   cat "$W/t"
 }
