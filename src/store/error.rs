@@ -449,6 +449,47 @@ fn server_line(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Bytes of a thread id shown in [`thread_id_not_text`] at most: a longer id is found
+/// by its first bytes.
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+const THREAD_ID_SHOWN: usize = 128;
+
+/// A thread id SQLite holds as text whose `bytes` are not UTF-8 (written by something
+/// other than Python's savers: Python's `sqlite3` cannot read it either), as an
+/// [`ErrorKind::UnreadableRow`] that names it by its bytes as a SQL literal, with the
+/// statements that find its rows and give the thread a text id. (A copy or a backup
+/// cannot carry it: a thread id in a backup is JSON text, `--exclude-thread` takes
+/// text.)
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+pub(crate) fn thread_id_not_text(bytes: &[u8]) -> Error {
+    let head = bytes.get(..THREAD_ID_SHOWN).unwrap_or(bytes);
+    let hex: String = head.iter().map(|b| format!("{b:02X}")).collect();
+    let (literal, cond) = if head.len() == bytes.len() {
+        (
+            format!("X'{hex}'"),
+            format!("thread_id = CAST(X'{hex}' AS TEXT)"),
+        )
+    } else {
+        (
+            format!("beginning X'{hex}'"),
+            format!("substr(CAST(thread_id AS BLOB), 1, {THREAD_ID_SHOWN}) = X'{hex}'"),
+        )
+    };
+    StoreFault::Unreadable {
+        what: "a thread id".to_owned(),
+        reason: format!(
+            "not UTF-8 text: {len} byte(s), {literal} (written by something other than \
+             Python's savers; Python's sqlite3 cannot read it either). \
+             `SELECT count(*) FROM checkpoints WHERE {cond}` in sqlite3 finds its \
+             checkpoints; give the thread a text id (`UPDATE checkpoints SET thread_id = \
+             'NEW-ID' WHERE {cond}` and `UPDATE writes SET thread_id = 'NEW-ID' WHERE \
+             {cond}`) or delete its rows, then run the command again",
+            len = bytes.len(),
+        ),
+    }
+    .into()
+}
+
 /// A target refused for its layout: `layout` is what was found there (empty, where the
 /// operation fills none; else not today's Python layout).
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
@@ -595,6 +636,53 @@ mod tests {
             let shown = shown(plain);
             assert_eq!(pasted(&shown), super::shell_word(&shown));
             assert_eq!(password_left_out(&shown), "");
+        }
+    }
+
+    /// The statements [`thread_id_not_text`] gives find the thread's rows and rename
+    /// it, run as pasted: an id shown whole (a literal cast to text) and one longer
+    /// than what is shown (found by its first bytes); a UTF-8 id beside each is left
+    /// alone.
+    #[cfg(feature = "sqlite")]
+    #[test]
+    fn a_thread_id_that_is_not_text_is_found_and_renamed_by_the_statements_given() {
+        for len in [3usize, super::THREAD_ID_SHOWN + 72] {
+            let bytes: Vec<u8> = (0..len).map(|i| 0x80 | (i % 0x7f) as u8).collect();
+            assert!(std::str::from_utf8(&bytes).is_err());
+            let conn = rusqlite::Connection::open_in_memory().expect("open");
+            conn.execute_batch(
+                "CREATE TABLE checkpoints (thread_id TEXT, checkpoint_id TEXT); \
+                 CREATE TABLE writes (thread_id TEXT, checkpoint_id TEXT); \
+                 INSERT INTO checkpoints VALUES ('t-ok', 'a');",
+            )
+            .expect("tables");
+            for table in ["checkpoints", "writes"] {
+                conn.execute(
+                    &format!("INSERT INTO {table} VALUES (CAST(?1 AS TEXT), 'b')"),
+                    [&bytes],
+                )
+                .expect("the id");
+            }
+            let said = super::thread_id_not_text(&bytes).to_string();
+            assert!(said.contains(&format!("{len} byte(s)")), "{said}");
+            let pasted: Vec<&str> = said.split('`').skip(1).step_by(2).collect();
+            assert_eq!(pasted.len(), 3, "{said}");
+            let found: i64 = conn.query_row(pasted[0], [], |r| r.get(0)).expect("count");
+            assert_eq!(found, 1, "{}", pasted[0]);
+            for update in &pasted[1..] {
+                let changed = conn
+                    .execute(&update.replace("NEW-ID", "t-new"), [])
+                    .expect("update");
+                assert_eq!(changed, 1, "{update}");
+            }
+            let ids: Vec<String> = conn
+                .prepare("SELECT thread_id FROM checkpoints UNION ALL SELECT thread_id FROM writes ORDER BY 1")
+                .expect("ids")
+                .query_map([], |r| r.get(0))
+                .expect("ids")
+                .collect::<Result<_, _>>()
+                .expect("every id is text now");
+            assert_eq!(ids, ["t-new", "t-new", "t-ok"]);
         }
     }
 }

@@ -244,7 +244,11 @@ async fn page(
             line.push(b':');
             match kind {
                 Col::Text | Col::OptText => {
-                    let s = r.take_opt_text(i)?;
+                    let s = if *name == "thread_id" {
+                        r.take_thread(i)?
+                    } else {
+                        r.take_opt_text(i)?
+                    };
                     match &s {
                         Some(s) => push_str(&mut line, s)?,
                         None => line.extend_from_slice(b"null"),

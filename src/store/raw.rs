@@ -372,6 +372,15 @@ impl Fields {
         self.opt_text(i)?.ok_or_else(|| self.wrong(i, "text"))
     }
 
+    /// A thread id: text, as [`text`](Self::text); bytes that are not UTF-8 are
+    /// named as a thread id ([`thread_id_not_text`](super::error::thread_id_not_text)).
+    pub(crate) fn thread(&self, i: usize) -> Result<String> {
+        match self.at(i) {
+            Field::Bytes(b) => Err(super::error::thread_id_not_text(b)),
+            _ => self.text(i),
+        }
+    }
+
     /// Text or NULL.
     pub(crate) fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.at(i) {
@@ -406,6 +415,15 @@ impl Fields {
     /// [`bytes`](Self::bytes), moved out of the row (the cell is NULL after).
     pub(crate) fn take_bytes(&mut self, i: usize) -> Option<Vec<u8>> {
         self.0.get_mut(i).map(std::mem::take)?.into_bytes()
+    }
+
+    /// [`take_opt_text`](Self::take_opt_text) of a thread id: bytes that are not
+    /// UTF-8 are named as a thread id, as [`thread`](Self::thread) names them.
+    pub(crate) fn take_thread(&mut self, i: usize) -> Result<Option<String>> {
+        match self.at(i) {
+            Field::Bytes(b) => Err(super::error::thread_id_not_text(b)),
+            _ => self.take_opt_text(i),
+        }
     }
 
     /// [`opt_text`](Self::opt_text), moved out of the row (the cell is NULL after).

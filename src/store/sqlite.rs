@@ -40,16 +40,54 @@ pub(crate) const TABLES: [Table; 2] = [
     },
 ];
 
+/// The bytes of a thread id SQLite holds as text that is not UTF-8, carried out of a
+/// row closure by [`thread_cell`] inside rusqlite's conversion error, named by [`sq`].
+#[derive(Debug)]
+struct ThreadIdNotText(Vec<u8>);
+
+impl std::fmt::Display for ThreadIdNotText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a thread id of {} byte(s) that are not UTF-8",
+            self.0.len()
+        )
+    }
+}
+
+impl std::error::Error for ThreadIdNotText {}
+
+/// Column `i` of `row`, a thread id: text as rusqlite reads it; text that is not UTF-8
+/// fails with its bytes, which [`sq`] names as a thread id
+/// ([`thread_id_not_text`](super::error::thread_id_not_text)).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+pub(crate) fn thread_cell(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<String> {
+    match row.get_ref(i)? {
+        ValueRef::Text(b) => match std::str::from_utf8(b) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(_) => Err(rusqlite::Error::FromSqlConversionFailure(
+                i,
+                rusqlite::types::Type::Text,
+                Box::new(ThreadIdNotText(b.to_vec())),
+            )),
+        },
+        _ => row.get(i),
+    }
+}
+
 pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
     move |source| match source {
         // Text SQLite holds that is not UTF-8 (not Python's: its sqlite3 cannot read it
         // either) is the row's fault, not the database's.
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e) => {
-            StoreFault::Unreadable {
-                what: format!("column {i} of a row ({operation})"),
-                reason: format!("text expected, found bytes that are not UTF-8 text ({e})"),
+            match e.downcast_ref::<ThreadIdNotText>() {
+                Some(ThreadIdNotText(bytes)) => super::error::thread_id_not_text(bytes),
+                None => StoreFault::Unreadable {
+                    what: format!("column {i} of a row ({operation})"),
+                    reason: format!("text expected, found bytes that are not UTF-8 text ({e})"),
+                }
+                .into(),
             }
-            .into()
         }
         source => StoreFault::Sqlite { operation, source }.into(),
     }

@@ -359,7 +359,7 @@ type ThreadRow = (String, u8, u64, u64);
 
 fn thread_row(r: &Fields) -> Result<ThreadRow> {
     Ok((
-        r.text(0)?,
+        r.thread(0)?,
         u8::try_from(r.int(1)?).unwrap_or(2),
         r.count(2)?,
         r.count(3)?,

@@ -581,9 +581,10 @@ async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its
 /// A thread id SQLite holds as text that is not UTF-8 (written by something else than
 /// Python's saver): `stats --json`, which streams its document, stops with exit 2;
 /// the document cut short ends its line, and the last line of standard output is the
-/// error's own JSON object (`unreadable_row`), saying the bytes are not UTF-8 and
-/// showing them. A prune, which reads it through rusqlite's conversion, says the same
-/// kind and words.
+/// error's own JSON object (`unreadable_row`), naming the thread id by its bytes as a
+/// SQL literal. A prune, which reads it through rusqlite's conversion, says the same
+/// kind and words, and so do `inspect`, `export` and `copy`. The statements the message gives find the thread's checkpoint and
+/// give it a text id, run as pasted; then both commands go through.
 #[test]
 fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
     let dir = scratch("stats-not-utf8");
@@ -612,7 +613,7 @@ fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
     assert_eq!(error["kind"], "unreadable_row", "{out}");
     let said = error["error"].as_str().expect("error");
     assert!(
-        said.contains("not UTF-8") && said.contains("(ff 00)"),
+        said.contains("a thread id: not UTF-8 text: 2 byte(s), X'FF00'"),
         "{said}"
     );
     // A prune reading the same id through SQLite's own conversion says it as well.
@@ -631,11 +632,36 @@ fn stats_json_stopped_mid_document_ends_with_the_error_on_a_line_of_its_own() {
     assert_eq!(code, 2, "{err}");
     let error: Json = serde_json::from_str(out.trim()).expect("one JSON object");
     assert_eq!(error["kind"], "unreadable_row", "{out}");
-    assert!(
-        error["error"]
-            .as_str()
-            .is_some_and(|e| e.contains("not UTF-8")),
-        "{out}"
+    assert_eq!(error["error"].as_str(), Some(said), "{out}");
+    // So do the commands that read every thread: inspect, export, copy.
+    let store = path.to_str().expect("utf-8");
+    let (backup, target) = (dir.join("b.jsonl"), dir.join("t.db"));
+    for args in [
+        vec!["store", "inspect", store],
+        vec!["store", "export", store, backup.to_str().expect("utf-8")],
+        vec!["store", "copy", store, target.to_str().expect("utf-8")],
+    ] {
+        let (code, _, err) = crate::lgcodec(&args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    // The statements between backquotes, as pasted into sqlite3.
+    let pasted: Vec<&str> = said.split('`').skip(1).step_by(2).collect();
+    assert_eq!(pasted.len(), 3, "{said}");
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    let found: i64 = conn
+        .query_row(pasted[0], [], |r| r.get(0))
+        .expect("the count runs");
+    assert_eq!(found, 1, "{}", pasted[0]);
+    for update in &pasted[1..] {
+        conn.execute(&update.replace("NEW-ID", "t-renamed"), [])
+            .expect("the update runs");
+    }
+    let (code, out, err) = crate::lgcodec(
+        &["store", "stats", path.to_str().expect("utf-8"), "--json"],
+        &[],
     );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"t-renamed\""), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }

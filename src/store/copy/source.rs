@@ -81,7 +81,7 @@ pub(super) async fn key_page(
     raw.rows("copy", &sql, &params)
         .await?
         .iter()
-        .map(|r| Ok((r.text(0)?, r.text(1)?, r.text(2)?)))
+        .map(|r| Ok((r.thread(0)?, r.text(1)?, r.text(2)?)))
         .collect()
 }
 

@@ -116,7 +116,7 @@ impl AnyStore {
             .rows("read", &sql, &params)
             .await?
             .iter()
-            .map(|r| Ok((r.text(0)?, r.count(1)?, r.count(2)?)))
+            .map(|r| Ok((r.thread(0)?, r.count(1)?, r.count(2)?)))
             .collect()
     }
 
@@ -161,7 +161,7 @@ impl AnyStore {
         {
             let ts = r.take_opt_text(4)?;
             let row = (r.text(1)?, r.text(2)?, r.take_bytes(3), ts);
-            out.insert(r.text(0)?, row);
+            out.insert(r.thread(0)?, row);
         }
         Ok(out)
     }

@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
 use super::super::plan::{metadata_of, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
-use super::{cell_bytes, sq, Result, SqliteStore};
+use super::{cell_bytes, sq, thread_cell, Result, SqliteStore};
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::Checkpoint;
 use crate::serializer::Serializer;
@@ -49,7 +49,13 @@ impl Checkpoints for SqliteStore {
         let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
         let rows = stmt
             .query_map(rusqlite::params![after, limit], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok((
+                    thread_cell(r, 0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
             })
             .map_err(sq("prune"))?
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -172,7 +178,7 @@ impl Checkpoints for SqliteStore {
             )
             .map_err(sq("expiry check"))?;
         let rows = stmt
-            .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([after], |r| Ok((thread_cell(r, 0)?, r.get(1)?, r.get(2)?)))
             .map_err(sq("expiry check"))?
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(sq("expiry check"))?;
