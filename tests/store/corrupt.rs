@@ -465,34 +465,30 @@ fn a_copy_stopped_by_an_unreadable_row_names_its_thread_and_goes_on_without_it()
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// As above from a Postgres source (Python's store, one checkpoint's JSONB made a
-/// string), whose rows are read another way: the copy into SQLite stops naming the
-/// thread, and `--exclude-thread` copies exactly the other threads. The thread left
-/// out lies between two others in the source's order (a copy of its rows under a
-/// thread id before it), inside the range of keys one read of the copy takes.
-#[tokio::test]
-async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its_thread() {
-    let Some(url) = pg::url() else { return };
-    let dir = scratch("copy-stopped-pg");
-    let db = pg::restored(&url, "postgres-py-3.2.0", "copystopped").await;
+/// Python's Postgres store's thread `t-main` copied, rows, blobs and writes, under the
+/// id `t-a`, which comes before it in the table's order.
+const T_MAIN_AS_T_A: &str = "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
+         parent_checkpoint_id, type, checkpoint, metadata) \
+     SELECT 't-a', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
+         checkpoint, metadata FROM checkpoints WHERE thread_id = 't-main'; \
+     INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+     SELECT 't-a', checkpoint_ns, channel, version, type, blob \
+         FROM checkpoint_blobs WHERE thread_id = 't-main'; \
+     INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+         task_path, idx, channel, type, blob) \
+     SELECT 't-a', checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, \
+         type, blob FROM checkpoint_writes WHERE thread_id = 't-main'";
+
+/// Python's Postgres store restored into a database of its own (`tag`) with
+/// [`T_MAIN_AS_T_A`]: its URL and every checkpoint key, in byte order.
+async fn python_store_with_t_a(url: &str, tag: &str) -> (String, Vec<(String, String, String)>) {
+    let db = pg::restored(url, "postgres-py-3.2.0", tag).await;
     let client = pg::connect(&db).await;
     client
-        .batch_execute(
-            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, \
-                 parent_checkpoint_id, type, checkpoint, metadata) \
-             SELECT 't-a', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, \
-                 checkpoint, metadata FROM checkpoints WHERE thread_id = 't-main'; \
-             INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-             SELECT 't-a', checkpoint_ns, channel, version, type, blob \
-                 FROM checkpoint_blobs WHERE thread_id = 't-main'; \
-             INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
-                 task_path, idx, channel, type, blob) \
-             SELECT 't-a', checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, \
-                 type, blob FROM checkpoint_writes WHERE thread_id = 't-main'",
-        )
+        .batch_execute(T_MAIN_AS_T_A)
         .await
         .expect("a thread before t-main");
-    let keys: Vec<(String, String, String)> = client
+    let keys = client
         .query(
             "SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints \
              ORDER BY thread_id COLLATE \"C\", checkpoint_ns COLLATE \"C\", checkpoint_id COLLATE \"C\"",
@@ -503,6 +499,47 @@ async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
         .collect();
+    (db, keys)
+}
+
+/// A copy out of Postgres of threads named in another order than the table's
+/// (`--thread t-main --thread t-a`, `t-a` first in the table): a read of the source
+/// then holds keys of both threads, and each is read as the checkpoints it names. The
+/// target holds every checkpoint of both, verified.
+#[tokio::test]
+async fn a_copy_out_of_postgres_of_threads_named_out_of_order_copies_them_all() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("copy-named-pg");
+    let (db, keys) = python_store_with_t_a(&url, "copynamed").await;
+    let keys: Vec<_> = keys.into_iter().filter(|k| k.0 != "t-short").collect();
+    assert!(keys.len() > 6, "{keys:?}");
+    let target = dir.join("target.sqlite");
+    let t = target.to_str().expect("utf-8");
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store", "copy", &db, t, "--thread", "t-main", "--thread", "t-a", "--json",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: Json = serde_json::from_str(&out).expect("the report");
+    assert_eq!(report["copied"], keys.len(), "{out}");
+    assert_eq!(report["verified"], keys.len(), "{out}");
+    assert_eq!(sqlite_keys(&target), keys);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// As above from a Postgres source (Python's store, one checkpoint's JSONB made a
+/// string), whose rows are read another way: the copy into SQLite stops naming the
+/// thread, and `--exclude-thread` copies exactly the other threads. The thread left
+/// out lies between two others in the source's order (a copy of its rows under a
+/// thread id before it), inside the range of keys one read of the copy takes.
+#[tokio::test]
+async fn a_copy_out_of_postgres_stopped_by_an_unreadable_row_goes_on_without_its_thread() {
+    let Some(url) = pg::url() else { return };
+    let dir = scratch("copy-stopped-pg");
+    let (db, keys) = python_store_with_t_a(&url, "copystopped").await;
+    let client = pg::connect(&db).await;
     let (thread, ns, id) = keys
         .iter()
         .filter(|k| k.0 == "t-main" && k.1.is_empty())

@@ -1,11 +1,14 @@
-//! Rows of a SQLite store read a thread at a time by ranges of keys: what a
-//! [`copy`](super::copy) reads from a SQLite source (the rows it carries) and from a
-//! SQLite target (the rows it reads back), one statement per thread's run of a batch
-//! instead of one per checkpoint.
+//! Rows of a store read by ranges of keys instead of key by key: from a SQLite store a
+//! thread at a time, what a [`copy`](super::copy) reads from a SQLite source (the rows
+//! it carries) and from a SQLite target (the rows it reads back), one statement per
+//! thread's run of a batch instead of one per checkpoint; from a Postgres source a run
+//! of the cursor's keys at a time ([`runs`]), their pending writes in one statement
+//! ([`write_rows_of`]).
 
 use rusqlite::types::ValueRef as Cell;
 
-use super::super::raw::cell_bytes;
+use super::super::backend::ph;
+use super::super::raw::{cell_bytes, pg, prepared, Raw, Result};
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 
 /// [`by_ranges`]'s statement for the `checkpoints` rows: the key's namespace and id,
@@ -137,4 +140,139 @@ fn position<K: AsRef<str>>(
         }
     }
     None
+}
+
+pub(super) async fn write_rows(
+    raw: &Raw,
+    thread: &str,
+    ns: &str,
+    id: &str,
+) -> Result<Vec<StoredWrite>> {
+    let c = raw.cols();
+    let sqlite = raw.is_sqlite();
+    let sql = format!(
+        "SELECT task_id, {path}, idx, channel, {ty}, {val} FROM {table} \
+         WHERE thread_id = {p1} AND {ns} = {p2} AND {wid} = {p3} ORDER BY {path}, task_id, idx",
+        path = c.w_path,
+        ty = c.w_ty,
+        val = if sqlite { "value" } else { "blob" },
+        table = raw.writes_table(),
+        ns = c.ns,
+        wid = c.w_id,
+        p1 = ph(sqlite, 1),
+        p2 = ph(sqlite, 2),
+        p3 = ph(sqlite, 3),
+    );
+    raw.rows("copy", &sql, &[thread.into(), ns.into(), id.into()])
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(StoredWrite {
+                task_id: r.text(0)?,
+                task_path: r.text(1)?,
+                idx: r.int(2)?,
+                channel: r.text(3)?,
+                type_tag: r.opt_text(4)?,
+                value: r.bytes(5),
+            })
+        })
+        .collect()
+}
+
+/// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
+/// from Postgres in one statement, from SQLite checkpoint by checkpoint. (The layout's
+/// column expressions are unqualified: only the writes table has those names.)
+///
+/// `keys` are a run of the source's keys in its order ([`runs`]): from
+/// Postgres they are read as the range from the first to the last, of the run's
+/// threads (an index range scan), the rows of checkpoints that are not among `keys`
+/// left out. Measured 2026-12-06 (100,000 checkpoints, 200,000 writes, Postgres →
+/// SQLite, the server's statement log): looked up key by key, 128 keys a statement,
+/// the server took 477 ms to run them, 140 ms to bind their three arrays of keys and
+/// 130 ms to parse the statement each time.
+pub(super) async fn write_rows_of(
+    raw: &Raw,
+    keys: &[(String, String, String)],
+) -> Result<Vec<Vec<StoredWrite>>> {
+    let Raw::Postgres {
+        client, statements, ..
+    } = raw
+    else {
+        let mut out = Vec::with_capacity(keys.len());
+        for (t, ns, id) in keys {
+            out.push(write_rows(raw, t, ns, id).await?);
+        }
+        return Ok(out);
+    };
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Ok(Vec::new());
+    };
+    let c = raw.cols();
+    let sql = format!(
+        "SELECT thread_id, {ns}, {wid}, task_id, {path}, idx, channel, {ty}, blob FROM {table} \
+         WHERE (thread_id, {ns}, {wid}) >= ($1, $2, $3) AND (thread_id, {ns}, {wid}) <= ($4, $5, $6) \
+         AND thread_id = ANY($7::text[]) ORDER BY thread_id, {ns}, {wid}, {path}, task_id, idx",
+        path = c.w_path,
+        ty = c.w_ty,
+        table = raw.writes_table(),
+        ns = c.ns,
+        wid = c.w_id,
+    );
+    let at: std::collections::HashMap<(&str, &str, &str), usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (t, ns, id))| ((t.as_str(), ns.as_str(), id.as_str()), i))
+        .collect();
+    let mut threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    threads.dedup();
+    let statement = prepared(client, statements, &sql).await?;
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &first.0, &first.1, &first.2, &last.0, &last.1, &last.2, &threads,
+            ],
+        )
+        .await
+        .map_err(pg("copy"))?;
+    let mut out: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
+    for r in &rows {
+        let key: (&str, &str, &str) = (
+            r.try_get(0).map_err(pg("copy"))?,
+            r.try_get(1).map_err(pg("copy"))?,
+            r.try_get(2).map_err(pg("copy"))?,
+        );
+        // A checkpoint inside the range that is not one of `keys`: not asked for.
+        let Some(slot) = at.get(&key).and_then(|&i| out.get_mut(i)) else {
+            continue;
+        };
+        slot.push(StoredWrite {
+            task_id: r.try_get(3).map_err(pg("copy"))?,
+            task_path: r.try_get(4).map_err(pg("copy"))?,
+            idx: i64::from(r.try_get::<_, i32>(5).map_err(pg("copy"))?),
+            channel: r.try_get(6).map_err(pg("copy"))?,
+            type_tag: r.try_get(7).map_err(pg("copy"))?,
+            value: r.try_get(8).map_err(pg("copy"))?,
+        });
+    }
+    Ok(out)
+}
+
+/// `keys`, as the cursor gave them, in reads of `size` at most, each a run of the
+/// source's keys in its own order ([`read_pending`](super::source::read_pending)): the cursor's pages are in the
+/// table's order when it reads every thread (`every`); of threads named, each thread's
+/// keys are, but the threads come in the order given, so a read then holds one
+/// thread's keys.
+pub(super) fn runs(
+    keys: &[(String, String, String)],
+    size: usize,
+    every: bool,
+) -> Vec<&[(String, String, String)]> {
+    let size = size.max(1);
+    if every {
+        return keys.chunks(size).collect();
+    }
+    keys.chunk_by(|a, b| a.0 == b.0)
+        .flat_map(|thread| thread.chunks(size))
+        .collect()
 }

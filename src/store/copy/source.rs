@@ -13,10 +13,12 @@ use super::super::engine::Engine;
 use super::super::error::{read_failure, StoreFault};
 use super::super::inspect::AnyStore;
 use super::super::pipeline::BatchSource;
-use super::super::raw::{lock, pg, prepared, sq, Param, Raw, Result};
+use super::super::raw::{lock, sq, Param, Raw, Result};
 use super::super::retry::{is_lock_conflict, Retry};
 use super::batch::{insert_blobs, pending_bytes, Body, Pending, Spent};
-use super::ranges::{by_ranges, stored_write, writes_by_range, CHECKPOINTS_BY_RANGE};
+use super::ranges::{
+    by_ranges, runs, stored_write, write_rows, write_rows_of, writes_by_range, CHECKPOINTS_BY_RANGE,
+};
 use super::writer::Writer;
 use super::SOURCE_LOCK_TIMEOUT;
 use crate::error::Error;
@@ -85,122 +87,6 @@ pub(super) async fn key_page(
         .collect()
 }
 
-pub(super) async fn write_rows(
-    raw: &Raw,
-    thread: &str,
-    ns: &str,
-    id: &str,
-) -> Result<Vec<StoredWrite>> {
-    let c = raw.cols();
-    let sqlite = raw.is_sqlite();
-    let sql = format!(
-        "SELECT task_id, {path}, idx, channel, {ty}, {val} FROM {table} \
-         WHERE thread_id = {p1} AND {ns} = {p2} AND {wid} = {p3} ORDER BY {path}, task_id, idx",
-        path = c.w_path,
-        ty = c.w_ty,
-        val = if sqlite { "value" } else { "blob" },
-        table = raw.writes_table(),
-        ns = c.ns,
-        wid = c.w_id,
-        p1 = ph(sqlite, 1),
-        p2 = ph(sqlite, 2),
-        p3 = ph(sqlite, 3),
-    );
-    raw.rows("copy", &sql, &[thread.into(), ns.into(), id.into()])
-        .await?
-        .iter()
-        .map(|r| {
-            Ok(StoredWrite {
-                task_id: r.text(0)?,
-                task_path: r.text(1)?,
-                idx: r.int(2)?,
-                channel: r.text(3)?,
-                type_tag: r.opt_text(4)?,
-                value: r.bytes(5),
-            })
-        })
-        .collect()
-}
-
-/// The pending write rows of each of `keys`, in order, each in [`write_rows`]'s order:
-/// from Postgres in one statement, from SQLite checkpoint by checkpoint. (The layout's
-/// column expressions are unqualified: only the writes table has those names.)
-///
-/// `keys` are a run of the source's keys in its order, as [`Cursor`] gives them: from
-/// Postgres they are read as the range from the first to the last, of the run's
-/// threads (an index range scan), the rows of checkpoints that are not among `keys`
-/// left out. Measured 2026-12-06 (100,000 checkpoints, 200,000 writes, Postgres →
-/// SQLite, the server's statement log): looked up key by key, 128 keys a statement,
-/// the server took 477 ms to run them, 140 ms to bind their three arrays of keys and
-/// 130 ms to parse the statement each time.
-pub(super) async fn write_rows_of(
-    raw: &Raw,
-    keys: &[(String, String, String)],
-) -> Result<Vec<Vec<StoredWrite>>> {
-    let Raw::Postgres {
-        client, statements, ..
-    } = raw
-    else {
-        let mut out = Vec::with_capacity(keys.len());
-        for (t, ns, id) in keys {
-            out.push(write_rows(raw, t, ns, id).await?);
-        }
-        return Ok(out);
-    };
-    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
-        return Ok(Vec::new());
-    };
-    let c = raw.cols();
-    let sql = format!(
-        "SELECT thread_id, {ns}, {wid}, task_id, {path}, idx, channel, {ty}, blob FROM {table} \
-         WHERE (thread_id, {ns}, {wid}) >= ($1, $2, $3) AND (thread_id, {ns}, {wid}) <= ($4, $5, $6) \
-         AND thread_id = ANY($7::text[]) ORDER BY thread_id, {ns}, {wid}, {path}, task_id, idx",
-        path = c.w_path,
-        ty = c.w_ty,
-        table = raw.writes_table(),
-        ns = c.ns,
-        wid = c.w_id,
-    );
-    let at: std::collections::HashMap<(&str, &str, &str), usize> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, (t, ns, id))| ((t.as_str(), ns.as_str(), id.as_str()), i))
-        .collect();
-    let mut threads: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
-    threads.dedup();
-    let statement = prepared(client, statements, &sql).await?;
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &first.0, &first.1, &first.2, &last.0, &last.1, &last.2, &threads,
-            ],
-        )
-        .await
-        .map_err(pg("copy"))?;
-    let mut out: Vec<Vec<StoredWrite>> = keys.iter().map(|_| Vec::new()).collect();
-    for r in &rows {
-        let key: (&str, &str, &str) = (
-            r.try_get(0).map_err(pg("copy"))?,
-            r.try_get(1).map_err(pg("copy"))?,
-            r.try_get(2).map_err(pg("copy"))?,
-        );
-        // A checkpoint inside the range that is not one of `keys`: not asked for.
-        let Some(slot) = at.get(&key).and_then(|&i| out.get_mut(i)) else {
-            continue;
-        };
-        slot.push(StoredWrite {
-            task_id: r.try_get(3).map_err(pg("copy"))?,
-            task_path: r.try_get(4).map_err(pg("copy"))?,
-            idx: i64::from(r.try_get::<_, i32>(5).map_err(pg("copy"))?),
-            channel: r.try_get(6).map_err(pg("copy"))?,
-            type_tag: r.try_get(7).map_err(pg("copy"))?,
-            value: r.try_get(8).map_err(pg("copy"))?,
-        });
-    }
-    Ok(out)
-}
-
 /// The source's checkpoint keys in order, a page at a time, thread after thread of
 /// the selection, leaving out the keys of the threads excluded.
 pub(super) struct Cursor<'a> {
@@ -226,6 +112,12 @@ impl<'a> Cursor<'a> {
             page: std::collections::VecDeque::new(),
             page_size,
         }
+    }
+
+    /// Whether it reads every thread (not threads named), its keys then all in the
+    /// table's order.
+    pub(super) fn every_thread(&self) -> bool {
+        self.threads.iter().all(Option::is_none)
     }
 
     /// The next key, `None` after the last; a page read again on a re-opened
@@ -347,18 +239,36 @@ impl Reading<'_> {
                 }
                 self.engine.pace(keys.len() as u64).await;
                 let (read_serde, write_serde) = self.serdes;
+                let every = self.cursor.every_thread();
                 let read = loop {
                     let src: &AnyStore = self.src;
-                    let reads = keys.chunks(self.read_size()).map(|chunk| {
-                        read_pending(
-                            src,
-                            read_serde,
-                            write_serde,
-                            (self.writer, self.clear),
-                            chunk,
-                        )
-                    });
-                    match futures_util::future::try_join_all(reads).await {
+                    let chunks = runs(&keys, self.read_size(), every);
+                    let mut read = Ok(Vec::new());
+                    // [`READS_AT_ONCE`] reads in flight at most (of threads named, one
+                    // thread's keys each: there may be more reads than that).
+                    for group in chunks.chunks(READS_AT_ONCE) {
+                        let reads = group.iter().map(|chunk| {
+                            read_pending(
+                                src,
+                                read_serde,
+                                write_serde,
+                                (self.writer, self.clear),
+                                chunk,
+                            )
+                        });
+                        match futures_util::future::try_join_all(reads).await {
+                            Ok(got) => {
+                                if let Ok(read) = &mut read {
+                                    read.extend(got);
+                                }
+                            }
+                            Err(e) => {
+                                read = Err(e);
+                                break;
+                            }
+                        }
+                    }
+                    match read {
                         Ok(read) => {
                             break self
                                 .engine
@@ -440,7 +350,9 @@ impl BatchSource for Reading<'_> {
     }
 }
 
-/// Source checkpoints read for the batch, in the order of `keys`: each one's tuple
+/// Source checkpoints read for the batch, in the order of `keys`, a run of the source's
+/// keys in its own order (as [`runs`] makes them; from Postgres they are read as a
+/// range, as [`write_rows_of`] reads them): each one's tuple
 /// (pending `Send`s of a `v < 4` checkpoint put where Python's Postgres reader looks
 /// for them, when the target is Postgres) and its pending writes re-serialized for the
 /// target. Reads only: done again whole after a lost source connection.
