@@ -243,31 +243,25 @@ impl Reading<'_> {
                 let read = loop {
                     let src: &AnyStore = self.src;
                     let chunks = runs(&keys, self.read_size(), every);
-                    let mut read = Ok(Vec::new());
                     // [`READS_AT_ONCE`] reads in flight at most (of threads named, one
                     // thread's keys each: there may be more reads than that).
-                    for group in chunks.chunks(READS_AT_ONCE) {
-                        let reads = group.iter().map(|chunk| {
-                            read_pending(
-                                src,
-                                read_serde,
-                                write_serde,
-                                (self.writer, self.clear),
-                                chunk,
-                            )
-                        });
-                        match futures_util::future::try_join_all(reads).await {
-                            Ok(got) => {
-                                if let Ok(read) = &mut read {
-                                    read.extend(got);
-                                }
-                            }
-                            Err(e) => {
-                                read = Err(e);
-                                break;
-                            }
+                    let read = async {
+                        let mut read = Vec::new();
+                        for group in chunks.chunks(READS_AT_ONCE) {
+                            let reads = group.iter().map(|chunk| {
+                                read_pending(
+                                    src,
+                                    read_serde,
+                                    write_serde,
+                                    (self.writer, self.clear),
+                                    chunk,
+                                )
+                            });
+                            read.extend(futures_util::future::try_join_all(reads).await?);
                         }
+                        Ok::<_, Error>(read)
                     }
+                    .await;
                     match read {
                         Ok(read) => {
                             break self
