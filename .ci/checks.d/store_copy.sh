@@ -23,10 +23,10 @@ source .ci/lib/pg_check.sh
 
 # Every store test module with a Postgres half, but those other checks run
 # (layouts, upgrade, sends: store_layouts.sh; sweep: store.sh).
-step "rust tests (inspect, stats, export/import, copy, reconnect, old layouts, operator, refusals, retain, files, bad targets, setup kill, beside a Python writer, values split as Python's put splits them, damaged stores)" \
+step "rust tests (inspect, stats, export/import, copy, reconnect, old layouts, operator, refusals, retain, files, bad targets, setup kill, beside a Python writer, values split as Python's put splits them, damaged stores, long threads pruned a window at a time)" \
     env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test store -- \
     maint:: reconnect:: old_layouts:: operator:: refusals:: retain:: files:: bad_targets:: setup_kill:: \
-    beside_python:: split:: corrupt::
+    beside_python:: split:: corrupt:: long_threads::
 step "rust tests (bounded memory of the store sweeps, SQLite and Postgres, and of a copy)" \
     cargo test --quiet --all-features --test store_bounded_memory
 step "build lgcodec" cargo build --quiet --all-features --bin lgcodec

@@ -79,6 +79,8 @@ mod import;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod inspect;
 mod keys;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod long;
 mod ops;
 mod options;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

@@ -1,7 +1,7 @@
 //! The pages of threads `prune` and `retain` share, run on the store's engine
 //! (`engine.rs`: the stop, the pace, progress, reconnecting): threads are read a page
 //! at a time (at most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger
-//! thread alone), each thread decided by the planner (`plan.rs`) into a [`Removal`],
+//! thread alone, and a long one a window at a time, `long.rs`), each thread decided by the planner (`plan.rs`) into a [`Removal`],
 //! and each page's removal deleted in one transaction by the savers' own retention
 //! code (through the target's
 //! [`Checkpoints::remove`](super::backend::Checkpoints::remove)): killed at any point,
@@ -22,8 +22,9 @@ use std::time::Duration;
 use super::backend::Counted;
 use super::engine::Engine;
 use super::error::StoreFault;
+use super::long::{prune_long, windowed, Run};
 use super::options::RunOptions;
-use super::plan::{id_time, plan_thread, Fate, Loaded, PlannedThread, Rules, Tally};
+use super::plan::{id_time, plan_thread, Fate, Loaded, PlanFn, Rules, Tally};
 use super::raw::Result;
 use super::retry::pause;
 use super::target::{open_target, Target};
@@ -51,6 +52,9 @@ struct Page {
     passed_checkpoints: u64,
     /// Threads left out by the run's `except_threads`: neither read nor counted.
     excluded: u64,
+    /// The page's one thread is long (its checkpoints counted here) and planned a
+    /// window at a time (`long.rs`).
+    long: Option<u64>,
     /// The last thread the page took; `None`: no thread left.
     last: Option<String>,
     /// Whether threads may follow the page (the pause between pages is only taken
@@ -98,13 +102,26 @@ async fn thread_page(
         let full = counted.len() >= fetch;
         (counted, full)
     } else {
-        // The threads asked for: counted as one checkpoint each (a page of them), and
-        // all read.
+        // The threads asked for, all read (a thread not stored reads as none).
         let mut left = only
             .iter()
             .filter(|t| after.is_none_or(|a| t.as_str() > a))
-            .map(|t| (t.clone(), 1, String::new(), String::new(), 1));
-        let counted = left.by_ref().take(limit).collect();
+            .cloned();
+        let names: Vec<String> = left.by_ref().take(limit).collect();
+        let mut found: BTreeMap<String, Counted> = target
+            .counted_of(&names)
+            .await?
+            .into_iter()
+            .map(|c| (c.0.clone(), c))
+            .collect();
+        let counted = names
+            .into_iter()
+            .map(|t| {
+                found
+                    .remove(&t)
+                    .unwrap_or_else(|| (t, 0, String::new(), String::new(), 1))
+            })
+            .collect();
         (counted, left.next().is_some())
     };
     let mut page = Page {
@@ -119,7 +136,7 @@ async fn thread_page(
             continue;
         }
         let count = u64::try_from(n).unwrap_or(0);
-        let fate = if decide {
+        let fate = if decide && only.is_empty() {
             rules.fate(count, &oldest, &newest, odd == 0)
         } else {
             Fate::Read
@@ -137,6 +154,10 @@ async fn thread_page(
         }
         held += n;
         page.last = Some(thread.clone());
+        if fate == Fate::Read && windowed(rules, count, (&oldest, &newest), odd == 0) {
+            // Alone on its page: it holds more than a page's checkpoints.
+            page.long = Some(count);
+        }
         if fate == Fate::Whole {
             page.whole.push((thread, newest, count));
         } else {
@@ -169,9 +190,6 @@ async fn load_threads(
     }
     Ok(out)
 }
-
-/// A dry run's listing: called with each thread's plan.
-pub(crate) type PlanFn = dyn Fn(&PlannedThread) + Send + Sync;
 
 /// One run over a store's threads, a page at a time.
 pub(crate) struct Pass<'a> {
@@ -278,6 +296,16 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
+    if let (Some(count), [thread]) = (page.long, page.load.as_slice()) {
+        let run = Run {
+            dry_run: pass.run.dry_run,
+            on_plan: pass.on_plan,
+            stop: pass.run.stop.as_deref(),
+        };
+        if let Some(done) = prune_long(target, serde, (thread, count), pass.rules, &run).await? {
+            return Ok(done);
+        }
+    }
     let loaded = if page.load.is_empty() {
         BTreeMap::new()
     } else {

@@ -43,6 +43,7 @@ use crate::saver::CheckpointMetadata;
 /// with this layout and the planner's look-ups by binary search (40 MiB once the
 /// removal held each run's thread and namespace once; 2026-12-05, `/usr/bin/time`,
 /// release build).
+#[derive(Clone)]
 pub(crate) struct Cp {
     pub(crate) ns: Box<str>,
     pub(crate) id: Box<str>,
@@ -94,6 +95,41 @@ impl Cp {
         }
     }
 
+    /// A checkpoint of `id` with `parent`, the channels it stores and its delta
+    /// channels (`None`: unknown), its flags unset.
+    #[cfg(test)]
+    pub(crate) fn for_test(
+        id: &str,
+        parent: Option<String>,
+        stored: Option<Vec<String>>,
+        delta_channels: Option<Vec<String>>,
+    ) -> Self {
+        Cp {
+            ns: "".into(),
+            id: id.into(),
+            parent: parent.map(String::into_boxed_str),
+            stored: stored.map(Vec::into_boxed_slice),
+            delta_channels: delta_channels.map(Vec::into_boxed_slice),
+            labeled: false,
+            reads_parent_sends: false,
+            has_sends: false,
+            interrupted: false,
+        }
+    }
+
+    /// What a delta walk from this checkpoint looks for in its ancestors: the delta
+    /// channels it stores no value for (`None`: unknown, the walk goes to the root).
+    pub(crate) fn looked_for(&self) -> Option<HashSet<String>> {
+        let (channels, stored) = (self.delta_channels.as_ref()?, self.stored.as_ref()?);
+        Some(
+            channels
+                .iter()
+                .filter(|ch| !stored.contains(ch))
+                .cloned()
+                .collect(),
+        )
+    }
+
     /// The checkpoint as the delta walk sees it.
     fn node(&self) -> ChainNode {
         ChainNode {
@@ -135,8 +171,7 @@ impl Loaded {
         mut cp: Cp,
         metadata: Option<CheckpointMetadata>,
     ) {
-        cp.labeled = !reads.labels.is_empty()
-            && holds_any(json_of(metadata.as_ref()).as_ref(), &reads.labels);
+        cp.labeled = labeled(metadata.as_ref(), &reads.labels);
         let root = cp.ns.is_empty();
         let later = match &self.latest {
             None => true,
@@ -157,6 +192,12 @@ impl Loaded {
     fn latest_metadata(&self) -> Option<&CheckpointMetadata> {
         self.latest.as_ref()?.2.as_ref()
     }
+}
+
+/// Whether `metadata` holds one of `labels` (a key with a value other than `false` or
+/// `null`).
+pub(crate) fn labeled(metadata: Option<&CheckpointMetadata>, labels: &[String]) -> bool {
+    !labels.is_empty() && holds_any(json_of(metadata).as_ref(), labels)
 }
 
 /// A checkpoint's metadata from its stored JSON bytes (`None`: none, or unreadable).
@@ -226,10 +267,13 @@ impl Rules {
     pub(crate) fn reads(&self) -> MetaReads {
         MetaReads {
             labels: self.labels.clone(),
-            latest: !self.metadata.is_empty()
-                || !self.pinned_metadata.is_empty()
-                || self.override_key.is_some(),
+            latest: self.reads_latest(),
         }
+    }
+
+    /// Whether a rule reads a thread's latest metadata (a selection, pins, an override).
+    pub(crate) fn reads_latest(&self) -> bool {
+        !self.metadata.is_empty() || !self.pinned_metadata.is_empty() || self.override_key.is_some()
     }
 
     /// Whether a rule looks for interrupts (only then are they read).
@@ -344,6 +388,9 @@ impl Tally {
         self.errors.extend(o.errors.iter().cloned());
     }
 }
+
+/// A dry run's listing: called with each thread's plan.
+pub(crate) type PlanFn = dyn Fn(&PlannedThread) + Send + Sync;
 
 /// One thread's plan, for a dry run's listing: the checkpoints that go, as
 /// `(namespace, id)`, and whether the thread goes whole.

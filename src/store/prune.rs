@@ -24,7 +24,8 @@
 //!
 //! The flags are a set of retention rules run by the pages of threads and planner `retain`
 //! uses too (`pages.rs`, `plan.rs`): threads are read a page at a time (at most 200
-//! threads, about 1,000 checkpoints) and each page's plan is deleted in one transaction
+//! threads, about 1,000 checkpoints; a thread of 10,000 or more a window of 1,000 at a
+//! time, `long.rs`) and each page's plan is deleted in one transaction
 //! by the savers' own retention code (`saver::sqlite::retention`,
 //! `saver::postgres::retention`): killed at any point, a prune leaves each page either
 //! as it was or pruned; run it again to finish. A dry run reports what would go and how
@@ -207,7 +208,8 @@ run_setters!(PruneOptions {
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost).
     max_reconnects;
     /// Threads per transaction at most (at least 1; default 200). A page also ends at
-    /// about 1,000 checkpoints (a larger thread goes alone): smaller pages keep a live
+    /// about 1,000 checkpoints (a larger thread goes alone, a thread of 10,000 or more
+    /// a window of 1,000 at a time): smaller pages keep a live
     /// writer's wait for the prune's deletes shorter.
     batch_size(threads);
     /// Set it (from a signal handler, say) to end the prune after the page in flight

@@ -28,7 +28,8 @@ use serde::Serialize;
 
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
-use super::pages::{refuse_emptying, run_pass, Pass, PlanFn, PAGE_THREADS};
+use super::pages::{refuse_emptying, run_pass, Pass, PAGE_THREADS};
+use super::plan::PlanFn;
 use super::plan::{KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{serializer, Result};

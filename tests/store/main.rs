@@ -37,6 +37,8 @@ mod files;
 #[cfg(feature = "sqlite")]
 mod layouts;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
+mod long_threads;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod maint;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod old_layouts;

@@ -11,7 +11,7 @@ use crate::saver::retention::{Removal, Removed};
 use crate::saver::sqlite::{StoredRow, StoredWrite};
 use crate::serializer::Serializer;
 
-use super::super::plan::{Loaded, MetaReads};
+use super::super::plan::{Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
@@ -48,6 +48,31 @@ pub(crate) trait Checkpoints: Send + Sync {
         threads: &[String],
         reads: &MetaReads,
     ) -> Result<BTreeMap<String, Loaded>>;
+
+    /// The counts of `threads` ([`Counted`]); a thread without checkpoints is not
+    /// listed.
+    async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>>;
+
+    /// The namespaces of `thread`, each with whether its checkpoint rows are read for
+    /// the delta walk (it has DeltaChannels, or metadata that cannot be read), when the
+    /// thread can be planned newest first a window at a time (`long.rs`): every parent
+    /// id below its child's and, on Postgres, no checkpoint before v4 with a parent
+    /// (it reads its sends from the parent's writes); else `None`.
+    async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>>;
+
+    /// Up to `limit` checkpoints of `thread` in namespace `ns` with ids below `below`
+    /// (`None`: from the newest), newest first, each with the channels it stores when
+    /// `walked` (else none) and whether its metadata holds one of `labels`.
+    #[allow(clippy::too_many_arguments)]
+    async fn window(
+        &mut self,
+        serde: &Arc<dyn Serializer>,
+        (thread, ns): (&str, &str),
+        walked: bool,
+        below: Option<&str>,
+        limit: i64,
+        labels: &[String],
+    ) -> Result<Vec<Cp>>;
 
     /// The (thread, namespace, id) of the checkpoints of `threads` that hold a
     /// `__interrupt__` pending write (what LangGraph saves when a run stops at

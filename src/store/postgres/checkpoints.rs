@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, Cp, Loaded, MetaReads};
+use super::super::plan::{labeled, metadata_of, Cp, Loaded, MetaReads};
 use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
@@ -27,6 +27,36 @@ fn triples<'r>(
             r.try_get(2).map_err(pg(operation))?,
         ))
     })
+}
+
+/// The channels checkpoint row `c` stores a value for: its inline values' keys and the
+/// channels whose blob at its version is not `empty`.
+const STORED: &str = "ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+    THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
+    SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+    THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
+    SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+    AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
+    AND b.version = v.value AND b.type <> 'empty'))";
+
+/// A page of threads' counts ([`Counted`]), before its `WHERE`.
+fn counts_sql() -> String {
+    format!(
+        "SELECT thread_id, count(*), min(checkpoint_id COLLATE \"C\"), \
+         max(checkpoint_id COLLATE \"C\"), count(*) FILTER (WHERE {}) FROM checkpoints",
+        odd_ids("checkpoint_id COLLATE \"C\"")
+    )
+}
+
+/// A row of [`counts_sql`].
+fn counted(r: &tokio_postgres::Row) -> Result<Counted> {
+    Ok((
+        r.try_get(0).map_err(pg("prune"))?,
+        r.try_get(1).map_err(pg("prune"))?,
+        r.try_get(2).map_err(pg("prune"))?,
+        r.try_get(3).map_err(pg("prune"))?,
+        r.try_get(4).map_err(pg("prune"))?,
+    ))
 }
 
 impl PgStore {
@@ -60,27 +90,114 @@ impl Checkpoints for PgStore {
 
     async fn counted_threads(&mut self, after: &str, limit: i64) -> Result<Vec<Counted>> {
         let sql = format!(
-            "SELECT thread_id, count(*), min(checkpoint_id COLLATE \"C\"), \
-             max(checkpoint_id COLLATE \"C\"), count(*) FILTER (WHERE {}) \
-             FROM checkpoints WHERE thread_id > $1 GROUP BY thread_id \
-             ORDER BY thread_id LIMIT $2",
-            odd_ids("checkpoint_id COLLATE \"C\"")
+            "{} WHERE thread_id > $1 GROUP BY thread_id ORDER BY thread_id LIMIT $2",
+            counts_sql()
         );
-        self.client()
+        let rows = self
+            .client()
             .query(&sql, &[&after, &limit])
             .await
-            .map_err(pg("prune"))?
-            .iter()
+            .map_err(pg("prune"))?;
+        rows.iter().map(counted).collect()
+    }
+
+    async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>> {
+        let sql = format!(
+            "{} WHERE thread_id = ANY($1) GROUP BY thread_id ORDER BY thread_id",
+            counts_sql()
+        );
+        let rows = self
+            .client()
+            .query(&sql, &[&threads])
+            .await
+            .map_err(pg("prune"))?;
+        rows.iter().map(counted).collect()
+    }
+
+    async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {
+        let client = self.client();
+        let row = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND parent_checkpoint_id <> '' \
+                 AND (parent_checkpoint_id COLLATE \"C\" >= checkpoint_id COLLATE \"C\" \
+                 OR (jsonb_typeof(checkpoint -> 'v') = 'number' AND (checkpoint ->> 'v')::numeric < 4)))",
+                &[&thread],
+            )
+            .await
+            .map_err(pg("prune"))?;
+        if row.try_get::<_, bool>(0).map_err(pg("prune"))? {
+            return Ok(None);
+        }
+        // As `load_threads` decides it: a namespace's rows are read when some
+        // checkpoint's metadata has DeltaChannel counters.
+        let rows = client
+            .query(
+                "SELECT checkpoint_ns, bool_or(metadata ? 'counters_since_delta_snapshot') \
+                 FROM checkpoints WHERE thread_id = $1 GROUP BY checkpoint_ns",
+                &[&thread],
+            )
+            .await
+            .map_err(pg("prune"))?;
+        rows.iter()
             .map(|r| {
                 Ok((
                     r.try_get(0).map_err(pg("prune"))?,
-                    r.try_get(1).map_err(pg("prune"))?,
-                    r.try_get(2).map_err(pg("prune"))?,
-                    r.try_get(3).map_err(pg("prune"))?,
-                    r.try_get(4).map_err(pg("prune"))?,
+                    r.try_get::<_, Option<bool>>(1)
+                        .map_err(pg("prune"))?
+                        .unwrap_or(false),
                 ))
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    async fn window(
+        &mut self,
+        _serde: &Arc<dyn Serializer>,
+        (thread, ns): (&str, &str),
+        walked: bool,
+        below: Option<&str>,
+        limit: i64,
+        labels: &[String],
+    ) -> Result<Vec<Cp>> {
+        let bound = if below.is_some() {
+            "AND c.checkpoint_id < $3"
+        } else {
+            "AND $3::text IS NULL"
+        };
+        let sql = format!(
+            "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+             CASE WHEN $4 THEN {STORED} ELSE '{{}}'::text[] END \
+             FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
+             ORDER BY c.checkpoint_id DESC LIMIT $5"
+        );
+        // Row by row, as `load_threads` reads (a window's metadata is not held whole).
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] =
+            [&thread, &ns, &below, &walked, &limit];
+        let rows = self
+            .client()
+            .query_raw(&sql, params)
+            .await
+            .map_err(pg("prune"))?;
+        let mut rows = std::pin::pin!(rows);
+        let mut out = Vec::new();
+        while let Some(r) = futures_util::TryStreamExt::try_next(&mut rows)
+            .await
+            .map_err(pg("prune"))?
+        {
+            let meta: Option<String> = r.try_get(2).map_err(pg("prune"))?;
+            let metadata = metadata_of(meta.as_deref().map(str::as_bytes));
+            let mut cp = Cp::new(
+                ns.to_owned(),
+                r.try_get(0).map_err(pg("prune"))?,
+                r.try_get(1).map_err(pg("prune"))?,
+                Some(r.try_get(3).map_err(pg("prune"))?),
+                metadata.as_ref(),
+            );
+            cp.labeled = labeled(metadata.as_ref(), labels);
+            out.push(cp);
+        }
+        Ok(out)
     }
 
     async fn load_threads(
@@ -102,6 +219,7 @@ impl Checkpoints for PgStore {
                 // with a DeltaChannel (their metadata has counters): elsewhere no
                 // walk reads them. The `__pregel_tasks` writes are looked for only
                 // at a parent a checkpoint before v4 reads its sends from.
+                &format!(
                 "WITH delta AS (SELECT DISTINCT thread_id, checkpoint_ns FROM checkpoints \
                     WHERE thread_id = ANY($1) AND metadata ? 'counters_since_delta_snapshot'), \
                  old AS (SELECT DISTINCT thread_id, checkpoint_ns, parent_checkpoint_id FROM checkpoints \
@@ -110,13 +228,7 @@ impl Checkpoints for PgStore {
                  SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
                  CASE WHEN EXISTS (SELECT 1 FROM delta WHERE delta.thread_id = c.thread_id \
                     AND delta.checkpoint_ns = c.checkpoint_ns) THEN \
-                 ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
-                    THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END) UNION \
-                    SELECT v.key FROM jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
-                    THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v WHERE EXISTS ( \
-                    SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
-                    AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
-                    AND b.version = v.value AND b.type <> 'empty')) ELSE '{}'::text[] END, \
+                 {STORED} ELSE '{{}}'::text[] END, \
                  CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
                     THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END, \
                  EXISTS (SELECT 1 FROM old WHERE old.thread_id = c.thread_id \
@@ -124,7 +236,8 @@ impl Checkpoints for PgStore {
                     AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id \
                     AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
                     AND w.channel = '__pregel_tasks') \
-                 FROM checkpoints c WHERE c.thread_id = ANY($1) ORDER BY 1, 2, 3",
+                 FROM checkpoints c WHERE c.thread_id = ANY($1) ORDER BY 1, 2, 3"
+            ),
                 params,
             )
             .await

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
-use super::super::plan::{metadata_of, Cp, Loaded, MetaReads};
+use super::super::plan::{labeled, metadata_of, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 use super::{cell_bytes, sq, thread_cell, Result, SqliteStore};
 use crate::saver::retention::{Removal, Removed};
@@ -48,19 +48,123 @@ impl Checkpoints for SqliteStore {
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
         let rows = stmt
-            .query_map(rusqlite::params![after, limit], |r| {
-                Ok((
-                    thread_cell(r, 0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                ))
-            })
+            .query_map(rusqlite::params![after, limit], counted)
             .map_err(sq("prune"))?
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(sq("prune"))?;
         Ok(rows)
+    }
+
+    async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>> {
+        let sql = format!(
+            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), \
+             sum({}) FROM checkpoints WHERE thread_id = ?1 GROUP BY thread_id",
+            odd_ids("checkpoint_id")
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
+        let mut out = Vec::with_capacity(threads.len());
+        for thread in threads {
+            let mut rows = stmt.query([thread]).map_err(sq("prune"))?;
+            if let Some(row) = rows.next().map_err(sq("prune"))? {
+                out.push(counted(row).map_err(sq("prune"))?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {
+        let conn = self.conn();
+        let backwards: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1 \
+                 AND parent_checkpoint_id <> '' AND parent_checkpoint_id >= checkpoint_id)",
+                [thread],
+                |r| r.get(0),
+            )
+            .map_err(sq("prune"))?;
+        if backwards {
+            return Ok(None);
+        }
+        let namespaces: Vec<String> = conn
+            .prepare_cached("SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ?1")
+            .map_err(sq("prune"))?
+            .query_map([thread], |r| r.get(0))
+            .map_err(sq("prune"))?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sq("prune"))?;
+        // As `load_threads` decides it: a namespace's rows are read when some
+        // checkpoint has DeltaChannels or metadata that cannot be read (the metadata
+        // read row by row, to the first such).
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT metadata FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ?2",
+            )
+            .map_err(sq("prune"))?;
+        let mut out = Vec::with_capacity(namespaces.len());
+        for ns in namespaces {
+            let mut rows = stmt.query([thread, &ns]).map_err(sq("prune"))?;
+            let mut walked = false;
+            while let Some(row) = rows.next().map_err(sq("prune"))? {
+                let meta = cell_bytes(row, 0).map_err(sq("prune"))?;
+                if metadata_of(meta.as_deref())
+                    .is_none_or(|m| !m.counters_since_delta_snapshot().is_empty())
+                {
+                    walked = true;
+                    break;
+                }
+            }
+            out.push((ns, walked));
+        }
+        Ok(Some(out))
+    }
+
+    async fn window(
+        &mut self,
+        serde: &Arc<dyn Serializer>,
+        (thread, ns): (&str, &str),
+        walked: bool,
+        below: Option<&str>,
+        limit: i64,
+        labels: &[String],
+    ) -> Result<Vec<Cp>> {
+        let rows = if walked {
+            "type, checkpoint"
+        } else {
+            "NULL, NULL"
+        };
+        let bound = if below.is_some() {
+            "AND checkpoint_id < ?3"
+        } else {
+            "AND ?3 IS NULL"
+        };
+        let sql = format!(
+            "SELECT checkpoint_id, parent_checkpoint_id, metadata, {rows} FROM checkpoints \
+             WHERE thread_id = ?1 AND checkpoint_ns = ?2 {bound} \
+             ORDER BY checkpoint_id DESC LIMIT ?4"
+        );
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
+        let mut rows = stmt
+            .query(rusqlite::params![thread, ns, below, limit])
+            .map_err(sq("prune"))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(sq("prune"))? {
+            let id: String = r.get(0).map_err(sq("prune"))?;
+            let parent: Option<String> = r.get(1).map_err(sq("prune"))?;
+            let metadata = metadata_of(cell_bytes(r, 2).map_err(sq("prune"))?.as_deref());
+            let stored = if walked {
+                let ty: Option<String> = r.get(3).map_err(sq("prune"))?;
+                let data = cell_bytes(r, 4).map_err(sq("prune"))?;
+                stored_of(serde, ty.as_deref(), data.as_deref()).map(|s| s.into_iter().collect())
+            } else {
+                Some(Vec::new())
+            };
+            let mut cp = Cp::new(ns.to_owned(), id, parent, stored, metadata.as_ref());
+            cp.labeled = labeled(metadata.as_ref(), labels);
+            out.push(cp);
+        }
+        Ok(out)
     }
 
     async fn load_threads(
@@ -422,17 +526,34 @@ fn stored_channels(
     let mut out = HashMap::new();
     for row in rows {
         let (id, ty, data) = row.map_err(sq("prune"))?;
-        let stored = serde
-            .loads_typed(
-                ty.as_deref().unwrap_or_default(),
-                data.as_deref().unwrap_or_default(),
-            )
-            .ok()
-            .and_then(|v| Checkpoint::from_owned_value(v).ok())
-            .map(|c| c.channel_values.into_keys().collect());
-        out.insert(id, stored);
+        out.insert(id, stored_of(serde, ty.as_deref(), data.as_deref()));
     }
     Ok(out)
+}
+
+/// The channels a serialized checkpoint (`ty`, `data`) stores a value for (`None`: it
+/// cannot be read, with the keys at hand).
+fn stored_of(
+    serde: &Arc<dyn Serializer>,
+    ty: Option<&str>,
+    data: Option<&[u8]>,
+) -> Option<HashSet<String>> {
+    serde
+        .loads_typed(ty.unwrap_or_default(), data.unwrap_or_default())
+        .ok()
+        .and_then(|v| Checkpoint::from_owned_value(v).ok())
+        .map(|c| c.channel_values.into_keys().collect())
+}
+
+/// A row of a page of threads ([`Counted`]).
+fn counted(r: &rusqlite::Row<'_>) -> rusqlite::Result<Counted> {
+    Ok((
+        thread_cell(r, 0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+    ))
 }
 
 /// Gives a SQLite store's free pages back in steps (a retention sweep with `vacuum`).

@@ -1,0 +1,243 @@
+//! A thread of more checkpoints than a page holds is pruned a window at a time (read
+//! newest first, each window deleted in its own transaction), to the same end as the
+//! planner reading it whole: the same rows stay, the same counts are reported, on a
+//! SQLite file and on a Postgres server.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use langgraph_codec::saver::sqlite::SqliteSaver;
+use langgraph_codec::saver::{
+    ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
+    CheckpointSaver,
+};
+use langgraph_codec::store::{self, CopyOptions, RetainOptions, RetentionPolicy, StoreKeys};
+use langgraph_codec::Value;
+
+use crate::support;
+
+/// Checkpoints of the long thread's root namespace, and of its subgraph's.
+const ROOT: usize = 10_200;
+const INNER: usize = 120;
+
+/// A SQLite store at `path`: thread `long` (`ROOT` + `INNER` checkpoints, more than a
+/// window) and thread `short` (30). Each checkpoint's metadata names `messages` as a
+/// DeltaChannel; every fifth checkpoint stores it (a snapshot), the others only
+/// `step`. Every 97th forks from the checkpoint three back, every 89th is labelled
+/// `keep`, every tenth has a pending write.
+async fn long_store(path: &Path) {
+    let saver = SqliteSaver::builder(path)
+        .create(true)
+        .open()
+        .expect("saver");
+    for (thread, counts) in [("long", [ROOT, INNER]), ("short", [30, 0])] {
+        for (ns, n) in ["", "inner:1"].into_iter().zip(counts) {
+            let mut history: Vec<CheckpointConfig> = Vec::new();
+            let mut at = CheckpointConfig::new(thread).with_ns(ns);
+            for step in 0..n {
+                let mut cp = Checkpoint::now(step as i64);
+                let snapshot = step % 5 == 0;
+                if snapshot {
+                    cp.channel_values.insert(
+                        "messages".into(),
+                        Value::Array(vec![Value::from(format!("m{step}"))]),
+                    );
+                }
+                cp.channel_values
+                    .insert("step".into(), Value::from(step as i64));
+                let mut versions = ChannelVersions::new();
+                versions.insert("step".into(), ChannelVersion::from(format!("{step:032}.0")));
+                if snapshot {
+                    versions.insert(
+                        "messages".into(),
+                        ChannelVersion::from(format!("{step:032}.0")),
+                    );
+                }
+                cp.channel_versions = versions.clone();
+                let mut metadata = CheckpointMetadata::new("loop", step as i64).with(
+                    "counters_since_delta_snapshot",
+                    Value::map([(
+                        "messages",
+                        Value::Array(vec![Value::from((step % 5) as i64), Value::from(0i64)]),
+                    )]),
+                );
+                if step % 89 == 44 {
+                    metadata = metadata.with("keep", true);
+                }
+                let from = match history.len() {
+                    len if step % 97 == 96 && len >= 3 => history[len - 3].clone(),
+                    _ => at.clone(),
+                };
+                at = saver
+                    .put(&from, &cp, &metadata, &versions)
+                    .await
+                    .expect("put");
+                if step % 10 == 3 {
+                    let writes = vec![("step".to_owned(), Value::from(step as i64 + 1))];
+                    saver
+                        .put_writes(&at, &writes, &format!("task-{step}"), "")
+                        .await
+                        .expect("put_writes");
+                }
+                history.push(at.clone());
+            }
+        }
+    }
+}
+
+/// The policy kept: the latest 3 and the labelled, with what their DeltaChannels need.
+/// `whole`: with a metadata pin no checkpoint holds, which has the planner read the
+/// thread whole (a pin is decided from the latest metadata) and changes nothing else.
+fn policy(whole: bool) -> RetentionPolicy {
+    let p = RetentionPolicy::new().keep_latest(3).label("keep");
+    if whole {
+        p.pin_metadata("no-checkpoint-holds-this")
+    } else {
+        p
+    }
+}
+
+/// Runs the policy on `store`; returns its report as JSON (times left out) and how
+/// many parts each thread's listing came in (`dry_run`).
+async fn retain(
+    store: &str,
+    whole: bool,
+    dry_run: bool,
+) -> (serde_json::Value, BTreeMap<String, usize>) {
+    let parts: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let mut options = RetainOptions::new(policy(whole)).dry_run(dry_run);
+    if dry_run {
+        let seen = parts.clone();
+        options = options.on_plan(move |p| {
+            *seen
+                .lock()
+                .expect("lock")
+                .entry(p.thread_id.clone())
+                .or_default() += 1;
+        });
+    }
+    let report = store::retain(store, &StoreKeys::none(), &options)
+        .await
+        .expect("retain");
+    let mut json = serde_json::to_value(&report).expect("json");
+    for k in [
+        "duration_s",
+        "started_at",
+        "lock_held_ms",
+        "elapsed_s",
+        "store",
+    ] {
+        json.as_object_mut().expect("an object").remove(k);
+    }
+    let parts = parts.lock().expect("lock").clone();
+    (json, parts)
+}
+
+/// Every row of a SQLite store: checkpoints with their parents, writes.
+fn sqlite_rows(path: &Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT thread_id || '/' || checkpoint_ns || '/' || checkpoint_id || ' <- ' || \
+         coalesce(parent_checkpoint_id, '-') FROM checkpoints ORDER BY 1",
+        "SELECT thread_id || '/' || checkpoint_ns || '/' || checkpoint_id || ' ' || task_id || \
+         ' ' || idx FROM writes ORDER BY 1",
+    ] {
+        let mut stmt = conn.prepare(sql).expect("prepare");
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .expect("query");
+        out.extend(rows.map(|r| r.expect("row")));
+    }
+    out
+}
+
+/// The counts a run reports that tell what it did.
+fn counts(report: &serde_json::Value) -> Vec<u64> {
+    [
+        "threads",
+        "checkpoints_deleted",
+        "checkpoints_kept",
+        "writes_deleted",
+        "blobs_deleted",
+    ]
+    .iter()
+    .map(|k| {
+        report[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k} in {report}"))
+    })
+    .collect()
+}
+
+/// Expected values are the whole planner's, run on a copy of the same store.
+async fn check(a: &str, b: &str, rows: impl Fn(&str) -> Vec<String>) {
+    let (dry, parts) = retain(a, false, true).await;
+    let (dry_whole, parts_whole) = retain(b, true, true).await;
+    // The long thread's listing comes a window at a time; planned whole, in one.
+    assert!(parts["long"] > ROOT / 1_000, "{parts:?}");
+    assert_eq!(parts_whole["long"], 1, "{parts_whole:?}");
+    assert_eq!(parts["short"], 1, "{parts:?}");
+    assert_eq!(dry, dry_whole);
+    let (done, _) = retain(a, false, false).await;
+    let (done_whole, _) = retain(b, true, false).await;
+    assert_eq!(done, done_whole);
+    assert_eq!(counts(&done), counts(&dry));
+    let kept = &done["kept_by_rule"];
+    // The latest 3 of each namespace need the snapshot up to four back; labels stay.
+    assert!(kept["delta_ancestors"].as_u64() > Some(0), "{done}");
+    assert!(kept["labeled"].as_u64() > Some(100), "{done}");
+    assert_eq!(rows(a), rows(b));
+    // A second run finds nothing more to do, as planned whole.
+    let (again, _) = retain(a, false, false).await;
+    assert_eq!(again["checkpoints_deleted"], 0, "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_sqlite_thread_is_pruned_a_window_at_a_time_as_planned_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    long_store(&a).await;
+    {
+        let conn = rusqlite::Connection::open(&a).expect("open");
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .expect("checkpoint");
+    }
+    std::fs::copy(&a, &b).expect("copy");
+    let (a, b) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    check(a, b, |p| sqlite_rows(Path::new(p))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_postgres_thread_is_pruned_a_window_at_a_time_as_planned_whole() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = dir.path().join("source.db");
+    long_store(&source).await;
+    let source = source.to_str().expect("utf-8");
+    let a = support::pg::fresh(&url, "long_a").await;
+    let b = support::pg::fresh(&url, "long_b").await;
+    for target in [&a, &b] {
+        store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
+            .await
+            .expect("copy");
+    }
+    let rows = |url: &str| {
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            tokio::runtime::Runtime::new()
+                .expect("runtime")
+                .block_on(support::pg::digest(&url))
+        })
+        .join()
+        .expect("digest")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+    };
+    check(&a, &b, rows).await;
+}
