@@ -23,9 +23,11 @@ const INNER: usize = 120;
 
 /// A SQLite store at `path`: thread `long` (`ROOT` + `INNER` checkpoints, more than a
 /// window) and thread `short` (30). Each checkpoint's metadata names `messages` as a
-/// DeltaChannel; every fifth checkpoint stores it (a snapshot), the others only
+/// DeltaChannel; every seventh checkpoint stores it (a snapshot), the others only
 /// `step`. Every 97th forks from the checkpoint three back, every 89th is labelled
-/// `keep`, every tenth has a pending write.
+/// `keep`, every tenth has a pending write. Labelled too, the checkpoint that is the
+/// second oldest of each window of 1,000 (read newest first, step 201 of each
+/// thousand): the ancestors it needs are in the next window (unless it is a snapshot).
 async fn long_store(path: &Path) {
     let saver = SqliteSaver::builder(path)
         .create(true)
@@ -37,7 +39,7 @@ async fn long_store(path: &Path) {
             let mut at = CheckpointConfig::new(thread).with_ns(ns);
             for step in 0..n {
                 let mut cp = Checkpoint::now(step as i64);
-                let snapshot = step % 5 == 0;
+                let snapshot = step % 7 == 0;
                 if snapshot {
                     cp.channel_values.insert(
                         "messages".into(),
@@ -59,10 +61,10 @@ async fn long_store(path: &Path) {
                     "counters_since_delta_snapshot",
                     Value::map([(
                         "messages",
-                        Value::Array(vec![Value::from((step % 5) as i64), Value::from(0i64)]),
+                        Value::Array(vec![Value::from((step % 7) as i64), Value::from(0i64)]),
                     )]),
                 );
-                if step % 89 == 44 {
+                if step % 89 == 44 || step % 1_000 == 201 {
                     metadata = metadata.with("keep", true);
                 }
                 let from = match history.len() {
@@ -240,4 +242,148 @@ async fn a_long_postgres_thread_is_pruned_a_window_at_a_time_as_planned_whole() 
         .collect()
     };
     check(&a, &b, rows).await;
+}
+
+/// `lgcodec store prune STORE --keep-latest 3` stopped, `rounds.len()` times, once a
+/// window has been deleted (`count`, the store's checkpoints, fell) and a few
+/// milliseconds more: `true` kills it (SIGKILL); `false` ends the server's sessions
+/// (`terminate`), after which the run re-opens its connection and ends by itself.
+/// Then the same command runs to its end. Returns how many rounds stopped a run
+/// still going.
+fn prune_interrupted(
+    store: &str,
+    count: &dyn Fn() -> u64,
+    rounds: &[bool],
+    terminate: &dyn Fn(),
+) -> usize {
+    let args = ["store", "prune", store, "--keep-latest", "3"];
+    let mut stopped = 0;
+    for (round, kill) in rounds.iter().enumerate() {
+        let before = count();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none() && count() == before {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(120),
+                "the prune neither deleted nor ended in 120 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5 * round as u64));
+        if child.try_wait().expect("wait").is_none() {
+            stopped += 1;
+            if *kill {
+                child.kill().expect("SIGKILL");
+            } else {
+                terminate();
+                let status = child.wait().expect("wait");
+                assert!(status.success(), "after its sessions ended: {status}");
+            }
+        }
+        let _ = child.wait();
+    }
+    let (code, _, stderr) = crate::lgcodec(&args, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    stopped
+}
+
+/// The same prune on a copy of the store, planned whole (a metadata selection every
+/// thread's latest checkpoint holds has the planner read each thread whole).
+fn prune_whole(store: &str) {
+    let (code, _, stderr) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            store,
+            "--keep-latest",
+            "3",
+            "--metadata",
+            "source=\"loop\"",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+/// Killed between windows (and on Postgres also cut off from the server) and run
+/// again, a long thread's prune ends where the prune planned whole on a copy ends:
+/// each window deleted is consistent on its own.
+#[test]
+fn a_long_sqlite_thread_killed_between_windows_and_pruned_again_ends_as_planned_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(long_store(&a));
+    {
+        let conn = rusqlite::Connection::open(&a).expect("open");
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .expect("checkpoint");
+    }
+    std::fs::copy(&a, &b).expect("copy");
+    let count = || -> u64 {
+        rusqlite::Connection::open(&a)
+            .and_then(|c| c.query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0)))
+            .expect("count")
+    };
+    let (a_arg, b_arg) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    let stopped = prune_interrupted(a_arg, &count, &[true, true, true], &|| {});
+    assert!(stopped >= 1, "no round stopped a prune still going");
+    prune_whole(b_arg);
+    assert_eq!(sqlite_rows(&a), sqlite_rows(&b));
+}
+
+#[test]
+fn a_long_postgres_thread_killed_and_cut_off_between_windows_ends_as_planned_whole() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = dir.path().join("source.db");
+    rt.block_on(long_store(&source));
+    let source = source.to_str().expect("utf-8");
+    let (a, b) = rt.block_on(async {
+        let a = support::pg::fresh(&url, "long_kill_a").await;
+        let b = support::pg::fresh(&url, "long_kill_b").await;
+        for target in [&a, &b] {
+            store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
+                .await
+                .expect("copy");
+        }
+        (a, b)
+    });
+    let client = rt.block_on(support::pg::connect(&url));
+    let db = a.rsplit('/').next().expect("a database").to_owned();
+    let a_client = rt.block_on(support::pg::connect(&a));
+    let count = || -> u64 {
+        let row = rt
+            .block_on(a_client.query_one("SELECT count(*) FROM checkpoints", &[]))
+            .expect("count");
+        u64::try_from(row.get::<_, i64>(0)).expect("a count")
+    };
+    // Every session of the database but the one counting.
+    let counter: i32 = rt
+        .block_on(a_client.query_one("SELECT pg_backend_pid()", &[]))
+        .expect("pid")
+        .get(0);
+    let terminate = || {
+        rt.block_on(client.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = $1 AND pid <> $2",
+            &[&db, &counter],
+        ))
+        .expect("terminate");
+    };
+    let stopped = prune_interrupted(&a, &count, &[true, false, true], &terminate);
+    assert!(stopped >= 1, "no round stopped a prune still going");
+    prune_whole(&b);
+    let digest = |url: &str| rt.block_on(support::pg::digest(url));
+    assert_eq!(digest(&a), digest(&b));
 }
