@@ -20,6 +20,11 @@
 //! override) or that a time rule expires (whether it waits at an interrupt is known
 //! from all its namespaces).
 //!
+//! A checkpoint read out of order all the same (its id not below the one before, or
+//! its parent's not below its own: written while the thread was read) stops the run
+//! with [`ErrorKind::UnreadableRow`](crate::ErrorKind::UnreadableRow) before its window
+//! is deleted; run again, such a thread is read whole.
+//!
 //! Asked to stop, a run ends after the window in flight; the thread's report then
 //! counts what its windows did, and a `retain` sweep's `next_after` is that thread (the
 //! sweep after it goes on with the next thread, this one's rest waiting for the sweep
@@ -41,6 +46,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::error::StoreFault;
 use super::plan::{glob, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::target::Target;
@@ -102,8 +108,7 @@ pub(crate) async fn prune_long(
         return Ok(Some((tally, 0)));
     }
     let mut read = 0u64;
-    let mut changed = false;
-    'namespaces: for (ns, walked) in namespaces {
+    for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);
         let mut below: Option<String> = None;
         loop {
@@ -122,19 +127,22 @@ pub(crate) async fn prune_long(
             };
             below = Some(last.id.to_string());
             read += window.len() as u64;
-            let mut removal = Removal::default();
+            // Counted once deleted: a window not deleted counts nothing.
+            let (mut removal, mut counts) = (Removal::default(), Tally::default());
             for c in &window {
-                if let Err(OutOfOrder(id)) = plan.push(c, &mut removal, &mut tally) {
-                    // What this window planned is not deleted: what the checkpoint out
-                    // of order needs is not known.
-                    tally.errors.push(format!(
-                        "thread {thread:?}, namespace {ns:?}: checkpoint {id} was read out of \
-                         order (its parent's id not below its own, or written while the thread \
-                         was read); the rest of the thread was left as it is: run the same \
-                         command again"
-                    ));
-                    changed |= plan.changed;
-                    break 'namespaces;
+                if let Err(OutOfOrder(id)) = plan.push(c, &mut removal, &mut counts) {
+                    // What the checkpoint out of order needs is not known: this window
+                    // is not deleted (those before it were, each consistent alone).
+                    return Err(StoreFault::Unreadable {
+                        what: format!("thread {thread:?}, namespace {ns:?}, checkpoint {id}"),
+                        reason: "read out of order while the thread was pruned a window at \
+                                 a time (its parent's id not below its own, or written \
+                                 during the read); what was read before it was pruned, \
+                                 the rest left as it is: run the same command again, \
+                                 which reads such a thread whole"
+                            .to_owned(),
+                    }
+                    .into());
                 }
             }
             if !removal.doomed.ids.is_empty() {
@@ -143,23 +151,23 @@ pub(crate) async fn prune_long(
                 // 100,000 checkpoints took 2.5 s against 1.6 s planned whole.
                 removal.doomed.ids.reverse();
                 let removed = target.remove(&removal, run.dry_run).await?;
-                tally.writes_deleted += removed.writes;
-                tally.blobs_deleted += removed.blobs;
-                tally.bytes_freed += removed.bytes;
+                counts.writes_deleted += removed.writes;
+                counts.blobs_deleted += removed.blobs;
+                counts.bytes_freed += removed.bytes;
+                tally.threads_changed = 1;
             }
+            tally.add(&counts);
             if let (Some(f), Some(planned)) = (run.on_plan, plan.listed(&removal)) {
                 f(&planned);
             }
-            changed |= plan.changed;
             if run.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
-                break 'namespaces;
+                return Ok(Some((tally, read)));
             }
             if window.len() < usize::try_from(WINDOW).unwrap_or(usize::MAX) {
                 break;
             }
         }
     }
-    tally.threads_changed = u64::from(changed);
     Ok(Some((tally, read)))
 }
 
@@ -201,8 +209,6 @@ pub(crate) struct Namespace<'r> {
     frontier: BTreeMap<Box<str>, Need>,
     /// Kept checkpoints by their parent's id (not yet read): orphaned if it goes.
     children: BTreeMap<Box<str>, Vec<Box<str>>>,
-    /// Something of the namespace goes.
-    pub(crate) changed: bool,
 }
 
 /// A checkpoint came out of order: its id not below the one before, or its parent's
@@ -220,7 +226,6 @@ impl<'r> Namespace<'r> {
             last: None,
             frontier: BTreeMap::new(),
             children: BTreeMap::new(),
-            changed: false,
         }
     }
 
@@ -301,7 +306,6 @@ impl<'r> Namespace<'r> {
             }
             removal.doomed.push(&self.thread, &self.ns, id);
             tally.checkpoints_deleted += 1;
-            self.changed = true;
         }
         if c.stored.is_none() {
             tally.unreadable += 1;

@@ -1,9 +1,9 @@
 //! The pages of threads `prune` and `retain` share, run on the store's engine
 //! (`engine.rs`: the stop, the pace, progress, reconnecting): threads are read a page
 //! at a time (at most [`PAGE_THREADS`] threads, about 1,000 checkpoints; a larger
-//! thread alone, and a long one a window at a time, `long.rs`), each thread decided by the planner (`plan.rs`) into a [`Removal`],
-//! and each page's removal deleted in one transaction by the savers' own retention
-//! code (through the target's
+//! thread alone, and a long one a window at a time, `long.rs`), each thread decided by
+//! the planner (`plan.rs`) into a [`Removal`], and each page's removal deleted in one
+//! transaction by the savers' own retention code (through the target's
 //! [`Checkpoints::remove`](super::backend::Checkpoints::remove)): killed at any point,
 //! a run leaves each page either as it was or done; run it again to finish. On
 //! Postgres two pages are done at a time on two connections.
@@ -296,7 +296,7 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
-    if let (Some(count), [thread]) = (page.long, page.load.as_slice()) {
+    if let (Some(count), [thread], []) = (page.long, page.load.as_slice(), page.whole.as_slice()) {
         let run = Run {
             dry_run: pass.run.dry_run,
             on_plan: pass.on_plan,

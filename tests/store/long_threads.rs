@@ -387,3 +387,64 @@ fn a_long_postgres_thread_killed_and_cut_off_between_windows_ends_as_planned_who
     let digest = |url: &str| rt.block_on(support::pg::digest(url));
     assert_eq!(digest(&a), digest(&b));
 }
+
+/// A checkpoint that comes out of order while a long thread is read a window at a time
+/// (here put in by a trigger as the first window is deleted: an id just below the
+/// window's oldest, read first in the next window, naming a parent above itself) stops
+/// the prune before that window is deleted, naming it; run again, the thread is read
+/// whole (its parents are not all below their children) and the prune finishes.
+#[test]
+fn a_checkpoint_out_of_order_mid_read_stops_the_prune_and_a_rerun_finishes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.db");
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(long_store(&path));
+    let conn = rusqlite::Connection::open(&path).expect("open");
+    // A window's ids are deleted oldest first: the first row deleted is its oldest.
+    conn.execute_batch(
+        "CREATE TRIGGER odd AFTER DELETE ON checkpoints \
+         WHEN OLD.thread_id = 'long' AND OLD.checkpoint_ns = '' AND NOT EXISTS \
+         (SELECT 1 FROM checkpoints WHERE parent_checkpoint_id = 'ffffffff') BEGIN \
+         INSERT INTO checkpoints VALUES (OLD.thread_id, OLD.checkpoint_ns, \
+         substr(OLD.checkpoint_id, 1, 34) || '/0', 'ffffffff', OLD.type, OLD.checkpoint, \
+         OLD.metadata); END",
+    )
+    .expect("trigger");
+    let count = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = 'long'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count")
+    };
+    let before = count(&conn);
+    let store = path.to_str().expect("utf-8");
+    let args = ["store", "prune", store, "--keep-latest", "3", "--json"];
+    let (code, stdout, stderr) = crate::lgcodec(&args, &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let odd: String = conn
+        .query_row(
+            "SELECT checkpoint_id FROM checkpoints WHERE parent_checkpoint_id = 'ffffffff'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("the checkpoint put in");
+    assert!(
+        stderr.contains(&format!("checkpoint {odd}")) && stderr.contains("read out of order"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("\"kind\":\"unreadable_row\""), "{stdout}");
+    // The first window went (but the latest 3 and their DeltaChannels' ancestors),
+    // nothing of the next; one checkpoint came in.
+    let after = count(&conn);
+    assert!(
+        after > before - 1_000 && after < before - 900,
+        "{before} -> {after}"
+    );
+    conn.execute_batch("DROP TRIGGER odd").expect("drop");
+    let (code, _, stderr) = crate::lgcodec(&args, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(count(&conn) < 400, "{}", count(&conn));
+}
