@@ -30,6 +30,13 @@
 //! sweep after it goes on with the next thread, this one's rest waiting for the sweep
 //! that comes round to it again, as a `prune` run again finishes it).
 //!
+//! A long thread that goes whole (idle, expired) is deleted the same way on SQLite, a
+//! window at a time newest first (every checkpoint goes; a run killed half way leaves
+//! the thread's older part, still idle and still expired), then by thread id up to its
+//! newest id, as a thread going whole is (the writes stored against no checkpoint);
+//! SQLite's one writer would otherwise wait for the whole thread's deletes. A dry run
+//! counts it in one read.
+//!
 //! Each window deleted leaves the store consistent on its own (what goes is needed by
 //! nothing kept, read or not yet read), so a run killed between windows, run again,
 //! plans what is left and ends where one run would have. A live writer waits for one
@@ -79,6 +86,9 @@ pub(crate) fn windowed(
 /// How a long thread is pruned: whether to write, whom to tell each window's plan, and
 /// what says stop (between windows).
 pub(crate) struct Run<'a> {
+    /// The thread goes whole (`Fate::Whole`: every checkpoint, then by thread id up to
+    /// this, its newest id, what is left of it: writes stored against no checkpoint).
+    pub(crate) whole: Option<&'a str>,
     pub(crate) dry_run: bool,
     pub(crate) on_plan: Option<&'a PlanFn>,
     pub(crate) stop: Option<&'a AtomicBool>,
@@ -102,7 +112,7 @@ pub(crate) async fn prune_long(
         threads: 1,
         ..Tally::default()
     };
-    if rules.pinned_threads.iter().any(|g| glob(g, thread)) {
+    if run.whole.is_none() && rules.pinned_threads.iter().any(|g| glob(g, thread)) {
         tally.kept.pinned_threads += 1;
         tally.checkpoints_kept += count;
         return Ok(Some((tally, 0)));
@@ -110,13 +120,15 @@ pub(crate) async fn prune_long(
     let mut read = 0u64;
     for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);
+        plan.all_go = run.whole.is_some();
         let mut below: Option<String> = None;
         loop {
             let window = target
                 .window(
                     serde,
                     (thread, &ns),
-                    walked,
+                    // A thread going whole walks nothing: its values are not read.
+                    walked && run.whole.is_none(),
                     below.as_deref(),
                     WINDOW,
                     &rules.labels,
@@ -130,6 +142,11 @@ pub(crate) async fn prune_long(
             // Counted once deleted: a window not deleted counts nothing.
             let (mut removal, mut counts) = (Removal::default(), Tally::default());
             for c in &window {
+                // Going whole, up to its newest id when paged: a live writer's newer
+                // checkpoint stays.
+                if run.whole.is_some_and(|newest| *c.id > *newest) {
+                    continue;
+                }
                 if let Err(OutOfOrder(id)) = plan.push(c, &mut removal, &mut counts) {
                     // What the checkpoint out of order needs is not known: this window
                     // is not deleted (those before it were, each consistent alone).
@@ -167,6 +184,21 @@ pub(crate) async fn prune_long(
                 break;
             }
         }
+    }
+    if let Some(newest) = run.whole {
+        // What is left of the thread up to its newest id (writes stored against no
+        // checkpoint), as a thread going whole is deleted; a live writer's newer rows
+        // stay.
+        let removal = Removal {
+            whole_threads: vec![(thread.to_owned(), newest.to_owned())],
+            ..Removal::default()
+        };
+        let removed = target.remove(&removal, run.dry_run).await?;
+        tally.checkpoints_deleted += removed.checkpoints;
+        tally.writes_deleted += removed.writes;
+        tally.bytes_freed += removed.bytes;
+        tally.threads_deleted = 1;
+        tally.threads_changed = 1;
     }
     Ok(Some((tally, read)))
 }
@@ -209,6 +241,8 @@ pub(crate) struct Namespace<'r> {
     frontier: BTreeMap<Box<str>, Need>,
     /// Kept checkpoints by their parent's id (not yet read): orphaned if it goes.
     children: BTreeMap<Box<str>, Vec<Box<str>>>,
+    /// Every checkpoint goes (the thread goes whole).
+    all_go: bool,
 }
 
 /// A checkpoint came out of order: its id not below the one before, or its parent's
@@ -226,6 +260,7 @@ impl<'r> Namespace<'r> {
             last: None,
             frontier: BTreeMap::new(),
             children: BTreeMap::new(),
+            all_go: false,
         }
     }
 
@@ -247,15 +282,15 @@ impl<'r> Namespace<'r> {
         // Walks and children waiting for an id above this one: it is not stored.
         self.drop_above(id);
         let rules = self.rules;
-        let mut base = rules.keep_latest.is_none_or(|k| self.rank < k);
-        if let Some(d) = rules.older_than {
+        let mut base = !self.all_go && rules.keep_latest.is_none_or(|k| self.rank < k);
+        if let Some(d) = rules.older_than.filter(|_| !self.all_go) {
             base &= id_time(id).is_none_or(|t| t >= d);
             if self.rank == 0 && !base {
                 base = true;
                 tally.kept.newest += 1;
             }
         }
-        if !rules.labels.is_empty() && c.labeled && !base {
+        if !self.all_go && !rules.labels.is_empty() && c.labeled && !base {
             base = true;
             tally.kept.labeled += 1;
         }
@@ -307,7 +342,7 @@ impl<'r> Namespace<'r> {
             removal.doomed.push(&self.thread, &self.ns, id);
             tally.checkpoints_deleted += 1;
         }
-        if c.stored.is_none() {
+        if c.stored.is_none() && !self.all_go {
             tally.unreadable += 1;
         }
         self.rank += 1;

@@ -22,7 +22,7 @@ use std::time::Duration;
 use super::backend::Counted;
 use super::engine::Engine;
 use super::error::StoreFault;
-use super::long::{prune_long, windowed, Run};
+use super::long::{prune_long, windowed, Run, LONG_THREAD};
 use super::options::RunOptions;
 use super::plan::{id_time, plan_thread, Fate, Loaded, PlanFn, Rules, Tally};
 use super::raw::Result;
@@ -55,6 +55,9 @@ struct Page {
     /// The page's one thread is long (its checkpoints counted here) and planned a
     /// window at a time (`long.rs`).
     long: Option<u64>,
+    /// The page's one thread is long and goes whole a window at a time (`long.rs`):
+    /// its newest id and its checkpoints.
+    long_whole: Option<(String, String, u64)>,
     /// The last thread the page took; `None`: no thread left.
     last: Option<String>,
     /// Whether threads may follow the page (the pause between pages is only taken
@@ -65,12 +68,14 @@ struct Page {
 impl Page {
     /// Threads the page went past, left out ones included (progress counts them).
     fn threads(&self) -> u64 {
-        (self.load.len() + self.whole.len()) as u64 + self.passed_threads + self.excluded
+        (self.load.len() + self.whole.len() + usize::from(self.long_whole.is_some())) as u64
+            + self.passed_threads
+            + self.excluded
     }
 
     /// Whether it has threads to read or delete.
     fn has_work(&self) -> bool {
-        !self.load.is_empty() || !self.whole.is_empty()
+        !self.load.is_empty() || !self.whole.is_empty() || self.long_whole.is_some()
     }
 }
 
@@ -147,7 +152,7 @@ async fn thread_page(
             page.last = Some(thread);
             continue;
         }
-        let taken = page.load.len() + page.whole.len();
+        let taken = page.load.len() + page.whole.len() + usize::from(page.long_whole.is_some());
         if taken >= limit || (taken > 0 && held + n > PAGE_CHECKPOINTS) {
             page.more = true;
             break;
@@ -158,7 +163,13 @@ async fn thread_page(
             // Alone on its page: it holds more than a page's checkpoints.
             page.long = Some(count);
         }
-        if fate == Fate::Whole {
+        if fate == Fate::Whole
+            && count >= LONG_THREAD.unsigned_abs()
+            && target.whole_threads_in_windows()
+        {
+            // Alone on its page, as a long thread that is read.
+            page.long_whole = Some((thread, newest, count));
+        } else if fate == Fate::Whole {
             page.whole.push((thread, newest, count));
         } else {
             page.load.push(thread);
@@ -296,8 +307,28 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
+    // A long thread going whole, read and deleted a window at a time; a dry run
+    // counts it in one read, as it counts a thread going whole that is not long.
+    let mut whole_here = None;
+    if let Some(entry @ (thread, newest, count)) = &page.long_whole {
+        if !pass.run.dry_run {
+            let run = Run {
+                whole: Some(newest),
+                dry_run: false,
+                on_plan: pass.on_plan,
+                stop: pass.run.stop.as_deref(),
+            };
+            if let Some(done) =
+                prune_long(target, serde, (thread, *count), pass.rules, &run).await?
+            {
+                return Ok(done);
+            }
+        }
+        whole_here = Some(entry);
+    }
     if let (Some(count), [thread], []) = (page.long, page.load.as_slice(), page.whole.as_slice()) {
         let run = Run {
+            whole: None,
             dry_run: pass.run.dry_run,
             on_plan: pass.on_plan,
             stop: pass.run.stop.as_deref(),
@@ -326,7 +357,7 @@ async fn do_page(
         }
     }
     let mut handled: u64 = loaded.values().map(|l| l.cps.len() as u64).sum();
-    for (thread, newest, count) in &page.whole {
+    for (thread, newest, count) in page.whole.iter().chain(whole_here) {
         removal.whole_threads.push((thread.clone(), newest.clone()));
         tally.threads += 1;
         tally.threads_deleted += 1;

@@ -136,6 +136,20 @@ async fn retain(
     (json, parts)
 }
 
+/// [`long_store`] at `dir/a.db` with `sql` run on it, and a copy at `dir/b.db`.
+fn sqlite_pair(dir: &Path, sql: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (a, b) = (dir.join("a.db"), dir.join("b.db"));
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(long_store(&a));
+    let conn = rusqlite::Connection::open(&a).expect("open");
+    conn.execute_batch(&format!("{sql} PRAGMA wal_checkpoint(TRUNCATE)"))
+        .expect("set up");
+    drop(conn);
+    std::fs::copy(&a, &b).expect("copy");
+    (a, b)
+}
+
 /// Every row of a SQLite store: checkpoints with their parents, writes.
 fn sqlite_rows(path: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("open");
@@ -316,16 +330,7 @@ fn prune_whole(store: &str) {
 #[test]
 fn a_long_sqlite_thread_killed_between_windows_and_pruned_again_ends_as_planned_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
-    tokio::runtime::Runtime::new()
-        .expect("runtime")
-        .block_on(long_store(&a));
-    {
-        let conn = rusqlite::Connection::open(&a).expect("open");
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .expect("checkpoint");
-    }
-    std::fs::copy(&a, &b).expect("copy");
+    let (a, b) = sqlite_pair(dir.path(), "");
     let count = || -> u64 {
         rusqlite::Connection::open(&a)
             .and_then(|c| c.query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0)))
@@ -447,4 +452,88 @@ fn a_checkpoint_out_of_order_mid_read_stops_the_prune_and_a_rerun_finishes() {
     let (code, _, stderr) = crate::lgcodec(&args, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(count(&conn) < 400, "{}", count(&conn));
+}
+
+/// A long thread that goes whole (idle) is deleted a window at a time on SQLite,
+/// newest first: killed once its count fell, the thread is left in part (a thread
+/// deleted by one statement is there whole or not at all), its older part; run again,
+/// it goes, with the write stored against no checkpoint. A dry run and an
+/// uninterrupted run on a copy report the same counts, and leave the copy empty too.
+#[test]
+fn a_long_idle_sqlite_thread_goes_a_window_at_a_time_newest_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = sqlite_pair(
+        dir.path(),
+        "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, \
+         type, value) VALUES ('long', '', '00000000-0000-6000-8000-000000000000', 'task', 0, \
+         'step', 'msgpack', x'01');",
+    );
+    let rows = |path: &Path, sql: &str| -> (i64, Option<String>) {
+        rusqlite::Connection::open(path)
+            .and_then(|c| c.query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?))))
+            .expect("count")
+    };
+    // Its root namespace (its subgraph's may be read first or last).
+    let long = "SELECT count(*), max(checkpoint_id) FROM checkpoints \
+                WHERE thread_id = 'long' AND checkpoint_ns = ''";
+    let (before, newest) = rows(&a, long);
+    let (a_arg, b_arg) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    let args = |store: &str, dry: bool| -> Vec<String> {
+        let mut v = [
+            "store",
+            "prune",
+            store,
+            "--idle-since",
+            "2100-01-01",
+            "--allow-all",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        v.extend(["--json".to_owned()]);
+        if dry {
+            v.push("--dry-run".to_owned());
+        }
+        v
+    };
+    let lgcodec = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::lgcodec(&args, &[])
+    };
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lgcodec"))
+        .args(args(a_arg, false))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while rows(&a, long).0 == before {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "ended before a window went"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(120));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let (left, left_newest) = rows(&a, long);
+    assert!(left > 0 && left < before, "{before} -> {left}");
+    assert!(left_newest < newest, "the newest went first");
+    let (code, _, stderr) = lgcodec(args(a_arg, false));
+    assert_eq!(code, 0, "{stderr}");
+    let everything =
+        "SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM writes), NULL";
+    assert_eq!(rows(&a, everything).0, 0);
+    // Uninterrupted on the copy, and counted dry first: the same counts.
+    let report = |dry: bool| {
+        let (code, stdout, stderr) = lgcodec(args(b_arg, dry));
+        assert_eq!(code, 0, "{stderr}");
+        let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("json");
+        ["threads_deleted", "checkpoints_deleted", "writes_deleted"]
+            .map(|k| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}")))
+    };
+    let dry = report(true);
+    assert_eq!(report(false), dry);
+    assert_eq!(dry[0], 2);
+    assert_eq!(rows(&b, everything).0, 0);
 }

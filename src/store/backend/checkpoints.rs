@@ -32,6 +32,12 @@ pub(crate) trait Checkpoints: Send + Sync {
     /// the client's, is what a prune waits for; SQLite has one writer).
     fn pages_in_parallel(&self) -> bool;
 
+    /// Whether a long thread that goes whole is deleted a window at a time (`long.rs`):
+    /// SQLite, whose one writer would wait for the whole thread's deletes; Postgres
+    /// locks only the rows, and its one statement a thread reads each blob's
+    /// references once.
+    fn whole_threads_in_windows(&self) -> bool;
+
     /// How many threads the store holds (the progress bar's length).
     async fn thread_count(&mut self) -> Result<u64>;
 

@@ -77,6 +77,10 @@ impl Checkpoints for PgStore {
         true
     }
 
+    fn whole_threads_in_windows(&self) -> bool {
+        false
+    }
+
     async fn thread_count(&mut self) -> Result<u64> {
         let n: i64 = self
             .client()

@@ -26,6 +26,10 @@ impl Checkpoints for SqliteStore {
         false
     }
 
+    fn whole_threads_in_windows(&self) -> bool {
+        true
+    }
+
     async fn thread_count(&mut self) -> Result<u64> {
         let n: i64 = self
             .conn()
