@@ -107,18 +107,19 @@ pub(crate) async fn prune_long(
     rules: &Rules,
     run: &Run<'_>,
 ) -> Result<Option<(Tally, u64)>> {
-    let Some(namespaces) = target.long_thread(thread).await? else {
-        return Ok(None);
-    };
     let mut tally = Tally {
         threads: 1,
         ..Tally::default()
     };
+    // A pinned thread is kept whole, as the planner keeps it, unread.
     if run.whole.is_none() && rules.pinned_threads.iter().any(|g| glob(g, thread)) {
         tally.kept.pinned_threads += 1;
         tally.checkpoints_kept += count;
         return Ok(Some((tally, 0)));
     }
+    let Some(namespaces) = target.long_thread(thread).await? else {
+        return Ok(None);
+    };
     let mut read = 0u64;
     for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);

@@ -307,17 +307,18 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
+    let run = |whole| Run {
+        whole,
+        dry_run: pass.run.dry_run,
+        on_plan: pass.on_plan,
+        stop: pass.run.stop.as_deref(),
+    };
     // A long thread going whole, read and deleted a window at a time; a dry run
     // counts it in one read, as it counts a thread going whole that is not long.
     let mut whole_here = None;
     if let Some(entry @ (thread, newest, count)) = &page.long_whole {
         if !pass.run.dry_run {
-            let run = Run {
-                whole: Some(newest),
-                dry_run: false,
-                on_plan: pass.on_plan,
-                stop: pass.run.stop.as_deref(),
-            };
+            let run = run(Some(newest.as_str()));
             if let Some(done) =
                 prune_long(target, serde, (thread, *count), pass.rules, &run).await?
             {
@@ -327,13 +328,9 @@ async fn do_page(
         whole_here = Some(entry);
     }
     if let (Some(count), [thread], []) = (page.long, page.load.as_slice(), page.whole.as_slice()) {
-        let run = Run {
-            whole: None,
-            dry_run: pass.run.dry_run,
-            on_plan: pass.on_plan,
-            stop: pass.run.stop.as_deref(),
-        };
-        if let Some(done) = prune_long(target, serde, (thread, count), pass.rules, &run).await? {
+        if let Some(done) =
+            prune_long(target, serde, (thread, count), pass.rules, &run(None)).await?
+        {
             return Ok(done);
         }
     }

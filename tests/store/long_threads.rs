@@ -150,6 +150,22 @@ fn sqlite_pair(dir: &Path, sql: &str) -> (std::path::PathBuf, std::path::PathBuf
     (a, b)
 }
 
+/// [`long_store`] copied into two fresh databases `<tag>_a` and `<tag>_b` of the
+/// server at `url` (the SQLite file written in `dir`); their URLs.
+async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
+    let source = dir.join("source.db");
+    long_store(&source).await;
+    let source = source.to_str().expect("utf-8");
+    let a = support::pg::fresh(url, &format!("{tag}_a")).await;
+    let b = support::pg::fresh(url, &format!("{tag}_b")).await;
+    for target in [&a, &b] {
+        store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
+            .await
+            .expect("copy");
+    }
+    (a, b)
+}
+
 /// Every row of a SQLite store: checkpoints with their parents, writes.
 fn sqlite_rows(path: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("open");
@@ -232,16 +248,7 @@ async fn a_long_postgres_thread_is_pruned_a_window_at_a_time_as_planned_whole() 
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = dir.path().join("source.db");
-    long_store(&source).await;
-    let source = source.to_str().expect("utf-8");
-    let a = support::pg::fresh(&url, "long_a").await;
-    let b = support::pg::fresh(&url, "long_b").await;
-    for target in [&a, &b] {
-        store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
-            .await
-            .expect("copy");
-    }
+    let (a, b) = pg_pair(&url, dir.path(), "long").await;
     let rows = |url: &str| {
         let url = url.to_owned();
         std::thread::spawn(move || {
@@ -351,19 +358,7 @@ fn a_long_postgres_thread_killed_and_cut_off_between_windows_ends_as_planned_who
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = dir.path().join("source.db");
-    rt.block_on(long_store(&source));
-    let source = source.to_str().expect("utf-8");
-    let (a, b) = rt.block_on(async {
-        let a = support::pg::fresh(&url, "long_kill_a").await;
-        let b = support::pg::fresh(&url, "long_kill_b").await;
-        for target in [&a, &b] {
-            store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
-                .await
-                .expect("copy");
-        }
-        (a, b)
-    });
+    let (a, b) = rt.block_on(pg_pair(&url, dir.path(), "long_kill"));
     let client = rt.block_on(support::pg::connect(&url));
     let db = a.rsplit('/').next().expect("a database").to_owned();
     let a_client = rt.block_on(support::pg::connect(&a));

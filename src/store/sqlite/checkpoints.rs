@@ -44,10 +44,8 @@ impl Checkpoints for SqliteStore {
 
     async fn counted_threads(&mut self, after: &str, limit: i64) -> Result<Vec<Counted>> {
         let sql = format!(
-            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), \
-             sum({}) FROM checkpoints \
-             WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT ?2",
-            odd_ids("checkpoint_id")
+            "{} WHERE thread_id > ?1 GROUP BY thread_id ORDER BY thread_id LIMIT ?2",
+            counts_sql()
         );
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
@@ -60,11 +58,7 @@ impl Checkpoints for SqliteStore {
     }
 
     async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>> {
-        let sql = format!(
-            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), \
-             sum({}) FROM checkpoints WHERE thread_id = ?1 GROUP BY thread_id",
-            odd_ids("checkpoint_id")
-        );
+        let sql = format!("{} WHERE thread_id = ?1 GROUP BY thread_id", counts_sql());
         let conn = self.conn();
         let mut stmt = conn.prepare_cached(&sql).map_err(sq("prune"))?;
         let mut out = Vec::with_capacity(threads.len());
@@ -111,9 +105,7 @@ impl Checkpoints for SqliteStore {
             let mut walked = false;
             while let Some(row) = rows.next().map_err(sq("prune"))? {
                 let meta = cell_bytes(row, 0).map_err(sq("prune"))?;
-                if metadata_of(meta.as_deref())
-                    .is_none_or(|m| !m.counters_since_delta_snapshot().is_empty())
-                {
+                if walks(metadata_of(meta.as_deref()).as_ref()) {
                     walked = true;
                     break;
                 }
@@ -208,10 +200,7 @@ impl Checkpoints for SqliteStore {
             for row in rows {
                 let (ns, id, parent, meta) = row.map_err(sq("prune"))?;
                 let metadata = metadata_of(meta.as_deref());
-                if metadata
-                    .as_ref()
-                    .is_none_or(|m| !m.counters_since_delta_snapshot().is_empty())
-                {
+                if walks(metadata.as_ref()) {
                     walked.insert(ns.clone());
                 }
                 // Python's SQLite saver keeps a `v < 4` checkpoint's pending sends in
@@ -549,7 +538,22 @@ fn stored_of(
         .map(|c| c.channel_values.into_keys().collect())
 }
 
-/// A row of a page of threads ([`Counted`]).
+/// Whether a checkpoint with `metadata` has its namespace's rows read for the delta
+/// walk: it has DeltaChannels, or its metadata cannot be read.
+fn walks(metadata: Option<&crate::saver::CheckpointMetadata>) -> bool {
+    metadata.is_none_or(|m| !m.counters_since_delta_snapshot().is_empty())
+}
+
+/// A page of threads' counts ([`Counted`]), before its `WHERE`.
+fn counts_sql() -> String {
+    format!(
+        "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), sum({}) \
+         FROM checkpoints",
+        odd_ids("checkpoint_id")
+    )
+}
+
+/// A row of [`counts_sql`].
 fn counted(r: &rusqlite::Row<'_>) -> rusqlite::Result<Counted> {
     Ok((
         thread_cell(r, 0)?,
