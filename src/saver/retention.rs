@@ -102,10 +102,16 @@ impl Keys {
     /// The keys from `start`, [`CHUNK`] at most, column-wise (one `unnest` row each).
     #[cfg(feature = "postgres")]
     pub(crate) fn chunk(&self, start: usize) -> (Vec<&str>, Vec<&str>, &[String]) {
-        let end = start.saturating_add(CHUNK);
+        self.span(start, CHUNK)
+    }
+
+    /// The keys from `start`, `n` at most, column-wise.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn span(&self, start: usize, n: usize) -> (Vec<&str>, Vec<&str>, &[String]) {
+        let end = start.saturating_add(n);
         let (threads, namespaces) = self
             .iter_from(start)
-            .take(CHUNK)
+            .take(n)
             .map(|(t, n, _)| (t, n))
             .unzip();
         (threads, namespaces, part(&self.ids, start, end))
@@ -131,6 +137,23 @@ pub(crate) struct Removal {
     pub(crate) orphaned_parents: Vec<String>,
     /// `(thread, the newest checkpoint id of it that goes)`.
     pub(crate) whole_threads: Vec<(String, String)>,
+    /// On Postgres, the blobs that go, decided by the caller (a long namespace pruned
+    /// a window at a time, `store::long`); `None`: those at the versions the doomed
+    /// checkpoints reference that no remaining checkpoint of their namespace does.
+    pub(crate) blobs: Option<Blobs>,
+}
+
+/// Blobs of one namespace that go with a window of its checkpoints, each referenced by
+/// no checkpoint that stays: `(channel, version)` in `channels` and `versions`. Those
+/// referenced by a checkpoint with an id above `newest` (a live writer's: the newest
+/// id when the references were read) stay.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Blobs {
+    pub(crate) thread: String,
+    pub(crate) ns: String,
+    pub(crate) newest: String,
+    pub(crate) channels: Vec<String>,
+    pub(crate) versions: Vec<String>,
 }
 
 impl Removal {

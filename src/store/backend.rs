@@ -13,7 +13,8 @@ use super::retry::Retry;
 mod checkpoints;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use checkpoints::{
-    odd_ids, ph, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet,
+    odd_ids, ph, row_at_sql, BlobRef, BlobRefs, Cell, Checkpoints, Col, Counted, Spec, Versions,
+    WriteSet,
 };
 
 type Result<T, E = Error> = std::result::Result<T, E>;

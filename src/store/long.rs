@@ -45,21 +45,23 @@
 //! window's deletes. Measured on one thread of 100,000 checkpoints (release build,
 //! 2026-12-06, `/usr/bin/time`), `prune --keep-latest 1` planned whole peaked at 40 MiB
 //! on SQLite and deleted 99,999 checkpoints in one transaction of 1.6 s (37.6 MiB,
-//! 20.6 s on Postgres); a window at a time, 14 MiB and 1.68 s (11.3 MiB, 19.9 s). On
-//! Postgres nearly all of it is the blob step of each 1,000 deleted, which reads every
-//! remaining checkpoint of the namespace for the versions they reference (390 ms for
-//! the first window of that thread, 55 ms for the last): a thread's prune grows with
-//! the square of its length, as it did planned whole.
+//! 20.6 s on Postgres); a window at a time, 14 MiB and 1.68 s on SQLite. On Postgres
+//! the blobs a window's checkpoints alone referenced go with it, decided from the
+//! namespace's references read once before its first window ([`BlobPlan`]): 3.6–3.7 s
+//! and 19.6 MiB (38.8 s, 12 MiB when each window's blob step read every remaining
+//! checkpoint of the namespace; Python's `PostgresSaver.prune` on copies of the same
+//! database, one transaction, 3.0–3.1 s and 247 MiB; 2026-12-06, two runs each).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::backend::{BlobRefs, Versions};
 use super::error::StoreFault;
 use super::plan::{glob, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::target::Target;
-use crate::saver::retention::Removal;
+use crate::saver::retention::{Blobs, Removal};
 use crate::serializer::Serializer;
 
 /// A thread of at least this many checkpoints is planned a window at a time.
@@ -125,8 +127,12 @@ pub(crate) async fn prune_long(
         let mut plan = Namespace::new(rules, thread, &ns);
         plan.all_go = run.whole.is_some();
         let mut below: Option<String> = None;
+        let mut blobs = match run.whole {
+            None => target.blob_refs((thread, &ns)).await?.map(BlobPlan::new),
+            Some(_) => None,
+        };
         loop {
-            let window = target
+            let (window, versions) = target
                 .window(
                     serde,
                     (thread, &ns),
@@ -144,13 +150,18 @@ pub(crate) async fn prune_long(
             read += window.len() as u64;
             // Counted once deleted: a window not deleted counts nothing.
             let (mut removal, mut counts) = (Removal::default(), Tally::default());
-            for c in &window {
+            for (i, c) in window.iter().enumerate() {
                 // Going whole, up to its newest id when paged: a live writer's newer
                 // checkpoint stays.
                 if run.whole.is_some_and(|newest| *c.id > *newest) {
                     continue;
                 }
-                if let Err(OutOfOrder(id)) = plan.push(c, &mut removal, &mut counts) {
+                let pushed = plan.push(c, &mut removal, &mut counts);
+                if let (Some(b), Ok(kept), Some(pairs)) = (blobs.as_mut(), &pushed, versions.get(i))
+                {
+                    b.see(pairs, *kept);
+                }
+                if let Err(OutOfOrder(id)) = pushed {
                     // What the checkpoint out of order needs is not known: this window
                     // is not deleted (those before it were, each consistent alone).
                     return Err(StoreFault::Unreadable {
@@ -165,7 +176,15 @@ pub(crate) async fn prune_long(
                     .into());
                 }
             }
-            if !removal.doomed.ids.is_empty() {
+            // Every reference to these has been read (they are referenced from this
+            // window up): each goes if no checkpoint that stays references it.
+            if let Some(b) = blobs.as_mut() {
+                let decided = b.decided(thread, &ns, &last.id)?;
+                if !removal.doomed.ids.is_empty() || !decided.channels.is_empty() {
+                    removal.blobs = Some(decided);
+                }
+            }
+            if !removal.doomed.ids.is_empty() || removal.blobs.is_some() {
                 // Deleted in id order, as SQLite's B-tree cursor goes (one namespace
                 // of one thread: the ids alone turn). Newest first, one thread of
                 // 100,000 checkpoints took 2.5 s against 1.6 s planned whole.
@@ -204,6 +223,73 @@ pub(crate) async fn prune_long(
         tally.threads_changed = 1;
     }
     Ok(Some((tally, read)))
+}
+
+/// A long namespace's blobs decided a window at a time (where the store keeps them
+/// apart: Postgres), to what the planner decides from the whole namespace (a blob at
+/// a version the checkpoints that go reference, and none that stays): its references,
+/// read once ([`BlobRefs`]: each version with the oldest checkpoint referencing it),
+/// and each version met in the windows read so far, with whether a checkpoint that
+/// stays references it. Once the windows have come down to the oldest checkpoint
+/// referencing a version, every checkpoint that did has been read and decided.
+///
+/// Without it each window's blob step read every remaining checkpoint of the
+/// namespace for the versions they reference (no index reaches into the JSONB), and a
+/// thread's prune took time in the square of its length: one thread of 100,000
+/// checkpoints, `prune --keep-latest 1`, 38.8 s, 390 ms for the first window's blobs;
+/// with it 3.6 s, the references read in 0.74 s of it (release build, PG 15,
+/// 2026-12-06). A live writer's checkpoint newer than the references read keeps what it
+/// references (the delete looks at the ids above [`BlobRefs::newest`] only, the end of
+/// the primary key's index): a checkpoint LangGraph writes takes a uuid6 id newer than
+/// its parent's, as the windows already need.
+///
+/// Held: the versions met whose oldest reference is still below the windows read
+/// (those of the checkpoints read, across the window's edge, and a version a fork
+/// carries down from far back), and those of checkpoints a live writer added after the
+/// references were read, until the namespace ends.
+struct BlobPlan {
+    refs: BlobRefs,
+    met: HashMap<(Box<str>, Box<str>), bool>,
+}
+
+impl BlobPlan {
+    fn new(refs: BlobRefs) -> Self {
+        BlobPlan {
+            refs,
+            met: HashMap::new(),
+        }
+    }
+
+    /// The versions of a checkpoint read and decided (`kept`: it stays).
+    fn see(&mut self, versions: &Versions, kept: bool) {
+        for (channel, version) in versions.iter() {
+            *self
+                .met
+                .entry((channel.clone(), version.clone()))
+                .or_insert(false) |= kept;
+        }
+    }
+
+    /// The blobs whose oldest reference is at or above `oldest` (the window's oldest
+    /// id: every reference to them has been read) that no checkpoint which stays
+    /// references. A version no checkpoint read references (its checkpoints deleted
+    /// meanwhile) is left as it is.
+    fn decided(&mut self, thread: &str, ns: &str, oldest: &str) -> Result<Blobs> {
+        let mut blobs = Blobs {
+            thread: thread.to_owned(),
+            ns: ns.to_owned(),
+            newest: self.refs.newest.clone(),
+            ..Blobs::default()
+        };
+        for (channel, version, _, stored) in self.refs.refs.take_while(|r| *r.2 >= *oldest)? {
+            let key = (channel.into_boxed_str(), version.into_boxed_str());
+            if self.met.remove(&key) == Some(false) && stored {
+                blobs.channels.push(key.0.into());
+                blobs.versions.push(key.1.into());
+            }
+        }
+        Ok(blobs)
+    }
 }
 
 /// What the walks that reach a checkpoint ask of it.
@@ -275,7 +361,7 @@ impl<'r> Namespace<'r> {
         c: &Cp,
         removal: &mut Removal,
         tally: &mut Tally,
-    ) -> Result<(), OutOfOrder> {
+    ) -> Result<bool, OutOfOrder> {
         let id: &str = &c.id;
         if self.last.as_deref().is_some_and(|last| id >= last)
             || c.parent.as_deref().is_some_and(|p| p >= id)
@@ -350,7 +436,7 @@ impl<'r> Namespace<'r> {
         }
         self.rank += 1;
         self.last = Some(id.into());
-        Ok(())
+        Ok(kept)
     }
 
     /// Lets go of what waits for ids above `id` (never to be read: not stored).

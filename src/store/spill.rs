@@ -117,3 +117,129 @@ impl Spill {
         Ok(())
     }
 }
+
+/// Rows handed back in the order given, first in first out, without holding them: a
+/// long namespace's blob references (`long.rs`), streamed from the server in the order
+/// they are used. Each row goes into the same kind of scratch database as [`Spill`]'s
+/// (in memory without the `sqlite` feature) and comes back out a page at a time.
+pub(crate) struct Queue<T> {
+    #[cfg(feature = "sqlite")]
+    db: rusqlite::Connection,
+    /// The last row read back (by rowid).
+    #[cfg(feature = "sqlite")]
+    read: i64,
+    #[cfg(not(feature = "sqlite"))]
+    held: std::collections::VecDeque<Vec<u8>>,
+    /// Rows read back, not yet taken.
+    ahead: std::collections::VecDeque<T>,
+}
+
+/// Rows read back from a queue's scratch database at once.
+#[cfg(feature = "sqlite")]
+const QUEUE_PAGE: i64 = 512;
+
+impl<T: Serialize + DeserializeOwned> Queue<T> {
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn new() -> Result<Self> {
+        let db = rusqlite::Connection::open("").map_err(scratch)?;
+        db.execute_batch(
+            "PRAGMA cache_size = -2048; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
+             CREATE TABLE q (payload BLOB); BEGIN",
+        )
+        .map_err(scratch)?;
+        Ok(Queue {
+            db,
+            read: 0,
+            ahead: std::collections::VecDeque::new(),
+        })
+    }
+
+    #[cfg(not(feature = "sqlite"))]
+    pub(crate) fn new() -> Result<Self> {
+        Ok(Queue {
+            held: std::collections::VecDeque::new(),
+            ahead: std::collections::VecDeque::new(),
+        })
+    }
+
+    /// Adds a row at the end.
+    pub(crate) fn push(&mut self, value: &T) -> Result<()> {
+        let payload = encoded(value)?;
+        #[cfg(feature = "sqlite")]
+        self.db
+            .prepare_cached("INSERT INTO q VALUES (?1)")
+            .and_then(|mut st| st.execute([payload]))
+            .map_err(scratch)?;
+        #[cfg(not(feature = "sqlite"))]
+        self.held.push_back(payload);
+        Ok(())
+    }
+
+    /// The rows from the front while `pred` holds for them (the first row for which it
+    /// does not stays first).
+    pub(crate) fn take_while(&mut self, mut pred: impl FnMut(&T) -> bool) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        loop {
+            if self.ahead.is_empty() && !self.refill()? {
+                return Ok(out);
+            }
+            while let Some(row) = self.ahead.pop_front() {
+                if !pred(&row) {
+                    self.ahead.push_front(row);
+                    return Ok(out);
+                }
+                out.push(row);
+            }
+        }
+    }
+
+    /// Reads the next page back into `ahead`; `false` when none is left.
+    #[cfg(feature = "sqlite")]
+    fn refill(&mut self) -> Result<bool> {
+        let mut st = self
+            .db
+            .prepare_cached("SELECT rowid, payload FROM q WHERE rowid > ?1 ORDER BY rowid LIMIT ?2")
+            .map_err(scratch)?;
+        let mut rows = st.query([self.read, QUEUE_PAGE]).map_err(scratch)?;
+        while let Some(r) = rows.next().map_err(scratch)? {
+            self.read = r.get(0).map_err(scratch)?;
+            let payload = r.get_ref(1).map_err(scratch)?.as_blob().map_err(scratch)?;
+            self.ahead.push_back(decoded(payload)?);
+        }
+        Ok(!self.ahead.is_empty())
+    }
+
+    #[cfg(not(feature = "sqlite"))]
+    fn refill(&mut self) -> Result<bool> {
+        if let Some(payload) = self.held.pop_front() {
+            self.ahead.push_back(decoded(&payload)?);
+        }
+        Ok(!self.ahead.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Queue;
+
+    #[test]
+    fn a_queue_hands_rows_back_in_the_order_given_across_its_pages() {
+        let mut q: Queue<(u32, String)> = Queue::new().expect("queue");
+        for i in (0..2_000u32).rev() {
+            q.push(&(i, format!("row {i}"))).expect("push");
+        }
+        // Taken in runs that end inside and across the pages read back.
+        let mut seen = Vec::new();
+        for floor in [1_990, 1_400, 1_399, 700, 0] {
+            let run = q.take_while(|(i, _)| *i >= floor).expect("take");
+            assert!(run.iter().all(|(i, _)| *i >= floor), "{floor}");
+            seen.extend(run);
+        }
+        let want: Vec<(u32, String)> = (0..2_000u32)
+            .rev()
+            .map(|i| (i, format!("row {i}")))
+            .collect();
+        assert_eq!(seen, want);
+        assert!(q.take_while(|_| true).expect("take").is_empty());
+    }
+}

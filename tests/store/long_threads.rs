@@ -24,7 +24,9 @@ const INNER: usize = 120;
 /// A SQLite store at `path`: thread `long` (`ROOT` + `INNER` checkpoints, more than a
 /// window) and thread `short` (30). Each checkpoint's metadata names `messages` as a
 /// DeltaChannel; every seventh checkpoint stores it (a snapshot), the others only
-/// `step`. Every 97th forks from the checkpoint three back, every 89th is labelled
+/// `step` and two channels at versions shared with others (`config` with every
+/// checkpoint of the namespace, `topic` with the four next to it, across a window's
+/// edge at every thousand). Every 97th forks from the checkpoint three back, every 89th is labelled
 /// `keep`, every tenth has a pending write. Labelled too, the checkpoint that is the
 /// second oldest of each window of 1,000 (read newest first, step 201 of each
 /// thousand): the ancestors it needs are in the next window (unless it is a snapshot).
@@ -48,8 +50,25 @@ async fn long_store(path: &Path) {
                 }
                 cp.channel_values
                     .insert("step".into(), Value::from(step as i64));
+                // Values kept in blobs on Postgres (not primitives), at versions many
+                // checkpoints share: one written at the first step, one every fifth.
+                let topic = step / 5 * 5;
+                cp.channel_values
+                    .insert("config".into(), Value::Array(vec![Value::from("c")]));
+                cp.channel_values.insert(
+                    "topic".into(),
+                    Value::Array(vec![Value::from(topic as i64)]),
+                );
                 let mut versions = ChannelVersions::new();
                 versions.insert("step".into(), ChannelVersion::from(format!("{step:032}.0")));
+                versions.insert(
+                    "config".into(),
+                    ChannelVersion::from(format!("{:032}.0", 0)),
+                );
+                versions.insert(
+                    "topic".into(),
+                    ChannelVersion::from(format!("{topic:032}.0")),
+                );
                 if snapshot {
                     versions.insert(
                         "messages".into(),

@@ -24,7 +24,7 @@ pub(crate) use super::db::{Exec, StatementMode};
 pub(crate) use super::sql::Tables;
 
 use super::db::db;
-use crate::saver::retention::{part, Removal, Removed, CHUNK};
+use crate::saver::retention::{part, Blobs, Removal, Removed, CHUNK};
 use crate::saver::Result;
 
 /// `jsonb` → itself when it is an object, else `{}`.
@@ -83,7 +83,7 @@ garbage AS (SELECT * FROM freed EXCEPT SELECT * FROM referenced)",
     // checkpoint of their namespace references deleted after them (measured on 100,000
     // checkpoints, PG 15: 1.6 s for the blobs alone as a separate statement, which read
     // the doomed checkpoints a second time).
-    let statements: Vec<String> = if dry_run {
+    let mut statements: Vec<String> = if dry_run {
         vec![
             format!(
                 "WITH {garbage} SELECT 0::int8, 0::int8, 0::int8, 0::int8,
@@ -125,11 +125,32 @@ SELECT (SELECT count(*) FROM w_gone)::int8, (SELECT coalesce(sum(s), 0) FROM w_g
             gone_versions = obj("g.v"),
         )]
     };
+    if removal.blobs.is_some() {
+        // The caller decided the blobs: the checkpoints and writes alone.
+        if dry_run {
+            statements.remove(0);
+        } else {
+            statements = vec![format!(
+                "WITH {doomed_cte},
+w_gone AS (DELETE FROM {w} w USING d WHERE {match_write} RETURNING octet_length(w.blob) AS s),
+c_gone AS (DELETE FROM {cp} c USING d WHERE {match_cp} RETURNING {cp_bytes} AS s)
+SELECT (SELECT count(*) FROM w_gone)::int8, (SELECT coalesce(sum(s), 0) FROM w_gone)::int8,
+    (SELECT count(*) FROM c_gone)::int8, (SELECT coalesce(sum(s), 0) FROM c_gone)::int8,
+    0::int8, 0::int8",
+                w = t.writes,
+                cp = t.checkpoints,
+            )];
+        }
+    }
     // The checkpoints of threads that go whole are deleted by thread below.
     let keyed = removal.keyed();
+    // A dry run deletes nothing: a blob that checkpoints of two chunks reference would
+    // be counted by neither (each chunk's statement sees the other's checkpoints
+    // still there), so its statements take the whole removal at once.
+    let step = if dry_run { keyed.len().max(1) } else { CHUNK };
     let mut start = 0;
     while start < keyed.len() {
-        let (threads, namespaces, ids) = keyed.chunk(start);
+        let (threads, namespaces, ids) = keyed.span(start, step);
         let params = [
             (
                 &threads as &(dyn tokio_postgres::types::ToSql + Sync),
@@ -142,7 +163,7 @@ SELECT (SELECT count(*) FROM w_gone)::int8, (SELECT coalesce(sum(s), 0) FROM w_g
             let rows = tx.rows(mode, sql, &params).await.map_err(db(operation))?;
             add_counts(&mut out, &rows, operation)?;
         }
-        start += CHUNK;
+        start += step;
     }
     if !dry_run {
         let sql = format!(
@@ -175,6 +196,9 @@ WHERE c.thread_id = o.t AND c.checkpoint_ns = o.n AND c.checkpoint_id = o.i
             start += CHUNK;
         }
     }
+    if let Some(blobs) = &removal.blobs {
+        remove_blobs(tx, mode, t, blobs, dry_run, operation, &mut out).await?;
+    }
     // Threads that go whole: by thread id, up to the newest checkpoint id that goes.
     if !removal.whole_threads.is_empty() {
         let sql = whole_threads_sql(t, dry_run);
@@ -193,6 +217,61 @@ WHERE c.thread_id = o.t AND c.checkpoint_ns = o.n AND c.checkpoint_id = o.i
         }
     }
     Ok(out)
+}
+
+/// Removes (or counts) the blobs the caller decided ([`Blobs`]), [`CHUNK`] a
+/// statement, each looked up by its primary key; one referenced by a checkpoint newer
+/// than those the caller decided from (a live writer's) stays. Those newer ids are the
+/// end of the namespace's primary-key index: the look-up reads only them.
+async fn remove_blobs<C: Exec + ?Sized>(
+    tx: &C,
+    mode: StatementMode,
+    t: &Tables,
+    blobs: &Blobs,
+    dry_run: bool,
+    operation: &'static str,
+    out: &mut Removed,
+) -> Result<()> {
+    let g = "g AS (SELECT * FROM unnest($3::text[], $4::text[]) AS g(ch, ver))";
+    let on = "b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = g.ch AND b.version = g.ver";
+    let sql = if dry_run {
+        format!(
+            "WITH {g} SELECT 0::int8, 0::int8, 0::int8, 0::int8, count(*)::int8,
+    coalesce(sum(octet_length(b.blob)), 0)::int8 FROM g JOIN {b} b ON {on}",
+            b = t.blobs
+        )
+    } else {
+        format!(
+            "WITH {g},
+b_gone AS (DELETE FROM {b} b USING g WHERE {on} AND NOT EXISTS (
+    SELECT 1 FROM {cp} c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2
+    AND c.checkpoint_id > $5 AND {versions} ->> g.ch = g.ver)
+    RETURNING octet_length(b.blob) AS s)
+SELECT 0::int8, 0::int8, 0::int8, 0::int8, count(*)::int8, coalesce(sum(s), 0)::int8 FROM b_gone",
+            b = t.blobs,
+            cp = t.checkpoints,
+            versions = obj("c.checkpoint -> 'channel_versions'"),
+        )
+    };
+    let mut start = 0;
+    while start < blobs.channels.len() {
+        let end = start.saturating_add(CHUNK);
+        let channels = part(&blobs.channels, start, end);
+        let versions = part(&blobs.versions, start, end);
+        let mut params: Vec<(&(dyn tokio_postgres::types::ToSql + Sync), Type)> = vec![
+            (&blobs.thread, Type::TEXT),
+            (&blobs.ns, Type::TEXT),
+            (&channels, Type::TEXT_ARRAY),
+            (&versions, Type::TEXT_ARRAY),
+        ];
+        if !dry_run {
+            params.push((&blobs.newest, Type::TEXT));
+        }
+        let rows = tx.rows(mode, &sql, &params).await.map_err(db(operation))?;
+        add_counts(out, &rows, operation)?;
+        start = end;
+    }
+    Ok(())
 }
 
 /// Adds a `SELECT` of six counts (writes, their bytes, checkpoints, their bytes, blobs,

@@ -13,12 +13,29 @@ use crate::serializer::Serializer;
 
 use super::super::plan::{Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
+use super::super::spill::Queue;
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// One row of a page of threads: a thread, its checkpoint count, its bytewise oldest
 /// and newest ids, and how many of its ids are not lowercase and of a uuid6's shape.
 pub(crate) type Counted = (String, i64, String, String, i64);
+
+/// A namespace's blob references, read once before it is pruned a window at a time
+/// (`long.rs`): each `(channel, version)` its checkpoints reference, with the oldest
+/// checkpoint id referencing it and whether a blob is stored at it, the newest oldest
+/// reference first ([`BlobRef`]); and the namespace's newest checkpoint id, read
+/// before them (a checkpoint above it is a live writer's).
+pub(crate) struct BlobRefs {
+    pub(crate) newest: String,
+    pub(crate) refs: Queue<BlobRef>,
+}
+
+/// A checkpoint's `(channel, version)` pairs.
+pub(crate) type Versions = Box<[(Box<str>, Box<str>)]>;
+
+/// `(channel, version, the oldest checkpoint id referencing it, a blob is stored)`.
+pub(crate) type BlobRef = (String, String, String, bool);
 
 /// A store opened for writing, as `prune` and `retain` reach it (one connection,
 /// owned: its transactions need it whole): threads paged by id, their checkpoints
@@ -68,7 +85,9 @@ pub(crate) trait Checkpoints: Send + Sync {
 
     /// Up to `limit` checkpoints of `thread` in namespace `ns` with ids below `below`
     /// (`None`: from the newest), newest first, each with the channels it stores when
-    /// `walked` (else none) and whether its metadata holds one of `labels`.
+    /// `walked` (else none) and whether its metadata holds one of `labels`; and where
+    /// the store keeps blobs apart (Postgres), each one's channel versions, in the
+    /// same order (else none).
     #[allow(clippy::too_many_arguments)]
     async fn window(
         &mut self,
@@ -78,7 +97,14 @@ pub(crate) trait Checkpoints: Send + Sync {
         below: Option<&str>,
         limit: i64,
         labels: &[String],
-    ) -> Result<Vec<Cp>>;
+    ) -> Result<(Vec<Cp>, Vec<Versions>)>;
+
+    /// The blob references of namespace `ns` of `thread` ([`BlobRefs`]), where the
+    /// store keeps blobs apart (Postgres) and a long namespace's are decided a window
+    /// at a time from them; `None` elsewhere, or when the namespace is empty.
+    async fn blob_refs(&mut self, _at: (&str, &str)) -> Result<Option<BlobRefs>> {
+        Ok(None)
+    }
 
     /// The (thread, namespace, id) of the checkpoints of `threads` that hold a
     /// `__interrupt__` pending write (what LangGraph saves when a run stops at

@@ -4,8 +4,11 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::super::backend::{odd_ids, Cell, Checkpoints, Counted, Spec, WriteSet};
+use super::super::backend::{
+    odd_ids, BlobRef, BlobRefs, Cell, Checkpoints, Counted, Spec, Versions, WriteSet,
+};
 use super::super::plan::{labeled, metadata_of, Cp, Loaded, MetaReads};
+use super::super::spill::Queue;
 use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
@@ -38,6 +41,10 @@ const STORED: &str = "ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.ch
     SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
     AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
     AND b.version = v.value AND b.type <> 'empty'))";
+
+/// Checkpoint row `c`'s `channel_versions` (`{}` when not an object).
+const VERSIONS: &str = "CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
+    THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END";
 
 /// A page of threads' counts ([`Counted`]), before its `WHERE`.
 fn counts_sql() -> String {
@@ -163,7 +170,7 @@ impl Checkpoints for PgStore {
         below: Option<&str>,
         limit: i64,
         labels: &[String],
-    ) -> Result<Vec<Cp>> {
+    ) -> Result<(Vec<Cp>, Vec<Versions>)> {
         let bound = if below.is_some() {
             "AND c.checkpoint_id < $3"
         } else {
@@ -171,8 +178,10 @@ impl Checkpoints for PgStore {
         };
         let sql = format!(
             "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
-             CASE WHEN $4 THEN {STORED} ELSE '{{}}'::text[] END \
-             FROM checkpoints c WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
+             CASE WHEN $4 THEN {STORED} ELSE '{{}}'::text[] END, \
+             v.chs, v.vers FROM checkpoints c CROSS JOIN LATERAL (SELECT \
+             coalesce(array_agg(e.key), '{{}}'), coalesce(array_agg(e.value), '{{}}') \
+             FROM jsonb_each_text({VERSIONS}) e) AS v(chs, vers) WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
              ORDER BY c.checkpoint_id DESC LIMIT $5"
         );
         // Row by row, as `load_threads` reads (a window's metadata is not held whole).
@@ -184,7 +193,7 @@ impl Checkpoints for PgStore {
             .await
             .map_err(pg("prune"))?;
         let mut rows = std::pin::pin!(rows);
-        let mut out = Vec::new();
+        let (mut out, mut pairs) = (Vec::new(), Vec::new());
         while let Some(r) = futures_util::TryStreamExt::try_next(&mut rows)
             .await
             .map_err(pg("prune"))?
@@ -199,9 +208,64 @@ impl Checkpoints for PgStore {
                 metadata.as_ref(),
             );
             cp.labeled = labeled(metadata.as_ref(), labels);
+            // One aggregation's two arrays: the pairs in the same order.
+            let channels: Vec<String> = r.try_get(4).map_err(pg("prune"))?;
+            let versions: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
+            pairs.push(
+                channels
+                    .into_iter()
+                    .zip(versions)
+                    .map(|(c, v)| (c.into_boxed_str(), v.into_boxed_str()))
+                    .collect(),
+            );
             out.push(cp);
         }
-        Ok(out)
+        Ok((out, pairs))
+    }
+
+    async fn blob_refs(&mut self, (thread, ns): (&str, &str)) -> Result<Option<BlobRefs>> {
+        let client = self.client();
+        let newest: Option<String> = client
+            .query_one(
+                "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread, &ns],
+            )
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("prune"))?;
+        let Some(newest) = newest else {
+            return Ok(None);
+        };
+        // One pass over the namespace, grouped by the server; the rows streamed into
+        // the scratch file in the order the windows use them (ids compare as the
+        // windows read them: a long thread's are of a uuid6's shape).
+        let sql = format!(
+            "SELECT r.ch, r.ver, r.oldest, EXISTS (SELECT 1 FROM checkpoint_blobs b \
+             WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = r.ch AND b.version = r.ver) \
+             FROM (SELECT e.key AS ch, e.value AS ver, min(c.checkpoint_id) AS oldest \
+             FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text({VERSIONS}) e \
+             WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 GROUP BY 1, 2) AS r \
+             ORDER BY r.oldest DESC"
+        );
+        let rows = client
+            .query_raw(&sql, [&thread, &ns])
+            .await
+            .map_err(pg("prune"))?;
+        let mut rows = std::pin::pin!(rows);
+        let mut refs = Queue::new()?;
+        while let Some(r) = futures_util::TryStreamExt::try_next(&mut rows)
+            .await
+            .map_err(pg("prune"))?
+        {
+            let row: BlobRef = (
+                r.try_get(0).map_err(pg("prune"))?,
+                r.try_get(1).map_err(pg("prune"))?,
+                r.try_get(2).map_err(pg("prune"))?,
+                r.try_get(3).map_err(pg("prune"))?,
+            );
+            refs.push(&row)?;
+        }
+        Ok(Some(BlobRefs { newest, refs }))
     }
 
     async fn load_threads(

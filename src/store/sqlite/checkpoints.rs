@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::super::backend::{odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, WriteSet};
+use super::super::backend::{
+    odd_ids, row_at_sql, Cell, Checkpoints, Col, Counted, Spec, Versions, WriteSet,
+};
 use super::super::plan::{labeled, metadata_of, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 use super::{cell_bytes, sq, thread_cell, Result, SqliteStore};
@@ -123,7 +125,7 @@ impl Checkpoints for SqliteStore {
         below: Option<&str>,
         limit: i64,
         labels: &[String],
-    ) -> Result<Vec<Cp>> {
+    ) -> Result<(Vec<Cp>, Vec<Versions>)> {
         let rows = if walked {
             "type, checkpoint"
         } else {
@@ -160,7 +162,8 @@ impl Checkpoints for SqliteStore {
             cp.labeled = labeled(metadata.as_ref(), labels);
             out.push(cp);
         }
-        Ok(out)
+        // No blobs apart: no versions.
+        Ok((out, Vec::new()))
     }
 
     async fn load_threads(
