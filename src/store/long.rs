@@ -16,9 +16,12 @@
 //! has (a uuid6 id is taken when the checkpoint is made, after its parent); a thread
 //! where some parent id is not below its child's, or whose ids are not of a uuid6's
 //! shape (a Postgres collation then need not order them bytewise), is planned whole as
-//! before. So is a thread a rule decides by its latest metadata (a selection, pins, an
-//! override) or that a time rule expires (whether it waits at an interrupt is known
-//! from all its namespaces).
+//! before. So is a thread that a time rule expires (whether it waits at an interrupt
+//! is known from all its namespaces). A rule that reads the thread's latest metadata
+//! (a selection, pins, an override) is decided first from that one checkpoint's
+//! (`Checkpoints::latest_metadata`, what the planner reads it for): a thread not
+//! selected or pinned is left unread, an override's rules are the ones the windows
+//! follow (read whole when they expire it).
 //!
 //! A checkpoint read out of order all the same (its id not below the one before, or
 //! its parent's not below its own: written while the thread was read) stops the run
@@ -52,13 +55,14 @@
 //! checkpoint of the namespace; Python's `PostgresSaver.prune` on copies of the same
 //! database, one transaction, 3.0–3.1 s and 247 MiB; 2026-12-06, two runs each).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::backend::{BlobRefs, Versions};
 use super::error::StoreFault;
-use super::plan::{glob, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
+use super::plan::{by_latest, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
 use super::raw::Result;
 use super::target::Target;
 use crate::saver::retention::{Blobs, Removal};
@@ -71,14 +75,16 @@ pub(crate) const WINDOW: i64 = 1_000;
 
 /// Whether a thread of `count` checkpoints, its bytewise oldest and newest ids these,
 /// is planned a window at a time under `rules`: it is long, its ids are of a uuid6's
-/// shape (`uniform`), no rule reads its latest metadata, and no time rule expires it.
+/// shape (`uniform`), and no time rule expires it. A rule reading its latest metadata
+/// (a selection, pins, an override) is decided from that checkpoint's first
+/// ([`prune_long`]).
 pub(crate) fn windowed(
     rules: &Rules,
     count: u64,
     (oldest, newest): (&str, &str),
     uniform: bool,
 ) -> bool {
-    if !uniform || count < LONG_THREAD.unsigned_abs() || rules.reads_latest() {
+    if !uniform || count < LONG_THREAD.unsigned_abs() {
         return false;
     }
     let (Some(first), Some(last)) = (id_time(oldest), id_time(newest)) else {
@@ -93,6 +99,9 @@ pub(crate) struct Run<'a> {
     /// The thread goes whole (`Fate::Whole`: every checkpoint, then by thread id up to
     /// this, its newest id, what is left of it: writes stored against no checkpoint).
     pub(crate) whole: Option<&'a str>,
+    /// The thread's bytewise oldest and newest ids: an override read from its latest
+    /// metadata may bring a time rule that expires it (it is then read whole).
+    pub(crate) ids: (&'a str, &'a str),
     pub(crate) dry_run: bool,
     pub(crate) on_plan: Option<&'a PlanFn>,
     pub(crate) stop: Option<&'a AtomicBool>,
@@ -109,16 +118,28 @@ pub(crate) async fn prune_long(
     rules: &Rules,
     run: &Run<'_>,
 ) -> Result<Option<(Tally, u64)>> {
-    let mut tally = Tally {
-        threads: 1,
-        ..Tally::default()
+    let mut tally = Tally::default();
+    // The rules the thread is decided by, from its latest metadata where a rule reads
+    // it, as the planner decides them: a pinned thread is kept whole, unread.
+    let resolved;
+    let rules = if run.whole.is_some() {
+        tally.threads = 1;
+        rules
+    } else {
+        let latest = if rules.reads_latest() {
+            target.latest_metadata(thread).await?
+        } else {
+            None
+        };
+        let Some(by) = by_latest(thread, rules, latest.as_ref(), count, &mut tally) else {
+            return Ok(Some((tally, 0)));
+        };
+        if matches!(by, Cow::Owned(_)) && !windowed(&by, count, run.ids, true) {
+            return Ok(None);
+        }
+        resolved = by;
+        &*resolved
     };
-    // A pinned thread is kept whole, as the planner keeps it, unread.
-    if run.whole.is_none() && rules.pinned_threads.iter().any(|g| glob(g, thread)) {
-        tally.kept.pinned_threads += 1;
-        tally.checkpoints_kept += count;
-        return Ok(Some((tally, 0)));
-    }
     let Some(namespaces) = target.long_thread(thread).await? else {
         return Ok(None);
     };

@@ -52,9 +52,9 @@ struct Page {
     passed_checkpoints: u64,
     /// Threads left out by the run's `except_threads`: neither read nor counted.
     excluded: u64,
-    /// The page's one thread is long (its checkpoints counted here) and planned a
-    /// window at a time (`long.rs`).
-    long: Option<u64>,
+    /// The page's one thread is long and planned a window at a time (`long.rs`): its
+    /// checkpoints counted here, its bytewise oldest and newest ids.
+    long: Option<(u64, String, String)>,
     /// The page's one thread is long and goes whole a window at a time (`long.rs`):
     /// its newest id and its checkpoints.
     long_whole: Option<(String, String, u64)>,
@@ -161,7 +161,7 @@ async fn thread_page(
         page.last = Some(thread.clone());
         if fate == Fate::Read && windowed(rules, count, (&oldest, &newest), odd == 0) {
             // Alone on its page: it holds more than a page's checkpoints.
-            page.long = Some(count);
+            page.long = Some((count, oldest.clone(), newest.clone()));
         }
         if fate == Fate::Whole
             && count >= LONG_THREAD.unsigned_abs()
@@ -307,8 +307,9 @@ async fn do_page(
     page: &Page,
     pass: &Pass<'_>,
 ) -> Result<(Tally, u64)> {
-    let run = |whole| Run {
+    let run = |whole, ids| Run {
         whole,
+        ids,
         dry_run: pass.run.dry_run,
         on_plan: pass.on_plan,
         stop: pass.run.stop.as_deref(),
@@ -318,7 +319,7 @@ async fn do_page(
     let mut whole_here = None;
     if let Some(entry @ (thread, newest, count)) = &page.long_whole {
         if !pass.run.dry_run {
-            let run = run(Some(newest.as_str()));
+            let run = run(Some(newest.as_str()), ("", newest.as_str()));
             if let Some(done) =
                 prune_long(target, serde, (thread, *count), pass.rules, &run).await?
             {
@@ -327,10 +328,11 @@ async fn do_page(
         }
         whole_here = Some(entry);
     }
-    if let (Some(count), [thread], []) = (page.long, page.load.as_slice(), page.whole.as_slice()) {
-        if let Some(done) =
-            prune_long(target, serde, (thread, count), pass.rules, &run(None)).await?
-        {
+    if let (Some((count, oldest, newest)), [thread], []) =
+        (&page.long, page.load.as_slice(), page.whole.as_slice())
+    {
+        let run = run(None, (oldest.as_str(), newest.as_str()));
+        if let Some(done) = prune_long(target, serde, (thread, *count), pass.rules, &run).await? {
             return Ok(done);
         }
     }

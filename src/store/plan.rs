@@ -22,6 +22,7 @@
 //!    `saver::delta`); a checkpoint that could not be read keeps its whole chain. On
 //!    Postgres a checkpoint before v4 keeps the parent its pending sends are read from.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
@@ -462,6 +463,57 @@ pub fn id_time(id: &str) -> Option<i64> {
     i64::try_from(unix / 10_000_000).ok()
 }
 
+/// The rules `thread` (`count` checkpoints) is decided by, from `rules` and the
+/// metadata of its latest checkpoint (of the root namespace, or of any; `None`: none,
+/// or none read): `None` when the thread is left as it is, unread further: not
+/// selected (not counted either), pinned, or overridden with what is not a set of rules
+/// (counted, every checkpoint kept, the error in the tally's). Counts the thread.
+pub(crate) fn by_latest<'r>(
+    thread: &str,
+    rules: &'r Rules,
+    latest: Option<&CheckpointMetadata>,
+    count: u64,
+    tally: &mut Tally,
+) -> Option<Cow<'r, Rules>> {
+    let latest_json = json_of(latest);
+    let selected = rules.metadata.is_empty()
+        || latest_json
+            .as_ref()
+            .is_some_and(|j| rules.metadata.iter().all(|(k, v)| j.get(k) == Some(v)));
+    if !selected {
+        return None;
+    }
+    tally.threads += 1;
+    let pinned = rules.pinned_threads.iter().any(|g| glob(g, thread))
+        || holds_any(latest_json.as_ref(), &rules.pinned_metadata);
+    if pinned {
+        tally.kept.pinned_threads += 1;
+        tally.checkpoints_kept += count;
+        return None;
+    }
+    match rules
+        .override_key
+        .as_ref()
+        .and_then(|k| Some((k, latest_json.as_ref()?.get(k)?)))
+    {
+        Some((key, value)) => match RuleSet::from_override(value) {
+            Ok(set) => {
+                tally.kept.overridden_threads += 1;
+                Some(Cow::Owned(rules.with(&set)))
+            }
+            Err(reason) => {
+                tally.errors.push(format!(
+                    "thread {thread:?}: its metadata's {key:?} is not a set of rules ({reason}); \
+                     the thread was left as it is"
+                ));
+                tally.checkpoints_kept += count;
+                None
+            }
+        },
+        None => Some(Cow::Borrowed(rules)),
+    }
+}
+
 /// Decides one thread by `rules` and adds what goes to `removal`; returns the thread's
 /// plan when something goes and `listing` asks for it (a dry run's listing).
 pub(crate) fn plan_thread(
@@ -475,46 +527,8 @@ pub(crate) fn plan_thread(
     if cps.is_empty() {
         return None;
     }
-    // The metadata of the latest checkpoint of the root namespace (or of any).
-    let latest_json = json_of(loaded.latest_metadata());
-    let selected = rules.metadata.is_empty()
-        || latest_json
-            .as_ref()
-            .is_some_and(|j| rules.metadata.iter().all(|(k, v)| j.get(k) == Some(v)));
-    if !selected {
-        return None;
-    }
-    tally.threads += 1;
-    let pinned = rules.pinned_threads.iter().any(|g| glob(g, thread))
-        || holds_any(latest_json.as_ref(), &rules.pinned_metadata);
-    if pinned {
-        tally.kept.pinned_threads += 1;
-        tally.checkpoints_kept += cps.len() as u64;
-        return None;
-    }
-    let overridden;
-    let rules = match rules
-        .override_key
-        .as_ref()
-        .and_then(|k| Some((k, latest_json.as_ref()?.get(k)?)))
-    {
-        Some((key, value)) => match RuleSet::from_override(value) {
-            Ok(set) => {
-                tally.kept.overridden_threads += 1;
-                overridden = rules.with(&set);
-                &overridden
-            }
-            Err(reason) => {
-                tally.errors.push(format!(
-                    "thread {thread:?}: its metadata's {key:?} is not a set of rules ({reason}); \
-                     the thread was left as it is"
-                ));
-                tally.checkpoints_kept += cps.len() as u64;
-                return None;
-            }
-        },
-        None => rules,
-    };
+    let count = cps.len() as u64;
+    let rules = &*by_latest(thread, rules, loaded.latest_metadata(), count, tally)?;
     let times = || cps.iter().filter_map(|c| id_time(&c.id));
     let idle = rules
         .idle_before

@@ -107,27 +107,31 @@ async fn long_store(path: &Path) {
     }
 }
 
-/// The policy kept: the latest 3 and the labelled, with what their DeltaChannels need.
-/// `whole`: with a metadata pin no checkpoint holds, which has the planner read the
-/// thread whole (a pin is decided from the latest metadata) and changes nothing else.
-fn policy(whole: bool) -> RetentionPolicy {
-    let p = RetentionPolicy::new().keep_latest(3).label("keep");
-    if whole {
-        p.pin_metadata("no-checkpoint-holds-this")
-    } else {
-        p
-    }
+/// The policy kept: the latest 3 and the labelled, with what their DeltaChannels need;
+/// and rules read from each thread's latest metadata (a pin no checkpoint holds, an
+/// override under `retention`), which the windows decide from that checkpoint first.
+fn policy() -> RetentionPolicy {
+    RetentionPolicy::new()
+        .keep_latest(3)
+        .label("keep")
+        .pin_metadata("no-checkpoint-holds-this")
+        .override_key("retention")
 }
+
+/// Has the planner read the long thread whole, on the copy the window's results are
+/// compared with: its oldest root checkpoint names a parent above itself (and not
+/// stored), so not every parent is below its child. That checkpoint goes in every
+/// prune here (it is not among the latest, labelled, or a snapshot a kept checkpoint
+/// needs), so both copies end alike.
+const READ_WHOLE: &str = "UPDATE checkpoints SET parent_checkpoint_id = 'ffffffff' \
+    WHERE thread_id = 'long' AND checkpoint_ns = '' AND checkpoint_id = \
+    (SELECT min(checkpoint_id) FROM checkpoints WHERE thread_id = 'long' AND checkpoint_ns = '');";
 
 /// Runs the policy on `store`; returns its report as JSON (times left out) and how
 /// many parts each thread's listing came in (`dry_run`).
-async fn retain(
-    store: &str,
-    whole: bool,
-    dry_run: bool,
-) -> (serde_json::Value, BTreeMap<String, usize>) {
+async fn retain(store: &str, dry_run: bool) -> (serde_json::Value, BTreeMap<String, usize>) {
     let parts: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-    let mut options = RetainOptions::new(policy(whole)).dry_run(dry_run);
+    let mut options = RetainOptions::new(policy()).dry_run(dry_run);
     if dry_run {
         let seen = parts.clone();
         options = options.on_plan(move |p| {
@@ -169,8 +173,16 @@ fn sqlite_pair(dir: &Path, sql: &str) -> (std::path::PathBuf, std::path::PathBuf
     (a, b)
 }
 
+/// Runs [`READ_WHOLE`] on the SQLite store at `path`.
+fn read_whole(path: &Path) {
+    rusqlite::Connection::open(path)
+        .and_then(|c| c.execute_batch(READ_WHOLE))
+        .expect("read whole");
+}
+
 /// [`long_store`] copied into two fresh databases `<tag>_a` and `<tag>_b` of the
-/// server at `url` (the SQLite file written in `dir`); their URLs.
+/// server at `url` (the SQLite file written in `dir`), `b` read whole
+/// ([`READ_WHOLE`]); their URLs.
 async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
     let source = dir.join("source.db");
     long_store(&source).await;
@@ -182,6 +194,11 @@ async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
             .await
             .expect("copy");
     }
+    support::pg::connect(&b)
+        .await
+        .batch_execute(READ_WHOLE)
+        .await
+        .expect("read whole");
     (a, b)
 }
 
@@ -224,15 +241,15 @@ fn counts(report: &serde_json::Value) -> Vec<u64> {
 
 /// Expected values are the whole planner's, run on a copy of the same store.
 async fn check(a: &str, b: &str, rows: impl Fn(&str) -> Vec<String>) {
-    let (dry, parts) = retain(a, false, true).await;
-    let (dry_whole, parts_whole) = retain(b, true, true).await;
+    let (dry, parts) = retain(a, true).await;
+    let (dry_whole, parts_whole) = retain(b, true).await;
     // The long thread's listing comes a window at a time; planned whole, in one.
     assert!(parts["long"] > ROOT / 1_000, "{parts:?}");
     assert_eq!(parts_whole["long"], 1, "{parts_whole:?}");
     assert_eq!(parts["short"], 1, "{parts:?}");
     assert_eq!(dry, dry_whole);
-    let (done, _) = retain(a, false, false).await;
-    let (done_whole, _) = retain(b, true, false).await;
+    let (done, _) = retain(a, false).await;
+    let (done_whole, _) = retain(b, false).await;
     assert_eq!(done, done_whole);
     assert_eq!(counts(&done), counts(&dry));
     let kept = &done["kept_by_rule"];
@@ -241,23 +258,60 @@ async fn check(a: &str, b: &str, rows: impl Fn(&str) -> Vec<String>) {
     assert!(kept["labeled"].as_u64() > Some(100), "{done}");
     assert_eq!(rows(a), rows(b));
     // A second run finds nothing more to do, as planned whole.
-    let (again, _) = retain(a, false, false).await;
+    let (again, _) = retain(a, false).await;
     assert_eq!(again["checkpoints_deleted"], 0, "{again}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_sqlite_thread_is_pruned_a_window_at_a_time_as_planned_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
-    long_store(&a).await;
-    {
-        let conn = rusqlite::Connection::open(&a).expect("open");
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
-            .expect("checkpoint");
-    }
-    std::fs::copy(&a, &b).expect("copy");
+    let (a, b) = tokio::task::block_in_place(|| sqlite_pair(dir.path(), ""));
+    read_whole(&b);
     let (a, b) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
     check(a, b, |p| sqlite_rows(Path::new(p))).await;
+}
+
+/// An override in a long thread's latest metadata (keep the latest 1 where the policy
+/// keeps 3) is read from that checkpoint first, and the thread pruned a window at a
+/// time by it, to the planner's end reading it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_override_in_a_long_threads_latest_metadata_is_followed_a_window_at_a_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = tokio::task::block_in_place(|| {
+        sqlite_pair(
+            dir.path(),
+            "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), \
+             '$.retention', json('{\"keep_latest\": 1}')) AS BLOB) \
+             WHERE thread_id = 'long' AND checkpoint_ns = '' AND checkpoint_id = \
+             (SELECT max(checkpoint_id) FROM checkpoints \
+             WHERE thread_id = 'long' AND checkpoint_ns = '');",
+        )
+    });
+    read_whole(&b);
+    // The root namespace's latest three: the newest a DeltaChannel snapshot (step
+    // 10,199), the two before it neither labelled nor needed by it.
+    let newest = |path: &Path| -> Vec<String> {
+        let conn = rusqlite::Connection::open(path).expect("open");
+        let mut stmt = conn
+            .prepare(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'long' \
+                 AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 3",
+            )
+            .expect("prepare");
+        let ids = stmt.query_map([], |r| r.get(0)).expect("query");
+        ids.map(|r| r.expect("id")).collect()
+    };
+    let before = newest(&a);
+    let (a_arg, b_arg) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    check(a_arg, b_arg, |p| sqlite_rows(Path::new(p))).await;
+    let after = newest(&a);
+    assert_eq!(after.first(), before.first());
+    assert!(
+        !after.contains(&before[1]) && !after.contains(&before[2]),
+        "{after:?}"
+    );
+    let (done, _) = retain(a_arg, true).await;
+    assert_eq!(done["kept_by_rule"]["overridden_threads"], 1, "{done}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,21 +386,9 @@ fn prune_interrupted(
     stopped
 }
 
-/// The same prune on a copy of the store, planned whole (a metadata selection every
-/// thread's latest checkpoint holds has the planner read each thread whole).
+/// The same prune on a copy of the store read whole ([`READ_WHOLE`]).
 fn prune_whole(store: &str) {
-    let (code, _, stderr) = crate::lgcodec(
-        &[
-            "store",
-            "prune",
-            store,
-            "--keep-latest",
-            "3",
-            "--metadata",
-            "source=\"loop\"",
-        ],
-        &[],
-    );
+    let (code, _, stderr) = crate::lgcodec(&["store", "prune", store, "--keep-latest", "3"], &[]);
     assert_eq!(code, 0, "{stderr}");
 }
 
@@ -357,6 +399,7 @@ fn prune_whole(store: &str) {
 fn a_long_sqlite_thread_killed_between_windows_and_pruned_again_ends_as_planned_whole() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = sqlite_pair(dir.path(), "");
+    read_whole(&b);
     let count = || -> u64 {
         rusqlite::Connection::open(&a)
             .and_then(|c| c.query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0)))
@@ -550,4 +593,79 @@ fn a_long_idle_sqlite_thread_goes_a_window_at_a_time_newest_first() {
     assert_eq!(report(false), dry);
     assert_eq!(dry[0], 2);
     assert_eq!(rows(&b, everything).0, 0);
+}
+
+/// A live writer's checkpoint that comes in while a long Postgres thread is pruned a
+/// window at a time (here put in by a trigger as the newest window is deleted: a copy
+/// of the namespace's oldest checkpoint, under an id above every other, as a fork from
+/// it would reference its versions) keeps the blobs it references, though every
+/// checkpoint the prune read that referenced them went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_writers_checkpoint_keeps_the_blobs_it_references_through_a_long_prune() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, _) = pg_pair(&url, dir.path(), "long_live").await;
+    let client = support::pg::connect(&a).await;
+    client
+        .batch_execute(
+            "CREATE TABLE live_once (done bool);
+             CREATE FUNCTION live_write() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+               IF NOT EXISTS (SELECT 1 FROM live_once) THEN
+                 INSERT INTO live_once VALUES (true);
+                 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,
+                     parent_checkpoint_id, type, checkpoint, metadata)
+                   SELECT thread_id, checkpoint_ns, 'ffffffff-ffff-6fff-bfff-ffffffffffff',
+                     NULL, type, checkpoint, metadata
+                   FROM checkpoints WHERE thread_id = 'long' AND checkpoint_ns = ''
+                   ORDER BY checkpoint_id LIMIT 1;
+               END IF;
+               RETURN NULL;
+             END $$;
+             CREATE TRIGGER live AFTER DELETE ON checkpoints FOR EACH ROW
+               WHEN (OLD.thread_id = 'long' AND OLD.checkpoint_ns = '')
+               EXECUTE FUNCTION live_write();",
+        )
+        .await
+        .expect("trigger");
+    // The blobs of the namespace's oldest checkpoint, by channel.
+    let blobs_of = "SELECT e.key FROM checkpoints c \
+        CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') e \
+        WHERE c.thread_id = 'long' AND c.checkpoint_ns = '' AND c.checkpoint_id = $1 \
+        AND EXISTS (SELECT 1 FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id \
+        AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = e.key AND b.version = e.value) \
+        ORDER BY 1";
+    let channels =
+        |rows: Vec<tokio_postgres::Row>| -> Vec<String> { rows.iter().map(|r| r.get(0)).collect() };
+    let oldest: String = client
+        .query_one(
+            "SELECT min(checkpoint_id) FROM checkpoints WHERE thread_id = 'long' AND checkpoint_ns = ''",
+            &[],
+        )
+        .await
+        .expect("oldest")
+        .get(0);
+    let before = channels(client.query(blobs_of, &[&oldest]).await.expect("blobs"));
+    // `topic` (shared with the next four, which go too) and `messages` (a snapshot).
+    assert!(
+        before.contains(&"topic".to_owned()) && before.contains(&"messages".to_owned()),
+        "{before:?}"
+    );
+    let (done, _) = retain(&a, false).await;
+    assert!(done["checkpoints_deleted"].as_u64() > Some(9_000), "{done}");
+    let gone: i64 = client
+        .query_one(
+            "SELECT count(*) FROM checkpoints WHERE checkpoint_id = $1",
+            &[&oldest],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(gone, 0, "the oldest checkpoint went");
+    let live = "ffffffff-ffff-6fff-bfff-ffffffffffff";
+    let after = channels(client.query(blobs_of, &[&live]).await.expect("blobs"));
+    assert_eq!(after, before);
 }

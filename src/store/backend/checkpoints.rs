@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::saver::retention::{Removal, Removed};
 use crate::saver::sqlite::{StoredRow, StoredWrite};
+use crate::saver::CheckpointMetadata;
 use crate::serializer::Serializer;
 
 use super::super::plan::{Cp, Loaded, MetaReads};
@@ -75,6 +76,11 @@ pub(crate) trait Checkpoints: Send + Sync {
     /// The counts of `threads` ([`Counted`]); a thread without checkpoints is not
     /// listed.
     async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>>;
+
+    /// The metadata of `thread`'s latest checkpoint, as `load_threads` finds it (of the
+    /// root namespace, else of any; the newest id bytewise): what a selection, pins and
+    /// an override read. `None`: no checkpoint, or metadata that cannot be read.
+    async fn latest_metadata(&mut self, thread: &str) -> Result<Option<CheckpointMetadata>>;
 
     /// The namespaces of `thread`, each with whether its checkpoint rows are read for
     /// the delta walk (it has DeltaChannels, or metadata that cannot be read), when the

@@ -12,6 +12,7 @@ use super::super::spill::Queue;
 use super::{pg, PgStore, Result};
 use crate::saver::postgres::found_positions;
 use crate::saver::retention::{Removal, Removed};
+use crate::saver::CheckpointMetadata;
 use crate::serializer::Serializer;
 
 /// The key of the sweep lock: one per database and schema.
@@ -123,6 +124,23 @@ impl Checkpoints for PgStore {
             .await
             .map_err(pg("prune"))?;
         rows.iter().map(counted).collect()
+    }
+
+    async fn latest_metadata(&mut self, thread: &str) -> Result<Option<CheckpointMetadata>> {
+        let row = self
+            .client()
+            .query_opt(
+                "SELECT metadata::text FROM checkpoints WHERE thread_id = $1 \
+                 ORDER BY checkpoint_ns = '' DESC, checkpoint_id COLLATE \"C\" DESC LIMIT 1",
+                &[&thread],
+            )
+            .await
+            .map_err(pg("prune"))?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let meta: Option<String> = row.try_get(0).map_err(pg("prune"))?;
+        Ok(metadata_of(meta.as_deref().map(str::as_bytes)))
     }
 
     async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {

@@ -15,7 +15,7 @@ use super::super::plan::{labeled, metadata_of, Cp, Loaded, MetaReads};
 use super::super::report::VacuumReport;
 use super::{cell_bytes, sq, thread_cell, Result, SqliteStore};
 use crate::saver::retention::{Removal, Removed};
-use crate::saver::Checkpoint;
+use crate::saver::{Checkpoint, CheckpointMetadata};
 use crate::serializer::Serializer;
 
 /// Pages per `PRAGMA incremental_vacuum` step: one short write transaction (a few
@@ -71,6 +71,23 @@ impl Checkpoints for SqliteStore {
             }
         }
         Ok(out)
+    }
+
+    async fn latest_metadata(&mut self, thread: &str) -> Result<Option<CheckpointMetadata>> {
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT metadata FROM checkpoints WHERE thread_id = ?1 \
+                 ORDER BY checkpoint_ns = '' DESC, checkpoint_id DESC LIMIT 1",
+            )
+            .map_err(sq("prune"))?;
+        let mut rows = stmt.query([thread]).map_err(sq("prune"))?;
+        let Some(r) = rows.next().map_err(sq("prune"))? else {
+            return Ok(None);
+        };
+        Ok(metadata_of(
+            cell_bytes(r, 0).map_err(sq("prune"))?.as_deref(),
+        ))
     }
 
     async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {
