@@ -16,12 +16,16 @@
 //! has (a uuid6 id is taken when the checkpoint is made, after its parent); a thread
 //! where some parent id is not below its child's, or whose ids are not of a uuid6's
 //! shape (a Postgres collation then need not order them bytewise), is planned whole as
-//! before. So is a thread that a time rule expires (whether it waits at an interrupt
-//! is known from all its namespaces). A rule that reads the thread's latest metadata
-//! (a selection, pins, an override) is decided first from that one checkpoint's
-//! (`Checkpoints::latest_metadata`, what the planner reads it for): a thread not
-//! selected or pinned is left unread, an override's rules are the ones the windows
-//! follow (read whole when they expire it).
+//! before. What the planner decides from the whole thread first is decided here from a
+//! checkpoint or two: a rule that reads the thread's latest metadata (a selection,
+//! pins, an override) from that checkpoint's (`Checkpoints::latest_metadata`): a
+//! thread not selected or pinned is left unread, an override's rules are the ones the
+//! windows follow. A time rule that expires the thread, from its oldest and newest ids
+//! and whether the latest checkpoint of a namespace holds an interrupt
+//! (`Checkpoints::waiting`): waiting (kept by `keep_interrupted`), the rules apply as
+//! they are; else `idle_action = keep_latest` keeps the latest of each namespace, and
+//! otherwise every checkpoint goes but the labelled and what they need, the thread
+//! going whole (by thread id, after its windows) when nothing stays.
 //!
 //! A checkpoint read out of order all the same (its id not below the one before, or
 //! its parent's not below its own: written while the thread was read) stops the run
@@ -55,7 +59,6 @@
 //! checkpoint of the namespace; Python's `PostgresSaver.prune` on copies of the same
 //! database, one transaction, 3.0–3.1 s and 247 MiB; 2026-12-06, two runs each).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -73,24 +76,12 @@ pub(crate) const LONG_THREAD: i64 = 10_000;
 /// Checkpoints per window: read, planned and deleted in one transaction.
 pub(crate) const WINDOW: i64 = 1_000;
 
-/// Whether a thread of `count` checkpoints, its bytewise oldest and newest ids these,
-/// is planned a window at a time under `rules`: it is long, its ids are of a uuid6's
-/// shape (`uniform`), and no time rule expires it. A rule reading its latest metadata
-/// (a selection, pins, an override) is decided from that checkpoint's first
-/// ([`prune_long`]).
-pub(crate) fn windowed(
-    rules: &Rules,
-    count: u64,
-    (oldest, newest): (&str, &str),
-    uniform: bool,
-) -> bool {
-    if !uniform || count < LONG_THREAD.unsigned_abs() {
-        return false;
-    }
-    let (Some(first), Some(last)) = (id_time(oldest), id_time(newest)) else {
-        return false;
-    };
-    rules.idle_before.is_none_or(|d| last >= d) && rules.first_before.is_none_or(|d| first >= d)
+/// Whether a thread of `count` checkpoints is planned a window at a time: it is long
+/// and its ids are of a uuid6's shape (`uniform`: bytewise order is time order). What
+/// its latest metadata and the time rules make of the rules is decided in
+/// [`prune_long`], from that one checkpoint and its oldest and newest ids.
+pub(crate) fn windowed(count: u64, uniform: bool) -> bool {
+    uniform && count >= LONG_THREAD.unsigned_abs()
 }
 
 /// How a long thread is pruned: whether to write, whom to tell each window's plan, and
@@ -134,12 +125,40 @@ pub(crate) async fn prune_long(
         let Some(by) = by_latest(thread, rules, latest.as_ref(), count, &mut tally) else {
             return Ok(Some((tally, 0)));
         };
-        if matches!(by, Cow::Owned(_)) && !windowed(&by, count, run.ids, true) {
-            return Ok(None);
-        }
         resolved = by;
         &*resolved
     };
+    // A time rule that expires the thread, as the planner has it: waiting at an
+    // interrupt it keeps to its rules; else idle with `idle_action = keep_latest` it
+    // keeps its latest, and otherwise only the labelled (and what they need) stay, the
+    // thread going whole when none does.
+    let (oldest, newest) = run.ids;
+    let idle = rules
+        .idle_before
+        .is_some_and(|d| id_time(newest).is_some_and(|t| t < d));
+    let too_old = rules
+        .first_before
+        .is_some_and(|d| id_time(oldest).is_some_and(|t| t < d));
+    let expired_rules;
+    let mut labelled_only = false;
+    let rules = if run.whole.is_none() && (idle || too_old) {
+        let mut r = rules.clone();
+        if rules.keep_interrupted && target.waiting(thread).await? {
+            tally.kept.interrupted_threads += 1;
+        } else if too_old || !rules.idle_keep_latest {
+            labelled_only = true;
+            (r.keep_latest, r.older_than) = (Some(0), None);
+        } else {
+            r.keep_latest = Some(1);
+        }
+        expired_rules = r;
+        &expired_rules
+    } else {
+        rules
+    };
+    // Going whole (or all but the labelled), up to its newest id when paged: a live
+    // writer's newer checkpoint stays.
+    let bound = run.whole.or(labelled_only.then_some(newest));
     let Some(namespaces) = target.long_thread(thread).await? else {
         return Ok(None);
     };
@@ -172,9 +191,7 @@ pub(crate) async fn prune_long(
             // Counted once deleted: a window not deleted counts nothing.
             let (mut removal, mut counts) = (Removal::default(), Tally::default());
             for (i, c) in window.iter().enumerate() {
-                // Going whole, up to its newest id when paged: a live writer's newer
-                // checkpoint stays.
-                if run.whole.is_some_and(|newest| *c.id > *newest) {
+                if bound.is_some_and(|newest| *c.id > *newest) {
                     continue;
                 }
                 let pushed = plan.push(c, &mut removal, &mut counts);
@@ -228,7 +245,10 @@ pub(crate) async fn prune_long(
             }
         }
     }
-    if let Some(newest) = run.whole {
+    let whole = run
+        .whole
+        .or((labelled_only && tally.checkpoints_kept == 0).then_some(newest));
+    if let Some(newest) = whole {
         // What is left of the thread up to its newest id (writes stored against no
         // checkpoint), as a thread going whole is deleted; a live writer's newer rows
         // stay.
@@ -237,11 +257,21 @@ pub(crate) async fn prune_long(
             ..Removal::default()
         };
         let removed = target.remove(&removal, run.dry_run).await?;
-        tally.checkpoints_deleted += removed.checkpoints;
-        tally.writes_deleted += removed.writes;
-        tally.bytes_freed += removed.bytes;
+        if run.dry_run {
+            // The windows deleted nothing: the thread's count, as the planner counts a
+            // thread that goes whole, is all of it (every checkpoint counted already).
+            tally.writes_deleted = removed.writes;
+            tally.blobs_deleted = removed.blobs;
+            tally.bytes_freed = removed.bytes;
+        } else {
+            tally.checkpoints_deleted += removed.checkpoints;
+            tally.writes_deleted += removed.writes;
+            tally.blobs_deleted += removed.blobs;
+            tally.bytes_freed += removed.bytes;
+        }
         tally.threads_deleted = 1;
         tally.threads_changed = 1;
+        tally.unreadable = 0;
     }
     Ok(Some((tally, read)))
 }

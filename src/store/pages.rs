@@ -159,7 +159,7 @@ async fn thread_page(
         }
         held += n;
         page.last = Some(thread.clone());
-        if fate == Fate::Read && windowed(rules, count, (&oldest, &newest), odd == 0) {
+        if fate == Fate::Read && windowed(count, odd == 0) {
             // Alone on its page: it holds more than a page's checkpoints.
             page.long = Some((count, oldest.clone(), newest.clone()));
         }

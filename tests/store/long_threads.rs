@@ -130,8 +130,17 @@ const READ_WHOLE: &str = "UPDATE checkpoints SET parent_checkpoint_id = 'fffffff
 /// Runs the policy on `store`; returns its report as JSON (times left out) and how
 /// many parts each thread's listing came in (`dry_run`).
 async fn retain(store: &str, dry_run: bool) -> (serde_json::Value, BTreeMap<String, usize>) {
+    retain_by(store, policy(), dry_run).await
+}
+
+/// [`retain`] by `policy`.
+async fn retain_by(
+    store: &str,
+    policy: RetentionPolicy,
+    dry_run: bool,
+) -> (serde_json::Value, BTreeMap<String, usize>) {
     let parts: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
-    let mut options = RetainOptions::new(policy()).dry_run(dry_run);
+    let mut options = RetainOptions::new(policy).dry_run(dry_run);
     if dry_run {
         let seen = parts.clone();
         options = options.on_plan(move |p| {
@@ -202,6 +211,22 @@ async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
     (a, b)
 }
 
+/// Every row of a Postgres database ([`support::pg::digest`]), read on a thread of its
+/// own (the tests' runtime is busy with the run that calls it).
+fn pg_rows(url: &str) -> Vec<String> {
+    let url = url.to_owned();
+    std::thread::spawn(move || {
+        tokio::runtime::Runtime::new()
+            .expect("runtime")
+            .block_on(support::pg::digest(&url))
+    })
+    .join()
+    .expect("digest")
+    .lines()
+    .map(str::to_owned)
+    .collect()
+}
+
 /// Every row of a SQLite store: checkpoints with their parents, writes.
 fn sqlite_rows(path: &Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("open");
@@ -239,27 +264,39 @@ fn counts(report: &serde_json::Value) -> Vec<u64> {
     .collect()
 }
 
-/// Expected values are the whole planner's, run on a copy of the same store.
-async fn check(a: &str, b: &str, rows: impl Fn(&str) -> Vec<String>) {
-    let (dry, parts) = retain(a, true).await;
-    let (dry_whole, parts_whole) = retain(b, true).await;
+/// Runs `policy` on `a`, dry and then for real, and on `b`, a copy read whole
+/// ([`READ_WHOLE`]): the same reports and the same rows, the long thread listed a
+/// window at a time on `a`. Returns the report of the run on `a`.
+async fn same_as_whole(
+    a: &str,
+    b: &str,
+    rows: impl Fn(&str) -> Vec<String>,
+    policy: RetentionPolicy,
+) -> serde_json::Value {
+    let (dry, parts) = retain_by(a, policy.clone(), true).await;
+    let (dry_whole, parts_whole) = retain_by(b, policy.clone(), true).await;
     // The long thread's listing comes a window at a time; planned whole, in one.
     assert!(parts["long"] > ROOT / 1_000, "{parts:?}");
     assert_eq!(parts_whole["long"], 1, "{parts_whole:?}");
-    assert_eq!(parts["short"], 1, "{parts:?}");
     assert_eq!(dry, dry_whole);
-    let (done, _) = retain(a, false).await;
-    let (done_whole, _) = retain(b, false).await;
+    let (done, _) = retain_by(a, policy.clone(), false).await;
+    let (done_whole, _) = retain_by(b, policy.clone(), false).await;
     assert_eq!(done, done_whole);
     assert_eq!(counts(&done), counts(&dry));
+    assert_eq!(rows(a), rows(b));
+    // A second run finds nothing more to do, as planned whole.
+    let (again, _) = retain_by(a, policy, false).await;
+    assert_eq!(again["checkpoints_deleted"], 0, "{again}");
+    done
+}
+
+/// Expected values are the whole planner's, run on a copy of the same store.
+async fn check(a: &str, b: &str, rows: impl Fn(&str) -> Vec<String>) {
+    let done = same_as_whole(a, b, rows, policy()).await;
     let kept = &done["kept_by_rule"];
     // The latest 3 of each namespace need the snapshot up to four back; labels stay.
     assert!(kept["delta_ancestors"].as_u64() > Some(0), "{done}");
     assert!(kept["labeled"].as_u64() > Some(100), "{done}");
-    assert_eq!(rows(a), rows(b));
-    // A second run finds nothing more to do, as planned whole.
-    let (again, _) = retain(a, false).await;
-    assert_eq!(again["checkpoints_deleted"], 0, "{again}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -322,20 +359,121 @@ async fn a_long_postgres_thread_is_pruned_a_window_at_a_time_as_planned_whole() 
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = pg_pair(&url, dir.path(), "long").await;
-    let rows = |url: &str| {
-        let url = url.to_owned();
-        std::thread::spawn(move || {
-            tokio::runtime::Runtime::new()
-                .expect("runtime")
-                .block_on(support::pg::digest(&url))
-        })
-        .join()
-        .expect("digest")
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    check(&a, &b, pg_rows).await;
+}
+
+/// A long thread a time rule expires (idle) is pruned a window at a time to the
+/// planner's end reading it whole, each way the planner decides such a thread: the
+/// labelled stay (with what they need) and the rest goes; `idle_action = keep_latest`
+/// keeps the latest; with none labelled it goes whole (its writes stored against no
+/// checkpoint too); waiting at an interrupt, it keeps to the policy's rules.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_thread_a_time_rule_expires_is_pruned_a_window_at_a_time() {
+    use std::time::Duration;
+    let interrupt = |thread: &str| {
+        format!(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, \
+             channel, type, value) VALUES ('{thread}', '', (SELECT max(checkpoint_id) \
+             FROM checkpoints WHERE thread_id = '{thread}' AND checkpoint_ns = ''), \
+             'task-i', 0, '__interrupt__', 'msgpack', x'90');"
+        )
     };
-    check(&a, &b, rows).await;
+    let orphan = "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, \
+                  channel, type, value) VALUES ('long', '', '00000000-0000-6000-8000-000000000000', \
+                  'task', 0, 'step', 'msgpack', x'01');";
+    let idle = |keep_latest_instead| {
+        RetentionPolicy::new()
+            .keep_latest(3)
+            .idle_ttl(Duration::from_secs(1), keep_latest_instead)
+    };
+    let cases = [
+        (
+            "labelled",
+            String::new(),
+            idle(false).label("keep").keep_interrupted(false),
+        ),
+        ("latest", String::new(), idle(true).keep_interrupted(false)),
+        (
+            "whole",
+            format!("{}{orphan}", interrupt("short")),
+            idle(false).keep_interrupted(true),
+        ),
+        (
+            "waiting",
+            interrupt("long"),
+            idle(false).keep_interrupted(true),
+        ),
+    ];
+    for (case, sql, policy) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = tokio::task::block_in_place(|| sqlite_pair(dir.path(), &sql));
+        read_whole(&b);
+        // Every checkpoint older than the idle TTL (a second) when the runs begin.
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        let (a_arg, b_arg) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+        let done = same_as_whole(a_arg, b_arg, |p| sqlite_rows(Path::new(p)), policy).await;
+        let kept = &done["kept_by_rule"];
+        let long_left = sqlite_rows(&a)
+            .iter()
+            .filter(|r| r.starts_with("long/"))
+            .count();
+        match case {
+            "labelled" => assert!(kept["labeled"].as_u64() > Some(100), "{done}"),
+            "latest" => assert_eq!(kept["labeled"], 0, "{done}"),
+            "whole" => {
+                assert_eq!(done["threads_deleted"], 1, "{done}");
+                assert_eq!(long_left, 0, "{done}");
+            }
+            _ => assert_eq!(kept["interrupted_threads"], 1, "{done}"),
+        }
+        assert!(long_left < 600, "{case}: {long_left} left\n{done}");
+    }
+}
+
+/// The same on Postgres, the thread going whole (the other waits at an interrupt):
+/// its blobs go with its windows, its write stored against no checkpoint after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_postgres_thread_a_time_rule_expires_goes_whole_a_window_at_a_time() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = pg_pair(&url, dir.path(), "long_idle").await;
+    for url in [&a, &b] {
+        support::pg::connect(url)
+            .await
+            .batch_execute(
+                "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+                 task_path, idx, channel, type, blob) VALUES ('short', '', (SELECT \
+                 max(checkpoint_id) FROM checkpoints WHERE thread_id = 'short' AND \
+                 checkpoint_ns = ''), 'task-i', '', 0, '__interrupt__', 'msgpack', '\\x90'), \
+                 ('long', '', '00000000-0000-6000-8000-000000000000', 'task', '', 0, 'step', \
+                 'msgpack', '\\x01');",
+            )
+            .await
+            .expect("writes");
+    }
+    let policy = RetentionPolicy::new()
+        .keep_latest(3)
+        .idle_ttl(std::time::Duration::from_secs(1), false)
+        .keep_interrupted(true);
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let done = same_as_whole(&a, &b, pg_rows, policy).await;
+    assert_eq!(done["threads_deleted"], 1, "{done}");
+    assert_eq!(done["kept_by_rule"]["interrupted_threads"], 1, "{done}");
+    let left: i64 = support::pg::connect(&a)
+        .await
+        .query_one(
+            "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = 'long') \
+             + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'long') \
+             + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = 'long')",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(left, 0);
 }
 
 /// `lgcodec store prune STORE --keep-latest 3` stopped, `rounds.len()` times, once a

@@ -82,6 +82,11 @@ pub(crate) trait Checkpoints: Send + Sync {
     /// an override read. `None`: no checkpoint, or metadata that cannot be read.
     async fn latest_metadata(&mut self, thread: &str) -> Result<Option<CheckpointMetadata>>;
 
+    /// Whether the latest checkpoint (the newest id bytewise) of some namespace of
+    /// `thread` holds a `__interrupt__` pending write: the thread waits at an
+    /// interrupt, as the planner decides it from its rows.
+    async fn waiting(&mut self, thread: &str) -> Result<bool>;
+
     /// The namespaces of `thread`, each with whether its checkpoint rows are read for
     /// the delta walk (it has DeltaChannels, or metadata that cannot be read), when the
     /// thread can be planned newest first a window at a time (`long.rs`): every parent

@@ -143,6 +143,21 @@ impl Checkpoints for PgStore {
         Ok(metadata_of(meta.as_deref().map(str::as_bytes)))
     }
 
+    async fn waiting(&mut self, thread: &str) -> Result<bool> {
+        self.client()
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM (SELECT checkpoint_ns AS ns, \
+                 max(checkpoint_id COLLATE \"C\") AS id FROM checkpoints WHERE thread_id = $1 \
+                 GROUP BY checkpoint_ns) AS l WHERE EXISTS (SELECT 1 FROM checkpoint_writes w \
+                 WHERE w.thread_id = $1 AND w.checkpoint_ns = l.ns AND w.checkpoint_id = l.id \
+                 AND w.channel = '__interrupt__'))",
+                &[&thread],
+            )
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("retain"))
+    }
+
     async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {
         let client = self.client();
         let row = client

@@ -90,6 +90,20 @@ impl Checkpoints for SqliteStore {
         ))
     }
 
+    async fn waiting(&mut self, thread: &str) -> Result<bool> {
+        self.conn()
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM (SELECT checkpoint_ns AS ns, max(checkpoint_id) AS id \
+                 FROM checkpoints WHERE thread_id = ?1 GROUP BY checkpoint_ns) AS l \
+                 WHERE EXISTS (SELECT 1 FROM writes w WHERE w.thread_id = ?1 \
+                 AND w.checkpoint_ns = l.ns AND w.checkpoint_id = l.id \
+                 AND w.channel = '__interrupt__'))",
+                [thread],
+                |r| r.get(0),
+            )
+            .map_err(sq("retain"))
+    }
+
     async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>> {
         let conn = self.conn();
         let backwards: bool = conn
