@@ -90,8 +90,9 @@ pub(crate) struct Run<'a> {
     /// The thread goes whole (`Fate::Whole`: every checkpoint, then by thread id up to
     /// this, its newest id, what is left of it: writes stored against no checkpoint).
     pub(crate) whole: Option<&'a str>,
-    /// The thread's bytewise oldest and newest ids: an override read from its latest
-    /// metadata may bring a time rule that expires it (it is then read whole).
+    /// The thread's bytewise oldest and newest ids when its page was read: what the
+    /// time rules read (idle, hard TTL), and the newest a thread that goes whole (or
+    /// all but its labelled) goes up to.
     pub(crate) ids: (&'a str, &'a str),
     pub(crate) dry_run: bool,
     pub(crate) on_plan: Option<&'a PlanFn>,
@@ -191,12 +192,16 @@ pub(crate) async fn prune_long(
             // Counted once deleted: a window not deleted counts nothing.
             let (mut removal, mut counts) = (Removal::default(), Tally::default());
             for (i, c) in window.iter().enumerate() {
+                let pairs = versions.get(i);
                 if bound.is_some_and(|newest| *c.id > *newest) {
+                    // It stays, and what it references with it.
+                    if let (Some(b), Some(pairs)) = (blobs.as_mut(), pairs) {
+                        b.see(pairs, true);
+                    }
                     continue;
                 }
                 let pushed = plan.push(c, &mut removal, &mut counts);
-                if let (Some(b), Ok(kept), Some(pairs)) = (blobs.as_mut(), &pushed, versions.get(i))
-                {
+                if let (Some(b), Ok(kept), Some(pairs)) = (blobs.as_mut(), &pushed, pairs) {
                     b.see(pairs, *kept);
                 }
                 if let Err(OutOfOrder(id)) = pushed {
