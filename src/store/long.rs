@@ -33,9 +33,9 @@
 //! is deleted; run again, such a thread is read whole.
 //!
 //! Asked to stop, a run ends after the window in flight; the thread's report then
-//! counts what its windows did, and a `retain` sweep's `next_after` is that thread (the
-//! sweep after it goes on with the next thread, this one's rest waiting for the sweep
-//! that comes round to it again, as a `prune` run again finishes it).
+//! counts what its windows did, and a `retain` sweep's `next_after` is the thread
+//! before it, so that the next sweep begins with this one's rest (as a `prune` run
+//! again finishes it).
 //!
 //! A long thread that goes whole (idle, expired) is deleted the same way on SQLite, a
 //! window at a time newest first (every checkpoint goes; a run killed half way leaves

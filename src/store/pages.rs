@@ -512,6 +512,7 @@ pub(crate) async fn run_pass(
         let Some(last) = first.last.clone() else {
             break;
         };
+        let before = after.clone();
         let next = match &second {
             Some(_) => redo!(
                 reopen,
@@ -586,6 +587,16 @@ pub(crate) async fn run_pass(
             out.tally.checkpoints_kept += p.passed_checkpoints;
         }
         out.last.clone_from(&after);
+        if reopen.engine.stop_here() {
+            // A long thread stops between its windows: the next sweep begins with it
+            // (with the page's thread before it), not after it.
+            let cut = |p: &Page| p.long.is_some() || p.long_whole.is_some();
+            if cut(&first) {
+                out.last = before;
+            } else if cut(&next) {
+                out.last = first.last.clone();
+            }
+        }
         reopen
             .engine
             .advance("threads", first.threads() + next.threads(), deleted, None);

@@ -476,6 +476,43 @@ async fn a_long_postgres_thread_a_time_rule_expires_goes_whole_a_window_at_a_tim
     assert_eq!(left, 0);
 }
 
+/// A retain sweep stopped between a long thread's windows (asked to stop as its first
+/// window is listed) says to go on before that thread: the sweep begun where it says
+/// finishes it, and the two end where one sweep ends on a copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_stopped_inside_a_long_thread_goes_on_with_that_thread() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = tokio::task::block_in_place(|| sqlite_pair(dir.path(), ""));
+    let (a_arg, b_arg) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    let keys = StoreKeys::none();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let options = RetainOptions::new(policy())
+        .stop_flag(stop)
+        .on_plan(move |p| {
+            if p.thread_id == "long" {
+                flag.store(true, Ordering::SeqCst);
+            }
+        });
+    let first = store::retain(a_arg, &keys, &options).await.expect("first");
+    assert!(first.stopped, "{first:?}");
+    let rest = RetainOptions::new(policy()).start_after(first.next_after.clone());
+    let second = store::retain(a_arg, &keys, &rest).await.expect("second");
+    let whole = store::retain(b_arg, &keys, &RetainOptions::new(policy()))
+        .await
+        .expect("whole");
+    assert!(
+        first.checkpoints_deleted < whole.checkpoints_deleted,
+        "{first:?}"
+    );
+    assert_eq!(
+        first.checkpoints_deleted + second.checkpoints_deleted,
+        whole.checkpoints_deleted
+    );
+    assert_eq!(sqlite_rows(&a), sqlite_rows(&b));
+}
+
 /// `lgcodec store prune STORE --keep-latest 3` stopped, `rounds.len()` times, once a
 /// window has been deleted (`count`, the store's checkpoints, fell) and a few
 /// milliseconds more: `true` kills it (SIGKILL); `false` ends the server's sessions
