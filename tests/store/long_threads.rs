@@ -476,6 +476,38 @@ async fn a_long_postgres_thread_a_time_rule_expires_goes_whole_a_window_at_a_tim
     assert_eq!(left, 0);
 }
 
+/// A long Postgres thread of checkpoints before v4 (which read their pending sends
+/// from their parent's `__pregel_tasks` writes, every thirteenth parent holding some)
+/// is pruned a window at a time, each kept checkpoint's parent with sends kept, to the
+/// planner's end reading it whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_postgres_thread_before_v4_keeps_the_parents_it_reads_sends_from() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = pg_pair(&url, dir.path(), "long_v3").await;
+    for url in [&a, &b] {
+        support::pg::connect(url)
+            .await
+            .batch_execute(
+                "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{v}', '3') \
+                 WHERE thread_id = 'long' AND checkpoint_ns = '';
+                 INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, \
+                 task_id, task_path, idx, channel, type, blob) \
+                 SELECT thread_id, checkpoint_ns, checkpoint_id, 'send', '', 0, \
+                 '__pregel_tasks', 'msgpack', '\\x90' FROM (SELECT thread_id, checkpoint_ns, \
+                 checkpoint_id, row_number() OVER (ORDER BY checkpoint_id) AS n \
+                 FROM checkpoints WHERE thread_id = 'long' AND checkpoint_ns = '') AS x \
+                 WHERE n % 13 = 0;",
+            )
+            .await
+            .expect("v3");
+    }
+    check(&a, &b, pg_rows).await;
+}
+
 /// A retain sweep stopped between a long thread's windows (asked to stop as its first
 /// window is listed) says to go on before that thread: the sweep begun where it says
 /// finishes it, and the two end where one sweep ends on a copy.

@@ -90,13 +90,13 @@ pub(crate) trait Checkpoints: Send + Sync {
     /// The namespaces of `thread`, each with whether its checkpoint rows are read for
     /// the delta walk (it has DeltaChannels, or metadata that cannot be read), when the
     /// thread can be planned newest first a window at a time (`long.rs`): every parent
-    /// id below its child's and, on Postgres, no checkpoint before v4 with a parent
-    /// (it reads its sends from the parent's writes); else `None`.
+    /// id below its child's; else `None`.
     async fn long_thread(&mut self, thread: &str) -> Result<Option<Vec<(String, bool)>>>;
 
     /// Up to `limit` checkpoints of `thread` in namespace `ns` with ids below `below`
     /// (`None`: from the newest), newest first, each with the channels it stores when
-    /// `walked` (else none) and whether its metadata holds one of `labels`; and where
+    /// `walked` (else none), whether its metadata holds one of `labels`, whether it
+    /// reads its pending sends from its parent (before v4) and holds sends itself; and where
     /// the store keeps blobs apart (Postgres), each one's channel versions, in the
     /// same order (else none).
     #[allow(clippy::too_many_arguments)]

@@ -43,6 +43,10 @@ const STORED: &str = "ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.ch
     AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key \
     AND b.version = v.value AND b.type <> 'empty'))";
 
+/// Whether checkpoint row `c` is of a format before v4 (which has no `pending_sends`).
+const OLD: &str = "CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
+    THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END";
+
 /// Checkpoint row `c`'s `channel_versions` (`{}` when not an object).
 const VERSIONS: &str = "CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
     THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END";
@@ -163,8 +167,7 @@ impl Checkpoints for PgStore {
         let row = client
             .query_one(
                 "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1 AND parent_checkpoint_id <> '' \
-                 AND (parent_checkpoint_id COLLATE \"C\" >= checkpoint_id COLLATE \"C\" \
-                 OR (jsonb_typeof(checkpoint -> 'v') = 'number' AND (checkpoint ->> 'v')::numeric < 4)))",
+                 AND parent_checkpoint_id COLLATE \"C\" >= checkpoint_id COLLATE \"C\")",
                 &[&thread],
             )
             .await
@@ -212,7 +215,10 @@ impl Checkpoints for PgStore {
         let sql = format!(
             "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
              CASE WHEN $4 THEN {STORED} ELSE '{{}}'::text[] END, \
-             v.chs, v.vers FROM checkpoints c CROSS JOIN LATERAL (SELECT \
+             v.chs, v.vers, {OLD}, EXISTS (SELECT 1 FROM checkpoint_writes w \
+             WHERE w.thread_id = $1 AND w.checkpoint_ns = $2 AND w.checkpoint_id = c.checkpoint_id \
+             AND w.channel = '__pregel_tasks') \
+             FROM checkpoints c CROSS JOIN LATERAL (SELECT \
              coalesce(array_agg(e.key), '{{}}'), coalesce(array_agg(e.value), '{{}}') \
              FROM jsonb_each_text({VERSIONS}) e) AS v(chs, vers) WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
              ORDER BY c.checkpoint_id DESC LIMIT $5"
@@ -241,6 +247,11 @@ impl Checkpoints for PgStore {
                 metadata.as_ref(),
             );
             cp.labeled = labeled(metadata.as_ref(), labels);
+            // Before v4 a checkpoint reads its pending sends from its parent's
+            // `__pregel_tasks` writes, as `load_threads` has it.
+            let old: bool = r.try_get(6).map_err(pg("prune"))?;
+            cp.reads_parent_sends = old && cp.parent.is_some();
+            cp.has_sends = r.try_get(7).map_err(pg("prune"))?;
             // One aggregation's two arrays: the pairs in the same order.
             let channels: Vec<String> = r.try_get(4).map_err(pg("prune"))?;
             let versions: Vec<String> = r.try_get(5).map_err(pg("prune"))?;
@@ -330,8 +341,7 @@ impl Checkpoints for PgStore {
                  CASE WHEN EXISTS (SELECT 1 FROM delta WHERE delta.thread_id = c.thread_id \
                     AND delta.checkpoint_ns = c.checkpoint_ns) THEN \
                  {STORED} ELSE '{{}}'::text[] END, \
-                 CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
-                    THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END, \
+                 {OLD}, \
                  EXISTS (SELECT 1 FROM old WHERE old.thread_id = c.thread_id \
                     AND old.checkpoint_ns = c.checkpoint_ns AND old.parent_checkpoint_id = c.checkpoint_id) \
                     AND EXISTS (SELECT 1 FROM checkpoint_writes w WHERE w.thread_id = c.thread_id \
