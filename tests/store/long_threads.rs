@@ -190,9 +190,9 @@ fn read_whole(path: &Path) {
 }
 
 /// [`long_store`] copied into two fresh databases `<tag>_a` and `<tag>_b` of the
-/// server at `url` (the SQLite file written in `dir`), `b` read whole
-/// ([`READ_WHOLE`]); their URLs.
-async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
+/// server at `url` (the SQLite file written in `dir`), `sql` run on both, then `b` read
+/// whole ([`READ_WHOLE`]); their URLs.
+async fn pg_pair(url: &str, dir: &Path, tag: &str, sql: &str) -> (String, String) {
     let source = dir.join("source.db");
     long_store(&source).await;
     let source = source.to_str().expect("utf-8");
@@ -202,6 +202,13 @@ async fn pg_pair(url: &str, dir: &Path, tag: &str) -> (String, String) {
         store::copy(source, target, &StoreKeys::none(), &CopyOptions::new())
             .await
             .expect("copy");
+    }
+    for target in [&a, &b] {
+        support::pg::connect(target)
+            .await
+            .batch_execute(sql)
+            .await
+            .expect("set up");
     }
     support::pg::connect(&b)
         .await
@@ -358,7 +365,7 @@ async fn a_long_postgres_thread_is_pruned_a_window_at_a_time_as_planned_whole() 
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = pg_pair(&url, dir.path(), "long").await;
+    let (a, b) = pg_pair(&url, dir.path(), "long", "").await;
     check(&a, &b, pg_rows).await;
 }
 
@@ -439,21 +446,18 @@ async fn a_long_postgres_thread_a_time_rule_expires_goes_whole_a_window_at_a_tim
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = pg_pair(&url, dir.path(), "long_idle").await;
-    for url in [&a, &b] {
-        support::pg::connect(url)
-            .await
-            .batch_execute(
-                "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
+    let (a, b) = pg_pair(
+        &url,
+        dir.path(),
+        "long_idle",
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, \
                  task_path, idx, channel, type, blob) VALUES ('short', '', (SELECT \
                  max(checkpoint_id) FROM checkpoints WHERE thread_id = 'short' AND \
                  checkpoint_ns = ''), 'task-i', '', 0, '__interrupt__', 'msgpack', '\\x90'), \
                  ('long', '', '00000000-0000-6000-8000-000000000000', 'task', '', 0, 'step', \
                  'msgpack', '\\x01');",
-            )
-            .await
-            .expect("writes");
-    }
+    )
+    .await;
     let policy = RetentionPolicy::new()
         .keep_latest(3)
         .idle_ttl(std::time::Duration::from_secs(1), false)
@@ -487,12 +491,11 @@ async fn a_long_postgres_thread_before_v4_keeps_the_parents_it_reads_sends_from(
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = pg_pair(&url, dir.path(), "long_v3").await;
-    for url in [&a, &b] {
-        support::pg::connect(url)
-            .await
-            .batch_execute(
-                "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{v}', '3') \
+    let (a, b) = pg_pair(
+        &url,
+        dir.path(),
+        "long_v3",
+        "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{v}', '3') \
                  WHERE thread_id = 'long' AND checkpoint_ns = '';
                  INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, \
                  task_id, task_path, idx, channel, type, blob) \
@@ -501,10 +504,8 @@ async fn a_long_postgres_thread_before_v4_keeps_the_parents_it_reads_sends_from(
                  checkpoint_id, row_number() OVER (ORDER BY checkpoint_id) AS n \
                  FROM checkpoints WHERE thread_id = 'long' AND checkpoint_ns = '') AS x \
                  WHERE n % 13 = 0;",
-            )
-            .await
-            .expect("v3");
-    }
+    )
+    .await;
     check(&a, &b, pg_rows).await;
 }
 
@@ -627,7 +628,7 @@ fn a_long_postgres_thread_killed_and_cut_off_between_windows_ends_as_planned_who
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, b) = rt.block_on(pg_pair(&url, dir.path(), "long_kill"));
+    let (a, b) = rt.block_on(pg_pair(&url, dir.path(), "long_kill", ""));
     let client = rt.block_on(support::pg::connect(&url));
     let db = a.rsplit('/').next().expect("a database").to_owned();
     let a_client = rt.block_on(support::pg::connect(&a));
@@ -814,7 +815,7 @@ async fn a_live_writers_checkpoint_keeps_the_blobs_it_references_through_a_long_
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let (a, _) = pg_pair(&url, dir.path(), "long_live").await;
+    let (a, _) = pg_pair(&url, dir.path(), "long_live", "").await;
     let client = support::pg::connect(&a).await;
     client
         .batch_execute(
