@@ -39,6 +39,8 @@ with psycopg.connect(sys.argv[1], autocommit=True) as c: c.execute(sys.argv[2])'
 }
 
 echo "one thread of $N checkpoints, $(date -u +%Y-%m-%dT%H:%MZ), $RUNS run(s) each"
+# The fixture adds to a store that is there: a WORK of an earlier run starts afresh.
+rm -f "$W"/src.db* "$W"/run.db*
 "$F" "$W/src.db" 1 "$N" > /dev/null
 for ((i = 1; i <= RUNS; i++)); do
   timed "SQLite prune --keep-latest 1 --dry-run" "$L" store prune "$W/src.db" --keep-latest 1 --dry-run
