@@ -83,6 +83,17 @@ impl PgStore {
     }
 }
 
+impl PgStore {
+    /// A transaction on the connection taken whole (rolled back if dropped).
+    async fn begin(&mut self) -> Result<tokio_postgres::Transaction<'_>> {
+        self.client_mut()
+            .await?
+            .transaction()
+            .await
+            .map_err(pg("prune"))
+    }
+}
+
 #[async_trait::async_trait]
 impl Checkpoints for PgStore {
     fn pages_in_parallel(&self) -> bool {
@@ -275,8 +286,9 @@ impl Checkpoints for PgStore {
     }
 
     async fn blob_refs(&mut self, (thread, ns): (&str, &str)) -> Result<Option<BlobRefs>> {
-        let client = self.client();
-        let newest: Option<String> = client
+        // One transaction, for the plan settings below to hold for it alone.
+        let tx = self.begin().await?;
+        let newest: Option<String> = tx
             .query_one(
                 "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
                 &[&thread, &ns],
@@ -289,16 +301,27 @@ impl Checkpoints for PgStore {
         };
         // One pass over the namespace, grouped by the server; the rows streamed into
         // the scratch file in the order the windows use them (ids compare as the
-        // windows read them: a long thread's are of a uuid6's shape).
+        // windows read them: a long thread's are of a uuid6's shape). Whether a blob
+        // is stored at a version, from the namespace's blobs hashed once: the planner,
+        // which takes `jsonb_each_text` for 100 rows and the grouping for 100, probed
+        // the blobs' key once a version instead, and sorted on disk. One thread of
+        // 100,000 checkpoints (300,000 versions, 100,000 blobs): 1.47 s with the
+        // probes, 1.05 s with the hash, a sort in memory and the grouping by bytes
+        // (EXPLAIN ANALYZE, PG 15, 2026-12-06).
+        tx.batch_execute("SET LOCAL enable_nestloop = off; SET LOCAL work_mem = '64MB'")
+            .await
+            .map_err(pg("prune"))?;
         let sql = format!(
-            "SELECT r.ch, r.ver, r.oldest, EXISTS (SELECT 1 FROM checkpoint_blobs b \
-             WHERE b.thread_id = $1 AND b.checkpoint_ns = $2 AND b.channel = r.ch AND b.version = r.ver) \
-             FROM (SELECT e.key AS ch, e.value AS ver, min(c.checkpoint_id) AS oldest \
+            "SELECT r.ch, r.ver, r.oldest, b.channel IS NOT NULL \
+             FROM (SELECT e.key COLLATE \"C\" AS ch, e.value COLLATE \"C\" AS ver, \
+             min(c.checkpoint_id) AS oldest \
              FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text({VERSIONS}) e \
              WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 GROUP BY 1, 2) AS r \
+             LEFT JOIN (SELECT channel, version FROM checkpoint_blobs \
+             WHERE thread_id = $1 AND checkpoint_ns = $2) b ON b.channel = r.ch AND b.version = r.ver \
              ORDER BY r.oldest DESC"
         );
-        let rows = client
+        let rows = tx
             .query_raw(&sql, [&thread, &ns])
             .await
             .map_err(pg("prune"))?;
@@ -316,6 +339,7 @@ impl Checkpoints for PgStore {
             );
             refs.push(&row)?;
         }
+        tx.commit().await.map_err(pg("prune"))?;
         Ok(Some(BlobRefs { newest, refs }))
     }
 
@@ -404,12 +428,7 @@ impl Checkpoints for PgStore {
 
     async fn remove(&mut self, removal: &Removal, dry_run: bool) -> Result<Removed> {
         use crate::saver::postgres::retention::{self as pg_retention, StatementMode, Tables};
-        let tx = self
-            .client_mut()
-            .await?
-            .transaction()
-            .await
-            .map_err(pg("prune"))?;
+        let tx = self.begin().await?;
         let removed = pg_retention::remove(
             &tx,
             StatementMode::Unnamed,
