@@ -164,26 +164,31 @@ pub(crate) async fn prune_long(
         return Ok(None);
     };
     let mut read = 0u64;
+    // Where the store has one (Postgres), the next window is read on a second
+    // connection while this one deletes the window before.
+    let mut reader = target.reader().await?;
+    let full = usize::try_from(WINDOW).unwrap_or(usize::MAX);
     for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);
         plan.all_go = run.whole.is_some();
+        // A thread going whole walks nothing: its values are not read.
+        let walk = walked && run.whole.is_none();
+        let at = (thread, ns.as_str());
         let mut below: Option<String> = None;
         let mut blobs = match run.whole {
-            None => target.blob_refs((thread, &ns)).await?.map(BlobPlan::new),
+            None => target.blob_refs(at).await?.map(BlobPlan::new),
             Some(_) => None,
         };
+        let mut ahead = None;
         loop {
-            let (window, versions) = target
-                .window(
-                    serde,
-                    (thread, &ns),
-                    // A thread going whole walks nothing: its values are not read.
-                    walked && run.whole.is_none(),
-                    below.as_deref(),
-                    WINDOW,
-                    &rules.labels,
-                )
-                .await?;
+            let (window, versions) = match ahead.take() {
+                Some(read_ahead) => read_ahead,
+                None => {
+                    let from = reader.as_mut().unwrap_or(&mut *target);
+                    from.window(serde, at, walk, below.as_deref(), WINDOW, &rules.labels)
+                        .await?
+                }
+            };
             let Some(last) = window.last() else {
                 break;
             };
@@ -232,7 +237,21 @@ pub(crate) async fn prune_long(
                 // of one thread: the ids alone turn). Newest first, one thread of
                 // 100,000 checkpoints took 2.5 s against 1.6 s planned whole.
                 removal.doomed.ids.reverse();
-                let removed = target.remove(&removal, run.dry_run).await?;
+                let removing = target.remove(&removal, run.dry_run);
+                // The next window is read below this one, which its deletes do not
+                // touch (each window's removal holds its own checkpoints, the parent
+                // ids of those above cleared, and blobs no checkpoint below references).
+                let removed = match reader.as_mut() {
+                    Some(r) if window.len() >= full => {
+                        let next =
+                            r.window(serde, at, walk, below.as_deref(), WINDOW, &rules.labels);
+                        let (removed, next) = futures_util::future::join(removing, next).await;
+                        let removed = removed?;
+                        ahead = Some(next?);
+                        removed
+                    }
+                    _ => removing.await?,
+                };
                 counts.writes_deleted += removed.writes;
                 counts.blobs_deleted += removed.blobs;
                 counts.bytes_freed += removed.bytes;
@@ -245,7 +264,7 @@ pub(crate) async fn prune_long(
             if run.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
                 return Ok(Some((tally, read)));
             }
-            if window.len() < usize::try_from(WINDOW).unwrap_or(usize::MAX) {
+            if window.len() < full {
                 break;
             }
         }

@@ -110,6 +110,14 @@ pub(crate) trait Checkpoints: Send + Sync {
         labels: &[String],
     ) -> Result<(Vec<Cp>, Vec<Versions>)>;
 
+    /// A second connection to the same store that reads a long thread's next window
+    /// while this one deletes the window before (`long.rs`): Postgres, where the
+    /// server works both at once; `None` where one connection does both (SQLite: one
+    /// file, read and written by this process).
+    async fn reader(&self) -> Result<Option<Box<dyn super::Backend>>> {
+        Ok(None)
+    }
+
     /// The blob references of namespace `ns` of `thread` ([`BlobRefs`]), where the
     /// store keeps blobs apart (Postgres) and a long namespace's are decided a window
     /// at a time from them; `None` elsewhere, or when the namespace is empty.

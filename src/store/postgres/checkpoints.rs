@@ -104,6 +104,16 @@ impl Checkpoints for PgStore {
         false
     }
 
+    async fn reader(&self) -> Result<Option<Box<dyn crate::store::backend::Backend>>> {
+        // Read-only: it reads windows alone.
+        let client = super::connect(&self.url, false).await?;
+        Ok(Some(Box::new(PgStore {
+            js: self.js,
+            shallow: self.shallow,
+            ..PgStore::over(client, &self.url, false)
+        })))
+    }
+
     async fn thread_count(&mut self) -> Result<u64> {
         let n: i64 = self
             .client()
