@@ -49,15 +49,20 @@
 //! Each window deleted leaves the store consistent on its own (what goes is needed by
 //! nothing kept, read or not yet read), so a run killed between windows, run again,
 //! plans what is left and ends where one run would have. A live writer waits for one
-//! window's deletes. Measured on one thread of 100,000 checkpoints (release build,
-//! 2026-12-06, `/usr/bin/time`), `prune --keep-latest 1` planned whole peaked at 40 MiB
-//! on SQLite and deleted 99,999 checkpoints in one transaction of 1.6 s (37.6 MiB,
-//! 20.6 s on Postgres); a window at a time, 14 MiB and 1.68 s on SQLite. On Postgres
-//! the blobs a window's checkpoints alone referenced go with it, decided from the
-//! namespace's references read once before its first window ([`BlobPlan`]): 3.6–3.7 s
-//! and 19.6 MiB (38.8 s, 12 MiB when each window's blob step read every remaining
-//! checkpoint of the namespace; Python's `PostgresSaver.prune` on copies of the same
-//! database, one transaction, 3.0–3.1 s and 247 MiB; 2026-12-06, two runs each).
+//! window's deletes. On Postgres the next window is read on a second connection
+//! ([`Checkpoints::reader`](super::backend::Checkpoints::reader)) while the first
+//! deletes the window before: the window below is not one the deletes touch.
+//!
+//! Measured on one thread of 100,000 checkpoints (release build, 2026-12-06,
+//! `/usr/bin/time`), `prune --keep-latest 1` planned whole peaked at 40 MiB on SQLite
+//! and deleted 99,999 checkpoints in one transaction of 1.6 s (37.6 MiB, 20.6 s on
+//! Postgres); a window at a time, 14 MiB and 1.57–1.60 s on SQLite. On Postgres the
+//! blobs a window's checkpoints alone referenced go with it, decided from the
+//! namespace's references read once before its first window ([`BlobPlan`]): 2.15–2.25 s
+//! and 17 MiB, where Python's `PostgresSaver.prune` on copies of the same database, one
+//! transaction, takes 3.10–3.16 s and 242 MiB (`benches/store_long_thread.sh`, 13:27
+//! UTC, three runs each; 38.8 s when each window's blob step read every remaining
+//! checkpoint of the namespace).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -312,8 +317,14 @@ pub(crate) async fn prune_long(
 /// namespace for the versions they reference (no index reaches into the JSONB), and a
 /// thread's prune took time in the square of its length: one thread of 100,000
 /// checkpoints, `prune --keep-latest 1`, 38.8 s, 390 ms for the first window's blobs;
-/// with it 3.6 s, the references read in 0.74 s of it (release build, PG 15,
-/// 2026-12-06). A live writer's checkpoint newer than the references read keeps what it
+/// with it 3.6 s (release build, PG 15, 2026-12-06). Only the versions a checkpoint
+/// does not hold in its row are references (a primitive value is kept in the
+/// checkpoint's `channel_values`, never in a blob), on both sides: the windows' and the
+/// references' read (a version met and never in the references would be held to the
+/// namespace's end). For the fixture's thread (three channels, one of them in blobs)
+/// the references of 1,000,000 checkpoints read in 6.0 s against 16.6 s when every
+/// channel's versions were grouped (statement times, PG 15, 2026-12-06). A live
+/// writer's checkpoint newer than the references read keeps what it
 /// references (the delete looks at the ids above [`BlobRefs::newest`] only, the end of
 /// the primary key's index): a checkpoint LangGraph writes takes a uuid6 id newer than
 /// its parent's, as the windows already need.

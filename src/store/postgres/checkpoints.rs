@@ -51,6 +51,11 @@ const OLD: &str = "CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' \
 const VERSIONS: &str = "CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' \
     THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END";
 
+/// Whether channel `e.key` of checkpoint row `c`'s versions is held in the row
+/// (a primitive value Python's saver keeps in `channel_values`, never in a blob).
+const INLINE: &str = "coalesce(jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' \
+    AND c.checkpoint -> 'channel_values' ? e.key, false)";
+
 /// A page of threads' counts ([`Counted`]), before its `WHERE`.
 fn counts_sql() -> String {
     format!(
@@ -248,7 +253,7 @@ impl Checkpoints for PgStore {
              AND w.channel = '__pregel_tasks' OFFSET 0) \
              FROM checkpoints c CROSS JOIN LATERAL (SELECT \
              coalesce(array_agg(e.key), '{{}}'), coalesce(array_agg(e.value), '{{}}') \
-             FROM jsonb_each_text({VERSIONS}) e) AS v(chs, vers) WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
+             FROM jsonb_each_text({VERSIONS}) e WHERE NOT {INLINE}) AS v(chs, vers) WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 {bound} \
              ORDER BY c.checkpoint_id DESC LIMIT $5"
         );
         // Row by row, as `load_threads` reads (a window's metadata is not held whole).
@@ -326,7 +331,7 @@ impl Checkpoints for PgStore {
              FROM (SELECT e.key COLLATE \"C\" AS ch, e.value COLLATE \"C\" AS ver, \
              min(c.checkpoint_id) AS oldest \
              FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text({VERSIONS}) e \
-             WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 GROUP BY 1, 2) AS r \
+             WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND NOT {INLINE} GROUP BY 1, 2) AS r \
              LEFT JOIN (SELECT channel, version FROM checkpoint_blobs \
              WHERE thread_id = $1 AND checkpoint_ns = $2) b ON b.channel = r.ch AND b.version = r.ver \
              ORDER BY r.oldest DESC"
