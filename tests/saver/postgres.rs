@@ -632,6 +632,71 @@ async fn delta_history_past_1024_checkpoints() {
     assert_eq!(again, h);
 }
 
+/// `prune` reads which channels each checkpoint of the threads stores (for the
+/// DeltaChannel walks) by probing the blobs' key: the server does not scan the
+/// thread's blobs again for each checkpoint, which made a thread's prune grow with
+/// the square of its length. In a database of its own, where the
+/// server's scan counts are the saver's alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prune_probes_each_checkpoints_blobs_by_key() {
+    let Some(url) = url() else { return };
+    let db = crate::support::pg::fresh(&url, "saver_prune_probe").await;
+    let n: i64 = 2_000;
+    {
+        let s = PostgresSaver::builder_from_url(&db)
+            .expect("url")
+            .build()
+            .expect("saver");
+        s.setup().await.expect("setup");
+        let mut cfg = CheckpointConfig::new("t");
+        let mut version = None;
+        for i in 0..n {
+            // A list (kept in a blob) at a new version each step.
+            let v = s.get_next_version(version.as_ref()).expect("version");
+            let mut cp = Checkpoint::now(i);
+            cp.channel_values
+                .insert("msgs".into(), Value::Array(vec![Value::from(i)]));
+            cp.channel_versions.insert("msgs".into(), v.clone());
+            cfg = s
+                .put(
+                    &cfg,
+                    &cp,
+                    &CheckpointMetadata::new("loop", i),
+                    &versions(&[("msgs", v.clone())]),
+                )
+                .await
+                .expect("put");
+            version = Some(v);
+        }
+    }
+    let client = psql(&db).await;
+    client.batch_execute("ANALYZE").await.expect("analyze");
+    let before = crate::support::pg::scans_not_by_key(&client, "checkpoint_blobs").await;
+    {
+        let s = PostgresSaver::builder_from_url(&db)
+            .expect("url")
+            .build()
+            .expect("saver");
+        s.prune(
+            &["t".to_owned()],
+            langgraph_codec::saver::PruneStrategy::KeepLatest,
+        )
+        .await
+        .expect("prune");
+    }
+    let scanned = crate::support::pg::scans_not_by_key(&client, "checkpoint_blobs").await - before;
+    assert!(
+        scanned < 10,
+        "{scanned} scans of the blobs not by key for {n} checkpoints"
+    );
+    let left: i64 = client
+        .query_one("SELECT count(*) FROM checkpoints", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(left, 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sixteen_tasks_times_1000_mixed_operations_lose_nothing() {
     let Some(url) = url() else { return };

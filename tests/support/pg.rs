@@ -133,3 +133,44 @@ pub async fn digest(url: &str) -> String {
     }
     out
 }
+
+/// The server's count of scans of `table` other than by its primary key (sequential,
+/// or by another index: a hash or a range the planner chose over a probe by key), once
+/// the other connections to the database (a run's, which report their counts as they
+/// end) are gone.
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn scans_not_by_key(client: &tokio_postgres::Client, table: &str) -> i64 {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let others: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .await
+            .expect("activity")
+            .get(0);
+        if others == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{others} connection(s) left");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client
+        .batch_execute("SELECT pg_stat_clear_snapshot()")
+        .await
+        .expect("clear");
+    client
+        .query_one(
+            "SELECT t.seq_scan + coalesce(sum(i.idx_scan) FILTER (WHERE i.indexrelname \
+             <> t.relname || '_pkey'), 0)::int8 \
+             FROM pg_stat_user_tables t JOIN pg_stat_user_indexes i USING (relid) \
+             WHERE t.relname = $1 AND t.schemaname = current_schema() GROUP BY t.seq_scan",
+            &[&table],
+        )
+        .await
+        .expect("scans")
+        .get(0)
+}

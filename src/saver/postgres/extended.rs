@@ -57,6 +57,10 @@ async fn load_graph<C: Exec + ?Sized>(
     let versions = obj("c.checkpoint -> 'channel_versions'");
     let values = obj("c.checkpoint -> 'channel_values'");
     let counters = obj("c.metadata -> 'counters_since_delta_snapshot'");
+    // Each version's blob looked up by the blobs' key (`OFFSET 0`): the planner made it
+    // a hash join over every blob of the thread, for each checkpoint, so that a
+    // thread's prune grew with the square of its length (2,002 scans of the blobs for
+    // a thread of 2,000 checkpoints; as the store's reads, `store/postgres/checkpoints.rs`).
     let sql = format!(
         "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
     c.metadata ->> 'run_id',
@@ -65,7 +69,7 @@ async fn load_graph<C: Exec + ?Sized>(
         SELECT v.key FROM jsonb_each_text({versions}) v WHERE EXISTS (
             SELECT 1 FROM {blobs} b WHERE b.thread_id = c.thread_id
             AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = v.key
-            AND b.version = v.value AND b.type <> 'empty')),
+            AND b.version = v.value AND b.type <> 'empty' OFFSET 0)),
     CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number'
         THEN (c.checkpoint ->> 'v')::numeric < 4 ELSE false END,
     EXISTS (SELECT 1 FROM {w} w WHERE w.thread_id = c.thread_id
