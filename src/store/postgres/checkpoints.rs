@@ -90,9 +90,7 @@ impl PgStore {
             .map_err(pg("retain lock"))?;
         row.try_get(0).map_err(pg("retain lock"))
     }
-}
 
-impl PgStore {
     /// A transaction on the connection taken whole (rolled back if dropped).
     async fn begin(&mut self) -> Result<tokio_postgres::Transaction<'_>> {
         self.client_mut()
