@@ -72,6 +72,7 @@ use super::backend::{BlobRefs, Versions};
 use super::error::StoreFault;
 use super::plan::{by_latest, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
 use super::raw::Result;
+use super::retry::is_no_slot;
 use super::target::Target;
 use crate::saver::retention::{Blobs, Removal};
 use crate::serializer::Serializer;
@@ -171,7 +172,15 @@ pub(crate) async fn prune_long(
     let mut read = 0u64;
     // Where the store has one (Postgres), the next window is read on a second
     // connection while this one deletes the window before.
-    let mut reader = target.reader().await?;
+    // A server or role with no slot for it: the windows are read on this connection.
+    let mut reader = match target.reader().await {
+        Ok(reader) => reader,
+        Err(e) if is_no_slot(&e) => {
+            tally.connections_refused += 1;
+            None
+        }
+        Err(e) => return Err(e),
+    };
     let full = usize::try_from(WINDOW).unwrap_or(usize::MAX);
     for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);

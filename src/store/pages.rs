@@ -26,7 +26,7 @@ use super::long::{prune_long, windowed, Run, LONG_THREAD};
 use super::options::RunOptions;
 use super::plan::{id_time, plan_thread, Fate, Loaded, PlanFn, Rules, Tally};
 use super::raw::Result;
-use super::retry::pause;
+use super::retry::{is_no_slot, pause};
 use super::target::{open_target, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
@@ -468,12 +468,21 @@ pub(crate) async fn run_pass(
     // On Postgres two pages are done at a time on two connections (the server's work,
     // not the client's, is what a prune waits for: measured on 100,000 checkpoints,
     // PG 15, two cores, 3.0 s on one connection). SQLite has one writer.
+    // A server or role with no slot for the second connection gets the pages one at a
+    // time on the first.
+    let mut out = PassDone::default();
     let mut second = if target.pages_in_parallel() {
-        Some(open_target(store, false).await?.0)
+        match open_target(store, false).await {
+            Ok((other, ..)) => Some(other),
+            Err(e) if is_no_slot(&e) => {
+                out.tally.connections_refused += 1;
+                None
+            }
+            Err(e) => return Err(e),
+        }
     } else {
         None
     };
-    let mut out = PassDone::default();
     let mut after = pass.after.clone();
     let page_threads = pass.run.batch_size.unwrap_or(PAGE_THREADS).max(1);
     // A listing of each thread's plan needs every thread read.

@@ -364,6 +364,9 @@ pub(crate) struct Tally {
     pub(crate) writes_deleted: u64,
     pub(crate) blobs_deleted: u64,
     pub(crate) bytes_freed: u64,
+    /// Connections beyond the first the server refused for want of a slot
+    /// ([`is_no_slot`](super::retry::is_no_slot)): their work was done on the others.
+    pub(crate) connections_refused: u64,
     pub(crate) kept: KeptByRule,
     pub(crate) errors: Vec<String>,
 }
@@ -379,6 +382,7 @@ impl Tally {
         self.writes_deleted += o.writes_deleted;
         self.blobs_deleted += o.blobs_deleted;
         self.bytes_freed += o.bytes_freed;
+        self.connections_refused += o.connections_refused;
         let (k, ok) = (&mut self.kept, &o.kept);
         k.labeled += ok.labeled;
         k.newest += ok.newest;

@@ -271,6 +271,12 @@ pub struct PruneReport {
     /// row, 16 by default (about a minute of waiting), then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
+    /// Postgres: connections the server refused for want of a slot (SQLSTATE 53300:
+    /// the role's `CONNECTION LIMIT`, the server's `max_connections`) where the prune
+    /// asked for one more to work beside the first (a second page at a time, a long
+    /// thread's next window read ahead): that work was done on the connections it had,
+    /// and took longer. 0 when every connection was given.
+    pub connections_refused: u64,
     /// Asked to stop ([`PruneOptions::stop_flag`]), the prune ended after the page in
     /// flight; the same prune run again goes on (no vacuum was done).
     pub stopped: bool,
@@ -362,6 +368,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         file_bytes: None,
         batches: done.batches,
         reconnects: done.reconnects.saturating_add(refused_reconnects),
+        connections_refused: t.connections_refused,
         stopped: done.stopped,
         elapsed_s: 0.0,
     };

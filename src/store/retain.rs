@@ -184,6 +184,12 @@ pub struct RetainReport {
     /// [`RetainOptions::max_reconnects`] losses in a row, 16 by default, then
     /// [`ErrorKind::ConnectionLost`](crate::ErrorKind::ConnectionLost)).
     pub reconnects: u64,
+    /// Postgres: connections the server refused for want of a slot (SQLSTATE 53300:
+    /// the role's `CONNECTION LIMIT`, the server's `max_connections`) where the sweep
+    /// asked for one more to work beside the first (a second page at a time, a long
+    /// thread's next window read ahead): that work was done on the connections it had,
+    /// and took longer. 0 when every connection was given.
+    pub connections_refused: u64,
     /// Seconds the sweep took: the same number as [`elapsed_s`](Self::elapsed_s), under
     /// the name the sweep's JSON log lines have carried from the first.
     pub duration_s: f64,
@@ -317,6 +323,7 @@ pub async fn retain(
     report.writes_deleted = t.writes_deleted;
     report.blobs_deleted = t.blobs_deleted;
     report.bytes_freed = t.bytes_freed;
+    report.connections_refused = t.connections_refused;
     report.kept_by_rule = t.kept;
     report.unreadable = t.unreadable;
     report.errors = t.errors;

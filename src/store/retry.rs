@@ -48,6 +48,20 @@ pub(crate) fn is_lock_conflict(e: &Error) -> bool {
     false
 }
 
+/// A new connection the server refused for want of a slot (SQLSTATE 53300
+/// `too_many_connections`: the role's `CONNECTION LIMIT`, the server's
+/// `max_connections`, the slots it keeps for superusers). Where the connection was one
+/// more, to work beside those open (prune's second page, a long thread's read-ahead),
+/// the operation goes on with the ones it has.
+pub(crate) fn is_no_slot(e: &Error) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(code) = e.sqlstate() {
+        return code == "53300";
+    }
+    let _ = e;
+    false
+}
+
 /// The error's text, with the server's message and SQLSTATE when the text lacks them
 /// (the driver shows a server error as `db error` alone).
 fn said(e: &Error) -> String {

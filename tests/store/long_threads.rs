@@ -922,3 +922,57 @@ async fn a_long_postgres_threads_reads_probe_its_writes_and_blobs_by_key() {
         );
     }
 }
+
+/// A role the server lets open one connection (`CONNECTION LIMIT 1`), where a sweep
+/// asks for three: its first, a second to work two pages at once, and a third reading
+/// the long thread's next window while the first deletes the window before. Both
+/// refused, the sweep does their work on its one connection, to the same end as the
+/// planner reading the thread whole on a copy, and counts the two refusals. It used
+/// to stop at the first with the server's refusal (53300), exit status 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
+    let Some(url) = support::pg::url() else {
+        eprintln!("skipped: LGCODEC_TEST_PG_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = pg_pair(&url, dir.path(), "one_conn", "").await;
+    let role = format!("lgcodec_one_conn_{}", std::process::id());
+    let admin = support::pg::connect(&a).await;
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role};
+             CREATE ROLE {role} LOGIN CONNECTION LIMIT 1;
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};"
+        ))
+        .await
+        .expect("role");
+    drop(admin);
+    // The same server and database, as the role.
+    let (server, db) = a.rsplit_once('/').expect("a database");
+    let scheme_end = server.find("://").expect("a URL") + 3;
+    let host = &server[scheme_end..];
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let as_role = format!("{}{role}@{host}/{db}", &server[..scheme_end]);
+    let (mut done, _) = retain(&as_role, false).await;
+    let (mut whole, _) = retain(&b, false).await;
+    let refused = done
+        .as_object_mut()
+        .and_then(|o| o.remove("connections_refused"));
+    assert_eq!(refused, Some(2.into()), "{done}");
+    assert_eq!(
+        whole
+            .as_object_mut()
+            .and_then(|o| o.remove("connections_refused")),
+        Some(0.into())
+    );
+    assert!(done["checkpoints_deleted"].as_u64() > Some(9_000), "{done}");
+    assert_eq!(done, whole);
+    assert_eq!(pg_rows(&a), pg_rows(&b));
+    // Its rights are in `a` alone.
+    support::pg::connect(&a)
+        .await
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
+        .await
+        .expect("drop the role");
+}

@@ -111,6 +111,21 @@ pub(crate) fn left_out(threads: &[String]) -> String {
     }
 }
 
+/// `; N more connection(s) refused …` when a Postgres server or role had no slot for
+/// the connections a prune or sweep opens to work beside its first; nothing otherwise.
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+pub(crate) fn fewer_connections(refused: u64) -> String {
+    if refused == 0 {
+        String::new()
+    } else {
+        format!(
+            "; the server refused {} more connection(s) (no slot free: the role's CONNECTION \
+             LIMIT or max_connections), so that work went on the connections open, slower",
+            count(refused)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -27,6 +27,7 @@ const METRICS: &[(&str, Kind, &str)] = &[
     ("lgcodec_retain_kept_total", Kind::Counter, "What a rule spared that another would have deleted, by rule (kept_by_rule in the JSON line)."),
     ("lgcodec_retain_unreadable_total", Kind::Counter, "Checkpoints that could not be read where a DeltaChannel needed them; their chains were kept."),
     ("lgcodec_retain_thread_errors_total", Kind::Counter, "Threads left as they were because of a problem with them (errors in the JSON line)."),
+    ("lgcodec_retain_connections_refused_total", Kind::Counter, "Postgres connections beyond the first the server had no slot for (CONNECTION LIMIT, max_connections); the sweep did that work on the connections it had."),
     ("lgcodec_retain_last_sweep_duration_seconds", Kind::Gauge, "How long the last sweep that ran took."),
     ("lgcodec_retain_last_success_timestamp_seconds", Kind::Gauge, "When the last sweep that ran (not skipped, not failed) ended, Unix seconds."),
 ];
@@ -107,6 +108,7 @@ pub fn sweep_done(r: &RetainReport) {
     }
     counter!("lgcodec_retain_unreadable_total").increment(r.unreadable);
     counter!("lgcodec_retain_thread_errors_total").increment(r.errors.len() as u64);
+    counter!("lgcodec_retain_connections_refused_total").increment(r.connections_refused);
     gauge!("lgcodec_retain_last_sweep_duration_seconds").set(r.duration_s);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -103,11 +103,12 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
     match report {
         Ok(r) => {
             let summary = format!(
-                "lgcodec store prune: {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){}{} ({:.1} s)",
+                "lgcodec store prune: {}; kept {} ({} of them ancestors kept for DeltaChannels or for checkpoints that could not be read, e.g. without the key){}{}{} ({:.1} s)",
                 human::deleted_of!(r),
                 human::count(r.checkpoints_kept),
                 human::count(r.kept_for_delta),
                 human::left_out(&r.excluded_threads),
+                human::fewer_connections(r.connections_refused),
                 r.file_bytes
                     .map(|(a, b)| format!(
                         "; file {} -> {} after VACUUM",

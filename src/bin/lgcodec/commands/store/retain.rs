@@ -176,7 +176,7 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
     }
     let k = &r.kept_by_rule;
     format!(
-        "{head}: {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{}{} ({:.1} s)",
+        "{head}: {}; kept by rule: {} labeled, {} latest past max_age, {} DeltaChannel ancestors, {} pinned thread(s), {} thread(s) waiting at an interrupt, {} with their own rules{}{}{}{}{} ({:.1} s)",
         human::deleted_of!(r),
         human::count(k.labeled),
         human::count(k.newest),
@@ -199,6 +199,7 @@ fn summary(sweep: u64, r: &RetainReport) -> String {
                 r.unreadable
             )
         },
+        human::fewer_connections(r.connections_refused),
         r.duration_s
     )
 }
