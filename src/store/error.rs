@@ -223,11 +223,15 @@ pub(crate) enum StoreFault {
         /// What the system said.
         reason: String,
     },
-    /// `stats` could not sort every thread in its scratch file (`StatsOptions::sorted`).
-    #[error("stats: the threads could not be sorted in a scratch file ({reason}): it goes in SQLITE_TMPDIR or TMPDIR (else /var/tmp, then /tmp); point one at a directory with room, or list the first N threads (--top N), which needs none")]
+    /// A scratch file of `operation` failed: `stats` sorting every thread
+    /// (`StatsOptions::sorted`), `audit` holding the per-thread counts, `prune` a long
+    /// thread's blob references, `inspect` a thread's history.
+    #[error("{operation}: {} in a scratch file ({reason}): it goes in SQLITE_TMPDIR or TMPDIR (else /var/tmp, then /tmp); point one at a directory with room{}", scratch_use(operation), if *operation == "stats" { ", or list the first N threads (--top N), which needs none" } else { "" })]
     #[cfg(feature = "sqlite")]
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Scratch {
+        /// The operation.
+        operation: &'static str,
         /// What SQLite said.
         reason: String,
         /// Whether the disk was full.
@@ -336,6 +340,18 @@ fn emptying(operation: &str) -> [&'static str; 3] {
 /// The fault's kind and message; the operation ([`Error::operation`]); the store,
 /// backup file or what was unreadable ([`Error::subject`]); SQLite's or the Postgres
 /// driver's error as `source()` ([`Error::as_sqlite`], [`Error::as_postgres`]).
+/// What `operation` keeps in a scratch file, as its error says it.
+#[cfg(feature = "sqlite")]
+fn scratch_use(operation: &str) -> &'static str {
+    match operation {
+        "stats" => "the threads could not be sorted",
+        "audit" => "the counts by thread could not be held",
+        "prune" => "a long thread's blob references could not be held",
+        "inspect" => "the thread's history could not be walked",
+        _ => "what the command sets aside could not be held",
+    }
+}
+
 impl From<StoreFault> for Error {
     #[cold]
     fn from(fault: StoreFault) -> Self {
@@ -413,7 +429,9 @@ impl From<StoreFault> for Error {
                 .with_count(usize::try_from(threads).unwrap_or(usize::MAX)),
             StoreFault::NotWritable { operation } => e.with_operation(operation),
             #[cfg(feature = "sqlite")]
-            StoreFault::Scratch { reason, .. } => e.with_operation("stats").with_reason(reason),
+            StoreFault::Scratch {
+                operation, reason, ..
+            } => e.with_operation(operation).with_reason(reason),
             StoreFault::ThreadsNotFound {
                 operation,
                 store,

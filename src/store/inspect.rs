@@ -28,8 +28,10 @@ use crate::saver::{
 };
 use crate::serializer::Serializer;
 
+mod history;
 mod threads;
 mod views;
+pub use history::{HistoryCounts, HistoryFormat};
 pub use views::{
     diff_checkpoints, tuple_json, CheckpointDiff, HistoryNode, ThreadHistory, ThreadSummary,
 };
@@ -186,35 +188,15 @@ impl AnyStore {
     /// # Errors
     /// The database's errors.
     pub async fn history(&self, thread: &str) -> Result<ThreadHistory> {
-        let c = self.raw.cols();
-        let sqlite = self.raw.is_sqlite();
-        let meta = if sqlite { "metadata" } else { "metadata::text" };
-        let sql = format!(
-            "SELECT {ns}, {id}, {parent}, {meta} FROM checkpoints WHERE thread_id = {p} ORDER BY {ns}, {id}",
-            ns = c.ns,
-            id = c.id,
-            parent = c.parent,
-            p = ph(sqlite, 1)
-        );
         // Each row made a node as it is read, its metadata parsed and dropped: a thread
         // of 100,000 checkpoints held its rows, then a copy of them with the metadata,
         // then the nodes.
         let mut nodes: Vec<HistoryNode> = Vec::new();
-        self.raw
-            .each_row("read", &sql, &[thread.into()], |mut r| {
-                let m = metadata_of(r.take_bytes(3).as_deref());
-                nodes.push(HistoryNode {
-                    checkpoint_ns: r.text(0)?,
-                    checkpoint_id: r.text(1)?,
-                    parent_checkpoint_id: r.opt_text(2)?.filter(|p| !p.is_empty()),
-                    step: m.as_ref().and_then(CheckpointMetadata::step),
-                    source: m.as_ref().and_then(|m| m.source().map(str::to_owned)),
-                    children: Vec::new(),
-                    unreadable: None,
-                });
-                Ok(std::ops::ControlFlow::Continue(()))
-            })
-            .await?;
+        self.each_node(thread, |node| {
+            nodes.push(node);
+            Ok(())
+        })
+        .await?;
         // Each node's children, found by index rather than by copies of the keys: the
         // nodes' indices sorted by (namespace, id) and looked up by binary search (a
         // hashed map of them took 5 MiB for a thread of 100,000), each list allocated
@@ -266,10 +248,44 @@ impl AnyStore {
         })
     }
 
+    /// Each checkpoint of `thread` to `f`, by namespace then id, as a node without its
+    /// children: step and source from the metadata (in clear in every layout).
+    async fn each_node(
+        &self,
+        thread: &str,
+        mut f: impl FnMut(HistoryNode) -> Result<()> + Send,
+    ) -> Result<()> {
+        let c = self.raw.cols();
+        let sqlite = self.raw.is_sqlite();
+        let meta = if sqlite { "metadata" } else { "metadata::text" };
+        let sql = format!(
+            "SELECT {ns}, {id}, {parent}, {meta} FROM checkpoints WHERE thread_id = {p} ORDER BY {ns}, {id}",
+            ns = c.ns,
+            id = c.id,
+            parent = c.parent,
+            p = ph(sqlite, 1)
+        );
+        self.raw
+            .each_row("read", &sql, &[thread.into()], |mut r| {
+                let m = metadata_of(r.take_bytes(3).as_deref());
+                f(HistoryNode {
+                    checkpoint_ns: r.text(0)?,
+                    checkpoint_id: r.text(1)?,
+                    parent_checkpoint_id: r.opt_text(2)?.filter(|p| !p.is_empty()),
+                    step: m.as_ref().and_then(CheckpointMetadata::step),
+                    source: m.as_ref().and_then(|m| m.source().map(str::to_owned)),
+                    children: Vec::new(),
+                    unreadable: None,
+                })?;
+                Ok(std::ops::ControlFlow::Continue(()))
+            })
+            .await
+    }
+
     /// Decodes each checkpoint of `history` (as [`state`](Self::state) would, with
     /// `keys`) and marks those that do not decode with why
-    /// ([`HistoryNode::unreadable`]); returns how many. One checkpoint is read at a
-    /// time.
+    /// ([`HistoryNode::unreadable`]); returns how many. A few checkpoints are read at
+    /// a time, each decoded and dropped.
     ///
     /// # Errors
     /// The database's errors (a checkpoint that does not decode is marked, not one).
@@ -278,24 +294,40 @@ impl AnyStore {
         keys: &StoreKeys,
         history: &mut ThreadHistory,
     ) -> Result<u64> {
-        use futures_util::StreamExt as _;
         let serde = serializer(keys);
         let thread = history.thread_id.as_str();
-        // Several reads in flight, taken in order: on Postgres each is a round trip
-        // (the saver's pool gives each its connection), which one at a time made a
-        // thread of 30,000 checkpoints take 4.1 s; on SQLite a read does not wait, and
-        // they run one after another as before.
-        let mut reads = futures_util::stream::iter(&history.nodes)
-            .map(|node| {
-                self.tuple(
-                    &serde,
-                    thread,
-                    Some(&node.checkpoint_ns),
-                    &node.checkpoint_id,
-                )
-            })
+        let keys = history
+            .nodes
+            .iter()
+            .map(|n| (n.checkpoint_ns.as_str(), n.checkpoint_id.as_str()));
+        let found = self.why_unreadable(&serde, thread, keys).await?;
+        let mut unreadable = 0u64;
+        for (node, why) in history.nodes.iter_mut().zip(found) {
+            unreadable += u64::from(why.is_some());
+            node.unreadable = why;
+        }
+        Ok(unreadable)
+    }
+
+    /// For each checkpoint `(namespace, id)` of `thread` in `keys`, in order, why it
+    /// does not decode with `serde` (`None`: it does), [`CHECKS_IN_FLIGHT`] read at a
+    /// time: on Postgres each is a round trip (the saver's pool gives each its
+    /// connection), which one at a time made a thread of 30,000 checkpoints take
+    /// 4.1 s; on SQLite a read does not wait, and they run one after another.
+    ///
+    /// # Errors
+    /// The database's errors (a checkpoint that does not decode is an answer).
+    async fn why_unreadable<'k>(
+        &self,
+        serde: &Arc<dyn Serializer>,
+        thread: &str,
+        keys: impl Iterator<Item = (&'k str, &'k str)>,
+    ) -> Result<Vec<Option<String>>> {
+        use futures_util::StreamExt as _;
+        let mut reads = futures_util::stream::iter(keys)
+            .map(|(ns, id)| self.tuple(serde, thread, Some(ns), id))
             .buffered(CHECKS_IN_FLIGHT);
-        let mut found: Vec<Option<String>> = Vec::with_capacity(history.nodes.len());
+        let mut found = Vec::new();
         while let Some(read) = reads.next().await {
             found.push(match read {
                 Err(e) if e.kind() == ErrorKind::UnreadableRow => {
@@ -305,13 +337,7 @@ impl AnyStore {
                 Ok(_) => None,
             });
         }
-        drop(reads);
-        let mut unreadable = 0u64;
-        for (node, why) in history.nodes.iter_mut().zip(found) {
-            unreadable += u64::from(why.is_some());
-            node.unreadable = why;
-        }
-        Ok(unreadable)
+        Ok(found)
     }
 
     /// The checkpoint `checkpoint_id` of `thread` (in namespace `ns`, or the first

@@ -128,8 +128,8 @@ pub use export::{export, ExportOptions, ExportReport};
 pub use import::{import, ImportConflict, ImportOptions, ImportReport};
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use inspect::{
-    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryNode, ThreadHistory,
-    ThreadSummary,
+    diff_checkpoints, tuple_json, AnyStore, CheckpointDiff, HistoryCounts, HistoryFormat,
+    HistoryNode, ThreadHistory, ThreadSummary,
 };
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub use plan::{id_time, KeptByRule, PlannedThread};

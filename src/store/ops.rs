@@ -310,7 +310,7 @@ pub async fn audit(
     // With `on_thread`: each table's counts of a thread, spilled as the thread ends
     // (a table's pages go in key order, a thread's rows together).
     let mut spill = match &options.on_thread {
-        Some(_) => Some(Spill::new()?),
+        Some(_) => Some(Spill::new("audit")?),
         None => None,
     };
     let mut samples = Vec::new();

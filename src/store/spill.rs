@@ -33,22 +33,21 @@ fn decoded<T: DeserializeOwned>(payload: &[u8]) -> Result<T> {
 pub(crate) struct Spill {
     #[cfg(feature = "sqlite")]
     db: rusqlite::Connection,
+    #[cfg(feature = "sqlite")]
+    operation: &'static str,
     #[cfg(not(feature = "sqlite"))]
     held: Vec<(u64, String, Vec<u8>)>,
 }
 
 #[cfg(feature = "sqlite")]
 impl Spill {
-    pub(crate) fn new() -> Result<Self> {
-        // "": a private temporary database on disk, its pages cached up to
-        // `cache_size` (2 MiB here) and written out past that.
-        let db = rusqlite::Connection::open("").map_err(scratch)?;
-        db.execute_batch(
-            "PRAGMA cache_size = -2048; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
-             CREATE TABLE t (k INTEGER, id TEXT, payload BLOB); BEGIN",
-        )
-        .map_err(scratch)?;
-        Ok(Spill { db })
+    /// A spill for `operation` (named in its errors).
+    pub(crate) fn new(operation: &'static str) -> Result<Self> {
+        let db = scratch_db(
+            operation,
+            "CREATE TABLE t (k INTEGER, id TEXT, payload BLOB)",
+        )?;
+        Ok(Spill { db, operation })
     }
 
     /// Adds a row. The key saturates: one past `i64::MAX` ranks with it.
@@ -58,7 +57,7 @@ impl Spill {
         self.db
             .prepare_cached("INSERT INTO t VALUES (?1, ?2, ?3)")
             .and_then(|mut st| st.execute(rusqlite::params![key, thread, payload]))
-            .map_err(scratch)?;
+            .map_err(scratch(self.operation))?;
         Ok(())
     }
 
@@ -70,32 +69,61 @@ impl Spill {
         let mut st = self
             .db
             .prepare("SELECT id, payload FROM t ORDER BY k DESC, id, rowid")
-            .map_err(scratch)?;
-        let mut rows = st.query([]).map_err(scratch)?;
-        while let Some(r) = rows.next().map_err(scratch)? {
-            let id = r.get_ref(0).map_err(scratch)?.as_str().map_err(scratch)?;
-            let payload = r.get_ref(1).map_err(scratch)?.as_blob().map_err(scratch)?;
+            .map_err(scratch(self.operation))?;
+        let mut rows = st.query([]).map_err(scratch(self.operation))?;
+        while let Some(r) = rows.next().map_err(scratch(self.operation))? {
+            let id = r
+                .get_ref(0)
+                .map_err(scratch(self.operation))?
+                .as_str()
+                .map_err(scratch(self.operation))?;
+            let payload = r
+                .get_ref(1)
+                .map_err(scratch(self.operation))?
+                .as_blob()
+                .map_err(scratch(self.operation))?;
             f(id, decoded(payload)?)?;
         }
         Ok(())
     }
 }
 
-/// A scratch database's failure: where its file goes, and what needs no file.
+/// A scratch database's failure in `operation`: where its file goes, and what needs
+/// no file.
 #[cfg(feature = "sqlite")]
-fn scratch(e: impl Into<rusqlite::Error>) -> crate::Error {
-    let e: rusqlite::Error = e.into();
-    let full = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
-    StoreFault::Scratch {
-        reason: e.to_string(),
-        full,
+pub(crate) fn scratch<E: Into<rusqlite::Error>>(
+    operation: &'static str,
+) -> impl Fn(E) -> crate::Error {
+    move |e| {
+        let e: rusqlite::Error = e.into();
+        let full = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull);
+        StoreFault::Scratch {
+            operation,
+            reason: e.to_string(),
+            full,
+        }
+        .into()
     }
-    .into()
+}
+
+/// A private scratch database on disk (`SQLITE_TMPDIR` or `TMPDIR`, else `/var/tmp`
+/// or `/tmp`; deleted when it closes), its pages cached up to 2 MiB and written out
+/// past that, nothing synced, `schema` made in it and a transaction begun.
+#[cfg(feature = "sqlite")]
+pub(crate) fn scratch_db(operation: &'static str, schema: &str) -> Result<rusqlite::Connection> {
+    // "": a private temporary database.
+    let db = rusqlite::Connection::open("").map_err(scratch(operation))?;
+    db.execute_batch(&format!(
+        "PRAGMA cache_size = -2048; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
+         {schema}; BEGIN"
+    ))
+    .map_err(scratch(operation))?;
+    Ok(db)
 }
 
 #[cfg(not(feature = "sqlite"))]
 impl Spill {
-    pub(crate) fn new() -> Result<Self> {
+    pub(crate) fn new(_operation: &'static str) -> Result<Self> {
         Ok(Spill { held: Vec::new() })
     }
 
@@ -125,6 +153,8 @@ impl Spill {
 pub(crate) struct Queue<T> {
     #[cfg(feature = "sqlite")]
     db: rusqlite::Connection,
+    #[cfg(feature = "sqlite")]
+    operation: &'static str,
     /// The last row read back (by rowid).
     #[cfg(feature = "sqlite")]
     read: i64,
@@ -139,23 +169,20 @@ pub(crate) struct Queue<T> {
 const QUEUE_PAGE: i64 = 512;
 
 impl<T: Serialize + DeserializeOwned> Queue<T> {
+    /// A queue for `operation` (named in its errors).
     #[cfg(feature = "sqlite")]
-    pub(crate) fn new() -> Result<Self> {
-        let db = rusqlite::Connection::open("").map_err(scratch)?;
-        db.execute_batch(
-            "PRAGMA cache_size = -2048; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
-             CREATE TABLE q (payload BLOB); BEGIN",
-        )
-        .map_err(scratch)?;
+    pub(crate) fn new(operation: &'static str) -> Result<Self> {
+        let db = scratch_db(operation, "CREATE TABLE q (payload BLOB)")?;
         Ok(Queue {
             db,
+            operation,
             read: 0,
             ahead: std::collections::VecDeque::new(),
         })
     }
 
     #[cfg(not(feature = "sqlite"))]
-    pub(crate) fn new() -> Result<Self> {
+    pub(crate) fn new(_operation: &'static str) -> Result<Self> {
         Ok(Queue {
             held: std::collections::VecDeque::new(),
             ahead: std::collections::VecDeque::new(),
@@ -169,7 +196,7 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
         self.db
             .prepare_cached("INSERT INTO q VALUES (?1)")
             .and_then(|mut st| st.execute([payload]))
-            .map_err(scratch)?;
+            .map_err(scratch(self.operation))?;
         #[cfg(not(feature = "sqlite"))]
         self.held.push_back(payload);
         Ok(())
@@ -199,11 +226,17 @@ impl<T: Serialize + DeserializeOwned> Queue<T> {
         let mut st = self
             .db
             .prepare_cached("SELECT rowid, payload FROM q WHERE rowid > ?1 ORDER BY rowid LIMIT ?2")
-            .map_err(scratch)?;
-        let mut rows = st.query([self.read, QUEUE_PAGE]).map_err(scratch)?;
-        while let Some(r) = rows.next().map_err(scratch)? {
-            self.read = r.get(0).map_err(scratch)?;
-            let payload = r.get_ref(1).map_err(scratch)?.as_blob().map_err(scratch)?;
+            .map_err(scratch(self.operation))?;
+        let mut rows = st
+            .query([self.read, QUEUE_PAGE])
+            .map_err(scratch(self.operation))?;
+        while let Some(r) = rows.next().map_err(scratch(self.operation))? {
+            self.read = r.get(0).map_err(scratch(self.operation))?;
+            let payload = r
+                .get_ref(1)
+                .map_err(scratch(self.operation))?
+                .as_blob()
+                .map_err(scratch(self.operation))?;
             self.ahead.push_back(decoded(payload)?);
         }
         Ok(!self.ahead.is_empty())
@@ -224,7 +257,7 @@ mod tests {
 
     #[test]
     fn a_queue_hands_rows_back_in_the_order_given_across_its_pages() {
-        let mut q: Queue<(u32, String)> = Queue::new().expect("queue");
+        let mut q: Queue<(u32, String)> = Queue::new("test").expect("queue");
         for i in (0..2_000u32).rev() {
             q.push(&(i, format!("row {i}"))).expect("push");
         }

@@ -297,7 +297,7 @@ impl Chosen {
             heap: BinaryHeap::new(),
             sink: options.on_thread.clone(),
             spill: match &options.sorted {
-                Some((order, f)) => Some((Spill::new()?, *order, Arc::clone(f))),
+                Some((order, f)) => Some((Spill::new("stats")?, *order, Arc::clone(f))),
                 None => None,
             },
         })

@@ -531,14 +531,7 @@ fn stats_with_sqlites_temporary_files_on_a_full_disk_says_where_they_go() {
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let path = dir.join("threads.db");
-        drop(
-            langgraph_codec::saver::sqlite::SqliteSaver::builder(&path)
-                .create(true)
-                .open()
-                .expect("saver"),
-        );
-        rusqlite::Connection::open(&path)
-            .expect("open")
+        crate::support::empty_sqlite_store(&path)
             .execute_batch(
                 "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 149999) \
                  INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) \

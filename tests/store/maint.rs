@@ -15,7 +15,7 @@ use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,
 };
-use langgraph_codec::store::{AnyStore, StatsOptions, StoreKeys, ThreadSummary};
+use langgraph_codec::store::{AnyStore, HistoryFormat, StatsOptions, StoreKeys, ThreadSummary};
 use langgraph_codec::ErrorKind;
 use langgraph_codec::{JsonPlusSerializer, Value};
 use serde_json::Value as Json;
@@ -218,6 +218,26 @@ async fn history_is_a_tree_with_its_fork_and_diff_names_what_changed() {
         )
     );
     assert_eq!(h.tree().to_string(), text);
+    // Written as walked from the scratch file: the same text, the same JSON.
+    let mut walked = Vec::new();
+    let counts = store
+        .write_history("t", None, HistoryFormat::Tree, &mut walked)
+        .await
+        .expect("tree");
+    assert_eq!(String::from_utf8(walked).expect("utf-8"), text);
+    assert_eq!(
+        (counts.checkpoints, counts.forks, counts.unreadable),
+        (4, 1, None)
+    );
+    let mut walked = Vec::new();
+    store
+        .write_history("t", None, HistoryFormat::Json, &mut walked)
+        .await
+        .expect("json");
+    let walked: Json = serde_json::from_slice(&walked).expect("one JSON document");
+    assert_eq!(walked["forks"], serde_json::json!([b]));
+    assert_eq!(walked["nodes"][1]["children"], serde_json::json!([c, d]));
+    assert_eq!(walked, serde_json::to_value(&h).expect("json"));
 
     let diff = store
         .diff(&StoreKeys::none(), "t", &b, &c)
@@ -233,6 +253,141 @@ async fn history_is_a_tree_with_its_fork_and_diff_names_what_changed() {
     assert_eq!(threads[0].latest_checkpoint_id, d);
     assert_eq!(threads[0].latest_step, Some(1));
     assert_eq!(threads[0].writes, 2);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Trees of every shape the parent ids can make, drawn both ways: the history built
+/// in memory (`history`, `tree`, its JSON) and walked from the scratch file
+/// (`write_history`) give the same bytes. Random trees of 1 to 300 checkpoints over
+/// two namespaces: forks nested in forks, forks of many branches, parents that are
+/// not in the thread (each such node a root), a node its own parent and two nodes
+/// each other's (never reached from a root, so never drawn), parents named in
+/// another namespace only, empty parent ids; `--check` marks on an encrypted
+/// store read without its key.
+#[tokio::test]
+async fn a_history_walked_from_the_scratch_file_is_the_one_built_in_memory() {
+    let dir = scratch("walk");
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n.max(1)
+    };
+    #[derive(Debug, Default)]
+    struct Seen {
+        forks: u64,
+        unreadable: u64,
+        nested: bool,
+        roots: usize,
+        undrawn: bool,
+        checked: u64,
+    }
+    let mut seen = Seen::default();
+    // A checkpoint as the saver stores it, for the rows that decode.
+    let (kind, blob): (String, Vec<u8>) = {
+        let path = dir.join("one.db");
+        let saver = SqliteSaver::builder(&path)
+            .create(true)
+            .open()
+            .expect("saver");
+        let cp = Checkpoint::new(
+            "1ef00000-0000-6000-8000-000000000001",
+            "2024-01-01T00:00:00+00:00",
+        );
+        saver
+            .put(
+                &CheckpointConfig::new("x"),
+                &cp,
+                &CheckpointMetadata::new("loop", 0),
+                &ChannelVersions::new(),
+            )
+            .await
+            .expect("put");
+        drop(saver);
+        rusqlite::Connection::open(&path)
+            .expect("open")
+            .query_row("SELECT type, checkpoint FROM checkpoints", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .expect("row")
+    };
+    for round in 0..40 {
+        let path = dir.join(format!("w{round}.db"));
+        let conn = crate::support::empty_sqlite_store(&path);
+        let count = 1 + next(300);
+        let id = |i: u64| format!("1ef{i:05x}-0000-6000-8000-000000000000");
+        for i in 0..count {
+            let ns = if next(5) == 0 { "inner:1" } else { "" };
+            let parent = match next(20) {
+                0 => None,
+                1 => Some(String::new()),
+                2 => Some(id(count + 7)),
+                3 => Some(id(i)),
+                4 if i + 1 < count => Some(id(i + 1)),
+                // Mostly the one before (a chain), else any earlier one (a fork).
+                5..=14 if i > 0 => Some(id(i - 1)),
+                _ if i > 0 => Some(id(next(i))),
+                _ => None,
+            };
+            let metadata = match next(4) {
+                0 => "not json".to_owned(),
+                _ => format!(r#"{{"source":"loop","step":{}}}"#, next(9)),
+            };
+            // Half decode; the others are an empty map, not a checkpoint.
+            let (kind, blob) = match next(2) {
+                0 => (kind.as_str(), blob.as_slice()),
+                _ => ("msgpack", &[0x80u8][..]),
+            };
+            conn.execute(
+                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) VALUES ('t', ?1, ?2, ?3, ?4, ?5, ?6)",
+                rusqlite::params![ns, id(i), parent, kind, blob, metadata.into_bytes()],
+            )
+            .expect("insert");
+        }
+        drop(conn);
+        let store = AnyStore::open(path.to_str().expect("utf-8"))
+            .await
+            .expect("open");
+        let mut held = store.history("t").await.expect("history");
+        let check = round % 3 == 0;
+        let keys = StoreKeys::none();
+        if check {
+            store.check_history(&keys, &mut held).await.expect("check");
+        }
+        for format in [HistoryFormat::Tree, HistoryFormat::Json] {
+            let mut walked = Vec::new();
+            let counts = store
+                .write_history("t", check.then_some(&keys), format, &mut walked)
+                .await
+                .expect("walk");
+            assert_eq!(counts.checkpoints, count, "round {round}");
+            assert_eq!(counts.forks, held.forks.len() as u64, "round {round}");
+            seen.forks += counts.forks;
+            seen.unreadable += counts.unreadable.unwrap_or(0);
+            seen.checked += if check { count } else { 0 };
+            let text = held.render();
+            seen.nested |= text.lines().any(|l| l.starts_with("    "));
+            seen.roots = seen
+                .roots
+                .max(text.lines().filter(|l| !l.starts_with(' ')).count());
+            seen.undrawn |= text.lines().count() < held.nodes.len();
+            let want = match format {
+                HistoryFormat::Tree => held.render(),
+                _ => serde_json::to_string(&held).expect("json"),
+            };
+            assert_eq!(
+                String::from_utf8(walked).expect("utf-8"),
+                want,
+                "round {round}, {format:?}"
+            );
+        }
+    }
+    // The shapes named above were all drawn.
+    println!("{seen:?}");
+    assert!(seen.forks > 100 && seen.unreadable > 100, "{seen:?}");
+    assert!(seen.unreadable < seen.checked * 3 / 4, "{seen:?}");
+    assert!(seen.nested && seen.roots > 5 && seen.undrawn, "{seen:?}");
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -1476,13 +1476,7 @@ fn occurrences(path: &Path, needle: &[u8]) -> usize {
 fn encrypt_says_what_it_leaves_and_vacuum_removes_every_old_byte() {
     let dir = temp_dir("residue");
     let path = dir.join("residue.db");
-    drop(
-        SqliteSaver::builder(&path)
-            .create(true)
-            .open()
-            .expect("saver"),
-    );
-    let conn = rusqlite::Connection::open(&path).expect("open");
+    let conn = crate::support::empty_sqlite_store(&path);
     let value = |marker: &str, i: usize| {
         // A msgpack str of 48 bytes: the marker, the row's number, padding.
         let text = format!("{marker}-{i:05}-{}", "x".repeat(48 - marker.len() - 7));

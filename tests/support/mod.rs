@@ -29,6 +29,19 @@ pub fn scratch(tag: &str) -> PathBuf {
         .keep()
 }
 
+/// A SQLite store at `path` with the saver's tables and no row in them, and a
+/// connection to it, for the rows a test writes by hand.
+#[cfg(feature = "sqlite")]
+pub fn empty_sqlite_store(path: &Path) -> rusqlite::Connection {
+    drop(
+        langgraph_codec::saver::sqlite::SqliteSaver::builder(path)
+            .create(true)
+            .open()
+            .expect("saver"),
+    );
+    rusqlite::Connection::open(path).expect("open")
+}
+
 /// Today's Python (the pinned langgraph-checkpoint-sqlite 3.1.2 / -postgres 3.2.0):
 /// `LGCODEC_PYTHON` (CI sets it; the Python checks are then required), else the
 /// repository's own venv with the pinned packages (`.venv` as vectors/requirements.txt

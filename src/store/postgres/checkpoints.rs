@@ -343,7 +343,7 @@ impl Checkpoints for PgStore {
             .await
             .map_err(pg("prune"))?;
         let mut rows = std::pin::pin!(rows);
-        let mut refs = Queue::new()?;
+        let mut refs = Queue::new("prune")?;
         while let Some(r) = futures_util::TryStreamExt::try_next(&mut rows)
             .await
             .map_err(pg("prune"))?

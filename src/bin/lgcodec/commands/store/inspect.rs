@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::process::ExitCode;
 
 use clap::Args;
-use langgraph_codec::store::{AnyStore, CheckpointDiff, StoreKeys, ThreadHistory, ThreadSummary};
+use langgraph_codec::store::{AnyStore, CheckpointDiff, HistoryFormat, StoreKeys, ThreadSummary};
 
 use crate::cli::{fatal, FINDINGS};
 use crate::output::{finish, say};
@@ -133,6 +133,23 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
     ExitCode::SUCCESS
 }
 
+/// An output that notes whether anything was written to it.
+struct Begun<W> {
+    out: W,
+    begun: bool,
+}
+
+impl<W: std::io::Write> std::io::Write for Begun<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.begun |= !bytes.is_empty();
+        self.out.write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
 pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
     let store = match AnyStore::open(&args.store).await {
         Ok(s) => s,
@@ -142,37 +159,56 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
         return list_threads(&store, args.json, keys).await;
     };
     match (args.checkpoint, args.diff) {
-        (None, _) => match store.history(&thread).await {
-            Ok(h) if h.nodes.is_empty() => fatal(format!("no thread {thread:?} in the store")),
-            Ok(mut h) => {
-                let unreadable = if args.check {
-                    match store.check_history(keys, &mut h).await {
-                        Ok(n) => Some(n),
-                        Err(e) => return fatal(e),
+        (None, _) => {
+            // Written as the tree is walked from a scratch file: neither the tree nor
+            // its text is held, however long the thread.
+            let mut out = Begun {
+                out: std::io::BufWriter::new(std::io::stdout()),
+                begun: false,
+            };
+            let format = if args.json {
+                HistoryFormat::Json
+            } else {
+                HistoryFormat::Tree
+            };
+            let check = args.check.then_some(keys);
+            let h = match store.write_history(&thread, check, format, &mut out).await {
+                Err(e) => {
+                    // A JSON document begun ends its line: the error's object is a
+                    // line of its own.
+                    if out.begun && format == HistoryFormat::Json {
+                        let _ = out.write_all(b"\n");
                     }
-                } else {
-                    None
-                };
-                let summary = format!(
-                    "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s){}",
-                    h.nodes.len(),
-                    h.forks.len(),
-                    unreadable.map_or(String::new(), |n| format!(", {n} that do not decode"))
-                );
-                let status = match unreadable {
-                    Some(n) if n > 0 => ExitCode::from(FINDINGS),
-                    _ => ExitCode::SUCCESS,
-                };
-                // Written as it is walked, not built first.
-                let text = |h: &ThreadHistory| {
-                    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                    let _ = write!(out, "{}", h.tree());
                     let _ = out.flush();
-                };
-                finish(args.json, &h, text, [summary], status)
+                    return fatal(e);
+                }
+                Ok(h) if h.checkpoints == 0 => {
+                    return fatal(format!("no thread {thread:?} in the store"))
+                }
+                Ok(h) => h,
+            };
+            let ended = match format {
+                HistoryFormat::Json => out.write_all(b"\n"),
+                _ => Ok(()),
             }
-            Err(e) => fatal(e),
-        },
+            .and_then(|()| out.flush());
+            match ended {
+                Err(e) => fatal(format!("cannot write: {e}")),
+                Ok(()) => {
+                    note!(
+                        "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s){}",
+                        h.checkpoints,
+                        h.forks,
+                        h.unreadable
+                            .map_or(String::new(), |n| format!(", {n} that do not decode"))
+                    );
+                    match h.unreadable {
+                        Some(n) if n > 0 => ExitCode::from(FINDINGS),
+                        _ => ExitCode::SUCCESS,
+                    }
+                }
+            }
+        }
         (Some(id), None) => match store.state(keys, &thread, &id).await {
             Ok(Some(state)) => {
                 let text = if args.json {
