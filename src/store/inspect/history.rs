@@ -64,7 +64,11 @@ impl AnyStore {
     /// tree (the module's docs say how). With `check`, each checkpoint is first decoded
     /// with those keys and those that do not decode are marked, as
     /// [`check_history`](Self::check_history) marks them. Nothing is written for a
-    /// thread the store does not hold ([`HistoryCounts::checkpoints`] 0).
+    /// thread the store does not hold ([`HistoryCounts::checkpoints`] 0). Checkpoints
+    /// and children come in the bytewise order of namespace and id; `history` keeps
+    /// the order the store reads them in, which on a Postgres database of another
+    /// collation than `C` may put namespaces that differ in punctuation or case the
+    /// other way round (ids, lowercase hex, sort the same either way).
     ///
     /// ```no_run
     /// # async fn show(store: &langgraph_codec::store::AnyStore) -> langgraph_codec::Result<()> {
