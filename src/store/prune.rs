@@ -39,7 +39,6 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::error::StoreFault;
-use super::inspect::AnyStore;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::pages::{refuse_emptying, run_pass, Pass};
@@ -331,10 +330,25 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         .collect();
     let selected: BTreeSet<&str> = options.run.threads.iter().map(String::as_str).collect();
     let mut threads_not_found = Vec::new();
-    if !left_out.is_empty() || !selected.is_empty() {
-        let raw = AnyStore::open(store).await?.raw;
-        raw.refuse_absent_threads("prune", &left_out).await?;
-        threads_not_found = raw.absent_threads("prune", &selected).await?;
+    // Looked up on the prune's own connection: a role allowed one connection prunes.
+    let mut absent = Vec::new();
+    for thread in &left_out {
+        if !target.holds_thread(thread).await? {
+            absent.push((*thread).to_owned());
+        }
+    }
+    if !absent.is_empty() {
+        return Err(StoreFault::ThreadsNotFound {
+            operation: "prune",
+            store: shown,
+            threads: absent,
+        }
+        .into());
+    }
+    for thread in &selected {
+        if !target.holds_thread(thread).await? {
+            threads_not_found.push((*thread).to_owned());
+        }
     }
     let serde = serializer(keys);
     let file_before = match &location {

@@ -12,7 +12,9 @@ use langgraph_codec::saver::{
     ChannelVersion, ChannelVersions, Checkpoint, CheckpointConfig, CheckpointMetadata,
     CheckpointSaver,
 };
-use langgraph_codec::store::{self, CopyOptions, RetainOptions, RetentionPolicy, StoreKeys};
+use langgraph_codec::store::{
+    self, CopyOptions, PruneOptions, RetainOptions, RetentionPolicy, StoreKeys,
+};
 use langgraph_codec::Value;
 
 use crate::support;
@@ -969,6 +971,33 @@ async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
     assert!(done["checkpoints_deleted"].as_u64() > Some(9_000), "{done}");
     assert_eq!(done, whole);
     assert_eq!(pg_rows(&a), pg_rows(&b));
+    // Threads named or left out are looked up on that one connection too: one not
+    // there is said (named) or refused (left out), as on any store.
+    let prune = |options: PruneOptions| {
+        let store = as_role.clone();
+        async move { store::prune(&store, &StoreKeys::none(), &options.dry_run(true)).await }
+    };
+    let named = prune(PruneOptions::new().keep_latest(1).threads(["long", "gone"]))
+        .await
+        .expect("prune of threads named");
+    assert_eq!(named.threads_not_found, vec!["gone".to_owned()]);
+    assert_eq!(named.connections_refused, 1, "{named:?}");
+    let left_out = prune(
+        PruneOptions::new()
+            .keep_latest(1)
+            .exclude_threads(["short"]),
+    )
+    .await
+    .expect("prune leaving a thread out");
+    assert_eq!(left_out.excluded_threads, vec!["short".to_owned()]);
+    let refused = prune(PruneOptions::new().keep_latest(1).exclude_threads(["gone"]))
+        .await
+        .expect_err("a thread left out that is not there");
+    assert_eq!(
+        refused.kind(),
+        langgraph_codec::ErrorKind::ThreadNotFound,
+        "{refused}"
+    );
     // Its rights are in `a` alone.
     support::pg::connect(&a)
         .await

@@ -73,6 +73,9 @@ pub(crate) trait Checkpoints: Send + Sync {
         reads: &MetaReads,
     ) -> Result<BTreeMap<String, Loaded>>;
 
+    /// Whether the store holds a checkpoint of `thread` (one look-up by key).
+    async fn holds_thread(&mut self, thread: &str) -> Result<bool>;
+
     /// The counts of `threads` ([`Counted`]); a thread without checkpoints is not
     /// listed.
     async fn counted_of(&mut self, threads: &[String]) -> Result<Vec<Counted>>;

@@ -175,6 +175,17 @@ impl Checkpoints for PgStore {
         Ok(metadata_of(meta.as_deref().map(str::as_bytes)))
     }
 
+    async fn holds_thread(&mut self, thread: &str) -> Result<bool> {
+        self.client()
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1)",
+                &[&thread],
+            )
+            .await
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("prune"))
+    }
+
     async fn waiting(&mut self, thread: &str) -> Result<bool> {
         self.client()
             .query_one(

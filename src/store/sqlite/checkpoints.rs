@@ -73,6 +73,13 @@ impl Checkpoints for SqliteStore {
         Ok(out)
     }
 
+    async fn holds_thread(&mut self, thread: &str) -> Result<bool> {
+        self.conn()
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1)")
+            .and_then(|mut st| st.query_row([thread], |r| r.get(0)))
+            .map_err(sq("prune"))
+    }
+
     async fn latest_metadata(&mut self, thread: &str) -> Result<Option<CheckpointMetadata>> {
         let conn = self.conn();
         let mut stmt = conn
