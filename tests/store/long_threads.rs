@@ -973,9 +973,29 @@ async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
     assert_eq!(pg_rows(&a), pg_rows(&b));
     // Threads named or left out are looked up on that one connection too: one not
     // there is said (named) or refused (left out), as on any store.
+    // Each run begins once the server has let the run before's sessions go: a closed
+    // session's slot is given back after the client has moved on, and the next run's
+    // first connection would find it taken.
+    let admin = support::pg::connect(&url).await;
     let prune = |options: PruneOptions| {
-        let store = as_role.clone();
-        async move { store::prune(&store, &StoreKeys::none(), &options.dry_run(true)).await }
+        let (store, role, admin) = (as_role.clone(), role.clone(), &admin);
+        async move {
+            for _ in 0..500 {
+                let open: i64 = admin
+                    .query_one(
+                        "SELECT count(*) FROM pg_stat_activity WHERE usename = $1",
+                        &[&role],
+                    )
+                    .await
+                    .and_then(|r| r.try_get(0))
+                    .expect("sessions");
+                if open == 0 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            store::prune(&store, &StoreKeys::none(), &options.dry_run(true)).await
+        }
     };
     let named = prune(PruneOptions::new().keep_latest(1).threads(["long", "gone"]))
         .await
