@@ -72,7 +72,7 @@ use super::backend::{BlobRefs, Versions};
 use super::error::StoreFault;
 use super::plan::{by_latest, id_time, Cp, PlanFn, PlannedThread, Rules, Tally};
 use super::raw::Result;
-use super::retry::is_no_slot;
+use super::retry::unless_no_slot;
 use super::target::Target;
 use crate::saver::retention::{Blobs, Removal};
 use crate::serializer::Serializer;
@@ -173,14 +173,8 @@ pub(crate) async fn prune_long(
     // Where the store has one (Postgres), the next window is read on a second
     // connection while this one deletes the window before.
     // A server or role with no slot for it: the windows are read on this connection.
-    let mut reader = match target.reader().await {
-        Ok(reader) => reader,
-        Err(e) if is_no_slot(&e) => {
-            tally.connections_refused += 1;
-            None
-        }
-        Err(e) => return Err(e),
-    };
+    let mut reader =
+        unless_no_slot(target.reader().await, &mut tally.connections_refused)?.flatten();
     let full = usize::try_from(WINDOW).unwrap_or(usize::MAX);
     for (ns, walked) in namespaces {
         let mut plan = Namespace::new(rules, thread, &ns);

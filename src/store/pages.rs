@@ -26,7 +26,7 @@ use super::long::{prune_long, windowed, Run, LONG_THREAD};
 use super::options::RunOptions;
 use super::plan::{id_time, plan_thread, Fate, Loaded, PlanFn, Rules, Tally};
 use super::raw::Result;
-use super::retry::{is_no_slot, pause};
+use super::retry::{pause, unless_no_slot};
 use super::target::{open_target, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
@@ -472,14 +472,8 @@ pub(crate) async fn run_pass(
     // time on the first.
     let mut out = PassDone::default();
     let mut second = if target.pages_in_parallel() {
-        match open_target(store, false).await {
-            Ok((other, ..)) => Some(other),
-            Err(e) if is_no_slot(&e) => {
-                out.tally.connections_refused += 1;
-                None
-            }
-            Err(e) => return Err(e),
-        }
+        let opened = open_target(store, false).await.map(|(other, ..)| other);
+        unless_no_slot(opened, &mut out.tally.connections_refused)?
     } else {
         None
     };

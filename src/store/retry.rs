@@ -62,6 +62,22 @@ pub(crate) fn is_no_slot(e: &Error) -> bool {
     false
 }
 
+/// `opened`, a connection asked for beside those open: `None` where the server had no
+/// slot for it ([`is_no_slot`]; counted in `refused`), the work going on without it.
+pub(crate) fn unless_no_slot<T>(
+    opened: Result<T, Error>,
+    refused: &mut u64,
+) -> Result<Option<T>, Error> {
+    match opened {
+        Ok(c) => Ok(Some(c)),
+        Err(e) if is_no_slot(&e) => {
+            *refused += 1;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The error's text, with the server's message and SQLSTATE when the text lacks them
 /// (the driver shows a server error as `db error` alone).
 fn said(e: &Error) -> String {
