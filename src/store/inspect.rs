@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use super::backend::ph;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
-use super::raw::{bounded_lock_wait, pg, serializer, Cols, Param, Raw, Result};
+use super::raw::{pg, serializer, Cols, Param, Raw, Result};
 use super::{Access, Store};
 use crate::error::Error;
 use crate::kind::ErrorKind;
@@ -23,15 +23,17 @@ use crate::saver::postgres::PostgresSaver;
 use crate::saver::postgres::{Blobs, TupleParts};
 use crate::saver::METADATA_MAX_DEPTH;
 use crate::saver::{
-    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointSaver, CheckpointTuple,
-    PendingWrite,
+    Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
 };
 use crate::serializer::Serializer;
 
 mod history;
+mod reader;
 mod threads;
 mod views;
 pub use history::{HistoryCounts, HistoryFormat};
+pub(crate) use reader::pg_copy_target;
+use reader::set_lock_timeout;
 pub use views::{
     diff_checkpoints, tuple_json, CheckpointDiff, HistoryNode, ThreadHistory, ThreadSummary,
 };
@@ -48,6 +50,11 @@ pub struct AnyStore {
     /// kept, its pool shared by every serializer a call gives (one saver per call was
     /// one new connection per checkpoint a copy read).
     pg_reader: std::sync::Mutex<Option<PostgresSaver>>,
+    /// Set when the server had no slot for a connection of that saver's pool (SQLSTATE
+    /// 53300: `max_connections`, the role's `CONNECTION LIMIT`): from then on
+    /// [`AnyStore::tuple`] reads on the store's own connection, its reads pipelined
+    /// there.
+    own_connection_reads: std::sync::atomic::AtomicBool,
     /// Postgres: how long a read waits for a lock, on every connection
     /// ([`open_with_lock_timeout`](Self::open_with_lock_timeout)); `None`: the server's.
     lock_timeout: Option<std::time::Duration>,
@@ -66,7 +73,18 @@ fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
 /// does a lock wait given up (the caller may reconnect or step aside); anything else
 /// is the row's fault, [`unreadable`] at `what`.
 fn unreadable_row(what: impl FnOnce() -> String, e: Error) -> Error {
-    if e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
+    // The database's and the connection's failures (a statement refused, no
+    // connection to be had) are not the row's: said as they are, they stop the read
+    // instead of marking a checkpoint that may decode well.
+    let not_the_rows = matches!(
+        e.kind(),
+        ErrorKind::ConnectionUnavailable
+            | ErrorKind::Storage
+            | ErrorKind::Tls
+            | ErrorKind::InvalidStoreLocation
+            | ErrorKind::LockTimeout
+    );
+    if not_the_rows || e.is_connection_lost() || super::retry::is_lock_conflict(&e) {
         return e;
     }
     unreadable(what(), e)
@@ -142,6 +160,7 @@ impl AnyStore {
             raw: store.take_reader()?,
             store,
             pg_reader: std::sync::Mutex::new(None),
+            own_connection_reads: std::sync::atomic::AtomicBool::new(false),
             lock_timeout: None,
         })
     }
@@ -408,7 +427,7 @@ impl AnyStore {
                 )
                 .map(Some)
             }
-            Raw::Postgres { url, .. } => {
+            Raw::Postgres { url, client, .. } => {
                 let ns = match ns {
                     Some(ns) => ns.to_owned(),
                     None => {
@@ -429,17 +448,11 @@ impl AnyStore {
                 // Any Postgres layout Raw opens (Python's at any migration,
                 // LangGraphJS's): tables before migration 9 are read with the task
                 // path `''` that migration gives existing rows, without migrating.
-                let saver = self.cached_pg_reader(url, serde)?;
-                saver
-                    .get_tuple(&CheckpointConfig::for_checkpoint(
-                        thread,
-                        &ns,
-                        checkpoint_id,
-                    ))
-                    .await
-                    .map_err(|e| {
-                        unreadable_row(|| format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
-                    })
+                let config = CheckpointConfig::for_checkpoint(thread, &ns, checkpoint_id);
+                let read = self.pg_tuple(url, client, serde, &config).await;
+                read.map_err(|e| {
+                    unreadable_row(|| format!("checkpoint {thread}/{ns:?}/{checkpoint_id}"), e)
+                })
             }
         }
     }
@@ -571,78 +584,6 @@ impl AnyStore {
     }
 }
 
-impl AnyStore {
-    /// The saver [`AnyStore::tuple`] reads a Postgres store through, with `serde` for
-    /// its values: made at the first read, its pool kept for every later one.
-    fn cached_pg_reader(&self, url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
-        let mut held = super::raw::lock(&self.pg_reader);
-        let saver = match held.as_ref() {
-            Some(saver) => saver.clone(),
-            None => {
-                let saver = pg_reader(url, serde, self.raw.layout(), self.lock_timeout)?;
-                *held = Some(saver.clone());
-                saver
-            }
-        };
-        Ok(saver.with_serializer(Arc::clone(serde)))
-    }
-}
-
-/// The saver a copy writes a Postgres target with: Python's `put`, except that a
-/// metadata `writes` entry (recorded by releases before LangGraph 0.4, and read back
-/// by Python from such rows) is kept, so the copy reads back as its source.
-pub(crate) fn pg_copy_target(url: &str, serde: &Arc<dyn Serializer>) -> Result<PostgresSaver> {
-    let today = StoreLayout::PostgresPython {
-        migrations: Some(crate::saver::layout::CURRENT_POSTGRES_MIGRATION),
-    };
-    pg_builder(url, serde, &today, true, None)
-}
-
-/// A Postgres saver that reads a store of `layout` as Python's saver reads it after
-/// its `setup()` (only `SELECT`s: `get_tuple`, `list`), its connections giving up a
-/// lock wait after `lock_timeout` when given.
-pub(crate) fn pg_reader(
-    url: &str,
-    serde: &Arc<dyn Serializer>,
-    layout: &StoreLayout,
-    lock_timeout: Option<std::time::Duration>,
-) -> Result<PostgresSaver> {
-    pg_builder(url, serde, layout, false, lock_timeout)
-}
-
-/// `SET lock_timeout` to `timeout`, in whole milliseconds from 1 (0 would mean no
-/// limit) to the server's maximum.
-fn set_lock_timeout(timeout: std::time::Duration) -> String {
-    format!(
-        "SET lock_timeout = {}",
-        timeout.as_millis().clamp(1, 2_147_483_647)
-    )
-}
-
-fn pg_builder(
-    url: &str,
-    serde: &Arc<dyn Serializer>,
-    layout: &StoreLayout,
-    keep_metadata_writes: bool,
-    lock_timeout: Option<std::time::Duration>,
-) -> Result<PostgresSaver> {
-    // A wait given (a copy's source: 3 s, then it steps aside), else the store's bound.
-    let session = lock_timeout.map_or_else(bounded_lock_wait, set_lock_timeout);
-    PostgresSaver::builder_from_url_with_session(url, Some(session))
-        .and_then(|b| {
-            b.serializer(Arc::clone(serde))
-                .before_task_path(!layout.has_task_path())
-                .shallow_tables(matches!(layout, StoreLayout::PostgresShallow { .. }))
-                .keep_metadata_writes(keep_metadata_writes)
-                .build()
-        })
-        .map_err(|e| StoreFault::InvalidLocation {
-            given: super::redact(url),
-            reason: e.to_string(),
-        })
-        .map_err(crate::Error::from)
-}
-
 /// A SQLite checkpoint of thread `?1` and id `?2`, in namespace `?3` (`in_ns`) or the
 /// first that holds the id (`?3` then `NULL`). With the namespace the whole primary key
 /// is given: one index seek. (`?3 IS NULL OR ns = ?3` let SQLite seek by the thread
@@ -667,6 +608,35 @@ fn checkpoint_sql(c: &Cols, in_ns: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::saver::CheckpointSaver;
+
+    /// A read that failed for want of a connection or in the database (a statement
+    /// refused) is said as that failure, which stops the command; only a value that
+    /// does not decode marks its checkpoint as one that does not (a refused connection
+    /// was marked so, a finding that was not).
+    #[test]
+    fn only_the_rows_own_failures_mark_it_unreadable() {
+        for kind in [
+            ErrorKind::ConnectionUnavailable,
+            ErrorKind::Storage,
+            ErrorKind::Tls,
+            ErrorKind::InvalidStoreLocation,
+            ErrorKind::LockTimeout,
+        ] {
+            let e = unreadable_row(|| "checkpoint t/x".to_owned(), Error::new(kind, "failed"));
+            assert_eq!(e.kind(), kind, "{e}");
+        }
+        for kind in [
+            ErrorKind::AuthenticationFailed,
+            ErrorKind::Truncated,
+            ErrorKind::MissingKey,
+            ErrorKind::DecompressionBudget,
+        ] {
+            let e = unreadable_row(|| "checkpoint t/x".to_owned(), Error::new(kind, "failed"));
+            assert_eq!(e.kind(), ErrorKind::UnreadableRow, "{kind:?}: {e}");
+            assert!(e.to_string().contains("checkpoint t/x"), "{e}");
+        }
+    }
 
     /// A checkpoint looked up in its namespace is one seek of the primary key's index
     /// on Python's SQLite store, as SQLite's planner says: every key column bound.

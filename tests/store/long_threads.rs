@@ -939,23 +939,7 @@ async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let (a, b) = pg_pair(&url, dir.path(), "one_conn", "").await;
-    let role = format!("lgcodec_one_conn_{}", std::process::id());
-    let admin = support::pg::connect(&a).await;
-    admin
-        .batch_execute(&format!(
-            "DROP ROLE IF EXISTS {role};
-             CREATE ROLE {role} LOGIN CONNECTION LIMIT 1;
-             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};"
-        ))
-        .await
-        .expect("role");
-    drop(admin);
-    // The same server and database, as the role.
-    let (server, db) = a.rsplit_once('/').expect("a database");
-    let scheme_end = server.find("://").expect("a URL") + 3;
-    let host = &server[scheme_end..];
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let as_role = format!("{}{role}@{host}/{db}", &server[..scheme_end]);
+    let (role, as_role) = support::pg::limited_role(&a, "lgcodec_one_conn", 1).await;
     let (mut done, _) = retain(&as_role, false).await;
     let (mut whole, _) = retain(&b, false).await;
     let refused = done
@@ -973,27 +957,12 @@ async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
     assert_eq!(pg_rows(&a), pg_rows(&b));
     // Threads named or left out are looked up on that one connection too: one not
     // there is said (named) or refused (left out), as on any store.
-    // Each run begins once the server has let the run before's sessions go: a closed
-    // session's slot is given back after the client has moved on, and the next run's
-    // first connection would find it taken.
+    // Each run begins once the server has let the run before's sessions go.
     let admin = support::pg::connect(&url).await;
     let prune = |options: PruneOptions| {
         let (store, role, admin) = (as_role.clone(), role.clone(), &admin);
         async move {
-            for _ in 0..500 {
-                let open: i64 = admin
-                    .query_one(
-                        "SELECT count(*) FROM pg_stat_activity WHERE usename = $1",
-                        &[&role],
-                    )
-                    .await
-                    .and_then(|r| r.try_get(0))
-                    .expect("sessions");
-                if open == 0 {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
+            support::pg::sessions_gone(admin, &role).await;
             store::prune(&store, &StoreKeys::none(), &options.dry_run(true)).await
         }
     };
@@ -1019,9 +988,5 @@ async fn a_role_allowed_one_connection_sweeps_on_it_what_more_would_share() {
         "{refused}"
     );
     // Its rights are in `a` alone.
-    support::pg::connect(&a)
-        .await
-        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
-        .await
-        .expect("drop the role");
+    support::pg::drop_role(&a, &role).await;
 }

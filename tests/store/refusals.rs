@@ -1,4 +1,6 @@
-//! What the store commands refuse or report instead of doing silently less than asked:
+//! What the store commands refuse or report instead of doing silently less than asked
+//! (or reporting what is not so: a checkpoint marked as not decoding because a
+//! connection to read it was refused):
 //! a prune that cannot read checkpoints (no key) exits 1 and says why, a `--metadata`
 //! rule without a value is refused before anything is read; a prune of a database
 //! without the saver's tables is refused and creates none.
@@ -540,5 +542,62 @@ fn a_copy_into_its_own_source_is_refused() {
         let (code, stderr) = lgcodec(&["store", "copy", &url, &url], None);
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains("the copy's source itself"), "{stderr}");
+    }
+}
+
+/// `inspect --check`, `--checkpoint` and `--diff` on Postgres read checkpoints through
+/// connections of their own beside the store's (four at once for `--check`). A role the
+/// server lets open one or two connections (`CONNECTION LIMIT`) is refused those
+/// (SQLSTATE 53300); the reads go on on the store's own connection, and each command
+/// prints what it prints for a role without a limit, exit status 0. `--check` used to
+/// mark every checkpoint whose connection was refused as one that does not decode
+/// (exit 1, a finding that was not so), and `--checkpoint` stopped with exit 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_allowed_few_connections_inspects_as_any_other() {
+    use crate::support::pg;
+    let Some(url) = pg::url() else {
+        return;
+    };
+    let db = pg::restored(&url, "postgres-py-3.2.0", "few_conns").await;
+    let inspect = |store: &str, args: &[&str]| {
+        let mut all = vec!["store", "inspect", store, "--thread", "t-main"];
+        all.extend_from_slice(args);
+        let (code, out, err) = crate::lgcodec(&all, &[]);
+        (code, out, err)
+    };
+    let (code, out, err) = inspect(&db, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let history: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let ids: Vec<&str> = history["nodes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{history}"))
+        .iter()
+        .filter_map(|n| n["checkpoint_id"].as_str())
+        .collect();
+    let (first, last) = (ids[0], ids[ids.len() - 1]);
+    assert!(ids.len() > 2, "{history}");
+    let commands: [&[&str]; 4] = [
+        &["--check"],
+        &["--check", "--json"],
+        &["--checkpoint", last],
+        &["--checkpoint", first, "--diff", last],
+    ];
+    let admin = pg::connect(&db).await;
+    for limit in [1, 2] {
+        let (role, as_role) =
+            pg::limited_role(&db, &format!("lgcodec_few_conns_{limit}"), limit).await;
+        for args in commands {
+            let (code, out, err) = inspect(&db, args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            pg::sessions_gone(&admin, &role).await;
+            let limited = inspect(&as_role, args);
+            assert_eq!(
+                (limited.0, &limited.1),
+                (code, &out),
+                "{args:?} as a role allowed {limit}: {}",
+                limited.2
+            );
+        }
+        pg::drop_role(&db, &role).await;
     }
 }

@@ -174,3 +174,57 @@ pub async fn scans_not_by_key(client: &tokio_postgres::Client, table: &str) -> i
         .expect("scans")
         .get(0)
 }
+
+/// A login role `<prefix>_<pid>` the server lets open `limit` connections at once
+/// (`CONNECTION LIMIT`), reading and writing the tables of `db`'s `public` schema; its
+/// name and `db`'s URL as that role. Drop it with [`drop_role`].
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn limited_role(db: &str, prefix: &str, limit: u32) -> (String, String) {
+    let role = format!("{prefix}_{}", std::process::id());
+    connect(db)
+        .await
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role};
+             CREATE ROLE {role} LOGIN CONNECTION LIMIT {limit};
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role};"
+        ))
+        .await
+        .expect("role");
+    let (server, name) = db.rsplit_once('/').expect("a database");
+    let scheme_end = server.find("://").expect("a URL") + 3;
+    let host = &server[scheme_end..];
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let as_role = format!("{}{role}@{host}/{name}", &server[..scheme_end]);
+    (role, as_role)
+}
+
+/// Waits (up to 5 s) until the server has let every session of `role` go: a closed
+/// session's slot is given back after its client has moved on, and a run that follows
+/// at once would find it taken.
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn sessions_gone(admin: &tokio_postgres::Client, role: &str) {
+    for _ in 0..500 {
+        let open: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = $1",
+                &[&role],
+            )
+            .await
+            .and_then(|r| r.try_get(0))
+            .expect("sessions");
+        if open == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// Drops `role` of [`limited_role`], its rights in `db` first.
+#[allow(dead_code)] // not every test binary that includes the helpers uses it
+pub async fn drop_role(db: &str, role: &str) {
+    connect(db)
+        .await
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role};"))
+        .await
+        .expect("drop the role");
+}

@@ -62,19 +62,27 @@ macro_rules! impl_exec {
 impl_exec!(deadpool_postgres::ClientWrapper);
 impl_exec!(deadpool_postgres::Transaction<'_>);
 
-/// A plain tokio-postgres transaction (the store commands' own connections): without
-/// a statement cache, every statement goes unnamed, in one round trip.
-#[async_trait]
-impl Exec for tokio_postgres::Transaction<'_> {
-    async fn rows(
-        &self,
-        _mode: StatementMode,
-        sql: &str,
-        params: &[Param<'_>],
-    ) -> Result<Vec<Row>, tokio_postgres::Error> {
-        self.query_typed(sql, params).await
-    }
+/// A plain tokio-postgres client or transaction (the store commands' own
+/// connections): without a statement cache, every statement goes unnamed, in one
+/// round trip.
+macro_rules! impl_exec_unnamed {
+    ($ty:ty) => {
+        #[async_trait]
+        impl Exec for $ty {
+            async fn rows(
+                &self,
+                _mode: StatementMode,
+                sql: &str,
+                params: &[Param<'_>],
+            ) -> Result<Vec<Row>, tokio_postgres::Error> {
+                self.query_typed(sql, params).await
+            }
+        }
+    };
 }
+
+impl_exec_unnamed!(tokio_postgres::Transaction<'_>);
+impl_exec_unnamed!(tokio_postgres::Client);
 
 /// Maps a driver error of `operation` into the crate's error.
 pub(crate) fn db(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> crate::Error {

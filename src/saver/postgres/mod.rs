@@ -800,6 +800,40 @@ impl PostgresSaver {
         Ok(rows)
     }
 
+    /// [`get_tuple`](CheckpointSaver::get_tuple) on `client`, a connection the caller
+    /// holds (a store command's own, where the server has no slot for the pool's).
+    pub(crate) async fn get_tuple_on<C: Exec + ?Sized>(
+        &self,
+        client: &C,
+        config: &CheckpointConfig,
+    ) -> Result<Option<CheckpointTuple>> {
+        let thread = config.require_thread_id("get_tuple")?;
+        let ns = config.ns();
+        let mut found = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => {
+                self.select_tuples(
+                    client,
+                    &self.sql.get_tuple_by_id,
+                    &[(&thread, Type::TEXT), (&ns, Type::TEXT), (&id, Type::TEXT)],
+                    PageBlobs::Inline,
+                    "get_tuple",
+                )
+                .await?
+            }
+            None => {
+                self.select_tuples(
+                    client,
+                    &self.sql.get_tuple_latest,
+                    &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
+                    PageBlobs::Inline,
+                    "get_tuple",
+                )
+                .await?
+            }
+        };
+        Ok(found.pop())
+    }
+
     /// Runs a `select` (made with `page_blobs`) and builds the tuples, migrating
     /// `v < 4` pending sends.
     async fn select_tuples<C: Exec + ?Sized>(
@@ -1129,32 +1163,9 @@ impl CheckpointSaver for PostgresSaver {
     }
 
     async fn get_tuple(&self, config: &CheckpointConfig) -> Result<Option<CheckpointTuple>> {
-        let thread = config.require_thread_id("get_tuple")?;
-        let ns = config.ns();
+        config.require_thread_id("get_tuple")?;
         let client = self.client("get_tuple").await?;
-        let mut found = match config.checkpoint_id.as_deref().filter(|id| !id.is_empty()) {
-            Some(id) => {
-                self.select_tuples(
-                    &*client,
-                    &self.sql.get_tuple_by_id,
-                    &[(&thread, Type::TEXT), (&ns, Type::TEXT), (&id, Type::TEXT)],
-                    PageBlobs::Inline,
-                    "get_tuple",
-                )
-                .await?
-            }
-            None => {
-                self.select_tuples(
-                    &*client,
-                    &self.sql.get_tuple_latest,
-                    &[(&thread, Type::TEXT), (&ns, Type::TEXT)],
-                    PageBlobs::Inline,
-                    "get_tuple",
-                )
-                .await?
-            }
-        };
-        Ok(found.pop())
+        self.get_tuple_on(&*client, config).await
     }
 
     async fn list(
