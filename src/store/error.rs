@@ -546,12 +546,20 @@ pub(crate) fn refuse_unsaved(
 }
 
 /// A saver's error on opening `location`: not a store ([`StoreFault::NotAStore`], with
-/// what the saver found), unless it is about TLS or free space (what to do differs).
+/// what the saver found), unless it is about TLS, free space or reaching the server
+/// (what to do differs).
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn saver_err(location: &str) -> impl Fn(crate::Error) -> Error + '_ {
     move |e| {
-        // Not about the layout: what to do differs (TLS settings, free space).
-        if matches!(e.kind(), crate::ErrorKind::Tls | crate::ErrorKind::DiskFull) {
+        // Not about the layout: what to do differs (TLS settings, free space, a
+        // connection refused or lost: the store may be fine).
+        if matches!(
+            e.kind(),
+            crate::ErrorKind::Tls
+                | crate::ErrorKind::DiskFull
+                | crate::ErrorKind::ConnectionUnavailable
+        ) || e.is_connection_lost()
+        {
             return e;
         }
         StoreFault::NotAStore {

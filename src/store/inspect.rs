@@ -20,12 +20,14 @@ use crate::kind::ErrorKind;
 use crate::saver::layout::StoreLayout;
 use crate::saver::postgres::PostgresSaver;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
-use crate::saver::postgres::{Blobs, TupleParts};
+use crate::saver::postgres::{Blobs, ReadOn, TupleParts};
 use crate::saver::METADATA_MAX_DEPTH;
 use crate::saver::{
     Checkpoint, CheckpointConfig, CheckpointMetadata, CheckpointTuple, PendingWrite,
 };
 use crate::serializer::Serializer;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+use std::sync::atomic::Ordering;
 
 mod history;
 mod reader;
@@ -527,7 +529,7 @@ impl AnyStore {
         keys: &[(String, String, String)],
         raw_blobs: bool,
     ) -> Result<Vec<Option<(CheckpointTuple, Blobs)>>> {
-        let Raw::Postgres { url, .. } = &self.raw else {
+        let Raw::Postgres { url, client, .. } = &self.raw else {
             let mut out = Vec::with_capacity(keys.len());
             for (t, ns, id) in keys {
                 let tuple = self.tuple(serde, t, Some(ns), id).await?;
@@ -552,17 +554,33 @@ impl AnyStore {
         // As of the snapshot the store's own reads (keys, writes) are in, if one is held.
         let snapshot = self.raw.snapshot();
         let shared = snapshot.is_some();
-        let read = tokio::spawn(async move {
+        // Or on the store's own connection (inside its snapshot's transaction, if one
+        // is held) once the server has refused the saver a connection.
+        let own = Arc::clone(client);
+        let refused_before = self.own_connection_reads.load(Ordering::Relaxed);
+        let (read, refused) = tokio::spawn(async move {
             let refs: Vec<(&str, &str, &str)> = owned
                 .iter()
                 .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
                 .collect();
-            saver
-                .get_tuples_in_order(&refs, parts, snapshot.as_deref())
-                .await
+            let on = match snapshot.as_deref() {
+                _ if refused_before => ReadOn::Client(&own),
+                Some(snapshot) => ReadOn::Snapshot(snapshot),
+                None => ReadOn::Pool,
+            };
+            match saver.get_tuples_in_order(&refs, parts, on).await {
+                Err(e) if !refused_before && super::retry::is_no_slot(&e) => {
+                    let on_own = ReadOn::Client(&own);
+                    (saver.get_tuples_in_order(&refs, parts, on_own).await, true)
+                }
+                read => (read, false),
+            }
         })
         .await
         .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
+        if refused {
+            self.own_connection_reads.store(true, Ordering::Relaxed);
+        }
         if read.is_err() && shared {
             // The snapshot lives as long as the store's own connection: lost, it is
             // that loss a caller recovers from (the saver's connection said only that

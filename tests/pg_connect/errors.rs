@@ -2,13 +2,13 @@
 //! give the server's own reason (or the operating system's, for a closed port) with
 //! what to do, through the saver and through `lgcodec store`; the password never
 //! appears in a message, a report or a `Debug` rendering. The server's words are
-//! PostgreSQL's own messages for each case (SQLSTATE 3D000, 28000, 28P01).
+//! PostgreSQL's own messages for each case (SQLSTATE 3D000, 28000, 28P01, 53300).
 
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::ErrorKind;
 
 use super::run::{lgcodec, no_password, server, url_encoded};
-use super::server::{PW, PW_DB, PW_ROLE};
+use super::server::{NO_SLOT_ROLE, PW, PW_DB, PW_ROLE};
 
 /// The URL with the password role's (right) password, over plain TCP.
 fn url_with_password(user: &str, port: u16, db: &str) -> String {
@@ -104,6 +104,30 @@ async fn a_wrong_password_says_where_the_password_came_from() {
         ],
     )
     .await;
+}
+
+/// A role whose `CONNECTION LIMIT` is reached is told so, with what to do about that
+/// limit: the server's slots are not the matter (it said "retry later", which does not
+/// help while the role's other sessions stay).
+#[tokio::test]
+async fn a_role_at_its_connection_limit_is_told_which_limit() {
+    let Some(s) = server() else { return };
+    let url = format!(
+        "postgresql://{NO_SLOT_ROLE}@127.0.0.1:{}/{PW_DB}?sslmode=disable",
+        s.port
+    );
+    let kind = both_say(
+        &url,
+        &[
+            "user \"no_slot\"",
+            "53300",
+            "too many connections for role \"no_slot\"",
+            "the role's CONNECTION LIMIT is reached",
+            "ALTER ROLE",
+        ],
+    )
+    .await;
+    assert_eq!(kind, ErrorKind::ConnectionUnavailable);
 }
 
 #[tokio::test]

@@ -17,6 +17,8 @@ pub const TLS_DB: &str = "tlsdb";
 /// The role that must give a password (`scram-sha-256`), and its password.
 pub const PW_ROLE: &str = "pw_user";
 pub const PW: &str = "Pw-S3cret:with\\colon";
+/// A role the server lets open no connection (`CONNECTION LIMIT 0`).
+pub const NO_SLOT_ROLE: &str = "no_slot";
 /// A database `PW_ROLE` owns.
 pub const PW_DB: &str = "pwdb";
 
@@ -326,6 +328,7 @@ fn setup_roles_blocking(server: &Server) {
         for sql in [
             format!("CREATE ROLE {TLS_ROLE} LOGIN"),
             format!("CREATE ROLE {PW_ROLE} LOGIN PASSWORD '{pw}'"),
+            format!("CREATE ROLE {NO_SLOT_ROLE} LOGIN CONNECTION LIMIT 0"),
             format!("CREATE DATABASE {TLS_DB} OWNER {TLS_ROLE}"),
             format!("CREATE DATABASE {PW_DB} OWNER {PW_ROLE}"),
         ] {

@@ -551,9 +551,12 @@ fn a_copy_into_its_own_source_is_refused() {
 /// (SQLSTATE 53300); the reads go on on the store's own connection, and each command
 /// prints what it prints for a role without a limit, exit status 0. `--check` used to
 /// mark every checkpoint whose connection was refused as one that does not decode
-/// (exit 1, a finding that was not so), and `--checkpoint` stopped with exit 2.
+/// (exit 1, a finding that was not so), and `--checkpoint` stopped with exit 2. A copy
+/// out of the store reads the same way, to copies Python reads as the store; a copy
+/// into a database of a role allowed one connection, which needs two, says which limit
+/// refused it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_role_allowed_few_connections_inspects_as_any_other() {
+async fn a_role_allowed_few_connections_inspects_and_copies_as_any_other() {
     use crate::support::pg;
     let Some(url) = pg::url() else {
         return;
@@ -574,8 +577,8 @@ async fn a_role_allowed_few_connections_inspects_as_any_other() {
         .iter()
         .filter_map(|n| n["checkpoint_id"].as_str())
         .collect();
-    let (first, last) = (ids[0], ids[ids.len() - 1]);
     assert!(ids.len() > 2, "{history}");
+    let (first, last) = (ids[0], ids[ids.len() - 1]);
     let commands: [&[&str]; 4] = [
         &["--check"],
         &["--check", "--json"],
@@ -583,6 +586,8 @@ async fn a_role_allowed_few_connections_inspects_as_any_other() {
         &["--checkpoint", first, "--diff", last],
     ];
     let admin = pg::connect(&db).await;
+    let dir = scratch("few-conns");
+    let mut copies = Vec::new();
     for limit in [1, 2] {
         let (role, as_role) =
             pg::limited_role(&db, &format!("lgcodec_few_conns_{limit}"), limit).await;
@@ -598,6 +603,35 @@ async fn a_role_allowed_few_connections_inspects_as_any_other() {
                 limited.2
             );
         }
+        // A copy out of the store reads its checkpoints the same way (it stopped
+        // after 17 refusals taken for lost connections, about a minute of waits).
+        let copy = dir.join(format!("copy-{limit}.sqlite"));
+        let copy = copy.to_str().expect("utf-8").to_owned();
+        pg::sessions_gone(&admin, &role).await;
+        let (code, _, err) = crate::lgcodec(&["store", "copy", &as_role, &copy], &[]);
+        assert_eq!(code, 0, "copy as a role allowed {limit}: {err}");
+        copies.push(copy);
         pg::drop_role(&db, &role).await;
     }
+    if let Some(py) = crate::support::python() {
+        let copies: Vec<&str> = copies.iter().map(String::as_str).collect();
+        crate::support::python_reads_equal(&py, false, &db, &copies);
+    }
+    // A copy into a database of a role allowed one connection needs two (the target's
+    // and the saver's that makes its tables): refused, it says which limit, not that
+    // the target is no store.
+    let target = pg::fresh(&url, "few_conns_target").await;
+    let (role, as_role) = pg::limited_role(&target, "lgcodec_few_conns_target", 1).await;
+    pg::connect(&target)
+        .await
+        .batch_execute(&format!("GRANT CREATE ON SCHEMA public TO {role}"))
+        .await
+        .expect("grant");
+    let (code, _, err) = crate::lgcodec(&["store", "copy", &copies[0], &as_role], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("CONNECTION LIMIT") && !err.contains("not a Python LangGraph"),
+        "{err}"
+    );
+    pg::drop_role(&target, &role).await;
 }

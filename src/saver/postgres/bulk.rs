@@ -645,7 +645,7 @@ impl PostgresSaver {
     }
 
     /// [`get_tuples`](Self::get_tuples) in the order of `keys`, `None` for a key not
-    /// there; as of `snapshot` when given.
+    /// there; on the connection `on` says.
     ///
     /// # Errors
     /// As `get_tuple`.
@@ -653,10 +653,10 @@ impl PostgresSaver {
         &self,
         keys: &[(&str, &str, &str)],
         parts: TupleParts,
-        snapshot: Option<&str>,
+        on: ReadOn<'_>,
     ) -> Result<Vec<Option<(CheckpointTuple, Blobs)>>> {
         let mut by_key: HashMap<(String, String, String), (CheckpointTuple, Blobs)> = self
-            .get_tuples(keys, parts, snapshot)
+            .get_tuples(keys, parts, on)
             .await?
             .into_iter()
             .map(|(t, blobs)| {
@@ -685,11 +685,7 @@ impl PostgresSaver {
     /// were most of a 2.1 s copy SQLite → Postgres). `parts` may leave out the writes
     /// and keep blobs as stored ([`TupleParts`]).
     ///
-    /// With `snapshot`, read as of a snapshot another session's open `REPEATABLE READ`
-    /// transaction exported (`pg_export_snapshot()`), so that these reads, on the
-    /// pool's connections, see what that transaction sees and nothing committed since
-    /// (a store copy reads its source's keys there and the checkpoints here: one point
-    /// in time for both).
+    /// On a connection of the pool, or one the caller holds ([`ReadOn`]).
     ///
     /// # Errors
     /// As `get_tuple`; a snapshot that is not of the form the server exports, or no
@@ -698,7 +694,7 @@ impl PostgresSaver {
         &self,
         keys: &[(&str, &str, &str)],
         parts: TupleParts,
-        snapshot: Option<&str>,
+        on: ReadOn<'_>,
     ) -> Result<Vec<(CheckpointTuple, Blobs)>> {
         let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
             return Ok(Vec::new());
@@ -748,6 +744,21 @@ impl PostgresSaver {
         let sql = self
             .sql
             .select_rows(where_clause, None, page_blobs, parts.writes);
+        let snapshot = match on {
+            ReadOn::Client(client) => {
+                return self
+                    .select_parts(
+                        client,
+                        &sql,
+                        &params,
+                        (page_blobs, parts.raw_blobs),
+                        "get_tuple",
+                    )
+                    .await;
+            }
+            ReadOn::Pool => None,
+            ReadOn::Snapshot(snapshot) => Some(snapshot),
+        };
         let client = self.client("get_tuple").await?;
         if let Some(snapshot) = snapshot {
             // The identifier goes into the statement's text (SET takes no parameter):
@@ -796,6 +807,21 @@ impl PostgresSaver {
         }
         read
     }
+}
+
+/// The connection [`PostgresSaver::get_tuples`] reads on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ReadOn<'a> {
+    /// One of the saver's pool.
+    Pool,
+    /// One of the pool, as of a snapshot another session's open `REPEATABLE READ`
+    /// transaction exported (`pg_export_snapshot()`), so that the read sees what that
+    /// transaction sees and nothing committed since (a store copy reads its source's
+    /// keys there and the checkpoints here: one point in time for both).
+    Snapshot(&'a str),
+    /// The caller's (a store command's own, where the server has no slot for the
+    /// pool's); inside the transaction it may hold, as of its snapshot.
+    Client(&'a tokio_postgres::Client),
 }
 
 /// What [`PostgresSaver::get_tuples`] reads of each checkpoint besides what `get_tuple`

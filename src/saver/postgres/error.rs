@@ -387,7 +387,18 @@ fn hint(
                          (~/.pgpass or PGPASSFILE, mode 0600) or the URL"
                     .to_owned(),
             }),
-            "53300" => Some("the server has no connection slot free: retry later".to_owned()),
+            // The role's own limit or the server's: what to do differs.
+            "53300" if db.message().contains("for role") => Some(
+                "the role's CONNECTION LIMIT is reached: its sessions hold every slot it \
+                 may have (pg_stat_activity names them); end some, or raise the limit \
+                 (ALTER ROLE ... CONNECTION LIMIT)"
+                    .to_owned(),
+            ),
+            "53300" => Some(
+                "the server has no connection slot free (max_connections, less those kept \
+                 for superusers): retry later, or end idle sessions (pg_stat_activity)"
+                    .to_owned(),
+            ),
             "57P03" => Some("the server is starting up or shutting down: retry".to_owned()),
             _ => None,
         };

@@ -70,8 +70,8 @@
 mod bulk;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 pub(crate) use bulk::{
-    copy_in, found_positions, unique_violation, BlobLookUp, PutItem, SentRow, SentWrite, Taken,
-    TupleParts,
+    copy_in, found_positions, unique_violation, BlobLookUp, PutItem, ReadOn, SentRow, SentWrite,
+    Taken, TupleParts,
 };
 #[cfg(feature = "sqlite")]
 pub(crate) use rows::{split_msgpack, Blobs};

@@ -16,7 +16,8 @@ use super::super::check::{ReadBack, Sent};
 use super::{put_config, CopyWriter};
 use crate::error::Error;
 use crate::saver::postgres::{
-    split_msgpack, BlobLookUp, PostgresSaver, PutItem, SentRow, SentWrite, Taken, TupleParts,
+    split_msgpack, BlobLookUp, PostgresSaver, PutItem, ReadOn, SentRow, SentWrite, Taken,
+    TupleParts,
 };
 use crate::saver::sqlite::StoredRow;
 use crate::saver::{ChannelVersions, Checkpoint};
@@ -122,7 +123,7 @@ impl CopyWriter for PgWriter {
         Ok(
             match self
                 .saver
-                .get_tuples_in_order(&keys, TupleParts::WHOLE, None)
+                .get_tuples_in_order(&keys, TupleParts::WHOLE, ReadOn::Pool)
                 .await
             {
                 Ok(found) => found
