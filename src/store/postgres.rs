@@ -19,6 +19,7 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod checkpoints;
+mod pooler;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod rows;
 
@@ -218,7 +219,10 @@ pub(crate) fn bounded_lock_wait() -> String {
 /// # Errors
 /// What was tried and why it failed ([`ConnInfo::connect`]), or the server's error.
 pub(crate) async fn connect(url: &str, writable: bool) -> Result<Client> {
-    let client = ConnInfo::resolve(url)?.connect("connect").await?;
+    let info = ConnInfo::resolve(url)?;
+    let client = info.connect("connect").await?;
+    // Before anything is set on the session (pooler.rs).
+    pooler::refuse_transaction_pooler(&client, &info, &super::redact(url)).await?;
     // A store command's statements each touch one page: JIT compilation (on by default
     // since PostgreSQL 12 for plans over `jit_above_cost`) costs more than it saves.
     // Measured on PG 15: prune's page query 2.6 ms without JIT, 290 ms with it. A

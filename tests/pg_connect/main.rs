@@ -2,7 +2,8 @@
 //! (`server.rs`: TLS on, a TLS-only role and database, a role with a password):
 //! `sslmode` and `sslrootcert` (`tls.rs`), libpq's environment variables and password
 //! file (`env.rs`), and connection errors that name what was tried and the server's
-//! reason, never the password (`errors.rs`). The `lgcodec` runs get exactly the
+//! reason, never the password (`errors.rs`); poolers that do not keep a session
+//! refused, those that do used (`pooler.rs`). The `lgcodec` runs get exactly the
 //! environment a test gives them, and `psql`, where installed, is run with the same
 //! settings: the two must agree on what connects.
 //!
@@ -16,6 +17,8 @@ mod support;
 mod env;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod errors;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod pooler;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod server;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]

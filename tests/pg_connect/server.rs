@@ -71,7 +71,7 @@ fn is_root() -> bool {
 }
 
 /// `cmd` as the `postgres` user when running as root (the server refuses root).
-fn as_pg(program: &Path) -> Command {
+pub fn as_pg(program: &Path) -> Command {
     if is_root() {
         let mut c = Command::new("runuser");
         c.args(["-u", "postgres", "--"]).arg(program);
@@ -185,7 +185,7 @@ fn make_server_cert(dir: &Path) {
     );
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
