@@ -72,8 +72,9 @@ fn metadata_of(bytes: Option<&[u8]>) -> Option<CheckpointMetadata> {
 }
 
 /// A saver's read failure as the store reports it: a lost connection stays one, and so
-/// does a lock wait given up (the caller may reconnect or step aside); anything else
-/// is the row's fault, [`unreadable`] at `what`.
+/// does a lock wait given up (the caller may reconnect or step aside), a connection not
+/// to be had and a statement the database refused; what is left (a value that does not
+/// decode, a column that does not parse) is the row's fault, [`unreadable`] at `what`.
 fn unreadable_row(what: impl FnOnce() -> String, e: Error) -> Error {
     // The database's and the connection's failures (a statement refused, no
     // connection to be had) are not the row's: said as they are, they stop the read
