@@ -551,36 +551,32 @@ impl AnyStore {
         // the rows are decoded on another core while the caller's task encodes and
         // writes the batch before. Measured 2026-11-29, 100,000 checkpoints Postgres →
         // SQLite (with reads of 128): 11.55–12.63 s against 13.39–13.55 s.
-        let owned = keys.to_vec();
-        // As of the snapshot the store's own reads (keys, writes) are in, if one is held.
+        // As of the snapshot the store's own reads (keys, writes) are in, if one is held;
+        // on the store's own connection (inside that snapshot's transaction, if one is
+        // held) once the server has refused the saver a connection.
         let snapshot = self.raw.snapshot();
         let shared = snapshot.is_some();
-        // Or on the store's own connection (inside its snapshot's transaction, if one
-        // is held) once the server has refused the saver a connection.
-        let own = Arc::clone(client);
-        let refused_before = self.own_connection_reads.load(Ordering::Relaxed);
-        let (read, refused) = tokio::spawn(async move {
-            let refs: Vec<(&str, &str, &str)> = owned
-                .iter()
-                .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
-                .collect();
-            let on = match snapshot.as_deref() {
-                _ if refused_before => ReadOn::Client(&own),
-                Some(snapshot) => ReadOn::Snapshot(snapshot),
-                None => ReadOn::Pool,
-            };
-            match saver.get_tuples_in_order(&refs, parts, on).await {
-                Err(e) if !refused_before && super::retry::is_no_slot(&e) => {
-                    let on_own = ReadOn::Client(&own);
-                    (saver.get_tuples_in_order(&refs, parts, on_own).await, true)
-                }
-                read => (read, false),
-            }
-        })
-        .await
-        .map_err(|e| StoreFault::task("a read of checkpoints", e))?;
-        if refused {
-            self.own_connection_reads.store(true, Ordering::Relaxed);
+        let spawn_read = |on_own: bool| {
+            let (saver, owned, snapshot) = (saver.clone(), keys.to_vec(), snapshot.clone());
+            let own = Arc::clone(client);
+            tokio::spawn(async move {
+                let refs: Vec<(&str, &str, &str)> = owned
+                    .iter()
+                    .map(|(t, ns, id)| (t.as_str(), ns.as_str(), id.as_str()))
+                    .collect();
+                let on = match snapshot.as_deref() {
+                    _ if on_own => ReadOn::Client(&own),
+                    Some(snapshot) => ReadOn::Snapshot(snapshot),
+                    None => ReadOn::Pool,
+                };
+                saver.get_tuples_in_order(&refs, parts, on).await
+            })
+        };
+        let task = |e| StoreFault::task("a read of checkpoints", e);
+        let on_own = self.own_connection_reads.load(Ordering::Relaxed);
+        let mut read = spawn_read(on_own).await.map_err(task)?;
+        if matches!(&read, Err(e) if !on_own && self.pool_refused(e)) {
+            read = spawn_read(true).await.map_err(task)?;
         }
         if read.is_err() && shared {
             // The snapshot lives as long as the store's own connection: lost, it is

@@ -32,13 +32,21 @@ impl AnyStore {
         let saver = self.cached_pg_reader(url, serde)?;
         if !self.own_connection_reads.load(Ordering::Relaxed) {
             match saver.get_tuple(config).await {
-                Err(e) if is_no_slot(&e) => {
-                    self.own_connection_reads.store(true, Ordering::Relaxed)
-                }
+                Err(e) if self.pool_refused(&e) => {}
                 read => return read,
             }
         }
         saver.get_tuple_on(client, config).await
+    }
+
+    /// Whether `e` is the server refusing the reader's pool a connection for want of a
+    /// slot ([`is_no_slot`]); if so, every later read goes on the store's own connection.
+    pub(super) fn pool_refused(&self, e: &crate::Error) -> bool {
+        let refused = is_no_slot(e);
+        if refused {
+            self.own_connection_reads.store(true, Ordering::Relaxed);
+        }
+        refused
     }
 
     /// The saver [`AnyStore::tuple`] reads a Postgres store through, with `serde` for
