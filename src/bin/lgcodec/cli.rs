@@ -52,7 +52,9 @@ left something to look at); 2 usage or fatal error (a bad command line, an input
 store that cannot be read, a single row that does not decode or encode, a key that
 cannot be used). A store command stopped by SIGINT exits 130, by SIGTERM 143 (encrypt,
 rekey, import, copy and prune finish the batch in flight first and print their report;
-store retain, a service, exits 0 on SIGTERM once the batch in flight is done).",
+store retain, a service, exits 0 on SIGTERM once the batch in flight is done). A command
+whose standard output is closed by its reader (`| head`) stops quietly with 141, as
+SIGPIPE would end it; a backup written to standard output and cut short is an error (2).",
     store_note!()
 );
 
@@ -149,10 +151,52 @@ pub fn json_errors(operation: &'static str) {
     let _ = JSON_ERRORS.set(operation);
 }
 
+/// Exit status: standard output closed by its reader (`lgcodec … | head`), as a
+/// process killed by SIGPIPE reports it (128 + 13).
+pub const CLOSED_OUTPUT: u8 = 141;
+
+/// Standard output's reader went away while a report was written line by line.
+static CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A line of a report could not be written: dropped, and if its reader is gone the
+/// command, once done, ends with [`CLOSED_OUTPUT`] ([`ended`]).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub fn unwritten(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The status a command ends with: its own, or [`CLOSED_OUTPUT`] when it finished
+/// (not fatally) with lines of its report dropped for a reader gone.
+pub fn ended(status: ExitCode) -> ExitCode {
+    if CLOSED.load(std::sync::atomic::Ordering::Relaxed) && status != ExitCode::from(FATAL) {
+        ExitCode::from(CLOSED_OUTPUT)
+    } else {
+        status
+    }
+}
+
 /// A fatal error: what to say, and the library error's kind when it is one.
 pub struct Fatal {
     message: String,
     kind: Option<&'static str>,
+    /// Standard output's reader went away: nothing to say, [`CLOSED_OUTPUT`].
+    closed_output: bool,
+}
+
+impl Fatal {
+    /// Writing to standard output failed. Its reader gone (a broken pipe, as when
+    /// `head` has read its lines), the command ends quietly with [`CLOSED_OUTPUT`], as
+    /// a Unix tool killed by SIGPIPE does; any other failure (a full disk under a
+    /// redirect) is said, and fatal.
+    pub fn unwritable(e: &std::io::Error) -> Self {
+        Fatal {
+            message: format!("cannot write: {e}"),
+            kind: None,
+            closed_output: e.kind() == std::io::ErrorKind::BrokenPipe,
+        }
+    }
 }
 
 impl From<langgraph_codec::Error> for Fatal {
@@ -160,6 +204,7 @@ impl From<langgraph_codec::Error> for Fatal {
         Fatal {
             message: e.to_string(),
             kind: Some(e.kind().as_str()),
+            closed_output: false,
         }
     }
 }
@@ -169,6 +214,7 @@ impl From<String> for Fatal {
         Fatal {
             message,
             kind: None,
+            closed_output: false,
         }
     }
 }
@@ -182,7 +228,14 @@ impl From<&str> for Fatal {
 /// Says the error on standard error (and, after [`json_errors`], as JSON on standard
 /// output) and gives the fatal exit status.
 pub fn fatal(error: impl Into<Fatal>) -> ExitCode {
-    let Fatal { message, kind } = error.into();
+    let Fatal {
+        message,
+        kind,
+        closed_output,
+    } = error.into();
+    if closed_output {
+        return ExitCode::from(CLOSED_OUTPUT);
+    }
     note!("lgcodec: {message}");
     if let Some(operation) = JSON_ERRORS.get() {
         let mut object = serde_json::json!({"operation": operation, "error": message});

@@ -49,12 +49,12 @@ mod rows;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    cli::ended(match Cli::parse().command {
         Command::Decode(args) => rows::status(commands::decode::run(args)),
         Command::Encode(args) => rows::status(commands::encode::run(args)),
         Command::Rekey(args) => rows::status(commands::rekey::run(args)),
         Command::Key { command } => commands::key::run(command),
         #[cfg(any(feature = "sqlite", feature = "postgres"))]
         Command::Store { command } => commands::store::run(command),
-    }
+    })
 }

@@ -11,16 +11,19 @@ use std::time::Duration;
 
 use langgraph_codec::store::Progress;
 
-use crate::cli::fatal;
+use crate::cli::{fatal, Fatal};
 use crate::human;
 
-/// `println!` that ignores a closed pipe (`| head`) instead of panicking.
+/// `println!` that does not panic on a closed pipe (`| head`): the line is dropped, and
+/// the command ends with [`crate::cli::CLOSED_OUTPUT`] once it is done.
 macro_rules! say {
     ($($t:tt)*) => {{
-        let _ = std::io::Write::write_fmt(
+        if let Err(e) = std::io::Write::write_fmt(
             &mut std::io::stdout().lock(),
             format_args!("{}\n", format_args!($($t)*)),
-        );
+        ) {
+            crate::cli::unwritten(&e);
+        }
     }};
 }
 pub(crate) use say;
@@ -111,20 +114,17 @@ where
 }
 
 /// `value` as one JSON line on standard output.
-pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), String> {
+pub(crate) fn emit_json(value: &impl serde::Serialize) -> Result<(), Fatal> {
     // Written as it is serialized: a report as large as a thread's history (100,000
     // checkpoints) is not held as text first.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer(&mut out, value)
-        .map_err(|e| {
-            if e.is_io() {
-                format!("cannot write: {e}")
-            } else {
-                e.to_string()
-            }
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => Fatal::unwritable(&std::io::Error::new(kind, e)),
+            None => e.to_string().into(),
         })
-        .and_then(|()| writeln!(out).map_err(|e| format!("cannot write: {e}")))?;
-    out.flush().map_err(|e| format!("cannot write: {e}"))
+        .and_then(|()| writeln!(out).map_err(|e| Fatal::unwritable(&e)))?;
+    out.flush().map_err(|e| Fatal::unwritable(&e))
 }
 
 /// How a command that ran ends: the report on standard output (one JSON line with
@@ -187,10 +187,10 @@ impl Streamed {
     }
 
     /// Flushed: the first error writing, as a fatal one's text.
-    pub(crate) fn end(&mut self) -> Result<(), String> {
+    pub(crate) fn end(&mut self) -> Result<(), Fatal> {
         self.write(|out| out.flush());
         match self.failed.take() {
-            Some(e) => Err(format!("cannot write: {e}")),
+            Some(e) => Err(Fatal::unwritable(&e)),
             None => Ok(()),
         }
     }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use langgraph_codec::records::{self, Answer, BatchSummary, Failure, Record, RowReader};
 use langgraph_codec::Error;
 
-use crate::cli::{fatal, JsonlOptions, FINDINGS};
+use crate::cli::{fatal, Fatal, JsonlOptions, FINDINGS};
 
 /// An error of the command itself, with the file it concerns.
 fn io_context(file: &str, e: io::Error) -> String {
@@ -60,13 +60,18 @@ pub fn batch(
     file: &str,
     lines: &JsonlOptions,
     answer: &dyn Fn(&Record) -> Result<Answer, Failure>,
-) -> Result<bool, String> {
+) -> Result<bool, Fatal> {
     let mut input = open_input(file)?;
     refuse_a_backup(file, input.as_mut())?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let summary = records::run_jsonl(input, &mut out, lines.max_line_bytes, answer)
-        .map_err(|e| format!("{file}: {e}"))?;
+    let summary = records::run_jsonl(input, &mut out, lines.max_line_bytes, answer).map_err(
+        // Reading standard input or a file never breaks a pipe: writing the answers did.
+        |e| match e.kind() {
+            io::ErrorKind::BrokenPipe => Fatal::unwritable(&e),
+            _ => format!("{file}: {e}").into(),
+        },
+    )?;
     report(&summary);
     Ok(summary.failed == 0)
 }
@@ -132,7 +137,7 @@ pub fn failure(error: Error, type_tag: &str, data: &[u8]) -> Failure {
 /// answered with its error, the others done), 2 the command's own error (nothing
 /// done: an input that cannot be read, a single row that does not decode or encode, a
 /// key that cannot be used).
-pub fn status(result: Result<bool, String>) -> ExitCode {
+pub fn status(result: Result<bool, Fatal>) -> ExitCode {
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(FINDINGS),

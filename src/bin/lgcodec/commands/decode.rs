@@ -8,7 +8,7 @@ use langgraph_codec::crypto::strict_from_env;
 use langgraph_codec::records::{self, Answer, Failure, RowReader};
 use langgraph_codec::TypedBytes;
 
-use crate::cli::{InputOptions, JsonlOptions, StrictOption};
+use crate::cli::{Fatal, InputOptions, JsonlOptions, StrictOption};
 use crate::rows::{a_database, batch, failure, read_input, warn_key};
 
 #[derive(clap::Args)]
@@ -55,7 +55,7 @@ fn reader(strict: &StrictOption) -> Result<RowReader, String> {
 
 /// Runs the command: whether every row was done, or the command's own error (see
 /// [`status`](crate::rows::status)).
-pub fn run(args: DecodeArgs) -> Result<bool, String> {
+pub fn run(args: DecodeArgs) -> Result<bool, Fatal> {
     let DecodeArgs {
         type_tag,
         base64,
@@ -86,13 +86,14 @@ pub fn run(args: DecodeArgs) -> Result<bool, String> {
             let mut out = io::stdout().lock();
             records::write_value_record(&mut out, &tag, &value, true)
                 .and_then(|()| writeln!(out))
-                .map_err(|e| format!("cannot write: {e}"))?;
+                .map_err(|e| Fatal::unwritable(&e))?;
             Ok(true)
         }
         Ok(Answer::Data(_)) => Ok(true),
         Err(Failure { error, hint }) => Err(match hint {
             Some(hint) => format!("{error}\nhint: {hint}"),
             None => database.unwrap_or_else(|| error.to_string()),
-        }),
+        }
+        .into()),
     }
 }

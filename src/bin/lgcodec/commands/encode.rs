@@ -9,7 +9,7 @@ use langgraph_codec::crypto::EncryptedSerializer;
 use langgraph_codec::records::{self, Answer};
 use langgraph_codec::{Error, TypedBytes};
 
-use crate::cli::{InputOptions, JsonlOptions};
+use crate::cli::{Fatal, InputOptions, JsonlOptions};
 use crate::rows::{batch, read_input};
 
 #[derive(clap::Args)]
@@ -34,7 +34,7 @@ pub struct EncodeArgs {
 
 /// Runs the command: whether every row was done, or the command's own error (see
 /// [`status`](crate::rows::status)).
-pub fn run(args: EncodeArgs) -> Result<bool, String> {
+pub fn run(args: EncodeArgs) -> Result<bool, Fatal> {
     let EncodeArgs {
         encrypt,
         base64,
@@ -73,6 +73,6 @@ pub fn run(args: EncodeArgs) -> Result<bool, String> {
     };
     written
         .and_then(|()| out.flush())
-        .map_err(|e| format!("cannot write: {e}"))?;
+        .map_err(|e| Fatal::unwritable(&e))?;
     Ok(true)
 }

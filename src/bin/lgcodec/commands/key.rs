@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use langgraph_codec::crypto::{generate_key, KEY_ALPHABET, KEY_BITS_PER_CHAR};
 
-use crate::cli::fatal;
+use crate::cli::{fatal, Fatal};
 
 /// The `lgcodec key --help` examples.
 pub const EXAMPLES: &str = "\
@@ -68,7 +68,7 @@ pub fn run(command: KeyCommand) -> ExitCode {
             };
             match written.and_then(|()| out.flush()) {
                 Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fatal(format!("cannot write: {e}")),
+                Err(e) => fatal(Fatal::unwritable(&e)),
             }
         }
     }

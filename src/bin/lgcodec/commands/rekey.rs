@@ -6,7 +6,7 @@ use langgraph_codec::crypto::{plaintext_refused, strict_from_env, EncryptedSeria
 use langgraph_codec::records::Answer;
 use langgraph_codec::JsonPlusSerializer;
 
-use crate::cli::JsonlOptions;
+use crate::cli::{Fatal, JsonlOptions};
 use crate::rows::{batch, failure};
 
 #[derive(clap::Args)]
@@ -28,7 +28,7 @@ pub struct RekeyArgs {
 
 /// Runs the command: whether every row was done, or the command's own error (see
 /// [`status`](crate::rows::status)).
-pub fn run(args: RekeyArgs) -> Result<bool, String> {
+pub fn run(args: RekeyArgs) -> Result<bool, Fatal> {
     // Over the `+zlib` wrapper, so compressed rows are read and stay compressed
     // (`msgpack+zlib` → `msgpack+zlib+aes`).
     let serde = EncryptedSerializer::new(

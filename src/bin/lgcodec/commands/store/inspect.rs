@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use langgraph_codec::store::{AnyStore, CheckpointDiff, HistoryFormat, StoreKeys, ThreadSummary};
 
-use crate::cli::{fatal, FINDINGS};
+use crate::cli::{fatal, Fatal, FINDINGS};
 use crate::output::{finish, say};
 
 #[derive(Args)]
@@ -72,9 +72,9 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
         ])
     };
     if let Err(e) = write(&opening) {
-        return fatal(format!("cannot write: {e}"));
+        return fatal(Fatal::unwritable(&e));
     }
-    let mut failed: Option<String> = None;
+    let mut failed: Option<Fatal> = None;
     let mut after_first = false;
     // Threads whose latest checkpoint gave no time (shown `?`, `null` in JSON).
     let mut untimed = 0u64;
@@ -87,7 +87,7 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
                     Ok(item) if after_first => format!(",{item}"),
                     Ok(item) => item,
                     Err(e) => {
-                        failed = Some(e.to_string());
+                        failed = Some(e.to_string().into());
                         return ControlFlow::Break(());
                     }
                 }
@@ -98,7 +98,7 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
             match write(&text) {
                 Ok(()) => ControlFlow::Continue(()),
                 Err(e) => {
-                    failed = Some(format!("cannot write: {e}"));
+                    failed = Some(Fatal::unwritable(&e));
                     ControlFlow::Break(())
                 }
             }
@@ -111,7 +111,7 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
     };
     if json {
         if let Err(e) = write("]\n") {
-            return fatal(format!("cannot write: {e}"));
+            return fatal(Fatal::unwritable(&e));
         }
     }
     note!(
@@ -133,20 +133,41 @@ async fn list_threads(store: &AnyStore, json: bool, keys: &StoreKeys) -> ExitCod
     ExitCode::SUCCESS
 }
 
-/// An output that notes whether anything was written to it.
+/// An output that notes whether anything was written to it, and whether its reader
+/// went away (the library's error then says only that writing failed).
 struct Begun<W> {
     out: W,
     begun: bool,
+    closed: bool,
+}
+
+impl<W> Begun<W> {
+    fn new(out: W) -> Self {
+        Begun {
+            out,
+            begun: false,
+            closed: false,
+        }
+    }
+
+    fn noted<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result {
+            self.closed |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        result
+    }
 }
 
 impl<W: std::io::Write> std::io::Write for Begun<W> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.begun |= !bytes.is_empty();
-        self.out.write(bytes)
+        let written = self.out.write(bytes);
+        self.noted(written)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
+        let flushed = self.out.flush();
+        self.noted(flushed)
     }
 }
 
@@ -162,10 +183,7 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
         (None, _) => {
             // Written as the tree is walked from a scratch file: neither the tree nor
             // its text is held, however long the thread.
-            let mut out = Begun {
-                out: std::io::BufWriter::new(std::io::stdout()),
-                begun: false,
-            };
+            let mut out = Begun::new(std::io::BufWriter::new(std::io::stdout()));
             let format = if args.json {
                 HistoryFormat::Json
             } else {
@@ -173,6 +191,9 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
             };
             let check = args.check.then_some(keys);
             let h = match store.write_history(&thread, check, format, &mut out).await {
+                Err(_) if out.closed => {
+                    return fatal(Fatal::unwritable(&std::io::ErrorKind::BrokenPipe.into()))
+                }
                 Err(e) => {
                     // A JSON document begun ends its line: the error's object is a
                     // line of its own.
@@ -193,7 +214,7 @@ pub async fn run(args: InspectArgs, keys: &StoreKeys) -> ExitCode {
             }
             .and_then(|()| out.flush());
             match ended {
-                Err(e) => fatal(format!("cannot write: {e}")),
+                Err(e) => fatal(Fatal::unwritable(&e)),
                 Ok(()) => {
                     note!(
                         "lgcodec store inspect: thread {thread:?}: {} checkpoint(s), {} fork(s){}",

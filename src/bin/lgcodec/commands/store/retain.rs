@@ -161,9 +161,9 @@ fn duration(flag: &str, text: &str) -> Result<Duration, Error> {
 }
 
 /// A JSON line on stdout; false when stdout is gone.
-fn line(value: &serde_json::Value) -> bool {
+fn line(value: &serde_json::Value) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{value}").and_then(|()| out.flush()).is_ok()
+    writeln!(out, "{value}").and_then(|()| out.flush())
 }
 
 fn summary(sweep: u64, r: &RetainReport) -> String {
@@ -318,8 +318,8 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                 if let Some(map) = json.as_object_mut() {
                     map.insert("sweep".to_owned(), sweep.into());
                 }
-                if !line(&json) {
-                    return fatal("cannot write to standard output");
+                if let Err(e) = line(&json) {
+                    return fatal(crate::cli::Fatal::unwritable(&e));
                 }
                 note!("{}", summary(sweep, &report));
                 if let Some(note) = report.vacuum.as_ref().and_then(|v| v.note.as_ref()) {
