@@ -281,6 +281,21 @@ impl Error {
             e.0.source = Some(source);
             return e;
         }
+        // A role that may not write (or read) the saver's tables: whom to connect as,
+        // rather than the server's bare "permission denied for table …".
+        if kind == ErrorKind::Storage && insufficient_privilege(&*source) {
+            let message = format!(
+                "{}: the role this connection uses lacks a privilege on the saver's tables: \
+                 connect as the role that owns them (the one your agents use), or GRANT it \
+                 SELECT, INSERT, UPDATE and DELETE on them (a dry run needs SELECT only); \
+                 the transaction it failed in was rolled back: run the same command again \
+                 once the role may",
+                message.into()
+            );
+            let mut e = Error::new(kind, message);
+            e.0.source = Some(source);
+            return e;
+        }
         let mut e = Error::new(kind, message);
         e.0.source = Some(source);
         e
@@ -731,6 +746,17 @@ pub(crate) fn lock_timed_out(source: &(dyn std::error::Error + Send + Sync + 'st
     #[cfg(feature = "postgres")]
     if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
         return e.code() == Some(&tokio_postgres::error::SqlState::LOCK_NOT_AVAILABLE);
+    }
+    let _ = source;
+    false
+}
+
+/// Whether the Postgres server refused a statement for the role's privileges (SQLSTATE
+/// 42501 `insufficient_privilege`: no `DELETE` on a table, no `USAGE` on its schema).
+fn insufficient_privilege(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+        return e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
     }
     let _ = source;
     false

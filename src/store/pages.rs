@@ -27,7 +27,7 @@ use super::options::RunOptions;
 use super::plan::{id_time, plan_thread, Fate, Loaded, PlanFn, Rules, Tally};
 use super::raw::Result;
 use super::retry::{pause, unless_no_slot};
-use super::target::{open_target, Target};
+use super::target::{open_maintained, Target};
 use crate::error::Error;
 use crate::saver::retention::Removal;
 use crate::serializer::Serializer;
@@ -472,7 +472,9 @@ pub(crate) async fn run_pass(
     // time on the first.
     let mut out = PassDone::default();
     let mut second = if target.pages_in_parallel() {
-        let opened = open_target(store, false).await.map(|(other, ..)| other);
+        let opened = open_maintained(store, pass.run.dry_run)
+            .await
+            .map(|(other, _)| other);
         unless_no_slot(opened, &mut out.tally.connections_refused)?
     } else {
         None

@@ -17,8 +17,11 @@ use crate::saver::postgres::{ConnInfo, PostgresSaver};
 
 type Result<T, E = Error> = std::result::Result<T, E>;
 
+pub(crate) use missing::not_here;
+
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod checkpoints;
+mod missing;
 mod pooler;
 #[cfg(all(feature = "sqlite", feature = "postgres"))]
 mod rows;
@@ -295,63 +298,6 @@ pub(crate) fn from_saver(location: &str, e: Error) -> Error {
         }
         .into(),
     }
-}
-
-/// Schemas [`not_here`] names at most.
-const SCHEMAS_NAMED: i64 = 10;
-
-/// A database whose schema (`schema`, the connection's `current_schema()`) holds none of
-/// the savers' tables, as [`StoreFault::NotAStore`], with what to do: the schemas of
-/// the same database that hold a `checkpoints` table (a URL without the
-/// `search_path` its agents use finds nothing in `public`), or, when none does, to
-/// check the database's name. Only the catalog is read.
-pub(crate) async fn not_here(client: &Client, schema: &str, location: &str) -> Error {
-    // The first schemas by name, and how many: a database of a schema per tenant
-    // may hold thousands (a message of each was as long as they were).
-    let found = match client
-        .query(
-            "WITH s AS (SELECT DISTINCT table_schema::text AS name FROM information_schema.tables \
-             WHERE table_name = 'checkpoints' AND table_schema <> $1) \
-             SELECT current_database()::text, \
-             coalesce((SELECT array_agg(name) FROM (SELECT name FROM s ORDER BY name LIMIT $2) f), '{}'), \
-             (SELECT count(*) FROM s)",
-            &[&schema, &SCHEMAS_NAMED],
-        )
-        .await
-    {
-        Ok(rows) => {
-            let row = rows.first();
-            let db: String = row.and_then(|r| r.try_get(0).ok()).unwrap_or_default();
-            let first: Vec<String> = row.and_then(|r| r.try_get(1).ok()).unwrap_or_default();
-            let total: i64 = row.and_then(|r| r.try_get(2).ok()).unwrap_or_default();
-            let total = usize::try_from(total).unwrap_or(first.len()).max(first.len());
-            match first.as_slice() {
-                [] => format!(
-                    "no checkpoint tables in schema {schema} of database {db:?}, nor in any \
-                     other schema of it: check the database's name (a store's tables are \
-                     made by Python's setup(), or by lgcodec store copy or import into it)"
-                ),
-                [one, ..] => format!(
-                    "no checkpoint tables in schema {schema} of database {db:?}; schema{} {} \
-                     of it hold{} a checkpoints table: name the one your agents use in the \
-                     URL (options=-csearch_path%3D{one})",
-                    if total > 1 { "s" } else { "" },
-                    match total - first.len() {
-                        0 => first.join(", "),
-                        more => format!("{}, and {more} more", first.join(", ")),
-                    },
-                    if total > 1 { "" } else { "s" },
-                ),
-            }
-        }
-        // The catalog unreadable: what was found, as before.
-        Err(_) => StoreLayout::Empty.to_string(),
-    };
-    StoreFault::NotAStore {
-        location: location.to_owned(),
-        found,
-    }
-    .into()
 }
 
 impl PgStore {

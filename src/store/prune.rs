@@ -44,7 +44,7 @@ use super::options::{run_setters, RunOptions};
 use super::pages::{refuse_emptying, run_pass, Pass};
 use super::plan::Rules;
 use super::raw::{serializer, Result};
-use super::target::open_target;
+use super::target::open_maintained;
 use super::Location;
 
 /// Options of [`prune`]. At least one rule must be set.
@@ -317,8 +317,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         .into());
     }
     let location = Location::parse(store)?;
-    // A file or database without the saver's tables is refused, not given them.
-    let (mut target, _, shown) = open_target(store, false).await?;
+    let (mut target, shown) = open_maintained(store, options.run.dry_run).await?;
     // A thread left out under a mistyped id would spare nothing: refused first. A
     // thread selected that is not there is only said: a prune that deleted it whole,
     // run again (resumed, or the next night's), finds it gone, as it should.

@@ -34,7 +34,7 @@ use super::plan::{KeptByRule, PlannedThread, Rules};
 use super::policy::RetentionPolicy;
 use super::raw::{serializer, Result};
 use super::report::VacuumReport;
-use super::target::open_target;
+use super::target::open_maintained;
 
 /// Options of [`retain`].
 #[derive(Clone)]
@@ -264,7 +264,7 @@ pub async fn retain(
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0);
-    let (mut target, _, shown) = open_target(store, false).await?;
+    let (mut target, shown) = open_maintained(store, options.run.dry_run).await?;
     let serde = serializer(keys);
     let rules = rules_of(&options.policy, now);
     let mut report = RetainReport {

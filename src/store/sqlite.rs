@@ -98,15 +98,21 @@ pub(crate) fn sq(operation: &'static str) -> impl Fn(rusqlite::Error) -> Error {
 /// before anything is written.
 pub(crate) fn refuse_read_only(conn: &Connection, location: &str) -> Result<(), Error> {
     if conn.is_readonly(rusqlite::MAIN_DB).map_err(sq("open"))? {
-        return Err(StoreFault::ReadOnly {
-            location: location.to_owned(),
-            reason: "SQLite opened the file read-only (no write permission on it or its \
-                     directory, or a read-only mount)"
-                .to_owned(),
-        }
-        .into());
+        return Err(read_only(location));
     }
     Ok(())
+}
+
+/// The [`ReadOnly`](crate::ErrorKind::ReadOnly) error for the file at `location`.
+fn read_only(location: &str) -> Error {
+    StoreFault::ReadOnly {
+        location: location.to_owned(),
+        reason: "SQLite opened the file read-only (no write permission on it or its \
+                 directory, or a read-only mount): run as a user who may write both, or \
+                 give --dry-run to see what would be done"
+            .to_owned(),
+    }
+    .into()
 }
 
 #[cfg(feature = "postgres")]
@@ -426,7 +432,14 @@ impl SqliteStore {
         };
         conn.busy_timeout(crate::saver::layout::SQLITE_BUSY_WAIT)
             .map_err(sq("open"))?;
-        let js = check_layout(&conn, path, location)?;
+        let js = match check_layout(&conn, path, location) {
+            // As in `open_current`: a WAL file opened read-only where its -shm cannot
+            // be made does not read; said as read-only.
+            Err(_) if writable && conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) => {
+                return Err(read_only(location))
+            }
+            checked => checked?,
+        };
         if writable {
             // This connection's commits only: under WAL (Python's setup), NORMAL syncs at
             // checkpoints, not at every batch; a power cut may undo the last batches
@@ -527,7 +540,17 @@ impl SqliteStore {
         };
         let (conn, created) = if path.is_file() {
             let conn = open()?;
-            let created = match crate::saver::layout::detect_sqlite(&conn).map_err(&saver_err)? {
+            let layout = match crate::saver::layout::detect_sqlite(&conn) {
+                Ok(layout) => layout,
+                // A WAL file SQLite opened read-only cannot be read where its -shm
+                // cannot be made ("attempt to write a readonly database"): said as
+                // read-only, not as "not a store".
+                Err(_) if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) => {
+                    return Err(read_only(location))
+                }
+                Err(e) => return Err(saver_err(e)),
+            };
+            let created = match layout {
                 StoreLayout::SqlitePython => false,
                 StoreLayout::Empty if create_if_empty => {
                     create()?;

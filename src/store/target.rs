@@ -20,6 +20,24 @@ pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>
     Ok((Store::open_view(given).await?.map(|s| s.backend), shown))
 }
 
+/// Opens `given` for prune or retain: for writing, or for a dry run read-only (a file
+/// this user may only read, a read-only mount, a standby), in today's Python layout
+/// either way; a file or database without the saver's tables is refused, not given
+/// them. Returns the store and the location as shown.
+///
+/// # Errors
+/// As [`open_target`]'s.
+pub(crate) async fn open_maintained(given: &str, dry_run: bool) -> Result<(Target, String)> {
+    if dry_run {
+        if let (Some(target), shown) = open_target_read_only(given).await? {
+            return Ok((target, shown));
+        }
+    }
+    // No store there: refused as for writing (a missing file, no tables).
+    let (target, _, shown) = open_target(given, false).await?;
+    Ok((target, shown))
+}
+
 /// A SQLite target file that did not exist when an import or copy began. If the
 /// operation fails, a file that holds checkpoints by then stays, for the same command
 /// run again to go on from (the error says how many it holds and that it is partial);

@@ -47,24 +47,38 @@ fn sqlite_rows(path: &Path) -> Vec<String> {
     rows
 }
 
-/// A database set read-only the way a standby or `default_transaction_read_only`
-/// makes it: every command that writes exits 2 saying it cannot be written, before
-/// writing anything (an empty database gets no tables, a store no row).
-#[tokio::test]
-async fn a_read_only_postgres_target_is_refused_before_anything_is_written() {
-    let Some(url) = pg::url() else { return };
-    let dir = scratch("bad-target-ro");
+/// A scratch directory (`tag`) holding `source.db`, a SQLite store of the default
+/// shape (threads `t-0`, …): the directory and the store's path.
+async fn default_source(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(tag);
     let source = dir.join("source.db");
     let path = source.clone();
     tokio::task::spawn_blocking(move || sqlite_store(&path, &Shape::default(), "t-"))
         .await
         .expect("fixture");
-    let src = source.to_str().expect("utf-8");
-    let backup = dir.join("backup.jsonl");
-    let backup = backup.to_str().expect("utf-8");
+    (dir, source)
+}
+
+/// In `dir`: where a backup goes, and a retention policy keeping each thread's latest
+/// checkpoint.
+fn backup_and_policy(dir: &Path) -> (String, String) {
     let policy = dir.join("p.toml");
     std::fs::write(&policy, "[rules]\nkeep_latest = 1\n").expect("policy");
-    let policy = policy.to_str().expect("utf-8");
+    let path = |p: std::path::PathBuf| p.to_str().expect("utf-8").to_owned();
+    (path(dir.join("backup.jsonl")), path(policy))
+}
+
+/// A database set read-only the way a standby or `default_transaction_read_only`
+/// makes it: every command that writes exits 2 saying it cannot be written, before
+/// writing anything (an empty database gets no tables, a store no row); a dry run of
+/// prune or retain answers as on the primary.
+#[tokio::test]
+async fn a_read_only_postgres_target_is_refused_before_anything_is_written() {
+    let Some(url) = pg::url() else { return };
+    let (dir, source) = default_source("bad-target-ro").await;
+    let src = source.to_str().expect("utf-8");
+    let (backup, policy) = backup_and_policy(&dir);
+    let (backup, policy) = (backup.as_str(), policy.as_str());
 
     let db = pg::fresh(&url, "bad_target_ro").await;
     let name = db.rsplit('/').next().expect("db name").to_owned();
@@ -95,8 +109,41 @@ async fn a_read_only_postgres_target_is_refused_before_anything_is_written() {
     assert_eq!(code, 0, "{err}");
     let (code, err) = lgcodec(&["store", "export", &db, backup]);
     assert_eq!(code, 0, "{err}");
+    // Reading and planning need no write: the dry runs answer as on the primary.
+    let dry: [&[&str]; 4] = [
+        &[
+            "store",
+            "prune",
+            &db,
+            "--keep-latest",
+            "1",
+            "--dry-run",
+            "--json",
+        ],
+        &[
+            "store",
+            "prune",
+            &db,
+            "--before",
+            "2999-01-01",
+            "--dry-run",
+            "--json",
+        ],
+        &[
+            "store",
+            "retain",
+            &db,
+            "--policy",
+            policy,
+            "--once",
+            "--dry-run",
+        ],
+        &["store", "stats", &db, "--json"],
+    ];
+    let writable: Vec<_> = dry.iter().map(|a| answer(a, &[])).collect();
     admin.batch_execute(&read_only(true)).await.expect("alter");
     let before = pg::digest(&db).await;
+    same_answers(&dry, &writable, &[]);
     for args in [
         vec!["store", "copy", src, &db],
         vec!["store", "import", backup, &db],
@@ -574,4 +621,202 @@ fn stats_with_sqlites_temporary_files_on_a_full_disk_says_where_they_go() {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
+}
+
+/// A SQLite store on a read-only mount (a backup volume, a snapshot mounted `ro`): every
+/// command that reads it and every dry run answers as on the same file writable (a
+/// prune's and a retain's plan the same, row for row); every command that writes exits
+/// 2, kind `read_only`, saying it cannot be written and what to do. A WAL file there
+/// does not read as a writer opens it (no `-shm` can be made): the writing commands
+/// said "not a Python LangGraph checkpoint store" or SQLite's "attempt to write a
+/// readonly database", and a dry run of prune or retain, which opened the store for
+/// writing, failed with them.
+#[test]
+fn a_read_only_sqlite_store_is_read_and_planned_and_refused_for_writing() {
+    on_a_small_disk("bad-target-ro-sqlite", "8m", read_only_sqlite);
+}
+
+fn read_only_sqlite(dir: &Path, mnt: &Path, src: &str) {
+    let store = mnt.join("store.db");
+    for side in ["", "-wal"] {
+        let from = format!("{src}{side}");
+        if Path::new(&from).exists() {
+            std::fs::copy(&from, format!("{}{side}", store.display())).expect("copy");
+        }
+    }
+    // The case that failed: a store in WAL mode (as Python's `setup()` leaves it).
+    let header = std::fs::read(&store).expect("read");
+    assert_eq!(header.get(18..20), Some(&[2u8, 2][..]), "not in WAL mode");
+    let s = store.to_str().expect("utf-8");
+    let (backup, policy) = backup_and_policy(dir);
+    let (b, p) = (backup.as_str(), policy.as_str());
+    let key = [("LANGGRAPH_AES_KEY", "0123456789abcdef")];
+    let (code, _, err) = crate::lgcodec(&["store", "export", src, b], &[]);
+    assert_eq!(code, 0, "{err}");
+    let reads: [&[&str]; 9] = [
+        &["store", "stats", s, "--json"],
+        &["store", "audit", s, "--json"],
+        &["store", "inspect", s, "--json"],
+        &["store", "inspect", s, "--thread", "t-0", "--json"],
+        &[
+            "store",
+            "prune",
+            s,
+            "--keep-latest",
+            "1",
+            "--dry-run",
+            "--json",
+        ],
+        &["store", "retain", s, "--policy", p, "--once", "--dry-run"],
+        &["store", "encrypt", s, "--dry-run", "--json"],
+        &["store", "import", b, s, "--dry-run", "--json"],
+        &["store", "copy", src, s, "--dry-run", "--json"],
+    ];
+    let writable: Vec<_> = reads.iter().map(|a| answer(a, &key)).collect();
+    remount(mnt, "8m,ro");
+    same_answers(&reads, &writable, &key);
+    for args in [
+        &["store", "prune", s, "--keep-latest", "1", "--json"][..],
+        &["store", "retain", s, "--policy", p, "--once"],
+        &["store", "encrypt", s, "--json"],
+        &["store", "rekey", s, "--json"],
+        &["store", "import", b, s, "--json"],
+        &["store", "copy", src, s, "--json"],
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &key);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        let error: serde_json::Value = serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {out} {err}"));
+        assert_eq!(error["kind"], "read_only", "{args:?}: {error}");
+        assert!(
+            err.contains("cannot be written") && err.contains("--dry-run"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// What `lgcodec ARGS` says of a store: its exit status, its JSON lines (timings left
+/// out) and its standard error.
+fn answer(args: &[&str], env: &[(&str, &str)]) -> (i32, Vec<serde_json::Value>, String) {
+    let (code, out, err) = crate::lgcodec(args, env);
+    let said = out
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("JSON");
+            strip_timings(&mut v);
+            v
+        })
+        .collect();
+    (code, said, err)
+}
+
+/// Each of `commands` answers as it did on the store writable (`writable`).
+fn same_answers(
+    commands: &[&[&str]],
+    writable: &[(i32, Vec<serde_json::Value>, String)],
+    env: &[(&str, &str)],
+) {
+    for (args, (code, said, err)) in commands.iter().zip(writable) {
+        assert!(matches!(code, 0 | 1), "{args:?} writable: {err}");
+        let (ro_code, ro_said, ro_err) = answer(args, env);
+        assert_eq!((ro_code, &ro_said), (*code, said), "{args:?}: {ro_err}");
+    }
+}
+
+/// `v` without the fields that time a run.
+fn strip_timings(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            map.retain(|k, _| {
+                !(k.contains("elapsed")
+                    || k.contains("duration")
+                    || k.ends_with("_at")
+                    || k.contains("per_s"))
+            });
+            map.values_mut().for_each(strip_timings);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_timings),
+        _ => {}
+    }
+}
+
+/// A role that may not write the saver's tables, or not even read them, as operators
+/// meet it (a reporting role, a role made without its `GRANT`s): a reader's commands
+/// and dry runs work for a role with `SELECT`; every command that writes exits 2
+/// saying the role lacks a privilege and what to grant or whom to connect as, the store
+/// unchanged; a role without `SELECT` is told it may not read the tables, where
+/// `information_schema` hid them from it and the store was "not a Python LangGraph
+/// checkpoint store: no checkpoint tables".
+#[tokio::test]
+async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
+    let Some(url) = pg::url() else { return };
+    let (dir, source) = default_source("bad-target-role").await;
+    let src = source.to_str().expect("utf-8");
+    let db = pg::fresh(&url, "bad_target_role").await;
+    let (code, err) = lgcodec(&["store", "copy", src, &db]);
+    assert_eq!(code, 0, "{err}");
+    let (role, as_role) = pg::limited_role(&db, "reader", 100).await;
+    let admin = pg::connect(&db).await;
+    admin
+        .batch_execute(&format!(
+            "REVOKE INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public FROM {role}"
+        ))
+        .await
+        .expect("revoke");
+    let before = pg::digest(&db).await;
+    let key = [("LANGGRAPH_AES_KEY", "0123456789abcdef")];
+    let r = as_role.as_str();
+    for args in [
+        &["store", "stats", r][..],
+        &["store", "audit", r],
+        &["store", "prune", r, "--keep-latest", "1", "--dry-run"],
+        &["store", "encrypt", r, "--dry-run"],
+    ] {
+        let (code, _, err) = crate::lgcodec(args, &key);
+        assert!(matches!(code, 0 | 1), "{args:?}: {err}");
+    }
+    for args in [
+        &["store", "prune", r, "--keep-latest", "1", "--json"][..],
+        &["store", "encrypt", r, "--json"],
+        &["store", "copy", src, r, "--json"],
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &key);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.contains(r#""kind":"storage""#), "{args:?}: {out}");
+        for words in ["permission denied", "lacks a privilege", "GRANT"] {
+            assert!(err.contains(words), "{args:?}: {words:?} not in {err}");
+        }
+    }
+    assert_eq!(pg::digest(&db).await, before, "the store changed");
+    admin
+        .batch_execute(&format!(
+            "REVOKE SELECT ON ALL TABLES IN SCHEMA public FROM {role}"
+        ))
+        .await
+        .expect("revoke");
+    for args in [
+        &["store", "stats", r, "--json"][..],
+        &[
+            "store",
+            "prune",
+            r,
+            "--keep-latest",
+            "1",
+            "--dry-run",
+            "--json",
+        ],
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &[]);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.contains(r#""kind":"storage""#), "{args:?}: {out}");
+        for words in [
+            &format!("role \"{role}\" may not read the checkpoint tables in schema public"),
+            "GRANT",
+        ] {
+            assert!(err.contains(words), "{args:?}: {words:?} not in {err}");
+        }
+    }
+    drop(admin);
+    pg::drop_role(&db, &role).await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -179,13 +179,14 @@ async fn inspect<C: Exec + ?Sized>(
     Ok((name, columns))
 }
 
-/// The error for a connection whose `search_path` names no schema that exists
-/// (`current_schema()` is NULL): there is nowhere to read or create the tables. Python's
+/// The error for a connection whose `search_path` names no schema that exists, or none
+/// the role may use (`current_schema()` is NULL): there is nowhere to read or create
+/// the tables. Python's
 /// saver fails there too, at its first `CREATE TABLE` ("no schema has been selected to
 /// create in"); ours failed on a NULL lock key ("a Postgres value was `NULL`").
 pub(crate) fn no_schema() -> Error {
     PgFault::Config {
-        reason: "no schema of the connection's search_path exists (current_schema() is NULL), so there is nowhere to read or create the tables: create the schema (CREATE SCHEMA name) or name one that exists (the URL's options=-csearch_path%3Dname, or the role's or database's search_path)".to_owned(),
+        reason: "no schema of the connection's search_path exists, or none this role may use (current_schema() is NULL: Postgres passes over a schema the role has no USAGE on), so there is nowhere to read or create the tables: create the schema (CREATE SCHEMA name), GRANT USAGE ON SCHEMA name TO the role (or connect as the role your agents use), or name one that exists (the URL's options=-csearch_path%3Dname, or the role's or database's search_path)".to_owned(),
     }
     .into()
 }

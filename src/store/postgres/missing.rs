@@ -1,0 +1,105 @@
+//! Why a Postgres database holds no store this command can use, said from the catalog:
+//! the schemas of it that do hold the saver's tables, or a role that may not read them.
+
+use tokio_postgres::Client;
+
+use super::super::error::StoreFault;
+use crate::error::Error;
+use crate::saver::layout::StoreLayout;
+
+/// Schemas [`not_here`] names at most.
+const SCHEMAS_NAMED: i64 = 10;
+
+/// A database whose schema (`schema`, the connection's `current_schema()`) holds none of
+/// the savers' tables, as [`StoreFault::NotAStore`], with what to do: the schemas of
+/// the same database that hold a `checkpoints` table (a URL without the
+/// `search_path` its agents use finds nothing in `public`), or, when none does, to
+/// check the database's name. Only the catalog is read.
+pub(crate) async fn not_here(client: &Client, schema: &str, location: &str) -> Error {
+    // The catalog itself (`pg_class`), not `information_schema`, which shows a role only
+    // the tables it holds a privilege on: to a role without one the store looked like
+    // an empty database. The first schemas by name, and how many: a database of a
+    // schema per tenant may hold thousands (a message of each was as long as they were).
+    let found = match client
+        .query(
+            "WITH t AS (SELECT n.nspname::text AS name, \
+             has_schema_privilege(n.oid, 'USAGE') AND has_table_privilege(c.oid, 'SELECT') AS readable \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relname = 'checkpoints' AND c.relkind IN ('r', 'p')), \
+             s AS (SELECT name, readable FROM t WHERE name <> $1) \
+             SELECT current_database()::text, \
+             coalesce((SELECT array_agg(name) FROM (SELECT name FROM s ORDER BY name LIMIT $2) f), '{}'), \
+             (SELECT count(*) FROM s), \
+             coalesce((SELECT NOT readable FROM t WHERE name = $1), false), \
+             coalesce((SELECT array_agg(name) FROM (SELECT name FROM s WHERE NOT readable ORDER BY name LIMIT $2) f), '{}'), \
+             current_user::text",
+            &[&schema, &SCHEMAS_NAMED],
+        )
+        .await
+    {
+        Ok(rows) => {
+            let row = rows.first();
+            let db: String = row.and_then(|r| r.try_get(0).ok()).unwrap_or_default();
+            let first: Vec<String> = row.and_then(|r| r.try_get(1).ok()).unwrap_or_default();
+            let total: i64 = row.and_then(|r| r.try_get(2).ok()).unwrap_or_default();
+            let hidden_here: bool = row.and_then(|r| r.try_get(3).ok()).unwrap_or_default();
+            let hidden: Vec<String> = row.and_then(|r| r.try_get(4).ok()).unwrap_or_default();
+            let role: String = row.and_then(|r| r.try_get(5).ok()).unwrap_or_default();
+            if hidden_here {
+                return not_readable(location, &role, schema, &db);
+            }
+            let total = usize::try_from(total).unwrap_or(first.len()).max(first.len());
+            let mut found = match first.as_slice() {
+                [] => format!(
+                    "no checkpoint tables in schema {schema} of database {db:?}, nor in any \
+                     other schema of it: check the database's name (a store's tables are \
+                     made by Python's setup(), or by lgcodec store copy or import into it)"
+                ),
+                [one, ..] => format!(
+                    "no checkpoint tables in schema {schema} of database {db:?}; schema{} {} \
+                     of it hold{} a checkpoints table: name the one your agents use in the \
+                     URL (options=-csearch_path%3D{one})",
+                    if total > 1 { "s" } else { "" },
+                    match total - first.len() {
+                        0 => first.join(", "),
+                        more => format!("{}, and {more} more", first.join(", ")),
+                    },
+                    if total > 1 { "" } else { "s" },
+                ),
+            };
+            if !hidden.is_empty() {
+                found.push_str(&format!(
+                    "; role {role:?} may not read the one in {}: {}",
+                    hidden.join(", "),
+                    GRANT_OR_ROLE
+                ));
+            }
+            found
+        }
+        // The catalog unreadable: what was found, as before.
+        Err(_) => StoreLayout::Empty.to_string(),
+    };
+    StoreFault::NotAStore {
+        location: location.to_owned(),
+        found,
+    }
+    .into()
+}
+
+/// What a role that may not read the saver's tables is to do.
+const GRANT_OR_ROLE: &str = "connect as the role your agents use (it owns the tables), or \
+     GRANT this one USAGE on the schema and SELECT on its tables (and INSERT, UPDATE, \
+     DELETE for the commands that write)";
+
+/// The saver's tables are in `schema`, and `role` may not read them (no `SELECT` on
+/// `checkpoints`, or no `USAGE` on the schema).
+fn not_readable(location: &str, role: &str, schema: &str, db: &str) -> Error {
+    Error::new(
+        crate::ErrorKind::Storage,
+        format!(
+            "{location}: role {role:?} may not read the checkpoint tables in schema \
+             {schema} of database {db:?} (permission denied): {GRANT_OR_ROLE}"
+        ),
+    )
+    .with_subject(location)
+}
