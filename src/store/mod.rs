@@ -185,8 +185,9 @@ impl std::fmt::Debug for Location {
 }
 
 impl Location {
-    /// Parses `sqlite:PATH` (`sqlite://PATH` too), a bare file path, or a
-    /// `postgres://` / `postgresql://` URL.
+    /// Parses `sqlite:PATH` (`sqlite://PATH` too), a bare file path, a
+    /// `postgres://` / `postgresql://` URL, or libpq's `key=value` connection string
+    /// (`host=db dbname=app`; a file that exists by that name stays a file).
     ///
     /// # Errors
     /// [`ErrorKind::InvalidStoreLocation`](crate::ErrorKind::InvalidStoreLocation) for an empty argument or another URL scheme.
@@ -207,6 +208,12 @@ impl Location {
                 return Err(invalid("sqlite: needs a path").into());
             }
             return Ok(Location::Sqlite(path.into()));
+        }
+        // libpq's `key=value` form, which Python's saver (psycopg) takes as well as a
+        // URL. Taken for a file path, it was said missing with its password in the
+        // message. A file that exists by that name stays a file (`sqlite:` forces one).
+        if keyword_form(given) && !std::path::Path::new(given).exists() {
+            return Ok(Location::Postgres(given.to_owned()));
         }
         // `postgres:/host/db`, `postgresql:host/db`, `PostgreSQL://…`: a URL mistyped,
         // which would otherwise be taken for a file path and reported missing.
@@ -268,6 +275,9 @@ pub(crate) fn without_passwords(url: &str) -> String {
 /// `url` with each password replaced by `mask`, or left out without one.
 fn passwords(url: &str, mask: Option<&str>) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
+        if keyword_form(url) {
+            return keyword_passwords(url, mask);
+        }
         return url.to_owned();
     };
     let (base, query) = match rest.split_once('?') {
@@ -308,6 +318,67 @@ fn passwords(url: &str, mask: Option<&str>) -> String {
         }
     }
     out
+}
+
+/// Whether `text` reads as libpq's `key=value` connection string (`host=db
+/// dbname=app`): a word, then `=`.
+fn keyword_form(text: &str) -> bool {
+    let t = text.trim_start();
+    let word = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(t.len());
+    word > 0 && t[word..].trim_start().starts_with('=')
+}
+
+/// A `key=value` connection string with the value of every key ending in `password`
+/// (`password`, `sslpassword`) as `mask`, or left out without one; the others as given.
+/// What follows a value that does not end (an unclosed quote) is not shown.
+fn keyword_passwords(text: &str, mask: Option<&str>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let Some(eq) = rest.find('=') else {
+            out.push(rest.trim_end().to_owned());
+            break;
+        };
+        // Words before the key (a slip: `app host=db`) are shown as they are.
+        let (before, key) = match rest[..eq].trim_end().rsplit_once(char::is_whitespace) {
+            Some((before, key)) => (Some(before.trim()), key),
+            None => (None, rest[..eq].trim_end()),
+        };
+        out.extend(before.map(str::to_owned));
+        let after = rest[eq + 1..].trim_start();
+        let Some(end) = value_end(after) else {
+            out.push(format!("{key}=…"));
+            break;
+        };
+        if key.to_ascii_lowercase().ends_with("password") {
+            out.extend(mask.map(|m| format!("{key}={m}")));
+        } else {
+            out.push(format!("{key}={}", &after[..end]));
+        }
+        rest = after[end..].trim_start();
+    }
+    out.join(" ")
+}
+
+/// Where the value at the start of `text` ends: after its closing quote (`'…'`), else
+/// at the first whitespace, `\` escaping the next character as libpq reads it; `None`
+/// for a quote that does not close.
+fn value_end(text: &str) -> Option<usize> {
+    let quoted = text.starts_with('\'');
+    let mut chars = text.char_indices().skip(usize::from(quoted));
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' if quoted => return Some(i + 1),
+            c if !quoted && c.is_whitespace() => return Some(i),
+            _ => {}
+        }
+    }
+    (!quoted).then_some(text.len())
 }
 
 /// A Python-format checkpoint store, opened read-only ([`open`](Self::open)) or for
@@ -607,5 +678,54 @@ mod tests {
             assert_eq!(redact(url), shown, "{url}");
             assert!(!redact(url).contains("s3cret") && !redact(url).contains("k3y"));
         }
+    }
+
+    /// libpq's `key=value` form (`host=db dbname=app`) is a Postgres location, as
+    /// psycopg takes it, shown with its passwords hidden however they are written; a
+    /// file of that name that exists stays a file. Taken for a path, it was said
+    /// missing with the password in the message.
+    #[test]
+    fn a_keyword_connection_string_is_postgres_and_its_passwords_are_hidden() {
+        for (given, shown) in [
+            (
+                "host=db user=app password=s3cret dbname=lg",
+                "host=db user=app password=*** dbname=lg",
+            ),
+            (
+                "host = db  password = 's3 cret\\' x' sslpassword=k3y",
+                "host=db password=*** sslpassword=***",
+            ),
+            (
+                "dbname=lg options='-csearch_path=tenant_a' PassWord=s3cret",
+                "dbname=lg options='-csearch_path=tenant_a' PassWord=***",
+            ),
+            // Words before a key, and a value escaped without quotes.
+            (
+                "host=db app password=s3\\ cret port=5",
+                "host=db app password=*** port=5",
+            ),
+            // A quote that does not close: nothing after it is shown.
+            ("host=db password='s3cret", "host=db password=…"),
+            ("host=db options='a password=s3cret", "host=db options=…"),
+        ] {
+            let location = Location::parse(given).expect(given);
+            assert!(matches!(location, Location::Postgres(_)), "{given}");
+            assert_eq!(location.display(), shown, "{given}");
+            assert!(!format!("{location:?}").contains("s3"), "{given}");
+            assert!(!shown.contains("s3") && !shown.contains("k3y"));
+        }
+        assert_eq!(
+            super::without_passwords("host=db password=s3cret dbname=lg"),
+            "host=db dbname=lg"
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("a=b.db");
+        std::fs::write(&file, b"").expect("file");
+        let given = file.to_str().expect("utf-8");
+        assert!(matches!(Location::parse(given), Ok(Location::Sqlite(_))));
+        assert!(matches!(
+            Location::parse("relative=name.db"),
+            Ok(Location::Postgres(_))
+        ));
     }
 }

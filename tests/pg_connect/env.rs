@@ -166,3 +166,34 @@ async fn a_password_file_others_can_read_is_ignored() {
     let run = lgcodec(&env, &["store", "stats", &format!("postgresql:///{PW_DB}")]);
     assert_eq!(run.code, 0, "{}", run.out);
 }
+
+/// libpq's `key=value` form, as psql and psycopg take it: the store is read with the
+/// password it gives (quoted, with `\` escapes), psql connecting exactly when lgcodec
+/// does, a wrong one refused; the report names the store with its password as `***`,
+/// and no output shows it. Taken for a file path, the string was said missing with the
+/// password in the message.
+#[tokio::test]
+async fn a_keyword_connection_string_is_read_as_psql_reads_it() {
+    let Some(s) = server() else { return };
+    pw_store(s).await;
+    let conninfo = |pw: &str| {
+        format!(
+            "host=127.0.0.1 port={} dbname={PW_DB} user={PW_ROLE} password='{}' sslmode=disable",
+            s.port,
+            pw.replace('\\', "\\\\").replace('\'', "\\'")
+        )
+    };
+    let out = stats_agrees_with_psql(&[], &conninfo(PW), 0);
+    no_password(&out, PW);
+    let out = stats_agrees_with_psql(&[], &conninfo("Wrong-S3cret"), 2);
+    assert!(out.contains("password authentication failed"), "{out}");
+    no_password(&out, "Wrong-S3cret");
+    let run = lgcodec(&[], &["store", "stats", &conninfo(PW), "--json"]);
+    assert_eq!(run.code, 0, "{}", run.out);
+    let shown = format!(
+        "\"store\":\"host=127.0.0.1 port={} dbname={PW_DB} user={PW_ROLE} password=*** sslmode=disable\"",
+        s.port
+    );
+    assert!(run.out.contains(&shown), "{}", run.out);
+    no_password(&run.out, PW);
+}

@@ -100,7 +100,7 @@ pub enum Command {
     Decode(commands::decode::DecodeArgs),
     /// {"type": TAG, "value": VIEW} → the stored bytes.
     Encode(commands::encode::EncodeArgs),
-    /// Whole stores (sqlite:PATH, a file path, or a postgres:// URL): audit, encrypt,
+    /// Whole stores (sqlite:PATH, a file path, a postgres:// URL, or "host=… dbname=…"): audit, encrypt,
     /// rekey; with the sqlite and postgres features also stats, inspect, export, import,
     /// verify, copy, prune, retain, upgrade. Exit status 0 success, 1 findings, 2 fatal.
     ///
