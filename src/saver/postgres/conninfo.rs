@@ -306,6 +306,8 @@ struct Settings {
     user: String,
     password_from: Option<String>,
     notes: Vec<String>,
+    /// Given in libpq's `key=value` form, not as a URL.
+    keyword_form: bool,
 }
 
 impl Settings {
@@ -406,6 +408,7 @@ impl Settings {
             }
         }
         Ok(Settings {
+            keyword_form: !(given.starts_with("postgresql://") || given.starts_with("postgres://")),
             driver: keys,
             sslmode,
             roots,
@@ -478,9 +481,15 @@ impl Settings {
             }
         }
         if let Some(key) = named("unknown option `") {
+            // `out=1.db`, meant as a file, reads as a `key=value` string.
+            let file = if self.keyword_form {
+                "; a SQLite file whose name holds `=` is given as sqlite:PATH"
+            } else {
+                ""
+            };
             return format!(
                 "unknown connection option {key:?} (a libpq keyword this driver does not \
-                 take, or a slip): the keywords read are {}",
+                 take, or a slip): the keywords read are {}{file}",
                 KEYWORDS.join(", ")
             );
         }
@@ -895,7 +904,17 @@ mod tests {
         let text = said("sslcert=c.pem");
         assert!(
             text.contains("unknown connection option \"sslcert\"")
-                && text.contains("connect_timeout, tcp_user_timeout"),
+                && text.contains("connect_timeout, tcp_user_timeout")
+                && !text.contains("sqlite:PATH"),
+            "{text}"
+        );
+        // In the `key=value` form, an unknown first word may be a file's name.
+        let text = ConnInfo::resolve_with("out=1.db", &no_env)
+            .expect_err("unknown")
+            .to_string();
+        assert!(
+            text.contains("unknown connection option \"out\"")
+                && text.contains("given as sqlite:PATH"),
             "{text}"
         );
         // What each takes is what the driver takes.
