@@ -305,6 +305,16 @@ fn a_store_without_tables_is_refused_saying_where_to_look() {
     assert!(public.is_empty(), "a refused command created {public:?}");
     let (code, stderr) = lgcodec(&["store", "stats", &in_agents], None);
     assert_eq!(code, 0, "{stderr}");
+    // Named by libpq's `key=value` form, the schema is said as that form writes it,
+    // and what it says to add works as pasted.
+    let keywords = keyword_form(&url);
+    refused(
+        &keywords,
+        &["in the connection string (options='-csearch_path=agents')"],
+    );
+    let pasted = format!("{keywords} options='-csearch_path=agents'");
+    let (code, stderr) = lgcodec(&["store", "stats", &pasted], None);
+    assert_eq!(code, 0, "{stderr}");
     // A schema per tenant: the first ten by name are named, then how many more.
     rt.block_on(async {
         let admin = crate::support::pg::connect(&url).await;
@@ -324,6 +334,29 @@ fn a_store_without_tables_is_refused_saying_where_to_look() {
     let (_, stderr) = lgcodec(&["store", "stats", &url], None);
     assert!(!stderr.contains("s10"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `url` as libpq's `key=value` connection string.
+fn keyword_form(url: &str) -> String {
+    let config: tokio_postgres::Config = url.parse().expect("a Postgres URL");
+    let host = match config.get_hosts().first().expect("a host") {
+        tokio_postgres::config::Host::Tcp(h) => h.clone(),
+        tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+    };
+    let mut text = format!(
+        "host={host} port={} dbname={}",
+        config.get_ports().first().copied().unwrap_or(5432),
+        config.get_dbname().expect("a database")
+    );
+    if let Some(user) = config.get_user() {
+        text.push_str(&format!(" user={user}"));
+    }
+    if let Some(password) = config.get_password() {
+        let password = String::from_utf8_lossy(password);
+        let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+        text.push_str(&format!(" password='{quoted}'"));
+    }
+    text
 }
 
 /// A thread named that the store does not hold (`t-mian` for `t-main`): `copy` and

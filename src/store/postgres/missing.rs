@@ -58,13 +58,19 @@ pub(crate) async fn not_here(client: &Client, schema: &str, location: &str) -> E
                 [one, ..] => format!(
                     "no checkpoint tables in schema {schema} of database {db:?}; schema{} {} \
                      of it hold{} a checkpoints table: name the one your agents use in the \
-                     URL (options=-csearch_path%3D{one})",
+                     {}",
                     if total > 1 { "s" } else { "" },
                     match total - first.len() {
                         0 => first.join(", "),
                         more => format!("{}, and {more} more", first.join(", ")),
                     },
                     if total > 1 { "" } else { "s" },
+                    // As the location is written: a URL's query, or a `key=value` word.
+                    if location.contains("://") {
+                        format!("URL (options=-csearch_path%3D{one})")
+                    } else {
+                        format!("connection string (options='-csearch_path={one}')")
+                    },
                 ),
             };
             if !hidden.is_empty() {
