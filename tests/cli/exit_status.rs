@@ -123,10 +123,12 @@ fn a_closed_output_does_not_change_the_exit_status() {
     let store = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("vectors/stores/sqlite-py-3.1.2/store.sqlite");
     let store = store.to_str().expect("utf-8");
-    // `args`' exit status and what it said on standard error (when that stays open);
-    // a pipe whose reader is dropped as soon as the process starts is a closed one.
+    // `args`' exit status and what it said on standard error (when that stays open).
+    // A pipe whose reader is dropped is a closed one; the command starts only once it
+    // is (a shell waits for a line first), or it could write before the drop.
     let run = |args: &[&str], input: &[u8], close_out: bool, close_err: bool| {
-        let mut child = Command::new(BIN)
+        let mut child = Command::new("sh")
+            .args(["-c", "read -r _ && exec \"$0\" \"$@\"", BIN])
             .args(args)
             // encrypt's dry run reads it; no other command here does.
             .env("LANGGRAPH_AES_KEY", "0123456789abcdef")
@@ -153,8 +155,11 @@ fn a_closed_output_does_not_change_the_exit_status() {
     };
     fn stderr_gone_input(child: &mut std::process::Child, input: &[u8]) {
         let mut stdin = child.stdin.take().expect("stdin");
-        // The command may stop before reading it all.
-        let _ = stdin.write_all(input);
+        // The line the shell waits for, then the command's input (it may stop before
+        // reading it all).
+        let _ = stdin
+            .write_all(b"go\n")
+            .and_then(|()| stdin.write_all(input));
     }
     // A thread whose history is longer than the output's buffer: the library's own
     // writes meet the closed pipe, not only the last flush.
