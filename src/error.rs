@@ -256,46 +256,46 @@ impl Error {
         source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
     ) -> Self {
         let source = source.into();
-        // A database that failed because its disk is full is its own kind, whichever
-        // layer reports it: the operator's fix (free space, run again) is not a bug's.
-        if let Some(which) = disk_full(&*source).filter(|_| kind == ErrorKind::Storage) {
-            let message = format!(
-                "{}; {which}, then run the same command again (nothing was half-written)",
-                message.into()
-            );
-            let mut e = Error::new(ErrorKind::DiskFull, message);
-            e.0.source = Some(source);
-            return e;
-        }
-        // A database that gave up waiting for a lock another connection held (SQLite's
-        // busy timeout, Postgres's lock_timeout) is its own kind too: the fix is to let
-        // the holder finish, then call again.
-        if kind == ErrorKind::Storage && lock_timed_out(&*source) {
-            let message = format!(
-                "{}; a lock another connection held was not free in time (this \
-                 connection's busy timeout or lock_timeout): a long transaction holds it; \
-                 nothing was half-written: run the same call again once it is done",
-                message.into()
-            );
-            let mut e = Error::new(ErrorKind::LockTimeout, message);
-            e.0.source = Some(source);
-            return e;
-        }
-        // A role that may not write (or read) the saver's tables: whom to connect as,
-        // rather than the server's bare "permission denied for table …".
-        if kind == ErrorKind::Storage && insufficient_privilege(&*source) {
-            let message = format!(
-                "{}: the role this connection uses lacks a privilege on the saver's tables: \
-                 connect as the role that owns them (the one your agents use), or GRANT it \
-                 SELECT, INSERT, UPDATE and DELETE on them (a dry run needs SELECT only); \
-                 the transaction it failed in was rolled back: run the same command again \
-                 once the role may",
-                message.into()
-            );
-            let mut e = Error::new(kind, message);
-            e.0.source = Some(source);
-            return e;
-        }
+        let message = message.into();
+        let storage = kind == ErrorKind::Storage;
+        let (kind, message) = if let Some(which) = disk_full(&*source).filter(|_| storage) {
+            // A database that failed because its disk is full is its own kind, whichever
+            // layer reports it: the operator's fix (free space, run again) is not a bug's.
+            (
+                ErrorKind::DiskFull,
+                format!(
+                    "{message}; {which}, then run the same command again (nothing was \
+                     half-written)"
+                ),
+            )
+        } else if storage && lock_timed_out(&*source) {
+            // A database that gave up waiting for a lock another connection held
+            // (SQLite's busy timeout, Postgres's lock_timeout) is its own kind too: the
+            // fix is to let the holder finish, then call again.
+            (
+                ErrorKind::LockTimeout,
+                format!(
+                    "{message}; a lock another connection held was not free in time (this \
+                     connection's busy timeout or lock_timeout): a long transaction holds \
+                     it; nothing was half-written: run the same call again once it is done"
+                ),
+            )
+        } else if storage && insufficient_privilege(&*source) {
+            // A role that may not write (or read) the saver's tables: whom to connect
+            // as, rather than the server's bare "permission denied for table …".
+            (
+                kind,
+                format!(
+                    "{message}: the role this connection uses lacks a privilege on the \
+                     saver's tables: connect as the role that owns them (the one your agents \
+                     use), or GRANT it SELECT, INSERT, UPDATE and DELETE on them (a dry run \
+                     needs SELECT only); the transaction it failed in was rolled back: run \
+                     the same command again once the role may"
+                ),
+            )
+        } else {
+            (kind, message)
+        };
         let mut e = Error::new(kind, message);
         e.0.source = Some(source);
         e
