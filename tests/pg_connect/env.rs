@@ -197,3 +197,94 @@ async fn a_keyword_connection_string_is_read_as_psql_reads_it() {
     assert!(run.out.contains(&shown), "{}", run.out);
     no_password(&run.out, PW);
 }
+
+/// libpq's service file (`service=NAME`, `PGSERVICE`): the per-user file
+/// (`PGSERVICEFILE`) before the system-wide one (`PGSYSCONFDIR`), the string's own
+/// keywords over the group's and the group's over the environment, a name in neither
+/// file and a line libpq refuses refused; psql, given the same files and environment,
+/// connects exactly when lgcodec does. Before, `service=` was an unknown option.
+#[tokio::test]
+async fn a_service_file_is_read_as_psql_reads_it() {
+    let Some(s) = server() else { return };
+    pw_store(s).await;
+    let dir = s.dir.join("service");
+    let system = dir.join("etc");
+    std::fs::create_dir_all(&system).expect("dir");
+    let group = |name: &str, password: &str| {
+        format!(
+            "[{name}]\nhost=127.0.0.1\nport={}\ndbname={PW_DB}\nuser={PW_ROLE}\n\
+             password={password}\nsslmode=disable\n",
+            s.port
+        )
+    };
+    let user_file = dir.join("user.conf");
+    std::fs::write(
+        &user_file,
+        format!(
+            "# the store's services\n[other]\nhost=/nonexistent\n{}{}[spaced]\nhost = 127.0.0.1\n",
+            group("store", PW),
+            group("wrongpw", "Wrong-S3cret")
+        ),
+    )
+    .expect("write the service file");
+    std::fs::write(
+        system.join("pg_service.conf"),
+        format!("{}{}", group("store", "Wrong-S3cret"), group("system", PW)),
+    )
+    .expect("write the system service file");
+    hand_over(&dir);
+    let (user_file, system) = (
+        user_file.display().to_string(),
+        system.display().to_string(),
+    );
+    let files = [
+        ("PGSERVICEFILE", user_file.as_str()),
+        ("PGSYSCONFDIR", system.as_str()),
+    ];
+    let with = |more: &[(&'static str, &'static str)]| {
+        let mut env = files.to_vec();
+        env.extend_from_slice(more);
+        env
+    };
+    // The group of the per-user file, named in either form or by PGSERVICE; the
+    // system file's group of the same name (a wrong password) is not read.
+    for (env, given) in [
+        (with(&[]), "service=store"),
+        (with(&[]), "postgresql://?service=store"),
+        (with(&[("PGSERVICE", "store")]), "postgresql://"),
+        // Over the environment.
+        (
+            with(&[("PGPORT", "1"), ("PGPASSWORD", "wrong")]),
+            "service=store",
+        ),
+        // Only in the system-wide file.
+        (with(&[]), "service=system"),
+    ] {
+        let out = stats_agrees_with_psql(&env, given, 0);
+        no_password(&out, PW);
+    }
+    // The string's own keyword over the group's.
+    stats_agrees_with_psql(&with(&[]), "service=store port=1", 2);
+    // A wrong password says where it came from, and shows neither.
+    let out = stats_agrees_with_psql(&with(&[]), "service=wrongpw", 2);
+    assert!(out.contains("password authentication failed"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "service \"wrongpw\" of the service file {user_file}"
+        )),
+        "{out}"
+    );
+    no_password(&out, PW);
+    // No such group; a line libpq refuses too.
+    let out = stats_agrees_with_psql(&with(&[]), "service=missing", 2);
+    assert!(
+        out.contains("definition of service \"missing\" not found"),
+        "{out}"
+    );
+    assert!(out.contains(&user_file) && out.contains(&system), "{out}");
+    let out = stats_agrees_with_psql(&with(&[]), "service=spaced", 2);
+    assert!(
+        out.contains("line 19") && out.contains("no spaces before"),
+        "{out}"
+    );
+}

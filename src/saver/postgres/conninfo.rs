@@ -5,9 +5,11 @@
 //! - The string is a `postgres://` / `postgresql://` URL or libpq's `key=value` form;
 //!   every part of it is optional (`postgresql://`, `postgresql:///app`, the empty
 //!   string).
-//! - What it leaves out comes from libpq's environment variables ([`ENV`]: `PGHOST`,
-//!   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`,
-//!   `PGPASSFILE`, …); a value in the string wins over the environment.
+//! - What it leaves out comes from libpq's service file when it names a service
+//!   (`service=`, `PGSERVICE`; `service.rs`), then from libpq's environment variables
+//!   ([`ENV`]: `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`,
+//!   `PGSSLROOTCERT`, `PGPASSFILE`, …); the string wins over the service, the service
+//!   over the environment.
 //! - Then libpq's defaults: the local socket directory (`/var/run/postgresql` or
 //!   `/tmp`, whichever has the server's socket; `localhost` when neither has), port
 //!   5432, the operating system's user name as the role, the role's name as the
@@ -31,6 +33,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+mod service;
 
 use super::error::PgFault;
 use super::tls::{self, Roots};
@@ -313,9 +317,30 @@ struct Settings {
 impl Settings {
     fn resolve(given: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self, String> {
         let mut keys = parse(given)?;
-        let password_from = keys
+        let mut password_from = keys
             .contains_key("password")
             .then(|| "the connection string".to_owned());
+        let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let mut notes = Vec::new();
+
+        // libpq's service file: what the string leaves out, before the environment.
+        let named = keys
+            .remove("service")
+            .or_else(|| env("PGSERVICE").filter(|s| !s.is_empty()));
+        if let Some(name) = named {
+            let found = service::lookup(&name, env, home.as_deref(), &|k| KEYWORDS.contains(&k))?;
+            let from = format!(
+                "service {name:?} of the service file {}",
+                found.file.display()
+            );
+            for (key, value) in found.keys {
+                if key == "password" && !keys.contains_key("password") {
+                    password_from = Some(from.clone());
+                }
+                keys.entry(key).or_insert(value);
+            }
+            notes.push(format!("the settings of {from} were used"));
+        }
         for (var, key) in ENV {
             if !keys.contains_key(*key) {
                 if let Some(value) = env(var).filter(|v| !v.is_empty()) {
@@ -325,7 +350,6 @@ impl Settings {
         }
         let mut password_from =
             password_from.or_else(|| keys.contains_key("password").then(|| "PGPASSWORD".into()));
-        let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
 
         // TLS: libpq's `sslrootcert=system` asks for verify-full (and refuses weaker
         // modes); a root certificate file of libpq's default place counts as given.
@@ -379,7 +403,6 @@ impl Settings {
         };
         let database = keys.get("dbname").cloned().unwrap_or_else(|| user.clone());
 
-        let mut notes = Vec::new();
         let passfile = keys
             .remove("passfile")
             .map(PathBuf::from)

@@ -387,7 +387,9 @@ impl PostgresSaver {
 
     /// A builder over a new pool (16 connections) for a `postgresql://` URL or a libpq
     /// `key=value` connection string, resolved as `psql` resolves it: what the string
-    /// leaves out comes from libpq's environment variables (`PGHOST`, `PGPORT`,
+    /// leaves out comes from libpq's service file (`service=NAME`, `PGSERVICE`:
+    /// `~/.pg_service.conf` or `PGSERVICEFILE`, then `PGSYSCONFDIR`'s), then from
+    /// libpq's environment variables (`PGHOST`, `PGPORT`,
     /// `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, `PGSSLROOTCERT`, …) and
     /// the password file (`~/.pgpass` or `PGPASSFILE`, read only when its mode is 0600
     /// or stricter), so `postgresql:///app` or even `postgresql://` works. TLS follows
