@@ -4,10 +4,9 @@
 
 use std::path::PathBuf;
 
-use langgraph_codec::saver::postgres::PostgresSaver;
 use tokio::sync::OnceCell;
 
-use super::run::{lgcodec, no_password, server, stats_agrees_with_psql, url_encoded};
+use super::run::{lgcodec, no_password, saver_setup, server, stats_agrees_with_psql, url_encoded};
 use super::server::{hand_over, Server, PW, PW_DB, PW_ROLE};
 
 /// Python's tables in the password role's database (once), so `store stats` has a
@@ -20,14 +19,7 @@ async fn pw_store(s: &Server) {
             url_encoded(PW),
             s.port
         );
-        let saver = PostgresSaver::builder_from_url(&url)
-            .expect("url")
-            .build()
-            .expect("build");
-        saver
-            .setup()
-            .await
-            .expect("setup with the password in the URL");
+        saver_setup(&url, "the password in the URL").await;
     })
     .await;
 }

@@ -1,9 +1,10 @@
 //! Postgres connections as people deploy them, against a server these tests start
-//! (`server.rs`: TLS on, a TLS-only role and database, a role with a password):
-//! `sslmode` and `sslrootcert` (`tls.rs`), libpq's environment variables and password
-//! file (`env.rs`), and connection errors that name what was tried and the server's
-//! reason, never the password (`errors.rs`); poolers that do not keep a session
-//! refused, those that do used (`pooler.rs`). The `lgcodec` runs get exactly the
+//! (`server.rs`: TLS on, a TLS-only role and database, a role with a password, a role
+//! let in by client certificate): `sslmode` and `sslrootcert` (`tls.rs`), client
+//! certificates (`client_cert.rs`), libpq's environment variables, service file and
+//! password file (`env.rs`), and connection errors that name what was tried and the
+//! server's reason, never the password (`errors.rs`); poolers that do not keep a
+//! session refused, those that do used (`pooler.rs`). The `lgcodec` runs get exactly the
 //! environment a test gives them, and `psql`, where installed, is run with the same
 //! settings: the two must agree on what connects.
 //!
@@ -13,6 +14,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod client_cert;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod env;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
@@ -104,6 +107,18 @@ mod run {
             );
         }
         run.out
+    }
+
+    /// Python's tables made by the saver connecting with `url` (`what` says how).
+    pub async fn saver_setup(url: &str, what: &str) {
+        let saver = langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(url)
+            .expect("url")
+            .build()
+            .expect("build");
+        saver
+            .setup()
+            .await
+            .unwrap_or_else(|e| panic!("setup with {what}: {e}"));
     }
 
     /// `text` holds none of the forms a password could be printed in.

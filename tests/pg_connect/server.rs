@@ -1,7 +1,8 @@
 //! A PostgreSQL server of these tests' own, started once per test binary: TLS on (a
-//! certificate for `localhost` signed by a CA made here with the `openssl` command),
-//! and a `pg_hba.conf` with a TLS-only role and database and a role that must give a
-//! password. It stops, and its directory goes, when the test binary exits: the server
+//! certificate for `localhost` signed by a CA made here with the `openssl` command,
+//! which client certificates must chain to as well), and a `pg_hba.conf` with a
+//! TLS-only role and database, a role that must give a password and one let in only by
+//! a client certificate. It stops, and its directory goes, when the test binary exits: the server
 //! runs under a shell that waits for its standard input to close (the test process's
 //! end of the pipe closes when that process ends, however it ends).
 
@@ -21,6 +22,10 @@ pub const PW: &str = "Pw-S3cret:with\\colon";
 pub const NO_SLOT_ROLE: &str = "no_slot";
 /// A database `PW_ROLE` owns.
 pub const PW_DB: &str = "pwdb";
+/// The role that logs in with a client certificate (`cert`, over TLS only), and the
+/// database it owns.
+pub const CERT_ROLE: &str = "cert_user";
+pub const CERT_DB: &str = "certdb";
 
 pub struct Server {
     pub port: u16,
@@ -137,15 +142,16 @@ fn make_ca(dir: &Path, name: &str) {
     );
 }
 
-/// `server.crt`/`server.key`, signed by `ca`, naming only `localhost`: a connection
-/// to `127.0.0.1` gets a certificate that does not name the host it asked for.
-fn make_server_cert(dir: &Path) {
-    std::fs::write(
-        dir.join("server.ext"),
-        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
-         keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
-    )
-    .expect("ext");
+/// `NAME.crt`/`NAME.key` (mode 0600) for common name `cn`, signed by the CA `ca`
+/// (`CA.crt`, `CA.key`), with the X.509 extensions `ext`.
+fn make_cert(dir: &Path, name: &str, cn: &str, ca: &str, ext: &str) {
+    let (key, csr, crt, ext_file) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+        format!("{name}.ext"),
+    );
+    std::fs::write(dir.join(&ext_file), ext).expect("ext");
     openssl(
         dir,
         &[
@@ -156,11 +162,11 @@ fn make_server_cert(dir: &Path) {
             "ec_paramgen_curve:prime256v1",
             "-nodes",
             "-subj",
-            "/CN=localhost",
+            &format!("/CN={cn}"),
             "-keyout",
-            "server.key",
+            &key,
             "-out",
-            "server.csr",
+            &csr,
         ],
     );
     openssl(
@@ -169,19 +175,49 @@ fn make_server_cert(dir: &Path) {
             "x509",
             "-req",
             "-in",
-            "server.csr",
+            &csr,
             "-CA",
-            "ca.crt",
+            &format!("{ca}.crt"),
             "-CAkey",
-            "ca.key",
+            &format!("{ca}.key"),
             "-CAcreateserial",
             "-days",
             "2",
             "-extfile",
-            "server.ext",
+            &ext_file,
             "-out",
-            "server.crt",
+            &crt,
         ],
+    );
+    std::fs::set_permissions(
+        dir.join(&key),
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("key mode");
+}
+
+/// `server.crt`/`server.key`, signed by `ca`, naming only `localhost`: a connection
+/// to `127.0.0.1` gets a certificate that does not name the host it asked for.
+fn make_server_cert(dir: &Path) {
+    make_cert(
+        dir,
+        "server",
+        "localhost",
+        "ca",
+        "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+    );
+}
+
+/// A client certificate `NAME.crt`/`NAME.key` for common name `cn`, signed by `ca`.
+fn make_client_cert(dir: &Path, name: &str, cn: &str, ca: &str) {
+    make_cert(
+        dir,
+        name,
+        cn,
+        ca,
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\n\
+         extendedKeyUsage=clientAuth\n",
     );
 }
 
@@ -198,6 +234,8 @@ hostnossl all       tls_only 127.0.0.1/32 reject
 hostssl   all       tls_only 127.0.0.1/32 trust
 hostnossl tlsdb     all      127.0.0.1/32 reject
 hostssl   tlsdb     all      127.0.0.1/32 trust
+hostnossl all       cert_user 127.0.0.1/32 reject
+hostssl   all       cert_user 127.0.0.1/32 cert
 host      all       pw_user  127.0.0.1/32 scram-sha-256
 host      all       all      127.0.0.1/32 trust
 ";
@@ -226,12 +264,12 @@ fn start() -> Server {
     make_ca(&dir, "ca");
     make_ca(&dir, "other-ca");
     make_server_cert(&dir);
+    // The role's own certificate; one of a CA the server does not trust; one naming
+    // another role.
+    make_client_cert(&dir, "client", CERT_ROLE, "ca");
+    make_client_cert(&dir, "stranger", CERT_ROLE, "other-ca");
+    make_client_cert(&dir, "other-role", PW_ROLE, "ca");
     std::fs::write(dir.join("pg_hba.conf"), HBA).expect("hba");
-    std::fs::set_permissions(
-        dir.join("server.key"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o600),
-    )
-    .expect("key mode");
     hand_over(&dir);
     let data = dir.join("data");
     run(
@@ -244,7 +282,8 @@ fn start() -> Server {
     let script = format!(
         "'{postgres}' -D '{data}' -p {port} -k '{dir}' -c listen_addresses=127.0.0.1 \
          -c fsync=off -c ssl=on -c ssl_cert_file='{dir}/server.crt' \
-         -c ssl_key_file='{dir}/server.key' -c hba_file='{dir}/pg_hba.conf' \
+         -c ssl_key_file='{dir}/server.key' -c ssl_ca_file='{dir}/ca.crt' \
+         -c hba_file='{dir}/pg_hba.conf' \
          -c password_encryption=scram-sha-256 >'{dir}/log' 2>&1 &
          pid=$!
          cat >/dev/null
@@ -329,13 +368,15 @@ fn setup_roles_blocking(server: &Server) {
             format!("CREATE ROLE {TLS_ROLE} LOGIN"),
             format!("CREATE ROLE {PW_ROLE} LOGIN PASSWORD '{pw}'"),
             format!("CREATE ROLE {NO_SLOT_ROLE} LOGIN CONNECTION LIMIT 0"),
+            format!("CREATE ROLE {CERT_ROLE} LOGIN"),
+            format!("CREATE DATABASE {CERT_DB} OWNER {CERT_ROLE}"),
             format!("CREATE DATABASE {TLS_DB} OWNER {TLS_ROLE}"),
             format!("CREATE DATABASE {PW_DB} OWNER {PW_ROLE}"),
         ] {
             admin.batch_execute(&sql).await.expect(&sql);
         }
         // Python's tables go into public: each role owns its database's schema.
-        for (db, owner) in [(TLS_DB, TLS_ROLE), (PW_DB, PW_ROLE)] {
+        for (db, owner) in [(TLS_DB, TLS_ROLE), (PW_DB, PW_ROLE), (CERT_DB, CERT_ROLE)] {
             let (client, conn) = tokio_postgres::Config::new()
                 .host_path(&server.dir)
                 .port(server.port)

@@ -20,7 +20,9 @@
 //!   file is ignored (with a note in connection errors) when its group or others may
 //!   read it.
 //! - `sslmode` (libpq's `disable`, `prefer` (the default), `require`, `verify-ca`,
-//!   `verify-full`) and `sslrootcert` choose the TLS connector (`tls.rs`).
+//!   `verify-full`) and `sslrootcert` choose the TLS connector (`tls.rs`); `sslcert`
+//!   and `sslkey` (default `~/.postgresql/postgresql.crt` and `.key`, used when the
+//!   certificate is there) give it a client certificate.
 //!
 //! Nothing here keeps the password outside the driver's configuration (whose `Debug`
 //! hides it): [`Target`], which connection errors print, has the host, port, database,
@@ -54,6 +56,8 @@ pub(crate) const ENV: &[(&str, &str)] = &[
     ("PGAPPNAME", "application_name"),
     ("PGSSLMODE", "sslmode"),
     ("PGSSLROOTCERT", "sslrootcert"),
+    ("PGSSLCERT", "sslcert"),
+    ("PGSSLKEY", "sslkey"),
     ("PGCONNECT_TIMEOUT", "connect_timeout"),
     ("PGTARGETSESSIONATTRS", "target_session_attrs"),
     ("PGCHANNELBINDING", "channel_binding"),
@@ -83,6 +87,8 @@ const KEYWORDS: &[&str] = &[
     "application_name",
     "sslmode",
     "sslrootcert",
+    "sslcert",
+    "sslkey",
     "sslnegotiation",
     "connect_timeout",
     "tcp_user_timeout",
@@ -244,7 +250,16 @@ impl ConnInfo {
         };
         let verify_ca = settings.sslmode == SslMode::VerifyCa
             || (settings.sslmode == SslMode::Require && roots.is_some());
-        let tls = tls::connector(roots, verify_ca).map_err(tls_error)?;
+        // libpq loads the client certificate only for a TLS connection.
+        let client = match &settings.client {
+            Some((cert, key))
+                if settings.sslmode != SslMode::Disable && !settings.local_socket() =>
+            {
+                Some(tls::load_client(cert, key).map_err(tls_error)?)
+            }
+            _ => None,
+        };
+        let tls = tls::connector(roots, verify_ca, client).map_err(tls_error)?;
         let config = settings.driver_config().map_err(config_error)?;
         let target = Target {
             servers: settings.servers(),
@@ -306,6 +321,9 @@ struct Settings {
     driver: BTreeMap<String, String>,
     sslmode: SslMode,
     roots: Option<Roots>,
+    /// The client certificate and key files (`sslcert`, `sslkey`, or libpq's
+    /// `~/.postgresql/postgresql.crt` and `.key` when the certificate is there).
+    client: Option<(PathBuf, PathBuf)>,
     database: String,
     user: String,
     password_from: Option<String>,
@@ -387,6 +405,51 @@ impl Settings {
             }
         };
 
+        // The client certificate: libpq sends none when its file is not there (the
+        // server may not ask), and reads the key only beside a certificate.
+        if keys.contains_key("sslpassword") {
+            return Err(
+                "sslpassword (a passphrase for the client key) is not supported: \
+                        give a key file without one (openssl pkey -in KEY -out PLAIN.key; \
+                        chmod 600 PLAIN.key)"
+                    .to_owned(),
+            );
+        }
+        let given_cert = keys.remove("sslcert").filter(|c| !c.is_empty());
+        let given_key = keys.remove("sslkey").filter(|k| !k.is_empty());
+        let cert = given_cert
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".postgresql/postgresql.crt")));
+        let client = match cert {
+            Some(cert) => match std::fs::metadata(&cert) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    if given_cert.is_some() {
+                        notes.push(format!(
+                            "the client certificate file {} (sslcert) does not exist, so none \
+                             was sent",
+                            cert.display()
+                        ));
+                    }
+                    None
+                }
+                // No key to be found (no sslkey, no home directory) is said missing.
+                _ => Some((
+                    cert,
+                    given_key
+                        .map(PathBuf::from)
+                        .or_else(|| home.as_ref().map(|h| h.join(".postgresql/postgresql.key")))
+                        .unwrap_or_default(),
+                )),
+            },
+            None => None,
+        };
+
         // libpq's defaults.
         if !keys.contains_key("host") && !keys.contains_key("hostaddr") {
             keys.insert("host".to_owned(), default_host(keys.get("port")));
@@ -435,6 +498,7 @@ impl Settings {
             driver: keys,
             sslmode,
             roots,
+            client,
             database,
             user,
             password_from,

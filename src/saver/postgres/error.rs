@@ -376,6 +376,17 @@ fn hint(
                  sslmode=require, verify-ca or verify-full"
                     .to_owned(),
             ),
+            "28000" if db.message().contains("client certificate") => Some(
+                "the server asks for a client certificate: give sslcert=FILE and sslkey=FILE \
+                 (or PGSSLCERT and PGSSLKEY, or ~/.postgresql/postgresql.crt and .key), \
+                 signed by a CA the server trusts (its ssl_ca_file)"
+                    .to_owned(),
+            ),
+            "28000" if db.message().contains("certificate") => Some(
+                "the client certificate does not name this role: its common name (CN) must \
+                 be the role connected as (or map to it in pg_ident.conf)"
+                    .to_owned(),
+            ),
             "28000" if db.message().contains("pg_hba.conf") => Some(
                 "the server's pg_hba.conf lets no such connection in: ask its administrator"
                     .to_owned(),

@@ -395,7 +395,8 @@ impl PostgresSaver {
     /// or stricter), so `postgresql:///app` or even `postgresql://` works. TLS follows
     /// `sslmode` (`disable`, `prefer` (the default: TLS when the server offers it),
     /// `require`, `verify-ca`, `verify-full`) and `sslrootcert` (a CA file, or
-    /// `system`); `verify-*` without `sslrootcert` trust `~/.postgresql/root.crt` if
+    /// `system`), with a client certificate from `sslcert`/`sslkey` (or
+    /// `~/.postgresql/postgresql.crt` and `.key`) for a server that asks for one; `verify-*` without `sslrootcert` trust `~/.postgresql/root.crt` if
     /// it exists, else the operating system's root certificates. See
     /// `docs/postgres-saver.md` ("Connecting").
     ///

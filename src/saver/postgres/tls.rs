@@ -21,10 +21,11 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::{verify_server_cert_signed_by_trust_anchor, WebPkiServerVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
+use zeroize::Zeroizing;
 
 /// Where the trusted root certificates come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,6 +126,116 @@ pub(crate) fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
     Ok(store)
 }
 
+/// The largest client certificate or key file read (a chain of a few certificates is
+/// a few KiB).
+const MAX_CLIENT_FILE_BYTES: u64 = 1 << 20;
+
+/// A client certificate chain and its private key (`sslcert`, `sslkey`), for a server
+/// that asks for one (`pg_hba.conf`'s `cert` method or `clientcert=`). No `Debug`: it
+/// holds the key.
+pub(crate) struct ClientAuth {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl Clone for ClientAuth {
+    fn clone(&self) -> Self {
+        ClientAuth {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+/// The client certificate chain of `cert` and the key of `key`, checked as libpq checks
+/// them: the key file must be a regular file that neither the group nor others may
+/// read (mode 0600 or less; 0640 or less when root owns it), in PEM and not encrypted.
+pub(crate) fn load_client(cert: &Path, key: &Path) -> Result<ClientAuth, String> {
+    let read = |path: &Path, what: &str| -> Result<Zeroizing<Vec<u8>>, String> {
+        tls_file(path, what).map(Zeroizing::new)
+    };
+    let pem = read(cert, "client certificate file (sslcert)")?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "cannot read the client certificate file {}: {e}",
+                cert.display()
+            )
+        })?;
+    if chain.is_empty() {
+        return Err(format!(
+            "the client certificate file {} holds no PEM certificate",
+            cert.display()
+        ));
+    }
+    let meta = std::fs::metadata(key).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "certificate present, but not private key file {} (give it with sslkey= or \
+                 PGSSLKEY)",
+                key.display()
+            )
+        } else {
+            format!("cannot read the private key file {}: {e}", key.display())
+        }
+    })?;
+    if !meta.is_file() {
+        return Err(format!(
+            "the private key file {} is not a regular file",
+            key.display()
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let mode = meta.permissions().mode();
+        let open = if meta.uid() == 0 {
+            mode & 0o037
+        } else {
+            mode & 0o077
+        };
+        if open != 0 {
+            return Err(format!(
+                "the private key file {} has group or world access (mode {:04o}): give it \
+                 u=rw (chmod 600), or u=rw,g=r (0640) if root owns it, as libpq requires",
+                key.display(),
+                mode & 0o7777
+            ));
+        }
+    }
+    let text = read(key, "private key file (sslkey)")?;
+    let key = PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
+        if text.windows(9).any(|w| w == b"ENCRYPTED") {
+            format!(
+                "the private key file {} is encrypted, and a passphrase (sslpassword) is not \
+                 supported: give a copy without one (openssl pkey -in KEY -out PLAIN.key; \
+                 chmod 600 PLAIN.key)",
+                key.display()
+            )
+        } else {
+            format!(
+                "cannot read the private key file {} (a PEM PKCS#8, PKCS#1 or SEC1 key): {e}",
+                key.display()
+            )
+        }
+    })?;
+    Ok(ClientAuth { chain, key })
+}
+
+/// The bytes of a certificate or key file named by a setting, up to its cap.
+fn tls_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    read_at_most(path, MAX_CLIENT_FILE_BYTES)
+        .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))?
+        .ok_or_else(|| {
+            format!(
+                "the {what} {} is larger than {} MiB: is it the right file?",
+                path.display(),
+                MAX_CLIENT_FILE_BYTES >> 20
+            )
+        })
+}
+
 /// rustls 0.23.48 deprecated the `ring` provider for having no post-quantum key
 /// exchange. It stays: the other provider, aws-lc-rs, builds AWS-LC's C sources (a C
 /// toolchain, and cmake on some targets) into every build and wheel, and a Postgres
@@ -142,26 +253,32 @@ fn provider() -> Arc<CryptoProvider> {
 pub(crate) fn connector(
     roots: Option<RootCertStore>,
     chain_only: bool,
+    client: Option<ClientAuth>,
 ) -> Result<MakeRustlsConnect, String> {
     let provider = provider();
     let algorithms = provider.signature_verification_algorithms;
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS setup: {e}"))?;
-    let config = match roots {
+    let builder = match roots {
         Some(roots) if !chain_only => {
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
                 .map_err(|e| format!("TLS setup: {e}"))?;
-            builder.with_webpki_verifier(verifier).with_no_client_auth()
+            builder.with_webpki_verifier(verifier)
         }
         roots => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(Verifier {
                 roots: roots.map(Arc::new),
                 algorithms,
-            }))
-            .with_no_client_auth(),
+            })),
+    };
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some(ClientAuth { chain, key }) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| format!("the client certificate and key cannot be used: {e}"))?,
     };
     Ok(MakeRustlsConnect::new(config))
 }
@@ -266,7 +383,22 @@ pub(crate) fn describe(e: &rustls::Error, require: bool) -> String {
             other => format!("the server's certificate was refused ({other:?})"),
         },
         rustls::Error::AlertReceived(alert) => {
-            format!("the server ended the TLS handshake (alert {alert:?})")
+            use rustls::AlertDescription as A;
+            let what = match alert {
+                A::UnknownCA => {
+                    ": it does not trust the CA that signed the client certificate (sslcert); \
+                     give one signed by a CA of the server's ssl_ca_file"
+                }
+                A::CertificateExpired => ": the client certificate (sslcert) has expired",
+                A::BadCertificate | A::UnsupportedCertificate | A::CertificateUnknown => {
+                    ": it refused the client certificate (sslcert)"
+                }
+                A::CertificateRequired => {
+                    ": it asks for a client certificate; give sslcert=FILE and sslkey=FILE"
+                }
+                _ => "",
+            };
+            format!("the server ended the TLS handshake (alert {alert:?}){what}")
         }
         other => format!("TLS handshake failed ({other:?})"),
     }
