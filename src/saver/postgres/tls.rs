@@ -138,15 +138,6 @@ pub(crate) struct ClientAuth {
     key: PrivateKeyDer<'static>,
 }
 
-impl Clone for ClientAuth {
-    fn clone(&self) -> Self {
-        ClientAuth {
-            chain: self.chain.clone(),
-            key: self.key.clone_key(),
-        }
-    }
-}
-
 /// The client certificate chain of `cert` and the key of `key`, checked as libpq checks
 /// them: the key file must be a regular file that neither the group nor others may
 /// read (mode 0600 or less; 0640 or less when root owns it), in PEM and not encrypted.
