@@ -494,7 +494,7 @@ impl Settings {
             }
         }
         Ok(Settings {
-            keyword_form: !(given.starts_with("postgresql://") || given.starts_with("postgres://")),
+            keyword_form: url_rest(given).is_none(),
             driver: keys,
             sslmode,
             roots,
@@ -783,13 +783,18 @@ fn field_matches<'a>(line: &'a str, want: &str) -> Option<&'a str> {
 /// The keywords of a connection string: a `postgres://` / `postgresql://` URL or
 /// libpq's `key=value` form. Later values of a keyword win.
 fn parse(given: &str) -> Result<BTreeMap<String, String>, String> {
-    let url = given
-        .strip_prefix("postgresql://")
-        .or_else(|| given.strip_prefix("postgres://"));
-    match url {
+    match url_rest(given) {
         Some(rest) => parse_url(rest),
         None => parse_keywords(given),
     }
+}
+
+/// What follows the scheme of a `postgresql://` / `postgres://` URL (`None`: the
+/// `key=value` form).
+fn url_rest(given: &str) -> Option<&str> {
+    given
+        .strip_prefix("postgresql://")
+        .or_else(|| given.strip_prefix("postgres://"))
 }
 
 /// `[user[:password]@][host[:port][,...]][/dbname][?key=value&...]`, percent-decoded.
@@ -988,9 +993,9 @@ mod tests {
             let text = said(q);
             assert!(text.contains(want), "{q}: {text}");
         }
-        let text = said("sslcert=c.pem");
+        let text = said("sslcrl=c.pem");
         assert!(
-            text.contains("unknown connection option \"sslcert\"")
+            text.contains("unknown connection option \"sslcrl\"")
                 && text.contains("connect_timeout, tcp_user_timeout")
                 && !text.contains("sqlite:PATH"),
             "{text}"
