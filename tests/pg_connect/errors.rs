@@ -7,7 +7,7 @@
 use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::ErrorKind;
 
-use super::run::{lgcodec, no_password, server, url_encoded};
+use super::run::{lgcodec, no_password, psql_connects, server, url_encoded};
 use super::server::{NO_SLOT_ROLE, PW, PW_DB, PW_ROLE};
 
 /// The URL with the password role's (right) password, over plain TCP.
@@ -25,7 +25,11 @@ async fn both_say(url: &str, words: &[&str]) -> ErrorKind {
     no_password(&format!("{builder:?}"), PW);
     let saver = builder.build().expect("build");
     no_password(&format!("{saver:?}"), PW);
-    let e = saver.setup().await.expect_err("no connection");
+    // Bounded: a connection that never ends is a failure here, not a hang.
+    let e = tokio::time::timeout(std::time::Duration::from_secs(30), saver.setup())
+        .await
+        .expect("the saver gave up within 30 s")
+        .expect_err("no connection");
     let text = e.to_string();
     println!("saver: {text}");
     no_password(&format!("{text}\n{e:?}"), PW);
@@ -174,4 +178,97 @@ async fn a_search_path_of_no_schema_that_exists_says_what_to_do() {
     )
     .await;
     assert_eq!(kind, ErrorKind::InvalidStoreLocation);
+}
+
+/// A server listening on `port` (started with `cmd`, ended when dropped).
+struct Listening(std::process::Child);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn listening(cmd: &mut std::process::Command, port: u16) -> Listening {
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the server");
+    let up = Listening(child);
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return up;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("nothing listens on {port}");
+}
+
+/// A host and port where another kind of server listens: Python's SMTP server, which
+/// greets first (`220 …`), and OpenSSL's TLS server, which closes on bytes that are not
+/// TLS. The driver said "other error; (bytes remaining on stream)", "unexpected
+/// message", or with `sslmode=require` "server does not support TLS" and lgcodec then
+/// blamed `ssl = off`; now both the saver and lgcodec name what answered, in every TLS
+/// mode, and psql refuses the address too.
+#[tokio::test]
+async fn a_server_that_is_not_postgres_is_named() {
+    let Some(s) = server() else { return };
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port")
+    };
+    let python = std::env::var("LGCODEC_PYTHON").unwrap_or_else(|_| "python3".into());
+    let smtp_port = free();
+    let _smtp = listening(
+        std::process::Command::new(&python).args([
+            "-W",
+            "ignore",
+            "-m",
+            "smtpd",
+            "-n",
+            "-c",
+            "DebuggingServer",
+            &format!("127.0.0.1:{smtp_port}"),
+        ]),
+        smtp_port,
+    );
+    let tls_port = free();
+    let _tls = listening(
+        std::process::Command::new("openssl")
+            .args(["s_server", "-quiet", "-accept"])
+            .arg(tls_port.to_string())
+            .arg("-cert")
+            .arg(s.dir.join("server.crt"))
+            .arg("-key")
+            .arg(s.dir.join("server.key")),
+        tls_port,
+    );
+    for mode in ["disable", "prefer", "require"] {
+        let url = url_with_password(PW_ROLE, smtp_port, PW_DB).replace("disable", mode);
+        let kind = both_say(
+            &url,
+            &[
+                &format!("127.0.0.1:{smtp_port} is not a PostgreSQL server"),
+                "PostgreSQL's first message with \"220 ",
+                "check the host and port",
+            ],
+        )
+        .await;
+        assert_eq!(kind, ErrorKind::ConnectionUnavailable, "{mode}");
+        if let Some(ok) = psql_connects(&[], &url) {
+            assert!(!ok, "psql connects to {url}");
+        }
+        let url = url_with_password(PW_ROLE, tls_port, PW_DB).replace("disable", mode);
+        both_say(
+            &url,
+            &[&format!(
+                "127.0.0.1:{tls_port} closed the connection without answering"
+            )],
+        )
+        .await;
+    }
 }

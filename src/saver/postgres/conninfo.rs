@@ -188,6 +188,9 @@ pub(crate) struct Target {
     pub(crate) password_from: Option<String>,
     /// Whether every host is a local socket (TLS does not apply there).
     pub(crate) local_socket: bool,
+    /// The TCP servers (host or `hostaddr`, and port), for asking who answers there
+    /// when a connection fails (`probe.rs`).
+    pub(crate) tcp: Vec<(String, u16)>,
     /// Things a person should know when the connection fails (a password file that
     /// was ignored).
     pub(crate) notes: Vec<String>,
@@ -269,6 +272,7 @@ impl ConnInfo {
             roots: roots_shown,
             password_from: settings.password_from.clone(),
             local_socket: settings.local_socket(),
+            tcp: settings.tcp(),
             notes: settings.notes.clone(),
         };
         Ok(ConnInfo {
@@ -288,15 +292,30 @@ impl ConnInfo {
         &self,
         operation: &'static str,
     ) -> Result<tokio_postgres::Client, Error> {
-        let (client, connection) =
-            self.config
-                .connect(self.tls.clone())
-                .await
-                .map_err(|source| PgFault::Connect {
+        let connecting = self.config.connect(self.tls.clone());
+        let made = super::probe::unless_not_postgres(connecting, &self.target)
+            .await
+            .map_err(|answered| PgFault::NotPostgres {
+                operation,
+                target: Arc::clone(&self.target),
+                answered,
+            })?;
+        let (client, connection) = match made {
+            Ok(made) => made,
+            Err(source) => {
+                let answered = match super::probe::worth_asking(&source) {
+                    true => super::probe::not_postgres(&self.target).await,
+                    false => None,
+                };
+                return Err(PgFault::Connect {
                     operation,
                     target: Arc::clone(&self.target),
                     source,
-                })?;
+                    answered,
+                }
+                .into());
+            }
+        };
         tokio::spawn(async move {
             // Ends when the client is dropped or the server closes the connection; the
             // error then reaches the next statement.
@@ -519,6 +538,35 @@ impl Settings {
         !hosts.is_empty()
             && !self.driver.contains_key("hostaddr")
             && hosts.iter().all(|h| h.starts_with('/'))
+    }
+
+    /// The TCP servers: each host (or `hostaddr`) not a socket directory, with its
+    /// port.
+    fn tcp(&self) -> Vec<(String, u16)> {
+        let hosts: Vec<&str> = self
+            .driver
+            .get("hostaddr")
+            .or_else(|| self.driver.get("host"))
+            .map(|h| h.split(',').collect())
+            .unwrap_or_default();
+        let ports: Vec<&str> = self
+            .driver
+            .get("port")
+            .map(|p| p.split(',').collect())
+            .unwrap_or_default();
+        hosts
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| !h.is_empty() && !h.starts_with('/'))
+            .map(|(i, h)| {
+                let port = ports
+                    .get(i)
+                    .or_else(|| ports.first())
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(5432);
+                ((*h).to_owned(), port)
+            })
+            .collect()
     }
 
     /// `host:port` of each host, comma-separated (one port for all, or one per host).

@@ -36,6 +36,17 @@ pub(crate) enum PgFault {
         /// What the pool connects to (host, port, database, role, TLS mode) when the
         /// saver built the pool from a connection string.
         target: Option<Arc<Target>>,
+        /// Who answered at the server's address when it is not PostgreSQL (`probe.rs`).
+        answered: Option<String>,
+    },
+    /// The server at the address is not PostgreSQL (`probe.rs`): what it answered.
+    NotPostgres {
+        /// What was being done.
+        operation: &'static str,
+        /// What it connected to.
+        target: Arc<Target>,
+        /// Its answer, in words.
+        answered: String,
     },
     /// One connection (a store command's) could not be made.
     Connect {
@@ -45,6 +56,8 @@ pub(crate) enum PgFault {
         target: Arc<Target>,
         /// The driver's error.
         source: tokio_postgres::Error,
+        /// Who answered at the server's address when it is not PostgreSQL (`probe.rs`).
+        answered: Option<String>,
     },
     /// The TLS settings cannot be used: a root certificate file that cannot be read,
     /// no root certificates on the system.
@@ -125,14 +138,17 @@ impl PgFault {
             P::Db { .. } => ErrorKind::Storage,
             P::Pool {
                 source: deadpool_postgres::PoolError::Backend(e),
+                answered: None,
                 ..
             }
-            | P::Connect { source: e, .. }
-                if tls_failure(e).is_some() =>
-            {
-                ErrorKind::Tls
+            | P::Connect {
+                source: e,
+                answered: None,
+                ..
+            } if tls_failure(e).is_some() => ErrorKind::Tls,
+            P::Pool { .. } | P::Connect { .. } | P::NotPostgres { .. } => {
+                ErrorKind::ConnectionUnavailable
             }
-            P::Pool { .. } | P::Connect { .. } => ErrorKind::ConnectionUnavailable,
             P::Config { .. } => ErrorKind::InvalidStoreLocation,
             P::Tls { .. } => ErrorKind::Tls,
             P::InvalidSchemaName { .. } => ErrorKind::InvalidSchemaName,
@@ -169,6 +185,7 @@ impl From<PgFault> for Error {
                 }
                 other => Error::with_source(kind, message, other).with_operation(operation),
             },
+            P::NotPostgres { operation, .. } => Error::new(kind, message).with_operation(operation),
             P::InvalidSchemaName { name, .. } => Error::new(kind, message).with_subject(name),
             P::SchemaMissing { schema }
             | P::ShallowSchema { schema }
@@ -192,9 +209,10 @@ impl std::fmt::Display for PgFault {
                 operation,
                 source,
                 target,
+                answered,
             } => match source {
                 deadpool_postgres::PoolError::Backend(e) => {
-                    write_connect_failure(f, operation, target.as_deref(), e)
+                    write_connect_failure(f, operation, target.as_deref(), e, answered)
                 }
                 other => match target {
                     Some(t) => write!(
@@ -211,7 +229,16 @@ impl std::fmt::Display for PgFault {
                 operation,
                 target,
                 source,
-            } => write_connect_failure(f, operation, Some(target), source),
+                answered,
+            } => write_connect_failure(f, operation, Some(target), source, answered),
+            P::NotPostgres {
+                operation,
+                target,
+                answered,
+            } => write!(
+                f,
+                "postgres {operation}: cannot connect to {target}: {answered}"
+            ),
             P::Config { reason } => write!(f, "postgres configuration: {reason}"),
             P::Tls { reason } => write!(f, "postgres TLS: {reason}"),
             P::InvalidSchemaName { name, reason } => {
@@ -300,12 +327,18 @@ fn write_connect_failure(
     operation: &str,
     target: Option<&Target>,
     e: &tokio_postgres::Error,
+    answered: &Option<String>,
 ) -> std::fmt::Result {
     match target {
         Some(t) => write!(f, "postgres {operation}: cannot connect to {t}: ")?,
         None => write!(f, "postgres {operation}: cannot connect to the server: ")?,
     }
-    f.write_str(&connect_reason(target, e))
+    match answered {
+        // The driver's words ("bytes remaining on stream", "server does not support
+        // TLS") describe a PostgreSQL server that misbehaved; this is none.
+        Some(who) => f.write_str(who),
+        None => f.write_str(&connect_reason(target, e)),
+    }
 }
 
 /// The TLS failure under a driver error: the rustls error of a refused handshake, or

@@ -81,6 +81,7 @@ mod error;
 pub(crate) use error::explain;
 mod extended;
 mod jsonb;
+mod probe;
 pub(crate) mod retention;
 mod rows;
 mod schema;
@@ -476,14 +477,43 @@ impl PostgresSaver {
         &self,
         operation: &'static str,
     ) -> Result<deadpool_postgres::Object> {
-        self.pool.get().await.map_err(|source| {
-            PgFault::Pool {
-                operation,
-                source,
-                target: self.settings.target.clone(),
+        let getting = self.pool.get();
+        // Only while the pool has no connection at all: a wait for a busy pool's
+        // connection is no sign of a server of another kind, and a probe is one more
+        // connection to the server.
+        let got = match &self.settings.target {
+            Some(target) if self.pool.status().size == 0 => {
+                probe::unless_not_postgres(getting, target)
+                    .await
+                    .map_err(|answered| PgFault::NotPostgres {
+                        operation,
+                        target: Arc::clone(target),
+                        answered,
+                    })?
             }
-            .into()
-        })
+            _ => getting.await,
+        };
+        match got {
+            Ok(client) => Ok(client),
+            Err(source) => {
+                let target = self.settings.target.clone();
+                let answered = match (&source, &target) {
+                    (deadpool_postgres::PoolError::Backend(e), Some(t))
+                        if probe::worth_asking(e) =>
+                    {
+                        probe::not_postgres(t).await
+                    }
+                    _ => None,
+                };
+                Err(PgFault::Pool {
+                    operation,
+                    source,
+                    target,
+                    answered,
+                }
+                .into())
+            }
+        }
     }
 
     /// Runs one statement of an idempotent write (`put`, `put_writes`,
