@@ -8,7 +8,7 @@ use langgraph_codec::saver::postgres::PostgresSaver;
 use langgraph_codec::ErrorKind;
 
 use super::run::{lgcodec, no_password, psql_connects, server, url_encoded};
-use super::server::{NO_SLOT_ROLE, PW, PW_DB, PW_ROLE};
+use super::server::{free_port, NO_SLOT_ROLE, PW, PW_DB, PW_ROLE};
 
 /// The URL with the password role's (right) password, over plain TCP.
 fn url_with_password(user: &str, port: u16, db: &str) -> String {
@@ -138,10 +138,7 @@ async fn a_role_at_its_connection_limit_is_told_which_limit() {
 async fn a_closed_port_says_connection_refused_and_what_to_check() {
     let Some(_) = server() else { return };
     // A port nothing listens on: bound, read, released.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
+    let closed = free_port();
     let url = url_with_password(PW_ROLE, closed, PW_DB);
     let kind = both_say(
         &url,
@@ -215,14 +212,8 @@ fn listening(cmd: &mut std::process::Command, port: u16) -> Listening {
 #[tokio::test]
 async fn a_server_that_is_not_postgres_is_named() {
     let Some(s) = server() else { return };
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port")
-    };
     let python = std::env::var("LGCODEC_PYTHON").unwrap_or_else(|_| "python3".into());
-    let smtp_port = free();
+    let smtp_port = free_port();
     let _smtp = listening(
         std::process::Command::new(&python).args([
             "-W",
@@ -236,7 +227,7 @@ async fn a_server_that_is_not_postgres_is_named() {
         ]),
         smtp_port,
     );
-    let tls_port = free();
+    let tls_port = free_port();
     let _tls = listening(
         std::process::Command::new("openssl")
             .args(["s_server", "-quiet", "-accept"])
@@ -270,5 +261,38 @@ async fn a_server_that_is_not_postgres_is_named() {
             )],
         )
         .await;
+    }
+}
+
+/// libpq's `connect_timeout` bounds the whole connection, not the TCP connection alone
+/// (the driver's): a server that accepts and then waits for more input (Python's HTTP
+/// server, waiting for a line PostgreSQL never sends) ends the saver's and lgcodec's
+/// attempt after it, as psql's; before, both waited for ever.
+#[tokio::test]
+async fn connect_timeout_bounds_a_server_that_never_answers() {
+    let Some(_) = server() else { return };
+    let port = free_port();
+    let python = std::env::var("LGCODEC_PYTHON").unwrap_or_else(|_| "python3".into());
+    let _http = listening(
+        std::process::Command::new(&python).args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            &port.to_string(),
+        ]),
+        port,
+    );
+    let url = format!(
+        "{}&connect_timeout=3",
+        url_with_password(PW_ROLE, port, PW_DB)
+    );
+    let started = std::time::Instant::now();
+    let kind = both_say(&url, &["no connection within 3 s (connect_timeout"]).await;
+    assert_eq!(kind, ErrorKind::ConnectionUnavailable);
+    // The saver, lgcodec and lgcodec --json: three attempts of 3 s each.
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+    if let Some(ok) = psql_connects(&[], &url) {
+        assert!(!ok, "psql connects to {url}");
     }
 }

@@ -191,6 +191,9 @@ pub(crate) struct Target {
     /// The TCP servers (host or `hostaddr`, and port), for asking who answers there
     /// when a connection fails (`probe.rs`).
     pub(crate) tcp: Vec<(String, u16)>,
+    /// libpq's `connect_timeout` for the whole connection, times the number of hosts
+    /// (`None`: no limit, libpq's default).
+    pub(crate) connect_limit: Option<std::time::Duration>,
     /// Things a person should know when the connection fails (a password file that
     /// was ignored).
     pub(crate) notes: Vec<String>,
@@ -273,6 +276,7 @@ impl ConnInfo {
             password_from: settings.password_from.clone(),
             local_socket: settings.local_socket(),
             tcp: settings.tcp(),
+            connect_limit: settings.connect_limit(),
             notes: settings.notes.clone(),
         };
         Ok(ConnInfo {
@@ -293,12 +297,12 @@ impl ConnInfo {
         operation: &'static str,
     ) -> Result<tokio_postgres::Client, Error> {
         let connecting = self.config.connect(self.tls.clone());
-        let made = super::probe::unless_not_postgres(connecting, &self.target)
+        let made = super::probe::establish(connecting, &self.target)
             .await
-            .map_err(|answered| PgFault::NotPostgres {
+            .map_err(|why| PgFault::Unmade {
                 operation,
                 target: Arc::clone(&self.target),
-                answered,
+                why,
             })?;
         let (client, connection) = match made {
             Ok(made) => made,
@@ -538,6 +542,15 @@ impl Settings {
         !hosts.is_empty()
             && !self.driver.contains_key("hostaddr")
             && hosts.iter().all(|h| h.starts_with('/'))
+    }
+
+    /// libpq's `connect_timeout`: whole seconds for each host, none for 0 or less (or
+    /// a value the driver refuses, which fails before), 2 for 1 (libpq's least).
+    fn connect_limit(&self) -> Option<std::time::Duration> {
+        let seconds: i64 = self.driver.get("connect_timeout")?.trim().parse().ok()?;
+        let each = u64::try_from(seconds).ok().filter(|s| *s > 0)?.max(2);
+        let hosts = u64::try_from(self.hosts().len().max(1)).unwrap_or(1);
+        Some(std::time::Duration::from_secs(each.saturating_mul(hosts)))
     }
 
     /// The TCP servers: each host (or `hostaddr`) not a socket directory, with its
@@ -1007,6 +1020,24 @@ mod tests {
             database: database.into(),
             user: user.into(),
         }
+    }
+
+    /// libpq's `connect_timeout` (its documentation): seconds for each host; zero or
+    /// less waits for ever; 1 counts as 2, the least it allows.
+    #[test]
+    fn connect_timeout_is_for_each_host_as_libpq_reads_it() {
+        let no_env = env(&[]);
+        let limit = |given: &str| {
+            ConnInfo::resolve_with(given, &no_env)
+                .map(|c| c.target.connect_limit.map(|d| d.as_secs()))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(limit("host=db user=u"), Ok(None));
+        assert_eq!(limit("host=db user=u connect_timeout=10"), Ok(Some(10)));
+        assert_eq!(limit("host=a,b user=u connect_timeout=10"), Ok(Some(20)));
+        assert_eq!(limit("host=db user=u connect_timeout=1"), Ok(Some(2)));
+        assert_eq!(limit("host=db user=u connect_timeout=0"), Ok(None));
+        assert_eq!(limit("host=db user=u connect_timeout=-5"), Ok(None));
     }
 
     /// A value the driver refuses is said with the value and what the keyword takes

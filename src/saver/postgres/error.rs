@@ -39,14 +39,15 @@ pub(crate) enum PgFault {
         /// Who answered at the server's address when it is not PostgreSQL (`probe.rs`).
         answered: Option<String>,
     },
-    /// The server at the address is not PostgreSQL (`probe.rs`): what it answered.
-    NotPostgres {
+    /// No connection was made, and the driver has no error to say why: the server at
+    /// the address is not PostgreSQL, or `connect_timeout` passed (`probe.rs`).
+    Unmade {
         /// What was being done.
         operation: &'static str,
         /// What it connected to.
         target: Arc<Target>,
-        /// Its answer, in words.
-        answered: String,
+        /// Why, in words.
+        why: String,
     },
     /// One connection (a store command's) could not be made.
     Connect {
@@ -146,7 +147,7 @@ impl PgFault {
                 answered: None,
                 ..
             } if tls_failure(e).is_some() => ErrorKind::Tls,
-            P::Pool { .. } | P::Connect { .. } | P::NotPostgres { .. } => {
+            P::Pool { .. } | P::Connect { .. } | P::Unmade { .. } => {
                 ErrorKind::ConnectionUnavailable
             }
             P::Config { .. } => ErrorKind::InvalidStoreLocation,
@@ -185,7 +186,7 @@ impl From<PgFault> for Error {
                 }
                 other => Error::with_source(kind, message, other).with_operation(operation),
             },
-            P::NotPostgres { operation, .. } => Error::new(kind, message).with_operation(operation),
+            P::Unmade { operation, .. } => Error::new(kind, message).with_operation(operation),
             P::InvalidSchemaName { name, .. } => Error::new(kind, message).with_subject(name),
             P::SchemaMissing { schema }
             | P::ShallowSchema { schema }
@@ -231,14 +232,11 @@ impl std::fmt::Display for PgFault {
                 source,
                 answered,
             } => write_connect_failure(f, operation, Some(target), source, answered),
-            P::NotPostgres {
+            P::Unmade {
                 operation,
                 target,
-                answered,
-            } => write!(
-                f,
-                "postgres {operation}: cannot connect to {target}: {answered}"
-            ),
+                why,
+            } => write!(f, "postgres {operation}: cannot connect to {target}: {why}"),
             P::Config { reason } => write!(f, "postgres configuration: {reason}"),
             P::Tls { reason } => write!(f, "postgres TLS: {reason}"),
             P::InvalidSchemaName { name, reason } => {

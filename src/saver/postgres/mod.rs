@@ -482,15 +482,13 @@ impl PostgresSaver {
         // connection is no sign of a server of another kind, and a probe is one more
         // connection to the server.
         let got = match &self.settings.target {
-            Some(target) if self.pool.status().size == 0 => {
-                probe::unless_not_postgres(getting, target)
-                    .await
-                    .map_err(|answered| PgFault::NotPostgres {
-                        operation,
-                        target: Arc::clone(target),
-                        answered,
-                    })?
-            }
+            Some(target) if self.pool.status().size == 0 => probe::establish(getting, target)
+                .await
+                .map_err(|why| PgFault::Unmade {
+                    operation,
+                    target: Arc::clone(target),
+                    why,
+                })?,
             _ => getting.await,
         };
         match got {

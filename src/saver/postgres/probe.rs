@@ -31,11 +31,32 @@ const SHOWN: usize = 40;
 /// keep the driver waiting for ever (it has no time limit past the TCP connection).
 const ASK_AFTER: Duration = Duration::from_secs(2);
 
-/// `connecting`'s output; when it has not come after [`ASK_AFTER`], who answers at
-/// `target`'s servers is asked, and a server that is not PostgreSQL ends the wait with
-/// what it answered (`Err`). A PostgreSQL server that is slow to finish (an
-/// authentication backend, a loaded machine) is waited for as before.
-pub(crate) async fn unless_not_postgres<F: Future>(
+/// `connecting`'s output, within the target's `connect_timeout` (libpq's limit on the
+/// whole connection, where the driver's covers the TCP connection alone); when it has
+/// not come after [`ASK_AFTER`], who answers at `target`'s servers is asked, and a
+/// server that is not PostgreSQL ends the wait with what it answered. A PostgreSQL
+/// server that is slow to finish (an authentication backend, a loaded machine) is
+/// waited for as before. `Err`: why there is no connection, in words.
+pub(crate) async fn establish<F: Future>(
+    connecting: F,
+    target: &Target,
+) -> Result<F::Output, String> {
+    let Some(limit) = target.connect_limit else {
+        return unless_not_postgres(connecting, target).await;
+    };
+    match tokio::time::timeout(limit, unless_not_postgres(connecting, target)).await {
+        Ok(done) => done,
+        Err(_) => Err(format!(
+            "no connection within {} s (connect_timeout, for each host): the server did not \
+             finish PostgreSQL's start-up in time (a server that waits for more input, an \
+             address that drops packets, or an overloaded server); check the host and \
+             port, or give a longer connect_timeout",
+            limit.as_secs()
+        )),
+    }
+}
+
+async fn unless_not_postgres<F: Future>(
     connecting: F,
     target: &Target,
 ) -> Result<F::Output, String> {
