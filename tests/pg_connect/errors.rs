@@ -200,7 +200,9 @@ fn listening(cmd: &mut std::process::Command, port: u16) -> Listening {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    panic!("nothing listens on {port}");
+    panic!(
+        "nothing listens on {port} after starting {cmd:?} (Python's smtpd is in 3.11, not 3.12)"
+    );
 }
 
 /// A host and port where another kind of server listens: Python's SMTP server, which
