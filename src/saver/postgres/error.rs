@@ -341,7 +341,7 @@ fn write_connect_failure(
 
 /// The TLS failure under a driver error: the rustls error of a refused handshake, or
 /// `None` with `Some` outside for a server that has no TLS.
-fn tls_failure(e: &tokio_postgres::Error) -> Option<Option<&rustls::Error>> {
+pub(super) fn tls_failure(e: &tokio_postgres::Error) -> Option<Option<&rustls::Error>> {
     let mut cur = std::error::Error::source(e);
     while let Some(c) = cur {
         if let Some(r) = c.downcast_ref::<rustls::Error>() {

@@ -75,21 +75,12 @@ async fn unless_not_postgres<F: Future>(
 /// error of a handshake begun, no address that could not be reached).
 pub(crate) fn worth_asking(e: &tokio_postgres::Error) -> bool {
     use std::io::ErrorKind as K;
-    if e.as_db_error().is_some() {
+    if e.as_db_error().is_some() || matches!(super::error::tls_failure(e), Some(Some(_))) {
         return false;
     }
     let mut cur = std::error::Error::source(e);
     while let Some(c) = cur {
-        if c.downcast_ref::<rustls::Error>().is_some() {
-            return false;
-        }
         if let Some(io) = c.downcast_ref::<std::io::Error>() {
-            if io
-                .get_ref()
-                .is_some_and(|i| i.downcast_ref::<rustls::Error>().is_some())
-            {
-                return false;
-            }
             return !matches!(
                 io.kind(),
                 K::ConnectionRefused

@@ -65,26 +65,36 @@ pub(super) fn read_at_most(path: &Path, cap: u64) -> std::io::Result<Option<Vec<
         .then_some(bytes))
 }
 
+/// The bytes of the `what` file at `path`, named by a setting, up to `cap`: what to do
+/// with a larger one is `too_large` ("name a file of …", "is it the right file?").
+pub(super) fn read_setting_file(
+    path: &Path,
+    what: &str,
+    cap: u64,
+    too_large: &str,
+) -> Result<Vec<u8>, String> {
+    read_at_most(path, cap)
+        .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))?
+        .ok_or_else(|| {
+            format!(
+                "the {what} {} is larger than {} MiB: {too_large}",
+                path.display(),
+                cap >> 20
+            )
+        })
+}
+
 /// The certificates of `roots`.
 pub(crate) fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
     let mut store = RootCertStore::empty();
     match roots {
         Roots::File(path) => {
-            let pem = read_at_most(path, MAX_ROOTS_FILE_BYTES)
-                .map_err(|e| {
-                    format!(
-                        "cannot read the root certificate file {}: {e}",
-                        path.display()
-                    )
-                })?
-                .ok_or_else(|| {
-                    format!(
-                        "the root certificate file {} is larger than {} MiB: name a file of \
-                         the server's CA certificates",
-                        path.display(),
-                        MAX_ROOTS_FILE_BYTES >> 20
-                    )
-                })?;
+            let pem = read_setting_file(
+                path,
+                "root certificate file",
+                MAX_ROOTS_FILE_BYTES,
+                "name a file of the server's CA certificates",
+            )?;
             for cert in CertificateDer::pem_slice_iter(&pem) {
                 let cert = cert.map_err(|e| {
                     format!(
@@ -143,7 +153,8 @@ pub(crate) struct ClientAuth {
 /// read (mode 0600 or less; 0640 or less when root owns it), in PEM and not encrypted.
 pub(crate) fn load_client(cert: &Path, key: &Path) -> Result<ClientAuth, String> {
     let read = |path: &Path, what: &str| -> Result<Zeroizing<Vec<u8>>, String> {
-        tls_file(path, what).map(Zeroizing::new)
+        read_setting_file(path, what, MAX_CLIENT_FILE_BYTES, "is it the right file?")
+            .map(Zeroizing::new)
     };
     let pem = read(cert, "client certificate file (sslcert)")?;
     let chain = CertificateDer::pem_slice_iter(&pem)
@@ -212,19 +223,6 @@ pub(crate) fn load_client(cert: &Path, key: &Path) -> Result<ClientAuth, String>
         }
     })?;
     Ok(ClientAuth { chain, key })
-}
-
-/// The bytes of a certificate or key file named by a setting, up to its cap.
-fn tls_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    read_at_most(path, MAX_CLIENT_FILE_BYTES)
-        .map_err(|e| format!("cannot read the {what} {}: {e}", path.display()))?
-        .ok_or_else(|| {
-            format!(
-                "the {what} {} is larger than {} MiB: is it the right file?",
-                path.display(),
-                MAX_CLIENT_FILE_BYTES >> 20
-            )
-        })
 }
 
 /// rustls 0.23.48 deprecated the `ring` provider for having no post-quantum key

@@ -79,14 +79,12 @@ fn read_group(
     known: &dyn Fn(&str) -> bool,
 ) -> Result<Option<Vec<(String, String)>>, String> {
     let shown = file.display();
-    let bytes = super::tls::read_at_most(file, MAX_SERVICE_FILE_BYTES)
-        .map_err(|e| format!("cannot read the service file {shown}: {e}"))?
-        .ok_or_else(|| {
-            format!(
-                "the service file {shown} is larger than {} MiB: is it the right file?",
-                MAX_SERVICE_FILE_BYTES >> 20
-            )
-        })?;
+    let bytes = super::tls::read_setting_file(
+        file,
+        "service file",
+        MAX_SERVICE_FILE_BYTES,
+        "is it the right file?",
+    )?;
     let mut found = false;
     let mut keys: Vec<(String, String)> = Vec::new();
     for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
