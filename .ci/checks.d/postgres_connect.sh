@@ -21,4 +21,4 @@ if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
         || echo "postgres_connect: pgbouncer could not be installed; the pooler tests will say they were skipped"
 fi
 step "rust tests (tests/pg_connect: TLS, libpq variables and password file, errors, poolers)" \
-    cargo test --quiet --all-features --test pg_connect
+    env LGCODEC_PYTHON="$PY" cargo test --quiet --all-features --test pg_connect

@@ -3,7 +3,8 @@
 //! let in by client certificate): `sslmode` and `sslrootcert` (`tls.rs`), client
 //! certificates (`client_cert.rs`), libpq's environment variables, service file and
 //! password file (`env.rs`), and connection errors that name what was tried and the
-//! server's reason, never the password (`errors.rs`); poolers that do not keep a
+//! server's reason, never the password (`errors.rs`); the names sessions show in
+//! `pg_stat_activity` (`names.rs`); poolers that do not keep a
 //! session refused, those that do used (`pooler.rs`). The `lgcodec` runs get exactly the
 //! environment a test gives them, and `psql`, where installed, is run with the same
 //! settings: the two must agree on what connects.
@@ -20,6 +21,8 @@ mod client_cert;
 mod env;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod errors;
+#[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
+mod names;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]
 mod pooler;
 #[cfg(all(feature = "cli", feature = "sqlite", feature = "postgres"))]

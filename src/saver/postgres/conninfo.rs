@@ -23,6 +23,10 @@
 //!   `verify-full`) and `sslrootcert` choose the TLS connector (`tls.rs`); `sslcert`
 //!   and `sslkey` (default `~/.postgresql/postgresql.crt` and `.key`, used when the
 //!   certificate is there) give it a client certificate.
+//! - `application_name` (`PGAPPNAME`), else `fallback_application_name`, else the
+//!   process's own name for its sessions ([`set_fallback_application_name`]; by
+//!   default `langgraph-codec`, `lgcodec store COMMAND` in `lgcodec`), as psql names
+//!   its sessions `psql`: what `pg_stat_activity` and the server's log (`%a`) show.
 //!
 //! Nothing here keeps the password outside the driver's configuration (whose `Debug`
 //! hides it): [`Target`], which connection errors print, has the host, port, database,
@@ -37,6 +41,39 @@ use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 mod service;
+
+/// The application name a session gets when its connection string, service and
+/// environment name none ([`set_fallback_application_name`]).
+static FALLBACK_APPLICATION_NAME: std::sync::RwLock<Option<String>> = std::sync::RwLock::new(None);
+
+/// The name given to this process's Postgres sessions (the saver's and the store
+/// commands') whose connection string, service file and environment name none: what
+/// `pg_stat_activity.application_name` and the server's log (`%a` in
+/// `log_line_prefix`) show for them, so that an operator can tell them from the
+/// Python savers' sessions beside them. It plays libpq's `fallback_application_name`
+/// for the whole process (psql gives `psql`): `application_name` (or `PGAPPNAME`)
+/// wins over it, and so does a `fallback_application_name` in the connection string.
+/// By default `langgraph-codec`; `lgcodec` gives `lgcodec store COMMAND`. Connections
+/// made after the call get it. The server keeps 63 bytes of it.
+///
+/// ```
+/// langgraph_codec::saver::postgres::set_fallback_application_name("billing-agent");
+/// ```
+pub fn set_fallback_application_name(name: &str) {
+    let mut slot = FALLBACK_APPLICATION_NAME
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *slot = Some(name.to_owned());
+}
+
+/// The name [`set_fallback_application_name`] gave, or `langgraph-codec`.
+fn process_application_name() -> String {
+    FALLBACK_APPLICATION_NAME
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+        .unwrap_or_else(|| "langgraph-codec".to_owned())
+}
 
 use super::error::PgFault;
 use super::tls::{self, Roots};
@@ -85,6 +122,7 @@ const KEYWORDS: &[&str] = &[
     "passfile",
     "options",
     "application_name",
+    "fallback_application_name",
     "sslmode",
     "sslrootcert",
     "sslcert",
@@ -391,6 +429,16 @@ impl Settings {
         }
         let mut password_from =
             password_from.or_else(|| keys.contains_key("password").then(|| "PGPASSWORD".into()));
+        // As libpq (15 and 18 measured): an application_name given, even empty (an
+        // empty PGAPPNAME too), is the name; else the fallback, even empty.
+        let fallback = keys.remove("fallback_application_name");
+        if !keys.contains_key("application_name") {
+            let name = match env("PGAPPNAME") {
+                Some(empty) if empty.is_empty() => empty,
+                _ => fallback.unwrap_or_else(process_application_name),
+            };
+            keys.insert("application_name".to_owned(), name);
+        }
 
         // TLS: libpq's `sslrootcert=system` asks for verify-full (and refuses weaker
         // modes); a root certificate file of libpq's default place counts as given.

@@ -103,6 +103,7 @@ use tokio_postgres::Row;
 pub use db::StatementMode;
 use deadpool_postgres::Pool;
 
+pub use conninfo::set_fallback_application_name;
 pub(crate) use conninfo::ConnInfo;
 /// The Postgres driver (tokio-postgres 0.7) and pool (deadpool-postgres 0.14) this saver
 /// is built on, re-exported, so that a pool or a configuration built in your code has

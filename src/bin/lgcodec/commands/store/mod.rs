@@ -495,6 +495,12 @@ pub fn run(command: StoreCommand) -> ExitCode {
         Err(e) => return fatal(e),
     };
     let name = command.name();
+    // What pg_stat_activity shows for this command's sessions unless the connection
+    // string or PGAPPNAME names them (psql's are `psql`).
+    #[cfg(feature = "postgres")]
+    langgraph_codec::saver::postgres::set_fallback_application_name(&format!(
+        "lgcodec store {name}"
+    ));
     // retain handles its own signals: the batch in flight finishes.
     #[cfg(all(feature = "sqlite", feature = "postgres"))]
     let command = match command {
