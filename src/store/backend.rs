@@ -39,6 +39,15 @@ pub fn begins_a_backup(head: &[u8]) -> bool {
     head.starts_with(b"{") && head.windows(format.len()).any(|w| w == format.as_bytes())
 }
 
+/// What a writing operation does to a store's rows, for [`Values::refuses`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// Rewrites values in place: the sweeps (encrypt, rekey).
+    Rewrite,
+    /// Deletes checkpoints with their blobs and writes: prune, retain.
+    Delete,
+}
+
 /// One store's database, as the audit and the sweeps reach it: its tables of
 /// serialized values paged by primary key, a row read again, a batch of
 /// compare-and-swap rewrites in one transaction, and what the backend alone knows
@@ -60,6 +69,15 @@ pub(crate) trait Values: std::fmt::Debug + Send + Sync {
 
     /// What a sweep's rewrites leave of the old bytes, short of [`vacuum`](Self::vacuum).
     fn left_behind(&self) -> &'static str;
+
+    /// For a dry run of an operation that `writes`: why the run itself would be
+    /// refused (a Postgres role without the privilege it needs), with what to do, or
+    /// `None`. A SQLite file says `None`: the dry run cannot tell more than its
+    /// writable open would (a file or mount it may not write is refused there).
+    async fn refuses(&self, writes: Writes) -> Result<Option<String>> {
+        let _ = writes;
+        Ok(None)
+    }
 
     /// The rows of `t`.
     async fn count(&self, t: &'static Table) -> Result<u64>;

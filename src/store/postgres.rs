@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use super::backend::{page_sql_capped, row_sql, InlineRow, KeyPart, Row, Table, Update, Values};
+use super::backend::{
+    page_sql_capped, row_sql, InlineRow, KeyPart, Row, Table, Update, Values, Writes,
+};
 use super::error::StoreFault;
 use super::retry::Retry;
 use crate::error::Error;
@@ -483,6 +485,23 @@ impl Values for PgStore {
         } else {
             &TABLES
         }
+    }
+
+    async fn refuses(&self, writes: Writes) -> Result<Option<String>> {
+        let values: Vec<&str> = self.tables().iter().map(|t| t.name).collect();
+        let needs: &[(&str, &[&str])] = match writes {
+            Writes::Rewrite => &[("UPDATE", &values)],
+            // The retention deletes (saver/postgres/retention.rs) also clear the parent
+            // of a kept checkpoint whose parent goes.
+            Writes::Delete => &[
+                (
+                    "DELETE",
+                    &["checkpoints", "checkpoint_blobs", "checkpoint_writes"],
+                ),
+                ("UPDATE", &["checkpoints"]),
+            ],
+        };
+        missing::lacking(&self.client(), needs).await
     }
 
     fn rewrite_refused(&self) -> Option<&'static str> {

@@ -38,6 +38,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use super::backend::Writes;
 use super::error::StoreFault;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
@@ -228,6 +229,11 @@ pub struct PruneReport {
     pub store: String,
     /// A dry run.
     pub dry_run: bool,
+    /// A dry run whose store would refuse the run itself: a Postgres role without the
+    /// privilege it needs on the saver's tables (`DELETE`), said with the `GRANT` that
+    /// gives it. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_refused: Option<String>,
     /// Threads looked at (after the selection).
     pub threads: u64,
     /// The threads left out ([`PruneOptions::exclude_threads`]), in order.
@@ -318,6 +324,10 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
     }
     let location = Location::parse(store)?;
     let (mut target, shown) = open_maintained(store, options.run.dry_run).await?;
+    let would_be_refused = match options.run.dry_run {
+        true => target.refuses(Writes::Delete).await?,
+        false => None,
+    };
     // A thread left out under a mistyped id would spare nothing: refused first. A
     // thread selected that is not there is only said: a prune that deleted it whole,
     // run again (resumed, or the next night's), finds it gone, as it should.
@@ -367,6 +377,7 @@ pub async fn prune(store: &str, keys: &StoreKeys, options: &PruneOptions) -> Res
         operation: "prune",
         store: shown,
         dry_run: options.run.dry_run,
+        would_be_refused,
         threads: t.threads,
         excluded_threads: options.run.except_threads.iter().cloned().collect(),
         threads_not_found,

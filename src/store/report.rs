@@ -238,6 +238,11 @@ pub struct SweepReport {
     pub backend: &'static str,
     /// Nothing was written: `rewritten` counts what would be.
     pub dry_run: bool,
+    /// A dry run whose store would refuse the run itself: a Postgres role without the
+    /// privilege it needs on the saver's tables (`UPDATE`), said with the `GRANT` that
+    /// gives it. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_refused: Option<String>,
     /// The keys used, by label (index 0 is the primary key).
     pub keys: Vec<String>,
     /// By table.

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use super::backend::Writes;
 use super::keys::StoreKeys;
 use super::options::{run_setters, RunOptions};
 use super::pages::{refuse_emptying, run_pass, Pass, PAGE_THREADS};
@@ -145,6 +146,11 @@ pub struct RetainReport {
     pub started_at: String,
     /// A dry run.
     pub dry_run: bool,
+    /// A dry run whose store would refuse the run itself: a Postgres role without the
+    /// privilege it needs on the saver's tables (`DELETE`), said with the `GRANT` that
+    /// gives it. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_refused: Option<String>,
     /// Another sweeper held the store's lock: this one did nothing.
     pub skipped_locked: bool,
     /// Threads looked at.
@@ -272,6 +278,10 @@ pub async fn retain(
         store: shown.clone(),
         started_at: rfc3339(now),
         dry_run: options.run.dry_run,
+        would_be_refused: match options.run.dry_run {
+            true => target.refuses(Writes::Delete).await?,
+            false => None,
+        },
         ..RetainReport::default()
     };
     // A dry run takes no lock.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::backend::{KeyPart, Row, Table, Update};
+use super::backend::{KeyPart, Row, Table, Update, Writes};
 use super::classify::{classify, Class, Classified};
 use super::engine::Engine;
 use super::error::StoreFault;
@@ -226,6 +226,10 @@ async fn sweep(
         store: store.location().display(),
         backend: store.backend_name(),
         dry_run: options.run.dry_run,
+        would_be_refused: match options.run.dry_run {
+            true => store.backend().refuses(Writes::Rewrite).await?,
+            false => None,
+        },
         keys: keys.labels().to_vec(),
         tables: Vec::new(),
         seen: ClassCounts::default(),

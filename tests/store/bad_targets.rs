@@ -742,9 +742,11 @@ fn strip_timings(v: &mut serde_json::Value) {
 
 /// A role that may not write the saver's tables, or not even read them, as operators
 /// meet it (a reporting role, a role made without its `GRANT`s): a reader's commands
-/// and dry runs work for a role with `SELECT`; every command that writes exits 2
-/// saying the role lacks a privilege and what to grant or whom to connect as, the store
-/// unchanged; a role without `SELECT` is told it may not read the tables, where
+/// work for a role with `SELECT`, and its dry runs report what would go and exit 1,
+/// saying that the run itself would be refused, on which tables, and the `GRANT`
+/// that lets it (run as given, the prune then works); every command that writes exits
+/// 2 saying the role lacks a privilege and what to grant or whom to connect as, the
+/// store unchanged; a role without `SELECT` is told it may not read the tables, where
 /// `information_schema` hid them from it and the store was "not a Python LangGraph
 /// checkpoint store: no checkpoint tables".
 #[tokio::test]
@@ -766,14 +768,70 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
     let before = pg::digest(&db).await;
     let key = [("LANGGRAPH_AES_KEY", "0123456789abcdef")];
     let r = as_role.as_str();
-    for args in [
-        &["store", "stats", r][..],
-        &["store", "audit", r],
-        &["store", "prune", r, "--keep-latest", "1", "--dry-run"],
-        &["store", "encrypt", r, "--dry-run"],
-    ] {
+    for args in [&["store", "stats", r][..], &["store", "audit", r]] {
         let (code, _, err) = crate::lgcodec(args, &key);
         assert!(matches!(code, 0 | 1), "{args:?}: {err}");
+    }
+    // Dry runs: what would go, and that the run would be refused, with the GRANT.
+    let policy = dir.join("policy.toml");
+    std::fs::write(&policy, "[rules]\nkeep_latest = 1\n").expect("policy");
+    let policy = policy.to_str().expect("utf-8");
+    let all = "public.checkpoints, public.checkpoint_blobs, public.checkpoint_writes";
+    let values = "public.checkpoint_blobs, public.checkpoint_writes";
+    // Deleting checkpoints clears the parent of a kept one whose parent goes.
+    let deletes = format!(
+        "lacks DELETE on {all} and UPDATE on public.checkpoints: GRANT DELETE ON {all} TO \
+         {role}; GRANT UPDATE ON public.checkpoints TO {role}; or"
+    );
+    let mut grant_delete = String::new();
+    for (args, lacks) in [
+        (
+            &[
+                "store",
+                "prune",
+                r,
+                "--keep-latest",
+                "1",
+                "--dry-run",
+                "--json",
+            ][..],
+            deletes.clone(),
+        ),
+        (
+            &[
+                "store",
+                "retain",
+                r,
+                "--policy",
+                policy,
+                "--once",
+                "--dry-run",
+            ],
+            deletes.clone(),
+        ),
+        (
+            &["store", "encrypt", r, "--dry-run", "--json"],
+            format!("lacks UPDATE on {values}: GRANT UPDATE ON {values} TO {role}; or"),
+        ),
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &key);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let report: serde_json::Value = out
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .find(|v: &serde_json::Value| v.get("dry_run").is_some())
+            .unwrap_or_else(|| panic!("{args:?}: no report in {out}"));
+        let why = report["would_be_refused"].as_str().unwrap_or_default();
+        assert!(why.contains(&lacks), "{args:?}: {lacks:?} not in {report}");
+        assert!(
+            err.contains("a run without --dry-run would be refused"),
+            "{args:?}: {err}"
+        );
+        if args[1] == "prune" {
+            let from = why.find("GRANT").expect("GRANT");
+            let to = why.find("; or connect").expect("; or connect");
+            grant_delete = why[from..to].to_owned();
+        }
     }
     for args in [
         &["store", "prune", r, "--keep-latest", "1", "--json"][..],
@@ -788,9 +846,29 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
         }
     }
     assert_eq!(pg::digest(&db).await, before, "the store changed");
+    // The GRANT the dry run gave, run as given: its dry run now says nothing of a
+    // refusal, and the prune itself works.
+    admin.batch_execute(&grant_delete).await.expect("the GRANT");
+    let (code, out, err) = crate::lgcodec(
+        &[
+            "store",
+            "prune",
+            r,
+            "--keep-latest",
+            "1",
+            "--dry-run",
+            "--json",
+        ],
+        &key,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("would_be_refused"), "{out}");
+    let (code, _, err) = crate::lgcodec(&["store", "prune", r, "--keep-latest", "1"], &key);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(pg::digest(&db).await, before, "the prune deleted nothing");
     admin
         .batch_execute(&format!(
-            "REVOKE SELECT ON ALL TABLES IN SCHEMA public FROM {role}"
+            "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}"
         ))
         .await
         .expect("revoke");

@@ -111,6 +111,17 @@ pub(crate) fn left_out(threads: &[String]) -> String {
     }
 }
 
+/// The note of a dry run whose store would refuse the run itself (a Postgres role
+/// without the privilege it needs), or `None`.
+pub(crate) fn would_be_refused(command: &str, refused: Option<&String>) -> Option<String> {
+    refused.map(|why| {
+        format!(
+            "lgcodec store {command}: a run without --dry-run would be refused: {why}; exit \
+             status 1"
+        )
+    })
+}
+
 /// `; N more connection(s) refused …` when a Postgres server or role had no slot for
 /// the connections a prune or sweep opens to work beside its first; nothing otherwise.
 #[cfg(all(feature = "sqlite", feature = "postgres"))]

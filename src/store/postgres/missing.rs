@@ -109,3 +109,58 @@ fn not_readable(location: &str, role: &str, schema: &str, db: &str) -> Error {
     )
     .with_subject(location)
 }
+
+/// What this session's role lacks of `needs` (privileges, each on tables of the
+/// session's schema), said with the `GRANT`s that give it (`None`: nothing). Only the
+/// catalog is read (`has_table_privilege`: granted to the role, to a role it is a
+/// member of, or to `PUBLIC`, or owned).
+pub(crate) async fn lacking(
+    client: &Client,
+    needs: &[(&str, &[&str])],
+) -> Result<Option<String>, Error> {
+    let (mut privileges, mut tables) = (Vec::new(), Vec::new());
+    for (privilege, of) in needs {
+        for table in *of {
+            privileges.push((*privilege).to_owned());
+            tables.push((*table).to_owned());
+        }
+    }
+    let rows = client
+        .query(
+            "SELECT quote_ident(current_user::text), p, q FROM ( \
+             SELECT p, quote_ident(current_schema()) || '.' || quote_ident(t) AS q, o \
+             FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u(p, t, o)) named \
+             WHERE NOT has_table_privilege(q, p) ORDER BY o",
+            &[&privileges, &tables],
+        )
+        .await
+        .map_err(super::pg("privileges"))?;
+    let mut role = String::new();
+    let mut lacked: Vec<(String, Vec<String>)> = Vec::new();
+    for row in &rows {
+        role = row.try_get(0).map_err(super::pg("privileges"))?;
+        let privilege: String = row.try_get(1).map_err(super::pg("privileges"))?;
+        let table: String = row.try_get(2).map_err(super::pg("privileges"))?;
+        match lacked.iter_mut().find(|(p, _)| *p == privilege) {
+            Some((_, of)) => of.push(table),
+            None => lacked.push((privilege, vec![table])),
+        }
+    }
+    if lacked.is_empty() {
+        return Ok(None);
+    }
+    let what: Vec<String> = lacked
+        .iter()
+        .map(|(p, of)| format!("{p} on {}", of.join(", ")))
+        .collect();
+    let grants: Vec<String> = lacked
+        .iter()
+        .map(|(p, of)| format!("GRANT {p} ON {} TO {role}", of.join(", ")))
+        .collect();
+    Ok(Some(format!(
+        "role {role} lacks {}: {}; or connect as the role that owns them (the one your \
+         agents use)",
+        what.join(" and "),
+        grants.join("; ")
+    )))
+}

@@ -41,7 +41,8 @@ pub struct PruneArgs {
     /// Only threads whose latest metadata has KEY equal to the JSON VALUE (repeat).
     #[arg(long = "metadata", value_name = "KEY=JSON")]
     pub metadata: Vec<String>,
-    /// Report what would go and how many bytes; delete nothing.
+    /// Report what would go and how many bytes; delete nothing (exit 1 if the role may
+    /// not delete: a Postgres role without the privilege).
     #[arg(long)]
     pub dry_run: bool,
     /// Let the rules delete every thread of the store (refused without it, exit 2,
@@ -126,6 +127,10 @@ pub async fn run(args: PruneArgs, keys: &StoreKeys) -> ExitCode {
                 )
             }));
             let mut status = ExitCode::SUCCESS;
+            if let Some(note) = human::would_be_refused("prune", r.would_be_refused.as_ref()) {
+                notes.push(note);
+                status = ExitCode::from(FINDINGS);
+            }
             if r.unreadable > 0 {
                 notes.push(format!(
                     "lgcodec store prune: {} checkpoint(s) could not be read (encrypted without \

@@ -80,7 +80,8 @@ pub struct RetainArgs {
     pub max_threads: Option<u64>,
     #[command(flatten)]
     pub pace: Pace,
-    /// Print what would go (a JSON line per thread), delete nothing.
+    /// Print what would go (a JSON line per thread), delete nothing (exit 1 if the
+    /// role may not delete: a Postgres role without the privilege).
     #[arg(long)]
     pub dry_run: bool,
     /// Let the policy delete every thread of the store.
@@ -326,7 +327,11 @@ pub async fn retain(args: RetainArgs, keys: &StoreKeys) -> ExitCode {
                     note!("lgcodec store retain: --vacuum: {note}");
                 }
                 metrics::sweep_done(&report);
-                if !report.errors.is_empty() || report.unreadable > 0 {
+                let refused = human::would_be_refused("retain", report.would_be_refused.as_ref());
+                if let Some(note) = &refused {
+                    note!("{note}");
+                }
+                if !report.errors.is_empty() || report.unreadable > 0 || refused.is_some() {
                     status = ExitCode::from(1);
                 }
             }

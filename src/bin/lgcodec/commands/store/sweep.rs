@@ -20,7 +20,8 @@ use crate::output::{finish, say, with_progress};
 pub struct SweepArgs {
     /// sqlite:PATH, a file path, or a postgres:// URL.
     store: String,
-    /// Count what would change; write nothing.
+    /// Count what would change; write nothing (exit 1 if the role may not update: a
+    /// Postgres role without the privilege).
     #[arg(long)]
     dry_run: bool,
     /// Afterwards, compact the store so old bytes leave its files: SQLite VACUUM and a
@@ -102,7 +103,8 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         human::byte_rate(report.mb_per_s * 1e6),
         if report.complete { "" } else { "; run again after fixing what failed" },
     );
-    let status = if report.complete {
+    let refused = human::would_be_refused(report.operation, report.would_be_refused.as_ref());
+    let status = if report.complete && refused.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(FINDINGS)
@@ -137,5 +139,11 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         // `say!`: a reader gone (`| head`) drops the rest (`print!` panicked).
         say!("{}", out.strip_suffix('\n').unwrap_or(&out));
     };
-    finish(json, report, text, [summary], status)
+    finish(
+        json,
+        report,
+        text,
+        std::iter::once(summary).chain(refused),
+        status,
+    )
 }
