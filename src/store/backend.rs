@@ -46,6 +46,9 @@ pub(crate) enum Writes {
     Rewrite,
     /// Deletes checkpoints with their blobs and writes: prune, retain.
     Delete,
+    /// Inserts checkpoints with their blobs and writes into a store that has the
+    /// saver's tables: import, copy.
+    Insert,
 }
 
 /// One store's database, as the audit and the sweeps reach it: its tables of

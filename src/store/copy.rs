@@ -94,6 +94,7 @@ use check::{settle, Verifying};
 use source::{clashes, copy_stopped, count, partly_copied, reopen_source, Cursor, Reading};
 use writer::Writer;
 
+use super::backend::Writes;
 use super::engine::Engine;
 use super::error::{password_left_out, pasted, shell_word};
 use super::inspect::AnyStore;
@@ -234,6 +235,11 @@ pub struct CopyReport {
     pub created_tables: bool,
     /// A dry run (nothing written).
     pub dry_run: bool,
+    /// A dry run whose store would refuse the run itself: a Postgres role without the
+    /// privilege it needs on the saver's tables (`INSERT`), said with the `GRANT` that
+    /// gives it. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_refused: Option<String>,
     /// The threads left out ([`CopyOptions::exclude_threads`]), in order.
     pub excluded_threads: Vec<String>,
     /// Threads left out that the target holds some but not all of the source's
@@ -477,6 +483,9 @@ async fn copy_snapshot(
     } else {
         None
     };
+    if let Some(d) = &dry_target {
+        report.would_be_refused = d.refuses(Writes::Insert).await?;
+    }
     let page_size = options.run.page_size.unwrap_or(500);
     // The first checkpoint is read before the target is touched: a copy that cannot
     // read its source (no key for it) fails without leaving a new, empty target.

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::backend::{Cell, Spec};
+use super::backend::{Cell, Spec, Writes};
 use super::backup::{key_text, BackupRows};
 use super::engine::Engine;
 use super::error::StoreFault;
@@ -129,6 +129,11 @@ pub struct ImportReport {
     pub threads_not_found: Vec<String>,
     /// A dry run: `inserted` counts the rows that would be.
     pub dry_run: bool,
+    /// A dry run whose store would refuse the run itself: a Postgres role without the
+    /// privilege it needs on the saver's tables (`INSERT`), said with the `GRANT` that
+    /// gives it. `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_be_refused: Option<String>,
     /// Whether the target was empty and got Python's tables.
     pub created_tables: bool,
     /// Transactions the rows went in by (a batch holds rows of one table; in a dry
@@ -370,6 +375,10 @@ async fn import_into(
         created_tables: created,
         excluded_threads: options.run.except_threads.iter().cloned().collect(),
         dry_run: options.run.dry_run,
+        would_be_refused: match &tgt {
+            Some(t) if options.run.dry_run => t.refuses(Writes::Insert).await?,
+            _ => None,
+        },
         ..ImportReport::default()
     };
     let sink = Sink {

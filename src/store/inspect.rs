@@ -152,6 +152,12 @@ pub(crate) fn decode_sqlite_row<'w>(
 }
 
 impl AnyStore {
+    /// For a dry run that would write `writes` into this store: why the run would be
+    /// refused ([`Values::refuses`](super::backend::Values::refuses)).
+    pub(crate) async fn refuses(&self, writes: super::backend::Writes) -> Result<Option<String>> {
+        self.store.backend().refuses(writes).await
+    }
+
     /// Opens a store of any known layout read-only: `sqlite:PATH`, a file path or a
     /// `postgres://` URL.
     ///

@@ -500,6 +500,10 @@ impl Values for PgStore {
                 ),
                 ("UPDATE", &["checkpoints"]),
             ],
+            Writes::Insert => &[(
+                "INSERT",
+                &["checkpoints", "checkpoint_blobs", "checkpoint_writes"],
+            )],
         };
         missing::lacking(&self.client(), needs).await
     }

@@ -866,6 +866,51 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
     let (code, _, err) = crate::lgcodec(&["store", "prune", r, "--keep-latest", "1"], &key);
     assert_eq!(code, 0, "{err}");
     assert_ne!(pg::digest(&db).await, before, "the prune deleted nothing");
+    // Copy and import of other threads: INSERT, the GRANT as printed letting the copy.
+    let other = dir.join("other.db");
+    let path = other.clone();
+    tokio::task::spawn_blocking(move || sqlite_store(&path, &Shape::default(), "u-"))
+        .await
+        .expect("fixture");
+    let other = other.to_str().expect("utf-8");
+    // A backup of a Postgres store of them (a backup goes into a store of its backend).
+    let other_db = pg::fresh(&url, "bad_target_role_other").await;
+    let backup = dir.join("other.jsonl");
+    let backup = backup.to_str().expect("utf-8");
+    for args in [
+        &["store", "copy", other, &other_db][..],
+        &["store", "export", &other_db, backup],
+    ] {
+        let (code, _, err) = crate::lgcodec(args, &key);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let inserts = format!("lacks INSERT on {all}: GRANT INSERT ON {all} TO {role}; or");
+    let mut grant_insert = String::new();
+    for args in [
+        &["store", "copy", other, r, "--dry-run", "--json"][..],
+        &["store", "import", backup, r, "--dry-run", "--json"],
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &key);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let report: serde_json::Value = serde_json::from_str(out.trim()).expect("report");
+        let why = report["would_be_refused"].as_str().unwrap_or_default();
+        assert!(
+            why.contains(&inserts),
+            "{args:?}: {inserts:?} not in {report}"
+        );
+        assert!(
+            err.contains("a run without --dry-run would be refused"),
+            "{args:?}: {err}"
+        );
+        let from = why.find("GRANT").expect("GRANT");
+        let to = why.find("; or connect").expect("; or connect");
+        grant_insert = why[from..to].to_owned();
+    }
+    let written = pg::digest(&db).await;
+    admin.batch_execute(&grant_insert).await.expect("the GRANT");
+    let (code, _, err) = crate::lgcodec(&["store", "copy", other, r], &key);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(pg::digest(&db).await, written, "the copy wrote nothing");
     admin
         .batch_execute(&format!(
             "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}"

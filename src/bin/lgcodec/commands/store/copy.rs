@@ -29,7 +29,8 @@ pub struct CopyArgs {
     /// row the copy cannot read.
     #[arg(long = "exclude-thread", value_name = "ID")]
     pub exclude_threads: Vec<String>,
-    /// Count what would be copied; write nothing.
+    /// Count what would be copied; write nothing (exit 1 if the role may not insert
+    /// into the target: a Postgres role without the privilege).
     #[arg(long)]
     pub dry_run: bool,
     /// Copy into threads the target already holds with checkpoints the source does not
@@ -86,7 +87,11 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
                 .excluded_partly_copied
                 .iter()
                 .map(|p| format!("lgcodec store copy: {}", p.advice(&r.source, &r.target)));
-            let status = if r.mismatches.is_empty() && r.excluded_partly_copied.is_empty() {
+            let refused = human::would_be_refused("copy", r.would_be_refused.as_ref());
+            let status = if r.mismatches.is_empty()
+                && r.excluded_partly_copied.is_empty()
+                && refused.is_none()
+            {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(FINDINGS)
@@ -95,7 +100,10 @@ pub async fn run(args: CopyArgs, keys: &StoreKeys) -> ExitCode {
                 args.json,
                 &r,
                 |_| {},
-                mismatches.chain(partly).chain(std::iter::once(summary)),
+                mismatches
+                    .chain(partly)
+                    .chain(std::iter::once(summary))
+                    .chain(refused),
                 status,
             )
         }

@@ -33,7 +33,8 @@ pub struct ImportArgs {
     #[arg(long = "exclude-thread", value_name = "ID")]
     pub exclude_threads: Vec<String>,
     /// Read the whole file and the target, count what would be inserted, identical or
-    /// in conflict; write nothing (a missing target is not created).
+    /// in conflict; write nothing (a missing target is not created; exit 1 if the role
+    /// may not insert: a Postgres role without the privilege).
     #[arg(long)]
     pub dry_run: bool,
     #[command(flatten)]
@@ -102,7 +103,12 @@ pub async fn run(args: ImportArgs) -> ExitCode {
                     args.file
                 )
             });
-            let status = if r.conflicts > 0 || !r.complete || !r.threads_not_found.is_empty() {
+            let refused = human::would_be_refused("import", r.would_be_refused.as_ref());
+            let status = if r.conflicts > 0
+                || !r.complete
+                || !r.threads_not_found.is_empty()
+                || refused.is_some()
+            {
                 ExitCode::from(FINDINGS)
             } else {
                 ExitCode::SUCCESS
@@ -111,7 +117,10 @@ pub async fn run(args: ImportArgs) -> ExitCode {
                 args.json,
                 &r,
                 |_| {},
-                std::iter::once(summary).chain(conflicts).chain(not_found),
+                std::iter::once(summary)
+                    .chain(conflicts)
+                    .chain(not_found)
+                    .chain(refused),
                 status,
             )
         }
