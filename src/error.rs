@@ -282,16 +282,27 @@ impl Error {
             )
         } else if storage && insufficient_privilege(&*source) {
             // A role that may not write (or read) the saver's tables: whom to connect
-            // as, rather than the server's bare "permission denied for table …".
+            // as, rather than the server's bare "permission denied for table …". A
+            // schema refused is another matter: no tables to grant on yet (setup()).
             (
                 kind,
-                format!(
-                    "{message}: the role this connection uses lacks a privilege on the \
+                if schema_refused(&*source) {
+                    format!(
+                        "{message}: the role this connection uses may not create tables \
+                         in that schema (or use it): GRANT CREATE, USAGE ON SCHEMA … TO the \
+                         role (since PostgreSQL 15 only the database's owner may create in \
+                         public by default), or make the saver's tables as a role that may \
+                         (the database's owner); nothing was made"
+                    )
+                } else {
+                    format!(
+                        "{message}: the role this connection uses lacks a privilege on the \
                      saver's tables: connect as the role that owns them (the one your agents \
                      use), or GRANT it SELECT, INSERT, UPDATE and DELETE on them (a dry run \
                      needs SELECT only); the transaction it failed in was rolled back: run \
                      the same command again once the role may"
-                ),
+                    )
+                },
             )
         } else {
             (kind, message)
@@ -757,6 +768,19 @@ fn insufficient_privilege(source: &(dyn std::error::Error + Send + Sync + 'stati
     #[cfg(feature = "postgres")]
     if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
         return e.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+    }
+    let _ = source;
+    false
+}
+
+/// Whether a privilege refusal was of a schema ("permission denied for schema …"), not
+/// of a table.
+fn schema_refused(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+        return e
+            .as_db_error()
+            .is_some_and(|d| d.message().starts_with("permission denied for schema"));
     }
     let _ = source;
     false

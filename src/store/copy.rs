@@ -483,9 +483,11 @@ async fn copy_snapshot(
     } else {
         None
     };
-    if let Some(d) = &dry_target {
-        report.would_be_refused = d.refuses(Writes::Insert).await?;
-    }
+    report.would_be_refused = match &dry_target {
+        _ if !options.run.dry_run => None,
+        Some(d) => d.refuses(Writes::Insert).await?,
+        None => super::target::create_refused(target).await?,
+    };
     let page_size = options.run.page_size.unwrap_or(500);
     // The first checkpoint is read before the target is touched: a copy that cannot
     // read its source (no key for it) fails without leaving a new, empty target.

@@ -21,7 +21,7 @@ use super::pipeline::{write_behind, BatchSink, BatchSource, WriteOn};
 use super::raw::Result;
 use super::Location;
 
-use super::target::{open_target, open_target_read_only, NewTarget, Target};
+use super::target::{create_refused, open_target, open_target_read_only, NewTarget, Target};
 
 /// Options of [`import`].
 #[derive(Clone, Debug, Default)]
@@ -376,8 +376,9 @@ async fn import_into(
         excluded_threads: options.run.except_threads.iter().cloned().collect(),
         dry_run: options.run.dry_run,
         would_be_refused: match &tgt {
-            Some(t) if options.run.dry_run => t.refuses(Writes::Insert).await?,
-            _ => None,
+            _ if !options.run.dry_run => None,
+            Some(t) => t.refuses(Writes::Insert).await?,
+            None => create_refused(target).await?,
         },
         ..ImportReport::default()
     };

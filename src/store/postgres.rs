@@ -415,6 +415,10 @@ impl PgStore {
         refuse_read_only(&client, location).await?;
         let created = match layout.map_err(&saver_err)? {
             StoreLayout::Empty if create_if_empty => {
+                if let Some(why) = missing::may_not_create(&client).await? {
+                    return Err(Error::new(ErrorKind::Storage, format!("{location}: {why}"))
+                        .with_subject(location));
+                }
                 saver()?
                     .setup_in_one_transaction()
                     .await
@@ -455,6 +459,16 @@ impl PgStore {
     /// The store's connection, shared with the reader of its rows in any layout.
     pub(crate) fn shared_client(&self) -> Arc<Client> {
         self.client()
+    }
+
+    /// For a dry run of a copy or an import into the database at `url` that holds
+    /// none of the saver's tables: why the run could not make them (the role's
+    /// privileges), or `None`.
+    pub(crate) async fn create_refused(url: &str) -> Result<Option<String>> {
+        match connect_and_detect(url, false).await? {
+            (client, _, Ok(StoreLayout::Empty)) => missing::may_not_create(&client).await,
+            _ => Ok(None),
+        }
     }
 
     /// A dry run's view of the database at `url`: a read-only session, nothing

@@ -20,6 +20,19 @@ pub(crate) async fn open_target_read_only(given: &str) -> Result<(Option<Target>
     Ok((Store::open_view(given).await?.map(|s| s.backend), shown))
 }
 
+/// For a dry run of an import or a copy into `given`, which holds no store yet: why
+/// the run could not make the saver's tables there (a Postgres role without `CREATE`
+/// on the schema), or `None`.
+///
+/// # Errors
+/// The server's (a second, read-only session of the dry run).
+pub(crate) async fn create_refused(given: &str) -> Result<Option<String>> {
+    match Location::parse(given)? {
+        Location::Postgres(url) => super::postgres::PgStore::create_refused(&url).await,
+        Location::Sqlite(_) => Ok(None),
+    }
+}
+
 /// Opens `given` for prune or retain: for writing, or for a dry run read-only (a file
 /// this user may only read, a read-only mount, a standby), in today's Python layout
 /// either way; a file or database without the saver's tables is refused, not given

@@ -943,3 +943,100 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
     pg::drop_role(&db, &role).await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A new, empty database whose schema the role may not create tables in (PostgreSQL 15
+/// and later: only the database's owner may in `public`), as an operator meets it when
+/// an administrator made the database for the agents' role: the dry runs of copy and
+/// import say the run could not make the saver's tables, and the `GRANT` that lets it
+/// (exit 1); the copy itself exits 2 saying so, where it said the database "is not a
+/// Python LangGraph checkpoint store" and to grant SELECT, INSERT, UPDATE and DELETE
+/// on tables that do not exist; run as printed, the `GRANT` lets the copy make them.
+#[tokio::test]
+async fn a_role_that_may_not_create_the_tables_is_told_what_to_grant() {
+    let Some(url) = pg::url() else { return };
+    let (dir, source) = default_source("bad-target-create").await;
+    let src = source.to_str().expect("utf-8");
+    // A backup of the same threads from a Postgres store (the backend a backup goes to).
+    let full = pg::fresh(&url, "bad_target_create_full").await;
+    let backup = dir.join("backup.jsonl");
+    let backup = backup.to_str().expect("utf-8");
+    for args in [
+        &["store", "copy", src, &full][..],
+        &["store", "export", &full, backup],
+    ] {
+        let (code, _, err) = crate::lgcodec(args, &[]);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    let db = pg::fresh(&url, "bad_target_create").await;
+    let admin = pg::connect(&db).await;
+    // As PostgreSQL 15 and later make it (a no-op there), whichever server runs this.
+    admin
+        .batch_execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        .await
+        .expect("revoke");
+    let (role, as_role) = pg::limited_role(&db, "maker", 100).await;
+    let r = as_role.as_str();
+    let says = format!(
+        "role {role} may not create tables in schema public of database \"{}\"",
+        db.rsplit('/').next().unwrap_or_default()
+    );
+    let grant = format!("GRANT CREATE ON SCHEMA public TO {role}");
+    let mut printed = String::new();
+    for args in [
+        &["store", "copy", src, r, "--dry-run", "--json"][..],
+        &["store", "import", backup, r, "--dry-run", "--json"],
+    ] {
+        let (code, out, err) = crate::lgcodec(args, &[]);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let report: serde_json::Value = serde_json::from_str(out.trim()).expect("report");
+        let why = report["would_be_refused"].as_str().unwrap_or_default();
+        for words in [says.as_str(), grant.as_str()] {
+            assert!(why.contains(words), "{args:?}: {words:?} not in {report}");
+        }
+        assert!(
+            err.contains("a run without --dry-run would be refused"),
+            "{args:?}: {err}"
+        );
+        let from = why.find("GRANT").expect("GRANT");
+        printed = why[from..why[from..].find(';').map_or(why.len(), |e| from + e)].to_owned();
+    }
+    let (code, out, err) = crate::lgcodec(&["store", "copy", src, r, "--json"], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.contains(r#""kind":"storage""#), "{out}");
+    for words in [says.as_str(), grant.as_str()] {
+        assert!(err.contains(words), "{words:?} not in {err}");
+    }
+    assert!(!err.contains("is not a Python LangGraph"), "{err}");
+    let tables: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+            &[],
+        )
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(tables, 0, "tables were made");
+    // The saver's own setup() says what the schema needs, not a GRANT on its tables.
+    let saver = langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(r)
+        .expect("url")
+        .build()
+        .expect("build");
+    let e = saver.setup().await.expect_err("setup without CREATE");
+    let text = e.to_string();
+    for words in [
+        "permission denied for schema public",
+        "may not create tables in that schema",
+        "GRANT CREATE, USAGE ON SCHEMA",
+    ] {
+        assert!(text.contains(words), "{words:?} not in {text}");
+    }
+    drop(saver);
+    // The GRANT as printed: the copy makes the tables and copies.
+    admin.batch_execute(&printed).await.expect("the GRANT");
+    let (code, _, err) = crate::lgcodec(&["store", "copy", src, r], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(pg::digest(&db).await, pg::digest(&full).await);
+    drop(admin);
+    pg::drop_role(&db, &role).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -164,3 +164,29 @@ pub(crate) async fn lacking(
         grants.join("; ")
     )))
 }
+
+/// Why this session's role could not make the saver's tables in its schema (no
+/// `CREATE` on it: since PostgreSQL 15 only the database's owner has it on `public` by
+/// default), with what to do; `None` when it could.
+pub(crate) async fn may_not_create(client: &Client) -> Result<Option<String>, Error> {
+    let row = client
+        .query_one(
+            "SELECT quote_ident(current_user::text), quote_ident(current_schema()), \
+             current_database()::text, has_schema_privilege(current_schema(), 'CREATE')",
+            &[],
+        )
+        .await
+        .map_err(super::pg("privileges"))?;
+    let get = |i| row.try_get::<_, String>(i).map_err(super::pg("privileges"));
+    let (role, schema, db) = (get(0)?, get(1)?, get(2)?);
+    let may: bool = row.try_get(3).map_err(super::pg("privileges"))?;
+    Ok((!may).then(|| {
+        format!(
+            "the saver's tables are not there yet, and role {role} may not create tables in \
+             schema {schema} of database {db:?} (no CREATE on it; since PostgreSQL 15 only \
+             the database's owner has it on public by default): GRANT CREATE ON SCHEMA \
+             {schema} TO {role}; or make the tables as a role that may (Python's \
+             PostgresSaver.setup(), or this command run as the database's owner)"
+        )
+    }))
+}
