@@ -740,6 +740,30 @@ fn strip_timings(v: &mut serde_json::Value) {
     }
 }
 
+/// A dry run (`ARGS`, with `--json`) by a role the run itself would be refused for:
+/// exit 1, the note on standard error, and the report's `would_be_refused`, which holds
+/// `says`; the `GRANT` statements it gives (up to "; or").
+fn refused_dry_run(args: &[&str], env: &[(&str, &str)], says: &[&str]) -> String {
+    let (code, out, err) = crate::lgcodec(args, env);
+    assert_eq!(code, 1, "{args:?}: {err}");
+    let report: serde_json::Value = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .find(|v: &serde_json::Value| v.get("dry_run").is_some())
+        .unwrap_or_else(|| panic!("{args:?}: no report in {out}"));
+    let why = report["would_be_refused"].as_str().unwrap_or_default();
+    for words in says {
+        assert!(why.contains(words), "{args:?}: {words:?} not in {report}");
+    }
+    assert!(
+        err.contains("a run without --dry-run would be refused"),
+        "{args:?}: {err}"
+    );
+    let from = why.find("GRANT").expect("GRANT");
+    let to = why[from..].find("; or ").map_or(why.len(), |e| from + e);
+    why[from..to].to_owned()
+}
+
 /// A role that may not write the saver's tables, or not even read them, as operators
 /// meet it (a reporting role, a role made without its `GRANT`s): a reader's commands
 /// work for a role with `SELECT`, and its dry runs report what would go and exit 1,
@@ -814,23 +838,9 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
             format!("lacks UPDATE on {values}: GRANT UPDATE ON {values} TO {role}; or"),
         ),
     ] {
-        let (code, out, err) = crate::lgcodec(args, &key);
-        assert_eq!(code, 1, "{args:?}: {err}");
-        let report: serde_json::Value = out
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .find(|v: &serde_json::Value| v.get("dry_run").is_some())
-            .unwrap_or_else(|| panic!("{args:?}: no report in {out}"));
-        let why = report["would_be_refused"].as_str().unwrap_or_default();
-        assert!(why.contains(&lacks), "{args:?}: {lacks:?} not in {report}");
-        assert!(
-            err.contains("a run without --dry-run would be refused"),
-            "{args:?}: {err}"
-        );
+        let grants = refused_dry_run(args, &key, &[&lacks]);
         if args[1] == "prune" {
-            let from = why.find("GRANT").expect("GRANT");
-            let to = why.find("; or connect").expect("; or connect");
-            grant_delete = why[from..to].to_owned();
+            grant_delete = grants;
         }
     }
     for args in [
@@ -890,21 +900,7 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
         &["store", "copy", other, r, "--dry-run", "--json"][..],
         &["store", "import", backup, r, "--dry-run", "--json"],
     ] {
-        let (code, out, err) = crate::lgcodec(args, &key);
-        assert_eq!(code, 1, "{args:?}: {err}");
-        let report: serde_json::Value = serde_json::from_str(out.trim()).expect("report");
-        let why = report["would_be_refused"].as_str().unwrap_or_default();
-        assert!(
-            why.contains(&inserts),
-            "{args:?}: {inserts:?} not in {report}"
-        );
-        assert!(
-            err.contains("a run without --dry-run would be refused"),
-            "{args:?}: {err}"
-        );
-        let from = why.find("GRANT").expect("GRANT");
-        let to = why.find("; or connect").expect("; or connect");
-        grant_insert = why[from..to].to_owned();
+        grant_insert = refused_dry_run(args, &key, &[&inserts]);
     }
     let written = pg::digest(&db).await;
     admin.batch_execute(&grant_insert).await.expect("the GRANT");
@@ -986,19 +982,7 @@ async fn a_role_that_may_not_create_the_tables_is_told_what_to_grant() {
         &["store", "copy", src, r, "--dry-run", "--json"][..],
         &["store", "import", backup, r, "--dry-run", "--json"],
     ] {
-        let (code, out, err) = crate::lgcodec(args, &[]);
-        assert_eq!(code, 1, "{args:?}: {err}");
-        let report: serde_json::Value = serde_json::from_str(out.trim()).expect("report");
-        let why = report["would_be_refused"].as_str().unwrap_or_default();
-        for words in [says.as_str(), grant.as_str()] {
-            assert!(why.contains(words), "{args:?}: {words:?} not in {report}");
-        }
-        assert!(
-            err.contains("a run without --dry-run would be refused"),
-            "{args:?}: {err}"
-        );
-        let from = why.find("GRANT").expect("GRANT");
-        printed = why[from..why[from..].find(';').map_or(why.len(), |e| from + e)].to_owned();
+        printed = refused_dry_run(args, &[], &[&says, &grant]);
     }
     let (code, out, err) = crate::lgcodec(&["store", "copy", src, r, "--json"], &[]);
     assert_eq!(code, 2, "{err}");
