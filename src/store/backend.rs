@@ -105,9 +105,10 @@ pub(crate) trait Values: std::fmt::Debug + Send + Sync {
     /// The free space that may hold old bytes, as far as the database shows it.
     async fn free_space(&self) -> Result<FreeSpace>;
 
-    /// Compacts the store after a sweep (the old bytes leave the database files); what
-    /// is left, if anything.
-    async fn vacuum(&self) -> Result<Option<String>>;
+    /// Compacts the store after a sweep (the old bytes leave the database files):
+    /// whether it was done (a Postgres server skips the tables the role may not
+    /// vacuum, with a warning only), and what is left, if anything.
+    async fn vacuum(&self) -> Result<(bool, Option<String>)>;
 
     /// After a sweep's writes: statistics the next audit reads published now.
     async fn flush_stats(&self) {}

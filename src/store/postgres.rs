@@ -604,22 +604,65 @@ impl Values for PgStore {
     /// `VACUUM (FULL)` of the tables sweeps rewrite (every live row copied into new
     /// files, the old files removed; an `ACCESS EXCLUSIVE` lock while each runs, so
     /// writers wait), then a plain `VACUUM`, which refreshes the dead-row statistics
-    /// that `VACUUM FULL` leaves as they were.
-    async fn vacuum(&self) -> Result<Option<String>> {
+    /// that `VACUUM FULL` leaves as they were. A table the role may not vacuum (it is
+    /// not the owner, the database's owner or a superuser) the server skips with a
+    /// warning and no error: a rewrite always gives the table a new file
+    /// (`pg_relation_filenode`), so one whose file is the same was skipped, and is
+    /// said so, with who may run it.
+    async fn vacuum(&self) -> Result<(bool, Option<String>)> {
+        let filenode = |table: &'static str| async move {
+            let row = self
+                .client()
+                .query_one(
+                    "SELECT pg_relation_filenode($1::text::regclass)::int8",
+                    &[&table],
+                )
+                .await
+                .map_err(pg("vacuum"))?;
+            row.try_get::<_, Option<i64>>(0).map_err(pg("vacuum"))
+        };
+        let mut skipped = Vec::new();
         for t in TABLES.iter() {
+            let before = filenode(t.name).await?;
             self.client()
                 .batch_execute(&format!("VACUUM (FULL) {}", t.name))
                 .await
                 .map_err(pg("vacuum"))?;
+            if filenode(t.name).await? == before {
+                skipped.push(t.name);
+                continue;
+            }
             self.client()
                 .batch_execute(&format!("VACUUM {}", t.name))
                 .await
                 .map_err(pg("vacuum"))?;
         }
-        Ok(Some(
-            "the old row versions are gone from the table files; WAL segments, replicas and \
-             backups keep them until they are recycled, rebuilt or expire"
-                .to_owned(),
+        if !skipped.is_empty() {
+            let role: String = self
+                .client()
+                .query_one("SELECT current_user::text", &[])
+                .await
+                .and_then(|r| r.try_get(0))
+                .map_err(pg("vacuum"))?;
+            let list = skipped.join(", ");
+            return Ok((
+                false,
+                Some(format!(
+                    "the server skipped VACUUM (FULL) of {list}: role {role:?} may not vacuum \
+                     them (only the table's owner, the database's owner or a superuser may; \
+                     PostgreSQL 17 also lets a role granted MAINTAIN on it): their old row \
+                     versions stay in the table files until the owner runs VACUUM (FULL) \
+                     {list}; WAL segments, replicas and backups keep them too"
+                )),
+            ));
+        }
+        Ok((
+            true,
+            Some(
+                "the old row versions are gone from the table files; WAL segments, replicas \
+                 and backups keep them until they are recycled, rebuilt or expire"
+                    .to_owned(),
+            ),
         ))
     }
 

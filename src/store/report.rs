@@ -282,6 +282,8 @@ pub struct SweepReport {
     pub stopped: bool,
     /// Whether the store was compacted after the sweep (`vacuum`): SQLite `VACUUM` and
     /// a truncating WAL checkpoint, Postgres `VACUUM (FULL)` of the rewritten tables.
+    /// False when asked and not done: a Postgres role that may not vacuum the tables
+    /// (`left_behind` says which, and who may).
     pub vacuumed: bool,
     /// What may still hold the old bytes of the values this sweep rewrote, and what
     /// removes them (nothing for a dry run or a sweep that rewrote nothing).

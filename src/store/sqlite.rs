@@ -703,30 +703,32 @@ impl Values for SqliteStore {
     /// `VACUUM` (every page rewritten, the free list emptied), then a truncating WAL
     /// checkpoint (old page images in the `-wal` file gone) when the file is in WAL
     /// mode. What is left, if anything.
-    async fn vacuum(&self) -> Result<Option<String>> {
-        self.run(move |c| {
-            c.execute_batch("VACUUM").map_err(sq("vacuum"))?;
-            let mode: String = c
-                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-                .map_err(sq("vacuum"))?;
-            if mode.eq_ignore_ascii_case("wal") {
-                // (busy, log frames, checkpointed frames): busy when a reader held the
-                // WAL; the frames are then overwritten by later writes, not removed.
-                let busy: i64 = c
-                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+    async fn vacuum(&self) -> Result<(bool, Option<String>)> {
+        let left = self
+            .run(move |c| {
+                c.execute_batch("VACUUM").map_err(sq("vacuum"))?;
+                let mode: String = c
+                    .query_row("PRAGMA journal_mode", [], |r| r.get(0))
                     .map_err(sq("vacuum"))?;
-                if busy != 0 {
-                    return Ok(Some(
+                if mode.eq_ignore_ascii_case("wal") {
+                    // (busy, log frames, checkpointed frames): busy when a reader held the
+                    // WAL; the frames are then overwritten by later writes, not removed.
+                    let busy: i64 = c
+                        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                        .map_err(sq("vacuum"))?;
+                    if busy != 0 {
+                        return Ok(Some(
                         "a reader kept the -wal file from being truncated: its old page images \
                          stay until later writes overwrite them; run the sweep with --vacuum again \
                          (or `PRAGMA wal_checkpoint(TRUNCATE)`) when readers are idle"
                             .to_owned(),
                     ));
+                    }
                 }
-            }
-            Ok(None)
-        })
-        .await
+                Ok(None)
+            })
+            .await?;
+        Ok((true, left))
     }
 
     async fn count(&self, t: &'static Table) -> Result<u64> {

@@ -346,8 +346,7 @@ async fn sweep(
         report.left_behind = Some(store.backend().left_behind().to_owned());
     }
     if options.run.vacuum && !options.run.dry_run && !report.stopped {
-        report.left_behind = store.backend().vacuum().await?;
-        report.vacuumed = true;
+        (report.vacuumed, report.left_behind) = store.backend().vacuum().await?;
         report.elapsed_s = started.elapsed().as_secs_f64();
     }
     Ok(report)

@@ -963,6 +963,92 @@ fn pg_schema(tag: &str) -> Option<(String, String)> {
     ))
 }
 
+/// `--vacuum` by a role that may not vacuum the tables (it is not their owner): the
+/// server skips `VACUUM (FULL)` with a warning and no error, so the old row versions,
+/// plaintext after an encrypt, stay in the table files (whose file is the same one:
+/// every rewrite makes a new one). The sweep says it was not done, who may run it, and
+/// exits 1, where it reported `vacuumed` and that they were gone; the owner's run does
+/// it (new files).
+#[test]
+fn a_vacuum_the_role_may_not_run_is_said_not_done() {
+    let Some((url, schema)) = pg_schema("novac") else {
+        return;
+    };
+    pg_store(&url, 3, 0, 2);
+    let role = format!("novac_{}", std::process::id());
+    let files = || {
+        rt().block_on(async {
+            let c = connect(&url).await;
+            let row = c
+                .query_one(
+                    &format!(
+                        "SELECT pg_relation_filenode('{schema}.checkpoint_blobs')::int8, \
+                         pg_relation_filenode('{schema}.checkpoint_writes')::int8"
+                    ),
+                    &[],
+                )
+                .await
+                .expect("filenodes");
+            (row.get::<_, i64>(0), row.get::<_, i64>(1))
+        })
+    };
+    rt().block_on(async {
+        connect(&url)
+            .await
+            .batch_execute(&format!(
+                "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN; \
+                 GRANT USAGE ON SCHEMA {schema} TO {role}; \
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}"
+            ))
+            .await
+            .expect("role");
+    });
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let rest = rest.split_once('@').map_or(rest, |(_, r)| r);
+    let as_role = format!("{scheme}://{role}@{rest}");
+    let before = files();
+    let (code, stdout, stderr) = lgcodec(
+        &["store", "encrypt", &as_role, "--vacuum", "--json"],
+        &ENV_ROTATE,
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(
+        json["rewritten"]["rows"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{json}"
+    );
+    assert_eq!(json["vacuumed"], false, "{json}");
+    let left = json["left_behind"].as_str().unwrap_or_default();
+    for words in [
+        "skipped VACUUM (FULL) of checkpoint_blobs, checkpoint_writes",
+        &format!("role \"{role}\" may not vacuum them"),
+    ] {
+        assert!(left.contains(words), "{words:?} not in {left}");
+    }
+    assert!(stderr.contains("--vacuum was not done"), "{stderr}");
+    assert_eq!(files(), before, "the server rewrote a table");
+    // The owner (the server's superuser here): done, new files.
+    let (code, stdout, stderr) = lgcodec(
+        &["store", "encrypt", &url, "--vacuum", "--json"],
+        &ENV_ROTATE,
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert_eq!(json["vacuumed"], true, "{json}");
+    let after = files();
+    assert!(
+        after.0 != before.0 && after.1 != before.1,
+        "{before:?} {after:?}"
+    );
+    rt().block_on(async {
+        let _ = connect(&url)
+            .await
+            .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE IF EXISTS {role}"))
+            .await;
+    });
+}
+
 fn pg_store(url: &str, clear: usize, old: usize, steps: usize) {
     rt().block_on(async {
         for (threads, key, prefix) in [(clear, None, "clear-"), (old, Some(OLD.to_owned()), "old-")]

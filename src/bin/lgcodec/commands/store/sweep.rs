@@ -26,7 +26,8 @@ pub struct SweepArgs {
     dry_run: bool,
     /// Afterwards, compact the store so old bytes leave its files: SQLite VACUUM and a
     /// truncated WAL (the file is locked for writing meanwhile), Postgres VACUUM FULL of
-    /// the rewritten tables (writers wait meanwhile).
+    /// the rewritten tables (writers wait meanwhile; only their owner may: exit 1 when
+    /// the server skipped it).
     #[arg(long)]
     vacuum: bool,
     #[command(flatten)]
@@ -76,12 +77,12 @@ pub async fn run(operation: &'static str, args: SweepArgs, keys: &StoreKeys) -> 
     })
     .await;
     match result {
-        Ok(report) => print_sweep(&report, args.json),
+        Ok(report) => print_sweep(&report, args.json, args.vacuum),
         Err(e) => fatal(e),
     }
 }
 
-fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
+fn print_sweep(report: &SweepReport, json: bool, vacuum: bool) -> ExitCode {
     let verb = if report.dry_run {
         "would rewrite"
     } else {
@@ -104,7 +105,19 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         if report.complete { "" } else { "; run again after fixing what failed" },
     );
     let refused = human::would_be_refused(report.operation, report.would_be_refused.as_ref());
-    let status = if report.complete && refused.is_none() {
+    // Asked for and not done (not after a stop, which skips it and says so).
+    let unvacuumed =
+        (vacuum && !report.dry_run && !report.stopped && !report.vacuumed).then(|| {
+            format!(
+                "lgcodec store {}: --vacuum was not done: {}",
+                report.operation,
+                report
+                    .left_behind
+                    .as_deref()
+                    .unwrap_or("the server did not")
+            )
+        });
+    let status = if report.complete && refused.is_none() && unvacuumed.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(FINDINGS)
@@ -143,7 +156,7 @@ fn print_sweep(report: &SweepReport, json: bool) -> ExitCode {
         json,
         report,
         text,
-        std::iter::once(summary).chain(refused),
+        std::iter::once(summary).chain(refused).chain(unvacuumed),
         status,
     )
 }
