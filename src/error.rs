@@ -286,7 +286,15 @@ impl Error {
             // schema refused is another matter: no tables to grant on yet (setup()).
             (
                 kind,
-                if schema_refused(&*source) {
+                if refused_for(&*source, "must be owner of") {
+                    format!(
+                        "{message}: only the tables' owner (or a superuser) may change them \
+                         (ALTER TABLE, CREATE INDEX), which no GRANT gives: run this as the \
+                         role that owns the saver's tables (the one whose setup() made \
+                         them), or make this role their owner (ALTER TABLE … OWNER TO, as \
+                         the owner); nothing was changed"
+                    )
+                } else if refused_for(&*source, "permission denied for schema") {
                     format!(
                         "{message}: the role this connection uses may not create tables \
                          in that schema (or use it): GRANT CREATE, USAGE ON SCHEMA … TO the \
@@ -773,16 +781,17 @@ fn insufficient_privilege(source: &(dyn std::error::Error + Send + Sync + 'stati
     false
 }
 
-/// Whether a privilege refusal was of a schema ("permission denied for schema …"), not
-/// of a table.
-fn schema_refused(source: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+/// Whether the server's message of a privilege refusal begins with `words`: "permission
+/// denied for schema" (no tables to grant on yet), "must be owner of" (what no GRANT
+/// gives: `ALTER TABLE`, `CREATE INDEX`), else a table's privileges.
+fn refused_for(source: &(dyn std::error::Error + Send + Sync + 'static), words: &str) -> bool {
     #[cfg(feature = "postgres")]
     if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
         return e
             .as_db_error()
-            .is_some_and(|d| d.message().starts_with("permission denied for schema"));
+            .is_some_and(|d| d.message().starts_with(words));
     }
-    let _ = source;
+    let _ = (source, words);
     false
 }
 

@@ -764,6 +764,55 @@ fn refused_dry_run(args: &[&str], env: &[(&str, &str)], says: &[&str]) -> String
     why[from..to].to_owned()
 }
 
+/// A store one migration behind (Python's 9: `checkpoint_writes.task_path`), brought up
+/// to date by a role that may write its tables but does not own them: only the owner may
+/// `ALTER TABLE`, which no GRANT gives, so the saver's `setup()` and `lgcodec store
+/// upgrade` say to run it as the owner, not to grant privileges; the owner's upgrade
+/// then works.
+#[tokio::test]
+async fn a_role_that_does_not_own_the_tables_is_told_only_the_owner_may_change_them() {
+    let Some(url) = pg::url() else { return };
+    let db = pg::fresh(&url, "bad_target_owner").await;
+    let setup = |url: &str| {
+        let saver = langgraph_codec::saver::postgres::PostgresSaver::builder_from_url(url)
+            .expect("url")
+            .build()
+            .expect("build");
+        async move { saver.setup().await }
+    };
+    setup(&db).await.expect("setup as the owner");
+    let admin = pg::connect(&db).await;
+    admin
+        .batch_execute(
+            "DELETE FROM checkpoint_migrations WHERE v = 9; \
+             ALTER TABLE checkpoint_writes DROP COLUMN task_path",
+        )
+        .await
+        .expect("one migration back");
+    let (role, as_role) = pg::limited_role(&db, "notowner", 100).await;
+    // It may create in the schema (setup() begins with CREATE TABLE IF NOT EXISTS).
+    admin
+        .batch_execute(&format!("GRANT CREATE ON SCHEMA public TO {role}"))
+        .await
+        .expect("grant");
+    let owner_only = "only the tables' owner (or a superuser) may change them";
+    let e = setup(&as_role)
+        .await
+        .expect_err("setup by a role that does not own");
+    let text = e.to_string();
+    for words in ["must be owner of table checkpoint_writes", owner_only] {
+        assert!(text.contains(words), "{words:?} not in {text}");
+    }
+    assert!(!text.contains("GRANT it SELECT"), "{text}");
+    let (code, out, err) = crate::lgcodec(&["store", "upgrade", &as_role, "--json"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains(owner_only), "{err}");
+    let (code, out, err) = crate::lgcodec(&["store", "upgrade", &db], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    drop(admin);
+    pg::drop_role(&db, &role).await;
+}
+
 /// A role that may not write the saver's tables, or not even read them, as operators
 /// meet it (a reporting role, a role made without its `GRANT`s): a reader's commands
 /// work for a role with `SELECT`, and its dry runs report what would go and exit 1,
