@@ -502,22 +502,14 @@ impl Values for PgStore {
     }
 
     async fn refuses(&self, writes: Writes) -> Result<Option<String>> {
+        const SAVER_TABLES: &[&str] = &["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
         let values: Vec<&str> = self.tables().iter().map(|t| t.name).collect();
         let needs: &[(&str, &[&str])] = match writes {
             Writes::Rewrite => &[("UPDATE", &values)],
             // The retention deletes (saver/postgres/retention.rs) also clear the parent
             // of a kept checkpoint whose parent goes.
-            Writes::Delete => &[
-                (
-                    "DELETE",
-                    &["checkpoints", "checkpoint_blobs", "checkpoint_writes"],
-                ),
-                ("UPDATE", &["checkpoints"]),
-            ],
-            Writes::Insert => &[(
-                "INSERT",
-                &["checkpoints", "checkpoint_blobs", "checkpoint_writes"],
-            )],
+            Writes::Delete => &[("DELETE", SAVER_TABLES), ("UPDATE", &["checkpoints"])],
+            Writes::Insert => &[("INSERT", SAVER_TABLES)],
         };
         missing::lacking(&self.client(), needs).await
     }

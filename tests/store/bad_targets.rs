@@ -740,6 +740,22 @@ fn strip_timings(v: &mut serde_json::Value) {
     }
 }
 
+/// A backup at `file` of the SQLite store `source`, made through a fresh Postgres store
+/// (database tag `tag`: a backup goes into a store of its own backend): that store's
+/// URL and the backup's path.
+async fn postgres_backup(url: &str, source: &str, tag: &str, file: &Path) -> (String, String) {
+    let db = pg::fresh(url, tag).await;
+    let backup = file.to_str().expect("utf-8").to_owned();
+    for args in [
+        &["store", "copy", source, &db][..],
+        &["store", "export", &db, &backup],
+    ] {
+        let (code, _, err) = crate::lgcodec(args, &[]);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    (db, backup)
+}
+
 /// A dry run (`ARGS`, with `--json`) by a role the run itself would be refused for:
 /// exit 1, the note on standard error, and the report's `would_be_refused`, which holds
 /// `says`; the `GRANT` statements it gives (up to "; or").
@@ -932,17 +948,14 @@ async fn a_role_that_may_not_write_or_read_is_told_what_to_grant() {
         .await
         .expect("fixture");
     let other = other.to_str().expect("utf-8");
-    // A backup of a Postgres store of them (a backup goes into a store of its backend).
-    let other_db = pg::fresh(&url, "bad_target_role_other").await;
-    let backup = dir.join("other.jsonl");
-    let backup = backup.to_str().expect("utf-8");
-    for args in [
-        &["store", "copy", other, &other_db][..],
-        &["store", "export", &other_db, backup],
-    ] {
-        let (code, _, err) = crate::lgcodec(args, &key);
-        assert_eq!(code, 0, "{args:?}: {err}");
-    }
+    let (_, backup) = postgres_backup(
+        &url,
+        other,
+        "bad_target_role_other",
+        &dir.join("other.jsonl"),
+    )
+    .await;
+    let backup = backup.as_str();
     let inserts = format!("lacks INSERT on {all}: GRANT INSERT ON {all} TO {role}; or");
     let mut grant_insert = String::new();
     for args in [
@@ -1001,17 +1014,14 @@ async fn a_role_that_may_not_create_the_tables_is_told_what_to_grant() {
     let Some(url) = pg::url() else { return };
     let (dir, source) = default_source("bad-target-create").await;
     let src = source.to_str().expect("utf-8");
-    // A backup of the same threads from a Postgres store (the backend a backup goes to).
-    let full = pg::fresh(&url, "bad_target_create_full").await;
-    let backup = dir.join("backup.jsonl");
-    let backup = backup.to_str().expect("utf-8");
-    for args in [
-        &["store", "copy", src, &full][..],
-        &["store", "export", &full, backup],
-    ] {
-        let (code, _, err) = crate::lgcodec(args, &[]);
-        assert_eq!(code, 0, "{args:?}: {err}");
-    }
+    let (full, backup) = postgres_backup(
+        &url,
+        src,
+        "bad_target_create_full",
+        &dir.join("backup.jsonl"),
+    )
+    .await;
+    let backup = backup.as_str();
     let db = pg::fresh(&url, "bad_target_create").await;
     let admin = pg::connect(&db).await;
     // As PostgreSQL 15 and later make it (a no-op there), whichever server runs this.
